@@ -1,0 +1,43 @@
+/*
+ * buf.h: a growable byte buffer (always NUL-terminated) used to build
+ * JSON, CSV, HTML and zip members in memory before they are hashed.
+ */
+#ifndef EV_BUF_H
+#define EV_BUF_H
+
+#include <stddef.h>
+
+#include "status.h"
+
+typedef struct ev_buf {
+    char *data;   /* NUL-terminated; NULL until the first append */
+    size_t len;   /* bytes used, not counting the NUL */
+    size_t cap;   /* bytes allocated */
+} ev_buf;
+
+#define EV_BUF_INIT {NULL, 0, 0}
+
+/* Appends n bytes; EV_ENOMEM (buffer unchanged) on failure. */
+ev_status ev_buf_append(ev_buf *b, const void *p, size_t n);
+/* Appends a NUL-terminated string. */
+ev_status ev_buf_puts(ev_buf *b, const char *s);
+/* Appends printf-formatted text (C locale is the caller's concern). */
+ev_status ev_buf_printf(ev_buf *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Empties the buffer, keeping its storage. */
+void ev_buf_reset(ev_buf *b);
+/* Frees the storage; NULL-safe; leaves b as EV_BUF_INIT. */
+void ev_buf_free(ev_buf *b);
+/* Hands the storage to the caller (who frees it); b becomes empty. */
+char *ev_buf_steal(ev_buf *b, size_t *len_out);
+
+/* Reads a whole file into a new buffer; EV_EIO with err set on failure. */
+ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err);
+/* Writes bytes to path atomically (temp file + fsync + rename). */
+ev_status ev_write_file(const char *path, const void *p, size_t n, ev_err *err);
+
+/* Checked size arithmetic: return 0 and set *out, or 1 on overflow. */
+int ev_size_mul(size_t a, size_t b, size_t *out);
+int ev_size_add(size_t a, size_t b, size_t *out);
+
+#endif

@@ -1,0 +1,49 @@
+/*
+ * outcome.h: the closed set of job outcomes and their derivation from the
+ * raw process record.  This is the one definition: the supervisor, the
+ * exporter and the verifier all call ev_outcome_derive, and the store's
+ * attempt_outcomes view mirrors it for the sqlite3 CLI.
+ */
+#ifndef EV_OUTCOME_H
+#define EV_OUTCOME_H
+
+#include <stdint.h>
+
+typedef enum ev_outcome {
+    EV_OUT_COMPLETED,
+    EV_OUT_FAILED_EXIT,
+    EV_OUT_FAILED_SIGNAL,
+    EV_OUT_FAILED_TIMEOUT,
+    EV_OUT_FAILED_PROTOCOL,
+    EV_OUT_FAILED_VALIDATION,
+    EV_OUT_SKIPPED,
+    EV_OUT_INTERRUPTED,
+    EV_OUT_COUNT
+} ev_outcome;
+
+/* The raw facts an outcome is derived from. */
+typedef struct ev_process_facts {
+    int has_process;      /* 0: no process row (supervisor died) */
+    int has_exit;
+    int64_t exit_code;
+    int has_signal;
+    int64_t signal;
+    int timed_out, interrupted, skipped;
+    int records_ok;
+    int validation_failed; /* any validation row with passed = 0 */
+} ev_process_facts;
+
+/*
+ * Precedence (first that holds): no process row or interrupted ->
+ * interrupted; skipped with exit 0 -> skipped; timed out -> failed-timeout;
+ * signal -> failed-signal; exit != 0 -> failed-exit; records not ok ->
+ * failed-protocol; a failed validation -> failed-validation; else completed.
+ */
+ev_outcome ev_outcome_derive(const ev_process_facts *f);
+const char *ev_outcome_name(ev_outcome o);
+/* Parses a name; returns 0 and sets *out, or -1 when unknown. */
+int ev_outcome_parse(const char *name, ev_outcome *out);
+/* failed-exit, -signal, -timeout, -protocol: what rescue retries. */
+int ev_outcome_retryable(ev_outcome o);
+
+#endif

@@ -1,0 +1,232 @@
+/*
+ * store.h: the evidence store (SQLite).  This module owns all SQL: no other
+ * file runs a statement.  Every connection sets journal_mode=WAL,
+ * synchronous=FULL, foreign_keys=ON, recursive_triggers=ON; opening runs
+ * PRAGMA quick_check and applies db/schema.sql (embedded at build time) to
+ * a new file, or migrations up to EV_STORE_VERSION to an older one.
+ *
+ * Writers insert rows; nothing is ever updated or deleted (the schema's
+ * triggers refuse it).  Each ev_store_add_* call is its own transaction
+ * unless the caller wraps several in ev_store_begin/commit, so a record is
+ * durable when the call returns.  sqlite3 result codes are translated to
+ * ev_status here, once: SQLITE_FULL -> EV_EFULL, SQLITE_READONLY ->
+ * EV_EREADONLY, SQLITE_CORRUPT/NOTADB -> EV_ECORRUPT, others -> EV_EDB.
+ * On failure, nothing of the failed call is left behind (rollback).
+ *
+ * Readers use named queries (ev_store_query) whose column lists are
+ * documented below, so the bundle exporter and `evident fit --db` read the
+ * store without writing SQL.
+ */
+#ifndef EV_STORE_H
+#define EV_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "status.h"
+
+#define EV_STORE_VERSION 1
+
+typedef struct ev_store ev_store; /* opaque */
+
+enum {
+    EV_STORE_READONLY = 1 << 0, /* open with SQLITE_OPEN_READONLY */
+    EV_STORE_CREATE = 1 << 1    /* create the file if missing */
+};
+
+/* Opens (and creates/migrates) the store at path.  OUT: *out.  A damaged
+ * file gives EV_ECORRUPT with err saying so and what to do. */
+ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err);
+void ev_store_close(ev_store *s); /* NULL-safe */
+
+ev_status ev_store_begin(ev_store *s, ev_err *err);
+ev_status ev_store_commit(ev_store *s, ev_err *err);
+void ev_store_rollback(ev_store *s);
+
+/* ---- writes ------------------------------------------------------------ */
+
+typedef struct ev_run_row {
+    const char *protocol_id; /* sha256 hex */
+    const void *protocol_bytes;
+    size_t protocol_len;
+    const char *protocol_path;
+    const char *backend; /* "cpu" | "cuda" */
+    int64_t seed;
+    const char *git_commit;
+    int git_dirty;
+    const char *source_tree_hash;
+    int64_t created_ns;
+} ev_run_row;
+ev_status ev_store_add_run(ev_store *s, const ev_run_row *r, int64_t *run_id, ev_err *err);
+
+ev_status ev_store_add_invocation(ev_store *s, int64_t run_id, int64_t started_ns, int resumed,
+                                  const char *host_hash, int64_t *invocation_id, ev_err *err);
+ev_status ev_store_add_source(ev_store *s, int64_t run_id, const char *path, const char *sha256_hex,
+                              const void *bytes, size_t len, ev_err *err);
+ev_status ev_store_add_environment(ev_store *s, int64_t invocation_id, const char *profile_id,
+                                   const char *json, ev_err *err);
+
+typedef struct ev_case_row {
+    int64_t case_index;
+    const char *op;    /* "reduce_sum" | "reduce_max" */
+    int64_t rows, cols, stride;
+    const char *dtype; /* "fp32" | "fp16" | "bf16" */
+    int64_t default_rows;
+    const char *role;  /* "calibration" | "holdout" */
+} ev_case_row;
+ev_status ev_store_add_case(ev_store *s, int64_t run_id, const ev_case_row *c, ev_err *err);
+
+typedef struct ev_job_row {
+    const char *job_key;
+    const char *phase; /* main | policy | rescue | recheck */
+    int64_t case_index; /* -1: none (reference arms) */
+    const char *arm;
+    const char *label;
+    int64_t retry_of;   /* job_id, or 0 for none */
+    int64_t plan_order;
+} ev_job_row;
+ev_status ev_store_add_job(ev_store *s, int64_t run_id, const ev_job_row *j, int64_t *job_id, ev_err *err);
+
+ev_status ev_store_add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int64_t invocation_id,
+                               int64_t started_ns, int64_t *attempt_id, ev_err *err);
+
+typedef struct ev_process_row {
+    int64_t pid;        /* -1: unknown */
+    int has_exit;       /* exit_code valid */
+    int64_t exit_code;
+    int has_signal;     /* signal valid */
+    int64_t signal;
+    int timed_out, interrupted, skipped;
+    const char *skip_reason;    /* NULL unless skipped */
+    int64_t record_count;
+    int records_ok;
+    const char *protocol_error; /* NULL when records_ok */
+    const char *affinity;
+    const char *stderr_tail;    /* already redacted */
+    int64_t ended_ns, wall_ns;
+} ev_process_row;
+ev_status ev_store_add_process(ev_store *s, int64_t attempt_id, const ev_process_row *p, ev_err *err);
+
+typedef struct ev_binding_row {
+    const char *op, *dtype;
+    int64_t rows, cols, stride, in_span, out_span, in_align, out_align, threads;
+} ev_binding_row;
+ev_status ev_store_add_binding(ev_store *s, int64_t attempt_id, const ev_binding_row *b, ev_err *err);
+
+typedef struct ev_sample_row {
+    const char *timing; /* "hot" | "cold" */
+    int64_t sample_index, replays, ops_per_graph;
+    double elapsed_ms;
+    int64_t sm_clock_mhz; /* -1: unavailable */
+} ev_sample_row;
+ev_status ev_store_add_sample(ev_store *s, int64_t attempt_id, const ev_sample_row *r, ev_err *err);
+
+ev_status ev_store_add_warmup(ev_store *s, int64_t attempt_id, double target_ms, double elapsed_ms,
+                              int64_t replays, ev_err *err);
+ev_status ev_store_add_calibration(ev_store *s, int64_t attempt_id, int64_t step, int64_t replays,
+                                   double elapsed_ms, int chosen, double target_ms, ev_err *err);
+ev_status ev_store_add_cold_timing(ev_store *s, int64_t attempt_id, const char *name, int64_t elapsed_ns,
+                                   ev_err *err);
+ev_status ev_store_add_flush(ev_store *s, int64_t attempt_id, int64_t flush_bytes, int64_t cache_bytes,
+                             ev_err *err);
+
+typedef struct ev_validation_row {
+    const char *stage; /* "first" | "final" */
+    int passed;
+    double max_abs_err, bound;
+    int64_t mismatches;
+    const char *output_sha256;
+    const void *output; /* may be NULL */
+    size_t output_len;
+} ev_validation_row;
+ev_status ev_store_add_validation(ev_store *s, int64_t attempt_id, const ev_validation_row *v, ev_err *err);
+
+typedef struct ev_node_row {
+    int64_t node_index;
+    const char *function;
+    int64_t grid[3], block[3];
+} ev_node_row;
+ev_status ev_store_add_graph_node(ev_store *s, int64_t attempt_id, const ev_node_row *n, ev_err *err);
+
+ev_status ev_store_add_fit(ev_store *s, int64_t run_id, int64_t created_ns, const char *model_json,
+                           int64_t *fit_id, ev_err *err);
+/* Sets the run status once; a second call fails with EV_EDB (UNIQUE). */
+ev_status ev_store_set_run_status(ev_store *s, int64_t run_id, const char *status,
+                                  const char *rescue_status /* NULL */, int64_t finished_ns, ev_err *err);
+
+/* ---- reads ------------------------------------------------------------- */
+
+/* A row of a named query: typed column accessors (0-based columns). */
+typedef struct ev_row ev_row;
+int64_t ev_row_i64(const ev_row *r, int col);
+double ev_row_double(const ev_row *r, int col);
+int ev_row_is_null(const ev_row *r, int col);
+const char *ev_row_text(const ev_row *r, int col); /* NULL for SQL NULL */
+const void *ev_row_blob(const ev_row *r, int col, size_t *len);
+
+/* Callback per row; returning non-EV_OK stops the query with that status. */
+typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
+
+/*
+ * Named queries.  All take the run id as their one parameter (except
+ * EV_Q_RUNS, which ignores it).  Rows come in a fixed, documented order so
+ * exports are deterministic.  Columns:
+ *
+ *  EV_Q_RUNS         run_id, protocol_id, protocol_path, backend, seed, git_commit,
+ *                    git_dirty, source_tree_hash, created_ns        ORDER BY run_id
+ *  EV_Q_RUN          same columns plus protocol_bytes (col 9), one row
+ *  EV_Q_RUN_STATUS   status, rescue_status, finished_ns             (0 or 1 row)
+ *  EV_Q_INVOCATIONS  invocation_id, started_ns, resumed, host_hash, profile_id, env_json
+ *                                                                   ORDER BY invocation_id
+ *  EV_Q_SOURCES      path, sha256, bytes                            ORDER BY path
+ *  EV_Q_CASES        case_index, op, rows, cols, stride, dtype, default_rows, role
+ *                                                                   ORDER BY case_index
+ *  EV_Q_JOBS         job_id, job_key, phase, case_index (NULL), arm, label,
+ *                    retry_of (NULL), plan_order                    ORDER BY job_id
+ *  EV_Q_ATTEMPTS     attempt_id, job_id, attempt, invocation_id, started_ns,
+ *                    then the process columns (NULL when missing): has_process,
+ *                    pid, exit_code, signal, timed_out, interrupted, skipped,
+ *                    skip_reason, record_count, records_ok, protocol_error,
+ *                    affinity, stderr_tail, ended_ns, wall_ns       ORDER BY job_id, attempt
+ *  EV_Q_SAMPLES      attempt_id, timing, sample_index, replays, ops_per_graph,
+ *                    elapsed_ms, sm_clock_mhz (NULL)                ORDER BY attempt_id, timing, sample_index
+ *  EV_Q_BINDINGS     attempt_id, op, dtype, rows, cols, stride, in_span, out_span,
+ *                    in_align, out_align, threads                   ORDER BY attempt_id
+ *  EV_Q_WARMUPS      attempt_id, target_ms, elapsed_ms, replays     ORDER BY attempt_id
+ *  EV_Q_CALIBRATIONS attempt_id, step, replays, elapsed_ms, chosen, target_ms
+ *                                                                   ORDER BY attempt_id, step
+ *  EV_Q_COLD         attempt_id, name, elapsed_ns                   ORDER BY attempt_id, name
+ *  EV_Q_FLUSHES      attempt_id, flush_bytes, cache_bytes           ORDER BY attempt_id
+ *  EV_Q_VALIDATIONS  attempt_id, stage, passed, max_abs_err, bound, mismatches,
+ *                    output_sha256, output (NULL)                   ORDER BY attempt_id, stage
+ *  EV_Q_GRAPH_NODES  attempt_id, node_index, function, grid_x, grid_y, grid_z,
+ *                    block_x, block_y, block_z                      ORDER BY attempt_id, node_index
+ *  EV_Q_FITS         fit_id, created_ns, model_json, sha256         ORDER BY fit_id
+ */
+typedef enum ev_query {
+    EV_Q_RUNS,
+    EV_Q_RUN,
+    EV_Q_RUN_STATUS,
+    EV_Q_INVOCATIONS,
+    EV_Q_SOURCES,
+    EV_Q_CASES,
+    EV_Q_JOBS,
+    EV_Q_ATTEMPTS,
+    EV_Q_SAMPLES,
+    EV_Q_BINDINGS,
+    EV_Q_WARMUPS,
+    EV_Q_CALIBRATIONS,
+    EV_Q_COLD,
+    EV_Q_FLUSHES,
+    EV_Q_VALIDATIONS,
+    EV_Q_GRAPH_NODES,
+    EV_Q_FITS,
+    EV_Q_COUNT
+} ev_query;
+
+ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, void *ctx, ev_err *err);
+
+/* The newest run id (OUT: *run_id); EV_ENOTFOUND when the store is empty. */
+ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err);
+
+#endif
