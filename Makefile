@@ -43,8 +43,11 @@ EV_LDFLAGS  := $(DEP_LDFLAGS) $(EXTRA_LDFLAGS)
 EV_LDLIBS   := -lsqlite3 -lzip -lcjson -lcrypto -lz -lm -lpthread
 CHECK_LIBS  := -lcheck -lsubunit -lrt -lm -lpthread
 
-# Library: every .c under src/ and the cpu kernels, minus program mains.
-LIB_SRC  := $(filter-out %_main.c,$(wildcard src/*/*.c)) $(wildcard kernels/*.c)
+# Library: every .c under src/ and the cpu kernels, minus program mains and
+# the command layer (src/cli/, which prints and turns statuses into exits).
+LIB_SRC  := $(filter-out %_main.c src/cli/%,$(wildcard src/*/*.c)) $(wildcard kernels/*.c)
+CLI_SRC  := $(filter-out %_main.c,$(wildcard src/cli/*.c))
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
 MAIN_SRC := $(wildcard src/*/*_main.c)
 TEST_SRC := $(wildcard tests/check_*.c)
@@ -67,7 +70,7 @@ $(BUILD)/libevident.a: $(LIB_OBJ)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/evident: $(BUILD)/obj/src/cli/evident_main.o $(BUILD)/libevident.a
+$(BUILD)/evident: $(BUILD)/obj/src/cli/evident_main.o $(CLI_OBJ) $(BUILD)/libevident.a
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) -o $@
 
@@ -90,4 +93,9 @@ check test: all $(TEST_BIN)
 clean:
 	rm -rf $(BUILD)
 
--include $(LIB_OBJ:.o=.d) $(MAIN_SRC:%.c=$(BUILD)/obj/%.d) $(TEST_SRC:%.c=$(BUILD)/obj/%.d)
+# Each module may add rules in its own fragment (one writer per file):
+# generated sources, extra programs, extra targets.
+include $(wildcard src/*/module.mk)
+-include kernels/build.mk
+
+-include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(MAIN_SRC:%.c=$(BUILD)/obj/%.d) $(TEST_SRC:%.c=$(BUILD)/obj/%.d)

@@ -53,16 +53,24 @@ ev_status ev_err_set(ev_err *err, ev_status rc, const char *fmt, ...)
 /* Rewrites err->msg as "<prefix>: <old msg>", truncating to fit. */
 void ev_err_prefix(ev_err *err, const char *fmt, ...)
 {
-    char pre[256];
-    char old[sizeof err->msg];
+    char out[sizeof err->msg];
+    size_t len, old_len;
     va_list ap;
 
     if (!err)
         return;
     va_start(ap, fmt);
-    vsnprintf(pre, sizeof pre, fmt, ap);
+    vsnprintf(out, sizeof out, fmt, ap);
     va_end(ap);
-    memcpy(old, err->msg, sizeof old);
-    old[sizeof old - 1] = '\0';
-    snprintf(err->msg, sizeof err->msg, "%s: %s", pre, old);
+    len = strlen(out);
+    if (len + 2 < sizeof out) {
+        memcpy(out + len, ": ", 2);
+        len += 2;
+    }
+    old_len = strnlen(err->msg, sizeof err->msg - 1);
+    if (old_len > sizeof out - 1 - len)
+        old_len = sizeof out - 1 - len;
+    memcpy(out + len, err->msg, old_len);
+    out[len + old_len] = '\0';
+    memcpy(err->msg, out, sizeof out);
 }

@@ -1,0 +1,47 @@
+/*
+ * evident_main.c: build/evident, the dispatcher for run, fit, export and
+ * report.  Each subcommand answers --help and --version itself.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const char usage[] =
+    "usage: evident <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run     --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
+    "  fit     (--db FILE [--run ID] | --observations FILE.csv --sms N)\n"
+    "          [--threshold 0.05] [--out FILE]\n"
+    "  export  --db FILE [--run ID] --out FILE.zip\n"
+    "  report  BUNDLE.zip [--markdown] --out FILE\n"
+    "\n"
+    "'evident <command> --help' describes each command.\n"
+    "exit status: 0 success, 1 the work failed, 2 usage or unreadable path\n";
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return EV_EXIT_USAGE;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        fputs(usage, stdout);
+        return EV_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("evident %s\n", EV_VERSION);
+        return EV_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "run"))
+        return ev_cmd_run(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "fit"))
+        return ev_cmd_fit(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "export"))
+        return ev_cmd_export(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "report"))
+        return ev_cmd_report(argc - 1, argv + 1);
+    fprintf(stderr, "evident: unknown command '%s' (try 'evident --help')\n", argv[1]);
+    return EV_EXIT_USAGE;
+}
