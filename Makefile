@@ -97,5 +97,6 @@ clean:
 # generated sources, extra programs, extra targets.
 include $(wildcard src/*/module.mk)
 -include kernels/build.mk
+-include tests/fuzz/fuzz.mk
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(MAIN_SRC:%.c=$(BUILD)/obj/%.d) $(TEST_SRC:%.c=$(BUILD)/obj/%.d)
