@@ -36,18 +36,18 @@
 /* Caps applied from the declared sizes before inflating, and again while
  * inflating.  A zero field means "use the default". */
 typedef struct ev_zip_limits {
-    size_t max_members;        /* entries in the central directory */
-    uint64_t max_member_size;  /* declared uncompressed size of one member */
-    uint64_t max_total_size;   /* sum of the declared uncompressed sizes */
-    uint64_t max_ratio;        /* uncompressed / compressed, for members ... */
-    uint64_t ratio_min_size;   /* ... whose declared size exceeds this */
+    size_t max_members;       /* entries in the central directory */
+    uint64_t max_member_size; /* declared uncompressed size of one member */
+    uint64_t max_total_size;  /* sum of the declared uncompressed sizes */
+    uint64_t max_ratio;       /* uncompressed / compressed, for members ... */
+    uint64_t ratio_min_size;  /* ... whose declared size exceeds this */
 } ev_zip_limits;
 
-#define EV_ZIP_DEFAULT_MAX_MEMBERS 100000u
+#define EV_ZIP_DEFAULT_MAX_MEMBERS     100000u
 #define EV_ZIP_DEFAULT_MAX_MEMBER_SIZE (UINT64_C(1) << 30) /* 1 GiB */
-#define EV_ZIP_DEFAULT_MAX_TOTAL_SIZE (UINT64_C(2) << 30)  /* 2 GiB */
-#define EV_ZIP_DEFAULT_MAX_RATIO 200u
-#define EV_ZIP_DEFAULT_RATIO_MIN_SIZE (UINT64_C(1) << 20) /* 1 MiB */
+#define EV_ZIP_DEFAULT_MAX_TOTAL_SIZE  (UINT64_C(2) << 30) /* 2 GiB */
+#define EV_ZIP_DEFAULT_MAX_RATIO       200u
+#define EV_ZIP_DEFAULT_RATIO_MIN_SIZE  (UINT64_C(1) << 20) /* 1 MiB */
 
 /* Longest member name accepted (bytes). */
 #define EV_ZIP_MAX_NAME 512
@@ -102,9 +102,8 @@ const ev_zip_problem *ev_zip_problems_at(const ev_zip_problems *p, size_t i);
  * failure.
  */
 #define EV_ZIP_MAX_PROBLEMS 1000u
-ev_status ev_zip_problems_add(ev_zip_problems *p, const char *check, const char *member,
-                              size_t member_len, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+ev_status ev_zip_problems_add(ev_zip_problems *p, const char *check, const char *member, size_t member_len,
+                              const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /*
  * Reads the archive p[0..n) (not kept: p may be freed once this returns).
