@@ -748,7 +748,7 @@ static ev_status check_member(reader *r, entry *x)
     if (x->version_needed > 20)
         FAIL("needs zip version %u.%u to extract: above 2.0 (store/deflate)", x->version_needed / 10,
              x->version_needed % 10);
-    if (host == HOST_UNIX && type != S_TYPE_REG) {
+    if (host == HOST_UNIX && type != S_TYPE_REG && type != 0) {
         if (type == S_TYPE_LNK)
             FAIL("symbolic link (mode 0%o): regular files only", (unsigned)mode);
         else if (type == S_TYPE_DIR)
