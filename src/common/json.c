@@ -971,8 +971,9 @@ ev_status ev_json_get_i64(const cJSON *obj, const char *key, int64_t *out, ev_er
     if (cJSON_IsString(it) && it->valuestring) {
         rc = parse_i64_text(it->valuestring, out);
         if (rc == EV_ERANGE)
-            return ev_err_set(err, rc, "\"%s\": integer string \"%s\" is out of the int64 range",
-                              key, it->valuestring);
+            return ev_err_set(err, EV_EFORMAT,
+                              "\"%s\": integer string \"%s\" is out of the int64 range", key,
+                              it->valuestring);
         if (rc)
             return ev_err_set(err, rc, "\"%s\": string \"%.60s\" is not a decimal integer", key,
                               it->valuestring);
@@ -984,7 +985,7 @@ ev_status ev_json_get_i64(const cJSON *obj, const char *key, int64_t *out, ev_er
     if (v != floor(v))
         return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an integer, found %.17g", key, v);
     if (v < -(double)EV_JSON_INT_MAX || v > (double)EV_JSON_INT_MAX)
-        return ev_err_set(err, EV_ERANGE,
+        return ev_err_set(err, EV_EFORMAT,
                           "\"%s\": number %.17g is beyond 2^53 (large integers are strings)", key,
                           v);
     *out = (int64_t)v;

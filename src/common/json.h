@@ -84,7 +84,8 @@ ev_status ev_json_add_bool(cJSON *obj, const char *key, int v);
  * wrong type).  OUT parameters are written only on success.
  * get_double: a finite number.
  * get_i64: a number that is an exact integer within +-2^53, or a string of
- *   decimal digits -?(0|[1-9][0-9]*) within int64 (EV_ERANGE beyond either).
+ *   decimal digits -?(0|[1-9][0-9]*) within int64 (not "-0"; EV_EFORMAT
+ *   beyond either range too).
  * get_str, get_object, get_array: pointers into the tree. */
 ev_status ev_json_get_double(const cJSON *obj, const char *key, double *out, ev_err *err);
 ev_status ev_json_get_i64(const cJSON *obj, const char *key, int64_t *out, ev_err *err);
