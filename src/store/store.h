@@ -39,6 +39,17 @@ enum {
 ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err);
 void ev_store_close(ev_store *s); /* NULL-safe */
 
+/*
+ * Explicit transactions group several writes into one commit (one fsync).
+ * Nesting is an error: ev_store_begin inside an open transaction returns
+ * EV_EINVAL and leaves the open one as it was.  When an ev_store_add_*
+ * fails inside the transaction, the whole transaction is rolled back at
+ * once (all or nothing: none of the group's rows remain); further writes
+ * then fail with EV_EINVAL until the caller ends the transaction, and
+ * ev_store_commit returns the original failure's status and message.
+ * ev_store_commit with no transaction open returns EV_EINVAL.
+ * ev_store_rollback is NULL-safe and a no-op without a transaction.
+ */
 ev_status ev_store_begin(ev_store *s, ev_err *err);
 ev_status ev_store_commit(ev_store *s, ev_err *err);
 void ev_store_rollback(ev_store *s);
@@ -120,6 +131,9 @@ typedef struct ev_sample_row {
     int64_t sm_clock_mhz; /* -1: unavailable */
 } ev_sample_row;
 ev_status ev_store_add_sample(ev_store *s, int64_t attempt_id, const ev_sample_row *r, ev_err *err);
+/* n samples of one attempt in one transaction: all of them or none. */
+ev_status ev_store_add_samples(ev_store *s, int64_t attempt_id, const ev_sample_row *rows, size_t n,
+                               ev_err *err);
 
 ev_status ev_store_add_warmup(ev_store *s, int64_t attempt_id, double target_ms, double elapsed_ms,
                               int64_t replays, ev_err *err);
@@ -148,9 +162,11 @@ typedef struct ev_node_row {
 } ev_node_row;
 ev_status ev_store_add_graph_node(ev_store *s, int64_t attempt_id, const ev_node_row *n, ev_err *err);
 
+/* Stores model_json with its SHA-256 (hex, computed here).  OUT: *fit_id. */
 ev_status ev_store_add_fit(ev_store *s, int64_t run_id, int64_t created_ns, const char *model_json,
                            int64_t *fit_id, ev_err *err);
-/* Sets the run status once; a second call fails with EV_EDB (UNIQUE). */
+/* Sets the run status once; a second call fails with EV_EDB (the schema's
+ * append-only trigger: the row exists) and the first status stays. */
 ev_status ev_store_set_run_status(ev_store *s, int64_t run_id, const char *status,
                                   const char *rescue_status /* NULL */, int64_t finished_ns, ev_err *err);
 
@@ -202,6 +218,17 @@ typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
  *  EV_Q_GRAPH_NODES  attempt_id, node_index, function, grid_x, grid_y, grid_z,
  *                    block_x, block_y, block_z                      ORDER BY attempt_id, node_index
  *  EV_Q_FITS         fit_id, created_ns, model_json, sha256         ORDER BY fit_id
+ *  EV_Q_OUTCOMES     attempt_id, job_id, attempt, outcome           ORDER BY attempt_id
+ *                    (the attempt_outcomes view: equals ev_outcome_derive)
+ *  EV_Q_FAILURES     job_id, job_key, phase, case_index (NULL), arm, label, attempt,
+ *                    outcome: jobs whose last attempt is not completed
+ *                                                                   ORDER BY job_id
+ *  EV_Q_HOT_COUNTS   job_key, phase, case_index (NULL), arm, n, min_us, max_us: hot
+ *                    samples of the last attempt of each completed job
+ *                                                                   ORDER BY job_key
+ *
+ * Integer columns that hold flags are 0/1; has_process is 1 when the
+ * attempt has a process row.  Timing sorts as text ('cold' before 'hot').
  */
 typedef enum ev_query {
     EV_Q_RUNS,
@@ -221,12 +248,23 @@ typedef enum ev_query {
     EV_Q_VALIDATIONS,
     EV_Q_GRAPH_NODES,
     EV_Q_FITS,
+    EV_Q_OUTCOMES,
+    EV_Q_FAILURES,
+    EV_Q_HOT_COUNTS,
     EV_Q_COUNT
 } ev_query;
 
+/* Runs query q for run_id, calling fn once per row (the row is valid only
+ * during the call).  A callback's non-EV_OK status stops the query and is
+ * returned as is; err is then left to the callback. */
 ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, void *ctx, ev_err *err);
 
 /* The newest run id (OUT: *run_id); EV_ENOTFOUND when the store is empty. */
 ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err);
+
+/* For tests: lets the file grow by at most extra_pages pages from now on
+ * (SQLite's max_page_count on this connection), so a full disk can be
+ * simulated without filling one.  Writes beyond it fail with EV_EFULL. */
+ev_status ev_store_limit_growth(ev_store *s, int64_t extra_pages, ev_err *err);
 
 #endif
