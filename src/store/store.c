@@ -14,6 +14,7 @@
 #include "store.h"
 
 #include <limits.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,9 +47,9 @@ struct ev_store {
     sqlite3 *db;
     char *path;
     int readonly;
-    int tx;            /* TX_NONE, TX_OPEN or TX_FAILED */
-    ev_status tx_rc;   /* TX_FAILED: the failure that rolled it back */
-    ev_err tx_err;     /* TX_FAILED: its message */
+    int tx;          /* TX_NONE, TX_OPEN or TX_FAILED */
+    ev_status tx_rc; /* TX_FAILED: the failure that rolled it back */
+    ev_err tx_err;   /* TX_FAILED: its message */
 };
 
 struct ev_row {
@@ -98,15 +99,20 @@ static ev_status store_fail(ev_store *s, int sqlite_rc, const char *what, ev_err
     switch (rc) {
     case EV_EFULL:
         return ev_err_set(err, rc,
-                          "store %s: disk or database full while %s (nothing of it was written): %s",
+                          "store %s: cannot %s: disk or database full (nothing of it was written): %s",
                           s->path, what, msg);
     case EV_EREADONLY:
         return ev_err_set(err, rc, "store %s is read-only (opened read-only or not writable): cannot %s: %s",
                           s->path, what, msg);
     case EV_ECORRUPT:
+        if ((sqlite_rc & 0xff) == SQLITE_NOTADB)
+            return ev_err_set(err, rc,
+                              "store %s is not a SQLite database (damaged, or another kind of file): give "
+                              "the path of an evident store, or a new path to create one",
+                              s->path);
         return ev_err_set(err, rc,
-                          "store %s is damaged (%s while %s): do not trust it; restore it from a copy "
-                          "(receipts/<host>/evidence.db is committed) or start a new store",
+                          "store %s is damaged (%s; while trying to %s): do not trust it; restore it from a "
+                          "copy (receipts/<host>/evidence.db is committed) or start a new store",
                           s->path, msg, what);
     default:
         return ev_err_set(err, rc, "store %s: cannot %s: %s", s->path, what, msg);
@@ -126,8 +132,7 @@ static ev_status store_exec(ev_store *s, const char *sql, const char *what, ev_e
 
 /* Prepares sql.  OUT: *st (finalized by the caller).  On failure *st is
  * untouched and err says `what` failed. */
-static ev_status store_prepare(ev_store *s, const char *sql, sqlite3_stmt **st, const char *what,
-                               ev_err *err)
+static ev_status store_prepare(ev_store *s, const char *sql, sqlite3_stmt **st, const char *what, ev_err *err)
 {
     sqlite3_stmt *p = NULL;
     int src = sqlite3_prepare_v2(s->db, sql, -1, &p, NULL);
@@ -144,8 +149,7 @@ static ev_status store_prepare(ev_store *s, const char *sql, sqlite3_stmt **st, 
 /* Runs a one-row statement whose first column is an integer (a PRAGMA or
  * a SELECT).  OUT: *value (0 when the column is NULL).  EV_ENOTFOUND (err
  * untouched) when the statement gives no row. */
-static ev_status store_int_query(ev_store *s, const char *sql, int64_t *value, const char *what,
-                                 ev_err *err)
+static ev_status store_int_query(ev_store *s, const char *sql, int64_t *value, const char *what, ev_err *err)
 {
     sqlite3_stmt *st = NULL;
     ev_status rc = store_prepare(s, sql, &st, what, err);
@@ -171,7 +175,8 @@ out:
 typedef struct binder {
     sqlite3_stmt *st;
     int idx;
-    int rc; /* first sqlite3_bind_* failure, SQLITE_OK until one */
+    int rc;         /* first sqlite3_bind_* failure, SQLITE_OK until one */
+    int bad_double; /* 1-based parameter of a NaN or -0.0, 0 if none */
 } binder;
 
 /* Records the result of one bind call and moves to the next parameter. */
@@ -201,8 +206,17 @@ static void b_opt_i64(binder *b, int has, int64_t v)
         b_null(b);
 }
 
-static void b_double(binder *b, double v) /* binds a REAL as given */
+/* Binds a REAL as given.  SQLite keeps every other double bit for bit but
+ * turns NaN into NULL and -0.0 into +0.0 (stored as integer 0), so those
+ * two are refused (noted in b->bad_double) rather than changed silently. */
+static void b_double(binder *b, double v)
 {
+    if (v != v || (v == 0.0 && signbit(v))) {
+        if (!b->bad_double)
+            b->bad_double = b->idx;
+        b_note(b, SQLITE_OK);
+        return;
+    }
     b_note(b, sqlite3_bind_double(b->st, b->idx, v));
 }
 
@@ -365,11 +379,6 @@ static ev_status store_quick_check(ev_store *s, ev_err *err)
                             "store %s is damaged (quick_check: %s): do not trust it; restore it from a "
                             "copy (receipts/<host>/evidence.db is committed) or start a new store",
                             s->path, first ? first : "no answer");
-    } else if ((src & 0xff) == SQLITE_NOTADB) {
-        rc = ev_err_set(err, EV_ECORRUPT,
-                        "store %s is not a SQLite database (damaged, or another kind of file): give the "
-                        "path of an evident store, or a new path to create one",
-                        s->path);
     } else {
         rc = store_fail(s, src, "check the file (quick_check)", err);
     }
@@ -438,11 +447,12 @@ static ev_status store_migrate(ev_store *s, ev_err *err)
         goto out;
     }
     if (s->readonly) {
-        rc = ev_err_set(err, EV_EREADONLY,
-                        version == 0 ? "store %s has no evident schema (version %lld) and is opened read-only"
-                                     : "store %s has schema version %lld and needs a migration, but is opened "
-                                       "read-only: open it writable once",
-                        s->path, (long long)version);
+        rc =
+            ev_err_set(err, EV_EREADONLY,
+                       version == 0 ? "store %s has no evident schema (version %lld) and is opened read-only"
+                                    : "store %s has schema version %lld and needs a migration, but is opened "
+                                      "read-only: open it writable once",
+                       s->path, (long long)version);
         goto out;
     }
     rc = store_exec(s, "BEGIN IMMEDIATE", "start the schema migration", err);
@@ -572,6 +582,7 @@ static ev_status ins_prepare(ev_store *s, const char *sql, binder *b, const char
     b->st = NULL;
     b->idx = 1;
     b->rc = SQLITE_OK;
+    b->bad_double = 0;
     return store_prepare(s, sql, &b->st, what, err);
 }
 
@@ -582,6 +593,11 @@ static ev_status ins_run(ev_store *s, binder *b, int64_t *rowid, const char *wha
 {
     int src;
 
+    if (b->bad_double)
+        return ev_err_set(err, EV_EINVAL,
+                          "store %s: cannot %s: value %d is NaN or -0.0, which SQLite would not keep bit "
+                          "for bit",
+                          s->path, what, b->bad_double);
     if (b->rc != SQLITE_OK)
         return store_fail(s, b->rc, what, err);
     src = sqlite3_step(b->st);
@@ -608,7 +624,7 @@ typedef void (*bind_fn)(binder *b, const void *arg);
 static ev_status insert_one(ev_store *s, const char *sql, bind_fn bind, const void *arg, int64_t *rowid,
                             const char *what, ev_err *err)
 {
-    binder b = {NULL, 1, SQLITE_OK};
+    binder b = {NULL, 1, SQLITE_OK, 0};
     int64_t id = 0;
     int own = 0;
     ev_status rc = tx_enter(s, &own, what, err);
@@ -676,8 +692,7 @@ ev_status ev_store_add_invocation(ev_store *s, int64_t run_id, int64_t started_n
     ev_status rc = check_args(s, &a, "add an invocation", err);
     if (rc)
         return rc;
-    return insert_one(s,
-                      "INSERT INTO invocations (run_id, started_ns, resumed, host_hash) VALUES (?,?,?,?)",
+    return insert_one(s, "INSERT INTO invocations (run_id, started_ns, resumed, host_hash) VALUES (?,?,?,?)",
                       bind_inv, &a, invocation_id, "add an invocation", err);
 }
 
@@ -705,8 +720,8 @@ ev_status ev_store_add_source(ev_store *s, int64_t run_id, const char *path, con
     ev_status rc = check_args(s, &a, "add a source", err);
     if (rc)
         return rc;
-    return insert_one(s, "INSERT INTO sources (run_id, path, sha256, bytes) VALUES (?,?,?,?)", bind_src,
-                      &a, NULL, "add a source", err);
+    return insert_one(s, "INSERT INTO sources (run_id, path, sha256, bytes) VALUES (?,?,?,?)", bind_src, &a,
+                      NULL, "add a source", err);
 }
 
 typedef struct env_args {
@@ -819,8 +834,7 @@ ev_status ev_store_add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int
     ev_status rc = check_args(s, &a, "add an attempt", err);
     if (rc)
         return rc;
-    return insert_one(s,
-                      "INSERT INTO attempts (job_id, attempt, invocation_id, started_ns) VALUES (?,?,?,?)",
+    return insert_one(s, "INSERT INTO attempts (job_id, attempt, invocation_id, started_ns) VALUES (?,?,?,?)",
                       bind_att, &a, attempt_id, "add an attempt", err);
 }
 
@@ -920,7 +934,7 @@ ev_status ev_store_add_samples(ev_store *s, int64_t attempt_id, const ev_sample_
                                ev_err *err)
 {
     const char *what = "add samples";
-    binder b = {NULL, 1, SQLITE_OK};
+    binder b = {NULL, 1, SQLITE_OK, 0};
     int own = 0;
     size_t i;
     ev_status rc = check_args(s, n ? (const void *)rows : (const void *)s, what, err);
@@ -934,6 +948,7 @@ ev_status ev_store_add_samples(ev_store *s, int64_t attempt_id, const ev_sample_
     for (i = 0; rc == EV_OK && i < n; i++) {
         sqlite3_reset(b.st);
         b.idx = 1;
+        b.bad_double = 0;
         bind_sample_row(&b, attempt_id, &rows[i]);
         rc = ins_run(s, &b, NULL, what, err);
     }
@@ -1031,8 +1046,8 @@ ev_status ev_store_add_cold_timing(ev_store *s, int64_t attempt_id, const char *
     ev_status rc = check_args(s, &a, "add a cold timing", err);
     if (rc)
         return rc;
-    return insert_one(s, "INSERT INTO cold_timings (attempt_id, name, elapsed_ns) VALUES (?,?,?)",
-                      bind_cold, &a, NULL, "add a cold timing", err);
+    return insert_one(s, "INSERT INTO cold_timings (attempt_id, name, elapsed_ns) VALUES (?,?,?)", bind_cold,
+                      &a, NULL, "add a cold timing", err);
 }
 
 typedef struct flush_args {
@@ -1177,7 +1192,8 @@ ev_status ev_store_set_run_status(ev_store *s, int64_t run_id, const char *statu
     ev_status rc = check_args(s, status, "set the run status", err);
     if (rc)
         return rc;
-    return insert_one(s, "INSERT INTO run_status (run_id, status, rescue_status, finished_ns) VALUES (?,?,?,?)",
+    return insert_one(s,
+                      "INSERT INTO run_status (run_id, status, rescue_status, finished_ns) VALUES (?,?,?,?)",
                       bind_status, &a, NULL, "set the run status", err);
 }
 
@@ -1190,25 +1206,28 @@ static const char *const query_sql[EV_Q_COUNT] = {
     [EV_Q_RUN] = "SELECT run_id, protocol_id, protocol_path, backend, seed, git_commit, git_dirty, "
                  "source_tree_hash, created_ns, protocol_bytes FROM runs WHERE run_id = ?1",
     [EV_Q_RUN_STATUS] = "SELECT status, rescue_status, finished_ns FROM run_status WHERE run_id = ?1",
-    [EV_Q_INVOCATIONS] = "SELECT i.invocation_id, i.started_ns, i.resumed, i.host_hash, e.profile_id, e.json "
-                         "FROM invocations i LEFT JOIN environments e ON e.invocation_id = i.invocation_id "
-                         "WHERE i.run_id = ?1 ORDER BY i.invocation_id",
+    [EV_Q_INVOCATIONS] =
+        "SELECT i.invocation_id, i.started_ns, i.resumed, i.host_hash, e.profile_id, e.json AS env_json "
+        "FROM invocations i LEFT JOIN environments e ON e.invocation_id = i.invocation_id "
+        "WHERE i.run_id = ?1 ORDER BY i.invocation_id",
     [EV_Q_SOURCES] = "SELECT path, sha256, bytes FROM sources WHERE run_id = ?1 ORDER BY path",
     [EV_Q_CASES] = "SELECT case_index, op, rows, cols, stride, dtype, default_rows, role FROM cases "
                    "WHERE run_id = ?1 ORDER BY case_index",
     [EV_Q_JOBS] = "SELECT job_id, job_key, phase, case_index, arm, label, retry_of, plan_order FROM jobs "
                   "WHERE run_id = ?1 ORDER BY job_id",
-    [EV_Q_ATTEMPTS] = "SELECT a.attempt_id, a.job_id, a.attempt, a.invocation_id, a.started_ns, "
-                      "p.attempt_id IS NOT NULL, p.pid, p.exit_code, p.signal, p.timed_out, p.interrupted, "
-                      "p.skipped, p.skip_reason, p.record_count, p.records_ok, p.protocol_error, p.affinity, "
-                      "p.stderr_tail, p.ended_ns, p.wall_ns "
-                      "FROM attempts a JOIN jobs j ON j.job_id = a.job_id "
-                      "LEFT JOIN processes p ON p.attempt_id = a.attempt_id "
-                      "WHERE j.run_id = ?1 ORDER BY a.job_id, a.attempt",
-    [EV_Q_SAMPLES] = "SELECT s.attempt_id, s.timing, s.sample_index, s.replays, s.ops_per_graph, s.elapsed_ms, "
-                     "s.sm_clock_mhz FROM samples s JOIN attempts a ON a.attempt_id = s.attempt_id "
-                     "JOIN jobs j ON j.job_id = a.job_id WHERE j.run_id = ?1 "
-                     "ORDER BY s.attempt_id, s.timing, s.sample_index",
+    [EV_Q_ATTEMPTS] =
+        "SELECT a.attempt_id, a.job_id, a.attempt, a.invocation_id, a.started_ns, "
+        "p.attempt_id IS NOT NULL AS has_process, p.pid, p.exit_code, p.signal, p.timed_out, p.interrupted, "
+        "p.skipped, p.skip_reason, p.record_count, p.records_ok, p.protocol_error, p.affinity, "
+        "p.stderr_tail, p.ended_ns, p.wall_ns "
+        "FROM attempts a JOIN jobs j ON j.job_id = a.job_id "
+        "LEFT JOIN processes p ON p.attempt_id = a.attempt_id "
+        "WHERE j.run_id = ?1 ORDER BY a.job_id, a.attempt",
+    [EV_Q_SAMPLES] =
+        "SELECT s.attempt_id, s.timing, s.sample_index, s.replays, s.ops_per_graph, s.elapsed_ms, "
+        "s.sm_clock_mhz FROM samples s JOIN attempts a ON a.attempt_id = s.attempt_id "
+        "JOIN jobs j ON j.job_id = a.job_id WHERE j.run_id = ?1 "
+        "ORDER BY s.attempt_id, s.timing, s.sample_index",
     [EV_Q_BINDINGS] = "SELECT b.attempt_id, b.op, b.dtype, b.rows, b.cols, b.stride, b.in_span, b.out_span, "
                       "b.in_align, b.out_align, b.threads FROM bindings b "
                       "JOIN attempts a ON a.attempt_id = b.attempt_id JOIN jobs j ON j.job_id = a.job_id "
@@ -1301,6 +1320,18 @@ ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err)
 out:
     sqlite3_finalize(st);
     return rc;
+}
+
+/* Number of columns of the row's query. */
+int ev_row_columns(const ev_row *r)
+{
+    return sqlite3_column_count(r->st);
+}
+
+/* Name of column col (as store.h documents it); NULL when out of range. */
+const char *ev_row_name(const ev_row *r, int col)
+{
+    return sqlite3_column_name(r->st, col);
 }
 
 /* Column col as an integer (0 for NULL). */

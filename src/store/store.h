@@ -177,8 +177,10 @@ typedef struct ev_row ev_row;
 int64_t ev_row_i64(const ev_row *r, int col);
 double ev_row_double(const ev_row *r, int col);
 int ev_row_is_null(const ev_row *r, int col);
-const char *ev_row_text(const ev_row *r, int col); /* NULL for SQL NULL */
-const void *ev_row_blob(const ev_row *r, int col, size_t *len);
+const char *ev_row_text(const ev_row *r, int col);              /* NULL for SQL NULL */
+const void *ev_row_blob(const ev_row *r, int col, size_t *len); /* NULL for SQL NULL */
+int ev_row_columns(const ev_row *r);                            /* column count */
+const char *ev_row_name(const ev_row *r, int col);              /* the documented column name */
 
 /* Callback per row; returning non-EV_OK stops the query with that status. */
 typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
