@@ -6,12 +6,20 @@
  * a new file, or migrations up to EV_STORE_VERSION to an older one.
  *
  * Writers insert rows; nothing is ever updated or deleted (the schema's
- * triggers refuse it).  Each ev_store_add_* call is its own transaction
- * unless the caller wraps several in ev_store_begin/commit, so a record is
- * durable when the call returns.  sqlite3 result codes are translated to
- * ev_status here, once: SQLITE_FULL -> EV_EFULL, SQLITE_READONLY ->
- * EV_EREADONLY, SQLITE_CORRUPT/NOTADB -> EV_ECORRUPT, others -> EV_EDB.
- * On failure, nothing of the failed call is left behind (rollback).
+ * triggers refuse it, and refuse any insert whose key exists, so REPLACE
+ * cannot delete a row even from a sqlite3 CLI session).  Each
+ * ev_store_add_* call is its own transaction unless the caller wraps
+ * several in ev_store_begin/commit, so a record is durable when the call
+ * returns.  sqlite3 result codes are translated to ev_status here, once:
+ * SQLITE_FULL -> EV_EFULL, SQLITE_READONLY -> EV_EREADONLY,
+ * SQLITE_CORRUPT/NOTADB -> EV_ECORRUPT, SQLITE_CANTOPEN -> EV_EIO,
+ * SQLITE_NOMEM -> EV_ENOMEM, others (constraints included) -> EV_EDB, with
+ * the store's path and sqlite3_errmsg in err.  On failure, nothing of the
+ * failed call is left behind (rollback).
+ *
+ * Doubles are stored bit for bit, except that NaN and -0.0 (which SQLite
+ * would turn into NULL and +0.0) are refused with EV_EINVAL.  Text is
+ * stored as given; a NULL pointer for a NOT NULL column fails with EV_EDB.
  *
  * Readers use named queries (ev_store_query) whose column lists are
  * documented below, so the bundle exporter and `evident fit --db` read the
@@ -35,7 +43,11 @@ enum {
 };
 
 /* Opens (and creates/migrates) the store at path.  OUT: *out.  A damaged
- * file gives EV_ECORRUPT with err saying so and what to do. */
+ * file, or one that is not a database, gives EV_ECORRUPT with err saying so
+ * and what to do; a missing file without EV_STORE_CREATE EV_EIO; a schema
+ * newer than EV_STORE_VERSION EV_EUNSUPPORTED; a SQLite database that is
+ * not an evident store EV_EFORMAT; READONLY|CREATE EV_EINVAL.  A read-only
+ * open needs an existing store at EV_STORE_VERSION (EV_EREADONLY else). */
 ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err);
 void ev_store_close(ev_store *s); /* NULL-safe */
 
