@@ -26,7 +26,7 @@ $(SCHEMA_SQL_C): db/schema.sql src/store/module.mk
 	  echo 'const size_t ev_schema_sql_len = sizeof ev_schema_sql - 1;'; \
 	} > $@.tmp && mv $@.tmp $@
 
-$(SCHEMA_SQL_O): $(SCHEMA_SQL_C)
+$(SCHEMA_SQL_O): $(SCHEMA_SQL_C) | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(EV_CPPFLAGS) $(EV_CFLAGS) -MMD -MP -c $< -o $@
