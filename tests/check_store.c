@@ -766,6 +766,8 @@ START_TEST(test_read_only_store_refuses_writes_and_changes_nothing)
     ck_assert_msg(strstr(e.msg, "read-only") && strstr(e.msg, "add samples"), "%s", e.msg);
     ck_assert_int_eq(ev_store_set_run_status(s, run, "failed", NULL, 1, &e), EV_EREADONLY);
     ck_assert_int_eq(ev_store_add_fit(s, run, 1, "{}", NULL, &e), EV_EREADONLY);
+    ck_assert_int_eq(ev_store_begin(s, &e), EV_EREADONLY);
+    ck_assert_msg(strstr(e.msg, "read-only"), "%s", e.msg);
     ck_assert_int_eq(count_samples(s, run, 1, NULL), 1);
     ev_store_close(s);
     slurp(dbpath, &after);

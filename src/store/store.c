@@ -305,7 +305,8 @@ static ev_status tx_leave(ev_store *s, int own, ev_status rc, const char *what, 
 }
 
 /* Opens an explicit transaction (BEGIN IMMEDIATE: the write lock is taken
- * now).  EV_EINVAL when one is already open or failed (no nesting). */
+ * now).  EV_EINVAL when one is already open or failed (no nesting);
+ * EV_EREADONLY on a store opened read-only. */
 ev_status ev_store_begin(ev_store *s, ev_err *err)
 {
     ev_status rc;
@@ -315,6 +316,10 @@ ev_status ev_store_begin(ev_store *s, ev_err *err)
     if (s->tx != TX_NONE)
         return ev_err_set(err, EV_EINVAL,
                           "store %s: a transaction is already open (transactions do not nest)", s->path);
+    if (s->readonly) /* SQLite would open it and refuse only the first write */
+        return ev_err_set(err, EV_EREADONLY,
+                          "store %s is read-only (opened read-only): cannot begin a write transaction",
+                          s->path);
     rc = store_exec(s, "BEGIN IMMEDIATE", "begin a transaction", err);
     if (rc == EV_OK)
         s->tx = TX_OPEN;
