@@ -46,11 +46,16 @@ int ev_sched_parse(const char *name, ev_sched *out)
 int64_t ev_sched_rows(ev_sched s, int64_t default_rows)
 {
     switch (s) {
-    case EV_SCHED_DEFAULT: return default_rows;
-    case EV_SCHED_ROWS1: return 1;
-    case EV_SCHED_ROWS2: return 2;
-    case EV_SCHED_ROWS4: return 4;
-    default: return 0;
+    case EV_SCHED_DEFAULT:
+        return default_rows;
+    case EV_SCHED_ROWS1:
+        return 1;
+    case EV_SCHED_ROWS2:
+        return 2;
+    case EV_SCHED_ROWS4:
+        return 4;
+    default:
+        return 0;
     }
 }
 
@@ -101,8 +106,8 @@ double ev_model_predict(const ev_coef *c, const ev_features *f)
  * threshold outside [0, 1) or not finite; EV_ERANGE when a feature
  * overflows.  OUT: *out.
  */
-ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, int64_t B, int64_t S,
-                          double threshold, ev_decision *out)
+ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, int64_t B, int64_t S, double threshold,
+                          ev_decision *out)
 {
     if (!c || !out || !(threshold >= 0.0 && threshold < 1.0))
         return EV_EINVAL;
@@ -169,7 +174,7 @@ static int householder_lsq(double *A, double *b, size_t n, int k, double *c)
             return -1;
         double x0 = a[j];
         double beta = x0 >= 0.0 ? -alpha : alpha; /* R_jj, opposite sign to x0 */
-        double v0 = x0 - beta;                     /* |v0| = |x0| + alpha > 0 */
+        double v0 = x0 - beta;                    /* |v0| = |x0| + alpha > 0 */
         double tau = (beta - x0) / beta;
         /* v = (1, a[j+1..n) / v0) stored in a[j+1..n) */
         for (size_t i = (size_t)j + 1; i < n; i++)
@@ -211,17 +216,70 @@ static void coef_set(ev_coef *c, int j, double v)
         c->aD = v;
 }
 
+/*
+ * Householder QR of M (n x 4, column-major: the three weighted scaled
+ * feature columns and the weighted y) reduced to its 4 x 4 upper
+ * triangle T (row-major), so that ||M z|| = ||T z|| for every z: each
+ * subset's least squares is then solved on T's columns alone.  A column
+ * that is already zero below the diagonal is not reflected.  M is
+ * overwritten.
+ */
+static void householder_compress(double *M, size_t n, double T[4][4])
+{
+    memset(T, 0, 16 * sizeof(double));
+    size_t steps = n < 4 ? n : 4;
+    for (size_t j = 0; j < steps; j++) {
+        double *a = M + j * n;
+        double s = 0.0;
+        for (size_t i = j; i < n; i++)
+            s += a[i] * a[i];
+        double alpha = sqrt(s);
+        double x0 = a[j];
+        if (alpha == 0.0) {
+            T[j][j] = 0.0;
+        } else {
+            double beta = x0 >= 0.0 ? -alpha : alpha;
+            double v0 = x0 - beta;
+            double tau = (beta - x0) / beta;
+            for (size_t i = j + 1; i < n; i++)
+                a[i] = a[i] / v0;
+            for (size_t cc = j + 1; cc < 4; cc++) {
+                double *t = M + cc * n;
+                double dot = t[j];
+                for (size_t i = j + 1; i < n; i++)
+                    dot += a[i] * t[i];
+                double f = tau * dot;
+                t[j] = t[j] - f;
+                for (size_t i = j + 1; i < n; i++)
+                    t[i] = t[i] - f * a[i];
+            }
+            T[j][j] = beta;
+        }
+        for (size_t cc = j + 1; cc < 4; cc++)
+            T[j][cc] = M[cc * n + j];
+    }
+}
+
 /* See model.h.  EV_EINVAL for a non-finite X or y, or w not finite and > 0;
- * EV_ENOMEM.  OUT: *out. */
+ * EV_ENOMEM.  OUT: *out.
+ *
+ * How: M = diag(sqrt w) [X / scale, y] is reduced once by Householder QR to
+ * a 4 x 4 triangle T (householder_compress); for each subset S the least
+ * squares min ||T[:, S] c - T[:, 3]|| is solved by Householder QR of that
+ * small system (householder_lsq), which has the same solution as the QR of
+ * diag(sqrt w) X_S; column norms are kept by the orthogonal reduction, so
+ * the rank test is the one of the full system.  The objective of every
+ * subset is then summed explicitly over the rows, in row order.
+ */
 ev_status ev_model_nnls(const double *X, const double *y, const double *w, size_t n, ev_nnls *out,
                         ev_err *err)
 {
     ev_status rc = EV_OK;
-    double *xs = NULL, *sw = NULL, *A = NULL, *bv = NULL;
+    double *M = NULL;
     ev_nnls r;
     memset(&r, 0, sizeof r);
-    size_t n3;
-    if (ev_size_mul(n, 3, &n3) || ev_size_mul(n3, sizeof(double), &n3)) {
+    size_t bytes;
+    if (ev_size_mul(n, 4 * sizeof(double), &bytes)) {
         rc = ev_err_set(err, EV_ENOMEM, "nnls: %zu rows is too many", n);
         goto out;
     }
@@ -232,11 +290,8 @@ ev_status ev_model_nnls(const double *X, const double *y, const double *w, size_
             goto out;
         }
     }
-    xs = malloc(n3 ? n3 : 1);
-    A = malloc(n3 ? n3 : 1);
-    sw = malloc(n ? n * sizeof(double) : 1);
-    bv = malloc(n ? n * sizeof(double) : 1);
-    if (!xs || !A || !sw || !bv) {
+    M = malloc(bytes ? bytes : 1);
+    if (!M) {
         rc = ev_err_set(err, EV_ENOMEM, "nnls: out of memory for %zu rows", n);
         goto out;
     }
@@ -249,10 +304,13 @@ ev_status ev_model_nnls(const double *X, const double *y, const double *w, size_
         r.scale[j] = m > 0.0 ? m : 1.0; /* a zero column is left as is */
     }
     for (size_t i = 0; i < n; i++) {
-        for (int j = 0; j < 3; j++)
-            xs[3 * i + (size_t)j] = X[3 * i + (size_t)j] / r.scale[j];
-        sw[i] = sqrt(w[i]);
+        double sw = sqrt(w[i]);
+        for (size_t j = 0; j < 3; j++)
+            M[j * n + i] = sw * (X[3 * i + j] / r.scale[j]);
+        M[3 * n + i] = sw * y[i];
     }
+    double T[4][4];
+    householder_compress(M, n, T);
     for (unsigned mask = 0; mask < EV_SUBSET_COUNT; mask++) {
         ev_subset_result *sr = &r.subset[mask];
         sr->mask = mask;
@@ -262,13 +320,13 @@ ev_status ev_model_nnls(const double *X, const double *y, const double *w, size_
                 cols[k++] = j;
         double cs[3] = {0.0, 0.0, 0.0}; /* scaled coefficients, column order */
         if (k > 0) {
+            double A[3 * 4], b[4], sol[3];
             for (int q = 0; q < k; q++)
-                for (size_t i = 0; i < n; i++)
-                    A[(size_t)q * n + i] = sw[i] * xs[3 * i + (size_t)cols[q]];
-            for (size_t i = 0; i < n; i++)
-                bv[i] = sw[i] * y[i];
-            double sol[3];
-            if (householder_lsq(A, bv, n, k, sol)) {
+                for (int i = 0; i < 4; i++)
+                    A[q * 4 + i] = T[i][cols[q]];
+            for (int i = 0; i < 4; i++)
+                b[i] = T[i][3];
+            if (n < (size_t)k || householder_lsq(A, b, 4, k, sol)) {
                 sr->status = EV_SUBSET_SINGULAR;
                 sr->objective = NAN;
                 continue;
@@ -285,9 +343,9 @@ ev_status ev_model_nnls(const double *X, const double *y, const double *w, size_
         double obj = 0.0;
         for (size_t i = 0; i < n; i++) {
             double p = 0.0;
-            for (int j = 0; j < 3; j++)
+            for (size_t j = 0; j < 3; j++)
                 if (mask & (1u << j))
-                    p = p + xs[3 * i + (size_t)j] * cs[j];
+                    p = p + (X[3 * i + j] / r.scale[j]) * cs[j];
             double e = p - y[i];
             obj += w[i] * (e * e);
         }
@@ -306,10 +364,7 @@ ev_status ev_model_nnls(const double *X, const double *y, const double *w, size_
     r.coef = r.subset[r.best].coef;
     *out = r;
 out:
-    free(xs);
-    free(A);
-    free(sw);
-    free(bv);
+    free(M);
     return rc;
 }
 
@@ -454,8 +509,8 @@ static void *calloc_n(size_t n, size_t sz)
  * feat holds 3 features per observation; X, y, w are scratch of n_obs
  * rows.  OUT: *out.
  */
-static ev_status solve_on(const ev_fit *f, const double *feat, size_t skip, double *X, double *y,
-                          double *w, ev_nnls *out, ev_err *err)
+static ev_status solve_on(const ev_fit *f, const double *feat, size_t skip, double *X, double *y, double *w,
+                          ev_nnls *out, ev_err *err)
 {
     size_t G = f->n_cal_geoms - (skip != SIZE_MAX ? 1 : 0);
     size_t m = 0;
@@ -501,8 +556,10 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
             obs_where(o, where, sizeof where);
             char first[200];
             obs_where(o - 1, first, sizeof first);
-            return ev_err_set(err, EV_EFORMAT, "%s: duplicate observation (%s has the same op, rows, "
-                              "cols, dtype, default_rows and schedule)", where, first);
+            return ev_err_set(err, EV_EFORMAT,
+                              "%s: duplicate observation (%s has the same op, rows, "
+                              "cols, dtype, default_rows and schedule)",
+                              where, first);
         }
         if (i == 0 || !same_geom(o, o - 1)) {
             ev_geom *g = &f->geoms[f->n_geoms++];
@@ -563,8 +620,10 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
         if (f->geoms[g].calibration)
             f->geoms[g].fold = f->n_cal_geoms++;
     if (f->n_cal_geoms < 2)
-        return ev_err_set(err, EV_EFORMAT, "fewer than two calibration geometries (%zu): "
-                          "leave-one-geometry-out needs at least two", f->n_cal_geoms);
+        return ev_err_set(err, EV_EFORMAT,
+                          "fewer than two calibration geometries (%zu): "
+                          "leave-one-geometry-out needs at least two",
+                          f->n_cal_geoms);
     return EV_OK;
 }
 
@@ -696,9 +755,8 @@ ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err)
         feat[3 * i + 2] = ft.D;
     }
     for (size_t g = 0; g < f->n_geoms; g++)
-        f->geom_weight[g] = f->geoms[g].calibration
-                                ? 1.0 / ((double)f->n_cal_geoms * (double)f->geoms[g].n_fit)
-                                : 0.0;
+        f->geom_weight[g] =
+            f->geoms[g].calibration ? 1.0 / ((double)f->n_cal_geoms * (double)f->geoms[g].n_fit) : 0.0;
     if ((rc = solve_on(f, feat, SIZE_MAX, X, y, w, &f->full, err)))
         goto out;
     for (size_t g = 0; g < f->n_geoms; g++) {
@@ -724,8 +782,8 @@ ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err)
                              f->threshold, &c->pub.full);
         if (!rc && c->pub.role == EV_ROLE_CALIBRATION) {
             c->pub.has_logo = 1;
-            rc = ev_model_decide(&f->folds[g->fold].nnls.coef, c->pub.rows, c->pub.cols,
-                                 c->pub.default_rows, f->sms, f->threshold, &c->pub.logo);
+            rc = ev_model_decide(&f->folds[g->fold].nnls.coef, c->pub.rows, c->pub.cols, c->pub.default_rows,
+                                 f->sms, f->threshold, &c->pub.logo);
         }
         if (rc) {
             rc = ev_err_set(err, rc, "fit: decision failed for %s %lldx%lld", c->pub.op,
@@ -778,9 +836,18 @@ double ev_model_holdout_ratio(const ev_fit_case *c)
 
 /* ---- accessors -------------------------------------------------------------- */
 
-const ev_coef *ev_fit_coef(const ev_fit *f) { return &f->full.coef; }
-const ev_nnls *ev_fit_nnls(const ev_fit *f) { return &f->full; }
-size_t ev_fit_fold_count(const ev_fit *f) { return f->n_cal_geoms; }
+const ev_coef *ev_fit_coef(const ev_fit *f)
+{
+    return &f->full.coef;
+}
+const ev_nnls *ev_fit_nnls(const ev_fit *f)
+{
+    return &f->full;
+}
+size_t ev_fit_fold_count(const ev_fit *f)
+{
+    return f->n_cal_geoms;
+}
 
 /* Fold i and its held-out geometry (each OUT may be NULL); NULL past the end. */
 const ev_nnls *ev_fit_fold(const ev_fit *f, size_t i, int64_t *R, int64_t *N, int64_t *B)
@@ -797,7 +864,10 @@ const ev_nnls *ev_fit_fold(const ev_fit *f, size_t i, int64_t *R, int64_t *N, in
     return &f->folds[i].nnls;
 }
 
-size_t ev_fit_case_count(const ev_fit *f) { return f->n_cases; }
+size_t ev_fit_case_count(const ev_fit *f)
+{
+    return f->n_cases;
+}
 
 /* Case i, or NULL past the end. */
 const ev_fit_case *ev_fit_case_at(const ev_fit *f, size_t i)

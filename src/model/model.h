@@ -109,9 +109,9 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err);
 /* ---- inspecting a fit (tests, the report, the verifier) ----------------- */
 
 /* Active-subset masks: bit 0 = a0, bit 1 = aP, bit 2 = aD (0 = empty). */
-#define EV_MASK_A0 1u
-#define EV_MASK_AP 2u
-#define EV_MASK_AD 4u
+#define EV_MASK_A0      1u
+#define EV_MASK_AP      2u
+#define EV_MASK_AD      4u
 #define EV_SUBSET_COUNT 8
 
 typedef enum ev_subset_status {
@@ -129,11 +129,11 @@ typedef struct ev_subset_result {
 
 /* One NNLS solve (a full fit or a fold). */
 typedef struct ev_nnls {
-    double scale[3];  /* max |column| over the training rows (1 for a zero column) */
+    double scale[3];                          /* max |column| over the training rows (1 for a zero column) */
     ev_subset_result subset[EV_SUBSET_COUNT]; /* indexed by mask */
-    unsigned best;    /* mask of the chosen subset */
-    ev_coef coef;     /* = subset[best].coef */
-    size_t n_rows;    /* training rows */
+    unsigned best;                            /* mask of the chosen subset */
+    ev_coef coef;                             /* = subset[best].coef */
+    size_t n_rows;                            /* training rows */
 } ev_nnls;
 
 /*
@@ -163,9 +163,9 @@ typedef struct ev_fit_case {
     const char *op, *dtype;
     int64_t rows, cols, default_rows;
     ev_role role;
-    ev_decision full;      /* decision of the full fit */
-    int has_logo;          /* calibration cases only */
-    ev_decision logo;      /* decision of the fold that held this geometry out */
+    ev_decision full;                /* decision of the full fit */
+    int has_logo;                    /* calibration cases only */
+    ev_decision logo;                /* decision of the fold that held this geometry out */
     double observed[EV_SCHED_COUNT]; /* median, NaN when not observed */
 } ev_fit_case;
 size_t ev_fit_case_count(const ev_fit *f);
@@ -210,8 +210,8 @@ struct ev_store;
  * binding's thread count (S), which must agree across the jobs read.
  * OUT: *obs, *n, *excl, *n_excl (malloc'd, NULL when empty), *sms.
  */
-ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, size_t *n,
-                            ev_excluded **excl, size_t *n_excl, int64_t *sms, ev_err *err);
+ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, size_t *n, ev_excluded **excl,
+                            size_t *n_excl, int64_t *sms, ev_err *err);
 
 /*
  * Reads observations from CSV text with header

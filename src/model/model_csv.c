@@ -13,8 +13,8 @@
 
 #include "csv.h"
 
-static const char *const obs_header[7] = {"op", "rows", "cols", "dtype", "default_rows", "schedule",
-                                          "median_us"};
+static const char *const obs_header[7] = {"op",           "rows",     "cols",     "dtype",
+                                          "default_rows", "schedule", "median_us"};
 
 /* Copies text into dst[cap]; returns -1 when it does not fit (dst untouched). */
 static int put_text(char *dst, size_t cap, const char *text)
@@ -35,7 +35,8 @@ static ev_status read_row(const ev_csv *c, ev_obs *o, ev_err *err)
     o->line = (int64_t)line;
     const char *op = ev_csv_field(c, 0);
     if ((strcmp(op, "reduce_sum") && strcmp(op, "reduce_max")) || put_text(o->op, sizeof o->op, op))
-        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown op '%.40s' (reduce_sum or reduce_max)", line, op);
+        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown op '%.40s' (reduce_sum or reduce_max)", line,
+                          op);
     const char *dt = ev_csv_field(c, 3);
     if ((strcmp(dt, "fp32") && strcmp(dt, "fp16") && strcmp(dt, "bf16")) ||
         put_text(o->dtype, sizeof o->dtype, dt))
@@ -52,8 +53,8 @@ static ev_status read_row(const ev_csv *c, ev_obs *o, ev_err *err)
                           (long long)o->default_rows);
     const char *sc = ev_csv_field(c, 5);
     if (ev_sched_parse(sc, &o->sched))
-        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown schedule '%.40s' (default, rows1, rows2 or rows4)",
-                          line, sc);
+        return ev_err_set(err, EV_EFORMAT,
+                          "line %zu: unknown schedule '%.40s' (default, rows1, rows2 or rows4)", line, sc);
     const char *mt = ev_csv_field(c, 6);
     double m;
     if ((rc = ev_csv_get_double(c, 6, &m, err)))
@@ -61,7 +62,8 @@ static ev_status read_row(const ev_csv *c, ev_obs *o, ev_err *err)
     if (isnan(m))
         return ev_err_set(err, EV_EFORMAT, "line %zu: median_us '%.40s' is NaN", line, mt);
     if (!(m > 0.0) || !isfinite(m))
-        return ev_err_set(err, EV_EFORMAT, "line %zu: median_us '%.40s' is not positive and finite", line, mt);
+        return ev_err_set(err, EV_EFORMAT, "line %zu: median_us '%.40s' is not positive and finite", line,
+                          mt);
     o->median_us = m;
     o->role = EV_ROLE_CALIBRATION;
     if (ev_csv_ncols(c) == 8) {

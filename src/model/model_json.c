@@ -195,9 +195,11 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
         goto out;
     }
     put_s(root, "model", "q = a0 + aP*P + aD*ceil(P/S)*b*W", &rc);
-    put_s(root, "solver", "nnls: all 8 active subsets of {a0,aP,aD}, each by Householder QR of the "
-                          "weighted max-abs-scaled system; smallest feasible objective, ties to fewer "
-                          "coefficients then lower subset mask", &rc);
+    put_s(root, "solver",
+          "nnls: all 8 active subsets of {a0,aP,aD}, each by Householder QR of the "
+          "weighted max-abs-scaled system; smallest feasible objective, ties to fewer "
+          "coefficients then lower subset mask",
+          &rc);
     put_d(root, "rank_tolerance", EV_NNLS_RANK_TOL, &rc);
     put_i(root, "sms", f->sms, &rc);
     put_d(root, "threshold", f->threshold, &rc);
@@ -244,8 +246,7 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
             if (c->geom != fd->geom || !c->pub.has_logo)
                 continue;
             cJSON *d = push_obj(dec, &rc);
-            put_case_id(d, &c->pub, &rc);
-            put_per_sched(d, "predicted", c->pub.logo.predicted, &rc);
+            put_case_id(d, &c->pub, &rc); /* predictions: decisions[].predicted_logo */
             put_s(d, "selected", ev_sched_name(c->pub.logo.selected), &rc);
         }
     }
@@ -283,8 +284,10 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
     put_d(root, "policy_geomean_logo", f->policy_geomean_logo, &rc);
 
     cJSON *hr = put_obj(root, "holdout_regret", &rc);
-    put_s(hr, "definition", "observed selected / min observed of default, rows1, rows2; "
-                            "plain geometric mean and maximum over holdout cases", &rc);
+    put_s(hr, "definition",
+          "observed selected / min observed of default, rows1, rows2; "
+          "plain geometric mean and maximum over holdout cases",
+          &rc);
     cJSON *hc = put_arr(hr, "cases", &rc);
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_fit_case *c = &f->cases[k].pub;
@@ -302,9 +305,11 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
         put_s(hr, "reason", "no holdout cases", &rc);
 
     cJSON *res = put_obj(root, "residuals", &rc);
-    put_s(res, "definition", "relative = (predicted - observed) / observed, absolute = predicted - "
-                             "observed (us); maxima by absolute value over fitted observations, "
-                             "signed", &rc);
+    put_s(res, "definition",
+          "relative = (predicted - observed) / observed, absolute = predicted - "
+          "observed (us); maxima by absolute value over fitted observations, "
+          "signed",
+          &rc);
     cJSON *ro = put_arr(res, "observations", &rc);
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_case_int *c = &f->cases[k];
@@ -327,10 +332,14 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
             put_d(x, "absolute_logo", r->pred_logo - y, &rc);
         }
     }
-    put_maxres(res, "max_relative", f, f->maxres_full.rel, f->maxres_full.rel_case, f->maxres_full.rel_sched, &rc);
-    put_maxres(res, "max_absolute", f, f->maxres_full.abs, f->maxres_full.abs_case, f->maxres_full.abs_sched, &rc);
-    put_maxres(res, "max_relative_logo", f, f->maxres_logo.rel, f->maxres_logo.rel_case, f->maxres_logo.rel_sched, &rc);
-    put_maxres(res, "max_absolute_logo", f, f->maxres_logo.abs, f->maxres_logo.abs_case, f->maxres_logo.abs_sched, &rc);
+    put_maxres(res, "max_relative", f, f->maxres_full.rel, f->maxres_full.rel_case, f->maxres_full.rel_sched,
+               &rc);
+    put_maxres(res, "max_absolute", f, f->maxres_full.abs, f->maxres_full.abs_case, f->maxres_full.abs_sched,
+               &rc);
+    put_maxres(res, "max_relative_logo", f, f->maxres_logo.rel, f->maxres_logo.rel_case,
+               f->maxres_logo.rel_sched, &rc);
+    put_maxres(res, "max_absolute_logo", f, f->maxres_logo.abs, f->maxres_logo.abs_case,
+               f->maxres_logo.abs_sched, &rc);
 
     if (!rc)
         rc = ev_json_print(root, 1, out);
