@@ -1,5 +1,5 @@
 /*
- * protocol.h: a declared measurement protocol (protocols/*.json), parsed
+ * protocol.h: a declared measurement protocol (the JSON files in protocols/), parsed
  * strictly.  The protocol is the contract a run keeps and the verifier
  * checks: its SHA-256 is the run's protocol id, the plan (plan.h) is a pure
  * function of it, and every receipt is compared against its numbers.
