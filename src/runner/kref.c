@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
+
 size_t ev_kref_dtype_size(const char *dtype)
 {
     return strcmp(dtype, "fp32") ? 2 : 4;
