@@ -23,3 +23,6 @@ $(TEST_BIN): | $(BUILD)/evident-worker
 stamp:
 	$(Q)c=$$(git rev-parse HEAD) && d=$$(test -z "$$(git status --porcelain)" && echo false || echo true) && \
 	  printf '{"commit": "%s", "dirty": %s}\n' "$$c" "$$d" > .evident-stamp && cat .evident-stamp
+
+# The environment receipt names the compiler flags the build used.
+$(BUILD)/obj/src/runner/supervisor.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst ",,$(subst ',,$(EV_CFLAGS)))"'
