@@ -7,6 +7,8 @@
  */
 #include "plan.h"
 
+#include "buf.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -34,7 +34,6 @@
 #include "record.h"
 #include "sha256.h"
 #include "snapshot.h"
-#include "stats.h"
 #include "store/outcome.h"
 #include "store/store.h"
 
@@ -1060,6 +1059,25 @@ static ev_status on_sample(void *ctx, const ev_row *r)
     return EV_OK;
 }
 
+/* qsort comparator for doubles (no NaN here: per-op times are finite). */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median as src/common/stats.h defines it (the mean of the two middle
+ * values as a + (b - a) / 2).  TEMPORARY local copy until stats.c is on
+ * main; sorts v in place.  Returns 0, or -1 when n == 0. */
+static int median(double *v, size_t n, double *out)
+{
+    if (!n)
+        return -1;
+    qsort(v, n, sizeof *v, cmp_double);
+    *out = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+    return 0;
+}
+
 /* The main-phase job of case ci and arm, or NULL. */
 static jstate *main_job(sup *s, int64_t ci, const char *arm)
 {
@@ -1124,7 +1142,7 @@ static ev_status fit_phase(sup *s, ev_err *err)
             o3[k].default_rows = c->default_rows;
             o3[k].sched = sch[k];
             o3[k].role = strcmp(c->role, "holdout") ? EV_ROLE_CALIBRATION : EV_ROLE_HOLDOUT;
-            if (!sc.n || ev_median(sc.v, sc.n, &o3[k].median_us) || !(o3[k].median_us > 0))
+            if (!sc.n || median(sc.v, sc.n, &o3[k].median_us) || !(o3[k].median_us > 0))
                 snprintf(why, sizeof why, "%s: no positive median", arms[k]);
             free(sc.v);
         }
