@@ -68,21 +68,21 @@ ev_status ev_store_add_environment(ev_store *s, int64_t invocation_id, const cha
 
 typedef struct ev_case_row {
     int64_t case_index;
-    const char *op;    /* "reduce_sum" | "reduce_max" */
+    const char *op; /* "reduce_sum" | "reduce_max" */
     int64_t rows, cols, stride;
     const char *dtype; /* "fp32" | "fp16" | "bf16" */
     int64_t default_rows;
-    const char *role;  /* "calibration" | "holdout" */
+    const char *role; /* "calibration" | "holdout" */
 } ev_case_row;
 ev_status ev_store_add_case(ev_store *s, int64_t run_id, const ev_case_row *c, ev_err *err);
 
 typedef struct ev_job_row {
     const char *job_key;
-    const char *phase; /* main | policy | rescue | recheck */
+    const char *phase;  /* main | policy | rescue | recheck */
     int64_t case_index; /* -1: none (reference arms) */
     const char *arm;
     const char *label;
-    int64_t retry_of;   /* job_id, or 0 for none */
+    int64_t retry_of; /* job_id, or 0 for none */
     int64_t plan_order;
 } ev_job_row;
 ev_status ev_store_add_job(ev_store *s, int64_t run_id, const ev_job_row *j, int64_t *job_id, ev_err *err);
@@ -91,18 +91,18 @@ ev_status ev_store_add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int
                                int64_t started_ns, int64_t *attempt_id, ev_err *err);
 
 typedef struct ev_process_row {
-    int64_t pid;        /* -1: unknown */
-    int has_exit;       /* exit_code valid */
+    int64_t pid;  /* -1: unknown */
+    int has_exit; /* exit_code valid */
     int64_t exit_code;
-    int has_signal;     /* signal valid */
+    int has_signal; /* signal valid */
     int64_t signal;
     int timed_out, interrupted, skipped;
-    const char *skip_reason;    /* NULL unless skipped */
+    const char *skip_reason; /* NULL unless skipped */
     int64_t record_count;
     int records_ok;
     const char *protocol_error; /* NULL when records_ok */
     const char *affinity;
-    const char *stderr_tail;    /* already redacted */
+    const char *stderr_tail; /* already redacted */
     int64_t ended_ns, wall_ns;
 } ev_process_row;
 ev_status ev_store_add_process(ev_store *s, int64_t attempt_id, const ev_process_row *p, ev_err *err);
