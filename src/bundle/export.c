@@ -1594,7 +1594,11 @@ static ev_status write_model(const xload *L, ev_buf *out, ev_err *err)
         const xjob *js[3];
         char reason[160] = "";
         size_t rl = 0;
-        for (int k = 0; k < 3; k++) {
+        if (c->rows < 1 || c->cols < 1) {
+            snprintf(reason, sizeof reason, "no-op case (R = %" PRId64 ", N = %" PRId64 ")", c->rows, c->cols);
+            rl = strlen(reason);
+        }
+        for (int k = 0; k < 3 && !rl; k++) {
             js[k] = main_job(L, c->case_index, arms[k]);
             ev_sched sched;
             ev_sched_parse(arms[k], &sched);
