@@ -82,8 +82,8 @@ typedef struct xjob {
     int has_case, has_retry;
     char *job_key, *phase, *arm, *label;
     /* derived */
-    size_t att0, n_att;     /* range in the attempts array */
-    const xcase *c;         /* NULL for reference arms */
+    size_t att0, n_att;      /* range in the attempts array */
+    const xcase *c;          /* NULL for reference arms */
     const struct xjob *orig; /* the job retried, or NULL */
     ev_outcome outcome;
     int has_median, has_cold_median;
@@ -156,8 +156,7 @@ typedef struct vec {
 typedef struct xload {
     xrun run;
     xstatus status;
-    vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes,
-        fits;
+    vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes, fits;
     void **owned;
     size_t n_owned, cap_owned;
 } xload;
@@ -258,8 +257,8 @@ static void xload_free(xload *L)
     for (size_t i = 0; i < L->n_owned; i++)
         free(L->owned[i]);
     free(L->owned);
-    vec *vs[] = {&L->invs,     &L->sources, &L->cases,  &L->jobs,  &L->atts,  &L->samples, &L->bindings,
-                 &L->warmups,  &L->cals,    &L->colds,  &L->flushes, &L->vals, &L->nodes, &L->fits};
+    vec *vs[] = {&L->invs,    &L->sources, &L->cases, &L->jobs,    &L->atts, &L->samples, &L->bindings,
+                 &L->warmups, &L->cals,    &L->colds, &L->flushes, &L->vals, &L->nodes,   &L->fits};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         free(vs[i]->v);
     memset(L, 0, sizeof *L);
@@ -373,8 +372,7 @@ ev_status ev_bundle_per_op_us(double elapsed_ms, int64_t replays, int64_t ops_pe
 }
 
 /* Source-tree hash; see export.h. */
-ev_status ev_bundle_tree_hash(const char *const *paths, const char *const *sha256_hex, size_t n,
-                              char hex[65])
+ev_status ev_bundle_tree_hash(const char *const *paths, const char *const *sha256_hex, size_t n, char hex[65])
 {
     ev_buf text = EV_BUF_INIT;
     ev_status rc = ev_buf_puts(&text, "");
@@ -433,7 +431,8 @@ static ev_status on_inv(void *ctx, const ev_row *r)
     x->invocation_id = ev_row_i64(r, 0);
     x->started_ns = ev_row_i64(r, 1);
     x->resumed = (int)ev_row_i64(r, 2);
-    if ((rc = dup_str(L, ev_row_text(r, 3), &x->host_hash)) || (rc = dup_str(L, ev_row_text(r, 4), &x->profile_id)))
+    if ((rc = dup_str(L, ev_row_text(r, 3), &x->host_hash)) ||
+        (rc = dup_str(L, ev_row_text(r, 4), &x->profile_id)))
         return rc;
     return dup_str(L, ev_row_text(r, 5), &x->env_json);
 }
@@ -445,8 +444,8 @@ static ev_status on_source(void *ctx, const ev_row *r)
     size_t len = 0;
     const void *b = ev_row_blob(r, 2, &len);
     ev_status rc = vec_push(&L->sources, (void **)&x);
-    if (rc || (rc = dup_str(L, ev_row_text(r, 0), &x->path)) || (rc = dup_str(L, ev_row_text(r, 1), &x->sha256)) ||
-        (rc = dup_blob(L, b, len, &x->bytes)))
+    if (rc || (rc = dup_str(L, ev_row_text(r, 0), &x->path)) ||
+        (rc = dup_str(L, ev_row_text(r, 1), &x->sha256)) || (rc = dup_blob(L, b, len, &x->bytes)))
         return rc;
     x->len = len;
     return EV_OK;
@@ -482,8 +481,8 @@ static ev_status on_job(void *ctx, const ev_row *r)
     x->has_retry = !ev_row_is_null(r, 6);
     x->retry_of = x->has_retry ? ev_row_i64(r, 6) : 0;
     x->plan_order = ev_row_i64(r, 7);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->job_key)) || (rc = dup_str(L, ev_row_text(r, 2), &x->phase)) ||
-        (rc = dup_str(L, ev_row_text(r, 4), &x->arm)))
+    if ((rc = dup_str(L, ev_row_text(r, 1), &x->job_key)) ||
+        (rc = dup_str(L, ev_row_text(r, 2), &x->phase)) || (rc = dup_str(L, ev_row_text(r, 4), &x->arm)))
         return rc;
     return dup_str(L, ev_row_text(r, 5), &x->label);
 }
@@ -801,7 +800,8 @@ static ev_status load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         if (qs[i].q == EV_Q_RUN && !L->run.protocol_id)
             return ev_err_set(err, EV_ENOTFOUND, "export: run %" PRId64 " not found", run_id);
     }
-    if ((rc = check_sorted(&L->cases, cmp_case, "cases", err)) || (rc = check_sorted(&L->jobs, cmp_job, "jobs", err)) ||
+    if ((rc = check_sorted(&L->cases, cmp_case, "cases", err)) ||
+        (rc = check_sorted(&L->jobs, cmp_job, "jobs", err)) ||
         (rc = check_sorted(&L->atts, cmp_att, "attempts", err)) ||
         (rc = check_sorted(&L->samples, cmp_sample, "samples", err)) ||
         (rc = check_sorted(&L->bindings, cmp_att_only, "bindings", err)) ||
@@ -882,7 +882,8 @@ static ev_status derive(xload *L, ev_err *err)
         xsample *x = vec_at(&L->samples, i);
         if (ev_bundle_per_op_us(x->elapsed_ms, x->replays, x->ops_per_graph, &x->per_op_us))
             return ev_err_set(err, EV_ERANGE,
-                              "export: sample %" PRId64 " of attempt %" PRId64 ": replays x ops_per_graph out of range",
+                              "export: sample %" PRId64 " of attempt %" PRId64
+                              ": replays x ops_per_graph out of range",
                               x->sample_index, x->attempt_id);
     }
     /* Attempt outcomes. */
@@ -923,8 +924,8 @@ static ev_status derive(xload *L, ev_err *err)
         j->n_att = ai - j->att0;
         j->c = j->has_case ? find_case(L, j->case_index) : NULL;
         if (j->has_case && !j->c)
-            return ev_err_set(err, EV_EDB, "export: job %s names case %" PRId64 ", which the run lacks", j->job_key,
-                              j->case_index);
+            return ev_err_set(err, EV_EDB, "export: job %s names case %" PRId64 ", which the run lacks",
+                              j->job_key, j->case_index);
         j->orig = j->has_retry ? find_job(L, j->retry_of) : NULL;
         j->outcome = EV_OUT_INTERRUPTED;
         j->median_reason = ev_outcome_name(j->outcome);
@@ -937,7 +938,8 @@ static ev_status derive(xload *L, ev_err *err)
         j->cold_reason = j->median_reason;
         int64_t n_hot = 0, n_cold = 0;
         double med = 0, cmed = 0;
-        if ((rc = attempt_median(L, last, 1, &med, &n_hot)) || (rc = attempt_median(L, last, 0, &cmed, &n_cold)))
+        if ((rc = attempt_median(L, last, 1, &med, &n_hot)) ||
+            (rc = attempt_median(L, last, 0, &cmed, &n_cold)))
             return ev_err_set(err, rc, "export: median of job %s failed", j->job_key);
         j->hot_n = n_hot;
         if (j->outcome != EV_OUT_COMPLETED)
@@ -960,7 +962,8 @@ static ev_status derive(xload *L, ev_err *err)
     for (size_t i = 0; i < L->jobs.n; i++)
         counted += ((const xjob *)vec_at(&L->jobs, i))->n_att;
     if (counted != L->atts.n)
-        return ev_err_set(err, EV_EDB, "export: %zu attempts belong to no job of the run", L->atts.n - counted);
+        return ev_err_set(err, EV_EDB, "export: %zu attempts belong to no job of the run",
+                          L->atts.n - counted);
     /* Snapshot rows must hash to their recorded sha256. */
     for (size_t i = 0; i < L->sources.n; i++) {
         const xsource *x = vec_at(&L->sources, i);
@@ -968,8 +971,8 @@ static ev_status derive(xload *L, ev_err *err)
         if ((rc = ev_sha256_hex(x->bytes ? x->bytes : "", x->len, hex)))
             return ev_err_set(err, rc, "export: hashing sources/%s failed", x->path);
         if (!x->sha256 || strcmp(hex, x->sha256))
-            return ev_err_set(err, EV_ECORRUPT, "export: snapshot row %s: bytes do not match the recorded sha256",
-                              x->path);
+            return ev_err_set(err, EV_ECORRUPT,
+                              "export: snapshot row %s: bytes do not match the recorded sha256", x->path);
     }
     return EV_OK;
 }
@@ -991,8 +994,8 @@ static cJSON *j_put(jb *b, cJSON *parent, const char *key, cJSON *item)
         cJSON_Delete(item);
         return NULL;
     }
-    cJSON_bool ok = cJSON_IsArray(parent) ? cJSON_AddItemToArray(parent, item)
-                                          : cJSON_AddItemToObject(parent, key, item);
+    cJSON_bool ok =
+        cJSON_IsArray(parent) ? cJSON_AddItemToArray(parent, item) : cJSON_AddItemToObject(parent, key, item);
     if (!ok) {
         cJSON_Delete(item);
         b->rc = EV_ENOMEM;
@@ -1169,7 +1172,8 @@ static ev_status write_samples_csv(const xload *L, ev_buf *out)
 {
     static const char header[] =
         "run_id,job_id,attempt,op,rows,cols,stride,dtype,default_rows,role,arm,phase,label,outcome,timing,"
-        "sample_index,replays,ops_per_graph,elapsed_ms,per_op_us,job_key,attempt_id,attempt_outcome,sm_clock_mhz\n";
+        "sample_index,replays,ops_per_graph,elapsed_ms,per_op_us,job_key,attempt_id,attempt_outcome,sm_clock_"
+        "mhz\n";
     ev_status rc = ev_buf_puts(out, header);
     for (size_t i = 0; i < L->jobs.n && !rc; i++) {
         const xjob *j = vec_at(&L->jobs, i);
@@ -1180,14 +1184,14 @@ static ev_status write_samples_csv(const xload *L, ev_buf *out)
             for (size_t si = b; si < e && !rc; si++) {
                 const xsample *x = vec_at(&L->samples, si);
                 const xcase *c = j->c;
-                if ((rc = ev_csv_put_i64(out, L->run.run_id, 0)) || (rc = ev_csv_put_i64(out, j->job_id, 0)) ||
-                    (rc = ev_csv_put_i64(out, a->attempt, 0)))
+                if ((rc = ev_csv_put_i64(out, L->run.run_id, 0)) ||
+                    (rc = ev_csv_put_i64(out, j->job_id, 0)) || (rc = ev_csv_put_i64(out, a->attempt, 0)))
                     break;
                 if (c) {
                     if ((rc = ev_csv_put(out, c->op, 0)) || (rc = ev_csv_put_i64(out, c->rows, 0)) ||
                         (rc = ev_csv_put_i64(out, c->cols, 0)) || (rc = ev_csv_put_i64(out, c->stride, 0)) ||
-                        (rc = ev_csv_put(out, c->dtype, 0)) || (rc = ev_csv_put_i64(out, c->default_rows, 0)) ||
-                        (rc = ev_csv_put(out, c->role, 0)))
+                        (rc = ev_csv_put(out, c->dtype, 0)) ||
+                        (rc = ev_csv_put_i64(out, c->default_rows, 0)) || (rc = ev_csv_put(out, c->role, 0)))
                         break;
                 } else {
                     rc = ev_buf_puts(out, ",,,,,,,");
@@ -1195,9 +1199,11 @@ static ev_status write_samples_csv(const xload *L, ev_buf *out)
                         break;
                 }
                 if ((rc = ev_csv_put(out, j->arm, 0)) || (rc = ev_csv_put(out, j->phase, 0)) ||
-                    (rc = ev_csv_put(out, j->label, 0)) || (rc = ev_csv_put(out, ev_outcome_name(j->outcome), 0)) ||
+                    (rc = ev_csv_put(out, j->label, 0)) ||
+                    (rc = ev_csv_put(out, ev_outcome_name(j->outcome), 0)) ||
                     (rc = ev_csv_put(out, x->hot ? "hot" : "cold", 0)) ||
-                    (rc = ev_csv_put_i64(out, x->sample_index, 0)) || (rc = ev_csv_put_i64(out, x->replays, 0)) ||
+                    (rc = ev_csv_put_i64(out, x->sample_index, 0)) ||
+                    (rc = ev_csv_put_i64(out, x->replays, 0)) ||
                     (rc = ev_csv_put_i64(out, x->ops_per_graph, 0)) ||
                     (rc = ev_csv_put_double(out, x->elapsed_ms, 0)) ||
                     (rc = ev_csv_put_double(out, x->per_op_us, 0)) || (rc = ev_csv_put(out, j->job_key, 0)) ||
@@ -1528,7 +1534,8 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
         size_t flen = strlen(f->model_json);
         j_i64(&b, sf, "fit_id", f->fit_id);
         j_str(&b, sf, "sha256", f->sha256);
-        j_bool(&b, sf, "equals_model_json", flen == model_json->len && !memcmp(f->model_json, model_json->data, flen));
+        j_bool(&b, sf, "equals_model_json",
+               flen == model_json->len && !memcmp(f->model_json, model_json->data, flen));
     } else {
         j_null(&b, sf, "fit_id");
         j_null(&b, sf, "sha256");
@@ -1595,7 +1602,8 @@ static ev_status write_model(const xload *L, ev_buf *out, ev_err *err)
         char reason[160] = "";
         size_t rl = 0;
         if (c->rows < 1 || c->cols < 1) {
-            snprintf(reason, sizeof reason, "no-op case (R = %" PRId64 ", N = %" PRId64 ")", c->rows, c->cols);
+            snprintf(reason, sizeof reason, "no-op case (R = %" PRId64 ", N = %" PRId64 ")", c->rows,
+                     c->cols);
             rl = strlen(reason);
         }
         for (int k = 0; k < 3 && !rl; k++) {
@@ -1605,8 +1613,9 @@ static ev_status write_model(const xload *L, ev_buf *out, ev_err *err)
             int implied = k > 0 && !js[k] && ev_sched_rows(sched, c->default_rows) == c->default_rows;
             if (implied || (js[k] && js[k]->outcome == EV_OUT_COMPLETED && js[k]->has_median))
                 continue;
-            const char *why = !js[k] ? "missing" : js[k]->outcome == EV_OUT_COMPLETED ? "no hot samples"
-                                                                                  : ev_outcome_name(js[k]->outcome);
+            const char *why = !js[k]                               ? "missing"
+                              : js[k]->outcome == EV_OUT_COMPLETED ? "no hot samples"
+                                                                   : ev_outcome_name(js[k]->outcome);
             int w = snprintf(reason + rl, sizeof reason - rl, "%s%s: %s", rl ? "; " : "", arms[k], why);
             if (w > 0)
                 rl += (size_t)w < sizeof reason - rl ? (size_t)w : sizeof reason - rl - 1;
@@ -1744,10 +1753,12 @@ static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
         j_i64(&b, o, "size", (int64_t)x->len);
     }
     const cJSON *build = cJSON_GetObjectItemCaseSensitive(root, "build");
-    const cJSON *des = cJSON_IsObject(build) ? cJSON_GetObjectItemCaseSensitive(build, "default_entry_source") : NULL;
+    const cJSON *des =
+        cJSON_IsObject(build) ? cJSON_GetObjectItemCaseSensitive(build, "default_entry_source") : NULL;
     if (!cJSON_IsString(des)) {
         j_null(&b, root, "default_entry_source");
-        j_str(&b, root, "default_entry_source_reason", "no build.default_entry_source in the environment record");
+        j_str(&b, root, "default_entry_source_reason",
+              "no build.default_entry_source in the environment record");
     } else {
         const xsource *x = find_source(L, des->valuestring);
         if (x) {
@@ -1873,7 +1884,8 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
         }
         snprintf(name, sizeof name, "sources/%s", x->path);
         if (strlen(x->path) > 240 || !ev_member_name_ok(name)) {
-            rc = ev_err_set(err, EV_EFORMAT, "export: snapshot path not allowed as a member name: '%s'", x->path);
+            rc = ev_err_set(err, EV_EFORMAT, "export: snapshot path not allowed as a member name: '%s'",
+                            x->path);
             goto out;
         }
         if ((rc = bundle_add_copy(B, name, x->bytes, x->len)))

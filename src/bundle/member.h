@@ -12,8 +12,8 @@
 #include <stddef.h>
 
 typedef struct ev_member {
-    const char *name;  /* '/'-separated, see docs/bundle-format.md */
-    const void *data;  /* may be NULL when len == 0 */
+    const char *name; /* '/'-separated, see docs/bundle-format.md */
+    const void *data; /* may be NULL when len == 0 */
     size_t len;
 } ev_member;
 

@@ -22,9 +22,9 @@
 
 /* The parsed members a report is drawn from. */
 typedef struct rep {
-    cJSON *val;  /* validation.json (required) */
+    cJSON *val;   /* validation.json (required) */
     cJSON *model; /* model.json, or NULL */
-    cJSON *prov; /* provenance.json, or NULL */
+    cJSON *prov;  /* provenance.json, or NULL */
     const cJSON *jobs, *cases;
     char **arms; /* arm columns of the case table, in display order */
     size_t n_arms;
@@ -91,12 +91,24 @@ static ev_status put_esc(ev_buf *b, const char *s)
         return ev_buf_puts(b, "-");
     for (const char *p = s; *p && !rc; p++) {
         switch (*p) {
-        case '&': rc = ev_buf_puts(b, "&amp;"); break;
-        case '<': rc = ev_buf_puts(b, "&lt;"); break;
-        case '>': rc = ev_buf_puts(b, "&gt;"); break;
-        case '"': rc = ev_buf_puts(b, "&quot;"); break;
-        case '\'': rc = ev_buf_puts(b, "&#39;"); break;
-        default: rc = ev_buf_append(b, p, 1); break;
+        case '&':
+            rc = ev_buf_puts(b, "&amp;");
+            break;
+        case '<':
+            rc = ev_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            rc = ev_buf_puts(b, "&gt;");
+            break;
+        case '"':
+            rc = ev_buf_puts(b, "&quot;");
+            break;
+        case '\'':
+            rc = ev_buf_puts(b, "&#39;");
+            break;
+        default:
+            rc = ev_buf_append(b, p, 1);
+            break;
         }
     }
     return rc;
@@ -267,8 +279,8 @@ static const char *case_label(const cJSON *c, char *t, size_t cap)
     int64_t rows = jint(c, "rows", 0), cols = jint(c, "cols", 0), stride = jint(c, "stride", 0);
     const char *op = jstr(c, "op"), *dt = jstr(c, "dtype");
     if (stride != cols)
-        snprintf(t, cap, "%s %" PRId64 "x%" PRId64 " stride %" PRId64 " %s B%" PRId64, op ? op : "?", rows, cols,
-                 stride, dt ? dt : "?", jint(c, "default_rows", 0));
+        snprintf(t, cap, "%s %" PRId64 "x%" PRId64 " stride %" PRId64 " %s B%" PRId64, op ? op : "?", rows,
+                 cols, stride, dt ? dt : "?", jint(c, "default_rows", 0));
     else
         snprintf(t, cap, "%s %" PRId64 "x%" PRId64 " %s B%" PRId64, op ? op : "?", rows, cols, dt ? dt : "?",
                  jint(c, "default_rows", 0));
@@ -312,13 +324,12 @@ static const char *failure_reason(const cJSON *j, char *t, size_t cap)
 
 /* ---- html sections ------------------------------------------------------- */
 
-static const char style[] =
-    "body{font-family:sans-serif;margin:2em;color:#111}"
-    "table{border-collapse:collapse;margin:0.5em 0 1.5em 0}"
-    "th,td{border:1px solid #999;padding:0.2em 0.5em;text-align:left}"
-    "td.n{text-align:right;font-family:monospace}"
-    "td.bad{background:#fdd}td.ok{background:#dfd}"
-    "code{font-family:monospace}";
+static const char style[] = "body{font-family:sans-serif;margin:2em;color:#111}"
+                            "table{border-collapse:collapse;margin:0.5em 0 1.5em 0}"
+                            "th,td{border:1px solid #999;padding:0.2em 0.5em;text-align:left}"
+                            "td.n{text-align:right;font-family:monospace}"
+                            "td.bad{background:#fdd}td.ok{background:#dfd}"
+                            "code{font-family:monospace}";
 
 /* The run and provenance table. */
 static ev_status sec_run(const rep *r, ev_buf *b)
@@ -380,7 +391,8 @@ static ev_status sec_failures(const rep *r, ev_buf *b)
 {
     const cJSON *sum = cJSON_GetObjectItemCaseSensitive(r->val, "summary");
     const cJSON *by = cJSON_GetObjectItemCaseSensitive(sum, "jobs_by_outcome"), *x;
-    ev_status rc = ev_buf_puts(b, "<h2>Failures and skips</h2>\n<table>\n<tr><th>outcome</th><th>jobs</th></tr>\n");
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Failures and skips</h2>\n<table>\n<tr><th>outcome</th><th>jobs</th></tr>\n");
     cJSON_ArrayForEach(x, by)
     {
         char t[32];
@@ -545,15 +557,18 @@ static ev_status sec_model(const rep *r, ev_buf *b)
     if (!rc)
         rc = ev_buf_puts(b, "</tr>\n</table>\n");
     if (!rc)
-        rc = ev_buf_printf(b, "<p>Policy score (geometry-weighted geometric mean of observed selected / default): "
-                              "full fit %s, LOGO ",
-                           jnum(r->model, "policy_geomean", &v) ? fmt(t, v, 5) : "-");
+        rc = ev_buf_printf(
+            b,
+            "<p>Policy score (geometry-weighted geometric mean of observed selected / default): "
+            "full fit %s, LOGO ",
+            jnum(r->model, "policy_geomean", &v) ? fmt(t, v, 5) : "-");
     if (!rc)
         rc = ev_buf_printf(b, "%s.</p>\n", jnum(r->model, "policy_geomean_logo", &v) ? fmt(t, v, 5) : "-");
 
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(r->model, "excluded"), *x;
     if (!rc && cJSON_GetArraySize(ex) > 0) {
-        rc = ev_buf_puts(b, "<h3>Cases left out of the fit</h3>\n<table>\n<tr><th>case</th><th>reason</th></tr>\n");
+        rc = ev_buf_puts(
+            b, "<h3>Cases left out of the fit</h3>\n<table>\n<tr><th>case</th><th>reason</th></tr>\n");
         cJSON_ArrayForEach(x, ex)
         {
             char lab[160];
@@ -594,7 +609,8 @@ static ev_status sec_model(const rep *r, ev_buf *b)
                 rc = ev_buf_puts(b, "</tr>\n");
         }
         if (!rc)
-            rc = ev_buf_printf(b, "</table>\n<p>Geometric mean %s, ", jnum(hr, "geomean", &v) ? fmt(t, v, 5) : "-");
+            rc = ev_buf_printf(b, "</table>\n<p>Geometric mean %s, ",
+                               jnum(hr, "geomean", &v) ? fmt(t, v, 5) : "-");
         if (!rc)
             rc = ev_buf_printf(b, "maximum %s.</p>\n", jnum(hr, "max", &v) ? fmt(t, v, 5) : "-");
     }
@@ -624,7 +640,8 @@ static ev_status sec_drift(const rep *r, ev_buf *b)
         if (!rc)
             rc = td(b, "n", jnum(x, "main_median_us", &v) ? fmt(t, v, 4) : jstr(x, "main_median_us_reason"));
         if (!rc)
-            rc = td(b, "n", jnum(x, "recheck_median_us", &v) ? fmt(t, v, 4) : jstr(x, "recheck_median_us_reason"));
+            rc = td(b, "n",
+                    jnum(x, "recheck_median_us", &v) ? fmt(t, v, 4) : jstr(x, "recheck_median_us_reason"));
         if (!rc) {
             if (jnum(x, "drift", &v)) {
                 snprintf(t, sizeof t, "%+.3f%%", v * 100.0);
@@ -759,7 +776,8 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         for (size_t i = 0; i < r.n_arms && !rc; i++) {
             rc = ev_buf_puts(&b, " | ");
             if (!rc)
-                rc = put_md(&b, job_cell(&r, find_job(&r, idx, r.arms[i], arm_phase(r.arms[i])), t, sizeof t));
+                rc =
+                    put_md(&b, job_cell(&r, find_job(&r, idx, r.arms[i], arm_phase(r.arms[i])), t, sizeof t));
         }
         if (!rc)
             rc = ev_buf_puts(&b, " | ");

@@ -18,10 +18,10 @@
 #include "status.h"
 #include "bundle/member.h"
 
-#define EV_ZIP_LEVEL 6          /* deflate level of every member */
-#define EV_ZIP_DOS_TIME 0x0000u /* 00:00:00 */
-#define EV_ZIP_DOS_DATE 0x0021u /* 1980-01-01: (0 << 9) | (1 << 5) | 1 */
-#define EV_ZIP_MODE 0100644u    /* S_IFREG | 0644, in the high 16 bits */
+#define EV_ZIP_LEVEL    6        /* deflate level of every member */
+#define EV_ZIP_DOS_TIME 0x0000u  /* 00:00:00 */
+#define EV_ZIP_DOS_DATE 0x0021u  /* 1980-01-01: (0 << 9) | (1 << 5) | 1 */
+#define EV_ZIP_MODE     0100644u /* S_IFREG | 0644, in the high 16 bits */
 
 /*
  * Builds the archive of m[0..n) in memory, members sorted by name (the
