@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "runner/protocol.h"
 #include "verify_int.h"
 #include "zipread.h"
 
@@ -110,6 +111,11 @@ void vb_free(vb_bundle *b)
     }
     free(b->samples.jobs);
     free(b->samples.rows);
+    free(b->vjobs);
+    if (b->proto) {
+        ev_protocol_free(b->proto);
+        free(b->proto);
+    }
     free(b->m);
     ev_zip_free(b->zip);
     free(b);

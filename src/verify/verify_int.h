@@ -113,6 +113,21 @@ typedef struct vb_samples {
     size_t n_jobs, cap_jobs;
 } vb_samples;
 
+/* One job of validation.json, indexed (check 4 builds the index). */
+typedef struct vb_vjob {
+    const cJSON *j;  /* the job object */
+    const char *key; /* job_key */
+    int64_t job_id;
+    const char *phase, *arm, *label;
+    int64_t case_index; /* -1: null (reference arm) */
+    int64_t plan_order;
+    const char *retry_of;  /* job_key of the original, or NULL */
+    const char *outcome;   /* as recorded */
+    const cJSON *attempts; /* array */
+    int derived;           /* ev_outcome re-derived from the last attempt */
+    int derived_ok;        /* 1 when every attempt could be re-derived */
+} vb_vjob;
+
 typedef struct vb_bundle {
     struct ev_zip *zip; /* owns every member's bytes */
     vb_member *m;       /* sorted by name */
@@ -123,6 +138,10 @@ typedef struct vb_bundle {
     cJSON *receipts, *protocol, *validation, *model, *proof, *provenance;
     int samples_ok;
     vb_samples samples;
+    vb_vjob *vjobs; /* sorted by job_id */
+    size_t n_vjobs;
+    int vjobs_ok;              /* index built without structural failures */
+    struct ev_protocol *proto; /* parsed protocol.json (runner's parser), or NULL */
 } vb_bundle;
 
 /* Reads path through zipread (check 1 is recorded in r).  EV_EIO when the
@@ -153,6 +172,28 @@ extern const size_t vb_n_required;
 /* samples.csv's header, in order. */
 extern const char *const vb_samples_header[];
 extern const size_t vb_samples_ncols;
+
+/* JSON accessors over parsed members.  Each returns 0 and sets *out, or -1
+ * when the key is missing or of the wrong type (integers must be integral
+ * and within +-2^53; *_ns fields are decimal strings: vj_ns). */
+int vj_i64(const cJSON *o, const char *key, int64_t *out);
+/* As vj_i64, but null is accepted: *is_null = 1 and *out untouched. */
+int vj_i64_null(const cJSON *o, const char *key, int64_t *out, int *is_null);
+int vj_dbl(const cJSON *o, const char *key, double *out);
+int vj_dbl_null(const cJSON *o, const char *key, double *out, int *is_null);
+int vj_bool(const cJSON *o, const char *key, int *out);
+/* The string value of key, or NULL when missing or not a string. */
+const char *vj_str(const cJSON *o, const char *key);
+/* A decimal-string integer (the *_ns fields). */
+int vj_ns(const cJSON *o, const char *key, int64_t *out);
+/* The job of validation.json with this job_id, or NULL (needs the index). */
+const vb_vjob *vb_job_by_id(const vb_bundle *b, int64_t job_id);
+
+/* The samples.csv rows of one attempt: *first is the index of its first
+ * row; its cold rows come first (n_cold of them), then its hot rows
+ * (n_hot).  Zero counts when the attempt has no rows.  Needs samples_ok. */
+void vb_rows_of(const vb_bundle *b, int64_t job_id, int64_t attempt, size_t *first, size_t *n_cold,
+                size_t *n_hot);
 
 /* 1 when p[0..n) is valid UTF-8 (no overlongs, no surrogates). */
 int vb_utf8_valid(const unsigned char *p, size_t n);

@@ -4,24 +4,6 @@
  */
 #include "verify_int.h"
 
-void vc_plan(vb_bundle *b, ev_vreport *r)
-{
-    (void)b;
-    vr_not_run(r, VR_PLAN, "not implemented yet");
-}
-
-void vc_protocol(vb_bundle *b, ev_vreport *r)
-{
-    (void)b;
-    vr_not_run(r, VR_PROTOCOL, "not implemented yet");
-}
-
-void vc_rederive(vb_bundle *b, ev_vreport *r)
-{
-    (void)b;
-    vr_not_run(r, VR_REDERIVE, "not implemented yet");
-}
-
 void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
 {
     (void)a;
