@@ -7,9 +7,11 @@
  *
  * The measurement closure (DESIGN.md "Receipts and bundle"): every regular
  * file under kernels/, src/runner/ and protocols/ (recursively), and
- * db/schema.sql.  Names starting with '.' are skipped (editor and VCS
- * files); symbolic links are not followed and are reported.  Paths are
- * '/'-separated, relative to DIR, compared bytewise.
+ * db/schema.sql: the walk of the runner's snapshot (src/runner/snapshot.c):
+ * every name but "." and "..", regular files only; symbolic links and other
+ * kinds are not followed and are listed as notes (the runner skips them
+ * too, so they are not part of the evidence).  Paths are '/'-separated,
+ * relative to DIR, compared bytewise.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -100,7 +102,7 @@ static ev_status vs_walk(const char *root, const char *rel, int depth, vs_list *
     }
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
             continue;
         size_t lr = strlen(rel), ln = strlen(e->d_name);
         char *child = malloc(lr + ln + 2);
