@@ -8,18 +8,18 @@
  *
  * A case is observed when its default, rows1 and rows2 main jobs completed
  * with hot samples; its observation per schedule is the median
- * (ev_median) of per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph)
+ * (stats.h's definition) of per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph)
  * over the hot samples of the job's last attempt.  A case with a missing or
  * failed job is excluded, with the first reason found in schedule order.
  * rows4 is added when its job completed; it never excludes a case.
  */
 #include "model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "stats.h"
 #include "store/outcome.h"
 #include "store/store.h"
 
@@ -212,6 +212,28 @@ static ev_status on_sample(void *vctx, const ev_row *r)
     return EV_OK;
 }
 
+/* Orders doubles ascending (for qsort; NaN never reaches it). */
+static int dbl_cmp(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/*
+ * The median as stats.h defines it (the middle of the sorted values; for an
+ * even count a + (b - a) / 2 of the two middle ones).  Kept here until
+ * src/common/stats.c lands; then this becomes a call to ev_median.  v is
+ * sorted in place; n >= 1.
+ */
+static double median_of(double *v, size_t n)
+{
+    qsort(v, n, sizeof *v, dbl_cmp);
+    if (n % 2)
+        return v[n / 2];
+    double a = v[n / 2 - 1], b = v[n / 2];
+    return a + (b - a) / 2;
+}
+
 /* The last attempt of job_id (highest attempt number), or NULL. */
 static const st_attempt *last_attempt(const st_ctx *c, int64_t job_id)
 {
@@ -237,7 +259,8 @@ static int hot_median(const st_ctx *c, const st_attempt *a, double *scratch, dou
         snprintf(why, cap, "no hot samples");
         return 1;
     }
-    if (ev_median(scratch, m, out) || !(*out > 0.0)) {
+    *out = median_of(scratch, m);
+    if (!(*out > 0.0) || !isfinite(*out)) {
         snprintf(why, cap, "hot median is not a positive number");
         return 1;
     }
