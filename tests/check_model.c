@@ -25,6 +25,7 @@
 
 #include "json.h"
 #include "model/model.h"
+#include "store/store.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
 
@@ -863,6 +864,168 @@ START_TEST(test_evident_fit_usage_errors_exit_2)
 }
 END_TEST
 
+/* EV_Q_FITS row: appends model_json (column 2) to the ev_buf ctx. */
+static ev_status copy_model_json(void *ctx, const ev_row *row)
+{
+    return ev_buf_puts(ctx, ev_row_text(row, 2));
+}
+
+/* ---- from the store ------------------------------------------------------------ */
+
+#define OK(call)                                                                                             \
+    do {                                                                                                     \
+        ev_status rc_ = (call);                                                                              \
+        ck_assert_msg(rc_ == EV_OK, "%s: %s", #call, serr.msg);                                              \
+    } while (0)
+
+/*
+ * Builds a store at path holding the seed table as a run: 16 calibration
+ * cases, main jobs default/rows1/rows2, each one attempt with 7 hot samples
+ * whose median per_op_us is the table's median (replays 1000, 100 ops per
+ * graph) and a cold sample far off; plus, for the excluded-case checks:
+ * case 16 (holdout 4096x4096 fp32 B8) whose rows2 job failed (exit 3), and
+ * case 17 (holdout 64x64 fp16 B4) whose rows1 job was interrupted and then
+ * completed on attempt 2 (kept) and whose rows2 failed validation.
+ * OUT: *run_id.
+ */
+static void build_seed_store(const char *path, int64_t *run_id)
+{
+    ev_err serr = {{0}};
+    ev_store *s = NULL;
+    OK(ev_store_open(path, EV_STORE_CREATE, &s, &serr));
+    static const char proto[] = "{}";
+    ev_run_row run = {"00", proto, 2, "protocols/seed16.json", "cuda", 1, "unknown", 0, "00", 1};
+    int64_t inv;
+    OK(ev_store_add_run(s, &run, run_id, &serr));
+    OK(ev_store_add_invocation(s, *run_id, 2, 0, "h", &inv, &serr));
+    size_t n;
+    ev_obs *obs = load_seed(&n);
+    int64_t order = 0;
+    /* cases in fixture order: every 3 rows are one case's default, rows1, rows2 */
+    for (size_t k = 0; k < n / 3 + 2; k++) {
+        const ev_obs *o = k < n / 3 ? &obs[3 * k] : NULL;
+        ev_case_row c = {(int64_t)k,
+                         o ? o->op : "reduce_sum",
+                         o ? o->rows : (k == n / 3 ? 4096 : 64),
+                         o ? o->cols : (k == n / 3 ? 4096 : 64),
+                         o ? o->cols : (k == n / 3 ? 4096 : 64),
+                         o ? o->dtype : (k == n / 3 ? "fp32" : "fp16"),
+                         o ? o->default_rows : (k == n / 3 ? 8 : 4),
+                         o ? "calibration" : "holdout"};
+        OK(ev_store_add_case(s, *run_id, &c, &serr));
+        for (int q = 0; q < 3; q++) {
+            char key[64];
+            snprintf(key, sizeof key, "main/%zu/%s/initial", k, ev_sched_name((ev_sched)q));
+            ev_job_row j = {key, "main", (int64_t)k, ev_sched_name((ev_sched)q), "initial", 0, order++};
+            int64_t job, att;
+            OK(ev_store_add_job(s, *run_id, &j, &job, &serr));
+            int attempts = (k == n / 3 + 1 && q == 1) ? 2 : 1;
+            for (int a = 1; a <= attempts; a++) {
+                OK(ev_store_add_attempt(s, job, a, inv, 3, &att, &serr));
+                ev_process_row p = {1, 1, 0, 0, 0, 0, 0, 0, NULL, 9, 1, NULL, "0", "", 5, 4};
+                if (a < attempts) {
+                    p.interrupted = 1;
+                    p.has_exit = 0;
+                }
+                if (k == n / 3 && q == 2)
+                    p.exit_code = 3;
+                OK(ev_store_add_process(s, att, &p, &serr));
+                ev_binding_row b = {c.op, c.dtype, c.rows, c.cols, c.stride, 1, 1, 256, 256, 24};
+                OK(ev_store_add_binding(s, att, &b, &serr));
+                double m = o ? o[q].median_us : 10.0 + q;
+                for (int i = 0; i < 7; i++) {
+                    /* per_op_us = elapsed_ms * 1000 / (1000 * 100) = elapsed_ms / 100 */
+                    ev_sample_row r = {"hot", i, 1000, 100, (m + 0.001 * (i - 3)) * 100.0, -1};
+                    OK(ev_store_add_sample(s, att, &r, &serr));
+                }
+                ev_sample_row cold = {"cold", 0, 1, 1, 999.0, -1};
+                OK(ev_store_add_sample(s, att, &cold, &serr));
+                ev_validation_row v = {"first", !(k == n / 3 + 1 && q == 2), 0, 1, 0, "00", NULL, 0};
+                OK(ev_store_add_validation(s, att, &v, &serr));
+            }
+        }
+    }
+    free(obs);
+    ev_store_close(s);
+}
+
+START_TEST(test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded)
+{
+    char dir[] = "/tmp/check_model_XXXXXX", db[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/evidence.db", dir);
+    int64_t run;
+    build_seed_store(db, &run);
+    ev_err serr = {{0}};
+    ev_store *s = NULL;
+    OK(ev_store_open(db, 0, &s, &serr));
+    ev_obs *obs = NULL;
+    ev_excluded *ex = NULL;
+    size_t n = 0, nx = 0;
+    int64_t sms = 0;
+    OK(ev_obs_from_store(s, run, &obs, &n, &ex, &nx, &sms, &serr));
+    ck_assert_int_eq(sms, 24);
+    ck_assert_uint_eq(n, 48);
+    ck_assert_uint_eq(nx, 2);
+    ck_assert_int_eq(ex[0].rows, 4096);
+    ck_assert_str_eq(ex[0].reason, "rows2: failed-exit");
+    ck_assert_int_eq(ex[1].rows, 64);
+    ck_assert_str_eq(ex[1].reason, "rows2: failed-validation"); /* rows1's attempt 2 counted */
+    size_t sn;
+    ev_obs *seed = load_seed(&sn);
+    for (size_t i = 0; i < n; i++) {
+        ck_assert_str_eq(obs[i].op, seed[i].op);
+        ck_assert_int_eq(obs[i].sched, seed[i].sched);
+        ck_assert_int_eq(obs[i].role, EV_ROLE_CALIBRATION);
+        /* the median sample's elapsed_ms * 1000 / 1e5: within 2 ulp of the table's value */
+        ck_assert_msg(fabs(obs[i].median_us - seed[i].median_us) <= 4.5e-16 * seed[i].median_us,
+                      "%zu: %.17g vs %.17g", i, obs[i].median_us, seed[i].median_us);
+    }
+    /* the fit from the store reproduces the CSV fit's decisions */
+    ev_fit_input in = {obs, n, ex, nx, sms, 0.05};
+    ev_fit *f = NULL;
+    OK(ev_model_fit(&in, &f, &serr));
+    ck_assert(fabs(ev_fit_coef(f)->a0 - 0.90290) <= 5e-6);
+    ck_assert(fabs(ev_fit_policy_geomean(f, 0) - 0.56989) <= 5e-6);
+    ev_fit_free(f);
+    free(seed);
+    free(obs);
+    free(ex);
+    ev_store_close(s);
+}
+END_TEST
+
+START_TEST(test_evident_fit_db_records_the_fit_it_writes)
+{
+    char dir[] = "/tmp/check_model_XXXXXX", db[600], out[600];
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(db, sizeof db, "%s/evidence.db", dir);
+    snprintf(out, sizeof out, "%s/model.json", dir);
+    int64_t run;
+    build_seed_store(db, &run);
+    char *argv[] = {"evident", "fit", "--db", db, "--out", out, NULL};
+    ck_assert_int_eq(run_evident(dir, argv), 0);
+    ev_buf file = EV_BUF_INIT;
+    ev_err serr = {{0}};
+    OK(ev_read_file(out, &file, &serr));
+    ck_assert_ptr_nonnull(strstr(file.data, "rows2: failed-exit"));
+    ev_store *s = NULL;
+    OK(ev_store_open(db, EV_STORE_READONLY, &s, &serr));
+    ev_buf stored = EV_BUF_INIT;
+    OK(ev_store_query(s, EV_Q_FITS, run, copy_model_json, &stored, &serr));
+    ck_assert_uint_eq(stored.len, file.len);
+    ck_assert(memcmp(stored.data, file.data, file.len) == 0);
+    ev_store_close(s);
+    ev_buf_free(&stored);
+    ev_buf_free(&file);
+    /* a missing store is an unreadable path: 2 */
+    char missing[700];
+    snprintf(missing, sizeof missing, "%s/none.db", dir);
+    char *argv2[] = {"evident", "fit", "--db", missing, NULL};
+    ck_assert_int_eq(run_evident(dir, argv2), 2);
+}
+END_TEST
+
 static Suite *model_suite(void)
 {
     Suite *s = suite_create("model");
@@ -911,6 +1074,12 @@ static Suite *model_suite(void)
     tcase_add_test(out, test_evident_fit_refuses_a_bad_table_with_exit_1_and_writes_nothing);
     tcase_add_test(out, test_evident_fit_usage_errors_exit_2);
     suite_add_tcase(s, out);
+
+    TCase *st = tcase_create("store");
+    tcase_set_timeout(st, 30);
+    tcase_add_test(st, test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded);
+    tcase_add_test(st, test_evident_fit_db_records_the_fit_it_writes);
+    suite_add_tcase(s, st);
     return s;
 }
 
