@@ -591,6 +591,20 @@ START_TEST(test_a_case_without_a_default_row_is_refused)
 }
 END_TEST
 
+START_TEST(test_a_candidate_equal_to_the_default_may_be_left_out)
+{
+    ev_err err = {{0}};
+    /* B = 1: rows1 is the default itself; its row may be absent */
+    char body[1024];
+    snprintf(body, sizeof body, "%sreduce_sum,64,64,fp32,1,default,2.0\nreduce_sum,64,64,fp32,1,rows2,1.5\n",
+             two_geoms);
+    ck_assert_msg(fit_text(body, &err) == EV_OK, "%s", err.msg);
+    /* but not for B = 4 */
+    assert_refused("reduce_sum,64,64,fp32,4,default,2.0\nreduce_sum,64,64,fp32,4,rows2,1.5\n", "line 8",
+                   "no rows1 row");
+}
+END_TEST
+
 START_TEST(test_fewer_than_two_geometries_are_refused)
 {
     ev_err err = {{0}};
@@ -1060,6 +1074,7 @@ static Suite *model_suite(void)
     tcase_add_test(bad, test_a_nan_or_non_numeric_median_is_refused_with_its_line);
     tcase_add_test(bad, test_a_duplicate_observation_is_refused_with_both_lines);
     tcase_add_test(bad, test_a_case_without_a_default_row_is_refused);
+    tcase_add_test(bad, test_a_candidate_equal_to_the_default_may_be_left_out);
     tcase_add_test(bad, test_fewer_than_two_geometries_are_refused);
     tcase_add_test(bad, test_rows_or_cols_below_one_are_refused_with_their_line);
     tcase_add_test(bad, test_an_unknown_role_is_refused_with_its_line);
