@@ -28,7 +28,7 @@ typedef enum ev_sched {
     EV_SCHED_COUNT
 } ev_sched;
 
-const char *ev_sched_name(ev_sched s);     /* "default", "rows1", ... */
+const char *ev_sched_name(ev_sched s);               /* "default", "rows1", ... */
 int ev_sched_parse(const char *name, ev_sched *out); /* 0 ok, -1 unknown */
 /* Rows per program of s for a case whose default is B. */
 int64_t ev_sched_rows(ev_sched s, int64_t default_rows);
@@ -48,8 +48,8 @@ double ev_model_predict(const ev_coef *c, const ev_features *f);
 /* A decision for any binding (R, N, B, S): not a lookup by case. */
 typedef struct ev_decision {
     double predicted[EV_SCHED_COUNT]; /* us per op, every schedule */
-    ev_sched selected;               /* default, rows1 or rows2 */
-    int64_t rows_per_program;        /* of the selected schedule */
+    ev_sched selected;                /* default, rows1 or rows2 */
+    int64_t rows_per_program;         /* of the selected schedule */
 } ev_decision;
 
 /*
@@ -59,16 +59,16 @@ typedef struct ev_decision {
  * rows1/rows2 prefer rows1; otherwise default.  rows4 is predicted, never
  * selected.  When B equals a candidate's rows, that candidate is the default.
  */
-ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, int64_t B, int64_t S,
-                          double threshold, ev_decision *out);
+ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, int64_t B, int64_t S, double threshold,
+                          ev_decision *out);
 
 /* ---- fitting ----------------------------------------------------------- */
 
 typedef enum ev_role { EV_ROLE_CALIBRATION = 0, EV_ROLE_HOLDOUT = 1 } ev_role;
 
 typedef struct ev_obs {
-    char op[16];    /* reduce_sum | reduce_max */
-    char dtype[8];  /* fp32 | fp16 | bf16 */
+    char op[16];   /* reduce_sum | reduce_max */
+    char dtype[8]; /* fp32 | fp16 | bf16 */
     int64_t rows, cols, default_rows;
     ev_sched sched;
     double median_us;
