@@ -14,10 +14,10 @@
 #include "stats.h"
 
 /* Asserts a and b have the same bits. */
-#define ck_same_bits(a, b)                                                                         \
-    do {                                                                                           \
-        double x_ = (a), y_ = (b);                                                                 \
-        ck_assert_msg(memcmp(&x_, &y_, sizeof x_) == 0, "%.17g != %.17g", x_, y_);                 \
+#define ck_same_bits(a, b)                                                                                   \
+    do {                                                                                                     \
+        double x_ = (a), y_ = (b);                                                                           \
+        ck_assert_msg(memcmp(&x_, &y_, sizeof x_) == 0, "%.17g != %.17g", x_, y_);                           \
     } while (0)
 
 START_TEST(test_median_of_an_odd_count_is_the_middle_value)
@@ -230,7 +230,7 @@ START_TEST(test_sort_orders_values_with_negative_zero_first)
     ck_same_bits(out[4], 2.0);
     ck_same_bits(out[5], 3.0);
     ck_same_bits(out[6], INFINITY);
-    ck_same_bits(v[0], 3.0); /* the input is a copy */
+    ck_same_bits(v[0], 3.0);                           /* the input is a copy */
     ck_assert_int_eq(ev_sort_doubles(v, 7, v), EV_OK); /* in place */
     ck_assert_int_eq(memcmp(v, out, sizeof out), 0);
     ck_assert_int_eq(ev_sort_doubles(v, 0, out), EV_OK);
