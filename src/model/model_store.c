@@ -9,7 +9,7 @@
  * A case is observed when its default, rows1 and rows2 main jobs completed
  * with hot samples (a candidate whose rows equal B and that was not planned
  * is implied by the default); its observation per schedule is the median
- * (stats.h's definition) of per_op_us = elapsed_ms * 1000 / (replays *
+ * (ev_median) of per_op_us = elapsed_ms * 1000 / (replays *
  * ops_per_graph) over the hot samples of the job's last attempt.  Other
  * cases are excluded with every failing arm's reason, in the words of the
  * exporter's refit (src/bundle/export.c).  rows4 is not read: it carries no
@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "store/outcome.h"
 #include "store/store.h"
 
@@ -214,28 +215,6 @@ static ev_status on_sample(void *vctx, const ev_row *r)
     return EV_OK;
 }
 
-/* Orders doubles ascending (for qsort; NaN never reaches it). */
-static int dbl_cmp(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return a < b ? -1 : a > b;
-}
-
-/*
- * The median as stats.h defines it (the middle of the sorted values; for an
- * even count a + (b - a) / 2 of the two middle ones).  Kept here until
- * src/common/stats.c lands; then this becomes a call to ev_median.  v is
- * sorted in place; n >= 1.
- */
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, dbl_cmp);
-    if (n % 2)
-        return v[n / 2];
-    double a = v[n / 2 - 1], b = v[n / 2];
-    return a + (b - a) / 2;
-}
-
 /* The last attempt of job_id (highest attempt number), or NULL. */
 static const st_attempt *last_attempt(const st_ctx *c, int64_t job_id)
 {
@@ -261,8 +240,7 @@ static int hot_median(const st_ctx *c, const st_attempt *a, double *scratch, dou
         snprintf(why, cap, "no hot samples");
         return 1;
     }
-    *out = median_of(scratch, m);
-    if (!(*out > 0.0) || !isfinite(*out)) {
+    if (ev_median(scratch, m, out) || !(*out > 0.0) || !isfinite(*out)) {
         snprintf(why, cap, "hot median is not a positive number");
         return 1;
     }
