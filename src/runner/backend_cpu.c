@@ -166,8 +166,7 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         c->ceil = malloc(c->ceil_len);
         if (!c->ceil)
             return ev_err_set(err, EV_ENOMEM, "ceiling: cannot allocate %zu bytes", c->ceil_len);
-        for (size_t i = 0; i < c->ceil_len; i++)
-            c->ceil[i] = (unsigned char)i;
+        memset(c->ceil, 0x5A, c->ceil_len);
         snprintf(c->entry, sizeof c->entry, "ceiling_stream_read");
         b.in_span = (int64_t)c->ceil_len;
         b.in_align = align_of(c->ceil);

@@ -347,6 +347,60 @@ static ev_status on_line(sup *s, att *a, const char *line, size_t n)
     return rc;
 }
 
+/* Handles lines [0, n) of buf (complete lines, newline-terminated). */
+static ev_status each_line(sup *s, att *a, const char *p, size_t n)
+{
+    ev_status rc = EV_OK;
+    while (n && !rc) {
+        const char *nl = memchr(p, '\n', n);
+        size_t len = (size_t)(nl - p);
+        rc = on_line(s, a, p, len);
+        n -= len + 1;
+        p = nl + 1;
+    }
+    return rc;
+}
+
+/*
+ * Commits every complete line now in buf as one transaction (records that
+ * arrive together are committed together: one fsync, not one per record),
+ * then removes them from buf.  When the store refuses a row of the group
+ * (a constraint: a hostile worker's duplicate), the group was rolled back
+ * whole: its lines are committed again one by one, so only the refused
+ * record is lost and becomes the attempt's protocol error.  Returns a store
+ * failure that must stop the run.
+ */
+static ev_status on_lines(sup *s, att *a, ev_buf *buf)
+{
+    const char *last = NULL;
+    size_t n;
+    att saved = *a;
+    ev_err e;
+    ev_status rc;
+
+    for (const char *p = buf->data; p && (p = memchr(p, '\n', buf->len - (size_t)(p - buf->data))); p++)
+        last = p;
+    if (!last)
+        return EV_OK;
+    n = (size_t)(last - buf->data) + 1;
+    if (a->probe || memchr(buf->data, '\n', n - 1) == NULL) {
+        rc = each_line(s, a, buf->data, n); /* one record: its own transaction */
+    } else if ((rc = ev_store_begin(s->st, &e)) == EV_OK) {
+        rc = each_line(s, a, buf->data, n);
+        if (rc)
+            ev_store_rollback(s->st);
+        else if ((rc = ev_store_commit(s->st, &e)) != EV_OK &&
+                 (rc == EV_EDB || rc == EV_EINVAL || rc == EV_EFORMAT)) {
+            *a = saved;
+            rc = each_line(s, a, buf->data, n);
+        }
+    }
+    memmove(buf->data, buf->data + n, buf->len - n);
+    buf->len -= n;
+    buf->data[buf->len] = '\0';
+    return rc;
+}
+
 /* Process outcome facts of a finished child. */
 typedef struct child_end {
     pid_t pid;
@@ -487,22 +541,12 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
                     fatal = ev_err_set(err, EV_ENOMEM, "record buffer: out of memory");
                     continue;
                 }
-                for (;;) {
-                    char *nl = line.data ? memchr(line.data, '\n', line.len) : NULL;
-                    size_t len;
-                    if (!nl)
-                        break;
-                    len = (size_t)(nl - line.data);
-                    if (!fatal) {
-                        ev_status c = on_line(s, a, line.data, len);
-                        if (c) {
-                            fatal = c;
-                            ev_err_set(err, c, "store: cannot commit a record");
-                        }
+                if (!fatal) {
+                    ev_status c = on_lines(s, a, &line);
+                    if (c) {
+                        fatal = c;
+                        ev_err_set(err, c, "store: cannot commit a record");
                     }
-                    memmove(line.data, nl + 1, line.len - len - 1);
-                    line.len -= len + 1;
-                    line.data[line.len] = '\0';
                 }
                 if (line.len > MAX_LINE) {
                     proto_err(a, "record %lld: longer than %zu bytes", (long long)a->count + 1, MAX_LINE);

@@ -226,7 +226,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
         per = ms / (double)k;
     } while (elapsed < pre);
 
-    /* Trial at a quarter of the target, then steps until within 10%. */
+    /* Trial at a quarter of the target, then steps until within 25% (at most 3). */
     r = per > 0 ? (int64_t)floor(0.25 * target / per) : 1;
     if (r < 1)
         r = 1;
@@ -236,7 +236,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
             return rc;
         elapsed += ms;
         replays += r;
-        done = step > 0 && (fabs(ms - target) <= 0.1 * target || (r == 1 && ms >= target) || step >= 5);
+        done = step > 0 && (fabs(ms - target) <= 0.25 * target || (r == 1 && ms >= target) || step >= 3);
         if ((rc = calib(out, step, r, ms, done, target, err)))
             return rc;
         if (done)
