@@ -5,6 +5,7 @@
  * exactly the retryable outcomes; the run status follows DESIGN.md.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
