@@ -13,8 +13,9 @@
 #include "runner/plan.h"
 #include "runner/protocol.h"
 
-static const char *const good_case = "{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
-                                     "\"default_rows\": 4}";
+static const char *const good_case =
+    "{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+    "\"default_rows\": 4}";
 
 /* Parses text; returns the status and leaves the message in err. */
 static ev_status parse(const char *text, ev_protocol *p, ev_err *err)
@@ -61,13 +62,16 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": -1, \"cols\": 4, "
      "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
      "cases[0].rows: must be >= 0"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE, {\"op\": \"reduce_mean\", \"rows\": 1, \"cols\": 4, "
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE, {\"op\": \"reduce_mean\", \"rows\": 1, "
+     "\"cols\": 4, "
      "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
      "cases[1].op: 'reduce_mean' is not allowed"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"sampels\": 7}", "sampels: unknown key"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"samples\": \"7\"}", "samples: must be an integer"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"samples\": \"7\"}",
+     "samples: must be an integer"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"samples\": 0}", "samples: must be >= 1"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"warmup_ms\": -5}", "warmup_ms: must be >= 0"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"warmup_ms\": -5}",
+     "warmup_ms: must be >= 0"},
     {"{\"seed\": 1, \"arms\": [\"default\", \"rows3\"], \"cases\": [CASE]}", "arms[1]: unknown arm 'rows3'"},
     {"{\"seed\": 1, \"arms\": [\"default\", \"default\"], \"cases\": [CASE]}", "arms[1]: duplicate arm"},
     {"{\"seed\": 1, \"arms\": [\"auto\"], \"cases\": [CASE]}", "arms[0]: 'auto' is planned by the runner"},
@@ -79,7 +83,8 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 2, \"cols\": 8, "
      "\"dtype\": \"fp64\", \"default_rows\": 4}]}",
      "cases[0].dtype: 'fp64' is not allowed"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 2.5, \"cols\": 8, "
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 2.5, \"cols\": "
+     "8, "
      "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
      "cases[0].rows: must be an integer"},
     {"{\"seed\": 1, \"arms\": [\"default\", \"fault-x\"], \"cases\": [CASE], "
@@ -91,13 +96,16 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
      "\"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"hang\", \"signal\": 9}]}",
      "fault_arms[0].signal: not a field of kind 'hang'"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"reference\": {\"cuda\": {\"ceiling_bytes\": "
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"reference\": {\"cuda\": "
+     "{\"ceiling_bytes\": "
      "1048576}}}",
      "reference.cuda.ceiling_bytes: must be >= 1073741824"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"reference\": {\"cpu\": {\"ceiling_cache_multiple\": "
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"reference\": {\"cpu\": "
+     "{\"ceiling_cache_multiple\": "
      "4}}}",
      "reference.cpu.ceiling_cache_multiple: must be >= 8"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"cpu_set\": [0, 0]}", "cpu_set[1]: duplicate CPU"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"cpu_set\": [0, 0]}",
+     "cpu_set[1]: duplicate CPU"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"sample_band\": 0}}",
      "tolerances.sample_band: must be > 0"},
     {"{\"seed\": 1, \"seed\": 2, \"arms\": [\"default\"], \"cases\": [CASE]}", "protocol"},
@@ -120,7 +128,8 @@ START_TEST(test_a_malformed_protocol_is_refused_with_the_field_named)
     else
         snprintf(text, sizeof text, "%s", src);
     ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
-    ck_assert_msg(strstr(err.msg, bad[_i].want), "protocol %d: got '%s', want '%s'", _i, err.msg, bad[_i].want);
+    ck_assert_msg(strstr(err.msg, bad[_i].want), "protocol %d: got '%s', want '%s'", _i, err.msg,
+                  bad[_i].want);
     ck_assert_ptr_null(p.cases);
 }
 END_TEST
@@ -215,10 +224,11 @@ START_TEST(test_rescue_retries_exactly_the_retryable_outcomes)
     ev_err err = {""};
     const char *st, *rst;
 
-    snprintf(text, sizeof text,
-             "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"rows1\", \"rows2\", \"cub\"], "
-             "\"cases\": [%s, %s]}",
-             good_case, good_case);
+    snprintf(
+        text, sizeof text,
+        "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"rows1\", \"rows2\", \"cub\"], "
+        "\"cases\": [%s, %s]}",
+        good_case, good_case);
     ck_assert_int_eq(parse(text, &p, &err), EV_OK);
     ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
     ck_assert_uint_eq(plan.n_main, 8);
@@ -229,7 +239,7 @@ START_TEST(test_rescue_retries_exactly_the_retryable_outcomes)
     o[1] = EV_OUT_FAILED_VALIDATION;
     o[2] = EV_OUT_SKIPPED;
     o[3] = EV_OUT_FAILED_TIMEOUT;
-    o[plan.n_main] = EV_OUT_FAILED_SIGNAL;           /* a policy job */
+    o[plan.n_main] = EV_OUT_FAILED_SIGNAL;                   /* a policy job */
     o[plan.n_main + plan.n_policy] = EV_OUT_FAILED_PROTOCOL; /* recheck: never retried */
     ck_assert_int_eq(ev_plan_rescue(&p, &plan, o, &r, &n, &err), EV_OK);
     ck_assert_uint_eq(n, 3);
@@ -277,11 +287,13 @@ START_TEST(test_a_fault_arm_runs_only_on_its_cases)
     ev_arm_kind k;
     int64_t rows;
 
-    snprintf(text, sizeof text,
-             "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"fault-x\"], \"allow_fault_arms\": "
-             "true, \"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"exit\", \"code\": 3, \"cases\": [1]}], "
-             "\"cases\": [%s, %s]}",
-             good_case, good_case);
+    snprintf(
+        text, sizeof text,
+        "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"fault-x\"], "
+        "\"allow_fault_arms\": "
+        "true, \"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"exit\", \"code\": 3, \"cases\": [1]}], "
+        "\"cases\": [%s, %s]}",
+        good_case, good_case);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
     ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
     ck_assert_uint_eq(plan.n_main, 3);

@@ -334,7 +334,8 @@ static const char faults_protocol[] =
     "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 2, \"target_sample_ms\": 1, \"cold_samples\": 1,\n"
     " \"job_timeout_s\": 2, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
-    " \"arms\": [\"default\", \"fault-exit\", \"fault-signal\", \"fault-hang\", \"fault-garbage\", \"fault-stop\",\n"
+    " \"arms\": [\"default\", \"fault-exit\", \"fault-signal\", \"fault-hang\", \"fault-garbage\", "
+    "\"fault-stop\",\n"
     "          \"fault-wrong\", \"fault-flaky\", \"cub\"],\n"
     " \"allow_fault_arms\": true,\n"
     " \"fault_arms\": [\n"
@@ -345,7 +346,8 @@ static const char faults_protocol[] =
     "   {\"name\": \"fault-stop\", \"kind\": \"stop-after\", \"samples\": 2},\n"
     "   {\"name\": \"fault-wrong\", \"kind\": \"wrong-output\"},\n"
     "   {\"name\": \"fault-flaky\", \"kind\": \"exit\", \"code\": 4, \"when\": \"original\"}],\n"
-    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 5, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 4}]}\n";
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 5, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": "
+    "4}]}\n";
 
 START_TEST(test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable)
 {
@@ -407,8 +409,10 @@ static const char slow_protocol[] =
     " \"job_timeout_s\": 60, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
-    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 256, \"dtype\": \"fp16\", \"default_rows\": 4},\n"
-    "           {\"op\": \"reduce_max\", \"rows\": 20, \"cols\": 300, \"dtype\": \"bf16\", \"default_rows\": 8}]}\n";
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 256, \"dtype\": \"fp16\", "
+    "\"default_rows\": 4},\n"
+    "           {\"op\": \"reduce_max\", \"rows\": 20, \"cols\": 300, \"dtype\": \"bf16\", \"default_rows\": "
+    "8}]}\n";
 
 /* Polls the store until an attempt is running (no process row) that has
  * at least min_samples samples; returns 1, or 0 after 60 s. */
