@@ -30,8 +30,10 @@ endif
 
 DEP_CPPFLAGS :=
 DEP_LDFLAGS  :=
+DEPS_STAMP   :=
 ifneq ($(DEPS),)
 DEPS_ROOT := $(abspath $(DEPS))/root
+DEPS_STAMP := $(DEPS_ROOT)/.unpacked
 DEP_CPPFLAGS := -I$(DEPS_ROOT)/usr/include -I$(DEPS_ROOT)/usr/include/x86_64-linux-gnu
 DEP_LDFLAGS  := -L$(DEPS_ROOT)/usr/lib/x86_64-linux-gnu -L$(DEPS_ROOT)/usr/lib \
                 -Wl,-rpath,$(DEPS_ROOT)/usr/lib/x86_64-linux-gnu -Wl,-rpath,$(DEPS_ROOT)/usr/lib
@@ -57,10 +59,11 @@ TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
 PROGRAMS := $(BUILD)/evident $(BUILD)/verify-bundle
 
-.PHONY: all check test asan lint install clean deps vendor-debs evidence receipts
-all: $(BUILD)/libevident.a $(PROGRAMS) $(EXTRA_PROGRAMS)
+.PHONY: all check test check-run asan lint install clean deps vendor-debs tests
+all: $(DEPS_STAMP) $(BUILD)/libevident.a $(PROGRAMS) $(EXTRA_PROGRAMS)
+tests: $(TEST_BIN)
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(EV_CPPFLAGS) $(EV_CFLAGS) -MMD -MP -c $< -o $@
@@ -83,12 +86,79 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libevident
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) $(CHECK_LIBS) -o $@
 
-check test: all $(TEST_BIN)
+# `make check` first makes sure the dependencies are there (installing them
+# on a fresh Debian machine when run as root), then builds and runs every
+# suite.  check-run does only the latter.
+check test: deps
+	$(Q)$(MAKE) --no-print-directory check-run
+
+check-run: all $(TEST_BIN)
 	@fail=0; for t in $(TEST_BIN); do \
 	  echo "== $$t"; EV_BUILD=$(BUILD) $$t || fail=1; \
 	done; \
 	if [ $$fail -ne 0 ]; then echo "make check: FAILED"; exit 1; fi; \
 	echo "make check: all suites passed"
+
+# ---- dependencies -------------------------------------------------------
+# Build-time packages (Debian names).  `make deps` installs the missing ones
+# with apt-get when run as root (one apt-get update first) and otherwise
+# prints the exact command.  With DEPS=DIR nothing calls apt-get: the .deb
+# files that `make vendor-debs` fetched into DIR/debs are unpacked into
+# DIR/root (never into /) and the build compiles and links against them,
+# with an rpath so the programs find the libraries at run time.
+APT_PKGS  := libsqlite3-dev libssl-dev libzip-dev libcjson-dev check pkg-config zlib1g-dev
+VENDOR_DEBS := libsqlite3-dev libsqlite3-0 libssl-dev libssl3 libzip-dev libzip4 \
+               libcjson-dev libcjson1 check libsubunit-dev libsubunit0 \
+               zlib1g-dev zlib1g libbz2-1.0
+
+ifeq ($(DEPS),)
+deps:
+	@missing=""; for p in $(APT_PKGS); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q 'ok installed' || missing="$$missing $$p"; \
+	done; \
+	if [ -z "$$missing" ]; then echo "deps: all build dependencies present"; exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  echo "deps: installing$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+	    || { echo "deps: apt-get install failed; run it by hand: apt-get install -y$$missing"; exit 1; }; \
+	else \
+	  echo "deps: missing$$missing; run: sudo apt-get update && sudo apt-get install -y$$missing"; exit 1; \
+	fi
+else
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): $(wildcard $(DEPS)/debs/*.deb)
+	@if ! ls $(DEPS)/debs/*.deb >/dev/null 2>&1; then \
+	  echo "deps: no packages in $(DEPS)/debs: run 'make vendor-debs' on a connected machine first"; exit 1; fi
+	@mkdir -p $(DEPS_ROOT)
+	@for f in $(DEPS)/debs/*.deb; do dpkg-deb -x $$f $(DEPS_ROOT) || exit 1; done
+	@touch $@
+	@echo "deps: unpacked $(words $(wildcard $(DEPS)/debs/*.deb)) packages into $(DEPS_ROOT)"
+endif
+
+vendor-debs:
+	@mkdir -p .deps/debs
+	cd .deps/debs && apt-get download $(VENDOR_DEBS)
+	@echo "vendor-debs: packages in .deps/debs; build elsewhere with 'make DEPS=.deps ...'"
+
+# ---- sanitizers, lint, install -------------------------------------------
+ASAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+asan: deps
+	$(Q)$(MAKE) --no-print-directory BUILD=build-asan OPT='-O1 -g $(ASAN_FLAGS)' \
+	    EXTRA_LDFLAGS='$(ASAN_FLAGS)' check-run
+
+LINT_SRC = $(wildcard src/*/*.c src/*/*.h kernels/*.c kernels/*.h tests/*.c)
+BANNED := sprintf|strcpy|strcat|atoi|atof|strtok|gets
+lint:
+	@bad=$$(grep -nE '(^|[^_[:alnum:]])($(BANNED))[[:space:]]*\(' $(LINT_SRC) kernels/*.cu 2>/dev/null | grep -v snprintf); \
+	if [ -n "$$bad" ]; then echo "lint: banned functions (STYLE.md):"; echo "$$bad"; exit 1; fi
+	@clang-format --dry-run -Werror $(LINT_SRC) || { echo "lint: run 'clang-format -i' on the files above"; exit 1; }
+	@echo "lint: ok ($(words $(LINT_SRC)) files)"
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/evident
+	install -m 0755 $(PROGRAMS) $(EXTRA_PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 $(BUILD)/libevident.a $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 db/schema.sql $(DESTDIR)$(PREFIX)/share/evident/
 
 clean:
 	rm -rf $(BUILD)

@@ -7,8 +7,8 @@
 #ifndef EV_CLI_H
 #define EV_CLI_H
 
-#define EV_EXIT_OK 0
-#define EV_EXIT_FAIL 1
+#define EV_EXIT_OK    0
+#define EV_EXIT_FAIL  1
 #define EV_EXIT_USAGE 2
 
 int ev_cmd_run(int argc, char **argv);    /* cmd_run.c */

@@ -7,18 +7,17 @@
 
 #include "cli.h"
 
-static const char usage[] =
-    "usage: evident <command> [options]\n"
-    "\n"
-    "commands:\n"
-    "  run     --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
-    "  fit     (--db FILE [--run ID] | --observations FILE.csv --sms N)\n"
-    "          [--threshold 0.05] [--out FILE]\n"
-    "  export  --db FILE [--run ID] --out FILE.zip\n"
-    "  report  BUNDLE.zip [--markdown] --out FILE\n"
-    "\n"
-    "'evident <command> --help' describes each command.\n"
-    "exit status: 0 success, 1 the work failed, 2 usage or unreadable path\n";
+static const char usage[] = "usage: evident <command> [options]\n"
+                            "\n"
+                            "commands:\n"
+                            "  run     --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
+                            "  fit     (--db FILE [--run ID] | --observations FILE.csv --sms N)\n"
+                            "          [--threshold 0.05] [--out FILE]\n"
+                            "  export  --db FILE [--run ID] --out FILE.zip\n"
+                            "  report  BUNDLE.zip [--markdown] --out FILE\n"
+                            "\n"
+                            "'evident <command> --help' describes each command.\n"
+                            "exit status: 0 success, 1 the work failed, 2 usage or unreadable path\n";
 
 int main(int argc, char **argv)
 {

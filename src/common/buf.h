@@ -10,20 +10,22 @@
 #include "status.h"
 
 typedef struct ev_buf {
-    char *data;   /* NUL-terminated; NULL until the first append */
-    size_t len;   /* bytes used, not counting the NUL */
-    size_t cap;   /* bytes allocated */
+    char *data; /* NUL-terminated; NULL until the first append */
+    size_t len; /* bytes used, not counting the NUL */
+    size_t cap; /* bytes allocated */
 } ev_buf;
 
-#define EV_BUF_INIT {NULL, 0, 0}
+#define EV_BUF_INIT                                                                                          \
+    {                                                                                                        \
+        NULL, 0, 0                                                                                           \
+    }
 
 /* Appends n bytes; EV_ENOMEM (buffer unchanged) on failure. */
 ev_status ev_buf_append(ev_buf *b, const void *p, size_t n);
 /* Appends a NUL-terminated string. */
 ev_status ev_buf_puts(ev_buf *b, const char *s);
 /* Appends printf-formatted text (C locale is the caller's concern). */
-ev_status ev_buf_printf(ev_buf *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+ev_status ev_buf_printf(ev_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Empties the buffer, keeping its storage. */
 void ev_buf_reset(ev_buf *b);
 /* Frees the storage; NULL-safe; leaves b as EV_BUF_INIT. */

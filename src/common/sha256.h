@@ -10,7 +10,7 @@
 
 #include "status.h"
 
-#define EV_SHA256_LEN 32
+#define EV_SHA256_LEN     32
 #define EV_SHA256_HEX_LEN 64 /* plus one for the NUL */
 
 typedef struct ev_sha256 ev_sha256; /* opaque streaming context */

@@ -23,7 +23,7 @@ typedef enum ev_outcome {
 
 /* The raw facts an outcome is derived from. */
 typedef struct ev_process_facts {
-    int has_process;      /* 0: no process row (supervisor died) */
+    int has_process; /* 0: no process row (supervisor died) */
     int has_exit;
     int64_t exit_code;
     int has_signal;
