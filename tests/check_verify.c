@@ -1038,8 +1038,10 @@ static int run_bin(const char *const *args, char *last, size_t cap, ev_buf *out)
         snprintf(last, cap, "%.*s", (int)(end - start), e.data + start);
     }
     ev_buf_free(&e);
-    if (out)
+    if (out) {
+        ev_buf_free(out);
         ck_assert_int_eq(ev_read_file(outp, out, &err), EV_OK);
+    }
     ck_assert_int_ne(WEXITSTATUS(st), 127);
     return WEXITSTATUS(st);
 }
