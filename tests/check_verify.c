@@ -597,7 +597,9 @@ START_TEST(test_csv_with_bad_utf8_fails_formats)
 {
     tm_list l;
     tm_load(&l, g_good);
-    tm_replace(&l, "samples.csv", ",initial,", ",init\xff\xfe" "al,");
+    tm_replace(&l, "samples.csv", ",initial,",
+               ",init\xff\xfe"
+               "al,");
     ev_vreport *r = tamper_verify(&l, "csvutf8", NULL, NULL);
     expect_fail(r, "formats", "samples.csv", "UTF-8");
     ev_vreport_free(r);
