@@ -139,11 +139,29 @@ void vb_rows_of(const vb_bundle *b, int64_t job_id, int64_t attempt, size_t *fir
 
 /* 10^i for i in 0..22 (10^22 < 2^74). */
 static const unsigned __int128 vb_pow10[23] = {
-    1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL, 100000000ULL, 1000000000ULL,
-    10000000000ULL, 100000000000ULL, 1000000000000ULL, 10000000000000ULL, 100000000000000ULL,
-    1000000000000000ULL, 10000000000000000ULL, 100000000000000000ULL, 1000000000000000000ULL,
-    (unsigned __int128)1000000000000000000ULL * 10, (unsigned __int128)1000000000000000000ULL * 100,
-    (unsigned __int128)1000000000000000000ULL * 1000, (unsigned __int128)1000000000000000000ULL * 10000,
+    1ULL,
+    10ULL,
+    100ULL,
+    1000ULL,
+    10000ULL,
+    100000ULL,
+    1000000ULL,
+    10000000ULL,
+    100000000ULL,
+    1000000000ULL,
+    10000000000ULL,
+    100000000000ULL,
+    1000000000000ULL,
+    10000000000000ULL,
+    100000000000000ULL,
+    1000000000000000ULL,
+    10000000000000000ULL,
+    100000000000000000ULL,
+    1000000000000000000ULL,
+    (unsigned __int128)1000000000000000000ULL * 10,
+    (unsigned __int128)1000000000000000000ULL * 100,
+    (unsigned __int128)1000000000000000000ULL * 1000,
+    (unsigned __int128)1000000000000000000ULL * 10000,
 };
 
 /* round(m * 2^e2 * 10^q) to nearest, ties to even, for q in [0, 22] and
@@ -176,7 +194,7 @@ int vb_format17(double v, char buf[32])
     int ex;
     double fr = frexp(a, &ex); /* a = fr * 2^ex, fr in [0.5, 1) */
     uint64_t m = (uint64_t)ldexp(fr, 53);
-    int e2 = ex - 53;          /* a = m * 2^e2, e2 in [-73, 0) here */
+    int e2 = ex - 53; /* a = m * 2^e2, e2 in [-73, 0) here */
     int k = (int)floor(log10(a));
     uint64_t q17 = 0;
     int found = 0;
