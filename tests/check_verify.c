@@ -34,11 +34,9 @@
 #include "verify/verify_int.h"
 #include "verify/zipread.h"
 
-#if defined(__has_include)
-#if __has_include("selector.h")
-#define HAVE_SELECTOR 1
-#endif
-#endif
+/* Define HAVE_SELECTOR once verify_derive.c recomputes the auto receipts
+ * with kernels/selector.h; until then a good bundle's only failure is the
+ * one saying they could not be recomputed. */
 
 /* ------------------------------------------------------------ fixture */
 
