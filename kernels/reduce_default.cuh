@@ -263,6 +263,8 @@ __device__ void ev_reduce_program(const void *in, void *out, int64_t R, int64_t 
     }
 }
 
+/* EV_DEVICE_CODE_ONLY: the device helpers without the entries (peer_cub.cu). */
+#ifndef EV_DEVICE_CODE_ONLY
 #define EV_DEFAULT_ENTRY(opname, dtname, OP, DT)                                                       \
     extern "C" __global__ void reduce_##opname##_##dtname##_default(                                    \
         const void *in, void *out, long long R, long long N, long long stride, int b, int t)           \
@@ -276,5 +278,6 @@ EV_DEFAULT_ENTRY(sum, bf16, EV_OP_SUM_, EV_DT_BF16_)
 EV_DEFAULT_ENTRY(max, fp32, EV_OP_MAX_, EV_DT_FP32_)
 EV_DEFAULT_ENTRY(max, fp16, EV_OP_MAX_, EV_DT_FP16_)
 EV_DEFAULT_ENTRY(max, bf16, EV_OP_MAX_, EV_DT_BF16_)
+#endif
 
 #endif
