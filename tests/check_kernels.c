@@ -22,6 +22,7 @@
 #include "inputs.h"
 #include "oracle.h"
 #include "reduce_cpu.h"
+#include "selector.h"
 
 #define SLICES 16
 
@@ -673,6 +674,48 @@ START_TEST(test_pool_runs_every_task_exactly_once_across_batches)
 }
 END_TEST
 
+START_TEST(test_selector_reproduces_the_seed_decisions_and_launch_shapes)
+{
+    /* the seed's coefficients (S = 24): rows1 for 17x1024 B4, default for 1024x512 B4 */
+    ev_coef seed = {0.9028899747245084, 0.0, 0.00011327031090119965};
+    ev_shape a = {EV_OP_SUM, EV_DTYPE_FP16, 17, 1024, 1024};
+    ev_shape d = {EV_OP_MAX, EV_DTYPE_FP16, 1024, 512, 512};
+    ev_launch_plan p;
+    ev_decision dec;
+    ev_err err;
+    ck_assert_int_eq(ev_selector_select(EV_SEL_CUDA, &a, 4, &seed, 24, 0.05, &p, &dec, &err), EV_OK);
+    ck_assert_int_eq(dec.selected, EV_SCHED_ROWS1);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_rows1");
+    ck_assert_int_eq(p.grid[0], 17);
+    ck_assert_int_eq(p.block[0], 32);
+    ck_assert_int_eq(p.grid[1] * p.grid[2] * p.block[1] * p.block[2], 1);
+    ck_assert_int_eq(ev_selector_select(EV_SEL_CUDA, &d, 4, &seed, 24, 0.05, &p, &dec, &err), EV_OK);
+    ck_assert_int_eq(dec.selected, EV_SCHED_DEFAULT);
+    ck_assert_str_eq(p.entry, "reduce_max_fp16_default");
+    ck_assert_int_eq(p.grid[0], 256);
+    ck_assert_int_eq(p.block[0], 128);
+    /* no coefficients: the default; the cpu receipt is tasks x rows per task */
+    ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &a, 4, NULL, 2, 0.05, &p, NULL, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
+    ck_assert_int_eq(p.grid[0], 5);
+    ck_assert_int_eq(p.block[0], 4);
+    /* large rows: 1024 threads, and b * t above 1024 is capped */
+    a.cols = 1048576;
+    a.stride = 1048576;
+    a.dtype = EV_DTYPE_FP32;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_ROWS4, 4, 0, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp32_rows4");
+    ck_assert_int_eq(p.block[0], 1024);
+    ck_assert_int_eq(p.grid[0], 5);
+    ck_assert_int_eq(p.lanes, 1024);
+    /* R = 0: an empty grid */
+    a.rows = 0;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 0, &p, &err), EV_OK);
+    ck_assert_int_eq(p.grid[0], 0);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 0, 0, &p, &err), EV_EINVAL);
+}
+END_TEST
+
 /* Builds the suite. */
 static Suite *kernels_suite(void)
 {
@@ -704,6 +747,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_inputs_are_the_same_bytes_for_a_seed_and_case);
     tcase_add_test(misc, test_cpu_plan_names_the_entry_and_partition);
     tcase_add_test(misc, test_pool_runs_every_task_exactly_once_across_batches);
+    tcase_add_test(misc, test_selector_reproduces_the_seed_decisions_and_launch_shapes);
     suite_add_tcase(s, conv);
     suite_add_tcase(s, red);
     suite_add_tcase(s, misc);
