@@ -307,14 +307,11 @@ END_TEST
 static const char *const abc_hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
 static const char *const empty_hex = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 static const char *const two_block_msg = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
-static const char *const two_block_hex =
-    "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
-static const char *const long_msg =
-    "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmno"
-    "ijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+static const char *const two_block_hex = "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+static const char *const long_msg = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmno"
+                                    "ijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
 static const char *const long_hex = "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1";
-static const char *const million_a_hex =
-    "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+static const char *const million_a_hex = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
 
 START_TEST(test_sha256_matches_the_nist_examples)
 {

@@ -49,12 +49,12 @@ static ev_status read_all_abc(const char *s, size_t *rows, ev_err *err)
 }
 
 /* Asserts that s (header abc) is refused with exactly message want. */
-#define ck_csv_refused(s, want)                                                                    \
-    do {                                                                                           \
-        ev_err e_;                                                                                 \
-        size_t rows_;                                                                              \
-        ck_assert_int_eq(read_all_abc((s), &rows_, &e_), EV_EFORMAT);                              \
-        ck_assert_str_eq(e_.msg, (want));                                                          \
+#define ck_csv_refused(s, want)                                                                              \
+    do {                                                                                                     \
+        ev_err e_;                                                                                           \
+        size_t rows_;                                                                                        \
+        ck_assert_int_eq(read_all_abc((s), &rows_, &e_), EV_EFORMAT);                                        \
+        ck_assert_str_eq(e_.msg, (want));                                                                    \
     } while (0)
 
 /* ---- reading --------------------------------------------------------- */
@@ -70,8 +70,7 @@ START_TEST(test_an_observations_table_reads_with_typed_cells)
     int64_t i = 0;
     double d = 0;
 
-    ck_assert_int_eq(ev_csv_open(doc, sizeof doc - 1, obs_header, OBS_NCOLS, "role", &c, &err),
-                     EV_OK);
+    ck_assert_int_eq(ev_csv_open(doc, sizeof doc - 1, obs_header, OBS_NCOLS, "role", &c, &err), EV_OK);
     ck_assert_uint_eq(ev_csv_ncols(c), 7);
     ck_assert_str_eq(ev_csv_header(c, 6), "median_us");
     ck_assert_ptr_null(ev_csv_header(c, 7));
@@ -111,16 +110,14 @@ START_TEST(test_the_optional_last_column_is_accepted_and_reported)
     ev_err err;
     int have = 0;
 
-    ck_assert_int_eq(ev_csv_open(doc, sizeof doc - 1, obs_header, OBS_NCOLS, "role", &c, &err),
-                     EV_OK);
+    ck_assert_int_eq(ev_csv_open(doc, sizeof doc - 1, obs_header, OBS_NCOLS, "role", &c, &err), EV_OK);
     ck_assert_uint_eq(ev_csv_ncols(c), 8);
     ck_assert_int_eq(ev_csv_next(c, &have, &err), EV_OK);
     ck_assert_str_eq(ev_csv_field(c, 7), "holdout");
     ev_csv_close(c);
     /* A record of the shorter width no longer fits. */
     c = NULL;
-    ck_assert_int_eq(ev_csv_open(short_doc, sizeof short_doc - 1, obs_header, OBS_NCOLS, "role",
-                                 &c, &err),
+    ck_assert_int_eq(ev_csv_open(short_doc, sizeof short_doc - 1, obs_header, OBS_NCOLS, "role", &c, &err),
                      EV_OK);
     ck_assert_int_eq(ev_csv_next(c, &have, &err), EV_EFORMAT);
     ck_assert_str_eq(err.msg, "line 2: 7 fields, expected 8");
@@ -130,8 +127,8 @@ END_TEST
 
 START_TEST(test_crlf_and_a_missing_final_newline_read_the_same)
 {
-    const char *docs[] = {"a,b,c\n1,2,3\n4,5,6\n", "a,b,c\r\n1,2,3\r\n4,5,6\r\n",
-                          "a,b,c\n1,2,3\n4,5,6", "a,b,c\r\n1,2,3\n4,5,6"};
+    const char *docs[] = {"a,b,c\n1,2,3\n4,5,6\n", "a,b,c\r\n1,2,3\r\n4,5,6\r\n", "a,b,c\n1,2,3\n4,5,6",
+                          "a,b,c\r\n1,2,3\n4,5,6"};
     size_t k;
     for (k = 0; k < 4; k++) {
         ev_csv *c = NULL;
@@ -212,8 +209,7 @@ START_TEST(test_a_wrong_optional_column_is_refused)
     static const char doc[] = "op,rows,cols,dtype,default_rows,schedule,median_us,rolex\n";
     ev_csv *c = NULL;
     ev_err err;
-    ck_assert_int_eq(ev_csv_open(doc, sizeof doc - 1, obs_header, OBS_NCOLS, "role", &c, &err),
-                     EV_EFORMAT);
+    ck_assert_int_eq(ev_csv_open(doc, sizeof doc - 1, obs_header, OBS_NCOLS, "role", &c, &err), EV_EFORMAT);
     ck_assert_str_eq(err.msg, "line 1: header is "
                               "\"op,rows,cols,dtype,default_rows,schedule,median_us,rolex\", "
                               "expected \"op,rows,cols,dtype,default_rows,schedule,median_us[,role]\"");
@@ -253,10 +249,8 @@ END_TEST
 
 START_TEST(test_text_after_a_closing_quote_is_refused)
 {
-    ck_csv_refused("a,b,c\n1,\"2\"x,3\n",
-                   "line 2, column 2: unexpected character after a closing quote");
-    ck_csv_refused("a,b,c\n1,\"2\" ,3\n",
-                   "line 2, column 2: unexpected character after a closing quote");
+    ck_csv_refused("a,b,c\n1,\"2\"x,3\n", "line 2, column 2: unexpected character after a closing quote");
+    ck_csv_refused("a,b,c\n1,\"2\" ,3\n", "line 2, column 2: unexpected character after a closing quote");
 }
 END_TEST
 

@@ -25,19 +25,19 @@ static ev_status check_str(const char *s, unsigned flags, ev_err *err)
 }
 
 /* Asserts s is refused with exactly message want. */
-#define ck_refused(s, flags, want)                                                                 \
-    do {                                                                                           \
-        ev_err e_;                                                                                 \
-        ck_assert_int_eq(check_str((s), (flags), &e_), EV_EFORMAT);                                \
-        ck_assert_str_eq(e_.msg, (want));                                                          \
+#define ck_refused(s, flags, want)                                                                           \
+    do {                                                                                                     \
+        ev_err e_;                                                                                           \
+        ck_assert_int_eq(check_str((s), (flags), &e_), EV_EFORMAT);                                          \
+        ck_assert_str_eq(e_.msg, (want));                                                                    \
     } while (0)
 
 /* Asserts s is accepted. */
-#define ck_accepted(s, flags)                                                                      \
-    do {                                                                                           \
-        ev_err e_;                                                                                 \
-        ev_status r_ = check_str((s), (flags), &e_);                                               \
-        ck_assert_msg(r_ == EV_OK, "refused %s: %s", (s), e_.msg);                                 \
+#define ck_accepted(s, flags)                                                                                \
+    do {                                                                                                     \
+        ev_err e_;                                                                                           \
+        ev_status r_ = check_str((s), (flags), &e_);                                                         \
+        ck_assert_msg(r_ == EV_OK, "refused %s: %s", (s), e_.msg);                                           \
     } while (0)
 
 /* ---- acceptance ------------------------------------------------------ */
@@ -124,8 +124,7 @@ START_TEST(test_bad_grammar_is_refused_with_its_position)
     ck_refused("{\"a\":1,}", 0, "offset 7 (line 1, column 8): unexpected '}', expected a string key");
     ck_refused("{a:1}", 0, "offset 1 (line 1, column 2): unexpected 'a', expected a string key");
     ck_refused("[1 2]", 0, "offset 3 (line 1, column 4): unexpected '2', expected ',' or ']'");
-    ck_refused("{\"a\":1", 0,
-               "offset 6 (line 1, column 7): unexpected end of input, expected ',' or '}'");
+    ck_refused("{\"a\":1", 0, "offset 6 (line 1, column 7): unexpected end of input, expected ',' or '}'");
     ck_refused("['x']", 0, "offset 1 (line 1, column 2): unexpected ''', expected a value");
     ck_refused("[tru]", 0, "offset 1 (line 1, column 2): invalid literal (expected true)");
     ck_refused("nul", 0, "offset 0 (line 1, column 1): invalid literal (expected null)");
@@ -138,8 +137,7 @@ END_TEST
 START_TEST(test_empty_input_is_refused)
 {
     ck_refused("", 0, "offset 0 (line 1, column 1): unexpected end of input, expected a value");
-    ck_refused(" \n\t", 0,
-               "offset 3 (line 2, column 2): unexpected end of input, expected a value");
+    ck_refused(" \n\t", 0, "offset 3 (line 2, column 2): unexpected end of input, expected a value");
 }
 END_TEST
 
@@ -149,11 +147,9 @@ START_TEST(test_duplicate_keys_are_refused_at_the_second_occurrence)
     /* Same key after decoding: "a" and "\u0061". */
     ck_refused("{\"a\":1,\"\\u0061\":2}", 0, "offset 7 (line 1, column 8): duplicate key \"a\"");
     /* Earliest second occurrence wins when several keys repeat. */
-    ck_refused("{\"b\":1,\"a\":2,\"a\":3,\"b\":4}", 0,
-               "offset 13 (line 1, column 14): duplicate key \"a\"");
+    ck_refused("{\"b\":1,\"a\":2,\"a\":3,\"b\":4}", 0, "offset 13 (line 1, column 14): duplicate key \"a\"");
     /* Line and column over several lines. */
-    ck_refused("{\n  \"a\": 1,\n  \"a\": 2\n}", 0,
-               "offset 14 (line 3, column 3): duplicate key \"a\"");
+    ck_refused("{\n  \"a\": 1,\n  \"a\": 2\n}", 0, "offset 14 (line 3, column 3): duplicate key \"a\"");
 }
 END_TEST
 
@@ -184,8 +180,8 @@ START_TEST(test_nesting_beyond_the_cap_is_refused)
         doc[2 * d - 1 - i] = ']';
     }
     doc[2 * d] = '\0';
-    snprintf(want, sizeof want, "offset %d (line 1, column %d): nesting deeper than %d",
-             EV_JSON_MAX_DEPTH, EV_JSON_MAX_DEPTH + 1, EV_JSON_MAX_DEPTH);
+    snprintf(want, sizeof want, "offset %d (line 1, column %d): nesting deeper than %d", EV_JSON_MAX_DEPTH,
+             EV_JSON_MAX_DEPTH + 1, EV_JSON_MAX_DEPTH);
     ck_refused(doc, 0, want);
     /* Objects count too: 64 arrays around an object. */
     doc[EV_JSON_MAX_DEPTH] = '{';
@@ -212,19 +208,21 @@ START_TEST(test_raw_nul_bytes_are_refused)
     ck_assert_int_eq(ev_json_check("[1,\0]", 5, 0, &err), EV_EFORMAT);
     ck_assert_str_eq(err.msg, "offset 3 (line 1, column 4): unexpected NUL byte, expected a value");
     ck_assert_int_eq(ev_json_check("{}\0", 3, 0, &err), EV_EFORMAT);
-    ck_assert_str_eq(err.msg,
-                     "offset 2 (line 1, column 3): trailing bytes after the value (NUL byte)");
+    ck_assert_str_eq(err.msg, "offset 2 (line 1, column 3): trailing bytes after the value (NUL byte)");
 }
 END_TEST
 
 START_TEST(test_control_characters_in_strings_are_refused)
 {
-    ck_refused("[\"a\tb\"]", 0, "offset 3 (line 1, column 4): byte 0x09 in string (control "
-                               "characters must be escaped)");
-    ck_refused("[\"a\nb\"]", 0, "offset 3 (line 1, column 4): byte 0x0a in string (control "
-                               "characters must be escaped)");
-    ck_refused("[\"\x1f\"]", 0, "offset 2 (line 1, column 3): byte 0x1f in string (control "
-                               "characters must be escaped)");
+    ck_refused("[\"a\tb\"]", 0,
+               "offset 3 (line 1, column 4): byte 0x09 in string (control "
+               "characters must be escaped)");
+    ck_refused("[\"a\nb\"]", 0,
+               "offset 3 (line 1, column 4): byte 0x0a in string (control "
+               "characters must be escaped)");
+    ck_refused("[\"\x1f\"]", 0,
+               "offset 2 (line 1, column 3): byte 0x1f in string (control "
+               "characters must be escaped)");
     ck_accepted("[\"\x7f\"]", 0); /* DEL is not a control character in JSON */
 }
 END_TEST
@@ -256,8 +254,7 @@ END_TEST
 START_TEST(test_numbers_overflowing_to_infinity_are_refused)
 {
     ck_refused("[1e400]", 0, "offset 1 (line 1, column 2): number 1e400 overflows to infinity");
-    ck_refused("{\"x\": -1.8e308}", 0,
-               "offset 6 (line 1, column 7): number -1.8e308 overflows to infinity");
+    ck_refused("{\"x\": -1.8e308}", 0, "offset 6 (line 1, column 7): number -1.8e308 overflows to infinity");
     ck_accepted("[1.7976931348623157e308, 1e-400]", 0); /* DBL_MAX; underflow is finite */
 }
 END_TEST
@@ -282,10 +279,8 @@ START_TEST(test_invalid_utf8_is_refused)
     ck_refused("[\"\xc3\x28\"]", 0, "offset 2 (line 1, column 3): invalid UTF-8 in string (byte 0xc3)");
     /* Overlong '/', encoded surrogate U+D800, beyond U+10FFFF, lone continuation. */
     ck_refused("[\"\xc0\xaf\"]", 0, "offset 2 (line 1, column 3): invalid UTF-8 in string (byte 0xc0)");
-    ck_refused("[\"\xe0\x80\xaf\"]", 0,
-               "offset 2 (line 1, column 3): invalid UTF-8 in string (byte 0xe0)");
-    ck_refused("[\"\xed\xa0\x80\"]", 0,
-               "offset 2 (line 1, column 3): invalid UTF-8 in string (byte 0xed)");
+    ck_refused("[\"\xe0\x80\xaf\"]", 0, "offset 2 (line 1, column 3): invalid UTF-8 in string (byte 0xe0)");
+    ck_refused("[\"\xed\xa0\x80\"]", 0, "offset 2 (line 1, column 3): invalid UTF-8 in string (byte 0xed)");
     ck_refused("[\"\xf4\x90\x80\x80\"]", 0,
                "offset 2 (line 1, column 3): invalid UTF-8 in string (byte 0xf4)");
     ck_refused("[\"a\x80\"]", 0, "offset 3 (line 1, column 4): invalid UTF-8 in string (byte 0x80)");
@@ -300,8 +295,7 @@ END_TEST
 
 START_TEST(test_a_utf8_bom_is_refused)
 {
-    ck_refused("\xef\xbb\xbf{}", 0,
-               "offset 0 (line 1, column 1): unexpected byte 0xef, expected a value");
+    ck_refused("\xef\xbb\xbf{}", 0, "offset 0 (line 1, column 1): unexpected byte 0xef, expected a value");
 }
 END_TEST
 
@@ -309,8 +303,7 @@ START_TEST(test_lone_surrogates_are_refused)
 {
     ck_refused("[\"\\ud800\"]", 0, "offset 2 (line 1, column 3): lone high surrogate \\ud800");
     ck_refused("[\"\\udc00\"]", 0, "offset 2 (line 1, column 3): lone low surrogate \\udc00");
-    ck_refused("[\"x\\uDBFF\\u0041\"]", 0,
-               "offset 3 (line 1, column 4): lone high surrogate \\udbff");
+    ck_refused("[\"x\\uDBFF\\u0041\"]", 0, "offset 3 (line 1, column 4): lone high surrogate \\udbff");
     ck_refused("[\"\\ud800\\ud800\"]", 0, "offset 2 (line 1, column 3): lone high surrogate \\ud800");
     ck_accepted("[\"\\uDBFF\\uDFFF\"]", 0);
 }
@@ -494,15 +487,13 @@ START_TEST(test_getters_name_the_key_when_they_refuse)
     ck_assert_int_eq(ev_json_get_i64(t, "f", &i, &err), EV_EFORMAT);
     ck_assert_str_eq(err.msg, "\"f\": expected an integer, found 1.5");
     ck_assert_int_eq(ev_json_get_i64(t, "big", &i, &err), EV_EFORMAT);
-    ck_assert_str_eq(err.msg,
-                     "\"big\": number 9007199254740994 is beyond 2^53 (large integers are strings)");
+    ck_assert_str_eq(err.msg, "\"big\": number 9007199254740994 is beyond 2^53 (large integers are strings)");
     ck_assert_int_eq(ev_json_get_i64(t, "lead", &i, &err), EV_EFORMAT);
     ck_assert_str_eq(err.msg, "\"lead\": string \"007\" is not a decimal integer");
     ck_assert_int_eq(ev_json_get_i64(t, "sp", &i, &err), EV_EFORMAT);
     ck_assert_int_eq(ev_json_get_i64(t, "negz", &i, &err), EV_EFORMAT);
     ck_assert_int_eq(ev_json_get_i64(t, "over", &i, &err), EV_EFORMAT);
-    ck_assert_str_eq(err.msg,
-                     "\"over\": integer string \"9223372036854775808\" is out of the int64 range");
+    ck_assert_str_eq(err.msg, "\"over\": integer string \"9223372036854775808\" is out of the int64 range");
     ck_assert_int_eq(ev_json_get_i64(t, "under", &i, &err), EV_EFORMAT);
     ck_assert_int_eq(ev_json_get_i64(t, "b", &i, &err), EV_EFORMAT);
     ck_assert_str_eq(err.msg, "\"b\": expected an integer, found a boolean");
@@ -628,8 +619,8 @@ static size_t round_trip_batch(const double *vals, size_t n)
             ck_abort_msg("format refused %016llx", (unsigned long long)bits_of(vals[i]));
         r = strtod(text, &end);
         if (*end != '\0' || bits_of(r) != bits_of(vals[i]))
-            ck_abort_msg("strtod(%s) = %016llx, wrote %016llx", text,
-                         (unsigned long long)bits_of(r), (unsigned long long)bits_of(vals[i]));
+            ck_abort_msg("strtod(%s) = %016llx, wrote %016llx", text, (unsigned long long)bits_of(r),
+                         (unsigned long long)bits_of(vals[i]));
         r = 0;
         if (ev_json_read_number(text, strlen(text), EV_JSON_CANONICAL, &r, &err) != EV_OK ||
             bits_of(r) != bits_of(vals[i]))
@@ -638,15 +629,13 @@ static size_t round_trip_batch(const double *vals, size_t n)
             ck_abort_msg("push refused %s", text);
     }
     ck_assert_int_eq(ev_json_print(arr, 0, &b), EV_OK);
-    ck_assert_msg(ev_json_parse(b.data, b.len, EV_JSON_CANONICAL, &back, &err) == EV_OK, "%s",
-                  err.msg);
+    ck_assert_msg(ev_json_parse(b.data, b.len, EV_JSON_CANONICAL, &back, &err) == EV_OK, "%s", err.msg);
     ck_assert_int_eq(cJSON_GetArraySize(back), (int)n);
     i = 0;
     cJSON_ArrayForEach(it, back)
     {
         if (!cJSON_IsNumber(it) || bits_of(it->valuedouble) != bits_of(vals[i]))
-            ck_abort_msg("element %zu: %016llx read back as %016llx", i,
-                         (unsigned long long)bits_of(vals[i]),
+            ck_abort_msg("element %zu: %016llx read back as %016llx", i, (unsigned long long)bits_of(vals[i]),
                          (unsigned long long)bits_of(it->valuedouble));
         i++;
     }
@@ -661,9 +650,18 @@ START_TEST(test_extreme_doubles_round_trip_bit_for_bit)
 {
     double v[64];
     size_t n = 0, k;
-    double base[] = {0.0, DBL_MIN, DBL_MAX, 4.9406564584124654e-324 /* min subnormal */,
-                     2.2250738585072009e-308 /* max subnormal */, 1.0, 0.1 + 0.2, 0.1,
-                     9007199254740992.0, 1e23, 5e-324 * 3, 123456789.123456789};
+    double base[] = {0.0,
+                     DBL_MIN,
+                     DBL_MAX,
+                     4.9406564584124654e-324 /* min subnormal */,
+                     2.2250738585072009e-308 /* max subnormal */,
+                     1.0,
+                     0.1 + 0.2,
+                     0.1,
+                     9007199254740992.0,
+                     1e23,
+                     5e-324 * 3,
+                     123456789.123456789};
     for (k = 0; k < sizeof base / sizeof base[0]; k++) {
         double c[4];
         size_t j;

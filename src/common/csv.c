@@ -143,9 +143,8 @@ static ev_status parse_record(ev_csv *c, ev_err *err)
             for (;;) {
                 unsigned char ch;
                 if (c->pos >= n)
-                    return ev_err_set(err, EV_EFORMAT,
-                                      "line %zu, column %zu: unterminated quoted field", qline,
-                                      col);
+                    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: unterminated quoted field",
+                                      qline, col);
                 ch = p[c->pos];
                 if (ch == '"') {
                     if (c->pos + 1 < n && p[c->pos + 1] == '"') {
@@ -158,14 +157,13 @@ static ev_status parse_record(ev_csv *c, ev_err *err)
                     break;
                 }
                 if (ch == 0)
-                    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: NUL byte", c->line,
-                                      col);
+                    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: NUL byte", c->line, col);
                 if (ch >= 0x80) {
                     size_t len = utf8_seq_len(p + c->pos, n - c->pos);
                     if (!len)
                         return ev_err_set(err, EV_EFORMAT,
-                                          "line %zu, column %zu: invalid UTF-8 (byte 0x%02x)",
-                                          c->line, col, ch);
+                                          "line %zu, column %zu: invalid UTF-8 (byte 0x%02x)", c->line, col,
+                                          ch);
                     if (ev_buf_append(&c->fb, p + c->pos, len))
                         return EV_ENOMEM;
                     c->pos += len;
@@ -207,17 +205,15 @@ static ev_status parse_record(ev_csv *c, ev_err *err)
                     break;
                 if (ch == '"')
                     return ev_err_set(err, EV_EFORMAT,
-                                      "line %zu, column %zu: stray quote in an unquoted field",
-                                      c->line, col);
+                                      "line %zu, column %zu: stray quote in an unquoted field", c->line, col);
                 if (ch == 0)
-                    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: NUL byte", c->line,
-                                      col);
+                    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: NUL byte", c->line, col);
                 if (ch >= 0x80) {
                     size_t len = utf8_seq_len(p + c->pos, n - c->pos);
                     if (!len)
                         return ev_err_set(err, EV_EFORMAT,
-                                          "line %zu, column %zu: invalid UTF-8 (byte 0x%02x)",
-                                          c->line, col, ch);
+                                          "line %zu, column %zu: invalid UTF-8 (byte 0x%02x)", c->line, col,
+                                          ch);
                     c->pos += len;
                     continue;
                 }
@@ -236,8 +232,8 @@ static ev_status parse_record(ev_csv *c, ev_err *err)
                     c->pos += 2;
                     record_done = 2;
                 } else {
-                    return ev_err_set(err, EV_EFORMAT,
-                                      "line %zu, column %zu: CR not followed by LF", c->line, col);
+                    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: CR not followed by LF", c->line,
+                                      col);
                 }
             }
         }
@@ -279,8 +275,7 @@ ev_status ev_csv_open(const char *p, size_t n, const char *const *header, size_t
         ev_err_set(err, rc, "csv: out of memory");
     if (rc)
         goto out;
-    if (optional_last && c->nf == ncols + 1 &&
-        strcmp(c->fb.data + c->off[ncols], optional_last) == 0)
+    if (optional_last && c->nf == ncols + 1 && strcmp(c->fb.data + c->off[ncols], optional_last) == 0)
         want = ncols + 1;
     for (i = 0; i < ncols && i < c->nf && strcmp(c->fb.data + c->off[i], header[i]) == 0; i++)
         ;
@@ -351,8 +346,8 @@ ev_status ev_csv_next(ev_csv *c, int *have_row, ev_err *err)
     if (rc)
         return rc;
     if (c->nf != c->ncols)
-        return ev_err_set(err, EV_EFORMAT, "line %zu: %zu fields, expected %zu", c->rec_line,
-                          c->nf, c->ncols);
+        return ev_err_set(err, EV_EFORMAT, "line %zu: %zu fields, expected %zu", c->rec_line, c->nf,
+                          c->ncols);
     c->have_row = 1;
     *have_row = 1;
     return EV_OK;

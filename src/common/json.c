@@ -83,8 +83,8 @@ ev_status ev_json_format_double(double v, char buf[32])
  * EV_EFORMAT with *bad_at (the offset in s of the problem) and a reason in
  * err (no position); out untouched on failure.
  */
-static ev_status number_check(const char *s, size_t n, unsigned flags, double *out,
-                              size_t *bad_at, ev_err *err)
+static ev_status number_check(const char *s, size_t n, unsigned flags, double *out, size_t *bad_at,
+                              ev_err *err)
 {
     char tok[EV_JSON_NUMBER_MAX + 1], canon[32];
     size_t i = 0;
@@ -133,8 +133,7 @@ static ev_status number_check(const char *s, size_t n, unsigned flags, double *o
         return ev_err_set(err, EV_EFORMAT, "unexpected character in number");
     }
     if (n > EV_JSON_NUMBER_MAX)
-        return ev_err_set(err, EV_EFORMAT, "number longer than %d characters",
-                          EV_JSON_NUMBER_MAX);
+        return ev_err_set(err, EV_EFORMAT, "number longer than %d characters", EV_JSON_NUMBER_MAX);
     memcpy(tok, s, n);
     tok[n] = '\0';
     v = strtod_c(tok, &end);
@@ -145,8 +144,7 @@ static ev_status number_check(const char *s, size_t n, unsigned flags, double *o
     if (flags & EV_JSON_CANONICAL) {
         ev_json_format_double(v, canon);
         if (strcmp(canon, tok) != 0)
-            return ev_err_set(err, EV_EFORMAT,
-                              "number %s is not canonical (%%.17g of its value is %s)", tok,
+            return ev_err_set(err, EV_EFORMAT, "number %s is not canonical (%%.17g of its value is %s)", tok,
                               canon);
     }
     *out = v;
@@ -184,8 +182,7 @@ typedef struct lex {
  * offset at (lines and columns 1-based, columns counted in bytes) and
  * returns EV_EFORMAT.
  */
-static ev_status lex_fail(lex *lx, size_t at, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+static ev_status lex_fail(lex *lx, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static ev_status lex_fail(lex *lx, size_t at, const char *fmt, ...)
 {
     char reason[400];
@@ -205,8 +202,7 @@ static ev_status lex_fail(lex *lx, size_t at, const char *fmt, ...)
             col++;
         }
     }
-    return ev_err_set(lx->err, EV_EFORMAT, "offset %zu (line %zu, column %zu): %s", at, line, col,
-                      reason);
+    return ev_err_set(lx->err, EV_EFORMAT, "offset %zu (line %zu, column %zu): %s", at, line, col, reason);
 }
 
 /* Describes byte c for a message ("NUL byte", "'x'", "byte 0xe9"), into d. */
@@ -228,8 +224,7 @@ static ev_status lex_unexpected(lex *lx, const char *what)
     char d[16];
     if (lx->pos >= lx->n)
         return lex_fail(lx, lx->pos, "unexpected end of input, expected %s", what);
-    return lex_fail(lx, lx->pos, "unexpected %s, expected %s", describe_byte(lx->p[lx->pos], d),
-                    what);
+    return lex_fail(lx, lx->pos, "unexpected %s, expected %s", describe_byte(lx->p[lx->pos], d), what);
 }
 
 /* Skips JSON whitespace (space, tab, LF, CR). */
@@ -398,14 +393,30 @@ static ev_status lex_string(lex *lx, ev_buf *decode)
         {
             char out;
             switch (c) {
-            case '"': out = '"'; break;
-            case '\\': out = '\\'; break;
-            case '/': out = '/'; break;
-            case 'b': out = '\b'; break;
-            case 'f': out = '\f'; break;
-            case 'n': out = '\n'; break;
-            case 'r': out = '\r'; break;
-            case 't': out = '\t'; break;
+            case '"':
+                out = '"';
+                break;
+            case '\\':
+                out = '\\';
+                break;
+            case '/':
+                out = '/';
+                break;
+            case 'b':
+                out = '\b';
+                break;
+            case 'f':
+                out = '\f';
+                break;
+            case 'n':
+                out = '\n';
+                break;
+            case 'r':
+                out = '\r';
+                break;
+            case 't':
+                out = '\t';
+                break;
             default:
                 return lex_fail(lx, lx->pos, "invalid escape \\%s", describe_byte(c, d));
             }
@@ -491,8 +502,7 @@ static ev_status check_keys(lex *lx, size_t first, size_t scratch_mark)
         qsort_r(k, n, sizeof *k, keyref_cmp, lx->scratch.data);
         for (i = 1; i < n; i++)
             if (k[i].len == k[i - 1].len &&
-                memcmp(lx->scratch.data + k[i].off, lx->scratch.data + k[i - 1].off, k[i].len) ==
-                    0 &&
+                memcmp(lx->scratch.data + k[i].off, lx->scratch.data + k[i - 1].off, k[i].len) == 0 &&
                 k[i].at < bad) {
                 bad = k[i].at;
                 bad_i = i;
@@ -644,8 +654,7 @@ ev_status ev_json_check(const char *p, size_t n, unsigned flags, ev_err *err)
         goto out;
     lex_ws(&lx);
     if (lx.pos < n)
-        rc = lex_fail(&lx, lx.pos, "trailing bytes after the value (%s)",
-                      describe_byte(lx.p[lx.pos], d));
+        rc = lex_fail(&lx, lx.pos, "trailing bytes after the value (%s)", describe_byte(lx.p[lx.pos], d));
 out:
     ev_buf_free(&lx.scratch);
     free(lx.keys);
@@ -919,8 +928,7 @@ ev_status ev_json_get_double(const cJSON *obj, const char *key, double *out, ev_
     if (rc)
         return rc;
     if (item_double(it, out))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a number, found %s", key,
-                          type_name(it));
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a number, found %s", key, type_name(it));
     return EV_OK;
 }
 
@@ -971,8 +979,7 @@ ev_status ev_json_get_i64(const cJSON *obj, const char *key, int64_t *out, ev_er
     if (cJSON_IsString(it) && it->valuestring) {
         rc = parse_i64_text(it->valuestring, out);
         if (rc == EV_ERANGE)
-            return ev_err_set(err, EV_EFORMAT,
-                              "\"%s\": integer string \"%s\" is out of the int64 range", key,
+            return ev_err_set(err, EV_EFORMAT, "\"%s\": integer string \"%s\" is out of the int64 range", key,
                               it->valuestring);
         if (rc)
             return ev_err_set(err, rc, "\"%s\": string \"%.60s\" is not a decimal integer", key,
@@ -980,14 +987,12 @@ ev_status ev_json_get_i64(const cJSON *obj, const char *key, int64_t *out, ev_er
         return EV_OK;
     }
     if (item_double(it, &v))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an integer, found %s", key,
-                          type_name(it));
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an integer, found %s", key, type_name(it));
     if (v != floor(v))
         return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an integer, found %.17g", key, v);
     if (v < -(double)EV_JSON_INT_MAX || v > (double)EV_JSON_INT_MAX)
-        return ev_err_set(err, EV_EFORMAT,
-                          "\"%s\": number %.17g is beyond 2^53 (large integers are strings)", key,
-                          v);
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": number %.17g is beyond 2^53 (large integers are strings)",
+                          key, v);
     *out = (int64_t)v;
     return EV_OK;
 }
@@ -999,8 +1004,7 @@ ev_status ev_json_get_str(const cJSON *obj, const char *key, const char **out, e
     if (rc)
         return rc;
     if (!cJSON_IsString(it) || !it->valuestring)
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a string, found %s", key,
-                          type_name(it));
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a string, found %s", key, type_name(it));
     *out = it->valuestring;
     return EV_OK;
 }
@@ -1012,8 +1016,7 @@ ev_status ev_json_get_bool(const cJSON *obj, const char *key, int *out, ev_err *
     if (rc)
         return rc;
     if (!cJSON_IsBool(it))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a boolean, found %s", key,
-                          type_name(it));
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a boolean, found %s", key, type_name(it));
     *out = cJSON_IsTrue(it) ? 1 : 0;
     return EV_OK;
 }
@@ -1025,8 +1028,7 @@ ev_status ev_json_get_object(const cJSON *obj, const char *key, const cJSON **ou
     if (rc)
         return rc;
     if (!cJSON_IsObject(it))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an object, found %s", key,
-                          type_name(it));
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an object, found %s", key, type_name(it));
     *out = it;
     return EV_OK;
 }
@@ -1038,8 +1040,7 @@ ev_status ev_json_get_array(const cJSON *obj, const char *key, const cJSON **out
     if (rc)
         return rc;
     if (!cJSON_IsArray(it))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an array, found %s", key,
-                          type_name(it));
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an array, found %s", key, type_name(it));
     *out = it;
     return EV_OK;
 }

@@ -1,0 +1,69 @@
+/*
+ * export.h: `evident export`: the run's evidence read from the store
+ * (through the named queries of src/store/store.h only) and packed into
+ * delivery.zip exactly as docs/bundle-format.md specifies.
+ *
+ * Every member is built in memory, hashed, listed in receipts.json, and
+ * written by the deterministic zip writer (zipwrite.h).  The root digest is
+ * the SHA-256 of receipts.json.
+ */
+#ifndef EV_EXPORT_H
+#define EV_EXPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "status.h"
+#include "bundle/member.h"
+#include "store/store.h"
+
+typedef struct ev_bundle ev_bundle; /* opaque: the members of one export */
+
+/*
+ * Builds every member of the bundle of run run_id (0: the newest run) of
+ * store s.  OUT: *out (free with ev_bundle_free).  EV_ENOTFOUND when the
+ * run does not exist; EV_ECORRUPT when the store contradicts itself (a
+ * snapshot row whose bytes do not match its sha256); EV_ERANGE when a
+ * sample's replays x ops_per_graph exceeds 2^53; store errors as the store
+ * gives them.  err says which record.
+ */
+ev_status ev_export_build(ev_store *s, int64_t run_id, ev_bundle **out, ev_err *err);
+void ev_bundle_free(ev_bundle *b); /* NULL-safe */
+
+/* The members, sorted by name (receipts.json included). */
+const ev_member *ev_bundle_members(const ev_bundle *b, size_t *n);
+/* The root digest: 64 lowercase hex digits (SHA-256 of receipts.json). */
+const char *ev_bundle_root(const ev_bundle *b);
+/* The run exported. */
+int64_t ev_bundle_run_id(const ev_bundle *b);
+
+/* Writes the bundle to path as a deterministic zip (temp file + rename). */
+ev_status ev_bundle_write(const ev_bundle *b, const char *path, ev_err *err);
+
+/*
+ * The whole export: opens db_path read-only, builds run run_id (0: newest)
+ * and writes out_path.  OUT: root_hex (65 bytes incl. NUL), only on success.
+ */
+ev_status ev_export_file(const char *db_path, int64_t run_id, const char *out_path, char root_hex[65],
+                         ev_err *err);
+
+/*
+ * Absolute-path redaction of free text (docs/bundle-format.md,
+ * "Redaction"): appends s with each absolute path replaced by
+ * "<redacted>/" + its last component.  Idempotent.  NULL s appends nothing.
+ */
+ev_status ev_bundle_redact(const char *s, ev_buf *out);
+
+/* per_op_us = elapsed_ms * 1000.0 / (double)(replays * ops_per_graph), the
+ * one definition.  EV_ERANGE when replays or ops_per_graph is < 1 or their
+ * product exceeds 2^53 (*out untouched). */
+ev_status ev_bundle_per_op_us(double elapsed_ms, int64_t replays, int64_t ops_per_graph, double *out);
+
+/* The source-tree hash of docs/bundle-format.md: SHA-256 hex of the
+ * sha256sum-style lines "<sha256>  <path>\n" of (paths[i], sha256_hex[i]),
+ * which the caller gives sorted bytewise by path.  OUT: hex[65]. */
+ev_status ev_bundle_tree_hash(const char *const *paths, const char *const *sha256_hex, size_t n,
+                              char hex[65]);
+
+#endif

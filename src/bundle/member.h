@@ -1,0 +1,29 @@
+/*
+ * member.h: a bundle member held in memory, as a (name, bytes) pair.
+ *
+ * The exporter builds every member of delivery.zip as one of these before
+ * hashing and zipping it; the report generator and the verifier take the
+ * same pairs, so the report the exporter writes and the one the verifier
+ * regenerates come from the same bytes.
+ */
+#ifndef EV_BUNDLE_MEMBER_H
+#define EV_BUNDLE_MEMBER_H
+
+#include <stddef.h>
+
+typedef struct ev_member {
+    const char *name; /* '/'-separated, see docs/bundle-format.md */
+    const void *data; /* may be NULL when len == 0 */
+    size_t len;
+} ev_member;
+
+/* Returns the member named name in m[0..n), or NULL when absent (linear
+ * search; the lists are short apart from sources and outputs). */
+const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name);
+
+/* Returns 1 when name fits the member-name rule of docs/bundle-format.md
+ * ('/'-separated components of [A-Za-z0-9._+-], none "." or "..", length
+ * 1..255), else 0. */
+int ev_member_name_ok(const char *name);
+
+#endif

@@ -1,0 +1,809 @@
+/*
+ * report.c: report.html and the markdown case table, from bundle members.
+ *
+ * The report reads validation.json (run, jobs, cases, drift), model.json
+ * (coefficients, decisions, held-out regret) and provenance.json, and
+ * writes plain HTML tables: failures and skips first, then per case every
+ * arm's hot median, the model, held-out regret and drift.  Everything is
+ * formatted with fixed printf conversions, so the same members give the
+ * same bytes on every host.
+ */
+#include "bundle/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "json.h"
+
+/* The parsed members a report is drawn from. */
+typedef struct rep {
+    cJSON *val;   /* validation.json (required) */
+    cJSON *model; /* model.json, or NULL */
+    cJSON *prov;  /* provenance.json, or NULL */
+    const cJSON *jobs, *cases;
+    char **arms; /* arm columns of the case table, in display order */
+    size_t n_arms;
+} rep;
+
+/* ---- reading helpers ------------------------------------------------------ */
+
+/* The string at key, or NULL when absent or not a string. */
+static const char *jstr(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Returns 1 and sets *out when key holds a number, else 0. */
+static int jnum(const cJSON *o, const char *key, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsNumber(v))
+        return 0;
+    *out = v->valuedouble;
+    return 1;
+}
+
+/* The integer at key, or dflt when it is not a number. */
+static int64_t jint(const cJSON *o, const char *key, int64_t dflt)
+{
+    double v;
+    return jnum(o, key, &v) ? (int64_t)v : dflt;
+}
+
+/* Returns 1 when key holds true. */
+static int jtrue(const cJSON *o, const char *key)
+{
+    return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* Parses member name of m[0..n) into *out (NULL when absent and !required).
+ * EV_EFORMAT with err naming the member when it is required and missing, or
+ * present and not strict JSON. */
+static ev_status parse_member(const ev_member *m, size_t n, const char *name, int required, cJSON **out,
+                              ev_err *err)
+{
+    const ev_member *x = ev_member_find(m, n, name);
+    *out = NULL;
+    if (!x) {
+        if (required)
+            return ev_err_set(err, EV_EFORMAT, "report: %s: missing", name);
+        return EV_OK;
+    }
+    ev_status rc = ev_json_parse(x->data ? x->data : "", x->len, 0, out, err);
+    if (rc)
+        ev_err_prefix(err, "report: %s", name);
+    return rc;
+}
+
+/* ---- writing helpers ------------------------------------------------------- */
+
+/* Appends s with &, <, >, " and ' escaped (NULL appends "-"). */
+static ev_status put_esc(ev_buf *b, const char *s)
+{
+    ev_status rc = EV_OK;
+    if (!s)
+        return ev_buf_puts(b, "-");
+    for (const char *p = s; *p && !rc; p++) {
+        switch (*p) {
+        case '&':
+            rc = ev_buf_puts(b, "&amp;");
+            break;
+        case '<':
+            rc = ev_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            rc = ev_buf_puts(b, "&gt;");
+            break;
+        case '"':
+            rc = ev_buf_puts(b, "&quot;");
+            break;
+        case '\'':
+            rc = ev_buf_puts(b, "&#39;");
+            break;
+        default:
+            rc = ev_buf_append(b, p, 1);
+            break;
+        }
+    }
+    return rc;
+}
+
+/* Appends s as a markdown table cell ('|' escaped; NULL appends "-"). */
+static ev_status put_md(ev_buf *b, const char *s)
+{
+    ev_status rc = EV_OK;
+    if (!s)
+        return ev_buf_puts(b, "-");
+    for (const char *p = s; *p && !rc; p++)
+        rc = *p == '|' ? ev_buf_puts(b, "\\|") : ev_buf_append(b, p, 1);
+    return rc;
+}
+
+/* Appends "<td>escaped s</td>" (class cls when non-NULL). */
+static ev_status td(ev_buf *b, const char *cls, const char *s)
+{
+    ev_status rc = cls ? ev_buf_printf(b, "<td class=\"%s\">", cls) : ev_buf_puts(b, "<td>");
+    if (!rc)
+        rc = put_esc(b, s);
+    if (!rc)
+        rc = ev_buf_puts(b, "</td>");
+    return rc;
+}
+
+/* Formats a double with d decimals into t (or "-" when not finite). */
+static const char *fmt(char t[48], double v, int d)
+{
+    if (!isfinite(v))
+        snprintf(t, 48, "-");
+    else
+        snprintf(t, 48, "%.*f", d, v);
+    return t;
+}
+
+/* ---- what the tables show ------------------------------------------------- */
+
+/* Returns 1 when job j is the (non-retry) job of case idx, arm and phase. */
+static int job_is(const cJSON *j, int64_t idx, const char *arm, const char *phase)
+{
+    const char *a = jstr(j, "arm"), *p = jstr(j, "phase");
+    return jint(j, "case_index", -1) == idx && a && !strcmp(a, arm) && p && !strcmp(p, phase) &&
+           !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "retry_of"));
+}
+
+/* The first job of case idx, arm and phase (no retry), or NULL. */
+static const cJSON *find_job(const rep *r, int64_t idx, const char *arm, const char *phase)
+{
+    const cJSON *j;
+    cJSON_ArrayForEach(j, r->jobs) if (job_is(j, idx, arm, phase)) return j;
+    return NULL;
+}
+
+/* The rescue job that retried job_key, or NULL. */
+static const cJSON *find_retry(const rep *r, const char *job_key)
+{
+    const cJSON *j;
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *ro = jstr(j, "retry_of");
+        if (ro && job_key && !strcmp(ro, job_key))
+            return j;
+    }
+    return NULL;
+}
+
+/* Writes into t the cell text of job j: its median (4 decimals), or its
+ * outcome; when a retry exists, its result is added in parentheses. */
+static const char *job_cell(const rep *r, const cJSON *j, char *t, size_t cap)
+{
+    char a[48], c[48];
+    double v;
+    if (!j) {
+        snprintf(t, cap, "-");
+        return t;
+    }
+    if (jnum(j, "median_us", &v))
+        snprintf(t, cap, "%s", fmt(a, v, 4));
+    else
+        snprintf(t, cap, "%s", jstr(j, "outcome") ? jstr(j, "outcome") : "?");
+    const cJSON *retry = find_retry(r, jstr(j, "job_key"));
+    if (retry) {
+        size_t l = strlen(t);
+        if (jnum(retry, "median_us", &v))
+            snprintf(t + l, cap - l, " (retry-1: %s)", fmt(c, v, 4));
+        else
+            snprintf(t + l, cap - l, " (retry-1: %s)", jstr(retry, "outcome") ? jstr(retry, "outcome") : "?");
+    }
+    return t;
+}
+
+/* Rank of a known arm in the case table (unknown arms after, bytewise). */
+static int arm_rank(const char *a)
+{
+    static const char *const order[] = {"default", "rows1", "rows2", "rows4", "auto", "cub", "torch-compile"};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (!strcmp(a, order[i]))
+            return (int)i;
+    return 100;
+}
+
+/* qsort comparator for arm columns. */
+static int cmp_arm(const void *x, const void *y)
+{
+    const char *a = *(char *const *)x, *b = *(char *const *)y;
+    int ra = arm_rank(a), rb = arm_rank(b);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
+    return strcmp(a, b);
+}
+
+/* Collects the arm columns: every arm of a main or policy job with a case. */
+static ev_status collect_arms(rep *r)
+{
+    const cJSON *j;
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *a = jstr(j, "arm"), *p = jstr(j, "phase");
+        if (!a || !p || (strcmp(p, "main") && strcmp(p, "policy")) || jint(j, "case_index", -1) < 0)
+            continue;
+        int seen = 0;
+        for (size_t i = 0; i < r->n_arms && !seen; i++)
+            seen = !strcmp(r->arms[i], a);
+        if (seen)
+            continue;
+        char **v = realloc(r->arms, (r->n_arms + 1) * sizeof *v);
+        if (!v)
+            return EV_ENOMEM;
+        r->arms = v;
+        size_t l = strlen(a);
+        r->arms[r->n_arms] = malloc(l + 1);
+        if (!r->arms[r->n_arms])
+            return EV_ENOMEM;
+        memcpy(r->arms[r->n_arms++], a, l + 1);
+    }
+    if (r->n_arms)
+        qsort(r->arms, r->n_arms, sizeof *r->arms, cmp_arm);
+    return EV_OK;
+}
+
+/* The phase a case-table arm is read from: policy for auto, else main. */
+static const char *arm_phase(const char *arm)
+{
+    return strcmp(arm, "auto") ? "main" : "policy";
+}
+
+/* The model decision for case c (same op, rows, cols, dtype, B), or NULL. */
+static const cJSON *find_decision(const rep *r, const cJSON *c)
+{
+    const cJSON *decs = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "decisions") : NULL, *d;
+    const char *op = jstr(c, "op"), *dt = jstr(c, "dtype");
+    cJSON_ArrayForEach(d, decs)
+    {
+        const char *dop = jstr(d, "op"), *ddt = jstr(d, "dtype");
+        if (dop && op && ddt && dt && !strcmp(dop, op) && !strcmp(ddt, dt) &&
+            jint(d, "rows", -1) == jint(c, "rows", -2) && jint(d, "cols", -1) == jint(c, "cols", -2) &&
+            jint(d, "default_rows", -1) == jint(c, "default_rows", -2))
+            return d;
+    }
+    return NULL;
+}
+
+/* Writes "op RxN [stride S] dtype BK" of case c into t. */
+static const char *case_label(const cJSON *c, char *t, size_t cap)
+{
+    int64_t rows = jint(c, "rows", 0), cols = jint(c, "cols", 0), stride = jint(c, "stride", 0);
+    const char *op = jstr(c, "op"), *dt = jstr(c, "dtype");
+    if (stride != cols)
+        snprintf(t, cap, "%s %" PRId64 "x%" PRId64 " stride %" PRId64 " %s B%" PRId64, op ? op : "?", rows,
+                 cols, stride, dt ? dt : "?", jint(c, "default_rows", 0));
+    else
+        snprintf(t, cap, "%s %" PRId64 "x%" PRId64 " %s B%" PRId64, op ? op : "?", rows, cols, dt ? dt : "?",
+                 jint(c, "default_rows", 0));
+    return t;
+}
+
+/* Writes into t why job j (not completed) failed, from its last attempt. */
+static const char *failure_reason(const cJSON *j, char *t, size_t cap)
+{
+    const cJSON *atts = cJSON_GetObjectItemCaseSensitive(j, "attempts");
+    const cJSON *last = cJSON_GetArrayItem(atts, cJSON_GetArraySize(atts) - 1);
+    const cJSON *p = last ? cJSON_GetObjectItemCaseSensitive(last, "process") : NULL;
+    const char *o = jstr(j, "outcome");
+    double v;
+    if (!last) {
+        snprintf(t, cap, "never started");
+    } else if (!cJSON_IsObject(p)) {
+        snprintf(t, cap, "no process record");
+    } else if (o && !strcmp(o, "skipped")) {
+        snprintf(t, cap, "%s", jstr(p, "skip_reason") ? jstr(p, "skip_reason") : "skipped");
+    } else if (jtrue(p, "timed_out")) {
+        snprintf(t, cap, "watchdog timeout");
+    } else if (jnum(p, "signal", &v)) {
+        snprintf(t, cap, "signal %" PRId64, (int64_t)v);
+    } else if (jnum(p, "exit_code", &v) && v != 0) {
+        snprintf(t, cap, "exit code %" PRId64, (int64_t)v);
+    } else if (jstr(p, "protocol_error")) {
+        snprintf(t, cap, "%s", jstr(p, "protocol_error"));
+    } else if (o && !strcmp(o, "failed-validation")) {
+        const cJSON *vs = cJSON_GetObjectItemCaseSensitive(last, "validations"), *x;
+        int64_t mism = 0;
+        cJSON_ArrayForEach(x, vs) if (!jtrue(x, "passed")) mism += jint(x, "mismatches", 0);
+        snprintf(t, cap, "output does not match the oracle (%" PRId64 " mismatches)", mism);
+    } else if (jtrue(p, "interrupted")) {
+        snprintf(t, cap, "interrupted");
+    } else {
+        snprintf(t, cap, "-");
+    }
+    return t;
+}
+
+/* ---- html sections ------------------------------------------------------- */
+
+static const char style[] = "body{font-family:sans-serif;margin:2em;color:#111}"
+                            "table{border-collapse:collapse;margin:0.5em 0 1.5em 0}"
+                            "th,td{border:1px solid #999;padding:0.2em 0.5em;text-align:left}"
+                            "td.n{text-align:right;font-family:monospace}"
+                            "td.bad{background:#fdd}td.ok{background:#dfd}"
+                            "code{font-family:monospace}";
+
+/* The run and provenance table. */
+static ev_status sec_run(const rep *r, ev_buf *b)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
+    const char *st = jstr(run, "status"), *rs = jstr(run, "rescue_status");
+    char t[64];
+    ev_status rc = ev_buf_puts(b, "<h2>Run</h2>\n<table>\n");
+    snprintf(t, sizeof t, "%" PRId64, jint(run, "run_id", -1));
+    if (!rc)
+        rc = ev_buf_puts(b, "<tr><th>run</th>");
+    if (!rc)
+        rc = td(b, NULL, t);
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n<tr><th>backend</th>");
+    if (!rc)
+        rc = td(b, NULL, jstr(run, "backend"));
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n<tr><th>status</th>");
+    if (!rc)
+        rc = td(b, st && !strcmp(st, "completed") ? "ok" : "bad", st ? st : jstr(run, "status_reason"));
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n<tr><th>rescue status</th>");
+    if (!rc)
+        rc = td(b, rs ? (!strcmp(rs, "completed-after-rescue") ? "ok" : "bad") : NULL, rs ? rs : "none");
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n<tr><th>protocol id</th>");
+    if (!rc)
+        rc = td(b, NULL, jstr(run, "protocol_id"));
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n<tr><th>protocol path</th>");
+    if (!rc)
+        rc = td(b, NULL, jstr(run, "protocol_path"));
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n");
+    if (r->prov && !rc) {
+        static const char *const keys[] = {"git_commit", "source_tree_hash", "profile_id", "exporter"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !rc; i++) {
+            rc = ev_buf_printf(b, "<tr><th>%s</th>", keys[i]);
+            if (!rc)
+                rc = td(b, NULL, jstr(r->prov, keys[i]));
+            if (!rc)
+                rc = ev_buf_puts(b, "</tr>\n");
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "<tr><th>git_dirty</th>");
+        if (!rc)
+            rc = td(b, NULL, jtrue(r->prov, "git_dirty") ? "yes" : "no");
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* Outcome counts, then every job that did not complete, with its reason. */
+static ev_status sec_failures(const rep *r, ev_buf *b)
+{
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(r->val, "summary");
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(sum, "jobs_by_outcome"), *x;
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Failures and skips</h2>\n<table>\n<tr><th>outcome</th><th>jobs</th></tr>\n");
+    cJSON_ArrayForEach(x, by)
+    {
+        char t[32];
+        snprintf(t, sizeof t, "%" PRId64, cJSON_IsNumber(x) ? (int64_t)x->valuedouble : 0);
+        if (!rc)
+            rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, NULL, x->string);
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    size_t n_bad = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *o = jstr(j, "outcome");
+        if (!o || !strcmp(o, "completed") || rc)
+            continue;
+        if (n_bad++ == 0)
+            rc = ev_buf_puts(b, "<table>\n<tr><th>job</th><th>outcome</th><th>attempts</th><th>reason</th>"
+                                "<th>retry</th></tr>\n");
+        char reason[600], att[32], retry[96];
+        const cJSON *rj = find_retry(r, jstr(j, "job_key"));
+        snprintf(att, sizeof att, "%d", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "attempts")));
+        snprintf(retry, sizeof retry, "%s", rj ? (jstr(rj, "outcome") ? jstr(rj, "outcome") : "?") : "-");
+        if (!rc)
+            rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, NULL, jstr(j, "job_key"));
+        if (!rc)
+            rc = td(b, "bad", o);
+        if (!rc)
+            rc = td(b, "n", att);
+        if (!rc)
+            rc = td(b, NULL, failure_reason(j, reason, sizeof reason));
+        if (!rc)
+            rc = td(b, NULL, retry);
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, n_bad ? "</table>\n" : "<p>Every job completed.</p>\n");
+    return rc;
+}
+
+/* Per case: every arm's hot median, the recheck, and the model's choice. */
+static ev_status sec_cases(const rep *r, ev_buf *b)
+{
+    ev_status rc = ev_buf_puts(b, "<h2>Hot medians per case (microseconds per op)</h2>\n"
+                                  "<p>Median of the hot samples of the job's last attempt; only completed "
+                                  "jobs claim a median, others show their outcome.</p>\n"
+                                  "<table>\n<tr><th>#</th><th>case</th><th>role</th>");
+    for (size_t i = 0; i < r->n_arms && !rc; i++) {
+        rc = ev_buf_puts(b, "<th>");
+        if (!rc)
+            rc = put_esc(b, r->arms[i]);
+        if (!rc)
+            rc = ev_buf_puts(b, "</th>");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "<th>recheck</th><th>selected (full)</th><th>selected (LOGO)</th></tr>\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        if (rc)
+            break;
+        int64_t idx = jint(c, "case_index", -1);
+        char t[200], lab[160];
+        snprintf(t, sizeof t, "%" PRId64, idx);
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, NULL, case_label(c, lab, sizeof lab));
+        if (!rc)
+            rc = td(b, NULL, jstr(c, "role"));
+        for (size_t i = 0; i < r->n_arms && !rc; i++) {
+            const cJSON *j = find_job(r, idx, r->arms[i], arm_phase(r->arms[i]));
+            double v;
+            rc = td(b, j && !jnum(j, "median_us", &v) ? "bad" : "n", job_cell(r, j, t, sizeof t));
+        }
+        if (!rc)
+            rc = td(b, "n", job_cell(r, find_job(r, idx, "default", "recheck"), t, sizeof t));
+        const cJSON *d = find_decision(r, c);
+        if (!rc)
+            rc = td(b, NULL, d ? jstr(d, "selected") : NULL);
+        if (!rc)
+            rc = td(b, NULL, d ? jstr(d, "logo_selected") : NULL);
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+
+    /* Reference arms: jobs without a case. */
+    size_t n_ref = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        if (rc || cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "case_index")))
+            continue;
+        char t[200];
+        if (n_ref++ == 0)
+            rc = ev_buf_puts(b, "<h3>Reference arms</h3>\n<table>\n<tr><th>arm</th><th>phase</th>"
+                                "<th>hot median (us per op)</th></tr>\n");
+        if (!rc)
+            rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, NULL, jstr(j, "arm"));
+        if (!rc)
+            rc = td(b, NULL, jstr(j, "phase"));
+        if (!rc)
+            rc = td(b, "n", job_cell(r, j, t, sizeof t));
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc && n_ref)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* The model: coefficients, decisions, policy score and held-out regret. */
+static ev_status sec_model(const rep *r, ev_buf *b)
+{
+    char t[48];
+    double v;
+    ev_status rc = ev_buf_puts(b, "<h2>Cost model</h2>\n");
+    if (!r->model)
+        return rc ? rc : ev_buf_puts(b, "<p>No model.json.</p>\n");
+    if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r->model, "fit"))) {
+        if (!rc)
+            rc = ev_buf_puts(b, "<p>The fit failed: ");
+        if (!rc)
+            rc = put_esc(b, jstr(r->model, "fit_reason"));
+        if (!rc)
+            rc = ev_buf_puts(b, "</p>\n");
+        return rc;
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "<p><code>");
+    if (!rc)
+        rc = put_esc(b, jstr(r->model, "model"));
+    if (!rc)
+        rc = ev_buf_printf(b, "</code>, S = %" PRId64 ", threshold %s</p>\n", jint(r->model, "sms", 0),
+                           jnum(r->model, "threshold", &v) ? fmt(t, v, 4) : "-");
+    const cJSON *co = cJSON_GetObjectItemCaseSensitive(r->model, "coefficients");
+    if (!rc)
+        rc = ev_buf_puts(b, "<table>\n<tr><th>a0</th><th>aP</th><th>aD</th></tr>\n<tr>");
+    static const char *const names[3] = {"a0", "aP", "aD"};
+    for (int k = 0; k < 3 && !rc; k++) {
+        char e[48];
+        if (jnum(co, names[k], &v))
+            snprintf(e, sizeof e, "%.6g", v);
+        else
+            snprintf(e, sizeof e, "-");
+        rc = td(b, "n", e);
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n</table>\n");
+    if (!rc)
+        rc = ev_buf_printf(
+            b,
+            "<p>Policy score (geometry-weighted geometric mean of observed selected / default): "
+            "full fit %s, LOGO ",
+            jnum(r->model, "policy_geomean", &v) ? fmt(t, v, 5) : "-");
+    if (!rc)
+        rc = ev_buf_printf(b, "%s.</p>\n", jnum(r->model, "policy_geomean_logo", &v) ? fmt(t, v, 5) : "-");
+
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(r->model, "excluded"), *x;
+    if (!rc && cJSON_GetArraySize(ex) > 0) {
+        rc = ev_buf_puts(
+            b, "<h3>Cases left out of the fit</h3>\n<table>\n<tr><th>case</th><th>reason</th></tr>\n");
+        cJSON_ArrayForEach(x, ex)
+        {
+            char lab[160];
+            if (rc)
+                break;
+            rc = ev_buf_puts(b, "<tr>");
+            if (!rc)
+                rc = td(b, NULL, case_label(x, lab, sizeof lab));
+            if (!rc)
+                rc = td(b, NULL, jstr(x, "reason"));
+            if (!rc)
+                rc = ev_buf_puts(b, "</tr>\n");
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</table>\n");
+    }
+
+    const cJSON *hr = cJSON_GetObjectItemCaseSensitive(r->model, "holdout_regret");
+    if (!rc)
+        rc = ev_buf_puts(b, "<h3>Held-out regret</h3>\n");
+    if (!rc && jint(hr, "n", 0) == 0)
+        rc = ev_buf_puts(b, "<p>No holdout cases.</p>\n");
+    else if (!rc) {
+        rc = ev_buf_puts(b, "<table>\n<tr><th>case</th><th>selected</th><th>regret</th></tr>\n");
+        cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(hr, "cases"))
+        {
+            char lab[160];
+            if (rc)
+                break;
+            rc = ev_buf_puts(b, "<tr>");
+            if (!rc)
+                rc = td(b, NULL, case_label(x, lab, sizeof lab));
+            if (!rc)
+                rc = td(b, NULL, jstr(x, "selected"));
+            if (!rc)
+                rc = td(b, "n", jnum(x, "regret", &v) ? fmt(t, v, 5) : "-");
+            if (!rc)
+                rc = ev_buf_puts(b, "</tr>\n");
+        }
+        if (!rc)
+            rc = ev_buf_printf(b, "</table>\n<p>Geometric mean %s, ",
+                               jnum(hr, "geomean", &v) ? fmt(t, v, 5) : "-");
+        if (!rc)
+            rc = ev_buf_printf(b, "maximum %s.</p>\n", jnum(hr, "max", &v) ? fmt(t, v, 5) : "-");
+    }
+    return rc;
+}
+
+/* Drift of the recheck default against the main default, per case. */
+static ev_status sec_drift(const rep *r, ev_buf *b)
+{
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(r->val, "drift"), *x;
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(d, "cases");
+    char t[48];
+    double v;
+    ev_status rc = ev_buf_puts(b, "<h2>Drift (recheck / main - 1, default arm)</h2>\n");
+    if (!rc && cJSON_GetArraySize(cs) == 0)
+        return ev_buf_puts(b, "<p>No recheck jobs.</p>\n");
+    if (!rc)
+        rc = ev_buf_puts(b, "<table>\n<tr><th>case</th><th>main</th><th>recheck</th><th>drift</th></tr>\n");
+    cJSON_ArrayForEach(x, cs)
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(x, "case_index", -1));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, "n", jnum(x, "main_median_us", &v) ? fmt(t, v, 4) : jstr(x, "main_median_us_reason"));
+        if (!rc)
+            rc = td(b, "n",
+                    jnum(x, "recheck_median_us", &v) ? fmt(t, v, 4) : jstr(x, "recheck_median_us_reason"));
+        if (!rc) {
+            if (jnum(x, "drift", &v)) {
+                snprintf(t, sizeof t, "%+.3f%%", v * 100.0);
+                rc = td(b, "n", t);
+            } else {
+                rc = td(b, "bad", jstr(x, "drift_reason"));
+            }
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    if (!rc && jnum(d, "min", &v)) {
+        rc = ev_buf_printf(b, "<p>Drift ranged from %+.3f%%", v * 100.0);
+        if (!rc && jnum(d, "max", &v))
+            rc = ev_buf_printf(b, " to %+.3f%%.</p>\n", v * 100.0);
+    }
+    return rc;
+}
+
+/* ---- entry points ------------------------------------------------------------ */
+
+/* Frees what rep holds. */
+static void rep_free(rep *r)
+{
+    cJSON_Delete(r->val);
+    cJSON_Delete(r->model);
+    cJSON_Delete(r->prov);
+    for (size_t i = 0; i < r->n_arms; i++)
+        free(r->arms[i]);
+    free(r->arms);
+    memset(r, 0, sizeof *r);
+}
+
+/* Parses the members a report needs into r. */
+static ev_status rep_load(const ev_member *m, size_t n, rep *r, ev_err *err)
+{
+    ev_status rc;
+    memset(r, 0, sizeof *r);
+    if ((rc = parse_member(m, n, "validation.json", 1, &r->val, err)) ||
+        (rc = parse_member(m, n, "model.json", 0, &r->model, err)) ||
+        (rc = parse_member(m, n, "provenance.json", 0, &r->prov, err)))
+        return rc;
+    r->jobs = cJSON_GetObjectItemCaseSensitive(r->val, "jobs");
+    r->cases = cJSON_GetObjectItemCaseSensitive(r->val, "cases");
+    if (!cJSON_IsArray(r->jobs) || !cJSON_IsArray(r->cases) ||
+        !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->val, "run")))
+        return ev_err_set(err, EV_EFORMAT, "report: validation.json: run, cases or jobs missing");
+    if ((rc = collect_arms(r)))
+        return ev_err_set(err, rc, "report: out of memory");
+    return EV_OK;
+}
+
+/* See report.h. */
+ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
+{
+    rep r;
+    ev_buf b = EV_BUF_INIT;
+    ev_status rc = rep_load(m, n, &r, err);
+    if (rc)
+        goto out;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r.val, "run");
+    rc = ev_buf_printf(&b,
+                       "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                       "<title>evident report: run %" PRId64 "</title>\n<style>%s</style>\n</head>\n<body>\n"
+                       "<h1>evident report: run %" PRId64 "</h1>\n"
+                       "<p>Generated by <code>evident report</code> from this bundle's other members only; "
+                       "<code>verify-bundle</code> regenerates it byte for byte.</p>\n",
+                       jint(run, "run_id", -1), style, jint(run, "run_id", -1));
+    if (!rc)
+        rc = sec_run(&r, &b);
+    if (!rc)
+        rc = sec_failures(&r, &b);
+    if (!rc)
+        rc = sec_cases(&r, &b);
+    if (!rc)
+        rc = sec_model(&r, &b);
+    if (!rc)
+        rc = sec_drift(&r, &b);
+    if (!rc)
+        rc = ev_buf_puts(&b, "</body>\n</html>\n");
+    if (rc) {
+        ev_err_set(err, rc, "report: out of memory");
+        goto out;
+    }
+    rc = ev_buf_append(out, b.data, b.len);
+    if (rc)
+        ev_err_set(err, rc, "report: out of memory");
+out:
+    ev_buf_free(&b);
+    rep_free(&r);
+    return rc;
+}
+
+/* See report.h. */
+ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
+{
+    rep r;
+    ev_buf b = EV_BUF_INIT;
+    ev_status rc = rep_load(m, n, &r, err);
+    if (rc)
+        goto out;
+    rc = ev_buf_puts(&b, "| Operation / shape / storage / B | Role |");
+    for (size_t i = 0; i < r.n_arms && !rc; i++) {
+        rc = ev_buf_puts(&b, " ");
+        if (!rc)
+            rc = put_md(&b, r.arms[i]);
+        if (!rc)
+            rc = ev_buf_puts(&b, " |");
+    }
+    if (!rc)
+        rc = ev_buf_puts(&b, " Recheck | Selection (full) | Selection (LOGO) |\n|---|---|");
+    for (size_t i = 0; i < r.n_arms && !rc; i++)
+        rc = ev_buf_puts(&b, "---:|");
+    if (!rc)
+        rc = ev_buf_puts(&b, "---:|---|---|\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r.cases)
+    {
+        char t[200], lab[160];
+        int64_t idx = jint(c, "case_index", -1);
+        if (rc)
+            break;
+        rc = ev_buf_puts(&b, "| ");
+        if (!rc)
+            rc = put_md(&b, case_label(c, lab, sizeof lab));
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = put_md(&b, jstr(c, "role"));
+        for (size_t i = 0; i < r.n_arms && !rc; i++) {
+            rc = ev_buf_puts(&b, " | ");
+            if (!rc)
+                rc =
+                    put_md(&b, job_cell(&r, find_job(&r, idx, r.arms[i], arm_phase(r.arms[i])), t, sizeof t));
+        }
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = put_md(&b, job_cell(&r, find_job(&r, idx, "default", "recheck"), t, sizeof t));
+        const cJSON *d = find_decision(&r, c);
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = put_md(&b, d ? jstr(d, "selected") : NULL);
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = put_md(&b, d ? jstr(d, "logo_selected") : NULL);
+        if (!rc)
+            rc = ev_buf_puts(&b, " |\n");
+    }
+    if (rc) {
+        ev_err_set(err, rc, "report: out of memory");
+        goto out;
+    }
+    rc = ev_buf_append(out, b.data ? b.data : "", b.len);
+    if (rc)
+        ev_err_set(err, rc, "report: out of memory");
+out:
+    ev_buf_free(&b);
+    rep_free(&r);
+    return rc;
+}

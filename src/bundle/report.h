@@ -1,0 +1,37 @@
+/*
+ * report.h: report.html (and the docs' markdown case table) generated from
+ * a bundle's other members, and from nothing else.
+ *
+ * The exporter calls ev_report_html on the members it has just built; the
+ * verifier (and `evident report`) call it on the members read back from
+ * the archive; the bytes must agree, so the output depends only on the
+ * member bytes: no clock, no locale (numbers are formatted with the C
+ * library's correctly rounded "%.*f"/"%.17g" in the "C" locale that
+ * evident never changes), no host data, and no script or fetched resource.
+ */
+#ifndef EV_REPORT_H
+#define EV_REPORT_H
+
+#include <stddef.h>
+
+#include "buf.h"
+#include "status.h"
+#include "bundle/member.h"
+
+/*
+ * Appends report.html to out from members m[0..n) (any order; report.html
+ * and receipts.json are ignored if present).  Reads validation.json
+ * (required), model.json and provenance.json (shown when present).
+ * EV_EFORMAT with err naming the member when a member read is not strict
+ * JSON or lacks a key the report needs; out is left as it was on failure.
+ */
+ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
+
+/*
+ * Appends the markdown case table (one row per case: hot medians of
+ * default, rows1, rows2, recheck and every other arm, and the model's
+ * selection) to out, from the same members.
+ */
+ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
+
+#endif

@@ -1,0 +1,1021 @@
+/*
+ * check_bundle.c: tests of the bundle module (src/bundle/): the
+ * deterministic zip writer, the exporter over a real store built through
+ * the store API in a temporary directory, the report, and the two
+ * commands (build/evident export and report, run as real processes).
+ *
+ * The fixture store holds a small run: three calibration cases (two
+ * geometries) and one holdout case, arms default/rows1/rows2 in the main
+ * phase, auto in the policy phase, a recheck per case, the floor and
+ * ceiling reference arms, one skipped peer, one job that fails with an
+ * exit code and is rescued, one job interrupted and then resumed, and one
+ * job whose output fails validation.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <zip.h>
+
+#include "buf.h"
+#include "json.h"
+#include "sha256.h"
+#include "bundle/export.h"
+#include "bundle/member.h"
+#include "bundle/report.h"
+#include "bundle/zipwrite.h"
+#include "store/store.h"
+
+/* ---- fixture ---------------------------------------------------------------- */
+
+static char tmpdir[256];
+static char dbpath[300];
+
+/* The number of samples the fixture stored, and of output members. */
+static int64_t fixture_samples;
+static int64_t fixture_outputs;
+
+static const char protocol_text[] =
+    "{\n  \"name\": \"bundle test\",\n  \"seed\": 7,\n  \"decision_threshold\": 0.05\n}\n";
+
+static const char kernel_text[] = "/* reduce.c: a kernel as snapshotted */\nint k(void) { return 1; }\n";
+static const char buildmk_text[] = "KERNEL_CFLAGS := -O3\n";
+
+#define CHK(expr)                                                                                            \
+    do {                                                                                                     \
+        ev_status rc_ = (expr);                                                                              \
+        ck_assert_msg(rc_ == EV_OK, "%s: %s (%s)", #expr, ev_strerror(rc_), err.msg);                        \
+    } while (0)
+
+/* Per-case medians (us per op) the fixture's hot samples centre on. */
+typedef struct fcase {
+    const char *op, *dtype, *role;
+    int64_t rows, cols, B;
+    double us[3]; /* default, rows1, rows2 */
+} fcase;
+
+static const fcase fcases[] = {
+    {"reduce_sum", "fp16", "calibration", 17, 1024, 4, {2.1989, 0.9235, 1.3005}},
+    {"reduce_max", "fp16", "calibration", 17, 1024, 4, {2.1641, 0.9298, 1.4173}},
+    {"reduce_sum", "fp16", "calibration", 65, 2048, 8, {6.3262, 1.1212, 2.4183}},
+    {"reduce_sum", "bf16", "holdout", 128, 2048, 8, {1.6550, 1.3524, 1.4814}},
+};
+#define N_FCASES (sizeof fcases / sizeof fcases[0])
+
+/* How a fixture attempt ends. */
+typedef enum fend { F_OK, F_EXIT, F_SKIP, F_INTERRUPTED, F_BADOUT } fend;
+
+/* Adds one attempt of job_id with its process record and, unless it
+ * failed early, every receipt and 7 hot + 3 cold samples centred on us. */
+static void add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int64_t inv, const fcase *c, double us,
+                        fend end, uint64_t salt)
+{
+    ev_err err = {{0}};
+    int64_t aid;
+    CHK(ev_store_add_attempt(s, job_id, attempt, inv, 1000000000 + (int64_t)salt, &aid, &err));
+    ev_process_row p;
+    memset(&p, 0, sizeof p);
+    p.pid = 4000 + (int64_t)salt;
+    p.has_exit = 1;
+    p.exit_code = 0;
+    p.record_count = 30;
+    p.records_ok = 1;
+    p.affinity = "0-3";
+    p.stderr_tail = "";
+    p.ended_ns = 2000000000 + (int64_t)salt;
+    p.wall_ns = 123456789;
+    if (end == F_SKIP) {
+        p.skipped = 1;
+        p.skip_reason = "cub: no CUDA device on this host (/usr/local/cuda/lib64/libcudart.so)";
+        p.record_count = 1;
+        CHK(ev_store_add_process(s, aid, &p, &err));
+        return;
+    }
+    if (end == F_EXIT) {
+        p.exit_code = 3;
+        p.record_count = 4;
+        p.records_ok = 0;
+        p.protocol_error = "no end record";
+        p.stderr_tail = "worker: failed at /home/builder/evident/src/runner/worker.c:10";
+    }
+    if (end == F_INTERRUPTED) {
+        p.interrupted = 1;
+        p.has_exit = 0;
+        p.has_signal = 1;
+        p.signal = 2;
+    }
+    if (c) {
+        ev_binding_row b = {c->op,       c->dtype, c->rows, c->cols, c->cols, c->rows * c->cols * 2,
+                            c->rows * 2, 256,      256,     4};
+        CHK(ev_store_add_binding(s, aid, &b, &err));
+    }
+    CHK(ev_store_add_warmup(s, aid, 500.0, 512.25, 1234, &err));
+    CHK(ev_store_add_calibration(s, aid, 0, 10, 1.5, 0, 100.0, &err));
+    CHK(ev_store_add_calibration(s, aid, 1, 700, 99.75, 1, 100.0, &err));
+    CHK(ev_store_add_cold_timing(s, aid, "first-launch", 1500000 + (int64_t)salt, &err));
+    CHK(ev_store_add_flush(s, aid, 64 << 20, 32 << 20, &err));
+
+    /* output bytes: deterministic per attempt */
+    unsigned char out[64];
+    for (size_t i = 0; i < sizeof out; i++)
+        out[i] = (unsigned char)(i * 7 + salt);
+    char hex[65];
+    CHK(ev_sha256_hex(out, sizeof out, hex));
+    ev_validation_row v = {
+        "first", end != F_BADOUT, end == F_BADOUT ? 0.5 : 0.0, 1e-3, end == F_BADOUT ? 3 : 0, hex,
+        out,     sizeof out};
+    CHK(ev_store_add_validation(s, aid, &v, &err));
+    fixture_outputs++;
+    if (end == F_EXIT || end == F_INTERRUPTED) {
+        CHK(ev_store_add_process(s, aid, &p, &err));
+        if (end == F_INTERRUPTED) {
+            ev_sample_row r = {"hot", 0, 700, 100, us * 70.0 * (1.0 + 1e-3), -1};
+            CHK(ev_store_add_sample(s, aid, &r, &err));
+            fixture_samples++;
+        }
+        return;
+    }
+    ev_node_row n = {0, "ev_reduce_sum_rows", {4, 1, 1}, {c ? c->B : 1, 1, 1}};
+    CHK(ev_store_add_graph_node(s, aid, &n, &err));
+    for (int i = 0; i < 7; i++) {
+        /* elapsed_ms for 700 replays x 100 ops = us * 70 ms, jittered */
+        double jitter = 1.0 + 0.001 * (double)((i * 3 + (int)salt) % 7 - 3);
+        ev_sample_row r = {"hot", i, 700, 100, us * 70.0 * jitter, i == 0 ? -1 : 1755};
+        CHK(ev_store_add_sample(s, aid, &r, &err));
+        fixture_samples++;
+    }
+    for (int i = 0; i < 3; i++) {
+        ev_sample_row r = {"cold", i, 1, 1, us * 1e-3 * (2.0 + 0.1 * i), -1};
+        CHK(ev_store_add_sample(s, aid, &r, &err));
+        fixture_samples++;
+    }
+    ev_validation_row f = {
+        "final", end != F_BADOUT, end == F_BADOUT ? 0.5 : 0.0, 1e-3, end == F_BADOUT ? 3 : 0, hex, NULL, 0};
+    CHK(ev_store_add_validation(s, aid, &f, &err));
+    if (end == F_BADOUT)
+        p.record_count = 31;
+    CHK(ev_store_add_process(s, aid, &p, &err));
+}
+
+/* Adds a job and returns its id. */
+static int64_t add_job(ev_store *s, int64_t run, const char *phase, int64_t case_index, const char *arm,
+                       const char *label, int64_t retry_of, int64_t order)
+{
+    ev_err err = {{0}};
+    char key[96];
+    if (case_index >= 0)
+        snprintf(key, sizeof key, "%s/%" PRId64 "/%s/%s", phase, case_index, arm, label);
+    else
+        snprintf(key, sizeof key, "%s/-/%s/%s", phase, arm, label);
+    ev_job_row j = {key, phase, case_index, arm, label, retry_of, order};
+    int64_t id;
+    CHK(ev_store_add_job(s, run, &j, &id, &err));
+    return id;
+}
+
+/* Builds the fixture store at dbpath. */
+static void build_store(void)
+{
+    ev_err err = {{0}};
+    ev_store *s = NULL;
+    fixture_samples = 0;
+    fixture_outputs = 0;
+    CHK(ev_store_open(dbpath, EV_STORE_CREATE, &s, &err));
+    char pid[65];
+    CHK(ev_sha256_hex(protocol_text, strlen(protocol_text), pid));
+    ev_run_row run = {pid,
+                      protocol_text,
+                      strlen(protocol_text),
+                      "/home/builder/evident/protocols/test.json",
+                      "cpu",
+                      7,
+                      "0123456789abcdef0123456789abcdef01234567",
+                      0,
+                      "recorded-tree-hash",
+                      1700000000123456789};
+    int64_t run_id, inv1, inv2;
+    CHK(ev_store_add_run(s, &run, &run_id, &err));
+    CHK(ev_store_add_invocation(s, run_id, 1700000000200000000, 0, "hosthash-1", &inv1, &err));
+    const char *env =
+        "{\"device\":\"cpu\",\"threads\":4,\"l2_bytes\":1048576,\"clock_ghz\":0.1,"
+        "\"build\":{\"cc\":\"gcc 12.2.0\",\"cflags\":\"-O2\",\"default_entry_source\":\"kernels/reduce.c\"}}";
+    char prof[65];
+    CHK(ev_sha256_hex(env, strlen(env), prof));
+    CHK(ev_store_add_environment(s, inv1, prof, env, &err));
+
+    char h1[65], h2[65];
+    CHK(ev_sha256_hex(kernel_text, strlen(kernel_text), h1));
+    CHK(ev_sha256_hex(buildmk_text, strlen(buildmk_text), h2));
+    CHK(ev_store_add_source(s, run_id, "kernels/reduce.c", h1, kernel_text, strlen(kernel_text), &err));
+    CHK(ev_store_add_source(s, run_id, "kernels/build.mk", h2, buildmk_text, strlen(buildmk_text), &err));
+
+    for (size_t i = 0; i < N_FCASES; i++) {
+        const fcase *c = &fcases[i];
+        ev_case_row cr = {(int64_t)i, c->op, c->rows, c->cols, c->cols, c->dtype, c->B, c->role};
+        CHK(ev_store_add_case(s, run_id, &cr, &err));
+    }
+    static const char *const arms[3] = {"default", "rows1", "rows2"};
+    int64_t order = 0;
+    uint64_t salt = 1;
+    int64_t failed_job = 0, interrupted_job = 0;
+    for (size_t i = 0; i < N_FCASES; i++) {
+        for (int k = 0; k < 3; k++) {
+            int64_t id = add_job(s, run_id, "main", (int64_t)i, arms[k], "initial", 0, order++);
+            fend end = F_OK;
+            if (i == 2 && k == 1)
+                end = F_EXIT; /* rescued below */
+            if (i == 1 && k == 2)
+                end = F_INTERRUPTED; /* resumed below */
+            if (end == F_EXIT)
+                failed_job = id;
+            if (end == F_INTERRUPTED)
+                interrupted_job = id;
+            add_attempt(s, id, 1, inv1, &fcases[i], fcases[i].us[k], end, salt++);
+        }
+        int64_t cub = add_job(s, run_id, "main", (int64_t)i, "cub", "initial", 0, order++);
+        add_attempt(s, cub, 1, inv1, &fcases[i], 0, F_SKIP, salt++);
+    }
+    int64_t floor_id = add_job(s, run_id, "main", -1, "floor", "initial", 0, order++);
+    add_attempt(s, floor_id, 1, inv1, NULL, 0.5, F_OK, salt++);
+    int64_t ceil_id = add_job(s, run_id, "main", -1, "ceiling", "initial", 0, order++);
+    add_attempt(s, ceil_id, 1, inv1, NULL, 900.0, F_OK, salt++);
+
+    /* resume: a second invocation finishes the interrupted job */
+    CHK(ev_store_add_invocation(s, run_id, 1700000000300000000, 1, "hosthash-1", &inv2, &err));
+    CHK(ev_store_add_environment(s, inv2, prof, env, &err));
+    add_attempt(s, interrupted_job, 2, inv2, &fcases[1], fcases[1].us[2], F_OK, salt++);
+
+    for (size_t i = 0; i < N_FCASES; i++) {
+        int64_t id = add_job(s, run_id, "policy", (int64_t)i, "auto", "initial", 0, (int64_t)i);
+        add_attempt(s, id, 1, inv2, &fcases[i], fcases[i].us[1] * 1.01, i == 3 ? F_BADOUT : F_OK, salt++);
+    }
+    int64_t retry = add_job(s, run_id, "rescue", 2, "rows1", "retry-1", failed_job, 0);
+    add_attempt(s, retry, 1, inv2, &fcases[2], fcases[2].us[1], F_OK, salt++);
+    for (size_t i = 0; i < N_FCASES; i++) {
+        int64_t id = add_job(s, run_id, "recheck", (int64_t)i, "default", "recheck", 0, (int64_t)i);
+        add_attempt(s, id, 1, inv2, &fcases[i], fcases[i].us[0] * 1.002, F_OK, salt++);
+    }
+    CHK(ev_store_set_run_status(s, run_id, "failed", "failed-after-rescue", 1700000000900000000, &err));
+    ev_store_close(s);
+}
+
+static void setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_bundle.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+    snprintf(dbpath, sizeof dbpath, "%s/evidence.db", tmpdir);
+    build_store();
+}
+
+static void teardown(void)
+{
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+/* Builds the bundle of the newest run of the fixture store. */
+static ev_bundle *export_fixture(void)
+{
+    ev_err err = {{0}};
+    ev_store *s = NULL;
+    ev_bundle *b = NULL;
+    CHK(ev_store_open(dbpath, EV_STORE_READONLY, &s, &err));
+    CHK(ev_export_build(s, 0, &b, &err));
+    ev_store_close(s);
+    return b;
+}
+
+/* The member called name of b (fails the test when absent). */
+static const ev_member *member(const ev_bundle *b, const char *name)
+{
+    size_t n;
+    const ev_member *m = ev_bundle_members(b, &n);
+    const ev_member *x = ev_member_find(m, n, name);
+    ck_assert_msg(x != NULL, "member %s missing", name);
+    return x;
+}
+
+/* Parses a JSON member strictly and canonically. */
+static cJSON *parse_member(const ev_bundle *b, const char *name)
+{
+    ev_err err = {{0}};
+    const ev_member *x = member(b, name);
+    cJSON *t = NULL;
+    CHK(ev_json_parse(x->data, x->len, EV_JSON_CANONICAL, &t, &err));
+    return t;
+}
+
+/* Reads a whole file into buf. */
+static void slurp(const char *path, ev_buf *buf)
+{
+    ev_err err = {{0}};
+    ev_buf_reset(buf);
+    CHK(ev_read_file(path, buf, &err));
+}
+
+/* Exports the fixture to path through the library (the command's path). */
+static void export_to(const char *path, char root[65])
+{
+    ev_err err = {{0}};
+    CHK(ev_export_file(dbpath, 0, path, root, &err));
+}
+
+/* Counts the lines of text[0..n). */
+static size_t count_lines(const char *p, size_t n)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += p[i] == '\n';
+    return k;
+}
+
+/* The job object with job_key key in validation.json's jobs. */
+static const cJSON *job_by_key(const cJSON *val, const char *key)
+{
+    const cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(val, "jobs"))
+    {
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(j, "job_key");
+        if (cJSON_IsString(k) && !strcmp(k->valuestring, key))
+            return j;
+    }
+    ck_abort_msg("job %s not in validation.json", key);
+    return NULL;
+}
+
+/* Runs argv (stdout into out when non-NULL), returns the exit status. */
+static int run_cmd(char *const argv[], ev_buf *out)
+{
+    int fd[2];
+    ck_assert_int_eq(pipe(fd), 0);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        dup2(fd[1], 1);
+        close(fd[0]);
+        close(fd[1]);
+        int devnull = open("/dev/null", O_WRONLY);
+        if (devnull >= 0)
+            dup2(devnull, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(fd[1]);
+    char chunk[4096];
+    ssize_t r;
+    while ((r = read(fd[0], chunk, sizeof chunk)) > 0)
+        if (out)
+            ev_buf_append(out, chunk, (size_t)r);
+    close(fd[0]);
+    int st = 0;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+/* The path of build/evident (EV_BUILD set by make check, else build). */
+static void evident_path(char *p, size_t cap)
+{
+    const char *b = getenv("EV_BUILD");
+    snprintf(p, cap, "%s/evident", b && *b ? b : "build");
+}
+
+/* ---- tests: the zip writer -------------------------------------------------------- */
+
+START_TEST(test_zip_writer_refuses_bad_and_duplicate_names)
+{
+    ev_err err = {{0}};
+    ev_buf out = EV_BUF_INIT;
+    static const char *const bad[] = {"",     "/abs", "a/../b", "..",  "a//b",
+                                      "a\\b", "a b",  "a/",     "./a", "x\001"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ev_member m = {bad[i], "x", 1};
+        ck_assert_int_eq(ev_zip_build(&m, 1, &out, &err), EV_EINVAL);
+        ck_assert_uint_eq(out.len, 0);
+    }
+    ev_member dup[2] = {{"a.txt", "x", 1}, {"a.txt", "y", 1}};
+    ck_assert_int_eq(ev_zip_build(dup, 2, &out, &err), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(err.msg, "duplicate"));
+    ev_buf_free(&out);
+}
+END_TEST
+
+/* Little-endian readers over the archive bytes. */
+static unsigned rd16(const unsigned char *p)
+{
+    return (unsigned)p[0] | (unsigned)p[1] << 8;
+}
+static unsigned long rd32(const unsigned char *p)
+{
+    return (unsigned long)rd16(p) | (unsigned long)rd16(p + 2) << 16;
+}
+
+START_TEST(test_zip_entries_have_fixed_time_attributes_method_and_sorted_names)
+{
+    ev_err err = {{0}};
+    ev_buf out = EV_BUF_INIT;
+    ev_member m[3] = {{"z.txt", "zzzz", 4}, {"a/b.txt", "hello hello hello", 17}, {"empty", NULL, 0}};
+    CHK(ev_zip_build(m, 3, &out, &err));
+    const unsigned char *p = (const unsigned char *)out.data;
+    ck_assert_uint_ge(out.len, 22);
+    const unsigned char *eocd = p + out.len - 22;
+    ck_assert_uint_eq(rd32(eocd), 0x06054b50ul); /* no archive comment */
+    ck_assert_uint_eq(rd16(eocd + 10), 3);
+    unsigned long cd = rd32(eocd + 16);
+    static const char *const want[3] = {"a/b.txt", "empty", "z.txt"};
+    for (int i = 0; i < 3; i++) {
+        const unsigned char *e = p + cd;
+        ck_assert_uint_eq(rd32(e), 0x02014b50ul);
+        ck_assert_uint_eq(rd16(e + 10), 8);               /* deflate */
+        ck_assert_uint_eq(rd16(e + 12), EV_ZIP_DOS_TIME); /* 00:00:00 */
+        ck_assert_uint_eq(rd16(e + 14), EV_ZIP_DOS_DATE); /* 1980-01-01 */
+        ck_assert_uint_eq(e[5], 3);                       /* made by: Unix */
+        ck_assert_uint_eq(rd32(e + 38), (unsigned long)EV_ZIP_MODE << 16);
+        unsigned nl = rd16(e + 28), xl = rd16(e + 30), cl = rd16(e + 32);
+        ck_assert_uint_eq(xl, 0); /* no extra fields */
+        ck_assert_uint_eq(cl, 0); /* no comment */
+        ck_assert_uint_eq(nl, strlen(want[i]));
+        ck_assert(!memcmp(e + 46, want[i], nl));
+        /* the local header agrees on time, date and carries no extra field */
+        const unsigned char *l = p + rd32(e + 42);
+        ck_assert_uint_eq(rd32(l), 0x04034b50ul);
+        ck_assert_uint_eq(rd16(l + 10), EV_ZIP_DOS_TIME);
+        ck_assert_uint_eq(rd16(l + 12), EV_ZIP_DOS_DATE);
+        ck_assert_uint_eq(rd16(l + 28), 0);
+        cd += 46 + nl + xl + cl;
+    }
+    ev_buf_free(&out);
+}
+END_TEST
+
+START_TEST(test_zip_writer_gives_the_same_bytes_whatever_the_input_order_and_time_zone)
+{
+    ev_err err = {{0}};
+    ev_buf a = EV_BUF_INIT, b = EV_BUF_INIT;
+    ev_member m1[2] = {{"b", "two", 3}, {"a", "one", 3}};
+    ev_member m2[2] = {{"a", "one", 3}, {"b", "two", 3}};
+    setenv("TZ", "UTC", 1);
+    tzset();
+    CHK(ev_zip_build(m1, 2, &a, &err));
+    setenv("TZ", "America/New_York", 1);
+    tzset();
+    CHK(ev_zip_build(m2, 2, &b, &err));
+    unsetenv("TZ");
+    tzset();
+    ck_assert_uint_eq(a.len, b.len);
+    ck_assert(!memcmp(a.data, b.data, a.len));
+    ev_buf_free(&a);
+    ev_buf_free(&b);
+}
+END_TEST
+
+/* ---- tests: the export ------------------------------------------------------------ */
+
+START_TEST(test_every_required_member_is_present_and_nothing_else)
+{
+    ev_bundle *b = export_fixture();
+    size_t n;
+    const ev_member *m = ev_bundle_members(b, &n);
+    static const char *const req[] = {"model.json",
+                                      "proof-receipts.json",
+                                      "protocol.json",
+                                      "provenance.json",
+                                      "receipts.json",
+                                      "report.html",
+                                      "samples.csv",
+                                      "validation.json",
+                                      "sources/kernels/build.mk",
+                                      "sources/kernels/reduce.c"};
+    for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
+        member(b, req[i]);
+    size_t outputs = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!strncmp(m[i].name, "outputs/", 8)) {
+            outputs++;
+            continue;
+        }
+        int known = 0;
+        for (size_t k = 0; k < sizeof req / sizeof req[0]; k++)
+            known |= !strcmp(m[i].name, req[k]);
+        ck_assert_msg(known, "unexpected member %s", m[i].name);
+        if (i)
+            ck_assert_int_lt(strcmp(m[i - 1].name, m[i].name), 0);
+    }
+    ck_assert_uint_eq(outputs, (size_t)fixture_outputs);
+    /* the protocol byte for byte */
+    const ev_member *p = member(b, "protocol.json");
+    ck_assert_uint_eq(p->len, strlen(protocol_text));
+    ck_assert(!memcmp(p->data, protocol_text, p->len));
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_samples_csv_has_the_documented_header_and_one_row_per_stored_sample)
+{
+    ev_bundle *b = export_fixture();
+    const ev_member *s = member(b, "samples.csv");
+    static const char header[] =
+        "run_id,job_id,attempt,op,rows,cols,stride,dtype,default_rows,role,arm,phase,label,outcome,timing,"
+        "sample_index,replays,ops_per_graph,elapsed_ms,per_op_us,job_key,attempt_id,attempt_outcome,sm_clock_"
+        "mhz\n";
+    ck_assert_uint_ge(s->len, strlen(header));
+    ck_assert(!memcmp(s->data, header, strlen(header)));
+    ck_assert_uint_eq(count_lines(s->data, s->len), (size_t)fixture_samples + 1);
+    ck_assert_int_eq(((const char *)s->data)[s->len - 1], '\n');
+
+    /* the reference arm rows carry empty case columns; the interrupted
+     * attempt's row carries the job's outcome and its own */
+    ck_assert_ptr_nonnull(strstr(s->data, ",,,,,,,floor,main,initial,completed,hot,"));
+    ck_assert_ptr_nonnull(strstr(s->data, ",rows2,main,initial,completed,hot,0,700,100,"));
+    ck_assert_ptr_nonnull(strstr(s->data, ",main/1/rows2/initial,"));
+    ck_assert_ptr_nonnull(strstr(s->data, ",interrupted,\n"));
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_per_op_us_is_computed_in_double_from_the_stored_value)
+{
+    ev_bundle *b = export_fixture();
+    const ev_member *s = member(b, "samples.csv");
+    char *text = strndup(s->data, s->len);
+    size_t rows = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        if (rows++ == 0)
+            continue;
+        char *cols[24];
+        size_t k = 0;
+        char *p = line;
+        while (k < 24) {
+            cols[k++] = p;
+            char *c = strchr(p, ',');
+            if (!c)
+                break;
+            *c = '\0';
+            p = c + 1;
+        }
+        ck_assert_uint_eq(k, 24);
+        double elapsed = strtod(cols[18], NULL), per = strtod(cols[19], NULL);
+        int64_t replays = strtoll(cols[16], NULL, 10), ops = strtoll(cols[17], NULL, 10);
+        double want = elapsed * 1000.0 / (double)(replays * ops);
+        ck_assert_msg(memcmp(&per, &want, sizeof per) == 0, "row %zu: %s != %.17g", rows, cols[19], want);
+        char t[32];
+        snprintf(t, sizeof t, "%.17g", per);
+        ck_assert_str_eq(t, cols[19]);
+    }
+    ck_assert_uint_eq(rows, (size_t)fixture_samples + 1);
+    free(text);
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_validation_json_derives_outcomes_and_only_completed_jobs_claim_medians)
+{
+    ev_bundle *b = export_fixture();
+    cJSON *val = parse_member(b, "validation.json");
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(val, "run");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(run, "status")->valuestring, "failed");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(run, "rescue_status")->valuestring,
+                     "failed-after-rescue");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(run, "protocol_path")->valuestring,
+                     "<redacted>/test.json");
+    ck_assert(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(run, "created_ns")));
+
+    const cJSON *failed = job_by_key(val, "main/2/rows1/initial");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(failed, "outcome")->valuestring, "failed-exit");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(failed, "median_us")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(failed, "median_us_reason")->valuestring,
+                     "failed-exit");
+    const cJSON *fp = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(failed, "attempts"), 0), "process");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(fp, "stderr_tail")->valuestring,
+                     "worker: failed at <redacted>/worker.c:10");
+
+    const cJSON *bad = job_by_key(val, "policy/3/auto/initial");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(bad, "outcome")->valuestring, "failed-validation");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(bad, "median_us")));
+
+    const cJSON *skip = job_by_key(val, "main/0/cub/initial");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(skip, "outcome")->valuestring, "skipped");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(skip, "median_us")));
+
+    const cJSON *resumed = job_by_key(val, "main/1/rows2/initial");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(resumed, "outcome")->valuestring, "completed");
+    const cJSON *atts = cJSON_GetObjectItemCaseSensitive(resumed, "attempts");
+    ck_assert_int_eq(cJSON_GetArraySize(atts), 2);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(atts, 0), "outcome")->valuestring,
+                     "interrupted");
+    /* its median is over the last attempt's 7 hot samples only */
+    ck_assert_int_eq(cJSON_GetObjectItemCaseSensitive(resumed, "hot_samples")->valueint, 7);
+    double med = cJSON_GetObjectItemCaseSensitive(resumed, "median_us")->valuedouble;
+    ck_assert_double_eq_tol(med, fcases[1].us[2], fcases[1].us[2] * 0.004);
+
+    const cJSON *retry = job_by_key(val, "rescue/2/rows1/retry-1");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(retry, "retry_of")->valuestring,
+                     "main/2/rows1/initial");
+    ck_assert(cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(retry, "median_us")));
+
+    /* every completed job with hot samples has a median; no other job does */
+    const cJSON *j;
+    int completed = 0;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(val, "jobs"))
+    {
+        int is_done = !strcmp(cJSON_GetObjectItemCaseSensitive(j, "outcome")->valuestring, "completed");
+        ck_assert_int_eq(is_done, cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(j, "median_us")));
+        completed += is_done;
+    }
+    ck_assert_int_gt(completed, 10);
+
+    const cJSON *sum = cJSON_GetObjectItemCaseSensitive(val, "summary");
+    ck_assert_int_eq((int64_t)cJSON_GetObjectItemCaseSensitive(sum, "samples")->valuedouble, fixture_samples);
+    ck_assert_int_eq((int64_t)cJSON_GetObjectItemCaseSensitive(sum, "outputs")->valuedouble, fixture_outputs);
+
+    /* drift: one per case, recheck / main - 1 */
+    const cJSON *drift =
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(val, "drift"), "cases");
+    ck_assert_int_eq(cJSON_GetArraySize(drift), (int)N_FCASES);
+    const cJSON *d0 = cJSON_GetArrayItem(drift, 0);
+    double m0 = cJSON_GetObjectItemCaseSensitive(d0, "main_median_us")->valuedouble;
+    double r0 = cJSON_GetObjectItemCaseSensitive(d0, "recheck_median_us")->valuedouble;
+    double dv = cJSON_GetObjectItemCaseSensitive(d0, "drift")->valuedouble;
+    double want = r0 / m0 - 1.0;
+    ck_assert(memcmp(&dv, &want, sizeof dv) == 0);
+
+    /* the environment: its record verbatim, hashing to the profile id */
+    const cJSON *inv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(val, "invocations"), 0);
+    const char *rec = cJSON_GetObjectItemCaseSensitive(inv, "environment_record")->valuestring;
+    char hex[65];
+    ck_assert_int_eq(ev_sha256_hex(rec, strlen(rec), hex), EV_OK);
+    ck_assert_str_eq(hex, cJSON_GetObjectItemCaseSensitive(inv, "profile_id")->valuestring);
+    cJSON_Delete(val);
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_outputs_are_present_for_validated_attempts_and_hash_to_their_receipts)
+{
+    ev_bundle *b = export_fixture();
+    cJSON *val = parse_member(b, "validation.json");
+    const cJSON *j, *a, *v;
+    int seen = 0;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(val, "jobs"))
+    {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
+        {
+            cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(a, "validations"))
+            {
+                const cJSON *om = cJSON_GetObjectItemCaseSensitive(v, "output_member");
+                const char *stage = cJSON_GetObjectItemCaseSensitive(v, "stage")->valuestring;
+                if (strcmp(stage, "first")) {
+                    ck_assert(cJSON_IsNull(om));
+                    continue;
+                }
+                ck_assert(cJSON_IsString(om));
+                const ev_member *m = member(b, om->valuestring);
+                char hex[65];
+                ck_assert_int_eq(ev_sha256_hex(m->data, m->len, hex), EV_OK);
+                ck_assert_str_eq(hex, cJSON_GetObjectItemCaseSensitive(v, "output_sha256")->valuestring);
+                seen++;
+            }
+        }
+    }
+    ck_assert_int_eq(seen, fixture_outputs);
+    cJSON_Delete(val);
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_receipts_list_every_other_member_and_hash_to_the_root)
+{
+    ev_bundle *b = export_fixture();
+    size_t n;
+    const ev_member *m = ev_bundle_members(b, &n);
+    cJSON *rec = parse_member(b, "receipts.json");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(rec, "members"), *e;
+    ck_assert_int_eq(cJSON_GetArraySize(list), (int)n - 1);
+    size_t i = 0;
+    cJSON_ArrayForEach(e, list)
+    {
+        if (!strcmp(m[i].name, "receipts.json"))
+            i++;
+        ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "name")->valuestring, m[i].name);
+        ck_assert_int_eq((int64_t)cJSON_GetObjectItemCaseSensitive(e, "size")->valuedouble,
+                         (int64_t)m[i].len);
+        char hex[65];
+        ck_assert_int_eq(ev_sha256_hex(m[i].data, m[i].len, hex), EV_OK);
+        ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(e, "sha256")->valuestring, hex);
+        i++;
+    }
+    const ev_member *r = member(b, "receipts.json");
+    char root[65];
+    ck_assert_int_eq(ev_sha256_hex(r->data, r->len, root), EV_OK);
+    ck_assert_str_eq(root, ev_bundle_root(b));
+    cJSON_Delete(rec);
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_provenance_source_tree_hash_is_the_sha256sum_of_the_snapshot)
+{
+    ev_bundle *b = export_fixture();
+    cJSON *prov = parse_member(b, "provenance.json");
+    char h1[65], h2[65], want[65];
+    ck_assert_int_eq(ev_sha256_hex(buildmk_text, strlen(buildmk_text), h1), EV_OK);
+    ck_assert_int_eq(ev_sha256_hex(kernel_text, strlen(kernel_text), h2), EV_OK);
+    char text[400];
+    snprintf(text, sizeof text, "%s  kernels/build.mk\n%s  kernels/reduce.c\n", h1, h2);
+    ck_assert_int_eq(ev_sha256_hex(text, strlen(text), want), EV_OK);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(prov, "source_tree_hash")->valuestring, want);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(prov, "recorded_source_tree_hash")->valuestring,
+                     "recorded-tree-hash");
+    char pid[65];
+    ck_assert_int_eq(ev_sha256_hex(protocol_text, strlen(protocol_text), pid), EV_OK);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(prov, "protocol_id")->valuestring, pid);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(prov, "git_dirty")));
+
+    /* the sources are the snapshot's bytes, and proof-receipts bind them */
+    const ev_member *k = member(b, "sources/kernels/reduce.c");
+    ck_assert_uint_eq(k->len, strlen(kernel_text));
+    ck_assert(!memcmp(k->data, kernel_text, k->len));
+    cJSON *proof = parse_member(b, "proof-receipts.json");
+    const cJSON *des = cJSON_GetObjectItemCaseSensitive(proof, "default_entry_source");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "sha256")->valuestring, h2);
+    ck_assert_str_eq(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(proof, "build"), "cc")->valuestring,
+        "gcc 12.2.0");
+    cJSON_Delete(proof);
+    cJSON_Delete(prov);
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_model_json_is_the_refit_of_the_exported_medians)
+{
+    ev_bundle *b = export_fixture();
+    cJSON *model = parse_member(b, "model.json");
+    /* the fixture has two calibration geometries and a failed rows1 job in
+     * the third case: the fit runs, and that case is excluded with its reason */
+    ck_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(model, "coefficients")));
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(model, "excluded");
+    ck_assert_int_eq(cJSON_GetArraySize(ex), 1);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ex, 0), "reason")->valuestring,
+                     "rows1: failed-exit");
+    ck_assert_int_eq((int64_t)cJSON_GetObjectItemCaseSensitive(model, "sms")->valuedouble, 4);
+    cJSON_Delete(model);
+    ev_bundle_free(b);
+}
+END_TEST
+
+START_TEST(test_two_exports_of_one_store_are_byte_identical_in_any_time_zone)
+{
+    char a[400], c[400], ra[65], rc_[65];
+    ev_buf x = EV_BUF_INIT, y = EV_BUF_INIT;
+    snprintf(a, sizeof a, "%s/a.zip", tmpdir);
+    snprintf(c, sizeof c, "%s/b.zip", tmpdir);
+    setenv("TZ", "UTC", 1);
+    tzset();
+    export_to(a, ra);
+    setenv("TZ", "America/New_York", 1);
+    tzset();
+    umask(077);
+    export_to(c, rc_);
+    umask(022);
+    unsetenv("TZ");
+    tzset();
+    ck_assert_str_eq(ra, rc_);
+    slurp(a, &x);
+    slurp(c, &y);
+    ck_assert_uint_gt(x.len, 0);
+    ck_assert_uint_eq(x.len, y.len);
+    ck_assert(!memcmp(x.data, y.data, x.len));
+    ev_buf_free(&x);
+    ev_buf_free(&y);
+}
+END_TEST
+
+/* Reads every member of the zip file at path back with libzip (CRC checked). */
+static ev_member *read_back(const char *path, size_t *n_out)
+{
+    int zerr = 0;
+    zip_t *za = zip_open(path, ZIP_RDONLY | ZIP_CHECKCONS, &zerr);
+    ck_assert_ptr_nonnull(za);
+    zip_int64_t n = zip_get_num_entries(za, 0);
+    ev_member *m = calloc((size_t)n, sizeof *m);
+    for (zip_int64_t i = 0; i < n; i++) {
+        zip_stat_t st;
+        ck_assert_int_eq(zip_stat_index(za, (zip_uint64_t)i, 0, &st), 0);
+        char *d = malloc(st.size + 1);
+        zip_file_t *f = zip_fopen_index(za, (zip_uint64_t)i, 0);
+        ck_assert_ptr_nonnull(f);
+        zip_int64_t got = 0, r;
+        while ((r = zip_fread(f, d + got, st.size + 1 - (zip_uint64_t)got)) > 0)
+            got += r;
+        ck_assert_int_eq(r, 0);
+        ck_assert_int_eq(got, (zip_int64_t)st.size);
+        zip_fclose(f);
+        m[i].name = strdup(st.name);
+        m[i].data = d;
+        m[i].len = (size_t)st.size;
+    }
+    zip_discard(za);
+    *n_out = (size_t)n;
+    return m;
+}
+
+START_TEST(test_report_regenerated_from_the_archived_members_equals_the_exported_one)
+{
+    char a[400], root[65];
+    snprintf(a, sizeof a, "%s/a.zip", tmpdir);
+    export_to(a, root);
+    size_t n;
+    ev_member *m = read_back(a, &n);
+    const ev_member *html = ev_member_find(m, n, "report.html");
+    ck_assert_ptr_nonnull(html);
+    /* the other members only: drop report.html and receipts.json */
+    ev_member *others = calloc(n, sizeof *others);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(m[i].name, "report.html") && strcmp(m[i].name, "receipts.json"))
+            others[k++] = m[i];
+    ev_err err = {{0}};
+    ev_buf again = EV_BUF_INIT;
+    CHK(ev_report_html(others, k, &again, &err));
+    ck_assert_uint_eq(again.len, html->len);
+    ck_assert(!memcmp(again.data, html->data, html->len));
+    /* it shows failures first and the case medians */
+    ck_assert_ptr_nonnull(strstr(again.data, "failed-exit"));
+    ck_assert_ptr_nonnull(strstr(again.data, "Hot medians per case"));
+    ck_assert_ptr_null(strstr(again.data, "<script"));
+    ck_assert_ptr_null(strstr(again.data, "/home/"));
+    /* a member the report reads, changed, changes the report */
+    for (size_t i = 0; i < k; i++) {
+        if (strcmp(others[i].name, "validation.json"))
+            continue;
+        char *copy = malloc(others[i].len);
+        memcpy(copy, others[i].data, others[i].len);
+        char *p = strstr(copy, "\"failed-after-rescue\"");
+        ck_assert_ptr_nonnull(p);
+        memcpy(p, "\"FAILED-after-rescue\"", 21);
+        others[i].data = copy;
+        ev_buf_reset(&again);
+        CHK(ev_report_html(others, k, &again, &err));
+        ck_assert(again.len != html->len || memcmp(again.data, html->data, html->len));
+        free(copy);
+    }
+    ev_buf_free(&again);
+    free(others);
+    for (size_t i = 0; i < n; i++) {
+        free((void *)m[i].name);
+        free((void *)m[i].data);
+    }
+    free(m);
+}
+END_TEST
+
+START_TEST(test_redaction_replaces_absolute_paths_and_is_idempotent)
+{
+    static const char *const cases[][2] = {
+        {"/usr/bin/nvcc failed", "<redacted>/nvcc failed"},
+        {"at /home/a/b.c:10", "at <redacted>/b.c:10"},
+        {"path='/tmp/x/'", "path='<redacted>/x'"},
+        {"ratio 1/2 and a/b", "ratio 1/2 and a/b"},
+        {"(/opt/cuda/lib64/libcudart.so.12)", "(<redacted>/libcudart.so.12)"},
+        {"<redacted>/nvcc", "<redacted>/nvcc"},
+        {"", ""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ev_buf a = EV_BUF_INIT, b = EV_BUF_INIT;
+        ck_assert_int_eq(ev_buf_puts(&a, ""), EV_OK);
+        ck_assert_int_eq(ev_bundle_redact(cases[i][0], &a), EV_OK);
+        ck_assert_str_eq(a.data, cases[i][1]);
+        ck_assert_int_eq(ev_buf_puts(&b, ""), EV_OK);
+        ck_assert_int_eq(ev_bundle_redact(a.data, &b), EV_OK);
+        ck_assert_str_eq(b.data, a.data);
+        ev_buf_free(&a);
+        ev_buf_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(test_per_op_us_refuses_counts_beyond_two_to_the_53)
+{
+    double v = 0;
+    ck_assert_int_eq(ev_bundle_per_op_us(1.0, 0, 100, &v), EV_ERANGE);
+    ck_assert_int_eq(ev_bundle_per_op_us(1.0, INT64_C(1) << 40, INT64_C(1) << 14, &v), EV_ERANGE);
+    ck_assert_int_eq(ev_bundle_per_op_us(70.0, 700, 100, &v), EV_OK);
+    ck_assert(v == 70.0 * 1000.0 / 70000.0);
+}
+END_TEST
+
+/* ---- tests: the commands ---------------------------------------------------------- */
+
+START_TEST(test_export_command_prints_the_root_and_uses_the_documented_exit_codes)
+{
+    char ev[300], out[400], missing[400];
+    evident_path(ev, sizeof ev);
+    snprintf(out, sizeof out, "%s/cli.zip", tmpdir);
+    snprintf(missing, sizeof missing, "%s/nope.db", tmpdir);
+    ev_buf o = EV_BUF_INIT;
+
+    char *ok[] = {ev, "export", "--db", dbpath, "--out", out, NULL};
+    ck_assert_int_eq(run_cmd(ok, &o), 0);
+    ck_assert_uint_eq(o.len, 65);
+    ck_assert_int_eq(o.data[64], '\n');
+    ev_bundle *b = export_fixture();
+    ck_assert(!memcmp(o.data, ev_bundle_root(b), 64));
+    ev_bundle_free(b);
+
+    char *help[] = {ev, "export", "--help", NULL};
+    ck_assert_int_eq(run_cmd(help, NULL), 0);
+    char *ver[] = {ev, "export", "--version", NULL};
+    ck_assert_int_eq(run_cmd(ver, NULL), 0);
+    char *noargs[] = {ev, "export", NULL};
+    ck_assert_int_eq(run_cmd(noargs, NULL), 2);
+    char *badrun[] = {ev, "export", "--db", dbpath, "--run", "x1", "--out", out, NULL};
+    ck_assert_int_eq(run_cmd(badrun, NULL), 2);
+    char *norun[] = {ev, "export", "--db", dbpath, "--run", "99", "--out", out, NULL};
+    ck_assert_int_eq(run_cmd(norun, NULL), 2);
+    char *nodb[] = {ev, "export", "--db", missing, "--out", out, NULL};
+    ck_assert_int_eq(run_cmd(nodb, NULL), 2);
+
+    /* report: from the archive, equal to the member; a non-zip fails (1) */
+    char html[400];
+    snprintf(html, sizeof html, "%s/r.html", tmpdir);
+    char *rep[] = {ev, "report", out, "--out", html, NULL};
+    ck_assert_int_eq(run_cmd(rep, NULL), 0);
+    size_t n;
+    ev_member *m = read_back(out, &n);
+    const ev_member *h = ev_member_find(m, n, "report.html");
+    ev_buf x = EV_BUF_INIT;
+    slurp(html, &x);
+    ck_assert_uint_eq(x.len, h->len);
+    ck_assert(!memcmp(x.data, h->data, x.len));
+    char md[400];
+    snprintf(md, sizeof md, "%s/cases.md", tmpdir);
+    char *repmd[] = {ev, "report", out, "--markdown", "--out", md, NULL};
+    ck_assert_int_eq(run_cmd(repmd, NULL), 0);
+    slurp(md, &x);
+    ck_assert_ptr_nonnull(strstr(x.data, "| reduce_sum 17x1024 fp16 B4 | calibration |"));
+    char *notzip[] = {ev, "report", dbpath, "--out", html, NULL};
+    ck_assert_int_eq(run_cmd(notzip, NULL), 1);
+    char *nofile[] = {ev, "report", missing, "--out", html, NULL};
+    ck_assert_int_eq(run_cmd(nofile, NULL), 2);
+    for (size_t i = 0; i < n; i++) {
+        free((void *)m[i].name);
+        free((void *)m[i].data);
+    }
+    free(m);
+    ev_buf_free(&x);
+    ev_buf_free(&o);
+}
+END_TEST
+
+static Suite *bundle_suite(void)
+{
+    Suite *s = suite_create("bundle");
+    TCase *z = tcase_create("zip");
+    tcase_add_test(z, test_zip_writer_refuses_bad_and_duplicate_names);
+    tcase_add_test(z, test_zip_entries_have_fixed_time_attributes_method_and_sorted_names);
+    tcase_add_test(z, test_zip_writer_gives_the_same_bytes_whatever_the_input_order_and_time_zone);
+    tcase_add_test(z, test_redaction_replaces_absolute_paths_and_is_idempotent);
+    tcase_add_test(z, test_per_op_us_refuses_counts_beyond_two_to_the_53);
+    suite_add_tcase(s, z);
+
+    TCase *e = tcase_create("export");
+    tcase_add_checked_fixture(e, setup, teardown);
+    tcase_set_timeout(e, 60);
+    tcase_add_test(e, test_every_required_member_is_present_and_nothing_else);
+    tcase_add_test(e, test_samples_csv_has_the_documented_header_and_one_row_per_stored_sample);
+    tcase_add_test(e, test_per_op_us_is_computed_in_double_from_the_stored_value);
+    tcase_add_test(e, test_validation_json_derives_outcomes_and_only_completed_jobs_claim_medians);
+    tcase_add_test(e, test_outputs_are_present_for_validated_attempts_and_hash_to_their_receipts);
+    tcase_add_test(e, test_receipts_list_every_other_member_and_hash_to_the_root);
+    tcase_add_test(e, test_provenance_source_tree_hash_is_the_sha256sum_of_the_snapshot);
+    tcase_add_test(e, test_model_json_is_the_refit_of_the_exported_medians);
+    tcase_add_test(e, test_two_exports_of_one_store_are_byte_identical_in_any_time_zone);
+    tcase_add_test(e, test_report_regenerated_from_the_archived_members_equals_the_exported_one);
+    tcase_add_test(e, test_export_command_prints_the_root_and_uses_the_documented_exit_codes);
+    suite_add_tcase(s, e);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(bundle_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
