@@ -14,7 +14,7 @@
 #include "reduce_default.cuh"
 
 #define EV_ROWS_ENTRY(opname, dtname, OP, DT, K)                                                       \
-    extern "C" __global__ void reduce_##opname##_##dtname##_rows##K(                                    \
+    extern "C" __global__ void __launch_bounds__(1024) reduce_##opname##_##dtname##_rows##K(                                  \
         const void *in, void *out, long long R, long long N, long long stride, int t)                  \
     {                                                                                                  \
         ev_reduce_program<OP, DT>(in, out, R, N, stride, K, t);                                        \

@@ -266,7 +266,7 @@ __device__ void ev_reduce_program(const void *in, void *out, int64_t R, int64_t 
 /* EV_DEVICE_CODE_ONLY: the device helpers without the entries (peer_cub.cu). */
 #ifndef EV_DEVICE_CODE_ONLY
 #define EV_DEFAULT_ENTRY(opname, dtname, OP, DT)                                                       \
-    extern "C" __global__ void reduce_##opname##_##dtname##_default(                                    \
+    extern "C" __global__ void __launch_bounds__(1024) reduce_##opname##_##dtname##_default(                                  \
         const void *in, void *out, long long R, long long N, long long stride, int b, int t)           \
     {                                                                                                  \
         ev_reduce_program<OP, DT>(in, out, R, N, stride, b, t);                                        \
