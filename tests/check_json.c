@@ -150,6 +150,8 @@ START_TEST(test_duplicate_keys_are_refused_at_the_second_occurrence)
     ck_refused("{\"b\":1,\"a\":2,\"a\":3,\"b\":4}", 0, "offset 13 (line 1, column 14): duplicate key \"a\"");
     /* Line and column over several lines. */
     ck_refused("{\n  \"a\": 1,\n  \"a\": 2\n}", 0, "offset 14 (line 3, column 3): duplicate key \"a\"");
+    /* Only empty keys (found by fuzzing: no key bytes at all once decoded). */
+    ck_refused("{\"\":1,\"\": 1.0}", 0, "offset 6 (line 1, column 7): duplicate key \"\"");
 }
 END_TEST
 

@@ -497,12 +497,14 @@ static ev_status check_keys(lex *lx, size_t first, size_t scratch_mark)
 {
     keyref *k = lx->keys + first;
     size_t n = lx->nkeys - first, i, bad = SIZE_MAX, bad_i = 0;
+    /* When every key so far was empty the scratch buffer was never
+     * allocated: compare against a real (empty) string, never NULL. */
+    char *base = lx->scratch.data ? lx->scratch.data : (char *)"";
 
     if (n > 1) {
-        qsort_r(k, n, sizeof *k, keyref_cmp, lx->scratch.data);
+        qsort_r(k, n, sizeof *k, keyref_cmp, base);
         for (i = 1; i < n; i++)
-            if (k[i].len == k[i - 1].len &&
-                memcmp(lx->scratch.data + k[i].off, lx->scratch.data + k[i - 1].off, k[i].len) == 0 &&
+            if (k[i].len == k[i - 1].len && memcmp(base + k[i].off, base + k[i - 1].off, k[i].len) == 0 &&
                 k[i].at < bad) {
                 bad = k[i].at;
                 bad_i = i;
@@ -510,7 +512,7 @@ static ev_status check_keys(lex *lx, size_t first, size_t scratch_mark)
     }
     if (bad != SIZE_MAX) {
         char shown[120];
-        render_key(lx->scratch.data + k[bad_i].off, k[bad_i].len, shown, sizeof shown);
+        render_key(base + k[bad_i].off, k[bad_i].len, shown, sizeof shown);
         return lex_fail(lx, bad, "duplicate key \"%s\"", shown);
     }
     lx->nkeys = first;
