@@ -1072,7 +1072,12 @@ static ev_status canon_numbers(cJSON *tree)
             cJSON *raw = cJSON_CreateRaw(t);
             if (!raw)
                 return EV_ENOMEM;
-            if (!cJSON_ReplaceItemViaPointer(tree, it, raw)) {
+            /* in an object the replacement needs the key: ReplaceItemInObject
+             * sets it (keys are unique: the strict parser refused duplicates) */
+            cJSON_bool ok = cJSON_IsObject(tree)
+                                ? cJSON_ReplaceItemInObjectCaseSensitive(tree, it->string, raw)
+                                : cJSON_ReplaceItemViaPointer(tree, it, raw);
+            if (!ok) {
                 cJSON_Delete(raw);
                 return EV_ENOMEM;
             }
