@@ -323,7 +323,7 @@ static cJSON *parse_member(const ev_bundle *b, const char *name)
 static void slurp(const char *path, ev_buf *buf)
 {
     ev_err err = {{0}};
-    ev_buf_reset(buf);
+    ev_buf_free(buf); /* ev_read_file fills a new buffer */
     CHK(ev_read_file(path, buf, &err));
 }
 
