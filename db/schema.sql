@@ -79,7 +79,8 @@ CREATE TABLE jobs (
     retry_of    INTEGER REFERENCES jobs(job_id),
     plan_order  INTEGER NOT NULL,
     UNIQUE (run_id, job_key),
-    UNIQUE (run_id, phase, plan_order)
+    UNIQUE (run_id, phase, plan_order),
+    FOREIGN KEY (run_id, case_index) REFERENCES cases(run_id, case_index)
 );
 
 -- Each attempt of a job (1, 2, ... : a new attempt after an interruption).
@@ -111,7 +112,8 @@ CREATE TABLE processes (
     affinity       TEXT NOT NULL,           -- CPU list the OS reported back
     stderr_tail    TEXT NOT NULL,           -- absolute paths redacted
     ended_ns       INTEGER NOT NULL,
-    wall_ns        INTEGER NOT NULL
+    wall_ns        INTEGER NOT NULL,
+    CHECK (exit_code IS NULL OR signal IS NULL) -- waitpid gives one or the other
 );
 
 -- Where and how the job bound its buffers.
@@ -257,6 +259,32 @@ CREATE TRIGGER fits_no_update BEFORE UPDATE ON fits BEGIN SELECT RAISE(ABORT, 'e
 CREATE TRIGGER fits_no_delete BEFORE DELETE ON fits BEGIN SELECT RAISE(ABORT, 'evident store is append-only: fits'); END;
 CREATE TRIGGER run_status_no_update BEFORE UPDATE ON run_status BEGIN SELECT RAISE(ABORT, 'evident store is append-only: run_status'); END;
 CREATE TRIGGER run_status_no_delete BEFORE DELETE ON run_status BEGIN SELECT RAISE(ABORT, 'evident store is append-only: run_status'); END;
+
+-- No row may be replaced either.  INSERT OR REPLACE (and REPLACE) deletes
+-- the conflicting row first, and that deletion fires the DELETE triggers
+-- above only when recursive_triggers is on -- which the store sets, but a
+-- sqlite3 CLI session does not.  So every table also refuses, before the
+-- insert, a row whose key (primary key or any UNIQUE key) already exists:
+-- a duplicate can never reach the conflict-resolution step that would
+-- delete the old row.
+CREATE TRIGGER runs_no_replace BEFORE INSERT ON runs WHEN EXISTS (SELECT 1 FROM runs WHERE run_id = NEW.run_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: runs row exists'); END;
+CREATE TRIGGER invocations_no_replace BEFORE INSERT ON invocations WHEN EXISTS (SELECT 1 FROM invocations WHERE invocation_id = NEW.invocation_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: invocations row exists'); END;
+CREATE TRIGGER sources_no_replace BEFORE INSERT ON sources WHEN EXISTS (SELECT 1 FROM sources WHERE run_id = NEW.run_id AND path = NEW.path) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: sources row exists'); END;
+CREATE TRIGGER environments_no_replace BEFORE INSERT ON environments WHEN EXISTS (SELECT 1 FROM environments WHERE invocation_id = NEW.invocation_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: environments row exists'); END;
+CREATE TRIGGER cases_no_replace BEFORE INSERT ON cases WHEN EXISTS (SELECT 1 FROM cases WHERE run_id = NEW.run_id AND case_index = NEW.case_index) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: cases row exists'); END;
+CREATE TRIGGER jobs_no_replace BEFORE INSERT ON jobs WHEN EXISTS (SELECT 1 FROM jobs WHERE job_id = NEW.job_id) OR EXISTS (SELECT 1 FROM jobs WHERE run_id = NEW.run_id AND job_key = NEW.job_key) OR EXISTS (SELECT 1 FROM jobs WHERE run_id = NEW.run_id AND phase = NEW.phase AND plan_order = NEW.plan_order) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: jobs row exists'); END;
+CREATE TRIGGER attempts_no_replace BEFORE INSERT ON attempts WHEN EXISTS (SELECT 1 FROM attempts WHERE attempt_id = NEW.attempt_id) OR EXISTS (SELECT 1 FROM attempts WHERE job_id = NEW.job_id AND attempt = NEW.attempt) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: attempts row exists'); END;
+CREATE TRIGGER processes_no_replace BEFORE INSERT ON processes WHEN EXISTS (SELECT 1 FROM processes WHERE attempt_id = NEW.attempt_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: processes row exists'); END;
+CREATE TRIGGER bindings_no_replace BEFORE INSERT ON bindings WHEN EXISTS (SELECT 1 FROM bindings WHERE attempt_id = NEW.attempt_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: bindings row exists'); END;
+CREATE TRIGGER samples_no_replace BEFORE INSERT ON samples WHEN EXISTS (SELECT 1 FROM samples WHERE attempt_id = NEW.attempt_id AND timing = NEW.timing AND sample_index = NEW.sample_index) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: samples row exists'); END;
+CREATE TRIGGER warmups_no_replace BEFORE INSERT ON warmups WHEN EXISTS (SELECT 1 FROM warmups WHERE attempt_id = NEW.attempt_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: warmups row exists'); END;
+CREATE TRIGGER calibrations_no_replace BEFORE INSERT ON calibrations WHEN EXISTS (SELECT 1 FROM calibrations WHERE attempt_id = NEW.attempt_id AND step = NEW.step) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: calibrations row exists'); END;
+CREATE TRIGGER cold_timings_no_replace BEFORE INSERT ON cold_timings WHEN EXISTS (SELECT 1 FROM cold_timings WHERE attempt_id = NEW.attempt_id AND name = NEW.name) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: cold_timings row exists'); END;
+CREATE TRIGGER flushes_no_replace BEFORE INSERT ON flushes WHEN EXISTS (SELECT 1 FROM flushes WHERE attempt_id = NEW.attempt_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: flushes row exists'); END;
+CREATE TRIGGER validations_no_replace BEFORE INSERT ON validations WHEN EXISTS (SELECT 1 FROM validations WHERE attempt_id = NEW.attempt_id AND stage = NEW.stage) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: validations row exists'); END;
+CREATE TRIGGER graph_nodes_no_replace BEFORE INSERT ON graph_nodes WHEN EXISTS (SELECT 1 FROM graph_nodes WHERE attempt_id = NEW.attempt_id AND node_index = NEW.node_index) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: graph_nodes row exists'); END;
+CREATE TRIGGER fits_no_replace BEFORE INSERT ON fits WHEN EXISTS (SELECT 1 FROM fits WHERE fit_id = NEW.fit_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: fits row exists'); END;
+CREATE TRIGGER run_status_no_replace BEFORE INSERT ON run_status WHEN EXISTS (SELECT 1 FROM run_status WHERE run_id = NEW.run_id) BEGIN SELECT RAISE(ABORT, 'evident store is append-only: run_status row exists'); END;
 
 -- Views for the sqlite3 CLI.
 -- The last attempt of each job.

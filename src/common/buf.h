@@ -33,7 +33,8 @@ void ev_buf_free(ev_buf *b);
 /* Hands the storage to the caller (who frees it); b becomes empty. */
 char *ev_buf_steal(ev_buf *b, size_t *len_out);
 
-/* Reads a whole file into a new buffer; EV_EIO with err set on failure. */
+/* Reads a whole file into out, which must be empty (EV_BUF_INIT): its old
+ * storage is not freed.  EV_EIO with err set on failure. */
 ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err);
 /* Writes bytes to path atomically (temp file + fsync + rename). */
 ev_status ev_write_file(const char *path, const void *p, size_t n, ev_err *err);

@@ -9,6 +9,10 @@
  *   quantile(p): Hyndman-Fan type 7 (numpy's default "linear"):
  *     h = (n - 1) p, result = x[floor h] + (h - floor h)(x[floor h + 1] - x[floor h]).
  *   geometric mean: exp(mean of log x) over positive values.
+ *
+ * Every function works on a copy sorted ascending (-0 before +0), and sums
+ * (of logs) run in that sorted order, so a result depends only on the
+ * values, not on the order they are given in.
  */
 #ifndef EV_STATS_H
 #define EV_STATS_H
@@ -20,13 +24,17 @@
 /* Median of v[0..n) (not modified).  EV_EINVAL when n == 0 or a value is
  * NaN.  OUT: *out. */
 ev_status ev_median(const double *v, size_t n, double *out);
-/* Type-7 quantile, 0 <= p <= 1. */
+/* Type-7 quantile, 0 <= p <= 1; EV_EINVAL when n == 0, a value is NaN, or
+ * p is outside [0, 1] or NaN. */
 ev_status ev_quantile(const double *v, size_t n, double p, double *out);
 /* Geometric mean; EV_EINVAL when n == 0 or any value <= 0 or not finite. */
 ev_status ev_geomean(const double *v, size_t n, double *out);
-/* Weighted geometric mean exp(sum w log x / sum w). */
+/* Weighted geometric mean exp(sum w log x / sum w), pairs summed in order
+ * of x (then w).  EV_EINVAL when n == 0, any x <= 0 or not finite, any w < 0
+ * or not finite, or sum w == 0. */
 ev_status ev_geomean_weighted(const double *v, const double *w, size_t n, double *out);
-/* Sorts a copy ascending (total order, NaN refused) into out[n]. */
+/* Sorts a copy ascending (total order, NaN refused) into out[n]; out may
+ * equal v; n == 0 is fine.  EV_EINVAL (out untouched) for a NaN. */
 ev_status ev_sort_doubles(const double *v, size_t n, double *out);
 
 #endif

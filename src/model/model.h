@@ -73,6 +73,7 @@ typedef struct ev_obs {
     ev_sched sched;
     double median_us;
     ev_role role;
+    int64_t line; /* 1-based CSV line it came from; 0 when not from a CSV */
 } ev_obs;
 
 /* A case left out of the fit, with the reason (from the store). */
@@ -104,6 +105,113 @@ void ev_fit_free(ev_fit *f); /* NULL-safe */
 const ev_coef *ev_fit_coef(const ev_fit *f);
 /* Writes model.json (doubles exact, keys as DESIGN.md and the issue list). */
 ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err);
+
+/* ---- inspecting a fit (tests, the report, the verifier) ----------------- */
+
+/* Active-subset masks: bit 0 = a0, bit 1 = aP, bit 2 = aD (0 = empty). */
+#define EV_MASK_A0      1u
+#define EV_MASK_AP      2u
+#define EV_MASK_AD      4u
+#define EV_SUBSET_COUNT 8
+
+typedef enum ev_subset_status {
+    EV_SUBSET_FEASIBLE = 0, /* every coefficient >= 0 */
+    EV_SUBSET_NEGATIVE,     /* solved, but a coefficient is < 0 */
+    EV_SUBSET_SINGULAR      /* the weighted scaled system is rank deficient */
+} ev_subset_status;
+
+typedef struct ev_subset_result {
+    unsigned mask;
+    ev_subset_status status;
+    double objective; /* sum w_i (pred_i - y_i)^2; NaN when singular */
+    ev_coef coef;     /* unscaled; 0 outside the mask; all 0 when singular */
+} ev_subset_result;
+
+/* One NNLS solve (a full fit or a fold). */
+typedef struct ev_nnls {
+    double scale[3];                          /* max |column| over the training rows (1 for a zero column) */
+    ev_subset_result subset[EV_SUBSET_COUNT]; /* indexed by mask */
+    unsigned best;                            /* mask of the chosen subset */
+    ev_coef coef;                             /* = subset[best].coef */
+    size_t n_rows;                            /* training rows */
+} ev_nnls;
+
+/*
+ * NNLS of y on the columns of X (n rows, row-major n x 3: 1, P, D) with
+ * weights w (> 0) by enumerating all eight active subsets.  Each column is
+ * divided by its largest absolute value (a zero column left as is); each
+ * subset is solved by Householder QR of the weighted scaled system
+ * diag(sqrt w) X_S c = diag(sqrt w) y; it is singular when a diagonal
+ * element of R is <= EV_NNLS_RANK_TOL times the norm of its column.  The
+ * smallest objective among feasible subsets wins; exact ties go to fewer
+ * active coefficients, then to the lower mask.  The empty subset (objective
+ * sum w y^2) is always feasible, so a result always exists.  OUT: *out.
+ */
+#define EV_NNLS_RANK_TOL 1e-10
+ev_status ev_model_nnls(const double *X, const double *y, const double *w, size_t n, ev_nnls *out,
+                        ev_err *err);
+
+/* The full fit's solve. */
+const ev_nnls *ev_fit_nnls(const ev_fit *f);
+/* Calibration geometries = LOGO folds, sorted by (R, N, B). */
+size_t ev_fit_fold_count(const ev_fit *f);
+/* Fold i: its held-out geometry and its solve.  NULL when i is out of range. */
+const ev_nnls *ev_fit_fold(const ev_fit *f, size_t i, int64_t *R, int64_t *N, int64_t *B);
+
+/* A case (op, dtype, R, N, B) with its decisions, sorted by (R, N, B, op, dtype). */
+typedef struct ev_fit_case {
+    const char *op, *dtype;
+    int64_t rows, cols, default_rows;
+    ev_role role;
+    ev_decision full;                /* decision of the full fit */
+    int has_logo;                    /* calibration cases only */
+    ev_decision logo;                /* decision of the fold that held this geometry out */
+    double observed[EV_SCHED_COUNT]; /* median, NaN when not observed */
+} ev_fit_case;
+size_t ev_fit_case_count(const ev_fit *f);
+const ev_fit_case *ev_fit_case_at(const ev_fit *f, size_t i);
+
+/* Geometry-equal-weighted geomean of observed selected / observed default
+ * over the calibration cases, with the full-fit (logo = 0) or the LOGO
+ * decisions (logo = 1). */
+double ev_fit_policy_geomean(const ev_fit *f, int logo);
+
+/* Largest residual by absolute value over the fitted observations
+ * (calibration default/rows1/rows2): relative (pred - obs) / obs and
+ * absolute pred - obs (us), signed as found.  OUT: *rel, *abs and the case
+ * index and schedule of each. */
+typedef struct ev_fit_maxres {
+    double rel;
+    size_t rel_case;
+    ev_sched rel_sched;
+    double abs;
+    size_t abs_case;
+    ev_sched abs_sched;
+} ev_fit_maxres;
+void ev_fit_max_residual(const ev_fit *f, int logo, ev_fit_maxres *out);
+
+/* Held-out regret over holdout cases: observed selected / min observed of
+ * default, rows1, rows2.  Plain geometric mean and maximum over the cases;
+ * NaN when there are none.  OUT: *n the number of holdout cases. */
+void ev_fit_holdout_regret(const ev_fit *f, double *geomean, double *max, size_t *n);
+/* Observed selected (full fit) / min observed of default, rows1, rows2. */
+double ev_model_holdout_ratio(const ev_fit_case *c);
+
+/* ---- reading observations from the store -------------------------------- */
+
+struct ev_store;
+/*
+ * The fit's observations for run_id: main-phase hot medians (median of
+ * per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph), in double,
+ * over the hot samples of the job's last attempt) of default, rows1 and
+ * rows2 (and rows4 where measured) of every case whose default, rows1 and
+ * rows2 jobs completed; holdout cases with role holdout.  A case with a
+ * missing or failed job is listed in *excl with the reason.  *sms is the
+ * binding's thread count (S), which must agree across the jobs read.
+ * OUT: *obs, *n, *excl, *n_excl (malloc'd, NULL when empty), *sms.
+ */
+ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, size_t *n, ev_excluded **excl,
+                            size_t *n_excl, int64_t *sms, ev_err *err);
 
 /*
  * Reads observations from CSV text with header

@@ -6,12 +6,20 @@
  * a new file, or migrations up to EV_STORE_VERSION to an older one.
  *
  * Writers insert rows; nothing is ever updated or deleted (the schema's
- * triggers refuse it).  Each ev_store_add_* call is its own transaction
- * unless the caller wraps several in ev_store_begin/commit, so a record is
- * durable when the call returns.  sqlite3 result codes are translated to
- * ev_status here, once: SQLITE_FULL -> EV_EFULL, SQLITE_READONLY ->
- * EV_EREADONLY, SQLITE_CORRUPT/NOTADB -> EV_ECORRUPT, others -> EV_EDB.
- * On failure, nothing of the failed call is left behind (rollback).
+ * triggers refuse it, and refuse any insert whose key exists, so REPLACE
+ * cannot delete a row even from a sqlite3 CLI session).  Each
+ * ev_store_add_* call is its own transaction unless the caller wraps
+ * several in ev_store_begin/commit, so a record is durable when the call
+ * returns.  sqlite3 result codes are translated to ev_status here, once:
+ * SQLITE_FULL -> EV_EFULL, SQLITE_READONLY -> EV_EREADONLY,
+ * SQLITE_CORRUPT/NOTADB -> EV_ECORRUPT, SQLITE_CANTOPEN -> EV_EIO,
+ * SQLITE_NOMEM -> EV_ENOMEM, others (constraints included) -> EV_EDB, with
+ * the store's path and sqlite3_errmsg in err.  On failure, nothing of the
+ * failed call is left behind (rollback).
+ *
+ * Doubles are stored bit for bit, except that NaN and -0.0 (which SQLite
+ * would turn into NULL and +0.0) are refused with EV_EINVAL.  Text is
+ * stored as given; a NULL pointer for a NOT NULL column fails with EV_EDB.
  *
  * Readers use named queries (ev_store_query) whose column lists are
  * documented below, so the bundle exporter and `evident fit --db` read the
@@ -35,10 +43,25 @@ enum {
 };
 
 /* Opens (and creates/migrates) the store at path.  OUT: *out.  A damaged
- * file gives EV_ECORRUPT with err saying so and what to do. */
+ * file, or one that is not a database, gives EV_ECORRUPT with err saying so
+ * and what to do; a missing file without EV_STORE_CREATE EV_EIO; a schema
+ * newer than EV_STORE_VERSION EV_EUNSUPPORTED; a SQLite database that is
+ * not an evident store EV_EFORMAT; READONLY|CREATE EV_EINVAL.  A read-only
+ * open needs an existing store at EV_STORE_VERSION (EV_EREADONLY else). */
 ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err);
 void ev_store_close(ev_store *s); /* NULL-safe */
 
+/*
+ * Explicit transactions group several writes into one commit (one fsync).
+ * Nesting is an error: ev_store_begin inside an open transaction returns
+ * EV_EINVAL and leaves the open one as it was.  When an ev_store_add_*
+ * fails inside the transaction, the whole transaction is rolled back at
+ * once (all or nothing: none of the group's rows remain); further writes
+ * then fail with EV_EINVAL until the caller ends the transaction, and
+ * ev_store_commit returns the original failure's status and message.
+ * ev_store_commit with no transaction open returns EV_EINVAL.
+ * ev_store_rollback is NULL-safe and a no-op without a transaction.
+ */
 ev_status ev_store_begin(ev_store *s, ev_err *err);
 ev_status ev_store_commit(ev_store *s, ev_err *err);
 void ev_store_rollback(ev_store *s);
@@ -120,6 +143,9 @@ typedef struct ev_sample_row {
     int64_t sm_clock_mhz; /* -1: unavailable */
 } ev_sample_row;
 ev_status ev_store_add_sample(ev_store *s, int64_t attempt_id, const ev_sample_row *r, ev_err *err);
+/* n samples of one attempt in one transaction: all of them or none. */
+ev_status ev_store_add_samples(ev_store *s, int64_t attempt_id, const ev_sample_row *rows, size_t n,
+                               ev_err *err);
 
 ev_status ev_store_add_warmup(ev_store *s, int64_t attempt_id, double target_ms, double elapsed_ms,
                               int64_t replays, ev_err *err);
@@ -148,9 +174,11 @@ typedef struct ev_node_row {
 } ev_node_row;
 ev_status ev_store_add_graph_node(ev_store *s, int64_t attempt_id, const ev_node_row *n, ev_err *err);
 
+/* Stores model_json with its SHA-256 (hex, computed here).  OUT: *fit_id. */
 ev_status ev_store_add_fit(ev_store *s, int64_t run_id, int64_t created_ns, const char *model_json,
                            int64_t *fit_id, ev_err *err);
-/* Sets the run status once; a second call fails with EV_EDB (UNIQUE). */
+/* Sets the run status once; a second call fails with EV_EDB (the schema's
+ * append-only trigger: the row exists) and the first status stays. */
 ev_status ev_store_set_run_status(ev_store *s, int64_t run_id, const char *status,
                                   const char *rescue_status /* NULL */, int64_t finished_ns, ev_err *err);
 
@@ -161,8 +189,10 @@ typedef struct ev_row ev_row;
 int64_t ev_row_i64(const ev_row *r, int col);
 double ev_row_double(const ev_row *r, int col);
 int ev_row_is_null(const ev_row *r, int col);
-const char *ev_row_text(const ev_row *r, int col); /* NULL for SQL NULL */
-const void *ev_row_blob(const ev_row *r, int col, size_t *len);
+const char *ev_row_text(const ev_row *r, int col);              /* NULL for SQL NULL */
+const void *ev_row_blob(const ev_row *r, int col, size_t *len); /* NULL for SQL NULL */
+int ev_row_columns(const ev_row *r);                            /* column count */
+const char *ev_row_name(const ev_row *r, int col);              /* the documented column name */
 
 /* Callback per row; returning non-EV_OK stops the query with that status. */
 typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
@@ -202,6 +232,17 @@ typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
  *  EV_Q_GRAPH_NODES  attempt_id, node_index, function, grid_x, grid_y, grid_z,
  *                    block_x, block_y, block_z                      ORDER BY attempt_id, node_index
  *  EV_Q_FITS         fit_id, created_ns, model_json, sha256         ORDER BY fit_id
+ *  EV_Q_OUTCOMES     attempt_id, job_id, attempt, outcome           ORDER BY attempt_id
+ *                    (the attempt_outcomes view: equals ev_outcome_derive)
+ *  EV_Q_FAILURES     job_id, job_key, phase, case_index (NULL), arm, label, attempt,
+ *                    outcome: jobs whose last attempt is not completed
+ *                                                                   ORDER BY job_id
+ *  EV_Q_HOT_COUNTS   job_key, phase, case_index (NULL), arm, n, min_us, max_us: hot
+ *                    samples of the last attempt of each completed job
+ *                                                                   ORDER BY job_key
+ *
+ * Integer columns that hold flags are 0/1; has_process is 1 when the
+ * attempt has a process row.  Timing sorts as text ('cold' before 'hot').
  */
 typedef enum ev_query {
     EV_Q_RUNS,
@@ -221,12 +262,23 @@ typedef enum ev_query {
     EV_Q_VALIDATIONS,
     EV_Q_GRAPH_NODES,
     EV_Q_FITS,
+    EV_Q_OUTCOMES,
+    EV_Q_FAILURES,
+    EV_Q_HOT_COUNTS,
     EV_Q_COUNT
 } ev_query;
 
+/* Runs query q for run_id, calling fn once per row (the row is valid only
+ * during the call).  A callback's non-EV_OK status stops the query and is
+ * returned as is; err is then left to the callback. */
 ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, void *ctx, ev_err *err);
 
 /* The newest run id (OUT: *run_id); EV_ENOTFOUND when the store is empty. */
 ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err);
+
+/* For tests: lets the file grow by at most extra_pages pages from now on
+ * (SQLite's max_page_count on this connection), so a full disk can be
+ * simulated without filling one.  Writes beyond it fail with EV_EFULL. */
+ev_status ev_store_limit_growth(ev_store *s, int64_t extra_pages, ev_err *err);
 
 #endif

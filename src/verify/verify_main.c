@@ -1,15 +1,154 @@
 /*
- * verify_main.c: build/verify-bundle (placeholder until src/verify lands).
+ * verify_main.c: build/verify-bundle, the standalone verifier (links no
+ * CUDA, needs no GPU).  It parses the command line, runs the library
+ * (src/verify/verify.h), prints the report (text on stdout, or --json) and
+ * turns the verdict into the exit code: 0 PASS, 1 FAIL (a readable file
+ * that is not a valid bundle included), 2 usage error or unreadable path.
+ * On FAIL the last line of stderr is
+ *   verify-bundle: FAIL <check>: <member>: <reason>
+ * naming the first failure in check order.  It writes no file.
  */
 #include <stdio.h>
 #include <string.h>
 
+#include "verify.h"
+
+#define EXIT_PASS  0
+#define EXIT_FAIL  1
+#define EXIT_USAGE 2
+
+static const char usage[] = "usage: verify-bundle FILE.zip [--source-tree DIR] [--expect-root HEX] [--json]\n"
+                            "       verify-bundle --compare A.zip B.zip [--json]\n"
+                            "       verify-bundle --help | --version\n";
+
+static const char help_text[] =
+    "\n"
+    "Checks a delivery.zip without a GPU and says PASS or FAIL, exactly:\n"
+    "  1 archive   hardened zip reading (offsets, names, caps, CRCs)\n"
+    "  2 members   the required members plus receipts.json's sources/ and outputs/;\n"
+    "              sizes and SHA-256 equal their receipts; --expect-root binds the root\n"
+    "  3 formats   strict JSON (canonical numbers) and strict CSV\n"
+    "  4 plan      the job plan regenerated from protocol.json, job by job; outcomes,\n"
+    "              run and rescue status re-derived from the process records\n"
+    "  5 protocol  warm-up, calibration and sample counts held to the protocol\n"
+    "  6 rederive  medians, the model refit, the selector, output hashes, report.html\n"
+    "  7 sources   with --source-tree DIR: sources/ equal DIR's measurement closure\n"
+    "  8 compare   with --compare A B: plans, outcomes, receipts, outputs, timings\n"
+    "\n"
+    "Every check runs and every failure is reported.  Without --expect-root a PASS\n"
+    "shows internal consistency, not authenticity: pass the committed ROOT.\n"
+    "\n"
+    "exit status: 0 PASS, 1 FAIL, 2 usage error or unreadable path\n";
+
+/* Prints a usage error (one line plus the usage) and returns exit 2. */
+static int usage_error(const char *why, const char *arg)
+{
+    if (arg)
+        fprintf(stderr, "verify-bundle: %s '%s'\n", why, arg);
+    else
+        fprintf(stderr, "verify-bundle: %s\n", why);
+    fputs(usage, stderr);
+    return EXIT_USAGE;
+}
+
+/* Returns 1 when s is exactly 64 hex digits. */
+static int is_hex64(const char *s)
+{
+    size_t n = strlen(s);
+    if (n != 64)
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        char c = s[i];
+        if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')))
+            return 0;
+    }
+    return 1;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--version")) {
-        printf("verify-bundle %s\n", EV_VERSION);
-        return 0;
+    const char *file = NULL, *cmp_a = NULL, *cmp_b = NULL;
+    ev_verify_opts opts = {NULL, NULL};
+    int json = 0, compare = 0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(usage, stdout);
+            fputs(help_text, stdout);
+            return EXIT_PASS;
+        } else if (!strcmp(a, "--version")) {
+            printf("verify-bundle %s\n", EV_VERSION);
+            return EXIT_PASS;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--source-tree") || !strcmp(a, "--expect-root")) {
+            if (i + 1 >= argc)
+                return usage_error("missing value after", a);
+            const char **slot = a[2] == 's' ? &opts.source_tree : &opts.expect_root;
+            if (*slot)
+                return usage_error("given twice:", a);
+            *slot = argv[++i];
+        } else if (!strcmp(a, "--compare")) {
+            if (compare)
+                return usage_error("given twice:", a);
+            if (i + 2 >= argc)
+                return usage_error("--compare needs two bundles", NULL);
+            compare = 1;
+            cmp_a = argv[++i];
+            cmp_b = argv[++i];
+        } else if (a[0] == '-' && a[1] != '\0') {
+            return usage_error("unknown option", a);
+        } else {
+            if (file)
+                return usage_error("more than one bundle given; extra:", a);
+            file = a;
+        }
     }
-    fprintf(stderr, "verify-bundle: not built yet in this version\n");
-    return 2;
+    if (compare && (file || opts.source_tree || opts.expect_root))
+        return usage_error("--compare takes two bundles and only --json", NULL);
+    if (!compare && !file)
+        return usage_error("no bundle given", NULL);
+    if (opts.expect_root && !is_hex64(opts.expect_root))
+        return usage_error("--expect-root needs 64 hex digits, got", opts.expect_root);
+
+    ev_vreport *rep = NULL;
+    ev_err err = {{0}};
+    ev_status rc =
+        compare ? ev_verify_compare(cmp_a, cmp_b, &rep, &err) : ev_verify_bundle(file, &opts, &rep, &err);
+    if (rc == EV_EIO) {
+        fprintf(stderr, "verify-bundle: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
+        return EXIT_USAGE;
+    }
+    if (rc) {
+        /* Out of memory or similar: no verdict could be reached; not a PASS. */
+        fprintf(stderr, "verify-bundle: FAIL run: -: %s%s%s\n", ev_strerror(rc), err.msg[0] ? ": " : "",
+                err.msg);
+        return EXIT_FAIL;
+    }
+
+    ev_buf out = EV_BUF_INIT;
+    rc = json ? ev_vreport_json(rep, &out) : ev_vreport_text(rep, &out);
+    int passed = ev_vreport_passed(rep);
+    if (rc) {
+        fprintf(stderr, "verify-bundle: FAIL run: -: cannot render the report: %s\n", ev_strerror(rc));
+        passed = 0;
+    } else {
+        fwrite(out.data, 1, out.len, stdout);
+        fflush(stdout);
+    }
+    ev_buf_free(&out);
+
+    if (!passed) {
+        const char *check = "run", *member = "-", *reason = "verification failed";
+        ev_vreport_first_failure(rep, &check, &member, &reason);
+        size_t n = ev_vreport_failures(rep);
+        if (n > 1)
+            fprintf(stderr, "verify-bundle: FAIL %s: %s: %s (%zu failures in all)\n", check, member, reason,
+                    n);
+        else
+            fprintf(stderr, "verify-bundle: FAIL %s: %s: %s\n", check, member, reason);
+    }
+    ev_vreport_free(rep);
+    return passed ? EXIT_PASS : EXIT_FAIL;
 }

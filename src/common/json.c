@@ -1,0 +1,1046 @@
+/*
+ * json.c: strict JSON reading and exact JSON writing on top of cJSON 1.7.15.
+ *
+ * cJSON alone keeps duplicate keys, accepts trailing bytes, leading zeros,
+ * numbers that overflow to inf, a UTF-8 BOM, and truncates strings at
+ * "\u0000".  So every document is first walked by the lexer below, over the
+ * raw bytes (RFC 8259 grammar, UTF-8 validated, keys compared after escapes
+ * are decoded, nesting capped at EV_JSON_MAX_DEPTH); only a document the
+ * lexer accepts is handed to cJSON, as a NUL-terminated copy.
+ *
+ * Doubles are written as the exact text of snprintf("%.17g") in the C
+ * locale, inserted raw, so strtod reads back the same bits; cJSON's own
+ * number printer is never used for doubles (it prints 0.1+0.2 as 0.3).
+ * Integers are also written as raw decimal text: cJSON would print 1e15 as
+ * "1e+15", which is not canonical.
+ */
+#include "json.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <locale.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* 2^53: the largest magnitude below which every integer is a double. */
+#define EV_JSON_INT_MAX 9007199254740992LL
+
+/* Longest number token accepted: cJSON copies numbers into a 64-byte
+ * buffer and would misread a longer one. */
+#define EV_JSON_NUMBER_MAX 63
+
+/* ---- the C locale ----------------------------------------------------- */
+
+static locale_t c_loc;
+static pthread_once_t c_loc_once = PTHREAD_ONCE_INIT;
+
+/* Creates the C locale object once (c_loc stays (locale_t)0 on failure). */
+static void c_loc_init(void)
+{
+    c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+}
+
+/* Returns a "C" locale object, or (locale_t)0 when none could be made
+ * (then the process locale is used, which evident never changes). */
+static locale_t c_locale(void)
+{
+    pthread_once(&c_loc_once, c_loc_init);
+    return c_loc;
+}
+
+/* strtod in the C locale. */
+static double strtod_c(const char *s, char **end)
+{
+    locale_t loc = c_locale();
+    return loc ? strtod_l(s, end, loc) : strtod(s, end);
+}
+
+/* ---- numbers ---------------------------------------------------------- */
+
+ev_status ev_json_format_double(double v, char buf[32])
+{
+    locale_t loc = c_locale(), old = (locale_t)0;
+
+    if (!isfinite(v))
+        return EV_ERANGE;
+    if (loc)
+        old = uselocale(loc);
+    snprintf(buf, 32, "%.17g", v);
+    if (loc)
+        uselocale(old);
+    return EV_OK;
+}
+
+/*
+ * Checks that s[0..n) is one JSON number token (RFC 8259:
+ * -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)?), at most
+ * EV_JSON_NUMBER_MAX bytes, finite, and with EV_JSON_CANONICAL exactly the
+ * %.17g text of its value.  Returns EV_OK with *out (the value), or
+ * EV_EFORMAT with *bad_at (the offset in s of the problem) and a reason in
+ * err (no position); out untouched on failure.
+ */
+static ev_status number_check(const char *s, size_t n, unsigned flags, double *out, size_t *bad_at,
+                              ev_err *err)
+{
+    char tok[EV_JSON_NUMBER_MAX + 1], canon[32];
+    size_t i = 0;
+    char *end = NULL;
+    double v;
+
+    *bad_at = 0;
+    if (i < n && s[i] == '-')
+        i++;
+    if (i >= n || s[i] < '0' || s[i] > '9') {
+        *bad_at = i;
+        return ev_err_set(err, EV_EFORMAT, "number needs a digit");
+    }
+    if (s[i] == '0') {
+        i++;
+        if (i < n && s[i] >= '0' && s[i] <= '9') {
+            *bad_at = i - 1;
+            return ev_err_set(err, EV_EFORMAT, "leading zero in number");
+        }
+    } else {
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < n && s[i] == '.') {
+        i++;
+        if (i >= n || s[i] < '0' || s[i] > '9') {
+            *bad_at = i;
+            return ev_err_set(err, EV_EFORMAT, "number needs a digit after '.'");
+        }
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i < n && (s[i] == 'e' || s[i] == 'E')) {
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            i++;
+        if (i >= n || s[i] < '0' || s[i] > '9') {
+            *bad_at = i;
+            return ev_err_set(err, EV_EFORMAT, "number needs a digit in the exponent");
+        }
+        while (i < n && s[i] >= '0' && s[i] <= '9')
+            i++;
+    }
+    if (i != n) {
+        *bad_at = i;
+        return ev_err_set(err, EV_EFORMAT, "unexpected character in number");
+    }
+    if (n > EV_JSON_NUMBER_MAX)
+        return ev_err_set(err, EV_EFORMAT, "number longer than %d characters", EV_JSON_NUMBER_MAX);
+    memcpy(tok, s, n);
+    tok[n] = '\0';
+    v = strtod_c(tok, &end);
+    if (end != tok + n)
+        return ev_err_set(err, EV_EFORMAT, "number not read whole");
+    if (!isfinite(v))
+        return ev_err_set(err, EV_EFORMAT, "number %s overflows to infinity", tok);
+    if (flags & EV_JSON_CANONICAL) {
+        ev_json_format_double(v, canon);
+        if (strcmp(canon, tok) != 0)
+            return ev_err_set(err, EV_EFORMAT, "number %s is not canonical (%%.17g of its value is %s)", tok,
+                              canon);
+    }
+    *out = v;
+    return EV_OK;
+}
+
+ev_status ev_json_read_number(const char *s, size_t n, unsigned flags, double *out, ev_err *err)
+{
+    size_t bad_at;
+    return number_check(s, n, flags, out, &bad_at, err);
+}
+
+/* ---- the strict lexer ------------------------------------------------- */
+
+/* A decoded object key in the lexer's scratch: bytes, length, and where
+ * the key's opening quote is in the document. */
+typedef struct keyref {
+    size_t off; /* into lex.scratch */
+    size_t len;
+    size_t at; /* document offset of the key */
+} keyref;
+
+typedef struct lex {
+    const unsigned char *p;
+    size_t n, pos;
+    unsigned flags;
+    ev_err *err;
+    ev_buf scratch; /* decoded keys of the open objects, a stack */
+    keyref *keys;   /* refs into scratch, a stack */
+    size_t nkeys, capkeys;
+} lex;
+
+/*
+ * Fills err with "offset O (line L, column C): <reason>" for document
+ * offset at (lines and columns 1-based, columns counted in bytes) and
+ * returns EV_EFORMAT.
+ */
+static ev_status lex_fail(lex *lx, size_t at, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static ev_status lex_fail(lex *lx, size_t at, const char *fmt, ...)
+{
+    char reason[400];
+    size_t i, line = 1, col = 1;
+    va_list ap;
+
+    if (!lx->err)
+        return EV_EFORMAT;
+    va_start(ap, fmt);
+    vsnprintf(reason, sizeof reason, fmt, ap);
+    va_end(ap);
+    for (i = 0; i < at && i < lx->n; i++) {
+        if (lx->p[i] == '\n') {
+            line++;
+            col = 1;
+        } else {
+            col++;
+        }
+    }
+    return ev_err_set(lx->err, EV_EFORMAT, "offset %zu (line %zu, column %zu): %s", at, line, col, reason);
+}
+
+/* Describes byte c for a message ("NUL byte", "'x'", "byte 0xe9"), into d. */
+static const char *describe_byte(unsigned char c, char d[16])
+{
+    if (c == 0)
+        snprintf(d, 16, "NUL byte");
+    else if (c >= 0x20 && c < 0x7f)
+        snprintf(d, 16, "'%c'", c);
+    else
+        snprintf(d, 16, "byte 0x%02x", c);
+    return d;
+}
+
+/* Fails at the current position with "unexpected <byte>, expected <what>"
+ * (or "unexpected end of input"). */
+static ev_status lex_unexpected(lex *lx, const char *what)
+{
+    char d[16];
+    if (lx->pos >= lx->n)
+        return lex_fail(lx, lx->pos, "unexpected end of input, expected %s", what);
+    return lex_fail(lx, lx->pos, "unexpected %s, expected %s", describe_byte(lx->p[lx->pos], d), what);
+}
+
+/* Skips JSON whitespace (space, tab, LF, CR). */
+static void lex_ws(lex *lx)
+{
+    while (lx->pos < lx->n) {
+        unsigned char c = lx->p[lx->pos];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r')
+            break;
+        lx->pos++;
+    }
+}
+
+/*
+ * Returns the length (2..4) of the valid UTF-8 sequence starting with a
+ * byte >= 0x80 at p[0..n), or 0 when it is invalid (bad lead byte, missing
+ * or bad continuation, overlong form, surrogate, beyond U+10FFFF).
+ */
+static size_t utf8_seq_len(const unsigned char *p, size_t n)
+{
+    unsigned char c = p[0];
+    unsigned char lo = 0x80, hi = 0xbf;
+    size_t len, i;
+
+    if (c >= 0xc2 && c <= 0xdf)
+        len = 2;
+    else if (c >= 0xe0 && c <= 0xef)
+        len = 3;
+    else if (c >= 0xf0 && c <= 0xf4)
+        len = 4;
+    else
+        return 0;
+    if (c == 0xe0)
+        lo = 0xa0; /* overlong */
+    else if (c == 0xed)
+        hi = 0x9f; /* surrogates */
+    else if (c == 0xf0)
+        lo = 0x90; /* overlong */
+    else if (c == 0xf4)
+        hi = 0x8f; /* > U+10FFFF */
+    if (n < len)
+        return 0;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (i = 2; i < len; i++)
+        if (p[i] < 0x80 || p[i] > 0xbf)
+            return 0;
+    return len;
+}
+
+/* Reads 4 hex digits at p (bounds checked by the caller); returns the value
+ * or -1 when one is not a hex digit. */
+static long hex4(const unsigned char *p)
+{
+    long v = 0;
+    int i;
+    for (i = 0; i < 4; i++) {
+        unsigned char c = p[i];
+        v <<= 4;
+        if (c >= '0' && c <= '9')
+            v |= c - '0';
+        else if (c >= 'a' && c <= 'f')
+            v |= c - 'a' + 10;
+        else if (c >= 'A' && c <= 'F')
+            v |= c - 'A' + 10;
+        else
+            return -1;
+    }
+    return v;
+}
+
+/* Appends code point cp as UTF-8 to b (cp valid, not a surrogate). */
+static ev_status put_utf8(ev_buf *b, unsigned long cp)
+{
+    unsigned char u[4];
+    size_t n;
+    if (cp < 0x80) {
+        u[0] = (unsigned char)cp;
+        n = 1;
+    } else if (cp < 0x800) {
+        u[0] = (unsigned char)(0xc0 | cp >> 6);
+        u[1] = (unsigned char)(0x80 | (cp & 0x3f));
+        n = 2;
+    } else if (cp < 0x10000) {
+        u[0] = (unsigned char)(0xe0 | cp >> 12);
+        u[1] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+        u[2] = (unsigned char)(0x80 | (cp & 0x3f));
+        n = 3;
+    } else {
+        u[0] = (unsigned char)(0xf0 | cp >> 18);
+        u[1] = (unsigned char)(0x80 | (cp >> 12 & 0x3f));
+        u[2] = (unsigned char)(0x80 | (cp >> 6 & 0x3f));
+        u[3] = (unsigned char)(0x80 | (cp & 0x3f));
+        n = 4;
+    }
+    return ev_buf_append(b, u, n);
+}
+
+/*
+ * Lexes a string starting at the opening quote.  When decode is non-NULL
+ * the decoded bytes are appended to it.  Refuses control characters
+ * (< 0x20, NUL included), bad escapes, "\u0000", lone surrogates and
+ * invalid UTF-8.  EV_OK with pos after the closing quote; EV_EFORMAT or
+ * EV_ENOMEM otherwise.
+ */
+static ev_status lex_string(lex *lx, ev_buf *decode)
+{
+    const unsigned char *p = lx->p;
+    size_t start = lx->pos;
+    char d[16];
+
+    lx->pos++; /* the opening quote */
+    for (;;) {
+        unsigned char c;
+        size_t run = lx->pos;
+
+        /* Plain ASCII run. */
+        while (lx->pos < lx->n && (c = p[lx->pos]) >= 0x20 && c < 0x80 && c != '"' && c != '\\')
+            lx->pos++;
+        if (decode && lx->pos > run && ev_buf_append(decode, p + run, lx->pos - run))
+            return EV_ENOMEM;
+        if (lx->pos >= lx->n)
+            return lex_fail(lx, start, "unterminated string");
+        c = p[lx->pos];
+        if (c == '"') {
+            lx->pos++;
+            return EV_OK;
+        }
+        if (c < 0x20)
+            return lex_fail(lx, lx->pos, "%s in string (control characters must be escaped)",
+                            describe_byte(c, d));
+        if (c >= 0x80) {
+            size_t len = utf8_seq_len(p + lx->pos, lx->n - lx->pos);
+            if (!len)
+                return lex_fail(lx, lx->pos, "invalid UTF-8 in string (%s)", describe_byte(c, d));
+            if (decode && ev_buf_append(decode, p + lx->pos, len))
+                return EV_ENOMEM;
+            lx->pos += len;
+            continue;
+        }
+        /* c == '\\' */
+        if (lx->pos + 1 >= lx->n)
+            return lex_fail(lx, start, "unterminated string");
+        c = p[lx->pos + 1];
+        if (c == 'u') {
+            size_t esc = lx->pos;
+            long cp, lo;
+            if (lx->n - lx->pos < 6 || (cp = hex4(p + lx->pos + 2)) < 0)
+                return lex_fail(lx, esc, "\\u needs four hex digits");
+            lx->pos += 6;
+            if (cp == 0)
+                return lex_fail(lx, esc, "\\u0000 is not allowed");
+            if (cp >= 0xdc00 && cp <= 0xdfff)
+                return lex_fail(lx, esc, "lone low surrogate \\u%04lx", cp);
+            if (cp >= 0xd800 && cp <= 0xdbff) {
+                if (lx->n - lx->pos < 6 || p[lx->pos] != '\\' || p[lx->pos + 1] != 'u' ||
+                    (lo = hex4(p + lx->pos + 2)) < 0xdc00 || lo > 0xdfff)
+                    return lex_fail(lx, esc, "lone high surrogate \\u%04lx", cp);
+                lx->pos += 6;
+                cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+            }
+            if (decode && put_utf8(decode, (unsigned long)cp))
+                return EV_ENOMEM;
+            continue;
+        }
+        {
+            char out;
+            switch (c) {
+            case '"':
+                out = '"';
+                break;
+            case '\\':
+                out = '\\';
+                break;
+            case '/':
+                out = '/';
+                break;
+            case 'b':
+                out = '\b';
+                break;
+            case 'f':
+                out = '\f';
+                break;
+            case 'n':
+                out = '\n';
+                break;
+            case 'r':
+                out = '\r';
+                break;
+            case 't':
+                out = '\t';
+                break;
+            default:
+                return lex_fail(lx, lx->pos, "invalid escape \\%s", describe_byte(c, d));
+            }
+            if (decode && ev_buf_append(decode, &out, 1))
+                return EV_ENOMEM;
+            lx->pos += 2;
+        }
+    }
+}
+
+/* Lexes a number token at pos (checked by number_check). */
+static ev_status lex_number(lex *lx)
+{
+    size_t start = lx->pos, bad_at;
+    ev_err why;
+    double v;
+
+    while (lx->pos < lx->n) {
+        unsigned char c = lx->p[lx->pos];
+        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E'))
+            break;
+        lx->pos++;
+    }
+    if (number_check((const char *)lx->p + start, lx->pos - start, lx->flags, &v, &bad_at, &why))
+        return lex_fail(lx, start + bad_at, "%s", why.msg);
+    return EV_OK;
+}
+
+/* Lexes the literal word (true, false, null) expected at pos. */
+static ev_status lex_literal(lex *lx, const char *word)
+{
+    size_t len = strlen(word);
+    if (lx->n - lx->pos < len || memcmp(lx->p + lx->pos, word, len) != 0)
+        return lex_fail(lx, lx->pos, "invalid literal (expected %s)", word);
+    lx->pos += len;
+    return EV_OK;
+}
+
+/* qsort_r order on keyrefs: by decoded bytes, then by document offset. */
+static int keyref_cmp(const void *a, const void *b, void *arg)
+{
+    const keyref *x = a, *y = b;
+    const char *base = arg;
+    size_t m = x->len < y->len ? x->len : y->len;
+    int c = memcmp(base + x->off, base + y->off, m);
+    if (c)
+        return c;
+    if (x->len != y->len)
+        return x->len < y->len ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* Writes a printable rendering of key bytes k[0..n) into out[size]
+ * (non-printable bytes as \xNN, truncated with "..."). */
+static void render_key(const char *k, size_t n, char *out, size_t size)
+{
+    size_t i, o = 0;
+    for (i = 0; i < n && o + 8 < size; i++) {
+        unsigned char c = (unsigned char)k[i];
+        if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
+            out[o++] = (char)c;
+        else
+            o += (size_t)snprintf(out + o, size - o, "\\x%02x", c);
+    }
+    if (i < n && o + 4 <= size) {
+        memcpy(out + o, "...", 3);
+        o += 3;
+    }
+    out[o] = '\0';
+}
+
+/*
+ * Checks the keys pushed since stack mark `first` for duplicates and pops
+ * them.  A duplicate is reported at its later occurrence (the earliest such
+ * one in the document).
+ */
+static ev_status check_keys(lex *lx, size_t first, size_t scratch_mark)
+{
+    keyref *k = lx->keys + first;
+    size_t n = lx->nkeys - first, i, bad = SIZE_MAX, bad_i = 0;
+
+    if (n > 1) {
+        qsort_r(k, n, sizeof *k, keyref_cmp, lx->scratch.data);
+        for (i = 1; i < n; i++)
+            if (k[i].len == k[i - 1].len &&
+                memcmp(lx->scratch.data + k[i].off, lx->scratch.data + k[i - 1].off, k[i].len) == 0 &&
+                k[i].at < bad) {
+                bad = k[i].at;
+                bad_i = i;
+            }
+    }
+    if (bad != SIZE_MAX) {
+        char shown[120];
+        render_key(lx->scratch.data + k[bad_i].off, k[bad_i].len, shown, sizeof shown);
+        return lex_fail(lx, bad, "duplicate key \"%s\"", shown);
+    }
+    lx->nkeys = first;
+    lx->scratch.len = scratch_mark;
+    if (lx->scratch.data)
+        lx->scratch.data[scratch_mark] = '\0';
+    return EV_OK;
+}
+
+static ev_status lex_value(lex *lx, int depth);
+
+/* Lexes an object at '{' (depth already counts it). */
+static ev_status lex_object(lex *lx, int depth)
+{
+    size_t first = lx->nkeys, mark = lx->scratch.len;
+    ev_status rc;
+
+    lx->pos++;
+    lex_ws(lx);
+    if (lx->pos < lx->n && lx->p[lx->pos] == '}') {
+        lx->pos++;
+        return EV_OK;
+    }
+    for (;;) {
+        keyref ref;
+        if (lx->pos >= lx->n || lx->p[lx->pos] != '"')
+            return lex_unexpected(lx, "a string key");
+        ref.at = lx->pos;
+        ref.off = lx->scratch.len;
+        rc = lex_string(lx, &lx->scratch);
+        if (rc)
+            return rc;
+        ref.len = lx->scratch.len - ref.off;
+        if (lx->nkeys == lx->capkeys) {
+            size_t cap = lx->capkeys ? lx->capkeys * 2 : 64, bytes;
+            keyref *nk;
+            if (ev_size_mul(cap, sizeof *nk, &bytes))
+                return EV_ENOMEM;
+            nk = realloc(lx->keys, bytes);
+            if (!nk)
+                return EV_ENOMEM;
+            lx->keys = nk;
+            lx->capkeys = cap;
+        }
+        lx->keys[lx->nkeys++] = ref;
+        lex_ws(lx);
+        if (lx->pos >= lx->n || lx->p[lx->pos] != ':')
+            return lex_unexpected(lx, "':'");
+        lx->pos++;
+        rc = lex_value(lx, depth);
+        if (rc)
+            return rc;
+        lex_ws(lx);
+        if (lx->pos < lx->n && lx->p[lx->pos] == ',') {
+            lx->pos++;
+            lex_ws(lx);
+            continue;
+        }
+        if (lx->pos < lx->n && lx->p[lx->pos] == '}') {
+            lx->pos++;
+            return check_keys(lx, first, mark);
+        }
+        return lex_unexpected(lx, "',' or '}'");
+    }
+}
+
+/* Lexes an array at '[' (depth already counts it). */
+static ev_status lex_array(lex *lx, int depth)
+{
+    ev_status rc;
+
+    lx->pos++;
+    lex_ws(lx);
+    if (lx->pos < lx->n && lx->p[lx->pos] == ']') {
+        lx->pos++;
+        return EV_OK;
+    }
+    for (;;) {
+        rc = lex_value(lx, depth);
+        if (rc)
+            return rc;
+        lex_ws(lx);
+        if (lx->pos < lx->n && lx->p[lx->pos] == ',') {
+            lx->pos++;
+            continue;
+        }
+        if (lx->pos < lx->n && lx->p[lx->pos] == ']') {
+            lx->pos++;
+            return EV_OK;
+        }
+        return lex_unexpected(lx, "',' or ']'");
+    }
+}
+
+/* Lexes one value (after optional whitespace) at nesting depth `depth`
+ * (the number of arrays/objects around it). */
+static ev_status lex_value(lex *lx, int depth)
+{
+    unsigned char c;
+
+    lex_ws(lx);
+    if (lx->pos >= lx->n)
+        return lex_unexpected(lx, "a value");
+    c = lx->p[lx->pos];
+    switch (c) {
+    case '{':
+    case '[':
+        if (depth + 1 > EV_JSON_MAX_DEPTH)
+            return lex_fail(lx, lx->pos, "nesting deeper than %d", EV_JSON_MAX_DEPTH);
+        return c == '{' ? lex_object(lx, depth + 1) : lex_array(lx, depth + 1);
+    case '"':
+        return lex_string(lx, NULL);
+    case 't':
+        return lex_literal(lx, "true");
+    case 'f':
+        return lex_literal(lx, "false");
+    case 'n':
+        return lex_literal(lx, "null");
+    default:
+        if (c == '-' || (c >= '0' && c <= '9'))
+            return lex_number(lx);
+        return lex_unexpected(lx, "a value");
+    }
+}
+
+ev_status ev_json_check(const char *p, size_t n, unsigned flags, ev_err *err)
+{
+    lex lx;
+    ev_status rc;
+    char d[16];
+
+    memset(&lx, 0, sizeof lx);
+    lx.p = (const unsigned char *)p;
+    lx.n = n;
+    lx.flags = flags;
+    lx.err = err;
+    rc = lex_value(&lx, 0);
+    if (rc == EV_ENOMEM)
+        ev_err_set(err, rc, "out of memory while checking JSON");
+    if (rc)
+        goto out;
+    lex_ws(&lx);
+    if (lx.pos < n)
+        rc = lex_fail(&lx, lx.pos, "trailing bytes after the value (%s)", describe_byte(lx.p[lx.pos], d));
+out:
+    ev_buf_free(&lx.scratch);
+    free(lx.keys);
+    return rc;
+}
+
+ev_status ev_json_parse(const char *p, size_t n, unsigned flags, cJSON **out, ev_err *err)
+{
+    ev_status rc;
+    char *copy = NULL;
+    size_t size;
+    cJSON *tree = NULL;
+
+    rc = ev_json_check(p, n, flags, err);
+    if (rc)
+        return rc;
+    /* cJSON gets a NUL-terminated copy (the caller's bytes need not be),
+     * with the NUL counted in the length so that require_null_terminated
+     * means "nothing but whitespace after the value". */
+    if (ev_size_add(n, 1, &size) || !(copy = malloc(size)))
+        return ev_err_set(err, EV_ENOMEM, "out of memory while parsing JSON");
+    memcpy(copy, p, n);
+    copy[n] = '\0';
+    tree = cJSON_ParseWithLengthOpts(copy, size, NULL, 1);
+    free(copy);
+    if (!tree)
+        return ev_err_set(err, EV_EFORMAT, "cJSON refused a document the strict lexer accepted");
+    *out = tree;
+    return EV_OK;
+}
+
+ev_status ev_json_parse_file(const char *path, unsigned flags, cJSON **out, ev_err *err)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_status rc = ev_read_file(path, &b, err);
+    if (rc)
+        return rc;
+    rc = ev_json_parse(b.data, b.len, flags, out, err);
+    if (rc)
+        ev_err_prefix(err, "%s", path);
+    ev_buf_free(&b);
+    return rc;
+}
+
+/* ---- writing ---------------------------------------------------------- */
+
+/* Returns EV_EINVAL when obj is not an object, key is NULL, or obj
+ * already has a member named key (a duplicate the reader would refuse). */
+static ev_status check_new_key(const cJSON *obj, const char *key)
+{
+    if (!cJSON_IsObject(obj) || !key)
+        return EV_EINVAL;
+    if (cJSON_GetObjectItemCaseSensitive(obj, key))
+        return EV_EINVAL;
+    return EV_OK;
+}
+
+/* Creates the item for double v: raw %.17g text, or null when not finite.
+ * Returns NULL on allocation failure. */
+static cJSON *double_item(double v)
+{
+    char text[32];
+    if (ev_json_format_double(v, text))
+        return cJSON_CreateNull();
+    return cJSON_CreateRaw(text);
+}
+
+/* Creates the item for integer v: raw decimal when |v| <= 2^53, else a
+ * string.  Returns NULL on allocation failure. */
+static cJSON *i64_item(int64_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%" PRId64, v);
+    if (v >= -EV_JSON_INT_MAX && v <= EV_JSON_INT_MAX)
+        return cJSON_CreateRaw(text);
+    return cJSON_CreateString(text);
+}
+
+/* Adds item under key to obj (checked), taking ownership of item in every
+ * case (it is deleted on failure). */
+static ev_status add_item(cJSON *obj, const char *key, cJSON *item)
+{
+    ev_status rc = check_new_key(obj, key);
+    if (!rc && !item)
+        rc = EV_ENOMEM;
+    if (!rc && !cJSON_AddItemToObject(obj, key, item))
+        rc = EV_ENOMEM;
+    if (rc)
+        cJSON_Delete(item);
+    return rc;
+}
+
+/* Appends item to array arr, taking ownership of item in every case. */
+static ev_status push_item(cJSON *arr, cJSON *item)
+{
+    ev_status rc = EV_OK;
+    if (!cJSON_IsArray(arr))
+        rc = EV_EINVAL;
+    else if (!item)
+        rc = EV_ENOMEM;
+    else if (!cJSON_AddItemToArray(arr, item))
+        rc = EV_ENOMEM;
+    if (rc)
+        cJSON_Delete(item);
+    return rc;
+}
+
+ev_status ev_json_add_double(cJSON *obj, const char *key, double v)
+{
+    return add_item(obj, key, double_item(v));
+}
+
+ev_status ev_json_push_double(cJSON *arr, double v)
+{
+    return push_item(arr, double_item(v));
+}
+
+ev_status ev_json_add_i64(cJSON *obj, const char *key, int64_t v)
+{
+    return add_item(obj, key, i64_item(v));
+}
+
+ev_status ev_json_push_i64(cJSON *arr, int64_t v)
+{
+    return push_item(arr, i64_item(v));
+}
+
+ev_status ev_json_add_i64_string(cJSON *obj, const char *key, int64_t v)
+{
+    char text[32];
+    snprintf(text, sizeof text, "%" PRId64, v);
+    return add_item(obj, key, cJSON_CreateString(text));
+}
+
+ev_status ev_json_add_str(cJSON *obj, const char *key, const char *s)
+{
+    return add_item(obj, key, s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+
+ev_status ev_json_add_bool(cJSON *obj, const char *key, int v)
+{
+    return add_item(obj, key, cJSON_CreateBool(v != 0));
+}
+
+/* Returns 1 when tree holds a cJSON number item anywhere, else 0. */
+static int has_number(const cJSON *tree)
+{
+    const cJSON *c;
+    if (cJSON_IsNumber(tree))
+        return 1;
+    for (c = tree->child; c; c = c->next)
+        if (has_number(c))
+            return 1;
+    return 0;
+}
+
+/* Turns every number item under tree into a raw item holding its %.17g
+ * text ("null" when not finite), in place.  EV_ENOMEM may leave some
+ * converted (the caller discards the tree then). */
+static ev_status numbers_to_raw(cJSON *tree)
+{
+    cJSON *c;
+    if (cJSON_IsNumber(tree)) {
+        char text[32];
+        size_t len;
+        char *copy;
+        if (ev_json_format_double(tree->valuedouble, text))
+            memcpy(text, "null", 5);
+        len = strlen(text) + 1;
+        copy = cJSON_malloc(len);
+        if (!copy)
+            return EV_ENOMEM;
+        memcpy(copy, text, len);
+        tree->type = (tree->type & ~0xff) | cJSON_Raw;
+        tree->valuestring = copy;
+        return EV_OK;
+    }
+    for (c = tree->child; c; c = c->next)
+        if (numbers_to_raw(c))
+            return EV_ENOMEM;
+    return EV_OK;
+}
+
+ev_status ev_json_print(const cJSON *tree, int pretty, ev_buf *out)
+{
+    ev_status rc = EV_OK;
+    cJSON *copy = NULL;
+    char *text = NULL;
+
+    if (!tree)
+        return EV_EINVAL;
+    /* cJSON's own number printer is not %.17g (it prints 0.1 as "0.1"):
+     * number items (from a parsed tree) are printed from a copy in which
+     * they are raw %.17g text. */
+    if (has_number(tree)) {
+        copy = cJSON_Duplicate(tree, 1);
+        if (!copy || numbers_to_raw(copy)) {
+            rc = EV_ENOMEM;
+            goto out;
+        }
+        tree = copy;
+    }
+    text = pretty ? cJSON_Print(tree) : cJSON_PrintUnformatted(tree);
+    if (!text) {
+        rc = EV_ENOMEM;
+        goto out;
+    }
+    rc = ev_buf_puts(out, text);
+    if (!rc)
+        rc = ev_buf_append(out, "\n", 1);
+out:
+    cJSON_free(text);
+    cJSON_Delete(copy);
+    return rc;
+}
+
+/* ---- reading helpers -------------------------------------------------- */
+
+/* Names the JSON type of item for messages. */
+static const char *type_name(const cJSON *item)
+{
+    if (cJSON_IsNull(item))
+        return "null";
+    if (cJSON_IsBool(item))
+        return "a boolean";
+    if (cJSON_IsNumber(item) || cJSON_IsRaw(item))
+        return "a number";
+    if (cJSON_IsString(item))
+        return "a string";
+    if (cJSON_IsArray(item))
+        return "an array";
+    if (cJSON_IsObject(item))
+        return "an object";
+    return "an unknown value";
+}
+
+/* Finds member key of obj.  OUT: *item.  EV_EFORMAT with err naming the key
+ * when obj is not an object or the member is missing. */
+static ev_status get_member(const cJSON *obj, const char *key, const cJSON **item, ev_err *err)
+{
+    const cJSON *it;
+    if (!cJSON_IsObject(obj))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": looked up in %s, not an object", key,
+                          obj ? type_name(obj) : "nothing");
+    it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!it)
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": missing", key);
+    *item = it;
+    return EV_OK;
+}
+
+/* Reads the double held by a number item, or by a raw item built by
+ * ev_json_add_double (its text re-read strictly).  EV_EFORMAT otherwise. */
+static ev_status item_double(const cJSON *it, double *out)
+{
+    if (cJSON_IsNumber(it)) {
+        if (!isfinite(it->valuedouble))
+            return EV_EFORMAT;
+        *out = it->valuedouble;
+        return EV_OK;
+    }
+    if (cJSON_IsRaw(it) && it->valuestring)
+        return ev_json_read_number(it->valuestring, strlen(it->valuestring), 0, out, NULL);
+    return EV_EFORMAT;
+}
+
+ev_status ev_json_get_double(const cJSON *obj, const char *key, double *out, ev_err *err)
+{
+    const cJSON *it = NULL;
+    ev_status rc = get_member(obj, key, &it, err);
+    if (rc)
+        return rc;
+    if (item_double(it, out))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a number, found %s", key, type_name(it));
+    return EV_OK;
+}
+
+/*
+ * Parses a decimal integer string: -?(0|[1-9][0-9]*), no spaces, not "-0",
+ * within int64.  Returns EV_OK with *out, EV_EFORMAT for bad text, EV_ERANGE
+ * for overflow.
+ */
+static ev_status parse_i64_text(const char *s, int64_t *out)
+{
+    int neg = 0;
+    uint64_t mag = 0, lim;
+    const char *d = s;
+
+    if (*d == '-') {
+        neg = 1;
+        d++;
+    }
+    if (*d < '0' || *d > '9')
+        return EV_EFORMAT;
+    if (*d == '0' && (d[1] != '\0' || neg))
+        return EV_EFORMAT;
+    lim = neg ? (uint64_t)INT64_MAX + 1 : (uint64_t)INT64_MAX;
+    for (; *d; d++) {
+        unsigned dig;
+        if (*d < '0' || *d > '9')
+            return EV_EFORMAT;
+        dig = (unsigned)(*d - '0');
+        if (mag > (lim - dig) / 10)
+            return EV_ERANGE;
+        mag = mag * 10 + dig;
+    }
+    if (neg)
+        *out = mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)mag;
+    else
+        *out = (int64_t)mag;
+    return EV_OK;
+}
+
+ev_status ev_json_get_i64(const cJSON *obj, const char *key, int64_t *out, ev_err *err)
+{
+    const cJSON *it = NULL;
+    ev_status rc = get_member(obj, key, &it, err);
+    double v;
+
+    if (rc)
+        return rc;
+    if (cJSON_IsString(it) && it->valuestring) {
+        rc = parse_i64_text(it->valuestring, out);
+        if (rc == EV_ERANGE)
+            return ev_err_set(err, EV_EFORMAT, "\"%s\": integer string \"%s\" is out of the int64 range", key,
+                              it->valuestring);
+        if (rc)
+            return ev_err_set(err, rc, "\"%s\": string \"%.60s\" is not a decimal integer", key,
+                              it->valuestring);
+        return EV_OK;
+    }
+    if (item_double(it, &v))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an integer, found %s", key, type_name(it));
+    if (v != floor(v))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an integer, found %.17g", key, v);
+    if (v < -(double)EV_JSON_INT_MAX || v > (double)EV_JSON_INT_MAX)
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": number %.17g is beyond 2^53 (large integers are strings)",
+                          key, v);
+    *out = (int64_t)v;
+    return EV_OK;
+}
+
+ev_status ev_json_get_str(const cJSON *obj, const char *key, const char **out, ev_err *err)
+{
+    const cJSON *it = NULL;
+    ev_status rc = get_member(obj, key, &it, err);
+    if (rc)
+        return rc;
+    if (!cJSON_IsString(it) || !it->valuestring)
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a string, found %s", key, type_name(it));
+    *out = it->valuestring;
+    return EV_OK;
+}
+
+ev_status ev_json_get_bool(const cJSON *obj, const char *key, int *out, ev_err *err)
+{
+    const cJSON *it = NULL;
+    ev_status rc = get_member(obj, key, &it, err);
+    if (rc)
+        return rc;
+    if (!cJSON_IsBool(it))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a boolean, found %s", key, type_name(it));
+    *out = cJSON_IsTrue(it) ? 1 : 0;
+    return EV_OK;
+}
+
+ev_status ev_json_get_object(const cJSON *obj, const char *key, const cJSON **out, ev_err *err)
+{
+    const cJSON *it = NULL;
+    ev_status rc = get_member(obj, key, &it, err);
+    if (rc)
+        return rc;
+    if (!cJSON_IsObject(it))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an object, found %s", key, type_name(it));
+    *out = it;
+    return EV_OK;
+}
+
+ev_status ev_json_get_array(const cJSON *obj, const char *key, const cJSON **out, ev_err *err)
+{
+    const cJSON *it = NULL;
+    ev_status rc = get_member(obj, key, &it, err);
+    if (rc)
+        return rc;
+    if (!cJSON_IsArray(it))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an array, found %s", key, type_name(it));
+    *out = it;
+    return EV_OK;
+}

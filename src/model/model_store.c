@@ -1,0 +1,363 @@
+/*
+ * model_store.c: the fit's observations read from the evidence store, for
+ * `evident fit --db` and the runner's fit phase.  Through the store's named
+ * queries only (no SQL here): the run's cases, its main-phase schedule jobs
+ * (arms default, rows1, rows2, rows4), the last attempt of each job, that
+ * attempt's outcome (ev_outcome_derive over its process record and
+ * validations), its hot samples and its binding's thread count (S).
+ *
+ * A case is observed when its default, rows1 and rows2 main jobs completed
+ * with hot samples; its observation per schedule is the median
+ * (ev_median) of per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph)
+ * over the hot samples of the job's last attempt.  A case with a missing or
+ * failed job is excluded, with the first reason found in schedule order.
+ * rows4 is added when its job completed; it never excludes a case.
+ */
+#include "model.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+#include "store/outcome.h"
+#include "store/store.h"
+
+typedef struct st_case {
+    int64_t case_index;
+    char op[16], dtype[8];
+    int64_t rows, cols, default_rows;
+    ev_role role;
+    int64_t job[EV_SCHED_COUNT]; /* main-phase job id per schedule, 0 none */
+} st_case;
+
+typedef struct st_attempt {
+    int64_t attempt_id, job_id, attempt;
+    ev_process_facts facts;
+    int64_t threads; /* -1: no binding */
+} st_attempt;
+
+typedef struct st_sample {
+    int64_t attempt_id;
+    double per_op_us;
+} st_sample;
+
+typedef struct st_ctx {
+    int64_t run_id;
+    st_case *cases;
+    size_t n_cases, cap_cases;
+    st_attempt *att;
+    size_t n_att, cap_att;
+    st_sample *smp;
+    size_t n_smp, cap_smp;
+    ev_err *err;
+} st_ctx;
+
+/* Grows *p (elements of sz bytes) so that one more fits.  EV_ENOMEM. */
+static ev_status grow(void **p, size_t *cap, size_t n, size_t sz)
+{
+    if (n < *cap)
+        return EV_OK;
+    size_t nc = *cap ? *cap * 2 : 32, bytes;
+    if (ev_size_mul(nc, sz, &bytes))
+        return EV_ENOMEM;
+    void *q = realloc(*p, bytes);
+    if (!q)
+        return EV_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return EV_OK;
+}
+
+/* Copies text (NULL as "") into dst[cap]; -1 when it does not fit. */
+static int put_text(char *dst, size_t cap, const char *s)
+{
+    size_t l = s ? strlen(s) : 0;
+    if (l >= cap)
+        return -1;
+    memcpy(dst, s ? s : "", l);
+    dst[l] = '\0';
+    return 0;
+}
+
+/* EV_Q_CASES row: case_index, op, rows, cols, stride, dtype, default_rows, role. */
+static ev_status on_case(void *vctx, const ev_row *r)
+{
+    st_ctx *c = vctx;
+    if (grow((void **)&c->cases, &c->cap_cases, c->n_cases, sizeof *c->cases))
+        return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
+    st_case *k = &c->cases[c->n_cases];
+    memset(k, 0, sizeof *k);
+    k->case_index = ev_row_i64(r, 0);
+    if (put_text(k->op, sizeof k->op, ev_row_text(r, 1)) ||
+        put_text(k->dtype, sizeof k->dtype, ev_row_text(r, 5)))
+        return ev_err_set(c->err, EV_EFORMAT, "case %lld: op or dtype too long", (long long)k->case_index);
+    k->rows = ev_row_i64(r, 2);
+    k->cols = ev_row_i64(r, 3);
+    k->default_rows = ev_row_i64(r, 6);
+    const char *role = ev_row_text(r, 7);
+    k->role = role && !strcmp(role, "holdout") ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
+    c->n_cases++;
+    return EV_OK;
+}
+
+/* Finds the case with case_index ci (cases come ordered by it), or NULL. */
+static st_case *find_case(st_ctx *c, int64_t ci)
+{
+    size_t lo = 0, hi = c->n_cases;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->cases[mid].case_index < ci)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n_cases && c->cases[lo].case_index == ci ? &c->cases[lo] : NULL;
+}
+
+/* EV_Q_JOBS row: job_id, job_key, phase, case_index, arm, label, retry_of, plan_order. */
+static ev_status on_job(void *vctx, const ev_row *r)
+{
+    st_ctx *c = vctx;
+    const char *phase = ev_row_text(r, 2), *arm = ev_row_text(r, 4);
+    ev_sched s;
+    if (!phase || strcmp(phase, "main") || ev_row_is_null(r, 3) || !ev_row_is_null(r, 6) ||
+        ev_sched_parse(arm, &s))
+        return EV_OK; /* not a main-phase schedule job of a case */
+    st_case *k = find_case(c, ev_row_i64(r, 3));
+    if (!k)
+        return ev_err_set(c->err, EV_EFORMAT, "job %lld names case %lld, which the run does not have",
+                          (long long)ev_row_i64(r, 0), (long long)ev_row_i64(r, 3));
+    if (k->job[s])
+        return ev_err_set(c->err, EV_EFORMAT, "case %lld has two main-phase %s jobs",
+                          (long long)k->case_index, ev_sched_name(s));
+    k->job[s] = ev_row_i64(r, 0);
+    return EV_OK;
+}
+
+/* EV_Q_ATTEMPTS row: attempt_id, job_id, attempt, invocation_id, started_ns,
+ * has_process, pid, exit_code, signal, timed_out, interrupted, skipped,
+ * skip_reason, record_count, records_ok, ... */
+static ev_status on_attempt(void *vctx, const ev_row *r)
+{
+    st_ctx *c = vctx;
+    if (grow((void **)&c->att, &c->cap_att, c->n_att, sizeof *c->att))
+        return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
+    st_attempt *a = &c->att[c->n_att++];
+    memset(a, 0, sizeof *a);
+    a->attempt_id = ev_row_i64(r, 0);
+    a->job_id = ev_row_i64(r, 1);
+    a->attempt = ev_row_i64(r, 2);
+    a->threads = -1;
+    ev_process_facts *f = &a->facts;
+    f->has_process = !ev_row_is_null(r, 5) && ev_row_i64(r, 5) != 0;
+    if (f->has_process) {
+        f->has_exit = !ev_row_is_null(r, 7);
+        f->exit_code = f->has_exit ? ev_row_i64(r, 7) : 0;
+        f->has_signal = !ev_row_is_null(r, 8);
+        f->signal = f->has_signal ? ev_row_i64(r, 8) : 0;
+        f->timed_out = ev_row_i64(r, 9) != 0;
+        f->interrupted = ev_row_i64(r, 10) != 0;
+        f->skipped = ev_row_i64(r, 11) != 0;
+        f->records_ok = ev_row_i64(r, 14) != 0;
+    }
+    return EV_OK;
+}
+
+/* Finds the attempt with attempt_id id, or NULL (linear in the rare case
+ * ids are not ordered; attempts come ordered by job, then attempt). */
+static st_attempt *find_attempt(st_ctx *c, int64_t id)
+{
+    for (size_t i = 0; i < c->n_att; i++)
+        if (c->att[i].attempt_id == id)
+            return &c->att[i];
+    return NULL;
+}
+
+/* EV_Q_VALIDATIONS row: attempt_id, stage, passed, ... */
+static ev_status on_validation(void *vctx, const ev_row *r)
+{
+    st_ctx *c = vctx;
+    st_attempt *a = find_attempt(c, ev_row_i64(r, 0));
+    if (a && ev_row_i64(r, 2) == 0)
+        a->facts.validation_failed = 1;
+    return EV_OK;
+}
+
+/* EV_Q_BINDINGS row: attempt_id, op, dtype, rows, cols, stride, in_span,
+ * out_span, in_align, out_align, threads. */
+static ev_status on_binding(void *vctx, const ev_row *r)
+{
+    st_ctx *c = vctx;
+    st_attempt *a = find_attempt(c, ev_row_i64(r, 0));
+    if (a)
+        a->threads = ev_row_i64(r, 10);
+    return EV_OK;
+}
+
+/* EV_Q_SAMPLES row: attempt_id, timing, sample_index, replays, ops_per_graph,
+ * elapsed_ms, sm_clock_mhz.  Keeps hot samples with per_op_us. */
+static ev_status on_sample(void *vctx, const ev_row *r)
+{
+    st_ctx *c = vctx;
+    const char *timing = ev_row_text(r, 1);
+    if (!timing || strcmp(timing, "hot"))
+        return EV_OK;
+    if (grow((void **)&c->smp, &c->cap_smp, c->n_smp, sizeof *c->smp))
+        return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
+    st_sample *s = &c->smp[c->n_smp++];
+    s->attempt_id = ev_row_i64(r, 0);
+    double replays = (double)ev_row_i64(r, 3), ops = (double)ev_row_i64(r, 4);
+    s->per_op_us = ev_row_double(r, 5) * 1000.0 / (replays * ops);
+    return EV_OK;
+}
+
+/* The last attempt of job_id (highest attempt number), or NULL. */
+static const st_attempt *last_attempt(const st_ctx *c, int64_t job_id)
+{
+    const st_attempt *best = NULL;
+    for (size_t i = 0; i < c->n_att; i++)
+        if (c->att[i].job_id == job_id && (!best || c->att[i].attempt > best->attempt))
+            best = &c->att[i];
+    return best;
+}
+
+/*
+ * The hot median of attempt a into *out, or a reason in why[cap] (return
+ * 1).  Samples come ordered by attempt_id; scratch holds n_smp doubles.
+ */
+static int hot_median(const st_ctx *c, const st_attempt *a, double *scratch, double *out, char *why,
+                      size_t cap)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < c->n_smp; i++)
+        if (c->smp[i].attempt_id == a->attempt_id)
+            scratch[m++] = c->smp[i].per_op_us;
+    if (m == 0) {
+        snprintf(why, cap, "no hot samples");
+        return 1;
+    }
+    if (ev_median(scratch, m, out) || !(*out > 0.0)) {
+        snprintf(why, cap, "hot median is not a positive number");
+        return 1;
+    }
+    return 0;
+}
+
+/* See model.h. */
+ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, size_t *n, ev_excluded **excl,
+                            size_t *n_excl, int64_t *sms, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    st_ctx c;
+    memset(&c, 0, sizeof c);
+    c.run_id = run_id;
+    c.err = err;
+    ev_obs *ov = NULL;
+    ev_excluded *ev = NULL;
+    double *scratch = NULL;
+    size_t no = 0, ne = 0;
+    int64_t S = -1;
+
+    if ((rc = ev_store_query(s, EV_Q_CASES, run_id, on_case, &c, err)) ||
+        (rc = ev_store_query(s, EV_Q_JOBS, run_id, on_job, &c, err)) ||
+        (rc = ev_store_query(s, EV_Q_ATTEMPTS, run_id, on_attempt, &c, err)) ||
+        (rc = ev_store_query(s, EV_Q_VALIDATIONS, run_id, on_validation, &c, err)) ||
+        (rc = ev_store_query(s, EV_Q_BINDINGS, run_id, on_binding, &c, err)) ||
+        (rc = ev_store_query(s, EV_Q_SAMPLES, run_id, on_sample, &c, err)))
+        goto out;
+    if (c.n_cases == 0) {
+        rc = ev_err_set(err, EV_ENOTFOUND, "run %lld has no cases", (long long)run_id);
+        goto out;
+    }
+    size_t bytes;
+    if (ev_size_mul(c.n_cases, EV_SCHED_COUNT * sizeof *ov, &bytes) || !(ov = calloc(1, bytes)) ||
+        !(ev = calloc(c.n_cases, sizeof *ev)) ||
+        !(scratch = calloc(c.n_smp ? c.n_smp : 1, sizeof *scratch))) {
+        rc = ev_err_set(err, EV_ENOMEM, "store observations: out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < c.n_cases; k++) {
+        const st_case *cs = &c.cases[k];
+        double med[EV_SCHED_COUNT];
+        int have[EV_SCHED_COUNT] = {0};
+        char why[160] = "";
+        for (int q = 0; q < EV_SCHED_COUNT; q++) {
+            char r[120] = "";
+            const st_attempt *a = cs->job[q] ? last_attempt(&c, cs->job[q]) : NULL;
+            if (!cs->job[q])
+                snprintf(r, sizeof r, "no main-phase job");
+            else if (!a)
+                snprintf(r, sizeof r, "job %lld has no attempt", (long long)cs->job[q]);
+            else {
+                ev_outcome o = ev_outcome_derive(&a->facts);
+                if (o != EV_OUT_COMPLETED)
+                    snprintf(r, sizeof r, "job %lld is %s", (long long)cs->job[q], ev_outcome_name(o));
+                else if (a->threads < 1)
+                    snprintf(r, sizeof r, "job %lld has no binding", (long long)cs->job[q]);
+                else if (!hot_median(&c, a, scratch, &med[q], r, sizeof r)) {
+                    have[q] = 1;
+                    if (S < 0)
+                        S = a->threads;
+                    else if (S != a->threads) {
+                        rc = ev_err_set(err, EV_EFORMAT,
+                                        "jobs of run %lld bound different thread "
+                                        "counts S (%lld and %lld)",
+                                        (long long)run_id, (long long)S, (long long)a->threads);
+                        goto out;
+                    }
+                }
+            }
+            if (!have[q] && q != EV_SCHED_ROWS4 && !why[0])
+                snprintf(why, sizeof why, "%s: %s", ev_sched_name((ev_sched)q), r);
+        }
+        if (why[0]) {
+            ev_excluded *e = &ev[ne++];
+            memcpy(e->op, cs->op, sizeof e->op);
+            memcpy(e->dtype, cs->dtype, sizeof e->dtype);
+            e->rows = cs->rows;
+            e->cols = cs->cols;
+            e->default_rows = cs->default_rows;
+            memcpy(e->reason, why, sizeof e->reason);
+            continue;
+        }
+        for (int q = 0; q < EV_SCHED_COUNT; q++) {
+            if (!have[q])
+                continue;
+            ev_obs *o = &ov[no++];
+            memset(o, 0, sizeof *o);
+            memcpy(o->op, cs->op, sizeof o->op);
+            memcpy(o->dtype, cs->dtype, sizeof o->dtype);
+            o->rows = cs->rows;
+            o->cols = cs->cols;
+            o->default_rows = cs->default_rows;
+            o->sched = (ev_sched)q;
+            o->median_us = med[q];
+            o->role = cs->role;
+        }
+    }
+    if (S < 1) {
+        rc = ev_err_set(err, EV_EFIT, "run %lld: no case has completed default, rows1 and rows2 jobs",
+                        (long long)run_id);
+        goto out;
+    }
+    *obs = ov;
+    *n = no;
+    if (ne == 0) {
+        free(ev);
+        ev = NULL;
+    }
+    *excl = ev;
+    *n_excl = ne;
+    *sms = S;
+    ov = NULL;
+    ev = NULL;
+out:
+    free(ov);
+    free(ev);
+    free(scratch);
+    free(c.cases);
+    free(c.att);
+    free(c.smp);
+    return rc;
+}

@@ -1,0 +1,123 @@
+/*
+ * backend.h: the device interface the worker (src/runner/worker.c) drives,
+ * one job per process.  A backend owns the device and the buffers; the
+ * worker owns the protocol (warm-up, calibration, samples, validation) and
+ * writes the records.  Two backends implement it: cpu
+ * (src/runner/backend_cpu.c, always built) and cuda (the kernels module,
+ * built when nvcc is present, defining ev_backend_cuda_ops and
+ * EV_HAVE_CUDA for the worker).  torch-compile is not a backend: it is its
+ * own python3 process speaking the worker's record format.
+ *
+ * Call order per job (every call synchronous: it returns when the device
+ * work is finished):
+ *   open -> info -> bind -> poison -> launch -> read_output (validate)
+ *   -> cold_launch x cold_samples -> capture(ops_per_graph) -> replay ...
+ *   -> read_output (validate again) -> close
+ * Every entry returns ev_status with err filled on failure; OUT parameters
+ * are written only on success.  A backend never prints and never exits.
+ */
+#ifndef EV_BACKEND_H
+#define EV_BACKEND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "protocol.h"
+#include "status.h"
+
+/* How the backend is opened (from the protocol and the host). */
+typedef struct ev_backend_config {
+    int64_t host_threads;   /* cpu: worker threads (S); 0: one per CPU of the affinity */
+    ev_proto_ref ref;       /* flush and ceiling sizes for this backend */
+    int64_t device_index;   /* cuda: device ordinal (0) */
+} ev_backend_config;
+
+/* What the device is.  Strings are NUL-terminated, "" when unknown.
+ * Raw identifiers (uuid) are redacted by the supervisor, never stored. */
+typedef struct ev_device_info {
+    char backend[8];              /* "cpu" | "cuda" */
+    char name[128];               /* device name or CPU model */
+    int64_t sms;                  /* S: SMs (cuda) or worker threads (cpu) */
+    int64_t cache_bytes;          /* L2 (cuda) or last-level cache (cpu) */
+    int64_t flush_bytes;          /* buffer flushed before each cold launch */
+    int64_t memory_bytes;         /* device (or host) memory */
+    char compute_capability[16];  /* "9.0"; "" on cpu */
+    char driver_version[32];
+    char runtime_version[32];
+    char uuid[64];                /* raw: the supervisor hashes it */
+    int64_t clock_mhz;            /* max SM clock; -1 unknown */
+    int64_t memory_clock_mhz;     /* -1 unknown */
+} ev_device_info;
+
+/* One job as the worker binds it. */
+typedef struct ev_backend_job {
+    ev_arm_kind kind;          /* NATIVE, AUTO, FLOOR, CEILING, CUB (FAULT binds as NATIVE) */
+    const char *arm;           /* the arm's name, for receipts */
+    ev_proto_case c;           /* the case (ignored by FLOOR and CEILING) */
+    int64_t rows_per_program;  /* NATIVE: b of the schedule (B for default) */
+    const ev_coef *coef;       /* AUTO: the fitted coefficients; NULL: no fit, default */
+    double threshold;          /* AUTO: decision threshold */
+    int64_t ceiling_bytes;     /* CEILING: bytes streamed per op */
+    const void *input;         /* the input bytes: R rows of `stride` elements (row-major, */
+    size_t input_len;          /*   the last row may end at cols), from kernels/inputs.h */
+} ev_backend_job;
+
+/* What bind established (recorded as the job's binding). */
+typedef struct ev_backend_binding {
+    int64_t in_span, out_span;   /* bytes of the bound buffers */
+    int64_t in_align, out_align; /* largest power of two dividing the address, <= 256 */
+    int64_t threads;             /* S as used by the selector */
+    size_t out_len;              /* bytes read_output returns (R x dtype size; 0 for refs) */
+} ev_backend_binding;
+
+/* A kernel node read back from the instantiated graph (cuda), or the entry
+ * and task partition of a cpu batch (grid[0] = tasks, block[0] = rows per task). */
+typedef struct ev_node_receipt {
+    char function[128];
+    int64_t grid[3], block[3];
+} ev_node_receipt;
+
+typedef struct ev_backend_ops {
+    const char *name; /* "cpu" | "cuda" */
+    /* OUT: *impl, the backend's state. */
+    ev_status (*open)(const ev_backend_config *cfg, void **impl, ev_err *err);
+    void (*close)(void *impl); /* NULL-safe */
+    ev_status (*info)(void *impl, ev_device_info *out, ev_err *err);
+    /* Allocates and fills buffers, runs the binding checks and, for AUTO,
+     * the selector.  A refused binding (span, alignment, overlap, N = 0):
+     * EV_EINVAL, nothing launched. */
+    ev_status (*bind)(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err);
+    /* Fills the output buffer with a poison pattern (0xFF bytes: NaN). */
+    ev_status (*poison)(void *impl, ev_err *err);
+    /* One launch, synchronised. */
+    ev_status (*launch)(void *impl, ev_err *err);
+    /* Copies out_len bytes of output to dst. */
+    ev_status (*read_output)(void *impl, void *dst, size_t len, ev_err *err);
+    /* Flushes flush_bytes of cache, then one timed launch.  OUT: *ms
+     * (device-timed: events on cuda, CLOCK_MONOTONIC on cpu). */
+    ev_status (*cold_launch)(void *impl, double *ms, ev_err *err);
+    /* Captures ops launches into one graph (cuda) or batch (cpu) and reads
+     * back its kernel nodes.  OUT: *nodes (malloc'd; the caller frees),
+     * *n_nodes. */
+    ev_status (*capture)(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes,
+                         ev_err *err);
+    /* Replays the captured graph k times back to back.  OUT: *ms, elapsed
+     * as the timer returned it. */
+    ev_status (*replay)(void *impl, int64_t k, double *ms, ev_err *err);
+    /* Current SM clock.  OUT: *mhz; EV_EUNSUPPORTED when unavailable
+     * (no NVML, or the cpu backend): the sample records null. */
+    ev_status (*sm_clock)(void *impl, int64_t *mhz, ev_err *err);
+} ev_backend_ops;
+
+/* The cpu backend (src/runner/backend_cpu.c). */
+extern const ev_backend_ops ev_backend_cpu_ops;
+#ifdef EV_HAVE_CUDA
+/* The cuda backend (kernels module). */
+extern const ev_backend_ops ev_backend_cuda_ops;
+#endif
+
+/* build/evident-worker (src/runner/worker_main.c) picks the backend by
+ * name from these; "cuda" exists only where EV_HAVE_CUDA is defined. */
+
+#endif

@@ -1,0 +1,89 @@
+/*
+ * plan.h: the job plan, a pure function of the protocol.  The supervisor
+ * inserts these jobs; the verifier regenerates them from protocol.json and
+ * compares.  Nothing here reads the store, the clock or the host.
+ *
+ * Phases and order (docs/runner.md, "Plan"):
+ *   main     every case x every protocol arm that applies to it (rows4 is
+ *            left out where the case's B is 4; a fault arm only on its
+ *            cases), plus floor and ceiling once (case -1) when the protocol
+ *            has reference arms; shuffled by a seeded Fisher-Yates
+ *            (splitmix64 of the protocol seed), plan_order 0.. in that order.
+ *   policy   arm "auto" for every case, in case order.
+ *   recheck  arm "default" for every case, in case order.
+ *   rescue   derived from outcomes (ev_plan_rescue): one retry-1 per main or
+ *            policy job whose outcome is retryable, in main then policy
+ *            plan order.
+ * Labels: "initial" (main, policy), "recheck" (recheck), "retry-1" (rescue).
+ * job_key = "<phase>/<case_index or ->/<arm>/<label>", unique in a run.
+ */
+#ifndef EV_PLAN_H
+#define EV_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol.h"
+#include "status.h"
+#include "store/outcome.h"
+
+typedef enum ev_phase {
+    EV_PHASE_MAIN = 0,
+    EV_PHASE_POLICY,
+    EV_PHASE_RESCUE,
+    EV_PHASE_RECHECK,
+    EV_PHASE_COUNT
+} ev_phase;
+
+const char *ev_phase_name(ev_phase p); /* "main", "policy", "rescue", "recheck" */
+int ev_phase_parse(const char *name, ev_phase *out); /* 0 ok, -1 unknown */
+
+typedef struct ev_plan_job {
+    char job_key[96];
+    ev_phase phase;
+    int64_t case_index;           /* -1: reference arm (no case) */
+    char arm[EV_PROTO_NAME_MAX];
+    char label[16];
+    int64_t plan_order;           /* 0.. within the phase */
+    int64_t retry_of;             /* rescue: index into the plan array of
+                                     the original job; -1 otherwise */
+} ev_plan_job;
+
+typedef struct ev_plan {
+    ev_plan_job *jobs; /* main (in plan order), then policy, then recheck */
+    size_t n;
+    size_t n_main, n_policy, n_recheck;
+} ev_plan;
+
+/* Builds the main, policy and recheck jobs of proto.  OUT: *out (release
+ * with ev_plan_free); zeroed on failure. */
+ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err);
+void ev_plan_free(ev_plan *plan); /* NULL-safe; leaves it zeroed */
+
+/* Index of the job with job_key in plan, or -1. */
+ptrdiff_t ev_plan_find(const ev_plan *plan, const char *job_key);
+
+/*
+ * The rescue jobs: outcomes[i] is the outcome of plan->jobs[i] (only the
+ * main and policy entries are read).  When proto->retries is 0 there are
+ * none.  OUT: *out, *n_out (malloc'd array the caller frees; NULL and 0
+ * when empty), each with phase rescue, label "retry-1", retry_of = i.
+ */
+ev_status ev_plan_rescue(const ev_protocol *proto, const ev_plan *plan, const ev_outcome *outcomes,
+                         ev_plan_job **out, size_t *n_out, ev_err *err);
+
+/*
+ * Run status (DESIGN.md "Run status"), from the final outcomes of the
+ * planned main and policy jobs (outcomes, parallel to plan->jobs) and of
+ * the rescue jobs (rescue_outcomes, parallel to rescue).  A skipped job (a
+ * peer that cannot run on this host, with its reason) counts as neither a
+ * failure nor a completion: it does not fail the run.  Writes "completed"
+ * or "failed" to *status and NULL, "completed-after-rescue" or
+ * "failed-after-rescue" to *rescue_status (static strings).  Recheck
+ * outcomes have no say.
+ */
+void ev_plan_run_status(const ev_plan *plan, const ev_outcome *outcomes, const ev_plan_job *rescue,
+                        const ev_outcome *rescue_outcomes, size_t n_rescue, const char **status,
+                        const char **rescue_status);
+
+#endif

@@ -1,0 +1,547 @@
+/*
+ * protocol.c: strict parsing of protocol files (protocol.h).  The bytes go
+ * through the strict JSON lexer first (src/common/json.h, any finite
+ * decimal accepted); then every object is walked key by key, so an unknown
+ * key, a wrong type or an out-of-range value is refused with its path
+ * ("cases[3].rows: must be >= 0").  Defaults are DESIGN.md's.
+ */
+#include "protocol.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "json.h"
+#include "sha256.h"
+
+#define MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
+
+/* Returns 1 when key is one of the NULL-terminated names. */
+static int key_known(const char *key, const char *const *names)
+{
+    for (size_t i = 0; names[i]; i++)
+        if (!strcmp(key, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Refuses a non-object or an object with a key outside names.  path names
+ * the object ("" for the top). */
+static ev_status check_object(const cJSON *obj, const char *path, const char *const *names, ev_err *err)
+{
+    const cJSON *it;
+
+    if (!cJSON_IsObject(obj))
+        return ev_err_set(err, EV_EFORMAT, "%s: must be an object", path[0] ? path : "protocol");
+    cJSON_ArrayForEach(it, obj) {
+        if (!key_known(it->string, names))
+            return ev_err_set(err, EV_EFORMAT, "%s%s%s: unknown key", path, path[0] ? "." : "",
+                              it->string);
+    }
+    return EV_OK;
+}
+
+/* Reads an optional integer member in [lo, hi].  Writes *out only when the
+ * member is present and valid; leaves the default otherwise. */
+static ev_status get_int(const cJSON *obj, const char *path, const char *key, int required, int64_t lo,
+                         int64_t hi, int64_t *out, ev_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    const char *dot = path[0] ? "." : "";
+    double v;
+
+    if (!it) {
+        if (required)
+            return ev_err_set(err, EV_EFORMAT, "%s%s%s: missing", path, dot, key);
+        return EV_OK;
+    }
+    if (!cJSON_IsNumber(it))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be an integer", path, dot, key);
+    v = it->valuedouble;
+    if (!isfinite(v) || v != floor(v) || fabs(v) > MAX_EXACT_INT)
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be an integer", path, dot, key);
+    if (v < (double)lo)
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be >= %lld", path, dot, key, (long long)lo);
+    if (v > (double)hi)
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be <= %lld", path, dot, key, (long long)hi);
+    *out = (int64_t)v;
+    return EV_OK;
+}
+
+/* Reads an optional finite number in [lo, hi] (lo_open: strictly above lo). */
+static ev_status get_num(const cJSON *obj, const char *path, const char *key, double lo, int lo_open,
+                         double hi, double *out, ev_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    const char *dot = path[0] ? "." : "";
+    double v;
+
+    if (!it)
+        return EV_OK;
+    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be a number", path, dot, key);
+    v = it->valuedouble;
+    if (lo_open ? !(v > lo) : !(v >= lo))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be %s %.17g", path, dot, key, lo_open ? ">" : ">=",
+                          lo);
+    if (!(v <= hi))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be <= %.17g", path, dot, key, hi);
+    *out = v;
+    return EV_OK;
+}
+
+/* Reads an optional boolean. */
+static ev_status get_bool(const cJSON *obj, const char *path, const char *key, int *out, ev_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+    if (!it)
+        return EV_OK;
+    if (!cJSON_IsBool(it))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be true or false", path, path[0] ? "." : "", key);
+    *out = cJSON_IsTrue(it) ? 1 : 0;
+    return EV_OK;
+}
+
+/* Reads a string member that must be one of choices (NULL-terminated) into
+ * out[cap].  Missing: an error when required, else out untouched. */
+static ev_status get_choice(const cJSON *obj, const char *path, const char *key, int required,
+                            const char *const *choices, char *out, size_t cap, ev_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    const char *dot = path[0] ? "." : "";
+
+    if (!it) {
+        if (required)
+            return ev_err_set(err, EV_EFORMAT, "%s%s%s: missing", path, dot, key);
+        return EV_OK;
+    }
+    if (!cJSON_IsString(it))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be a string", path, dot, key);
+    if (!key_known(it->valuestring, choices))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: '%.40s' is not allowed", path, dot, key, it->valuestring);
+    if (strlen(it->valuestring) >= cap)
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: too long", path, dot, key);
+    memcpy(out, it->valuestring, strlen(it->valuestring) + 1);
+    return EV_OK;
+}
+
+static const char *const ops[] = {"reduce_sum", "reduce_max", NULL};
+static const char *const dtypes[] = {"fp32", "fp16", "bf16", NULL};
+static const char *const roles[] = {"calibration", "holdout", NULL};
+
+/* Bytes per element of a dtype name (2 or 4). */
+static int64_t dtype_size(const char *dtype)
+{
+    return strcmp(dtype, "fp32") ? 2 : 4;
+}
+
+/* Parses cases[i] into *c. */
+static ev_status parse_case(const cJSON *obj, size_t i, ev_proto_case *c, ev_err *err)
+{
+    static const char *const keys[] = {"op", "rows", "cols", "stride", "dtype", "default_rows", "role", NULL};
+    char path[32];
+    ev_status rc;
+    size_t bytes;
+
+    snprintf(path, sizeof path, "cases[%zu]", i);
+    if ((rc = check_object(obj, path, keys, err)))
+        return rc;
+    memcpy(c->role, "calibration", sizeof "calibration");
+    c->stride = -1;
+    if ((rc = get_choice(obj, path, "op", 1, ops, c->op, sizeof c->op, err)) ||
+        (rc = get_int(obj, path, "rows", 1, 0, INT64_C(1) << 31, &c->rows, err)) ||
+        (rc = get_int(obj, path, "cols", 1, 1, INT64_C(1) << 31, &c->cols, err)) ||
+        (rc = get_int(obj, path, "stride", 0, 1, INT64_C(1) << 32, &c->stride, err)) ||
+        (rc = get_choice(obj, path, "dtype", 1, dtypes, c->dtype, sizeof c->dtype, err)) ||
+        (rc = get_int(obj, path, "default_rows", 1, 1, 1024, &c->default_rows, err)) ||
+        (rc = get_choice(obj, path, "role", 0, roles, c->role, sizeof c->role, err)))
+        return rc;
+    if (c->stride == -1)
+        c->stride = c->cols;
+    if (c->stride < c->cols)
+        return ev_err_set(err, EV_EFORMAT, "%s.stride: must be >= cols (%lld)", path, (long long)c->cols);
+    /* The input span must be addressable: rows x stride x size. */
+    if (ev_size_mul((size_t)c->rows, (size_t)c->stride, &bytes) ||
+        ev_size_mul(bytes, (size_t)dtype_size(c->dtype), &bytes) || bytes > (size_t)1 << 40)
+        return ev_err_set(err, EV_EFORMAT, "%s: rows x stride x element size must be <= 2^40 bytes", path);
+    return EV_OK;
+}
+
+/* Parses reference.<backend> into *r (defaults already set). */
+static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *r, ev_err *err)
+{
+    static const char *const cuda_keys[] = {"ceiling_bytes", "ceiling_ops_per_graph", "flush_cache_multiple",
+                                            "flush_max_bytes", NULL};
+    static const char *const cpu_keys[] = {"ceiling_cache_multiple", "ceiling_max_bytes", "ceiling_ops_per_graph",
+                                           "flush_cache_multiple", "flush_max_bytes", NULL};
+    int cuda = !strcmp(backend, "cuda");
+    char path[32];
+    ev_status rc;
+
+    snprintf(path, sizeof path, "reference.%s", backend);
+    if ((rc = check_object(obj, path, cuda ? cuda_keys : cpu_keys, err)))
+        return rc;
+    if (cuda) {
+        if ((rc = get_int(obj, path, "ceiling_bytes", 0, INT64_C(1) << 30, INT64_C(1) << 40, &r->ceiling_bytes,
+                          err)))
+            return rc;
+    } else {
+        if ((rc = get_int(obj, path, "ceiling_cache_multiple", 0, 8, 64, &r->ceiling_cache_multiple, err)) ||
+            (rc = get_int(obj, path, "ceiling_max_bytes", 0, 0, INT64_C(1) << 40, &r->ceiling_max_bytes, err)))
+            return rc;
+        if (r->ceiling_max_bytes && r->ceiling_max_bytes < (INT64_C(1) << 20))
+            return ev_err_set(err, EV_EFORMAT, "%s.ceiling_max_bytes: must be 0 (no cap) or >= 1048576", path);
+    }
+    if ((rc = get_int(obj, path, "ceiling_ops_per_graph", 0, 1, 100000, &r->ceiling_ops_per_graph, err)) ||
+        (rc = get_int(obj, path, "flush_cache_multiple", 0, 2, 64, &r->flush_cache_multiple, err)) ||
+        (rc = get_int(obj, path, "flush_max_bytes", 0, 0, INT64_C(1) << 40, &r->flush_max_bytes, err)))
+        return rc;
+    if (r->flush_max_bytes && r->flush_max_bytes < (INT64_C(1) << 20))
+        return ev_err_set(err, EV_EFORMAT, "%s.flush_max_bytes: must be 0 (no cap) or >= 1048576", path);
+    return EV_OK;
+}
+
+/* Parses fault_arms[i] into *f (allocating its case list). */
+static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_proto_fault *f, ev_err *err)
+{
+    static const char *const keys[] = {"name", "kind", "code", "signal", "samples", "when", "cases", NULL};
+    static const char *const kinds[] = {"exit", "signal", "hang", "garbage", "stop-after", "wrong-output", NULL};
+    static const char *const whens[] = {"always", "original", NULL};
+    const cJSON *name, *cases, *it;
+    char path[32], kind[16] = "", when[16] = "always";
+    const char *need = NULL;
+    ev_status rc;
+    size_t k = 0;
+
+    snprintf(path, sizeof path, "fault_arms[%zu]", i);
+    if ((rc = check_object(obj, path, keys, err)))
+        return rc;
+    name = cJSON_GetObjectItemCaseSensitive(obj, "name");
+    if (!name)
+        return ev_err_set(err, EV_EFORMAT, "%s.name: missing", path);
+    if (!cJSON_IsString(name))
+        return ev_err_set(err, EV_EFORMAT, "%s.name: must be a string", path);
+    if (strncmp(name->valuestring, "fault-", 6) || strlen(name->valuestring) >= sizeof f->name ||
+        strlen(name->valuestring) < 7 || strspn(name->valuestring, "abcdefghijklmnopqrstuvwxyz0123456789-") !=
+                                             strlen(name->valuestring))
+        return ev_err_set(err, EV_EFORMAT, "%s.name: must be 'fault-' then [a-z0-9-], under %d characters", path,
+                          EV_PROTO_NAME_MAX);
+    memcpy(f->name, name->valuestring, strlen(name->valuestring) + 1);
+    if ((rc = get_choice(obj, path, "kind", 1, kinds, kind, sizeof kind, err)) ||
+        (rc = get_choice(obj, path, "when", 0, whens, when, sizeof when, err)))
+        return rc;
+    f->original_only = !strcmp(when, "original");
+    if (!strcmp(kind, "exit")) {
+        f->kind = EV_FAULT_EXIT;
+        need = "code";
+        if ((rc = get_int(obj, path, "code", 1, 1, 255, &f->value, err)))
+            return rc;
+    } else if (!strcmp(kind, "signal")) {
+        f->kind = EV_FAULT_SIGNAL;
+        need = "signal";
+        if ((rc = get_int(obj, path, "signal", 1, 1, 31, &f->value, err)))
+            return rc;
+    } else if (!strcmp(kind, "stop-after")) {
+        f->kind = EV_FAULT_STOP_AFTER;
+        need = "samples";
+        if ((rc = get_int(obj, path, "samples", 1, 0, 1000, &f->value, err)))
+            return rc;
+    } else if (!strcmp(kind, "hang")) {
+        f->kind = EV_FAULT_HANG;
+    } else if (!strcmp(kind, "garbage")) {
+        f->kind = EV_FAULT_GARBAGE;
+    } else {
+        f->kind = EV_FAULT_WRONG_OUTPUT;
+    }
+    /* A value key that does not belong to this kind is refused. */
+    static const char *const value_keys[] = {"code", "signal", "samples"};
+    for (size_t v = 0; v < 3; v++)
+        if ((!need || strcmp(need, value_keys[v])) && cJSON_GetObjectItemCaseSensitive(obj, value_keys[v]))
+            return ev_err_set(err, EV_EFORMAT, "%s.%s: not a field of kind '%s'", path, value_keys[v], kind);
+    cases = cJSON_GetObjectItemCaseSensitive(obj, "cases");
+    if (cases) {
+        if (!cJSON_IsArray(cases) || cJSON_GetArraySize(cases) < 1)
+            return ev_err_set(err, EV_EFORMAT, "%s.cases: must be a non-empty array of case indexes", path);
+        f->n_cases = (size_t)cJSON_GetArraySize(cases);
+        f->cases = calloc(f->n_cases, sizeof *f->cases);
+        if (!f->cases)
+            return ev_err_set(err, EV_ENOMEM, "%s.cases: out of memory", path);
+        cJSON_ArrayForEach(it, cases) {
+            double v = it->valuedouble;
+            if (!cJSON_IsNumber(it) || v != floor(v) || v < 0 || v >= (double)n_cases)
+                return ev_err_set(err, EV_EFORMAT, "%s.cases[%zu]: must be a case index in [0, %zu)", path, k,
+                                  n_cases);
+            for (size_t j = 0; j < k; j++)
+                if (f->cases[j] == (int64_t)v)
+                    return ev_err_set(err, EV_EFORMAT, "%s.cases[%zu]: duplicate case %lld", path, k,
+                                      (long long)v);
+            f->cases[k++] = (int64_t)v;
+        }
+    }
+    return EV_OK;
+}
+
+/* Sets DESIGN.md's defaults on a zeroed protocol. */
+static void set_defaults(ev_protocol *p)
+{
+    p->reference_arms = 1;
+    p->samples = 7;
+    p->ops_per_graph = 100;
+    p->warmup_ms = 500;
+    p->target_sample_ms = 100;
+    p->cold_samples = 3;
+    p->host_threads = 0;
+    p->job_timeout_s = 600;
+    p->retries = 1;
+    p->decision_threshold = 0.05;
+    p->sum_bound_factor = 1;
+    p->sample_band = 0.5;
+    p->ref_cuda.ceiling_bytes = INT64_C(1) << 30;
+    p->ref_cuda.ceiling_ops_per_graph = 100;
+    p->ref_cuda.flush_cache_multiple = 2;
+    p->ref_cpu.ceiling_cache_multiple = 8;
+    p->ref_cpu.ceiling_ops_per_graph = 1;
+    p->ref_cpu.flush_cache_multiple = 2;
+}
+
+/* Parses the top-level object into *p (defaults set, zeroed lists). */
+static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    static const char *const keys[] = {"name", "cases", "arms", "reference_arms", "samples", "ops_per_graph",
+                                       "warmup_ms", "target_sample_ms", "cold_samples", "cpu_set", "host_threads",
+                                       "job_timeout_s", "seed", "retries", "decision_threshold", "tolerances",
+                                       "reference", "allow_fault_arms", "fault_arms", NULL};
+    static const char *const tol_keys[] = {"sum_bound_factor", "sample_band", NULL};
+    static const char *const ref_keys[] = {"cuda", "cpu", NULL};
+    const cJSON *it, *arr;
+    ev_status rc;
+    size_t i;
+
+    if ((rc = check_object(root, "", keys, err)))
+        return rc;
+    it = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (it) {
+        if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof p->name)
+            return ev_err_set(err, EV_EFORMAT, "name: must be a string under %zu bytes", sizeof p->name);
+        memcpy(p->name, it->valuestring, strlen(it->valuestring) + 1);
+    }
+    if ((rc = get_bool(root, "", "reference_arms", &p->reference_arms, err)) ||
+        (rc = get_int(root, "", "samples", 0, 1, 1000, &p->samples, err)) ||
+        (rc = get_int(root, "", "ops_per_graph", 0, 1, 100000, &p->ops_per_graph, err)) ||
+        (rc = get_num(root, "", "warmup_ms", 0, 0, 3600e3, &p->warmup_ms, err)) ||
+        (rc = get_num(root, "", "target_sample_ms", 0, 1, 600e3, &p->target_sample_ms, err)) ||
+        (rc = get_int(root, "", "cold_samples", 0, 0, 1000, &p->cold_samples, err)) ||
+        (rc = get_int(root, "", "host_threads", 0, 0, 1024, &p->host_threads, err)) ||
+        (rc = get_num(root, "", "job_timeout_s", 0, 1, 86400, &p->job_timeout_s, err)) ||
+        (rc = get_int(root, "", "seed", 1, 0, INT64_C(1) << 53, &p->seed, err)) ||
+        (rc = get_int(root, "", "retries", 0, 0, 1, &p->retries, err)) ||
+        (rc = get_num(root, "", "decision_threshold", 0, 0, 0.5, &p->decision_threshold, err)) ||
+        (rc = get_bool(root, "", "allow_fault_arms", &p->allow_fault_arms, err)))
+        return rc;
+
+    it = cJSON_GetObjectItemCaseSensitive(root, "tolerances");
+    if (it && ((rc = check_object(it, "tolerances", tol_keys, err)) ||
+               (rc = get_num(it, "tolerances", "sum_bound_factor", 1, 0, 1000, &p->sum_bound_factor, err)) ||
+               (rc = get_num(it, "tolerances", "sample_band", 0, 1, 1, &p->sample_band, err))))
+        return rc;
+    it = cJSON_GetObjectItemCaseSensitive(root, "reference");
+    if (it) {
+        if ((rc = check_object(it, "reference", ref_keys, err)))
+            return rc;
+        arr = cJSON_GetObjectItemCaseSensitive(it, "cuda");
+        if (arr && (rc = parse_ref(arr, "cuda", &p->ref_cuda, err)))
+            return rc;
+        arr = cJSON_GetObjectItemCaseSensitive(it, "cpu");
+        if (arr && (rc = parse_ref(arr, "cpu", &p->ref_cpu, err)))
+            return rc;
+    }
+
+    arr = cJSON_GetObjectItemCaseSensitive(root, "cpu_set");
+    if (arr) {
+        if (!cJSON_IsArray(arr))
+            return ev_err_set(err, EV_EFORMAT, "cpu_set: must be an array of CPU numbers");
+        p->n_cpus = (size_t)cJSON_GetArraySize(arr);
+        if (p->n_cpus) {
+            p->cpu_set = calloc(p->n_cpus, sizeof *p->cpu_set);
+            if (!p->cpu_set)
+                return ev_err_set(err, EV_ENOMEM, "cpu_set: out of memory");
+        }
+        i = 0;
+        cJSON_ArrayForEach(it, arr) {
+            double v = it->valuedouble;
+            if (!cJSON_IsNumber(it) || v != floor(v) || v < 0 || v > 1023)
+                return ev_err_set(err, EV_EFORMAT, "cpu_set[%zu]: must be a CPU number in [0, 1023]", i);
+            for (size_t j = 0; j < i; j++)
+                if (p->cpu_set[j] == (int)v)
+                    return ev_err_set(err, EV_EFORMAT, "cpu_set[%zu]: duplicate CPU %d", i, (int)v);
+            p->cpu_set[i++] = (int)v;
+        }
+    }
+
+    arr = cJSON_GetObjectItemCaseSensitive(root, "cases");
+    if (!arr)
+        return ev_err_set(err, EV_EFORMAT, "cases: missing");
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
+        return ev_err_set(err, EV_EFORMAT, "cases: must be a non-empty array");
+    p->n_cases = (size_t)cJSON_GetArraySize(arr);
+    if (p->n_cases > 100000)
+        return ev_err_set(err, EV_EFORMAT, "cases: at most 100000 cases");
+    p->cases = calloc(p->n_cases, sizeof *p->cases);
+    if (!p->cases)
+        return ev_err_set(err, EV_ENOMEM, "cases: out of memory");
+    i = 0;
+    cJSON_ArrayForEach(it, arr) {
+        if ((rc = parse_case(it, i, &p->cases[i], err)))
+            return rc;
+        i++;
+    }
+
+    /* Fault arms before arms, so arms can name them. */
+    arr = cJSON_GetObjectItemCaseSensitive(root, "fault_arms");
+    if (arr) {
+        if (!p->allow_fault_arms)
+            return ev_err_set(err, EV_EFORMAT, "fault_arms: refused unless allow_fault_arms is true");
+        if (!cJSON_IsArray(arr))
+            return ev_err_set(err, EV_EFORMAT, "fault_arms: must be an array");
+        p->n_faults = (size_t)cJSON_GetArraySize(arr);
+        if (p->n_faults) {
+            p->faults = calloc(p->n_faults, sizeof *p->faults);
+            if (!p->faults)
+                return ev_err_set(err, EV_ENOMEM, "fault_arms: out of memory");
+        }
+        i = 0;
+        cJSON_ArrayForEach(it, arr) {
+            if ((rc = parse_fault(it, i, p->n_cases, &p->faults[i], err)))
+                return rc;
+            for (size_t j = 0; j < i; j++)
+                if (!strcmp(p->faults[j].name, p->faults[i].name))
+                    return ev_err_set(err, EV_EFORMAT, "fault_arms[%zu].name: duplicate '%s'", i,
+                                      p->faults[i].name);
+            i++;
+        }
+    }
+
+    arr = cJSON_GetObjectItemCaseSensitive(root, "arms");
+    if (!arr)
+        return ev_err_set(err, EV_EFORMAT, "arms: missing");
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
+        return ev_err_set(err, EV_EFORMAT, "arms: must be a non-empty array of arm names");
+    p->n_arms = (size_t)cJSON_GetArraySize(arr);
+    if (p->n_arms > 64)
+        return ev_err_set(err, EV_EFORMAT, "arms: at most 64 arms");
+    p->arms = calloc(p->n_arms, sizeof *p->arms);
+    if (!p->arms)
+        return ev_err_set(err, EV_ENOMEM, "arms: out of memory");
+    i = 0;
+    cJSON_ArrayForEach(it, arr) {
+        ev_arm_kind kind;
+        int64_t rows;
+        if (!cJSON_IsString(it))
+            return ev_err_set(err, EV_EFORMAT, "arms[%zu]: must be a string", i);
+        if (ev_arm_classify(p, it->valuestring, &kind, &rows))
+            return ev_err_set(err, EV_EFORMAT, "arms[%zu]: unknown arm '%.40s'", i, it->valuestring);
+        if (kind == EV_ARM_AUTO || kind == EV_ARM_FLOOR || kind == EV_ARM_CEILING)
+            return ev_err_set(err, EV_EFORMAT, "arms[%zu]: '%s' is planned by the runner, not listed", i,
+                              it->valuestring);
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(p->arms[j], it->valuestring))
+                return ev_err_set(err, EV_EFORMAT, "arms[%zu]: duplicate arm '%s'", i, it->valuestring);
+        memcpy(p->arms[i], it->valuestring, strlen(it->valuestring) + 1);
+        i++;
+    }
+    if (p->host_threads && p->n_cpus && (size_t)p->host_threads > p->n_cpus * 4)
+        return ev_err_set(err, EV_EFORMAT, "host_threads: must be <= 4 x the CPUs of cpu_set (%zu)", p->n_cpus);
+    return EV_OK;
+}
+
+ev_status ev_protocol_parse(const char *p, size_t n, ev_protocol *out, ev_err *err)
+{
+    ev_protocol proto;
+    cJSON *root = NULL;
+    ev_status rc;
+
+    memset(&proto, 0, sizeof proto);
+    memset(out, 0, sizeof *out);
+    set_defaults(&proto);
+    rc = ev_json_parse(p, n, 0, &root, err);
+    if (rc) {
+        ev_err_prefix(err, "protocol");
+        rc = EV_EFORMAT;
+        goto out;
+    }
+    rc = parse_top(root, &proto, err);
+out:
+    cJSON_Delete(root);
+    if (rc)
+        ev_protocol_free(&proto);
+    else
+        *out = proto;
+    return rc;
+}
+
+void ev_protocol_free(ev_protocol *proto)
+{
+    if (!proto)
+        return;
+    for (size_t i = 0; i < proto->n_faults; i++)
+        free(proto->faults[i].cases);
+    free(proto->faults);
+    free(proto->cases);
+    free(proto->arms);
+    free(proto->cpu_set);
+    memset(proto, 0, sizeof *proto);
+}
+
+ev_status ev_protocol_id(const void *p, size_t n, char hex[65])
+{
+    return ev_sha256_hex(p, n, hex);
+}
+
+int ev_arm_classify(const ev_protocol *proto, const char *arm, ev_arm_kind *kind, int64_t *rows)
+{
+    static const struct {
+        const char *name;
+        ev_arm_kind kind;
+        int64_t rows;
+    } builtin[] = {
+        {"default", EV_ARM_NATIVE, 0}, {"rows1", EV_ARM_NATIVE, 1},  {"rows2", EV_ARM_NATIVE, 2},
+        {"rows4", EV_ARM_NATIVE, 4},   {"auto", EV_ARM_AUTO, 0},     {"floor", EV_ARM_FLOOR, 0},
+        {"ceiling", EV_ARM_CEILING, 0}, {"cub", EV_ARM_CUB, 0},      {"torch-compile", EV_ARM_TORCH, 0},
+    };
+
+    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
+        if (!strcmp(arm, builtin[i].name)) {
+            *kind = builtin[i].kind;
+            *rows = builtin[i].rows;
+            return 0;
+        }
+    if (ev_protocol_fault(proto, arm)) {
+        *kind = EV_ARM_FAULT;
+        *rows = 0;
+        return 0;
+    }
+    return -1;
+}
+
+const ev_proto_fault *ev_protocol_fault(const ev_protocol *proto, const char *name)
+{
+    if (!proto)
+        return NULL;
+    for (size_t i = 0; i < proto->n_faults; i++)
+        if (!strcmp(proto->faults[i].name, name))
+            return &proto->faults[i];
+    return NULL;
+}
+
+const ev_proto_ref *ev_protocol_ref(const ev_protocol *proto, const char *backend)
+{
+    if (!strcmp(backend, "cuda"))
+        return &proto->ref_cuda;
+    if (!strcmp(backend, "cpu"))
+        return &proto->ref_cpu;
+    return NULL;
+}

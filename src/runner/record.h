@@ -1,0 +1,60 @@
+/*
+ * record.h: the worker's record stream (docs/runner.md, "Worker records").
+ * A worker writes one JSON object per line to its record fd; the first
+ * member is "type" (hello, skip, binding, validation, cold, flush, node,
+ * warmup, calibration, sample, end).  Doubles are written exactly
+ * (ev_json_add_double); the reader accepts any finite decimal, so a python
+ * peer writing repr(float) is read to the same bits.
+ *
+ * Writing belongs to the worker (never the database); reading and the
+ * commit into the store belong to the supervisor (supervisor.c).
+ */
+#ifndef EV_RECORD_H
+#define EV_RECORD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "status.h"
+
+/* Record types, in the order a complete job emits them (node, sample and
+ * validation repeat; skip replaces everything between hello and end). */
+typedef enum ev_rec_type {
+    EV_REC_HELLO = 0,
+    EV_REC_SKIP,
+    EV_REC_BINDING,
+    EV_REC_VALIDATION,
+    EV_REC_COLD,
+    EV_REC_FLUSH,
+    EV_REC_NODE,
+    EV_REC_WARMUP,
+    EV_REC_CALIBRATION,
+    EV_REC_SAMPLE,
+    EV_REC_END,
+    EV_REC_COUNT
+} ev_rec_type;
+
+const char *ev_rec_type_name(ev_rec_type t);
+
+/* The writing end: a file descriptor and the count of records written. */
+typedef struct ev_rec_out {
+    int fd;
+    int64_t count;
+} ev_rec_out;
+
+/* Creates an object {"type": name}.  NULL on allocation failure. */
+cJSON *ev_rec_new(ev_rec_type t);
+/* Writes rec as one line to o->fd (retrying short writes) and counts it;
+ * frees rec either way.  EV_EIO when the pipe is gone. */
+ev_status ev_rec_write(ev_rec_out *o, cJSON *rec, ev_err *err);
+/* Writes raw bytes (a fault arm's garbage line); not counted. */
+ev_status ev_rec_write_raw(ev_rec_out *o, const char *line, ev_err *err);
+
+/* Parses one line (without its newline).  OUT: *out (a tree the caller
+ * deletes) and *type.  EV_EFORMAT with err saying why: not strict JSON,
+ * not an object, no or unknown "type". */
+ev_status ev_rec_parse(const char *line, size_t n, cJSON **out, ev_rec_type *type, ev_err *err);
+
+#endif

@@ -1,0 +1,279 @@
+/*
+ * snapshot.c: the measurement closure's bytes, the source-tree hash, git
+ * provenance, path redaction and host hashes (snapshot.h).
+ */
+#include "snapshot.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "json.h"
+#include "sha256.h"
+
+/* A growing list of relative paths. */
+typedef struct plist {
+    char **v;
+    size_t n, cap;
+} plist;
+
+/* Appends a copy of s.  EV_ENOMEM on failure. */
+static ev_status plist_add(plist *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        char **v = realloc(l->v, cap * sizeof *v);
+        if (!v)
+            return EV_ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    l->v[l->n] = strdup(s);
+    return l->v[l->n++] ? EV_OK : EV_ENOMEM;
+}
+
+/* Adds every regular file under root/rel (recursively) to l. */
+static ev_status walk(const char *root, const char *rel, plist *l, ev_err *err)
+{
+    char full[4096], child[4096];
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+    ev_status rc = EV_OK;
+
+    snprintf(full, sizeof full, "%s/%s", root, rel);
+    if (lstat(full, &st))
+        return errno == ENOENT ? EV_OK : ev_err_set(err, EV_EIO, "snapshot: %s: %s", rel, strerror(errno));
+    if (S_ISREG(st.st_mode))
+        return plist_add(l, rel) ? ev_err_set(err, EV_ENOMEM, "snapshot: out of memory") : EV_OK;
+    if (!S_ISDIR(st.st_mode))
+        return EV_OK;
+    d = opendir(full);
+    if (!d)
+        return ev_err_set(err, EV_EIO, "snapshot: %s: %s", rel, strerror(errno));
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(child, sizeof child, "%s/%s", rel, e->d_name);
+        if ((rc = walk(root, child, l, err)))
+            break;
+    }
+    closedir(d);
+    return rc;
+}
+
+/* qsort comparator: byte order of paths. */
+static int cmp_path(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err)
+{
+    static const char *const closure[] = {"kernels", "src/runner", "protocols", "db/schema.sql"};
+    plist l = {NULL, 0, 0};
+    ev_snapshot s = {NULL, 0, ""};
+    ev_status rc = EV_OK;
+
+    for (size_t i = 0; i < sizeof closure / sizeof closure[0]; i++)
+        if ((rc = walk(root, closure[i], &l, err)))
+            goto out;
+    qsort(l.v, l.n, sizeof *l.v, cmp_path);
+    s.files = calloc(l.n ? l.n : 1, sizeof *s.files);
+    if (!s.files) {
+        rc = ev_err_set(err, EV_ENOMEM, "snapshot: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        char full[4096];
+        ev_buf b = EV_BUF_INIT;
+        snprintf(full, sizeof full, "%s/%s", root, l.v[i]);
+        if ((rc = ev_read_file(full, &b, err)))
+            goto out;
+        s.files[i].path = l.v[i];
+        l.v[i] = NULL;
+        s.files[i].len = b.len;
+        s.files[i].bytes = (unsigned char *)ev_buf_steal(&b, NULL);
+        s.n = i + 1;
+        if ((rc = ev_sha256_hex(s.files[i].bytes ? (void *)s.files[i].bytes : (void *)"", s.files[i].len,
+                                s.files[i].sha256))) {
+            ev_err_set(err, rc, "snapshot: sha256 failed");
+            goto out;
+        }
+    }
+    if ((rc = ev_tree_hash(s.files, s.n, s.tree_hash))) {
+        ev_err_set(err, rc, "snapshot: tree hash failed");
+        goto out;
+    }
+out:
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i]);
+    free(l.v);
+    if (rc)
+        ev_snapshot_free(&s);
+    else
+        *out = s;
+    return rc;
+}
+
+void ev_snapshot_free(ev_snapshot *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++) {
+        free(s->files[i].path);
+        free(s->files[i].bytes);
+    }
+    free(s->files);
+    memset(s, 0, sizeof *s);
+}
+
+ev_status ev_tree_hash(const ev_source_file *files, size_t n, char hex[65])
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_status rc = EV_OK;
+
+    for (size_t i = 0; i < n && !rc; i++) {
+        if ((rc = ev_buf_append(&b, files[i].path, strlen(files[i].path) + 1)) ||
+            (rc = ev_buf_append(&b, files[i].sha256, 64)))
+            break;
+        rc = ev_buf_append(&b, "\n", 1);
+    }
+    if (!rc)
+        rc = ev_sha256_hex(b.data ? b.data : "", b.len, hex);
+    ev_buf_free(&b);
+    return rc;
+}
+
+/* Runs argv (fork/exec, stdout captured into out, stderr discarded).
+ * Returns 0 when it exited 0. */
+static int run_capture(char *const argv[], ev_buf *out)
+{
+    int fds[2], status;
+    pid_t pid;
+    char chunk[4096];
+
+    if (pipe(fds))
+        return -1;
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDWR);
+        dup2(fds[1], 1);
+        if (nul >= 0) {
+            dup2(nul, 2);
+            dup2(nul, 0);
+        }
+        close(fds[0]);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(fds[1]);
+    for (;;) {
+        ssize_t n = read(fds[0], chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (ev_buf_append(out, chunk, (size_t)n))
+            break;
+    }
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+void ev_git_info(const char *root, char commit[64], int *dirty, const char **from)
+{
+    char *rev[] = {"git", "-C", (char *)root, "rev-parse", "HEAD", NULL};
+    char *st[] = {"git", "-C", (char *)root, "status", "--porcelain", NULL};
+    ev_buf b = EV_BUF_INIT, s = EV_BUF_INIT, stamp = EV_BUF_INIT;
+    char path[4096];
+    cJSON *j = NULL;
+
+    snprintf(commit, 64, "unknown");
+    *dirty = 1;
+    *from = "none";
+    if (!run_capture(rev, &b) && b.len >= 40 && strspn(b.data, "0123456789abcdef") == 40 &&
+        !run_capture(st, &s)) {
+        int d = 0;
+        memcpy(commit, b.data, 40);
+        commit[40] = '\0';
+        /* Every porcelain line except the stamp file itself. */
+        for (char *line = s.data; line && *line;) {
+            char *nl = strchr(line, '\n');
+            size_t len = nl ? (size_t)(nl - line) : strlen(line);
+            if (len > 3 && !(len - 3 == strlen(".evident-stamp") && !strncmp(line + 3, ".evident-stamp", len - 3)))
+                d = 1;
+            line = nl ? nl + 1 : NULL;
+        }
+        *dirty = d;
+        *from = "git";
+        goto out;
+    }
+    snprintf(path, sizeof path, "%s/.evident-stamp", root);
+    if (!ev_read_file(path, &stamp, NULL) && !ev_json_parse(stamp.data, stamp.len, 0, &j, NULL)) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "commit");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dirty");
+        if (cJSON_IsString(c) && strlen(c->valuestring) == 40 &&
+            strspn(c->valuestring, "0123456789abcdef") == 40 && cJSON_IsBool(d)) {
+            memcpy(commit, c->valuestring, 41);
+            *dirty = cJSON_IsTrue(d) ? 1 : 0;
+            *from = "stamp";
+        }
+    }
+out:
+    cJSON_Delete(j);
+    ev_buf_free(&b);
+    ev_buf_free(&s);
+    ev_buf_free(&stamp);
+}
+
+ev_status ev_redact_paths(const char *in, size_t n, ev_buf *out)
+{
+    ev_status rc = EV_OK;
+    size_t i = 0;
+
+    while (i < n && !rc) {
+        int starts = in[i] == '/' && (i == 0 || strchr(" \t\n\"'=:(<[,", in[i - 1])) && i + 1 < n &&
+                     in[i + 1] != ' ' && in[i + 1] != '\n' && in[i + 1] != '/';
+        if (starts) {
+            size_t j = i;
+            while (j < n && !strchr(" \t\n\"'),>]", in[j]) && in[j] != ':')
+                j++;
+            rc = ev_buf_puts(out, "<path>");
+            i = j;
+        } else {
+            rc = ev_buf_append(out, in + i, 1);
+            i++;
+        }
+    }
+    if (!rc && !out->data)
+        rc = ev_buf_puts(out, "");
+    return rc;
+}
+
+ev_status ev_host_hash(const char *id, char hex[65])
+{
+    static const char salt[] = "evident-host-v1";
+    ev_buf b = EV_BUF_INIT;
+    ev_status rc;
+
+    if (!(rc = ev_buf_append(&b, salt, sizeof salt)) && !(rc = ev_buf_puts(&b, id)))
+        rc = ev_sha256_hex(b.data, b.len, hex);
+    ev_buf_free(&b);
+    return rc;
+}

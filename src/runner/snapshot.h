@@ -1,0 +1,53 @@
+/*
+ * snapshot.h: what a run records about its own sources and host before the
+ * first measurement: the measurement closure's bytes (kernels/, src/runner/,
+ * protocols/, db/schema.sql), the source-tree hash, the git commit and
+ * dirty flag (or the .evident-stamp of a copied tree), and the redacted
+ * environment receipt.  Also the stderr redaction of absolute paths.
+ */
+#ifndef EV_SNAPSHOT_H
+#define EV_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+#include "status.h"
+
+typedef struct ev_source_file {
+    char *path;           /* relative to the root, '/'-separated */
+    char sha256[65];
+    unsigned char *bytes;
+    size_t len;
+} ev_source_file;
+
+typedef struct ev_snapshot {
+    ev_source_file *files; /* sorted by path (byte order) */
+    size_t n;
+    char tree_hash[65];
+} ev_snapshot;
+
+/* Walks the closure under root (regular files only; symlinks and other
+ * kinds are skipped), sorted by path.  OUT: *out (ev_snapshot_free). */
+ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err);
+void ev_snapshot_free(ev_snapshot *s); /* NULL-safe */
+
+/* Source-tree hash: SHA-256 over the concatenation, in path order, of
+ * "<path>\0<sha256 hex>\n" for every member.  OUT: hex[65]. */
+ev_status ev_tree_hash(const ev_source_file *files, size_t n, char hex[65]);
+
+/* git commit (40 hex) and dirty flag of the tree at root, from
+ * `git rev-parse HEAD` and `git status --porcelain` (the stamp file
+ * itself ignored); without git, from root/.evident-stamp; otherwise
+ * "unknown" and dirty.  OUT: commit[64], *dirty, *from (static: "git",
+ * "stamp", "none"). */
+void ev_git_info(const char *root, char commit[64], int *dirty, const char **from);
+
+/* Copies in[0..n) to out with every absolute path (a '/' that starts a
+ * word, followed by a path character) replaced by "<path>". */
+ev_status ev_redact_paths(const char *in, size_t n, ev_buf *out);
+
+/* Salted SHA-256 of a host identifier ("evident-host-v1\0" + id). */
+ev_status ev_host_hash(const char *id, char hex[65]);
+
+#endif

@@ -1,0 +1,1351 @@
+/*
+ * supervisor.c: the run (supervisor.h).  One worker process per job,
+ * started with fork/exec, pinned to the protocol's CPU set, in its own
+ * process group, watched by a deadline; its records arrive on a pipe (fd 3
+ * in the child) and are committed one by one; its stderr tail is kept with
+ * absolute paths redacted; then the process record is written and the
+ * outcome derived from it (ev_outcome_derive).  Resume, attempts and the
+ * record format: docs/runner.md.
+ */
+#include "supervisor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "json.h"
+#include "model/model.h"
+#include "plan.h"
+#include "protocol.h"
+#include "record.h"
+#include "sha256.h"
+#include "snapshot.h"
+#include "store/outcome.h"
+#include "store/store.h"
+
+#ifndef EV_BUILD_CFLAGS
+#define EV_BUILD_CFLAGS "unknown"
+#endif
+
+#define STDERR_TAIL 4096
+#define MAX_LINE ((size_t)64 << 20)
+
+/* A planned job as the store knows it. */
+typedef struct jstate {
+    ev_plan_job pj;
+    int64_t job_id;
+    int64_t last_attempt;    /* 0: never attempted */
+    int64_t last_attempt_id;
+    int has_outcome;
+    ev_outcome outcome;      /* of the last attempt */
+} jstate;
+
+typedef struct sup {
+    const ev_run_opts *o;
+    ev_run_result *res;
+    ev_store *st;
+    ev_buf bytes;
+    ev_protocol proto;
+    ev_plan plan;
+    char proto_id[65];
+    int64_t run_id, inv_id;
+    int memfd;
+    jstate *js;
+    size_t n_js;
+    int64_t sms;
+    char host_hash[65];
+    ev_coef coef;
+    int have_coef;
+    int64_t t0;
+    size_t done, total;
+    double job_s_sum;
+    size_t job_s_n;
+} sup;
+
+/* The facts and state of one attempt while its worker runs. */
+typedef struct att {
+    int64_t attempt_id;
+    int probe;
+    int64_t count;
+    int records_ok;
+    char protocol_error[256];
+    int hello, end;
+    int skipped;
+    char skip_reason[512];
+    char affinity[256];
+    int validation_failed;
+    int warmup;
+    cJSON *hello_rec; /* probe: the hello record */
+} att;
+
+/* Monotonic and wall clocks in ns. */
+static int64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+static int64_t wall_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Returns 1 when a stop was requested. */
+static int stopping(const sup *s)
+{
+    return s->o->stop && *s->o->stop;
+}
+
+/* Records the first protocol error of an attempt. */
+static void proto_err(att *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void proto_err(att *a, const char *fmt, ...)
+{
+    va_list ap;
+    if (!a->records_ok)
+        return;
+    a->records_ok = 0;
+    va_start(ap, fmt);
+    vsnprintf(a->protocol_error, sizeof a->protocol_error, fmt, ap);
+    va_end(ap);
+}
+
+/* Reads an optional boolean member; -1 when missing or not a boolean. */
+static int get_bool(const cJSON *o, const char *key)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsBool(it) ? cJSON_IsTrue(it) : -1;
+}
+
+/*
+ * Commits one parsed record of attempt a.  Returns EV_OK, or a store
+ * failure that must stop the run (disk full, I/O); a record the store
+ * refuses as a constraint violation, or a malformed one, becomes the
+ * attempt's protocol error instead.
+ */
+static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
+{
+    ev_err e = {""};
+    ev_status rc = EV_OK;
+    int64_t id = a->attempt_id;
+
+    if (!a->hello && t != EV_REC_HELLO) {
+        proto_err(a, "record %lld: '%s' before hello", (long long)a->count, ev_rec_type_name(t));
+        return EV_OK;
+    }
+    if (a->end) {
+        proto_err(a, "record %lld: '%s' after end", (long long)a->count, ev_rec_type_name(t));
+        return EV_OK;
+    }
+    switch (t) {
+    case EV_REC_HELLO: {
+        const char *aff;
+        if (a->hello) {
+            proto_err(a, "record %lld: second hello", (long long)a->count);
+            return EV_OK;
+        }
+        a->hello = 1;
+        if (ev_json_get_str(r, "affinity", &aff, &e))
+            break;
+        snprintf(a->affinity, sizeof a->affinity, "%s", aff);
+        if (a->probe)
+            a->hello_rec = cJSON_Duplicate(r, 1);
+        return EV_OK;
+    }
+    case EV_REC_SKIP: {
+        const char *why;
+        if (ev_json_get_str(r, "reason", &why, &e))
+            break;
+        a->skipped = 1;
+        snprintf(a->skip_reason, sizeof a->skip_reason, "%s", why);
+        return EV_OK;
+    }
+    case EV_REC_END: {
+        int64_t n;
+        if (ev_json_get_i64(r, "records", &n, &e))
+            break;
+        if (n != a->count - 1) {
+            proto_err(a, "end says %lld records, %lld came before it", (long long)n, (long long)(a->count - 1));
+            return EV_OK;
+        }
+        a->end = 1;
+        return EV_OK;
+    }
+    default:
+        break;
+    }
+    if (e.msg[0]) {
+        proto_err(a, "record %lld (%s): %s", (long long)a->count, ev_rec_type_name(t), e.msg);
+        return EV_OK;
+    }
+    if (a->probe)
+        return EV_OK;
+
+    switch (t) {
+    case EV_REC_BINDING: {
+        ev_binding_row b;
+        if (ev_json_get_str(r, "op", &b.op, &e) || ev_json_get_str(r, "dtype", &b.dtype, &e) ||
+            ev_json_get_i64(r, "rows", &b.rows, &e) || ev_json_get_i64(r, "cols", &b.cols, &e) ||
+            ev_json_get_i64(r, "stride", &b.stride, &e) || ev_json_get_i64(r, "in_span", &b.in_span, &e) ||
+            ev_json_get_i64(r, "out_span", &b.out_span, &e) || ev_json_get_i64(r, "in_align", &b.in_align, &e) ||
+            ev_json_get_i64(r, "out_align", &b.out_align, &e) || ev_json_get_i64(r, "threads", &b.threads, &e))
+            break;
+        rc = ev_store_add_binding(s->st, id, &b, &e);
+        break;
+    }
+    case EV_REC_VALIDATION: {
+        ev_validation_row v;
+        const char *hex = NULL;
+        unsigned char *bytes = NULL;
+        const cJSON *oh = cJSON_GetObjectItemCaseSensitive(r, "output_hex");
+        memset(&v, 0, sizeof v);
+        v.passed = get_bool(r, "passed");
+        if (v.passed < 0) {
+            ev_err_set(&e, EV_EFORMAT, "passed: must be true or false");
+            break;
+        }
+        if (ev_json_get_str(r, "stage", &v.stage, &e) || ev_json_get_double(r, "max_abs_err", &v.max_abs_err, &e) ||
+            ev_json_get_double(r, "bound", &v.bound, &e) || ev_json_get_i64(r, "mismatches", &v.mismatches, &e) ||
+            ev_json_get_str(r, "output_sha256", &v.output_sha256, &e))
+            break;
+        if (oh) {
+            size_t len;
+            if (!cJSON_IsString(oh) || (len = strlen(oh->valuestring)) % 2) {
+                ev_err_set(&e, EV_EFORMAT, "output_hex: must be an even-length hex string");
+                break;
+            }
+            hex = oh->valuestring;
+            bytes = malloc(len / 2 + 1);
+            if (!bytes)
+                return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+            if (ev_hex_decode(hex, len / 2, bytes)) {
+                free(bytes);
+                ev_err_set(&e, EV_EFORMAT, "output_hex: not hex");
+                break;
+            }
+            v.output = bytes;
+            v.output_len = len / 2;
+        }
+        if (!v.passed)
+            a->validation_failed = 1;
+        rc = ev_store_add_validation(s->st, id, &v, &e);
+        free(bytes);
+        break;
+    }
+    case EV_REC_COLD: {
+        const char *name;
+        int64_t ns;
+        if (ev_json_get_str(r, "name", &name, &e) || ev_json_get_i64(r, "elapsed_ns", &ns, &e))
+            break;
+        rc = ev_store_add_cold_timing(s->st, id, name, ns, &e);
+        break;
+    }
+    case EV_REC_FLUSH: {
+        int64_t fb, cb;
+        if (ev_json_get_i64(r, "flush_bytes", &fb, &e) || ev_json_get_i64(r, "cache_bytes", &cb, &e))
+            break;
+        rc = ev_store_add_flush(s->st, id, fb, cb, &e);
+        break;
+    }
+    case EV_REC_NODE: {
+        ev_node_row n;
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(r, "grid"), *b = cJSON_GetObjectItemCaseSensitive(r, "block");
+        if (ev_json_get_i64(r, "index", &n.node_index, &e) || ev_json_get_str(r, "function", &n.function, &e))
+            break;
+        if (!cJSON_IsArray(g) || !cJSON_IsArray(b) || cJSON_GetArraySize(g) != 3 || cJSON_GetArraySize(b) != 3) {
+            ev_err_set(&e, EV_EFORMAT, "grid and block: must be arrays of 3 integers");
+            break;
+        }
+        for (int d = 0; d < 3; d++) {
+            n.grid[d] = (int64_t)cJSON_GetArrayItem(g, d)->valuedouble;
+            n.block[d] = (int64_t)cJSON_GetArrayItem(b, d)->valuedouble;
+        }
+        rc = ev_store_add_graph_node(s->st, id, &n, &e);
+        break;
+    }
+    case EV_REC_WARMUP: {
+        double target, ms;
+        int64_t reps;
+        if (ev_json_get_double(r, "target_ms", &target, &e) || ev_json_get_double(r, "elapsed_ms", &ms, &e) ||
+            ev_json_get_i64(r, "replays", &reps, &e))
+            break;
+        a->warmup = 1;
+        rc = ev_store_add_warmup(s->st, id, target, ms, reps, &e);
+        break;
+    }
+    case EV_REC_CALIBRATION: {
+        int64_t step, reps;
+        double ms, target;
+        int chosen = get_bool(r, "chosen");
+        if (chosen < 0) {
+            ev_err_set(&e, EV_EFORMAT, "chosen: must be true or false");
+            break;
+        }
+        if (ev_json_get_i64(r, "step", &step, &e) || ev_json_get_i64(r, "replays", &reps, &e) ||
+            ev_json_get_double(r, "elapsed_ms", &ms, &e) || ev_json_get_double(r, "target_ms", &target, &e))
+            break;
+        rc = ev_store_add_calibration(s->st, id, step, reps, ms, chosen, target, &e);
+        break;
+    }
+    case EV_REC_SAMPLE: {
+        ev_sample_row x;
+        const cJSON *clk = cJSON_GetObjectItemCaseSensitive(r, "sm_clock_mhz");
+        if (ev_json_get_str(r, "timing", &x.timing, &e) || ev_json_get_i64(r, "index", &x.sample_index, &e) ||
+            ev_json_get_i64(r, "replays", &x.replays, &e) || ev_json_get_i64(r, "ops_per_graph", &x.ops_per_graph, &e) ||
+            ev_json_get_double(r, "elapsed_ms", &x.elapsed_ms, &e))
+            break;
+        x.sm_clock_mhz = -1;
+        if (clk && !cJSON_IsNull(clk) && ev_json_get_i64(r, "sm_clock_mhz", &x.sm_clock_mhz, &e))
+            break;
+        rc = ev_store_add_sample(s->st, id, &x, &e);
+        break;
+    }
+    default:
+        break;
+    }
+    if (rc == EV_EDB || rc == EV_EFORMAT || rc == EV_EINVAL) {
+        proto_err(a, "record %lld (%s) refused by the store: %s", (long long)a->count, ev_rec_type_name(t), e.msg);
+        return EV_OK;
+    }
+    if (rc)
+        return rc; /* store failure: stop the run */
+    if (e.msg[0])
+        proto_err(a, "record %lld (%s): %s", (long long)a->count, ev_rec_type_name(t), e.msg);
+    return EV_OK;
+}
+
+/* Handles one complete line of the record stream. */
+static ev_status on_line(sup *s, att *a, const char *line, size_t n)
+{
+    cJSON *r = NULL;
+    ev_rec_type t;
+    ev_err e = {""};
+    ev_status rc;
+
+    a->count++;
+    if (ev_rec_parse(line, n, &r, &t, &e)) {
+        proto_err(a, "record %lld: %s", (long long)a->count, e.msg);
+        return EV_OK;
+    }
+    rc = commit(s, a, t, r);
+    cJSON_Delete(r);
+    return rc;
+}
+
+/* Process outcome facts of a finished child. */
+typedef struct child_end {
+    pid_t pid;
+    int has_exit, has_signal;
+    int64_t exit_code, signal;
+    int timed_out, interrupted;
+    ev_buf err_tail;
+    int64_t wall_ns;
+} child_end;
+
+/*
+ * Starts argv as a worker (records on fd 3, protocol on fd 4, its own
+ * process group, pinned), streams its records into a, watches the
+ * deadline and the stop request.  OUT: *ce (always filled unless the fork
+ * failed).  Store failures while committing return their status after the
+ * child is ended.
+ */
+static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev_err *err)
+{
+    int rp[2] = {-1, -1}, ep[2] = {-1, -1};
+    ev_buf line = EV_BUF_INIT, tail = EV_BUF_INIT;
+    int64_t start = mono_ns();
+    int64_t deadline = start + (int64_t)(s->proto.job_timeout_s * 1e9), kill_at = 0;
+    int rec_open = 1, err_open = 1, exited = 0, status = 0;
+    ev_status rc = EV_OK, fatal = EV_OK;
+    pid_t pid;
+
+    memset(ce, 0, sizeof *ce);
+    a->records_ok = 1;
+    if (pipe2(rp, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
+        rc = ev_err_set(err, EV_EPROC, "pipe: %s", strerror(errno));
+        goto out;
+    }
+    pid = fork();
+    if (pid < 0) {
+        rc = ev_err_set(err, EV_EPROC, "fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        setpgid(0, 0);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGPIPE, SIG_DFL);
+        if (s->proto.n_cpus) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            for (size_t i = 0; i < s->proto.n_cpus; i++)
+                CPU_SET(s->proto.cpu_set[i], &set);
+            if (sched_setaffinity(0, sizeof set, &set)) {
+                dprintf(ep[1], "evident-worker: cannot pin to the protocol's cpu_set: %s\n", strerror(errno));
+                _exit(126);
+            }
+        }
+        if (dup2(rp[1], 3) < 0 || dup2(s->memfd, 4) < 0 || dup2(ep[1], 2) < 0 || dup2(ep[1], 1) < 0 ||
+            (nul >= 0 && dup2(nul, 0) < 0))
+            _exit(127);
+        execv(argv[0], argv);
+        dprintf(2, "evident-worker: cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    setpgid(pid, pid);
+    ce->pid = pid;
+    close(rp[1]);
+    close(ep[1]);
+    rp[1] = ep[1] = -1;
+
+    while (rec_open || err_open || !exited) {
+        struct pollfd fds[3];
+        int nf = 0, timeout;
+        int64_t now = mono_ns();
+
+        if (!exited) {
+            pid_t w = waitpid(pid, &status, WNOHANG);
+            if (w == pid)
+                exited = 1;
+        }
+        if (exited && !rec_open && !err_open)
+            break;
+        if (!ce->timed_out && !ce->interrupted && now >= deadline && !exited) {
+            ce->timed_out = 1;
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+        }
+        if (!ce->interrupted && !ce->timed_out && stopping(s) && !exited) {
+            ce->interrupted = 1;
+            kill(-pid, SIGTERM);
+            kill(pid, SIGTERM);
+            kill_at = now + 2000000000;
+        }
+        if (fatal && !exited && !ce->interrupted && !ce->timed_out) {
+            ce->interrupted = 1;
+            kill(-pid, SIGKILL);
+        }
+        if (kill_at && now >= kill_at && !exited) {
+            kill(-pid, SIGKILL);
+            kill(pid, SIGKILL);
+            kill_at = 0;
+        }
+        if (exited && (rec_open || err_open) && now > deadline + 2000000000) {
+            break; /* a grandchild holds the pipes: give up on them */
+        }
+        if (rec_open) {
+            fds[nf].fd = rp[0];
+            fds[nf++].events = POLLIN;
+        }
+        if (err_open) {
+            fds[nf].fd = ep[0];
+            fds[nf++].events = POLLIN;
+        }
+        if (s->o->stop_fd >= 0 && !ce->interrupted) {
+            fds[nf].fd = s->o->stop_fd;
+            fds[nf++].events = POLLIN;
+        }
+        timeout = (rec_open || err_open) ? 200 : 5;
+        if (!exited && deadline - now < (int64_t)timeout * 1000000)
+            timeout = deadline > now ? (int)((deadline - now) / 1000000) + 1 : 0;
+        if (poll(fds, (nfds_t)nf, timeout) < 0 && errno != EINTR) {
+            rc = ev_err_set(err, EV_EPROC, "poll: %s", strerror(errno));
+            kill(-pid, SIGKILL);
+        }
+        for (int i = 0; i < nf; i++) {
+            char chunk[65536];
+            ssize_t n;
+            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            if (fds[i].fd == s->o->stop_fd)
+                continue; /* the flag is checked above */
+            n = read(fds[i].fd, chunk, sizeof chunk);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (fds[i].fd == rp[0]) {
+                if (n <= 0) {
+                    rec_open = 0;
+                    continue;
+                }
+                if (ev_buf_append(&line, chunk, (size_t)n)) {
+                    fatal = ev_err_set(err, EV_ENOMEM, "record buffer: out of memory");
+                    continue;
+                }
+                for (;;) {
+                    char *nl = line.data ? memchr(line.data, '\n', line.len) : NULL;
+                    size_t len;
+                    if (!nl)
+                        break;
+                    len = (size_t)(nl - line.data);
+                    if (!fatal) {
+                        ev_status c = on_line(s, a, line.data, len);
+                        if (c) {
+                            fatal = c;
+                            ev_err_set(err, c, "store: cannot commit a record");
+                        }
+                    }
+                    memmove(line.data, nl + 1, line.len - len - 1);
+                    line.len -= len + 1;
+                    line.data[line.len] = '\0';
+                }
+                if (line.len > MAX_LINE) {
+                    proto_err(a, "record %lld: longer than %zu bytes", (long long)a->count + 1, MAX_LINE);
+                    ev_buf_reset(&line);
+                }
+            } else {
+                if (n <= 0) {
+                    err_open = 0;
+                    continue;
+                }
+                ev_buf_append(&tail, chunk, (size_t)n);
+                if (tail.len > 4 * STDERR_TAIL) {
+                    memmove(tail.data, tail.data + tail.len - STDERR_TAIL, STDERR_TAIL);
+                    tail.len = STDERR_TAIL;
+                    tail.data[tail.len] = '\0';
+                }
+            }
+        }
+    }
+    if (!exited) {
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    if (line.len)
+        proto_err(a, "record %lld: no newline at the end of the stream", (long long)a->count + 1);
+    if (WIFEXITED(status)) {
+        ce->has_exit = 1;
+        ce->exit_code = WEXITSTATUS(status);
+    } else if (WIFSIGNALED(status)) {
+        ce->has_signal = 1;
+        ce->signal = WTERMSIG(status);
+    }
+    if (!a->end)
+        proto_err(a, "no end record (%lld records)", (long long)a->count);
+    {
+        size_t from = tail.len > STDERR_TAIL ? tail.len - STDERR_TAIL : 0;
+        ev_redact_paths(tail.data ? tail.data + from : "", tail.len - from, &ce->err_tail);
+    }
+    ce->wall_ns = mono_ns() - start;
+    if (fatal && !rc)
+        rc = fatal;
+out:
+    for (int i = 0; i < 2; i++) {
+        if (rp[i] >= 0)
+            close(rp[i]);
+        if (ep[i] >= 0)
+            close(ep[i]);
+    }
+    ev_buf_free(&line);
+    ev_buf_free(&tail);
+    return rc;
+}
+
+/* Fills facts for ev_outcome_derive from a process row's values. */
+static ev_outcome derive(int has_process, const ev_process_row *p, int validation_failed)
+{
+    ev_process_facts f;
+    memset(&f, 0, sizeof f);
+    f.has_process = has_process;
+    if (has_process) {
+        f.has_exit = p->has_exit;
+        f.exit_code = p->exit_code;
+        f.has_signal = p->has_signal;
+        f.signal = p->signal;
+        f.timed_out = p->timed_out;
+        f.interrupted = p->interrupted;
+        f.skipped = p->skipped;
+        f.records_ok = p->records_ok;
+        f.validation_failed = validation_failed;
+    }
+    return ev_outcome_derive(&f);
+}
+
+/* Reports progress through the callback. */
+static void progress(sup *s, const jstate *j, int ended)
+{
+    ev_progress p;
+    if (!s->o->progress)
+        return;
+    memset(&p, 0, sizeof p);
+    p.phase = ev_phase_name(j->pj.phase);
+    p.job_key = j->pj.job_key;
+    p.ended = ended;
+    p.outcome = ended && j->has_outcome ? ev_outcome_name(j->outcome) : NULL;
+    p.done = s->done;
+    p.total = s->total;
+    p.failures = s->res->failures;
+    p.elapsed_s = (double)(mono_ns() - s->t0) / 1e9;
+    p.eta_s = s->job_s_n ? s->job_s_sum / (double)s->job_s_n * (double)(s->total - s->done) : -1;
+    s->o->progress(s->o->progress_ctx, &p);
+}
+
+/* Runs one new attempt of job j.  EV_EINTR when the run was stopped during
+ * it (recorded interrupted). */
+static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
+{
+    char case_s[24], coef_s[100] = "";
+    char *argv[20];
+    int ac = 0;
+    att a;
+    child_end ce;
+    ev_process_row p;
+    ev_status rc;
+    int64_t attempt_id, started = wall_ns();
+
+    memset(&a, 0, sizeof a);
+    progress(s, j, 0);
+    rc = ev_store_add_attempt(s->st, j->job_id, j->last_attempt + 1, s->inv_id, started, &attempt_id, err);
+    if (rc)
+        return rc;
+    j->last_attempt++;
+    j->last_attempt_id = attempt_id;
+    j->has_outcome = 0;
+    s->res->jobs_run++;
+    a.attempt_id = attempt_id;
+
+    snprintf(case_s, sizeof case_s, "%lld", (long long)j->pj.case_index);
+    argv[ac++] = (char *)s->o->worker_path;
+    argv[ac++] = "--backend";
+    argv[ac++] = (char *)s->o->backend;
+    argv[ac++] = "--protocol-fd";
+    argv[ac++] = "4";
+    argv[ac++] = "--record-fd";
+    argv[ac++] = "3";
+    argv[ac++] = "--case";
+    argv[ac++] = case_s;
+    argv[ac++] = "--arm";
+    argv[ac++] = j->pj.arm;
+    argv[ac++] = "--job-key";
+    argv[ac++] = j->pj.job_key;
+    if (j->pj.phase == EV_PHASE_RESCUE)
+        argv[ac++] = "--retry";
+    if (!strcmp(j->pj.arm, "auto") && s->have_coef) {
+        char x[32], y[32], z[32];
+        ev_json_format_double(s->coef.a0, x);
+        ev_json_format_double(s->coef.aP, y);
+        ev_json_format_double(s->coef.aD, z);
+        snprintf(coef_s, sizeof coef_s, "%s,%s,%s", x, y, z);
+        argv[ac++] = "--coef";
+        argv[ac++] = coef_s;
+    }
+    argv[ac] = NULL;
+
+    rc = run_child(s, argv, &a, &ce, err);
+    memset(&p, 0, sizeof p);
+    p.pid = ce.pid ? ce.pid : -1;
+    p.has_exit = ce.has_exit;
+    p.exit_code = ce.exit_code;
+    p.has_signal = ce.has_signal;
+    p.signal = ce.signal;
+    p.timed_out = ce.timed_out;
+    p.interrupted = ce.interrupted;
+    p.skipped = a.skipped;
+    p.skip_reason = a.skipped ? a.skip_reason : NULL;
+    p.record_count = a.count;
+    p.records_ok = a.records_ok;
+    p.protocol_error = a.records_ok ? NULL : a.protocol_error;
+    p.affinity = a.affinity;
+    p.stderr_tail = ce.err_tail.data ? ce.err_tail.data : "";
+    p.ended_ns = wall_ns();
+    p.wall_ns = ce.wall_ns;
+    {
+        ev_err e2;
+        ev_status prc = ev_store_add_process(s->st, attempt_id, &p, rc ? &e2 : err);
+        if (!rc && prc)
+            rc = prc;
+    }
+    ev_buf_free(&ce.err_tail);
+    if (rc)
+        return rc;
+    j->has_outcome = 1;
+    j->outcome = derive(1, &p, a.validation_failed);
+    s->done++;
+    s->job_s_sum += (double)ce.wall_ns / 1e9;
+    s->job_s_n++;
+    if (a.warmup)
+        s->res->demanded_s += (s->proto.warmup_ms + (double)s->proto.samples * s->proto.target_sample_ms) / 1e3;
+    if (j->outcome != EV_OUT_COMPLETED && j->outcome != EV_OUT_SKIPPED && j->outcome != EV_OUT_INTERRUPTED)
+        s->res->failures++;
+    progress(s, j, 1);
+    if (ce.interrupted && !ce.timed_out && stopping(s))
+        return ev_err_set(err, EV_EINTR, "stopped by a signal");
+    return EV_OK;
+}
+
+/* Runs every job of a phase whose last attempt is missing or interrupted. */
+static ev_status run_phase(sup *s, ev_phase ph, ev_err *err)
+{
+    for (size_t i = 0; i < s->n_js; i++) {
+        jstate *j = &s->js[i];
+        ev_status rc;
+        if (j->pj.phase != ph)
+            continue;
+        if (j->has_outcome && j->outcome != EV_OUT_INTERRUPTED)
+            continue;
+        if (stopping(s))
+            return ev_err_set(err, EV_EINTR, "stopped by a signal");
+        if ((rc = run_attempt(s, j, err)))
+            return rc;
+    }
+    return EV_OK;
+}
+
+/* ---- store state ------------------------------------------------------ */
+
+typedef struct load_ctx {
+    sup *s;
+    int64_t *bad;      /* attempt ids with a failed validation */
+    size_t n_bad, cap_bad;
+    int64_t *dangling; /* attempt ids without a process row */
+    size_t n_dang, cap_dang;
+    ev_status oom;
+} load_ctx;
+
+/* Appends v to a growing array. */
+static int push_i64(int64_t **v, size_t *n, size_t *cap, int64_t x)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        int64_t *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return -1;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* EV_Q_JOBS row -> jstate (plan order taken from the store). */
+static ev_status on_job(void *ctx, const ev_row *r)
+{
+    load_ctx *l = ctx;
+    sup *s = l->s;
+    jstate *j;
+    const char *key = ev_row_text(r, 1);
+
+    for (size_t i = 0; i < s->n_js; i++)
+        if (!strcmp(s->js[i].pj.job_key, key)) {
+            s->js[i].job_id = ev_row_i64(r, 0);
+            return EV_OK;
+        }
+    /* A rescue job (not in the static plan). */
+    j = realloc(s->js, (s->n_js + 1) * sizeof *s->js);
+    if (!j)
+        return EV_ENOMEM;
+    s->js = j;
+    j = &s->js[s->n_js++];
+    memset(j, 0, sizeof *j);
+    j->job_id = ev_row_i64(r, 0);
+    snprintf(j->pj.job_key, sizeof j->pj.job_key, "%s", key);
+    ev_phase_parse(ev_row_text(r, 2), &j->pj.phase);
+    j->pj.case_index = ev_row_is_null(r, 3) ? -1 : ev_row_i64(r, 3);
+    snprintf(j->pj.arm, sizeof j->pj.arm, "%s", ev_row_text(r, 4));
+    snprintf(j->pj.label, sizeof j->pj.label, "%s", ev_row_text(r, 5));
+    j->pj.plan_order = ev_row_i64(r, 7);
+    j->pj.retry_of = -1;
+    return EV_OK;
+}
+
+/* EV_Q_VALIDATIONS row: remembers failed validations. */
+static ev_status on_validation(void *ctx, const ev_row *r)
+{
+    load_ctx *l = ctx;
+    if (ev_row_i64(r, 2) == 0 && push_i64(&l->bad, &l->n_bad, &l->cap_bad, ev_row_i64(r, 0)))
+        return EV_ENOMEM;
+    return EV_OK;
+}
+
+/* EV_Q_ATTEMPTS row: the last attempt of each job and its outcome. */
+static ev_status on_attempt(void *ctx, const ev_row *r)
+{
+    load_ctx *l = ctx;
+    sup *s = l->s;
+    int64_t aid = ev_row_i64(r, 0), job = ev_row_i64(r, 1);
+    int has = !ev_row_is_null(r, 5) && ev_row_i64(r, 5);
+    ev_process_row p;
+    int bad = 0;
+
+    memset(&p, 0, sizeof p);
+    if (has) {
+        p.has_exit = !ev_row_is_null(r, 7);
+        p.exit_code = p.has_exit ? ev_row_i64(r, 7) : 0;
+        p.has_signal = !ev_row_is_null(r, 8);
+        p.signal = p.has_signal ? ev_row_i64(r, 8) : 0;
+        p.timed_out = (int)ev_row_i64(r, 9);
+        p.interrupted = (int)ev_row_i64(r, 10);
+        p.skipped = (int)ev_row_i64(r, 11);
+        p.records_ok = (int)ev_row_i64(r, 14);
+    } else if (push_i64(&l->dangling, &l->n_dang, &l->cap_dang, aid)) {
+        return EV_ENOMEM;
+    }
+    for (size_t i = 0; i < l->n_bad; i++)
+        if (l->bad[i] == aid)
+            bad = 1;
+    for (size_t i = 0; i < s->n_js; i++)
+        if (s->js[i].job_id == job) {
+            s->js[i].last_attempt = ev_row_i64(r, 2);
+            s->js[i].last_attempt_id = aid;
+            s->js[i].has_outcome = 1;
+            s->js[i].outcome = derive(has, &p, bad);
+        }
+    return EV_OK;
+}
+
+/* Reads jobs and attempts from the store; writes the process row
+ * (interrupted) of every attempt a killed supervisor left without one. */
+static ev_status load_state(sup *s, ev_err *err)
+{
+    load_ctx l;
+    ev_status rc;
+
+    memset(&l, 0, sizeof l);
+    l.s = s;
+    if ((rc = ev_store_query(s->st, EV_Q_JOBS, s->run_id, on_job, &l, err)) ||
+        (rc = ev_store_query(s->st, EV_Q_VALIDATIONS, s->run_id, on_validation, &l, err)) ||
+        (rc = ev_store_query(s->st, EV_Q_ATTEMPTS, s->run_id, on_attempt, &l, err)))
+        goto out;
+    for (size_t i = 0; i < l.n_dang; i++) {
+        ev_process_row p;
+        memset(&p, 0, sizeof p);
+        p.pid = -1;
+        p.interrupted = 1;
+        p.records_ok = 0;
+        p.protocol_error = "the supervisor stopped before this attempt ended";
+        p.affinity = "";
+        p.stderr_tail = "";
+        p.ended_ns = wall_ns();
+        if ((rc = ev_store_add_process(s->st, l.dangling[i], &p, err)))
+            goto out;
+    }
+out:
+    free(l.bad);
+    free(l.dangling);
+    return rc;
+}
+
+/* ---- run creation ----------------------------------------------------- */
+
+/* Inserts job pj (retry_of: the original's job id or 0).  OUT: *job_id. */
+static ev_status add_job(sup *s, const ev_plan_job *pj, int64_t retry_of, int64_t *job_id, ev_err *err)
+{
+    ev_job_row jr;
+    jr.job_key = pj->job_key;
+    jr.phase = ev_phase_name(pj->phase);
+    jr.case_index = pj->case_index;
+    jr.arm = pj->arm;
+    jr.label = pj->label;
+    jr.retry_of = retry_of;
+    jr.plan_order = pj->plan_order;
+    return ev_store_add_job(s->st, s->run_id, &jr, job_id, err);
+}
+
+/* Records the run, its source snapshot, cases and planned jobs in one
+ * transaction, before any measurement. */
+static ev_status create_run(sup *s, ev_err *err)
+{
+    ev_snapshot snap;
+    ev_run_row rr;
+    char commit_s[64];
+    const char *from;
+    int dirty;
+    ev_status rc;
+
+    if ((rc = ev_snapshot_take(s->o->source_root, &snap, err)))
+        return rc;
+    ev_git_info(s->o->source_root, commit_s, &dirty, &from);
+    memset(&rr, 0, sizeof rr);
+    rr.protocol_id = s->proto_id;
+    rr.protocol_bytes = s->bytes.data;
+    rr.protocol_len = s->bytes.len;
+    rr.protocol_path = s->o->protocol_path[0] == '/' ? "<path>" : s->o->protocol_path;
+    rr.backend = s->o->backend;
+    rr.seed = s->proto.seed;
+    rr.git_commit = commit_s;
+    rr.git_dirty = dirty;
+    rr.source_tree_hash = snap.tree_hash;
+    rr.created_ns = wall_ns();
+    if ((rc = ev_store_begin(s->st, err)))
+        goto out;
+    if ((rc = ev_store_add_run(s->st, &rr, &s->run_id, err)))
+        goto fail;
+    for (size_t i = 0; i < snap.n; i++)
+        if ((rc = ev_store_add_source(s->st, s->run_id, snap.files[i].path, snap.files[i].sha256,
+                                      snap.files[i].bytes ? (void *)snap.files[i].bytes : (void *)"",
+                                      snap.files[i].len, err)))
+            goto fail;
+    for (size_t i = 0; i < s->proto.n_cases; i++) {
+        const ev_proto_case *c = &s->proto.cases[i];
+        ev_case_row cr = {(int64_t)i, c->op, c->rows, c->cols, c->stride, c->dtype, c->default_rows, c->role};
+        if ((rc = ev_store_add_case(s->st, s->run_id, &cr, err)))
+            goto fail;
+    }
+    for (size_t i = 0; i < s->plan.n; i++)
+        if ((rc = add_job(s, &s->plan.jobs[i], 0, &s->js[i].job_id, err)))
+            goto fail;
+    rc = ev_store_commit(s->st, err);
+    if (!rc)
+        goto out;
+fail:
+    ev_store_rollback(s->st);
+out:
+    ev_snapshot_free(&snap);
+    return rc;
+}
+
+/* EV_Q_RUN row: the protocol id and backend of the run being resumed. */
+typedef struct run_ctx {
+    char protocol_id[65], backend[8];
+} run_ctx;
+static ev_status on_run(void *ctx, const ev_row *r)
+{
+    run_ctx *c = ctx;
+    snprintf(c->protocol_id, sizeof c->protocol_id, "%s", ev_row_text(r, 1));
+    snprintf(c->backend, sizeof c->backend, "%s", ev_row_text(r, 3));
+    return EV_OK;
+}
+static ev_status on_status(void *ctx, const ev_row *r)
+{
+    ev_run_result *res = ctx;
+    res->finished = 1;
+    snprintf(res->status, sizeof res->status, "%s", ev_row_text(r, 0));
+    snprintf(res->rescue_status, sizeof res->rescue_status, "%s", ev_row_text(r, 1) ? ev_row_text(r, 1) : "");
+    return EV_OK;
+}
+static ev_status on_count(void *ctx, const ev_row *r)
+{
+    (void)r;
+    (*(int64_t *)ctx)++;
+    return EV_OK;
+}
+
+/* ---- environment ------------------------------------------------------ */
+
+/* Runs the probe worker; builds the redacted environment record. */
+static ev_status environment(sup *s, ev_err *err)
+{
+    char *argv[] = {(char *)s->o->worker_path, "--backend", (char *)s->o->backend, "--protocol-fd", "4",
+                    "--record-fd", "3", "--probe", NULL};
+    att a;
+    child_end ce;
+    cJSON *env = NULL, *dev = NULL;
+    const cJSON *d;
+    ev_buf json = EV_BUF_INIT, mid = EV_BUF_INIT;
+    struct utsname u;
+    char profile[65], kernel[400], hh[65];
+    ev_status rc;
+
+    memset(&a, 0, sizeof a);
+    a.probe = 1;
+    rc = run_child(s, argv, &a, &ce, err);
+    ev_buf_free(&ce.err_tail);
+    if (rc)
+        goto out;
+    if (!a.hello_rec || !a.end || !a.records_ok || !ce.has_exit || ce.exit_code) {
+        rc = ev_err_set(err, EV_EPROC, "the %s backend's probe failed (%s)", s->o->backend,
+                        a.records_ok ? "exit status" : a.protocol_error);
+        goto out;
+    }
+    d = cJSON_GetObjectItemCaseSensitive(a.hello_rec, "device");
+    env = cJSON_CreateObject();
+    dev = d ? cJSON_Duplicate(d, 1) : cJSON_CreateObject();
+    if (!env || !dev) {
+        rc = ev_err_set(err, EV_ENOMEM, "environment: out of memory");
+        goto out;
+    }
+    {
+        const cJSON *sms = cJSON_GetObjectItemCaseSensitive(dev, "sms");
+        const cJSON *uuid = cJSON_GetObjectItemCaseSensitive(dev, "uuid");
+        s->sms = cJSON_IsNumber(sms) ? (int64_t)sms->valuedouble : 1;
+        if (cJSON_IsString(uuid)) {
+            char uh[65];
+            if (uuid->valuestring[0]) {
+                ev_host_hash(uuid->valuestring, uh);
+                cJSON_AddStringToObject(dev, "uuid_hash", uh);
+            }
+            cJSON_DeleteItemFromObjectCaseSensitive(dev, "uuid");
+        }
+    }
+    uname(&u);
+    snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
+    ev_host_hash(u.nodename, hh);
+    ev_json_add_str(env, "backend", s->o->backend);
+    ev_json_add_str(env, "host_hash", hh);
+    if (!ev_read_file("/etc/machine-id", &mid, NULL) && mid.len) {
+        char mh[65];
+        mid.data[strcspn(mid.data, "\n")] = '\0';
+        ev_host_hash(mid.data, mh);
+        ev_json_add_str(env, "machine_id_hash", mh);
+    }
+    ev_json_add_str(env, "kernel", kernel);
+    ev_json_add_str(env, "compiler", __VERSION__);
+    ev_json_add_str(env, "cflags", EV_BUILD_CFLAGS);
+    ev_json_add_str(env, "affinity", a.affinity);
+    ev_json_add_i64(env, "threads", s->sms);
+    cJSON_AddItemToObject(env, "device", dev);
+    dev = NULL;
+    if ((rc = ev_json_print(env, 0, &json))) {
+        ev_err_set(err, rc, "environment: cannot serialise");
+        goto out;
+    }
+    /* ev_json_print appends "\n": the record is the bytes without it. */
+    json.data[--json.len] = '\0';
+    {
+        ev_buf red = EV_BUF_INIT;
+        if ((rc = ev_redact_paths(json.data, json.len, &red))) {
+            ev_err_set(err, rc, "environment: out of memory");
+            goto out;
+        }
+        ev_buf_free(&json);
+        json = red;
+    }
+    if ((rc = ev_sha256_hex(json.data, json.len, profile))) {
+        ev_err_set(err, rc, "environment: sha256 failed");
+        goto out;
+    }
+    rc = ev_store_add_environment(s->st, s->inv_id, profile, json.data, err);
+out:
+    cJSON_Delete(a.hello_rec);
+    cJSON_Delete(env);
+    cJSON_Delete(dev);
+    ev_buf_free(&json);
+    ev_buf_free(&mid);
+    return rc;
+}
+
+/* ---- fit -------------------------------------------------------------- */
+
+typedef struct samp_ctx {
+    sup *s;
+    int64_t attempt_id;
+    double *v;
+    size_t n, cap;
+} samp_ctx;
+
+/* EV_Q_SAMPLES row: collects hot per-op times of one attempt. */
+static ev_status on_sample(void *ctx, const ev_row *r)
+{
+    samp_ctx *c = ctx;
+    double us;
+    if (ev_row_i64(r, 0) != c->attempt_id || strcmp(ev_row_text(r, 1), "hot"))
+        return EV_OK;
+    us = ev_row_double(r, 5) * 1000.0 / ((double)ev_row_i64(r, 3) * (double)ev_row_i64(r, 4));
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? c->cap * 2 : 16;
+        double *v = realloc(c->v, cap * sizeof *v);
+        if (!v)
+            return EV_ENOMEM;
+        c->v = v;
+        c->cap = cap;
+    }
+    c->v[c->n++] = us;
+    return EV_OK;
+}
+
+/* qsort comparator for doubles (no NaN here: per-op times are finite). */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Median as src/common/stats.h defines it (the mean of the two middle
+ * values as a + (b - a) / 2).  TEMPORARY local copy until stats.c is on
+ * main; sorts v in place.  Returns 0, or -1 when n == 0. */
+static int median(double *v, size_t n, double *out)
+{
+    if (!n)
+        return -1;
+    qsort(v, n, sizeof *v, cmp_double);
+    *out = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+    return 0;
+}
+
+/* The main-phase job of case ci and arm, or NULL. */
+static jstate *main_job(sup *s, int64_t ci, const char *arm)
+{
+    for (size_t i = 0; i < s->n_js; i++)
+        if (s->js[i].pj.phase == EV_PHASE_MAIN && s->js[i].pj.case_index == ci && !strcmp(s->js[i].pj.arm, arm))
+            return &s->js[i];
+    return NULL;
+}
+
+/*
+ * The fit phase: observations are the main-phase hot medians of default,
+ * rows1 and rows2 of every case whose three jobs completed (holdout cases
+ * too: the model gives them no weight and reports regret on them); cases
+ * with a failed or missing job are excluded with the reason.  Records the
+ * fit once per run.  A failed fit is not a run failure: fit_note says why
+ * and auto runs the default schedule.
+ */
+static ev_status fit_phase(sup *s, ev_err *err)
+{
+    static const char *const arms[3] = {"default", "rows1", "rows2"};
+    static const ev_sched sch[3] = {EV_SCHED_DEFAULT, EV_SCHED_ROWS1, EV_SCHED_ROWS2};
+    ev_obs *obs = calloc(s->proto.n_cases * 3 + 1, sizeof *obs);
+    ev_excluded *ex = calloc(s->proto.n_cases + 1, sizeof *ex);
+    size_t n_obs = 0, n_ex = 0;
+    ev_fit *fit = NULL;
+    ev_fit_input in;
+    ev_buf json = EV_BUF_INIT;
+    ev_err fe = {""};
+    int64_t fits = 0;
+    ev_status rc = EV_OK;
+
+    if (!obs || !ex) {
+        rc = ev_err_set(err, EV_ENOMEM, "fit: out of memory");
+        goto out;
+    }
+    for (size_t ci = 0; ci < s->proto.n_cases; ci++) {
+        const ev_proto_case *c = &s->proto.cases[ci];
+        ev_obs o3[3];
+        char why[160] = "";
+        for (int k = 0; k < 3 && !why[0]; k++) {
+            jstate *j = main_job(s, (int64_t)ci, arms[k]);
+            samp_ctx sc = {s, 0, NULL, 0, 0};
+            if (!j) {
+                snprintf(why, sizeof why, "%s: not planned", arms[k]);
+                break;
+            }
+            if (!j->has_outcome || j->outcome != EV_OUT_COMPLETED) {
+                snprintf(why, sizeof why, "%s: %s", arms[k],
+                         j->has_outcome ? ev_outcome_name(j->outcome) : "not run");
+                break;
+            }
+            sc.attempt_id = j->last_attempt_id;
+            if ((rc = ev_store_query(s->st, EV_Q_SAMPLES, s->run_id, on_sample, &sc, err))) {
+                free(sc.v);
+                goto out;
+            }
+            memset(&o3[k], 0, sizeof o3[k]);
+            snprintf(o3[k].op, sizeof o3[k].op, "%s", c->op);
+            snprintf(o3[k].dtype, sizeof o3[k].dtype, "%s", c->dtype);
+            o3[k].rows = c->rows;
+            o3[k].cols = c->cols;
+            o3[k].default_rows = c->default_rows;
+            o3[k].sched = sch[k];
+            o3[k].role = strcmp(c->role, "holdout") ? EV_ROLE_CALIBRATION : EV_ROLE_HOLDOUT;
+            if (!sc.n || median(sc.v, sc.n, &o3[k].median_us) || !(o3[k].median_us > 0))
+                snprintf(why, sizeof why, "%s: no positive median", arms[k]);
+            free(sc.v);
+        }
+        if (why[0]) {
+            ev_excluded *e = &ex[n_ex++];
+            snprintf(e->op, sizeof e->op, "%s", c->op);
+            snprintf(e->dtype, sizeof e->dtype, "%s", c->dtype);
+            e->rows = c->rows;
+            e->cols = c->cols;
+            e->default_rows = c->default_rows;
+            snprintf(e->reason, sizeof e->reason, "case %zu %s", ci, why);
+            continue;
+        }
+        for (int k = 0; k < 3; k++)
+            obs[n_obs++] = o3[k];
+    }
+    memset(&in, 0, sizeof in);
+    in.obs = obs;
+    in.n_obs = n_obs;
+    in.excluded = ex;
+    in.n_excluded = n_ex;
+    in.sms = s->sms;
+    in.threshold = s->proto.decision_threshold;
+    if (ev_model_fit(&in, &fit, &fe)) {
+        snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (%s): auto runs the default schedule", fe.msg);
+        goto out;
+    }
+    s->coef = *ev_fit_coef(fit);
+    s->have_coef = 1;
+    if ((rc = ev_store_query(s->st, EV_Q_FITS, s->run_id, on_count, &fits, err)))
+        goto out;
+    if (fits == 0) {
+        if ((rc = ev_fit_to_json(fit, &json, err)))
+            goto out;
+        int64_t fit_id;
+        rc = ev_store_add_fit(s->st, s->run_id, wall_ns(), json.data, &fit_id, err);
+    }
+out:
+    ev_fit_free(fit);
+    ev_buf_free(&json);
+    free(obs);
+    free(ex);
+    return rc;
+}
+
+/* ---- rescue and status ------------------------------------------------ */
+
+/* Outcomes of the static plan's jobs (main, policy: final by now). */
+static ev_status plan_outcomes(sup *s, ev_outcome **out, ev_err *err)
+{
+    ev_outcome *o = calloc(s->plan.n ? s->plan.n : 1, sizeof *o);
+    if (!o)
+        return ev_err_set(err, EV_ENOMEM, "out of memory");
+    for (size_t i = 0; i < s->plan.n; i++)
+        o[i] = s->js[i].has_outcome ? s->js[i].outcome : EV_OUT_INTERRUPTED;
+    *out = o;
+    return EV_OK;
+}
+
+/* Plans the rescue jobs from the outcomes, inserts those not yet in the
+ * store, runs them, then recheck, then sets the run status once. */
+static ev_status finish(sup *s, ev_err *err)
+{
+    ev_outcome *outc = NULL, *rout = NULL;
+    ev_plan_job *rj = NULL;
+    size_t n_r = 0;
+    const char *status, *rstatus;
+    ev_status rc;
+
+    if ((rc = plan_outcomes(s, &outc, err)) || (rc = ev_plan_rescue(&s->proto, &s->plan, outc, &rj, &n_r, err)))
+        goto out;
+    s->total += n_r;
+    for (size_t k = 0; k < n_r; k++) {
+        int found = 0;
+        for (size_t i = s->plan.n; i < s->n_js; i++)
+            if (!strcmp(s->js[i].pj.job_key, rj[k].job_key))
+                found = 1;
+        if (!found) {
+            jstate *j = realloc(s->js, (s->n_js + 1) * sizeof *s->js);
+            if (!j) {
+                rc = ev_err_set(err, EV_ENOMEM, "out of memory");
+                goto out;
+            }
+            s->js = j;
+            j = &s->js[s->n_js];
+            memset(j, 0, sizeof *j);
+            j->pj = rj[k];
+            if ((rc = add_job(s, &rj[k], s->js[rj[k].retry_of].job_id, &j->job_id, err)))
+                goto out;
+            s->n_js++;
+        }
+    }
+    if ((rc = run_phase(s, EV_PHASE_RESCUE, err)) || (rc = run_phase(s, EV_PHASE_RECHECK, err)))
+        goto out;
+    rout = calloc(n_r ? n_r : 1, sizeof *rout);
+    if (!rout) {
+        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < n_r; k++)
+        for (size_t i = s->plan.n; i < s->n_js; i++)
+            if (!strcmp(s->js[i].pj.job_key, rj[k].job_key))
+                rout[k] = s->js[i].has_outcome ? s->js[i].outcome : EV_OUT_INTERRUPTED;
+    ev_plan_run_status(&s->plan, outc, rj, rout, n_r, &status, &rstatus);
+    if ((rc = ev_store_set_run_status(s->st, s->run_id, status, rstatus, wall_ns(), err)))
+        goto out;
+    s->res->finished = 1;
+    snprintf(s->res->status, sizeof s->res->status, "%s", status);
+    snprintf(s->res->rescue_status, sizeof s->res->rescue_status, "%s", rstatus ? rstatus : "");
+out:
+    free(outc);
+    free(rout);
+    free(rj);
+    return rc;
+}
+
+ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
+{
+    sup s;
+    ev_status rc;
+    char hn[256] = "";
+
+    memset(&s, 0, sizeof s);
+    memset(res, 0, sizeof *res);
+    s.o = o;
+    s.res = res;
+    s.memfd = -1;
+    s.t0 = mono_ns();
+    res->resumed = o->resume;
+
+    if ((rc = ev_read_file(o->protocol_path, &s.bytes, err))) {
+        rc = EV_EUSAGE;
+        goto out;
+    }
+    if ((rc = ev_protocol_parse(s.bytes.data ? s.bytes.data : "", s.bytes.len, &s.proto, err)) ||
+        (rc = ev_protocol_id(s.bytes.data ? s.bytes.data : "", s.bytes.len, s.proto_id)) ||
+        (rc = ev_plan_build(&s.proto, &s.plan, err)))
+        goto out;
+    s.js = calloc(s.plan.n + 1, sizeof *s.js);
+    if (!s.js) {
+        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < s.plan.n; i++)
+        s.js[i].pj = s.plan.jobs[i];
+    s.n_js = s.plan.n;
+    s.total = s.plan.n;
+
+    if ((rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))
+        goto out;
+    if (o->resume) {
+        run_ctx rcx;
+        memset(&rcx, 0, sizeof rcx);
+        if (ev_store_last_run(s.st, &s.run_id, err)) {
+            rc = ev_err_set(err, EV_EUSAGE, "--resume: the store has no run to resume");
+            goto out;
+        }
+        if ((rc = ev_store_query(s.st, EV_Q_RUN, s.run_id, on_run, &rcx, err)) ||
+            (rc = ev_store_query(s.st, EV_Q_RUN_STATUS, s.run_id, on_status, res, err)))
+            goto out;
+        if (strcmp(rcx.protocol_id, s.proto_id)) {
+            rc = ev_err_set(err, EV_EUSAGE, "--resume: run %lld was started with protocol %.12s..., this file is %.12s...",
+                            (long long)s.run_id, rcx.protocol_id, s.proto_id);
+            goto out;
+        }
+        if (strcmp(rcx.backend, o->backend)) {
+            rc = ev_err_set(err, EV_EUSAGE, "--resume: run %lld uses backend %s, not %s", (long long)s.run_id,
+                            rcx.backend, o->backend);
+            goto out;
+        }
+        res->run_id = s.run_id;
+        if (res->finished)
+            goto out; /* nothing left to do */
+    } else if ((rc = create_run(&s, err))) {
+        goto out;
+    }
+    res->run_id = s.run_id;
+
+    gethostname(hn, sizeof hn - 1);
+    ev_host_hash(hn, s.host_hash);
+    if ((rc = ev_store_add_invocation(s.st, s.run_id, wall_ns(), o->resume, s.host_hash, &s.inv_id, err)))
+        goto out;
+    s.memfd = memfd_create("evident-protocol", MFD_CLOEXEC);
+    if (s.memfd < 0 || write(s.memfd, s.bytes.data, s.bytes.len) != (ssize_t)s.bytes.len) {
+        rc = ev_err_set(err, EV_EIO, "memfd: %s", strerror(errno));
+        goto out;
+    }
+    if ((rc = environment(&s, err)) || (rc = load_state(&s, err)))
+        goto out;
+    for (size_t i = 0; i < s.n_js; i++)
+        if (s.js[i].has_outcome && s.js[i].outcome != EV_OUT_INTERRUPTED)
+            s.done++;
+    if ((rc = run_phase(&s, EV_PHASE_MAIN, err)) || (rc = fit_phase(&s, err)) ||
+        (rc = run_phase(&s, EV_PHASE_POLICY, err)) || (rc = finish(&s, err)))
+        goto out;
+out:
+    res->wall_s = (double)(mono_ns() - s.t0) / 1e9;
+    if (s.memfd >= 0)
+        close(s.memfd);
+    ev_store_close(s.st);
+    ev_plan_free(&s.plan);
+    ev_protocol_free(&s.proto);
+    ev_buf_free(&s.bytes);
+    free(s.js);
+    return rc;
+}

@@ -1,0 +1,201 @@
+/*
+ * worker_main.c: build/evident-worker, one process per job.  The
+ * supervisor starts it with the protocol bytes on an inherited descriptor
+ * and the record pipe on another; it measures one job on one backend and
+ * streams records (docs/runner.md).  It never opens the database.  Fault
+ * arms end the process here (exit, signal, hang, stop after k samples).
+ *
+ *   evident-worker --backend cpu|cuda --protocol-fd N --record-fd N
+ *                  (--probe | --case I --arm A --job-key K [--retry]
+ *                   [--coef A0,AP,AD])
+ *
+ * Exit: 0 after the end record; 1 when the job failed (reason on stderr);
+ * 2 on usage errors.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "runner/backend.h"
+#include "runner/protocol.h"
+#include "runner/worker.h"
+
+/* Parses a non-negative decimal int (whole string).  Returns 0 on success. */
+static int parse_int(const char *s, long long *out)
+{
+    char *end;
+    long long v;
+
+    errno = 0;
+    v = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Reads everything from fd into b.  Returns 0 on success. */
+static int read_fd(int fd, ev_buf *b)
+{
+    char chunk[8192];
+
+    if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
+        return -1;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        if (n == 0)
+            return 0;
+        if (ev_buf_append(b, chunk, (size_t)n))
+            return -1;
+    }
+}
+
+/* The fault hook: ends the process as the fault arm declares. */
+static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage, int64_t n)
+{
+    (void)ctx;
+    switch (f->kind) {
+    case EV_FAULT_EXIT:
+        if (stage == EV_STAGE_VALIDATED) {
+            fprintf(stderr, "evident-worker: fault arm %s: exit %" PRId64 "\n", f->name, f->value);
+            exit((int)f->value);
+        }
+        break;
+    case EV_FAULT_SIGNAL:
+        if (stage == EV_STAGE_VALIDATED) {
+            fprintf(stderr, "evident-worker: fault arm %s: signal %" PRId64 "\n", f->name, f->value);
+            signal((int)f->value, SIG_DFL);
+            raise((int)f->value);
+            _exit(125); /* a signal that does not kill */
+        }
+        break;
+    case EV_FAULT_HANG:
+        if (stage == EV_STAGE_WARMUP)
+            for (;;)
+                pause();
+        break;
+    case EV_FAULT_STOP_AFTER:
+        if ((stage == EV_STAGE_WARMUP && f->value == 0) || (stage == EV_STAGE_SAMPLE && n == f->value))
+            exit(0);
+        break;
+    default:
+        break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL;
+    long long proto_fd = -1, rec_fd = -1, case_index = -1;
+    int probe = 0, retry = 0;
+    ev_buf bytes = EV_BUF_INIT;
+    ev_protocol proto;
+    ev_worker_args wa;
+    ev_rec_out out;
+    ev_coef coef;
+    ev_err err = {""};
+    const ev_backend_ops *ops = NULL;
+    ev_status rc;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--probe")) {
+            probe = 1;
+        } else if (!strcmp(a, "--retry")) {
+            retry = 1;
+        } else if (!strcmp(a, "--version")) {
+            printf("evident-worker %s\n", EV_VERSION);
+            return 0;
+        } else if (!v) {
+            fprintf(stderr, "evident-worker: %s needs a value\n", a);
+            return 2;
+        } else if (!strcmp(a, "--backend")) {
+            backend = v, i++;
+        } else if (!strcmp(a, "--arm")) {
+            arm = v, i++;
+        } else if (!strcmp(a, "--job-key")) {
+            job_key = v, i++;
+        } else if (!strcmp(a, "--coef")) {
+            coef_s = v, i++;
+        } else if (!strcmp(a, "--protocol-fd") && !parse_int(v, &proto_fd)) {
+            i++;
+        } else if (!strcmp(a, "--record-fd") && !parse_int(v, &rec_fd)) {
+            i++;
+        } else if (!strcmp(a, "--case") && !parse_int(v, &case_index)) {
+            i++;
+        } else {
+            fprintf(stderr, "evident-worker: bad argument '%s'\n", a);
+            return 2;
+        }
+    }
+    if (!backend || proto_fd < 0 || rec_fd < 0 || (!probe && !arm)) {
+        fprintf(stderr, "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
+                        "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD])\n");
+        return 2;
+    }
+    if (!strcmp(backend, "cpu"))
+        ops = &ev_backend_cpu_ops;
+#ifdef EV_HAVE_CUDA
+    else if (!strcmp(backend, "cuda"))
+        ops = &ev_backend_cuda_ops;
+#endif
+    if (!ops) {
+        fprintf(stderr, "evident-worker: backend '%s' is not built into this worker\n", backend);
+        return 2;
+    }
+    if (read_fd((int)proto_fd, &bytes)) {
+        fprintf(stderr, "evident-worker: cannot read the protocol: %s\n", strerror(errno));
+        return 2;
+    }
+    rc = ev_protocol_parse(bytes.data ? bytes.data : "", bytes.len, &proto, &err);
+    ev_buf_free(&bytes);
+    if (rc) {
+        fprintf(stderr, "evident-worker: %s\n", err.msg);
+        return 2;
+    }
+    out.fd = (int)rec_fd;
+    out.count = 0;
+    signal(SIGPIPE, SIG_IGN);
+    if (probe) {
+        rc = ev_worker_probe(&proto, ops, &out, &err);
+    } else {
+        memset(&wa, 0, sizeof wa);
+        wa.proto = &proto;
+        wa.ops = ops;
+        wa.case_index = case_index;
+        wa.arm = arm;
+        wa.job_key = job_key;
+        if (coef_s) {
+            char *e1, *e2, *e3;
+            coef.a0 = strtod(coef_s, &e1);
+            coef.aP = *e1 == ',' ? strtod(e1 + 1, &e2) : (e2 = e1, 0);
+            coef.aD = *e2 == ',' ? strtod(e2 + 1, &e3) : (e3 = e2, 0);
+            if (*e3) {
+                fprintf(stderr, "evident-worker: bad --coef '%s'\n", coef_s);
+                ev_protocol_free(&proto);
+                return 2;
+            }
+            wa.coef = &coef;
+        }
+        wa.fault = ev_protocol_fault(&proto, arm);
+        if (wa.fault && wa.fault->original_only && retry)
+            wa.fault = NULL;
+        wa.fault_hook = fault_hook;
+        rc = ev_worker_run(&wa, &out, &err);
+    }
+    ev_protocol_free(&proto);
+    if (rc) {
+        fprintf(stderr, "evident-worker: %s: %s\n", ev_strerror(rc), err.msg);
+        return 1;
+    }
+    return 0;
+}

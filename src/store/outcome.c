@@ -1,0 +1,77 @@
+/*
+ * outcome.c: the one derivation of a job attempt's outcome from its raw
+ * process record (see outcome.h for the precedence).  The store's
+ * attempt_outcomes view (db/schema.sql) mirrors this function; the store's
+ * test builds every combination of facts and compares the two.
+ */
+#include "outcome.h"
+
+#include <string.h>
+
+static const char *const ev_outcome_names[EV_OUT_COUNT] = {
+    [EV_OUT_COMPLETED] = "completed",
+    [EV_OUT_FAILED_EXIT] = "failed-exit",
+    [EV_OUT_FAILED_SIGNAL] = "failed-signal",
+    [EV_OUT_FAILED_TIMEOUT] = "failed-timeout",
+    [EV_OUT_FAILED_PROTOCOL] = "failed-protocol",
+    [EV_OUT_FAILED_VALIDATION] = "failed-validation",
+    [EV_OUT_SKIPPED] = "skipped",
+    [EV_OUT_INTERRUPTED] = "interrupted",
+};
+
+/* Returns the outcome of the facts f, by the precedence of outcome.h (the
+ * first rule that holds wins).  "exit != 0" needs an exit code: a record
+ * with neither exit code nor signal (and no other flag) is judged on its
+ * records and validations. */
+ev_outcome ev_outcome_derive(const ev_process_facts *f)
+{
+    if (!f->has_process || f->interrupted)
+        return EV_OUT_INTERRUPTED;
+    if (f->skipped && f->has_exit && f->exit_code == 0)
+        return EV_OUT_SKIPPED;
+    if (f->timed_out)
+        return EV_OUT_FAILED_TIMEOUT;
+    if (f->has_signal)
+        return EV_OUT_FAILED_SIGNAL;
+    if (f->has_exit && f->exit_code != 0)
+        return EV_OUT_FAILED_EXIT;
+    if (!f->records_ok)
+        return EV_OUT_FAILED_PROTOCOL;
+    if (f->validation_failed)
+        return EV_OUT_FAILED_VALIDATION;
+    return EV_OUT_COMPLETED;
+}
+
+/* Returns the static name of o ("completed", "failed-exit", ...), or
+ * "unknown" when o is out of range. */
+const char *ev_outcome_name(ev_outcome o)
+{
+    if ((int)o < 0 || o >= EV_OUT_COUNT)
+        return "unknown";
+    return ev_outcome_names[o];
+}
+
+/* Returns 0 and writes *out when name is one of the outcome names (exact,
+ * case-sensitive); returns -1 and leaves *out alone otherwise. */
+int ev_outcome_parse(const char *name, ev_outcome *out)
+{
+    int i;
+
+    if (!name)
+        return -1;
+    for (i = 0; i < EV_OUT_COUNT; i++) {
+        if (!strcmp(name, ev_outcome_names[i])) {
+            *out = (ev_outcome)i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* Returns 1 for the outcomes the rescue phase retries once (failed-exit,
+ * -signal, -timeout, -protocol), 0 for the others. */
+int ev_outcome_retryable(ev_outcome o)
+{
+    return o == EV_OUT_FAILED_EXIT || o == EV_OUT_FAILED_SIGNAL || o == EV_OUT_FAILED_TIMEOUT ||
+           o == EV_OUT_FAILED_PROTOCOL;
+}

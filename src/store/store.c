@@ -1,0 +1,1387 @@
+/*
+ * store.c: the evidence store over SQLite.  This file holds every SQL
+ * statement of evident (the DDL itself lives in db/schema.sql, embedded at
+ * build time as ev_schema_sql by src/store/module.mk).
+ *
+ * Opening sets the connection's pragmas, runs PRAGMA quick_check, then
+ * creates or migrates the schema by user_version.  Writes are single-row
+ * INSERTs (ev_store_add_samples: several rows), each in its own BEGIN
+ * IMMEDIATE ... COMMIT unless the caller holds an explicit transaction;
+ * with WAL and synchronous=FULL a committed row survives a crash or a
+ * power loss.  A failed write rolls back, so nothing of it remains.
+ * sqlite3 result codes become ev_status in store_status(), and nowhere else.
+ */
+#include "store.h"
+
+#include <limits.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sha256.h"
+
+/* db/schema.sql as bytes plus a NUL (generated into $(BUILD)/gen/). */
+extern const char ev_schema_sql[];
+extern const size_t ev_schema_sql_len;
+
+/* Milliseconds a connection waits for another writer's lock. */
+#define STORE_BUSY_TIMEOUT_MS 30000
+
+/* Migrations: entry k brings user_version k-1 to k.  Version 1 is
+ * db/schema.sql applied to an empty file; later versions append here. */
+typedef struct store_migration {
+    int version;
+    const char *sql;
+} store_migration;
+
+static const store_migration store_migrations[] = {
+    {1, ev_schema_sql},
+};
+
+/* Transaction state of a connection (explicit ev_store_begin/commit). */
+enum { TX_NONE, TX_OPEN, TX_FAILED };
+
+struct ev_store {
+    sqlite3 *db;
+    char *path;
+    int readonly;
+    int tx;          /* TX_NONE, TX_OPEN or TX_FAILED */
+    ev_status tx_rc; /* TX_FAILED: the failure that rolled it back */
+    ev_err tx_err;   /* TX_FAILED: its message */
+};
+
+struct ev_row {
+    sqlite3_stmt *st;
+};
+
+/* ---- status translation ------------------------------------------------ */
+
+/* Returns the ev_status for a sqlite3 result code (primary or extended):
+ * FULL -> EV_EFULL, READONLY -> EV_EREADONLY, CORRUPT/NOTADB ->
+ * EV_ECORRUPT, CANTOPEN -> EV_EIO, NOMEM -> EV_ENOMEM, anything else
+ * (constraint, busy, I/O ...) -> EV_EDB.  The one translation point. */
+static ev_status store_status(int sqlite_rc)
+{
+    switch (sqlite_rc & 0xff) {
+    case SQLITE_OK:
+    case SQLITE_ROW:
+    case SQLITE_DONE:
+        return EV_OK;
+    case SQLITE_FULL:
+        return EV_EFULL;
+    case SQLITE_READONLY:
+        return EV_EREADONLY;
+    case SQLITE_CORRUPT:
+    case SQLITE_NOTADB:
+        return EV_ECORRUPT;
+    case SQLITE_CANTOPEN:
+        return EV_EIO;
+    case SQLITE_NOMEM:
+        return EV_ENOMEM;
+    default:
+        return EV_EDB;
+    }
+}
+
+/* Fills err with a one-line reason for sqlite_rc met while doing `what` on
+ * s (the message names the file and carries sqlite3_errmsg), and returns
+ * the translated status.  Must be called before anything else runs on the
+ * connection, which would replace the error message. */
+static ev_status store_fail(ev_store *s, int sqlite_rc, const char *what, ev_err *err)
+{
+    ev_status rc = store_status(sqlite_rc);
+    const char *msg = s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(sqlite_rc);
+
+    if (rc == EV_OK)
+        rc = EV_EDB; /* a step that should have finished did not */
+    switch (rc) {
+    case EV_EFULL:
+        return ev_err_set(err, rc,
+                          "store %s: cannot %s: disk or database full (nothing of it was written): %s",
+                          s->path, what, msg);
+    case EV_EREADONLY:
+        return ev_err_set(err, rc, "store %s is read-only (opened read-only or not writable): cannot %s: %s",
+                          s->path, what, msg);
+    case EV_ECORRUPT:
+        if ((sqlite_rc & 0xff) == SQLITE_NOTADB)
+            return ev_err_set(err, rc,
+                              "store %s is not a SQLite database (damaged, or another kind of file): give "
+                              "the path of an evident store, or a new path to create one",
+                              s->path);
+        return ev_err_set(err, rc,
+                          "store %s is damaged (%s; while trying to %s): do not trust it; restore it from a "
+                          "copy (receipts/<host>/evidence.db is committed) or start a new store",
+                          s->path, msg, what);
+    default:
+        return ev_err_set(err, rc, "store %s: cannot %s: %s", s->path, what, msg);
+    }
+}
+
+/* Runs sql (one or more statements, no rows wanted).  EV_OK, or the
+ * translated failure with err saying `what` failed. */
+static ev_status store_exec(ev_store *s, const char *sql, const char *what, ev_err *err)
+{
+    int src = sqlite3_exec(s->db, sql, NULL, NULL, NULL);
+
+    if (src != SQLITE_OK)
+        return store_fail(s, src, what, err);
+    return EV_OK;
+}
+
+/* Prepares sql.  OUT: *st (finalized by the caller).  On failure *st is
+ * untouched and err says `what` failed. */
+static ev_status store_prepare(ev_store *s, const char *sql, sqlite3_stmt **st, const char *what, ev_err *err)
+{
+    sqlite3_stmt *p = NULL;
+    int src = sqlite3_prepare_v2(s->db, sql, -1, &p, NULL);
+
+    if (src != SQLITE_OK) {
+        ev_status rc = store_fail(s, src, what, err);
+        sqlite3_finalize(p);
+        return rc;
+    }
+    *st = p;
+    return EV_OK;
+}
+
+/* Runs a one-row statement whose first column is an integer (a PRAGMA or
+ * a SELECT).  OUT: *value (0 when the column is NULL).  EV_ENOTFOUND (err
+ * untouched) when the statement gives no row. */
+static ev_status store_int_query(ev_store *s, const char *sql, int64_t *value, const char *what, ev_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    ev_status rc = store_prepare(s, sql, &st, what, err);
+    int src;
+
+    if (rc)
+        goto out;
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW)
+        *value = sqlite3_column_int64(st, 0);
+    else if (src == SQLITE_DONE)
+        rc = EV_ENOTFOUND;
+    else
+        rc = store_fail(s, src, what, err);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- binding ----------------------------------------------------------- */
+
+/* Binds parameters left to right, remembering the first failure. */
+typedef struct binder {
+    sqlite3_stmt *st;
+    int idx;
+    int rc;         /* first sqlite3_bind_* failure, SQLITE_OK until one */
+    int bad_double; /* 1-based parameter of a NaN or -0.0, 0 if none */
+} binder;
+
+/* Records the result of one bind call and moves to the next parameter. */
+static void b_note(binder *b, int src)
+{
+    if (b->rc == SQLITE_OK && src != SQLITE_OK)
+        b->rc = src;
+    b->idx++;
+}
+
+static void b_i64(binder *b, int64_t v) /* binds an integer */
+{
+    b_note(b, sqlite3_bind_int64(b->st, b->idx, v));
+}
+
+static void b_null(binder *b) /* binds SQL NULL */
+{
+    b_note(b, sqlite3_bind_null(b->st, b->idx));
+}
+
+/* Binds v when has is non-zero, SQL NULL otherwise. */
+static void b_opt_i64(binder *b, int has, int64_t v)
+{
+    if (has)
+        b_i64(b, v);
+    else
+        b_null(b);
+}
+
+/* Binds a REAL as given.  SQLite keeps every other double bit for bit but
+ * turns NaN into NULL and -0.0 into +0.0 (stored as integer 0), so those
+ * two are refused (noted in b->bad_double) rather than changed silently. */
+static void b_double(binder *b, double v)
+{
+    if (v != v || (v == 0.0 && signbit(v))) {
+        if (!b->bad_double)
+            b->bad_double = b->idx;
+        b_note(b, SQLITE_OK);
+        return;
+    }
+    b_note(b, sqlite3_bind_double(b->st, b->idx, v));
+}
+
+/* Binds text (copied); NULL binds SQL NULL (a NOT NULL column refuses it). */
+static void b_text(binder *b, const char *v)
+{
+    if (!v)
+        b_null(b);
+    else
+        b_note(b, sqlite3_bind_text(b->st, b->idx, v, -1, SQLITE_TRANSIENT));
+}
+
+/* Binds len bytes at p (copied).  p == NULL binds SQL NULL when nullable,
+ * an empty blob otherwise (a NOT NULL column may hold zero bytes). */
+static void b_blob(binder *b, const void *p, size_t len, int nullable)
+{
+    if (!p && nullable)
+        b_null(b);
+    else if (!p || len == 0)
+        b_note(b, sqlite3_bind_zeroblob(b->st, b->idx, 0));
+    else if (len > INT_MAX)
+        b_note(b, SQLITE_TOOBIG);
+    else
+        b_note(b, sqlite3_bind_blob(b->st, b->idx, p, (int)len, SQLITE_TRANSIENT));
+}
+
+/* ---- transactions ------------------------------------------------------ */
+
+/* Rolls back whatever transaction the connection holds (SQLite may already
+ * have done so itself after FULL or I/O errors). */
+static void store_abort(ev_store *s)
+{
+    if (!sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
+/* Starts a write.  OUT: *own = 1 when this call opened its own transaction
+ * (the caller holds none), 0 inside the caller's.  Refuses writes while a
+ * caller's transaction is in the failed state (EV_EINVAL). */
+static ev_status tx_enter(ev_store *s, int *own, const char *what, ev_err *err)
+{
+    ev_status rc;
+
+    if (s->tx == TX_FAILED)
+        return ev_err_set(err, EV_EINVAL,
+                          "store %s: cannot %s: the open transaction was rolled back after an earlier "
+                          "failure; end it with ev_store_commit or ev_store_rollback",
+                          s->path, what);
+    if (s->tx == TX_OPEN) {
+        *own = 0;
+        return EV_OK;
+    }
+    rc = store_exec(s, "BEGIN IMMEDIATE", what, err);
+    if (rc)
+        return rc;
+    *own = 1;
+    return EV_OK;
+}
+
+/* Ends a write begun by tx_enter with status rc (err already set when rc
+ * fails).  Own transaction: commits on success, rolls back on failure.
+ * Caller's transaction: on failure rolls back all of it and marks it
+ * failed.  Returns rc, or the commit's failure. */
+static ev_status tx_leave(ev_store *s, int own, ev_status rc, const char *what, ev_err *err)
+{
+    int src;
+
+    if (rc == EV_OK && own) {
+        src = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+        if (src == SQLITE_OK)
+            return EV_OK;
+        rc = store_fail(s, src, what, err);
+    }
+    if (rc == EV_OK)
+        return EV_OK;
+    store_abort(s);
+    if (!own) {
+        s->tx = TX_FAILED;
+        s->tx_rc = rc;
+        if (err)
+            s->tx_err = *err;
+        else
+            ev_err_set(&s->tx_err, rc, "store %s: %s failed", s->path, what);
+    }
+    return rc;
+}
+
+/* Opens an explicit transaction (BEGIN IMMEDIATE: the write lock is taken
+ * now).  EV_EINVAL when one is already open or failed (no nesting);
+ * EV_EREADONLY on a store opened read-only. */
+ev_status ev_store_begin(ev_store *s, ev_err *err)
+{
+    ev_status rc;
+
+    if (!s)
+        return ev_err_set(err, EV_EINVAL, "store: no store");
+    if (s->tx != TX_NONE)
+        return ev_err_set(err, EV_EINVAL,
+                          "store %s: a transaction is already open (transactions do not nest)", s->path);
+    if (s->readonly) /* SQLite would open it and refuse only the first write */
+        return ev_err_set(err, EV_EREADONLY,
+                          "store %s is read-only (opened read-only): cannot begin a write transaction",
+                          s->path);
+    rc = store_exec(s, "BEGIN IMMEDIATE", "begin a transaction", err);
+    if (rc == EV_OK)
+        s->tx = TX_OPEN;
+    return rc;
+}
+
+/* Commits the explicit transaction: its rows are durable on EV_OK.  A
+ * failed commit rolls back (nothing of the group remains).  A transaction
+ * already rolled back by a failed write returns that failure. */
+ev_status ev_store_commit(ev_store *s, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    int src;
+
+    if (!s)
+        return ev_err_set(err, EV_EINVAL, "store: no store");
+    if (s->tx == TX_NONE)
+        return ev_err_set(err, EV_EINVAL, "store %s: commit without an open transaction", s->path);
+    if (s->tx == TX_FAILED) {
+        rc = s->tx_rc;
+        if (err)
+            *err = s->tx_err;
+        s->tx = TX_NONE;
+        return rc;
+    }
+    src = sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
+    if (src != SQLITE_OK) {
+        rc = store_fail(s, src, "commit a transaction", err);
+        store_abort(s);
+    }
+    s->tx = TX_NONE;
+    return rc;
+}
+
+/* Rolls back the explicit transaction, if any; NULL-safe. */
+void ev_store_rollback(ev_store *s)
+{
+    if (!s)
+        return;
+    if (s->tx == TX_OPEN)
+        store_abort(s);
+    s->tx = TX_NONE;
+}
+
+/* ---- opening ----------------------------------------------------------- */
+
+/* Runs PRAGMA quick_check.  EV_OK when it says "ok"; EV_ECORRUPT with err
+ * saying the file is damaged (or is no database) and what to do. */
+static ev_status store_quick_check(ev_store *s, ev_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    ev_status rc = store_prepare(s, "PRAGMA quick_check", &st, "check the file (quick_check)", err);
+    int src;
+
+    if (rc)
+        goto out;
+    src = sqlite3_step(st);
+    if (src == SQLITE_ROW) {
+        const char *first = (const char *)sqlite3_column_text(st, 0);
+        if (!first || strcmp(first, "ok") != 0)
+            rc = ev_err_set(err, EV_ECORRUPT,
+                            "store %s is damaged (quick_check: %s): do not trust it; restore it from a "
+                            "copy (receipts/<host>/evidence.db is committed) or start a new store",
+                            s->path, first ? first : "no answer");
+    } else {
+        rc = store_fail(s, src, "check the file (quick_check)", err);
+    }
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Sets the per-connection pragmas every connection needs (see store.h).
+ * Read-write connections must end up in WAL mode (EV_EDB otherwise). */
+static ev_status store_pragmas(ev_store *s, ev_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    ev_status rc;
+    int src;
+
+    sqlite3_busy_timeout(s->db, STORE_BUSY_TIMEOUT_MS);
+    rc = store_exec(s, "PRAGMA foreign_keys = ON; PRAGMA recursive_triggers = ON", "set pragmas", err);
+    if (rc)
+        goto out;
+    rc = store_quick_check(s, err);
+    if (rc)
+        goto out;
+    rc = store_prepare(s, "PRAGMA journal_mode = WAL", &st, "set journal_mode=WAL", err);
+    if (rc)
+        goto out;
+    src = sqlite3_step(st);
+    if (src != SQLITE_ROW) {
+        rc = store_fail(s, src, "set journal_mode=WAL", err);
+        goto out;
+    }
+    if (!s->readonly && strcmp((const char *)sqlite3_column_text(st, 0), "wal") != 0) {
+        rc = ev_err_set(err, EV_EDB, "store %s: journal_mode stays '%s', WAL is required", s->path,
+                        (const char *)sqlite3_column_text(st, 0));
+        goto out;
+    }
+    rc = store_exec(s, "PRAGMA synchronous = FULL", "set synchronous=FULL", err);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Brings the schema to EV_STORE_VERSION: an empty file gets db/schema.sql,
+ * an older one each later migration, all in one IMMEDIATE transaction with
+ * user_version set inside it.  Refuses a newer version (EV_EUNSUPPORTED),
+ * a database with tables but user_version 0 (EV_EFORMAT: not ours), and
+ * any migration on a read-only connection (EV_EREADONLY). */
+static ev_status store_migrate(ev_store *s, ev_err *err)
+{
+    int64_t version = 0, objects = 0;
+    ev_status rc;
+    size_t i;
+    char sql[64];
+    int in_tx = 0;
+
+    rc = store_int_query(s, "PRAGMA user_version", &version, "read user_version", err);
+    if (rc)
+        goto out;
+    if (version == EV_STORE_VERSION)
+        goto out;
+    if (version > EV_STORE_VERSION || version < 0) {
+        rc = ev_err_set(err, EV_EUNSUPPORTED,
+                        "store %s has schema version %lld, newer than this evident knows (%d): use the "
+                        "evident that wrote it, or a newer one",
+                        s->path, (long long)version, EV_STORE_VERSION);
+        goto out;
+    }
+    if (s->readonly) {
+        rc =
+            ev_err_set(err, EV_EREADONLY,
+                       version == 0 ? "store %s has no evident schema (version %lld) and is opened read-only"
+                                    : "store %s has schema version %lld and needs a migration, but is opened "
+                                      "read-only: open it writable once",
+                       s->path, (long long)version);
+        goto out;
+    }
+    rc = store_exec(s, "BEGIN IMMEDIATE", "start the schema migration", err);
+    if (rc)
+        goto out;
+    in_tx = 1;
+    /* Another connection may have migrated while we waited for the lock. */
+    rc = store_int_query(s, "PRAGMA user_version", &version, "read user_version", err);
+    if (rc)
+        goto out;
+    if (version == 0) {
+        rc = store_int_query(s, "SELECT COUNT(*) FROM sqlite_master", &objects, "inspect the file", err);
+        if (rc)
+            goto out;
+        if (objects > 0) {
+            rc = ev_err_set(err, EV_EFORMAT,
+                            "store %s is a SQLite database but not an evident store (tables present, "
+                            "user_version 0)",
+                            s->path);
+            goto out;
+        }
+    }
+    for (i = 0; i < sizeof store_migrations / sizeof store_migrations[0]; i++) {
+        const store_migration *m = &store_migrations[i];
+        if (m->version <= version)
+            continue;
+        rc = store_exec(s, m->sql, "apply the schema", err);
+        if (rc)
+            goto out;
+        snprintf(sql, sizeof sql, "PRAGMA user_version = %d", m->version);
+        rc = store_exec(s, sql, "set user_version", err);
+        if (rc)
+            goto out;
+    }
+    rc = store_exec(s, "COMMIT", "commit the schema", err);
+    if (rc == EV_OK)
+        in_tx = 0;
+out:
+    if (in_tx)
+        store_abort(s);
+    return rc;
+}
+
+/* Opens the store at path (see store.h).  OUT: *out.  Failures: EV_EIO when
+ * the file cannot be opened (missing without EV_STORE_CREATE), EV_ECORRUPT
+ * for a damaged file or one that is not a database, EV_EUNSUPPORTED for a
+ * newer schema, EV_EFORMAT for a foreign database; nothing is left open. */
+ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err)
+{
+    ev_store *s = NULL;
+    ev_status rc = EV_OK;
+    int oflags, src;
+    size_t n;
+
+    if (!path || !out)
+        return ev_err_set(err, EV_EINVAL, "store: no path given");
+    if ((flags & EV_STORE_READONLY) && (flags & EV_STORE_CREATE))
+        return ev_err_set(err, EV_EINVAL, "store %s: cannot create a store read-only", path);
+    s = calloc(1, sizeof *s);
+    n = strlen(path) + 1;
+    if (s)
+        s->path = malloc(n);
+    if (!s || !s->path) {
+        rc = ev_err_set(err, EV_ENOMEM, "store %s: out of memory", path);
+        goto out;
+    }
+    memcpy(s->path, path, n);
+    s->readonly = (flags & EV_STORE_READONLY) != 0;
+    oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    if (flags & EV_STORE_CREATE)
+        oflags |= SQLITE_OPEN_CREATE;
+    src = sqlite3_open_v2(path, &s->db, oflags, NULL);
+    if (src != SQLITE_OK) {
+        rc = store_fail(s, src, "open", err);
+        goto out;
+    }
+    sqlite3_extended_result_codes(s->db, 1);
+    rc = store_pragmas(s, err);
+    if (rc)
+        goto out;
+    rc = store_migrate(s, err);
+out:
+    if (rc) {
+        ev_store_close(s);
+        return rc;
+    }
+    *out = s;
+    return EV_OK;
+}
+
+/* Closes the store, rolling back an open transaction; NULL-safe.  The last
+ * connection to close checkpoints the WAL into the main file. */
+void ev_store_close(ev_store *s)
+{
+    if (!s)
+        return;
+    if (s->db) {
+        store_abort(s);
+        sqlite3_close_v2(s->db);
+    }
+    free(s->path);
+    free(s);
+}
+
+/* Limits growth to extra_pages pages beyond the current page count (a test
+ * hook that simulates a full disk).  EV_EINVAL for a negative count. */
+ev_status ev_store_limit_growth(ev_store *s, int64_t extra_pages, ev_err *err)
+{
+    int64_t pages = 0, set = 0;
+    char sql[80];
+    ev_status rc;
+
+    if (!s || extra_pages < 0)
+        return ev_err_set(err, EV_EINVAL, "store: bad page limit");
+    rc = store_int_query(s, "PRAGMA page_count", &pages, "read the page count", err);
+    if (rc)
+        return rc;
+    snprintf(sql, sizeof sql, "PRAGMA max_page_count = %lld", (long long)(pages + extra_pages));
+    return store_int_query(s, sql, &set, "set max_page_count", err);
+}
+
+/* ---- writes ------------------------------------------------------------ */
+
+/* Prepares one INSERT for `what`.  OUT: b->st ready for binding from 1. */
+static ev_status ins_prepare(ev_store *s, const char *sql, binder *b, const char *what, ev_err *err)
+{
+    b->st = NULL;
+    b->idx = 1;
+    b->rc = SQLITE_OK;
+    b->bad_double = 0;
+    return store_prepare(s, sql, &b->st, what, err);
+}
+
+/* Steps a bound INSERT to completion.  OUT: *rowid (may be NULL) the new
+ * row's rowid.  On failure err says why; the statement's effects are undone
+ * by SQLite (statement journal) and by tx_leave. */
+static ev_status ins_run(ev_store *s, binder *b, int64_t *rowid, const char *what, ev_err *err)
+{
+    int src;
+
+    if (b->bad_double)
+        return ev_err_set(err, EV_EINVAL,
+                          "store %s: cannot %s: value %d is NaN or -0.0, which SQLite would not keep bit "
+                          "for bit",
+                          s->path, what, b->bad_double);
+    if (b->rc != SQLITE_OK)
+        return store_fail(s, b->rc, what, err);
+    src = sqlite3_step(b->st);
+    if (src != SQLITE_DONE)
+        return store_fail(s, src, what, err);
+    if (rowid)
+        *rowid = sqlite3_last_insert_rowid(s->db);
+    return EV_OK;
+}
+
+/* Refuses a NULL store or row pointer with EV_EINVAL. */
+static ev_status check_args(const ev_store *s, const void *row, const char *what, ev_err *err)
+{
+    if (!s || !row)
+        return ev_err_set(err, EV_EINVAL, "store: cannot %s: missing argument", what);
+    return EV_OK;
+}
+
+/* One-row insert: the body shared by most ev_store_add_* functions.  bind
+ * fills the parameters; OUT: *rowid when rowid is non-NULL.  Durable on
+ * return (own transaction) or rolled back entirely on failure. */
+typedef void (*bind_fn)(binder *b, const void *arg);
+
+static ev_status insert_one(ev_store *s, const char *sql, bind_fn bind, const void *arg, int64_t *rowid,
+                            const char *what, ev_err *err)
+{
+    binder b = {NULL, 1, SQLITE_OK, 0};
+    int64_t id = 0;
+    int own = 0;
+    ev_status rc = tx_enter(s, &own, what, err);
+
+    if (rc)
+        return rc;
+    rc = ins_prepare(s, sql, &b, what, err);
+    if (rc == EV_OK) {
+        bind(&b, arg);
+        rc = ins_run(s, &b, &id, what, err);
+    }
+    sqlite3_finalize(b.st);
+    rc = tx_leave(s, own, rc, what, err);
+    if (rc == EV_OK && rowid)
+        *rowid = id;
+    return rc;
+}
+
+static void bind_run(binder *b, const void *arg) /* binds an ev_run_row */
+{
+    const ev_run_row *r = arg;
+    b_text(b, r->protocol_id);
+    b_blob(b, r->protocol_bytes, r->protocol_len, 0);
+    b_text(b, r->protocol_path);
+    b_text(b, r->backend);
+    b_i64(b, r->seed);
+    b_text(b, r->git_commit);
+    b_i64(b, r->git_dirty);
+    b_text(b, r->source_tree_hash);
+    b_i64(b, r->created_ns);
+}
+
+/* Inserts a run.  OUT: *run_id (may be NULL). */
+ev_status ev_store_add_run(ev_store *s, const ev_run_row *r, int64_t *run_id, ev_err *err)
+{
+    ev_status rc = check_args(s, r, "add a run", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO runs (protocol_id, protocol_bytes, protocol_path, backend, seed, "
+                      "git_commit, git_dirty, source_tree_hash, created_ns) VALUES (?,?,?,?,?,?,?,?,?)",
+                      bind_run, r, run_id, "add a run", err);
+}
+
+typedef struct inv_args {
+    int64_t run_id, started_ns;
+    int resumed;
+    const char *host_hash;
+} inv_args;
+
+static void bind_inv(binder *b, const void *arg) /* binds inv_args */
+{
+    const inv_args *a = arg;
+    b_i64(b, a->run_id);
+    b_i64(b, a->started_ns);
+    b_i64(b, a->resumed);
+    b_text(b, a->host_hash);
+}
+
+/* Inserts an invocation of `evident run`.  OUT: *invocation_id. */
+ev_status ev_store_add_invocation(ev_store *s, int64_t run_id, int64_t started_ns, int resumed,
+                                  const char *host_hash, int64_t *invocation_id, ev_err *err)
+{
+    inv_args a = {run_id, started_ns, resumed, host_hash};
+    ev_status rc = check_args(s, &a, "add an invocation", err);
+    if (rc)
+        return rc;
+    return insert_one(s, "INSERT INTO invocations (run_id, started_ns, resumed, host_hash) VALUES (?,?,?,?)",
+                      bind_inv, &a, invocation_id, "add an invocation", err);
+}
+
+typedef struct src_args {
+    int64_t run_id;
+    const char *path, *sha256_hex;
+    const void *bytes;
+    size_t len;
+} src_args;
+
+static void bind_src(binder *b, const void *arg) /* binds src_args */
+{
+    const src_args *a = arg;
+    b_i64(b, a->run_id);
+    b_text(b, a->path);
+    b_text(b, a->sha256_hex);
+    b_blob(b, a->bytes, a->len, 0);
+}
+
+/* Inserts one source member of the snapshot (bytes may be empty). */
+ev_status ev_store_add_source(ev_store *s, int64_t run_id, const char *path, const char *sha256_hex,
+                              const void *bytes, size_t len, ev_err *err)
+{
+    src_args a = {run_id, path, sha256_hex, bytes, len};
+    ev_status rc = check_args(s, &a, "add a source", err);
+    if (rc)
+        return rc;
+    return insert_one(s, "INSERT INTO sources (run_id, path, sha256, bytes) VALUES (?,?,?,?)", bind_src, &a,
+                      NULL, "add a source", err);
+}
+
+typedef struct env_args {
+    int64_t invocation_id;
+    const char *profile_id, *json;
+} env_args;
+
+static void bind_env(binder *b, const void *arg) /* binds env_args */
+{
+    const env_args *a = arg;
+    b_i64(b, a->invocation_id);
+    b_text(b, a->profile_id);
+    b_text(b, a->json);
+}
+
+/* Inserts the environment record of an invocation (once). */
+ev_status ev_store_add_environment(ev_store *s, int64_t invocation_id, const char *profile_id,
+                                   const char *json, ev_err *err)
+{
+    env_args a = {invocation_id, profile_id, json};
+    ev_status rc = check_args(s, &a, "add an environment", err);
+    if (rc)
+        return rc;
+    return insert_one(s, "INSERT INTO environments (invocation_id, profile_id, json) VALUES (?,?,?)",
+                      bind_env, &a, NULL, "add an environment", err);
+}
+
+typedef struct case_args {
+    int64_t run_id;
+    const ev_case_row *c;
+} case_args;
+
+static void bind_case(binder *b, const void *arg) /* binds case_args */
+{
+    const case_args *a = arg;
+    b_i64(b, a->run_id);
+    b_i64(b, a->c->case_index);
+    b_text(b, a->c->op);
+    b_i64(b, a->c->rows);
+    b_i64(b, a->c->cols);
+    b_i64(b, a->c->stride);
+    b_text(b, a->c->dtype);
+    b_i64(b, a->c->default_rows);
+    b_text(b, a->c->role);
+}
+
+/* Inserts a case of the protocol. */
+ev_status ev_store_add_case(ev_store *s, int64_t run_id, const ev_case_row *c, ev_err *err)
+{
+    case_args a = {run_id, c};
+    ev_status rc = check_args(s, c, "add a case", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO cases (run_id, case_index, op, rows, cols, stride, dtype, default_rows, "
+                      "role) VALUES (?,?,?,?,?,?,?,?,?)",
+                      bind_case, &a, NULL, "add a case", err);
+}
+
+typedef struct job_args {
+    int64_t run_id;
+    const ev_job_row *j;
+} job_args;
+
+static void bind_job(binder *b, const void *arg) /* binds job_args */
+{
+    const job_args *a = arg;
+    b_i64(b, a->run_id);
+    b_text(b, a->j->job_key);
+    b_text(b, a->j->phase);
+    b_opt_i64(b, a->j->case_index >= 0, a->j->case_index);
+    b_text(b, a->j->arm);
+    b_text(b, a->j->label);
+    b_opt_i64(b, a->j->retry_of > 0, a->j->retry_of);
+    b_i64(b, a->j->plan_order);
+}
+
+/* Inserts a planned job (case_index -1 and retry_of 0 store NULL; a case
+ * must exist before a job names it).  OUT: *job_id. */
+ev_status ev_store_add_job(ev_store *s, int64_t run_id, const ev_job_row *j, int64_t *job_id, ev_err *err)
+{
+    job_args a = {run_id, j};
+    ev_status rc = check_args(s, j, "add a job", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO jobs (run_id, job_key, phase, case_index, arm, label, retry_of, "
+                      "plan_order) VALUES (?,?,?,?,?,?,?,?)",
+                      bind_job, &a, job_id, "add a job", err);
+}
+
+typedef struct att_args {
+    int64_t job_id, attempt, invocation_id, started_ns;
+} att_args;
+
+static void bind_att(binder *b, const void *arg) /* binds att_args */
+{
+    const att_args *a = arg;
+    b_i64(b, a->job_id);
+    b_i64(b, a->attempt);
+    b_i64(b, a->invocation_id);
+    b_i64(b, a->started_ns);
+}
+
+/* Inserts an attempt of a job.  OUT: *attempt_id. */
+ev_status ev_store_add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int64_t invocation_id,
+                               int64_t started_ns, int64_t *attempt_id, ev_err *err)
+{
+    att_args a = {job_id, attempt, invocation_id, started_ns};
+    ev_status rc = check_args(s, &a, "add an attempt", err);
+    if (rc)
+        return rc;
+    return insert_one(s, "INSERT INTO attempts (job_id, attempt, invocation_id, started_ns) VALUES (?,?,?,?)",
+                      bind_att, &a, attempt_id, "add an attempt", err);
+}
+
+typedef struct proc_args {
+    int64_t attempt_id;
+    const ev_process_row *p;
+} proc_args;
+
+static void bind_proc(binder *b, const void *arg) /* binds proc_args */
+{
+    const proc_args *a = arg;
+    const ev_process_row *p = a->p;
+    b_i64(b, a->attempt_id);
+    b_opt_i64(b, p->pid >= 0, p->pid);
+    b_opt_i64(b, p->has_exit, p->exit_code);
+    b_opt_i64(b, p->has_signal, p->signal);
+    b_i64(b, p->timed_out);
+    b_i64(b, p->interrupted);
+    b_i64(b, p->skipped);
+    b_text(b, p->skip_reason);
+    b_i64(b, p->record_count);
+    b_i64(b, p->records_ok);
+    b_text(b, p->protocol_error);
+    b_text(b, p->affinity);
+    b_text(b, p->stderr_tail);
+    b_i64(b, p->ended_ns);
+    b_i64(b, p->wall_ns);
+}
+
+/* Inserts the process record of an attempt (once).  pid -1, has_exit 0
+ * and has_signal 0 store NULL; flags must be 0 or 1. */
+ev_status ev_store_add_process(ev_store *s, int64_t attempt_id, const ev_process_row *p, ev_err *err)
+{
+    proc_args a = {attempt_id, p};
+    ev_status rc = check_args(s, p, "add a process record", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO processes (attempt_id, pid, exit_code, signal, timed_out, interrupted, "
+                      "skipped, skip_reason, record_count, records_ok, protocol_error, affinity, "
+                      "stderr_tail, ended_ns, wall_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                      bind_proc, &a, NULL, "add a process record", err);
+}
+
+typedef struct bind_args {
+    int64_t attempt_id;
+    const ev_binding_row *b;
+} bind_args;
+
+static void bind_binding(binder *b, const void *arg) /* binds bind_args */
+{
+    const bind_args *a = arg;
+    b_i64(b, a->attempt_id);
+    b_text(b, a->b->op);
+    b_text(b, a->b->dtype);
+    b_i64(b, a->b->rows);
+    b_i64(b, a->b->cols);
+    b_i64(b, a->b->stride);
+    b_i64(b, a->b->in_span);
+    b_i64(b, a->b->out_span);
+    b_i64(b, a->b->in_align);
+    b_i64(b, a->b->out_align);
+    b_i64(b, a->b->threads);
+}
+
+/* Inserts the buffer binding of an attempt (once). */
+ev_status ev_store_add_binding(ev_store *s, int64_t attempt_id, const ev_binding_row *b, ev_err *err)
+{
+    bind_args a = {attempt_id, b};
+    ev_status rc = check_args(s, b, "add a binding", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO bindings (attempt_id, op, dtype, rows, cols, stride, in_span, out_span, "
+                      "in_align, out_align, threads) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                      bind_binding, &a, NULL, "add a binding", err);
+}
+
+static const char sample_sql[] = "INSERT INTO samples (attempt_id, timing, sample_index, replays, "
+                                 "ops_per_graph, elapsed_ms, sm_clock_mhz) VALUES (?,?,?,?,?,?,?)";
+
+/* Binds one sample row after the attempt id. */
+static void bind_sample_row(binder *b, int64_t attempt_id, const ev_sample_row *r)
+{
+    b_i64(b, attempt_id);
+    b_text(b, r->timing);
+    b_i64(b, r->sample_index);
+    b_i64(b, r->replays);
+    b_i64(b, r->ops_per_graph);
+    b_double(b, r->elapsed_ms);
+    b_opt_i64(b, r->sm_clock_mhz >= 0, r->sm_clock_mhz);
+}
+
+/* Inserts n samples of one attempt in one transaction (the caller's, or
+ * its own): on return either all n rows are durable or none is stored. */
+ev_status ev_store_add_samples(ev_store *s, int64_t attempt_id, const ev_sample_row *rows, size_t n,
+                               ev_err *err)
+{
+    const char *what = "add samples";
+    binder b = {NULL, 1, SQLITE_OK, 0};
+    int own = 0;
+    size_t i;
+    ev_status rc = check_args(s, n ? (const void *)rows : (const void *)s, what, err);
+
+    if (rc)
+        return rc;
+    rc = tx_enter(s, &own, what, err);
+    if (rc)
+        return rc;
+    rc = ins_prepare(s, sample_sql, &b, what, err);
+    for (i = 0; rc == EV_OK && i < n; i++) {
+        sqlite3_reset(b.st);
+        b.idx = 1;
+        b.bad_double = 0;
+        bind_sample_row(&b, attempt_id, &rows[i]);
+        rc = ins_run(s, &b, NULL, what, err);
+    }
+    sqlite3_finalize(b.st);
+    return tx_leave(s, own, rc, what, err);
+}
+
+/* Inserts one sample; durable when it returns EV_OK. */
+ev_status ev_store_add_sample(ev_store *s, int64_t attempt_id, const ev_sample_row *r, ev_err *err)
+{
+    ev_status rc = check_args(s, r, "add a sample", err);
+    if (rc)
+        return rc;
+    return ev_store_add_samples(s, attempt_id, r, 1, err);
+}
+
+typedef struct warm_args {
+    int64_t attempt_id;
+    double target_ms, elapsed_ms;
+    int64_t replays;
+} warm_args;
+
+static void bind_warm(binder *b, const void *arg) /* binds warm_args */
+{
+    const warm_args *a = arg;
+    b_i64(b, a->attempt_id);
+    b_double(b, a->target_ms);
+    b_double(b, a->elapsed_ms);
+    b_i64(b, a->replays);
+}
+
+/* Inserts the warm-up receipt of an attempt (once). */
+ev_status ev_store_add_warmup(ev_store *s, int64_t attempt_id, double target_ms, double elapsed_ms,
+                              int64_t replays, ev_err *err)
+{
+    warm_args a = {attempt_id, target_ms, elapsed_ms, replays};
+    ev_status rc = check_args(s, &a, "add a warm-up", err);
+    if (rc)
+        return rc;
+    return insert_one(s, "INSERT INTO warmups (attempt_id, target_ms, elapsed_ms, replays) VALUES (?,?,?,?)",
+                      bind_warm, &a, NULL, "add a warm-up", err);
+}
+
+typedef struct cal_args {
+    int64_t attempt_id, step, replays;
+    double elapsed_ms;
+    int chosen;
+    double target_ms;
+} cal_args;
+
+static void bind_cal(binder *b, const void *arg) /* binds cal_args */
+{
+    const cal_args *a = arg;
+    b_i64(b, a->attempt_id);
+    b_i64(b, a->step);
+    b_i64(b, a->replays);
+    b_double(b, a->elapsed_ms);
+    b_i64(b, a->chosen);
+    b_double(b, a->target_ms);
+}
+
+/* Inserts one calibration step of an attempt. */
+ev_status ev_store_add_calibration(ev_store *s, int64_t attempt_id, int64_t step, int64_t replays,
+                                   double elapsed_ms, int chosen, double target_ms, ev_err *err)
+{
+    cal_args a = {attempt_id, step, replays, elapsed_ms, chosen, target_ms};
+    ev_status rc = check_args(s, &a, "add a calibration step", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO calibrations (attempt_id, step, replays, elapsed_ms, chosen, target_ms) "
+                      "VALUES (?,?,?,?,?,?)",
+                      bind_cal, &a, NULL, "add a calibration step", err);
+}
+
+typedef struct cold_args {
+    int64_t attempt_id;
+    const char *name;
+    int64_t elapsed_ns;
+} cold_args;
+
+static void bind_cold(binder *b, const void *arg) /* binds cold_args */
+{
+    const cold_args *a = arg;
+    b_i64(b, a->attempt_id);
+    b_text(b, a->name);
+    b_i64(b, a->elapsed_ns);
+}
+
+/* Inserts a named cold timing of an attempt (each name once). */
+ev_status ev_store_add_cold_timing(ev_store *s, int64_t attempt_id, const char *name, int64_t elapsed_ns,
+                                   ev_err *err)
+{
+    cold_args a = {attempt_id, name, elapsed_ns};
+    ev_status rc = check_args(s, &a, "add a cold timing", err);
+    if (rc)
+        return rc;
+    return insert_one(s, "INSERT INTO cold_timings (attempt_id, name, elapsed_ns) VALUES (?,?,?)", bind_cold,
+                      &a, NULL, "add a cold timing", err);
+}
+
+typedef struct flush_args {
+    int64_t attempt_id, flush_bytes, cache_bytes;
+} flush_args;
+
+static void bind_flush(binder *b, const void *arg) /* binds flush_args */
+{
+    const flush_args *a = arg;
+    b_i64(b, a->attempt_id);
+    b_i64(b, a->flush_bytes);
+    b_i64(b, a->cache_bytes);
+}
+
+/* Inserts the cache-flush receipt of an attempt (once). */
+ev_status ev_store_add_flush(ev_store *s, int64_t attempt_id, int64_t flush_bytes, int64_t cache_bytes,
+                             ev_err *err)
+{
+    flush_args a = {attempt_id, flush_bytes, cache_bytes};
+    ev_status rc = check_args(s, &a, "add a flush receipt", err);
+    if (rc)
+        return rc;
+    return insert_one(s, "INSERT INTO flushes (attempt_id, flush_bytes, cache_bytes) VALUES (?,?,?)",
+                      bind_flush, &a, NULL, "add a flush receipt", err);
+}
+
+typedef struct val_args {
+    int64_t attempt_id;
+    const ev_validation_row *v;
+} val_args;
+
+static void bind_val(binder *b, const void *arg) /* binds val_args */
+{
+    const val_args *a = arg;
+    const ev_validation_row *v = a->v;
+    b_i64(b, a->attempt_id);
+    b_text(b, v->stage);
+    b_i64(b, v->passed);
+    b_double(b, v->max_abs_err);
+    b_double(b, v->bound);
+    b_i64(b, v->mismatches);
+    b_text(b, v->output_sha256);
+    b_blob(b, v->output, v->output_len, 1);
+}
+
+/* Inserts an output validation of an attempt (output NULL stores NULL). */
+ev_status ev_store_add_validation(ev_store *s, int64_t attempt_id, const ev_validation_row *v, ev_err *err)
+{
+    val_args a = {attempt_id, v};
+    ev_status rc = check_args(s, v, "add a validation", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO validations (attempt_id, stage, passed, max_abs_err, bound, mismatches, "
+                      "output_sha256, output) VALUES (?,?,?,?,?,?,?,?)",
+                      bind_val, &a, NULL, "add a validation", err);
+}
+
+typedef struct node_args {
+    int64_t attempt_id;
+    const ev_node_row *n;
+} node_args;
+
+static void bind_node(binder *b, const void *arg) /* binds node_args */
+{
+    const node_args *a = arg;
+    int i;
+    b_i64(b, a->attempt_id);
+    b_i64(b, a->n->node_index);
+    b_text(b, a->n->function);
+    for (i = 0; i < 3; i++)
+        b_i64(b, a->n->grid[i]);
+    for (i = 0; i < 3; i++)
+        b_i64(b, a->n->block[i]);
+}
+
+/* Inserts a kernel node (or cpu entry) receipt of an attempt. */
+ev_status ev_store_add_graph_node(ev_store *s, int64_t attempt_id, const ev_node_row *n, ev_err *err)
+{
+    node_args a = {attempt_id, n};
+    ev_status rc = check_args(s, n, "add a graph node", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO graph_nodes (attempt_id, node_index, function, grid_x, grid_y, grid_z, "
+                      "block_x, block_y, block_z) VALUES (?,?,?,?,?,?,?,?,?)",
+                      bind_node, &a, NULL, "add a graph node", err);
+}
+
+typedef struct fit_args {
+    int64_t run_id, created_ns;
+    const char *model_json;
+    const char *sha256_hex;
+} fit_args;
+
+static void bind_fit(binder *b, const void *arg) /* binds fit_args */
+{
+    const fit_args *a = arg;
+    b_i64(b, a->run_id);
+    b_i64(b, a->created_ns);
+    b_text(b, a->model_json);
+    b_text(b, a->sha256_hex);
+}
+
+/* Inserts a model fit with the SHA-256 of model_json's bytes.  OUT: *fit_id. */
+ev_status ev_store_add_fit(ev_store *s, int64_t run_id, int64_t created_ns, const char *model_json,
+                           int64_t *fit_id, ev_err *err)
+{
+    char hex[EV_SHA256_HEX_LEN + 1];
+    fit_args a = {run_id, created_ns, model_json, hex};
+    ev_status rc = check_args(s, model_json, "add a fit", err);
+
+    if (rc)
+        return rc;
+    rc = ev_sha256_hex(model_json, strlen(model_json), hex);
+    if (rc)
+        return ev_err_set(err, rc, "store %s: cannot hash the model: %s", s->path, ev_strerror(rc));
+    return insert_one(s, "INSERT INTO fits (run_id, created_ns, model_json, sha256) VALUES (?,?,?,?)",
+                      bind_fit, &a, fit_id, "add a fit", err);
+}
+
+typedef struct status_args {
+    int64_t run_id;
+    const char *status, *rescue_status;
+    int64_t finished_ns;
+} status_args;
+
+static void bind_status(binder *b, const void *arg) /* binds status_args */
+{
+    const status_args *a = arg;
+    b_i64(b, a->run_id);
+    b_text(b, a->status);
+    b_text(b, a->rescue_status);
+    b_i64(b, a->finished_ns);
+}
+
+/* Inserts the run status (once: a second call is refused, the first stays). */
+ev_status ev_store_set_run_status(ev_store *s, int64_t run_id, const char *status, const char *rescue_status,
+                                  int64_t finished_ns, ev_err *err)
+{
+    status_args a = {run_id, status, rescue_status, finished_ns};
+    ev_status rc = check_args(s, status, "set the run status", err);
+    if (rc)
+        return rc;
+    return insert_one(s,
+                      "INSERT INTO run_status (run_id, status, rescue_status, finished_ns) VALUES (?,?,?,?)",
+                      bind_status, &a, NULL, "set the run status", err);
+}
+
+/* ---- reads ------------------------------------------------------------- */
+
+/* The SQL of each named query (columns and order as store.h documents). */
+static const char *const query_sql[EV_Q_COUNT] = {
+    [EV_Q_RUNS] = "SELECT run_id, protocol_id, protocol_path, backend, seed, git_commit, git_dirty, "
+                  "source_tree_hash, created_ns FROM runs ORDER BY run_id",
+    [EV_Q_RUN] = "SELECT run_id, protocol_id, protocol_path, backend, seed, git_commit, git_dirty, "
+                 "source_tree_hash, created_ns, protocol_bytes FROM runs WHERE run_id = ?1",
+    [EV_Q_RUN_STATUS] = "SELECT status, rescue_status, finished_ns FROM run_status WHERE run_id = ?1",
+    [EV_Q_INVOCATIONS] =
+        "SELECT i.invocation_id, i.started_ns, i.resumed, i.host_hash, e.profile_id, e.json AS env_json "
+        "FROM invocations i LEFT JOIN environments e ON e.invocation_id = i.invocation_id "
+        "WHERE i.run_id = ?1 ORDER BY i.invocation_id",
+    [EV_Q_SOURCES] = "SELECT path, sha256, bytes FROM sources WHERE run_id = ?1 ORDER BY path",
+    [EV_Q_CASES] = "SELECT case_index, op, rows, cols, stride, dtype, default_rows, role FROM cases "
+                   "WHERE run_id = ?1 ORDER BY case_index",
+    [EV_Q_JOBS] = "SELECT job_id, job_key, phase, case_index, arm, label, retry_of, plan_order FROM jobs "
+                  "WHERE run_id = ?1 ORDER BY job_id",
+    [EV_Q_ATTEMPTS] =
+        "SELECT a.attempt_id, a.job_id, a.attempt, a.invocation_id, a.started_ns, "
+        "p.attempt_id IS NOT NULL AS has_process, p.pid, p.exit_code, p.signal, p.timed_out, p.interrupted, "
+        "p.skipped, p.skip_reason, p.record_count, p.records_ok, p.protocol_error, p.affinity, "
+        "p.stderr_tail, p.ended_ns, p.wall_ns "
+        "FROM attempts a JOIN jobs j ON j.job_id = a.job_id "
+        "LEFT JOIN processes p ON p.attempt_id = a.attempt_id "
+        "WHERE j.run_id = ?1 ORDER BY a.job_id, a.attempt",
+    [EV_Q_SAMPLES] =
+        "SELECT s.attempt_id, s.timing, s.sample_index, s.replays, s.ops_per_graph, s.elapsed_ms, "
+        "s.sm_clock_mhz FROM samples s JOIN attempts a ON a.attempt_id = s.attempt_id "
+        "JOIN jobs j ON j.job_id = a.job_id WHERE j.run_id = ?1 "
+        "ORDER BY s.attempt_id, s.timing, s.sample_index",
+    [EV_Q_BINDINGS] = "SELECT b.attempt_id, b.op, b.dtype, b.rows, b.cols, b.stride, b.in_span, b.out_span, "
+                      "b.in_align, b.out_align, b.threads FROM bindings b "
+                      "JOIN attempts a ON a.attempt_id = b.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+                      "WHERE j.run_id = ?1 ORDER BY b.attempt_id",
+    [EV_Q_WARMUPS] = "SELECT w.attempt_id, w.target_ms, w.elapsed_ms, w.replays FROM warmups w "
+                     "JOIN attempts a ON a.attempt_id = w.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+                     "WHERE j.run_id = ?1 ORDER BY w.attempt_id",
+    [EV_Q_CALIBRATIONS] = "SELECT c.attempt_id, c.step, c.replays, c.elapsed_ms, c.chosen, c.target_ms "
+                          "FROM calibrations c JOIN attempts a ON a.attempt_id = c.attempt_id "
+                          "JOIN jobs j ON j.job_id = a.job_id WHERE j.run_id = ?1 "
+                          "ORDER BY c.attempt_id, c.step",
+    [EV_Q_COLD] = "SELECT c.attempt_id, c.name, c.elapsed_ns FROM cold_timings c "
+                  "JOIN attempts a ON a.attempt_id = c.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+                  "WHERE j.run_id = ?1 ORDER BY c.attempt_id, c.name",
+    [EV_Q_FLUSHES] = "SELECT f.attempt_id, f.flush_bytes, f.cache_bytes FROM flushes f "
+                     "JOIN attempts a ON a.attempt_id = f.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+                     "WHERE j.run_id = ?1 ORDER BY f.attempt_id",
+    [EV_Q_VALIDATIONS] = "SELECT v.attempt_id, v.stage, v.passed, v.max_abs_err, v.bound, v.mismatches, "
+                         "v.output_sha256, v.output FROM validations v "
+                         "JOIN attempts a ON a.attempt_id = v.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+                         "WHERE j.run_id = ?1 ORDER BY v.attempt_id, v.stage",
+    [EV_Q_GRAPH_NODES] = "SELECT g.attempt_id, g.node_index, g.function, g.grid_x, g.grid_y, g.grid_z, "
+                         "g.block_x, g.block_y, g.block_z FROM graph_nodes g "
+                         "JOIN attempts a ON a.attempt_id = g.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+                         "WHERE j.run_id = ?1 ORDER BY g.attempt_id, g.node_index",
+    [EV_Q_FITS] = "SELECT fit_id, created_ns, model_json, sha256 FROM fits WHERE run_id = ?1 ORDER BY fit_id",
+    [EV_Q_OUTCOMES] = "SELECT o.attempt_id, o.job_id, o.attempt, o.outcome FROM attempt_outcomes o "
+                      "JOIN jobs j ON j.job_id = o.job_id WHERE j.run_id = ?1 ORDER BY o.attempt_id",
+    [EV_Q_FAILURES] = "SELECT job_id, job_key, phase, case_index, arm, label, attempt, outcome FROM failures "
+                      "WHERE run_id = ?1 ORDER BY job_id",
+    [EV_Q_HOT_COUNTS] = "SELECT job_key, phase, case_index, arm, n, min_us, max_us FROM hot_sample_counts "
+                        "WHERE run_id = ?1 ORDER BY job_key",
+};
+
+/* Runs named query q (see store.h).  Callback statuses pass through. */
+ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, void *ctx, ev_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    ev_row row;
+    ev_status rc;
+    int src;
+
+    if (!s || !fn || (int)q < 0 || q >= EV_Q_COUNT)
+        return ev_err_set(err, EV_EINVAL, "store: bad query arguments");
+    rc = store_prepare(s, query_sql[q], &st, "run a query", err);
+    if (rc)
+        goto out;
+    if (sqlite3_bind_parameter_count(st) > 0) {
+        src = sqlite3_bind_int64(st, 1, run_id);
+        if (src != SQLITE_OK) {
+            rc = store_fail(s, src, "run a query", err);
+            goto out;
+        }
+    }
+    row.st = st;
+    while ((src = sqlite3_step(st)) == SQLITE_ROW) {
+        rc = fn(ctx, &row);
+        if (rc)
+            goto out;
+    }
+    if (src != SQLITE_DONE)
+        rc = store_fail(s, src, "run a query", err);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Returns the newest run id.  OUT: *run_id.  EV_ENOTFOUND when no run. */
+ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err)
+{
+    sqlite3_stmt *st = NULL;
+    ev_status rc;
+    int src;
+
+    if (!s || !run_id)
+        return ev_err_set(err, EV_EINVAL, "store: bad arguments");
+    rc = store_prepare(s, "SELECT MAX(run_id) FROM runs", &st, "find the last run", err);
+    if (rc)
+        goto out;
+    src = sqlite3_step(st);
+    if (src != SQLITE_ROW) {
+        rc = store_fail(s, src, "find the last run", err);
+        goto out;
+    }
+    if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
+        rc = ev_err_set(err, EV_ENOTFOUND, "store %s holds no run", s->path);
+        goto out;
+    }
+    *run_id = sqlite3_column_int64(st, 0);
+out:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Number of columns of the row's query. */
+int ev_row_columns(const ev_row *r)
+{
+    return sqlite3_column_count(r->st);
+}
+
+/* Name of column col (as store.h documents it); NULL when out of range. */
+const char *ev_row_name(const ev_row *r, int col)
+{
+    return sqlite3_column_name(r->st, col);
+}
+
+/* Column col as an integer (0 for NULL). */
+int64_t ev_row_i64(const ev_row *r, int col)
+{
+    return sqlite3_column_int64(r->st, col);
+}
+
+/* Column col as a double, exactly as stored for REAL (0.0 for NULL). */
+double ev_row_double(const ev_row *r, int col)
+{
+    return sqlite3_column_double(r->st, col);
+}
+
+/* 1 when column col is SQL NULL. */
+int ev_row_is_null(const ev_row *r, int col)
+{
+    return sqlite3_column_type(r->st, col) == SQLITE_NULL;
+}
+
+/* Column col as NUL-terminated text (valid during the callback); NULL for
+ * SQL NULL. */
+const char *ev_row_text(const ev_row *r, int col)
+{
+    if (sqlite3_column_type(r->st, col) == SQLITE_NULL)
+        return NULL;
+    return (const char *)sqlite3_column_text(r->st, col);
+}
+
+/* Column col as bytes (valid during the callback).  OUT: *len.  NULL (len
+ * 0) for SQL NULL; an empty blob gives a non-NULL pointer and len 0. */
+const void *ev_row_blob(const ev_row *r, int col, size_t *len)
+{
+    static const char empty[1] = {0};
+    const void *p;
+    int n;
+
+    if (sqlite3_column_type(r->st, col) == SQLITE_NULL) {
+        if (len)
+            *len = 0;
+        return NULL;
+    }
+    p = sqlite3_column_blob(r->st, col);
+    n = sqlite3_column_bytes(r->st, col);
+    if (len)
+        *len = n > 0 ? (size_t)n : 0;
+    return p ? p : empty;
+}

@@ -1,0 +1,207 @@
+/*
+ * verify_compare.c: check 8, "compare" (--compare A B).  Both bundles are
+ * first verified on their own (their failures are reported under A: and
+ * B:); then they must share the same protocol (same protocol.json bytes),
+ * and their plans (job keys), outcomes, entry/grid receipts (graph nodes
+ * of each job's last attempt) and output hashes are compared job by job,
+ * keyed by job_key.  Every strict difference FAILS.  Where two outputs
+ * differ, the value differences are reported beside the bitwise one: the
+ * count of differing elements and the largest absolute and relative
+ * difference, decoding the elements in the case's storage dtype.  Timings
+ * are compared as ratios of medians (B / A), reported, never gated.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "verify_int.h"
+
+/* The job with this key in b, or NULL (linear scan over the index). */
+static const vb_vjob *vc_job_by_key(const vb_bundle *b, const char *key)
+{
+    for (size_t i = 0; i < b->n_vjobs; i++)
+        if (!strcmp(b->vjobs[i].key, key))
+            return &b->vjobs[i];
+    return NULL;
+}
+
+/* The last attempt object of job v, or NULL. */
+static const cJSON *vc_last_attempt(const vb_vjob *v)
+{
+    const cJSON *a = v->attempts ? v->attempts->child : NULL, *last = NULL;
+    for (; a; a = a->next)
+        last = a;
+    return last;
+}
+
+/* The "first" validation of attempt a, or NULL. */
+static const cJSON *vc_first_validation(const cJSON *a)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(a, "validations"))
+    {
+        const char *st = vj_str(v, "stage");
+        if (st && !strcmp(st, "first"))
+            return v;
+    }
+    return NULL;
+}
+
+/* Decodes element i of an output in dtype ("fp32", "fp16", "bf16") to
+ * double (little-endian bytes). */
+static double vc_elem(const unsigned char *p, const char *dtype, size_t i)
+{
+    if (!strcmp(dtype, "fp32")) {
+        uint32_t u = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
+                     (uint32_t)p[4 * i + 3] << 24;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return (double)f;
+    }
+    uint32_t h = (uint32_t)p[2 * i] | (uint32_t)p[2 * i + 1] << 8;
+    if (!strcmp(dtype, "bf16")) {
+        uint32_t u = h << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return (double)f;
+    }
+    /* fp16 */
+    int sign = (h >> 15) & 1, exp = (h >> 10) & 0x1f;
+    double mant = (double)(h & 0x3ff);
+    double v = exp == 0    ? ldexp(mant, -24)
+               : exp == 31 ? (mant ? NAN : INFINITY)
+                           : ldexp(mant + 1024.0, exp - 25);
+    return sign ? -v : v;
+}
+
+/* Reports the value differences of two differing outputs of job key. */
+static void vc_values(const vb_member *ma, const vb_member *mb, const char *dtype, const char *key,
+                      ev_vreport *r)
+{
+    size_t es = !strcmp(dtype, "fp32") ? 4 : 2;
+    if (ma->len != mb->len || ma->len % es) {
+        vr_fail(r, VR_COMPARE, mb->name, "job %s: outputs differ bitwise and in size (%zu vs %zu bytes)", key,
+                ma->len, mb->len);
+        return;
+    }
+    size_t n = ma->len / es, ndiff = 0;
+    double max_abs = 0, max_rel = 0;
+    for (size_t i = 0; i < n; i++) {
+        double x = vc_elem(ma->data, dtype, i), y = vc_elem(mb->data, dtype, i);
+        if (memcmp(ma->data + i * es, mb->data + i * es, es) == 0)
+            continue;
+        ndiff++;
+        double d = fabs(x - y);
+        if (isnan(d)) {
+            max_abs = max_rel = INFINITY;
+            continue;
+        }
+        if (d > max_abs)
+            max_abs = d;
+        double den = fmax(fabs(x), fabs(y));
+        if (den > 0 && d / den > max_rel)
+            max_rel = d / den;
+    }
+    vr_fail(
+        r, VR_COMPARE, mb->name,
+        "job %s: outputs differ bitwise; values: %zu of %zu %s elements differ, max abs %.17g, max rel %.17g",
+        key, ndiff, n, dtype, max_abs, max_rel);
+}
+
+/* Compares the graph nodes of two attempts; returns 1 when equal. */
+static int vc_nodes_equal(const cJSON *a, const cJSON *b)
+{
+    const cJSON *na = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes");
+    const cJSON *nb = cJSON_GetObjectItemCaseSensitive(b, "graph_nodes");
+    if (!na || !nb)
+        return na == nb;
+    return cJSON_Compare(na, nb, 1);
+}
+
+void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
+{
+    vr_use(r, VR_COMPARE);
+    const vb_member *pa = vb_find(a, "protocol.json"), *pb = vb_find(b, "protocol.json");
+    if (!pa || !pb) {
+        vr_not_run(r, VR_COMPARE, "a bundle has no protocol.json");
+        return;
+    }
+    if (strcmp(pa->sha_hex, pb->sha_hex)) {
+        vr_fail(r, VR_COMPARE, "protocol.json",
+                "the bundles ran different protocols (%s vs %s): not comparable", pa->sha_hex, pb->sha_hex);
+        return;
+    }
+    if (!a->vjobs || !b->vjobs) {
+        vr_not_run(r, VR_COMPARE, "a bundle's jobs could not be read (checks 3, 4)");
+        return;
+    }
+    const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a->validation, "run");
+    const cJSON *rb = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const char *ba = vj_str(ra, "backend"), *bb = vj_str(rb, "backend");
+    if (!ba || !bb || strcmp(ba, bb))
+        vr_fail(r, VR_COMPARE, "validation.json", "backends differ (%s vs %s)", ba ? ba : "?", bb ? bb : "?");
+
+    /* Timing summary first (notes are capped; the summary must survive). */
+    size_t n_ratio = 0;
+    double log_sum = 0, rmin = INFINITY, rmax = -INFINITY;
+    for (size_t i = 0; i < a->n_vjobs; i++) {
+        const vb_vjob *jb = vc_job_by_key(b, a->vjobs[i].key);
+        double x, y;
+        int nx = 1, ny = 1;
+        if (jb && !vj_dbl_null(a->vjobs[i].j, "median_us", &x, &nx) &&
+            !vj_dbl_null(jb->j, "median_us", &y, &ny) && !nx && !ny && x > 0 && y > 0) {
+            n_ratio++;
+            log_sum += log(y / x);
+            rmin = fmin(rmin, y / x);
+            rmax = fmax(rmax, y / x);
+        }
+    }
+    if (n_ratio)
+        vr_note(r, VR_COMPARE, "timings",
+                "%zu jobs with medians in both: B/A geometric mean %.6f, min %.6f, max %.6f (reported, not "
+                "gated)",
+                n_ratio, exp(log_sum / (double)n_ratio), rmin, rmax);
+
+    for (size_t i = 0; i < a->n_vjobs; i++) {
+        const vb_vjob *ja = &a->vjobs[i];
+        const vb_vjob *jb = vc_job_by_key(b, ja->key);
+        if (!jb) {
+            vr_fail(r, VR_COMPARE, "validation.json", "job %s is in A only", ja->key);
+            continue;
+        }
+        if (strcmp(ja->outcome, jb->outcome))
+            vr_fail(r, VR_COMPARE, "validation.json", "job %s: outcome %s in A, %s in B", ja->key,
+                    ja->outcome, jb->outcome);
+        const cJSON *la = vc_last_attempt(ja), *lb = vc_last_attempt(jb);
+        if (la && lb && !vc_nodes_equal(la, lb))
+            vr_fail(r, VR_COMPARE, "validation.json", "job %s: entry/grid receipts (graph nodes) differ",
+                    ja->key);
+        const cJSON *va = vc_first_validation(la), *vb = vc_first_validation(lb);
+        const char *ha = vj_str(va, "output_sha256"), *hb = vj_str(vb, "output_sha256");
+        if ((ha != NULL) != (hb != NULL)) {
+            vr_fail(r, VR_COMPARE, "validation.json", "job %s: an output hash in one bundle only", ja->key);
+        } else if (ha && strcmp(ha, hb)) {
+            const char *na = vj_str(va, "output_member"), *nb = vj_str(vb, "output_member");
+            const vb_member *ma = na ? vb_find(a, na) : NULL, *mb = nb ? vb_find(b, nb) : NULL;
+            const cJSON *cs = cJSON_GetObjectItemCaseSensitive(a->validation, "cases");
+            const char *dtype =
+                ja->case_index >= 0 ? vj_str(cJSON_GetArrayItem(cs, (int)ja->case_index), "dtype") : NULL;
+            if (ma && mb && dtype)
+                vc_values(ma, mb, dtype, ja->key, r);
+            else
+                vr_fail(r, VR_COMPARE, "validation.json", "job %s: output hashes differ (%s vs %s)", ja->key,
+                        ha, hb);
+        }
+        double ma_us, mb_us;
+        int na = 1, nb = 1;
+        if (!vj_dbl_null(ja->j, "median_us", &ma_us, &na) && !vj_dbl_null(jb->j, "median_us", &mb_us, &nb) &&
+            !na && !nb && ma_us > 0 && mb_us > 0) {
+            double ratio = mb_us / ma_us;
+            vr_note(r, VR_COMPARE, ja->key, "median B/A = %.6f (%.17g us vs %.17g us)", ratio, mb_us, ma_us);
+        }
+    }
+    for (size_t i = 0; i < b->n_vjobs; i++)
+        if (!vc_job_by_key(a, b->vjobs[i].key))
+            vr_fail(r, VR_COMPARE, "validation.json", "job %s is in B only", b->vjobs[i].key);
+}

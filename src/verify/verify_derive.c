@@ -1,0 +1,762 @@
+/*
+ * verify_derive.c: check 6, "rederive".  Every derived number of the bundle
+ * is rebuilt from the raw records and compared exactly:
+ *
+ *  - samples.csv against validation.json: per_op_us recomputed from
+ *    elapsed_ms, replays and ops_per_graph (bits); each row's job, case,
+ *    attempt and outcomes equal the job's record; each attempt's sample
+ *    counts equal its rows (rows dropped or added are caught here);
+ *  - every job's hot and cold median from samples.csv (ev_median) equals
+ *    validation.json to the bit; a job that did not complete claims none;
+ *  - the summary counts and the drift table, recomputed;
+ *  - the model refit: observations rebuilt from the recomputed medians as
+ *    docs/bundle-format.md ("model.json") says, ev_model_fit, and
+ *    ev_fit_to_json's bytes equal model.json (or, failing that, every
+ *    double within 1e-12 relative and everything else equal);
+ *  - the selector's choice recomputed from model.json's coefficients and
+ *    each auto job's binding equals the graph receipt;
+ *  - every output's SHA-256 and size equal its validation record, and every
+ *    outputs/ member is named by exactly one record;
+ *  - the source-tree hash and the kernel source list, recomputed from the
+ *    sources/ members;
+ *  - report.html regenerated from the other members equals the member.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "model/model.h"
+#include "runner/protocol.h"
+#include "sha256.h"
+#include "stats.h"
+#include "store/outcome.h"
+#include "verify_int.h"
+
+#if defined(__has_include)
+#if __has_include("bundle/report.h")
+#include "bundle/report.h"
+#define VD_HAVE_REPORT 1
+#endif
+#if __has_include("selector.h")
+#include "selector.h"
+#define VD_HAVE_SELECTOR 1
+#endif
+#endif
+
+#define VV "validation.json"
+#define VS "samples.csv"
+
+/* Derived medians per job (parallel to b->vjobs); NaN when none. */
+typedef struct vd_ctx {
+    vb_bundle *b;
+    ev_vreport *r;
+    double *hot_median, *cold_median;
+} vd_ctx;
+
+/* 1 when two doubles have the same bits. */
+static int vd_same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0;
+}
+
+/* The attempt object numbered att in v's attempts, or NULL. */
+static const cJSON *vd_attempt(const vb_vjob *v, int64_t att)
+{
+    const cJSON *a;
+    cJSON_ArrayForEach(a, v->attempts)
+    {
+        int64_t n;
+        if (!vj_i64(a, "attempt", &n) && n == att)
+            return a;
+    }
+    return NULL;
+}
+
+/* The case object of validation.json with this index, or NULL. */
+static const cJSON *vd_case(const vb_bundle *b, int64_t ci)
+{
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(b->validation, "cases");
+    if (ci < 0 || !cJSON_IsArray(cases) || ci >= cJSON_GetArraySize(cases))
+        return NULL;
+    return cJSON_GetArrayItem(cases, (int)ci);
+}
+
+/* Rows of samples.csv against validation.json's jobs and attempts. */
+static void vd_rows(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    ev_vreport *r = x->r;
+    const vb_samples *t = &b->samples;
+    size_t bad_per_op = 0;
+    int64_t run_id = 0;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    if (vj_i64(run, "run_id", &run_id))
+        vr_fail(r, VR_REDERIVE, VV, "run.run_id is not an integer");
+    for (size_t i = 0; i < t->n; i++) {
+        const vb_sample *s = &t->rows[i];
+        int64_t prod;
+        double want = NAN;
+        if (!__builtin_mul_overflow(s->replays, s->ops_per_graph, &prod) && prod <= (INT64_C(1) << 53))
+            want = s->elapsed_ms * 1000.0 / (double)prod;
+        if (!vd_same_bits(want, s->per_op_us) && ++bad_per_op <= 20)
+            vr_fail(r, VR_REDERIVE, VS,
+                    "job %lld attempt %lld %s sample %lld: per_op_us %.17g, but "
+                    "elapsed_ms*1000/(replays*ops_per_graph) = %.17g",
+                    (long long)s->job_id, (long long)s->attempt, s->hot ? "hot" : "cold",
+                    (long long)s->sample_index, s->per_op_us, want);
+        if (i == 0 && s->run_id != run_id)
+            vr_fail(r, VR_REDERIVE, VS, "run_id %lld is not validation.json's run %lld", (long long)s->run_id,
+                    (long long)run_id);
+    }
+    if (bad_per_op > 20)
+        vr_fail(r, VR_REDERIVE, VS, "%zu rows whose per_op_us is not recomputed exactly", bad_per_op);
+
+    /* Job-level cells of each job's rows against its record. */
+    for (size_t k = 0; k < t->n_jobs; k++) {
+        const vb_sjob *sj = &t->jobs[k];
+        const vb_vjob *v = vb_job_by_id(b, sj->job_id);
+        if (!v) {
+            vr_fail(r, VR_REDERIVE, VS, "%zu rows of job_id %lld, a job validation.json does not have",
+                    sj->count, (long long)sj->job_id);
+            continue;
+        }
+        if (strcmp(sj->job_key, v->key) || strcmp(sj->phase, v->phase) || strcmp(sj->arm, v->arm) ||
+            strcmp(sj->label, v->label) || strcmp(sj->outcome, v->outcome))
+            vr_fail(r, VR_REDERIVE, VS,
+                    "job %lld: job_key, phase, arm, label or outcome differ from validation.json's %s",
+                    (long long)sj->job_id, v->key);
+        const cJSON *c = vd_case(b, v->case_index);
+        if (v->case_index < 0) {
+            if (sj->op[0])
+                vr_fail(r, VR_REDERIVE, VS, "job %s has no case, yet its rows name one", v->key);
+        } else {
+            int64_t rows, cols, stride, dr;
+            const char *op = vj_str(c, "op"), *dt = vj_str(c, "dtype"), *role = vj_str(c, "role");
+            if (!c || vj_i64(c, "rows", &rows) || vj_i64(c, "cols", &cols) || vj_i64(c, "stride", &stride) ||
+                vj_i64(c, "default_rows", &dr) || !op || !dt || !role || rows != sj->rows ||
+                cols != sj->cols || stride != sj->stride || dr != sj->default_rows || strcmp(op, sj->op) ||
+                strcmp(dt, sj->dtype) || strcmp(role, sj->role))
+                vr_fail(r, VR_REDERIVE, VS, "job %s: case cells differ from case %lld", v->key,
+                        (long long)v->case_index);
+        }
+        /* Attempt cells. */
+        for (size_t i = sj->first; i < sj->first + sj->count;) {
+            const vb_sample *s = &t->rows[i];
+            const cJSON *a = vd_attempt(v, s->attempt);
+            int64_t aid;
+            const char *aoc = vj_str(a, "outcome");
+            if (!a)
+                vr_fail(r, VR_REDERIVE, VS,
+                        "job %s: rows of attempt %lld, which validation.json does not have", v->key,
+                        (long long)s->attempt);
+            else if (vj_i64(a, "attempt_id", &aid) || aid != s->attempt_id || !aoc ||
+                     strcmp(aoc, ev_outcome_name((ev_outcome)s->attempt_outcome)))
+                vr_fail(r, VR_REDERIVE, VS,
+                        "job %s attempt %lld: attempt_id or attempt_outcome differ from validation.json",
+                        v->key, (long long)s->attempt);
+            int64_t att = s->attempt;
+            while (i < sj->first + sj->count && t->rows[i].attempt == att)
+                i++;
+        }
+    }
+    /* Every attempt's counts equal its rows. */
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        const cJSON *a;
+        cJSON_ArrayForEach(a, v->attempts)
+        {
+            int64_t att, hot, cold;
+            size_t first, n_cold, n_hot;
+            if (vj_i64(a, "attempt", &att))
+                continue;
+            vb_rows_of(b, v->job_id, att, &first, &n_cold, &n_hot);
+            if (vj_i64(a, "hot_samples", &hot) || vj_i64(a, "cold_samples", &cold) || hot != (int64_t)n_hot ||
+                cold != (int64_t)n_cold)
+                vr_fail(
+                    r, VR_REDERIVE, VS,
+                    "job %s attempt %lld: %zu hot and %zu cold rows, validation.json records %lld and %lld",
+                    v->key, (long long)att, n_hot, n_cold,
+                    (long long)(vj_i64(a, "hot_samples", &hot) ? -1 : hot),
+                    (long long)(vj_i64(a, "cold_samples", &cold) ? -1 : cold));
+        }
+    }
+}
+
+/* Median of the per_op_us of rows[first..first+n) into *out (NaN when n
+ * is 0).  Returns -1 on allocation failure. */
+static int vd_median(const vb_samples *t, size_t first, size_t n, double *out)
+{
+    *out = NAN;
+    if (n == 0)
+        return 0;
+    double *v = malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        v[i] = t->rows[first + i].per_op_us;
+    double m;
+    if (ev_median(v, n, &m) == EV_OK)
+        *out = m;
+    free(v);
+    return 0;
+}
+
+/* Compares a recomputed median (NaN: none) with key / key_reason of job v. */
+static void vd_check_median(ev_vreport *r, const vb_vjob *v, const char *key, double want,
+                            const char *want_reason)
+{
+    double have;
+    int is_null = 0;
+    char rkey[48];
+    snprintf(rkey, sizeof rkey, "%s_reason", key);
+    if (vj_dbl_null(v->j, key, &have, &is_null)) {
+        vr_fail(r, VR_REDERIVE, VV, "job %s: %s is neither a number nor null", v->key, key);
+        return;
+    }
+    if (isnan(want)) {
+        const char *why = vj_str(v->j, rkey);
+        if (!is_null)
+            vr_fail(r, VR_REDERIVE, VV, "job %s: claims %s %.17g, but %s", v->key, key, have, want_reason);
+        else if (!why || strcmp(why, want_reason))
+            vr_fail(r, VR_REDERIVE, VV, "job %s: %s is \"%s\", not \"%s\"", v->key, rkey,
+                    why ? why : "(none)", want_reason);
+        return;
+    }
+    if (is_null)
+        vr_fail(r, VR_REDERIVE, VV, "job %s: %s is null, but samples.csv gives %.17g", v->key, key, want);
+    else if (!vd_same_bits(have, want))
+        vr_fail(r, VR_REDERIVE, VV, "job %s: %s %.17g, but samples.csv gives %.17g", v->key, key, have, want);
+    else if (cJSON_GetObjectItemCaseSensitive(v->j, rkey))
+        vr_fail(r, VR_REDERIVE, VV, "job %s: %s present beside a number", v->key, rkey);
+}
+
+/* Recomputes every job's medians and compares them.  Returns -1 on
+ * allocation failure. */
+static int vd_medians(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    x->hot_median = malloc((b->n_vjobs ? b->n_vjobs : 1) * sizeof(double));
+    x->cold_median = malloc((b->n_vjobs ? b->n_vjobs : 1) * sizeof(double));
+    if (!x->hot_median || !x->cold_median)
+        return -1;
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        int64_t last = 0, hot_rec;
+        int last_null = 1;
+        size_t first = 0, n_cold = 0, n_hot = 0;
+        x->hot_median[k] = x->cold_median[k] = NAN;
+        if (!vj_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null)
+            vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
+        if (vj_i64(v->j, "hot_samples", &hot_rec) || hot_rec != (int64_t)n_hot)
+            vr_fail(x->r, VR_REDERIVE, VV, "job %s: hot_samples is not the %zu hot rows of its last attempt",
+                    v->key, n_hot);
+        int completed = !strcmp(v->outcome, "completed");
+        const char *hot_why = !completed ? v->outcome : "no hot samples";
+        const char *cold_why = !completed ? v->outcome : "no cold samples";
+        if (completed) {
+            if (vd_median(&b->samples, first + n_cold, n_hot, &x->hot_median[k]) ||
+                vd_median(&b->samples, first, n_cold, &x->cold_median[k]))
+                return -1;
+        }
+        vd_check_median(x->r, v, "median_us", x->hot_median[k], hot_why);
+        vd_check_median(x->r, v, "cold_median_us", x->cold_median[k], cold_why);
+    }
+    return 0;
+}
+
+/* Index of the job (phase, case, arm) with no retry_of, or -1. */
+static ptrdiff_t vd_find_job(const vb_bundle *b, const char *phase, int64_t ci, const char *arm)
+{
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        if (v->case_index == ci && !v->retry_of && !strcmp(v->phase, phase) && !strcmp(v->arm, arm))
+            return (ptrdiff_t)k;
+    }
+    return -1;
+}
+
+/* Compares a double-or-null key of o with want (NaN: null). */
+static void vd_check_dbl(ev_vreport *r, const cJSON *o, const char *key, double want, const char *where)
+{
+    double have;
+    int is_null = 0;
+    if (vj_dbl_null(o, key, &have, &is_null) ||
+        (isnan(want) ? !is_null : (is_null || !vd_same_bits(have, want))))
+        vr_fail(r, VR_REDERIVE, VV, "%s: %s is not the recomputed %.17g", where, key, want);
+}
+
+/* The drift table, recomputed from the medians. */
+static void vd_drift(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    const cJSON *drift = cJSON_GetObjectItemCaseSensitive(b->validation, "drift");
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(drift, "cases");
+    if (!cJSON_IsArray(cases)) {
+        vr_fail(x->r, VR_REDERIVE, VV, "drift.cases is not an array");
+        return;
+    }
+    int64_t n_cases = cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(b->validation, "cases"));
+    const cJSON *d = cases->child;
+    double mn = NAN, mx = NAN;
+    for (int64_t ci = 0; ci < n_cases; ci++) {
+        ptrdiff_t rk = vd_find_job(b, "recheck", ci, "default");
+        if (rk < 0)
+            continue;
+        ptrdiff_t mk = vd_find_job(b, "main", ci, "default");
+        char where[64];
+        snprintf(where, sizeof where, "drift of case %lld", (long long)ci);
+        if (!d) {
+            vr_fail(x->r, VR_REDERIVE, VV, "%s is missing", where);
+            return;
+        }
+        int64_t dci;
+        double mm = mk >= 0 ? x->hot_median[mk] : NAN, rm = x->hot_median[rk], dv = NAN;
+        char why[64] = "";
+        if (mk < 0)
+            snprintf(why, sizeof why, "no main job");
+        else if (strcmp(b->vjobs[mk].outcome, "completed"))
+            snprintf(why, sizeof why, "main %s", b->vjobs[mk].outcome);
+        else if (strcmp(b->vjobs[rk].outcome, "completed"))
+            snprintf(why, sizeof why, "recheck %s", b->vjobs[rk].outcome);
+        if (!why[0] && !isnan(mm) && !isnan(rm))
+            dv = rm / mm - 1.0;
+        const char *have_why = vj_str(d, "drift_reason");
+        if (why[0] ? (!have_why || strcmp(have_why, why))
+                   : cJSON_GetObjectItemCaseSensitive(d, "drift_reason") != NULL)
+            vr_fail(x->r, VR_REDERIVE, VV, "%s: drift_reason is not \"%s\"", where,
+                    why[0] ? why : "(absent)");
+        if (vj_i64(d, "case_index", &dci) || dci != ci)
+            vr_fail(x->r, VR_REDERIVE, VV, "%s: case_index differs", where);
+        vd_check_dbl(x->r, d, "main_median_us", mm, where);
+        vd_check_dbl(x->r, d, "recheck_median_us", rm, where);
+        vd_check_dbl(x->r, d, "drift", dv, where);
+        if (!isnan(dv)) {
+            mn = isnan(mn) || dv < mn ? dv : mn;
+            mx = isnan(mx) || dv > mx ? dv : mx;
+        }
+        d = d->next;
+    }
+    if (d)
+        vr_fail(x->r, VR_REDERIVE, VV, "drift.cases has entries for cases without a recheck job");
+    vd_check_dbl(x->r, drift, "min", mn, "drift");
+    vd_check_dbl(x->r, drift, "max", mx, "drift");
+}
+
+/* Summary counts, recomputed. */
+static void vd_summary(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(b->validation, "summary");
+    const cJSON *by = cJSON_GetObjectItemCaseSensitive(s, "jobs_by_outcome");
+    int64_t counts[EV_OUT_COUNT] = {0}, attempts = 0, hot = 0, cold = 0, outputs = 0, v;
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        ev_outcome oc;
+        if (!ev_outcome_parse(b->vjobs[k].outcome, &oc))
+            counts[oc]++;
+        attempts += cJSON_GetArraySize(b->vjobs[k].attempts);
+    }
+    for (size_t i = 0; i < b->samples.n; i++)
+        b->samples.rows[i].hot ? hot++ : cold++;
+    for (size_t i = 0; i < b->n; i++)
+        outputs += !strncmp(b->m[i].name, "outputs/", 8);
+    if (vj_i64(s, "planned_jobs", &v) || v != (int64_t)b->n_vjobs)
+        vr_fail(x->r, VR_REDERIVE, VV, "summary.planned_jobs is not the %zu jobs", b->n_vjobs);
+    for (int o = 0; o < EV_OUT_COUNT; o++)
+        if (vj_i64(by, ev_outcome_name((ev_outcome)o), &v) || v != counts[o])
+            vr_fail(x->r, VR_REDERIVE, VV,
+                    "summary.jobs_by_outcome.%s is not the %lld jobs with that outcome",
+                    ev_outcome_name((ev_outcome)o), (long long)counts[o]);
+    if (vj_i64(s, "attempts", &v) || v != attempts)
+        vr_fail(x->r, VR_REDERIVE, VV, "summary.attempts is not %lld", (long long)attempts);
+    if (vj_i64(s, "samples", &v) || v != (int64_t)b->samples.n)
+        vr_fail(x->r, VR_REDERIVE, VV, "summary.samples is not the %zu rows of samples.csv", b->samples.n);
+    if (vj_i64(s, "hot_samples", &v) || v != hot)
+        vr_fail(x->r, VR_REDERIVE, VV, "summary.hot_samples is not %lld", (long long)hot);
+    if (vj_i64(s, "cold_samples", &v) || v != cold)
+        vr_fail(x->r, VR_REDERIVE, VV, "summary.cold_samples is not %lld", (long long)cold);
+    if (vj_i64(s, "outputs", &v) || v != outputs)
+        vr_fail(x->r, VR_REDERIVE, VV, "summary.outputs is not the %lld outputs/ members",
+                (long long)outputs);
+}
+
+/* Output members against the validation records; replay determinism. */
+static void vd_outputs(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    unsigned char *named = calloc(b->n ? b->n : 1, 1);
+    if (!named) {
+        x->r->oom = 1;
+        return;
+    }
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        const cJSON *a;
+        cJSON_ArrayForEach(a, v->attempts)
+        {
+            const cJSON *vals = cJSON_GetObjectItemCaseSensitive(a, "validations"), *val;
+            const char *first_sha = NULL, *final_sha = NULL;
+            cJSON_ArrayForEach(val, vals)
+            {
+                const char *stage = vj_str(val, "stage"), *sha = vj_str(val, "output_sha256");
+                const cJSON *mem = cJSON_GetObjectItemCaseSensitive(val, "output_member");
+                if (!stage || !sha) {
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: a validation lacks stage or output_sha256",
+                            v->key);
+                    continue;
+                }
+                if (!strcmp(stage, "first"))
+                    first_sha = sha;
+                else if (!strcmp(stage, "final"))
+                    final_sha = sha;
+                if (cJSON_IsNull(mem))
+                    continue;
+                const vb_member *m = cJSON_IsString(mem) ? vb_find(b, mem->valuestring) : NULL;
+                int64_t size;
+                if (!m || strncmp(m->name, "outputs/", 8)) {
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: output_member %s is not an outputs/ member",
+                            v->key, cJSON_IsString(mem) ? mem->valuestring : "(not a string)");
+                    continue;
+                }
+                if (named[m - b->m]++)
+                    vr_fail(x->r, VR_REDERIVE, m->name, "named by more than one validation record");
+                if (strcmp(m->sha_hex, sha))
+                    vr_fail(x->r, VR_REDERIVE, m->name, "SHA-256 %s, but job %s records output_sha256 %s",
+                            m->sha_hex, v->key, sha);
+                if (vj_i64(val, "output_size", &size) || size != (int64_t)m->len)
+                    vr_fail(x->r, VR_REDERIVE, m->name, "%zu bytes, but job %s records another output_size",
+                            m->len, v->key);
+            }
+            const char *aoc = vj_str(a, "outcome");
+            if (aoc && !strcmp(aoc, "completed") && first_sha && final_sha && strcmp(first_sha, final_sha))
+                vr_fail(x->r, VR_REDERIVE, VV,
+                        "job %s: completed, yet its final output hash differs from the first "
+                        "(replay not deterministic)",
+                        v->key);
+        }
+    }
+    for (size_t i = 0; i < b->n; i++)
+        if (!strncmp(b->m[i].name, "outputs/", 8) && !named[i])
+            vr_fail(x->r, VR_REDERIVE, b->m[i].name, "no validation record names this output");
+    free(named);
+}
+
+/* Source-tree hash and the kernel source list, from the sources/ members. */
+static void vd_sources(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    ev_buf text = EV_BUF_INIT;
+    char hex[EV_SHA256_HEX_LEN + 1];
+    for (size_t i = 0; i < b->n; i++)
+        if (!strncmp(b->m[i].name, "sources/", 8) &&
+            ev_buf_printf(&text, "%s  %s\n", b->m[i].sha_hex, b->m[i].name + 8)) {
+            x->r->oom = 1;
+            goto out;
+        }
+    if (ev_sha256_hex(text.data ? text.data : "", text.len, hex)) {
+        x->r->oom = 1;
+        goto out;
+    }
+    if (b->provenance) {
+        const char *h = vj_str(b->provenance, "source_tree_hash");
+        if (!h || strcmp(h, hex))
+            vr_fail(x->r, VR_REDERIVE, "provenance.json",
+                    "source_tree_hash is not %s, the hash of the sources/ members", hex);
+    }
+    if (b->proof) {
+        const char *h = vj_str(b->proof, "source_tree_hash");
+        if (!h || strcmp(h, hex))
+            vr_fail(x->r, VR_REDERIVE, "proof-receipts.json", "source_tree_hash is not %s", hex);
+        const cJSON *ks = cJSON_GetObjectItemCaseSensitive(b->proof, "kernel_sources");
+        const cJSON *e = cJSON_IsArray(ks) ? ks->child : NULL;
+        for (size_t i = 0; i < b->n; i++) {
+            const vb_member *m = &b->m[i];
+            if (strncmp(m->name, "sources/kernels/", 16))
+                continue;
+            const char *p = vj_str(e, "path"), *s = vj_str(e, "sha256");
+            int64_t size;
+            if (!e || !p || !s || vj_i64(e, "size", &size) || strcmp(p, m->name + 8) ||
+                strcmp(s, m->sha_hex) || size != (int64_t)m->len) {
+                vr_fail(x->r, VR_REDERIVE, "proof-receipts.json", "kernel_sources does not list %s as it is",
+                        m->name);
+                goto out;
+            }
+            e = e->next;
+        }
+        if (e)
+            vr_fail(x->r, VR_REDERIVE, "proof-receipts.json",
+                    "kernel_sources lists files that are not members");
+    }
+out:
+    ev_buf_free(&text);
+}
+
+/* Compares two parsed trees; doubles within rel (relative), all else
+ * equal.  Writes the first differing path into path.  Returns 1 equal. */
+static int vd_tree_equal(const cJSON *a, const cJSON *b, double rel, char *path, size_t cap)
+{
+    if ((a->type & 0xff) != (b->type & 0xff)) {
+        snprintf(path, cap, "%s (type)", a->string ? a->string : "[]");
+        return 0;
+    }
+    if (cJSON_IsNumber(a)) {
+        double x = a->valuedouble, y = b->valuedouble;
+        if (x == y || fabs(x - y) <= rel * fmax(fabs(x), fabs(y)))
+            return 1;
+        snprintf(path, cap, "%s: %.17g vs %.17g", a->string ? a->string : "[]", x, y);
+        return 0;
+    }
+    if (cJSON_IsString(a)) {
+        if (!strcmp(a->valuestring, b->valuestring))
+            return 1;
+        snprintf(path, cap, "%s: \"%s\" vs \"%s\"", a->string ? a->string : "[]", a->valuestring,
+                 b->valuestring);
+        return 0;
+    }
+    if (cJSON_IsArray(a) || cJSON_IsObject(a)) {
+        const cJSON *x = a->child, *y = b->child;
+        for (; x && y; x = x->next, y = y->next) {
+            if (cJSON_IsObject(a) && strcmp(x->string, y->string)) {
+                snprintf(path, cap, "key %s vs %s", x->string, y->string);
+                return 0;
+            }
+            if (!vd_tree_equal(x, y, rel, path, cap))
+                return 0;
+        }
+        if (x || y) {
+            snprintf(path, cap, "%s: different lengths", a->string ? a->string : "[]");
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The refit: observations from the recomputed medians, fit, compare. */
+static void vd_model(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    const vb_member *mm = vb_find(b, "model.json");
+    ev_obs *obs = NULL;
+    ev_excluded *ex = NULL;
+    size_t n_obs = 0, n_ex = 0;
+    ev_fit *fit = NULL;
+    ev_buf out = EV_BUF_INIT;
+    ev_err err = {{0}};
+    cJSON *mine = NULL;
+    if (!mm || !b->model) {
+        vr_fail(x->r, VR_REDERIVE, "model.json",
+                "cannot be compared: missing or not strict JSON (checks 2, 3)");
+        return;
+    }
+    size_t n_cases = b->proto->n_cases;
+    obs = calloc(n_cases * 3 + 1, sizeof *obs);
+    ex = calloc(n_cases + 1, sizeof *ex);
+    if (!obs || !ex) {
+        x->r->oom = 1;
+        goto out;
+    }
+    static const char *const arms[3] = {"default", "rows1", "rows2"};
+    for (size_t ci = 0; ci < n_cases; ci++) {
+        const ev_proto_case *c = &b->proto->cases[ci];
+        ev_buf why = EV_BUF_INIT;
+        ptrdiff_t idx[3];
+        for (int s = 0; s < 3; s++) {
+            idx[s] = vd_find_job(b, "main", (int64_t)ci, arms[s]);
+            const char *part = NULL;
+            if (idx[s] < 0) {
+                if (s > 0 && ev_sched_rows((ev_sched)s, c->default_rows) == c->default_rows)
+                    continue; /* the default is that schedule */
+                part = "missing";
+            } else if (strcmp(b->vjobs[idx[s]].outcome, "completed")) {
+                part = b->vjobs[idx[s]].outcome;
+            } else if (isnan(x->hot_median[idx[s]])) {
+                part = "no hot samples";
+            }
+            if (part && ev_buf_printf(&why, "%s%s: %s", why.len ? "; " : "", arms[s], part)) {
+                x->r->oom = 1;
+                ev_buf_free(&why);
+                goto out;
+            }
+        }
+        if (why.len) {
+            ev_excluded *e = &ex[n_ex++];
+            snprintf(e->op, sizeof e->op, "%s", c->op);
+            snprintf(e->dtype, sizeof e->dtype, "%s", c->dtype);
+            e->rows = c->rows;
+            e->cols = c->cols;
+            e->default_rows = c->default_rows;
+            snprintf(e->reason, sizeof e->reason, "%s", why.data);
+            ev_buf_free(&why);
+            continue;
+        }
+        for (int s = 0; s < 3; s++) {
+            if (idx[s] < 0)
+                continue;
+            ev_obs *o = &obs[n_obs++];
+            snprintf(o->op, sizeof o->op, "%s", c->op);
+            snprintf(o->dtype, sizeof o->dtype, "%s", c->dtype);
+            o->rows = c->rows;
+            o->cols = c->cols;
+            o->default_rows = c->default_rows;
+            o->sched = (ev_sched)s;
+            o->median_us = x->hot_median[idx[s]];
+            o->role = strcmp(c->role, "holdout") ? EV_ROLE_CALIBRATION : EV_ROLE_HOLDOUT;
+        }
+    }
+    /* S: the binding threads of the lowest-id completed main job with one. */
+    int64_t sms = 1;
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        int64_t last, th;
+        int ln = 1;
+        if (strcmp(v->phase, "main") || strcmp(v->outcome, "completed") ||
+            vj_i64_null(v->j, "last_attempt", &last, &ln) || ln)
+            continue;
+        const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding");
+        if (cJSON_IsObject(bind) && !vj_i64(bind, "threads", &th)) {
+            sms = th;
+            break;
+        }
+    }
+    ev_fit_input in = {obs, n_obs, ex, n_ex, sms, b->proto->decision_threshold};
+    ev_status rc = ev_model_fit(&in, &fit, &err);
+    if (rc == EV_ENOMEM) {
+        x->r->oom = 1;
+        goto out;
+    }
+    if (rc) {
+        /* A failed fit is evidence too: model.json must say so exactly. */
+        cJSON *t = cJSON_CreateObject();
+        if (!t || !cJSON_AddStringToObject(t, "format", "evident-model/1") ||
+            !cJSON_AddNullToObject(t, "fit") || !cJSON_AddStringToObject(t, "fit_reason", err.msg) ||
+            !cJSON_AddStringToObject(t, "status", ev_strerror(rc)) || ev_json_print(t, 1, &out)) {
+            cJSON_Delete(t);
+            x->r->oom = 1;
+            goto out;
+        }
+        cJSON_Delete(t);
+    } else if ((rc = ev_fit_to_json(fit, &out, &err))) {
+        vr_fail(x->r, VR_REDERIVE, "model.json", "the refit cannot be written: %s", err.msg);
+        goto out;
+    }
+    if (out.len == mm->len && !memcmp(out.data, mm->data, mm->len)) {
+        vr_note(x->r, VR_REDERIVE, "model.json",
+                "refit from samples.csv (%zu observations, %zu excluded cases, S = %lld) "
+                "equals the member byte for byte",
+                n_obs, n_ex, (long long)sms);
+        goto out;
+    }
+    char path[256] = "";
+    if (ev_json_parse(out.data, out.len, 0, &mine, &err) == EV_OK &&
+        vd_tree_equal(mine, b->model, 1e-12, path, sizeof path))
+        vr_note(x->r, VR_REDERIVE, "model.json",
+                "refit equals the member with doubles within 1e-12 relative (bytes differ)");
+    else
+        vr_fail(x->r, VR_REDERIVE, "model.json", "the refit from samples.csv differs (%s)",
+                path[0] ? path : "not comparable");
+out:
+    cJSON_Delete(mine);
+    ev_buf_free(&out);
+    ev_fit_free(fit);
+    free(obs);
+    free(ex);
+}
+
+/* The selector's choice for every auto job, against its graph receipt. */
+static void vd_selector(vd_ctx *x)
+{
+#ifdef VD_HAVE_SELECTOR
+    /* Wired when kernels/selector.h is present (see vd_selector_check). */
+    extern void vd_selector_check(vb_bundle * b, ev_vreport * r);
+    vd_selector_check(x->b, x->r);
+#else
+    size_t n_auto = 0;
+    for (size_t k = 0; k < x->b->n_vjobs; k++)
+        n_auto += !strcmp(x->b->vjobs[k].arm, "auto");
+    if (n_auto)
+        vr_fail(x->r, VR_REDERIVE, VV,
+                "%zu auto jobs, but this verifier was built without kernels/selector.h: "
+                "their receipts cannot be recomputed",
+                n_auto);
+#endif
+}
+
+/* report.html regenerated from the other members. */
+static void vd_report(vd_ctx *x)
+{
+    const vb_member *h = vb_find(x->b, "report.html");
+    if (!h)
+        return; /* check 2 reported it */
+#ifdef VD_HAVE_REPORT
+    vb_bundle *b = x->b;
+    ev_member *ms = calloc(b->n ? b->n : 1, sizeof *ms);
+    ev_buf out = EV_BUF_INIT;
+    ev_err err = {{0}};
+    size_t n = 0;
+    if (!ms) {
+        x->r->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < b->n; i++) {
+        if (!strcmp(b->m[i].name, "report.html") || !strcmp(b->m[i].name, "receipts.json"))
+            continue;
+        ms[n].name = b->m[i].name;
+        ms[n].data = b->m[i].data;
+        ms[n].len = b->m[i].len;
+        n++;
+    }
+    ev_status rc = ev_report_html(ms, n, &out, &err);
+    if (rc == EV_ENOMEM)
+        x->r->oom = 1;
+    else if (rc)
+        vr_fail(x->r, VR_REDERIVE, "report.html", "cannot be regenerated: %s", err.msg);
+    else if (out.len != h->len || memcmp(out.data, h->data, h->len)) {
+        size_t i = 0;
+        while (i < out.len && i < h->len && out.data[i] == (char)h->data[i])
+            i++;
+        vr_fail(x->r, VR_REDERIVE, "report.html",
+                "differs from the report regenerated from the other members "
+                "(first difference at byte %zu)",
+                i);
+    }
+    ev_buf_free(&out);
+    free(ms);
+#else
+    vr_fail(x->r, VR_REDERIVE, "report.html",
+            "this verifier was built without src/bundle/report.h: "
+            "the report cannot be regenerated");
+#endif
+}
+
+void vc_rederive(vb_bundle *b, ev_vreport *r)
+{
+    vd_ctx x = {b, r, NULL, NULL};
+    vr_use(r, VR_REDERIVE);
+    vd_report(&x);
+    if (!b->validation || !b->vjobs_ok) {
+        vr_not_run(r, VR_REDERIVE, "validation.json's jobs could not be read (checks 3, 4)");
+        return;
+    }
+    if (!b->samples_ok) {
+        vr_not_run(r, VR_REDERIVE, "samples.csv failed check 3");
+        return;
+    }
+    vd_rows(&x);
+    if (vd_medians(&x)) {
+        r->oom = 1;
+        goto out;
+    }
+    vd_summary(&x);
+    vd_drift(&x);
+    vd_outputs(&x);
+    vd_sources(&x);
+    if (b->proto)
+        vd_model(&x);
+    else
+        vr_not_run(r, VR_REDERIVE, "protocol.json could not be parsed: no refit");
+    vd_selector(&x);
+out:
+    free(x.hot_median);
+    free(x.cold_median);
+}

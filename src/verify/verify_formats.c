@@ -1,0 +1,403 @@
+/*
+ * verify_formats.c: check 3, "formats".  Every JSON member goes through the
+ * strict lexer (src/common/json.h) before cJSON builds its tree: grammar,
+ * duplicate keys, depth cap, trailing bytes, "\u0000", and, for every
+ * member the exporter writes, canonical numbers (a double must read back
+ * to the bits of the text written).  protocol.json is human-written: any
+ * finite decimal is accepted there.  samples.csv goes through the strict
+ * CSV reader with the documented 24-column header, every cell typed, the
+ * documented row order, doubles in canonical text, and the job-level
+ * columns constant over each job's rows.  The parsed trees and the
+ * samples table are kept in the bundle for checks 4 to 6.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "json.h"
+#include "store/outcome.h"
+#include "verify_int.h"
+
+const char *const vb_samples_header[] = {
+    "run_id",       "job_id",     "attempt",         "op",           "rows",
+    "cols",         "stride",     "dtype",           "default_rows", "role",
+    "arm",          "phase",      "label",           "outcome",      "timing",
+    "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
+    "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz",
+};
+const size_t vb_samples_ncols = sizeof vb_samples_header / sizeof vb_samples_header[0];
+
+enum {
+    SC_RUN_ID,
+    SC_JOB_ID,
+    SC_ATTEMPT,
+    SC_OP,
+    SC_ROWS,
+    SC_COLS,
+    SC_STRIDE,
+    SC_DTYPE,
+    SC_DEFAULT_ROWS,
+    SC_ROLE,
+    SC_ARM,
+    SC_PHASE,
+    SC_LABEL,
+    SC_OUTCOME,
+    SC_TIMING,
+    SC_SAMPLE_INDEX,
+    SC_REPLAYS,
+    SC_OPS_PER_GRAPH,
+    SC_ELAPSED_MS,
+    SC_PER_OP_US,
+    SC_JOB_KEY,
+    SC_ATTEMPT_ID,
+    SC_ATTEMPT_OUTCOME,
+    SC_SM_CLOCK
+};
+
+/* Failures recorded per member before the rest are only counted. */
+#define VF_MAX_ROW_FAILS 50
+
+/* Parses one JSON member into *slot.  canonical selects EV_JSON_CANONICAL.
+ * Records failures under check 3; *slot stays NULL on failure. */
+static void vf_json_member(vb_bundle *b, const char *name, int canonical, cJSON **slot, ev_vreport *r)
+{
+    const vb_member *m = vb_find(b, name);
+    ev_err err = {{0}};
+    if (!m) {
+        vr_not_run(r, VR_FORMATS, "%s is missing (check 2)", name);
+        return;
+    }
+    ev_status rc =
+        ev_json_parse((const char *)m->data, m->len, canonical ? EV_JSON_CANONICAL : 0, slot, &err);
+    if (rc == EV_ENOMEM) {
+        r->oom = 1;
+        return;
+    }
+    if (rc) {
+        vr_fail(r, VR_FORMATS, name, "not strict JSON: %s", err.msg);
+        return;
+    }
+    if (canonical && (m->len == 0 || m->data[m->len - 1] != '\n'))
+        vr_fail(r, VR_FORMATS, name, "does not end with one newline");
+    if (!cJSON_IsObject(*slot)) {
+        vr_fail(r, VR_FORMATS, name, "top level is not an object");
+        cJSON_Delete(*slot);
+        *slot = NULL;
+    }
+}
+
+/* Checks that a JSON member's "format" names its member and version. */
+static void vf_format_tag(const cJSON *tree, const char *name, const char *want, ev_vreport *r)
+{
+    if (!tree)
+        return;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(tree, "format");
+    if (!cJSON_IsString(f) || strcmp(f->valuestring, want))
+        vr_fail(r, VR_FORMATS, name, "\"format\" is not \"%s\"", want);
+}
+
+/* Returns 1 when text is exactly the canonical text of v. */
+static int vf_canonical_double(const char *text, double v)
+{
+    char buf[32];
+    if (ev_json_format_double(v, buf))
+        return 0;
+    return !strcmp(buf, text);
+}
+
+/* Returns 1 when s is one of the NULL-terminated list. */
+static int vf_one_of(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(s, *list))
+            return 1;
+    return 0;
+}
+
+static const char *const vf_ops[] = {"reduce_sum", "reduce_max", NULL};
+static const char *const vf_dtypes[] = {"fp32", "fp16", "bf16", NULL};
+static const char *const vf_roles[] = {"calibration", "holdout", NULL};
+static const char *const vf_phases[] = {"main", "policy", "rescue", "recheck", NULL};
+
+/* Duplicates s into *slot; 0 ok, -1 on allocation failure. */
+static int vf_dup(char **slot, const char *s)
+{
+    *slot = strdup(s);
+    return *slot ? 0 : -1;
+}
+
+/* Per-row parse state. */
+typedef struct vf_state {
+    vb_bundle *b;
+    ev_vreport *r;
+    size_t fails; /* row-level failures so far */
+    size_t cap_rows;
+    int64_t cur_attempt_id;
+    char cur_attempt_outcome[32];
+} vf_state;
+
+/* Records a row failure (the first VF_MAX_ROW_FAILS in detail). */
+static void vf_row_fail(vf_state *s, size_t line, const char *what)
+{
+    s->fails++;
+    if (s->fails <= VF_MAX_ROW_FAILS)
+        vr_fail(s->r, VR_FORMATS, "samples.csv", "line %zu: %s", line, what);
+}
+
+/* Reads an optional integer cell (empty allowed when opt).  Returns 0 and
+ * sets *out (INT64_MIN for empty), or -1 with err set. */
+static int vf_int_cell(ev_csv *c, size_t col, int opt, int64_t *out, ev_err *err)
+{
+    const char *f = ev_csv_field(c, col);
+    if (opt && f[0] == '\0') {
+        *out = INT64_MIN;
+        return 0;
+    }
+    return ev_csv_get_i64(c, col, out, err) ? -1 : 0;
+}
+
+/* Starts a new job entry from the current row.  Returns 0, or -1 on
+ * allocation failure. */
+static int vf_new_job(vf_state *s, ev_csv *c, int64_t job_id, const int64_t *ints)
+{
+    vb_samples *t = &s->b->samples;
+    if (t->n_jobs == t->cap_jobs) {
+        size_t nc = t->cap_jobs ? t->cap_jobs * 2 : 64;
+        vb_sjob *p = realloc(t->jobs, nc * sizeof *p);
+        if (!p)
+            return -1;
+        t->jobs = p;
+        t->cap_jobs = nc;
+    }
+    vb_sjob *j = &t->jobs[t->n_jobs];
+    memset(j, 0, sizeof *j);
+    j->job_id = job_id;
+    j->rows = ints[0];
+    j->cols = ints[1];
+    j->stride = ints[2];
+    j->default_rows = ints[3];
+    j->first = t->n;
+    t->n_jobs++;
+    if (vf_dup(&j->op, ev_csv_field(c, SC_OP)) || vf_dup(&j->dtype, ev_csv_field(c, SC_DTYPE)) ||
+        vf_dup(&j->role, ev_csv_field(c, SC_ROLE)) || vf_dup(&j->arm, ev_csv_field(c, SC_ARM)) ||
+        vf_dup(&j->phase, ev_csv_field(c, SC_PHASE)) || vf_dup(&j->label, ev_csv_field(c, SC_LABEL)) ||
+        vf_dup(&j->outcome, ev_csv_field(c, SC_OUTCOME)) || vf_dup(&j->job_key, ev_csv_field(c, SC_JOB_KEY)))
+        return -1;
+    return 0;
+}
+
+/* Returns 1 when the current row's job-level cells equal job j's. */
+static int vf_same_job(const vb_sjob *j, ev_csv *c, const int64_t *ints)
+{
+    return !strcmp(j->op, ev_csv_field(c, SC_OP)) && !strcmp(j->dtype, ev_csv_field(c, SC_DTYPE)) &&
+           !strcmp(j->role, ev_csv_field(c, SC_ROLE)) && !strcmp(j->arm, ev_csv_field(c, SC_ARM)) &&
+           !strcmp(j->phase, ev_csv_field(c, SC_PHASE)) && !strcmp(j->label, ev_csv_field(c, SC_LABEL)) &&
+           !strcmp(j->outcome, ev_csv_field(c, SC_OUTCOME)) &&
+           !strcmp(j->job_key, ev_csv_field(c, SC_JOB_KEY)) && j->rows == ints[0] && j->cols == ints[1] &&
+           j->stride == ints[2] && j->default_rows == ints[3];
+}
+
+/* Parses and checks one record; appends it to the samples table.
+ * Returns -1 only on allocation failure. */
+static int vf_row(vf_state *s, ev_csv *c)
+{
+    ev_err err = {{0}};
+    size_t line = ev_csv_line(c);
+    vb_samples *t = &s->b->samples;
+    vb_sample row;
+    memset(&row, 0, sizeof row);
+    int64_t ints[4], sm;
+
+    if (ev_csv_get_i64(c, SC_RUN_ID, &row.run_id, &err) || ev_csv_get_i64(c, SC_JOB_ID, &row.job_id, &err) ||
+        ev_csv_get_i64(c, SC_ATTEMPT, &row.attempt, &err) || vf_int_cell(c, SC_ROWS, 1, &ints[0], &err) ||
+        vf_int_cell(c, SC_COLS, 1, &ints[1], &err) || vf_int_cell(c, SC_STRIDE, 1, &ints[2], &err) ||
+        vf_int_cell(c, SC_DEFAULT_ROWS, 1, &ints[3], &err) ||
+        ev_csv_get_i64(c, SC_SAMPLE_INDEX, &row.sample_index, &err) ||
+        ev_csv_get_i64(c, SC_REPLAYS, &row.replays, &err) ||
+        ev_csv_get_i64(c, SC_OPS_PER_GRAPH, &row.ops_per_graph, &err) ||
+        ev_csv_get_double(c, SC_ELAPSED_MS, &row.elapsed_ms, &err) ||
+        ev_csv_get_double(c, SC_PER_OP_US, &row.per_op_us, &err) ||
+        ev_csv_get_i64(c, SC_ATTEMPT_ID, &row.attempt_id, &err) ||
+        vf_int_cell(c, SC_SM_CLOCK, 1, &sm, &err)) {
+        vf_row_fail(s, line, err.msg);
+        return 0;
+    }
+    const char *op = ev_csv_field(c, SC_OP);
+    int has_case = op[0] != '\0';
+    ev_outcome oc;
+    if (has_case ? (!vf_one_of(op, vf_ops) || !vf_one_of(ev_csv_field(c, SC_DTYPE), vf_dtypes) ||
+                    !vf_one_of(ev_csv_field(c, SC_ROLE), vf_roles) || ints[0] == INT64_MIN ||
+                    ints[1] == INT64_MIN || ints[2] == INT64_MIN || ints[3] == INT64_MIN)
+                 : (ev_csv_field(c, SC_DTYPE)[0] || ev_csv_field(c, SC_ROLE)[0] || ints[0] != INT64_MIN ||
+                    ints[1] != INT64_MIN || ints[2] != INT64_MIN || ints[3] != INT64_MIN)) {
+        vf_row_fail(
+            s, line,
+            "case cells (op,rows,cols,stride,dtype,default_rows,role) must be all valid or all empty");
+        return 0;
+    }
+    if (!vf_one_of(ev_csv_field(c, SC_PHASE), vf_phases) || !ev_csv_field(c, SC_ARM)[0] ||
+        !ev_csv_field(c, SC_LABEL)[0] || !ev_csv_field(c, SC_JOB_KEY)[0]) {
+        vf_row_fail(s, line, "phase, arm, label or job_key is empty or unknown");
+        return 0;
+    }
+    if (ev_outcome_parse(ev_csv_field(c, SC_OUTCOME), &oc) ||
+        ev_outcome_parse(ev_csv_field(c, SC_ATTEMPT_OUTCOME), &oc)) {
+        vf_row_fail(s, line, "outcome or attempt_outcome is not an outcome name");
+        return 0;
+    }
+    const char *timing = ev_csv_field(c, SC_TIMING);
+    if (strcmp(timing, "hot") && strcmp(timing, "cold")) {
+        vf_row_fail(s, line, "timing is neither hot nor cold");
+        return 0;
+    }
+    row.hot = timing[0] == 'h';
+    if (row.attempt < 1 || row.sample_index < 0 || row.replays < 1 || row.ops_per_graph < 1) {
+        vf_row_fail(s, line, "attempt, replays or ops_per_graph below 1, or sample_index below 0");
+        return 0;
+    }
+    if (!isfinite(row.elapsed_ms) || !vf_canonical_double(ev_csv_field(c, SC_ELAPSED_MS), row.elapsed_ms) ||
+        !isfinite(row.per_op_us) || !vf_canonical_double(ev_csv_field(c, SC_PER_OP_US), row.per_op_us)) {
+        vf_row_fail(s, line,
+                    "elapsed_ms or per_op_us is not canonical %.17g text of a finite double "
+                    "(it would not read back to the bits written)");
+        return 0;
+    }
+
+    /* Row order: job_id, attempt, timing (cold < hot), sample_index; strictly. */
+    if (t->n > 0) {
+        const vb_sample *p = &t->rows[t->n - 1];
+        int cmp = p->job_id != row.job_id               ? (p->job_id < row.job_id ? -1 : 1)
+                  : p->attempt != row.attempt           ? (p->attempt < row.attempt ? -1 : 1)
+                  : p->hot != row.hot                   ? (p->hot < row.hot ? -1 : 1)
+                  : p->sample_index != row.sample_index ? (p->sample_index < row.sample_index ? -1 : 1)
+                                                        : 0;
+        if (cmp >= 0) {
+            vf_row_fail(s, line,
+                        cmp == 0 ? "duplicate row (same job_id, attempt, timing, sample_index)"
+                                 : "rows out of order (job_id, attempt, timing, sample_index)");
+            return 0;
+        }
+        if (p->run_id != row.run_id) {
+            vf_row_fail(s, line, "run_id differs from the rows above");
+            return 0;
+        }
+    }
+    /* Job-level cells repeat unchanged over the job's rows. */
+    if (t->n_jobs == 0 || t->jobs[t->n_jobs - 1].job_id != row.job_id) {
+        if (vf_new_job(s, c, row.job_id, ints))
+            return -1;
+    } else if (!vf_same_job(&t->jobs[t->n_jobs - 1], c, ints)) {
+        vf_row_fail(s, line, "job-level cells differ from the job's earlier rows");
+        return 0;
+    }
+    /* Attempt-level cells repeat over the attempt's rows. */
+    if (t->n > 0 && t->rows[t->n - 1].job_id == row.job_id && t->rows[t->n - 1].attempt == row.attempt) {
+        if (s->cur_attempt_id != row.attempt_id ||
+            strcmp(s->cur_attempt_outcome, ev_csv_field(c, SC_ATTEMPT_OUTCOME))) {
+            vf_row_fail(s, line, "attempt_id or attempt_outcome differs from the attempt's earlier rows");
+            return 0;
+        }
+    } else {
+        s->cur_attempt_id = row.attempt_id;
+        snprintf(s->cur_attempt_outcome, sizeof s->cur_attempt_outcome, "%s",
+                 ev_csv_field(c, SC_ATTEMPT_OUTCOME));
+    }
+    ev_outcome_parse(ev_csv_field(c, SC_ATTEMPT_OUTCOME), &oc);
+    row.attempt_outcome = (int)oc;
+
+    if (t->n == s->cap_rows) {
+        size_t nc = s->cap_rows ? s->cap_rows * 2 : 4096, bytes;
+        if (ev_size_mul(nc, sizeof *t->rows, &bytes))
+            return -1;
+        vb_sample *p = realloc(t->rows, bytes);
+        if (!p)
+            return -1;
+        t->rows = p;
+        s->cap_rows = nc;
+    }
+    row.job_row = (uint32_t)(t->n_jobs - 1);
+    t->rows[t->n++] = row;
+    t->jobs[t->n_jobs - 1].count++;
+    return 0;
+}
+
+/* Parses samples.csv into b->samples; records every problem. */
+static void vf_samples(vb_bundle *b, ev_vreport *r)
+{
+    const vb_member *m = vb_find(b, "samples.csv");
+    ev_err err = {{0}};
+    ev_csv *c = NULL;
+    vf_state s;
+    memset(&s, 0, sizeof s);
+    s.b = b;
+    s.r = r;
+    if (!m) {
+        vr_not_run(r, VR_FORMATS, "samples.csv is missing (check 2)");
+        return;
+    }
+    if (m->len == 0 || m->data[m->len - 1] != '\n')
+        vr_fail(r, VR_FORMATS, "samples.csv", "does not end with a newline");
+    ev_status rc =
+        ev_csv_open((const char *)m->data, m->len, vb_samples_header, vb_samples_ncols, NULL, &c, &err);
+    if (rc == EV_ENOMEM) {
+        r->oom = 1;
+        return;
+    }
+    if (rc) {
+        vr_fail(r, VR_FORMATS, "samples.csv", "header: %s", err.msg);
+        return;
+    }
+    for (;;) {
+        int have = 0;
+        rc = ev_csv_next(c, &have, &err);
+        if (rc == EV_ENOMEM) {
+            r->oom = 1;
+            break;
+        }
+        if (rc) {
+            /* A broken record (quoting, UTF-8, NUL, column count) ends reading:
+             * the reader cannot resynchronise reliably. */
+            s.fails++;
+            vr_fail(r, VR_FORMATS, "samples.csv", "%s", err.msg);
+            break;
+        }
+        if (!have)
+            break;
+        if (vf_row(&s, c)) {
+            r->oom = 1;
+            break;
+        }
+    }
+    ev_csv_close(c);
+    if (s.fails > VF_MAX_ROW_FAILS)
+        vr_fail(r, VR_FORMATS, "samples.csv", "%zu bad rows in all", s.fails);
+    b->samples_ok = s.fails == 0 && !r->oom;
+}
+
+void vc_formats(vb_bundle *b, ev_vreport *r)
+{
+    vr_use(r, VR_FORMATS);
+    /* receipts.json was parsed (canonically) by check 2. */
+    vf_json_member(b, "protocol.json", 0, &b->protocol, r);
+    vf_json_member(b, "validation.json", 1, &b->validation, r);
+    vf_json_member(b, "model.json", 1, &b->model, r);
+    vf_json_member(b, "proof-receipts.json", 1, &b->proof, r);
+    vf_json_member(b, "provenance.json", 1, &b->provenance, r);
+    vf_format_tag(b->validation, "validation.json", "evident-validation/1", r);
+    vf_format_tag(b->proof, "proof-receipts.json", "evident-proof-receipts/1", r);
+    vf_format_tag(b->provenance, "provenance.json", "evident-provenance/1", r);
+    vf_samples(b, r);
+
+    const vb_member *h = vb_find(b, "report.html");
+    if (h) {
+        /* Text rules of docs/bundle-format.md: UTF-8, no NUL, one final LF. */
+        if (memchr(h->data, '\0', h->len))
+            vr_fail(r, VR_FORMATS, "report.html", "holds a NUL byte");
+        if (!vb_utf8_valid(h->data, h->len))
+            vr_fail(r, VR_FORMATS, "report.html", "is not valid UTF-8");
+        if (h->len == 0 || h->data[h->len - 1] != '\n')
+            vr_fail(r, VR_FORMATS, "report.html", "does not end with a newline");
+    }
+}

@@ -1,0 +1,204 @@
+/*
+ * verify_int.h: the verifier's internals shared by its files: the report
+ * being filled (checks, failures, notes), the bundle held in memory (its
+ * members as read by zipread, their digests, the parsed trees and the
+ * samples table), and one entry point per check.  Nothing here is used
+ * outside src/verify/.
+ */
+#ifndef EV_VERIFY_INT_H
+#define EV_VERIFY_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+#include "sha256.h"
+#include "status.h"
+#include "verify.h"
+
+/* ---- report ------------------------------------------------------------ */
+
+enum {
+    VR_ARCHIVE = 0,
+    VR_MEMBERS,
+    VR_FORMATS,
+    VR_PLAN,
+    VR_PROTOCOL,
+    VR_REDERIVE,
+    VR_SOURCES,
+    VR_COMPARE,
+    VR_NCHECKS
+};
+
+/* Failures kept per check; the rest are counted, not stored. */
+#define VR_MAX_KEPT 200
+
+typedef struct vr_item {
+    char *member; /* member name, or "-" */
+    char *text;
+} vr_item;
+
+typedef struct vr_check {
+    int used; /* part of this report */
+    ev_verdict verdict;
+    char *not_run_reason;
+    vr_item *fails; /* first VR_MAX_KEPT failures */
+    size_t n_fails, cap_fails;
+    size_t n_fails_total;
+    vr_item *notes; /* informational lines (kept all, capped likewise) */
+    size_t n_notes, cap_notes, n_notes_total;
+} vr_check;
+
+struct ev_vreport {
+    char *path;  /* bundle path (or "A vs B") */
+    int compare; /* a --compare report */
+    vr_check checks[VR_NCHECKS];
+    int have_root;
+    char root_hex[EV_SHA256_HEX_LEN + 1];
+    int root_expected; /* --expect-root given */
+    int root_matches;
+    int oom; /* an allocation failed while recording: FAIL */
+};
+
+ev_status vr_new(const char *path, ev_vreport **out);
+/* Marks check c as part of the report (verdict PASS until a failure). */
+void vr_use(ev_vreport *r, int c);
+/* Records a failure of check c about member (NULL -> "-"). */
+void vr_fail(ev_vreport *r, int c, const char *member, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Records an informational note under check c (does not change the verdict). */
+void vr_note(ev_vreport *r, int c, const char *member, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Marks check c as not run (only when it has no failure yet). */
+void vr_not_run(ev_vreport *r, int c, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void vr_not_requested(ev_vreport *r, int c);
+const char *vr_name(int c);
+/* Failures recorded so far under check c. */
+size_t vr_fail_count(const ev_vreport *r, int c);
+
+/* ---- the bundle in memory ---------------------------------------------- */
+
+typedef struct vb_member {
+    const char *name;          /* owned by the ev_zip */
+    const unsigned char *data; /* NUL-terminated (len excludes it) */
+    size_t len;
+    const uint8_t *sha; /* EV_SHA256_LEN bytes */
+    const char *sha_hex;
+    int listed; /* named by receipts.json */
+} vb_member;
+
+/* One row of samples.csv reduced to what the checks use. */
+typedef struct vb_sample {
+    int64_t run_id, job_id, attempt, sample_index, replays, ops_per_graph, attempt_id;
+    double elapsed_ms, per_op_us;
+    int hot;             /* timing = hot */
+    int attempt_outcome; /* ev_outcome */
+    uint32_t job_row;    /* index into vb_samples.jobs */
+} vb_sample;
+
+/* The job-level columns, as they repeat on each row of one job. */
+typedef struct vb_sjob {
+    int64_t job_id;
+    char *op, *dtype, *role, *arm, *phase, *label, *outcome, *job_key;
+    int64_t rows, cols, stride, default_rows;
+    size_t first, count; /* its rows are samples[first .. first+count) when sorted */
+} vb_sjob;
+
+typedef struct vb_samples {
+    vb_sample *rows;
+    size_t n;
+    vb_sjob *jobs;
+    size_t n_jobs, cap_jobs;
+} vb_samples;
+
+/* One job of validation.json, indexed (check 4 builds the index). */
+typedef struct vb_vjob {
+    const cJSON *j;  /* the job object */
+    const char *key; /* job_key */
+    int64_t job_id;
+    const char *phase, *arm, *label;
+    int64_t case_index; /* -1: null (reference arm) */
+    int64_t plan_order;
+    const char *retry_of;  /* job_key of the original, or NULL */
+    const char *outcome;   /* as recorded */
+    const cJSON *attempts; /* array */
+    int derived;           /* ev_outcome re-derived from the last attempt */
+    int derived_ok;        /* 1 when every attempt could be re-derived */
+} vb_vjob;
+
+typedef struct vb_bundle {
+    struct ev_zip *zip; /* owns every member's bytes */
+    vb_member *m;       /* sorted by name */
+    size_t n;
+    char root_hex[EV_SHA256_HEX_LEN + 1];
+    int have_root;
+    /* parsed members; NULL when missing or malformed (check 3 says why) */
+    cJSON *receipts, *protocol, *validation, *model, *proof, *provenance;
+    int samples_ok;
+    vb_samples samples;
+    vb_vjob *vjobs; /* sorted by job_id */
+    size_t n_vjobs;
+    int vjobs_ok;              /* index built without structural failures */
+    struct ev_protocol *proto; /* parsed protocol.json (runner's parser), or NULL */
+} vb_bundle;
+
+/* Reads path through zipread (check 1 is recorded in r).  EV_EIO when the
+ * path cannot be read at all.  OUT: *out (possibly with fewer members when
+ * the archive failed check 1). */
+ev_status vb_load(const char *path, ev_vreport *r, vb_bundle **out, ev_err *err);
+void vb_free(vb_bundle *b); /* NULL-safe */
+/* Member by exact name, or NULL. */
+const vb_member *vb_find(const vb_bundle *b, const char *name);
+
+/* ---- checks ------------------------------------------------------------- */
+
+void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r);
+void vc_formats(vb_bundle *b, ev_vreport *r);
+void vc_plan(vb_bundle *b, ev_vreport *r);
+void vc_protocol(vb_bundle *b, ev_vreport *r);
+void vc_rederive(vb_bundle *b, ev_vreport *r);
+/* EV_EIO when dir is not a readable directory (exit 2); else EV_OK. */
+ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err);
+void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r);
+
+/* ---- shared helpers ------------------------------------------------------ */
+
+/* The fixed members every bundle holds (receipts.json included). */
+extern const char *const vb_required[];
+extern const size_t vb_n_required;
+
+/* samples.csv's header, in order. */
+extern const char *const vb_samples_header[];
+extern const size_t vb_samples_ncols;
+
+/* JSON accessors over parsed members.  Each returns 0 and sets *out, or -1
+ * when the key is missing or of the wrong type (integers must be integral
+ * and within +-2^53; *_ns fields are decimal strings: vj_ns). */
+int vj_i64(const cJSON *o, const char *key, int64_t *out);
+/* As vj_i64, but null is accepted: *is_null = 1 and *out untouched. */
+int vj_i64_null(const cJSON *o, const char *key, int64_t *out, int *is_null);
+int vj_dbl(const cJSON *o, const char *key, double *out);
+int vj_dbl_null(const cJSON *o, const char *key, double *out, int *is_null);
+int vj_bool(const cJSON *o, const char *key, int *out);
+/* The string value of key, or NULL when missing or not a string. */
+const char *vj_str(const cJSON *o, const char *key);
+/* A decimal-string integer (the *_ns fields). */
+int vj_ns(const cJSON *o, const char *key, int64_t *out);
+/* The job of validation.json with this job_id, or NULL (needs the index). */
+const vb_vjob *vb_job_by_id(const vb_bundle *b, int64_t job_id);
+
+/* The samples.csv rows of one attempt: *first is the index of its first
+ * row; its cold rows come first (n_cold of them), then its hot rows
+ * (n_hot).  Zero counts when the attempt has no rows.  Needs samples_ok. */
+void vb_rows_of(const vb_bundle *b, int64_t job_id, int64_t attempt, size_t *first, size_t *n_cold,
+                size_t *n_hot);
+
+/* 1 when p[0..n) is valid UTF-8 (no overlongs, no surrogates). */
+int vb_utf8_valid(const unsigned char *p, size_t n);
+
+/* 1 when name is under sources/ or outputs/. */
+int vb_is_listed_prefix(const char *name);
+
+#endif

@@ -1,0 +1,194 @@
+/*
+ * verify_members.c: check 2, "members".  The archive must hold exactly the
+ * required members plus the sources/ and outputs/ members that
+ * receipts.json lists: nothing missing, nothing extra.  Each listed
+ * member's size and SHA-256 must equal its receipt, receipts.json must be
+ * the canonical listing (docs/bundle-format.md, "receipts.json"), and when
+ * --expect-root is given the root digest (sha256 of receipts.json) must
+ * equal it.  Everything found wrong is reported, member by member.
+ */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "json.h"
+#include "verify_int.h"
+
+/* Returns 1 when name is one of the fixed required members. */
+static int vm_is_required(const char *name)
+{
+    for (size_t i = 0; i < vb_n_required; i++)
+        if (!strcmp(vb_required[i], name))
+            return 1;
+    return 0;
+}
+
+/* Returns 1 when s is 64 lowercase hex digits. */
+static int vm_is_lower_hex64(const char *s)
+{
+    size_t i = 0;
+    for (; s[i]; i++)
+        if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+            return 0;
+    return i == 64;
+}
+
+/* Rebuilds the canonical receipts.json text from the archive's members
+ * (every member but receipts.json, sorted by name).  OUT: appended to out. */
+static ev_status vm_canonical_receipts(const vb_bundle *b, ev_buf *out)
+{
+    ev_status rc = EV_ENOMEM;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return EV_ENOMEM;
+    if (!cJSON_AddStringToObject(root, "format", "evident-receipts/1"))
+        goto out;
+    cJSON *arr = cJSON_AddArrayToObject(root, "members");
+    if (!arr)
+        goto out;
+    for (size_t i = 0; i < b->n; i++) {
+        const vb_member *m = &b->m[i];
+        if (!strcmp(m->name, "receipts.json"))
+            continue;
+        cJSON *o = cJSON_CreateObject();
+        if (!o || !cJSON_AddItemToArray(arr, o))
+            goto out;
+        if (!cJSON_AddStringToObject(o, "name", m->name))
+            goto out;
+        if ((rc = ev_json_add_i64(o, "size", (int64_t)m->len)))
+            goto out;
+        rc = EV_ENOMEM;
+        if (!cJSON_AddStringToObject(o, "sha256", m->sha_hex))
+            goto out;
+    }
+    rc = ev_json_print(root, 1, out);
+out:
+    cJSON_Delete(root);
+    return rc;
+}
+
+/* Checks one receipts entry against the archive; marks the member listed. */
+static void vm_check_entry(vb_bundle *b, const cJSON *e, size_t idx, const char *prev, ev_vreport *r)
+{
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+    const cJSON *size = cJSON_GetObjectItemCaseSensitive(e, "size");
+    const cJSON *sha = cJSON_GetObjectItemCaseSensitive(e, "sha256");
+    if (!cJSON_IsObject(e) || !cJSON_IsString(name) || !cJSON_IsNumber(size) || !cJSON_IsString(sha) ||
+        cJSON_GetArraySize(e) != 3) {
+        vr_fail(r, VR_MEMBERS, "receipts.json",
+                "members[%zu] is not an object of exactly name (string), size (number), sha256 (string)",
+                idx);
+        return;
+    }
+    const char *nm = name->valuestring;
+    double sz = size->valuedouble;
+    if (prev && strcmp(prev, nm) >= 0)
+        vr_fail(r, VR_MEMBERS, "receipts.json",
+                "members[%zu] '%s' is not after '%s' (names must be sorted and unique)", idx, nm, prev);
+    if (!strcmp(nm, "receipts.json")) {
+        vr_fail(r, VR_MEMBERS, "receipts.json", "lists itself");
+        return;
+    }
+    if (!vm_is_required(nm) && !vb_is_listed_prefix(nm))
+        vr_fail(r, VR_MEMBERS, nm,
+                "listed in receipts.json but not a bundle member name "
+                "(neither required nor under sources/ or outputs/)");
+    if (!(sz >= 0 && sz <= 9007199254740992.0) || sz != (double)(int64_t)sz)
+        vr_fail(r, VR_MEMBERS, nm, "receipt size is not a non-negative integer");
+    if (!vm_is_lower_hex64(sha->valuestring))
+        vr_fail(r, VR_MEMBERS, nm, "receipt sha256 is not 64 lowercase hex digits");
+    const vb_member *cm = vb_find(b, nm);
+    if (!cm) {
+        vr_fail(r, VR_MEMBERS, nm, "missing: listed in receipts.json but not in the archive");
+        return;
+    }
+    vb_member *m = (vb_member *)cm;
+    m->listed = 1;
+    if ((double)m->len != sz)
+        vr_fail(r, VR_MEMBERS, nm, "size %zu does not equal its receipt %.17g", m->len, sz);
+    if (strcmp(m->sha_hex, sha->valuestring))
+        vr_fail(r, VR_MEMBERS, nm, "sha256 %s does not equal its receipt %s", m->sha_hex, sha->valuestring);
+}
+
+void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
+{
+    ev_err err = {{0}};
+    vr_use(r, VR_MEMBERS);
+
+    const vb_member *rec = vb_find(b, "receipts.json");
+    if (!rec) {
+        vr_fail(r, VR_MEMBERS, "receipts.json", "missing required member (it lists every other member)");
+    } else {
+        ev_status rc =
+            ev_json_parse((const char *)rec->data, rec->len, EV_JSON_CANONICAL, &b->receipts, &err);
+        if (rc == EV_ENOMEM)
+            r->oom = 1;
+        else if (rc)
+            vr_fail(r, VR_MEMBERS, "receipts.json", "not strict JSON: %s", err.msg);
+    }
+
+    if (b->receipts) {
+        const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(b->receipts, "format");
+        const cJSON *arr = cJSON_GetObjectItemCaseSensitive(b->receipts, "members");
+        if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "evident-receipts/1"))
+            vr_fail(r, VR_MEMBERS, "receipts.json", "\"format\" is not \"evident-receipts/1\"");
+        if (!cJSON_IsArray(arr)) {
+            vr_fail(r, VR_MEMBERS, "receipts.json", "\"members\" is not an array");
+        } else {
+            const char *prev = NULL;
+            size_t idx = 0;
+            const cJSON *e;
+            cJSON_ArrayForEach(e, arr)
+            {
+                vm_check_entry(b, e, idx++, prev, r);
+                const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name");
+                prev = cJSON_IsString(nm) ? nm->valuestring : prev;
+            }
+        }
+    }
+
+    /* Required members: present in the archive and listed. */
+    for (size_t i = 0; i < vb_n_required; i++) {
+        const char *nm = vb_required[i];
+        const vb_member *m = vb_find(b, nm);
+        if (!strcmp(nm, "receipts.json"))
+            continue;
+        if (!m)
+            vr_fail(r, VR_MEMBERS, nm, "missing required member");
+        else if (b->receipts && !m->listed)
+            vr_fail(r, VR_MEMBERS, nm, "required member not listed in receipts.json");
+    }
+    /* Extra members: in the archive but not listed (or not allowed at all). */
+    for (size_t i = 0; i < b->n; i++) {
+        const vb_member *m = &b->m[i];
+        if (!strcmp(m->name, "receipts.json") || m->listed || vm_is_required(m->name))
+            continue;
+        if (!vb_is_listed_prefix(m->name))
+            vr_fail(r, VR_MEMBERS, m->name, "extra member: not a bundle member name");
+        else if (b->receipts)
+            vr_fail(r, VR_MEMBERS, m->name, "extra member: not listed in receipts.json");
+    }
+
+    /* The listing itself must be the canonical text. */
+    if (rec && b->receipts && vr_fail_count(r, VR_MEMBERS) == 0) {
+        ev_buf canon = EV_BUF_INIT;
+        ev_status rc = vm_canonical_receipts(b, &canon);
+        if (rc)
+            r->oom = 1;
+        else if (canon.len != rec->len || memcmp(canon.data, rec->data, rec->len))
+            vr_fail(r, VR_MEMBERS, "receipts.json",
+                    "not the canonical listing (docs/bundle-format.md): same entries, different bytes");
+        ev_buf_free(&canon);
+    }
+
+    if (o && o->expect_root) {
+        if (!b->have_root)
+            vr_fail(r, VR_MEMBERS, "receipts.json", "no root digest to compare with --expect-root %s",
+                    o->expect_root);
+        else if (strcasecmp(b->root_hex, o->expect_root))
+            vr_fail(r, VR_MEMBERS, "receipts.json", "root digest %s does not equal --expect-root %s",
+                    b->root_hex, o->expect_root);
+        else
+            r->root_matches = 1;
+    }
+}

@@ -1,0 +1,390 @@
+/*
+ * verify_plan.c: check 4, "plan".  The job plan is regenerated from
+ * protocol.json with the runner's own pure functions (src/runner/plan.h)
+ * and compared job by job with validation.json: every planned job appears
+ * exactly once, with its phase, case, arm, label and plan order; attempts
+ * are numbered 1..k, every attempt but the last was interrupted, and each
+ * attempt's outcome is re-derived from its process record
+ * (ev_outcome_derive); the rescue jobs are regenerated from those derived
+ * outcomes (one retry-1 per retryable main or policy failure); any job
+ * that is neither planned nor a rescue job is an added job; and the run
+ * and rescue status are re-derived from the outcomes.  The cases and the
+ * protocol id are held to protocol.json too.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "runner/plan.h"
+#include "runner/protocol.h"
+#include "sha256.h"
+#include "store/outcome.h"
+#include "verify_int.h"
+
+#define VP "validation.json"
+
+/* qsort comparator: jobs by job_id. */
+static int vp_cmp_id(const void *a, const void *b)
+{
+    int64_t x = ((const vb_vjob *)a)->job_id, y = ((const vb_vjob *)b)->job_id;
+    return x < y ? -1 : x > y;
+}
+
+/* qsort comparator over vb_vjob pointers: by job_key. */
+static int vp_cmp_key(const void *a, const void *b)
+{
+    return strcmp((*(vb_vjob *const *)a)->key, (*(vb_vjob *const *)b)->key);
+}
+
+/* Re-derives the outcome of one attempt from its process record and its
+ * validations.  Returns 0 and sets *out, or -1 when the record is malformed
+ * (reason in *why). */
+static int vp_derive_attempt(const cJSON *a, ev_outcome *out, const char **why)
+{
+    ev_process_facts f;
+    memset(&f, 0, sizeof f);
+    const cJSON *p = cJSON_GetObjectItemCaseSensitive(a, "process");
+    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(a, "validations");
+    if (!cJSON_IsArray(vals)) {
+        *why = "validations is not an array";
+        return -1;
+    }
+    const cJSON *v;
+    cJSON_ArrayForEach(v, vals)
+    {
+        int passed;
+        if (vj_bool(v, "passed", &passed)) {
+            *why = "a validation has no boolean passed";
+            return -1;
+        }
+        if (!passed)
+            f.validation_failed = 1;
+    }
+    if (cJSON_IsNull(p)) {
+        f.has_process = 0;
+    } else if (cJSON_IsObject(p)) {
+        int null_exit = 0, null_sig = 0;
+        f.has_process = 1;
+        if (vj_i64_null(p, "exit_code", &f.exit_code, &null_exit) ||
+            vj_i64_null(p, "signal", &f.signal, &null_sig) || vj_bool(p, "timed_out", &f.timed_out) ||
+            vj_bool(p, "interrupted", &f.interrupted) || vj_bool(p, "skipped", &f.skipped) ||
+            vj_bool(p, "records_ok", &f.records_ok)) {
+            *why = "process record lacks exit_code, signal, timed_out, interrupted, skipped or records_ok";
+            return -1;
+        }
+        f.has_exit = !null_exit;
+        f.has_signal = !null_sig;
+    } else {
+        *why = "process is neither an object nor null";
+        return -1;
+    }
+    *out = ev_outcome_derive(&f);
+    return 0;
+}
+
+/* Checks one job's attempts and re-derives its outcome into j->derived. */
+static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
+{
+    int64_t last = 0;
+    int last_null = 0;
+    size_t k = 0;
+    ev_outcome oc = EV_OUT_INTERRUPTED;
+    j->derived_ok = 1;
+    if (vj_i64_null(j->j, "last_attempt", &last, &last_null)) {
+        vr_fail(r, VR_PLAN, VP, "job %s: last_attempt is not an integer or null", j->key);
+        j->derived_ok = 0;
+    }
+    const cJSON *a;
+    cJSON_ArrayForEach(a, j->attempts)
+    {
+        int64_t n;
+        const char *why = NULL;
+        const char *rec = vj_str(a, "outcome");
+        k++;
+        if (vj_i64(a, "attempt", &n) || n != (int64_t)k) {
+            vr_fail(r, VR_PLAN, VP, "job %s: attempt %zu is not numbered %zu (attempts are 1, 2, ...)",
+                    j->key, k, k);
+            j->derived_ok = 0;
+            continue;
+        }
+        if (vp_derive_attempt(a, &oc, &why)) {
+            vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, why);
+            j->derived_ok = 0;
+            continue;
+        }
+        if (!rec || strcmp(rec, ev_outcome_name(oc)))
+            vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: outcome %s, but its process record gives %s", j->key,
+                    k, rec ? rec : "(none)", ev_outcome_name(oc));
+        if (k < (size_t)cJSON_GetArraySize(j->attempts) && oc != EV_OUT_INTERRUPTED)
+            vr_fail(r, VR_PLAN, VP,
+                    "job %s attempt %zu: %s, yet attempted again (only an interrupted attempt is rerun)",
+                    j->key, k, ev_outcome_name(oc));
+    }
+    if (k == 0 ? !last_null : (last_null || last != (int64_t)k))
+        vr_fail(r, VR_PLAN, VP, "job %s: last_attempt does not name its last attempt (%zu)", j->key, k);
+    if (k == 0)
+        oc = EV_OUT_INTERRUPTED;
+    j->derived = (int)oc;
+    if (j->derived_ok && (!j->outcome || strcmp(j->outcome, ev_outcome_name(oc))))
+        vr_fail(r, VR_PLAN, VP, "job %s: outcome %s, but its last attempt's process record gives %s", j->key,
+                j->outcome ? j->outcome : "(none)", ev_outcome_name(oc));
+}
+
+/* Builds b->vjobs from validation.json's "jobs"; records structural
+ * failures.  Sets b->vjobs_ok when every job is well-formed. */
+static void vp_index_jobs(vb_bundle *b, ev_vreport *r)
+{
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(b->validation, "jobs");
+    if (!cJSON_IsArray(jobs)) {
+        vr_fail(r, VR_PLAN, VP, "\"jobs\" is not an array");
+        return;
+    }
+    size_t n = (size_t)cJSON_GetArraySize(jobs);
+    b->vjobs = calloc(n ? n : 1, sizeof *b->vjobs);
+    if (!b->vjobs) {
+        r->oom = 1;
+        return;
+    }
+    int ok = 1;
+    size_t i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        vb_vjob *v = &b->vjobs[i];
+        int null_case = 0;
+        v->j = j;
+        v->key = vj_str(j, "job_key");
+        v->phase = vj_str(j, "phase");
+        v->arm = vj_str(j, "arm");
+        v->label = vj_str(j, "label");
+        v->outcome = vj_str(j, "outcome");
+        v->attempts = cJSON_GetObjectItemCaseSensitive(j, "attempts");
+        const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "retry_of");
+        v->retry_of = cJSON_IsString(ro) ? ro->valuestring : NULL;
+        if (!v->key || !v->phase || !v->arm || !v->label || !v->outcome || !cJSON_IsArray(v->attempts) ||
+            vj_i64(j, "job_id", &v->job_id) || vj_i64_null(j, "case_index", &v->case_index, &null_case) ||
+            vj_i64(j, "plan_order", &v->plan_order) || !(cJSON_IsString(ro) || cJSON_IsNull(ro))) {
+            vr_fail(r, VR_PLAN, VP,
+                    "jobs[%zu] lacks job_id, job_key, phase, case_index, arm, label, plan_order, "
+                    "retry_of, outcome or attempts of the documented types",
+                    i);
+            ok = 0;
+            continue;
+        }
+        if (null_case)
+            v->case_index = -1;
+        i++;
+    }
+    b->n_vjobs = i;
+    qsort(b->vjobs, b->n_vjobs, sizeof *b->vjobs, vp_cmp_id);
+    for (size_t k = 1; k < b->n_vjobs; k++)
+        if (b->vjobs[k].job_id == b->vjobs[k - 1].job_id) {
+            vr_fail(r, VR_PLAN, VP, "job_id %lld appears twice", (long long)b->vjobs[k].job_id);
+            ok = 0;
+        }
+    for (size_t k = 0; k < b->n_vjobs; k++)
+        vp_job_outcome(&b->vjobs[k], r);
+    b->vjobs_ok = ok;
+}
+
+/* Compares validation.json's run and cases with protocol.json. */
+static void vp_run_and_cases(vb_bundle *b, const ev_protocol *proto, ev_vreport *r)
+{
+    const vb_member *pm = vb_find(b, "protocol.json");
+    char id[EV_SHA256_HEX_LEN + 1];
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    if (ev_sha256_hex(pm->data, pm->len, id)) {
+        r->oom = 1;
+        return;
+    }
+    const char *rid = vj_str(run, "protocol_id");
+    if (!rid || strcmp(rid, id))
+        vr_fail(r, VR_PLAN, VP, "run.protocol_id is not the SHA-256 of protocol.json (%s)", id);
+    int64_t seed;
+    if (vj_i64(run, "seed", &seed) || seed != proto->seed)
+        vr_fail(r, VR_PLAN, VP, "run.seed is not protocol.json's seed %lld", (long long)proto->seed);
+    if (b->provenance) {
+        const char *pid = vj_str(b->provenance, "protocol_id");
+        if (!pid || strcmp(pid, id))
+            vr_fail(r, VR_PLAN, "provenance.json", "protocol_id is not the SHA-256 of protocol.json (%s)",
+                    id);
+    }
+    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(b->validation, "cases");
+    if (!cJSON_IsArray(cases) || (size_t)cJSON_GetArraySize(cases) != proto->n_cases) {
+        vr_fail(r, VR_PLAN, VP, "cases: not the %zu cases of protocol.json", proto->n_cases);
+        return;
+    }
+    size_t i = 0;
+    const cJSON *c;
+    cJSON_ArrayForEach(c, cases)
+    {
+        const ev_proto_case *pc = &proto->cases[i];
+        int64_t ci, rows, cols, stride, dr;
+        const char *op = vj_str(c, "op"), *dt = vj_str(c, "dtype"), *role = vj_str(c, "role");
+        if (vj_i64(c, "case_index", &ci) || vj_i64(c, "rows", &rows) || vj_i64(c, "cols", &cols) ||
+            vj_i64(c, "stride", &stride) || vj_i64(c, "default_rows", &dr) || !op || !dt || !role ||
+            ci != (int64_t)i || rows != pc->rows || cols != pc->cols || stride != pc->stride ||
+            dr != pc->default_rows || strcmp(op, pc->op) || strcmp(dt, pc->dtype) || strcmp(role, pc->role))
+            vr_fail(r, VR_PLAN, VP, "cases[%zu] differs from protocol.json's case %zu", i, i);
+        i++;
+    }
+}
+
+/* Compares a bundle job with the planned one; records every difference. */
+static void vp_same_job(const vb_vjob *v, const ev_plan_job *p, const char *want_retry_of, ev_vreport *r)
+{
+    if (strcmp(v->phase, ev_phase_name(p->phase)) || v->case_index != p->case_index ||
+        strcmp(v->arm, p->arm) || strcmp(v->label, p->label))
+        vr_fail(r, VR_PLAN, VP, "job %s is relabelled: phase %s, case %lld, arm %s, label %s", p->job_key,
+                v->phase, (long long)v->case_index, v->arm, v->label);
+    if (v->plan_order != p->plan_order)
+        vr_fail(r, VR_PLAN, VP, "job %s: plan_order %lld, the regenerated plan says %lld", p->job_key,
+                (long long)v->plan_order, (long long)p->plan_order);
+    if (want_retry_of ? (!v->retry_of || strcmp(v->retry_of, want_retry_of)) : v->retry_of != NULL)
+        vr_fail(r, VR_PLAN, VP, "job %s: retry_of %s, the regenerated plan says %s", p->job_key,
+                v->retry_of ? v->retry_of : "null", want_retry_of ? want_retry_of : "null");
+}
+
+void vc_plan(vb_bundle *b, ev_vreport *r)
+{
+    ev_err err = {{0}};
+    ev_plan plan;
+    ev_plan_job *rescue = NULL;
+    size_t n_rescue = 0;
+    ev_outcome *outcomes = NULL, *rescue_oc = NULL;
+    vb_vjob **bykey = NULL;
+    unsigned char *matched = NULL;
+    memset(&plan, 0, sizeof plan);
+    vr_use(r, VR_PLAN);
+
+    const vb_member *pm = vb_find(b, "protocol.json");
+    if (!pm || !b->protocol) {
+        vr_not_run(r, VR_PLAN, "protocol.json is missing or not strict JSON (checks 2, 3)");
+        return;
+    }
+    b->proto = calloc(1, sizeof *b->proto);
+    if (!b->proto) {
+        r->oom = 1;
+        return;
+    }
+    ev_status rc = ev_protocol_parse((const char *)pm->data, pm->len, b->proto, &err);
+    if (rc) {
+        free(b->proto);
+        b->proto = NULL;
+        if (rc == EV_ENOMEM)
+            r->oom = 1;
+        else
+            vr_fail(r, VR_PLAN, "protocol.json", "refused by the protocol parser: %s", err.msg);
+        return;
+    }
+    if (!b->validation) {
+        vr_not_run(r, VR_PLAN, "validation.json is missing or not strict JSON (checks 2, 3)");
+        return;
+    }
+    vp_index_jobs(b, r);
+    vp_run_and_cases(b, b->proto, r);
+
+    if ((rc = ev_plan_build(b->proto, &plan, &err))) {
+        if (rc == EV_ENOMEM)
+            r->oom = 1;
+        else
+            vr_fail(r, VR_PLAN, "protocol.json", "no plan can be built from it: %s", err.msg);
+        goto out;
+    }
+    bykey = malloc((b->n_vjobs ? b->n_vjobs : 1) * sizeof *bykey);
+    matched = calloc(b->n_vjobs ? b->n_vjobs : 1, 1);
+    outcomes = calloc(plan.n ? plan.n : 1, sizeof *outcomes);
+    if (!bykey || !matched || !outcomes) {
+        r->oom = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < b->n_vjobs; i++)
+        bykey[i] = &b->vjobs[i];
+    qsort(bykey, b->n_vjobs, sizeof *bykey, vp_cmp_key);
+    for (size_t i = 1; i < b->n_vjobs; i++)
+        if (!strcmp(bykey[i]->key, bykey[i - 1]->key))
+            vr_fail(r, VR_PLAN, VP, "job %s appears more than once", bykey[i]->key);
+
+    /* Planned main, policy and recheck jobs. */
+    for (size_t i = 0; i < plan.n; i++) {
+        const ev_plan_job *p = &plan.jobs[i];
+        vb_vjob key, *kp = &key;
+        key.key = p->job_key;
+        vb_vjob **hit = bsearch(&kp, bykey, b->n_vjobs, sizeof *bykey, vp_cmp_key);
+        outcomes[i] = EV_OUT_INTERRUPTED;
+        if (!hit) {
+            vr_fail(r, VR_PLAN, VP, "planned job %s is missing (dropped or relabelled)", p->job_key);
+            continue;
+        }
+        matched[*hit - b->vjobs] = 1;
+        outcomes[i] = (ev_outcome)(*hit)->derived;
+        vp_same_job(*hit, p, NULL, r);
+    }
+
+    /* Rescue jobs, regenerated from the derived outcomes. */
+    if ((rc = ev_plan_rescue(b->proto, &plan, outcomes, &rescue, &n_rescue, &err))) {
+        if (rc == EV_ENOMEM)
+            r->oom = 1;
+        else
+            vr_fail(r, VR_PLAN, "protocol.json", "no rescue plan: %s", err.msg);
+        goto out;
+    }
+    rescue_oc = calloc(n_rescue ? n_rescue : 1, sizeof *rescue_oc);
+    if (!rescue_oc) {
+        r->oom = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < n_rescue; i++) {
+        const ev_plan_job *p = &rescue[i];
+        vb_vjob key, *kp = &key;
+        key.key = p->job_key;
+        vb_vjob **hit = bsearch(&kp, bykey, b->n_vjobs, sizeof *bykey, vp_cmp_key);
+        rescue_oc[i] = EV_OUT_INTERRUPTED;
+        if (!hit) {
+            vr_fail(r, VR_PLAN, VP, "rescue job %s is missing: %s failed retryably and must be retried once",
+                    p->job_key, plan.jobs[p->retry_of].job_key);
+            continue;
+        }
+        matched[*hit - b->vjobs] = 1;
+        rescue_oc[i] = (ev_outcome)(*hit)->derived;
+        vp_same_job(*hit, p, plan.jobs[p->retry_of].job_key, r);
+        /* retry_of_job_id names the original's job id. */
+        vb_vjob okey, *okp = &okey;
+        okey.key = plan.jobs[p->retry_of].job_key;
+        vb_vjob **orig = bsearch(&okp, bykey, b->n_vjobs, sizeof *bykey, vp_cmp_key);
+        int64_t rid;
+        int rnull = 0;
+        if (orig &&
+            (vj_i64_null((*hit)->j, "retry_of_job_id", &rid, &rnull) || rnull || rid != (*orig)->job_id))
+            vr_fail(r, VR_PLAN, VP, "job %s: retry_of_job_id does not name %s (job %lld)", p->job_key,
+                    okey.key, (long long)(*orig)->job_id);
+    }
+    for (size_t i = 0; i < b->n_vjobs; i++)
+        if (!matched[i])
+            vr_fail(r, VR_PLAN, VP,
+                    "job %s (job_id %lld) is not in the plan regenerated from protocol.json (added)",
+                    b->vjobs[i].key, (long long)b->vjobs[i].job_id);
+
+    /* Run and rescue status from the outcomes. */
+    const char *st = NULL, *rst = NULL;
+    ev_plan_run_status(&plan, outcomes, rescue, rescue_oc, n_rescue, &st, &rst);
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const char *have = vj_str(run, "status");
+    const cJSON *hr = cJSON_GetObjectItemCaseSensitive(run, "rescue_status");
+    if (!have)
+        vr_fail(r, VR_PLAN, VP, "run.status is null: the run did not finish (resume it, then export again)");
+    else if (strcmp(have, st))
+        vr_fail(r, VR_PLAN, VP, "run.status %s, but the outcomes give %s", have, st);
+    if (rst ? !(cJSON_IsString(hr) && !strcmp(hr->valuestring, rst)) : !cJSON_IsNull(hr))
+        vr_fail(r, VR_PLAN, VP, "run.rescue_status %s, but the outcomes give %s",
+                cJSON_IsString(hr) ? hr->valuestring : "null", rst ? rst : "null");
+    vr_note(r, VR_PLAN, VP, "%zu planned jobs and %zu rescue jobs regenerated; run status %s%s%s", plan.n,
+            n_rescue, st, rst ? ", " : "", rst ? rst : "");
+out:
+    ev_plan_free(&plan);
+    free(rescue);
+    free(rescue_oc);
+    free(outcomes);
+    free(bykey);
+    free(matched);
+}

@@ -1,0 +1,246 @@
+/*
+ * verify_sources.c: check 7, "sources" (--source-tree DIR).  Each sources/
+ * member must equal the file of the same path in DIR byte for byte, and
+ * every file of DIR's measurement closure must be in the bundle: evidence
+ * measured with other kernel or runner bytes is stale, and the failure
+ * lists the changed files.
+ *
+ * The measurement closure (DESIGN.md "Receipts and bundle"): every regular
+ * file under kernels/, src/runner/ and protocols/ (recursively), and
+ * db/schema.sql: the walk of the runner's snapshot (src/runner/snapshot.c):
+ * every name but "." and "..", regular files only; symbolic links and other
+ * kinds are not followed and are listed as notes (the runner skips them
+ * too, so they are not part of the evidence).  Paths are '/'-separated,
+ * relative to DIR, compared bytewise.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "verify_int.h"
+
+/* Roots of the closure: directories walked recursively, and single files. */
+static const char *const vs_dirs[] = {"kernels", "src/runner", "protocols"};
+static const char *const vs_files[] = {"db/schema.sql"};
+
+/* A growable list of relative paths. */
+typedef struct vs_list {
+    char **p;
+    size_t n, cap;
+} vs_list;
+
+/* Appends a copy of s.  EV_ENOMEM on failure (list unchanged). */
+static ev_status vs_push(vs_list *l, const char *s)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? l->cap * 2 : 64;
+        char **p = realloc(l->p, nc * sizeof *p);
+        if (!p)
+            return EV_ENOMEM;
+        l->p = p;
+        l->cap = nc;
+    }
+    char *d = strdup(s);
+    if (!d)
+        return EV_ENOMEM;
+    l->p[l->n++] = d;
+    return EV_OK;
+}
+
+/* Frees the list's strings and array. */
+static void vs_list_free(vs_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->p[i]);
+    free(l->p);
+    l->p = NULL;
+    l->n = l->cap = 0;
+}
+
+/* qsort comparator over char * (bytewise). */
+static int vs_cmp(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Joins dir "/" rel into buf (heap).  NULL on allocation failure. */
+static char *vs_join(const char *dir, const char *rel)
+{
+    size_t a = strlen(dir), b = strlen(rel);
+    char *s = malloc(a + b + 2);
+    if (!s)
+        return NULL;
+    memcpy(s, dir, a);
+    s[a] = '/';
+    memcpy(s + a + 1, rel, b + 1);
+    return s;
+}
+
+/* Walks root/rel recursively, appending regular files' relative paths to
+ * out; symlinks and other non-regular entries are reported under check 7.
+ * Depth is capped (32) so a hostile tree cannot recurse without end.
+ * EV_ENOMEM on allocation failure; unreadable directories are reported. */
+static ev_status vs_walk(const char *root, const char *rel, int depth, vs_list *out, ev_vreport *r)
+{
+    ev_status rc = EV_OK;
+    char *abs = vs_join(root, rel);
+    if (!abs)
+        return EV_ENOMEM;
+    DIR *d = opendir(abs);
+    if (!d) {
+        if (errno != ENOENT)
+            vr_fail(r, VR_SOURCES, rel, "cannot list the directory: %s", strerror(errno));
+        free(abs);
+        return EV_OK;
+    }
+    if (depth > 32) {
+        vr_fail(r, VR_SOURCES, rel, "directory nesting deeper than 32 levels");
+        goto out;
+    }
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        size_t lr = strlen(rel), ln = strlen(e->d_name);
+        char *child = malloc(lr + ln + 2);
+        if (!child) {
+            rc = EV_ENOMEM;
+            goto out;
+        }
+        memcpy(child, rel, lr);
+        child[lr] = '/';
+        memcpy(child + lr + 1, e->d_name, ln + 1);
+        char *cabs = vs_join(root, child);
+        struct stat st;
+        if (!cabs) {
+            free(child);
+            rc = EV_ENOMEM;
+            goto out;
+        }
+        if (lstat(cabs, &st) != 0)
+            vr_fail(r, VR_SOURCES, child, "cannot stat: %s", strerror(errno));
+        else if (S_ISDIR(st.st_mode))
+            rc = vs_walk(root, child, depth + 1, out, r);
+        else if (S_ISREG(st.st_mode))
+            rc = vs_push(out, child);
+        else
+            vr_fail(r, VR_SOURCES, child,
+                    "not a regular file in the measurement closure (links are not followed)");
+        free(cabs);
+        free(child);
+        if (rc)
+            goto out;
+    }
+out:
+    closedir(d);
+    free(abs);
+    return rc;
+}
+
+ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    vs_list tree = {NULL, 0, 0}, changed = {NULL, 0, 0}, why = {NULL, 0, 0};
+    (void)err;
+    vr_use(r, VR_SOURCES);
+
+    for (size_t i = 0; i < sizeof vs_dirs / sizeof vs_dirs[0]; i++)
+        if ((rc = vs_walk(dir, vs_dirs[i], 0, &tree, r)))
+            goto out;
+    for (size_t i = 0; i < sizeof vs_files / sizeof vs_files[0]; i++) {
+        char *abs = vs_join(dir, vs_files[i]);
+        struct stat st;
+        if (!abs) {
+            rc = EV_ENOMEM;
+            goto out;
+        }
+        if (lstat(abs, &st) == 0 && S_ISREG(st.st_mode))
+            rc = vs_push(&tree, vs_files[i]);
+        free(abs);
+        if (rc)
+            goto out;
+    }
+    qsort(tree.p, tree.n, sizeof *tree.p, vs_cmp);
+
+    /* Every sources/ member against the tree.  Per-file reasons are held in
+     * `why` (parallel to `changed`) so the summary with the list of changed
+     * files is recorded first and names the failure on the last stderr line. */
+    size_t n_sources = 0;
+    for (size_t i = 0; i < b->n; i++) {
+        const vb_member *m = &b->m[i];
+        if (strncmp(m->name, "sources/", 8))
+            continue;
+        n_sources++;
+        const char *rel = m->name + 8;
+        const char *key = rel;
+        if (!bsearch(&key, tree.p, tree.n, sizeof *tree.p, vs_cmp)) {
+            if ((rc = vs_push(&changed, rel)) ||
+                (rc = vs_push(&why,
+                              "in the bundle but not in DIR's measurement closure (removed, or outside it)")))
+                goto out;
+            continue;
+        }
+        char *abs = vs_join(dir, rel);
+        ev_buf file = EV_BUF_INIT;
+        ev_err ferr = {{0}};
+        if (!abs) {
+            rc = EV_ENOMEM;
+            goto out;
+        }
+        ev_status frc = ev_read_file(abs, &file, &ferr);
+        free(abs);
+        if (frc == EV_ENOMEM) {
+            rc = frc;
+            goto out;
+        }
+        if (frc) {
+            vr_fail(r, VR_SOURCES, m->name, "cannot read the tree's file: %s", ferr.msg);
+        } else if (file.len != m->len || memcmp(file.data ? file.data : "", m->data, m->len)) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "differs from the source tree's file (%zu bytes there, %zu in the bundle)", file.len,
+                     m->len);
+            if (!(rc = vs_push(&changed, rel)))
+                rc = vs_push(&why, msg);
+        }
+        ev_buf_free(&file);
+        if (rc)
+            goto out;
+    }
+    /* Every closure file must be a member. */
+    for (size_t i = 0; i < tree.n; i++) {
+        char *name = vs_join("sources", tree.p[i]);
+        if (!name) {
+            rc = EV_ENOMEM;
+            goto out;
+        }
+        const vb_member *m = vb_find(b, name);
+        free(name);
+        if (!m && ((rc = vs_push(&changed, tree.p[i])) ||
+                   (rc = vs_push(&why, "in DIR's measurement closure but not in the bundle"))))
+            goto out;
+    }
+    if (changed.n > 0) {
+        ev_buf list = EV_BUF_INIT;
+        for (size_t i = 0; i < changed.n && !rc; i++)
+            rc = ev_buf_printf(&list, "%s%s", i ? ", " : "", changed.p[i]);
+        if (!rc)
+            vr_fail(r, VR_SOURCES, "sources/", "stale evidence: %zu changed files: %s", changed.n, list.data);
+        ev_buf_free(&list);
+        for (size_t i = 0; i < changed.n && !rc; i++)
+            vr_fail(r, VR_SOURCES, changed.p[i], "%s", why.p[i]);
+        if (rc)
+            goto out;
+    } else {
+        vr_note(r, VR_SOURCES, "sources/", "%zu source members equal DIR's measurement closure of %zu files",
+                n_sources, tree.n);
+    }
+out:
+    vs_list_free(&tree);
+    vs_list_free(&changed);
+    vs_list_free(&why);
+    return rc;
+}

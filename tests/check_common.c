@@ -1,0 +1,522 @@
+/*
+ * check_common.c: tests of the status names and error helpers, the growable
+ * buffer with its file reading and atomic writing, SHA-256 (NIST FIPS 180-2
+ * example vectors, one-shot, streaming in uneven chunks, and from files) and
+ * hex encoding/decoding with its refusals.
+ */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "sha256.h"
+#include "status.h"
+
+static char tmpdir[256];
+
+/* Creates a fresh temp directory for the test (fixture). */
+static void setup_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_common.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+/* Removes the temp directory and the plain files in it. */
+static void teardown_tmpdir(void)
+{
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    char path[512];
+
+    if (!d)
+        return;
+    while ((e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+        if (unlink(path) != 0)
+            rmdir(path);
+    }
+    closedir(d);
+    rmdir(tmpdir);
+}
+
+/* Returns the number of directory entries in tmpdir (without . and ..). */
+static int count_entries(void)
+{
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    int n = 0;
+
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL)
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+            n++;
+    closedir(d);
+    return n;
+}
+
+/* ---- status ---------------------------------------------------------- */
+
+START_TEST(test_every_status_has_a_distinct_name)
+{
+    int i, j;
+    for (i = 0; i < EV_STATUS_COUNT; i++) {
+        const char *a = ev_strerror((ev_status)i);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_str_ne(a, "unknown status");
+        for (j = 0; j < i; j++)
+            ck_assert_str_ne(a, ev_strerror((ev_status)j));
+    }
+    ck_assert_str_eq(ev_strerror(EV_OK), "ok");
+    ck_assert_str_eq(ev_strerror(EV_ECRYPTO), "crypto library error");
+}
+END_TEST
+
+START_TEST(test_out_of_range_status_is_unknown)
+{
+    ck_assert_str_eq(ev_strerror(EV_STATUS_COUNT), "unknown status");
+    ck_assert_str_eq(ev_strerror((ev_status)-1), "unknown status");
+}
+END_TEST
+
+START_TEST(test_err_set_formats_and_returns_the_status)
+{
+    ev_err err;
+    ck_assert_int_eq(ev_err_set(&err, EV_EFORMAT, "line %d: %s", 3, "bad"), EV_EFORMAT);
+    ck_assert_str_eq(err.msg, "line 3: bad");
+    ck_assert_int_eq(ev_err_set(NULL, EV_EIO, "x"), EV_EIO);
+    ev_err_prefix(&err, "file %s", "a.csv");
+    ck_assert_str_eq(err.msg, "file a.csv: line 3: bad");
+    ev_err_prefix(NULL, "nothing");
+}
+END_TEST
+
+START_TEST(test_err_set_truncates_long_messages)
+{
+    ev_err err;
+    char big[2000];
+    memset(big, 'x', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    ev_err_set(&err, EV_EIO, "%s", big);
+    ck_assert_uint_eq(strlen(err.msg), sizeof err.msg - 1);
+    ev_err_prefix(&err, "p");
+    ck_assert_uint_eq(strlen(err.msg), sizeof err.msg - 1);
+    ck_assert(strncmp(err.msg, "p: xxx", 6) == 0);
+}
+END_TEST
+
+/* ---- buf ------------------------------------------------------------- */
+
+START_TEST(test_buf_appends_and_stays_nul_terminated)
+{
+    ev_buf b = EV_BUF_INIT;
+    ck_assert_ptr_null(b.data);
+    ck_assert_int_eq(ev_buf_append(&b, "ab", 2), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&b, "cd"), EV_OK);
+    ck_assert_int_eq(ev_buf_printf(&b, "-%d-%s", 42, "x"), EV_OK);
+    ck_assert_uint_eq(b.len, 9);
+    ck_assert_str_eq(b.data, "abcd-42-x");
+    ck_assert_int_eq(ev_buf_append(&b, "\0z", 2), EV_OK);
+    ck_assert_uint_eq(b.len, 11);
+    ck_assert_int_eq(memcmp(b.data, "abcd-42-x\0z", 12), 0);
+    ev_buf_reset(&b);
+    ck_assert_uint_eq(b.len, 0);
+    ck_assert_str_eq(b.data, "");
+    ev_buf_free(&b);
+    ck_assert_ptr_null(b.data);
+    ck_assert_uint_eq(b.cap, 0);
+    ev_buf_free(NULL);
+}
+END_TEST
+
+START_TEST(test_buf_grows_over_many_appends)
+{
+    ev_buf b = EV_BUF_INIT;
+    size_t i;
+    for (i = 0; i < 100000; i++)
+        ck_assert_int_eq(ev_buf_printf(&b, "%c", (char)('a' + i % 26)), EV_OK);
+    ck_assert_uint_eq(b.len, 100000);
+    ck_assert_uint_ge(b.cap, 100001);
+    ck_assert_int_eq(b.data[99999], 'a' + 99999 % 26);
+    ck_assert_int_eq(b.data[100000], '\0');
+    ev_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_buf_refuses_sizes_that_overflow)
+{
+    ev_buf b = EV_BUF_INIT;
+    ck_assert_int_eq(ev_buf_append(&b, "abc", 3), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&b, "x", SIZE_MAX - 1), EV_ENOMEM);
+    ck_assert_uint_eq(b.len, 3);
+    ck_assert_str_eq(b.data, "abc");
+    ev_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_buf_steal_hands_over_the_storage)
+{
+    ev_buf b = EV_BUF_INIT;
+    size_t len = 99;
+    char *p = ev_buf_steal(&b, &len);
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(p, "");
+    ck_assert_uint_eq(len, 0);
+    free(p);
+    ev_buf_puts(&b, "hello");
+    p = ev_buf_steal(&b, &len);
+    ck_assert_str_eq(p, "hello");
+    ck_assert_uint_eq(len, 5);
+    ck_assert_ptr_null(b.data);
+    ck_assert_uint_eq(b.len, 0);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_size_arithmetic_detects_overflow)
+{
+    size_t r = 7;
+    ck_assert_int_eq(ev_size_mul(SIZE_MAX / 2, 2, &r), 0);
+    ck_assert_uint_eq(r, SIZE_MAX - 1);
+    r = 7;
+    ck_assert_int_eq(ev_size_mul(SIZE_MAX / 2 + 1, 2, &r), 1);
+    ck_assert_uint_eq(r, 7);
+    ck_assert_int_eq(ev_size_mul(0, SIZE_MAX, &r), 0);
+    ck_assert_uint_eq(r, 0);
+    ck_assert_int_eq(ev_size_add(SIZE_MAX - 1, 1, &r), 0);
+    ck_assert_uint_eq(r, SIZE_MAX);
+    r = 7;
+    ck_assert_int_eq(ev_size_add(SIZE_MAX, 1, &r), 1);
+    ck_assert_uint_eq(r, 7);
+}
+END_TEST
+
+START_TEST(test_write_then_read_file_round_trips_bytes)
+{
+    char path[512];
+    ev_buf b = EV_BUF_INIT;
+    ev_err err = {""};
+    static const char data[] = "line1\nbinary\0byte\xff\n";
+    struct stat st;
+
+    snprintf(path, sizeof path, "%s/f.bin", tmpdir);
+    ck_assert_int_eq(ev_write_file(path, data, sizeof data - 1, &err), EV_OK);
+    ck_assert_int_eq(stat(path, &st), 0);
+    ck_assert_int_eq(st.st_mode & 0777, 0644);
+    ck_assert_int_eq(ev_read_file(path, &b, &err), EV_OK);
+    ck_assert_uint_eq(b.len, sizeof data - 1);
+    ck_assert_int_eq(memcmp(b.data, data, sizeof data), 0); /* incl. the NUL */
+    ev_buf_free(&b);
+    ck_assert_int_eq(count_entries(), 1); /* no temp file left behind */
+}
+END_TEST
+
+START_TEST(test_write_file_replaces_an_existing_file_whole)
+{
+    char path[512];
+    ev_buf b = EV_BUF_INIT;
+    ev_err err = {""};
+
+    snprintf(path, sizeof path, "%s/f.txt", tmpdir);
+    ck_assert_int_eq(ev_write_file(path, "a much longer first version\n", 28, &err), EV_OK);
+    ck_assert_int_eq(ev_write_file(path, "short\n", 6, &err), EV_OK);
+    ck_assert_int_eq(ev_read_file(path, &b, &err), EV_OK);
+    ck_assert_str_eq(b.data, "short\n");
+    ev_buf_free(&b);
+    ck_assert_int_eq(count_entries(), 1);
+}
+END_TEST
+
+START_TEST(test_read_of_an_empty_file_gives_an_empty_string)
+{
+    char path[512];
+    ev_buf b = EV_BUF_INIT;
+    ev_err err = {""};
+
+    snprintf(path, sizeof path, "%s/empty", tmpdir);
+    ck_assert_int_eq(ev_write_file(path, "", 0, &err), EV_OK);
+    ck_assert_int_eq(ev_read_file(path, &b, &err), EV_OK);
+    ck_assert_ptr_nonnull(b.data);
+    ck_assert_uint_eq(b.len, 0);
+    ck_assert_str_eq(b.data, "");
+    ev_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_read_of_a_missing_file_names_path_and_errno)
+{
+    char path[512], want[600];
+    ev_buf b = EV_BUF_INIT;
+    ev_err err = {""};
+
+    snprintf(path, sizeof path, "%s/missing.json", tmpdir);
+    ck_assert_int_eq(ev_read_file(path, &b, &err), EV_EIO);
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
+    ck_assert_str_eq(err.msg, want);
+    ck_assert_ptr_null(b.data);
+}
+END_TEST
+
+START_TEST(test_read_of_a_directory_is_refused)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_err err = {""};
+    ck_assert_int_eq(ev_read_file(tmpdir, &b, &err), EV_EIO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "Is a directory"));
+    ck_assert_ptr_null(b.data);
+}
+END_TEST
+
+START_TEST(test_write_into_a_missing_directory_names_path_and_errno)
+{
+    char path[512], want[600];
+    ev_err err = {""};
+
+    snprintf(path, sizeof path, "%s/nodir/out.zip", tmpdir);
+    ck_assert_int_eq(ev_write_file(path, "x", 1, &err), EV_EIO);
+    snprintf(want, sizeof want, "%s: cannot create temp file: No such file or directory", path);
+    ck_assert_str_eq(err.msg, want);
+}
+END_TEST
+
+START_TEST(test_failed_rename_leaves_no_temp_file)
+{
+    char path[512];
+    ev_err err = {""};
+
+    /* The target is a directory: rename(file, dir) fails with EISDIR. */
+    snprintf(path, sizeof path, "%s/adir", tmpdir);
+    ck_assert_int_eq(mkdir(path, 0755), 0);
+    ck_assert_int_eq(ev_write_file(path, "x", 1, &err), EV_EIO);
+    ck_assert_ptr_nonnull(strstr(err.msg, "cannot rename into place: Is a directory"));
+    ck_assert_ptr_nonnull(strstr(err.msg, path));
+    ck_assert_int_eq(count_entries(), 1); /* only adir itself */
+}
+END_TEST
+
+/* ---- sha256 ---------------------------------------------------------- */
+
+/* FIPS 180-2 examples and the NIST long-message test. */
+static const char *const abc_hex = "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad";
+static const char *const empty_hex = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
+static const char *const two_block_msg = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+static const char *const two_block_hex = "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1";
+static const char *const long_msg = "abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmno"
+                                    "ijklmnopjklmnopqklmnopqrlmnopqrsmnopqrstnopqrstu";
+static const char *const long_hex = "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1";
+static const char *const million_a_hex = "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0";
+
+START_TEST(test_sha256_matches_the_nist_examples)
+{
+    char hex[EV_SHA256_HEX_LEN + 1];
+    ck_assert_int_eq(ev_sha256_hex("abc", 3, hex), EV_OK);
+    ck_assert_str_eq(hex, abc_hex);
+    ck_assert_int_eq(ev_sha256_hex("", 0, hex), EV_OK);
+    ck_assert_str_eq(hex, empty_hex);
+    ck_assert_int_eq(ev_sha256_hex(NULL, 0, hex), EV_OK);
+    ck_assert_str_eq(hex, empty_hex);
+    ck_assert_int_eq(ev_sha256_hex(two_block_msg, strlen(two_block_msg), hex), EV_OK);
+    ck_assert_str_eq(hex, two_block_hex);
+    ck_assert_int_eq(ev_sha256_hex(long_msg, strlen(long_msg), hex), EV_OK);
+    ck_assert_str_eq(hex, long_hex);
+}
+END_TEST
+
+START_TEST(test_sha256_of_a_million_a_one_shot_and_streamed_agree)
+{
+    size_t n = 1000000, at = 0, step = 1;
+    char *a = malloc(n);
+    uint8_t md[EV_SHA256_LEN];
+    char hex[EV_SHA256_HEX_LEN + 1];
+    ev_sha256 *h = NULL;
+
+    ck_assert_ptr_nonnull(a);
+    memset(a, 'a', n);
+    ck_assert_int_eq(ev_sha256_buf(a, n, md), EV_OK);
+    ev_hex_encode(md, sizeof md, hex);
+    ck_assert_str_eq(hex, million_a_hex);
+
+    /* Uneven chunks (1, 2, 3, ... bytes, and empty updates) cross block edges. */
+    memset(md, 0, sizeof md);
+    ck_assert_int_eq(ev_sha256_new(&h), EV_OK);
+    while (at < n) {
+        size_t k = step < n - at ? step : n - at;
+        ck_assert_int_eq(ev_sha256_update(h, a + at, k), EV_OK);
+        ck_assert_int_eq(ev_sha256_update(h, a, 0), EV_OK);
+        at += k;
+        step = step % 197 + 1;
+    }
+    ck_assert_int_eq(ev_sha256_final(h, md), EV_OK);
+    ev_hex_encode(md, sizeof md, hex);
+    ck_assert_str_eq(hex, million_a_hex);
+    ev_sha256_free(h);
+    free(a);
+}
+END_TEST
+
+START_TEST(test_sha256_context_refuses_use_after_final)
+{
+    ev_sha256 *h = NULL;
+    uint8_t md[EV_SHA256_LEN], md2[EV_SHA256_LEN];
+    char hex[EV_SHA256_HEX_LEN + 1];
+
+    ck_assert_int_eq(ev_sha256_new(&h), EV_OK);
+    ck_assert_int_eq(ev_sha256_update(h, "ab", 2), EV_OK);
+    ck_assert_int_eq(ev_sha256_update(h, "c", 1), EV_OK);
+    ck_assert_int_eq(ev_sha256_final(h, md), EV_OK);
+    ev_hex_encode(md, sizeof md, hex);
+    ck_assert_str_eq(hex, abc_hex);
+    memcpy(md2, md, sizeof md);
+    ck_assert_int_eq(ev_sha256_update(h, "x", 1), EV_EINVAL);
+    ck_assert_int_eq(ev_sha256_final(h, md), EV_EINVAL);
+    ck_assert_int_eq(memcmp(md, md2, sizeof md), 0);
+    ev_sha256_free(h);
+    ev_sha256_free(NULL);
+}
+END_TEST
+
+START_TEST(test_sha256_of_files_matches_the_vectors)
+{
+    char path[512], hex[EV_SHA256_HEX_LEN + 1];
+    uint8_t md[EV_SHA256_LEN];
+    ev_err err = {""};
+    size_t n = 1000000;
+    char *a = malloc(n);
+
+    ck_assert_ptr_nonnull(a);
+    memset(a, 'a', n);
+    snprintf(path, sizeof path, "%s/million", tmpdir);
+    ck_assert_int_eq(ev_write_file(path, a, n, &err), EV_OK);
+    ck_assert_int_eq(ev_sha256_file(path, md, &err), EV_OK);
+    ev_hex_encode(md, sizeof md, hex);
+    ck_assert_str_eq(hex, million_a_hex);
+
+    snprintf(path, sizeof path, "%s/empty", tmpdir);
+    ck_assert_int_eq(ev_write_file(path, "", 0, &err), EV_OK);
+    ck_assert_int_eq(ev_sha256_file(path, md, &err), EV_OK);
+    ev_hex_encode(md, sizeof md, hex);
+    ck_assert_str_eq(hex, empty_hex);
+    free(a);
+}
+END_TEST
+
+START_TEST(test_sha256_of_a_missing_file_names_it)
+{
+    char path[512], want[600];
+    uint8_t md[EV_SHA256_LEN] = {7};
+    ev_err err = {""};
+
+    snprintf(path, sizeof path, "%s/nope", tmpdir);
+    ck_assert_int_eq(ev_sha256_file(path, md, &err), EV_EIO);
+    snprintf(want, sizeof want, "%s: cannot open: No such file or directory", path);
+    ck_assert_str_eq(err.msg, want);
+    ck_assert_int_eq(md[0], 7);
+}
+END_TEST
+
+/* ---- hex ------------------------------------------------------------- */
+
+START_TEST(test_hex_encodes_lowercase)
+{
+    static const uint8_t in[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+    char out[13];
+    ev_hex_encode(in, sizeof in, out);
+    ck_assert_str_eq(out, "00017f80abff");
+    ev_hex_encode(in, 0, out);
+    ck_assert_str_eq(out, "");
+}
+END_TEST
+
+START_TEST(test_hex_decodes_either_case)
+{
+    uint8_t out[6];
+    static const uint8_t want[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+    ck_assert_int_eq(ev_hex_decode("00017f80abff", 6, out), EV_OK);
+    ck_assert_int_eq(memcmp(out, want, 6), 0);
+    memset(out, 0, sizeof out);
+    ck_assert_int_eq(ev_hex_decode("00017F80ABfF", 6, out), EV_OK);
+    ck_assert_int_eq(memcmp(out, want, 6), 0);
+    ck_assert_int_eq(ev_hex_decode("", 0, out), EV_OK);
+}
+END_TEST
+
+START_TEST(test_hex_decode_refuses_wrong_length_and_non_hex)
+{
+    uint8_t out[4] = {9, 9, 9, 9};
+    ck_assert_int_eq(ev_hex_decode("abcdef", 4, out), EV_EFORMAT);     /* short */
+    ck_assert_int_eq(ev_hex_decode("abcdef0", 4, out), EV_EFORMAT);    /* odd */
+    ck_assert_int_eq(ev_hex_decode("abcdef0102", 4, out), EV_EFORMAT); /* long */
+    ck_assert_int_eq(ev_hex_decode("abcdefg1", 4, out), EV_EFORMAT);   /* g */
+    ck_assert_int_eq(ev_hex_decode("abcd ef1", 4, out), EV_EFORMAT);   /* space */
+    ck_assert_int_eq(ev_hex_decode("0xabcdef", 4, out), EV_EFORMAT);   /* prefix */
+    ck_assert_int_eq(ev_hex_decode("abcdef0\n", 4, out), EV_EFORMAT);  /* newline */
+    ck_assert_int_eq(ev_hex_decode("-1cdef01", 4, out), EV_EFORMAT);   /* sign */
+    ck_assert_int_eq(ev_hex_decode("x", 0, out), EV_EFORMAT);          /* long, n = 0 */
+    ck_assert_int_eq(out[0], 9);
+    ck_assert_int_eq(out[3], 9);
+}
+END_TEST
+
+static Suite *common_suite(void)
+{
+    Suite *s = suite_create("common");
+    TCase *tc;
+
+    tc = tcase_create("status");
+    tcase_add_test(tc, test_every_status_has_a_distinct_name);
+    tcase_add_test(tc, test_out_of_range_status_is_unknown);
+    tcase_add_test(tc, test_err_set_formats_and_returns_the_status);
+    tcase_add_test(tc, test_err_set_truncates_long_messages);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("buf");
+    tcase_add_checked_fixture(tc, setup_tmpdir, teardown_tmpdir);
+    tcase_add_test(tc, test_buf_appends_and_stays_nul_terminated);
+    tcase_add_test(tc, test_buf_grows_over_many_appends);
+    tcase_add_test(tc, test_buf_refuses_sizes_that_overflow);
+    tcase_add_test(tc, test_buf_steal_hands_over_the_storage);
+    tcase_add_test(tc, test_size_arithmetic_detects_overflow);
+    tcase_add_test(tc, test_write_then_read_file_round_trips_bytes);
+    tcase_add_test(tc, test_write_file_replaces_an_existing_file_whole);
+    tcase_add_test(tc, test_read_of_an_empty_file_gives_an_empty_string);
+    tcase_add_test(tc, test_read_of_a_missing_file_names_path_and_errno);
+    tcase_add_test(tc, test_read_of_a_directory_is_refused);
+    tcase_add_test(tc, test_write_into_a_missing_directory_names_path_and_errno);
+    tcase_add_test(tc, test_failed_rename_leaves_no_temp_file);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("sha256");
+    tcase_add_checked_fixture(tc, setup_tmpdir, teardown_tmpdir);
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_sha256_matches_the_nist_examples);
+    tcase_add_test(tc, test_sha256_of_a_million_a_one_shot_and_streamed_agree);
+    tcase_add_test(tc, test_sha256_context_refuses_use_after_final);
+    tcase_add_test(tc, test_sha256_of_files_matches_the_vectors);
+    tcase_add_test(tc, test_sha256_of_a_missing_file_names_it);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("hex");
+    tcase_add_test(tc, test_hex_encodes_lowercase);
+    tcase_add_test(tc, test_hex_decodes_either_case);
+    tcase_add_test(tc, test_hex_decode_refuses_wrong_length_and_non_hex);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(common_suite());
+    int failed;
+
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}

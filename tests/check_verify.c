@@ -1,0 +1,1178 @@
+/*
+ * check_verify.c: verify-bundle's checks 2 to 8, the content-level part of
+ * the hostile corpus (the zip-level part is tests/check_zipread.c), and the
+ * command line through the real binary.
+ *
+ * A good bundle is built once per run: a synthetic store through the store
+ * API (src/verify/fixture/vfixture.h) exported by the real exporter.  Each
+ * hostile case reads its members, tampers with one thing, recomputes every
+ * digest and receipts.json (so only the deep checks can catch it), writes a
+ * new zip with the bundle's own writer and states the expected check,
+ * member and reason.  JSON members are edited as parsed trees and printed
+ * back with every number as its exact text, which reproduces the exporter's
+ * bytes (a test proves that first), so an edit changes only what it means
+ * to change.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "bundle/export.h"
+#include "bundle/zipwrite.h"
+#include "json.h"
+#include "sha256.h"
+#include "verify/fixture/vfixture.h"
+#include "verify/verify.h"
+#include "verify/verify_int.h"
+#include "verify/zipread.h"
+
+#if defined(__has_include)
+#if __has_include("selector.h")
+#define HAVE_SELECTOR 1
+#endif
+#endif
+
+/* ------------------------------------------------------------ fixture */
+
+static char g_dir[256];    /* mkdtemp directory of this run */
+static char g_good[300];   /* the good bundle */
+static char g_failed[300]; /* a bundle whose first job failed and was rescued */
+static char g_tree[300];   /* a source tree equal to the bundle's sources */
+static char g_root[65];    /* the good bundle's root digest */
+
+static const char src_kernel[] = "/* reduce kernels */\nint ev_k;\n";
+static const char src_runner[] = "/* runner */\nint ev_r;\n";
+static const char src_proto[] = "{\"seed\": 1}\n";
+static const char src_schema[] = "-- schema\n";
+static const ev_vfix_source g_sources[] = {
+    {"db/schema.sql", src_schema, sizeof src_schema - 1},
+    {"kernels/reduce.c", src_kernel, sizeof src_kernel - 1},
+    {"protocols/quick.json", src_proto, sizeof src_proto - 1},
+    {"src/runner/worker.c", src_runner, sizeof src_runner - 1},
+};
+
+/* Writes bytes to dir/rel, creating parent directories; aborts on error. */
+static void write_tree_file(const char *dir, const char *rel, const void *p, size_t n)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, rel);
+    for (char *s = path + strlen(dir) + 1; *s; s++)
+        if (*s == '/') {
+            *s = '\0';
+            mkdir(path, 0755);
+            *s = '/';
+        }
+    FILE *f = fopen(path, "wb");
+    if (!f || fwrite(p, 1, n, f) != n || fclose(f)) {
+        fprintf(stderr, "cannot write %s\n", path);
+        abort();
+    }
+}
+
+/* Builds the good and the rescued bundle and the source tree, once. */
+static void build_fixtures(void)
+{
+    ev_err err = {{0}};
+    char db[300];
+    char root2[65];
+    snprintf(g_dir, sizeof g_dir, "/tmp/check_verify.XXXXXX");
+    if (!mkdtemp(g_dir))
+        abort();
+    ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0]};
+    snprintf(db, sizeof db, "%s/good.db", g_dir);
+    snprintf(g_good, sizeof g_good, "%s/good.zip", g_dir);
+    if (ev_vfix_build(db, &o, &err) || ev_export_file(db, 0, g_good, g_root, &err)) {
+        fprintf(stderr, "fixture: %s\n", err.msg);
+        abort();
+    }
+    o.fail_first = 1;
+    snprintf(db, sizeof db, "%s/failed.db", g_dir);
+    snprintf(g_failed, sizeof g_failed, "%s/failed.zip", g_dir);
+    if (ev_vfix_build(db, &o, &err) || ev_export_file(db, 0, g_failed, root2, &err)) {
+        fprintf(stderr, "fixture: %s\n", err.msg);
+        abort();
+    }
+    snprintf(g_tree, sizeof g_tree, "%s/tree", g_dir);
+    mkdir(g_tree, 0755);
+    for (size_t i = 0; i < sizeof g_sources / sizeof g_sources[0]; i++)
+        write_tree_file(g_tree, g_sources[i].path, g_sources[i].bytes, g_sources[i].len);
+}
+
+/* ------------------------------------------------------------ members */
+
+#define TM_MAX 256
+
+typedef struct tm_list {
+    char *name[TM_MAX];
+    ev_buf data[TM_MAX];
+    size_t n;
+} tm_list;
+
+/* Reads every member of the zip at path into l. */
+static void tm_load(tm_list *l, const char *path)
+{
+    ev_buf raw = EV_BUF_INIT;
+    ev_err err = {{0}};
+    ev_zip *z = NULL;
+    ev_zip_problems *pr = NULL;
+    memset(l, 0, sizeof *l);
+    ck_assert_int_eq(ev_read_file(path, &raw, &err), EV_OK);
+    ck_assert_int_eq(ev_zip_problems_new(&pr), EV_OK);
+    ck_assert_int_eq(ev_zip_read_mem(raw.data, raw.len, NULL, &z, pr, &err), EV_OK);
+    for (size_t i = 0; i < ev_zip_count(z); i++) {
+        const ev_zip_member *m = ev_zip_at(z, i);
+        ck_assert_uint_lt(l->n, TM_MAX);
+        l->name[l->n] = strdup(m->name);
+        ck_assert_int_eq(ev_buf_append(&l->data[l->n], m->data, (size_t)m->size), EV_OK);
+        l->n++;
+    }
+    ev_zip_free(z);
+    ev_zip_problems_free(pr);
+    ev_buf_free(&raw);
+}
+
+/* The buffer of member name, or NULL. */
+static ev_buf *tm_get(tm_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->name[i], name))
+            return &l->data[i];
+    return NULL;
+}
+
+/* Sets (adds or replaces) a member. */
+static void tm_set(tm_list *l, const char *name, const void *p, size_t n)
+{
+    ev_buf *b = tm_get(l, name);
+    if (!b) {
+        ck_assert_uint_lt(l->n, TM_MAX);
+        l->name[l->n] = strdup(name);
+        b = &l->data[l->n++];
+    }
+    ev_buf_reset(b);
+    ck_assert_int_eq(ev_buf_append(b, p, n), EV_OK);
+}
+
+/* Removes a member (which must exist). */
+static void tm_remove(tm_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strcmp(l->name[i], name)) {
+            free(l->name[i]);
+            ev_buf_free(&l->data[i]);
+            memmove(&l->name[i], &l->name[i + 1], (l->n - i - 1) * sizeof l->name[0]);
+            memmove(&l->data[i], &l->data[i + 1], (l->n - i - 1) * sizeof l->data[0]);
+            l->n--;
+            return;
+        }
+    ck_abort_msg("no member %s", name);
+}
+
+/* Replaces the first occurrence of from with to in member name. */
+static void tm_replace(tm_list *l, const char *name, const char *from, const char *to)
+{
+    ev_buf *b = tm_get(l, name);
+    ck_assert_ptr_nonnull(b);
+    char *at = memmem(b->data, b->len, from, strlen(from));
+    ck_assert_msg(at != NULL, "'%s' not in %s", from, name);
+    ev_buf nb = EV_BUF_INIT;
+    size_t off = (size_t)(at - b->data);
+    ck_assert_int_eq(ev_buf_append(&nb, b->data, off), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&nb, to), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&nb, at + strlen(from), b->len - off - strlen(from)), EV_OK);
+    ev_buf_free(b);
+    *b = nb;
+}
+
+/* qsort comparator over member indexes by name. */
+static tm_list *g_sort_list;
+static int tm_cmp(const void *a, const void *b)
+{
+    return strcmp(g_sort_list->name[*(const size_t *)a], g_sort_list->name[*(const size_t *)b]);
+}
+
+/* Writes l to path as a zip, with receipts.json recomputed (canonical)
+ * unless keep_receipts. */
+static void tm_write(tm_list *l, const char *path, int keep_receipts)
+{
+    size_t idx[TM_MAX];
+    ev_member m[TM_MAX];
+    ev_err err = {{0}};
+    for (size_t i = 0; i < l->n; i++)
+        idx[i] = i;
+    g_sort_list = l;
+    qsort(idx, l->n, sizeof idx[0], tm_cmp);
+    if (!keep_receipts) {
+        cJSON *root = cJSON_CreateObject(), *arr;
+        cJSON_AddStringToObject(root, "format", "evident-receipts/1");
+        arr = cJSON_AddArrayToObject(root, "members");
+        for (size_t k = 0; k < l->n; k++) {
+            size_t i = idx[k];
+            char hex[65];
+            if (!strcmp(l->name[i], "receipts.json"))
+                continue;
+            cJSON *o = cJSON_CreateObject();
+            cJSON_AddItemToArray(arr, o);
+            cJSON_AddStringToObject(o, "name", l->name[i]);
+            ev_json_add_i64(o, "size", (int64_t)l->data[i].len);
+            ev_sha256_hex(l->data[i].data ? l->data[i].data : "", l->data[i].len, hex);
+            cJSON_AddStringToObject(o, "sha256", hex);
+        }
+        ev_buf out = EV_BUF_INIT;
+        ck_assert_int_eq(ev_json_print(root, 1, &out), EV_OK);
+        cJSON_Delete(root);
+        tm_set(l, "receipts.json", out.data, out.len);
+        ev_buf_free(&out);
+        for (size_t i = 0; i < l->n; i++)
+            idx[i] = i;
+        qsort(idx, l->n, sizeof idx[0], tm_cmp);
+    }
+    for (size_t k = 0; k < l->n; k++) {
+        m[k].name = l->name[idx[k]];
+        m[k].data = l->data[idx[k]].data;
+        m[k].len = l->data[idx[k]].len;
+    }
+    ck_assert_msg(ev_zip_write(path, m, l->n, &err) == EV_OK, "zip write: %s", err.msg);
+}
+
+static void tm_free(tm_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        free(l->name[i]);
+        ev_buf_free(&l->data[i]);
+    }
+    l->n = 0;
+}
+
+/* Replaces every number of a tree by raw exact text (as the exporter
+ * writes numbers), so printing reproduces the exporter's bytes. */
+static void rawify(cJSON *t)
+{
+    for (cJSON *c = t ? t->child : NULL; c; c = c->next) {
+        if (cJSON_IsNumber(c)) {
+            char buf[32];
+            ck_assert_int_eq(ev_json_format_double(c->valuedouble, buf), EV_OK);
+            cJSON *raw = cJSON_CreateRaw(buf);
+            ck_assert_ptr_nonnull(raw);
+            cJSON_ReplaceItemViaPointer(t, c, raw);
+            c = raw;
+        } else {
+            rawify(c);
+        }
+    }
+}
+
+/* Parses member name of l (strictly). */
+static cJSON *tm_json(tm_list *l, const char *name)
+{
+    ev_buf *b = tm_get(l, name);
+    ev_err err = {{0}};
+    cJSON *t = NULL;
+    ck_assert_ptr_nonnull(b);
+    ck_assert_msg(ev_json_parse(b->data, b->len, 0, &t, &err) == EV_OK, "%s: %s", name, err.msg);
+    return t;
+}
+
+/* Prints tree back into member name (numbers exact) and frees it. */
+static void tm_json_put(tm_list *l, const char *name, cJSON *t)
+{
+    ev_buf out = EV_BUF_INIT;
+    rawify(t);
+    ck_assert_int_eq(ev_json_print(t, 1, &out), EV_OK);
+    tm_set(l, name, out.data, out.len);
+    ev_buf_free(&out);
+    cJSON_Delete(t);
+}
+
+/* The job object of validation.json's jobs with this key. */
+static cJSON *job_by_key(cJSON *val, const char *key)
+{
+    cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(val, "jobs"))
+    {
+        if (!strcmp(cJSON_GetObjectItem(j, "job_key")->valuestring, key))
+            return j;
+    }
+    ck_abort_msg("no job %s", key);
+    return NULL;
+}
+
+/* ------------------------------------------------------------ verdicts */
+
+static char g_case[300];
+
+/* Verifies path; returns the report (caller frees). */
+static ev_vreport *verify(const char *path, const char *tree, const char *root)
+{
+    ev_verify_opts o = {tree, root};
+    ev_vreport *r = NULL;
+    ev_err err = {{0}};
+    ck_assert_msg(ev_verify_bundle(path, &o, &r, &err) == EV_OK, "verify: %s", err.msg);
+    return r;
+}
+
+/* Text of the report, for failure messages. */
+static const char *report_text(const ev_vreport *r)
+{
+    static ev_buf b = EV_BUF_INIT;
+    ev_buf_reset(&b);
+    ev_vreport_text(r, &b);
+    return b.data ? b.data : "";
+}
+
+/* 1 when r holds a failure of check whose member equals member (NULL: any)
+ * and whose reason contains substr. */
+static int has_failure(const ev_vreport *r, const char *check, const char *member, const char *substr)
+{
+    for (int c = 0; c < VR_NCHECKS; c++) {
+        if (strcmp(vr_name(c), check))
+            continue;
+        const vr_check *k = &r->checks[c];
+        for (size_t i = 0; i < k->n_fails; i++)
+            if ((!member || !strcmp(k->fails[i].member, member)) && strstr(k->fails[i].text, substr))
+                return 1;
+    }
+    return 0;
+}
+
+/* Asserts that r FAILS with that failure among its failures. */
+static void expect_fail(ev_vreport *r, const char *check, const char *member, const char *substr)
+{
+    ck_assert_msg(!ev_vreport_passed(r), "expected FAIL, got PASS:\n%s", report_text(r));
+    ck_assert_msg(has_failure(r, check, member, substr), "expected FAIL %s: %s: ...%s...; got:\n%s", check,
+                  member ? member : "*", substr, report_text(r));
+}
+
+/* Asserts that r PASSes (without the selector built, the only failure
+ * allowed is the one saying the auto receipts could not be recomputed). */
+static void expect_pass(ev_vreport *r)
+{
+#ifdef HAVE_SELECTOR
+    ck_assert_msg(ev_vreport_passed(r), "expected PASS:\n%s", report_text(r));
+#else
+    ck_assert_msg(ev_vreport_failures(r) == 1 &&
+                      has_failure(r, "rederive", NULL, "without kernels/selector.h"),
+                  "expected PASS but for the selector:\n%s", report_text(r));
+#endif
+}
+
+/* Writes l as this case's bundle and verifies it. */
+static ev_vreport *tamper_verify(tm_list *l, const char *tag, const char *tree, const char *root)
+{
+    snprintf(g_case, sizeof g_case, "%s/%s.zip", g_dir, tag);
+    tm_write(l, g_case, 0);
+    return verify(g_case, tree, root);
+}
+
+/* ------------------------------------------------------------ good bundles */
+
+START_TEST(test_good_bundle_passes_every_check)
+{
+    ev_vreport *r = verify(g_good, NULL, NULL);
+    expect_pass(r);
+    ev_buf b = EV_BUF_INIT;
+    ck_assert_int_eq(ev_vreport_text(r, &b), EV_OK);
+    ck_assert_ptr_nonnull(strstr(b.data, "refit from samples.csv"));
+    ck_assert_ptr_nonnull(strstr(b.data, "byte for byte"));
+    ev_buf_free(&b);
+    ev_vreport_free(r);
+}
+END_TEST
+
+START_TEST(test_pass_without_expect_root_says_authenticity_is_not_shown)
+{
+    ev_vreport *r = verify(g_good, NULL, NULL);
+    ev_buf b = EV_BUF_INIT;
+    ck_assert_int_eq(ev_vreport_json(r, &b), EV_OK);
+    cJSON *t = cJSON_Parse(b.data);
+    ck_assert_ptr_nonnull(t);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(t, "authenticity_shown")));
+    ck_assert_str_eq(cJSON_GetObjectItem(t, "root")->valuestring, g_root);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t, "checks")), 7);
+    cJSON_Delete(t);
+    ev_buf_free(&b);
+    ev_vreport_free(r);
+}
+END_TEST
+
+START_TEST(test_rescued_bundle_passes_with_its_rescue_regenerated)
+{
+    ev_vreport *r = verify(g_failed, NULL, NULL);
+    expect_pass(r);
+    ck_assert_ptr_nonnull(
+        strstr(report_text(r), "1 rescue jobs regenerated; run status failed, completed-after-rescue"));
+    ev_vreport_free(r);
+}
+END_TEST
+
+START_TEST(test_rewriting_members_unchanged_keeps_the_same_bytes_and_passes)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    ev_buf before = EV_BUF_INIT;
+    ev_buf *v = tm_get(&l, "validation.json");
+    ck_assert_int_eq(ev_buf_append(&before, v->data, v->len), EV_OK);
+    tm_json_put(&l, "validation.json", tm_json(&l, "validation.json"));
+    v = tm_get(&l, "validation.json");
+    ck_assert_uint_eq(v->len, before.len);
+    ck_assert(memcmp(v->data, before.data, before.len) == 0);
+    ev_vreport *r = tamper_verify(&l, "same", NULL, NULL);
+    expect_pass(r);
+    ck_assert_str_eq(r->root_hex, g_root);
+    ev_vreport_free(r);
+    ev_buf_free(&before);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_right_root_and_source_tree_pass)
+{
+    ev_vreport *r = verify(g_good, g_tree, g_root);
+    expect_pass(r);
+    ck_assert(r->root_matches);
+    ck_assert_int_eq(r->checks[VR_SOURCES].verdict, EV_VERDICT_PASS);
+    ev_vreport_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ members (check 2) */
+
+START_TEST(test_extra_member_fails_members)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_set(&l, "notes.txt", "hello\n", 6);
+    ev_vreport *r = tamper_verify(&l, "extra", NULL, NULL);
+    expect_fail(r, "members", "notes.txt", "not a bundle member name");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_extra_output_member_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_set(&l, "outputs/999-1.bin", "\0\0\0\0", 4);
+    ev_vreport *r = tamper_verify(&l, "extra_output", NULL, NULL);
+    expect_fail(r, "rederive", "outputs/999-1.bin", "no validation record names this output");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_missing_member_fails_members)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_remove(&l, "model.json");
+    ev_vreport *r = tamper_verify(&l, "missing", NULL, NULL);
+    expect_fail(r, "members", "model.json", "missing required member");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_member_changed_without_new_receipt_fails_members)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_replace(&l, "report.html", "<", "<!-- x -->\n<");
+    snprintf(g_case, sizeof g_case, "%s/stale_receipt.zip", g_dir);
+    tm_write(&l, g_case, 1);
+    ev_vreport *r = verify(g_case, NULL, NULL);
+    expect_fail(r, "members", "report.html", "does not equal its receipt");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_wrong_root_with_expect_root_fails)
+{
+    ev_vreport *r = verify(g_good, NULL, "00000000000000000000000000000000000000000000000000000000000000ff");
+    expect_fail(r, "members", "receipts.json", "does not equal --expect-root");
+    ev_vreport_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ formats (check 3) */
+
+START_TEST(test_json_with_duplicate_keys_fails_formats)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_replace(&l, "validation.json", "\"format\":", "\"summary\":\t1,\n\t\"format\":");
+    ev_vreport *r = tamper_verify(&l, "dupkey", NULL, NULL);
+    expect_fail(r, "formats", "validation.json", "duplicate key");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_json_with_trailing_bytes_fails_formats)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    ev_buf *m = tm_get(&l, "model.json");
+    ck_assert_int_eq(ev_buf_puts(m, "{}\n"), EV_OK);
+    ev_vreport *r = tamper_verify(&l, "trailing", NULL, NULL);
+    expect_fail(r, "formats", "model.json", "trailing bytes");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_json_nested_5000_deep_fails_formats)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    ev_buf deep = EV_BUF_INIT;
+    for (int i = 0; i < 5000; i++)
+        ck_assert_int_eq(ev_buf_puts(&deep, "["), EV_OK);
+    for (int i = 0; i < 5000; i++)
+        ck_assert_int_eq(ev_buf_puts(&deep, "]"), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&deep, "\n"), EV_OK);
+    tm_set(&l, "provenance.json", deep.data, deep.len);
+    ev_vreport *r = tamper_verify(&l, "deep", NULL, NULL);
+    expect_fail(r, "formats", "provenance.json", "nesting deeper");
+    ev_vreport_free(r);
+    ev_buf_free(&deep);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_number_that_is_not_its_exact_text_fails_formats)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    /* 0.05 reads back to the same double, but is not the text written. */
+    tm_replace(&l, "model.json", "0.050000000000000003", "0.05");
+    ev_vreport *r = tamper_verify(&l, "noncanon", NULL, NULL);
+    expect_fail(r, "formats", "model.json", "not canonical");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_csv_with_missing_columns_fails_formats)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    ev_buf *s = tm_get(&l, "samples.csv");
+    ev_buf out = EV_BUF_INIT;
+    /* Drop the last column (sm_clock_mhz) from the header and every row. */
+    const char *p = s->data, *end = s->data + s->len;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *comma = p;
+        for (const char *q = p; q < nl; q++)
+            if (*q == ',')
+                comma = q;
+        ck_assert_int_eq(ev_buf_append(&out, p, (size_t)(comma - p)), EV_OK);
+        ck_assert_int_eq(ev_buf_puts(&out, "\n"), EV_OK);
+        p = nl + 1;
+    }
+    tm_set(&l, "samples.csv", out.data, out.len);
+    ev_vreport *r = tamper_verify(&l, "csvcols", NULL, NULL);
+    expect_fail(r, "formats", "samples.csv", "header");
+    ck_assert_int_eq(r->checks[VR_REDERIVE].verdict, EV_VERDICT_NOT_RUN);
+    ev_vreport_free(r);
+    ev_buf_free(&out);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_csv_with_bad_utf8_fails_formats)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_replace(&l, "samples.csv", ",initial,", ",init\xff\xfeal,");
+    ev_vreport *r = tamper_verify(&l, "csvutf8", NULL, NULL);
+    expect_fail(r, "formats", "samples.csv", "UTF-8");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* ------------------------------------------------------------ samples */
+
+/* Index of the start of the last line of b (b ends with '\n'). */
+static size_t last_line_start(const ev_buf *b)
+{
+    size_t i = b->len - 1;
+    while (i > 0 && b->data[i - 1] != '\n')
+        i--;
+    return i;
+}
+
+/* Splits a CSV line (no quotes in samples.csv) into at most 32 fields. */
+static size_t split(char *line, char **f)
+{
+    size_t n = 0;
+    f[n++] = line;
+    for (char *p = line; *p && *p != '\n'; p++)
+        if (*p == ',') {
+            *p = '\0';
+            f[n++] = p + 1;
+        }
+    char *nl = strchr(f[n - 1], '\n');
+    if (nl)
+        *nl = '\0';
+    return n;
+}
+
+/* Rewrites the last row of samples.csv: elapsed_ms times factor (and
+ * per_op_us recomputed consistently when consistent), or the row
+ * duplicated with the next sample_index when dup. */
+static void edit_last_row(tm_list *l, double factor, int consistent, int dup)
+{
+    ev_buf *s = tm_get(l, "samples.csv");
+    size_t at = last_line_start(s);
+    char line[1024], *f[32];
+    ck_assert_uint_lt(s->len - at, sizeof line);
+    memcpy(line, s->data + at, s->len - at);
+    line[s->len - at] = '\0';
+    size_t n = split(line, f);
+    ck_assert_uint_eq(n, 24);
+    double el = strtod(f[18], NULL) * factor;
+    long long reps = strtoll(f[16], NULL, 10), opg = strtoll(f[17], NULL, 10);
+    char e[32], pu[32], idx[32];
+    ev_json_format_double(el, e);
+    ev_json_format_double(consistent ? el * 1000.0 / (double)(reps * opg) : strtod(f[19], NULL), pu);
+    snprintf(idx, sizeof idx, "%lld", strtoll(f[15], NULL, 10) + 1);
+    ev_buf out = EV_BUF_INIT;
+    if (dup)
+        ck_assert_int_eq(ev_buf_append(&out, s->data, s->len), EV_OK);
+    else
+        ck_assert_int_eq(ev_buf_append(&out, s->data, at), EV_OK);
+    f[18] = e;
+    f[19] = pu;
+    if (dup)
+        f[15] = idx;
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(ev_buf_printf(&out, "%s%s", f[i], i + 1 < n ? "," : "\n"), EV_OK);
+    tm_set(l, "samples.csv", out.data, out.len);
+    ev_buf_free(&out);
+}
+
+START_TEST(test_extra_csv_row_fails_rederive_and_protocol)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    edit_last_row(&l, 1.0, 1, 1);
+    ev_vreport *r = tamper_verify(&l, "extrarow", NULL, NULL);
+    expect_fail(r, "rederive", "samples.csv", "8 hot and 2 cold rows, validation.json records 7 and 2");
+    expect_fail(r, "protocol", "samples.csv", "8 hot samples, protocol declares 7");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_dropped_csv_row_fails_rederive_and_protocol)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    ev_buf *s = tm_get(&l, "samples.csv");
+    s->len = last_line_start(s);
+    ev_vreport *r = tamper_verify(&l, "droprow", NULL, NULL);
+    expect_fail(r, "rederive", "samples.csv", "6 hot and 2 cold rows, validation.json records 7 and 2");
+    expect_fail(r, "protocol", "samples.csv", "6 hot samples, protocol declares 7");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_changed_timing_fails_rederive_median)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    /* The last row is the median sample of its job: changing its time (and
+     * its per_op_us with it) moves the median away from validation.json's. */
+    edit_last_row(&l, 1.2, 1, 0);
+    ev_vreport *r = tamper_verify(&l, "timing", NULL, NULL);
+    expect_fail(r, "rederive", "validation.json", "median_us");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_changed_elapsed_alone_fails_rederive_per_op)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    edit_last_row(&l, 1.01, 0, 0);
+    ev_vreport *r = tamper_verify(&l, "elapsed", NULL, NULL);
+    expect_fail(r, "rederive", "samples.csv", "per_op_us");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_sample_outside_its_band_fails_protocol)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    edit_last_row(&l, 3.0, 1, 0);
+    ev_vreport *r = tamper_verify(&l, "band", NULL, NULL);
+    expect_fail(r, "protocol", "samples.csv", "outside the band [2.5, 7.5] ms");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* ------------------------------------------------------------ plan (check 4) */
+
+START_TEST(test_removed_job_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *jobs = cJSON_GetObjectItem(v, "jobs");
+    cJSON_DeleteItemFromArray(jobs, cJSON_GetArraySize(jobs) - 1);
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "removed", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "is missing (dropped or relabelled)");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_added_job_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *jobs = cJSON_GetObjectItem(v, "jobs");
+    cJSON *copy = cJSON_Duplicate(job_by_key(v, "main/0/rows1/initial"), 1);
+    cJSON_ReplaceItemInObject(copy, "job_key", cJSON_CreateString("main/0/rows8/initial"));
+    cJSON_ReplaceItemInObject(copy, "arm", cJSON_CreateString("rows8"));
+    cJSON_ReplaceItemInObject(copy, "job_id", cJSON_CreateNumber(9999));
+    cJSON_AddItemToArray(jobs, copy);
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "added", NULL, NULL);
+    expect_fail(r, "plan", "validation.json",
+                "main/0/rows8/initial (job_id 9999) is not in the plan regenerated");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_relabelled_job_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "recheck/2/default/recheck");
+    cJSON_ReplaceItemInObject(j, "phase", cJSON_CreateString("main"));
+    cJSON_ReplaceItemInObject(j, "label", cJSON_CreateString("initial"));
+    cJSON_ReplaceItemInObject(j, "job_key", cJSON_CreateString("main/2/default/initial2"));
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "relabel", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "planned job recheck/2/default/recheck is missing");
+    expect_fail(r, "plan", "validation.json", "main/2/default/initial2");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_changed_outcome_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "main/1/rows2/initial");
+    cJSON_ReplaceItemInObject(j, "outcome", cJSON_CreateString("failed-timeout"));
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    cJSON_ReplaceItemInObject(a, "outcome", cJSON_CreateString("failed-timeout"));
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "outcome", NULL, NULL);
+    expect_fail(r, "plan", "validation.json",
+                "outcome failed-timeout, but its process record gives completed");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_changed_run_status_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, g_failed);
+    tm_replace(&l, "validation.json", "\"completed-after-rescue\"", "null");
+    ev_vreport *r = tamper_verify(&l, "status", NULL, NULL);
+    expect_fail(r, "plan", "validation.json",
+                "run.rescue_status null, but the outcomes give completed-after-rescue");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_dropped_rescue_job_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, g_failed);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *jobs = cJSON_GetObjectItem(v, "jobs");
+    int i = 0;
+    cJSON *j;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        if (!strcmp(cJSON_GetObjectItem(j, "phase")->valuestring, "rescue"))
+            break;
+        i++;
+    }
+    cJSON_DeleteItemFromArray(jobs, i);
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "norescue", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "rescue job rescue/0/default/retry-1 is missing");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* ------------------------------------------------------------ rederive (check 6) */
+
+START_TEST(test_edited_median_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "main/3/default/initial");
+    double m = cJSON_GetObjectItem(j, "median_us")->valuedouble;
+    cJSON_ReplaceItemInObject(j, "median_us", cJSON_CreateNumber(m * 0.9));
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "median", NULL, NULL);
+    expect_fail(r, "rederive", "validation.json", "job main/3/default/initial: median_us");
+    expect_fail(r, "rederive", "model.json", "refit from samples.csv differs");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_flipped_model_decision_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_replace(&l, "model.json", "\"selected\":\t\"default\"", "\"selected\":\t\"rows1\"");
+    ev_vreport *r = tamper_verify(&l, "decision", NULL, NULL);
+    expect_fail(r, "rederive", "model.json", "selected");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_edited_report_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_replace(&l, "report.html", "<", "<!-- all good -->\n<");
+    ev_vreport *r = tamper_verify(&l, "report", NULL, NULL);
+    expect_fail(r, "rederive", "report.html", "differs from the report regenerated");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_changed_output_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    const char *name = NULL;
+    for (size_t i = 0; i < l.n; i++)
+        if (!strncmp(l.name[i], "outputs/", 8)) {
+            name = l.name[i];
+            break;
+        }
+    ck_assert_ptr_nonnull(name);
+    tm_get(&l, name)->data[0] ^= 1;
+    ev_vreport *r = tamper_verify(&l, "output", NULL, NULL);
+    expect_fail(r, "rederive", name, "records output_sha256");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* ------------------------------------------------------------ sources (check 7) */
+
+START_TEST(test_stale_source_fails_with_the_changed_files)
+{
+    char tree[320];
+    snprintf(tree, sizeof tree, "%s/stale", g_dir);
+    mkdir(tree, 0755);
+    for (size_t i = 0; i < sizeof g_sources / sizeof g_sources[0]; i++)
+        write_tree_file(tree, g_sources[i].path, g_sources[i].bytes, g_sources[i].len);
+    write_tree_file(tree, "kernels/reduce.c", "/* changed */\n", 14);
+    write_tree_file(tree, "kernels/new.cu", "x\n", 2);
+    ev_vreport *r = verify(g_good, tree, NULL);
+    expect_fail(r, "sources", "sources/",
+                "stale evidence: 2 changed files: kernels/reduce.c, kernels/new.cu");
+    expect_fail(r, "sources", "kernels/new.cu", "in DIR's measurement closure but not in the bundle");
+    ev_vreport_free(r);
+}
+END_TEST
+
+/* ------------------------------------------------------------ compare (check 8) */
+
+START_TEST(test_compare_of_a_bundle_with_itself_passes)
+{
+    ev_vreport *r = NULL;
+    ev_err err = {{0}};
+    ck_assert_int_eq(ev_verify_compare(g_good, g_good, &r, &err), EV_OK);
+    ck_assert_int_eq(r->checks[VR_COMPARE].verdict, EV_VERDICT_PASS);
+    ck_assert_ptr_nonnull(strstr(report_text(r), "B/A geometric mean 1.000000"));
+    ev_vreport_free(r);
+}
+END_TEST
+
+START_TEST(test_compare_reports_outcome_and_value_differences)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    const char *name = NULL;
+    for (size_t i = 0; i < l.n; i++)
+        if (!strncmp(l.name[i], "outputs/", 8)) {
+            name = l.name[i];
+            break;
+        }
+    ev_buf *o = tm_get(&l, name);
+    o->data[2] ^= 0x01; /* one fp32 element, a low mantissa byte */
+    /* Keep B self-consistent: the job's hashes follow the bytes. */
+    char hex[65];
+    ev_sha256_hex(o->data, o->len, hex);
+    cJSON *v = tm_json(&l, "validation.json"), *j, *a, *val;
+    int hits = 0;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
+        {
+            int mine = 0;
+            cJSON_ArrayForEach(val, cJSON_GetObjectItem(a, "validations"))
+            {
+                cJSON *m = cJSON_GetObjectItem(val, "output_member");
+                mine |= cJSON_IsString(m) && !strcmp(m->valuestring, name);
+            }
+            cJSON_ArrayForEach(val, cJSON_GetObjectItem(a, "validations"))
+            {
+                if (mine) {
+                    cJSON_ReplaceItemInObject(val, "output_sha256", cJSON_CreateString(hex));
+                    hits++;
+                }
+            }
+        }
+    }
+    ck_assert_int_ge(hits, 1);
+    tm_json_put(&l, "validation.json", v);
+    snprintf(g_case, sizeof g_case, "%s/cmp.zip", g_dir);
+    tm_write(&l, g_case, 0);
+    ev_vreport *r = NULL;
+    ev_err err = {{0}};
+    ck_assert_int_eq(ev_verify_compare(g_good, g_case, &r, &err), EV_OK);
+    expect_fail(r, "compare", name, "outputs differ bitwise; values: 1 of");
+#ifdef HAVE_SELECTOR
+    ck_assert_uint_eq(r->checks[VR_REDERIVE].n_fails_total, 0); /* B is self-consistent */
+#else
+    ck_assert_uint_eq(r->checks[VR_REDERIVE].n_fails_total, 2); /* only the selector, in A and B */
+#endif
+    ev_vreport_free(r);
+    r = NULL;
+    ck_assert_int_eq(ev_verify_compare(g_good, g_failed, &r, &err), EV_OK);
+    expect_fail(r, "compare", "validation.json", "outcome completed in A, failed-exit in B");
+    expect_fail(r, "compare", "validation.json", "rescue/0/default/retry-1 is in B only");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* ------------------------------------------------------------ the binary */
+
+/* Runs build/verify-bundle with args; returns the exit status and the last
+ * line of stderr in last (and stdout in out when non-NULL). */
+static int run_bin(const char *const *args, char *last, size_t cap, ev_buf *out)
+{
+    char bin[512], errp[512], outp[512];
+    const char *b = getenv("EV_BUILD");
+    snprintf(bin, sizeof bin, "%s/verify-bundle", b ? b : "build");
+    snprintf(errp, sizeof errp, "%s/stderr.txt", g_dir);
+    snprintf(outp, sizeof outp, "%s/stdout.txt", g_dir);
+    const char *argv[16];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (; args[n - 1] && n < 15; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+            fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fe, 2);
+        dup2(fo, 1);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st), "verify-bundle did not exit normally");
+    ev_buf e = EV_BUF_INIT;
+    ev_err err;
+    ck_assert_int_eq(ev_read_file(errp, &e, &err), EV_OK);
+    last[0] = '\0';
+    if (e.len) {
+        size_t end = e.len;
+        while (end > 0 && e.data[end - 1] == '\n')
+            end--;
+        size_t start = end;
+        while (start > 0 && e.data[start - 1] != '\n')
+            start--;
+        snprintf(last, cap, "%.*s", (int)(end - start), e.data + start);
+    }
+    ev_buf_free(&e);
+    if (out)
+        ck_assert_int_eq(ev_read_file(outp, out, &err), EV_OK);
+    ck_assert_int_ne(WEXITSTATUS(st), 127);
+    return WEXITSTATUS(st);
+}
+
+START_TEST(test_binary_exit_codes)
+{
+    char last[1024];
+    const char *help[] = {"--help", NULL}, *ver[] = {"--version", NULL}, *none[] = {NULL};
+    const char *bad[] = {"--frobnicate", "x.zip", NULL};
+    char missing[320], notzip[320];
+    snprintf(missing, sizeof missing, "%s/does-not-exist.zip", g_dir);
+    snprintf(notzip, sizeof notzip, "%s/not-a-zip.zip", g_dir);
+    write_tree_file(g_dir, "not-a-zip.zip", "hello, not a zip\n", 17);
+    const char *miss[] = {missing, NULL}, *nz[] = {notzip, NULL}, *dir[] = {g_dir, NULL};
+    const char *badroot[] = {g_good, "--expect-root", "abc", NULL};
+    const char *wrongroot[] = {g_good, "--expect-root",
+                               "00000000000000000000000000000000000000000000000000000000000000ff", NULL};
+    const char *notree[] = {g_good, "--source-tree", missing, NULL};
+
+    ck_assert_int_eq(run_bin(help, last, sizeof last, NULL), 0);
+    ck_assert_int_eq(run_bin(ver, last, sizeof last, NULL), 0);
+    ck_assert_int_eq(run_bin(none, last, sizeof last, NULL), 2);
+    ck_assert_int_eq(run_bin(bad, last, sizeof last, NULL), 2);
+    ck_assert_int_eq(run_bin(miss, last, sizeof last, NULL), 2);
+    ck_assert_ptr_nonnull(strstr(last, "cannot open"));
+    ck_assert_int_eq(run_bin(dir, last, sizeof last, NULL), 2);
+    ck_assert_int_eq(run_bin(badroot, last, sizeof last, NULL), 2);
+    ck_assert_int_eq(run_bin(notree, last, sizeof last, NULL), 2);
+    ck_assert_int_eq(run_bin(nz, last, sizeof last, NULL), 1);
+    ck_assert_msg(!strncmp(last, "verify-bundle: FAIL archive: ", 29), "last line: %s", last);
+    ck_assert_int_eq(run_bin(wrongroot, last, sizeof last, NULL), 1);
+    ck_assert_msg(!strncmp(last, "verify-bundle: FAIL members: receipts.json: root digest ", 56),
+                  "last line: %s", last);
+}
+END_TEST
+
+START_TEST(test_binary_pass_and_json)
+{
+    char last[1024];
+    const char *good[] = {g_good, "--expect-root", g_root, "--source-tree", g_tree, NULL};
+    const char *js[] = {g_good, "--json", NULL};
+    ev_buf out = EV_BUF_INIT;
+    int rc = run_bin(good, last, sizeof last, &out);
+#ifdef HAVE_SELECTOR
+    ck_assert_msg(rc == 0, "exit %d, %s", rc, last);
+    ck_assert_ptr_nonnull(strstr(out.data, "verdict: PASS"));
+#else
+    ck_assert_int_eq(rc, 1);
+    ck_assert_ptr_nonnull(strstr(last, "selector"));
+#endif
+    ev_buf_reset(&out);
+    rc = run_bin(js, last, sizeof last, &out);
+    cJSON *t = cJSON_ParseWithLength(out.data, out.len);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_str_eq(cJSON_GetObjectItem(t, "verdict")->valuestring, rc == 0 ? "PASS" : "FAIL");
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(t, "checks")), 7);
+    cJSON_Delete(t);
+    ev_buf_free(&out);
+}
+END_TEST
+
+START_TEST(test_binary_compare_exit_codes)
+{
+    char last[1024];
+    const char *same[] = {"--compare", g_good, g_good, NULL};
+    const char *diff[] = {"--compare", g_good, g_failed, NULL};
+    const char *one[] = {"--compare", g_good, NULL};
+    int rc = run_bin(same, last, sizeof last, NULL);
+#ifdef HAVE_SELECTOR
+    ck_assert_msg(rc == 0, "exit %d: %s", rc, last);
+#else
+    ck_assert_int_eq(rc, 1);
+#endif
+    ck_assert_int_eq(run_bin(diff, last, sizeof last, NULL), 1);
+    ck_assert_int_eq(run_bin(one, last, sizeof last, NULL), 2);
+}
+END_TEST
+
+/* ------------------------------------------------------------ suite */
+
+static Suite *verify_suite(void)
+{
+    Suite *s = suite_create("verify");
+    TCase *t = tcase_create("verify");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_good_bundle_passes_every_check);
+    tcase_add_test(t, test_pass_without_expect_root_says_authenticity_is_not_shown);
+    tcase_add_test(t, test_rescued_bundle_passes_with_its_rescue_regenerated);
+    tcase_add_test(t, test_rewriting_members_unchanged_keeps_the_same_bytes_and_passes);
+    tcase_add_test(t, test_right_root_and_source_tree_pass);
+    tcase_add_test(t, test_extra_member_fails_members);
+    tcase_add_test(t, test_extra_output_member_fails_rederive);
+    tcase_add_test(t, test_missing_member_fails_members);
+    tcase_add_test(t, test_member_changed_without_new_receipt_fails_members);
+    tcase_add_test(t, test_wrong_root_with_expect_root_fails);
+    tcase_add_test(t, test_json_with_duplicate_keys_fails_formats);
+    tcase_add_test(t, test_json_with_trailing_bytes_fails_formats);
+    tcase_add_test(t, test_json_nested_5000_deep_fails_formats);
+    tcase_add_test(t, test_number_that_is_not_its_exact_text_fails_formats);
+    tcase_add_test(t, test_csv_with_missing_columns_fails_formats);
+    tcase_add_test(t, test_csv_with_bad_utf8_fails_formats);
+    tcase_add_test(t, test_extra_csv_row_fails_rederive_and_protocol);
+    tcase_add_test(t, test_dropped_csv_row_fails_rederive_and_protocol);
+    tcase_add_test(t, test_changed_timing_fails_rederive_median);
+    tcase_add_test(t, test_changed_elapsed_alone_fails_rederive_per_op);
+    tcase_add_test(t, test_sample_outside_its_band_fails_protocol);
+    tcase_add_test(t, test_removed_job_fails_plan);
+    tcase_add_test(t, test_added_job_fails_plan);
+    tcase_add_test(t, test_relabelled_job_fails_plan);
+    tcase_add_test(t, test_changed_outcome_fails_plan);
+    tcase_add_test(t, test_changed_run_status_fails_plan);
+    tcase_add_test(t, test_dropped_rescue_job_fails_plan);
+    tcase_add_test(t, test_edited_median_fails_rederive);
+    tcase_add_test(t, test_flipped_model_decision_fails_rederive);
+    tcase_add_test(t, test_edited_report_fails_rederive);
+    tcase_add_test(t, test_changed_output_fails_rederive);
+    tcase_add_test(t, test_stale_source_fails_with_the_changed_files);
+    tcase_add_test(t, test_compare_of_a_bundle_with_itself_passes);
+    tcase_add_test(t, test_compare_reports_outcome_and_value_differences);
+    tcase_add_test(t, test_binary_exit_codes);
+    tcase_add_test(t, test_binary_pass_and_json);
+    tcase_add_test(t, test_binary_compare_exit_codes);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    build_fixtures();
+    SRunner *sr = srunner_create(verify_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    if (!failed) {
+        char cmd[300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "check_verify: could not remove %s\n", g_dir);
+    }
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
