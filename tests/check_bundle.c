@@ -207,9 +207,9 @@ static void build_store(void)
     int64_t run_id, inv1, inv2;
     CHK(ev_store_add_run(s, &run, &run_id, &err));
     CHK(ev_store_add_invocation(s, run_id, 1700000000200000000, 0, "hosthash-1", &inv1, &err));
-    const char *env =
-        "{\"device\":\"cpu\",\"threads\":4,\"l2_bytes\":1048576,\"clock_ghz\":0.1,"
-        "\"build\":{\"cc\":\"gcc 12.2.0\",\"cflags\":\"-O2\",\"default_entry_source\":\"kernels/reduce.c\"}}";
+    const char *env = "{\"backend\":\"cpu\",\"compiler\":\"gcc 12.2.0\",\"cflags\":\"-O2\",\"threads\":4,"
+                      "\"default_entry_source\":\"kernels/reduce.c\",\"device\":{\"name\":\"cpu\",\"sms\":4,"
+                      "\"cache_bytes\":1048576,\"clock_ghz\":0.1,\"driver_version\":\"\"}}";
     char prof[65];
     CHK(ev_sha256_hex(env, strlen(env), prof));
     CHK(ev_store_add_environment(s, inv1, prof, env, &err));
@@ -755,8 +755,12 @@ START_TEST(test_provenance_source_tree_hash_is_the_sha256sum_of_the_snapshot)
     const cJSON *des = cJSON_GetObjectItemCaseSensitive(proof, "default_entry_source");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "sha256")->valuestring, h2);
     ck_assert_str_eq(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(proof, "build"), "cc")->valuestring,
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(proof, "build"), "compiler")
+            ->valuestring,
         "gcc 12.2.0");
+    const cJSON *build = cJSON_GetObjectItemCaseSensitive(proof, "build");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(build, "nvcc")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(build, "device_name")->valuestring, "cpu");
     cJSON_Delete(proof);
     cJSON_Delete(prov);
     ev_bundle_free(b);

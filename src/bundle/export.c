@@ -1723,20 +1723,37 @@ static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
     j_str(&b, root, "format", "evident-proof-receipts/1");
     j_str(&b, root, "backend", L->run.backend);
     if (first && first->env_json && !ev_json_parse(first->env_json, strlen(first->env_json), 0, &env, NULL)) {
-        cJSON *build = cJSON_DetachItemFromObjectCaseSensitive(env, "build");
-        if (cJSON_IsObject(build)) {
-            ev_status crc = canon_numbers(build);
-            if (crc && !b.rc)
-                b.rc = crc;
-            j_put(&b, root, "build", build);
-        } else {
-            cJSON_Delete(build);
-            j_null(&b, root, "build");
-            j_str(&b, root, "build_reason", "no build receipt in the environment record");
+        /* A fixed projection of the environment record: each key copied
+         * (numbers exact) where the runner recorded it, else null. */
+        static const char *const top[] = {"compiler", "cflags",          "kernel",
+                                          "nvcc",     "kernel_binaries", "default_entry_source"};
+        static const char *const dev[] = {"name", "driver_version", "runtime_version"};
+        cJSON *build = j_obj(&b, root, "build");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(env, "device");
+        for (size_t i = 0; i < sizeof top / sizeof top[0] + sizeof dev / sizeof dev[0]; i++) {
+            int is_dev = i >= sizeof top / sizeof top[0];
+            const char *key = is_dev ? dev[i - sizeof top / sizeof top[0]] : top[i];
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(is_dev ? d : env, key);
+            char dk[64];
+            snprintf(dk, sizeof dk, "%s%s", is_dev ? "device_" : "", key);
+            cJSON *copy = v && !b.rc ? cJSON_Duplicate(v, 1) : NULL;
+            if (copy && (cJSON_IsObject(copy) || cJSON_IsArray(copy))) {
+                ev_status crc = canon_numbers(copy);
+                if (crc && !b.rc)
+                    b.rc = crc;
+            } else if (copy && cJSON_IsNumber(copy)) {
+                char t[32];
+                cJSON_Delete(copy);
+                copy = ev_json_format_double(v->valuedouble, t) ? NULL : cJSON_CreateRaw(t);
+            }
+            if (v)
+                j_put(&b, build, dk, copy);
+            else
+                j_null(&b, build, dk);
         }
     } else {
         j_null(&b, root, "build");
-        j_str(&b, root, "build_reason", "no build receipt in the environment record");
+        j_str(&b, root, "build_reason", "no environment record");
     }
     const xsource *mk = find_source(L, "kernels/build.mk");
     if (mk) {
