@@ -7,6 +7,7 @@
 #                   succeeded (through a temporary file), so a failed export
 #                   leaves the old files in place and make stops.
 
+.PHONY: receipts
 RECEIPT_DBS := $(wildcard receipts/*/evidence.db)
 
 receipts: $(BUILD)/evident
