@@ -1,19 +1,262 @@
 /*
- * cmd_fit.c: 'evident fit' (placeholder until its module lands: it says so
- * and fails with a usage status, never pretends to work).
+ * cmd_fit.c: 'evident fit'.  Fits the cost model (src/model/) from a CSV
+ * table of medians (--observations, with --sms) or from a run in the store
+ * (--db, recording the fit there), writes model.json to --out or stdout,
+ * and says on stdout what it found.  Exit 0 fitted, 1 the fit failed (bad
+ * table, too few geometries, store error), 2 usage or an unreadable path;
+ * nothing is written when it fails (--out is replaced atomically).
  */
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli.h"
+#include "model/model.h"
+#include "store/store.h"
 
+static const char fit_usage[] =
+    "usage: evident fit (--db FILE [--run ID] | --observations FILE.csv --sms N)\n"
+    "                   [--threshold 0.05] [--out FILE]\n"
+    "\n"
+    "Fits q = a0 + aP*P + aD*ceil(P/S)*b*W by NNLS (all eight active subsets),\n"
+    "validates it leave-one-geometry-out and decides a schedule per case.\n"
+    "\n"
+    "  --observations FILE  CSV: op,rows,cols,dtype,default_rows,schedule,median_us[,role]\n"
+    "  --sms N              S: SM count (cuda) or worker threads (cpu); with --observations\n"
+    "  --db FILE            the store: main-phase hot medians of the run; the fit is recorded\n"
+    "  --run ID             the run in the store (default: the newest)\n"
+    "  --threshold T        a candidate must be predicted more than T lower (default 0.05)\n"
+    "  --out FILE           write model.json there (default: stdout)\n"
+    "\n"
+    "exit status: 0 fitted, 1 the fit failed, 2 usage or unreadable path\n";
+
+/* Parses a whole decimal integer >= lo.  Returns 0 and sets *out, or -1. */
+static int parse_i64(const char *s, int64_t lo, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (!*s || errno || *end || v < lo)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* Parses a whole finite decimal in [0, 1).  Returns 0 and sets *out, or -1. */
+static int parse_threshold(const char *s, double *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || errno || *end || !(v >= 0.0 && v < 1.0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+/* Exit code for a library status: 2 for paths that cannot be read or
+ * opened, 1 for everything else. */
+static int exit_for(ev_status rc)
+{
+    return rc == EV_EIO ? EV_EXIT_USAGE : EV_EXIT_FAIL;
+}
+
+/* Prints the one-paragraph summary of a fit on stdout (or stderr when the
+ * JSON itself goes to stdout). */
+static void print_summary(FILE *to, const ev_fit *f, const char *out_path)
+{
+    const ev_nnls *r = ev_fit_nnls(f);
+    size_t n = ev_fit_case_count(f), changed = 0, changed_logo = 0, agree = 0, cal = 0;
+    for (size_t i = 0; i < n; i++) {
+        const ev_fit_case *c = ev_fit_case_at(f, i);
+        changed += c->full.selected != EV_SCHED_DEFAULT;
+        if (c->has_logo) {
+            cal++;
+            changed_logo += c->logo.selected != EV_SCHED_DEFAULT;
+            agree += c->logo.selected == c->full.selected;
+        }
+    }
+    fprintf(to, "fit: a0=%.17g aP=%.17g aD=%.17g active {%s%s%s}\n", r->coef.a0, r->coef.aP, r->coef.aD,
+            (r->best & EV_MASK_A0) ? "a0" : "",
+            (r->best & EV_MASK_AP) ? ((r->best & EV_MASK_A0) ? ",aP" : "aP") : "",
+            (r->best & EV_MASK_AD) ? ((r->best & (EV_MASK_A0 | EV_MASK_AP)) ? ",aD" : "aD") : "");
+    fprintf(to,
+            "fit: %zu cases (%zu calibration, %zu folds): %zu select a candidate; LOGO %zu, "
+            "agreeing with the full fit on %zu of %zu\n",
+            n, cal, ev_fit_fold_count(f), changed, changed_logo, agree, cal);
+    fprintf(to, "fit: policy geomean %.8f (LOGO %.8f)\n", ev_fit_policy_geomean(f, 0),
+            ev_fit_policy_geomean(f, 1));
+    ev_fit_maxres m;
+    ev_fit_max_residual(f, 1, &m);
+    fprintf(to, "fit: max LOGO residual %+.2f%% relative, %+.3f us absolute\n", 100.0 * m.rel, m.abs);
+    double g, mx;
+    size_t nh;
+    ev_fit_holdout_regret(f, &g, &mx, &nh);
+    if (nh)
+        fprintf(to, "fit: held-out regret over %zu cases: geomean %.6f, max %.6f\n", nh, g, mx);
+    else
+        fprintf(to, "fit: no holdout cases (no held-out regret)\n");
+    if (out_path)
+        fprintf(to, "fit: wrote %s\n", out_path);
+}
+
+/* Nanoseconds since the epoch (the fit's created_ns in the store). */
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* `evident fit`: see the usage text.  Returns the exit code. */
 int ev_cmd_fit(int argc, char **argv)
 {
-    if (argc > 1 && !strcmp(argv[1], "--version")) {
-        printf("evident fit %s\n", EV_VERSION);
-        return EV_EXIT_OK;
+    const char *obs_path = NULL, *db_path = NULL, *out_path = NULL;
+    int64_t sms = 0, run_id = 0;
+    int have_sms = 0, have_run = 0;
+    double threshold = 0.05;
+    int code = EV_EXIT_OK;
+    ev_status rc = EV_OK;
+    ev_err err = {{0}};
+    ev_buf in = EV_BUF_INIT, json = EV_BUF_INIT;
+    ev_obs *obs = NULL;
+    ev_excluded *excl = NULL;
+    size_t n_obs = 0, n_excl = 0;
+    ev_store *store = NULL;
+    ev_fit *fit = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            fputs(fit_usage, stdout);
+            return EV_EXIT_OK;
+        }
+        if (!strcmp(a, "--version")) {
+            printf("evident fit %s\n", EV_VERSION);
+            return EV_EXIT_OK;
+        }
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = !strcmp(a, "--observations") || !strcmp(a, "--sms") || !strcmp(a, "--db") ||
+                    !strcmp(a, "--run") || !strcmp(a, "--threshold") || !strcmp(a, "--out");
+        if (!takes) {
+            fprintf(stderr, "evident fit: unknown argument '%s' (try 'evident fit --help')\n", a);
+            return EV_EXIT_USAGE;
+        }
+        if (!v) {
+            fprintf(stderr, "evident fit: %s needs a value\n", a);
+            return EV_EXIT_USAGE;
+        }
+        i++;
+        if (!strcmp(a, "--observations"))
+            obs_path = v;
+        else if (!strcmp(a, "--db"))
+            db_path = v;
+        else if (!strcmp(a, "--out"))
+            out_path = v;
+        else if (!strcmp(a, "--sms")) {
+            if (parse_i64(v, 1, &sms)) {
+                fprintf(stderr, "evident fit: --sms '%s' is not an integer >= 1\n", v);
+                return EV_EXIT_USAGE;
+            }
+            have_sms = 1;
+        } else if (!strcmp(a, "--run")) {
+            if (parse_i64(v, 1, &run_id)) {
+                fprintf(stderr, "evident fit: --run '%s' is not an integer >= 1\n", v);
+                return EV_EXIT_USAGE;
+            }
+            have_run = 1;
+        } else if (parse_threshold(v, &threshold)) {
+            fprintf(stderr, "evident fit: --threshold '%s' is not a number in [0, 1)\n", v);
+            return EV_EXIT_USAGE;
+        }
     }
-    (void)argv;
-    fprintf(stderr, "evident fit: not built yet in this version\n");
-    return EV_EXIT_USAGE;
+    if (!!obs_path == !!db_path) {
+        fprintf(stderr, "evident fit: give exactly one of --observations FILE.csv or --db FILE\n");
+        return EV_EXIT_USAGE;
+    }
+    if (obs_path && (!have_sms || have_run)) {
+        fprintf(stderr, "evident fit: --observations needs --sms N (and takes no --run)\n");
+        return EV_EXIT_USAGE;
+    }
+    if (db_path && have_sms) {
+        fprintf(stderr, "evident fit: --db takes S from the run's bindings, not --sms\n");
+        return EV_EXIT_USAGE;
+    }
+
+    if (obs_path) {
+        if ((rc = ev_read_file(obs_path, &in, &err))) {
+            fprintf(stderr, "evident fit: %s: %s\n", obs_path, err.msg);
+            code = EV_EXIT_USAGE;
+            goto out;
+        }
+        if ((rc = ev_obs_from_csv(in.data ? in.data : "", in.len, &obs, &n_obs, &err))) {
+            fprintf(stderr, "evident fit: %s: %s\n", obs_path, err.msg);
+            code = EV_EXIT_FAIL;
+            goto out;
+        }
+    } else {
+        if ((rc = ev_store_open(db_path, 0, &store, &err))) {
+            fprintf(stderr, "evident fit: %s: %s\n", db_path, err.msg);
+            code = exit_for(rc == EV_ENOTFOUND ? EV_EIO : rc);
+            goto out;
+        }
+        if (!have_run && (rc = ev_store_last_run(store, &run_id, &err))) {
+            fprintf(stderr, "evident fit: %s: %s\n", db_path, err.msg);
+            code = EV_EXIT_FAIL;
+            goto out;
+        }
+        if ((rc = ev_obs_from_store(store, run_id, &obs, &n_obs, &excl, &n_excl, &sms, &err))) {
+            fprintf(stderr, "evident fit: %s: run %lld: %s\n", db_path, (long long)run_id, err.msg);
+            code = EV_EXIT_FAIL;
+            goto out;
+        }
+    }
+
+    ev_fit_input fin = {obs, n_obs, excl, n_excl, sms, threshold};
+    if ((rc = ev_model_fit(&fin, &fit, &err))) {
+        fprintf(stderr, "evident fit: %s: %s\n", obs_path ? obs_path : db_path, err.msg);
+        code = EV_EXIT_FAIL;
+        goto out;
+    }
+    if ((rc = ev_fit_to_json(fit, &json, &err))) {
+        fprintf(stderr, "evident fit: %s\n", err.msg);
+        code = EV_EXIT_FAIL;
+        goto out;
+    }
+    if (store) {
+        int64_t fit_id = 0;
+        if ((rc = ev_store_add_fit(store, run_id, now_ns(), json.data, &fit_id, &err))) {
+            fprintf(stderr, "evident fit: %s: recording the fit: %s\n", db_path, err.msg);
+            code = EV_EXIT_FAIL;
+            goto out;
+        }
+        printf("fit: recorded as fit %lld of run %lld in %s\n", (long long)fit_id, (long long)run_id,
+               db_path);
+    }
+    if (out_path) {
+        if ((rc = ev_write_file(out_path, json.data, json.len, &err))) {
+            fprintf(stderr, "evident fit: %s: %s\n", out_path, err.msg);
+            code = EV_EXIT_USAGE;
+            goto out;
+        }
+        print_summary(stdout, fit, out_path);
+    } else {
+        if (fwrite(json.data, 1, json.len, stdout) != json.len || fflush(stdout)) {
+            fprintf(stderr, "evident fit: writing model.json to stdout failed\n");
+            code = EV_EXIT_FAIL;
+            goto out;
+        }
+        print_summary(stderr, fit, NULL);
+    }
+out:
+    ev_fit_free(fit);
+    ev_store_close(store);
+    free(obs);
+    free(excl);
+    ev_buf_free(&in);
+    ev_buf_free(&json);
+    return code;
 }

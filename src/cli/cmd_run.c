@@ -83,16 +83,15 @@ static int worker_path(char *out, size_t cap)
     return 0;
 }
 
-static const char usage[] =
-    "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
-    "\n"
-    "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
-    "one worker process per job, and records everything in the store\n"
-    "(default build/evidence/evidence.db).  --resume continues the store's last\n"
-    "run (same protocol file) without repeating completed jobs.  SIGINT/SIGTERM\n"
-    "stop it cleanly; --resume finishes it later.\n"
-    "exit: 0 the run finished (its status says whether every job completed),\n"
-    "1 it could not finish (stopped, store or process failure), 2 usage.\n";
+static const char usage[] = "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
+                            "\n"
+                            "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
+                            "one worker process per job, and records everything in the store\n"
+                            "(default build/evidence/evidence.db).  --resume continues the store's last\n"
+                            "run (same protocol file) without repeating completed jobs.  SIGINT/SIGTERM\n"
+                            "stop it cleanly; --resume finishes it later.\n"
+                            "exit: 0 the run finished (its status says whether every job completed),\n"
+                            "1 it could not finish (stopped, store or process failure), 2 usage.\n";
 
 int ev_cmd_run(int argc, char **argv)
 {
@@ -182,8 +181,9 @@ int ev_cmd_run(int argc, char **argv)
     if (res.fit_note[0])
         fprintf(stderr, "evident run: %s\n", res.fit_note);
     if (rc == EV_EINTR) {
-        fprintf(stderr, "evident run: stopped by a signal; run %lld is incomplete (%zu jobs this time); "
-                        "'evident run --resume' finishes it\n",
+        fprintf(stderr,
+                "evident run: stopped by a signal; run %lld is incomplete (%zu jobs this time); "
+                "'evident run --resume' finishes it\n",
                 (long long)res.run_id, res.jobs_run);
         return EV_EXIT_FAIL;
     }
@@ -191,8 +191,9 @@ int ev_cmd_run(int argc, char **argv)
         fprintf(stderr, "evident run: %s: %s\n", ev_strerror(rc), err.msg);
         return rc == EV_EUSAGE || rc == EV_EFORMAT ? EV_EXIT_USAGE : EV_EXIT_FAIL;
     }
-    printf("run %lld: %s%s%s (%zu jobs this invocation, %zu failed; wall %.2f s, demanded %.2f s, ratio %.3f)\n",
-           (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status, res.jobs_run,
-           res.failures, res.wall_s, res.demanded_s, res.demanded_s > 0 ? res.wall_s / res.demanded_s : 0.0);
+    printf(
+        "run %lld: %s%s%s (%zu jobs this invocation, %zu failed; wall %.2f s, demanded %.2f s, ratio %.3f)\n",
+        (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status, res.jobs_run,
+        res.failures, res.wall_s, res.demanded_s, res.demanded_s > 0 ? res.wall_s / res.demanded_s : 0.0);
     return EV_EXIT_OK;
 }

@@ -601,11 +601,16 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
         }
     }
     for (size_t k = 0; k < f->n_cases; k++) {
-        const ev_case_int *c = &f->cases[k];
+        ev_case_int *c = &f->cases[k];
         static const ev_sched need[3] = {EV_SCHED_DEFAULT, EV_SCHED_ROWS1, EV_SCHED_ROWS2};
         for (int q = 0; q < 3; q++) {
             if (c->obs[need[q]] != SIZE_MAX)
                 continue;
+            if (q > 0 && ev_sched_rows(need[q], c->pub.default_rows) == c->pub.default_rows) {
+                /* the candidate is the default itself (B = 1 or 2): implied, not fitted */
+                c->pub.observed[need[q]] = c->pub.observed[EV_SCHED_DEFAULT];
+                continue;
+            }
             size_t any = SIZE_MAX;
             for (int s = 0; s < EV_SCHED_COUNT; s++)
                 if (c->obs[s] != SIZE_MAX && any == SIZE_MAX)

@@ -204,11 +204,13 @@ struct ev_store;
  * The fit's observations for run_id: main-phase hot medians (median of
  * per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph), in double,
  * over the hot samples of the job's last attempt) of default, rows1 and
- * rows2 (and rows4 where measured) of every case whose default, rows1 and
- * rows2 jobs completed; holdout cases with role holdout.  A case with a
- * missing or failed job is listed in *excl with the reason.  *sms is the
- * binding's thread count (S), which must agree across the jobs read.
- * OUT: *obs, *n, *excl, *n_excl (malloc'd, NULL when empty), *sms.
+ * rows2 of every case whose jobs completed (a rows1/rows2 job that is not
+ * planned because its rows equal B is implied by the default); holdout
+ * cases with role holdout.  A case with a missing or failed job (or R or N
+ * below 1) is listed in *excl with the reason, in the exporter's words
+ * ("rows2: failed-exit"; several joined by "; ").  *sms is the bindings'
+ * thread count (S), which must agree across the jobs read.
+ * OUT: *obs, *n, *excl, *n_excl (malloc'd; *excl NULL when empty), *sms.
  */
 ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, size_t *n, ev_excluded **excl,
                             size_t *n_excl, int64_t *sms, ev_err *err);

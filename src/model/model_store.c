@@ -7,14 +7,17 @@
  * validations), its hot samples and its binding's thread count (S).
  *
  * A case is observed when its default, rows1 and rows2 main jobs completed
- * with hot samples; its observation per schedule is the median
- * (ev_median) of per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph)
- * over the hot samples of the job's last attempt.  A case with a missing or
- * failed job is excluded, with the first reason found in schedule order.
- * rows4 is added when its job completed; it never excludes a case.
+ * with hot samples (a candidate whose rows equal B and that was not planned
+ * is implied by the default); its observation per schedule is the median
+ * (ev_median) of per_op_us = elapsed_ms * 1000 / (replays *
+ * ops_per_graph) over the hot samples of the job's last attempt.  Other
+ * cases are excluded with every failing arm's reason, in the words of the
+ * exporter's refit (src/bundle/export.c).  rows4 is not read: it carries no
+ * weight and the bundle's refit does not read it either.
  */
 #include "model.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,7 +240,7 @@ static int hot_median(const st_ctx *c, const st_attempt *a, double *scratch, dou
         snprintf(why, cap, "no hot samples");
         return 1;
     }
-    if (ev_median(scratch, m, out) || !(*out > 0.0)) {
+    if (ev_median(scratch, m, out) || !(*out > 0.0) || !isfinite(*out)) {
         snprintf(why, cap, "hot median is not a positive number");
         return 1;
     }
@@ -279,39 +282,51 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
     }
     for (size_t k = 0; k < c.n_cases; k++) {
         const st_case *cs = &c.cases[k];
-        double med[EV_SCHED_COUNT];
-        int have[EV_SCHED_COUNT] = {0};
+        double med[3];
+        int have[3] = {0, 0, 0};
         char why[160] = "";
-        for (int q = 0; q < EV_SCHED_COUNT; q++) {
-            char r[120] = "";
+        size_t wl = 0;
+        if (cs->rows < 1 || cs->cols < 1) {
+            int w = snprintf(why, sizeof why, "no-op case (R = %lld, N = %lld)", (long long)cs->rows,
+                             (long long)cs->cols);
+            wl = w > 0 ? (size_t)w : 0;
+        }
+        for (int q = 0; q < 3 && !(cs->rows < 1 || cs->cols < 1); q++) {
+            /* reasons in the exporter's words (src/bundle/export.c), joined by "; " */
             const st_attempt *a = cs->job[q] ? last_attempt(&c, cs->job[q]) : NULL;
-            if (!cs->job[q])
-                snprintf(r, sizeof r, "no main-phase job");
-            else if (!a)
-                snprintf(r, sizeof r, "job %lld has no attempt", (long long)cs->job[q]);
-            else {
+            if (!cs->job[q] && q > 0 && ev_sched_rows((ev_sched)q, cs->default_rows) == cs->default_rows)
+                continue; /* rows1/rows2 is the default itself: implied */
+            const char *r = NULL;
+            char rb[80];
+            if (!a) {
+                r = "missing";
+            } else {
                 ev_outcome o = ev_outcome_derive(&a->facts);
                 if (o != EV_OUT_COMPLETED)
-                    snprintf(r, sizeof r, "job %lld is %s", (long long)cs->job[q], ev_outcome_name(o));
+                    r = ev_outcome_name(o);
                 else if (a->threads < 1)
-                    snprintf(r, sizeof r, "job %lld has no binding", (long long)cs->job[q]);
-                else if (!hot_median(&c, a, scratch, &med[q], r, sizeof r)) {
-                    have[q] = 1;
-                    if (S < 0)
-                        S = a->threads;
-                    else if (S != a->threads) {
-                        rc = ev_err_set(err, EV_EFORMAT,
-                                        "jobs of run %lld bound different thread "
-                                        "counts S (%lld and %lld)",
-                                        (long long)run_id, (long long)S, (long long)a->threads);
-                        goto out;
-                    }
-                }
+                    r = "no binding";
+                else if (hot_median(&c, a, scratch, &med[q], rb, sizeof rb))
+                    r = "no hot samples";
             }
-            if (!have[q] && q != EV_SCHED_ROWS4 && !why[0])
-                snprintf(why, sizeof why, "%s: %s", ev_sched_name((ev_sched)q), r);
+            if (r) {
+                int w = snprintf(why + wl, sizeof why - wl, "%s%s: %s", wl ? "; " : "",
+                                 ev_sched_name((ev_sched)q), r);
+                if (w > 0)
+                    wl += (size_t)w < sizeof why - wl ? (size_t)w : sizeof why - wl - 1;
+                continue;
+            }
+            have[q] = 1;
+            if (S < 0) {
+                S = a->threads;
+            } else if (S != a->threads) {
+                rc = ev_err_set(err, EV_EFORMAT,
+                                "jobs of run %lld bound different thread counts S (%lld and %lld)",
+                                (long long)run_id, (long long)S, (long long)a->threads);
+                goto out;
+            }
         }
-        if (why[0]) {
+        if (wl) {
             ev_excluded *e = &ev[ne++];
             memcpy(e->op, cs->op, sizeof e->op);
             memcpy(e->dtype, cs->dtype, sizeof e->dtype);
@@ -321,7 +336,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
             memcpy(e->reason, why, sizeof e->reason);
             continue;
         }
-        for (int q = 0; q < EV_SCHED_COUNT; q++) {
+        for (int q = 0; q < 3; q++) {
             if (!have[q])
                 continue;
             ev_obs *o = &ov[no++];

@@ -28,39 +28,39 @@
 
 /* How the backend is opened (from the protocol and the host). */
 typedef struct ev_backend_config {
-    int64_t host_threads;   /* cpu: worker threads (S); 0: one per CPU of the affinity */
-    ev_proto_ref ref;       /* flush and ceiling sizes for this backend */
-    int64_t device_index;   /* cuda: device ordinal (0) */
+    int64_t host_threads; /* cpu: worker threads (S); 0: one per CPU of the affinity */
+    ev_proto_ref ref;     /* flush and ceiling sizes for this backend */
+    int64_t device_index; /* cuda: device ordinal (0) */
 } ev_backend_config;
 
 /* What the device is.  Strings are NUL-terminated, "" when unknown.
  * Raw identifiers (uuid) are redacted by the supervisor, never stored. */
 typedef struct ev_device_info {
-    char backend[8];              /* "cpu" | "cuda" */
-    char name[128];               /* device name or CPU model */
-    int64_t sms;                  /* S: SMs (cuda) or worker threads (cpu) */
-    int64_t cache_bytes;          /* L2 (cuda) or last-level cache (cpu) */
-    int64_t flush_bytes;          /* buffer flushed before each cold launch */
-    int64_t memory_bytes;         /* device (or host) memory */
-    char compute_capability[16];  /* "9.0"; "" on cpu */
+    char backend[8];             /* "cpu" | "cuda" */
+    char name[128];              /* device name or CPU model */
+    int64_t sms;                 /* S: SMs (cuda) or worker threads (cpu) */
+    int64_t cache_bytes;         /* L2 (cuda) or last-level cache (cpu) */
+    int64_t flush_bytes;         /* buffer flushed before each cold launch */
+    int64_t memory_bytes;        /* device (or host) memory */
+    char compute_capability[16]; /* "9.0"; "" on cpu */
     char driver_version[32];
     char runtime_version[32];
-    char uuid[64];                /* raw: the supervisor hashes it */
-    int64_t clock_mhz;            /* max SM clock; -1 unknown */
-    int64_t memory_clock_mhz;     /* -1 unknown */
+    char uuid[64];            /* raw: the supervisor hashes it */
+    int64_t clock_mhz;        /* max SM clock; -1 unknown */
+    int64_t memory_clock_mhz; /* -1 unknown */
 } ev_device_info;
 
 /* One job as the worker binds it. */
 typedef struct ev_backend_job {
-    ev_arm_kind kind;          /* NATIVE, AUTO, FLOOR, CEILING, CUB (FAULT binds as NATIVE) */
-    const char *arm;           /* the arm's name, for receipts */
-    ev_proto_case c;           /* the case (ignored by FLOOR and CEILING) */
-    int64_t rows_per_program;  /* NATIVE: b of the schedule (B for default) */
-    const ev_coef *coef;       /* AUTO: the fitted coefficients; NULL: no fit, default */
-    double threshold;          /* AUTO: decision threshold */
-    int64_t ceiling_bytes;     /* CEILING: bytes streamed per op */
-    const void *input;         /* the input bytes: R rows of `stride` elements (row-major, */
-    size_t input_len;          /*   the last row may end at cols), from kernels/inputs.h */
+    ev_arm_kind kind;         /* NATIVE, AUTO, FLOOR, CEILING, CUB (FAULT binds as NATIVE) */
+    const char *arm;          /* the arm's name, for receipts */
+    ev_proto_case c;          /* the case (ignored by FLOOR and CEILING) */
+    int64_t rows_per_program; /* NATIVE: b of the schedule (B for default) */
+    const ev_coef *coef;      /* AUTO: the fitted coefficients; NULL: no fit, default */
+    double threshold;         /* AUTO: decision threshold */
+    int64_t ceiling_bytes;    /* CEILING: bytes streamed per op */
+    const void *input;        /* the input bytes: R rows of `stride` elements (row-major, */
+    size_t input_len;         /*   the last row may end at cols), from kernels/inputs.h */
 } ev_backend_job;
 
 /* What bind established (recorded as the job's binding). */
@@ -100,8 +100,7 @@ typedef struct ev_backend_ops {
     /* Captures ops launches into one graph (cuda) or batch (cpu) and reads
      * back its kernel nodes.  OUT: *nodes (malloc'd; the caller frees),
      * *n_nodes. */
-    ev_status (*capture)(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes,
-                         ev_err *err);
+    ev_status (*capture)(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes, ev_err *err);
     /* Replays the captured graph k times back to back.  OUT: *ms, elapsed
      * as the timer returned it. */
     ev_status (*replay)(void *impl, int64_t k, double *ms, ev_err *err);

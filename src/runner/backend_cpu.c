@@ -26,13 +26,13 @@ typedef struct cpu_impl {
     int64_t threads, cache_bytes, flush_bytes;
     ev_arm_kind kind;
     ev_proto_case c;
-    int64_t b, tasks;       /* rows per task, tasks per call */
+    int64_t b, tasks; /* rows per task, tasks per call */
     char entry[96];
     void *in, *out;
     size_t out_len;
     unsigned char *flush, *ceil;
     size_t ceil_len;
-    int64_t ops;            /* calls per batch (capture) */
+    int64_t ops; /* calls per batch (capture) */
 } cpu_impl;
 
 static volatile uint64_t sink; /* keeps the ceiling read and flush alive */
@@ -152,8 +152,9 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
     c->kind = job->kind;
     b.threads = c->threads;
     if (job->kind == EV_ARM_CUB)
-        return ev_err_set(err, EV_EUNSUPPORTED,
-                          "cub (cub::DeviceSegmentedReduce) is a CUDA library: the cpu backend cannot run it");
+        return ev_err_set(
+            err, EV_EUNSUPPORTED,
+            "cub (cub::DeviceSegmentedReduce) is a CUDA library: the cpu backend cannot run it");
     if (job->kind == EV_ARM_TORCH)
         return ev_err_set(err, EV_EUNSUPPORTED, "torch-compile is not a backend arm");
     if (job->kind == EV_ARM_FLOOR) {
@@ -166,8 +167,7 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         c->ceil = malloc(c->ceil_len);
         if (!c->ceil)
             return ev_err_set(err, EV_ENOMEM, "ceiling: cannot allocate %zu bytes", c->ceil_len);
-        for (size_t i = 0; i < c->ceil_len; i++)
-            c->ceil[i] = (unsigned char)i;
+        memset(c->ceil, 0x5A, c->ceil_len);
         snprintf(c->entry, sizeof c->entry, "ceiling_stream_read");
         b.in_span = (int64_t)c->ceil_len;
         b.in_align = align_of(c->ceil);
@@ -327,6 +327,6 @@ static ev_status cpu_sm_clock(void *impl, int64_t *mhz, ev_err *err)
 }
 
 const ev_backend_ops ev_backend_cpu_ops = {
-    "cpu",        cpu_open,        cpu_close,   cpu_info,   cpu_bind,    cpu_poison,
-    cpu_launch,   cpu_read_output, cpu_cold_launch, cpu_capture, cpu_replay, cpu_sm_clock,
+    "cpu",      cpu_open,        cpu_close,       cpu_info,    cpu_bind,   cpu_poison,
+    cpu_launch, cpu_read_output, cpu_cold_launch, cpu_capture, cpu_replay, cpu_sm_clock,
 };

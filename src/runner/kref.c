@@ -4,7 +4,6 @@
  */
 #include "kref.h"
 
-
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +49,7 @@ static uint16_t f2h(float f)
         return 0x7e00;
     if (a >= 65520.0f)
         return (uint16_t)(s | 0x7c00);
-    if (a < 6.103515625e-05f) { /* subnormal: multiples of 2^-24 */
+    if (a < 6.103515625e-05f) {    /* subnormal: multiples of 2^-24 */
         float q = a * 16777216.0f; /* exact */
         return (uint16_t)(s | (uint32_t)nearbyintf(q));
     }
@@ -155,7 +154,8 @@ void ev_kref_reduce_rows(const ev_proto_case *c, const void *in, void *out, int6
     }
 }
 
-void ev_kref_validate(const ev_proto_case *c, const void *in, const void *out, double factor, ev_kref_check *res)
+void ev_kref_validate(const ev_proto_case *c, const void *in, const void *out, double factor,
+                      ev_kref_check *res)
 {
     int is_max = !strcmp(c->op, "reduce_max");
     double p = c->dtype[2] == '3' ? 0x1p-24 : c->dtype[0] == 'f' ? 0x1p-11 : 0x1p-8;

@@ -32,8 +32,8 @@ void ev_kref_reduce_rows(const ev_proto_case *c, const void *in, void *out, int6
 typedef struct ev_kref_check {
     int passed;
     double max_abs_err;
-    double bound;        /* largest per-row SUM bound; 0 for MAX (bitwise) */
-    int64_t mismatches;  /* rows outside the bound (SUM) or not bit-equal (MAX) */
+    double bound;       /* largest per-row SUM bound; 0 for MAX (bitwise) */
+    int64_t mismatches; /* rows outside the bound (SUM) or not bit-equal (MAX) */
 } ev_kref_check;
 
 /* Validates out against the FP64 oracle.  SUM bound per row:

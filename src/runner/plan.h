@@ -35,17 +35,17 @@ typedef enum ev_phase {
     EV_PHASE_COUNT
 } ev_phase;
 
-const char *ev_phase_name(ev_phase p); /* "main", "policy", "rescue", "recheck" */
+const char *ev_phase_name(ev_phase p);               /* "main", "policy", "rescue", "recheck" */
 int ev_phase_parse(const char *name, ev_phase *out); /* 0 ok, -1 unknown */
 
 typedef struct ev_plan_job {
     char job_key[96];
     ev_phase phase;
-    int64_t case_index;           /* -1: reference arm (no case) */
+    int64_t case_index; /* -1: reference arm (no case) */
     char arm[EV_PROTO_NAME_MAX];
     char label[16];
-    int64_t plan_order;           /* 0.. within the phase */
-    int64_t retry_of;             /* rescue: index into the plan array of
+    int64_t plan_order; /* 0.. within the phase */
+    int64_t retry_of;   /* rescue: index into the plan array of
                                      the original job; -1 otherwise */
 } ev_plan_job;
 

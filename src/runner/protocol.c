@@ -36,10 +36,10 @@ static ev_status check_object(const cJSON *obj, const char *path, const char *co
 
     if (!cJSON_IsObject(obj))
         return ev_err_set(err, EV_EFORMAT, "%s: must be an object", path[0] ? path : "protocol");
-    cJSON_ArrayForEach(it, obj) {
+    cJSON_ArrayForEach(it, obj)
+    {
         if (!key_known(it->string, names))
-            return ev_err_set(err, EV_EFORMAT, "%s%s%s: unknown key", path, path[0] ? "." : "",
-                              it->string);
+            return ev_err_set(err, EV_EFORMAT, "%s%s%s: unknown key", path, path[0] ? "." : "", it->string);
     }
     return EV_OK;
 }
@@ -85,8 +85,8 @@ static ev_status get_num(const cJSON *obj, const char *path, const char *key, do
         return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be a number", path, dot, key);
     v = it->valuedouble;
     if (lo_open ? !(v > lo) : !(v >= lo))
-        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be %s %.17g", path, dot, key, lo_open ? ">" : ">=",
-                          lo);
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be %s %.17g", path, dot, key,
+                          lo_open ? ">" : ">=", lo);
     if (!(v <= hi))
         return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be <= %.17g", path, dot, key, hi);
     *out = v;
@@ -176,8 +176,9 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
 {
     static const char *const cuda_keys[] = {"ceiling_bytes", "ceiling_ops_per_graph", "flush_cache_multiple",
                                             "flush_max_bytes", NULL};
-    static const char *const cpu_keys[] = {"ceiling_cache_multiple", "ceiling_max_bytes", "ceiling_ops_per_graph",
-                                           "flush_cache_multiple", "flush_max_bytes", NULL};
+    static const char *const cpu_keys[] = {"ceiling_cache_multiple", "ceiling_max_bytes",
+                                           "ceiling_ops_per_graph",  "flush_cache_multiple",
+                                           "flush_max_bytes",        NULL};
     int cuda = !strcmp(backend, "cuda");
     char path[32];
     ev_status rc;
@@ -186,15 +187,17 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
     if ((rc = check_object(obj, path, cuda ? cuda_keys : cpu_keys, err)))
         return rc;
     if (cuda) {
-        if ((rc = get_int(obj, path, "ceiling_bytes", 0, INT64_C(1) << 30, INT64_C(1) << 40, &r->ceiling_bytes,
-                          err)))
+        if ((rc = get_int(obj, path, "ceiling_bytes", 0, INT64_C(1) << 30, INT64_C(1) << 40,
+                          &r->ceiling_bytes, err)))
             return rc;
     } else {
         if ((rc = get_int(obj, path, "ceiling_cache_multiple", 0, 8, 64, &r->ceiling_cache_multiple, err)) ||
-            (rc = get_int(obj, path, "ceiling_max_bytes", 0, 0, INT64_C(1) << 40, &r->ceiling_max_bytes, err)))
+            (rc =
+                 get_int(obj, path, "ceiling_max_bytes", 0, 0, INT64_C(1) << 40, &r->ceiling_max_bytes, err)))
             return rc;
         if (r->ceiling_max_bytes && r->ceiling_max_bytes < (INT64_C(1) << 20))
-            return ev_err_set(err, EV_EFORMAT, "%s.ceiling_max_bytes: must be 0 (no cap) or >= 1048576", path);
+            return ev_err_set(err, EV_EFORMAT, "%s.ceiling_max_bytes: must be 0 (no cap) or >= 1048576",
+                              path);
     }
     if ((rc = get_int(obj, path, "ceiling_ops_per_graph", 0, 1, 100000, &r->ceiling_ops_per_graph, err)) ||
         (rc = get_int(obj, path, "flush_cache_multiple", 0, 2, 64, &r->flush_cache_multiple, err)) ||
@@ -209,7 +212,8 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
 static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_proto_fault *f, ev_err *err)
 {
     static const char *const keys[] = {"name", "kind", "code", "signal", "samples", "when", "cases", NULL};
-    static const char *const kinds[] = {"exit", "signal", "hang", "garbage", "stop-after", "wrong-output", NULL};
+    static const char *const kinds[] = {"exit",       "signal",       "hang", "garbage",
+                                        "stop-after", "wrong-output", NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -226,10 +230,10 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
     if (!cJSON_IsString(name))
         return ev_err_set(err, EV_EFORMAT, "%s.name: must be a string", path);
     if (strncmp(name->valuestring, "fault-", 6) || strlen(name->valuestring) >= sizeof f->name ||
-        strlen(name->valuestring) < 7 || strspn(name->valuestring, "abcdefghijklmnopqrstuvwxyz0123456789-") !=
-                                             strlen(name->valuestring))
-        return ev_err_set(err, EV_EFORMAT, "%s.name: must be 'fault-' then [a-z0-9-], under %d characters", path,
-                          EV_PROTO_NAME_MAX);
+        strlen(name->valuestring) < 7 ||
+        strspn(name->valuestring, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(name->valuestring))
+        return ev_err_set(err, EV_EFORMAT, "%s.name: must be 'fault-' then [a-z0-9-], under %d characters",
+                          path, EV_PROTO_NAME_MAX);
     memcpy(f->name, name->valuestring, strlen(name->valuestring) + 1);
     if ((rc = get_choice(obj, path, "kind", 1, kinds, kind, sizeof kind, err)) ||
         (rc = get_choice(obj, path, "when", 0, whens, when, sizeof when, err)))
@@ -270,7 +274,8 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
         f->cases = calloc(f->n_cases, sizeof *f->cases);
         if (!f->cases)
             return ev_err_set(err, EV_ENOMEM, "%s.cases: out of memory", path);
-        cJSON_ArrayForEach(it, cases) {
+        cJSON_ArrayForEach(it, cases)
+        {
             double v = it->valuedouble;
             if (!cJSON_IsNumber(it) || v != floor(v) || v < 0 || v >= (double)n_cases)
                 return ev_err_set(err, EV_EFORMAT, "%s.cases[%zu]: must be a case index in [0, %zu)", path, k,
@@ -311,10 +316,26 @@ static void set_defaults(ev_protocol *p)
 /* Parses the top-level object into *p (defaults set, zeroed lists). */
 static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
 {
-    static const char *const keys[] = {"name", "cases", "arms", "reference_arms", "samples", "ops_per_graph",
-                                       "warmup_ms", "target_sample_ms", "cold_samples", "cpu_set", "host_threads",
-                                       "job_timeout_s", "seed", "retries", "decision_threshold", "tolerances",
-                                       "reference", "allow_fault_arms", "fault_arms", NULL};
+    static const char *const keys[] = {"name",
+                                       "cases",
+                                       "arms",
+                                       "reference_arms",
+                                       "samples",
+                                       "ops_per_graph",
+                                       "warmup_ms",
+                                       "target_sample_ms",
+                                       "cold_samples",
+                                       "cpu_set",
+                                       "host_threads",
+                                       "job_timeout_s",
+                                       "seed",
+                                       "retries",
+                                       "decision_threshold",
+                                       "tolerances",
+                                       "reference",
+                                       "allow_fault_arms",
+                                       "fault_arms",
+                                       NULL};
     static const char *const tol_keys[] = {"sum_bound_factor", "sample_band", NULL};
     static const char *const ref_keys[] = {"cuda", "cpu", NULL};
     const cJSON *it, *arr;
@@ -371,7 +392,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                 return ev_err_set(err, EV_ENOMEM, "cpu_set: out of memory");
         }
         i = 0;
-        cJSON_ArrayForEach(it, arr) {
+        cJSON_ArrayForEach(it, arr)
+        {
             double v = it->valuedouble;
             if (!cJSON_IsNumber(it) || v != floor(v) || v < 0 || v > 1023)
                 return ev_err_set(err, EV_EFORMAT, "cpu_set[%zu]: must be a CPU number in [0, 1023]", i);
@@ -394,7 +416,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     if (!p->cases)
         return ev_err_set(err, EV_ENOMEM, "cases: out of memory");
     i = 0;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         if ((rc = parse_case(it, i, &p->cases[i], err)))
             return rc;
         i++;
@@ -414,7 +437,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                 return ev_err_set(err, EV_ENOMEM, "fault_arms: out of memory");
         }
         i = 0;
-        cJSON_ArrayForEach(it, arr) {
+        cJSON_ArrayForEach(it, arr)
+        {
             if ((rc = parse_fault(it, i, p->n_cases, &p->faults[i], err)))
                 return rc;
             for (size_t j = 0; j < i; j++)
@@ -437,7 +461,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     if (!p->arms)
         return ev_err_set(err, EV_ENOMEM, "arms: out of memory");
     i = 0;
-    cJSON_ArrayForEach(it, arr) {
+    cJSON_ArrayForEach(it, arr)
+    {
         ev_arm_kind kind;
         int64_t rows;
         if (!cJSON_IsString(it))
@@ -454,7 +479,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         i++;
     }
     if (p->host_threads && p->n_cpus && (size_t)p->host_threads > p->n_cpus * 4)
-        return ev_err_set(err, EV_EFORMAT, "host_threads: must be <= 4 x the CPUs of cpu_set (%zu)", p->n_cpus);
+        return ev_err_set(err, EV_EFORMAT, "host_threads: must be <= 4 x the CPUs of cpu_set (%zu)",
+                          p->n_cpus);
     return EV_OK;
 }
 
@@ -508,8 +534,8 @@ int ev_arm_classify(const ev_protocol *proto, const char *arm, ev_arm_kind *kind
         ev_arm_kind kind;
         int64_t rows;
     } builtin[] = {
-        {"default", EV_ARM_NATIVE, 0}, {"rows1", EV_ARM_NATIVE, 1},  {"rows2", EV_ARM_NATIVE, 2},
-        {"rows4", EV_ARM_NATIVE, 4},   {"auto", EV_ARM_AUTO, 0},     {"floor", EV_ARM_FLOOR, 0},
+        {"default", EV_ARM_NATIVE, 0},  {"rows1", EV_ARM_NATIVE, 1}, {"rows2", EV_ARM_NATIVE, 2},
+        {"rows4", EV_ARM_NATIVE, 4},    {"auto", EV_ARM_AUTO, 0},    {"floor", EV_ARM_FLOOR, 0},
         {"ceiling", EV_ARM_CEILING, 0}, {"cub", EV_ARM_CUB, 0},      {"torch-compile", EV_ARM_TORCH, 0},
     };
 

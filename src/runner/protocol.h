@@ -23,13 +23,13 @@
 
 /* One case: op x rows x cols x stride x dtype x default rows x role. */
 typedef struct ev_proto_case {
-    char op[16];        /* "reduce_sum" | "reduce_max" */
-    char dtype[8];      /* "fp32" | "fp16" | "bf16" */
-    int64_t rows;       /* R >= 0 (0 is a no-op case) */
-    int64_t cols;       /* N >= 1 */
-    int64_t stride;     /* elements between row starts, >= cols (default cols) */
+    char op[16];          /* "reduce_sum" | "reduce_max" */
+    char dtype[8];        /* "fp32" | "fp16" | "bf16" */
+    int64_t rows;         /* R >= 0 (0 is a no-op case) */
+    int64_t cols;         /* N >= 1 */
+    int64_t stride;       /* elements between row starts, >= cols (default cols) */
     int64_t default_rows; /* B >= 1: the default entry's rows per program */
-    char role[16];      /* "calibration" | "holdout" */
+    char role[16];        /* "calibration" | "holdout" */
 } ev_proto_case;
 
 /* What an arm is.  Native arms run a schedule of the reduction kernels;
@@ -42,61 +42,61 @@ typedef enum ev_arm_kind {
     EV_ARM_FLOOR,
     EV_ARM_CEILING,
     EV_ARM_CUB,
-    EV_ARM_TORCH,      /* torch-compile: a python3 process, not a backend */
+    EV_ARM_TORCH, /* torch-compile: a python3 process, not a backend */
     EV_ARM_FAULT
 } ev_arm_kind;
 
 /* The failure a fault arm injects (docs/runner.md says where each fires). */
 typedef enum ev_fault_kind {
     EV_FAULT_NONE = 0,
-    EV_FAULT_EXIT,         /* exit(value) after the first validation */
-    EV_FAULT_SIGNAL,       /* raise(value) after the first validation */
-    EV_FAULT_HANG,         /* block forever during the warm-up */
-    EV_FAULT_GARBAGE,      /* write a line that is not a record, carry on */
-    EV_FAULT_STOP_AFTER,   /* exit 0 after `value` hot samples, no end record */
-    EV_FAULT_WRONG_OUTPUT  /* corrupt the output before validating it */
+    EV_FAULT_EXIT,        /* exit(value) after the first validation */
+    EV_FAULT_SIGNAL,      /* raise(value) after the first validation */
+    EV_FAULT_HANG,        /* block forever during the warm-up */
+    EV_FAULT_GARBAGE,     /* write a line that is not a record, carry on */
+    EV_FAULT_STOP_AFTER,  /* exit 0 after `value` hot samples, no end record */
+    EV_FAULT_WRONG_OUTPUT /* corrupt the output before validating it */
 } ev_fault_kind;
 
 typedef struct ev_proto_fault {
     char name[EV_PROTO_NAME_MAX]; /* "fault-..." as listed in arms */
     ev_fault_kind kind;
-    int64_t value;                /* exit code, signal number, or k samples */
-    int original_only;            /* "when": "original": not in retry-1 jobs */
-    int64_t *cases;               /* case indexes it runs on; NULL: all */
+    int64_t value;     /* exit code, signal number, or k samples */
+    int original_only; /* "when": "original": not in retry-1 jobs */
+    int64_t *cases;    /* case indexes it runs on; NULL: all */
     size_t n_cases;
 } ev_proto_fault;
 
 /* Reference-arm and cache-flush sizes for one backend. */
 typedef struct ev_proto_ref {
-    int64_t ceiling_bytes;         /* cuda: fixed size (>= 1 GiB); cpu: 0 */
+    int64_t ceiling_bytes;          /* cuda: fixed size (>= 1 GiB); cpu: 0 */
     int64_t ceiling_cache_multiple; /* cpu: ceiling = k x LLC (>= 8); cuda: 0 */
-    int64_t ceiling_max_bytes;     /* cap on the computed size; 0: none */
-    int64_t ceiling_ops_per_graph; /* ops per graph/batch of the ceiling arm */
-    int64_t flush_cache_multiple;  /* cold flush buffer = k x cache (>= 2) */
-    int64_t flush_max_bytes;       /* cap on the flush buffer; 0: none */
+    int64_t ceiling_max_bytes;      /* cap on the computed size; 0: none */
+    int64_t ceiling_ops_per_graph;  /* ops per graph/batch of the ceiling arm */
+    int64_t flush_cache_multiple;   /* cold flush buffer = k x cache (>= 2) */
+    int64_t flush_max_bytes;        /* cap on the flush buffer; 0: none */
 } ev_proto_ref;
 
 typedef struct ev_protocol {
-    char name[64];              /* "name" (optional, free text) */
+    char name[64]; /* "name" (optional, free text) */
     ev_proto_case *cases;
     size_t n_cases;
     char (*arms)[EV_PROTO_NAME_MAX]; /* main-phase arms per case, in file order */
     size_t n_arms;
-    int reference_arms;         /* plan floor and ceiling (default 1) */
-    int64_t samples;            /* hot samples per job (7) */
-    int64_t ops_per_graph;      /* ops per graph or batch (100) */
-    double warmup_ms;           /* >= this much warm-up per job (500) */
-    double target_sample_ms;    /* calibrated sample length (100) */
-    int64_t cold_samples;       /* cache-flushed single launches (3) */
-    int *cpu_set;               /* CPUs workers are pinned to; NULL: inherit */
+    int reference_arms;      /* plan floor and ceiling (default 1) */
+    int64_t samples;         /* hot samples per job (7) */
+    int64_t ops_per_graph;   /* ops per graph or batch (100) */
+    double warmup_ms;        /* >= this much warm-up per job (500) */
+    double target_sample_ms; /* calibrated sample length (100) */
+    int64_t cold_samples;    /* cache-flushed single launches (3) */
+    int *cpu_set;            /* CPUs workers are pinned to; NULL: inherit */
     size_t n_cpus;
-    int64_t host_threads;       /* cpu backend worker threads; 0: one per CPU of the set */
-    double job_timeout_s;       /* watchdog per job (600) */
-    int64_t seed;               /* >= 0: plan order and input generator */
-    int64_t retries;            /* 0 or 1: rescue retries per retryable failure */
-    double decision_threshold;  /* the model's strict threshold (0.05) */
-    double sum_bound_factor;    /* multiplies the oracle's SUM bound (1) */
-    double sample_band;         /* a hot sample must be within target x (1 +- band) (0.5) */
+    int64_t host_threads;      /* cpu backend worker threads; 0: one per CPU of the set */
+    double job_timeout_s;      /* watchdog per job (600) */
+    int64_t seed;              /* >= 0: plan order and input generator */
+    int64_t retries;           /* 0 or 1: rescue retries per retryable failure */
+    double decision_threshold; /* the model's strict threshold (0.05) */
+    double sum_bound_factor;   /* multiplies the oracle's SUM bound (1) */
+    double sample_band;        /* a hot sample must be within target x (1 +- band) (0.5) */
     ev_proto_ref ref_cuda, ref_cpu;
     int allow_fault_arms;
     ev_proto_fault *faults;

@@ -216,7 +216,8 @@ void ev_git_info(const char *root, char commit[64], int *dirty, const char **fro
         for (char *line = s.data; line && *line;) {
             char *nl = strchr(line, '\n');
             size_t len = nl ? (size_t)(nl - line) : strlen(line);
-            if (len > 3 && !(len - 3 == strlen(".evident-stamp") && !strncmp(line + 3, ".evident-stamp", len - 3)))
+            if (len > 3 &&
+                !(len - 3 == strlen(".evident-stamp") && !strncmp(line + 3, ".evident-stamp", len - 3)))
                 d = 1;
             line = nl ? nl + 1 : NULL;
         }

@@ -15,7 +15,7 @@
 #include "status.h"
 
 typedef struct ev_source_file {
-    char *path;           /* relative to the root, '/'-separated */
+    char *path; /* relative to the root, '/'-separated */
     char sha256[65];
     unsigned char *bytes;
     size_t len;

@@ -42,16 +42,16 @@
 #endif
 
 #define STDERR_TAIL 4096
-#define MAX_LINE ((size_t)64 << 20)
+#define MAX_LINE    ((size_t)64 << 20)
 
 /* A planned job as the store knows it. */
 typedef struct jstate {
     ev_plan_job pj;
     int64_t job_id;
-    int64_t last_attempt;    /* 0: never attempted */
+    int64_t last_attempt; /* 0: never attempted */
     int64_t last_attempt_id;
     int has_outcome;
-    ev_outcome outcome;      /* of the last attempt */
+    ev_outcome outcome; /* of the last attempt */
 } jstate;
 
 typedef struct sup {
@@ -180,7 +180,8 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         if (ev_json_get_i64(r, "records", &n, &e))
             break;
         if (n != a->count - 1) {
-            proto_err(a, "end says %lld records, %lld came before it", (long long)n, (long long)(a->count - 1));
+            proto_err(a, "end says %lld records, %lld came before it", (long long)n,
+                      (long long)(a->count - 1));
             return EV_OK;
         }
         a->end = 1;
@@ -202,8 +203,10 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         if (ev_json_get_str(r, "op", &b.op, &e) || ev_json_get_str(r, "dtype", &b.dtype, &e) ||
             ev_json_get_i64(r, "rows", &b.rows, &e) || ev_json_get_i64(r, "cols", &b.cols, &e) ||
             ev_json_get_i64(r, "stride", &b.stride, &e) || ev_json_get_i64(r, "in_span", &b.in_span, &e) ||
-            ev_json_get_i64(r, "out_span", &b.out_span, &e) || ev_json_get_i64(r, "in_align", &b.in_align, &e) ||
-            ev_json_get_i64(r, "out_align", &b.out_align, &e) || ev_json_get_i64(r, "threads", &b.threads, &e))
+            ev_json_get_i64(r, "out_span", &b.out_span, &e) ||
+            ev_json_get_i64(r, "in_align", &b.in_align, &e) ||
+            ev_json_get_i64(r, "out_align", &b.out_align, &e) ||
+            ev_json_get_i64(r, "threads", &b.threads, &e))
             break;
         rc = ev_store_add_binding(s->st, id, &b, &e);
         break;
@@ -219,8 +222,10 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
             ev_err_set(&e, EV_EFORMAT, "passed: must be true or false");
             break;
         }
-        if (ev_json_get_str(r, "stage", &v.stage, &e) || ev_json_get_double(r, "max_abs_err", &v.max_abs_err, &e) ||
-            ev_json_get_double(r, "bound", &v.bound, &e) || ev_json_get_i64(r, "mismatches", &v.mismatches, &e) ||
+        if (ev_json_get_str(r, "stage", &v.stage, &e) ||
+            ev_json_get_double(r, "max_abs_err", &v.max_abs_err, &e) ||
+            ev_json_get_double(r, "bound", &v.bound, &e) ||
+            ev_json_get_i64(r, "mismatches", &v.mismatches, &e) ||
             ev_json_get_str(r, "output_sha256", &v.output_sha256, &e))
             break;
         if (oh) {
@@ -264,10 +269,12 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
     }
     case EV_REC_NODE: {
         ev_node_row n;
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(r, "grid"), *b = cJSON_GetObjectItemCaseSensitive(r, "block");
+        const cJSON *g = cJSON_GetObjectItemCaseSensitive(r, "grid"),
+                    *b = cJSON_GetObjectItemCaseSensitive(r, "block");
         if (ev_json_get_i64(r, "index", &n.node_index, &e) || ev_json_get_str(r, "function", &n.function, &e))
             break;
-        if (!cJSON_IsArray(g) || !cJSON_IsArray(b) || cJSON_GetArraySize(g) != 3 || cJSON_GetArraySize(b) != 3) {
+        if (!cJSON_IsArray(g) || !cJSON_IsArray(b) || cJSON_GetArraySize(g) != 3 ||
+            cJSON_GetArraySize(b) != 3) {
             ev_err_set(&e, EV_EFORMAT, "grid and block: must be arrays of 3 integers");
             break;
         }
@@ -306,7 +313,8 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         ev_sample_row x;
         const cJSON *clk = cJSON_GetObjectItemCaseSensitive(r, "sm_clock_mhz");
         if (ev_json_get_str(r, "timing", &x.timing, &e) || ev_json_get_i64(r, "index", &x.sample_index, &e) ||
-            ev_json_get_i64(r, "replays", &x.replays, &e) || ev_json_get_i64(r, "ops_per_graph", &x.ops_per_graph, &e) ||
+            ev_json_get_i64(r, "replays", &x.replays, &e) ||
+            ev_json_get_i64(r, "ops_per_graph", &x.ops_per_graph, &e) ||
             ev_json_get_double(r, "elapsed_ms", &x.elapsed_ms, &e))
             break;
         x.sm_clock_mhz = -1;
@@ -319,7 +327,8 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         break;
     }
     if (rc == EV_EDB || rc == EV_EFORMAT || rc == EV_EINVAL) {
-        proto_err(a, "record %lld (%s) refused by the store: %s", (long long)a->count, ev_rec_type_name(t), e.msg);
+        proto_err(a, "record %lld (%s) refused by the store: %s", (long long)a->count, ev_rec_type_name(t),
+                  e.msg);
         return EV_OK;
     }
     if (rc)
@@ -344,6 +353,60 @@ static ev_status on_line(sup *s, att *a, const char *line, size_t n)
     }
     rc = commit(s, a, t, r);
     cJSON_Delete(r);
+    return rc;
+}
+
+/* Handles lines [0, n) of buf (complete lines, newline-terminated). */
+static ev_status each_line(sup *s, att *a, const char *p, size_t n)
+{
+    ev_status rc = EV_OK;
+    while (n && !rc) {
+        const char *nl = memchr(p, '\n', n);
+        size_t len = (size_t)(nl - p);
+        rc = on_line(s, a, p, len);
+        n -= len + 1;
+        p = nl + 1;
+    }
+    return rc;
+}
+
+/*
+ * Commits every complete line now in buf as one transaction (records that
+ * arrive together are committed together: one fsync, not one per record),
+ * then removes them from buf.  When the store refuses a row of the group
+ * (a constraint: a hostile worker's duplicate), the group was rolled back
+ * whole: its lines are committed again one by one, so only the refused
+ * record is lost and becomes the attempt's protocol error.  Returns a store
+ * failure that must stop the run.
+ */
+static ev_status on_lines(sup *s, att *a, ev_buf *buf)
+{
+    const char *last = NULL;
+    size_t n;
+    att saved = *a;
+    ev_err e;
+    ev_status rc;
+
+    for (const char *p = buf->data; p && (p = memchr(p, '\n', buf->len - (size_t)(p - buf->data))); p++)
+        last = p;
+    if (!last)
+        return EV_OK;
+    n = (size_t)(last - buf->data) + 1;
+    if (a->probe || memchr(buf->data, '\n', n - 1) == NULL) {
+        rc = each_line(s, a, buf->data, n); /* one record: its own transaction */
+    } else if ((rc = ev_store_begin(s->st, &e)) == EV_OK) {
+        rc = each_line(s, a, buf->data, n);
+        if (rc)
+            ev_store_rollback(s->st);
+        else if ((rc = ev_store_commit(s->st, &e)) != EV_OK &&
+                 (rc == EV_EDB || rc == EV_EINVAL || rc == EV_EFORMAT)) {
+            *a = saved;
+            rc = each_line(s, a, buf->data, n);
+        }
+    }
+    memmove(buf->data, buf->data + n, buf->len - n);
+    buf->len -= n;
+    buf->data[buf->len] = '\0';
     return rc;
 }
 
@@ -487,22 +550,12 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
                     fatal = ev_err_set(err, EV_ENOMEM, "record buffer: out of memory");
                     continue;
                 }
-                for (;;) {
-                    char *nl = line.data ? memchr(line.data, '\n', line.len) : NULL;
-                    size_t len;
-                    if (!nl)
-                        break;
-                    len = (size_t)(nl - line.data);
-                    if (!fatal) {
-                        ev_status c = on_line(s, a, line.data, len);
-                        if (c) {
-                            fatal = c;
-                            ev_err_set(err, c, "store: cannot commit a record");
-                        }
+                if (!fatal) {
+                    ev_status c = on_lines(s, a, &line);
+                    if (c) {
+                        fatal = c;
+                        ev_err_set(err, c, "store: cannot commit a record");
                     }
-                    memmove(line.data, nl + 1, line.len - len - 1);
-                    line.len -= len + 1;
-                    line.data[line.len] = '\0';
                 }
                 if (line.len > MAX_LINE) {
                     proto_err(a, "record %lld: longer than %zu bytes", (long long)a->count + 1, MAX_LINE);
@@ -680,7 +733,8 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
     s->job_s_sum += (double)ce.wall_ns / 1e9;
     s->job_s_n++;
     if (a.warmup)
-        s->res->demanded_s += (s->proto.warmup_ms + (double)s->proto.samples * s->proto.target_sample_ms) / 1e3;
+        s->res->demanded_s +=
+            (s->proto.warmup_ms + (double)s->proto.samples * s->proto.target_sample_ms) / 1e3;
     if (j->outcome != EV_OUT_COMPLETED && j->outcome != EV_OUT_SKIPPED && j->outcome != EV_OUT_INTERRUPTED)
         s->res->failures++;
     progress(s, j, 1);
@@ -711,7 +765,7 @@ static ev_status run_phase(sup *s, ev_phase ph, ev_err *err)
 
 typedef struct load_ctx {
     sup *s;
-    int64_t *bad;      /* attempt ids with a failed validation */
+    int64_t *bad; /* attempt ids with a failed validation */
     size_t n_bad, cap_bad;
     int64_t *dangling; /* attempt ids without a process row */
     size_t n_dang, cap_dang;
@@ -941,8 +995,15 @@ static ev_status on_count(void *ctx, const ev_row *r)
 /* Runs the probe worker; builds the redacted environment record. */
 static ev_status environment(sup *s, ev_err *err)
 {
-    char *argv[] = {(char *)s->o->worker_path, "--backend", (char *)s->o->backend, "--protocol-fd", "4",
-                    "--record-fd", "3", "--probe", NULL};
+    char *argv[] = {(char *)s->o->worker_path,
+                    "--backend",
+                    (char *)s->o->backend,
+                    "--protocol-fd",
+                    "4",
+                    "--record-fd",
+                    "3",
+                    "--probe",
+                    NULL};
     att a;
     child_end ce;
     cJSON *env = NULL, *dev = NULL;
@@ -1082,7 +1143,8 @@ static int median(double *v, size_t n, double *out)
 static jstate *main_job(sup *s, int64_t ci, const char *arm)
 {
     for (size_t i = 0; i < s->n_js; i++)
-        if (s->js[i].pj.phase == EV_PHASE_MAIN && s->js[i].pj.case_index == ci && !strcmp(s->js[i].pj.arm, arm))
+        if (s->js[i].pj.phase == EV_PHASE_MAIN && s->js[i].pj.case_index == ci &&
+            !strcmp(s->js[i].pj.arm, arm))
             return &s->js[i];
     return NULL;
 }
@@ -1167,7 +1229,8 @@ static ev_status fit_phase(sup *s, ev_err *err)
     in.sms = s->sms;
     in.threshold = s->proto.decision_threshold;
     if (ev_model_fit(&in, &fit, &fe)) {
-        snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (%s): auto runs the default schedule", fe.msg);
+        snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (%s): auto runs the default schedule",
+                 fe.msg);
         goto out;
     }
     s->coef = *ev_fit_coef(fit);
@@ -1212,7 +1275,8 @@ static ev_status finish(sup *s, ev_err *err)
     const char *status, *rstatus;
     ev_status rc;
 
-    if ((rc = plan_outcomes(s, &outc, err)) || (rc = ev_plan_rescue(&s->proto, &s->plan, outc, &rj, &n_r, err)))
+    if ((rc = plan_outcomes(s, &outc, err)) ||
+        (rc = ev_plan_rescue(&s->proto, &s->plan, outc, &rj, &n_r, err)))
         goto out;
     s->total += n_r;
     for (size_t k = 0; k < n_r; k++) {
@@ -1304,7 +1368,8 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
             (rc = ev_store_query(s.st, EV_Q_RUN_STATUS, s.run_id, on_status, res, err)))
             goto out;
         if (strcmp(rcx.protocol_id, s.proto_id)) {
-            rc = ev_err_set(err, EV_EUSAGE, "--resume: run %lld was started with protocol %.12s..., this file is %.12s...",
+            rc = ev_err_set(err, EV_EUSAGE,
+                            "--resume: run %lld was started with protocol %.12s..., this file is %.12s...",
                             (long long)s.run_id, rcx.protocol_id, s.proto_id);
             goto out;
         }

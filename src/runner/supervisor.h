@@ -17,24 +17,24 @@
 
 typedef struct ev_progress {
     const char *phase;
-    const char *job_key;   /* the job starting or just ended */
-    int ended;             /* 0: starting, 1: ended */
-    const char *outcome;   /* when ended */
-    size_t done, total;    /* jobs finished / planned in this invocation's view */
-    size_t failures;       /* jobs ended in a failed-* outcome so far */
+    const char *job_key;     /* the job starting or just ended */
+    int ended;               /* 0: starting, 1: ended */
+    const char *outcome;     /* when ended */
+    size_t done, total;      /* jobs finished / planned in this invocation's view */
+    size_t failures;         /* jobs ended in a failed-* outcome so far */
     double elapsed_s, eta_s; /* eta_s < 0: unknown */
 } ev_progress;
 
 typedef struct ev_run_opts {
     const char *protocol_path;
-    const char *backend;       /* "cpu" | "cuda" */
+    const char *backend; /* "cpu" | "cuda" */
     const char *db_path;
     int resume;
-    const char *worker_path;   /* build/evident-worker */
-    const char *source_root;   /* the repository root (snapshot, git) */
-    const char *python;        /* python3 for torch-compile (unused on cpu) */
+    const char *worker_path;     /* build/evident-worker */
+    const char *source_root;     /* the repository root (snapshot, git) */
+    const char *python;          /* python3 for torch-compile (unused on cpu) */
     volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM handlers; may be NULL */
-    int stop_fd;               /* readable when stop is set (self-pipe); -1: none */
+    int stop_fd;                 /* readable when stop is set (self-pipe); -1: none */
     void (*progress)(void *ctx, const ev_progress *p);
     void *progress_ctx;
 } ev_run_opts;
@@ -42,14 +42,14 @@ typedef struct ev_run_opts {
 typedef struct ev_run_result {
     int64_t run_id;
     int resumed;
-    int finished;              /* the run status is set */
-    char status[32];           /* "completed" | "failed" | "" */
-    char rescue_status[32];    /* "completed-after-rescue" | "failed-after-rescue" | "" */
-    size_t jobs_run;           /* attempts started by this invocation */
+    int finished;           /* the run status is set */
+    char status[32];        /* "completed" | "failed" | "" */
+    char rescue_status[32]; /* "completed-after-rescue" | "failed-after-rescue" | "" */
+    size_t jobs_run;        /* attempts started by this invocation */
     size_t failures;
-    char fit_note[256];        /* why there is no fit, or "" */
-    double wall_s;             /* this invocation */
-    double demanded_s;         /* warm-ups + samples the protocol demanded of the jobs run */
+    char fit_note[256]; /* why there is no fit, or "" */
+    double wall_s;      /* this invocation */
+    double demanded_s;  /* warm-ups + samples the protocol demanded of the jobs run */
 } ev_run_result;
 
 /*

@@ -226,7 +226,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
         per = ms / (double)k;
     } while (elapsed < pre);
 
-    /* Trial at a quarter of the target, then steps until within 10%. */
+    /* Trial at a quarter of the target, then steps until within 25% (at most 3). */
     r = per > 0 ? (int64_t)floor(0.25 * target / per) : 1;
     if (r < 1)
         r = 1;
@@ -236,7 +236,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
             return rc;
         elapsed += ms;
         replays += r;
-        done = step > 0 && (fabs(ms - target) <= 0.1 * target || (r == 1 && ms >= target) || step >= 5);
+        done = step > 0 && (fabs(ms - target) <= 0.25 * target || (r == 1 && ms >= target) || step >= 3);
         if ((rc = calib(out, step, r, ms, done, target, err)))
             return rc;
         if (done)
@@ -305,8 +305,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         cJSON *s = ev_rec_new(EV_REC_SKIP);
         if (s)
             ev_json_add_str(s, "reason",
-                            strcmp(a->ops->name, "cuda") ? "torch-compile runs on the cuda backend only"
-                                                         : "torch-compile peer not wired into this worker yet");
+                            strcmp(a->ops->name, "cuda")
+                                ? "torch-compile runs on the cuda backend only"
+                                : "torch-compile peer not wired into this worker yet");
         if ((rc = ev_rec_write(out, s, err)))
             goto out;
         rc = end(out, err);
@@ -321,7 +322,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
     if (kind == EV_ARM_CEILING) {
         const ev_proto_ref *ref = &cfg.ref;
-        int64_t bytes = ref->ceiling_bytes ? ref->ceiling_bytes : ref->ceiling_cache_multiple * dev.cache_bytes;
+        int64_t bytes =
+            ref->ceiling_bytes ? ref->ceiling_bytes : ref->ceiling_cache_multiple * dev.cache_bytes;
         if (ref->ceiling_max_bytes && bytes > ref->ceiling_max_bytes)
             bytes = ref->ceiling_max_bytes;
         job.ceiling_bytes = bytes;
@@ -412,8 +414,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             goto out;
     }
     for (int64_t i = 0; i < p->cold_samples; i++) {
-        if ((rc = a->ops->cold_launch(impl, &ms, err)) ||
-            (rc = sample(out, "cold", i, 1, 1, ms, 0, 0, err)))
+        if ((rc = a->ops->cold_launch(impl, &ms, err)) || (rc = sample(out, "cold", i, 1, 1, ms, 0, 0, err)))
             goto out;
     }
 

@@ -26,10 +26,10 @@ typedef enum ev_fault_stage {
 typedef struct ev_worker_args {
     const ev_protocol *proto;
     const ev_backend_ops *ops;
-    int64_t case_index;         /* -1 for floor and ceiling */
+    int64_t case_index; /* -1 for floor and ceiling */
     const char *arm;
-    const char *job_key;        /* echoed in hello */
-    const ev_coef *coef;        /* auto: coefficients, or NULL (no fit: default) */
+    const char *job_key;         /* echoed in hello */
+    const ev_coef *coef;         /* auto: coefficients, or NULL (no fit: default) */
     const ev_proto_fault *fault; /* the active fault, or NULL */
     /* Called at each stage when fault is set; may end the process. */
     void (*fault_hook)(void *ctx, const ev_proto_fault *f, ev_fault_stage stage, int64_t n);

@@ -1,0 +1,332 @@
+/*
+ * check_protocol.c: the protocol parser refuses malformed protocols with
+ * the field named, fills DESIGN.md's defaults, parses the shipped
+ * protocols; the plan is deterministic and complete; rescue retries
+ * exactly the retryable outcomes; the run status follows DESIGN.md.
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "runner/plan.h"
+#include "runner/protocol.h"
+
+static const char *const good_case =
+    "{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+    "\"default_rows\": 4}";
+
+/* Parses text; returns the status and leaves the message in err. */
+static ev_status parse(const char *text, ev_protocol *p, ev_err *err)
+{
+    return ev_protocol_parse(text, strlen(text), p, err);
+}
+
+/* Parses a file of protocols/.  The caller frees. */
+static void parse_file(const char *path, ev_protocol *p)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_err err = {""};
+    ck_assert_int_eq(ev_read_file(path, &b, &err), EV_OK);
+    ck_assert_msg(ev_protocol_parse(b.data, b.len, p, &err) == EV_OK, "%s: %s", path, err.msg);
+    ev_buf_free(&b);
+}
+
+START_TEST(test_a_minimal_protocol_gets_the_design_defaults)
+{
+    char text[512];
+    ev_protocol p;
+    ev_err err = {""};
+
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s]}", good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(p.samples, 7);
+    ck_assert_int_eq(p.ops_per_graph, 100);
+    ck_assert(p.warmup_ms == 500);
+    ck_assert(p.target_sample_ms == 100);
+    ck_assert_int_eq(p.retries, 1);
+    ck_assert_int_eq(p.cases[0].stride, 1024);
+    ck_assert_str_eq(p.cases[0].role, "calibration");
+    ck_assert_int_eq(p.ref_cuda.ceiling_bytes, INT64_C(1) << 30);
+    ck_assert_int_eq(p.ref_cpu.ceiling_cache_multiple, 8);
+    ck_assert_int_eq(p.reference_arms, 1);
+    ev_protocol_free(&p);
+}
+END_TEST
+
+/* Each malformed protocol and the text its refusal must contain. */
+static const struct {
+    const char *text, *want;
+} bad[] = {
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": -1, \"cols\": 4, "
+     "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
+     "cases[0].rows: must be >= 0"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE, {\"op\": \"reduce_mean\", \"rows\": 1, "
+     "\"cols\": 4, "
+     "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
+     "cases[1].op: 'reduce_mean' is not allowed"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"sampels\": 7}", "sampels: unknown key"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"samples\": \"7\"}",
+     "samples: must be an integer"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"samples\": 0}", "samples: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"warmup_ms\": -5}",
+     "warmup_ms: must be >= 0"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"rows3\"], \"cases\": [CASE]}", "arms[1]: unknown arm 'rows3'"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"default\"], \"cases\": [CASE]}", "arms[1]: duplicate arm"},
+    {"{\"seed\": 1, \"arms\": [\"auto\"], \"cases\": [CASE]}", "arms[0]: 'auto' is planned by the runner"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": []}", "cases: must be a non-empty array"},
+    {"{\"arms\": [\"default\"], \"cases\": [CASE]}", "seed: missing"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 2, \"cols\": 8, "
+     "\"stride\": 4, \"dtype\": \"fp32\", \"default_rows\": 4}]}",
+     "cases[0].stride: must be >= cols"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 2, \"cols\": 8, "
+     "\"dtype\": \"fp64\", \"default_rows\": 4}]}",
+     "cases[0].dtype: 'fp64' is not allowed"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 2.5, \"cols\": "
+     "8, "
+     "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
+     "cases[0].rows: must be an integer"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-x\"], \"cases\": [CASE], "
+     "\"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"hang\"}]}",
+     "fault_arms: refused unless allow_fault_arms is true"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"exit\", \"code\": 0}]}",
+     "fault_arms[0].code: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"hang\", \"signal\": 9}]}",
+     "fault_arms[0].signal: not a field of kind 'hang'"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"reference\": {\"cuda\": "
+     "{\"ceiling_bytes\": "
+     "1048576}}}",
+     "reference.cuda.ceiling_bytes: must be >= 1073741824"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"reference\": {\"cpu\": "
+     "{\"ceiling_cache_multiple\": "
+     "4}}}",
+     "reference.cpu.ceiling_cache_multiple: must be >= 8"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"cpu_set\": [0, 0]}",
+     "cpu_set[1]: duplicate CPU"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"sample_band\": 0}}",
+     "tolerances.sample_band: must be > 0"},
+    {"{\"seed\": 1, \"seed\": 2, \"arms\": [\"default\"], \"cases\": [CASE]}", "protocol"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE]} trailing", "protocol"},
+    {"[1, 2]", "protocol: must be an object"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"retries\": 2}", "retries: must be <= 1"},
+};
+
+START_TEST(test_a_malformed_protocol_is_refused_with_the_field_named)
+{
+    char text[2048], *at;
+    ev_protocol p;
+    ev_err err = {""};
+    const char *src = bad[_i].text;
+
+    /* Expand CASE into a valid case object. */
+    at = strstr(src, "CASE");
+    if (at)
+        snprintf(text, sizeof text, "%.*s%s%s", (int)(at - src), src, good_case, at + 4);
+    else
+        snprintf(text, sizeof text, "%s", src);
+    ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, bad[_i].want), "protocol %d: got '%s', want '%s'", _i, err.msg,
+                  bad[_i].want);
+    ck_assert_ptr_null(p.cases);
+}
+END_TEST
+
+START_TEST(test_the_shipped_protocols_parse_and_plan)
+{
+    ev_protocol p;
+    ev_plan plan;
+    ev_err err = {""};
+    size_t holdout = 0;
+
+    parse_file("protocols/seed16.json", &p);
+    ck_assert_uint_eq(p.n_cases, 16);
+    ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
+    /* 16 x (default rows1 rows2 cub torch) + 8 cases with B = 8 get rows4, + floor, ceiling */
+    ck_assert_uint_eq(plan.n_main, 16 * 5 + 8 + 2);
+    ck_assert_uint_eq(plan.n_policy, 16);
+    ck_assert_uint_eq(plan.n_recheck, 16);
+    ev_plan_free(&plan);
+    ev_protocol_free(&p);
+
+    parse_file("protocols/h200.json", &p);
+    for (size_t i = 0; i < p.n_cases; i++) {
+        holdout += !strcmp(p.cases[i].role, "holdout");
+        if (i < 16)
+            ck_assert_str_eq(p.cases[i].role, "calibration");
+    }
+    ck_assert_uint_ge(holdout, 12);
+    ck_assert_int_eq(p.cases[16].rows, 8192);
+    ck_assert_int_eq(p.cases[16].cols, 8192);
+    ev_protocol_free(&p);
+
+    parse_file("protocols/quick.json", &p);
+    ck_assert(p.warmup_ms <= 50);
+    ev_protocol_free(&p);
+}
+END_TEST
+
+START_TEST(test_the_plan_is_deterministic_and_every_key_is_unique)
+{
+    ev_protocol p;
+    ev_plan a, b;
+    ev_err err = {""};
+    int moved = 0;
+
+    parse_file("protocols/seed16.json", &p);
+    ck_assert_int_eq(ev_plan_build(&p, &a, &err), EV_OK);
+    ck_assert_int_eq(ev_plan_build(&p, &b, &err), EV_OK);
+    ck_assert_uint_eq(a.n, b.n);
+    for (size_t i = 0; i < a.n; i++) {
+        ck_assert_str_eq(a.jobs[i].job_key, b.jobs[i].job_key);
+        ck_assert_int_eq(a.jobs[i].plan_order, b.jobs[i].plan_order);
+        for (size_t j = 0; j < i; j++)
+            ck_assert_str_ne(a.jobs[i].job_key, a.jobs[j].job_key);
+    }
+    /* Interleaved: the main order is not case-major. */
+    for (size_t i = 1; i < a.n_main; i++)
+        if (a.jobs[i].case_index < a.jobs[i - 1].case_index)
+            moved = 1;
+    ck_assert(moved);
+    ck_assert_str_eq(a.jobs[a.n_main].job_key, "policy/0/auto/initial");
+    ck_assert_str_eq(a.jobs[a.n - 1].job_key, "recheck/15/default/recheck");
+    ck_assert_int_ge(ev_plan_find(&a, "main/-/floor/initial"), 0);
+    ck_assert_int_lt(ev_plan_find(&a, "main/0/rows4/initial"), 0); /* B = 4 */
+    ck_assert_int_ge(ev_plan_find(&a, "main/2/rows4/initial"), 0); /* B = 8 */
+    ev_plan_free(&a);
+    ev_plan_free(&b);
+    /* Another seed, another order. */
+    p.seed++;
+    ck_assert_int_eq(ev_plan_build(&p, &b, &err), EV_OK);
+    p.seed--;
+    ck_assert_int_eq(ev_plan_build(&p, &a, &err), EV_OK);
+    moved = 0;
+    for (size_t i = 0; i < a.n_main; i++)
+        if (strcmp(a.jobs[i].job_key, b.jobs[i].job_key))
+            moved = 1;
+    ck_assert(moved);
+    ev_plan_free(&a);
+    ev_plan_free(&b);
+    ev_protocol_free(&p);
+}
+END_TEST
+
+START_TEST(test_rescue_retries_exactly_the_retryable_outcomes)
+{
+    char text[1024];
+    ev_protocol p;
+    ev_plan plan;
+    ev_outcome *o;
+    ev_plan_job *r = NULL;
+    size_t n = 0;
+    ev_err err = {""};
+    const char *st, *rst;
+
+    snprintf(
+        text, sizeof text,
+        "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"rows1\", \"rows2\", \"cub\"], "
+        "\"cases\": [%s, %s]}",
+        good_case, good_case);
+    ck_assert_int_eq(parse(text, &p, &err), EV_OK);
+    ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
+    ck_assert_uint_eq(plan.n_main, 8);
+    o = calloc(plan.n, sizeof *o);
+    for (size_t i = 0; i < plan.n; i++)
+        o[i] = EV_OUT_COMPLETED;
+    o[0] = EV_OUT_FAILED_EXIT;
+    o[1] = EV_OUT_FAILED_VALIDATION;
+    o[2] = EV_OUT_SKIPPED;
+    o[3] = EV_OUT_FAILED_TIMEOUT;
+    o[plan.n_main] = EV_OUT_FAILED_SIGNAL;                   /* a policy job */
+    o[plan.n_main + plan.n_policy] = EV_OUT_FAILED_PROTOCOL; /* recheck: never retried */
+    ck_assert_int_eq(ev_plan_rescue(&p, &plan, o, &r, &n, &err), EV_OK);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_int_eq(r[0].retry_of, 0);
+    ck_assert_int_eq(r[1].retry_of, 3);
+    ck_assert_int_eq(r[2].retry_of, (int64_t)plan.n_main);
+    ck_assert_str_eq(r[2].label, "retry-1");
+    ck_assert(r[2].phase == EV_PHASE_RESCUE);
+    ck_assert(strncmp(r[2].job_key, "rescue/", 7) == 0);
+
+    {
+        ev_outcome ro[3] = {EV_OUT_COMPLETED, EV_OUT_COMPLETED, EV_OUT_COMPLETED};
+        ev_plan_run_status(&plan, o, r, ro, n, &st, &rst);
+        ck_assert_str_eq(st, "failed");
+        ck_assert_str_eq(rst, "failed-after-rescue"); /* the validation failure is not mended */
+        o[1] = EV_OUT_COMPLETED;
+        ev_plan_run_status(&plan, o, r, ro, n, &st, &rst);
+        ck_assert_str_eq(rst, "completed-after-rescue");
+        ro[1] = EV_OUT_FAILED_EXIT;
+        ev_plan_run_status(&plan, o, r, ro, n, &st, &rst);
+        ck_assert_str_eq(rst, "failed-after-rescue");
+    }
+    for (size_t i = 0; i < plan.n_main + plan.n_policy; i++)
+        o[i] = i == 2 ? EV_OUT_SKIPPED : EV_OUT_COMPLETED;
+    ev_plan_run_status(&plan, o, NULL, NULL, 0, &st, &rst);
+    ck_assert_str_eq(st, "completed");
+    ck_assert_ptr_null(rst);
+    free(r);
+    p.retries = 0;
+    o[0] = EV_OUT_FAILED_EXIT;
+    ck_assert_int_eq(ev_plan_rescue(&p, &plan, o, &r, &n, &err), EV_OK);
+    ck_assert_uint_eq(n, 0);
+    free(o);
+    ev_plan_free(&plan);
+    ev_protocol_free(&p);
+}
+END_TEST
+
+START_TEST(test_a_fault_arm_runs_only_on_its_cases)
+{
+    char text[1024];
+    ev_protocol p;
+    ev_plan plan;
+    ev_err err = {""};
+    ev_arm_kind k;
+    int64_t rows;
+
+    snprintf(
+        text, sizeof text,
+        "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"fault-x\"], "
+        "\"allow_fault_arms\": "
+        "true, \"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"exit\", \"code\": 3, \"cases\": [1]}], "
+        "\"cases\": [%s, %s]}",
+        good_case, good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
+    ck_assert_uint_eq(plan.n_main, 3);
+    ck_assert_int_ge(ev_plan_find(&plan, "main/1/fault-x/initial"), 0);
+    ck_assert_int_lt(ev_plan_find(&plan, "main/0/fault-x/initial"), 0);
+    ck_assert_int_eq(ev_arm_classify(&p, "fault-x", &k, &rows), 0);
+    ck_assert(k == EV_ARM_FAULT);
+    ck_assert_int_eq(ev_arm_classify(&p, "rows2", &k, &rows), 0);
+    ck_assert_int_eq(rows, 2);
+    ck_assert_int_eq(ev_arm_classify(NULL, "fault-x", &k, &rows), -1);
+    ev_plan_free(&plan);
+    ev_protocol_free(&p);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("protocol");
+    TCase *tc = tcase_create("core");
+    SRunner *sr;
+    int failed;
+
+    tcase_add_test(tc, test_a_minimal_protocol_gets_the_design_defaults);
+    tcase_add_loop_test(tc, test_a_malformed_protocol_is_refused_with_the_field_named, 0,
+                        (int)(sizeof bad / sizeof bad[0]));
+    tcase_add_test(tc, test_the_shipped_protocols_parse_and_plan);
+    tcase_add_test(tc, test_the_plan_is_deterministic_and_every_key_is_unique);
+    tcase_add_test(tc, test_rescue_retries_exactly_the_retryable_outcomes);
+    tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
+    suite_add_tcase(s, tc);
+    sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
