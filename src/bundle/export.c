@@ -22,6 +22,7 @@
 #include "json.h"
 #include "sha256.h"
 #include "stats.h"
+#include "bundle/figures.h"
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
@@ -1417,9 +1418,75 @@ static void json_drift(jb *b, const xload *L, cJSON *root)
     j_dbl(b, d, "max", have, mx, "no drift values");
 }
 
+/* Adds "figures" (src/bundle/figures.h) to root: every job's last-attempt
+ * hot and cold per_op_us, in samples.csv order. */
+static void json_figures(jb *b, const xload *L, cJSON *root, ev_err *err)
+{
+    ev_fig_job *fj = calloc(L->jobs.n + 1, sizeof *fj);
+    double *vals = calloc(L->samples.n + 1, sizeof *vals);
+    size_t used = 0;
+    cJSON *fig = NULL;
+    if (!fj || !vals) {
+        if (!b->rc)
+            b->rc = EV_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = vec_at(&L->jobs, i);
+        ev_fig_job *f = &fj[i];
+        f->job_key = j->job_key;
+        f->phase = j->phase;
+        f->arm = j->arm;
+        f->case_index = j->has_case ? j->case_index : -1;
+        f->retry = j->has_retry;
+        f->outcome = ev_outcome_name(j->outcome);
+        if (!j->n_att)
+            continue;
+        const xattempt *a = vec_at(&L->atts, j->att0 + j->n_att - 1);
+        size_t lo, hi;
+        attempt_range(&L->samples, a->attempt_id, &lo, &hi);
+        for (int hot = 0; hot < 2; hot++) {
+            double *start = vals + used;
+            size_t n = 0;
+            for (size_t k = lo; k < hi; k++) {
+                const xsample *x = vec_at(&L->samples, k);
+                if (x->hot != hot)
+                    continue;
+                vals[used++] = x->per_op_us;
+                n++;
+                if (hot && x->has_clock) {
+                    if (!f->has_clock || x->sm_clock_mhz < f->clock_min)
+                        f->clock_min = x->sm_clock_mhz;
+                    if (!f->has_clock || x->sm_clock_mhz > f->clock_max)
+                        f->clock_max = x->sm_clock_mhz;
+                    f->has_clock = 1;
+                }
+            }
+            if (hot) {
+                f->hot = start;
+                f->n_hot = n;
+            } else {
+                f->cold = start;
+                f->n_cold = n;
+            }
+        }
+    }
+    ev_fig_input in = {fj, L->jobs.n, L->run.seed};
+    if (!b->rc) {
+        ev_status rc = ev_figures_build(&in, &fig, err);
+        if (rc)
+            b->rc = rc;
+        else
+            j_put(b, root, "figures", fig);
+    }
+out:
+    free(fj);
+    free(vals);
+}
+
 /* Writes validation.json into out; model_json is the bundle's model.json
  * (for store_fit.equals_model_json). */
-static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_buf *out)
+static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err)
 {
     jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
@@ -1557,6 +1624,7 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
     j_i64(&b, sum, "hot_samples", n_hot);
     j_i64(&b, sum, "cold_samples", n_cold);
     j_i64(&b, sum, "outputs", n_outputs);
+    json_figures(&b, L, root, err);
     return j_finish(&b, root, out);
 }
 
@@ -1885,7 +1953,7 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
         goto oom;
     if ((rc = write_model(L, &model, err)))
         goto out;
-    if ((rc = write_validation(L, &model, &buf)) || (rc = bundle_add_buf(B, "validation.json", &buf)))
+    if ((rc = write_validation(L, &model, &buf, err)) || (rc = bundle_add_buf(B, "validation.json", &buf)))
         goto oom;
     if ((rc = bundle_add_buf(B, "model.json", &model)))
         goto oom;
