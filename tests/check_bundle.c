@@ -27,9 +27,12 @@
 #include <zip.h>
 
 #include "buf.h"
+#include "csv.h"
 #include "json.h"
 #include "sha256.h"
+#include "stats.h"
 #include "bundle/export.h"
+#include "bundle/figures.h"
 #include "bundle/member.h"
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
@@ -927,6 +930,230 @@ START_TEST(test_per_op_us_refuses_counts_beyond_two_to_the_53)
 }
 END_TEST
 
+/* ---- tests: figures ----------------------------------------------------------------- */
+
+START_TEST(test_mann_whitney_p_is_exact_for_small_samples)
+{
+    double u = 0, p = 0;
+    const double a2[2] = {1, 2}, b2[2] = {3, 4};
+    ck_assert_int_eq(ev_fig_mann_whitney(a2, 2, b2, 2, &u, &p), EV_OK);
+    ck_assert(u == 4.0 && p == 2.0 / 6.0);
+
+    double a[7], b[7];
+    for (int i = 0; i < 7; i++) {
+        a[i] = 1.0 + i;
+        b[i] = 100.0 + i;
+    }
+    ck_assert_int_eq(ev_fig_mann_whitney(a, 7, b, 7, &u, &p), EV_OK);
+    ck_assert(u == 49.0 && p == 2.0 / 3432.0);
+    ck_assert_int_eq(ev_fig_mann_whitney(b, 7, a, 7, &u, &p), EV_OK);
+    ck_assert(u == 0.0 && p == 2.0 / 3432.0);
+    ck_assert_int_eq(ev_fig_mann_whitney(a, 7, a, 7, &u, &p), EV_OK);
+    ck_assert(u == 24.5 && p == 1.0);
+
+    /* against brute force: every split of 11 distinct values into 5 + 6 */
+    const double x[5] = {0.3, 1.7, 2.2, 5.1, 9.0}, y[6] = {0.9, 2.0, 3.3, 4.4, 6.6, 7.7};
+    double all[11];
+    memcpy(all, x, sizeof x);
+    memcpy(all + 5, y, sizeof y);
+    ck_assert_int_eq(ev_fig_mann_whitney(x, 5, y, 6, &u, &p), EV_OK);
+    double le = 0, ge = 0, tot = 0;
+    for (unsigned mask = 0; mask < (1u << 11); mask++) {
+        if (__builtin_popcount(mask) != 5)
+            continue;
+        double uu = 0;
+        for (int i = 0; i < 11; i++)
+            for (int j = 0; j < 11; j++)
+                if ((mask >> i & 1) && !(mask >> j & 1) && all[i] < all[j])
+                    uu += 1;
+        tot += 1;
+        le += uu <= u;
+        ge += uu >= u;
+    }
+    double want = 2.0 * (le < ge ? le : ge) / tot;
+    ck_assert(p == (want > 1.0 ? 1.0 : want));
+
+    double big[26] = {0};
+    ck_assert_int_eq(ev_fig_mann_whitney(big, 26, big, 25, &u, &p), EV_ERANGE);
+    ck_assert_int_eq(ev_fig_mann_whitney(big, 0, big, 5, &u, &p), EV_ERANGE);
+}
+END_TEST
+
+/* The value of a number node, built (raw exact text) or parsed. */
+static double num(const cJSON *n)
+{
+    ck_assert(cJSON_IsRaw(n) || cJSON_IsNumber(n));
+    return cJSON_IsRaw(n) ? strtod(n->valuestring, NULL) : n->valuedouble;
+}
+
+/* Prints a figures tree (pretty) into a new string. */
+static char *print_tree(const cJSON *t)
+{
+    ev_buf b = EV_BUF_INIT;
+    ck_assert_int_eq(ev_json_print(t, 1, &b), EV_OK);
+    return ev_buf_steal(&b, NULL);
+}
+
+START_TEST(test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible)
+{
+    const double d[7] = {10, 10, 10, 10, 10, 10, 11}, r1[7] = {5, 5, 5, 5, 5, 5, 50};
+    ev_fig_job jobs[2] = {
+        {"main/0/default/initial", "main", "default", 0, 0, "completed", d, 7, NULL, 0, 0, 0, 0},
+        {"main/0/rows1/initial", "main", "rows1", 0, 0, "completed", r1, 7, NULL, 0, 1, 1700, 1755},
+    };
+    ev_fig_input in = {jobs, 2, 7};
+    ev_err err = {{0}};
+    cJSON *f1 = NULL, *f2 = NULL, *f3 = NULL;
+    CHK(ev_figures_build(&in, &f1, &err));
+    CHK(ev_figures_build(&in, &f2, &err));
+    in.seed = 8;
+    CHK(ev_figures_build(&in, &f3, &err));
+    char *t1 = print_tree(f1), *t2 = print_tree(f2), *t3 = print_tree(f3);
+    ck_assert_str_eq(t1, t2);
+    ck_assert_str_ne(t1, t3); /* the seed is the interval's only randomness */
+
+    const cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f1, "pairs"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(pair, "arm")->valuestring, "rows1");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(pair, "against")->valuestring, "default");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pair, "tail_disclosure")));
+    double u = 0, pv = 0;
+    ck_assert_int_eq(ev_fig_mann_whitney(r1, 7, d, 7, &u, &pv), EV_OK);
+    ck_assert(u == 42.0);
+    ck_assert(strtod(cJSON_GetObjectItemCaseSensitive(pair, "mwu_p")->valuestring, NULL) == pv);
+    ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pair, "significant")), pv < EV_FIG_ALPHA);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f1, "tail_disclosures")), 1);
+    /* raw numbers: read the text back */
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(pair, "ratio_of_medians");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(pair, "ci_low");
+    const cJSON *hi = cJSON_GetObjectItemCaseSensitive(pair, "ci_high");
+    ck_assert(cJSON_IsRaw(r) && cJSON_IsRaw(lo) && cJSON_IsRaw(hi));
+    double rv = strtod(r->valuestring, NULL), lv = strtod(lo->valuestring, NULL),
+           hv = strtod(hi->valuestring, NULL);
+    ck_assert(rv == 0.5);
+    ck_assert(lv <= rv && rv <= hv);
+    const cJSON *p95 = cJSON_GetObjectItemCaseSensitive(pair, "p95_ratio");
+    double qa = 0, qb = 0;
+    ck_assert_int_eq(ev_quantile(r1, 7, 0.95, &qa), EV_OK);
+    ck_assert_int_eq(ev_quantile(d, 7, 0.95, &qb), EV_OK);
+    ck_assert_double_eq_tol(qa, 36.5, 1e-9);
+    ck_assert(strtod(p95->valuestring, NULL) == qa / qb);
+    const cJSON *j1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f1, "jobs"), 1);
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(j1, "sm_clock_max_mhz")) == 1755.0);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j1, "cold_over_hot")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j1, "cold_over_hot_reason")->valuestring,
+                     "no cold samples");
+    const cJSON *ac = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f1, "across"), 0);
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "wins")) == 1.0);
+
+    /* a parsed copy, canonicalised, prints to the same bytes */
+    cJSON *back = NULL;
+    CHK(ev_json_parse(t1, strlen(t1), EV_JSON_CANONICAL, &back, &err));
+    ck_assert_int_eq(ev_figures_canon(back), EV_OK);
+    char *t4 = print_tree(back);
+    ck_assert_str_eq(t1, t4);
+    free(t1);
+    free(t2);
+    free(t3);
+    free(t4);
+    cJSON_Delete(f1);
+    cJSON_Delete(f2);
+    cJSON_Delete(f3);
+    cJSON_Delete(back);
+}
+END_TEST
+
+START_TEST(test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_the_exported_ones)
+{
+    ev_err err = {{0}};
+    ev_bundle *b = export_fixture();
+    cJSON *val = parse_member(b, "validation.json");
+    const ev_member *csvm = member(b, "samples.csv");
+    static const char *const header[] = {
+        "run_id",       "job_id",     "attempt",         "op",           "rows",
+        "cols",         "stride",     "dtype",           "default_rows", "role",
+        "arm",          "phase",      "label",           "outcome",      "timing",
+        "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
+        "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz"};
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(val, "jobs");
+    size_t nj = (size_t)cJSON_GetArraySize(jobs);
+    ev_fig_job *fj = calloc(nj, sizeof *fj);
+    double *hot = calloc((size_t)fixture_samples, sizeof *hot),
+           *cold = calloc((size_t)fixture_samples, sizeof *cold);
+    size_t nh = 0, nc = 0, i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        ev_fig_job *f = &fj[i++];
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "case_index");
+        const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "last_attempt");
+        int64_t job_id = (int64_t)cJSON_GetObjectItemCaseSensitive(j, "job_id")->valuedouble;
+        f->job_key = cJSON_GetObjectItemCaseSensitive(j, "job_key")->valuestring;
+        f->phase = cJSON_GetObjectItemCaseSensitive(j, "phase")->valuestring;
+        f->arm = cJSON_GetObjectItemCaseSensitive(j, "arm")->valuestring;
+        f->outcome = cJSON_GetObjectItemCaseSensitive(j, "outcome")->valuestring;
+        f->case_index = cJSON_IsNumber(ci) ? (int64_t)ci->valuedouble : -1;
+        f->retry = !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "retry_of"));
+        f->hot = hot + nh;
+        f->cold = cold + nc;
+        if (!cJSON_IsNumber(la))
+            continue;
+        ev_csv *c = NULL;
+        CHK(ev_csv_open(csvm->data, csvm->len, header, 24, NULL, &c, &err));
+        int have = 0;
+        for (;;) {
+            CHK(ev_csv_next(c, &have, &err));
+            if (!have)
+                break;
+            int64_t jid, att;
+            double v;
+            CHK(ev_csv_get_i64(c, 1, &jid, &err));
+            CHK(ev_csv_get_i64(c, 2, &att, &err));
+            if (jid != job_id || att != (int64_t)la->valuedouble)
+                continue;
+            CHK(ev_csv_get_double(c, 19, &v, &err));
+            if (!strcmp(ev_csv_field(c, 14), "hot")) {
+                hot[nh++] = v;
+                f->n_hot++;
+                if (ev_csv_field(c, 23)[0]) {
+                    int64_t clk;
+                    CHK(ev_csv_get_i64(c, 23, &clk, &err));
+                    if (!f->has_clock || clk < f->clock_min)
+                        f->clock_min = clk;
+                    if (!f->has_clock || clk > f->clock_max)
+                        f->clock_max = clk;
+                    f->has_clock = 1;
+                }
+            } else {
+                cold[nc++] = v;
+                f->n_cold++;
+            }
+        }
+        ev_csv_close(c);
+        /* hot and cold were interleaved per job: keep each job's runs contiguous */
+        ck_assert(f->n_cold == 0 || f->cold + f->n_cold == cold + nc);
+    }
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(val, "run");
+    ev_fig_input in = {fj, nj, (int64_t)cJSON_GetObjectItemCaseSensitive(run, "seed")->valuedouble};
+    cJSON *rebuilt = NULL;
+    CHK(ev_figures_build(&in, &rebuilt, &err));
+    cJSON *exported = cJSON_DetachItemFromObjectCaseSensitive(val, "figures");
+    ck_assert_ptr_nonnull(exported);
+    ck_assert_int_eq(ev_figures_canon(exported), EV_OK);
+    char *a = print_tree(rebuilt), *e = print_tree(exported);
+    ck_assert_str_eq(a, e);
+    ck_assert_ptr_nonnull(strstr(e, "\"ratio_of_medians\":"));
+    free(a);
+    free(e);
+    cJSON_Delete(rebuilt);
+    cJSON_Delete(exported);
+    free(fj);
+    free(hot);
+    free(cold);
+    cJSON_Delete(val);
+    ev_bundle_free(b);
+}
+END_TEST
+
 /* ---- tests: the commands ---------------------------------------------------------- */
 
 START_TEST(test_export_command_prints_the_root_and_uses_the_documented_exit_codes)
@@ -999,6 +1226,8 @@ static Suite *bundle_suite(void)
     tcase_add_test(z, test_zip_writer_gives_the_same_bytes_whatever_the_input_order_and_time_zone);
     tcase_add_test(z, test_redaction_replaces_absolute_paths_and_is_idempotent);
     tcase_add_test(z, test_per_op_us_refuses_counts_beyond_two_to_the_53);
+    tcase_add_test(z, test_mann_whitney_p_is_exact_for_small_samples);
+    tcase_add_test(z, test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible);
     suite_add_tcase(s, z);
 
     TCase *e = tcase_create("export");
@@ -1015,6 +1244,7 @@ static Suite *bundle_suite(void)
     tcase_add_test(e, test_two_exports_of_one_store_are_byte_identical_in_any_time_zone);
     tcase_add_test(e, test_report_regenerated_from_the_archived_members_equals_the_exported_one);
     tcase_add_test(e, test_export_command_prints_the_root_and_uses_the_documented_exit_codes);
+    tcase_add_test(e, test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_the_exported_ones);
     suite_add_tcase(s, e);
     return s;
 }
