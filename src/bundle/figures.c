@@ -189,7 +189,7 @@ static ev_status interval(const double *v, size_t n, double *lo, double *hi)
 /* ---- per job ---------------------------------------------------------------- */
 
 /* Adds the per-job figures (median, P95, cold/hot, clock range). */
-static void add_jobs(fb *b, const ev_fig_input *in, cJSON *root)
+static void add_jobs(fb *b, const ev_fig_input *in, cJSON *root, double *scratch, double *boot)
 {
     cJSON *arr = f_arr(b, root, "jobs");
     for (size_t i = 0; i < in->n_jobs && !b->rc; i++) {
@@ -205,6 +205,24 @@ static void add_jobs(fb *b, const ev_fig_input *in, cJSON *root)
         if (ok && !b->rc)
             b->rc = ev_quantile(j->hot, j->n_hot, 0.95, &p95);
         f_dbl(b, o, "median_us", ok, med, why);
+        /* the median's own bootstrap interval (label "job:<job_key>") */
+        double lo = 0, hi = 0;
+        if (ok && !b->rc) {
+            char label[160];
+            snprintf(label, sizeof label, "job:%s", j->job_key);
+            uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
+            for (size_t r = 0; r < EV_FIG_RESAMPLES && !b->rc; r++)
+                b->rc = resample_median(&st, j->hot, j->n_hot, scratch, &boot[r]);
+            if (!b->rc)
+                b->rc = interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
+        }
+        if (ok) {
+            cJSON *ci = f_arr(b, o, "median_ci");
+            f_dbl(b, ci, NULL, 1, lo, NULL);
+            f_dbl(b, ci, NULL, 1, hi, NULL);
+        } else {
+            f_dbl(b, o, "median_ci", 0, 0, why);
+        }
         f_dbl(b, o, "p95_us", ok, p95, why);
         int cok = ok && j->n_cold > 0;
         if (cok && !b->rc)
@@ -467,7 +485,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
           "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
           "descriptive quantiles, not tail guarantees");
 
-    add_jobs(&b, in, root);
+    add_jobs(&b, in, root, scratch, boot);
 
     cJSON *parr = f_arr(&b, root, "pairs");
     cJSON *tails = f_arr(&b, root, "tail_disclosures");
