@@ -617,6 +617,444 @@ static ev_status sec_model(const rep *r, ev_buf *b)
     return rc;
 }
 
+/* ---- figures (issue 7): charts and tables -------------------------------------- */
+
+/* Reads a number node, raw exact text or parsed.  Returns 1 and sets *v. */
+static int numv(const cJSON *n, double *v)
+{
+    if (cJSON_IsNumber(n)) {
+        *v = n->valuedouble;
+        return 1;
+    }
+    return 0;
+}
+
+/* The figures' per-job object of job_key, or NULL. */
+static const cJSON *fig_job(const rep *r, const char *job_key)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures");
+    const cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
+    {
+        const char *k = jstr(j, "job_key");
+        if (k && job_key && !strcmp(k, job_key))
+            return j;
+    }
+    return NULL;
+}
+
+/* Reads median_us and median_ci of the figures job of j.  Returns 1 when
+ * all three are numbers. */
+static int job_interval(const rep *r, const cJSON *j, double *med, double *lo, double *hi)
+{
+    const cJSON *f = j ? fig_job(r, jstr(j, "job_key")) : NULL;
+    const cJSON *ci = f ? cJSON_GetObjectItemCaseSensitive(f, "median_ci") : NULL;
+    return f && jnum(f, "median_us", med) && numv(cJSON_GetArrayItem(ci, 0), lo) &&
+           numv(cJSON_GetArrayItem(ci, 1), hi);
+}
+
+/* Per case: a chart of every arm's hot median and its interval, the floor
+ * marked (x axis linear from 0). */
+static ev_status sec_case_charts(const rep *r, ev_buf *b)
+{
+    const int W = 640, L = 120, R = 600, H = 18;
+    double floor_us = 0;
+    const cJSON *fj = NULL, *j;
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *a = jstr(j, "arm");
+        if (a && !strcmp(a, "floor"))
+            fj = j;
+    }
+    int have_floor = fj && jnum(fj, "median_us", &floor_us);
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Hot medians with 95% bootstrap intervals, per case</h2>\n"
+                       "<p>Dot: median of the hot samples (us per op); bar: its percentile bootstrap "
+                       "interval (validation.json figures); dashed line: the per-op launch floor.</p>\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = jint(c, "case_index", -1);
+        double vmax = have_floor ? floor_us : 0;
+        size_t rows = 0;
+        for (size_t i = 0; i < r->n_arms; i++) {
+            double m, lo, hi;
+            if (job_interval(r, find_job(r, idx, r->arms[i], arm_phase(r->arms[i])), &m, &lo, &hi)) {
+                rows++;
+                if (hi > vmax)
+                    vmax = hi;
+            }
+        }
+        char lab[160];
+        if (rc)
+            break;
+        rc = ev_buf_puts(b, "<h3>");
+        if (!rc)
+            rc = put_esc(b, case_label(c, lab, sizeof lab));
+        if (!rc)
+            rc = ev_buf_puts(b, "</h3>\n");
+        if (rc || !rows || !(vmax > 0)) {
+            if (!rc)
+                rc = ev_buf_puts(b, "<p>No completed arm.</p>\n");
+            continue;
+        }
+        vmax *= 1.1;
+        int h = (int)rows * H + 30;
+        rc = ev_buf_printf(b,
+                           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                           "role=\"img\">\n",
+                           W, h);
+        size_t row = 0;
+        for (size_t i = 0; i < r->n_arms && !rc; i++) {
+            double m, lo, hi;
+            if (!job_interval(r, find_job(r, idx, r->arms[i], arm_phase(r->arms[i])), &m, &lo, &hi))
+                continue;
+            double y = 10.0 + (double)row * H + H / 2.0;
+            double x0 = L + (R - L) * lo / vmax, x1 = L + (R - L) * hi / vmax, xm = L + (R - L) * m / vmax;
+            rc = ev_buf_printf(b, "<text x=\"4\" y=\"%.2f\" font-size=\"12\">", y + 4);
+            if (!rc)
+                rc = put_esc(b, r->arms[i]);
+            if (!rc)
+                rc = ev_buf_printf(
+                    b,
+                    "</text><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                    "stroke=\"#333\" stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" "
+                    "fill=\"#1f77b4\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\">%.4f</text>\n",
+                    x0, y, x1, y, xm, y, x1 + 4, y + 4, m);
+            row++;
+        }
+        double axis = 10.0 + (double)rows * H;
+        if (!rc)
+            rc = ev_buf_printf(
+                b,
+                "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#999\"/>"
+                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\">0</text>"
+                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\" text-anchor=\"end\">%.4g us</text>\n",
+                L, axis, R, axis, L, axis + 12, R, axis + 12, vmax);
+        if (!rc && have_floor) {
+            double xf = L + (R - L) * floor_us / vmax;
+            rc = ev_buf_printf(b,
+                               "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" "
+                               "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
+                               "fill=\"#d62728\">floor</text>\n",
+                               xf, xf, axis, xf + 2, axis + 12);
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</svg>\n");
+    }
+    return rc;
+}
+
+/* The pair object (figures) of case idx, arm and against, or NULL. */
+static const cJSON *fig_pair(const rep *r, int64_t idx, const char *arm, const char *against)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *p;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
+    {
+        const char *a = jstr(p, "arm"), *g = jstr(p, "against");
+        if (jint(p, "case_index", -1) == idx && a && g && !strcmp(a, arm) && !strcmp(g, against))
+            return p;
+    }
+    return NULL;
+}
+
+/* auto / best peer per case (log scale, the 1.0 line drawn). */
+static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
+{
+    static const char *const peers[2] = {"cub", "torch-compile"};
+    const int W = 640, L = 170, R = 600, H = 18;
+    double lo_all = 0.5, hi_all = 2.0;
+    size_t rows = 0;
+    const cJSON *c;
+    ev_status rc =
+        ev_buf_puts(b, "<h2>auto / best peer per case</h2>\n<p>Ratio of hot medians of the auto arm "
+                       "to the fastest completed peer of the case, with its bootstrap interval; below "
+                       "1.0 auto is faster.  Log scale.</p>\n");
+    /* first pass: the range */
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = jint(c, "case_index", -1);
+        const cJSON *best = NULL;
+        double bm = 0, v;
+        for (int k = 0; k < 2; k++) {
+            const cJSON *pj = find_job(r, idx, peers[k], "main");
+            if (pj && jnum(pj, "median_us", &v) && (!best || v < bm)) {
+                best = pj;
+                bm = v;
+            }
+        }
+        const cJSON *p = best ? fig_pair(r, idx, "auto", jstr(best, "arm")) : NULL;
+        double lo, hi;
+        if (p && jnum(p, "ci_low", &lo) && jnum(p, "ci_high", &hi) && lo > 0) {
+            rows++;
+            lo_all = lo < lo_all ? lo : lo_all;
+            hi_all = hi > hi_all ? hi : hi_all;
+        }
+    }
+    if (rc || !rows)
+        return rc ? rc : ev_buf_puts(b, "<p>No case has both auto and a peer completed on this host.</p>\n");
+    double l0 = log(lo_all / 1.1), l1 = log(hi_all * 1.1);
+    rc = ev_buf_printf(b,
+                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\">\n",
+                       W, (int)rows * H + 30);
+    size_t row = 0;
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = jint(c, "case_index", -1);
+        const cJSON *best = NULL;
+        double bm = 0, v, lo, hi, m;
+        for (int k = 0; k < 2; k++) {
+            const cJSON *pj = find_job(r, idx, peers[k], "main");
+            if (pj && jnum(pj, "median_us", &v) && (!best || v < bm)) {
+                best = pj;
+                bm = v;
+            }
+        }
+        const cJSON *p = best ? fig_pair(r, idx, "auto", jstr(best, "arm")) : NULL;
+        if (rc || !p || !jnum(p, "ci_low", &lo) || !jnum(p, "ci_high", &hi) ||
+            !jnum(p, "ratio_of_medians", &m) || !(lo > 0))
+            continue;
+        char lab[200], cl[160];
+        snprintf(lab, sizeof lab, "%s vs %s", case_label(c, cl, sizeof cl), jstr(best, "arm"));
+        double y = 10.0 + (double)row * H + H / 2.0;
+        double x0 = L + (R - L) * (log(lo) - l0) / (l1 - l0), x1 = L + (R - L) * (log(hi) - l0) / (l1 - l0),
+               xm = L + (R - L) * (log(m) - l0) / (l1 - l0);
+        rc = ev_buf_printf(b, "<text x=\"4\" y=\"%.2f\" font-size=\"10\">", y + 4);
+        if (!rc)
+            rc = put_esc(b, lab);
+        if (!rc)
+            rc = ev_buf_printf(b,
+                               "</text><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\" "
+                               "stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"/>\n",
+                               x0, y, x1, y, xm, y, m < 1.0 ? "#2ca02c" : "#d62728");
+        row++;
+    }
+    double x1 = L + (R - L) * (0.0 - l0) / (l1 - l0), axis = 10.0 + (double)rows * H;
+    if (!rc)
+        rc = ev_buf_printf(
+            b,
+            "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999\" "
+            "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\">1.0</text>\n"
+            "</svg>\n",
+            x1, x1, axis, x1 - 8, axis + 12);
+    return rc;
+}
+
+/* Pair tables: per case, then across cases, then tail disclosures. */
+static ev_status sec_pairs(const rep *r, ev_buf *b)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *p;
+    char t[48], u[48], w[48];
+    double v, lo, hi;
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Arm comparisons</h2>\n<p>Ratio of hot medians (arm / against) with its "
+                       "95% percentile bootstrap interval, the exact two-sided Mann-Whitney p (7 "
+                       "against 7 samples cannot go below 2/3432; threshold 0.01) and the ratio of "
+                       "empirical P95s.  Seven samples support only descriptive quantiles.</p>\n"
+                       "<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>ratio</th>"
+                       "<th>interval</th><th>p</th><th>P95 ratio</th></tr>\n");
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(p, "case_index", -1));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "arm"));
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "against"));
+        if (!jnum(p, "ratio_of_medians", &v)) {
+            if (!rc)
+                rc = ev_buf_puts(b, "<td colspan=\"4\">");
+            if (!rc)
+                rc = put_esc(b, jstr(p, "ratio_of_medians_reason"));
+            if (!rc)
+                rc = ev_buf_puts(b, "</td></tr>\n");
+            continue;
+        }
+        if (!rc)
+            rc = td(b, v < 1.0 ? "n ok" : "n", fmt(t, v, 4));
+        if (!rc && jnum(p, "ci_low", &lo) && jnum(p, "ci_high", &hi)) {
+            char iv[100];
+            snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
+            rc = td(b, "n", iv);
+        }
+        if (!rc) {
+            if (jnum(p, "mwu_p", &v))
+                snprintf(t, sizeof t, "%.4g%s", v, jtrue(p, "significant") ? " *" : "");
+            else
+                snprintf(t, sizeof t, "-");
+            rc = td(b, "n", t);
+        }
+        if (!rc)
+            rc = td(b, jtrue(p, "tail_disclosure") ? "n bad" : "n",
+                    jnum(p, "p95_ratio", &v) ? fmt(t, v, 4) : "-");
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n<h3>Across cases</h3>\n<table>\n<tr><th>arm</th><th>against</th>"
+                            "<th>cases</th><th>ratio of sums</th><th>interval</th><th>geomean ratio</th>"
+                            "<th>interval</th><th>wins / losses / ties</th></tr>\n");
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "across"))
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(p, "n_cases", 0));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "arm"));
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "against"));
+        if (!rc)
+            rc = td(b, "n", t);
+        static const char *const keys[2][2] = {{"ratio_of_sums", "ratio_of_sums_ci"},
+                                               {"geomean_ratio", "geomean_ratio_ci"}};
+        for (int k = 0; k < 2 && !rc; k++) {
+            const cJSON *ci = cJSON_GetObjectItemCaseSensitive(p, keys[k][1]);
+            rc = td(b, "n", jnum(p, keys[k][0], &v) ? fmt(t, v, 4) : "-");
+            if (!rc && numv(cJSON_GetArrayItem(ci, 0), &lo) && numv(cJSON_GetArrayItem(ci, 1), &hi)) {
+                char iv[100];
+                snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
+                rc = td(b, "n", iv);
+            } else if (!rc) {
+                rc = td(b, "n", "-");
+            }
+        }
+        snprintf(t, sizeof t, "%" PRId64 " / %" PRId64 " / %" PRId64, jint(p, "wins", 0),
+                 jint(p, "losses", 0), jint(p, "ties", 0));
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n<h3>Tail disclosures</h3>\n");
+    const cJSON *tails = cJSON_GetObjectItemCaseSensitive(f, "tail_disclosures");
+    if (!rc && cJSON_GetArraySize(tails) == 0)
+        return ev_buf_puts(b, "<p>No case whose median improves while its empirical P95 regresses.</p>\n");
+    if (!rc)
+        rc = ev_buf_puts(b, "<p>The median improves but the empirical P95 regresses (descriptive only):</p>\n"
+                            "<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>median ratio</th>"
+                            "<th>P95 ratio</th></tr>\n");
+    cJSON_ArrayForEach(p, tails)
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(p, "case_index", -1));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "arm"));
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "against"));
+        if (!rc)
+            rc = td(b, "n", jnum(p, "ratio_of_medians", &v) ? fmt(u, v, 4) : "-");
+        if (!rc)
+            rc = td(b, "n bad", jnum(p, "p95_ratio", &v) ? fmt(u, v, 4) : "-");
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* Per job: median, interval, P95, cold / hot, SM clock range. */
+static ev_status sec_jobs(const rep *r, ev_buf *b)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *j;
+    char t[48], u[48], w[48];
+    double v, lo, hi;
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Per job</h2>\n<table>\n<tr><th>job</th><th>hot samples</th><th>median</th>"
+                       "<th>interval</th><th>P95</th><th>cold / hot</th><th>SM clock (MHz)</th></tr>\n");
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(j, "n_hot", 0));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, NULL, jstr(j, "job_key"));
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, "n", jnum(j, "median_us", &v) ? fmt(t, v, 4) : jstr(j, "median_us_reason"));
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "median_ci");
+        if (!rc && numv(cJSON_GetArrayItem(ci, 0), &lo) && numv(cJSON_GetArrayItem(ci, 1), &hi)) {
+            char iv[100];
+            snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
+            rc = td(b, "n", iv);
+        } else if (!rc) {
+            rc = td(b, "n", "-");
+        }
+        if (!rc)
+            rc = td(b, "n", jnum(j, "p95_us", &v) ? fmt(t, v, 4) : "-");
+        if (!rc)
+            rc = td(b, "n", jnum(j, "cold_over_hot", &v) ? fmt(t, v, 3) : "-");
+        if (!rc) {
+            double a, c;
+            if (jnum(j, "sm_clock_min_mhz", &a) && jnum(j, "sm_clock_max_mhz", &c))
+                snprintf(t, sizeof t, "%.0f - %.0f", a, c);
+            else
+                snprintf(t, sizeof t, "not recorded");
+            rc = td(b, "n", t);
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* The model's residuals: observed against predicted (full fit), y = x drawn. */
+static ev_status sec_residuals(const rep *r, ev_buf *b)
+{
+    const cJSON *res = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "residuals") : NULL;
+    const cJSON *obs = cJSON_GetObjectItemCaseSensitive(res, "observations"), *o;
+    const int S = 360, M = 40;
+    double vmax = 0, x, y;
+    cJSON_ArrayForEach(o, obs)
+    {
+        if (jnum(o, "observed", &x) && jnum(o, "predicted", &y)) {
+            vmax = x > vmax ? x : vmax;
+            vmax = y > vmax ? y : vmax;
+        }
+    }
+    if (!(vmax > 0))
+        return EV_OK;
+    vmax *= 1.05;
+    ev_status rc =
+        ev_buf_printf(b,
+                      "<h3>Residuals (full fit)</h3>\n<p>Each observation's predicted against "
+                      "observed median (us per op); blue: fitted, orange: held out; the diagonal is "
+                      "a perfect prediction.</p>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                      "width=\"%d\" height=\"%d\" role=\"img\">\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" "
+                      "y2=\"%d\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n<rect x=\"%d\" y=\"%d\" "
+                      "width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n",
+                      S + 2 * M, S + 2 * M, M, S + M, S + M, M, M, M, S, S);
+    cJSON_ArrayForEach(o, obs)
+    {
+        if (rc)
+            break;
+        if (!jnum(o, "observed", &x) || !jnum(o, "predicted", &y))
+            continue;
+        rc = ev_buf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", M + S * x / vmax,
+                           M + S - S * y / vmax, jtrue(o, "fitted") ? "#1f77b4" : "#ff7f0e");
+    }
+    if (!rc)
+        rc = ev_buf_printf(b,
+                           "<text x=\"%d\" y=\"%d\" font-size=\"11\">observed (max %.4g)</text>"
+                           "<text x=\"4\" y=\"%d\" font-size=\"11\">predicted</text>\n</svg>\n",
+                           M, S + M + 28, vmax, M - 8);
+    return rc;
+}
+
 /* Drift of the recheck default against the main default, per case. */
 static ev_status sec_drift(const rep *r, ev_buf *b)
 {
@@ -719,9 +1157,19 @@ ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
     if (!rc)
         rc = sec_cases(&r, &b);
     if (!rc)
+        rc = sec_case_charts(&r, &b);
+    if (!rc)
+        rc = sec_auto_vs_peer(&r, &b);
+    if (!rc)
+        rc = sec_pairs(&r, &b);
+    if (!rc)
         rc = sec_model(&r, &b);
     if (!rc)
+        rc = sec_residuals(&r, &b);
+    if (!rc)
         rc = sec_drift(&r, &b);
+    if (!rc)
+        rc = sec_jobs(&r, &b);
     if (!rc)
         rc = ev_buf_puts(&b, "</body>\n</html>\n");
     if (rc) {
