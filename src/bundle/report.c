@@ -736,8 +736,8 @@ static ev_status sec_case_charts(const rep *r, ev_buf *b)
             rc = ev_buf_printf(b,
                                "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" "
                                "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
-                               "fill=\"#d62728\">floor</text>\n",
-                               xf, xf, axis, xf + 2, axis + 12);
+                               "fill=\"#d62728\">floor %.4g us</text>\n",
+                               xf, xf, axis, xf + 12, axis + 12, floor_us);
         }
         if (!rc)
             rc = ev_buf_puts(b, "</svg>\n");
