@@ -150,15 +150,57 @@ static void f_dbl(fb *b, cJSON *o, const char *k, int has, double v, const char 
         f_str(b, o, rk, has ? "not finite" : reason);
 }
 
-/* The job of case idx and arm (policy phase for auto, else main; no retry). */
-static const ev_fig_job *find(const ev_fig_input *in, int64_t idx, const char *arm)
+/* The jobs a case's arm is read from, sorted by (case_index, arm, job
+ * order): phase main (policy for auto), no retry, case_index >= 0. */
+typedef struct findex {
+    const ev_fig_job **v;
+    size_t n;
+} findex;
+
+/* Orders index entries by case, arm, then input order (pointer order). */
+static int cmp_entry(const void *pa, const void *pb)
 {
-    const char *phase = strcmp(arm, "auto") ? "main" : "policy";
+    const ev_fig_job *a = *(const ev_fig_job *const *)pa, *b = *(const ev_fig_job *const *)pb;
+    if (a->case_index != b->case_index)
+        return a->case_index < b->case_index ? -1 : 1;
+    int c = strcmp(a->arm, b->arm);
+    if (c)
+        return c;
+    return a < b ? -1 : a > b;
+}
+
+/* Builds the index of in's eligible jobs.  EV_ENOMEM. */
+static ev_status index_build(const ev_fig_input *in, findex *ix)
+{
+    ix->v = calloc(in->n_jobs + 1, sizeof *ix->v);
+    ix->n = 0;
+    if (!ix->v)
+        return EV_ENOMEM;
     for (size_t i = 0; i < in->n_jobs; i++) {
         const ev_fig_job *j = &in->jobs[i];
-        if (j->case_index == idx && !j->retry && !strcmp(j->arm, arm) && !strcmp(j->phase, phase))
-            return j;
+        const char *phase = strcmp(j->arm, "auto") ? "main" : "policy";
+        if (j->case_index >= 0 && !j->retry && !strcmp(j->phase, phase))
+            ix->v[ix->n++] = j;
     }
+    qsort(ix->v, ix->n, sizeof *ix->v, cmp_entry);
+    return EV_OK;
+}
+
+/* The first job (in input order) of case idx and arm, or NULL. */
+static const ev_fig_job *find(const findex *ix, int64_t idx, const char *arm)
+{
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const ev_fig_job *j = ix->v[mid];
+        int c = j->case_index != idx ? (j->case_index < idx ? -1 : 1) : strcmp(j->arm, arm);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ix->n && ix->v[lo]->case_index == idx && !strcmp(ix->v[lo]->arm, arm))
+        return ix->v[lo];
     return NULL;
 }
 
@@ -168,28 +210,173 @@ static int usable(const ev_fig_job *j)
     return j && j->n_hot > 0 && !strcmp(j->outcome, "completed");
 }
 
-/* Median of n values drawn with replacement from v (scratch holds n). */
-static ev_status resample_median(uint64_t *st, const double *v, size_t n, double *scratch, double *out)
+/* A sample list prepared for resampling: its values sorted ascending and,
+ * for each original position, the rank of its value there. */
+typedef struct fsamp {
+    double *sorted;
+    uint32_t *rank;
+    size_t n;
+} fsamp;
+
+/* Values being argsorted (qsort has no context argument). */
+typedef struct rank_item {
+    double v;
+    uint32_t pos;
+} rank_item;
+
+/* Orders by value, then position (a total order: NaN was refused). */
+static int cmp_rank_item(const void *pa, const void *pb)
 {
+    const rank_item *a = pa, *b = pb;
+    if (a->v != b->v)
+        return a->v < b->v ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Prepares v[0..n) (n < 2^32).  OUT: *s (free with fsamp_free). */
+static ev_status fsamp_init(const double *v, size_t n, fsamp *s)
+{
+    rank_item *it = calloc(n + 1, sizeof *it);
+    s->sorted = calloc(n + 1, sizeof *s->sorted);
+    s->rank = calloc(n + 1, sizeof *s->rank);
+    s->n = n;
+    if (!it || !s->sorted || !s->rank) {
+        free(it);
+        return EV_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        it[i].v = v[i];
+        it[i].pos = (uint32_t)i;
+    }
+    qsort(it, n, sizeof *it, cmp_rank_item);
+    for (size_t r = 0; r < n; r++) {
+        s->sorted[r] = it[r].v;
+        s->rank[it[r].pos] = (uint32_t)r;
+    }
+    free(it);
+    return EV_OK;
+}
+
+/* Frees what fsamp_init allocated (NULL-safe fields). */
+static void fsamp_free(fsamp *s)
+{
+    free(s->sorted);
+    free(s->rank);
+    memset(s, 0, sizeof *s);
+}
+
+/*
+ * The median of n values drawn with replacement from the original list
+ * (position draw(st, n) each): the same bits as ev_median of the drawn
+ * values, found from the drawn ranks by counting (the drawn values, sorted,
+ * are sorted[] at the drawn ranks, sorted).  count holds n counters.
+ */
+static double resample_median(uint64_t *st, const fsamp *s, uint32_t *count)
+{
+    size_t n = s->n, k1 = (n - 1) / 2, k2 = n / 2, cum = 0;
+    double a = 0, b = 0;
+    int have_a = 0;
+    memset(count, 0, n * sizeof *count);
     for (size_t i = 0; i < n; i++)
-        scratch[i] = v[draw(st, n)];
-    return ev_median(scratch, n, out);
+        count[s->rank[draw(st, n)]]++;
+    for (size_t r = 0; r < n; r++) {
+        cum += count[r];
+        if (!have_a && cum > k1) {
+            a = s->sorted[r];
+            have_a = 1;
+        }
+        if (cum > k2) {
+            b = s->sorted[r];
+            break;
+        }
+    }
+    return n % 2 ? a : a + (b - a) / 2;
+}
+
+/* Ascending order of doubles (no NaN here). */
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/*
+ * Sorts v[0..n) ascending in place (no NaN).  When every value has its sign
+ * bit clear (+0, positive, +inf), the IEEE bit patterns order like the
+ * values, so an LSD radix sort over the 64-bit patterns is used (a pass is
+ * skipped when all values share that byte); otherwise qsort.  Either way
+ * the result is the one sorted order of the multiset.
+ */
+static void sort_doubles(double *v, size_t n)
+{
+    uint64_t *a = NULL, *t = NULL;
+    int radix = n > 64;
+    for (size_t i = 0; i < n && radix; i++) {
+        uint64_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        radix = !(bits >> 63);
+    }
+    if (radix) {
+        a = malloc(n * sizeof *a);
+        t = malloc(n * sizeof *t);
+        radix = a && t;
+    }
+    if (!radix) {
+        free(a);
+        free(t);
+        qsort(v, n, sizeof *v, cmp_double);
+        return;
+    }
+    memcpy(a, v, n * sizeof *a);
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t cnt[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            cnt[((a[i] >> shift) & 0xffu) + 1]++;
+        if (cnt[((a[0] >> shift) & 0xffu) + 1] == n)
+            continue; /* every value has this byte: the pass changes nothing */
+        for (int k = 0; k < 256; k++)
+            cnt[k + 1] += cnt[k];
+        for (size_t i = 0; i < n; i++)
+            t[cnt[(a[i] >> shift) & 0xffu]++] = a[i];
+        uint64_t *sw = a;
+        a = t;
+        t = sw;
+    }
+    memcpy(v, a, n * sizeof *v);
+    free(a);
+    free(t);
+}
+
+/* Type-7 quantile of sorted s[0..n), n >= 1: ev_quantile's expression. */
+static double sorted_quantile(const double *s, size_t n, double p)
+{
+    double h = (double)(n - 1) * p, fl = floor(h);
+    size_t lo = (size_t)fl;
+    if (lo >= n - 1)
+        return s[n - 1];
+    return s[lo] + (h - fl) * (s[lo + 1] - s[lo]);
 }
 
 /* The central EV_FIG_LEVEL interval (type-7 quantiles) of v[0..n). */
-static ev_status interval(const double *v, size_t n, double *lo, double *hi)
+static ev_status interval(double *v, size_t n, double *lo, double *hi)
 {
     double tail = (1.0 - EV_FIG_LEVEL) / 2.0;
-    ev_status rc = ev_quantile(v, n, tail, lo);
-    if (!rc)
-        rc = ev_quantile(v, n, 1.0 - tail, hi);
-    return rc;
+    for (size_t i = 0; i < n; i++)
+        if (isnan(v[i]))
+            return EV_ERANGE;
+    /* v is scratch: sort it in place once, then the type-7 formula of
+     * src/common/stats.c (ev_quantile), the same expression, so the same bits */
+    sort_doubles(v, n);
+    *lo = sorted_quantile(v, n, tail);
+    *hi = sorted_quantile(v, n, 1.0 - tail);
+    return EV_OK;
 }
 
 /* ---- per job ---------------------------------------------------------------- */
 
 /* Adds the per-job figures (median, P95, cold/hot, clock range). */
-static void add_jobs(fb *b, const ev_fig_input *in, cJSON *root, double *scratch, double *boot)
+static void add_jobs(fb *b, const ev_fig_input *in, const fsamp *fs, cJSON *root, uint32_t *count,
+                     double *boot)
 {
     cJSON *arr = f_arr(b, root, "jobs");
     for (size_t i = 0; i < in->n_jobs && !b->rc; i++) {
@@ -207,19 +394,19 @@ static void add_jobs(fb *b, const ev_fig_input *in, cJSON *root, double *scratch
         f_dbl(b, o, "median_us", ok, med, why);
         /* the median's own bootstrap interval (label "job:<job_key>") */
         double lo = 0, hi = 0;
+        int ci_ok = 0;
         if (ok && !b->rc) {
             char label[160];
             snprintf(label, sizeof label, "job:%s", j->job_key);
             uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
-            for (size_t r = 0; r < EV_FIG_RESAMPLES && !b->rc; r++)
-                b->rc = resample_median(&st, j->hot, j->n_hot, scratch, &boot[r]);
-            if (!b->rc)
-                b->rc = interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
+            for (size_t r = 0; r < EV_FIG_RESAMPLES; r++)
+                boot[r] = resample_median(&st, &fs[i], count);
+            ci_ok = !interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
         }
         if (ok) {
             cJSON *ci = f_arr(b, o, "median_ci");
-            f_dbl(b, ci, NULL, 1, lo, NULL);
-            f_dbl(b, ci, NULL, 1, hi, NULL);
+            f_dbl(b, ci, NULL, ci_ok, lo, NULL);
+            f_dbl(b, ci, NULL, ci_ok, hi, NULL);
         } else {
             f_dbl(b, o, "median_ci", 0, 0, why);
         }
@@ -264,8 +451,9 @@ static const pair pairs[] = {
 #define N_PAIRS (sizeof pairs / sizeof pairs[0])
 
 /* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
-static void add_pair(fb *b, const ev_fig_input *in, int64_t idx, const pair *pr, const ev_fig_job *x,
-                     const ev_fig_job *y, cJSON *arr, cJSON *tails, double *scratch, double *boot)
+static void add_pair(fb *b, const ev_fig_input *in, const fsamp *fs, int64_t idx, const pair *pr,
+                     const ev_fig_job *x, const ev_fig_job *y, cJSON *arr, cJSON *tails, uint32_t *count,
+                     double *boot)
 {
     cJSON *o = f_obj(b, arr, NULL);
     char why[160];
@@ -296,24 +484,22 @@ static void add_pair(fb *b, const ev_fig_input *in, int64_t idx, const pair *pr,
     char label[160];
     snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", idx, pr->arm, pr->against);
     uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
-    for (size_t r = 0; r < EV_FIG_RESAMPLES && !b->rc; r++) {
-        double a = 0, c = 0;
-        b->rc = resample_median(&st, x->hot, x->n_hot, scratch, &a);
-        if (!b->rc)
-            b->rc = resample_median(&st, y->hot, y->n_hot, scratch, &c);
+    const fsamp *sx = &fs[x - in->jobs], *sy = &fs[y - in->jobs];
+    for (size_t r = 0; r < EV_FIG_RESAMPLES; r++) {
+        double a = resample_median(&st, sx, count);
+        double c = resample_median(&st, sy, count);
         boot[r] = a / c;
     }
     double lo = 0, hi = 0, u = 0, p = 0;
-    if (!b->rc)
-        b->rc = interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
+    int ci_ok = !interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
     ev_status mrc = ev_fig_mann_whitney(x->hot, x->n_hot, y->hot, y->n_hot, &u, &p);
     if (mrc == EV_ENOMEM && !b->rc)
         b->rc = mrc;
     f_int(b, o, "n_arm", (int64_t)x->n_hot);
     f_int(b, o, "n_against", (int64_t)y->n_hot);
     f_dbl(b, o, "ratio_of_medians", 1, ratio, NULL);
-    f_dbl(b, o, "ci_low", 1, lo, NULL);
-    f_dbl(b, o, "ci_high", 1, hi, NULL);
+    f_dbl(b, o, "ci_low", ci_ok, lo, "not finite");
+    f_dbl(b, o, "ci_high", ci_ok, hi, "not finite");
     f_dbl(b, o, "mwu_u", !mrc, u, "too many samples for the exact test");
     f_dbl(b, o, "mwu_p", !mrc, p, "too many samples for the exact test");
     if (!mrc)
@@ -333,26 +519,16 @@ static void add_pair(fb *b, const ev_fig_input *in, int64_t idx, const pair *pr,
     }
 }
 
-/* Sorted distinct case indexes (>= 0) of the jobs.  OUT: *out, *n. */
-static ev_status case_list(const ev_fig_input *in, int64_t **out, size_t *n)
+/* Sorted distinct case indexes of the indexed jobs.  OUT: *out, *n. */
+static ev_status case_list(const findex *ix, int64_t **out, size_t *n)
 {
-    int64_t *v = calloc(in->n_jobs + 1, sizeof *v);
+    int64_t *v = calloc(ix->n + 1, sizeof *v);
     size_t k = 0;
     if (!v)
         return EV_ENOMEM;
-    for (size_t i = 0; i < in->n_jobs; i++) {
-        int64_t c = in->jobs[i].case_index;
-        if (c < 0)
-            continue;
-        size_t pos = 0;
-        while (pos < k && v[pos] < c)
-            pos++;
-        if (pos < k && v[pos] == c)
-            continue;
-        memmove(v + pos + 1, v + pos, (k - pos) * sizeof *v);
-        v[pos] = c;
-        k++;
-    }
+    for (size_t i = 0; i < ix->n; i++)
+        if (!k || v[k - 1] != ix->v[i]->case_index)
+            v[k++] = ix->v[i]->case_index;
     *out = v;
     *n = k;
     return EV_OK;
@@ -375,15 +551,18 @@ static void add_across(fb *b, const ev_fig_input *in, const pair *pr, const int6
         f_dbl(b, o, "ratio_of_sums", 0, 0, "no case with both arms completed");
         return;
     }
-    double *ratios = calloc(n, sizeof *ratios), *rs = calloc(EV_FIG_RESAMPLES, sizeof *rs),
-           *gm = calloc(EV_FIG_RESAMPLES, sizeof *gm), *tmp = calloc(n, sizeof *tmp);
-    if (!ratios || !rs || !gm || !tmp) {
+    fsamp fr = {NULL, NULL, 0};
+    double *ratios = calloc(n, sizeof *ratios), *logs = calloc(n, sizeof *logs),
+           *rs = calloc(EV_FIG_RESAMPLES, sizeof *rs), *gm = calloc(EV_FIG_RESAMPLES, sizeof *gm);
+    uint32_t *count = calloc(n, sizeof *count);
+    if (!ratios || !logs || !rs || !gm || !count) {
         if (!b->rc)
             b->rc = EV_ENOMEM;
         goto out;
     }
     double sx = 0, sy = 0, geo = 0;
     int64_t wins = 0, losses = 0, ties = 0;
+    int geo_ok = 1;
     for (size_t i = 0; i < n; i++) {
         sx += mx[i];
         sy += my[i];
@@ -391,44 +570,59 @@ static void add_across(fb *b, const ev_fig_input *in, const pair *pr, const int6
         wins += ratios[i] < 1.0;
         losses += ratios[i] > 1.0;
         ties += ratios[i] == 1.0;
+        geo_ok &= isfinite(ratios[i]) && ratios[i] > 0;
     }
-    if (!b->rc)
+    if (geo_ok && !b->rc)
         b->rc = ev_geomean(ratios, n, &geo);
+    if (geo_ok && !b->rc)
+        b->rc = fsamp_init(ratios, n, &fr);
+    for (size_t r = 0; geo_ok && !b->rc && r < n; r++)
+        logs[r] = log(fr.sorted[r]);
     char label[160];
     snprintf(label, sizeof label, "across:%s:%s", pr->arm, pr->against);
     uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
     for (size_t r = 0; r < EV_FIG_RESAMPLES && !b->rc; r++) {
-        double bx = 0, by = 0;
+        double bx = 0, by = 0, sum = 0;
+        memset(count, 0, n * sizeof *count);
         for (size_t i = 0; i < n; i++) {
             size_t k = draw(&st, n);
             bx += mx[k];
             by += my[k];
-            tmp[i] = ratios[k];
+            if (geo_ok)
+                count[fr.rank[k]]++;
         }
         rs[r] = bx / by;
-        b->rc = ev_geomean(tmp, n, &gm[r]);
+        /* ev_geomean of the drawn ratios: logs summed in ascending order */
+        for (size_t q = 0; geo_ok && q < n; q++)
+            for (uint32_t c = 0; c < count[q]; c++)
+                sum += logs[q];
+        gm[r] = exp(sum / (double)n);
     }
     double lo = 0, hi = 0, glo = 0, ghi = 0;
-    if (!b->rc)
-        b->rc = interval(rs, EV_FIG_RESAMPLES, &lo, &hi);
-    if (!b->rc)
-        b->rc = interval(gm, EV_FIG_RESAMPLES, &glo, &ghi);
+    int ok_rs = !b->rc && !interval(rs, EV_FIG_RESAMPLES, &lo, &hi);
+    int ok_gm = !b->rc && geo_ok && !interval(gm, EV_FIG_RESAMPLES, &glo, &ghi);
     f_dbl(b, o, "ratio_of_sums", 1, sx / sy, NULL);
     cJSON *ci = f_arr(b, o, "ratio_of_sums_ci");
-    f_dbl(b, ci, NULL, 1, lo, NULL);
-    f_dbl(b, ci, NULL, 1, hi, NULL);
-    f_dbl(b, o, "geomean_ratio", 1, geo, NULL);
-    cJSON *gci = f_arr(b, o, "geomean_ratio_ci");
-    f_dbl(b, gci, NULL, 1, glo, NULL);
-    f_dbl(b, gci, NULL, 1, ghi, NULL);
+    f_dbl(b, ci, NULL, ok_rs, lo, NULL);
+    f_dbl(b, ci, NULL, ok_rs, hi, NULL);
+    f_dbl(b, o, "geomean_ratio", geo_ok, geo, "a per-case ratio is not positive and finite");
+    if (geo_ok) {
+        cJSON *gci = f_arr(b, o, "geomean_ratio_ci");
+        f_dbl(b, gci, NULL, ok_gm, glo, NULL);
+        f_dbl(b, gci, NULL, ok_gm, ghi, NULL);
+    } else {
+        f_dbl(b, o, "geomean_ratio_ci", 0, 0, "a per-case ratio is not positive and finite");
+    }
     f_int(b, o, "wins", wins);
     f_int(b, o, "losses", losses);
     f_int(b, o, "ties", ties);
 out:
+    fsamp_free(&fr);
     free(ratios);
+    free(logs);
     free(rs);
     free(gm);
-    free(tmp);
+    free(count);
 }
 
 /* ---- entry points -------------------------------------------------------------- */
@@ -439,7 +633,10 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     fb b = {EV_OK};
     int64_t *cases = NULL;
     size_t n_cases = 0, max_hot = 1;
-    double *scratch = NULL, *boot = NULL, *mx = NULL, *my = NULL;
+    double *boot = NULL, *mx = NULL, *my = NULL;
+    uint32_t *count = NULL;
+    fsamp *fs = NULL;
+    findex ix = {NULL, 0};
     int64_t *used = NULL;
     cJSON *root = NULL;
 
@@ -454,15 +651,27 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         if (j->n_hot > max_hot)
             max_hot = j->n_hot;
     }
-    if ((b.rc = case_list(in, &cases, &n_cases)))
+    if (max_hot >= UINT32_MAX)
+        return ev_err_set(err, EV_ERANGE, "figures: a job has 2^32 or more hot samples");
+    if ((b.rc = index_build(in, &ix)) || (b.rc = case_list(&ix, &cases, &n_cases)))
         goto out;
-    scratch = calloc(max_hot, sizeof *scratch);
+    fs = calloc(in->n_jobs + 1, sizeof *fs);
+    if (!fs) {
+        b.rc = EV_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < in->n_jobs && !b.rc; i++)
+        if (usable(&in->jobs[i]))
+            b.rc = fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
+    if (b.rc)
+        goto out;
+    count = calloc(max_hot, sizeof *count);
     boot = calloc(EV_FIG_RESAMPLES, sizeof *boot);
     mx = calloc(n_cases + 1, sizeof *mx);
     my = calloc(n_cases + 1, sizeof *my);
     used = calloc(n_cases + 1, sizeof *used);
     root = cJSON_CreateObject();
-    if (!scratch || !boot || !mx || !my || !used || !root) {
+    if (!count || !boot || !mx || !my || !used || !root) {
         b.rc = EV_ENOMEM;
         goto out;
     }
@@ -485,7 +694,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
           "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
           "descriptive quantiles, not tail guarantees");
 
-    add_jobs(&b, in, root, scratch, boot);
+    add_jobs(&b, in, fs, root, count, boot);
 
     cJSON *parr = f_arr(&b, root, "pairs");
     cJSON *tails = f_arr(&b, root, "tail_disclosures");
@@ -493,10 +702,11 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     for (size_t p = 0; p < N_PAIRS && !b.rc; p++) {
         size_t n_used = 0;
         for (size_t c = 0; c < n_cases && !b.rc; c++) {
-            const ev_fig_job *x = find(in, cases[c], pairs[p].arm), *y = find(in, cases[c], pairs[p].against);
+            const ev_fig_job *x = find(&ix, cases[c], pairs[p].arm),
+                             *y = find(&ix, cases[c], pairs[p].against);
             if (!x || !y)
                 continue;
-            add_pair(&b, in, cases[c], &pairs[p], x, y, parr, tails, scratch, boot);
+            add_pair(&b, in, fs, cases[c], &pairs[p], x, y, parr, tails, count, boot);
             if (usable(x) && usable(y) && !b.rc) {
                 b.rc = ev_median(x->hot, x->n_hot, &mx[n_used]);
                 if (!b.rc)
@@ -506,13 +716,18 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         }
         int planned = 0;
         for (size_t c = 0; c < n_cases && !planned; c++)
-            planned = find(in, cases[c], pairs[p].arm) && find(in, cases[c], pairs[p].against);
+            planned = find(&ix, cases[c], pairs[p].arm) && find(&ix, cases[c], pairs[p].against);
         if (planned)
             add_across(&b, in, &pairs[p], used, mx, my, n_used, across);
     }
 out:
     free(cases);
-    free(scratch);
+    free(count);
+    if (fs)
+        for (size_t i = 0; i < in->n_jobs; i++)
+            fsamp_free(&fs[i]);
+    free(fs);
+    free(ix.v);
     free(boot);
     free(mx);
     free(my);
