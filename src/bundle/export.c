@@ -160,6 +160,8 @@ typedef struct xload {
     vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes, fits;
     void **owned;
     size_t n_owned, cap_owned;
+    const struct xjob **main_ix; /* phase-main, non-retry jobs with a case, by (case, arm, job_id) */
+    size_t n_main_ix;
 } xload;
 
 /* One member being built: owned name and bytes. */
@@ -258,6 +260,7 @@ static void xload_free(xload *L)
     for (size_t i = 0; i < L->n_owned; i++)
         free(L->owned[i]);
     free(L->owned);
+    free(L->main_ix);
     vec *vs[] = {&L->invs,    &L->sources, &L->cases, &L->jobs,    &L->atts, &L->samples, &L->bindings,
                  &L->warmups, &L->cals,    &L->colds, &L->flushes, &L->vals, &L->nodes,   &L->fits};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
@@ -852,6 +855,53 @@ static const xjob *find_job(const xload *L, int64_t id)
     return NULL;
 }
 
+/* Orders main-index entries by case, arm, then job_id. */
+static int cmp_main_ix(const void *pa, const void *pb)
+{
+    const xjob *a = *(const xjob *const *)pa, *b = *(const xjob *const *)pb;
+    int c = cmp_i64(a->case_index, b->case_index);
+    if (!c)
+        c = strcmp(a->arm, b->arm);
+    return c ? c : cmp_i64(a->job_id, b->job_id);
+}
+
+/* Builds L->main_ix.  EV_ENOMEM. */
+static ev_status build_main_index(xload *L)
+{
+    L->main_ix = calloc(L->jobs.n + 1, sizeof *L->main_ix);
+    if (!L->main_ix)
+        return EV_ENOMEM;
+    L->n_main_ix = 0;
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = vec_at(&L->jobs, i);
+        if (j->has_case && !j->has_retry && !strcmp(j->phase, "main"))
+            L->main_ix[L->n_main_ix++] = j;
+    }
+    qsort(L->main_ix, L->n_main_ix, sizeof *L->main_ix, cmp_main_ix);
+    return EV_OK;
+}
+
+/* The main-phase, non-retry job of case idx and arm (the lowest job_id
+ * when several), or NULL. */
+static const xjob *main_job(const xload *L, int64_t idx, const char *arm)
+{
+    size_t lo = 0, hi = L->n_main_ix;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const xjob *j = L->main_ix[mid];
+        int c = cmp_i64(j->case_index, idx);
+        if (!c)
+            c = strcmp(j->arm, arm);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < L->n_main_ix && L->main_ix[lo]->case_index == idx && !strcmp(L->main_ix[lo]->arm, arm))
+        return L->main_ix[lo];
+    return NULL;
+}
+
 /* Median of the per_op_us of attempt a's samples of the given timing.
  * OUT: *med, *count (count always written; *med only when count > 0). */
 static ev_status attempt_median(const xload *L, const xattempt *a, int hot, double *med, int64_t *count)
@@ -958,6 +1008,8 @@ static ev_status derive(xload *L, ev_err *err)
             j->cold_reason = "no cold samples";
         }
     }
+    if (build_main_index(L))
+        return ev_err_set(err, EV_ENOMEM, "export: out of memory");
     /* Every attempt must belong to a job of the run. */
     size_t counted = 0;
     for (size_t i = 0; i < L->jobs.n; i++)
@@ -1360,18 +1412,6 @@ static void json_attempt(jb *b, const xload *L, const xattempt *a, cJSON *arr)
     }
     j_i64(b, o, "hot_samples", nh);
     j_i64(b, o, "cold_samples", nc);
-}
-
-/* The main-phase, non-retry job of case idx and arm, or NULL. */
-static const xjob *main_job(const xload *L, int64_t idx, const char *arm)
-{
-    for (size_t i = 0; i < L->jobs.n; i++) {
-        const xjob *j = vec_at(&L->jobs, i);
-        if (j->has_case && j->case_index == idx && !j->has_retry && !strcmp(j->phase, "main") &&
-            !strcmp(j->arm, arm))
-            return j;
-    }
-    return NULL;
 }
 
 /* Adds the drift object to root. */

@@ -28,7 +28,16 @@ typedef struct rep {
     const cJSON *jobs, *cases;
     char **arms; /* arm columns of the case table, in display order */
     size_t n_arms;
+    struct kv *ix; /* lookups by key (see rep_index) */
+    size_t n_ix;
 } rep;
+
+/* One index entry: a key naming what the object is, and the object. */
+typedef struct kv {
+    char *key;
+    const cJSON *obj;
+    size_t order; /* insertion order: the first of equal keys wins */
+} kv;
 
 /* ---- reading helpers ------------------------------------------------------ */
 
@@ -146,35 +155,133 @@ static const char *fmt(char t[48], double v, int d)
     return t;
 }
 
-/* ---- what the tables show ------------------------------------------------- */
+/* ---- lookups --------------------------------------------------------------- */
 
-/* Returns 1 when job j is the (non-retry) job of case idx, arm and phase. */
-static int job_is(const cJSON *j, int64_t idx, const char *arm, const char *phase)
+/* Orders index entries by key, then insertion order. */
+static int cmp_kv(const void *pa, const void *pb)
 {
-    const char *a = jstr(j, "arm"), *p = jstr(j, "phase");
-    return jint(j, "case_index", -1) == idx && a && !strcmp(a, arm) && p && !strcmp(p, phase) &&
-           !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "retry_of"));
+    const kv *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->order > b->order) - (a->order < b->order);
 }
+
+/* The object of the first entry with key, or NULL. */
+static const cJSON *ix_find(const rep *r, const char *key)
+{
+    size_t lo = 0, hi = r->n_ix;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(r->ix[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->n_ix && !strcmp(r->ix[lo].key, key) ? r->ix[lo].obj : NULL;
+}
+
+/* Writes the decision key of a case-like object (op, dtype, R, N, B). */
+static void decision_key(const cJSON *c, char *key, size_t cap)
+{
+    const char *op = jstr(c, "op"), *dt = jstr(c, "dtype");
+    snprintf(key, cap, "D|%s|%s|%" PRId64 "|%" PRId64 "|%" PRId64, op ? op : "?", dt ? dt : "?",
+             jint(c, "rows", -1), jint(c, "cols", -1), jint(c, "default_rows", -1));
+}
+
+/* Appends an entry (key copied).  EV_ENOMEM. */
+static ev_status ix_add(rep *r, size_t *cap, const char *key, const cJSON *obj)
+{
+    if (r->n_ix == *cap) {
+        size_t nc = *cap ? *cap * 2 : 256;
+        kv *v = realloc(r->ix, nc * sizeof *v);
+        if (!v)
+            return EV_ENOMEM;
+        r->ix = v;
+        *cap = nc;
+    }
+    size_t l = strlen(key);
+    char *k = malloc(l + 1);
+    if (!k)
+        return EV_ENOMEM;
+    memcpy(k, key, l + 1);
+    r->ix[r->n_ix].key = k;
+    r->ix[r->n_ix].obj = obj;
+    r->ix[r->n_ix].order = r->n_ix;
+    r->n_ix++;
+    return EV_OK;
+}
+
+/*
+ * Indexes what the tables look up: jobs by (case, phase, arm) when not a
+ * retry ("J|"), retries by the job they retry ("R|"), the figures' jobs
+ * by key ("F|") and pairs by (case, arm, against) ("P|"), and the model's
+ * decisions by case identity ("D|").
+ */
+static ev_status rep_index(rep *r)
+{
+    size_t cap = 0;
+    char key[400];
+    ev_status rc = EV_OK;
+    const cJSON *j, *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures");
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *ro = jstr(j, "retry_of"), *a = jstr(j, "arm"), *p = jstr(j, "phase");
+        if (rc)
+            break;
+        if (ro) {
+            snprintf(key, sizeof key, "R|%s", ro);
+            rc = ix_add(r, &cap, key, j);
+        } else if (a && p) {
+            snprintf(key, sizeof key, "J|%" PRId64 "|%s|%s", jint(j, "case_index", -1), p, a);
+            rc = ix_add(r, &cap, key, j);
+        }
+    }
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
+    {
+        const char *k = jstr(j, "job_key");
+        if (rc || !k)
+            continue;
+        snprintf(key, sizeof key, "F|%s", k);
+        rc = ix_add(r, &cap, key, j);
+    }
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
+    {
+        const char *a = jstr(j, "arm"), *g = jstr(j, "against");
+        if (rc || !a || !g)
+            continue;
+        snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", jint(j, "case_index", -1), a, g);
+        rc = ix_add(r, &cap, key, j);
+    }
+    const cJSON *decs = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "decisions") : NULL;
+    cJSON_ArrayForEach(j, decs)
+    {
+        if (rc)
+            break;
+        decision_key(j, key, sizeof key);
+        rc = ix_add(r, &cap, key, j);
+    }
+    if (!rc && r->n_ix)
+        qsort(r->ix, r->n_ix, sizeof *r->ix, cmp_kv);
+    return rc;
+}
+
+/* ---- what the tables show ------------------------------------------------- */
 
 /* The first job of case idx, arm and phase (no retry), or NULL. */
 static const cJSON *find_job(const rep *r, int64_t idx, const char *arm, const char *phase)
 {
-    const cJSON *j;
-    cJSON_ArrayForEach(j, r->jobs) if (job_is(j, idx, arm, phase)) return j;
-    return NULL;
+    char key[200];
+    snprintf(key, sizeof key, "J|%" PRId64 "|%s|%s", idx, phase, arm);
+    return ix_find(r, key);
 }
 
 /* The rescue job that retried job_key, or NULL. */
 static const cJSON *find_retry(const rep *r, const char *job_key)
 {
-    const cJSON *j;
-    cJSON_ArrayForEach(j, r->jobs)
-    {
-        const char *ro = jstr(j, "retry_of");
-        if (ro && job_key && !strcmp(ro, job_key))
-            return j;
-    }
-    return NULL;
+    char key[200];
+    if (!job_key)
+        return NULL;
+    snprintf(key, sizeof key, "R|%s", job_key);
+    return ix_find(r, key);
 }
 
 /* Writes into t the cell text of job j: its median (4 decimals), or its
@@ -260,17 +367,9 @@ static const char *arm_phase(const char *arm)
 /* The model decision for case c (same op, rows, cols, dtype, B), or NULL. */
 static const cJSON *find_decision(const rep *r, const cJSON *c)
 {
-    const cJSON *decs = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "decisions") : NULL, *d;
-    const char *op = jstr(c, "op"), *dt = jstr(c, "dtype");
-    cJSON_ArrayForEach(d, decs)
-    {
-        const char *dop = jstr(d, "op"), *ddt = jstr(d, "dtype");
-        if (dop && op && ddt && dt && !strcmp(dop, op) && !strcmp(ddt, dt) &&
-            jint(d, "rows", -1) == jint(c, "rows", -2) && jint(d, "cols", -1) == jint(c, "cols", -2) &&
-            jint(d, "default_rows", -1) == jint(c, "default_rows", -2))
-            return d;
-    }
-    return NULL;
+    char key[200];
+    decision_key(c, key, sizeof key);
+    return ix_find(r, key);
 }
 
 /* Writes "op RxN [stride S] dtype BK" of case c into t. */
@@ -632,15 +731,11 @@ static int numv(const cJSON *n, double *v)
 /* The figures' per-job object of job_key, or NULL. */
 static const cJSON *fig_job(const rep *r, const char *job_key)
 {
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures");
-    const cJSON *j;
-    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
-    {
-        const char *k = jstr(j, "job_key");
-        if (k && job_key && !strcmp(k, job_key))
-            return j;
-    }
-    return NULL;
+    char key[200];
+    if (!job_key)
+        return NULL;
+    snprintf(key, sizeof key, "F|%s", job_key);
+    return ix_find(r, key);
 }
 
 /* Reads median_us and median_ci of the figures job of j.  Returns 1 when
@@ -748,14 +843,9 @@ static ev_status sec_case_charts(const rep *r, ev_buf *b)
 /* The pair object (figures) of case idx, arm and against, or NULL. */
 static const cJSON *fig_pair(const rep *r, int64_t idx, const char *arm, const char *against)
 {
-    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *p;
-    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
-    {
-        const char *a = jstr(p, "arm"), *g = jstr(p, "against");
-        if (jint(p, "case_index", -1) == idx && a && g && !strcmp(a, arm) && !strcmp(g, against))
-            return p;
-    }
-    return NULL;
+    char key[200];
+    snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", idx, arm, against);
+    return ix_find(r, key);
 }
 
 /* auto / best peer per case (log scale, the 1.0 line drawn). */
@@ -1112,6 +1202,9 @@ static void rep_free(rep *r)
     for (size_t i = 0; i < r->n_arms; i++)
         free(r->arms[i]);
     free(r->arms);
+    for (size_t i = 0; i < r->n_ix; i++)
+        free(r->ix[i].key);
+    free(r->ix);
     memset(r, 0, sizeof *r);
 }
 
@@ -1129,7 +1222,7 @@ static ev_status rep_load(const ev_member *m, size_t n, rep *r, ev_err *err)
     if (!cJSON_IsArray(r->jobs) || !cJSON_IsArray(r->cases) ||
         !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->val, "run")))
         return ev_err_set(err, EV_EFORMAT, "report: validation.json: run, cases or jobs missing");
-    if ((rc = collect_arms(r)))
+    if ((rc = collect_arms(r)) || (rc = rep_index(r)))
         return ev_err_set(err, rc, "report: out of memory");
     return EV_OK;
 }
