@@ -1,0 +1,45 @@
+/*
+ * inputs.h: the seeded input generator, so that every arm of a case reads
+ * the same bytes.
+ *
+ * A (seed, case) pair picks one xoshiro256** stream (state from splitmix64);
+ * the valid elements are drawn row by row, column by column, each uniform in
+ * [-1, 1) on a 2^-24 grid (exact in fp32) and rounded to the dtype (RNE; for
+ * fp16 and bf16 the rounding may give exactly 1.0).  Every byte outside the
+ * valid elements (row padding when stride > N, and the span's tail) holds a
+ * poison NaN pattern: a kernel that reads it turns its row into NaN, which
+ * the oracle catches.  The bytes depend on nothing but seed, case key,
+ * shape and span (no host, no thread count).
+ */
+#ifndef EV_INPUTS_H
+#define EV_INPUTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "binding.h"
+#include "status.h"
+
+/* Poison patterns (NaNs with a recognisable payload). */
+#define EV_POISON_FP32 0x7fa5a5a5u
+#define EV_POISON_FP16 0x7da5u
+#define EV_POISON_BF16 0x7fa5u
+/* Output poison: written before every launch (all-ones: a negative NaN,
+ * never the canonical NaN a kernel stores). */
+#define EV_POISON_OUT_BYTE 0xff
+
+/* splitmix64 step: advances *state, returns the next output. */
+uint64_t ev_splitmix64(uint64_t *state);
+
+/*
+ * Fills span bytes at buf with the case's input: valid elements from the
+ * (seed, case_key) stream, everything else poison.  EV_EINVAL when the span
+ * is too small for the shape (as ev_binding_check says) or buf is NULL.
+ */
+ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, void *buf, size_t span,
+                         ev_err *err);
+
+/* Fills n bytes of an output buffer with EV_POISON_OUT_BYTE. */
+void ev_inputs_poison_output(void *buf, size_t n);
+
+#endif

@@ -1,0 +1,153 @@
+/*
+ * oracle.c: the FP64 oracle and the validator (see oracle.h for the bound
+ * and why it holds).
+ */
+#include "oracle.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "dtype.h"
+
+void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_oracle_row *out)
+{
+    double acc = op == EV_OP_SUM ? -0.0 : -INFINITY;
+    double abs_sum = 0.0;
+    int nan = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double x = (double)ev_dtype_load(d, row, (size_t)i);
+        if (isnan(x)) {
+            nan = 1;
+            continue;
+        }
+        if (op == EV_OP_SUM) {
+            acc += x;
+            abs_sum += fabs(x);
+        } else if (x > acc || (x == acc && x == 0.0 && !signbit(x))) {
+            acc = x;
+        }
+    }
+    out->ref = nan ? NAN : acc;
+    out->abs_sum = op == EV_OP_SUM ? abs_sum : 0.0;
+}
+
+double ev_oracle_gamma(int64_t n)
+{
+    double nu = (double)n * ldexp(1.0, -24);
+    if (nu >= 1.0)
+        return INFINITY;
+    return nu / (1.0 - nu);
+}
+
+double ev_oracle_ulp(ev_dtype d, double x)
+{
+    int man_bits, emin;
+    int e;
+    switch (d) {
+    case EV_DTYPE_FP16: man_bits = 10; emin = -14; break;
+    case EV_DTYPE_BF16: man_bits = 7; emin = -126; break;
+    default: man_bits = 23; emin = -126; break;
+    }
+    x = fabs(x);
+    if (isinf(x) || isnan(x))
+        return INFINITY;
+    if (x == 0.0)
+        return ldexp(1.0, emin - man_bits);
+    (void)frexp(x, &e); /* x = m 2^e, m in [0.5, 1): exponent e - 1 */
+    e -= 1;
+    if (e < emin)
+        e = emin;
+    return ldexp(1.0, e - man_bits);
+}
+
+double ev_oracle_sum_bound(ev_dtype d, int64_t n, double ref, double abs_sum)
+{
+    double g = ev_oracle_gamma(n) * abs_sum;
+    return g + 0.5 * ev_oracle_ulp(d, fabs(ref) + g);
+}
+
+/* Returns the dtype's overflow threshold: values of at least this magnitude
+ * round to Inf (max finite + half an ulp). */
+static double ev_overflow_threshold(ev_dtype d)
+{
+    switch (d) {
+    case EV_DTYPE_FP16: return 65520.0;
+    case EV_DTYPE_BF16: return ldexp(255.0 * 2.0 + 1.0, 119);  /* (2 - 2^-8) * 2^127 */
+    default: return ldexp((double)((1u << 25) - 1u), 103);     /* (2 - 2^-24) * 2^127 */
+    }
+}
+
+/* Returns the raw storage bits of element i of out (dtype d). */
+static uint32_t ev_out_bits(ev_dtype d, const void *out, size_t i)
+{
+    if (d == EV_DTYPE_FP32) {
+        uint32_t u;
+        memcpy(&u, (const unsigned char *)out + i * 4, 4);
+        return u;
+    } else {
+        uint16_t h;
+        memcpy(&h, (const unsigned char *)out + i * 2, 2);
+        return h;
+    }
+}
+
+/* Returns the storage bits of the fp32 value f rounded to dtype d. */
+static uint32_t ev_round_bits(ev_dtype d, float f)
+{
+    switch (d) {
+    case EV_DTYPE_FP16: return ev_f32_to_fp16(f);
+    case EV_DTYPE_BF16: return ev_f32_to_bf16(f);
+    default: return ev_f32_canonical(f);
+    }
+}
+
+ev_status ev_oracle_validate(const ev_shape *s, const void *in, const void *out, ev_validation *v,
+                             ev_err *err)
+{
+    ev_validation r = {1, 0.0, 0.0, 0, -1};
+    size_t es = ev_dtype_size(s->dtype);
+
+    if ((unsigned)s->op >= EV_OP_COUNT || es == 0 || s->rows < 0 || s->cols < 1 || s->stride < s->cols)
+        return ev_err_set(err, EV_EINVAL, "validate: bad shape");
+    for (int64_t i = 0; i < s->rows; i++) {
+        const unsigned char *row = (const unsigned char *)in + (size_t)i * (size_t)s->stride * es;
+        ev_oracle_row o;
+        uint32_t got = ev_out_bits(s->dtype, out, (size_t)i);
+        double y = (double)ev_dtype_load(s->dtype, out, (size_t)i);
+        int ok;
+
+        ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &o);
+        if (isnan(o.ref)) {
+            ok = got == ev_round_bits(s->dtype, NAN);
+        } else if (s->op == EV_OP_MAX) {
+            ok = got == ev_round_bits(s->dtype, (float)o.ref);
+            if (ok && isfinite(y) && fabs(y - o.ref) > r.max_abs_err)
+                r.max_abs_err = fabs(y - o.ref);
+        } else if (isinf(o.ref)) {
+            ok = y == o.ref;
+        } else {
+            double bound = ev_oracle_sum_bound(s->dtype, s->cols, o.ref, o.abs_sum);
+            if (bound > r.bound)
+                r.bound = bound;
+            if (isnan(y)) {
+                ok = 0;
+            } else if (isinf(y)) {
+                double g = ev_oracle_gamma(s->cols) * o.abs_sum;
+                ok = (y > 0) == (o.ref > 0) && fabs(o.ref) + g >= ev_overflow_threshold(s->dtype);
+            } else {
+                double e = fabs(y - o.ref);
+                ok = e <= bound;
+                if (e > r.max_abs_err)
+                    r.max_abs_err = e;
+            }
+        }
+        if (!ok) {
+            r.passed = 0;
+            r.mismatches++;
+            if (r.first_bad < 0)
+                r.first_bad = i;
+        }
+    }
+    *v = r;
+    return EV_OK;
+}

@@ -1,0 +1,66 @@
+/*
+ * oracle.h: the FP64 oracle and the output validator.
+ *
+ * The oracle reduces each row in double (sum from -0.0 in index order; max
+ * with NaN first and +0 above -0).  The validator compares an output array
+ * with it:
+ *   MAX: bit-exact against the oracle's value rounded to the dtype (the max
+ *        of stored values is itself stored exactly); a NaN row must hold the
+ *        canonical NaN of the dtype.
+ *   SUM: |out - ref| <= bound(row), with
+ *          g     = gamma(N) * sum |x_i|,  gamma(N) = N*u / (1 - N*u), u = 2^-24
+ *          bound = g + ulp_d(|ref| + g) / 2
+ *        g bounds the error of any FP32 summation order of N terms
+ *        (Higham, Accuracy and Stability, thm 4.3: each term takes part in
+ *        at most N-1 roundings of relative size <= u; gamma(N) > gamma(N-1)
+ *        also covers the oracle's own FP64 error, N * 2^-53 * sum|x|, for
+ *        N < 2^28).  The half ulp of the output dtype d at |ref| + g covers
+ *        the final RNE into the storage dtype (ulp is non-decreasing in
+ *        magnitude, and the FP32 sum lies within g of ref).  A row whose
+ *        ref is NaN must hold the canonical NaN; a ref of +-Inf must be
+ *        matched exactly; an output of +-Inf passes only where |ref| + g
+ *        reaches the dtype's overflow threshold with the same sign.
+ *        N*u >= 1 gives an infinite bound (N >= 2^24; not reached by any
+ *        protocol).
+ */
+#ifndef EV_ORACLE_H
+#define EV_ORACLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "binding.h"
+#include "status.h"
+
+/* The oracle for one row of n elements of dtype d at row. */
+typedef struct ev_oracle_row {
+    double ref;     /* FP64 sum, or the max (NaN when any element is NaN) */
+    double abs_sum; /* sum of |x_i| (SUM only; 0 for MAX) */
+} ev_oracle_row;
+void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_oracle_row *out);
+
+/* gamma(N) = N u / (1 - N u), u = 2^-24; +Inf when N u >= 1. */
+double ev_oracle_gamma(int64_t n);
+/* The unit in the last place of dtype d at magnitude |x| (subnormal spacing below). */
+double ev_oracle_ulp(ev_dtype d, double x);
+/* The SUM bound of one row: gamma(N)*abs_sum + ulp_d(|ref| + g)/2. */
+double ev_oracle_sum_bound(ev_dtype d, int64_t n, double ref, double abs_sum);
+
+typedef struct ev_validation {
+    int passed;
+    double max_abs_err; /* over rows with finite ref and output; 0 when none */
+    double bound;       /* the largest per-row bound used (0 for MAX) */
+    int64_t mismatches; /* rows outside their bound (MAX: not bit-equal) */
+    int64_t first_bad;  /* first mismatching row, -1 when none */
+} ev_validation;
+
+/*
+ * Validates R outputs at out (host memory, dtype of s) against the oracle
+ * of the input at in (host memory laid out as s says).  OUT: *v.  Returns
+ * EV_OK whether or not the output passed (v->passed says); EV_EINVAL for a
+ * bad shape.
+ */
+ev_status ev_oracle_validate(const ev_shape *s, const void *in, const void *out, ev_validation *v,
+                             ev_err *err);
+
+#endif

@@ -1,0 +1,441 @@
+/*
+ * reduce_cpu.c: the host reductions in their fixed order (reduce_cpu.h),
+ * the pthread pool and the schedule receipts.
+ *
+ * Variants, one line each:
+ *   sum fp32/fp16/bf16: L = t*V FP32 partials, strided accumulation, tree
+ *   max fp32/fp16/bf16: a fold over order-preserving integer keys of the
+ *                       storage bits (exact, so the order is immaterial)
+ */
+#include "reduce_cpu.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EV_MAX_LANES 1024
+#define EV_MAX_PARTIALS (EV_MAX_LANES * 8)
+
+static float ev_fp16_table[65536];
+static pthread_once_t ev_fp16_once = PTHREAD_ONCE_INIT;
+
+/* Fills the fp16 -> fp32 table (called once). */
+static void ev_fp16_table_init(void)
+{
+    for (uint32_t i = 0; i < 65536; i++)
+        ev_fp16_table[i] = ev_fp16_to_f32((uint16_t)i);
+}
+
+/* Returns the smallest power of two >= n (n >= 1). */
+static int64_t ev_pow2ceil(int64_t n)
+{
+    int64_t w = 1;
+    while (w < n)
+        w <<= 1;
+    return w;
+}
+
+int64_t ev_reduce_lanes(int64_t cols, ev_dtype d)
+{
+    int64_t bytes = ev_pow2ceil(cols < 1 ? 1 : cols) * (int64_t)ev_dtype_size(d);
+    int64_t t = bytes / 64;
+    if (t < 32)
+        t = 32;
+    if (t > EV_MAX_LANES)
+        t = EV_MAX_LANES;
+    return t;
+}
+
+int64_t ev_reduce_vec(ev_dtype d)
+{
+    return 16 / (int64_t)ev_dtype_size(d);
+}
+
+/* Returns the tree combination of p[0..L) for L = t*V, summing (fixed order). */
+static float ev_tree_sum(float *p, int64_t t, int64_t v)
+{
+    int64_t nw = t / 32;
+    for (int64_t l = 0; l < t; l++)
+        for (int64_t m = v / 2; m >= 1; m /= 2)
+            for (int64_t j = 0; j < m; j++)
+                p[l * v + j] = p[l * v + j] + p[l * v + j + m];
+    for (int64_t w = 0; w < nw; w++)
+        for (int64_t m = 16; m >= 1; m /= 2)
+            for (int64_t l = 0; l < m; l++)
+                p[(w * 32 + l) * v] = p[(w * 32 + l) * v] + p[(w * 32 + l + m) * v];
+    for (int64_t m = nw / 2; m >= 1; m /= 2)
+        for (int64_t w = 0; w < m; w++)
+            p[w * 32 * v] = p[w * 32 * v] + p[(w + m) * 32 * v];
+    return p[0];
+}
+
+/* Returns the FP32 sum of one row in the fixed order (before rounding). */
+static float ev_row_sum(ev_dtype d, const unsigned char *row, int64_t n, int64_t t, int64_t v)
+{
+    float p[EV_MAX_PARTIALS];
+    int64_t L = t * v;
+    for (int64_t k = 0; k < L; k++)
+        p[k] = -0.0f;
+    for (int64_t base = 0; base < n; base += L) {
+        int64_t m = n - base < L ? n - base : L;
+        if (d == EV_DTYPE_FP32) {
+            const float *x = (const float *)(const void *)row + base;
+            for (int64_t k = 0; k < m; k++)
+                p[k] = p[k] + x[k];
+        } else if (d == EV_DTYPE_FP16) {
+            const uint16_t *x = (const uint16_t *)(const void *)row + base;
+            for (int64_t k = 0; k < m; k++)
+                p[k] = p[k] + ev_fp16_table[x[k]];
+        } else {
+            const uint16_t *x = (const uint16_t *)(const void *)row + base;
+            for (int64_t k = 0; k < m; k++)
+                p[k] = p[k] + ev_f32_from_bits((uint32_t)x[k] << 16);
+        }
+    }
+    return ev_tree_sum(p, t, v);
+}
+
+/* Returns an unsigned key ordering w-bit float patterns as their values
+ * (-0 below +0); NaNs are handled by the caller. */
+static uint32_t ev_key32(uint32_t u)
+{
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* Returns the maximum of one row as fp32 (NaN if any element is NaN). */
+static float ev_row_max(ev_dtype d, const unsigned char *row, int64_t n)
+{
+    uint32_t best = 0, nan = 0;
+    if (d == EV_DTYPE_FP32) {
+        const uint32_t *x = (const uint32_t *)(const void *)row;
+        uint32_t bk = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = x[i];
+            uint32_t k = ev_key32(u);
+            nan |= (u & 0x7fffffffu) > 0x7f800000u;
+            if (k > bk) {
+                bk = k;
+                best = u;
+            }
+        }
+        return nan ? ev_f32_from_bits(EV_FP32_QNAN) : ev_f32_from_bits(best);
+    }
+    {
+        const uint16_t *x = (const uint16_t *)(const void *)row;
+        uint32_t nanlim = d == EV_DTYPE_FP16 ? 0x7c00u : 0x7f80u;
+        uint32_t bk = 0, bu = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u = x[i];
+            uint32_t k = (u & 0x8000u) ? (~u & 0xffffu) : (u | 0x8000u);
+            nan |= (u & 0x7fffu) > nanlim;
+            if (k > bk) {
+                bk = k;
+                bu = u;
+            }
+        }
+        if (nan)
+            return ev_f32_from_bits(EV_FP32_QNAN);
+        return d == EV_DTYPE_FP16 ? ev_fp16_to_f32((uint16_t)bu) : ev_bf16_to_f32((uint16_t)bu);
+    }
+}
+
+void ev_reduce_rows(const ev_binding *b, int64_t r0, int64_t r1)
+{
+    const ev_shape *s = &b->shape;
+    size_t es = ev_dtype_size(s->dtype);
+    int64_t t = ev_reduce_lanes(s->cols, s->dtype);
+    int64_t v = ev_reduce_vec(s->dtype);
+    const unsigned char *in = b->in;
+
+    if (s->dtype == EV_DTYPE_FP16)
+        pthread_once(&ev_fp16_once, ev_fp16_table_init);
+    for (int64_t r = r0; r < r1; r++) {
+        const unsigned char *row = in + (size_t)r * (size_t)s->stride * es;
+        float y = s->op == EV_OP_SUM ? ev_row_sum(s->dtype, row, s->cols, t, v)
+                                     : ev_row_max(s->dtype, row, s->cols);
+        ev_dtype_store(s->dtype, b->out, (size_t)r, y);
+    }
+}
+
+/* ---- pool --------------------------------------------------------------- */
+
+struct ev_cpu_pool {
+    int threads;
+    pthread_t *tid;
+    int started;            /* workers started (for cleanup) */
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    uint64_t generation;    /* bumped per batch */
+    int pending;            /* workers still running the batch */
+    int stop;
+    /* the current batch */
+    int64_t n;
+    int active;             /* threads taking part: min(threads, n) */
+    ev_cpu_task_fn fn;
+    void *ctx;
+};
+
+typedef struct ev_worker_arg {
+    ev_cpu_pool *pool;
+    int index;
+} ev_worker_arg;
+
+/* Runs thread k's share of the current batch: tasks k, k+active, ... */
+static void ev_pool_share(ev_cpu_pool *p, int k)
+{
+    for (int64_t i = k; i < p->n; i += p->active)
+        p->fn(p->ctx, i);
+}
+
+/* Worker thread body: waits for a batch, runs its share, reports done. */
+static void *ev_pool_worker(void *arg)
+{
+    ev_worker_arg *a = arg;
+    ev_cpu_pool *p = a->pool;
+    int k = a->index;
+    uint64_t seen = 0;
+    free(a);
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (!p->stop && p->generation == seen)
+            pthread_cond_wait(&p->go, &p->mu);
+        if (p->stop)
+            break;
+        seen = p->generation;
+        if (k < p->active) {
+            pthread_mutex_unlock(&p->mu);
+            ev_pool_share(p, k);
+            pthread_mutex_lock(&p->mu);
+            if (--p->pending == 0)
+                pthread_cond_signal(&p->done);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+ev_status ev_cpu_pool_new(int threads, ev_cpu_pool **out, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    ev_cpu_pool *p = NULL;
+
+    if (threads < 1 || threads > EV_MAX_LANES)
+        return ev_err_set(err, EV_EINVAL, "cpu pool: %d threads (1..1024)", threads);
+    p = calloc(1, sizeof *p);
+    if (p == NULL)
+        return ev_err_set(err, EV_ENOMEM, "cpu pool: out of memory");
+    p->threads = threads;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->go, NULL);
+    pthread_cond_init(&p->done, NULL);
+    if (threads > 1) {
+        p->tid = calloc((size_t)threads, sizeof *p->tid);
+        if (p->tid == NULL) {
+            rc = ev_err_set(err, EV_ENOMEM, "cpu pool: out of memory");
+            goto out;
+        }
+    }
+    for (int k = 1; k < threads; k++) {
+        ev_worker_arg *a = malloc(sizeof *a);
+        int e;
+        if (a == NULL) {
+            rc = ev_err_set(err, EV_ENOMEM, "cpu pool: out of memory");
+            goto out;
+        }
+        a->pool = p;
+        a->index = k;
+        e = pthread_create(&p->tid[k], NULL, ev_pool_worker, a);
+        if (e != 0) {
+            free(a);
+            rc = ev_err_set(err, EV_EPROC, "cpu pool: pthread_create: %s", strerror(e));
+            goto out;
+        }
+        p->started = k;
+    }
+out:
+    if (rc) {
+        ev_cpu_pool_free(p);
+        return rc;
+    }
+    *out = p;
+    return rc;
+}
+
+void ev_cpu_pool_free(ev_cpu_pool *p)
+{
+    if (p == NULL)
+        return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    for (int k = 1; k <= p->started; k++)
+        pthread_join(p->tid[k], NULL);
+    pthread_cond_destroy(&p->go);
+    pthread_cond_destroy(&p->done);
+    pthread_mutex_destroy(&p->mu);
+    free(p->tid);
+    free(p);
+}
+
+int ev_cpu_pool_threads(const ev_cpu_pool *p)
+{
+    return p->threads;
+}
+
+void ev_cpu_pool_run(ev_cpu_pool *p, int64_t n, ev_cpu_task_fn fn, void *ctx)
+{
+    int active;
+    if (n <= 0)
+        return;
+    active = n < p->threads ? (int)n : p->threads;
+    if (active == 1) {
+        for (int64_t i = 0; i < n; i++)
+            fn(ctx, i);
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->n = n;
+    p->active = active;
+    p->fn = fn;
+    p->ctx = ctx;
+    p->pending = active - 1;
+    p->generation++;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+    ev_pool_share(p, 0);
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* ---- schedules ---------------------------------------------------------- */
+
+ev_status ev_reduce_cpu_plan(const ev_shape *s, const char *label, int64_t rows_per_task,
+                             int64_t threads, ev_cpu_receipt *out, ev_err *err)
+{
+    ev_cpu_receipt r;
+    int n;
+
+    if ((unsigned)s->op >= EV_OP_COUNT || ev_dtype_size(s->dtype) == 0 || s->rows < 0 || s->cols < 1)
+        return ev_err_set(err, EV_EINVAL, "cpu plan: bad shape");
+    if (rows_per_task < 1 || threads < 1 || threads > EV_MAX_LANES)
+        return ev_err_set(err, EV_EINVAL, "cpu plan: rows per task %lld, threads %lld",
+                          (long long)rows_per_task, (long long)threads);
+    if (label == NULL || label[0] == '\0' || strlen(label) > 16)
+        return ev_err_set(err, EV_EINVAL, "cpu plan: bad schedule label");
+    memset(&r, 0, sizeof r);
+    n = snprintf(r.entry, sizeof r.entry, "%s_%s_%s", ev_op_name(s->op), ev_dtype_name(s->dtype), label);
+    if (n < 0 || (size_t)n >= sizeof r.entry)
+        return ev_err_set(err, EV_EINVAL, "cpu plan: entry name too long");
+    r.rows_per_task = rows_per_task;
+    r.tasks = s->rows / rows_per_task + (s->rows % rows_per_task != 0);
+    r.threads = r.tasks < threads ? r.tasks : threads;
+    r.lanes = ev_reduce_lanes(s->cols, s->dtype);
+    *out = r;
+    return EV_OK;
+}
+
+typedef struct ev_rows_ctx {
+    const ev_binding *b;
+    int64_t rows_per_task;
+} ev_rows_ctx;
+
+/* Task body: reduces rows [task*b, min(R, task*b+b)). */
+static void ev_rows_task(void *ctx, int64_t task)
+{
+    const ev_rows_ctx *c = ctx;
+    int64_t r0 = task * c->rows_per_task;
+    int64_t r1 = r0 + c->rows_per_task;
+    if (r1 > c->b->shape.rows)
+        r1 = c->b->shape.rows;
+    ev_reduce_rows(c->b, r0, r1);
+}
+
+ev_status ev_reduce_cpu_run(ev_cpu_pool *pool, const ev_binding *b, const ev_cpu_receipt *plan,
+                            ev_err *err)
+{
+    ev_rows_ctx c;
+    int64_t want = b->shape.rows / plan->rows_per_task + (b->shape.rows % plan->rows_per_task != 0);
+
+    if (plan->rows_per_task < 1 || plan->tasks != want)
+        return ev_err_set(err, EV_EINVAL, "cpu run: plan of %lld tasks does not fit R = %lld",
+                          (long long)plan->tasks, (long long)b->shape.rows);
+    if (plan->threads > pool->threads || (plan->tasks > 0 && plan->threads !=
+                                          (plan->tasks < pool->threads ? plan->tasks : pool->threads)))
+        return ev_err_set(err, EV_EINVAL, "cpu run: plan for %lld threads on a pool of %d",
+                          (long long)plan->threads, pool->threads);
+    c.b = b;
+    c.rows_per_task = plan->rows_per_task;
+    ev_cpu_pool_run(pool, plan->tasks, ev_rows_task, &c);
+    return EV_OK;
+}
+
+/* ---- reference arms ----------------------------------------------------- */
+
+/* Task body of the floor: nothing. */
+static void ev_empty_task(void *ctx, int64_t task)
+{
+    (void)ctx;
+    (void)task;
+}
+
+void ev_cpu_floor(ev_cpu_pool *pool)
+{
+    ev_cpu_pool_run(pool, pool->threads, ev_empty_task, NULL);
+}
+
+typedef struct ev_stream_ctx {
+    const uint64_t *w;
+    size_t words, per;
+    uint64_t sum[EV_MAX_LANES];
+} ev_stream_ctx;
+
+/* Task body of the ceiling: xor-folds its slice of words. */
+static void ev_stream_task(void *ctx, int64_t task)
+{
+    ev_stream_ctx *c = ctx;
+    size_t a = (size_t)task * c->per, e = a + c->per;
+    uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    if (e > c->words)
+        e = c->words;
+    size_t i = a;
+    for (; i + 4 <= e; i += 4) {
+        s0 ^= c->w[i];
+        s1 ^= c->w[i + 1];
+        s2 ^= c->w[i + 2];
+        s3 ^= c->w[i + 3];
+    }
+    for (; i < e; i++)
+        s0 ^= c->w[i];
+    c->sum[task] = s0 ^ s1 ^ s2 ^ s3;
+}
+
+uint64_t ev_cpu_stream_read(ev_cpu_pool *pool, const void *buf, size_t n)
+{
+    ev_stream_ctx c;
+    uint64_t s = 0;
+    int64_t T = pool->threads;
+    c.w = buf;
+    c.words = n / 8;
+    c.per = (c.words + (size_t)T - 1) / (size_t)T;
+    ev_cpu_pool_run(pool, T, ev_stream_task, &c);
+    for (int64_t k = 0; k < T; k++)
+        s ^= c.sum[k];
+    return s;
+}
+
+size_t ev_cpu_llc_bytes(void)
+{
+    long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    if (l3 > 0)
+        return (size_t)l3;
+    if (l2 > 0)
+        return (size_t)l2;
+    return (size_t)32 << 20;
+}

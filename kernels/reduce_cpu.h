@@ -1,0 +1,102 @@
+/*
+ * reduce_cpu.h: row-wise reduce_sum / reduce_max on the host (the cpu
+ * backend, and the CPU twin every CUDA kernel is checked against), the
+ * persistent thread pool that runs them, and the schedule receipt.
+ *
+ * Arithmetic is FP32 in one fixed order, the same order the CUDA kernels
+ * use, so a CUDA output equals its CPU twin bit for bit:
+ *   t = lanes per row = clamp(W * esize / 64, 32, 1024), W = pow2ceil(N)
+ *   V = elements per 16-byte vector = 16 / esize, L = t * V partials
+ *   partial[k] starts at the identity (-0.0 for sum, -Inf for max) and
+ *   accumulates x[k], x[k+L], x[k+2L], ... in increasing index;
+ *   then a tree: slots within a lane (offsets V/2 .. 1), lanes within a
+ *   warp of 32 (offsets 16V .. V), warps (offsets (t/64)*32V .. 32V),
+ *   each step p[i] = p[i] (+) p[i + offset].
+ * MAX is exact, so its order is immaterial: NaN anywhere gives NaN, and
+ * +0 is taken as larger than -0.  Outputs are stored in the storage dtype
+ * with RNE and the canonical NaN (dtype.h).  The schedule (rows per task,
+ * threads) never changes the bits: each row is reduced by one task.
+ */
+#ifndef EV_REDUCE_CPU_H
+#define EV_REDUCE_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "binding.h"
+#include "status.h"
+
+/* Lanes per row t of the fixed order, for N columns of dtype d (>= 32). */
+int64_t ev_reduce_lanes(int64_t cols, ev_dtype d);
+/* Elements per 16-byte vector V for dtype d (4 or 8). */
+int64_t ev_reduce_vec(ev_dtype d);
+
+/*
+ * Reduces rows [r0, r1) of a checked binding on the calling thread (host
+ * pointers).  The shape must have passed ev_binding_check.
+ */
+void ev_reduce_rows(const ev_binding *b, int64_t r0, int64_t r1);
+
+/* ---- persistent thread pool -------------------------------------------- */
+
+typedef struct ev_cpu_pool ev_cpu_pool;
+
+/*
+ * Starts a pool of `threads` (1..1024) threads: the caller's thread counts
+ * as thread 0 and threads-1 workers wait on a condition variable.  Create
+ * it once per process so that timings never include thread creation.
+ * OUT: *out.  EV_EINVAL for a bad count, EV_EPROC if a thread cannot start.
+ */
+ev_status ev_cpu_pool_new(int threads, ev_cpu_pool **out, ev_err *err);
+/* Stops and joins the workers; NULL-safe. */
+void ev_cpu_pool_free(ev_cpu_pool *p);
+/* Returns the pool's thread count. */
+int ev_cpu_pool_threads(const ev_cpu_pool *p);
+
+/* A task body: runs task index `task` of a batch. */
+typedef void (*ev_cpu_task_fn)(void *ctx, int64_t task);
+/*
+ * Runs tasks 0..n-1: thread k runs tasks k, k+T', k+2T', ... with
+ * T' = min(T, n) threads (static, so the partition is a receipt), and
+ * returns when all are done.  Not reentrant: one batch at a time.
+ */
+void ev_cpu_pool_run(ev_cpu_pool *p, int64_t n, ev_cpu_task_fn fn, void *ctx);
+
+/* ---- schedules and receipts -------------------------------------------- */
+
+/* The schedule receipt: entry name and task partition. */
+typedef struct ev_cpu_receipt {
+    char entry[64];        /* e.g. "reduce_sum_fp16_rows2", "reduce_max_bf16_default" */
+    int64_t tasks;         /* P = ceil(R / rows_per_task) */
+    int64_t rows_per_task; /* b */
+    int64_t threads;       /* min(pool threads, P) */
+    int64_t lanes;         /* t of the fixed order */
+} ev_cpu_receipt;
+
+/*
+ * Plans (pure, no pool needed) the schedule `label` ("default", "rows1",
+ * "rows2", "rows4", ...) with b rows per task on `threads` threads.
+ * OUT: *out.  EV_EINVAL for b < 1, threads < 1, a bad shape or label.
+ */
+ev_status ev_reduce_cpu_plan(const ev_shape *s, const char *label, int64_t rows_per_task,
+                             int64_t threads, ev_cpu_receipt *out, ev_err *err);
+/*
+ * Runs a checked binding (host pointers) with the planned partition.
+ * R = 0 runs nothing.  EV_EINVAL when the plan does not fit the pool.
+ */
+ev_status ev_reduce_cpu_run(ev_cpu_pool *pool, const ev_binding *b, const ev_cpu_receipt *plan,
+                            ev_err *err);
+
+/* ---- reference arms ----------------------------------------------------- */
+
+/* The floor: one batch of T empty tasks through the pool. */
+void ev_cpu_floor(ev_cpu_pool *pool);
+/*
+ * The ceiling: reads n bytes at buf (8-byte aligned, n a multiple of 8)
+ * split over the pool's threads, and returns a checksum so the reads stay.
+ */
+uint64_t ev_cpu_stream_read(ev_cpu_pool *pool, const void *buf, size_t n);
+/* Last-level cache size in bytes (sysconf), or 32 MiB when unknown. */
+size_t ev_cpu_llc_bytes(void);
+
+#endif

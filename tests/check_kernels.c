@@ -1,0 +1,723 @@
+/*
+ * check_kernels.c: the cpu kernels and their helpers: dtype conversions
+ * (exhaustive, against GCC's _Float16 and an FP64 rounding reference), the
+ * reductions against the FP64 oracle on odd shapes and special values, bit
+ * identity across threads and schedules, the documented summation order,
+ * the binding refusals, the SUM bound on adversarial inputs, the input
+ * generator and the schedule receipts.
+ *
+ * The two exhaustive sweeps over all 2^32 float patterns run as 16 slices
+ * each (one forked test per slice, own timeout).  EV_CHECK_QUICK=1 (e.g.
+ * under ASan) samples every 61st pattern instead.
+ */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "binding.h"
+#include "dtype.h"
+#include "inputs.h"
+#include "oracle.h"
+#include "reduce_cpu.h"
+
+#define SLICES 16
+
+/* Returns the step of the exhaustive sweeps: 1, or 61 when EV_CHECK_QUICK is set. */
+static uint64_t sweep_step(void)
+{
+    const char *q = getenv("EV_CHECK_QUICK");
+    return (q != NULL && q[0] == '1') ? 61 : 1;
+}
+
+/* The reference fp32 -> fp16 conversion: GCC's _Float16 (F16C instruction). */
+__attribute__((target("f16c"))) static uint16_t gcc_to_fp16(float f)
+{
+    _Float16 h = (_Float16)f;
+    uint16_t u;
+    memcpy(&u, &h, 2);
+    return u;
+}
+
+/* The reference fp16 -> fp32 conversion: GCC's _Float16 (libgcc). */
+static float gcc_from_fp16(uint16_t u)
+{
+    _Float16 h;
+    memcpy(&h, &u, 2);
+    return (float)h;
+}
+
+/* The bf16 RNE of finite d computed in double: scale to the target ulp,
+ * round the scaled value to an integer by hand (ties to even), scale back. */
+static double fp64_round_bf16(double d, double ulp)
+{
+    double a = fabs(d);
+    double q = a / ulp;            /* exact: ulp is a power of two */
+    double f = (double)(int64_t)q; /* q < 2^25: truncation is floor */
+    double diff = q - f;
+    if (diff > 0.5 || (diff == 0.5 && ((int64_t)f & 1)))
+        f += 1.0;
+    a = f * ulp;
+    if (a >= 0x1p128)
+        a = INFINITY;
+    return copysign(a, d);
+}
+
+START_TEST(test_fp16_widens_like_gcc_float16_for_all_patterns)
+{
+    for (uint32_t i = 0; i < 65536; i++) {
+        float ours = ev_fp16_to_f32((uint16_t)i), ref = gcc_from_fp16((uint16_t)i);
+        if (isnan(ref))
+            ck_assert_msg(isnan(ours), "fp16 %04x", i);
+        else
+            ck_assert_msg(ev_f32_bits(ours) == ev_f32_bits(ref), "fp16 %04x: %08x != %08x", i,
+                          ev_f32_bits(ours), ev_f32_bits(ref));
+    }
+}
+END_TEST
+
+START_TEST(test_fp32_narrows_to_fp16_like_gcc_float16_for_every_pattern)
+{
+    uint64_t lo = (uint64_t)_i << 28, hi = lo + (1ull << 28), step = sweep_step(), bad = 0;
+    for (uint64_t i = lo; i < hi; i += step) {
+        float f = ev_f32_from_bits((uint32_t)i);
+        uint16_t ours = ev_f32_to_fp16(f);
+        uint16_t ref = isnan(f) ? EV_FP16_QNAN : gcc_to_fp16(f);
+        if (ours != ref && bad++ == 0)
+            ck_abort_msg("fp32 %08llx -> fp16 %04x, _Float16 gives %04x", (unsigned long long)i, ours, ref);
+    }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(test_bf16_widens_exactly_for_all_patterns)
+{
+    for (uint32_t i = 0; i < 65536; i++) {
+        float f = ev_bf16_to_f32((uint16_t)i);
+        if ((i & 0x7fff) > 0x7f80) {
+            ck_assert(isnan(f));
+        } else {
+            ck_assert_uint_eq(ev_f32_bits(f), i << 16);
+            ck_assert_uint_eq(ev_f32_to_bf16(f), i); /* exact round trip */
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_fp32_narrows_to_bf16_like_an_fp64_rne_reference_for_every_pattern)
+{
+    /* slice _i covers 16 biased exponents of both signs */
+    uint64_t step = sweep_step(), bad = 0;
+    for (uint32_t sign = 0; sign < 2; sign++) {
+        for (uint32_t e = (uint32_t)_i * 16; e < (uint32_t)_i * 16 + 16; e++) {
+            int ue = e == 0 ? -126 : (int)e - 127; /* exponent of the binade */
+            double ulp = ldexp(1.0, ue - 7);
+            for (uint64_t m = 0; m < (1u << 23); m += step) {
+                uint32_t u = (sign << 31) | (e << 23) | (uint32_t)m;
+                float f = ev_f32_from_bits(u);
+                uint16_t ours = ev_f32_to_bf16(f);
+                uint32_t ref;
+                if (isnan(f)) {
+                    ref = EV_BF16_QNAN;
+                } else if (isinf(f)) {
+                    ref = u >> 16;
+                } else {
+                    float r = (float)fp64_round_bf16((double)f, ulp);
+                    ck_assert_uint_eq(ev_f32_bits(r) & 0xffffu, 0);
+                    ref = ev_f32_bits(r) >> 16;
+                }
+                if (ours != ref && bad++ == 0)
+                    ck_abort_msg("fp32 %08x -> bf16 %04x, fp64 reference gives %04x", u, ours, ref);
+            }
+        }
+    }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(test_every_nan_narrows_to_the_canonical_nan)
+{
+    uint32_t nans[] = {0x7f800001u, 0xff800001u, 0x7fc00000u, 0xffffffffu, 0x7fa5a5a5u};
+    for (size_t i = 0; i < sizeof nans / sizeof nans[0]; i++) {
+        float f = ev_f32_from_bits(nans[i]);
+        ck_assert_uint_eq(ev_f32_to_fp16(f), EV_FP16_QNAN);
+        ck_assert_uint_eq(ev_f32_to_bf16(f), EV_BF16_QNAN);
+        ck_assert_uint_eq(ev_f32_canonical(f), EV_FP32_QNAN);
+    }
+    /* a few hand-checked roundings */
+    ck_assert_uint_eq(ev_f32_to_fp16(65504.0f), 0x7bffu);
+    ck_assert_uint_eq(ev_f32_to_fp16(65519.99f), 0x7bffu);
+    ck_assert_uint_eq(ev_f32_to_fp16(65520.0f), 0x7c00u);
+    ck_assert_uint_eq(ev_f32_to_fp16(0x1p-25f), 0x0000u);
+    ck_assert_uint_eq(ev_f32_to_fp16(0x1.000002p-25f), 0x0001u);
+    ck_assert_uint_eq(ev_f32_to_fp16(-0x1p-24f), 0x8001u);
+    ck_assert_uint_eq(ev_f32_to_bf16(1.00390625f), 0x3f80u); /* tie to even, down */
+    ck_assert_uint_eq(ev_f32_to_bf16(1.01171875f), 0x3f82u); /* tie to even, up */
+}
+END_TEST
+
+/* ---- reductions -------------------------------------------------------- */
+
+/* A bound buffer pair made by the test: input from the generator. */
+typedef struct fixture {
+    ev_binding b;
+    unsigned char *in, *out;
+} fixture;
+
+/* Allocates and fills a fixture for s (input span exactly as needed + pad). */
+static void fixture_make(fixture *f, const ev_shape *s, uint64_t seed, size_t pad)
+{
+    size_t es = ev_dtype_size(s->dtype);
+    size_t in_span = s->rows > 0 ? ((size_t)(s->rows - 1) * (size_t)s->stride + (size_t)s->cols) * es + pad : pad;
+    size_t out_span = (size_t)s->rows * es;
+    ev_err err;
+    memset(f, 0, sizeof *f);
+    f->in = malloc(in_span + 16);
+    f->out = malloc(out_span + 16);
+    ck_assert_ptr_nonnull(f->in);
+    ck_assert_ptr_nonnull(f->out);
+    ck_assert_int_eq(ev_inputs_fill(s, seed, 7, f->in, in_span, &err), EV_OK);
+    ev_inputs_poison_output(f->out, out_span);
+    f->b.shape = *s;
+    f->b.in = f->in;
+    f->b.in_span = in_span;
+    f->b.out = f->out;
+    f->b.out_span = out_span;
+    ck_assert_msg(ev_binding_check(&f->b, &err) == EV_OK, "%s", err.msg);
+}
+
+/* Frees a fixture's buffers. */
+static void fixture_free(fixture *f)
+{
+    free(f->in);
+    free(f->out);
+}
+
+/* Runs s through the pool with b rows per task; returns the validation. */
+static ev_validation run_and_validate(ev_cpu_pool *pool, fixture *f, int64_t rows_per_task)
+{
+    ev_cpu_receipt plan;
+    ev_validation v;
+    ev_err err;
+    ck_assert_int_eq(ev_reduce_cpu_plan(&f->b.shape, "default", rows_per_task, ev_cpu_pool_threads(pool),
+                                        &plan, &err), EV_OK);
+    ck_assert_msg(ev_reduce_cpu_run(pool, &f->b, &plan, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_oracle_validate(&f->b.shape, f->in, f->out, &v, &err), EV_OK);
+    return v;
+}
+
+static const int64_t odd_shapes[][3] = {
+    /* rows, cols, stride */
+    {0, 5, 5}, {1, 1, 1}, {1, 257, 257}, {3, 257, 300}, {37, 257, 257}, {17, 1024, 1024},
+    {5, 1, 9}, {2, 8191, 8193}, {4, 4097, 4097}, {3, 33, 64},
+};
+
+START_TEST(test_reductions_match_the_oracle_on_odd_shapes)
+{
+    ev_cpu_pool *pool = NULL;
+    ev_err err;
+    ck_assert_int_eq(ev_cpu_pool_new(3, &pool, &err), EV_OK);
+    for (size_t k = 0; k < sizeof odd_shapes / sizeof odd_shapes[0]; k++) {
+        for (int op = 0; op < EV_OP_COUNT; op++) {
+            for (int d = 0; d < EV_DTYPE_COUNT; d++) {
+                ev_shape s = {(ev_op)op, (ev_dtype)d, odd_shapes[k][0], odd_shapes[k][1], odd_shapes[k][2]};
+                fixture f;
+                ev_validation v;
+                fixture_make(&f, &s, 42 + k, 6);
+                v = run_and_validate(pool, &f, 2);
+                ck_assert_msg(v.passed, "%s %s %lldx%lld stride %lld: %lld mismatches (row %lld)",
+                              ev_op_name(s.op), ev_dtype_name(s.dtype), (long long)s.rows,
+                              (long long)s.cols, (long long)s.stride, (long long)v.mismatches,
+                              (long long)v.first_bad);
+                if (s.op == EV_OP_SUM && s.rows > 0)
+                    ck_assert(v.bound > 0.0);
+                fixture_free(&f);
+            }
+        }
+    }
+    ev_cpu_pool_free(pool);
+}
+END_TEST
+
+START_TEST(test_zero_rows_writes_nothing)
+{
+    ev_cpu_pool *pool = NULL;
+    ev_err err;
+    ev_cpu_receipt plan;
+    unsigned char in[8], out[8];
+    ev_binding b = {{EV_OP_SUM, EV_DTYPE_FP32, 0, 2, 2}, in, 0, out, 0, 0, 0, 0, 0};
+    memset(out, 0x5a, sizeof out);
+    ck_assert_int_eq(ev_binding_check(&b, &err), EV_OK);
+    ck_assert_int_eq(ev_cpu_pool_new(2, &pool, &err), EV_OK);
+    ck_assert_int_eq(ev_reduce_cpu_plan(&b.shape, "rows1", 1, 2, &plan, &err), EV_OK);
+    ck_assert_int_eq(plan.tasks, 0);
+    ck_assert_int_eq(plan.threads, 0);
+    ck_assert_int_eq(ev_reduce_cpu_run(pool, &b, &plan, &err), EV_OK);
+    for (size_t i = 0; i < sizeof out; i++)
+        ck_assert_uint_eq(out[i], 0x5a);
+    ev_cpu_pool_free(pool);
+}
+END_TEST
+
+/* Writes the float v into element i of a dtype-d row. */
+static void put(ev_dtype d, unsigned char *row, size_t i, float v)
+{
+    ev_dtype_store(d, row, i, v);
+}
+
+START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
+{
+    for (int d = 0; d < EV_DTYPE_COUNT; d++) {
+        /* rows: {NaN among values}, {-0,-0}, {-0,+0}, {+Inf,1}, {+Inf,-Inf}, {-Inf,-Inf}, {1,NaN at end} */
+        ev_dtype dt = (ev_dtype)d;
+        const int R = 7, N = 300;
+        unsigned char in[7 * 300 * 4], out[7 * 4];
+        float expect_sum[7], expect_max[7];
+        for (int r = 0; r < R; r++)
+            for (int c = 0; c < N; c++)
+                put(dt, in, (size_t)(r * N + c), (r == 1 || r == 2) ? -0.0f : 0.25f);
+        put(dt, in, 0 * N + 17, NAN);
+        put(dt, in, 2 * N + 150, 0.0f);
+        put(dt, in, 3 * N + 5, INFINITY);
+        put(dt, in, 4 * N + 5, INFINITY);
+        put(dt, in, 4 * N + 299, -INFINITY);
+        for (int c = 0; c < N; c++)
+            put(dt, in, (size_t)(5 * N + c), -INFINITY);
+        put(dt, in, 6 * N + 299, NAN);
+        expect_sum[0] = NAN; expect_max[0] = NAN;
+        expect_sum[1] = -0.0f; expect_max[1] = -0.0f;
+        expect_sum[2] = 0.0f; expect_max[2] = 0.0f;
+        expect_sum[3] = INFINITY; expect_max[3] = INFINITY;
+        expect_sum[4] = NAN; expect_max[4] = INFINITY;
+        expect_sum[5] = -INFINITY; expect_max[5] = -INFINITY;
+        expect_sum[6] = NAN; expect_max[6] = NAN;
+        for (int op = 0; op < EV_OP_COUNT; op++) {
+            ev_binding b = {{(ev_op)op, dt, R, N, N}, in, sizeof in, out, sizeof out, 0, 0, 0, 0};
+            ev_err err;
+            ev_validation v;
+            ck_assert_int_eq(ev_binding_check(&b, &err), EV_OK);
+            ev_reduce_rows(&b, 0, R);
+            for (int r = 0; r < R; r++) {
+                float e = op == EV_OP_SUM ? expect_sum[r] : expect_max[r];
+                float y = ev_dtype_load(dt, out, (size_t)r);
+                if (isnan(e))
+                    ck_assert_uint_eq(ev_f32_bits(y), EV_FP32_QNAN); /* canonical NaN, widened */
+                else
+                    ck_assert_msg(ev_f32_bits(y) == ev_f32_bits(e), "%s %s row %d: %a, want %a",
+                                  ev_op_name((ev_op)op), ev_dtype_name(dt), r, y, e);
+            }
+            ck_assert_int_eq(ev_oracle_validate(&b.shape, in, out, &v, &err), EV_OK);
+            ck_assert(v.passed);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_outputs_are_bit_identical_across_threads_and_schedules)
+{
+    ev_shape shapes[] = {{EV_OP_MAX, EV_DTYPE_FP16, 301, 515, 520}, {EV_OP_SUM, EV_DTYPE_BF16, 301, 515, 520},
+                         {EV_OP_SUM, EV_DTYPE_FP32, 64, 3000, 3001}, {EV_OP_MAX, EV_DTYPE_FP32, 64, 3000, 3001}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        fixture f;
+        unsigned char *first = NULL;
+        size_t n = (size_t)shapes[k].rows * ev_dtype_size(shapes[k].dtype);
+        fixture_make(&f, &shapes[k], 9, 0);
+        for (int threads = 1; threads <= 4; threads++) {
+            ev_cpu_pool *pool = NULL;
+            ev_err err;
+            ck_assert_int_eq(ev_cpu_pool_new(threads, &pool, &err), EV_OK);
+            for (int64_t b = 1; b <= 8; b *= 2) {
+                ev_validation v;
+                ev_inputs_poison_output(f.out, n);
+                v = run_and_validate(pool, &f, b);
+                ck_assert(v.passed);
+                if (first == NULL) {
+                    first = malloc(n);
+                    memcpy(first, f.out, n);
+                } else {
+                    ck_assert_msg(memcmp(first, f.out, n) == 0, "shape %zu threads %d b %lld differs", k,
+                                  threads, (long long)b);
+                }
+            }
+            ev_cpu_pool_free(pool);
+        }
+        free(first);
+        fixture_free(&f);
+    }
+}
+END_TEST
+
+START_TEST(test_sum_repeats_bit_for_bit_in_one_run)
+{
+    ev_shape s = {EV_OP_SUM, EV_DTYPE_FP16, 129, 2049, 2049};
+    fixture f;
+    ev_cpu_pool *pool = NULL;
+    ev_err err;
+    size_t n = 129 * 2;
+    unsigned char first[129 * 2];
+    fixture_make(&f, &s, 5, 0);
+    ck_assert_int_eq(ev_cpu_pool_new(2, &pool, &err), EV_OK);
+    run_and_validate(pool, &f, 4);
+    memcpy(first, f.out, n);
+    for (int rep = 0; rep < 20; rep++) {
+        ev_inputs_poison_output(f.out, n);
+        run_and_validate(pool, &f, 4);
+        ck_assert(memcmp(first, f.out, n) == 0);
+    }
+    ev_cpu_pool_free(pool);
+    fixture_free(&f);
+}
+END_TEST
+
+/* The documented order, written lane by lane as a GPU thread runs it. */
+static float lane_order_sum(const float *x, int64_t n, int64_t t, int64_t v)
+{
+    float lane[1024];
+    for (int64_t l = 0; l < t; l++) {
+        float slot[8];
+        for (int64_t j = 0; j < v; j++)
+            slot[j] = -0.0f;
+        for (int64_t c = l; c * v < n; c += t)
+            for (int64_t j = 0; j < v && c * v + j < n; j++)
+                slot[j] = slot[j] + x[c * v + j];
+        for (int64_t m = v / 2; m >= 1; m /= 2)
+            for (int64_t j = 0; j < m; j++)
+                slot[j] = slot[j] + slot[j + m];
+        lane[l] = slot[0];
+    }
+    for (int64_t w = 0; w < t / 32; w++) /* xor butterfly, read as lane 0 */
+        for (int64_t m = 16; m >= 1; m /= 2)
+            for (int64_t l = 0; l < m; l++)
+                lane[w * 32 + l] = lane[w * 32 + l] + lane[w * 32 + l + m];
+    for (int64_t m = t / 64; m >= 1; m /= 2)
+        for (int64_t w = 0; w < m; w++)
+            lane[w * 32] = lane[w * 32] + lane[(w + m) * 32];
+    return lane[0];
+}
+
+START_TEST(test_sum_follows_the_documented_lane_order)
+{
+    int64_t ns[] = {1, 7, 127, 128, 129, 1000, 4097, 70001};
+    for (size_t k = 0; k < sizeof ns / sizeof ns[0]; k++) {
+        ev_shape s = {EV_OP_SUM, EV_DTYPE_FP32, 1, ns[k], ns[k]};
+        fixture f;
+        float want;
+        fixture_make(&f, &s, 11 + k, 0);
+        /* make the order matter: large and tiny magnitudes */
+        for (int64_t i = 0; i < ns[k]; i += 3)
+            ((float *)(void *)f.in)[i] *= 0x1p20f;
+        want = lane_order_sum((const float *)(const void *)f.in, ns[k], ev_reduce_lanes(ns[k], EV_DTYPE_FP32), 4);
+        ev_reduce_rows(&f.b, 0, 1);
+        ck_assert_msg(ev_f32_bits(want) == ev_f32_bits(ev_dtype_load(EV_DTYPE_FP32, f.out, 0)), "N=%lld",
+                      (long long)ns[k]);
+        fixture_free(&f);
+    }
+    ck_assert_int_eq(ev_reduce_lanes(256, EV_DTYPE_FP16), 32);
+    ck_assert_int_eq(ev_reduce_lanes(4096, EV_DTYPE_BF16), 128);
+    ck_assert_int_eq(ev_reduce_lanes(8192, EV_DTYPE_FP32), 512);
+    ck_assert_int_eq(ev_reduce_lanes(1048576, EV_DTYPE_FP32), 1024);
+    ck_assert_int_eq(ev_reduce_vec(EV_DTYPE_FP16), 8);
+}
+END_TEST
+
+START_TEST(test_sum_bound_holds_on_adversarial_inputs)
+{
+    /* row 0: 2^24 then ones in the same partial (each one is lost in FP32);
+     * row 1: alternating +-big with small values (cancellation);
+     * row 2: values just below the fp16 rounding boundary */
+    const int64_t N = 4096;
+    float *x = malloc((size_t)(3 * N) * 4);
+    float out[3];
+    ev_binding b = {{EV_OP_SUM, EV_DTYPE_FP32, 3, N, N}, x, (size_t)(3 * N) * 4, out, sizeof out, 0, 0, 0, 0};
+    ev_err err;
+    ev_validation v;
+    int64_t L = ev_reduce_lanes(N, EV_DTYPE_FP32) * 4;
+    for (int64_t i = 0; i < N; i++) {
+        x[i] = (i == 0) ? 0x1p24f : ((i % L) == 0 ? 1.0f : 0.0f);
+        x[N + i] = (i % 2 ? -1.0f : 1.0f) * 0x1p20f + (float)(i % 7) * 0x1p-4f;
+        x[2 * N + i] = 1.0009765625f;
+    }
+    ck_assert_int_eq(ev_binding_check(&b, &err), EV_OK);
+    ev_reduce_rows(&b, 0, 3);
+    /* the lost ones make row 0 differ from the exact sum: the bound must still hold */
+    ck_assert(out[0] != (float)(0x1p24 + (double)((N - 1) / L)));
+    ck_assert_int_eq(ev_oracle_validate(&b.shape, x, out, &v, &err), EV_OK);
+    ck_assert_msg(v.passed, "row %lld", (long long)v.first_bad);
+    ck_assert(v.max_abs_err > 0.0);
+    ck_assert(v.max_abs_err <= v.bound);
+    /* and the validator fails an output just outside the bound */
+    {
+        ev_oracle_row o;
+        ev_oracle_reduce_row(EV_OP_SUM, EV_DTYPE_FP32, x + N, N, &o);
+        out[1] = (float)(o.ref + 1.01 * ev_oracle_sum_bound(EV_DTYPE_FP32, N, o.ref, o.abs_sum)) + 1.0f;
+        ck_assert_int_eq(ev_oracle_validate(&b.shape, x, out, &v, &err), EV_OK);
+        ck_assert(!v.passed);
+        ck_assert_int_eq(v.mismatches, 1);
+        ck_assert_int_eq(v.first_bad, 1);
+    }
+    free(x);
+}
+END_TEST
+
+START_TEST(test_validator_rejects_a_wrong_max_and_a_noncanonical_nan)
+{
+    ev_shape s = {EV_OP_MAX, EV_DTYPE_BF16, 4, 100, 100};
+    fixture f;
+    ev_validation v;
+    ev_err err;
+    uint16_t h;
+    fixture_make(&f, &s, 3, 0);
+    ev_reduce_rows(&f.b, 0, 4);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert(v.passed);
+    memcpy(&h, f.out + 2, 2);
+    h ^= 1; /* one ulp off */
+    memcpy(f.out + 2, &h, 2);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert(!v.passed);
+    ck_assert_int_eq(v.first_bad, 1);
+    /* a NaN row must hold the canonical NaN, not the poison */
+    ev_dtype_store(EV_DTYPE_BF16, f.in, 250, NAN);
+    ev_inputs_poison_output(f.out, 8);
+    ev_reduce_rows(&f.b, 0, 4);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert(v.passed);
+    h = 0x7fc1;
+    memcpy(f.out + 4, &h, 2);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert(!v.passed);
+    fixture_free(&f);
+}
+END_TEST
+
+START_TEST(test_unwritten_rows_fail_validation)
+{
+    ev_shape s = {EV_OP_SUM, EV_DTYPE_FP16, 9, 64, 64};
+    fixture f;
+    ev_validation v;
+    ev_err err;
+    fixture_make(&f, &s, 3, 0);
+    ev_reduce_rows(&f.b, 0, 8); /* the last row keeps its poison */
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert(!v.passed);
+    ck_assert_int_eq(v.first_bad, 8);
+    fixture_free(&f);
+}
+END_TEST
+
+/* ---- binding ----------------------------------------------------------- */
+
+/* Returns the status of checking b and copies the reason into msg. */
+static ev_status check_binding(ev_binding b, char *msg, size_t n)
+{
+    ev_err err;
+    ev_status rc;
+    err.msg[0] = '\0';
+    rc = ev_binding_check(&b, &err);
+    snprintf(msg, n, "%s", err.msg);
+    return rc;
+}
+
+START_TEST(test_binding_refuses_each_bad_request_with_its_reason)
+{
+    static _Alignas(256) unsigned char mem[4096];
+    unsigned char *in = mem, *out = mem + 2048;
+    char msg[512];
+    ev_binding ok = {{EV_OP_SUM, EV_DTYPE_FP32, 4, 10, 12}, in, (3 * 12 + 10) * 4, out, 16, 0, 0, 0, 0};
+    ev_binding b;
+
+    ck_assert_int_eq(check_binding(ok, msg, sizeof msg), EV_OK);
+
+    b = ok; b.shape.cols = 0;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "N = 0"));
+    b = ok; b.shape.stride = 9;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "stride 9 is less than N = 10"));
+    b = ok; b.in_span -= 1;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "input span"));
+    b = ok; b.out_span = 15;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "output span"));
+    b = ok; b.in = in + 2;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "input"));
+    ck_assert_ptr_nonnull(strstr(msg, "not aligned"));
+    b = ok; b.out = out + 1;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "output"));
+    ck_assert_ptr_nonnull(strstr(msg, "not aligned"));
+    b = ok; b.out = in + 180; /* inside the input span */
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "overlap"));
+    b = ok; b.out = in - 8; b.out_span = 16; /* output runs into the input */
+    b.out = mem + 2048; b.in = mem + 2048 + 8;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "overlap"));
+    b = ok; b.shape.rows = -1;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    b = ok; b.shape.rows = INT64_MAX / 2; b.shape.stride = INT64_MAX / 2;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "overflow"));
+    b = ok; b.in = NULL;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    ck_assert_ptr_nonnull(strstr(msg, "NULL"));
+    b = ok; b.shape.dtype = (ev_dtype)9;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
+    /* adjacent spans do not overlap; R = 0 needs no bytes at all */
+    b = ok; b.out = in + b.in_span;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_OK);
+    b = ok; b.shape.rows = 0; b.in_span = 0; b.out_span = 0;
+    ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_OK);
+}
+END_TEST
+
+START_TEST(test_binding_records_alignment_capped_at_256)
+{
+    static _Alignas(512) unsigned char mem[2048];
+    ev_binding b = {{EV_OP_MAX, EV_DTYPE_FP16, 2, 3, 5}, mem + 6, 64, mem + 1024, 4, 0, 0, 0, 0};
+    ev_err err;
+    ck_assert_int_eq(ev_binding_check(&b, &err), EV_OK);
+    ck_assert_uint_eq(b.in_align, 2);
+    ck_assert_uint_eq(b.out_align, 256);
+    ck_assert_uint_eq(b.in_need, 16);
+    ck_assert_uint_eq(b.out_need, 4);
+    ck_assert_uint_eq(ev_binding_align(mem + 16), 16);
+}
+END_TEST
+
+/* ---- inputs, receipts, pool -------------------------------------------- */
+
+START_TEST(test_inputs_are_the_same_bytes_for_a_seed_and_case)
+{
+    ev_shape s = {EV_OP_SUM, EV_DTYPE_FP16, 3, 5, 8};
+    unsigned char a[48], b[48], c[48];
+    ev_err err;
+    ck_assert_int_eq(ev_inputs_fill(&s, 1, 2, a, sizeof a, &err), EV_OK);
+    ck_assert_int_eq(ev_inputs_fill(&s, 1, 2, b, sizeof b, &err), EV_OK);
+    ck_assert_int_eq(ev_inputs_fill(&s, 1, 3, c, sizeof c, &err), EV_OK);
+    ck_assert(memcmp(a, b, sizeof a) == 0);
+    ck_assert(memcmp(a, c, sizeof a) != 0);
+    for (int r = 0; r < 3; r++) {
+        for (int k = 0; k < 8; k++) {
+            uint16_t h;
+            memcpy(&h, a + (r * 8 + k) * 2, 2);
+            if (k >= 5) {
+                ck_assert_uint_eq(h, EV_POISON_FP16);
+            } else {
+                float f = ev_fp16_to_f32(h);
+                ck_assert(f >= -1.0f && f <= 1.0f);
+            }
+        }
+    }
+    ck_assert_int_eq(ev_inputs_fill(&s, 1, 2, a, 20, &err), EV_EINVAL);
+}
+END_TEST
+
+START_TEST(test_cpu_plan_names_the_entry_and_partition)
+{
+    ev_shape s = {EV_OP_SUM, EV_DTYPE_FP16, 17, 1024, 1024};
+    ev_cpu_receipt r;
+    ev_err err;
+    ck_assert_int_eq(ev_reduce_cpu_plan(&s, "rows2", 2, 4, &r, &err), EV_OK);
+    ck_assert_str_eq(r.entry, "reduce_sum_fp16_rows2");
+    ck_assert_int_eq(r.tasks, 9);
+    ck_assert_int_eq(r.rows_per_task, 2);
+    ck_assert_int_eq(r.threads, 4);
+    ck_assert_int_eq(r.lanes, 32);
+    s.op = EV_OP_MAX;
+    s.dtype = EV_DTYPE_BF16;
+    ck_assert_int_eq(ev_reduce_cpu_plan(&s, "default", 8, 4, &r, &err), EV_OK);
+    ck_assert_str_eq(r.entry, "reduce_max_bf16_default");
+    ck_assert_int_eq(r.tasks, 3);
+    ck_assert_int_eq(r.threads, 3);
+    ck_assert_int_eq(ev_reduce_cpu_plan(&s, "default", 0, 4, &r, &err), EV_EINVAL);
+}
+END_TEST
+
+/* Task body that counts each task once. */
+static void count_task(void *ctx, int64_t task)
+{
+    int *hits = ctx;
+    __atomic_fetch_add(&hits[task], 1, __ATOMIC_RELAXED);
+}
+
+START_TEST(test_pool_runs_every_task_exactly_once_across_batches)
+{
+    ev_cpu_pool *pool = NULL;
+    ev_err err;
+    int hits[100];
+    ck_assert_int_eq(ev_cpu_pool_new(4, &pool, &err), EV_OK);
+    for (int batch = 1; batch <= 100; batch++) {
+        memset(hits, 0, sizeof hits);
+        ev_cpu_pool_run(pool, batch, count_task, hits);
+        for (int i = 0; i < 100; i++)
+            ck_assert_int_eq(hits[i], i < batch ? 1 : 0);
+    }
+    ev_cpu_floor(pool);
+    {
+        uint64_t buf[1000];
+        uint64_t want = 0;
+        for (int i = 0; i < 1000; i++) {
+            buf[i] = (uint64_t)i * 0x9e3779b97f4a7c15ull;
+            want ^= buf[i];
+        }
+        ck_assert_uint_eq(ev_cpu_stream_read(pool, buf, sizeof buf), want);
+    }
+    ck_assert(ev_cpu_llc_bytes() > 0);
+    ev_cpu_pool_free(pool);
+    ev_cpu_pool_free(NULL);
+    ck_assert_int_eq(ev_cpu_pool_new(0, &pool, &err), EV_EINVAL);
+}
+END_TEST
+
+/* Builds the suite. */
+static Suite *kernels_suite(void)
+{
+    Suite *s = suite_create("kernels");
+    TCase *conv = tcase_create("conversions");
+    TCase *sweep = tcase_create("exhaustive");
+    TCase *red = tcase_create("reductions");
+    TCase *misc = tcase_create("binding");
+
+    tcase_add_test(conv, test_fp16_widens_like_gcc_float16_for_all_patterns);
+    tcase_add_test(conv, test_bf16_widens_exactly_for_all_patterns);
+    tcase_add_test(conv, test_every_nan_narrows_to_the_canonical_nan);
+    /* each slice is 2^28 patterns: ~4-6 s on a loaded host, x10 under ASan */
+    tcase_set_timeout(sweep, 120);
+    tcase_add_loop_test(sweep, test_fp32_narrows_to_fp16_like_gcc_float16_for_every_pattern, 0, SLICES);
+    tcase_add_loop_test(sweep, test_fp32_narrows_to_bf16_like_an_fp64_rne_reference_for_every_pattern, 0, SLICES);
+    tcase_set_timeout(red, 60);
+    tcase_add_test(red, test_reductions_match_the_oracle_on_odd_shapes);
+    tcase_add_test(red, test_zero_rows_writes_nothing);
+    tcase_add_test(red, test_nan_signed_zero_and_infinities_reduce_as_torch_does);
+    tcase_add_test(red, test_outputs_are_bit_identical_across_threads_and_schedules);
+    tcase_add_test(red, test_sum_repeats_bit_for_bit_in_one_run);
+    tcase_add_test(red, test_sum_follows_the_documented_lane_order);
+    tcase_add_test(red, test_sum_bound_holds_on_adversarial_inputs);
+    tcase_add_test(red, test_validator_rejects_a_wrong_max_and_a_noncanonical_nan);
+    tcase_add_test(red, test_unwritten_rows_fail_validation);
+    tcase_add_test(misc, test_binding_refuses_each_bad_request_with_its_reason);
+    tcase_add_test(misc, test_binding_records_alignment_capped_at_256);
+    tcase_add_test(misc, test_inputs_are_the_same_bytes_for_a_seed_and_case);
+    tcase_add_test(misc, test_cpu_plan_names_the_entry_and_partition);
+    tcase_add_test(misc, test_pool_runs_every_task_exactly_once_across_batches);
+    suite_add_tcase(s, conv);
+    suite_add_tcase(s, red);
+    suite_add_tcase(s, misc);
+    suite_add_tcase(s, sweep);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(kernels_suite());
+    int failed;
+    srunner_run_all(sr, CK_NORMAL);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? 0 : 1;
+}
