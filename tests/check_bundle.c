@@ -930,6 +930,61 @@ START_TEST(test_per_op_us_refuses_counts_beyond_two_to_the_53)
 }
 END_TEST
 
+START_TEST(test_an_unfinished_run_exports_without_a_status_and_explains_its_failed_fit)
+{
+    ev_err err = {{0}};
+    char path[400];
+    snprintf(path, sizeof path, "%s/small.db", tmpdir);
+    ev_store *s = NULL;
+    CHK(ev_store_open(path, EV_STORE_CREATE, &s, &err));
+    char pid[65];
+    CHK(ev_sha256_hex(protocol_text, strlen(protocol_text), pid));
+    ev_run_row run = {pid, protocol_text, strlen(protocol_text), "p.json", "cpu", 7, "unknown", 1, "h", 5};
+    int64_t run_id, inv;
+    CHK(ev_store_add_run(s, &run, &run_id, &err));
+    CHK(ev_store_add_invocation(s, run_id, 6, 0, "hh", &inv, &err));
+    ev_case_row cr = {0, "reduce_sum", 17, 1024, 1024, "fp16", 4, "calibration"};
+    CHK(ev_store_add_case(s, run_id, &cr, &err));
+    int64_t j = add_job(s, run_id, "main", 0, "default", "initial", 0, 0);
+    add_attempt(s, j, 1, inv, &fcases[0], fcases[0].us[0], END_OK, 3);
+    add_job(s, run_id, "main", 0, "rows1", "initial", 0, 1); /* planned, never started */
+    ev_store_close(s);
+
+    ev_bundle *b = NULL;
+    CHK(ev_store_open(path, EV_STORE_READONLY, &s, &err));
+    CHK(ev_export_build(s, 0, &b, &err));
+    ev_store_close(s);
+    cJSON *val = parse_member(b, "validation.json");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(val, "run");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r, "status")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(r, "status_reason")->valuestring, "run not finished");
+    const cJSON *never = job_by_key(val, "main/0/rows1/initial");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(never, "outcome")->valuestring, "interrupted");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(never, "last_attempt")));
+    const cJSON *inv0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(val, "invocations"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(inv0, "environment_reason")->valuestring,
+                     "no environment record");
+    cJSON *model = parse_member(b, "model.json");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(model, "fit")));
+    /* the only case lacks its rows1 (interrupted): no observation, no geometry */
+    ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItemCaseSensitive(model, "fit_reason")->valuestring,
+                                 "fewer than two calibration geometries"));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(model, "status")->valuestring, ev_strerror(EV_EFORMAT));
+    cJSON *proof = parse_member(b, "proof-receipts.json");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(proof, "build")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(proof, "build_reason")->valuestring,
+                     "no environment record");
+    /* the report still renders, and says so */
+    const ev_member *html = member(b, "report.html");
+    ck_assert_ptr_nonnull(strstr(html->data, "run not finished"));
+    ck_assert_ptr_nonnull(strstr(html->data, "The fit failed"));
+    cJSON_Delete(proof);
+    cJSON_Delete(model);
+    cJSON_Delete(val);
+    ev_bundle_free(b);
+}
+END_TEST
+
 /* ---- tests: figures ----------------------------------------------------------------- */
 
 START_TEST(test_mann_whitney_p_is_exact_for_small_samples)
@@ -1245,6 +1300,7 @@ static Suite *bundle_suite(void)
     tcase_add_test(e, test_report_regenerated_from_the_archived_members_equals_the_exported_one);
     tcase_add_test(e, test_export_command_prints_the_root_and_uses_the_documented_exit_codes);
     tcase_add_test(e, test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_the_exported_ones);
+    tcase_add_test(e, test_an_unfinished_run_exports_without_a_status_and_explains_its_failed_fit);
     suite_add_tcase(s, e);
     return s;
 }
