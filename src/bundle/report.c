@@ -685,6 +685,55 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             rc = ev_buf_puts(b, "</table>\n");
     }
 
+    /* decisions against what was measured */
+    const cJSON *decs = cJSON_GetObjectItemCaseSensitive(r->model, "decisions");
+    if (!rc && cJSON_GetArraySize(decs) > 0) {
+        rc = ev_buf_puts(b, "<h3>Decisions against measurements</h3>\n<table>\n<tr><th>case</th><th>role</th>"
+                            "<th>selected</th><th>LOGO</th><th>predicted selected / default</th>"
+                            "<th>observed selected / default</th><th>fastest observed</th></tr>\n");
+        cJSON_ArrayForEach(x, decs)
+        {
+            static const char *const sc[3] = {"default", "rows1", "rows2"};
+            const cJSON *pr = cJSON_GetObjectItemCaseSensitive(x, "predicted");
+            const cJSON *ob = cJSON_GetObjectItemCaseSensitive(x, "observed");
+            const char *sel = jstr(x, "selected");
+            double ps = 0, pd = 0, os = 0, od = 0, best = 0;
+            const char *fastest = NULL;
+            char lab[160], u[48];
+            for (int k = 0; k < 3; k++) {
+                double v2;
+                if (jnum(ob, sc[k], &v2) && (!fastest || v2 < best)) {
+                    fastest = sc[k];
+                    best = v2;
+                }
+            }
+            if (rc)
+                break;
+            rc = ev_buf_puts(b, "<tr>");
+            if (!rc)
+                rc = td(b, NULL, case_label(x, lab, sizeof lab));
+            if (!rc)
+                rc = td(b, NULL, jstr(x, "role"));
+            if (!rc)
+                rc = td(b, NULL, sel);
+            if (!rc)
+                rc = td(b, NULL, jstr(x, "logo_selected"));
+            if (!rc)
+                rc = td(b, "n",
+                        sel && jnum(pr, sel, &ps) && jnum(pr, "default", &pd) ? fmt(u, ps / pd, 4) : "-");
+            if (!rc) {
+                int have = sel && jnum(ob, sel, &os) && jnum(ob, "default", &od);
+                rc = td(b, have && os / od > 1.0 ? "n bad" : "n", have ? fmt(u, os / od, 4) : "-");
+            }
+            if (!rc)
+                rc = td(b, NULL, fastest);
+            if (!rc)
+                rc = ev_buf_puts(b, "</tr>\n");
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</table>\n");
+    }
+
     const cJSON *hr = cJSON_GetObjectItemCaseSensitive(r->model, "holdout_regret");
     if (!rc)
         rc = ev_buf_puts(b, "<h3>Held-out regret</h3>\n");
