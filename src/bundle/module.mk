@@ -13,7 +13,7 @@ RECEIPT_DBS := $(wildcard receipts/*/evidence.db)
 receipts: $(BUILD)/evident
 	$(Q)set -e; for db in $(RECEIPT_DBS); do \
 	  dir=$$(dirname $$db); \
-	  $(BUILD)/evident export --db $$db --out $$dir/delivery.zip > $$dir/ROOT.tmp; \
+	  $(BUILD)/evident export --db $$db --out $$dir/delivery.zip > $$dir/ROOT.tmp || { rm -f $$dir/ROOT.tmp; exit 1; }; \
 	  mv $$dir/ROOT.tmp $$dir/ROOT; \
 	  echo "  RECEIPT $$dir: $$(cat $$dir/ROOT)"; \
 	done; \
