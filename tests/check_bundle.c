@@ -1209,6 +1209,80 @@ START_TEST(test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_
 }
 END_TEST
 
+/* A copy of b's members with member name's bytes replaced by (p, n). */
+static ev_member *members_with(const ev_bundle *b, const char *name, const char *p, size_t n, size_t *count)
+{
+    size_t k;
+    const ev_member *m = ev_bundle_members(b, &k);
+    ev_member *c = calloc(k, sizeof *c);
+    memcpy(c, m, k * sizeof *c);
+    for (size_t i = 0; i < k; i++)
+        if (!strcmp(c[i].name, name)) {
+            c[i].data = p;
+            c[i].len = n;
+        }
+    *count = k;
+    return c;
+}
+
+START_TEST(test_figures_verify_accepts_the_export_and_refuses_tampered_samples_or_figures)
+{
+    ev_err err = {{0}};
+    ev_bundle *b = export_fixture();
+    size_t n;
+    const ev_member *m = ev_bundle_members(b, &n);
+    CHK(ev_figures_verify(m, n, &err));
+
+    /* one hot sample of a completed job made faster (its elapsed_ms left): the
+     * medians, intervals and p-values no longer match */
+    const ev_member *csv = member(b, "samples.csv");
+    char *t = strndup(csv->data, csv->len);
+    char *row =
+        strstr(t, "\n1,1,1,reduce_sum,17,1024,1024,fp16,4,calibration,default,main,initial,completed,hot,3,");
+    ck_assert_ptr_nonnull(row);
+    char *cell = row + 1;
+    for (int c = 0; c < 19; c++)
+        cell = strchr(cell, ',') + 1;
+    ck_assert(cell[0] >= '1' && cell[0] <= '9');
+    cell[0] = '1'; /* per_op_us now starts with 1: about half */
+    size_t k;
+    ev_member *tm = members_with(b, "samples.csv", t, csv->len, &k);
+    ck_assert_int_eq(ev_figures_verify(tm, k, &err), EV_EVERIFY);
+    ck_assert_ptr_nonnull(strstr(err.msg, "figures differ"));
+    free(tm);
+    free(t);
+
+    /* a figure changed in validation.json */
+    const ev_member *val = member(b, "validation.json");
+    t = strndup(val->data, val->len);
+    char *w = strstr(t, "\"wins\":\t");
+    ck_assert_ptr_nonnull(w);
+    w += strlen("\"wins\":\t");
+    *w = *w == '9' ? '8' : (char)(*w + 1);
+    tm = members_with(b, "validation.json", t, val->len, &k);
+    ck_assert_int_eq(ev_figures_verify(tm, k, &err), EV_EVERIFY);
+    free(tm);
+    free(t);
+
+    /* rows of one job split apart: refused as malformed */
+    t = strndup(csv->data, csv->len);
+    char *first = strchr(t, '\n') + 1, *second = strchr(first, '\n') + 1, *third = strchr(second, '\n') + 1;
+    /* the first data row moved to the end: its job's rows are split */
+    ev_buf nb = EV_BUF_INIT;
+    ck_assert_int_eq(ev_buf_append(&nb, t, (size_t)(first - t)), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&nb, second, (size_t)(third - second)), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&nb, third, (size_t)(t + csv->len - third)), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&nb, first, (size_t)(second - first)), EV_OK);
+    tm = members_with(b, "samples.csv", nb.data, nb.len, &k);
+    ck_assert_int_eq(ev_figures_verify(tm, k, &err), EV_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not"));
+    free(tm);
+    free(t);
+    ev_buf_free(&nb);
+    ev_bundle_free(b);
+}
+END_TEST
+
 /* ---- tests: the commands ---------------------------------------------------------- */
 
 START_TEST(test_export_command_prints_the_root_and_uses_the_documented_exit_codes)
@@ -1301,6 +1375,7 @@ static Suite *bundle_suite(void)
     tcase_add_test(e, test_export_command_prints_the_root_and_uses_the_documented_exit_codes);
     tcase_add_test(e, test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_the_exported_ones);
     tcase_add_test(e, test_an_unfinished_run_exports_without_a_status_and_explains_its_failed_fit);
+    tcase_add_test(e, test_figures_verify_accepts_the_export_and_refuses_tampered_samples_or_figures);
     suite_add_tcase(s, e);
     return s;
 }
