@@ -20,6 +20,10 @@
 #include "dtype.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ev_op { EV_OP_SUM = 0, EV_OP_MAX, EV_OP_COUNT } ev_op;
 
 /* "reduce_sum", "reduce_max"; "?" when out of range. */
@@ -59,5 +63,9 @@ unsigned ev_binding_align(const void *p);
  * R > 0; misaligned input; misaligned output; overlapping spans.
  */
 ev_status ev_binding_check(ev_binding *b, ev_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -16,6 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 typedef enum ev_dtype {
     EV_DTYPE_FP32 = 0,
     EV_DTYPE_FP16,
@@ -54,5 +58,9 @@ float ev_dtype_load(ev_dtype d, const void *base, size_t i);
 void ev_dtype_store(ev_dtype d, void *base, size_t i, float v);
 /* The fp32 value of v rounded to dtype d (RNE, canonical NaN), as float. */
 float ev_dtype_round(ev_dtype d, float v);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

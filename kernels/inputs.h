@@ -20,6 +20,10 @@
 #include "binding.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Poison patterns (NaNs with a recognisable payload). */
 #define EV_POISON_FP32 0x7fa5a5a5u
 #define EV_POISON_FP16 0x7da5u
@@ -41,5 +45,9 @@ ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, vo
 
 /* Fills n bytes of an output buffer with EV_POISON_OUT_BYTE. */
 void ev_inputs_poison_output(void *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

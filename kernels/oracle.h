@@ -32,6 +32,10 @@
 #include "binding.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* The oracle for one row of n elements of dtype d at row. */
 typedef struct ev_oracle_row {
     double ref;     /* FP64 sum, or the max (NaN when any element is NaN) */
@@ -62,5 +66,9 @@ typedef struct ev_validation {
  */
 ev_status ev_oracle_validate(const ev_shape *s, const void *in, const void *out, ev_validation *v,
                              ev_err *err);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

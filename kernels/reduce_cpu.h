@@ -26,6 +26,10 @@
 #include "binding.h"
 #include "status.h"
 
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Lanes per row t of the fixed order, for N columns of dtype d (>= 32). */
 int64_t ev_reduce_lanes(int64_t cols, ev_dtype d);
 /* Elements per 16-byte vector V for dtype d (4 or 8). */
@@ -98,5 +102,9 @@ void ev_cpu_floor(ev_cpu_pool *pool);
 uint64_t ev_cpu_stream_read(ev_cpu_pool *pool, const void *buf, size_t n);
 /* Last-level cache size in bytes (sysconf), or 32 MiB when unknown. */
 size_t ev_cpu_llc_bytes(void);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -98,13 +98,50 @@ static void vf_format_tag(const cJSON *tree, const char *name, const char *want,
         vr_fail(r, VR_FORMATS, name, "\"format\" is not \"%s\"", want);
 }
 
-/* Returns 1 when text is exactly the canonical text of v. */
+/* Returns 1 when text is exactly the canonical text of v: the %.17g text
+ * that ev_json_format_double and ev_csv_put_double write (vb_format17 gives
+ * the same bytes, faster; a test holds them equal). */
 static int vf_canonical_double(const char *text, double v)
 {
     char buf[32];
-    if (ev_json_format_double(v, buf))
+    if (vb_format17(v, buf))
         return 0;
     return !strcmp(buf, text);
+}
+
+/* Strict decimal integer: optional '-', digits, no leading zeros, at most
+ * 18 digits.  Returns 0 and sets *out, or -1. */
+static int vf_parse_int(const char *s, int64_t *out)
+{
+    int neg = 0;
+    int64_t v = 0;
+    size_t n = 0;
+    if (*s == '-') {
+        neg = 1;
+        s++;
+    }
+    if (s[0] == '0' && s[1] != '\0')
+        return -1;
+    for (; s[n]; n++) {
+        if (s[n] < '0' || s[n] > '9' || n >= 18)
+            return -1;
+        v = v * 10 + (s[n] - '0');
+    }
+    if (n == 0 || (neg && v == 0))
+        return -1;
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* Typed integer cell col of the current record: EV_OK, or EV_EFORMAT with
+ * err naming the line and column. */
+static ev_status vf_get_int(ev_csv *c, size_t col, int64_t *out, ev_err *err)
+{
+    const char *f = ev_csv_field(c, col);
+    if (f && !vf_parse_int(f, out))
+        return EV_OK;
+    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu (%s): not a decimal integer: \"%.40s\"",
+                      ev_csv_line(c), col + 1, vb_samples_header[col], f ? f : "");
 }
 
 /* Returns 1 when s is one of the NULL-terminated list. */
@@ -155,7 +192,7 @@ static int vf_int_cell(ev_csv *c, size_t col, int opt, int64_t *out, ev_err *err
         *out = INT64_MIN;
         return 0;
     }
-    return ev_csv_get_i64(c, col, out, err) ? -1 : 0;
+    return vf_get_int(c, col, out, err) ? -1 : 0;
 }
 
 /* Starts a new job entry from the current row.  Returns 0, or -1 on
@@ -210,41 +247,48 @@ static int vf_row(vf_state *s, ev_csv *c)
     memset(&row, 0, sizeof row);
     int64_t ints[4], sm;
 
-    if (ev_csv_get_i64(c, SC_RUN_ID, &row.run_id, &err) || ev_csv_get_i64(c, SC_JOB_ID, &row.job_id, &err) ||
-        ev_csv_get_i64(c, SC_ATTEMPT, &row.attempt, &err) || vf_int_cell(c, SC_ROWS, 1, &ints[0], &err) ||
+    if (vf_get_int(c, SC_RUN_ID, &row.run_id, &err) || vf_get_int(c, SC_JOB_ID, &row.job_id, &err) ||
+        vf_get_int(c, SC_ATTEMPT, &row.attempt, &err) || vf_int_cell(c, SC_ROWS, 1, &ints[0], &err) ||
         vf_int_cell(c, SC_COLS, 1, &ints[1], &err) || vf_int_cell(c, SC_STRIDE, 1, &ints[2], &err) ||
         vf_int_cell(c, SC_DEFAULT_ROWS, 1, &ints[3], &err) ||
-        ev_csv_get_i64(c, SC_SAMPLE_INDEX, &row.sample_index, &err) ||
-        ev_csv_get_i64(c, SC_REPLAYS, &row.replays, &err) ||
-        ev_csv_get_i64(c, SC_OPS_PER_GRAPH, &row.ops_per_graph, &err) ||
+        vf_get_int(c, SC_SAMPLE_INDEX, &row.sample_index, &err) ||
+        vf_get_int(c, SC_REPLAYS, &row.replays, &err) ||
+        vf_get_int(c, SC_OPS_PER_GRAPH, &row.ops_per_graph, &err) ||
         ev_csv_get_double(c, SC_ELAPSED_MS, &row.elapsed_ms, &err) ||
         ev_csv_get_double(c, SC_PER_OP_US, &row.per_op_us, &err) ||
-        ev_csv_get_i64(c, SC_ATTEMPT_ID, &row.attempt_id, &err) ||
-        vf_int_cell(c, SC_SM_CLOCK, 1, &sm, &err)) {
+        vf_get_int(c, SC_ATTEMPT_ID, &row.attempt_id, &err) || vf_int_cell(c, SC_SM_CLOCK, 1, &sm, &err)) {
         vf_row_fail(s, line, err.msg);
         return 0;
     }
-    const char *op = ev_csv_field(c, SC_OP);
-    int has_case = op[0] != '\0';
     ev_outcome oc;
-    if (has_case ? (!vf_one_of(op, vf_ops) || !vf_one_of(ev_csv_field(c, SC_DTYPE), vf_dtypes) ||
-                    !vf_one_of(ev_csv_field(c, SC_ROLE), vf_roles) || ints[0] == INT64_MIN ||
-                    ints[1] == INT64_MIN || ints[2] == INT64_MIN || ints[3] == INT64_MIN)
-                 : (ev_csv_field(c, SC_DTYPE)[0] || ev_csv_field(c, SC_ROLE)[0] || ints[0] != INT64_MIN ||
-                    ints[1] != INT64_MIN || ints[2] != INT64_MIN || ints[3] != INT64_MIN)) {
-        vf_row_fail(
-            s, line,
-            "case cells (op,rows,cols,stride,dtype,default_rows,role) must be all valid or all empty");
-        return 0;
+    /* Categorical cells are validated on a job's first row; later rows must
+     * equal that row's cells exactly (checked below). */
+    int continuing = t->n_jobs > 0 && t->jobs[t->n_jobs - 1].job_id == row.job_id;
+    if (!continuing) {
+        const char *op = ev_csv_field(c, SC_OP);
+        int has_case = op[0] != '\0';
+        if (has_case ? (!vf_one_of(op, vf_ops) || !vf_one_of(ev_csv_field(c, SC_DTYPE), vf_dtypes) ||
+                        !vf_one_of(ev_csv_field(c, SC_ROLE), vf_roles) || ints[0] == INT64_MIN ||
+                        ints[1] == INT64_MIN || ints[2] == INT64_MIN || ints[3] == INT64_MIN)
+                     : (ev_csv_field(c, SC_DTYPE)[0] || ev_csv_field(c, SC_ROLE)[0] || ints[0] != INT64_MIN ||
+                        ints[1] != INT64_MIN || ints[2] != INT64_MIN || ints[3] != INT64_MIN)) {
+            vf_row_fail(
+                s, line,
+                "case cells (op,rows,cols,stride,dtype,default_rows,role) must be all valid or all empty");
+            return 0;
+        }
+        if (!vf_one_of(ev_csv_field(c, SC_PHASE), vf_phases) || !ev_csv_field(c, SC_ARM)[0] ||
+            !ev_csv_field(c, SC_LABEL)[0] || !ev_csv_field(c, SC_JOB_KEY)[0]) {
+            vf_row_fail(s, line, "phase, arm, label or job_key is empty or unknown");
+            return 0;
+        }
+        if (ev_outcome_parse(ev_csv_field(c, SC_OUTCOME), &oc)) {
+            vf_row_fail(s, line, "outcome is not an outcome name");
+            return 0;
+        }
     }
-    if (!vf_one_of(ev_csv_field(c, SC_PHASE), vf_phases) || !ev_csv_field(c, SC_ARM)[0] ||
-        !ev_csv_field(c, SC_LABEL)[0] || !ev_csv_field(c, SC_JOB_KEY)[0]) {
-        vf_row_fail(s, line, "phase, arm, label or job_key is empty or unknown");
-        return 0;
-    }
-    if (ev_outcome_parse(ev_csv_field(c, SC_OUTCOME), &oc) ||
-        ev_outcome_parse(ev_csv_field(c, SC_ATTEMPT_OUTCOME), &oc)) {
-        vf_row_fail(s, line, "outcome or attempt_outcome is not an outcome name");
+    if (ev_outcome_parse(ev_csv_field(c, SC_ATTEMPT_OUTCOME), &oc)) {
+        vf_row_fail(s, line, "attempt_outcome is not an outcome name");
         return 0;
     }
     const char *timing = ev_csv_field(c, SC_TIMING);
@@ -304,7 +348,6 @@ static int vf_row(vf_state *s, ev_csv *c)
         snprintf(s->cur_attempt_outcome, sizeof s->cur_attempt_outcome, "%s",
                  ev_csv_field(c, SC_ATTEMPT_OUTCOME));
     }
-    ev_outcome_parse(ev_csv_field(c, SC_ATTEMPT_OUTCOME), &oc);
     row.attempt_outcome = (int)oc;
 
     if (t->n == s->cap_rows) {
@@ -339,6 +382,16 @@ static void vf_samples(vb_bundle *b, ev_vreport *r)
     }
     if (m->len == 0 || m->data[m->len - 1] != '\n')
         vr_fail(r, VR_FORMATS, "samples.csv", "does not end with a newline");
+    /* One allocation for every row: count the line ends first. */
+    size_t lines = 1, bytes;
+    for (const unsigned char *p = m->data, *end = m->data + m->len; (p = memchr(p, '\n', (size_t)(end - p)));
+         p++)
+        lines++;
+    if (ev_size_mul(lines, sizeof *b->samples.rows, &bytes) || !(b->samples.rows = malloc(bytes))) {
+        r->oom = 1;
+        return;
+    }
+    s.cap_rows = lines;
     ev_status rc =
         ev_csv_open((const char *)m->data, m->len, vb_samples_header, vb_samples_ncols, NULL, &c, &err);
     if (rc == EV_ENOMEM) {

@@ -195,6 +195,11 @@ const vb_vjob *vb_job_by_id(const vb_bundle *b, int64_t job_id);
 void vb_rows_of(const vb_bundle *b, int64_t job_id, int64_t attempt, size_t *first, size_t *n_cold,
                 size_t *n_hot);
 
+/* Writes exactly the text snprintf(buf, 32, "%.17g", v) gives in the C
+ * locale, for finite v: an exact 128-bit path for 1e-6 <= |v| < 2^53 and
+ * zero, snprintf otherwise.  Returns -1 (buf untouched) for NaN/Inf. */
+int vb_format17(double v, char buf[32]);
+
 /* 1 when p[0..n) is valid UTF-8 (no overlongs, no surrogates). */
 int vb_utf8_valid(const unsigned char *p, size_t n);
 

@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,4 +135,129 @@ void vb_rows_of(const vb_bundle *b, int64_t job_id, int64_t attempt, size_t *fir
         else
             hi = mid;
     }
+}
+
+/* 10^i for i in 0..22 (10^22 < 2^74). */
+static const unsigned __int128 vb_pow10[23] = {
+    1ULL,
+    10ULL,
+    100ULL,
+    1000ULL,
+    10000ULL,
+    100000ULL,
+    1000000ULL,
+    10000000ULL,
+    100000000ULL,
+    1000000000ULL,
+    10000000000ULL,
+    100000000000ULL,
+    1000000000000ULL,
+    10000000000000ULL,
+    100000000000000ULL,
+    1000000000000000ULL,
+    10000000000000000ULL,
+    100000000000000000ULL,
+    1000000000000000000ULL,
+    (unsigned __int128)1000000000000000000ULL * 10,
+    (unsigned __int128)1000000000000000000ULL * 100,
+    (unsigned __int128)1000000000000000000ULL * 1000,
+    (unsigned __int128)1000000000000000000ULL * 10000,
+};
+
+/* round(m * 2^e2 * 10^q) to nearest, ties to even, for q in [0, 22] and
+ * e2 in [-120, 0]; m < 2^53.  Exact in 128 bits.  OUT: *trunc, the value
+ * before rounding (its floor). */
+static uint64_t vb_scaled_round(uint64_t m, int e2, int q, uint64_t *trunc)
+{
+    unsigned __int128 n = (unsigned __int128)m * vb_pow10[q];
+    int s = -e2;
+    if (s == 0) {
+        *trunc = (uint64_t)n;
+        return (uint64_t)n;
+    }
+    unsigned __int128 quo = n >> s, rem = n - (quo << s), half = (unsigned __int128)1 << (s - 1);
+    *trunc = (uint64_t)quo;
+    if (rem > half || (rem == half && (quo & 1)))
+        quo++;
+    return (uint64_t)quo;
+}
+
+int vb_format17(double v, char buf[32])
+{
+    if (!isfinite(v))
+        return -1;
+    double a = fabs(v);
+    if (a == 0.0 || !(a >= 1e-6 && a < 9007199254740992.0)) {
+        snprintf(buf, 32, "%.17g", v);
+        return 0;
+    }
+    int ex;
+    double fr = frexp(a, &ex); /* a = fr * 2^ex, fr in [0.5, 1) */
+    uint64_t m = (uint64_t)ldexp(fr, 53);
+    int e2 = ex - 53; /* a = m * 2^e2, e2 in [-73, 0) here */
+    int k = (int)floor(log10(a));
+    uint64_t q17 = 0;
+    int found = 0;
+    for (int tries = 0; tries < 3 && !found; tries++) {
+        int q = 16 - k;
+        if (q < 0 || q > 22 || e2 > 0 || e2 < -120) {
+            snprintf(buf, 32, "%.17g", v);
+            return 0;
+        }
+        uint64_t tr;
+        q17 = vb_scaled_round(m, e2, q, &tr);
+        if (tr < 10000000000000000ULL)
+            k--;
+        else if (tr >= 100000000000000000ULL)
+            k++;
+        else
+            found = 1;
+    }
+    if (q17 == 100000000000000000ULL) { /* rounded up to the next power of ten */
+        q17 = 10000000000000000ULL;
+        k++;
+    }
+    if (!found || q17 < 10000000000000000ULL || q17 >= 100000000000000000ULL) {
+        snprintf(buf, 32, "%.17g", v);
+        return 0;
+    }
+    char d[18];
+    for (int i = 16; i >= 0; i--) {
+        d[i] = (char)('0' + q17 % 10);
+        q17 /= 10;
+    }
+    int nd = 17;
+    while (nd > 1 && d[nd - 1] == '0')
+        nd--;
+    size_t o = 0;
+    if (v < 0)
+        buf[o++] = '-';
+    if (k >= -4 && k < 17) {
+        if (k >= 0) {
+            for (int i = 0; i <= k; i++)
+                buf[o++] = i < nd ? d[i] : '0';
+            if (nd > k + 1) {
+                buf[o++] = '.';
+                for (int i = k + 1; i < nd; i++)
+                    buf[o++] = d[i];
+            }
+        } else {
+            buf[o++] = '0';
+            buf[o++] = '.';
+            for (int i = 0; i < -k - 1; i++)
+                buf[o++] = '0';
+            for (int i = 0; i < nd; i++)
+                buf[o++] = d[i];
+        }
+        buf[o] = '\0';
+        return 0;
+    }
+    buf[o++] = d[0];
+    if (nd > 1) {
+        buf[o++] = '.';
+        for (int i = 1; i < nd; i++)
+            buf[o++] = d[i];
+    }
+    snprintf(buf + o, 32 - o, "e%c%02d", k < 0 ? '-' : '+', k < 0 ? -k : k);
+    return 0;
 }

@@ -30,6 +30,8 @@ FUZZ_LIB_OBJ := $(FUZZ_LIB_SRC:%.c=$(FUZZ_BUILD)/obj/%.o)
 FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 
 .PHONY: fuzz-build fuzz-replay fuzz fuzz-merge
+# keep the objects (make would delete them as intermediates of the pattern rules)
+.SECONDARY: $(FUZZ_LIB_OBJ) $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o)
 fuzz-build: $(FUZZ_BINS)
 
 $(FUZZ_BUILD)/obj/%.o: %.c

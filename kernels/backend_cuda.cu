@@ -1,0 +1,498 @@
+/*
+ * backend_cuda.cu: the cuda backend of the worker (src/runner/backend.h).
+ *
+ * One job per process: bind copies the case's input bytes to the device,
+ * runs the binding check on the device pointers and, for auto, the
+ * selector; capture records `ops` launches in one CUDA graph (stream
+ * capture), instantiates it and reads each kernel node back from the graph
+ * that was instantiated (function name, grid, block); replay launches the
+ * instantiated graph k times between two events.  Cold launches follow a
+ * cudaMemsetAsync of a flush buffer of flush_bytes (2 x L2 by default).
+ * The SM clock comes from NVML, loaded with dlopen where it exists.
+ * Every CUDA call is checked, and the last error after every launch.
+ */
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
+#include "status.h"
+#include "model/model.h"
+#include "backend.h"
+#include "binding.h"
+#include "peer_cub.h"
+#include "reduce_cpu.h"
+#include "reduce_cuda.h"
+#include "selector.h"
+}
+
+/* ---- NVML through dlopen ------------------------------------------------- */
+
+typedef int (*nvml_init_fn)(void);
+typedef int (*nvml_shutdown_fn)(void);
+typedef int (*nvml_by_pci_fn)(const char *, void **);
+typedef int (*nvml_clock_fn)(void *, int, unsigned *);
+
+typedef struct ev_nvml {
+    void *lib;
+    void *dev;
+    nvml_clock_fn clock, max_clock;
+    nvml_shutdown_fn shutdown;
+} ev_nvml;
+
+/* Loads NVML and finds the device with PCI bus id pci; leaves n->dev NULL
+ * (clock unavailable) on any failure. */
+static void ev_nvml_open(ev_nvml *n, const char *pci)
+{
+    nvml_init_fn init;
+    nvml_by_pci_fn by_pci;
+    memset(n, 0, sizeof *n);
+    n->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (n->lib == NULL)
+        return;
+    init = (nvml_init_fn)dlsym(n->lib, "nvmlInit_v2");
+    by_pci = (nvml_by_pci_fn)dlsym(n->lib, "nvmlDeviceGetHandleByPciBusId_v2");
+    n->clock = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetClockInfo");
+    n->max_clock = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetMaxClockInfo");
+    n->shutdown = (nvml_shutdown_fn)dlsym(n->lib, "nvmlShutdown");
+    if (init == NULL || by_pci == NULL || n->clock == NULL || init() != 0)
+        return;
+    if (by_pci(pci, &n->dev) != 0)
+        n->dev = NULL;
+}
+
+/* Shuts NVML down and unloads it; safe on a failed open. */
+static void ev_nvml_close(ev_nvml *n)
+{
+    if (n->dev != NULL && n->shutdown != NULL)
+        n->shutdown();
+    if (n->lib != NULL)
+        dlclose(n->lib);
+    memset(n, 0, sizeof *n);
+}
+
+/* ---- state --------------------------------------------------------------- */
+
+typedef struct cuda_impl {
+    ev_backend_config cfg;
+    int dev;
+    cudaDeviceProp prop;
+    cudaStream_t stream;
+    cudaEvent_t e0, e1;
+    ev_nvml nvml;
+    int64_t flush_bytes;
+    void *flush;
+    int flush_value;
+    /* the job */
+    ev_arm_kind kind;
+    ev_binding b;
+    ev_launch_plan plan;
+    void *d_in, *d_out;
+    size_t out_len;
+    ev_cub_peer *cub;
+    void *ceil;
+    size_t ceil_len;
+    uint32_t *sink;
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+} cuda_impl;
+
+#define CU(call, what)                                                                                 \
+    do {                                                                                               \
+        cudaError_t e_ = (call);                                                                       \
+        if (e_ != cudaSuccess) {                                                                       \
+            rc = ev_err_set(err, EV_ECUDA, "%s: %s", (what), cudaGetErrorString(e_));                  \
+            goto out;                                                                                  \
+        }                                                                                              \
+    } while (0)
+
+/* k x cache, capped by max (0: no cap). */
+static int64_t ev_sized(int64_t k, int64_t cache, int64_t max)
+{
+    int64_t v = k * cache;
+    return max && v > max ? max : v;
+}
+
+static void cuda_close(void *impl);
+
+static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)calloc(1, sizeof *c);
+    char pci[32];
+
+    if (c == NULL)
+        return ev_err_set(err, EV_ENOMEM, "cuda backend: out of memory");
+    c->cfg = *cfg;
+    c->dev = (int)cfg->device_index;
+    CU(cudaSetDevice(c->dev), "cudaSetDevice");
+    CU(cudaGetDeviceProperties(&c->prop, c->dev), "cudaGetDeviceProperties");
+    CU(cudaFree(0), "context creation");
+    CU(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    CU(cudaEventCreate(&c->e0), "cudaEventCreate");
+    CU(cudaEventCreate(&c->e1), "cudaEventCreate");
+    c->flush_bytes = ev_sized(cfg->ref.flush_cache_multiple, c->prop.l2CacheSize, cfg->ref.flush_max_bytes);
+    if (cudaDeviceGetPCIBusId(pci, sizeof pci, c->dev) == cudaSuccess)
+        ev_nvml_open(&c->nvml, pci);
+out:
+    if (rc) {
+        cuda_close(c);
+        return rc;
+    }
+    *impl = c;
+    return rc;
+}
+
+static void cuda_close(void *impl)
+{
+    cuda_impl *c = (cuda_impl *)impl;
+    if (c == NULL)
+        return;
+    if (c->exec)
+        (void)cudaGraphExecDestroy(c->exec);
+    if (c->graph)
+        (void)cudaGraphDestroy(c->graph);
+    ev_cub_peer_free(c->cub);
+    (void)cudaFree(c->d_in);
+    (void)cudaFree(c->d_out);
+    (void)cudaFree(c->ceil);
+    (void)cudaFree(c->sink);
+    (void)cudaFree(c->flush);
+    if (c->e0)
+        (void)cudaEventDestroy(c->e0);
+    if (c->e1)
+        (void)cudaEventDestroy(c->e1);
+    if (c->stream)
+        (void)cudaStreamDestroy(c->stream);
+    ev_nvml_close(&c->nvml);
+    free(c);
+}
+
+static ev_status cuda_info(void *impl, ev_device_info *out, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    ev_device_info d;
+    int drv = 0, rt = 0, clk = 0, mclk = 0;
+    const unsigned char *u = (const unsigned char *)c->prop.uuid.bytes;
+
+    memset(&d, 0, sizeof d);
+    CU(cudaDriverGetVersion(&drv), "cudaDriverGetVersion");
+    CU(cudaRuntimeGetVersion(&rt), "cudaRuntimeGetVersion");
+    snprintf(d.backend, sizeof d.backend, "cuda");
+    snprintf(d.name, sizeof d.name, "%.127s", c->prop.name);
+    d.sms = c->prop.multiProcessorCount;
+    d.cache_bytes = c->prop.l2CacheSize;
+    d.flush_bytes = c->flush_bytes;
+    d.memory_bytes = (int64_t)c->prop.totalGlobalMem;
+    snprintf(d.compute_capability, sizeof d.compute_capability, "%d.%d", c->prop.major, c->prop.minor);
+    snprintf(d.driver_version, sizeof d.driver_version, "%d.%d", drv / 1000, (drv % 1000) / 10);
+    snprintf(d.runtime_version, sizeof d.runtime_version, "%d.%d", rt / 1000, (rt % 1000) / 10);
+    snprintf(d.uuid, sizeof d.uuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1], u[2],
+             u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    d.clock_mhz = -1;
+    d.memory_clock_mhz = -1;
+    if (c->nvml.dev != NULL && c->nvml.max_clock != NULL) {
+        unsigned m = 0;
+        if (c->nvml.max_clock(c->nvml.dev, 1 /* NVML_CLOCK_SM */, &m) == 0)
+            d.clock_mhz = m;
+        if (c->nvml.max_clock(c->nvml.dev, 2 /* NVML_CLOCK_MEM */, &m) == 0)
+            d.memory_clock_mhz = m;
+    }
+    if (d.clock_mhz < 0 && cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, c->dev) == cudaSuccess && clk > 0)
+        d.clock_mhz = clk / 1000;
+    if (d.memory_clock_mhz < 0 &&
+        cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, c->dev) == cudaSuccess && mclk > 0)
+        d.memory_clock_mhz = mclk / 1000;
+    *out = d;
+out:
+    return rc;
+}
+
+/* Parses job->c's op and dtype into s.  EV_EINVAL for unknown names. */
+static ev_status ev_job_shape(const ev_backend_job *job, ev_shape *s, ev_err *err)
+{
+    if (ev_op_parse(job->c.op, &s->op) || ev_dtype_parse(job->c.dtype, &s->dtype))
+        return ev_err_set(err, EV_EINVAL, "binding refused: op %s dtype %s", job->c.op, job->c.dtype);
+    s->rows = job->c.rows;
+    s->cols = job->c.cols;
+    s->stride = job->c.stride;
+    return EV_OK;
+}
+
+static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    ev_backend_binding r;
+    size_t es;
+
+    memset(&r, 0, sizeof r);
+    c->kind = job->kind;
+    r.threads = c->prop.multiProcessorCount;
+    if (job->kind == EV_ARM_TORCH)
+        return ev_err_set(err, EV_EUNSUPPORTED, "torch-compile is not a backend arm");
+    if (job->kind == EV_ARM_FLOOR) {
+        *out = r;
+        return EV_OK;
+    }
+    if (job->kind == EV_ARM_CEILING) {
+        c->ceil_len = (size_t)job->ceiling_bytes & ~(size_t)15;
+        if (c->ceil_len == 0)
+            return ev_err_set(err, EV_EINVAL, "ceiling: %lld bytes", (long long)job->ceiling_bytes);
+        CU(cudaMalloc(&c->ceil, c->ceil_len), "ceiling buffer");
+        CU(cudaMemset(c->ceil, 0x5a, c->ceil_len), "ceiling fill");
+        CU(cudaMalloc((void **)&c->sink, sizeof(uint32_t) * 4 * (size_t)c->prop.multiProcessorCount), "sink");
+        r.in_span = (int64_t)c->ceil_len;
+        r.in_align = ev_binding_align(c->ceil);
+        *out = r;
+        return EV_OK;
+    }
+    if ((rc = ev_job_shape(job, &c->b.shape, err)))
+        goto out;
+    es = ev_dtype_size(c->b.shape.dtype);
+    c->out_len = c->b.shape.rows > 0 ? (size_t)c->b.shape.rows * es : 0;
+    CU(cudaMalloc(&c->d_in, job->input_len ? job->input_len : 16), "input buffer");
+    CU(cudaMalloc(&c->d_out, c->out_len ? c->out_len : 16), "output buffer");
+    if (job->input_len)
+        CU(cudaMemcpy(c->d_in, job->input, job->input_len, cudaMemcpyHostToDevice), "input copy");
+    c->b.in = c->d_in;
+    c->b.in_span = job->input_len;
+    c->b.out = c->d_out;
+    c->b.out_span = c->out_len;
+    if ((rc = ev_binding_check(&c->b, err)))
+        goto out;
+    if (job->kind == EV_ARM_CUB) {
+        if ((rc = ev_cub_peer_new(&c->b, &c->cub, err)))
+            goto out;
+    } else if (job->kind == EV_ARM_AUTO) {
+        rc = ev_selector_select(EV_SEL_CUDA, &c->b.shape, job->c.default_rows, job->coef,
+                                c->prop.multiProcessorCount, job->threshold, &c->plan, NULL, err);
+        if (rc)
+            goto out;
+    } else {
+        ev_sched s = EV_SCHED_DEFAULT;
+        if (job->arm != NULL && strncmp(job->arm, "rows", 4) == 0 && ev_sched_parse(job->arm, &s) != 0) {
+            rc = ev_err_set(err, EV_EINVAL, "binding refused: no kernel for schedule %s", job->arm);
+            goto out;
+        }
+        rc = ev_selector_plan(EV_SEL_CUDA, &c->b.shape, s, job->c.default_rows, 0, &c->plan, err);
+        if (rc)
+            goto out;
+    }
+    r.in_span = (int64_t)c->b.in_span;
+    r.out_span = (int64_t)c->b.out_span;
+    r.in_align = c->b.in_align;
+    r.out_align = c->b.out_align;
+    r.out_len = c->out_len;
+    *out = r;
+out:
+    return rc;
+}
+
+static ev_status cuda_poison(void *impl, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    if (c->out_len) {
+        CU(cudaMemsetAsync(c->d_out, 0xff, c->out_len, c->stream), "poison");
+        CU(cudaStreamSynchronize(c->stream), "poison sync");
+    }
+out:
+    return rc;
+}
+
+/* Enqueues one op of the bound arm on the stream (no sync). */
+static ev_status ev_enqueue(cuda_impl *c, ev_err *err)
+{
+    switch (c->kind) {
+    case EV_ARM_FLOOR: return ev_cuda_floor_launch(c->stream, err);
+    case EV_ARM_CEILING:
+        return ev_cuda_ceiling_launch(c->ceil, c->ceil_len, c->prop.multiProcessorCount, c->sink, c->stream, err);
+    case EV_ARM_CUB: return ev_cub_peer_launch(c->cub, c->stream, err);
+    default: return ev_cuda_reduce_launch(&c->plan, &c->b, c->stream, err);
+    }
+}
+
+static ev_status cuda_launch(void *impl, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    if ((rc = ev_enqueue(c, err)))
+        goto out;
+    CU(cudaStreamSynchronize(c->stream), "launch sync");
+out:
+    return rc;
+}
+
+static ev_status cuda_read_output(void *impl, void *dst, size_t len, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    if (len > c->out_len)
+        return ev_err_set(err, EV_EINVAL, "read_output: %zu bytes asked, %zu bound", len, c->out_len);
+    if (len)
+        CU(cudaMemcpy(dst, c->d_out, len, cudaMemcpyDeviceToHost), "read output");
+out:
+    return rc;
+}
+
+static ev_status cuda_cold_launch(void *impl, double *ms, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    float f = 0.0f;
+    if (c->flush == NULL && c->flush_bytes > 0)
+        CU(cudaMalloc(&c->flush, (size_t)c->flush_bytes), "flush buffer");
+    if (c->flush_bytes > 0)
+        CU(cudaMemsetAsync(c->flush, (c->flush_value++) & 0xff, (size_t)c->flush_bytes, c->stream), "flush");
+    CU(cudaEventRecord(c->e0, c->stream), "cudaEventRecord");
+    if ((rc = ev_enqueue(c, err)))
+        goto out;
+    CU(cudaEventRecord(c->e1, c->stream), "cudaEventRecord");
+    CU(cudaEventSynchronize(c->e1), "cold sync");
+    CU(cudaEventElapsedTime(&f, c->e0, c->e1), "cudaEventElapsedTime");
+    *ms = (double)f;
+out:
+    return rc;
+}
+
+typedef CUresult (*cu_func_get_name_fn)(const char **, CUfunction);
+
+/* Writes the name of kernel function func into out[cap]: ours from the
+ * table, others (cub) through the driver's cuFuncGetName; "unknown" when
+ * neither knows it. */
+static void ev_func_name(const void *func, char *out, size_t cap)
+{
+    const char *name = ev_cuda_kernel_name(func);
+    static cu_func_get_name_fn get_name;
+    static int looked;
+    if (name == NULL) {
+        cudaFunction_t f = NULL;
+        if (!looked) {
+            cudaDriverEntryPointQueryResult q;
+            void *p = NULL;
+            looked = 1;
+            if (cudaGetDriverEntryPointByVersion("cuFuncGetName", &p, 12030, cudaEnableDefault, &q) ==
+                    cudaSuccess && q == cudaDriverEntryPointSuccess)
+                get_name = (cu_func_get_name_fn)p;
+        }
+        if (get_name != NULL && cudaGetFuncBySymbol(&f, func) == cudaSuccess && f != NULL &&
+            get_name(&name, (CUfunction)f) != CUDA_SUCCESS)
+            name = NULL;
+        (void)cudaGetLastError();
+    }
+    snprintf(out, cap, "%s", name != NULL ? name : "unknown");
+}
+
+static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    cudaGraph_t g = NULL;
+    cudaGraphNode_t *gn = NULL;
+    size_t n = 0, k = 0;
+    ev_node_receipt *r = NULL;
+    int capturing = 0;
+
+    if (ops < 1)
+        return ev_err_set(err, EV_EINVAL, "capture: %lld ops", (long long)ops);
+    CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+    capturing = 1;
+    for (int64_t i = 0; i < ops; i++)
+        if ((rc = ev_enqueue(c, err)))
+            goto out;
+    capturing = 0;
+    CU(cudaStreamEndCapture(c->stream, &g), "cudaStreamEndCapture");
+    if (c->exec)
+        CU(cudaGraphExecDestroy(c->exec), "cudaGraphExecDestroy");
+    c->exec = NULL;
+    if (c->graph)
+        CU(cudaGraphDestroy(c->graph), "cudaGraphDestroy");
+    c->graph = g;
+    g = NULL;
+    CU(cudaGraphInstantiate(&c->exec, c->graph, 0), "cudaGraphInstantiate");
+    /* the nodes of the graph exactly as instantiated */
+    CU(cudaGraphGetNodes(c->graph, NULL, &n), "cudaGraphGetNodes");
+    gn = (cudaGraphNode_t *)calloc(n ? n : 1, sizeof *gn);
+    r = (ev_node_receipt *)calloc(n ? n : 1, sizeof *r);
+    if (gn == NULL || r == NULL) {
+        rc = ev_err_set(err, EV_ENOMEM, "capture: out of memory");
+        goto out;
+    }
+    CU(cudaGraphGetNodes(c->graph, gn, &n), "cudaGraphGetNodes");
+    for (size_t i = 0; i < n; i++) {
+        cudaGraphNodeType t;
+        cudaKernelNodeParams kp;
+        CU(cudaGraphNodeGetType(gn[i], &t), "cudaGraphNodeGetType");
+        if (t != cudaGraphNodeTypeKernel)
+            continue;
+        CU(cudaGraphKernelNodeGetParams(gn[i], &kp), "cudaGraphKernelNodeGetParams");
+        ev_func_name(kp.func, r[k].function, sizeof r[k].function);
+        r[k].grid[0] = kp.gridDim.x;
+        r[k].grid[1] = kp.gridDim.y;
+        r[k].grid[2] = kp.gridDim.z;
+        r[k].block[0] = kp.blockDim.x;
+        r[k].block[1] = kp.blockDim.y;
+        r[k].block[2] = kp.blockDim.z;
+        k++;
+    }
+    CU(cudaGraphUpload(c->exec, c->stream), "cudaGraphUpload");
+    CU(cudaStreamSynchronize(c->stream), "capture sync");
+    *nodes = r;
+    *n_nodes = k;
+    r = NULL;
+out:
+    if (capturing) {
+        cudaGraph_t junk = NULL;
+        (void)cudaStreamEndCapture(c->stream, &junk);
+        if (junk)
+            (void)cudaGraphDestroy(junk);
+        (void)cudaGetLastError();
+    }
+    if (g)
+        (void)cudaGraphDestroy(g);
+    free(gn);
+    free(r);
+    return rc;
+}
+
+static ev_status cuda_replay(void *impl, int64_t k, double *ms, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    float f = 0.0f;
+    if (c->exec == NULL)
+        return ev_err_set(err, EV_EINVAL, "replay before capture");
+    CU(cudaEventRecord(c->e0, c->stream), "cudaEventRecord");
+    for (int64_t i = 0; i < k; i++)
+        CU(cudaGraphLaunch(c->exec, c->stream), "cudaGraphLaunch");
+    CU(cudaEventRecord(c->e1, c->stream), "cudaEventRecord");
+    CU(cudaEventSynchronize(c->e1), "replay sync");
+    CU(cudaEventElapsedTime(&f, c->e0, c->e1), "cudaEventElapsedTime");
+    *ms = (double)f;
+out:
+    return rc;
+}
+
+static ev_status cuda_sm_clock(void *impl, int64_t *mhz, ev_err *err)
+{
+    cuda_impl *c = (cuda_impl *)impl;
+    unsigned m = 0;
+    if (c->nvml.dev == NULL)
+        return ev_err_set(err, EV_EUNSUPPORTED, "NVML unavailable: SM clock not read");
+    if (c->nvml.clock(c->nvml.dev, 1 /* NVML_CLOCK_SM */, &m) != 0)
+        return ev_err_set(err, EV_EUNSUPPORTED, "nvmlDeviceGetClockInfo failed");
+    *mhz = m;
+    return EV_OK;
+}
+
+extern "C" const ev_backend_ops ev_backend_cuda_ops = {
+    "cuda",      cuda_open,        cuda_close,       cuda_info,    cuda_bind,   cuda_poison,
+    cuda_launch, cuda_read_output, cuda_cold_launch, cuda_capture, cuda_replay, cuda_sm_clock,
+};

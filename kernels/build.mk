@@ -1,0 +1,73 @@
+# kernels/build.mk: the kernels module's build rules (included by the top
+# Makefile).  Kernel compile flags live here: they decide what is measured.
+#
+#   make bench-kernels     CPU benchmark of the host reductions (bytes moved,
+#                          time per op, fraction of a streaming-read ceiling
+#                          measured in the same run)
+#   nvcc found (NVCC, default /usr/local/cuda/bin/nvcc or on PATH):
+#     $(BUILD)/cuda/*.o, $(BUILD)/libevident_cuda.a (kernels, selector glue,
+#     cub peer, cuda backend of the worker), $(BUILD)/kernel-bench (GPU
+#     validator and benchmark), and the worker built with EV_HAVE_CUDA.
+#     CUDA_ARCH=sm_90 by default (H200); override for other GPUs.
+#   nvcc absent: one line says the CUDA backend is skipped.
+#
+# The kernels' flags: -O3, no fast math (--use_fast_math is never passed;
+# -fmad=false keeps FP32 adds unfused, as the CPU twin computes them),
+# -Xptxas -v off by default (KERNEL_PTXAS=-v to see registers).
+
+BENCH_CPU := $(BUILD)/bench-kernels-cpu
+
+$(BENCH_CPU): $(BUILD)/obj/kernels/bench_cpu_main.o $(BUILD)/libevident.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) -o $@
+
+.PHONY: bench-kernels
+bench-kernels: $(BENCH_CPU)
+	$(BENCH_CPU) $(BENCH_THREADS)
+
+# ---- CUDA ------------------------------------------------------------------
+
+NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
+CUDA_ARCH ?= sm_90
+
+ifneq ($(NVCC),)
+CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
+KERNEL_PTXAS ?=
+NVCC_FLAGS := -std=c++17 -O3 -arch=$(CUDA_ARCH) -fmad=false -lineinfo \
+              -Xcompiler -Wall,-Wextra,-ffp-contract=off $(if $(KERNEL_PTXAS),-Xptxas $(KERNEL_PTXAS))
+NVCC_CPPFLAGS := $(EV_CPPFLAGS) -Isrc/runner
+CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib \
+               -lcudart_static -ldl -lrt -lpthread -lstdc++
+CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/backend_cuda.cu
+CUDA_LIB_OBJ := $(CUDA_LIB_SRC:kernels/%.cu=$(BUILD)/cuda/%.o)
+
+$(BUILD)/cuda/%.o: kernels/%.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCC_CPPFLAGS) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/libevident_cuda.a: $(CUDA_LIB_OBJ)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+# build/kernel-bench: validates every kernel against its CPU twin and the
+# oracle, and prints bytes moved and the fraction of the ceiling (GPU host).
+$(BUILD)/kernel-bench: $(BUILD)/cuda/kernel_bench_main.o $(BUILD)/libevident_cuda.a $(BUILD)/libevident.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) $(CUDA_LDLIBS) -o $@
+
+# The worker gets the cuda backend (src/runner/module.mk links these).
+WORKER_CUDA_LIBS := $(BUILD)/libevident_cuda.a $(BUILD)/libevident.a $(CUDA_LDLIBS)
+$(BUILD)/evident-worker: $(BUILD)/libevident_cuda.a
+$(BUILD)/obj/src/runner/worker_main.o: EV_CPPFLAGS += -DEV_HAVE_CUDA
+$(BUILD)/obj/src/runner/worker_main.o: kernels/build.mk
+
+all: $(BUILD)/kernel-bench $(BUILD)/libevident_cuda.a
+.PHONY: cuda
+cuda: $(BUILD)/kernel-bench $(BUILD)/evident-worker
+
+-include $(CUDA_LIB_OBJ:.o=.d) $(BUILD)/cuda/kernel_bench_main.d
+else
+$(info kernels/build.mk: nvcc not found: the CUDA backend is skipped (cpu backend only))
+endif

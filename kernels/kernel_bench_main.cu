@@ -1,0 +1,281 @@
+/*
+ * kernel_bench_main.cu: build/kernel-bench, the standalone GPU validator and
+ * benchmark of the reductions (run it on the GPU host; no store involved).
+ *
+ * For every case and schedule (default, rows1, rows2, rows4) and the cub
+ * peer: seeded input (kernels/inputs.h), poisoned output, one launch, then
+ *   - native kernels: output equal to the CPU twin (ev_reduce_rows) bit
+ *     for bit, and valid against the FP64 oracle;
+ *   - cub: valid against the oracle (its order differs from ours);
+ * then timing as the protocol does it on a small scale: 100 ops in one
+ * graph, >= 200 ms warm-up, replays per sample sized to ~50 ms, 7 samples,
+ * median per op.  floor (empty kernel) and ceiling (streaming read of
+ * 1 GiB) are measured in the same run; each line prints bytes moved
+ * (R*N + R elements), us/op, GB/s, the fraction of the ceiling and the
+ * ratio to the floor.  Exit 0 all valid, 1 any mismatch or CUDA error.
+ * Usage: kernel-bench [--quick] (quick: validation only, no timing).
+ */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern "C" {
+#include "status.h"
+#include "model/model.h"
+#include "binding.h"
+#include "inputs.h"
+#include "oracle.h"
+#include "peer_cub.h"
+#include "reduce_cpu.h"
+#include "reduce_cuda.h"
+#include "selector.h"
+}
+
+typedef struct kb_case {
+    const char *op, *dtype;
+    long long rows, cols, stride, B;
+} kb_case;
+
+static const kb_case kb_cases[] = {
+    {"reduce_sum", "fp16", 17, 1024, 1024, 4},     {"reduce_max", "fp16", 17, 1024, 1024, 4},
+    {"reduce_sum", "fp16", 65, 2048, 2048, 8},     {"reduce_max", "fp16", 65, 2048, 2048, 8},
+    {"reduce_sum", "bf16", 128, 2048, 2048, 8},    {"reduce_max", "bf16", 128, 2048, 2048, 8},
+    {"reduce_sum", "fp32", 65, 512, 512, 8},       {"reduce_max", "fp32", 65, 512, 512, 8},
+    {"reduce_sum", "fp16", 1024, 512, 512, 4},     {"reduce_max", "fp16", 1024, 512, 512, 4},
+    {"reduce_sum", "fp32", 37, 257, 257, 4},       {"reduce_max", "fp32", 37, 257, 257, 4},
+    {"reduce_sum", "bf16", 3, 8191, 8191, 4},      {"reduce_max", "bf16", 3, 8191, 8191, 4},
+    {"reduce_sum", "bf16", 256, 128, 128, 8},      {"reduce_max", "bf16", 256, 128, 128, 8},
+    {"reduce_sum", "fp32", 8192, 8192, 8192, 4},   {"reduce_sum", "bf16", 16384, 4096, 4096, 4},
+    {"reduce_max", "fp16", 131072, 256, 256, 8},   {"reduce_sum", "fp32", 32, 1048576, 1048576, 1},
+    /* odd shapes: strides that break 16-byte alignment, N = 1, R = 0 */
+    {"reduce_sum", "fp16", 33, 1000, 1003, 4},     {"reduce_max", "bf16", 5, 1, 7, 2},
+    {"reduce_sum", "fp32", 0, 64, 64, 4},          {"reduce_max", "fp32", 7, 100001, 100003, 2},
+};
+
+static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "cub"};
+
+#define KB_CHECK(call, what)                                                                           \
+    do {                                                                                               \
+        cudaError_t e_ = (call);                                                                       \
+        if (e_ != cudaSuccess) {                                                                       \
+            fprintf(stderr, "kernel-bench: %s: %s\n", (what), cudaGetErrorString(e_));                 \
+            exit(1);                                                                                   \
+        }                                                                                              \
+    } while (0)
+
+typedef struct kb_arm {
+    int kind; /* 0 plan, 1 cub, 2 floor, 3 ceiling */
+    const ev_launch_plan *plan;
+    const ev_binding *b;
+    ev_cub_peer *cub;
+    const void *ceil;
+    size_t ceil_len;
+    uint32_t *sink;
+    int sms;
+} kb_arm;
+
+/* Enqueues one op of a; exits on error (a benchmark program may). */
+static void kb_enqueue(const kb_arm *a, cudaStream_t s)
+{
+    ev_err err;
+    ev_status rc;
+    switch (a->kind) {
+    case 0: rc = ev_cuda_reduce_launch(a->plan, a->b, s, &err); break;
+    case 1: rc = ev_cub_peer_launch(a->cub, s, &err); break;
+    case 2: rc = ev_cuda_floor_launch(s, &err); break;
+    default: rc = ev_cuda_ceiling_launch(a->ceil, a->ceil_len, a->sms, a->sink, s, &err); break;
+    }
+    if (rc) {
+        fprintf(stderr, "kernel-bench: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+/* Returns the median microseconds per op of a (100-op graph, 7 samples). */
+static double kb_time(const kb_arm *a, cudaStream_t s)
+{
+    cudaGraph_t g;
+    cudaGraphExec_t x;
+    cudaEvent_t e0, e1;
+    const int ops = 100;
+    long long k = 1;
+    float ms = 0.0f, total = 0.0f;
+    double v[7];
+    KB_CHECK(cudaEventCreate(&e0), "event");
+    KB_CHECK(cudaEventCreate(&e1), "event");
+    KB_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal), "capture");
+    for (int i = 0; i < ops; i++)
+        kb_enqueue(a, s);
+    KB_CHECK(cudaStreamEndCapture(s, &g), "end capture");
+    KB_CHECK(cudaGraphInstantiate(&x, g, 0), "instantiate");
+    for (;;) { /* warm up >= 200 ms while calibrating to ~50 ms per sample */
+        KB_CHECK(cudaEventRecord(e0, s), "record");
+        for (long long i = 0; i < k; i++)
+            KB_CHECK(cudaGraphLaunch(x, s), "graph launch");
+        KB_CHECK(cudaEventRecord(e1, s), "record");
+        KB_CHECK(cudaEventSynchronize(e1), "sync");
+        KB_CHECK(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+        total += ms;
+        if (ms >= 40.0f && total >= 200.0f)
+            break;
+        k = ms < 1.0f ? k * 8 : (long long)((double)k * 50.0 / ms) + 1;
+    }
+    for (int r = 0; r < 7; r++) {
+        KB_CHECK(cudaEventRecord(e0, s), "record");
+        for (long long i = 0; i < k; i++)
+            KB_CHECK(cudaGraphLaunch(x, s), "graph launch");
+        KB_CHECK(cudaEventRecord(e1, s), "record");
+        KB_CHECK(cudaEventSynchronize(e1), "sync");
+        KB_CHECK(cudaEventElapsedTime(&ms, e0, e1), "elapsed");
+        v[r] = (double)ms * 1000.0 / ((double)k * ops);
+    }
+    for (int i = 1; i < 7; i++)
+        for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+            double t = v[j];
+            v[j] = v[j - 1];
+            v[j - 1] = t;
+        }
+    KB_CHECK(cudaGraphExecDestroy(x), "destroy");
+    KB_CHECK(cudaGraphDestroy(g), "destroy");
+    KB_CHECK(cudaEventDestroy(e0), "event");
+    KB_CHECK(cudaEventDestroy(e1), "event");
+    return v[3];
+}
+
+int main(int argc, char **argv)
+{
+    int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
+    cudaDeviceProp prop;
+    cudaStream_t s;
+    int failed = 0;
+    double floor_us = 0.0, ceil_bw = 0.0;
+
+    if (argc > 2 || (argc == 2 && !quick)) {
+        fprintf(stderr, "usage: kernel-bench [--quick]\n");
+        return 2;
+    }
+    KB_CHECK(cudaGetDeviceProperties(&prop, 0), "device");
+    KB_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "stream");
+    printf("# %s, %d SMs, L2 %d bytes\n", prop.name, prop.multiProcessorCount, prop.l2CacheSize);
+    if (!quick) {
+        kb_arm a;
+        size_t n = (size_t)1 << 30;
+        void *buf;
+        uint32_t *sink;
+        memset(&a, 0, sizeof a);
+        a.kind = 2;
+        floor_us = kb_time(&a, s);
+        KB_CHECK(cudaMalloc(&buf, n), "ceiling buffer");
+        KB_CHECK(cudaMemset(buf, 0x5a, n), "ceiling fill");
+        KB_CHECK(cudaMalloc((void **)&sink, 4096 * 4), "sink");
+        a.kind = 3;
+        a.ceil = buf;
+        a.ceil_len = n;
+        a.sink = sink;
+        a.sms = prop.multiProcessorCount;
+        ceil_bw = (double)n / (kb_time(&a, s) * 1e-6);
+        printf("# floor %.3f us/op; ceiling: 1 GiB read at %.3f TB/s\n", floor_us, ceil_bw * 1e-12);
+        KB_CHECK(cudaFree(buf), "free");
+        KB_CHECK(cudaFree(sink), "free");
+    }
+    printf("%-10s %-4s %7s %8s %8s %2s %-8s %-24s %11s %5s %10s %8s %7s %7s\n", "op", "dt", "rows", "cols",
+           "stride", "B", "sched", "entry", "bytes", "valid", "us/op", "TB/s", "of_ceil", "x_floor");
+    for (size_t ci = 0; ci < sizeof kb_cases / sizeof kb_cases[0]; ci++) {
+        const kb_case *kc = &kb_cases[ci];
+        ev_shape sh;
+        ev_binding b;
+        ev_err err;
+        size_t es, in_len, out_len;
+        unsigned char *h_in, *h_out, *h_twin;
+        void *d_in, *d_out;
+
+        ev_op_parse(kc->op, &sh.op);
+        ev_dtype_parse(kc->dtype, &sh.dtype);
+        sh.rows = kc->rows;
+        sh.cols = kc->cols;
+        sh.stride = kc->stride;
+        es = ev_dtype_size(sh.dtype);
+        in_len = kc->rows ? ((size_t)(kc->rows - 1) * (size_t)kc->stride + (size_t)kc->cols) * es : 0;
+        out_len = (size_t)kc->rows * es;
+        h_in = (unsigned char *)malloc(in_len + 16);
+        h_out = (unsigned char *)malloc(out_len + 16);
+        h_twin = (unsigned char *)malloc(out_len + 16);
+        if (h_in == NULL || h_out == NULL || h_twin == NULL || ev_inputs_fill(&sh, 1, ci, h_in, in_len, &err)) {
+            fprintf(stderr, "kernel-bench: case %zu: input\n", ci);
+            return 1;
+        }
+        KB_CHECK(cudaMalloc(&d_in, in_len + 16), "input");
+        KB_CHECK(cudaMalloc(&d_out, out_len + 16), "output");
+        KB_CHECK(cudaMemcpy(d_in, h_in, in_len, cudaMemcpyHostToDevice), "copy in");
+        memset(&b, 0, sizeof b);
+        b.shape = sh;
+        b.in = d_in;
+        b.in_span = in_len;
+        b.out = d_out;
+        b.out_span = out_len;
+        if (ev_binding_check(&b, &err)) {
+            fprintf(stderr, "kernel-bench: case %zu: %s\n", ci, err.msg);
+            return 1;
+        }
+        { /* the CPU twin, from host copies of the same bytes */
+            ev_binding hb = b;
+            hb.in = h_in;
+            hb.out = h_twin;
+            ev_reduce_rows(&hb, 0, sh.rows);
+        }
+        for (size_t si = 0; si < sizeof kb_scheds / sizeof kb_scheds[0]; si++) {
+            ev_launch_plan plan;
+            kb_arm a;
+            ev_validation v;
+            int twin_ok = 1;
+            double us = 0.0, bytes = (double)(in_len + out_len);
+            memset(&a, 0, sizeof a);
+            memset(&plan, 0, sizeof plan);
+            a.b = &b;
+            if (si < 4) {
+                ev_sched sc;
+                ev_sched_parse(kb_scheds[si], &sc);
+                if (ev_selector_plan(EV_SEL_CUDA, &sh, sc, kc->B, 0, &plan, &err)) {
+                    fprintf(stderr, "kernel-bench: %s\n", err.msg);
+                    return 1;
+                }
+                a.kind = 0;
+                a.plan = &plan;
+            } else {
+                a.kind = 1;
+                if (ev_cub_peer_new(&b, &a.cub, &err)) {
+                    fprintf(stderr, "kernel-bench: %s\n", err.msg);
+                    return 1;
+                }
+                snprintf(plan.entry, sizeof plan.entry, "cub::DeviceSegmentedReduce");
+            }
+            KB_CHECK(cudaMemset(d_out, 0xff, out_len + 16), "poison");
+            kb_enqueue(&a, s);
+            KB_CHECK(cudaStreamSynchronize(s), "sync");
+            KB_CHECK(cudaGetLastError(), "launch");
+            KB_CHECK(cudaMemcpy(h_out, d_out, out_len, cudaMemcpyDeviceToHost), "copy out");
+            ev_oracle_validate(&sh, h_in, h_out, &v, &err);
+            if (si < 4)
+                twin_ok = memcmp(h_out, h_twin, out_len) == 0;
+            if (!v.passed || !twin_ok)
+                failed = 1;
+            if (!quick && sh.rows > 0)
+                us = kb_time(&a, s);
+            printf("%-10s %-4s %7lld %8lld %8lld %2lld %-8s %-24s %11.0f %5s %10.3f %8.3f %7.3f %7.2f\n", kc->op,
+                   kc->dtype, kc->rows, kc->cols, kc->stride, kc->B, kb_scheds[si], plan.entry, bytes,
+                   !v.passed ? "ORACLE" : !twin_ok ? "TWIN" : "ok", us, us > 0 ? bytes / us * 1e-6 : 0.0,
+                   us > 0 && ceil_bw > 0 ? bytes / (us * 1e-6) / ceil_bw : 0.0,
+                   us > 0 && floor_us > 0 ? us / floor_us : 0.0);
+            fflush(stdout);
+            ev_cub_peer_free(a.cub);
+        }
+        KB_CHECK(cudaFree(d_in), "free");
+        KB_CHECK(cudaFree(d_out), "free");
+        free(h_in);
+        free(h_out);
+        free(h_twin);
+    }
+    printf(failed ? "kernel-bench: FAILED validation\n" : "kernel-bench: all outputs valid\n");
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,154 @@
+/*
+ * peer_cub.cu: the `cub` peer (peer_cub.h).
+ *
+ * Variants, one line each:
+ *   reduce_{sum,max} x {fp32,fp16,bf16}: DeviceSegmentedReduce::Reduce with
+ *   a float-valued input iterator, row offsets i * stride and i * stride + N,
+ *   a float-accepting output iterator, and the same NaN rules as ours.
+ */
+#include <cub/device/device_segmented_reduce.cuh>
+#include <cuda_runtime.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/transform_output_iterator.h>
+
+#define EV_DEVICE_CODE_ONLY /* our conversions and NaN rules, not our kernels */
+#include "reduce_default.cuh"
+
+extern "C" {
+#include "status.h"
+#include "peer_cub.h"
+}
+
+/* Element i of the input as float. */
+template <int DT> struct ev_cub_load {
+    const unsigned char *in;
+    __host__ __device__ float operator()(long long i) const
+    {
+#ifdef __CUDA_ARCH__
+        return ev_dt<DT>::load(in, i);
+#else
+        return 0.0f;
+#endif
+    }
+};
+
+/* Row i's begin (or end, with add = N) offset. */
+struct ev_cub_offset {
+    long long stride, add;
+    __host__ __device__ long long operator()(long long i) const { return i * stride + add; }
+};
+
+/* The float result rounded to the storage dtype, as its bits. */
+template <int DT> struct ev_cub_store {
+    __host__ __device__ uint32_t operator()(float y) const
+    {
+#ifdef __CUDA_ARCH__
+        if (DT == EV_DT_FP16_)
+            return ev_d_f32_to_fp16(y);
+        if (DT == EV_DT_BF16_)
+            return ev_d_f32_to_bf16(y);
+        uint32_t x = __float_as_uint(y);
+        return (x & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : x;
+#else
+        (void)y;
+        return 0;
+#endif
+    }
+};
+
+template <int OP> struct ev_cub_op {
+    __host__ __device__ float operator()(float a, float b) const
+    {
+#ifdef __CUDA_ARCH__
+        return ev_opr<OP>::apply(a, b);
+#else
+        return a + b;
+#endif
+    }
+};
+
+struct ev_cub_peer {
+    ev_binding b;
+    void *temp;
+    size_t temp_bytes;
+};
+
+/* Runs (temp == NULL: sizes) the segmented reduction for one op/dtype; storage type T. */
+template <int OP, int DT, typename T>
+static cudaError_t ev_cub_run(const ev_binding *b, void *temp, size_t *temp_bytes, cudaStream_t s)
+{
+    thrust::counting_iterator<long long> zero(0);
+    ev_cub_load<DT> ld = {(const unsigned char *)b->in};
+    auto in = thrust::make_transform_iterator(zero, ld);
+    auto begin = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, 0});
+    auto end = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, b->shape.cols});
+    auto out = thrust::make_transform_output_iterator((T *)b->out, ev_cub_store<DT>());
+    float init = OP == EV_OP_SUM_ ? -0.0f : -__builtin_huge_valf();
+    return cub::DeviceSegmentedReduce::Reduce(temp, *temp_bytes, in, out, (int)b->shape.rows, begin, end,
+                                              ev_cub_op<OP>(), init, s);
+}
+
+/* Dispatches on op and dtype. */
+static cudaError_t ev_cub_dispatch(const ev_binding *b, void *temp, size_t *temp_bytes, cudaStream_t s)
+{
+    int op = b->shape.op == EV_OP_SUM ? EV_OP_SUM_ : EV_OP_MAX_;
+    switch (b->shape.dtype) {
+    case EV_DTYPE_FP32:
+        return op == EV_OP_SUM_ ? ev_cub_run<EV_OP_SUM_, EV_DT_FP32_, uint32_t>(b, temp, temp_bytes, s)
+                                : ev_cub_run<EV_OP_MAX_, EV_DT_FP32_, uint32_t>(b, temp, temp_bytes, s);
+    case EV_DTYPE_FP16:
+        return op == EV_OP_SUM_ ? ev_cub_run<EV_OP_SUM_, EV_DT_FP16_, uint16_t>(b, temp, temp_bytes, s)
+                                : ev_cub_run<EV_OP_MAX_, EV_DT_FP16_, uint16_t>(b, temp, temp_bytes, s);
+    default:
+        return op == EV_OP_SUM_ ? ev_cub_run<EV_OP_SUM_, EV_DT_BF16_, uint16_t>(b, temp, temp_bytes, s)
+                                : ev_cub_run<EV_OP_MAX_, EV_DT_BF16_, uint16_t>(b, temp, temp_bytes, s);
+    }
+}
+
+extern "C" ev_status ev_cub_peer_new(const ev_binding *b, ev_cub_peer **out, ev_err *err)
+{
+    ev_cub_peer *p = (ev_cub_peer *)calloc(1, sizeof *p);
+    cudaError_t e;
+    if (p == NULL)
+        return ev_err_set(err, EV_ENOMEM, "cub peer: out of memory");
+    p->b = *b;
+    if (b->shape.rows > 0x7fffffff) {
+        free(p);
+        return ev_err_set(err, EV_EINVAL, "cub peer: more than 2^31-1 rows");
+    }
+    if (b->shape.rows > 0) {
+        e = ev_cub_dispatch(b, NULL, &p->temp_bytes, 0);
+        if (e == cudaSuccess)
+            e = cudaMalloc(&p->temp, p->temp_bytes ? p->temp_bytes : 1);
+        if (e != cudaSuccess) {
+            free(p);
+            return ev_err_set(err, EV_ECUDA, "cub peer: temp storage: %s", cudaGetErrorString(e));
+        }
+    }
+    *out = p;
+    return EV_OK;
+}
+
+extern "C" ev_status ev_cub_peer_launch(ev_cub_peer *p, void *stream, ev_err *err)
+{
+    cudaError_t e;
+    if (p->b.shape.rows == 0)
+        return EV_OK;
+    (void)cudaGetLastError();
+    e = ev_cub_dispatch(&p->b, p->temp, &p->temp_bytes, (cudaStream_t)stream);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ev_err_set(err, EV_ECUDA, "cub peer: %s", cudaGetErrorString(e));
+    return EV_OK;
+}
+
+extern "C" void ev_cub_peer_free(ev_cub_peer *p)
+{
+    if (p == NULL)
+        return;
+    if (p->temp != NULL)
+        (void)cudaFree(p->temp);
+    free(p);
+}

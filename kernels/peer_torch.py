@@ -1,0 +1,221 @@
+#!/usr/bin/env python3
+"""peer_torch.py: the `torch-compile` peer, one python3 process per job.
+
+Reads the case's input bytes from a file (the same bytes every arm reads:
+R rows of `stride` elements, row-major, the last row ending at `cols`,
+written by the worker from kernels/inputs.h), compiles a fresh function for
+the case (torch._dynamo.reset() first: a function reused across dtypes
+falls back to eager after the recompile limit), and follows the worker's
+per-job protocol: launch once, keep the output, cold timings (import,
+compile + first call, then L2-cold single calls after flushing 2 x L2),
+capture `ops` calls in one CUDA graph, warm up and calibrate, `samples` hot
+samples timed with CUDA events, launch output again.
+
+Records go to --record-fd as one JSON object per line, in the worker's
+record format (src/runner/record.h): hello, binding, cold, flush, sample
+(cold), calibration, warmup, sample (hot), end.  Validation is NOT done
+here: the two output arrays are written to --out-first and --out-final and
+the C side validates them with the same FP64 oracle (kernels/oracle.h) and
+writes the validation records.  Where torch does not import (or has no
+CUDA device) the job writes hello, a skip record carrying the import error
+text, and end.  Graph kernel nodes are not read back (torch exposes no node
+list); no node records are written.
+
+ADAPTER: emit() is the one place that knows the record format; adjust it
+if the runner's format changes.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+T0 = time.perf_counter_ns()
+
+
+class Records:
+    """The record stream: one JSON line per record, counted."""
+
+    def __init__(self, fd):
+        self.f = os.fdopen(fd, "w", buffering=1) if fd >= 0 else sys.stdout
+        self.count = 0
+
+    def emit(self, rtype, **fields):
+        """ADAPTER: writes {"type": rtype, ...fields} as one line.
+        Floats are written with repr(), which reads back to the same bits."""
+        rec = {"type": rtype}
+        rec.update(fields)
+        self.f.write(json.dumps(rec, allow_nan=False) + "\n")
+        self.count += 1
+
+    def end(self):
+        self.f.write(json.dumps({"type": "end", "records": self.count}) + "\n")
+        self.f.flush()
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description="torch-compile peer (one job)")
+    p.add_argument("--input", required=True, help="input bytes file")
+    p.add_argument("--op", required=True, choices=["reduce_sum", "reduce_max"])
+    p.add_argument("--dtype", required=True, choices=["fp32", "fp16", "bf16"])
+    p.add_argument("--rows", type=int, required=True)
+    p.add_argument("--cols", type=int, required=True)
+    p.add_argument("--stride", type=int, required=True)
+    p.add_argument("--job-key", default="")
+    p.add_argument("--record-fd", type=int, default=-1)
+    p.add_argument("--out-first", required=True)
+    p.add_argument("--out-final", required=True)
+    p.add_argument("--ops", type=int, default=100)
+    p.add_argument("--samples", type=int, default=7)
+    p.add_argument("--cold-samples", type=int, default=3)
+    p.add_argument("--warmup-ms", type=float, default=500.0)
+    p.add_argument("--target-ms", type=float, default=100.0)
+    p.add_argument("--flush-multiple", type=int, default=2)
+    return p.parse_args()
+
+
+def affinity():
+    try:
+        cpus = sorted(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return ""
+    return ",".join(str(c) for c in cpus)
+
+
+def main():
+    a = parse_args()
+    rec = Records(a.record_fd)
+    t_import = time.perf_counter_ns()
+    try:
+        import torch  # noqa: PLC0415 (import time is the cold timing)
+        if not torch.cuda.is_available():
+            raise RuntimeError("torch imported but torch.cuda.is_available() is False")
+    except Exception as e:  # any import failure is this host's own error text
+        rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm="torch-compile",
+                 affinity=affinity())
+        rec.emit("skip", reason="torch-compile: %s: %s" % (type(e).__name__, e))
+        rec.end()
+        return 0
+    import_ns = time.perf_counter_ns() - t_import
+
+    dev = torch.device("cuda")
+    prop = torch.cuda.get_device_properties(dev)
+    rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm="torch-compile",
+             affinity=affinity(),
+             device={"backend": "cuda", "name": prop.name, "sms": prop.multi_processor_count,
+                     "cache_bytes": getattr(prop, "L2_cache_size", -1),
+                     "memory_bytes": prop.total_memory,
+                     "compute_capability": "%d.%d" % (prop.major, prop.minor),
+                     "torch_version": torch.__version__})
+
+    tdt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[a.dtype]
+    es = {"fp32": 4, "fp16": 2, "bf16": 2}[a.dtype]
+    with open(a.input, "rb") as f:
+        raw = f.read()
+    need = ((a.rows - 1) * a.stride + a.cols) * es if a.rows > 0 else 0
+    if len(raw) < need:
+        print("peer_torch: input has %d bytes, the shape needs %d" % (len(raw), need), file=sys.stderr)
+        return 1
+    n_elems = len(raw) // es
+    flat = torch.frombuffer(bytearray(raw[: n_elems * es]), dtype=tdt).to(dev)
+    x = flat.as_strided((a.rows, a.cols), (a.stride, 1))
+    rec.emit("binding", op=a.op, dtype=a.dtype, rows=a.rows, cols=a.cols, stride=a.stride,
+             in_span=len(raw), out_span=a.rows * es, in_align=256, out_align=256, threads=prop.multi_processor_count)
+
+    torch._dynamo.reset()
+    if a.op == "reduce_sum":
+        def body(t):
+            return t.sum(1)
+    else:
+        def body(t):
+            return t.amax(1)
+    fn = torch.compile(body, dynamic=False)
+
+    t_compile = time.perf_counter_ns()
+    out = fn(x)
+    torch.cuda.synchronize()
+    compile_ns = time.perf_counter_ns() - t_compile
+    with open(a.out_first, "wb") as f:
+        f.write(out.contiguous().cpu().view(torch.uint8).numpy().tobytes() if a.rows else b"")
+    rec.emit("cold", name="import", elapsed_ns=import_ns)
+    rec.emit("cold", name="compile-first-call", elapsed_ns=compile_ns)
+
+    # L2-cold single calls
+    l2 = getattr(prop, "L2_cache_size", 64 << 20)
+    flush = torch.empty(a.flush_multiple * l2, dtype=torch.uint8, device=dev)
+    rec.emit("flush", flush_bytes=flush.numel(), cache_bytes=l2)
+    e0 = torch.cuda.Event(enable_timing=True)
+    e1 = torch.cuda.Event(enable_timing=True)
+    for i in range(a.cold_samples):
+        flush.fill_(i & 0xFF)
+        e0.record()
+        fn(x)
+        e1.record()
+        e1.synchronize()
+        rec.emit("sample", timing="cold", index=i, replays=1, ops_per_graph=1, elapsed_ms=e0.elapsed_time(e1))
+
+    # capture ops calls in one graph (warm the compiled function outside first)
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn(x)
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        for _ in range(a.ops):
+            gout = fn(x)
+
+    def replay(k):
+        e0.record()
+        for _ in range(k):
+            g.replay()
+        e1.record()
+        e1.synchronize()
+        return e0.elapsed_time(e1)
+
+    # warm-up with calibration inside it (as src/runner/worker.c does)
+    target, elapsed, replays, per = a.target_ms, 0.0, 0, 0.0
+    pre = a.warmup_ms - 1.25 * target
+    k = 1
+    while True:
+        if per > 0:
+            want = max(1, int((pre - elapsed) / per + 0.999999))
+            k = min(want, 2 * k)
+        ms = replay(k)
+        elapsed += ms
+        replays += k
+        per = ms / k
+        if elapsed >= pre:
+            break
+    r = max(1, int(0.25 * target / per)) if per > 0 else 1
+    step = 0
+    while True:
+        ms = replay(r)
+        elapsed += ms
+        replays += r
+        done = step > 0 and (abs(ms - target) <= 0.1 * target or (r == 1 and ms >= target) or step >= 5)
+        rec.emit("calibration", step=step, replays=r, elapsed_ms=ms, chosen=done, target_ms=target)
+        if done:
+            break
+        per = ms / r
+        r = max(1, round(target / per)) if per > 0 else r * 2
+        step += 1
+    while elapsed < a.warmup_ms:
+        kk = max(1, int((a.warmup_ms - elapsed) / per + 0.999999)) if per > 0 else 1
+        ms = replay(kk)
+        elapsed += ms
+        replays += kk
+    rec.emit("warmup", target_ms=a.warmup_ms, elapsed_ms=elapsed, replays=replays)
+    for i in range(a.samples):
+        ms = replay(r)
+        rec.emit("sample", timing="hot", index=i, replays=r, ops_per_graph=a.ops, elapsed_ms=ms)
+    torch.cuda.synchronize()
+    with open(a.out_final, "wb") as f:
+        f.write(gout.contiguous().cpu().view(torch.uint8).numpy().tobytes() if a.rows else b"")
+    rec.end()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

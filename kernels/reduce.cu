@@ -1,0 +1,140 @@
+/*
+ * reduce.cu: the CUDA reductions (default entry in reduce_default.cuh,
+ * candidates in reduce_candidates.cuh), the floor and ceiling kernels, and
+ * their host launchers (reduce_cuda.h).
+ *
+ * Variants, one line each:
+ *   reduce_<op>_<dtype>_default   b rows per program (reduce_default.cuh)
+ *   reduce_<op>_<dtype>_rows{1,2,4}  (reduce_candidates.cuh)
+ *   ev_floor                      empty kernel: the per-op launch floor
+ *   ev_ceiling                    streaming 16-byte reads: the read ceiling
+ */
+#include <cuda_runtime.h>
+#include <string.h>
+
+#include "reduce_candidates.cuh"
+
+extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
+#include "status.h"
+#include "model/model.h"
+#include "reduce_cpu.h"
+#include "reduce_cuda.h"
+}
+
+/* in is nothing, out is nothing: the launch floor. */
+extern "C" __global__ void ev_floor(void)
+{
+}
+
+/* in is (n16) uint4, sink is (gridDim.x): a grid-stride streaming read. */
+extern "C" __global__ void ev_ceiling(const uint4 *in, long long n16, uint32_t *sink)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long step = (long long)gridDim.x * blockDim.x;
+    uint32_t x0 = 0, x1 = 0, x2 = 0, x3 = 0;
+    for (; i + 3 * step < n16; i += 4 * step) {
+        uint4 a = __ldcs(in + i), b = __ldcs(in + i + step);
+        uint4 c = __ldcs(in + i + 2 * step), d = __ldcs(in + i + 3 * step);
+        x0 ^= a.x ^ a.y ^ a.z ^ a.w;
+        x1 ^= b.x ^ b.y ^ b.z ^ b.w;
+        x2 ^= c.x ^ c.y ^ c.z ^ c.w;
+        x3 ^= d.x ^ d.y ^ d.z ^ d.w;
+    }
+    for (; i < n16; i += step) {
+        uint4 a = __ldcs(in + i);
+        x0 ^= a.x ^ a.y ^ a.z ^ a.w;
+    }
+    x0 ^= x1 ^ x2 ^ x3;
+    if (x0 == 0x9e3779b9u)
+        sink[blockIdx.x] = x0;
+}
+
+typedef void (*ev_default_fn)(const void *, void *, long long, long long, long long, int, int);
+typedef void (*ev_rows_fn)(const void *, void *, long long, long long, long long, int);
+
+typedef struct ev_entry {
+    const char *name;
+    const void *func;
+    int rows; /* 0: default entry (runtime b) */
+} ev_entry;
+
+#define EV_E(op, dt)                                                                                   \
+    {"reduce_" #op "_" #dt "_default", (const void *)reduce_##op##_##dt##_default, 0},                 \
+        {"reduce_" #op "_" #dt "_rows1", (const void *)reduce_##op##_##dt##_rows1, 1},                 \
+        {"reduce_" #op "_" #dt "_rows2", (const void *)reduce_##op##_##dt##_rows2, 2},                 \
+        {"reduce_" #op "_" #dt "_rows4", (const void *)reduce_##op##_##dt##_rows4, 4}
+
+static const ev_entry ev_entries[] = {
+    EV_E(sum, fp32), EV_E(sum, fp16), EV_E(sum, bf16), EV_E(max, fp32), EV_E(max, fp16), EV_E(max, bf16),
+    {"ev_floor", (const void *)ev_floor, -1},
+    {"ev_ceiling", (const void *)ev_ceiling, -1},
+};
+
+/* Returns the table entry called name, or NULL. */
+static const ev_entry *ev_entry_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof ev_entries / sizeof ev_entries[0]; i++)
+        if (strcmp(ev_entries[i].name, name) == 0)
+            return &ev_entries[i];
+    return NULL;
+}
+
+extern "C" const char *ev_cuda_kernel_name(const void *func)
+{
+    for (size_t i = 0; i < sizeof ev_entries / sizeof ev_entries[0]; i++)
+        if (ev_entries[i].func == func)
+            return ev_entries[i].name;
+    return NULL;
+}
+
+/* Returns EV_OK, or EV_ECUDA with what for the launch error cudaGetLastError reports. */
+static ev_status ev_launch_status(const char *what, ev_err *err)
+{
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ev_err_set(err, EV_ECUDA, "%s: launch: %s", what, cudaGetErrorString(e));
+    return EV_OK;
+}
+
+extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_binding *b, void *stream,
+                                           ev_err *err)
+{
+    const ev_entry *e = ev_entry_find(p->entry);
+    cudaStream_t s = (cudaStream_t)stream;
+    const ev_shape *sh = &b->shape;
+    dim3 grid((unsigned)p->grid[0]), block((unsigned)p->block[0]);
+
+    if (e == NULL || e->rows < 0)
+        return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
+    if ((e->rows > 0 && e->rows != p->rows_per_program) || p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
+        p->grid[0] != sh->rows / p->rows_per_program + (sh->rows % p->rows_per_program != 0) ||
+        p->grid[0] > 0x7fffffff || p->block[0] < 32 || p->block[0] > 1024)
+        return ev_err_set(err, EV_EINVAL, "cuda launch: plan %s does not match the binding", p->entry);
+    if (sh->rows == 0)
+        return EV_OK;
+    (void)cudaGetLastError(); /* clear a stale error so the check below is this launch's */
+    if (e->rows == 0)
+        ((ev_default_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
+                                                       (int)p->rows_per_program, (int)p->lanes);
+    else
+        ((ev_rows_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
+                                                    (int)p->lanes);
+    return ev_launch_status(p->entry, err);
+}
+
+extern "C" ev_status ev_cuda_floor_launch(void *stream, ev_err *err)
+{
+    (void)cudaGetLastError();
+    ev_floor<<<1, 32, 0, (cudaStream_t)stream>>>();
+    return ev_launch_status("ev_floor", err);
+}
+
+extern "C" ev_status ev_cuda_ceiling_launch(const void *buf, size_t n, int sms, uint32_t *sink, void *stream,
+                                            ev_err *err)
+{
+    if (((uintptr_t)buf & 15u) != 0 || n % 16 != 0 || sms < 1)
+        return ev_err_set(err, EV_EINVAL, "ceiling: buffer must be 16-byte aligned and sized");
+    (void)cudaGetLastError();
+    ev_ceiling<<<sms * 4, 512, 0, (cudaStream_t)stream>>>((const uint4 *)buf, (long long)(n / 16), sink);
+    return ev_launch_status("ev_ceiling", err);
+}

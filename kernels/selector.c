@@ -1,0 +1,71 @@
+/*
+ * selector.c: launch plans and model-driven selection (see selector.h).
+ */
+#include "selector.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "reduce_cpu.h"
+
+ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B, int64_t threads,
+                           ev_launch_plan *out, ev_err *err)
+{
+    ev_launch_plan p;
+    int64_t b, t, n;
+    int len;
+
+    if ((unsigned)s->op >= EV_OP_COUNT || ev_dtype_size(s->dtype) == 0 || s->rows < 0 || s->cols < 1 ||
+        s->stride < s->cols)
+        return ev_err_set(err, EV_EINVAL, "selector: bad shape");
+    if (B < 1 || (unsigned)sched >= EV_SCHED_COUNT)
+        return ev_err_set(err, EV_EINVAL, "selector: B = %lld, schedule %d", (long long)B, (int)sched);
+    if (be == EV_SEL_CPU && threads < 1)
+        return ev_err_set(err, EV_EINVAL, "selector: %lld cpu threads", (long long)threads);
+    b = ev_sched_rows(sched, B);
+    t = ev_reduce_lanes(s->cols, s->dtype);
+    memset(&p, 0, sizeof p);
+    len = snprintf(p.entry, sizeof p.entry, "%s_%s_%s", ev_op_name(s->op), ev_dtype_name(s->dtype),
+                   ev_sched_name(sched));
+    if (len < 0 || (size_t)len >= sizeof p.entry)
+        return ev_err_set(err, EV_EINVAL, "selector: entry name too long");
+    n = s->rows / b + (s->rows % b != 0);
+    p.sched = sched;
+    p.rows_per_program = b;
+    p.lanes = t;
+    p.grid[0] = n;
+    p.grid[1] = p.grid[2] = 1;
+    p.block[1] = p.block[2] = 1;
+    if (be == EV_SEL_CUDA) {
+        p.block[0] = b * t > 1024 || b > 1024 ? 1024 : b * t;
+    } else {
+        p.block[0] = b;
+    }
+    *out = p;
+    return EV_OK;
+}
+
+ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, const ev_coef *coef, int64_t S,
+                             double threshold, ev_launch_plan *out, ev_decision *dec, ev_err *err)
+{
+    ev_decision d;
+    ev_status rc;
+
+    memset(&d, 0, sizeof d);
+    d.selected = EV_SCHED_DEFAULT;
+    d.rows_per_program = B;
+    if (coef != NULL) {
+        if (S < 1)
+            return ev_err_set(err, EV_EINVAL, "selector: S = %lld", (long long)S);
+        rc = ev_model_decide(coef, s->rows, s->cols, B, S, threshold, &d);
+        if (rc)
+            return ev_err_set(err, rc, "selector: the model could not decide R=%lld N=%lld B=%lld S=%lld",
+                              (long long)s->rows, (long long)s->cols, (long long)B, (long long)S);
+    }
+    rc = ev_selector_plan(be, s, d.selected, B, S, out, err);
+    if (rc)
+        return rc;
+    if (dec != NULL)
+        *dec = d;
+    return EV_OK;
+}

@@ -1,0 +1,61 @@
+/*
+ * selector.h: which entry, grid and block a binding launches (pure C, no
+ * CUDA: the verifier recomputes every prediction with it).
+ *
+ * The launch of a schedule (cuda):
+ *   entry  "<op>_<dtype>_<sched>", e.g. "reduce_sum_fp16_default",
+ *          "reduce_max_bf16_rows2" (the kernels' extern "C" names)
+ *   t      = ev_reduce_lanes(N, dtype)  (threads per row, from W)
+ *   b      = rows per program (B for default, K for rowsK)
+ *   block  = (min(b * t, 1024), 1, 1)
+ *   grid   = (ceil(R / b), 1, 1)   (R = 0: nothing is launched)
+ * The cpu backend's receipt: the same entry name, grid = (tasks, 1, 1) and
+ * block = (rows per task, 1, 1).
+ * The decision is the cost model's (ev_model_decide) for any binding;
+ * without coefficients the default is kept.
+ */
+#ifndef EV_SELECTOR_H
+#define EV_SELECTOR_H
+
+#include <stdint.h>
+
+#include "binding.h"
+#include "model/model.h"
+#include "status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct ev_launch_plan {
+    char entry[64];
+    int64_t grid[3], block[3];
+    ev_sched sched;
+    int64_t rows_per_program; /* b */
+    int64_t lanes;            /* t */
+} ev_launch_plan;
+
+/* Backends the plan is made for. */
+typedef enum ev_sel_backend { EV_SEL_CUDA = 0, EV_SEL_CPU = 1 } ev_sel_backend;
+
+/*
+ * The launch of schedule sched for shape s with default rows B on backend
+ * be (threads: cpu worker threads; ignored on cuda).  OUT: *out.
+ * EV_EINVAL for a bad shape, B < 1 or an unknown schedule.
+ */
+ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B, int64_t threads,
+                           ev_launch_plan *out, ev_err *err);
+
+/*
+ * Decides with the model (coef NULL: default) for shape s, default rows B,
+ * S = SMs (cuda) or worker threads (cpu), and plans the selected schedule.
+ * OUT: *out, and *dec when dec is non-NULL (predictions of every schedule).
+ */
+ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, const ev_coef *coef, int64_t S,
+                             double threshold, ev_launch_plan *out, ev_decision *dec, ev_err *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
