@@ -4,7 +4,7 @@
  * the store API in a temporary directory, the report, and the two
  * commands (build/evident export and report, run as real processes).
  *
- * The fixture store holds a small run: three calibration cases (two
+ * The fixture store holds a small run: four calibration cases (two
  * geometries) and one holdout case, arms default/rows1/rows2 in the main
  * phase, auto in the policy phase, a recheck per case, the floor and
  * ceiling reference arms, one skipped peer, one job that fails with an
@@ -27,9 +27,12 @@
 #include <zip.h>
 
 #include "buf.h"
+#include "csv.h"
 #include "json.h"
 #include "sha256.h"
+#include "stats.h"
 #include "bundle/export.h"
+#include "bundle/figures.h"
 #include "bundle/member.h"
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
@@ -67,12 +70,13 @@ static const fcase fcases[] = {
     {"reduce_sum", "fp16", "calibration", 17, 1024, 4, {2.1989, 0.9235, 1.3005}},
     {"reduce_max", "fp16", "calibration", 17, 1024, 4, {2.1641, 0.9298, 1.4173}},
     {"reduce_sum", "fp16", "calibration", 65, 2048, 8, {6.3262, 1.1212, 2.4183}},
+    {"reduce_max", "fp16", "calibration", 65, 2048, 8, {6.3705, 1.1252, 2.4180}},
     {"reduce_sum", "bf16", "holdout", 128, 2048, 8, {1.6550, 1.3524, 1.4814}},
 };
 #define N_FCASES (sizeof fcases / sizeof fcases[0])
 
 /* How a fixture attempt ends. */
-typedef enum fend { F_OK, F_EXIT, F_SKIP, F_INTERRUPTED, F_BADOUT } fend;
+typedef enum fend { END_OK, END_EXIT, END_SKIP, END_INTERRUPTED, END_BADOUT } fend;
 
 /* Adds one attempt of job_id with its process record and, unless it
  * failed early, every receipt and 7 hot + 3 cold samples centred on us. */
@@ -93,21 +97,21 @@ static void add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int64_t in
     p.stderr_tail = "";
     p.ended_ns = 2000000000 + (int64_t)salt;
     p.wall_ns = 123456789;
-    if (end == F_SKIP) {
+    if (end == END_SKIP) {
         p.skipped = 1;
         p.skip_reason = "cub: no CUDA device on this host (/usr/local/cuda/lib64/libcudart.so)";
         p.record_count = 1;
         CHK(ev_store_add_process(s, aid, &p, &err));
         return;
     }
-    if (end == F_EXIT) {
+    if (end == END_EXIT) {
         p.exit_code = 3;
         p.record_count = 4;
         p.records_ok = 0;
         p.protocol_error = "no end record";
         p.stderr_tail = "worker: failed at /home/builder/evident/src/runner/worker.c:10";
     }
-    if (end == F_INTERRUPTED) {
+    if (end == END_INTERRUPTED) {
         p.interrupted = 1;
         p.has_exit = 0;
         p.has_signal = 1;
@@ -131,13 +135,13 @@ static void add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int64_t in
     char hex[65];
     CHK(ev_sha256_hex(out, sizeof out, hex));
     ev_validation_row v = {
-        "first", end != F_BADOUT, end == F_BADOUT ? 0.5 : 0.0, 1e-3, end == F_BADOUT ? 3 : 0, hex,
+        "first", end != END_BADOUT, end == END_BADOUT ? 0.5 : 0.0, 1e-3, end == END_BADOUT ? 3 : 0, hex,
         out,     sizeof out};
     CHK(ev_store_add_validation(s, aid, &v, &err));
     fixture_outputs++;
-    if (end == F_EXIT || end == F_INTERRUPTED) {
+    if (end == END_EXIT || end == END_INTERRUPTED) {
         CHK(ev_store_add_process(s, aid, &p, &err));
-        if (end == F_INTERRUPTED) {
+        if (end == END_INTERRUPTED) {
             ev_sample_row r = {"hot", 0, 700, 100, us * 70.0 * (1.0 + 1e-3), -1};
             CHK(ev_store_add_sample(s, aid, &r, &err));
             fixture_samples++;
@@ -159,9 +163,10 @@ static void add_attempt(ev_store *s, int64_t job_id, int64_t attempt, int64_t in
         fixture_samples++;
     }
     ev_validation_row f = {
-        "final", end != F_BADOUT, end == F_BADOUT ? 0.5 : 0.0, 1e-3, end == F_BADOUT ? 3 : 0, hex, NULL, 0};
+        "final", end != END_BADOUT, end == END_BADOUT ? 0.5 : 0.0, 1e-3, end == END_BADOUT ? 3 : 0, hex, NULL,
+        0};
     CHK(ev_store_add_validation(s, aid, &f, &err));
-    if (end == F_BADOUT)
+    if (end == END_BADOUT)
         p.record_count = 31;
     CHK(ev_store_add_process(s, aid, &p, &err));
 }
@@ -205,9 +210,9 @@ static void build_store(void)
     int64_t run_id, inv1, inv2;
     CHK(ev_store_add_run(s, &run, &run_id, &err));
     CHK(ev_store_add_invocation(s, run_id, 1700000000200000000, 0, "hosthash-1", &inv1, &err));
-    const char *env =
-        "{\"device\":\"cpu\",\"threads\":4,\"l2_bytes\":1048576,\"clock_ghz\":0.1,"
-        "\"build\":{\"cc\":\"gcc 12.2.0\",\"cflags\":\"-O2\",\"default_entry_source\":\"kernels/reduce.c\"}}";
+    const char *env = "{\"backend\":\"cpu\",\"compiler\":\"gcc 12.2.0\",\"cflags\":\"-O2\",\"threads\":4,"
+                      "\"default_entry_source\":\"kernels/reduce.c\",\"device\":{\"name\":\"cpu\",\"sms\":4,"
+                      "\"cache_bytes\":1048576,\"clock_ghz\":0.1,\"driver_version\":\"\"}}";
     char prof[65];
     CHK(ev_sha256_hex(env, strlen(env), prof));
     CHK(ev_store_add_environment(s, inv1, prof, env, &err));
@@ -230,39 +235,39 @@ static void build_store(void)
     for (size_t i = 0; i < N_FCASES; i++) {
         for (int k = 0; k < 3; k++) {
             int64_t id = add_job(s, run_id, "main", (int64_t)i, arms[k], "initial", 0, order++);
-            fend end = F_OK;
+            fend end = END_OK;
             if (i == 2 && k == 1)
-                end = F_EXIT; /* rescued below */
+                end = END_EXIT; /* rescued below */
             if (i == 1 && k == 2)
-                end = F_INTERRUPTED; /* resumed below */
-            if (end == F_EXIT)
+                end = END_INTERRUPTED; /* resumed below */
+            if (end == END_EXIT)
                 failed_job = id;
-            if (end == F_INTERRUPTED)
+            if (end == END_INTERRUPTED)
                 interrupted_job = id;
             add_attempt(s, id, 1, inv1, &fcases[i], fcases[i].us[k], end, salt++);
         }
         int64_t cub = add_job(s, run_id, "main", (int64_t)i, "cub", "initial", 0, order++);
-        add_attempt(s, cub, 1, inv1, &fcases[i], 0, F_SKIP, salt++);
+        add_attempt(s, cub, 1, inv1, &fcases[i], 0, END_SKIP, salt++);
     }
     int64_t floor_id = add_job(s, run_id, "main", -1, "floor", "initial", 0, order++);
-    add_attempt(s, floor_id, 1, inv1, NULL, 0.5, F_OK, salt++);
+    add_attempt(s, floor_id, 1, inv1, NULL, 0.5, END_OK, salt++);
     int64_t ceil_id = add_job(s, run_id, "main", -1, "ceiling", "initial", 0, order++);
-    add_attempt(s, ceil_id, 1, inv1, NULL, 900.0, F_OK, salt++);
+    add_attempt(s, ceil_id, 1, inv1, NULL, 900.0, END_OK, salt++);
 
     /* resume: a second invocation finishes the interrupted job */
     CHK(ev_store_add_invocation(s, run_id, 1700000000300000000, 1, "hosthash-1", &inv2, &err));
     CHK(ev_store_add_environment(s, inv2, prof, env, &err));
-    add_attempt(s, interrupted_job, 2, inv2, &fcases[1], fcases[1].us[2], F_OK, salt++);
+    add_attempt(s, interrupted_job, 2, inv2, &fcases[1], fcases[1].us[2], END_OK, salt++);
 
     for (size_t i = 0; i < N_FCASES; i++) {
         int64_t id = add_job(s, run_id, "policy", (int64_t)i, "auto", "initial", 0, (int64_t)i);
-        add_attempt(s, id, 1, inv2, &fcases[i], fcases[i].us[1] * 1.01, i == 3 ? F_BADOUT : F_OK, salt++);
+        add_attempt(s, id, 1, inv2, &fcases[i], fcases[i].us[1] * 1.01, i == 4 ? END_BADOUT : END_OK, salt++);
     }
     int64_t retry = add_job(s, run_id, "rescue", 2, "rows1", "retry-1", failed_job, 0);
-    add_attempt(s, retry, 1, inv2, &fcases[2], fcases[2].us[1], F_OK, salt++);
+    add_attempt(s, retry, 1, inv2, &fcases[2], fcases[2].us[1], END_OK, salt++);
     for (size_t i = 0; i < N_FCASES; i++) {
         int64_t id = add_job(s, run_id, "recheck", (int64_t)i, "default", "recheck", 0, (int64_t)i);
-        add_attempt(s, id, 1, inv2, &fcases[i], fcases[i].us[0] * 1.002, F_OK, salt++);
+        add_attempt(s, id, 1, inv2, &fcases[i], fcases[i].us[0] * 1.002, END_OK, salt++);
     }
     CHK(ev_store_set_run_status(s, run_id, "failed", "failed-after-rescue", 1700000000900000000, &err));
     ev_store_close(s);
@@ -321,7 +326,7 @@ static cJSON *parse_member(const ev_bundle *b, const char *name)
 static void slurp(const char *path, ev_buf *buf)
 {
     ev_err err = {{0}};
-    ev_buf_reset(buf);
+    ev_buf_free(buf); /* ev_read_file fills a new buffer */
     CHK(ev_read_file(path, buf, &err));
 }
 
@@ -603,7 +608,7 @@ START_TEST(test_validation_json_derives_outcomes_and_only_completed_jobs_claim_m
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(fp, "stderr_tail")->valuestring,
                      "worker: failed at <redacted>/worker.c:10");
 
-    const cJSON *bad = job_by_key(val, "policy/3/auto/initial");
+    const cJSON *bad = job_by_key(val, "policy/4/auto/initial");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(bad, "outcome")->valuestring, "failed-validation");
     ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(bad, "median_us")));
 
@@ -753,8 +758,12 @@ START_TEST(test_provenance_source_tree_hash_is_the_sha256sum_of_the_snapshot)
     const cJSON *des = cJSON_GetObjectItemCaseSensitive(proof, "default_entry_source");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "sha256")->valuestring, h2);
     ck_assert_str_eq(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(proof, "build"), "cc")->valuestring,
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(proof, "build"), "compiler")
+            ->valuestring,
         "gcc 12.2.0");
+    const cJSON *build = cJSON_GetObjectItemCaseSensitive(proof, "build");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(build, "nvcc")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(build, "device_name")->valuestring, "cpu");
     cJSON_Delete(proof);
     cJSON_Delete(prov);
     ev_bundle_free(b);
@@ -767,7 +776,9 @@ START_TEST(test_model_json_is_the_refit_of_the_exported_medians)
     cJSON *model = parse_member(b, "model.json");
     /* the fixture has two calibration geometries and a failed rows1 job in
      * the third case: the fit runs, and that case is excluded with its reason */
-    ck_assert(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(model, "coefficients")));
+    const cJSON *why = cJSON_GetObjectItemCaseSensitive(model, "fit_reason");
+    ck_assert_msg(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(model, "coefficients")), "fit failed: %s",
+                  cJSON_IsString(why) ? why->valuestring : "?");
     const cJSON *ex = cJSON_GetObjectItemCaseSensitive(model, "excluded");
     ck_assert_int_eq(cJSON_GetArraySize(ex), 1);
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(ex, 0), "reason")->valuestring,
@@ -919,6 +930,359 @@ START_TEST(test_per_op_us_refuses_counts_beyond_two_to_the_53)
 }
 END_TEST
 
+START_TEST(test_an_unfinished_run_exports_without_a_status_and_explains_its_failed_fit)
+{
+    ev_err err = {{0}};
+    char path[400];
+    snprintf(path, sizeof path, "%s/small.db", tmpdir);
+    ev_store *s = NULL;
+    CHK(ev_store_open(path, EV_STORE_CREATE, &s, &err));
+    char pid[65];
+    CHK(ev_sha256_hex(protocol_text, strlen(protocol_text), pid));
+    ev_run_row run = {pid, protocol_text, strlen(protocol_text), "p.json", "cpu", 7, "unknown", 1, "h", 5};
+    int64_t run_id, inv;
+    CHK(ev_store_add_run(s, &run, &run_id, &err));
+    CHK(ev_store_add_invocation(s, run_id, 6, 0, "hh", &inv, &err));
+    ev_case_row cr = {0, "reduce_sum", 17, 1024, 1024, "fp16", 4, "calibration"};
+    CHK(ev_store_add_case(s, run_id, &cr, &err));
+    int64_t j = add_job(s, run_id, "main", 0, "default", "initial", 0, 0);
+    add_attempt(s, j, 1, inv, &fcases[0], fcases[0].us[0], END_OK, 3);
+    add_job(s, run_id, "main", 0, "rows1", "initial", 0, 1); /* planned, never started */
+    ev_store_close(s);
+
+    ev_bundle *b = NULL;
+    CHK(ev_store_open(path, EV_STORE_READONLY, &s, &err));
+    CHK(ev_export_build(s, 0, &b, &err));
+    ev_store_close(s);
+    cJSON *val = parse_member(b, "validation.json");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(val, "run");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r, "status")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(r, "status_reason")->valuestring, "run not finished");
+    const cJSON *never = job_by_key(val, "main/0/rows1/initial");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(never, "outcome")->valuestring, "interrupted");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(never, "last_attempt")));
+    const cJSON *inv0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(val, "invocations"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(inv0, "environment_reason")->valuestring,
+                     "no environment record");
+    cJSON *model = parse_member(b, "model.json");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(model, "fit")));
+    /* the only case lacks its rows1 (interrupted): no observation, no geometry */
+    ck_assert_ptr_nonnull(strstr(cJSON_GetObjectItemCaseSensitive(model, "fit_reason")->valuestring,
+                                 "fewer than two calibration geometries"));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(model, "status")->valuestring, ev_strerror(EV_EFORMAT));
+    cJSON *proof = parse_member(b, "proof-receipts.json");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(proof, "build")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(proof, "build_reason")->valuestring,
+                     "no environment record");
+    /* the report still renders, and says so */
+    const ev_member *html = member(b, "report.html");
+    ck_assert_ptr_nonnull(strstr(html->data, "run not finished"));
+    ck_assert_ptr_nonnull(strstr(html->data, "The fit failed"));
+    cJSON_Delete(proof);
+    cJSON_Delete(model);
+    cJSON_Delete(val);
+    ev_bundle_free(b);
+}
+END_TEST
+
+/* ---- tests: figures ----------------------------------------------------------------- */
+
+START_TEST(test_mann_whitney_p_is_exact_for_small_samples)
+{
+    double u = 0, p = 0;
+    const double a2[2] = {1, 2}, b2[2] = {3, 4};
+    ck_assert_int_eq(ev_fig_mann_whitney(a2, 2, b2, 2, &u, &p), EV_OK);
+    ck_assert(u == 4.0 && p == 2.0 / 6.0);
+
+    double a[7], b[7];
+    for (int i = 0; i < 7; i++) {
+        a[i] = 1.0 + i;
+        b[i] = 100.0 + i;
+    }
+    ck_assert_int_eq(ev_fig_mann_whitney(a, 7, b, 7, &u, &p), EV_OK);
+    ck_assert(u == 49.0 && p == 2.0 / 3432.0);
+    ck_assert_int_eq(ev_fig_mann_whitney(b, 7, a, 7, &u, &p), EV_OK);
+    ck_assert(u == 0.0 && p == 2.0 / 3432.0);
+    ck_assert_int_eq(ev_fig_mann_whitney(a, 7, a, 7, &u, &p), EV_OK);
+    ck_assert(u == 24.5 && p == 1.0);
+
+    /* against brute force: every split of 11 distinct values into 5 + 6 */
+    const double x[5] = {0.3, 1.7, 2.2, 5.1, 9.0}, y[6] = {0.9, 2.0, 3.3, 4.4, 6.6, 7.7};
+    double all[11];
+    memcpy(all, x, sizeof x);
+    memcpy(all + 5, y, sizeof y);
+    ck_assert_int_eq(ev_fig_mann_whitney(x, 5, y, 6, &u, &p), EV_OK);
+    double le = 0, ge = 0, tot = 0;
+    for (unsigned mask = 0; mask < (1u << 11); mask++) {
+        if (__builtin_popcount(mask) != 5)
+            continue;
+        double uu = 0;
+        for (int i = 0; i < 11; i++)
+            for (int j = 0; j < 11; j++)
+                if ((mask >> i & 1) && !(mask >> j & 1) && all[i] < all[j])
+                    uu += 1;
+        tot += 1;
+        le += uu <= u;
+        ge += uu >= u;
+    }
+    double want = 2.0 * (le < ge ? le : ge) / tot;
+    ck_assert(p == (want > 1.0 ? 1.0 : want));
+
+    double big[26] = {0};
+    ck_assert_int_eq(ev_fig_mann_whitney(big, 26, big, 25, &u, &p), EV_ERANGE);
+    ck_assert_int_eq(ev_fig_mann_whitney(big, 0, big, 5, &u, &p), EV_ERANGE);
+}
+END_TEST
+
+/* The value of a number node, built (raw exact text) or parsed. */
+static double num(const cJSON *n)
+{
+    ck_assert(cJSON_IsRaw(n) || cJSON_IsNumber(n));
+    return cJSON_IsRaw(n) ? strtod(n->valuestring, NULL) : n->valuedouble;
+}
+
+/* Prints a figures tree (pretty) into a new string. */
+static char *print_tree(const cJSON *t)
+{
+    ev_buf b = EV_BUF_INIT;
+    ck_assert_int_eq(ev_json_print(t, 1, &b), EV_OK);
+    return ev_buf_steal(&b, NULL);
+}
+
+START_TEST(test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible)
+{
+    const double d[7] = {10, 10, 10, 10, 10, 10, 11}, r1[7] = {5, 5, 5, 5, 5, 5, 50};
+    ev_fig_job jobs[2] = {
+        {"main/0/default/initial", "main", "default", 0, 0, "completed", d, 7, NULL, 0, 0, 0, 0},
+        {"main/0/rows1/initial", "main", "rows1", 0, 0, "completed", r1, 7, NULL, 0, 1, 1700, 1755},
+    };
+    ev_fig_input in = {jobs, 2, 7};
+    ev_err err = {{0}};
+    cJSON *f1 = NULL, *f2 = NULL, *f3 = NULL;
+    CHK(ev_figures_build(&in, &f1, &err));
+    CHK(ev_figures_build(&in, &f2, &err));
+    in.seed = 8;
+    CHK(ev_figures_build(&in, &f3, &err));
+    char *t1 = print_tree(f1), *t2 = print_tree(f2), *t3 = print_tree(f3);
+    ck_assert_str_eq(t1, t2);
+    ck_assert_str_ne(t1, t3); /* the seed is the interval's only randomness */
+
+    const cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f1, "pairs"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(pair, "arm")->valuestring, "rows1");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(pair, "against")->valuestring, "default");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pair, "tail_disclosure")));
+    double u = 0, pv = 0;
+    ck_assert_int_eq(ev_fig_mann_whitney(r1, 7, d, 7, &u, &pv), EV_OK);
+    ck_assert(u == 42.0);
+    ck_assert(strtod(cJSON_GetObjectItemCaseSensitive(pair, "mwu_p")->valuestring, NULL) == pv);
+    ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pair, "significant")), pv < EV_FIG_ALPHA);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f1, "tail_disclosures")), 1);
+    /* raw numbers: read the text back */
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(pair, "ratio_of_medians");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(pair, "ci_low");
+    const cJSON *hi = cJSON_GetObjectItemCaseSensitive(pair, "ci_high");
+    ck_assert(cJSON_IsRaw(r) && cJSON_IsRaw(lo) && cJSON_IsRaw(hi));
+    double rv = strtod(r->valuestring, NULL), lv = strtod(lo->valuestring, NULL),
+           hv = strtod(hi->valuestring, NULL);
+    ck_assert(rv == 0.5);
+    ck_assert(lv <= rv && rv <= hv);
+    const cJSON *p95 = cJSON_GetObjectItemCaseSensitive(pair, "p95_ratio");
+    double qa = 0, qb = 0;
+    ck_assert_int_eq(ev_quantile(r1, 7, 0.95, &qa), EV_OK);
+    ck_assert_int_eq(ev_quantile(d, 7, 0.95, &qb), EV_OK);
+    ck_assert_double_eq_tol(qa, 36.5, 1e-9);
+    ck_assert(strtod(p95->valuestring, NULL) == qa / qb);
+    const cJSON *j1 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f1, "jobs"), 1);
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(j1, "sm_clock_max_mhz")) == 1755.0);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j1, "cold_over_hot")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j1, "cold_over_hot_reason")->valuestring,
+                     "no cold samples");
+    const cJSON *ac = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f1, "across"), 0);
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "wins")) == 1.0);
+
+    /* a parsed copy, canonicalised, prints to the same bytes */
+    cJSON *back = NULL;
+    CHK(ev_json_parse(t1, strlen(t1), EV_JSON_CANONICAL, &back, &err));
+    ck_assert_int_eq(ev_figures_canon(back), EV_OK);
+    char *t4 = print_tree(back);
+    ck_assert_str_eq(t1, t4);
+    free(t1);
+    free(t2);
+    free(t3);
+    free(t4);
+    cJSON_Delete(f1);
+    cJSON_Delete(f2);
+    cJSON_Delete(f3);
+    cJSON_Delete(back);
+}
+END_TEST
+
+START_TEST(test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_the_exported_ones)
+{
+    ev_err err = {{0}};
+    ev_bundle *b = export_fixture();
+    cJSON *val = parse_member(b, "validation.json");
+    const ev_member *csvm = member(b, "samples.csv");
+    static const char *const header[] = {
+        "run_id",       "job_id",     "attempt",         "op",           "rows",
+        "cols",         "stride",     "dtype",           "default_rows", "role",
+        "arm",          "phase",      "label",           "outcome",      "timing",
+        "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
+        "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz"};
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(val, "jobs");
+    size_t nj = (size_t)cJSON_GetArraySize(jobs);
+    ev_fig_job *fj = calloc(nj, sizeof *fj);
+    double *hot = calloc((size_t)fixture_samples, sizeof *hot),
+           *cold = calloc((size_t)fixture_samples, sizeof *cold);
+    size_t nh = 0, nc = 0, i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        ev_fig_job *f = &fj[i++];
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "case_index");
+        const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "last_attempt");
+        int64_t job_id = (int64_t)cJSON_GetObjectItemCaseSensitive(j, "job_id")->valuedouble;
+        f->job_key = cJSON_GetObjectItemCaseSensitive(j, "job_key")->valuestring;
+        f->phase = cJSON_GetObjectItemCaseSensitive(j, "phase")->valuestring;
+        f->arm = cJSON_GetObjectItemCaseSensitive(j, "arm")->valuestring;
+        f->outcome = cJSON_GetObjectItemCaseSensitive(j, "outcome")->valuestring;
+        f->case_index = cJSON_IsNumber(ci) ? (int64_t)ci->valuedouble : -1;
+        f->retry = !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "retry_of"));
+        f->hot = hot + nh;
+        f->cold = cold + nc;
+        if (!cJSON_IsNumber(la))
+            continue;
+        ev_csv *c = NULL;
+        CHK(ev_csv_open(csvm->data, csvm->len, header, 24, NULL, &c, &err));
+        int have = 0;
+        for (;;) {
+            CHK(ev_csv_next(c, &have, &err));
+            if (!have)
+                break;
+            int64_t jid, att;
+            double v;
+            CHK(ev_csv_get_i64(c, 1, &jid, &err));
+            CHK(ev_csv_get_i64(c, 2, &att, &err));
+            if (jid != job_id || att != (int64_t)la->valuedouble)
+                continue;
+            CHK(ev_csv_get_double(c, 19, &v, &err));
+            if (!strcmp(ev_csv_field(c, 14), "hot")) {
+                hot[nh++] = v;
+                f->n_hot++;
+                if (ev_csv_field(c, 23)[0]) {
+                    int64_t clk;
+                    CHK(ev_csv_get_i64(c, 23, &clk, &err));
+                    if (!f->has_clock || clk < f->clock_min)
+                        f->clock_min = clk;
+                    if (!f->has_clock || clk > f->clock_max)
+                        f->clock_max = clk;
+                    f->has_clock = 1;
+                }
+            } else {
+                cold[nc++] = v;
+                f->n_cold++;
+            }
+        }
+        ev_csv_close(c);
+        /* hot and cold were interleaved per job: keep each job's runs contiguous */
+        ck_assert(f->n_cold == 0 || f->cold + f->n_cold == cold + nc);
+    }
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(val, "run");
+    ev_fig_input in = {fj, nj, (int64_t)cJSON_GetObjectItemCaseSensitive(run, "seed")->valuedouble};
+    cJSON *rebuilt = NULL;
+    CHK(ev_figures_build(&in, &rebuilt, &err));
+    cJSON *exported = cJSON_DetachItemFromObjectCaseSensitive(val, "figures");
+    ck_assert_ptr_nonnull(exported);
+    ck_assert_int_eq(ev_figures_canon(exported), EV_OK);
+    char *a = print_tree(rebuilt), *e = print_tree(exported);
+    ck_assert_str_eq(a, e);
+    ck_assert_ptr_nonnull(strstr(e, "\"ratio_of_medians\":"));
+    free(a);
+    free(e);
+    cJSON_Delete(rebuilt);
+    cJSON_Delete(exported);
+    free(fj);
+    free(hot);
+    free(cold);
+    cJSON_Delete(val);
+    ev_bundle_free(b);
+}
+END_TEST
+
+/* A copy of b's members with member name's bytes replaced by (p, n). */
+static ev_member *members_with(const ev_bundle *b, const char *name, const char *p, size_t n, size_t *count)
+{
+    size_t k;
+    const ev_member *m = ev_bundle_members(b, &k);
+    ev_member *c = calloc(k, sizeof *c);
+    memcpy(c, m, k * sizeof *c);
+    for (size_t i = 0; i < k; i++)
+        if (!strcmp(c[i].name, name)) {
+            c[i].data = p;
+            c[i].len = n;
+        }
+    *count = k;
+    return c;
+}
+
+START_TEST(test_figures_verify_accepts_the_export_and_refuses_tampered_samples_or_figures)
+{
+    ev_err err = {{0}};
+    ev_bundle *b = export_fixture();
+    size_t n;
+    const ev_member *m = ev_bundle_members(b, &n);
+    CHK(ev_figures_verify(m, n, &err));
+
+    /* one hot sample of a completed job made faster (its elapsed_ms left): the
+     * medians, intervals and p-values no longer match */
+    const ev_member *csv = member(b, "samples.csv");
+    char *t = strndup(csv->data, csv->len);
+    char *row =
+        strstr(t, "\n1,1,1,reduce_sum,17,1024,1024,fp16,4,calibration,default,main,initial,completed,hot,3,");
+    ck_assert_ptr_nonnull(row);
+    char *cell = row + 1;
+    for (int c = 0; c < 19; c++)
+        cell = strchr(cell, ',') + 1;
+    ck_assert(cell[0] >= '1' && cell[0] <= '9');
+    cell[0] = '1'; /* per_op_us now starts with 1: about half */
+    size_t k;
+    ev_member *tm = members_with(b, "samples.csv", t, csv->len, &k);
+    ck_assert_int_eq(ev_figures_verify(tm, k, &err), EV_EVERIFY);
+    ck_assert_ptr_nonnull(strstr(err.msg, "figures differ"));
+    free(tm);
+    free(t);
+
+    /* a figure changed in validation.json */
+    const ev_member *val = member(b, "validation.json");
+    t = strndup(val->data, val->len);
+    char *w = strstr(t, "\"wins\":\t");
+    ck_assert_ptr_nonnull(w);
+    w += strlen("\"wins\":\t");
+    *w = *w == '9' ? '8' : (char)(*w + 1);
+    tm = members_with(b, "validation.json", t, val->len, &k);
+    ck_assert_int_eq(ev_figures_verify(tm, k, &err), EV_EVERIFY);
+    free(tm);
+    free(t);
+
+    /* rows of one job split apart: refused as malformed */
+    t = strndup(csv->data, csv->len);
+    char *first = strchr(t, '\n') + 1, *second = strchr(first, '\n') + 1, *third = strchr(second, '\n') + 1;
+    /* the first data row moved to the end: its job's rows are split */
+    ev_buf nb = EV_BUF_INIT;
+    ck_assert_int_eq(ev_buf_append(&nb, t, (size_t)(first - t)), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&nb, second, (size_t)(third - second)), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&nb, third, (size_t)(t + csv->len - third)), EV_OK);
+    ck_assert_int_eq(ev_buf_append(&nb, first, (size_t)(second - first)), EV_OK);
+    tm = members_with(b, "samples.csv", nb.data, nb.len, &k);
+    ck_assert_int_eq(ev_figures_verify(tm, k, &err), EV_EFORMAT);
+    ck_assert_ptr_nonnull(strstr(err.msg, "not"));
+    free(tm);
+    free(t);
+    ev_buf_free(&nb);
+    ev_bundle_free(b);
+}
+END_TEST
+
 /* ---- tests: the commands ---------------------------------------------------------- */
 
 START_TEST(test_export_command_prints_the_root_and_uses_the_documented_exit_codes)
@@ -991,6 +1355,8 @@ static Suite *bundle_suite(void)
     tcase_add_test(z, test_zip_writer_gives_the_same_bytes_whatever_the_input_order_and_time_zone);
     tcase_add_test(z, test_redaction_replaces_absolute_paths_and_is_idempotent);
     tcase_add_test(z, test_per_op_us_refuses_counts_beyond_two_to_the_53);
+    tcase_add_test(z, test_mann_whitney_p_is_exact_for_small_samples);
+    tcase_add_test(z, test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible);
     suite_add_tcase(s, z);
 
     TCase *e = tcase_create("export");
@@ -1007,6 +1373,9 @@ static Suite *bundle_suite(void)
     tcase_add_test(e, test_two_exports_of_one_store_are_byte_identical_in_any_time_zone);
     tcase_add_test(e, test_report_regenerated_from_the_archived_members_equals_the_exported_one);
     tcase_add_test(e, test_export_command_prints_the_root_and_uses_the_documented_exit_codes);
+    tcase_add_test(e, test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_the_exported_ones);
+    tcase_add_test(e, test_an_unfinished_run_exports_without_a_status_and_explains_its_failed_fit);
+    tcase_add_test(e, test_figures_verify_accepts_the_export_and_refuses_tampered_samples_or_figures);
     suite_add_tcase(s, e);
     return s;
 }

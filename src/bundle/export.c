@@ -22,6 +22,7 @@
 #include "json.h"
 #include "sha256.h"
 #include "stats.h"
+#include "bundle/figures.h"
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
@@ -159,6 +160,8 @@ typedef struct xload {
     vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes, fits;
     void **owned;
     size_t n_owned, cap_owned;
+    const struct xjob **main_ix; /* phase-main, non-retry jobs with a case, by (case, arm, job_id) */
+    size_t n_main_ix;
 } xload;
 
 /* One member being built: owned name and bytes. */
@@ -257,6 +260,7 @@ static void xload_free(xload *L)
     for (size_t i = 0; i < L->n_owned; i++)
         free(L->owned[i]);
     free(L->owned);
+    free(L->main_ix);
     vec *vs[] = {&L->invs,    &L->sources, &L->cases, &L->jobs,    &L->atts, &L->samples, &L->bindings,
                  &L->warmups, &L->cals,    &L->colds, &L->flushes, &L->vals, &L->nodes,   &L->fits};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
@@ -851,6 +855,53 @@ static const xjob *find_job(const xload *L, int64_t id)
     return NULL;
 }
 
+/* Orders main-index entries by case, arm, then job_id. */
+static int cmp_main_ix(const void *pa, const void *pb)
+{
+    const xjob *a = *(const xjob *const *)pa, *b = *(const xjob *const *)pb;
+    int c = cmp_i64(a->case_index, b->case_index);
+    if (!c)
+        c = strcmp(a->arm, b->arm);
+    return c ? c : cmp_i64(a->job_id, b->job_id);
+}
+
+/* Builds L->main_ix.  EV_ENOMEM. */
+static ev_status build_main_index(xload *L)
+{
+    L->main_ix = calloc(L->jobs.n + 1, sizeof *L->main_ix);
+    if (!L->main_ix)
+        return EV_ENOMEM;
+    L->n_main_ix = 0;
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = vec_at(&L->jobs, i);
+        if (j->has_case && !j->has_retry && !strcmp(j->phase, "main"))
+            L->main_ix[L->n_main_ix++] = j;
+    }
+    qsort(L->main_ix, L->n_main_ix, sizeof *L->main_ix, cmp_main_ix);
+    return EV_OK;
+}
+
+/* The main-phase, non-retry job of case idx and arm (the lowest job_id
+ * when several), or NULL. */
+static const xjob *main_job(const xload *L, int64_t idx, const char *arm)
+{
+    size_t lo = 0, hi = L->n_main_ix;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const xjob *j = L->main_ix[mid];
+        int c = cmp_i64(j->case_index, idx);
+        if (!c)
+            c = strcmp(j->arm, arm);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < L->n_main_ix && L->main_ix[lo]->case_index == idx && !strcmp(L->main_ix[lo]->arm, arm))
+        return L->main_ix[lo];
+    return NULL;
+}
+
 /* Median of the per_op_us of attempt a's samples of the given timing.
  * OUT: *med, *count (count always written; *med only when count > 0). */
 static ev_status attempt_median(const xload *L, const xattempt *a, int hot, double *med, int64_t *count)
@@ -957,6 +1008,8 @@ static ev_status derive(xload *L, ev_err *err)
             j->cold_reason = "no cold samples";
         }
     }
+    if (build_main_index(L))
+        return ev_err_set(err, EV_ENOMEM, "export: out of memory");
     /* Every attempt must belong to a job of the run. */
     size_t counted = 0;
     for (size_t i = 0; i < L->jobs.n; i++)
@@ -1072,7 +1125,12 @@ static ev_status canon_numbers(cJSON *tree)
             cJSON *raw = cJSON_CreateRaw(t);
             if (!raw)
                 return EV_ENOMEM;
-            if (!cJSON_ReplaceItemViaPointer(tree, it, raw)) {
+            /* in an object the replacement needs the key: ReplaceItemInObject
+             * sets it (keys are unique: the strict parser refused duplicates) */
+            cJSON_bool ok = cJSON_IsObject(tree)
+                                ? cJSON_ReplaceItemInObjectCaseSensitive(tree, it->string, raw)
+                                : cJSON_ReplaceItemViaPointer(tree, it, raw);
+            if (!ok) {
                 cJSON_Delete(raw);
                 return EV_ENOMEM;
             }
@@ -1356,18 +1414,6 @@ static void json_attempt(jb *b, const xload *L, const xattempt *a, cJSON *arr)
     j_i64(b, o, "cold_samples", nc);
 }
 
-/* The main-phase, non-retry job of case idx and arm, or NULL. */
-static const xjob *main_job(const xload *L, int64_t idx, const char *arm)
-{
-    for (size_t i = 0; i < L->jobs.n; i++) {
-        const xjob *j = vec_at(&L->jobs, i);
-        if (j->has_case && j->case_index == idx && !j->has_retry && !strcmp(j->phase, "main") &&
-            !strcmp(j->arm, arm))
-            return j;
-    }
-    return NULL;
-}
-
 /* Adds the drift object to root. */
 static void json_drift(jb *b, const xload *L, cJSON *root)
 {
@@ -1412,9 +1458,75 @@ static void json_drift(jb *b, const xload *L, cJSON *root)
     j_dbl(b, d, "max", have, mx, "no drift values");
 }
 
+/* Adds "figures" (src/bundle/figures.h) to root: every job's last-attempt
+ * hot and cold per_op_us, in samples.csv order. */
+static void json_figures(jb *b, const xload *L, cJSON *root, ev_err *err)
+{
+    ev_fig_job *fj = calloc(L->jobs.n + 1, sizeof *fj);
+    double *vals = calloc(L->samples.n + 1, sizeof *vals);
+    size_t used = 0;
+    cJSON *fig = NULL;
+    if (!fj || !vals) {
+        if (!b->rc)
+            b->rc = EV_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = vec_at(&L->jobs, i);
+        ev_fig_job *f = &fj[i];
+        f->job_key = j->job_key;
+        f->phase = j->phase;
+        f->arm = j->arm;
+        f->case_index = j->has_case ? j->case_index : -1;
+        f->retry = j->has_retry;
+        f->outcome = ev_outcome_name(j->outcome);
+        if (!j->n_att)
+            continue;
+        const xattempt *a = vec_at(&L->atts, j->att0 + j->n_att - 1);
+        size_t lo, hi;
+        attempt_range(&L->samples, a->attempt_id, &lo, &hi);
+        for (int hot = 0; hot < 2; hot++) {
+            double *start = vals + used;
+            size_t n = 0;
+            for (size_t k = lo; k < hi; k++) {
+                const xsample *x = vec_at(&L->samples, k);
+                if (x->hot != hot)
+                    continue;
+                vals[used++] = x->per_op_us;
+                n++;
+                if (hot && x->has_clock) {
+                    if (!f->has_clock || x->sm_clock_mhz < f->clock_min)
+                        f->clock_min = x->sm_clock_mhz;
+                    if (!f->has_clock || x->sm_clock_mhz > f->clock_max)
+                        f->clock_max = x->sm_clock_mhz;
+                    f->has_clock = 1;
+                }
+            }
+            if (hot) {
+                f->hot = start;
+                f->n_hot = n;
+            } else {
+                f->cold = start;
+                f->n_cold = n;
+            }
+        }
+    }
+    ev_fig_input in = {fj, L->jobs.n, L->run.seed};
+    if (!b->rc) {
+        ev_status rc = ev_figures_build(&in, &fig, err);
+        if (rc)
+            b->rc = rc;
+        else
+            j_put(b, root, "figures", fig);
+    }
+out:
+    free(fj);
+    free(vals);
+}
+
 /* Writes validation.json into out; model_json is the bundle's model.json
  * (for store_fit.equals_model_json). */
-static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_buf *out)
+static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err)
 {
     jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
@@ -1552,6 +1664,7 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
     j_i64(&b, sum, "hot_samples", n_hot);
     j_i64(&b, sum, "cold_samples", n_cold);
     j_i64(&b, sum, "outputs", n_outputs);
+    json_figures(&b, L, root, err);
     return j_finish(&b, root, out);
 }
 
@@ -1718,20 +1831,37 @@ static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
     j_str(&b, root, "format", "evident-proof-receipts/1");
     j_str(&b, root, "backend", L->run.backend);
     if (first && first->env_json && !ev_json_parse(first->env_json, strlen(first->env_json), 0, &env, NULL)) {
-        cJSON *build = cJSON_DetachItemFromObjectCaseSensitive(env, "build");
-        if (cJSON_IsObject(build)) {
-            ev_status crc = canon_numbers(build);
-            if (crc && !b.rc)
-                b.rc = crc;
-            j_put(&b, root, "build", build);
-        } else {
-            cJSON_Delete(build);
-            j_null(&b, root, "build");
-            j_str(&b, root, "build_reason", "no build receipt in the environment record");
+        /* A fixed projection of the environment record: each key copied
+         * (numbers exact) where the runner recorded it, else null. */
+        static const char *const top[] = {"compiler", "cflags",          "kernel",
+                                          "nvcc",     "kernel_binaries", "default_entry_source"};
+        static const char *const dev[] = {"name", "driver_version", "runtime_version"};
+        cJSON *build = j_obj(&b, root, "build");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(env, "device");
+        for (size_t i = 0; i < sizeof top / sizeof top[0] + sizeof dev / sizeof dev[0]; i++) {
+            int is_dev = i >= sizeof top / sizeof top[0];
+            const char *key = is_dev ? dev[i - sizeof top / sizeof top[0]] : top[i];
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(is_dev ? d : env, key);
+            char dk[64];
+            snprintf(dk, sizeof dk, "%s%s", is_dev ? "device_" : "", key);
+            cJSON *copy = v && !b.rc ? cJSON_Duplicate(v, 1) : NULL;
+            if (copy && (cJSON_IsObject(copy) || cJSON_IsArray(copy))) {
+                ev_status crc = canon_numbers(copy);
+                if (crc && !b.rc)
+                    b.rc = crc;
+            } else if (copy && cJSON_IsNumber(copy)) {
+                char t[32];
+                cJSON_Delete(copy);
+                copy = ev_json_format_double(v->valuedouble, t) ? NULL : cJSON_CreateRaw(t);
+            }
+            if (v)
+                j_put(&b, build, dk, copy);
+            else
+                j_null(&b, build, dk);
         }
     } else {
         j_null(&b, root, "build");
-        j_str(&b, root, "build_reason", "no build receipt in the environment record");
+        j_str(&b, root, "build_reason", "no environment record");
     }
     const xsource *mk = find_source(L, "kernels/build.mk");
     if (mk) {
@@ -1863,7 +1993,7 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
         goto oom;
     if ((rc = write_model(L, &model, err)))
         goto out;
-    if ((rc = write_validation(L, &model, &buf)) || (rc = bundle_add_buf(B, "validation.json", &buf)))
+    if ((rc = write_validation(L, &model, &buf, err)) || (rc = bundle_add_buf(B, "validation.json", &buf)))
         goto oom;
     if ((rc = bundle_add_buf(B, "model.json", &model)))
         goto oom;

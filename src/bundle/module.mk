@@ -7,13 +7,42 @@
 #                   succeeded (through a temporary file), so a failed export
 #                   leaves the old files in place and make stops.
 
+.PHONY: receipts
 RECEIPT_DBS := $(wildcard receipts/*/evidence.db)
 
 receipts: $(BUILD)/evident
 	$(Q)set -e; for db in $(RECEIPT_DBS); do \
 	  dir=$$(dirname $$db); \
-	  $(BUILD)/evident export --db $$db --out $$dir/delivery.zip > $$dir/ROOT.tmp; \
+	  $(BUILD)/evident export --db $$db --out $$dir/delivery.zip > $$dir/ROOT.tmp || { rm -f $$dir/ROOT.tmp; exit 1; }; \
 	  mv $$dir/ROOT.tmp $$dir/ROOT; \
 	  echo "  RECEIPT $$dir: $$(cat $$dir/ROOT)"; \
 	done; \
 	if [ -z "$(RECEIPT_DBS)" ]; then echo "  RECEIPT no receipts/*/evidence.db"; fi
+
+# make test-browser: the report of a real cpu bundle (protocols/quick.json)
+# loaded in headless Chromium (Debian's package, installed when missing):
+# no console message may appear, and a screenshot is taken
+# ($(BUILD)/test-browser/report.png).  A page that does log an error is
+# loaded first, so the check is shown to be able to fail.
+BROWSER_DIR = $(BUILD)/test-browser
+CHROMIUM_RUN = timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
+	--window-size=1100,1800 --enable-logging=stderr --v=0
+
+.PHONY: test-browser
+test-browser: all
+	$(Q)command -v chromium >/dev/null || { echo "  APT     chromium"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; }
+	$(Q)rm -rf $(BROWSER_DIR) && mkdir -p $(BROWSER_DIR)
+	$(Q)d=$(abspath $(BROWSER_DIR)); \
+	printf '<html><body><script>console.error("selftest")</script></body></html>\n' > $$d/bad.html; \
+	$(CHROMIUM_RUN) --screenshot=$$d/bad.png file://$$d/bad.html 2> $$d/bad.log || true; \
+	grep -q 'CONSOLE.*selftest' $$d/bad.log || { echo "test-browser: the console check cannot see errors"; exit 1; }
+	$(Q)$(BUILD)/evident run --protocol protocols/quick.json --backend cpu --db $(BROWSER_DIR)/evidence.db \
+	  > $(BROWSER_DIR)/run.log 2>&1
+	$(Q)$(BUILD)/evident export --db $(BROWSER_DIR)/evidence.db --out $(BROWSER_DIR)/delivery.zip > $(BROWSER_DIR)/ROOT
+	$(Q)$(BUILD)/evident report $(BROWSER_DIR)/delivery.zip --out $(BROWSER_DIR)/report.html
+	$(Q)d=$(abspath $(BROWSER_DIR)); \
+	$(CHROMIUM_RUN) --screenshot=$$d/report.png file://$$d/report.html 2> $$d/chromium.log; \
+	if grep -q 'CONSOLE' $$d/chromium.log; then echo "test-browser: console messages:"; grep 'CONSOLE' $$d/chromium.log; exit 1; fi; \
+	test -s $$d/report.png || { echo "test-browser: no screenshot"; exit 1; }; \
+	echo "test-browser: report.html of a cpu bundle loads with no console message; screenshot $(BROWSER_DIR)/report.png"

@@ -28,7 +28,16 @@ typedef struct rep {
     const cJSON *jobs, *cases;
     char **arms; /* arm columns of the case table, in display order */
     size_t n_arms;
+    struct kv *ix; /* lookups by key (see rep_index) */
+    size_t n_ix;
 } rep;
+
+/* One index entry: a key naming what the object is, and the object. */
+typedef struct kv {
+    char *key;
+    const cJSON *obj;
+    size_t order; /* insertion order: the first of equal keys wins */
+} kv;
 
 /* ---- reading helpers ------------------------------------------------------ */
 
@@ -146,35 +155,133 @@ static const char *fmt(char t[48], double v, int d)
     return t;
 }
 
-/* ---- what the tables show ------------------------------------------------- */
+/* ---- lookups --------------------------------------------------------------- */
 
-/* Returns 1 when job j is the (non-retry) job of case idx, arm and phase. */
-static int job_is(const cJSON *j, int64_t idx, const char *arm, const char *phase)
+/* Orders index entries by key, then insertion order. */
+static int cmp_kv(const void *pa, const void *pb)
 {
-    const char *a = jstr(j, "arm"), *p = jstr(j, "phase");
-    return jint(j, "case_index", -1) == idx && a && !strcmp(a, arm) && p && !strcmp(p, phase) &&
-           !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(j, "retry_of"));
+    const kv *a = pa, *b = pb;
+    int c = strcmp(a->key, b->key);
+    return c ? c : (a->order > b->order) - (a->order < b->order);
 }
+
+/* The object of the first entry with key, or NULL. */
+static const cJSON *ix_find(const rep *r, const char *key)
+{
+    size_t lo = 0, hi = r->n_ix;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (strcmp(r->ix[mid].key, key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < r->n_ix && !strcmp(r->ix[lo].key, key) ? r->ix[lo].obj : NULL;
+}
+
+/* Writes the decision key of a case-like object (op, dtype, R, N, B). */
+static void decision_key(const cJSON *c, char *key, size_t cap)
+{
+    const char *op = jstr(c, "op"), *dt = jstr(c, "dtype");
+    snprintf(key, cap, "D|%s|%s|%" PRId64 "|%" PRId64 "|%" PRId64, op ? op : "?", dt ? dt : "?",
+             jint(c, "rows", -1), jint(c, "cols", -1), jint(c, "default_rows", -1));
+}
+
+/* Appends an entry (key copied).  EV_ENOMEM. */
+static ev_status ix_add(rep *r, size_t *cap, const char *key, const cJSON *obj)
+{
+    if (r->n_ix == *cap) {
+        size_t nc = *cap ? *cap * 2 : 256;
+        kv *v = realloc(r->ix, nc * sizeof *v);
+        if (!v)
+            return EV_ENOMEM;
+        r->ix = v;
+        *cap = nc;
+    }
+    size_t l = strlen(key);
+    char *k = malloc(l + 1);
+    if (!k)
+        return EV_ENOMEM;
+    memcpy(k, key, l + 1);
+    r->ix[r->n_ix].key = k;
+    r->ix[r->n_ix].obj = obj;
+    r->ix[r->n_ix].order = r->n_ix;
+    r->n_ix++;
+    return EV_OK;
+}
+
+/*
+ * Indexes what the tables look up: jobs by (case, phase, arm) when not a
+ * retry ("J|"), retries by the job they retry ("R|"), the figures' jobs
+ * by key ("F|") and pairs by (case, arm, against) ("P|"), and the model's
+ * decisions by case identity ("D|").
+ */
+static ev_status rep_index(rep *r)
+{
+    size_t cap = 0;
+    char key[400];
+    ev_status rc = EV_OK;
+    const cJSON *j, *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures");
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *ro = jstr(j, "retry_of"), *a = jstr(j, "arm"), *p = jstr(j, "phase");
+        if (rc)
+            break;
+        if (ro) {
+            snprintf(key, sizeof key, "R|%s", ro);
+            rc = ix_add(r, &cap, key, j);
+        } else if (a && p) {
+            snprintf(key, sizeof key, "J|%" PRId64 "|%s|%s", jint(j, "case_index", -1), p, a);
+            rc = ix_add(r, &cap, key, j);
+        }
+    }
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
+    {
+        const char *k = jstr(j, "job_key");
+        if (rc || !k)
+            continue;
+        snprintf(key, sizeof key, "F|%s", k);
+        rc = ix_add(r, &cap, key, j);
+    }
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
+    {
+        const char *a = jstr(j, "arm"), *g = jstr(j, "against");
+        if (rc || !a || !g)
+            continue;
+        snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", jint(j, "case_index", -1), a, g);
+        rc = ix_add(r, &cap, key, j);
+    }
+    const cJSON *decs = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "decisions") : NULL;
+    cJSON_ArrayForEach(j, decs)
+    {
+        if (rc)
+            break;
+        decision_key(j, key, sizeof key);
+        rc = ix_add(r, &cap, key, j);
+    }
+    if (!rc && r->n_ix)
+        qsort(r->ix, r->n_ix, sizeof *r->ix, cmp_kv);
+    return rc;
+}
+
+/* ---- what the tables show ------------------------------------------------- */
 
 /* The first job of case idx, arm and phase (no retry), or NULL. */
 static const cJSON *find_job(const rep *r, int64_t idx, const char *arm, const char *phase)
 {
-    const cJSON *j;
-    cJSON_ArrayForEach(j, r->jobs) if (job_is(j, idx, arm, phase)) return j;
-    return NULL;
+    char key[200];
+    snprintf(key, sizeof key, "J|%" PRId64 "|%s|%s", idx, phase, arm);
+    return ix_find(r, key);
 }
 
 /* The rescue job that retried job_key, or NULL. */
 static const cJSON *find_retry(const rep *r, const char *job_key)
 {
-    const cJSON *j;
-    cJSON_ArrayForEach(j, r->jobs)
-    {
-        const char *ro = jstr(j, "retry_of");
-        if (ro && job_key && !strcmp(ro, job_key))
-            return j;
-    }
-    return NULL;
+    char key[200];
+    if (!job_key)
+        return NULL;
+    snprintf(key, sizeof key, "R|%s", job_key);
+    return ix_find(r, key);
 }
 
 /* Writes into t the cell text of job j: its median (4 decimals), or its
@@ -260,17 +367,9 @@ static const char *arm_phase(const char *arm)
 /* The model decision for case c (same op, rows, cols, dtype, B), or NULL. */
 static const cJSON *find_decision(const rep *r, const cJSON *c)
 {
-    const cJSON *decs = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "decisions") : NULL, *d;
-    const char *op = jstr(c, "op"), *dt = jstr(c, "dtype");
-    cJSON_ArrayForEach(d, decs)
-    {
-        const char *dop = jstr(d, "op"), *ddt = jstr(d, "dtype");
-        if (dop && op && ddt && dt && !strcmp(dop, op) && !strcmp(ddt, dt) &&
-            jint(d, "rows", -1) == jint(c, "rows", -2) && jint(d, "cols", -1) == jint(c, "cols", -2) &&
-            jint(d, "default_rows", -1) == jint(c, "default_rows", -2))
-            return d;
-    }
-    return NULL;
+    char key[200];
+    decision_key(c, key, sizeof key);
+    return ix_find(r, key);
 }
 
 /* Writes "op RxN [stride S] dtype BK" of case c into t. */
@@ -586,6 +685,55 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             rc = ev_buf_puts(b, "</table>\n");
     }
 
+    /* decisions against what was measured */
+    const cJSON *decs = cJSON_GetObjectItemCaseSensitive(r->model, "decisions");
+    if (!rc && cJSON_GetArraySize(decs) > 0) {
+        rc = ev_buf_puts(b, "<h3>Decisions against measurements</h3>\n<table>\n<tr><th>case</th><th>role</th>"
+                            "<th>selected</th><th>LOGO</th><th>predicted selected / default</th>"
+                            "<th>observed selected / default</th><th>fastest observed</th></tr>\n");
+        cJSON_ArrayForEach(x, decs)
+        {
+            static const char *const sc[3] = {"default", "rows1", "rows2"};
+            const cJSON *pr = cJSON_GetObjectItemCaseSensitive(x, "predicted");
+            const cJSON *ob = cJSON_GetObjectItemCaseSensitive(x, "observed");
+            const char *sel = jstr(x, "selected");
+            double ps = 0, pd = 0, os = 0, od = 0, best = 0;
+            const char *fastest = NULL;
+            char lab[160], u[48];
+            for (int k = 0; k < 3; k++) {
+                double v2;
+                if (jnum(ob, sc[k], &v2) && (!fastest || v2 < best)) {
+                    fastest = sc[k];
+                    best = v2;
+                }
+            }
+            if (rc)
+                break;
+            rc = ev_buf_puts(b, "<tr>");
+            if (!rc)
+                rc = td(b, NULL, case_label(x, lab, sizeof lab));
+            if (!rc)
+                rc = td(b, NULL, jstr(x, "role"));
+            if (!rc)
+                rc = td(b, NULL, sel);
+            if (!rc)
+                rc = td(b, NULL, jstr(x, "logo_selected"));
+            if (!rc)
+                rc = td(b, "n",
+                        sel && jnum(pr, sel, &ps) && jnum(pr, "default", &pd) ? fmt(u, ps / pd, 4) : "-");
+            if (!rc) {
+                int have = sel && jnum(ob, sel, &os) && jnum(ob, "default", &od);
+                rc = td(b, have && os / od > 1.0 ? "n bad" : "n", have ? fmt(u, os / od, 4) : "-");
+            }
+            if (!rc)
+                rc = td(b, NULL, fastest);
+            if (!rc)
+                rc = ev_buf_puts(b, "</tr>\n");
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</table>\n");
+    }
+
     const cJSON *hr = cJSON_GetObjectItemCaseSensitive(r->model, "holdout_regret");
     if (!rc)
         rc = ev_buf_puts(b, "<h3>Held-out regret</h3>\n");
@@ -614,6 +762,435 @@ static ev_status sec_model(const rep *r, ev_buf *b)
         if (!rc)
             rc = ev_buf_printf(b, "maximum %s.</p>\n", jnum(hr, "max", &v) ? fmt(t, v, 5) : "-");
     }
+    return rc;
+}
+
+/* ---- figures (issue 7): charts and tables -------------------------------------- */
+
+/* Reads a number node, raw exact text or parsed.  Returns 1 and sets *v. */
+static int numv(const cJSON *n, double *v)
+{
+    if (cJSON_IsNumber(n)) {
+        *v = n->valuedouble;
+        return 1;
+    }
+    return 0;
+}
+
+/* The figures' per-job object of job_key, or NULL. */
+static const cJSON *fig_job(const rep *r, const char *job_key)
+{
+    char key[200];
+    if (!job_key)
+        return NULL;
+    snprintf(key, sizeof key, "F|%s", job_key);
+    return ix_find(r, key);
+}
+
+/* Reads median_us and median_ci of the figures job of j.  Returns 1 when
+ * all three are numbers. */
+static int job_interval(const rep *r, const cJSON *j, double *med, double *lo, double *hi)
+{
+    const cJSON *f = j ? fig_job(r, jstr(j, "job_key")) : NULL;
+    const cJSON *ci = f ? cJSON_GetObjectItemCaseSensitive(f, "median_ci") : NULL;
+    return f && jnum(f, "median_us", med) && numv(cJSON_GetArrayItem(ci, 0), lo) &&
+           numv(cJSON_GetArrayItem(ci, 1), hi);
+}
+
+/* Per case: a chart of every arm's hot median and its interval, the floor
+ * marked (x axis linear from 0). */
+static ev_status sec_case_charts(const rep *r, ev_buf *b)
+{
+    const int W = 640, L = 120, R = 600, H = 18;
+    double floor_us = 0;
+    const cJSON *fj = NULL, *j;
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *a = jstr(j, "arm");
+        if (a && !strcmp(a, "floor"))
+            fj = j;
+    }
+    int have_floor = fj && jnum(fj, "median_us", &floor_us);
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Hot medians with 95% bootstrap intervals, per case</h2>\n"
+                       "<p>Dot: median of the hot samples (us per op); bar: its percentile bootstrap "
+                       "interval (validation.json figures); dashed line: the per-op launch floor.</p>\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = jint(c, "case_index", -1);
+        double vmax = have_floor ? floor_us : 0;
+        size_t rows = 0;
+        for (size_t i = 0; i < r->n_arms; i++) {
+            double m, lo, hi;
+            if (job_interval(r, find_job(r, idx, r->arms[i], arm_phase(r->arms[i])), &m, &lo, &hi)) {
+                rows++;
+                if (hi > vmax)
+                    vmax = hi;
+            }
+        }
+        char lab[160];
+        if (rc)
+            break;
+        rc = ev_buf_puts(b, "<h3>");
+        if (!rc)
+            rc = put_esc(b, case_label(c, lab, sizeof lab));
+        if (!rc)
+            rc = ev_buf_puts(b, "</h3>\n");
+        if (rc || !rows || !(vmax > 0)) {
+            if (!rc)
+                rc = ev_buf_puts(b, "<p>No completed arm.</p>\n");
+            continue;
+        }
+        vmax *= 1.1;
+        int h = (int)rows * H + 30;
+        rc = ev_buf_printf(b,
+                           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                           "role=\"img\">\n",
+                           W, h);
+        size_t row = 0;
+        for (size_t i = 0; i < r->n_arms && !rc; i++) {
+            double m, lo, hi;
+            if (!job_interval(r, find_job(r, idx, r->arms[i], arm_phase(r->arms[i])), &m, &lo, &hi))
+                continue;
+            double y = 10.0 + (double)row * H + H / 2.0;
+            double x0 = L + (R - L) * lo / vmax, x1 = L + (R - L) * hi / vmax, xm = L + (R - L) * m / vmax;
+            rc = ev_buf_printf(b, "<text x=\"4\" y=\"%.2f\" font-size=\"12\">", y + 4);
+            if (!rc)
+                rc = put_esc(b, r->arms[i]);
+            if (!rc)
+                rc = ev_buf_printf(
+                    b,
+                    "</text><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                    "stroke=\"#333\" stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" "
+                    "fill=\"#1f77b4\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\">%.4f</text>\n",
+                    x0, y, x1, y, xm, y, x1 + 4, y + 4, m);
+            row++;
+        }
+        double axis = 10.0 + (double)rows * H;
+        if (!rc)
+            rc = ev_buf_printf(
+                b,
+                "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#999\"/>"
+                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\">0</text>"
+                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\" text-anchor=\"end\">%.4g us</text>\n",
+                L, axis, R, axis, L, axis + 12, R, axis + 12, vmax);
+        if (!rc && have_floor) {
+            double xf = L + (R - L) * floor_us / vmax;
+            rc = ev_buf_printf(b,
+                               "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" "
+                               "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
+                               "fill=\"#d62728\">floor %.4g us</text>\n",
+                               xf, xf, axis, xf + 12, axis + 12, floor_us);
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</svg>\n");
+    }
+    return rc;
+}
+
+/* The pair object (figures) of case idx, arm and against, or NULL. */
+static const cJSON *fig_pair(const rep *r, int64_t idx, const char *arm, const char *against)
+{
+    char key[200];
+    snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", idx, arm, against);
+    return ix_find(r, key);
+}
+
+/* auto / best peer per case (log scale, the 1.0 line drawn). */
+static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
+{
+    static const char *const peers[2] = {"cub", "torch-compile"};
+    const int W = 640, L = 170, R = 600, H = 18;
+    double lo_all = 0.5, hi_all = 2.0;
+    size_t rows = 0;
+    const cJSON *c;
+    ev_status rc =
+        ev_buf_puts(b, "<h2>auto / best peer per case</h2>\n<p>Ratio of hot medians of the auto arm "
+                       "to the fastest completed peer of the case, with its bootstrap interval; below "
+                       "1.0 auto is faster.  Log scale.</p>\n");
+    /* first pass: the range */
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = jint(c, "case_index", -1);
+        const cJSON *best = NULL;
+        double bm = 0, v;
+        for (int k = 0; k < 2; k++) {
+            const cJSON *pj = find_job(r, idx, peers[k], "main");
+            if (pj && jnum(pj, "median_us", &v) && (!best || v < bm)) {
+                best = pj;
+                bm = v;
+            }
+        }
+        const cJSON *p = best ? fig_pair(r, idx, "auto", jstr(best, "arm")) : NULL;
+        double lo, hi;
+        if (p && jnum(p, "ci_low", &lo) && jnum(p, "ci_high", &hi) && lo > 0) {
+            rows++;
+            lo_all = lo < lo_all ? lo : lo_all;
+            hi_all = hi > hi_all ? hi : hi_all;
+        }
+    }
+    if (rc || !rows)
+        return rc ? rc : ev_buf_puts(b, "<p>No case has both auto and a peer completed on this host.</p>\n");
+    double l0 = log(lo_all / 1.1), l1 = log(hi_all * 1.1);
+    rc = ev_buf_printf(b,
+                       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\">\n",
+                       W, (int)rows * H + 30);
+    size_t row = 0;
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = jint(c, "case_index", -1);
+        const cJSON *best = NULL;
+        double bm = 0, v, lo, hi, m;
+        for (int k = 0; k < 2; k++) {
+            const cJSON *pj = find_job(r, idx, peers[k], "main");
+            if (pj && jnum(pj, "median_us", &v) && (!best || v < bm)) {
+                best = pj;
+                bm = v;
+            }
+        }
+        const cJSON *p = best ? fig_pair(r, idx, "auto", jstr(best, "arm")) : NULL;
+        if (rc || !p || !jnum(p, "ci_low", &lo) || !jnum(p, "ci_high", &hi) ||
+            !jnum(p, "ratio_of_medians", &m) || !(lo > 0))
+            continue;
+        char lab[200], cl[160];
+        snprintf(lab, sizeof lab, "%s vs %s", case_label(c, cl, sizeof cl), jstr(best, "arm"));
+        double y = 10.0 + (double)row * H + H / 2.0;
+        double x0 = L + (R - L) * (log(lo) - l0) / (l1 - l0), x1 = L + (R - L) * (log(hi) - l0) / (l1 - l0),
+               xm = L + (R - L) * (log(m) - l0) / (l1 - l0);
+        rc = ev_buf_printf(b, "<text x=\"4\" y=\"%.2f\" font-size=\"10\">", y + 4);
+        if (!rc)
+            rc = put_esc(b, lab);
+        if (!rc)
+            rc = ev_buf_printf(b,
+                               "</text><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\" "
+                               "stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"/>\n",
+                               x0, y, x1, y, xm, y, m < 1.0 ? "#2ca02c" : "#d62728");
+        row++;
+    }
+    double x1 = L + (R - L) * (0.0 - l0) / (l1 - l0), axis = 10.0 + (double)rows * H;
+    if (!rc)
+        rc = ev_buf_printf(
+            b,
+            "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999\" "
+            "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\">1.0</text>\n"
+            "</svg>\n",
+            x1, x1, axis, x1 - 8, axis + 12);
+    return rc;
+}
+
+/* Pair tables: per case, then across cases, then tail disclosures. */
+static ev_status sec_pairs(const rep *r, ev_buf *b)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *p;
+    char t[48], u[48], w[48];
+    double v, lo, hi;
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Arm comparisons</h2>\n<p>Ratio of hot medians (arm / against) with its "
+                       "95% percentile bootstrap interval, the exact two-sided Mann-Whitney p (7 "
+                       "against 7 samples cannot go below 2/3432; threshold 0.01) and the ratio of "
+                       "empirical P95s.  Seven samples support only descriptive quantiles.</p>\n"
+                       "<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>ratio</th>"
+                       "<th>interval</th><th>p</th><th>P95 ratio</th></tr>\n");
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(p, "case_index", -1));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "arm"));
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "against"));
+        if (!jnum(p, "ratio_of_medians", &v)) {
+            if (!rc)
+                rc = ev_buf_puts(b, "<td colspan=\"4\">");
+            if (!rc)
+                rc = put_esc(b, jstr(p, "ratio_of_medians_reason"));
+            if (!rc)
+                rc = ev_buf_puts(b, "</td></tr>\n");
+            continue;
+        }
+        if (!rc)
+            rc = td(b, v < 1.0 ? "n ok" : "n", fmt(t, v, 4));
+        if (!rc && jnum(p, "ci_low", &lo) && jnum(p, "ci_high", &hi)) {
+            char iv[100];
+            snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
+            rc = td(b, "n", iv);
+        }
+        if (!rc) {
+            if (jnum(p, "mwu_p", &v))
+                snprintf(t, sizeof t, "%.4g%s", v, jtrue(p, "significant") ? " *" : "");
+            else
+                snprintf(t, sizeof t, "-");
+            rc = td(b, "n", t);
+        }
+        if (!rc)
+            rc = td(b, jtrue(p, "tail_disclosure") ? "n bad" : "n",
+                    jnum(p, "p95_ratio", &v) ? fmt(t, v, 4) : "-");
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n<h3>Across cases</h3>\n<table>\n<tr><th>arm</th><th>against</th>"
+                            "<th>cases</th><th>ratio of sums</th><th>interval</th><th>geomean ratio</th>"
+                            "<th>interval</th><th>wins / losses / ties</th></tr>\n");
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "across"))
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(p, "n_cases", 0));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "arm"));
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "against"));
+        if (!rc)
+            rc = td(b, "n", t);
+        static const char *const keys[2][2] = {{"ratio_of_sums", "ratio_of_sums_ci"},
+                                               {"geomean_ratio", "geomean_ratio_ci"}};
+        for (int k = 0; k < 2 && !rc; k++) {
+            const cJSON *ci = cJSON_GetObjectItemCaseSensitive(p, keys[k][1]);
+            rc = td(b, "n", jnum(p, keys[k][0], &v) ? fmt(t, v, 4) : "-");
+            if (!rc && numv(cJSON_GetArrayItem(ci, 0), &lo) && numv(cJSON_GetArrayItem(ci, 1), &hi)) {
+                char iv[100];
+                snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
+                rc = td(b, "n", iv);
+            } else if (!rc) {
+                rc = td(b, "n", "-");
+            }
+        }
+        snprintf(t, sizeof t, "%" PRId64 " / %" PRId64 " / %" PRId64, jint(p, "wins", 0),
+                 jint(p, "losses", 0), jint(p, "ties", 0));
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n<h3>Tail disclosures</h3>\n");
+    const cJSON *tails = cJSON_GetObjectItemCaseSensitive(f, "tail_disclosures");
+    if (!rc && cJSON_GetArraySize(tails) == 0)
+        return ev_buf_puts(b, "<p>No case whose median improves while its empirical P95 regresses.</p>\n");
+    if (!rc)
+        rc = ev_buf_puts(b, "<p>The median improves but the empirical P95 regresses (descriptive only):</p>\n"
+                            "<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>median ratio</th>"
+                            "<th>P95 ratio</th></tr>\n");
+    cJSON_ArrayForEach(p, tails)
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(p, "case_index", -1));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "arm"));
+        if (!rc)
+            rc = td(b, NULL, jstr(p, "against"));
+        if (!rc)
+            rc = td(b, "n", jnum(p, "ratio_of_medians", &v) ? fmt(u, v, 4) : "-");
+        if (!rc)
+            rc = td(b, "n bad", jnum(p, "p95_ratio", &v) ? fmt(u, v, 4) : "-");
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* Per job: median, interval, P95, cold / hot, SM clock range. */
+static ev_status sec_jobs(const rep *r, ev_buf *b)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *j;
+    char t[48], u[48], w[48];
+    double v, lo, hi;
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Per job</h2>\n<table>\n<tr><th>job</th><th>hot samples</th><th>median</th>"
+                       "<th>interval</th><th>P95</th><th>cold / hot</th><th>SM clock (MHz)</th></tr>\n");
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
+    {
+        if (rc)
+            break;
+        snprintf(t, sizeof t, "%" PRId64, jint(j, "n_hot", 0));
+        rc = ev_buf_puts(b, "<tr>");
+        if (!rc)
+            rc = td(b, NULL, jstr(j, "job_key"));
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = td(b, "n", jnum(j, "median_us", &v) ? fmt(t, v, 4) : jstr(j, "median_us_reason"));
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "median_ci");
+        if (!rc && numv(cJSON_GetArrayItem(ci, 0), &lo) && numv(cJSON_GetArrayItem(ci, 1), &hi)) {
+            char iv[100];
+            snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
+            rc = td(b, "n", iv);
+        } else if (!rc) {
+            rc = td(b, "n", "-");
+        }
+        if (!rc)
+            rc = td(b, "n", jnum(j, "p95_us", &v) ? fmt(t, v, 4) : "-");
+        if (!rc)
+            rc = td(b, "n", jnum(j, "cold_over_hot", &v) ? fmt(t, v, 3) : "-");
+        if (!rc) {
+            double a, c;
+            if (jnum(j, "sm_clock_min_mhz", &a) && jnum(j, "sm_clock_max_mhz", &c))
+                snprintf(t, sizeof t, "%.0f - %.0f", a, c);
+            else
+                snprintf(t, sizeof t, "not recorded");
+            rc = td(b, "n", t);
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* The model's residuals: observed against predicted (full fit), y = x drawn. */
+static ev_status sec_residuals(const rep *r, ev_buf *b)
+{
+    const cJSON *res = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "residuals") : NULL;
+    const cJSON *obs = cJSON_GetObjectItemCaseSensitive(res, "observations"), *o;
+    const int S = 360, M = 40;
+    double vmax = 0, x, y;
+    cJSON_ArrayForEach(o, obs)
+    {
+        if (jnum(o, "observed", &x) && jnum(o, "predicted", &y)) {
+            vmax = x > vmax ? x : vmax;
+            vmax = y > vmax ? y : vmax;
+        }
+    }
+    if (!(vmax > 0))
+        return EV_OK;
+    vmax *= 1.05;
+    ev_status rc =
+        ev_buf_printf(b,
+                      "<h3>Residuals (full fit)</h3>\n<p>Each observation's predicted against "
+                      "observed median (us per op); blue: fitted, orange: held out; the diagonal is "
+                      "a perfect prediction.</p>\n<svg xmlns=\"http://www.w3.org/2000/svg\" "
+                      "width=\"%d\" height=\"%d\" role=\"img\">\n<line x1=\"%d\" y1=\"%d\" x2=\"%d\" "
+                      "y2=\"%d\" stroke=\"#999\" stroke-dasharray=\"4 3\"/>\n<rect x=\"%d\" y=\"%d\" "
+                      "width=\"%d\" height=\"%d\" fill=\"none\" stroke=\"#999\"/>\n",
+                      S + 2 * M, S + 2 * M, M, S + M, S + M, M, M, M, S, S);
+    cJSON_ArrayForEach(o, obs)
+    {
+        if (rc)
+            break;
+        if (!jnum(o, "observed", &x) || !jnum(o, "predicted", &y))
+            continue;
+        rc = ev_buf_printf(b, "<circle cx=\"%.2f\" cy=\"%.2f\" r=\"3\" fill=\"%s\"/>\n", M + S * x / vmax,
+                           M + S - S * y / vmax, jtrue(o, "fitted") ? "#1f77b4" : "#ff7f0e");
+    }
+    if (!rc)
+        rc = ev_buf_printf(b,
+                           "<text x=\"%d\" y=\"%d\" font-size=\"11\">observed (max %.4g)</text>"
+                           "<text x=\"4\" y=\"%d\" font-size=\"11\">predicted</text>\n</svg>\n",
+                           M, S + M + 28, vmax, M - 8);
     return rc;
 }
 
@@ -674,6 +1251,9 @@ static void rep_free(rep *r)
     for (size_t i = 0; i < r->n_arms; i++)
         free(r->arms[i]);
     free(r->arms);
+    for (size_t i = 0; i < r->n_ix; i++)
+        free(r->ix[i].key);
+    free(r->ix);
     memset(r, 0, sizeof *r);
 }
 
@@ -691,7 +1271,7 @@ static ev_status rep_load(const ev_member *m, size_t n, rep *r, ev_err *err)
     if (!cJSON_IsArray(r->jobs) || !cJSON_IsArray(r->cases) ||
         !cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r->val, "run")))
         return ev_err_set(err, EV_EFORMAT, "report: validation.json: run, cases or jobs missing");
-    if ((rc = collect_arms(r)))
+    if ((rc = collect_arms(r)) || (rc = rep_index(r)))
         return ev_err_set(err, rc, "report: out of memory");
     return EV_OK;
 }
@@ -719,9 +1299,19 @@ ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
     if (!rc)
         rc = sec_cases(&r, &b);
     if (!rc)
+        rc = sec_case_charts(&r, &b);
+    if (!rc)
+        rc = sec_auto_vs_peer(&r, &b);
+    if (!rc)
+        rc = sec_pairs(&r, &b);
+    if (!rc)
         rc = sec_model(&r, &b);
     if (!rc)
+        rc = sec_residuals(&r, &b);
+    if (!rc)
         rc = sec_drift(&r, &b);
+    if (!rc)
+        rc = sec_jobs(&r, &b);
     if (!rc)
         rc = ev_buf_puts(&b, "</body>\n</html>\n");
     if (rc) {

@@ -8,21 +8,17 @@
  * the file is readable but not a bundle the report can be drawn from, 2 on
  * usage errors and unreadable or unwritable paths.
  *
- * The archive is read here with libzip (consistency checks on, every member
- * read to its end so its CRC is checked, byte counts equal to the declared
- * sizes); once the verifier's hardened reader (src/verify/zipread.h) is on
- * main, this reads through it instead.
+ * The archive is read with the verifier's hardened reader
+ * (src/verify/zipread.h), so a report is never drawn from an archive that
+ * verify-bundle's first check would refuse.
  */
-#include <errno.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <zip.h>
-
 #include "cli.h"
 #include "bundle/report.h"
+#include "verify/zipread.h"
 
 static const char report_usage[] =
     "usage: evident report BUNDLE.zip [--markdown] --out FILE\n"
@@ -37,8 +33,9 @@ static const char report_usage[] =
     "\n"
     "exit status: 0 success, 1 not a usable bundle, 2 usage or unreadable path\n";
 
-/* The members read from an archive, with their storage. */
+/* The members of an archive read by the verifier's hardened reader. */
 typedef struct members {
+    ev_zip *z;
     ev_member *m;
     size_t n;
 } members;
@@ -46,92 +43,43 @@ typedef struct members {
 /* Frees what read_members allocated. */
 static void members_free(members *ms)
 {
-    for (size_t i = 0; i < ms->n; i++) {
-        free((void *)ms->m[i].name);
-        free((void *)ms->m[i].data);
-    }
     free(ms->m);
-    ms->m = NULL;
-    ms->n = 0;
+    ev_zip_free(ms->z);
+    memset(ms, 0, sizeof *ms);
 }
 
-/* Reads every member of the zip bytes p[0..n) into *ms.  EV_EFORMAT (err
- * says why) when libzip refuses the archive or a member. */
+/*
+ * Reads every member of the zip bytes p[0..n) into *ms through
+ * src/verify/zipread.h (bounded layout parse, libzip with ZIP_CHECKCONS,
+ * every member read to its end).  EV_EFORMAT with err naming the first
+ * problem (and how many there were) when the archive is refused.
+ */
 static ev_status read_members(const void *p, size_t n, members *ms, ev_err *err)
 {
-    ev_status rc = EV_OK;
-    zip_error_t ze;
-    zip_error_init(&ze);
-    zip_source_t *src = zip_source_buffer_create(p, n, 0, &ze);
-    zip_t *za = src ? zip_open_from_source(src, ZIP_RDONLY | ZIP_CHECKCONS, &ze) : NULL;
-    if (!za) {
-        rc = ev_err_set(err, EV_EFORMAT, "not a zip archive: %s", zip_error_strerror(&ze));
-        zip_source_free(src);
-        goto out;
+    ev_zip_problems *probs = NULL;
+    ev_status rc = ev_zip_problems_new(&probs);
+    if (rc)
+        return ev_err_set(err, rc, "out of memory");
+    rc = ev_zip_read_mem(p, n, NULL, &ms->z, probs, err);
+    if (rc == EV_EVERIFY) {
+        const ev_zip_problem *q = ev_zip_problems_at(probs, 0);
+        rc = ev_err_set(err, EV_EFORMAT, "not a readable bundle: %s: %s (%zu problems)", q ? q->member : "-",
+                        q ? q->reason : "refused", ev_zip_problems_count(probs));
     }
-    zip_int64_t count = zip_get_num_entries(za, 0);
-    if (count < 0 || count > 1000000) {
-        rc = ev_err_set(err, EV_EFORMAT, "bad entry count");
-        goto out;
+    ev_zip_problems_free(probs);
+    if (rc)
+        return rc;
+    ms->n = ev_zip_count(ms->z);
+    ms->m = calloc(ms->n + 1, sizeof *ms->m);
+    if (!ms->m)
+        return ev_err_set(err, EV_ENOMEM, "out of memory");
+    for (size_t i = 0; i < ms->n; i++) {
+        const ev_zip_member *x = ev_zip_at(ms->z, i);
+        ms->m[i].name = x->name;
+        ms->m[i].data = x->data;
+        ms->m[i].len = (size_t)x->size;
     }
-    ms->m = calloc((size_t)count + 1, sizeof *ms->m);
-    if (!ms->m) {
-        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (zip_int64_t i = 0; i < count; i++) {
-        zip_stat_t st;
-        zip_stat_init(&st);
-        if (zip_stat_index(za, (zip_uint64_t)i, 0, &st) < 0 || !(st.valid & ZIP_STAT_NAME) ||
-            !(st.valid & ZIP_STAT_SIZE) || st.size > (zip_uint64_t)1 << 31) {
-            rc = ev_err_set(err, EV_EFORMAT, "entry %lld: unreadable or too large", (long long)i);
-            goto out;
-        }
-        size_t nl = strlen(st.name), sz = (size_t)st.size;
-        char *name = malloc(nl + 1), *data = malloc(sz + 1);
-        ms->m[ms->n].name = name;
-        ms->m[ms->n].data = data;
-        ms->m[ms->n].len = 0;
-        ms->n++;
-        if (!name || !data) {
-            rc = ev_err_set(err, EV_ENOMEM, "out of memory");
-            goto out;
-        }
-        memcpy(name, st.name, nl + 1);
-        zip_file_t *zf = zip_fopen_index(za, (zip_uint64_t)i, 0);
-        if (!zf) {
-            rc = ev_err_set(err, EV_EFORMAT, "%s: %s", name, zip_strerror(za));
-            goto out;
-        }
-        size_t got = 0;
-        for (;;) {
-            char extra;
-            zip_int64_t r = got < sz ? zip_fread(zf, data + got, sz - got) : zip_fread(zf, &extra, 1);
-            if (r < 0) {
-                rc = ev_err_set(err, EV_EFORMAT, "%s: %s", name, zip_file_strerror(zf));
-                break;
-            }
-            if (r == 0)
-                break;
-            if (got >= sz) {
-                rc = ev_err_set(err, EV_EFORMAT, "%s: more bytes than its declared size", name);
-                break;
-            }
-            got += (size_t)r;
-        }
-        zip_fclose(zf);
-        if (!rc && got != sz)
-            rc = ev_err_set(err, EV_EFORMAT, "%s: %zu bytes, declared %zu", name, got, sz);
-        if (rc)
-            goto out;
-        data[sz] = '\0';
-        ms->m[ms->n - 1].len = sz;
-    }
-out:
-    if (za)
-        zip_discard(za);
-    zip_error_fini(&ze);
-    return rc;
+    return EV_OK;
 }
 
 int ev_cmd_report(int argc, char **argv)
@@ -174,7 +122,7 @@ int ev_cmd_report(int argc, char **argv)
     ev_err err;
     err.msg[0] = '\0';
     ev_buf zip = EV_BUF_INIT, text = EV_BUF_INIT;
-    members ms = {NULL, 0};
+    members ms = {NULL, NULL, 0};
     int code = EV_EXIT_OK;
     ev_status rc = ev_read_file(in, &zip, &err);
     if (rc) {

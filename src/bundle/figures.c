@@ -1,0 +1,770 @@
+/*
+ * figures.c: intervals, exact Mann-Whitney p-values, tails and across-case
+ * summaries from raw samples (see figures.h and docs/bundle-format.md).
+ *
+ * Randomness is splitmix64 with a state derived from the run seed and a
+ * label naming the figure, so each interval is reproducible on its own and
+ * independent of the order figures are computed in.
+ */
+#include "bundle/figures.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "stats.h"
+
+/* ---- randomness ----------------------------------------------------------- */
+
+/* FNV-1a, 64 bits, of the NUL-terminated s. */
+static uint64_t fnv1a64(const char *s)
+{
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        h ^= *p;
+        h *= UINT64_C(1099511628211);
+    }
+    return h;
+}
+
+/* splitmix64: advances *state and returns the next 64 random bits. */
+static uint64_t splitmix64(uint64_t *state)
+{
+    uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* A uniform index in [0, n), n < 2^32: the top 32 bits scaled by n. */
+static size_t draw(uint64_t *state, size_t n)
+{
+    return (size_t)(((splitmix64(state) >> 32) * (uint64_t)n) >> 32);
+}
+
+/* ---- the exact Mann-Whitney test ---------------------------------------------- */
+
+/* See figures.h. */
+ev_status ev_fig_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u_out,
+                              double *p_out)
+{
+    if (!na || !nb || na + nb > EV_FIG_MWU_MAX_TOTAL)
+        return EV_ERANGE;
+    /* U: pairs with a < b, ties counting one half (as 2U to stay integer) */
+    uint64_t twice_u = 0;
+    for (size_t i = 0; i < na; i++)
+        for (size_t j = 0; j < nb; j++)
+            twice_u += a[i] < b[j] ? 2u : a[i] == b[j] ? 1u : 0u;
+    /* The null distribution: coefficients of the Gaussian binomial
+     * [na + nb choose na]_q = prod_{i=1..na} (1 - q^(nb+i)) / (1 - q^i),
+     * every intermediate an integer below 2^53 (exact in double). */
+    size_t deg = na * nb;
+    double *c = calloc(deg + 1, sizeof *c);
+    if (!c)
+        return EV_ENOMEM;
+    c[0] = 1.0;
+    for (size_t i = 1; i <= na; i++) {
+        size_t m = nb + i;
+        for (size_t k = deg; k >= m; k--) /* multiply by (1 - q^m) */
+            c[k] -= c[k - m];
+        for (size_t k = i; k <= deg; k++) /* divide by (1 - q^i) */
+            c[k] += c[k - i];
+    }
+    double total = 0.0, lower = 0.0, upper = 0.0;
+    for (size_t k = 0; k <= deg; k++) {
+        total += c[k];
+        if (2 * (uint64_t)k <= twice_u)
+            lower += c[k];
+        if (2 * (uint64_t)k >= twice_u)
+            upper += c[k];
+    }
+    free(c);
+    double p = 2.0 * (lower < upper ? lower : upper) / total;
+    *u_out = (double)twice_u / 2.0;
+    *p_out = p > 1.0 ? 1.0 : p;
+    return EV_OK;
+}
+
+/* ---- building blocks ----------------------------------------------------------- */
+
+/* A builder with a sticky status (as in export.c). */
+typedef struct fb {
+    ev_status rc;
+} fb;
+
+/* Adds item under key (or to an array); frees item and sets rc on failure. */
+static cJSON *f_put(fb *b, cJSON *parent, const char *key, cJSON *item)
+{
+    if (b->rc || !parent || !item) {
+        if (!b->rc)
+            b->rc = EV_ENOMEM;
+        cJSON_Delete(item);
+        return NULL;
+    }
+    cJSON_bool ok =
+        cJSON_IsArray(parent) ? cJSON_AddItemToArray(parent, item) : cJSON_AddItemToObject(parent, key, item);
+    if (!ok) {
+        cJSON_Delete(item);
+        b->rc = EV_ENOMEM;
+        return NULL;
+    }
+    return item;
+}
+static cJSON *f_obj(fb *b, cJSON *p, const char *k)
+{
+    return f_put(b, p, k, b->rc ? NULL : cJSON_CreateObject());
+}
+static cJSON *f_arr(fb *b, cJSON *p, const char *k)
+{
+    return f_put(b, p, k, b->rc ? NULL : cJSON_CreateArray());
+}
+static void f_str(fb *b, cJSON *o, const char *k, const char *s)
+{
+    f_put(b, o, k, b->rc ? NULL : s ? cJSON_CreateString(s) : cJSON_CreateNull());
+}
+static void f_bool(fb *b, cJSON *o, const char *k, int v)
+{
+    f_put(b, o, k, b->rc ? NULL : cJSON_CreateBool(v ? 1 : 0));
+}
+static void f_int(fb *b, cJSON *o, const char *k, int64_t v)
+{
+    if (!b->rc && o)
+        b->rc = cJSON_IsArray(o) ? ev_json_push_i64(o, v) : ev_json_add_i64(o, k, v);
+}
+/* A double (raw exact text), or null with "<k>_reason" when !has or not finite. */
+static void f_dbl(fb *b, cJSON *o, const char *k, int has, double v, const char *reason)
+{
+    if (b->rc || !o)
+        return;
+    if (has && isfinite(v)) {
+        b->rc = cJSON_IsArray(o) ? ev_json_push_double(o, v) : ev_json_add_double(o, k, v);
+        return;
+    }
+    char rk[96];
+    snprintf(rk, sizeof rk, "%s_reason", k);
+    f_put(b, o, k, cJSON_CreateNull());
+    if (!cJSON_IsArray(o))
+        f_str(b, o, rk, has ? "not finite" : reason);
+}
+
+/* The jobs a case's arm is read from, sorted by (case_index, arm, job
+ * order): phase main (policy for auto), no retry, case_index >= 0. */
+typedef struct findex {
+    const ev_fig_job **v;
+    size_t n;
+} findex;
+
+/* Orders index entries by case, arm, then input order (pointer order). */
+static int cmp_entry(const void *pa, const void *pb)
+{
+    const ev_fig_job *a = *(const ev_fig_job *const *)pa, *b = *(const ev_fig_job *const *)pb;
+    if (a->case_index != b->case_index)
+        return a->case_index < b->case_index ? -1 : 1;
+    int c = strcmp(a->arm, b->arm);
+    if (c)
+        return c;
+    return a < b ? -1 : a > b;
+}
+
+/* Builds the index of in's eligible jobs.  EV_ENOMEM. */
+static ev_status index_build(const ev_fig_input *in, findex *ix)
+{
+    ix->v = calloc(in->n_jobs + 1, sizeof *ix->v);
+    ix->n = 0;
+    if (!ix->v)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < in->n_jobs; i++) {
+        const ev_fig_job *j = &in->jobs[i];
+        const char *phase = strcmp(j->arm, "auto") ? "main" : "policy";
+        if (j->case_index >= 0 && !j->retry && !strcmp(j->phase, phase))
+            ix->v[ix->n++] = j;
+    }
+    qsort(ix->v, ix->n, sizeof *ix->v, cmp_entry);
+    return EV_OK;
+}
+
+/* The first job (in input order) of case idx and arm, or NULL. */
+static const ev_fig_job *find(const findex *ix, int64_t idx, const char *arm)
+{
+    size_t lo = 0, hi = ix->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const ev_fig_job *j = ix->v[mid];
+        int c = j->case_index != idx ? (j->case_index < idx ? -1 : 1) : strcmp(j->arm, arm);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < ix->n && ix->v[lo]->case_index == idx && !strcmp(ix->v[lo]->arm, arm))
+        return ix->v[lo];
+    return NULL;
+}
+
+/* Returns 1 when j is completed with hot samples. */
+static int usable(const ev_fig_job *j)
+{
+    return j && j->n_hot > 0 && !strcmp(j->outcome, "completed");
+}
+
+/* A sample list prepared for resampling: its values sorted ascending and,
+ * for each original position, the rank of its value there. */
+typedef struct fsamp {
+    double *sorted;
+    uint32_t *rank;
+    size_t n;
+} fsamp;
+
+/* Values being argsorted (qsort has no context argument). */
+typedef struct rank_item {
+    double v;
+    uint32_t pos;
+} rank_item;
+
+/* Orders by value, then position (a total order: NaN was refused). */
+static int cmp_rank_item(const void *pa, const void *pb)
+{
+    const rank_item *a = pa, *b = pb;
+    if (a->v != b->v)
+        return a->v < b->v ? -1 : 1;
+    return (a->pos > b->pos) - (a->pos < b->pos);
+}
+
+/* Prepares v[0..n) (n < 2^32).  OUT: *s (free with fsamp_free). */
+static ev_status fsamp_init(const double *v, size_t n, fsamp *s)
+{
+    rank_item *it = calloc(n + 1, sizeof *it);
+    s->sorted = calloc(n + 1, sizeof *s->sorted);
+    s->rank = calloc(n + 1, sizeof *s->rank);
+    s->n = n;
+    if (!it || !s->sorted || !s->rank) {
+        free(it);
+        return EV_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        it[i].v = v[i];
+        it[i].pos = (uint32_t)i;
+    }
+    qsort(it, n, sizeof *it, cmp_rank_item);
+    for (size_t r = 0; r < n; r++) {
+        s->sorted[r] = it[r].v;
+        s->rank[it[r].pos] = (uint32_t)r;
+    }
+    free(it);
+    return EV_OK;
+}
+
+/* Frees what fsamp_init allocated (NULL-safe fields). */
+static void fsamp_free(fsamp *s)
+{
+    free(s->sorted);
+    free(s->rank);
+    memset(s, 0, sizeof *s);
+}
+
+/*
+ * The median of n values drawn with replacement from the original list
+ * (position draw(st, n) each): the same bits as ev_median of the drawn
+ * values, found from the drawn ranks by counting (the drawn values, sorted,
+ * are sorted[] at the drawn ranks, sorted).  count holds n counters.
+ */
+static double resample_median(uint64_t *st, const fsamp *s, uint32_t *count)
+{
+    size_t n = s->n, k1 = (n - 1) / 2, k2 = n / 2, cum = 0;
+    double a = 0, b = 0;
+    int have_a = 0;
+    memset(count, 0, n * sizeof *count);
+    for (size_t i = 0; i < n; i++)
+        count[s->rank[draw(st, n)]]++;
+    for (size_t r = 0; r < n; r++) {
+        cum += count[r];
+        if (!have_a && cum > k1) {
+            a = s->sorted[r];
+            have_a = 1;
+        }
+        if (cum > k2) {
+            b = s->sorted[r];
+            break;
+        }
+    }
+    return n % 2 ? a : a + (b - a) / 2;
+}
+
+/* Ascending order of doubles (no NaN here). */
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/*
+ * Sorts v[0..n) ascending in place (no NaN).  When every value has its sign
+ * bit clear (+0, positive, +inf), the IEEE bit patterns order like the
+ * values, so an LSD radix sort over the 64-bit patterns is used (a pass is
+ * skipped when all values share that byte); otherwise qsort.  Either way
+ * the result is the one sorted order of the multiset.
+ */
+static void sort_doubles(double *v, size_t n)
+{
+    uint64_t *a = NULL, *t = NULL;
+    int radix = n > 64;
+    for (size_t i = 0; i < n && radix; i++) {
+        uint64_t bits;
+        memcpy(&bits, &v[i], sizeof bits);
+        radix = !(bits >> 63);
+    }
+    if (radix) {
+        a = malloc(n * sizeof *a);
+        t = malloc(n * sizeof *t);
+        radix = a && t;
+    }
+    if (!radix) {
+        free(a);
+        free(t);
+        qsort(v, n, sizeof *v, cmp_double);
+        return;
+    }
+    memcpy(a, v, n * sizeof *a);
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t cnt[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            cnt[((a[i] >> shift) & 0xffu) + 1]++;
+        if (cnt[((a[0] >> shift) & 0xffu) + 1] == n)
+            continue; /* every value has this byte: the pass changes nothing */
+        for (int k = 0; k < 256; k++)
+            cnt[k + 1] += cnt[k];
+        for (size_t i = 0; i < n; i++)
+            t[cnt[(a[i] >> shift) & 0xffu]++] = a[i];
+        uint64_t *sw = a;
+        a = t;
+        t = sw;
+    }
+    memcpy(v, a, n * sizeof *v);
+    free(a);
+    free(t);
+}
+
+/* Type-7 quantile of sorted s[0..n), n >= 1: ev_quantile's expression. */
+static double sorted_quantile(const double *s, size_t n, double p)
+{
+    double h = (double)(n - 1) * p, fl = floor(h);
+    size_t lo = (size_t)fl;
+    if (lo >= n - 1)
+        return s[n - 1];
+    return s[lo] + (h - fl) * (s[lo + 1] - s[lo]);
+}
+
+/* The central EV_FIG_LEVEL interval (type-7 quantiles) of v[0..n). */
+static ev_status interval(double *v, size_t n, double *lo, double *hi)
+{
+    double tail = (1.0 - EV_FIG_LEVEL) / 2.0;
+    for (size_t i = 0; i < n; i++)
+        if (isnan(v[i]))
+            return EV_ERANGE;
+    /* v is scratch: sort it in place once, then the type-7 formula of
+     * src/common/stats.c (ev_quantile), the same expression, so the same bits */
+    sort_doubles(v, n);
+    *lo = sorted_quantile(v, n, tail);
+    *hi = sorted_quantile(v, n, 1.0 - tail);
+    return EV_OK;
+}
+
+/* ---- per job ---------------------------------------------------------------- */
+
+/* Adds the per-job figures (median, P95, cold/hot, clock range). */
+static void add_jobs(fb *b, const ev_fig_input *in, const fsamp *fs, cJSON *root, uint32_t *count,
+                     double *boot)
+{
+    cJSON *arr = f_arr(b, root, "jobs");
+    for (size_t i = 0; i < in->n_jobs && !b->rc; i++) {
+        const ev_fig_job *j = &in->jobs[i];
+        cJSON *o = f_obj(b, arr, NULL);
+        double med = 0, p95 = 0, cmed = 0;
+        int ok = usable(j);
+        const char *why = strcmp(j->outcome, "completed") ? j->outcome : "no hot samples";
+        f_str(b, o, "job_key", j->job_key);
+        f_int(b, o, "n_hot", (int64_t)j->n_hot);
+        if (ok && !b->rc)
+            b->rc = ev_median(j->hot, j->n_hot, &med);
+        if (ok && !b->rc)
+            b->rc = ev_quantile(j->hot, j->n_hot, 0.95, &p95);
+        f_dbl(b, o, "median_us", ok, med, why);
+        /* the median's own bootstrap interval (label "job:<job_key>") */
+        double lo = 0, hi = 0;
+        int ci_ok = 0;
+        if (ok && !b->rc) {
+            char label[160];
+            snprintf(label, sizeof label, "job:%s", j->job_key);
+            uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
+            for (size_t r = 0; r < EV_FIG_RESAMPLES; r++)
+                boot[r] = resample_median(&st, &fs[i], count);
+            ci_ok = !interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
+        }
+        if (ok) {
+            cJSON *ci = f_arr(b, o, "median_ci");
+            f_dbl(b, ci, NULL, ci_ok, lo, NULL);
+            f_dbl(b, ci, NULL, ci_ok, hi, NULL);
+        } else {
+            f_dbl(b, o, "median_ci", 0, 0, why);
+        }
+        f_dbl(b, o, "p95_us", ok, p95, why);
+        int cok = ok && j->n_cold > 0;
+        if (cok && !b->rc)
+            b->rc = ev_median(j->cold, j->n_cold, &cmed);
+        f_dbl(b, o, "cold_over_hot", cok, cmed / med, ok ? "no cold samples" : why);
+        if (j->has_clock) {
+            f_int(b, o, "sm_clock_min_mhz", j->clock_min);
+            f_int(b, o, "sm_clock_max_mhz", j->clock_max);
+        } else {
+            f_put(b, o, "sm_clock_min_mhz", b->rc ? NULL : cJSON_CreateNull());
+            f_put(b, o, "sm_clock_max_mhz", b->rc ? NULL : cJSON_CreateNull());
+        }
+    }
+}
+
+/* ---- per case and pair ------------------------------------------------------------ */
+
+/* The arm pairs compared, in this order. */
+typedef struct pair {
+    const char *arm, *against;
+} pair;
+
+static const pair pairs[] = {
+    {"rows1", "default"},
+    {"rows2", "default"},
+    {"rows4", "default"},
+    {"auto", "default"},
+    {"default", "cub"},
+    {"rows1", "cub"},
+    {"rows2", "cub"},
+    {"rows4", "cub"},
+    {"auto", "cub"},
+    {"default", "torch-compile"},
+    {"rows1", "torch-compile"},
+    {"rows2", "torch-compile"},
+    {"rows4", "torch-compile"},
+    {"auto", "torch-compile"},
+};
+#define N_PAIRS (sizeof pairs / sizeof pairs[0])
+
+/* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
+static void add_pair(fb *b, const ev_fig_input *in, const fsamp *fs, int64_t idx, const pair *pr,
+                     const ev_fig_job *x, const ev_fig_job *y, cJSON *arr, cJSON *tails, uint32_t *count,
+                     double *boot)
+{
+    cJSON *o = f_obj(b, arr, NULL);
+    char why[160];
+    f_int(b, o, "case_index", idx);
+    f_str(b, o, "arm", pr->arm);
+    f_str(b, o, "against", pr->against);
+    f_str(b, o, "arm_job", x->job_key);
+    f_str(b, o, "against_job", y->job_key);
+    if (!usable(x) || !usable(y)) {
+        const ev_fig_job *bad = usable(x) ? y : x;
+        snprintf(why, sizeof why, "%s %s", bad->arm,
+                 strcmp(bad->outcome, "completed") ? bad->outcome : "no hot samples");
+        f_dbl(b, o, "ratio_of_medians", 0, 0, why);
+        return;
+    }
+    double mx = 0, my = 0, px = 0, py = 0;
+    if (!b->rc)
+        b->rc = ev_median(x->hot, x->n_hot, &mx);
+    if (!b->rc)
+        b->rc = ev_median(y->hot, y->n_hot, &my);
+    if (!b->rc)
+        b->rc = ev_quantile(x->hot, x->n_hot, 0.95, &px);
+    if (!b->rc)
+        b->rc = ev_quantile(y->hot, y->n_hot, 0.95, &py);
+    if (b->rc)
+        return;
+    double ratio = mx / my, p95r = px / py;
+    char label[160];
+    snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", idx, pr->arm, pr->against);
+    uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
+    const fsamp *sx = &fs[x - in->jobs], *sy = &fs[y - in->jobs];
+    for (size_t r = 0; r < EV_FIG_RESAMPLES; r++) {
+        double a = resample_median(&st, sx, count);
+        double c = resample_median(&st, sy, count);
+        boot[r] = a / c;
+    }
+    double lo = 0, hi = 0, u = 0, p = 0;
+    int ci_ok = !interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
+    ev_status mrc = ev_fig_mann_whitney(x->hot, x->n_hot, y->hot, y->n_hot, &u, &p);
+    if (mrc == EV_ENOMEM && !b->rc)
+        b->rc = mrc;
+    f_int(b, o, "n_arm", (int64_t)x->n_hot);
+    f_int(b, o, "n_against", (int64_t)y->n_hot);
+    f_dbl(b, o, "ratio_of_medians", 1, ratio, NULL);
+    f_dbl(b, o, "ci_low", ci_ok, lo, "not finite");
+    f_dbl(b, o, "ci_high", ci_ok, hi, "not finite");
+    f_dbl(b, o, "mwu_u", !mrc, u, "too many samples for the exact test");
+    f_dbl(b, o, "mwu_p", !mrc, p, "too many samples for the exact test");
+    if (!mrc)
+        f_bool(b, o, "significant", p < EV_FIG_ALPHA);
+    else
+        f_put(b, o, "significant", b->rc ? NULL : cJSON_CreateNull());
+    f_dbl(b, o, "p95_ratio", 1, p95r, NULL);
+    int tail = ratio < 1.0 && p95r > 1.0;
+    f_bool(b, o, "tail_disclosure", tail);
+    if (tail) {
+        cJSON *t = f_obj(b, tails, NULL);
+        f_int(b, t, "case_index", idx);
+        f_str(b, t, "arm", pr->arm);
+        f_str(b, t, "against", pr->against);
+        f_dbl(b, t, "ratio_of_medians", 1, ratio, NULL);
+        f_dbl(b, t, "p95_ratio", 1, p95r, NULL);
+    }
+}
+
+/* Sorted distinct case indexes of the indexed jobs.  OUT: *out, *n. */
+static ev_status case_list(const findex *ix, int64_t **out, size_t *n)
+{
+    int64_t *v = calloc(ix->n + 1, sizeof *v);
+    size_t k = 0;
+    if (!v)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < ix->n; i++)
+        if (!k || v[k - 1] != ix->v[i]->case_index)
+            v[k++] = ix->v[i]->case_index;
+    *out = v;
+    *n = k;
+    return EV_OK;
+}
+
+/* ---- across cases -------------------------------------------------------------- */
+
+/* Adds the across-case summary of pair pr (per-case medians mx[i], my[i]). */
+static void add_across(fb *b, const ev_fig_input *in, const pair *pr, const int64_t *idx, const double *mx,
+                       const double *my, size_t n, cJSON *arr)
+{
+    cJSON *o = f_obj(b, arr, NULL);
+    f_str(b, o, "arm", pr->arm);
+    f_str(b, o, "against", pr->against);
+    f_int(b, o, "n_cases", (int64_t)n);
+    cJSON *cs = f_arr(b, o, "cases");
+    for (size_t i = 0; i < n; i++)
+        f_int(b, cs, NULL, idx[i]);
+    if (!n) {
+        f_dbl(b, o, "ratio_of_sums", 0, 0, "no case with both arms completed");
+        return;
+    }
+    fsamp fr = {NULL, NULL, 0};
+    double *ratios = calloc(n, sizeof *ratios), *logs = calloc(n, sizeof *logs),
+           *rs = calloc(EV_FIG_RESAMPLES, sizeof *rs), *gm = calloc(EV_FIG_RESAMPLES, sizeof *gm);
+    uint32_t *count = calloc(n, sizeof *count);
+    if (!ratios || !logs || !rs || !gm || !count) {
+        if (!b->rc)
+            b->rc = EV_ENOMEM;
+        goto out;
+    }
+    double sx = 0, sy = 0, geo = 0;
+    int64_t wins = 0, losses = 0, ties = 0;
+    int geo_ok = 1;
+    for (size_t i = 0; i < n; i++) {
+        sx += mx[i];
+        sy += my[i];
+        ratios[i] = mx[i] / my[i];
+        wins += ratios[i] < 1.0;
+        losses += ratios[i] > 1.0;
+        ties += ratios[i] == 1.0;
+        geo_ok &= isfinite(ratios[i]) && ratios[i] > 0;
+    }
+    if (geo_ok && !b->rc)
+        b->rc = ev_geomean(ratios, n, &geo);
+    if (geo_ok && !b->rc)
+        b->rc = fsamp_init(ratios, n, &fr);
+    for (size_t r = 0; geo_ok && !b->rc && r < n; r++)
+        logs[r] = log(fr.sorted[r]);
+    char label[160];
+    snprintf(label, sizeof label, "across:%s:%s", pr->arm, pr->against);
+    uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
+    for (size_t r = 0; r < EV_FIG_RESAMPLES && !b->rc; r++) {
+        double bx = 0, by = 0, sum = 0;
+        memset(count, 0, n * sizeof *count);
+        for (size_t i = 0; i < n; i++) {
+            size_t k = draw(&st, n);
+            bx += mx[k];
+            by += my[k];
+            if (geo_ok)
+                count[fr.rank[k]]++;
+        }
+        rs[r] = bx / by;
+        /* ev_geomean of the drawn ratios: logs summed in ascending order */
+        for (size_t q = 0; geo_ok && q < n; q++)
+            for (uint32_t c = 0; c < count[q]; c++)
+                sum += logs[q];
+        gm[r] = exp(sum / (double)n);
+    }
+    double lo = 0, hi = 0, glo = 0, ghi = 0;
+    int ok_rs = !b->rc && !interval(rs, EV_FIG_RESAMPLES, &lo, &hi);
+    int ok_gm = !b->rc && geo_ok && !interval(gm, EV_FIG_RESAMPLES, &glo, &ghi);
+    f_dbl(b, o, "ratio_of_sums", 1, sx / sy, NULL);
+    cJSON *ci = f_arr(b, o, "ratio_of_sums_ci");
+    f_dbl(b, ci, NULL, ok_rs, lo, NULL);
+    f_dbl(b, ci, NULL, ok_rs, hi, NULL);
+    f_dbl(b, o, "geomean_ratio", geo_ok, geo, "a per-case ratio is not positive and finite");
+    if (geo_ok) {
+        cJSON *gci = f_arr(b, o, "geomean_ratio_ci");
+        f_dbl(b, gci, NULL, ok_gm, glo, NULL);
+        f_dbl(b, gci, NULL, ok_gm, ghi, NULL);
+    } else {
+        f_dbl(b, o, "geomean_ratio_ci", 0, 0, "a per-case ratio is not positive and finite");
+    }
+    f_int(b, o, "wins", wins);
+    f_int(b, o, "losses", losses);
+    f_int(b, o, "ties", ties);
+out:
+    fsamp_free(&fr);
+    free(ratios);
+    free(logs);
+    free(rs);
+    free(gm);
+    free(count);
+}
+
+/* ---- entry points -------------------------------------------------------------- */
+
+/* See figures.h. */
+ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
+{
+    fb b = {EV_OK};
+    int64_t *cases = NULL;
+    size_t n_cases = 0, max_hot = 1;
+    double *boot = NULL, *mx = NULL, *my = NULL;
+    uint32_t *count = NULL;
+    fsamp *fs = NULL;
+    findex ix = {NULL, 0};
+    int64_t *used = NULL;
+    cJSON *root = NULL;
+
+    for (size_t i = 0; i < in->n_jobs; i++) {
+        const ev_fig_job *j = &in->jobs[i];
+        for (size_t k = 0; k < j->n_hot; k++)
+            if (isnan(j->hot[k]))
+                return ev_err_set(err, EV_EINVAL, "figures: %s: a hot sample is NaN", j->job_key);
+        for (size_t k = 0; k < j->n_cold; k++)
+            if (isnan(j->cold[k]))
+                return ev_err_set(err, EV_EINVAL, "figures: %s: a cold sample is NaN", j->job_key);
+        if (j->n_hot > max_hot)
+            max_hot = j->n_hot;
+    }
+    if (max_hot >= UINT32_MAX)
+        return ev_err_set(err, EV_ERANGE, "figures: a job has 2^32 or more hot samples");
+    if ((b.rc = index_build(in, &ix)) || (b.rc = case_list(&ix, &cases, &n_cases)))
+        goto out;
+    fs = calloc(in->n_jobs + 1, sizeof *fs);
+    if (!fs) {
+        b.rc = EV_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < in->n_jobs && !b.rc; i++)
+        if (usable(&in->jobs[i]))
+            b.rc = fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
+    if (b.rc)
+        goto out;
+    count = calloc(max_hot, sizeof *count);
+    boot = calloc(EV_FIG_RESAMPLES, sizeof *boot);
+    mx = calloc(n_cases + 1, sizeof *mx);
+    my = calloc(n_cases + 1, sizeof *my);
+    used = calloc(n_cases + 1, sizeof *used);
+    root = cJSON_CreateObject();
+    if (!count || !boot || !mx || !my || !used || !root) {
+        b.rc = EV_ENOMEM;
+        goto out;
+    }
+
+    cJSON *m = f_obj(&b, root, "method");
+    f_str(&b, m, "bootstrap",
+          "percentile interval of the ratio of medians over samples resampled with replacement "
+          "(each arm on its own); across cases, cases resampled with replacement (paired: both arms of a "
+          "case move together)");
+    f_int(&b, m, "resamples", EV_FIG_RESAMPLES);
+    f_dbl(&b, m, "level", 1, EV_FIG_LEVEL, NULL);
+    f_int(&b, m, "seed", in->seed);
+    f_str(&b, m, "rng", "splitmix64; state = seed XOR fnv1a64(label); index = ((next >> 32) * n) >> 32");
+    f_str(&b, m, "quantile", "type 7 (linear), as src/common/stats.h");
+    f_str(&b, m, "mann_whitney",
+          "exact two-sided p = min(1, 2 min(P(U <= u), P(U >= u))) under no ties; U counts pairs with "
+          "arm < against (ties one half)");
+    f_dbl(&b, m, "alpha", 1, EV_FIG_ALPHA, NULL);
+    f_str(&b, m, "tails",
+          "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
+          "descriptive quantiles, not tail guarantees");
+
+    add_jobs(&b, in, fs, root, count, boot);
+
+    cJSON *parr = f_arr(&b, root, "pairs");
+    cJSON *tails = f_arr(&b, root, "tail_disclosures");
+    cJSON *across = f_arr(&b, root, "across");
+    for (size_t p = 0; p < N_PAIRS && !b.rc; p++) {
+        size_t n_used = 0;
+        for (size_t c = 0; c < n_cases && !b.rc; c++) {
+            const ev_fig_job *x = find(&ix, cases[c], pairs[p].arm),
+                             *y = find(&ix, cases[c], pairs[p].against);
+            if (!x || !y)
+                continue;
+            add_pair(&b, in, fs, cases[c], &pairs[p], x, y, parr, tails, count, boot);
+            if (usable(x) && usable(y) && !b.rc) {
+                b.rc = ev_median(x->hot, x->n_hot, &mx[n_used]);
+                if (!b.rc)
+                    b.rc = ev_median(y->hot, y->n_hot, &my[n_used]);
+                used[n_used++] = cases[c];
+            }
+        }
+        int planned = 0;
+        for (size_t c = 0; c < n_cases && !planned; c++)
+            planned = find(&ix, cases[c], pairs[p].arm) && find(&ix, cases[c], pairs[p].against);
+        if (planned)
+            add_across(&b, in, &pairs[p], used, mx, my, n_used, across);
+    }
+out:
+    free(cases);
+    free(count);
+    if (fs)
+        for (size_t i = 0; i < in->n_jobs; i++)
+            fsamp_free(&fs[i]);
+    free(fs);
+    free(ix.v);
+    free(boot);
+    free(mx);
+    free(my);
+    free(used);
+    if (b.rc) {
+        cJSON_Delete(root);
+        return ev_err_set(err, b.rc, "figures: %s", ev_strerror(b.rc));
+    }
+    *out = root;
+    return EV_OK;
+}
+
+/* See figures.h. */
+ev_status ev_figures_canon(cJSON *tree)
+{
+    for (cJSON *it = tree ? tree->child : NULL; it;) {
+        cJSON *next = it->next;
+        if (cJSON_IsNumber(it)) {
+            char t[32];
+            if (ev_json_format_double(it->valuedouble, t))
+                return EV_EFORMAT;
+            cJSON *raw = cJSON_CreateRaw(t);
+            if (!raw)
+                return EV_ENOMEM;
+            cJSON_bool ok = cJSON_IsObject(tree)
+                                ? cJSON_ReplaceItemInObjectCaseSensitive(tree, it->string, raw)
+                                : cJSON_ReplaceItemViaPointer(tree, it, raw);
+            if (!ok) {
+                cJSON_Delete(raw);
+                return EV_ENOMEM;
+            }
+        } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+            ev_status rc = ev_figures_canon(it);
+            if (rc)
+                return rc;
+        }
+        it = next;
+    }
+    return EV_OK;
+}

@@ -1,0 +1,93 @@
+/*
+ * figures.h: the statistics of issue 7, computed from raw samples only, so
+ * that the exporter writes them into validation.json ("figures") and the
+ * verifier rebuilds them from samples.csv and compares, to the bit.
+ *
+ * Every figure is a pure function of the per-job sample lists (per_op_us of
+ * the job's last attempt, in samples.csv order) and the protocol seed: no
+ * clock, no host, no FP contraction.  docs/bundle-format.md ("figures")
+ * states each definition; this header is the one implementation.
+ *
+ *  - per job: median and empirical P95 (type-7 quantile) of the hot
+ *    samples, cold median / hot median, SM clock range where recorded;
+ *  - per case and arm pair (rows1, rows2, rows4, auto against default; every
+ *    native arm and auto against each peer): ratio of medians, a seeded
+ *    percentile bootstrap interval over samples, the exact two-sided
+ *    Mann-Whitney U p-value, the P95 ratio, and a tail disclosure when the
+ *    median improves while the P95 regresses;
+ *  - across cases, per arm pair: ratio of sums of per-case medians and
+ *    geometric mean of per-case ratios, each with a seeded paired
+ *    case-cluster bootstrap interval; wins, losses and ties.
+ */
+#ifndef EV_FIGURES_H
+#define EV_FIGURES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "status.h"
+#include "bundle/member.h"
+
+#define EV_FIG_RESAMPLES     2000 /* bootstrap resamples, every interval */
+#define EV_FIG_LEVEL         0.95 /* central interval: quantiles 0.025, 0.975 */
+#define EV_FIG_ALPHA         0.01 /* two-sided Mann-Whitney threshold */
+#define EV_FIG_MWU_MAX_TOTAL 50   /* exact test only when n_a + n_b <= this */
+
+/* One job as the figures see it. */
+typedef struct ev_fig_job {
+    const char *job_key, *phase, *arm;
+    int64_t case_index;  /* -1: no case (reference arms) */
+    int retry;           /* 1: a rescue job (retry_of set) */
+    const char *outcome; /* ev_outcome_name of the job's outcome */
+    const double *hot;   /* per_op_us of the last attempt's hot samples, */
+    size_t n_hot;        /* in samples.csv order (sample_index ascending) */
+    const double *cold;  /* the same for cold samples */
+    size_t n_cold;
+    int has_clock; /* any hot sample of the last attempt has an SM clock */
+    int64_t clock_min, clock_max;
+} ev_fig_job;
+
+typedef struct ev_fig_input {
+    const ev_fig_job *jobs; /* in job_id order */
+    size_t n_jobs;
+    int64_t seed; /* the run's (protocol's) seed */
+} ev_fig_input;
+
+/*
+ * Builds the "figures" object.  Numbers are raw exact text (cJSON raw
+ * nodes), so ev_json_print gives the bytes the bundle holds.  OUT: *out
+ * (caller frees with cJSON_Delete).  EV_ENOMEM, or EV_EINVAL for a NaN
+ * sample (err names the job).
+ */
+ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err);
+
+/* Re-writes every number node of tree as its exact %.17g raw text, so a
+ * parsed "figures" object prints to the same bytes as a built one. */
+ev_status ev_figures_canon(cJSON *tree);
+
+/* The exact two-sided Mann-Whitney U test of a against b: U counts pairs
+ * with a_i < b_j (ties 0.5).  OUT: *u, *p.  EV_ERANGE when
+ * na + nb > EV_FIG_MWU_MAX_TOTAL or either is 0. */
+ev_status ev_fig_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u, double *p);
+
+/*
+ * The verifier's side, done once here: rebuilds the figures from a
+ * bundle's samples.csv and validation.json (the recipe of
+ * docs/bundle-format.md, "figures": each job's last-attempt hot and cold
+ * per_op_us in samples.csv row order, the run seed) and compares them with
+ * validation.json's "figures", both canonicalised and printed with
+ * ev_json_print(tree, 1).
+ *
+ * ev_figures_rebuild: OUT: *out, the rebuilt object.  EV_EFORMAT with err
+ * naming the member and the row or key when the members cannot be read
+ * (missing, not strict JSON or CSV, a job's rows not contiguous).
+ * ev_figures_verify: EV_OK when equal; EV_EVERIFY with err naming the
+ * first differing line (of the printed objects) when not, or when
+ * validation.json has no "figures"; EV_EFORMAT as above.
+ */
+ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *err);
+ev_status ev_figures_verify(const ev_member *m, size_t n, ev_err *err);
+
+#endif

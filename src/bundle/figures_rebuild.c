@@ -1,0 +1,282 @@
+/*
+ * figures_rebuild.c: the figures rebuilt from a bundle's members and
+ * compared with the ones it holds (see figures.h), so the verifier and
+ * the tests follow one recipe.
+ *
+ * samples.csv is read in one pass: its rows are ordered by job_id, attempt,
+ * timing and sample_index, so each job's hot (and cold) values of its last
+ * attempt are one contiguous run of the hot (cold) array; a job whose rows
+ * are not contiguous is a malformed bundle.
+ */
+#include "bundle/figures.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "buf.h"
+#include "csv.h"
+#include "json.h"
+
+/* samples.csv's documented header (docs/bundle-format.md). */
+static const char *const samples_header[] = {
+    "run_id",       "job_id",     "attempt",         "op",           "rows",
+    "cols",         "stride",     "dtype",           "default_rows", "role",
+    "arm",          "phase",      "label",           "outcome",      "timing",
+    "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
+    "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz"};
+#define SAMPLES_COLS (sizeof samples_header / sizeof samples_header[0])
+
+/* One job as read from validation.json, with where its values went. */
+typedef struct rjob {
+    int64_t job_id, last_attempt;
+    int has_last;
+    size_t hot0, cold0; /* first index in the hot/cold arrays */
+    int seen_hot, seen_cold, done;
+} rjob;
+
+/* A growable array of doubles. */
+typedef struct dvec {
+    double *v;
+    size_t n, cap;
+} dvec;
+
+/* Appends x.  EV_ENOMEM. */
+static ev_status dvec_push(dvec *d, double x)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 1024;
+        double *v = realloc(d->v, cap * sizeof *v);
+        if (!v)
+            return EV_ENOMEM;
+        d->v = v;
+        d->cap = cap;
+    }
+    d->v[d->n++] = x;
+    return EV_OK;
+}
+
+/* The string at key of o, or NULL. */
+static const char *str_at(const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Index of the job with job_id id in js (sorted by job_id), or -1. */
+static ptrdiff_t find_job(const rjob *js, size_t n, int64_t id)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (js[mid].job_id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && js[lo].job_id == id ? (ptrdiff_t)lo : -1;
+}
+
+/* See figures.h. */
+ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cJSON *val = NULL;
+    ev_csv *csv = NULL;
+    rjob *rj = NULL;
+    ev_fig_job *fj = NULL;
+    dvec hot = {NULL, 0, 0}, cold = {NULL, 0, 0};
+    const ev_member *vm = ev_member_find(m, n, "validation.json");
+    const ev_member *sm = ev_member_find(m, n, "samples.csv");
+    if (!vm || !sm)
+        return ev_err_set(err, EV_EFORMAT, "figures: %s: missing", vm ? "samples.csv" : "validation.json");
+    if ((rc = ev_json_parse(vm->data ? vm->data : "", vm->len, EV_JSON_CANONICAL, &val, err))) {
+        ev_err_prefix(err, "figures: validation.json");
+        return rc;
+    }
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(val, "jobs");
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(val, "run");
+    const cJSON *seed = cJSON_GetObjectItemCaseSensitive(run, "seed");
+    if (!cJSON_IsArray(jobs) || !cJSON_IsNumber(seed)) {
+        rc = ev_err_set(err, EV_EFORMAT, "figures: validation.json: jobs or run.seed missing");
+        goto out;
+    }
+    size_t nj = (size_t)cJSON_GetArraySize(jobs), i = 0;
+    rj = calloc(nj + 1, sizeof *rj);
+    fj = calloc(nj + 1, sizeof *fj);
+    if (!rj || !fj) {
+        rc = ev_err_set(err, EV_ENOMEM, "figures: out of memory");
+        goto out;
+    }
+    const cJSON *j;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "job_id");
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "case_index");
+        const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "last_attempt");
+        const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "retry_of");
+        ev_fig_job *f = &fj[i];
+        f->job_key = str_at(j, "job_key");
+        f->phase = str_at(j, "phase");
+        f->arm = str_at(j, "arm");
+        f->outcome = str_at(j, "outcome");
+        if (!cJSON_IsNumber(id) || !f->job_key || !f->phase || !f->arm || !f->outcome ||
+            !(cJSON_IsNumber(ci) || cJSON_IsNull(ci)) || !(cJSON_IsNumber(la) || cJSON_IsNull(la)) ||
+            !(cJSON_IsString(ro) || cJSON_IsNull(ro)) ||
+            (i && (int64_t)id->valuedouble <= rj[i - 1].job_id)) {
+            rc = ev_err_set(err, EV_EFORMAT, "figures: validation.json: jobs[%zu] malformed or out of order",
+                            i);
+            goto out;
+        }
+        f->case_index = cJSON_IsNumber(ci) ? (int64_t)ci->valuedouble : -1;
+        f->retry = cJSON_IsString(ro);
+        rj[i].job_id = (int64_t)id->valuedouble;
+        rj[i].has_last = cJSON_IsNumber(la);
+        rj[i].last_attempt = rj[i].has_last ? (int64_t)la->valuedouble : 0;
+        i++;
+    }
+
+    if ((rc =
+             ev_csv_open(sm->data ? sm->data : "", sm->len, samples_header, SAMPLES_COLS, NULL, &csv, err))) {
+        ev_err_prefix(err, "figures: samples.csv");
+        goto out;
+    }
+    ptrdiff_t cur = -1;
+    for (;;) {
+        int have = 0;
+        int64_t job_id, attempt;
+        double v;
+        if ((rc = ev_csv_next(csv, &have, err)))
+            break;
+        if (!have)
+            break;
+        if ((rc = ev_csv_get_i64(csv, 1, &job_id, err)) || (rc = ev_csv_get_i64(csv, 2, &attempt, err)) ||
+            (rc = ev_csv_get_double(csv, 19, &v, err)))
+            break;
+        ptrdiff_t k = find_job(rj, nj, job_id);
+        if (k < 0) {
+            rc = ev_err_set(err, EV_EFORMAT, "line %zu: job_id %lld is not in validation.json",
+                            ev_csv_line(csv), (long long)job_id);
+            break;
+        }
+        if (k != cur) {
+            if (k < cur || rj[k].done) {
+                rc = ev_err_set(err, EV_EFORMAT, "line %zu: job %lld's rows are not contiguous",
+                                ev_csv_line(csv), (long long)job_id);
+                break;
+            }
+            if (cur >= 0)
+                rj[cur].done = 1;
+            cur = k;
+        }
+        if (!rj[k].has_last || attempt != rj[k].last_attempt)
+            continue;
+        ev_fig_job *f = &fj[k];
+        int is_hot = !strcmp(ev_csv_field(csv, 14), "hot");
+        if (is_hot) {
+            if (!rj[k].seen_hot) {
+                rj[k].hot0 = hot.n;
+                rj[k].seen_hot = 1;
+            } else if (rj[k].hot0 + f->n_hot != hot.n) {
+                rc = ev_err_set(err, EV_EFORMAT, "line %zu: job %lld's hot rows are not contiguous",
+                                ev_csv_line(csv), (long long)job_id);
+                break;
+            }
+            if ((rc = dvec_push(&hot, v)))
+                break;
+            f->n_hot++;
+            if (ev_csv_field(csv, 23)[0]) {
+                int64_t clk;
+                if ((rc = ev_csv_get_i64(csv, 23, &clk, err)))
+                    break;
+                if (!f->has_clock || clk < f->clock_min)
+                    f->clock_min = clk;
+                if (!f->has_clock || clk > f->clock_max)
+                    f->clock_max = clk;
+                f->has_clock = 1;
+            }
+        } else {
+            if (!rj[k].seen_cold) {
+                rj[k].cold0 = cold.n;
+                rj[k].seen_cold = 1;
+            } else if (rj[k].cold0 + f->n_cold != cold.n) {
+                rc = ev_err_set(err, EV_EFORMAT, "line %zu: job %lld's cold rows are not contiguous",
+                                ev_csv_line(csv), (long long)job_id);
+                break;
+            }
+            if ((rc = dvec_push(&cold, v)))
+                break;
+            f->n_cold++;
+        }
+    }
+    if (rc) {
+        if (rc == EV_ENOMEM)
+            ev_err_set(err, rc, "figures: out of memory");
+        else
+            ev_err_prefix(err, "figures: samples.csv");
+        goto out;
+    }
+    for (size_t k = 0; k < nj; k++) {
+        fj[k].hot = hot.v ? hot.v + rj[k].hot0 : NULL;
+        fj[k].cold = cold.v ? cold.v + rj[k].cold0 : NULL;
+    }
+    ev_fig_input in = {fj, nj, (int64_t)seed->valuedouble};
+    rc = ev_figures_build(&in, out, err);
+out:
+    ev_csv_close(csv);
+    free(rj);
+    free(fj);
+    free(hot.v);
+    free(cold.v);
+    cJSON_Delete(val);
+    return rc;
+}
+
+/* Prints tree (pretty) into b.  EV_ENOMEM. */
+static ev_status print_into(const cJSON *tree, ev_buf *b)
+{
+    return ev_json_print(tree, 1, b);
+}
+
+/* See figures.h. */
+ev_status ev_figures_verify(const ev_member *m, size_t n, ev_err *err)
+{
+    ev_status rc;
+    cJSON *rebuilt = NULL, *val = NULL;
+    ev_buf a = EV_BUF_INIT, b = EV_BUF_INIT;
+    const ev_member *vm = ev_member_find(m, n, "validation.json");
+    if ((rc = ev_figures_rebuild(m, n, &rebuilt, err)))
+        goto out;
+    if ((rc = ev_json_parse(vm->data ? vm->data : "", vm->len, EV_JSON_CANONICAL, &val, err)))
+        goto out;
+    cJSON *held = cJSON_GetObjectItemCaseSensitive(val, "figures");
+    if (!cJSON_IsObject(held)) {
+        rc = ev_err_set(err, EV_EVERIFY, "validation.json: no \"figures\" object");
+        goto out;
+    }
+    if ((rc = ev_figures_canon(held)) || (rc = print_into(held, &a)) || (rc = print_into(rebuilt, &b))) {
+        ev_err_set(err, rc, "figures: %s", ev_strerror(rc));
+        goto out;
+    }
+    if (a.len != b.len || memcmp(a.data, b.data, a.len)) {
+        size_t line = 1, k = 0;
+        while (k < a.len && k < b.len && a.data[k] == b.data[k])
+            line += a.data[k++] == '\n';
+        size_t e = k;
+        while (e < a.len && a.data[e] != '\n' && e - k < 120)
+            e++;
+        size_t s0 = k;
+        while (s0 > 0 && a.data[s0 - 1] != '\n' && k - s0 < 120)
+            s0--;
+        rc = ev_err_set(
+            err, EV_EVERIFY,
+            "validation.json: figures differ from their rebuild from samples.csv at line %zu of the "
+            "object: '%.*s'",
+            line, (int)(e - s0), a.data + s0);
+    }
+out:
+    ev_buf_free(&a);
+    ev_buf_free(&b);
+    cJSON_Delete(rebuilt);
+    cJSON_Delete(val);
+    return rc;
+}
