@@ -270,18 +270,9 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     if (job->kind == EV_ARM_CUB) {
         if ((rc = ev_cub_peer_new(&c->b, &c->cub, err)))
             goto out;
-    } else if (job->kind == EV_ARM_AUTO) {
-        rc = ev_selector_select(EV_SEL_CUDA, &c->b.shape, job->c.default_rows, job->coef,
-                                c->prop.multiProcessorCount, job->threshold, &c->plan, NULL, err);
-        if (rc)
-            goto out;
     } else {
-        ev_sched s = EV_SCHED_DEFAULT;
-        if (job->arm != NULL && strncmp(job->arm, "rows", 4) == 0 && ev_sched_parse(job->arm, &s) != 0) {
-            rc = ev_err_set(err, EV_EINVAL, "binding refused: no kernel for schedule %s", job->arm);
-            goto out;
-        }
-        rc = ev_selector_plan(EV_SEL_CUDA, &c->b.shape, s, job->c.default_rows, 0, &c->plan, err);
+        /* native, auto and the wrong-schedule fault arm: the selector's plan */
+        rc = ev_backend_schedule(job, &c->b.shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
         if (rc)
             goto out;
     }

@@ -71,6 +71,8 @@ def parse_args():
     p.add_argument("--warmup-ms", type=float, default=500.0)
     p.add_argument("--target-ms", type=float, default=100.0)
     p.add_argument("--flush-multiple", type=int, default=2)
+    p.add_argument("--backend", default="cuda", choices=["cuda", "cpu"],
+                   help="the run's backend: the peer measures only on cuda")
     return p.parse_args()
 
 
@@ -88,6 +90,9 @@ def main():
     t_import = time.perf_counter_ns()
     try:
         import torch  # noqa: PLC0415 (import time is the cold timing)
+        if a.backend != "cuda":
+            raise RuntimeError("torch %s imported, but this run's backend is %s: the peer measures on "
+                               "cuda only" % (torch.__version__, a.backend))
         if not torch.cuda.is_available():
             raise RuntimeError("torch imported but torch.cuda.is_available() is False")
     except Exception as e:  # any import failure is this host's own error text

@@ -22,8 +22,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "binding.h"
 #include "model/model.h"
 #include "protocol.h"
+#include "selector.h"
 #include "status.h"
 
 /* How the backend is opened (from the protocol and the host). */
@@ -52,12 +54,15 @@ typedef struct ev_device_info {
 
 /* One job as the worker binds it. */
 typedef struct ev_backend_job {
-    ev_arm_kind kind;         /* NATIVE, AUTO, FLOOR, CEILING, CUB (FAULT binds as NATIVE) */
+    ev_arm_kind kind;         /* NATIVE, AUTO, FLOOR, CEILING, CUB (FAULT binds as NATIVE,
+                                 or as AUTO with wrong_schedule set) */
     const char *arm;          /* the arm's name, for receipts */
     ev_proto_case c;          /* the case (ignored by FLOOR and CEILING) */
     int64_t rows_per_program; /* NATIVE: b of the schedule (B for default) */
     const ev_coef *coef;      /* AUTO: the fitted coefficients; NULL: no fit, default */
     double threshold;         /* AUTO: decision threshold */
+    int wrong_schedule;       /* AUTO: fault arm: launch a schedule the selector did not
+                                 choose (ev_backend_schedule); receipts stay honest */
     int64_t ceiling_bytes;    /* CEILING: bytes streamed per op */
     const void *input;        /* the input bytes: R rows of `stride` elements (row-major, */
     size_t input_len;         /*   the last row may end at cols), from kernels/inputs.h */
@@ -108,6 +113,24 @@ typedef struct ev_backend_ops {
      * (no NVML, or the cpu backend): the sample records null. */
     ev_status (*sm_clock)(void *impl, int64_t *mhz, ev_err *err);
 } ev_backend_ops;
+
+/*
+ * The launch of a reduction job (NATIVE or AUTO) for checked shape s on
+ * selector backend be with S = SMs or worker threads.
+ * NATIVE plans the arm's schedule (job->arm: default, rowsK; a fault arm
+ * binds as default); AUTO asks the selector (ev_selector_select with job->coef, NULL: the
+ * default).  With job->wrong_schedule the selector's choice is replaced by
+ * the first of rows2, rows1, default, rows4 whose rows per program differ
+ * from it (the fault arm the verifier's receipt check must catch).  Both
+ * backends call this, so cpu and cuda plans agree with ev_selector_plan.
+ * OUT: *out.  EV_EINVAL for a schedule with no kernel.
+ */
+ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_sel_backend be, int64_t S,
+                              ev_launch_plan *out, ev_err *err);
+
+/* The shape of a case (op and dtype names parsed).  OUT: *s.  EV_EINVAL
+ * for an unknown op or dtype. */
+ev_status ev_backend_shape(const ev_proto_case *c, ev_shape *s, ev_err *err);
 
 /* The cpu backend (src/runner/backend_cpu.c). */
 extern const ev_backend_ops ev_backend_cpu_ops;

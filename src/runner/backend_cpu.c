@@ -1,33 +1,37 @@
 /*
- * backend_cpu.c: the cpu backend (backend.h).  A "graph" is a batch of
- * ops calls of the reduction timed on CLOCK_MONOTONIC; cold launches follow
- * a flush of flush_cache_multiple x the last-level cache (capped by the
- * protocol); floor is an empty call through a function pointer; ceiling a
- * streaming read of ceiling_cache_multiple x LLC (capped by the protocol).
- * cub is a CUDA library: bind refuses it with EV_EUNSUPPORTED and its
- * reason, which the worker records as a skip.
- *
- * TEMPORARY: the row reduction runs on the calling thread through
- * src/runner/kref.h (one worker thread, S = 1) until the kernels module's
- * thread pool and schedules (kernels/reduce_cpu.h) are on main.
+ * backend_cpu.c: the cpu backend (backend.h) on the kernels module's host
+ * reductions (kernels/reduce_cpu.h).  One persistent thread pool per
+ * process (S = its thread count: host_threads, or one per CPU of the
+ * affinity); a "graph" is a batch of ops calls timed on CLOCK_MONOTONIC;
+ * cold launches follow a flush of flush_cache_multiple x the last-level
+ * cache (capped by the protocol); floor is one batch of empty tasks through
+ * the pool; ceiling a streaming read of ceiling_cache_multiple x LLC
+ * (capped) split over the pool.  The schedule is ev_backend_schedule's
+ * (the selector's plan for EV_SEL_CPU) and the receipt is that plan:
+ * entry "<op>_<dtype>_<schedule>", grid = (tasks, 1, 1), block = (rows per
+ * task, 1, 1).  cub is a CUDA library: bind refuses it with
+ * EV_EUNSUPPORTED and its reason, which the worker records as a skip.
  */
 #include "backend.h"
 
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "kref.h"
+#include "reduce_cpu.h"
 
 typedef struct cpu_impl {
     ev_backend_config cfg;
+    ev_cpu_pool *pool;
     int64_t threads, cache_bytes, flush_bytes;
     ev_arm_kind kind;
-    ev_proto_case c;
-    int64_t b, tasks; /* rows per task, tasks per call */
-    char entry[96];
+    ev_binding b;        /* the checked binding (reduction arms) */
+    ev_launch_plan plan; /* the selector's plan: the receipt */
+    ev_cpu_receipt run;  /* the same partition, as the pool runs it */
     void *in, *out;
     size_t out_len;
     unsigned char *flush, *ceil;
@@ -45,15 +49,6 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The last-level cache size in bytes (L3, else L2, else 32 MiB). */
-static int64_t llc_bytes(void)
-{
-    long v = sysconf(_SC_LEVEL3_CACHE_SIZE);
-    if (v <= 0)
-        v = sysconf(_SC_LEVEL2_CACHE_SIZE);
-    return v > 0 ? (int64_t)v : (INT64_C(32) << 20);
-}
-
 /* k x cache, capped by max (0: no cap). */
 static int64_t sized(int64_t k, int64_t cache, int64_t max)
 {
@@ -61,18 +56,56 @@ static int64_t sized(int64_t k, int64_t cache, int64_t max)
     return max && v > max ? max : v;
 }
 
+/* Worker threads: host_threads, else the CPUs of this process's affinity
+ * (1 when unknown), at most 1024. */
+static int64_t pool_threads(int64_t host_threads)
+{
+    cpu_set_t set;
+    int64_t n = host_threads;
+
+    if (n <= 0)
+        n = sched_getaffinity(0, sizeof set, &set) ? 1 : CPU_COUNT(&set);
+    if (n < 1)
+        n = 1;
+    return n > 1024 ? 1024 : n;
+}
+
 static ev_status cpu_open(const ev_backend_config *cfg, void **impl, ev_err *err)
 {
     cpu_impl *c = calloc(1, sizeof *c);
+    ev_status rc;
 
     if (!c)
         return ev_err_set(err, EV_ENOMEM, "cpu backend: out of memory");
     c->cfg = *cfg;
-    c->threads = 1; /* TEMPORARY: single-threaded until kernels/reduce_cpu.h */
-    c->cache_bytes = llc_bytes();
+    c->threads = pool_threads(cfg->host_threads);
+    c->cache_bytes = (int64_t)ev_cpu_llc_bytes();
     c->flush_bytes = sized(cfg->ref.flush_cache_multiple, c->cache_bytes, cfg->ref.flush_max_bytes);
+    if ((rc = ev_cpu_pool_new((int)c->threads, &c->pool, err))) {
+        free(c);
+        return rc;
+    }
     *impl = c;
     return EV_OK;
+}
+
+/*
+ * n bytes (n > 0) of zeroed memory mapped with every page populated at
+ * once: on a virtual machine a page fault per 4 KiB page costs ten times
+ * more than MAP_POPULATE (docs/runner.md, "Overhead"), and the flush and
+ * ceiling buffers are the biggest a job touches.  NULL on failure.
+ */
+static unsigned char *map_populated(size_t n)
+{
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
+/* Unmaps what map_populated returned; NULL-safe. */
+static void unmap(void *p, size_t n)
+{
+    if (p)
+        munmap(p, n);
 }
 
 static void cpu_close(void *impl)
@@ -80,10 +113,11 @@ static void cpu_close(void *impl)
     cpu_impl *c = impl;
     if (!c)
         return;
+    ev_cpu_pool_free(c->pool);
     free(c->in);
     free(c->out);
-    free(c->flush);
-    free(c->ceil);
+    unmap(c->flush, (size_t)c->flush_bytes);
+    unmap(c->ceil, c->ceil_len);
     free(c);
 }
 
@@ -132,21 +166,18 @@ static ev_status cpu_info(void *impl, ev_device_info *out, ev_err *err)
     return EV_OK;
 }
 
-/* Largest power of two dividing the address, capped at 256. */
-static int64_t align_of(const void *p)
+/* malloc of n bytes (at least 1) aligned to 256 bytes.  NULL on failure. */
+static void *alloc256(size_t n)
 {
-    uintptr_t a = (uintptr_t)p;
-    int64_t al = 1;
-    while (al < 256 && !(a & (uintptr_t)al))
-        al <<= 1;
-    return al;
+    void *p = NULL;
+    return posix_memalign(&p, 256, n ? n : 1) ? NULL : p;
 }
 
 static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err)
 {
     cpu_impl *c = impl;
     ev_backend_binding b;
-    size_t es;
+    ev_status rc;
 
     memset(&b, 0, sizeof b);
     c->kind = job->kind;
@@ -158,54 +189,44 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
     if (job->kind == EV_ARM_TORCH)
         return ev_err_set(err, EV_EUNSUPPORTED, "torch-compile is not a backend arm");
     if (job->kind == EV_ARM_FLOOR) {
-        snprintf(c->entry, sizeof c->entry, "floor_empty_call");
+        snprintf(c->plan.entry, sizeof c->plan.entry, "floor_empty_tasks");
         *out = b;
         return EV_OK;
     }
     if (job->kind == EV_ARM_CEILING) {
-        c->ceil_len = (size_t)job->ceiling_bytes;
-        c->ceil = malloc(c->ceil_len);
+        c->ceil_len = (size_t)job->ceiling_bytes & ~(size_t)7;
+        c->ceil = c->ceil_len ? map_populated(c->ceil_len) : NULL;
         if (!c->ceil)
             return ev_err_set(err, EV_ENOMEM, "ceiling: cannot allocate %zu bytes", c->ceil_len);
         memset(c->ceil, 0x5A, c->ceil_len);
-        snprintf(c->entry, sizeof c->entry, "ceiling_stream_read");
+        snprintf(c->plan.entry, sizeof c->plan.entry, "ceiling_stream_read");
         b.in_span = (int64_t)c->ceil_len;
-        b.in_align = align_of(c->ceil);
+        b.in_align = ev_binding_align(c->ceil);
         *out = b;
         return EV_OK;
     }
-    c->c = job->c;
-    if (c->c.cols < 1)
-        return ev_err_set(err, EV_EINVAL, "binding refused: N = 0");
-    if (c->c.stride < c->c.cols)
-        return ev_err_set(err, EV_EINVAL, "binding refused: stride %lld < N %lld", (long long)c->c.stride,
-                          (long long)c->c.cols);
-    es = ev_kref_dtype_size(c->c.dtype);
-    c->b = job->rows_per_program > 0 ? job->rows_per_program : c->c.default_rows;
-    if (job->kind == EV_ARM_AUTO) {
-        ev_decision d;
-        c->b = c->c.default_rows;
-        if (job->coef) {
-            ev_status rc = ev_model_decide(job->coef, c->c.rows, c->c.cols, c->c.default_rows, c->threads,
-                                           job->threshold, &d);
-            if (rc)
-                return ev_err_set(err, rc, "selector: decision failed");
-            c->b = d.rows_per_program;
-        }
-    }
-    c->tasks = c->c.rows ? (c->c.rows + c->b - 1) / c->b : 0;
-    snprintf(c->entry, sizeof c->entry, "%s_%s_rows%lld", c->c.op, c->c.dtype, (long long)c->b);
-    c->in = malloc(job->input_len ? job->input_len : 1);
-    c->out_len = (size_t)c->c.rows * es;
-    c->out = malloc(c->out_len ? c->out_len : 1);
+    if ((rc = ev_backend_shape(&job->c, &c->b.shape, err)))
+        return rc;
+    c->out_len = c->b.shape.rows > 0 ? (size_t)c->b.shape.rows * ev_dtype_size(c->b.shape.dtype) : 0;
+    c->in = alloc256(job->input_len);
+    c->out = alloc256(c->out_len);
     if (!c->in || !c->out)
         return ev_err_set(err, EV_ENOMEM, "binding: out of memory");
     if (job->input_len)
         memcpy(c->in, job->input, job->input_len);
-    b.in_span = (int64_t)job->input_len;
-    b.out_span = (int64_t)c->out_len;
-    b.in_align = align_of(c->in);
-    b.out_align = align_of(c->out);
+    c->b.in = c->in;
+    c->b.in_span = job->input_len;
+    c->b.out = c->out;
+    c->b.out_span = c->out_len;
+    if ((rc = ev_binding_check(&c->b, err)) ||
+        (rc = ev_backend_schedule(job, &c->b.shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
+        (rc = ev_reduce_cpu_plan(&c->b.shape, ev_sched_name(c->plan.sched), c->plan.rows_per_program,
+                                 c->threads, &c->run, err)))
+        return rc;
+    b.in_span = (int64_t)c->b.in_span;
+    b.out_span = (int64_t)c->b.out_span;
+    b.in_align = c->b.in_align;
+    b.out_align = c->b.out_align;
     b.out_len = c->out_len;
     *out = b;
     return EV_OK;
@@ -220,36 +241,23 @@ static ev_status cpu_poison(void *impl, ev_err *err)
     return EV_OK;
 }
 
-/* The empty call of the floor arm (through a volatile pointer: not inlined). */
-static void empty_call(void)
-{
-}
-static void (*volatile floor_fn)(void) = empty_call;
-
-/* One call of the bound arm. */
-static void call_once(cpu_impl *c)
+/* One call of the bound arm.  EV_EINVAL when the plan does not fit the pool. */
+static ev_status call_once(cpu_impl *c, ev_err *err)
 {
     if (c->kind == EV_ARM_FLOOR) {
-        floor_fn();
-    } else if (c->kind == EV_ARM_CEILING) {
-        const uint64_t *w = (const uint64_t *)(const void *)c->ceil;
-        uint64_t s = 0;
-        for (size_t i = 0; i < c->ceil_len / 8; i++)
-            s += w[i];
-        sink = s;
-    } else {
-        for (int64_t t = 0; t < c->tasks; t++) {
-            int64_t r0 = t * c->b, r1 = r0 + c->b < c->c.rows ? r0 + c->b : c->c.rows;
-            ev_kref_reduce_rows(&c->c, c->in, c->out, r0, r1);
-        }
+        ev_cpu_floor(c->pool);
+        return EV_OK;
     }
+    if (c->kind == EV_ARM_CEILING) {
+        sink = ev_cpu_stream_read(c->pool, c->ceil, c->ceil_len);
+        return EV_OK;
+    }
+    return ev_reduce_cpu_run(c->pool, &c->b, &c->run, err);
 }
 
 static ev_status cpu_launch(void *impl, ev_err *err)
 {
-    (void)err;
-    call_once(impl);
-    return EV_OK;
+    return call_once(impl, err);
 }
 
 static ev_status cpu_read_output(void *impl, void *dst, size_t len, ev_err *err)
@@ -267,9 +275,10 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
     size_t n = (size_t)c->flush_bytes;
     uint64_t s = 0;
     int64_t t0;
+    ev_status rc;
 
-    if (!c->flush) {
-        c->flush = malloc(n);
+    if (!c->flush && n) {
+        c->flush = map_populated(n);
         if (!c->flush)
             return ev_err_set(err, EV_ENOMEM, "flush buffer: cannot allocate %zu bytes", n);
     }
@@ -279,7 +288,8 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
     }
     sink = s;
     t0 = now_ns();
-    call_once(c);
+    if ((rc = call_once(c, err)))
+        return rc;
     *ms = (double)(now_ns() - t0) / 1e6;
     return EV_OK;
 }
@@ -292,12 +302,14 @@ static ev_status cpu_capture(void *impl, int64_t ops, ev_node_receipt **nodes, s
     if (!r)
         return ev_err_set(err, EV_ENOMEM, "capture: out of memory");
     c->ops = ops;
-    snprintf(r->function, sizeof r->function, "%s", c->entry);
-    r->grid[0] = c->kind == EV_ARM_NATIVE || c->kind == EV_ARM_AUTO || c->kind == EV_ARM_FAULT ? c->tasks : 1;
-    r->grid[1] = r->grid[2] = 1;
-    r->block[0] = c->kind == EV_ARM_NATIVE || c->kind == EV_ARM_AUTO || c->kind == EV_ARM_FAULT ? c->b : 1;
-    r->block[1] = c->threads;
-    r->block[2] = 1;
+    snprintf(r->function, sizeof r->function, "%s", c->plan.entry);
+    if (c->kind == EV_ARM_FLOOR || c->kind == EV_ARM_CEILING) {
+        r->grid[0] = c->threads; /* one task per pool thread */
+        r->grid[1] = r->grid[2] = r->block[0] = r->block[1] = r->block[2] = 1;
+    } else {
+        memcpy(r->grid, c->plan.grid, sizeof r->grid);
+        memcpy(r->block, c->plan.block, sizeof r->block);
+    }
     *nodes = r;
     *n_nodes = 1;
     return EV_OK;
@@ -307,13 +319,15 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, ev_err *err)
 {
     cpu_impl *c = impl;
     int64_t t0, t1;
+    ev_status rc;
 
     if (c->ops < 1)
         return ev_err_set(err, EV_EINVAL, "replay before capture");
     t0 = now_ns();
     for (int64_t i = 0; i < k; i++)
         for (int64_t j = 0; j < c->ops; j++)
-            call_once(c);
+            if ((rc = call_once(c, err)))
+                return rc;
     t1 = now_ns();
     *ms = (double)(t1 - t0) / 1e6;
     return EV_OK;

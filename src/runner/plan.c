@@ -57,7 +57,7 @@ static void fill_job(ev_plan_job *j, ev_phase phase, int64_t case_index, const c
 }
 
 /* Returns 1 when arm runs on case ci of proto (rows4 not where B is 4; a
- * fault arm only on its cases). */
+ * fault arm only on its cases).  Phases are the caller's business. */
 static int arm_applies(const ev_protocol *proto, const char *arm, size_t ci)
 {
     const ev_proto_fault *f = ev_protocol_fault(proto, arm);
@@ -73,6 +73,14 @@ static int arm_applies(const ev_protocol *proto, const char *arm, size_t ci)
     return 1;
 }
 
+/* Returns 1 when arm is a policy-phase fault arm (kind wrong-schedule: it
+ * needs the fit's coefficients, as auto does). */
+static int policy_arm(const ev_protocol *proto, const char *arm)
+{
+    const ev_proto_fault *f = ev_protocol_fault(proto, arm);
+    return f && f->kind == EV_FAULT_WRONG_SCHEDULE;
+}
+
 ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
 {
     ev_plan plan;
@@ -81,7 +89,8 @@ ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
 
     memset(&plan, 0, sizeof plan);
     memset(out, 0, sizeof *out);
-    /* main <= cases x arms + 2, policy = recheck = cases */
+    /* main and policy arms are disjoint: main + policy <= cases x (arms + 1) + 2,
+     * recheck = cases */
     if (ev_size_mul(proto->n_cases, proto->n_arms + 2, &cap) || ev_size_add(cap, 2, &cap))
         return ev_err_set(err, EV_ERANGE, "plan: too many jobs");
     plan.jobs = calloc(cap, sizeof *plan.jobs);
@@ -90,7 +99,7 @@ ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
 
     for (size_t ci = 0; ci < proto->n_cases; ci++)
         for (size_t a = 0; a < proto->n_arms; a++)
-            if (arm_applies(proto, proto->arms[a], ci))
+            if (!policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci))
                 fill_job(&plan.jobs[n++], EV_PHASE_MAIN, (int64_t)ci, proto->arms[a], "initial");
     if (proto->reference_arms) {
         fill_job(&plan.jobs[n++], EV_PHASE_MAIN, -1, "floor", "initial");
@@ -108,11 +117,20 @@ ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
         plan.jobs[i].plan_order = (int64_t)i;
     plan.n_main = n;
 
+    /* policy: auto for every case, each followed by the policy fault arms
+     * (wrong-schedule) that apply to the case, in protocol arm order */
     for (size_t ci = 0; ci < proto->n_cases; ci++) {
         fill_job(&plan.jobs[n], EV_PHASE_POLICY, (int64_t)ci, "auto", "initial");
-        plan.jobs[n++].plan_order = (int64_t)ci;
+        plan.jobs[n].plan_order = (int64_t)(n - plan.n_main);
+        n++;
+        for (size_t a = 0; a < proto->n_arms; a++)
+            if (policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci)) {
+                fill_job(&plan.jobs[n], EV_PHASE_POLICY, (int64_t)ci, proto->arms[a], "initial");
+                plan.jobs[n].plan_order = (int64_t)(n - plan.n_main);
+                n++;
+            }
     }
-    plan.n_policy = proto->n_cases;
+    plan.n_policy = n - plan.n_main;
     for (size_t ci = 0; ci < proto->n_cases; ci++) {
         fill_job(&plan.jobs[n], EV_PHASE_RECHECK, (int64_t)ci, "default", "recheck");
         plan.jobs[n++].plan_order = (int64_t)ci;

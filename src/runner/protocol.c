@@ -213,7 +213,7 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
 {
     static const char *const keys[] = {"name", "kind", "code", "signal", "samples", "when", "cases", NULL};
     static const char *const kinds[] = {"exit",       "signal",       "hang", "garbage",
-                                        "stop-after", "wrong-output", NULL};
+                                        "stop-after", "wrong-output", "wrong-schedule", NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -258,8 +258,10 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
         f->kind = EV_FAULT_HANG;
     } else if (!strcmp(kind, "garbage")) {
         f->kind = EV_FAULT_GARBAGE;
-    } else {
+    } else if (!strcmp(kind, "wrong-output")) {
         f->kind = EV_FAULT_WRONG_OUTPUT;
+    } else {
+        f->kind = EV_FAULT_WRONG_SCHEDULE;
     }
     /* A value key that does not belong to this kind is refused. */
     static const char *const value_keys[] = {"code", "signal", "samples"};

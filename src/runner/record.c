@@ -72,6 +72,16 @@ ev_status ev_rec_write_raw(ev_rec_out *o, const char *line, ev_err *err)
     return write_all(o->fd, line, strlen(line), err);
 }
 
+ev_status ev_rec_relay(ev_rec_out *o, const char *line, size_t n, ev_err *err)
+{
+    ev_status rc = write_all(o->fd, line, n, err);
+    if (rc == EV_OK)
+        rc = write_all(o->fd, "\n", 1, err);
+    if (rc == EV_OK)
+        o->count++;
+    return rc;
+}
+
 ev_status ev_rec_parse(const char *line, size_t n, cJSON **out, ev_rec_type *type, ev_err *err)
 {
     cJSON *root = NULL, *t;

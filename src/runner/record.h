@@ -52,6 +52,11 @@ ev_status ev_rec_write(ev_rec_out *o, cJSON *rec, ev_err *err);
 /* Writes raw bytes (a fault arm's garbage line); not counted. */
 ev_status ev_rec_write_raw(ev_rec_out *o, const char *line, ev_err *err);
 
+/* Writes line[0..n) (one record, without its newline) and a newline,
+ * byte for byte, and counts it: a relayed record (the torch peer's) keeps
+ * the exact number text its writer chose.  EV_EIO when the pipe is gone. */
+ev_status ev_rec_relay(ev_rec_out *o, const char *line, size_t n, ev_err *err);
+
 /* Parses one line (without its newline).  OUT: *out (a tree the caller
  * deletes) and *type.  EV_EFORMAT with err saying why: not strict JSON,
  * not an object, no or unknown "type". */

@@ -653,8 +653,9 @@ static void progress(sup *s, const jstate *j, int ended)
  * it (recorded interrupted). */
 static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
 {
-    char case_s[24], coef_s[100] = "";
-    char *argv[20];
+    char case_s[24], coef_s[100] = "", script[4096];
+    char *argv[24];
+    const ev_proto_fault *fault = ev_protocol_fault(&s->proto, j->pj.arm);
     int ac = 0;
     att a;
     child_end ce;
@@ -689,7 +690,15 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
     argv[ac++] = j->pj.job_key;
     if (j->pj.phase == EV_PHASE_RESCUE)
         argv[ac++] = "--retry";
-    if (!strcmp(j->pj.arm, "auto") && s->have_coef) {
+    if (!strcmp(j->pj.arm, "torch-compile")) {
+        snprintf(script, sizeof script, "%s/kernels/peer_torch.py", s->o->source_root ? s->o->source_root : ".");
+        argv[ac++] = "--python";
+        argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
+        argv[ac++] = "--peer-script";
+        argv[ac++] = script;
+    }
+    /* auto and the wrong-schedule fault arm ask the selector with the fit */
+    if ((!strcmp(j->pj.arm, "auto") || (fault && fault->kind == EV_FAULT_WRONG_SCHEDULE)) && s->have_coef) {
         char x[32], y[32], z[32];
         ev_json_format_double(s->coef.a0, x);
         ev_json_format_double(s->coef.aP, y);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "backend.h"
+#include "oracle.h"
 #include "model/model.h"
 #include "protocol.h"
 #include "record.h"
@@ -34,6 +35,8 @@ typedef struct ev_worker_args {
     /* Called at each stage when fault is set; may end the process. */
     void (*fault_hook)(void *ctx, const ev_proto_fault *f, ev_fault_stage stage, int64_t n);
     void *fault_ctx;
+    const char *python;      /* torch-compile: the interpreter ("python3") */
+    const char *peer_script; /* torch-compile: kernels/peer_torch.py */
 } ev_worker_args;
 
 /*
@@ -44,6 +47,38 @@ typedef struct ev_worker_args {
  * caller exits non-zero).
  */
 ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err);
+
+/*
+ * The torch-compile job (src/runner/torch_peer.c): writes the case's input
+ * bytes (ev_worker_input) to a file in a fresh temporary directory, runs
+ * `python peer_script` as a child in this process's group (so the
+ * supervisor's watchdog and stop end it too), relays its records byte for
+ * byte, then validates the two output files it wrote (--out-first,
+ * --out-final) with ev_worker_check and writes the validation records and
+ * the end record.  A peer that cannot run here (torch does not import, no
+ * CUDA device, the cpu backend) writes hello, skip (the host's own error
+ * text) and end; so does an interpreter that cannot be started.  Returns
+ * EV_OK after the end record; otherwise a failure with err set (the peer's
+ * own exit status or signal named) and no end record.
+ */
+ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err);
+
+/* The input bytes of case case_index of p (kernels/inputs.h, case key =
+ * case index): ((R-1) x stride + N) elements, nothing when R = 0.
+ * OUT: *shape, *buf (malloc'd, at least 1 byte), *len. */
+ev_status ev_worker_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,
+                          ev_err *err);
+
+/* Validates R outputs against the FP64 oracle (kernels/oracle.h), the SUM
+ * bound widened by the protocol's sum_bound_factor when it is above 1.
+ * OUT: *v (a shape the oracle refuses counts every row as a mismatch). */
+void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, const void *out,
+                     ev_validation *v);
+
+/* Writes a validation record of stage "first" or "final" for the output
+ * bytes (with their hex when with_bytes).  OUT: hash, their SHA-256 hex. */
+ev_status ev_worker_validation(ev_rec_out *out, const char *stage, const ev_validation *v, const void *bytes,
+                               size_t len, int with_bytes, char hash[65], ev_err *err);
 
 /* The CPUs this process may run on, as "0-3,8" (sched_getaffinity). */
 void ev_worker_affinity(char *buf, size_t cap);

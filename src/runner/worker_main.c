@@ -7,7 +7,10 @@
  *
  *   evident-worker --backend cpu|cuda --protocol-fd N --record-fd N
  *                  (--probe | --case I --arm A --job-key K [--retry]
- *                   [--coef A0,AP,AD])
+ *                   [--coef A0,AP,AD] [--python PY --peer-script FILE])
+ *
+ * torch-compile jobs run FILE (kernels/peer_torch.py) under PY as a child
+ * (src/runner/torch_peer.c).
  *
  * Exit: 0 after the end record; 1 when the job failed (reason on stderr);
  * 2 on usage errors.
@@ -94,7 +97,8 @@ static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage,
 
 int main(int argc, char **argv)
 {
-    const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL;
+    const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
+               *peer_script = NULL;
     long long proto_fd = -1, rec_fd = -1, case_index = -1;
     int probe = 0, retry = 0;
     ev_buf bytes = EV_BUF_INIT;
@@ -126,6 +130,10 @@ int main(int argc, char **argv)
             job_key = v, i++;
         } else if (!strcmp(a, "--coef")) {
             coef_s = v, i++;
+        } else if (!strcmp(a, "--python")) {
+            python = v, i++;
+        } else if (!strcmp(a, "--peer-script")) {
+            peer_script = v, i++;
         } else if (!strcmp(a, "--protocol-fd") && !parse_int(v, &proto_fd)) {
             i++;
         } else if (!strcmp(a, "--record-fd") && !parse_int(v, &rec_fd)) {
@@ -139,7 +147,8 @@ int main(int argc, char **argv)
     }
     if (!backend || proto_fd < 0 || rec_fd < 0 || (!probe && !arm)) {
         fprintf(stderr, "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
-                        "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD])\n");
+                        "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
+                        "                [--python PY --peer-script FILE])\n");
         return 2;
     }
     if (!strcmp(backend, "cpu"))
@@ -174,6 +183,8 @@ int main(int argc, char **argv)
         wa.case_index = case_index;
         wa.arm = arm;
         wa.job_key = job_key;
+        wa.python = python;
+        wa.peer_script = peer_script;
         if (coef_s) {
             char *e1, *e2, *e3;
             coef.a0 = strtod(coef_s, &e1);

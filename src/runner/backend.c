@@ -1,0 +1,50 @@
+/*
+ * backend.c: what both backends of the worker share (backend.h): a case's
+ * shape, and the choice of the launch for a reduction job (native arm,
+ * auto arm, and the wrong-schedule fault arm), so that the cpu and cuda
+ * receipts are both exactly ev_selector_plan's.
+ */
+#include "backend.h"
+
+#include <string.h>
+
+ev_status ev_backend_shape(const ev_proto_case *c, ev_shape *s, ev_err *err)
+{
+    ev_shape r;
+
+    if (ev_op_parse(c->op, &r.op) || ev_dtype_parse(c->dtype, &r.dtype))
+        return ev_err_set(err, EV_EINVAL, "binding refused: op %s dtype %s", c->op, c->dtype);
+    r.rows = c->rows;
+    r.cols = c->cols;
+    r.stride = c->stride;
+    *s = r;
+    return EV_OK;
+}
+
+ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_sel_backend be, int64_t S,
+                              ev_launch_plan *out, ev_err *err)
+{
+    static const ev_sched wrong[4] = {EV_SCHED_ROWS2, EV_SCHED_ROWS1, EV_SCHED_DEFAULT, EV_SCHED_ROWS4};
+    int64_t B = job->c.default_rows;
+    ev_launch_plan p;
+    ev_sched sched;
+    ev_status rc;
+
+    if (job->kind != EV_ARM_AUTO) {
+        sched = EV_SCHED_DEFAULT; /* default, and the fault arms that bind as it */
+        if (job->arm && !strncmp(job->arm, "rows", 4) && ev_sched_parse(job->arm, &sched))
+            return ev_err_set(err, EV_EINVAL, "binding refused: no kernel for schedule %s", job->arm);
+        return ev_selector_plan(be, s, sched, B, S, out, err);
+    }
+    if ((rc = ev_selector_select(be, s, B, job->coef, S, job->threshold, &p, NULL, err)))
+        return rc;
+    if (job->wrong_schedule) {
+        int64_t chosen = p.rows_per_program;
+        for (int k = 0; k < 4; k++)
+            if (ev_sched_rows(wrong[k], B) != chosen)
+                return ev_selector_plan(be, s, wrong[k], B, S, out, err);
+        return ev_err_set(err, EV_EINVAL, "wrong-schedule: every schedule has %lld rows", (long long)chosen);
+    }
+    *out = p;
+    return EV_OK;
+}

@@ -1,0 +1,327 @@
+/*
+ * torch_peer.c: the torch-compile job inside build/evident-worker
+ * (worker.h, ev_worker_torch).  The peer is kernels/peer_torch.py, one
+ * python3 process per job, started here as a child in the worker's own
+ * process group (the supervisor's watchdog and stop signal reach it), with
+ * the same pinning (inherited affinity) and the same input bytes (written
+ * to a file from kernels/inputs.h).  Its records are relayed byte for byte
+ * (python's repr() number text is kept exactly); its end record is
+ * replaced by the worker's own, after the validation records the worker
+ * writes from the two output files the peer leaves (--out-first,
+ * --out-final), checked by the same FP64 oracle as every other arm.
+ * Record order of a measured torch job: the peer's hello, binding, cold,
+ * flush, cold samples, calibration, warmup, hot samples; then validation
+ * first and final; end.
+ */
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "json.h"
+#include "sha256.h"
+
+#define PEER_RECORD_FD 7 /* the peer's --record-fd inside the child */
+
+/* Writes hello, skip (reason) and end: a peer that cannot run here. */
+static ev_status skip_job(const ev_worker_args *a, ev_rec_out *out, const char *reason, ev_err *err)
+{
+    cJSON *h = ev_rec_new(EV_REC_HELLO), *s, *e;
+    char aff[1024];
+    ev_status rc;
+
+    if (!h)
+        return ev_err_set(err, EV_ENOMEM, "hello: out of memory");
+    ev_worker_affinity(aff, sizeof aff);
+    ev_json_add_i64(h, "version", 1);
+    ev_json_add_i64(h, "pid", (int64_t)getpid());
+    ev_json_add_str(h, "job_key", a->job_key);
+    ev_json_add_str(h, "arm", a->arm);
+    ev_json_add_str(h, "affinity", aff);
+    if ((rc = ev_rec_write(out, h, err)))
+        return rc;
+    if ((s = ev_rec_new(EV_REC_SKIP)) != NULL)
+        ev_json_add_str(s, "reason", reason);
+    if ((rc = ev_rec_write(out, s, err)))
+        return rc;
+    if ((e = ev_rec_new(EV_REC_END)) != NULL)
+        ev_json_add_i64(e, "records", out->count);
+    return ev_rec_write(out, e, err);
+}
+
+/* Writes n bytes to a new file at path.  EV_EIO with the reason. */
+static ev_status write_file(const char *path, const void *p, size_t n, ev_err *err)
+{
+    FILE *f = fopen(path, "wb");
+    int bad;
+
+    if (!f)
+        return ev_err_set(err, EV_EIO, "torch peer: cannot create the input file: %s", strerror(errno));
+    bad = (n && fwrite(p, 1, n, f) != n);
+    bad |= fclose(f) != 0;
+    return bad ? ev_err_set(err, EV_EIO, "torch peer: cannot write the input file") : EV_OK;
+}
+
+/* Reads the output file at path, which must hold exactly want bytes.
+ * OUT: *bytes (malloc'd, at least 1 byte). */
+static ev_status read_output(const char *path, size_t want, unsigned char **bytes, ev_err *err)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_status rc = ev_read_file(path, &b, err);
+    unsigned char *p;
+
+    if (rc)
+        return ev_err_set(err, EV_EIO, "torch peer: no output file %s", strrchr(path, '/') + 1);
+    if (b.len != want) {
+        ev_buf_free(&b);
+        return ev_err_set(err, EV_EFORMAT, "torch peer: output file %s has %zu bytes, %zu expected",
+                          strrchr(path, '/') + 1, b.len, want);
+    }
+    p = malloc(want ? want : 1);
+    if (!p) {
+        ev_buf_free(&b);
+        return ev_err_set(err, EV_ENOMEM, "torch peer: out of memory");
+    }
+    if (want)
+        memcpy(p, b.data, want);
+    ev_buf_free(&b);
+    *bytes = p;
+    return EV_OK;
+}
+
+/*
+ * Reads the peer's record stream from fd until EOF, relaying every line
+ * but its end record.  OUT: *ended (an end record with the right count
+ * came last), *skipped (a skip record came).  EV_EIO when the relay fails.
+ */
+static ev_status relay(int fd, ev_rec_out *out, int *ended, int *skipped, ev_err *err)
+{
+    ev_buf line = EV_BUF_INIT;
+    char chunk[65536];
+    int64_t relayed = 0;
+    ev_status rc = EV_OK;
+
+    *ended = *skipped = 0;
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        char *nl;
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (ev_buf_append(&line, chunk, (size_t)n)) {
+            rc = ev_err_set(err, EV_ENOMEM, "torch peer: out of memory");
+            goto out;
+        }
+        while (line.len && (nl = memchr(line.data, '\n', line.len)) != NULL) {
+            size_t len = (size_t)(nl - line.data);
+            cJSON *r = NULL;
+            ev_rec_type t;
+            ev_err pe;
+            if (ev_rec_parse(line.data, len, &r, &t, &pe) == EV_OK && t == EV_REC_END) {
+                int64_t cnt;
+                *ended = !ev_json_get_i64(r, "records", &cnt, &pe) && cnt == relayed;
+            } else {
+                if (r && t == EV_REC_SKIP)
+                    *skipped = 1;
+                if (*ended)
+                    *ended = 0; /* something after end: the stream is broken */
+                rc = ev_rec_relay(out, line.data, len, err);
+                relayed++;
+            }
+            cJSON_Delete(r);
+            memmove(line.data, nl + 1, line.len - len - 1);
+            line.len -= len + 1;
+            if (rc)
+                goto out;
+        }
+    }
+    if (line.len) { /* a last line without its newline: relay it as it is */
+        rc = ev_rec_relay(out, line.data, line.len, err);
+        *ended = 0;
+    }
+out:
+    ev_buf_free(&line);
+    return rc;
+}
+
+ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
+{
+    const ev_protocol *p = a->proto;
+    const char *tmp = getenv("TMPDIR");
+    char dir[512], in_path[600], first_path[600], final_path[600];
+    char rows_s[24], cols_s[24], stride_s[24], ops_s[24], samples_s[24], cold_s[24], warm_s[40], target_s[40],
+        flush_s[24], fd_s[8];
+    char *argv[48];
+    int ac = 0, rp[2] = {-1, -1}, xp[2] = {-1, -1}, status = 0, ended = 0, skipped = 0, have_dir = 0;
+    int exec_errno = 0;
+    ev_shape shape;
+    void *input = NULL;
+    unsigned char *o1 = NULL, *o2 = NULL;
+    size_t in_len = 0, out_len;
+    pid_t pid = -1;
+    ev_status rc;
+
+    if ((rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)))
+        return rc;
+    out_len = (size_t)shape.rows * ev_dtype_size(shape.dtype);
+    snprintf(dir, sizeof dir, "%s/evident-torch-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        rc = ev_err_set(err, EV_EIO, "torch peer: mkdtemp: %s", strerror(errno));
+        goto out;
+    }
+    have_dir = 1;
+    snprintf(in_path, sizeof in_path, "%s/input.bin", dir);
+    snprintf(first_path, sizeof first_path, "%s/out-first.bin", dir);
+    snprintf(final_path, sizeof final_path, "%s/out-final.bin", dir);
+    if ((rc = write_file(in_path, input, in_len, err)))
+        goto out;
+
+    snprintf(rows_s, sizeof rows_s, "%lld", (long long)shape.rows);
+    snprintf(cols_s, sizeof cols_s, "%lld", (long long)shape.cols);
+    snprintf(stride_s, sizeof stride_s, "%lld", (long long)shape.stride);
+    snprintf(ops_s, sizeof ops_s, "%lld", (long long)p->ops_per_graph);
+    snprintf(samples_s, sizeof samples_s, "%lld", (long long)p->samples);
+    snprintf(cold_s, sizeof cold_s, "%lld", (long long)p->cold_samples);
+    snprintf(warm_s, sizeof warm_s, "%.17g", p->warmup_ms);
+    snprintf(target_s, sizeof target_s, "%.17g", p->target_sample_ms);
+    snprintf(flush_s, sizeof flush_s, "%lld", (long long)p->ref_cuda.flush_cache_multiple);
+    snprintf(fd_s, sizeof fd_s, "%d", PEER_RECORD_FD);
+    argv[ac++] = (char *)(a->python ? a->python : "python3");
+    argv[ac++] = (char *)a->peer_script;
+    argv[ac++] = "--backend";
+    argv[ac++] = (char *)a->ops->name;
+    argv[ac++] = "--input";
+    argv[ac++] = in_path;
+    argv[ac++] = "--op";
+    argv[ac++] = (char *)ev_op_name(shape.op);
+    argv[ac++] = "--dtype";
+    argv[ac++] = (char *)ev_dtype_name(shape.dtype);
+    argv[ac++] = "--rows";
+    argv[ac++] = rows_s;
+    argv[ac++] = "--cols";
+    argv[ac++] = cols_s;
+    argv[ac++] = "--stride";
+    argv[ac++] = stride_s;
+    argv[ac++] = "--job-key";
+    argv[ac++] = (char *)a->job_key;
+    argv[ac++] = "--record-fd";
+    argv[ac++] = fd_s;
+    argv[ac++] = "--out-first";
+    argv[ac++] = first_path;
+    argv[ac++] = "--out-final";
+    argv[ac++] = final_path;
+    argv[ac++] = "--ops";
+    argv[ac++] = ops_s;
+    argv[ac++] = "--samples";
+    argv[ac++] = samples_s;
+    argv[ac++] = "--cold-samples";
+    argv[ac++] = cold_s;
+    argv[ac++] = "--warmup-ms";
+    argv[ac++] = warm_s;
+    argv[ac++] = "--target-ms";
+    argv[ac++] = target_s;
+    argv[ac++] = "--flush-multiple";
+    argv[ac++] = flush_s;
+    argv[ac] = NULL;
+    if (!a->peer_script) {
+        rc = skip_job(a, out, "torch-compile: no peer script given to the worker", err);
+        goto out;
+    }
+    if (pipe2(rp, O_CLOEXEC) || pipe2(xp, O_CLOEXEC)) {
+        rc = ev_err_set(err, EV_EPROC, "torch peer: pipe: %s", strerror(errno));
+        goto out;
+    }
+    pid = fork();
+    if (pid < 0) {
+        rc = ev_err_set(err, EV_EPROC, "torch peer: fork: %s", strerror(errno));
+        goto out;
+    }
+    if (pid == 0) {
+        int e;
+        if (out->fd != PEER_RECORD_FD)
+            close(out->fd); /* the peer writes only to its own pipe */
+        if (dup2(rp[1], PEER_RECORD_FD) < 0)
+            _exit(127);
+        execvp(argv[0], argv);
+        e = errno;
+        if (write(xp[1], &e, sizeof e) < 0)
+            _exit(127);
+        _exit(127);
+    }
+    close(rp[1]);
+    close(xp[1]);
+    rp[1] = xp[1] = -1;
+    if (read(xp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
+        exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
+    if (!exec_errno)
+        rc = relay(rp[0], out, &ended, &skipped, err);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (rc)
+        goto out;
+    if (exec_errno) {
+        char why[512];
+        snprintf(why, sizeof why, "torch-compile: cannot run %s: %s", argv[0], strerror(exec_errno));
+        rc = skip_job(a, out, why, err);
+        goto out;
+    }
+    if (WIFSIGNALED(status)) {
+        rc = ev_err_set(err, EV_EPROC, "torch peer killed by signal %d", WTERMSIG(status));
+        goto out;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        rc = ev_err_set(err, EV_EPROC, "torch peer exited with status %d", WEXITSTATUS(status));
+        goto out;
+    }
+    if (!ended) {
+        rc = ev_err_set(err, EV_EPROC, "torch peer: its record stream did not end with a correct end record");
+        goto out;
+    }
+    if (!skipped) {
+        ev_validation v1, v2;
+        char h1[65], h2[65];
+        if ((rc = read_output(first_path, out_len, &o1, err)) || (rc = read_output(final_path, out_len, &o2, err)))
+            goto out;
+        ev_worker_check(p, &shape, input, o1, &v1);
+        if ((rc = ev_worker_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
+            goto out;
+        ev_worker_check(p, &shape, input, o2, &v2);
+        if ((rc = ev_sha256_hex(o2, out_len, h2)))
+            goto out;
+        if (strcmp(h1, h2))
+            v2.passed = 0; /* replay determinism broken */
+        if ((rc = ev_worker_validation(out, "final", &v2, o2, out_len, 0, h2, err)))
+            goto out;
+    }
+    {
+        cJSON *e = ev_rec_new(EV_REC_END);
+        if (e)
+            ev_json_add_i64(e, "records", out->count);
+        rc = ev_rec_write(out, e, err);
+    }
+out:
+    for (int i = 0; i < 2; i++) {
+        if (rp[i] >= 0)
+            close(rp[i]);
+        if (xp[i] >= 0)
+            close(xp[i]);
+    }
+    if (have_dir) {
+        unlink(in_path);
+        unlink(first_path);
+        unlink(final_path);
+        rmdir(dir);
+    }
+    free(input);
+    free(o1);
+    free(o2);
+    return rc;
+}
