@@ -19,6 +19,11 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "runner/backend.h"
+#include "runner/plan.h"
+#include "runner/protocol.h"
+#include "runner/worker.h"
+#include "selector.h"
 #include "store/outcome.h"
 #include "store/store.h"
 
@@ -118,6 +123,7 @@ typedef struct att_info {
     int64_t attempt_id, job_id, attempt;
     int has_process, interrupted;
     ev_process_facts f;
+    char skip_reason[256];
 } att_info;
 
 typedef struct sample_info {
@@ -170,6 +176,8 @@ static ev_status on_att(void *ctx, const ev_row *r)
         a->f.timed_out = (int)ev_row_i64(r, 9);
         a->f.interrupted = a->interrupted = (int)ev_row_i64(r, 10);
         a->f.skipped = (int)ev_row_i64(r, 11);
+        if (!ev_row_is_null(r, 12))
+            snprintf(a->skip_reason, sizeof a->skip_reason, "%s", ev_row_text(r, 12));
         a->f.records_ok = (int)ev_row_i64(r, 14);
     }
     return EV_OK;
@@ -292,6 +300,28 @@ static int hot_samples(const snap *s, int64_t attempt_id)
     return n;
 }
 
+/*
+ * What the torch-compile peer must say on this host with the cpu backend:
+ * "torch-compile: " + the last line python3 itself prints for `import
+ * torch` (the host's own import error), or, where torch imports, the
+ * peer's cpu-backend refusal (checked by prefix).  Static buffer.
+ */
+static const char *torch_reason(void)
+{
+    static char why[512];
+    char line[400] = "", last[400] = "";
+    FILE *p = popen("python3 -c 'import torch' 2>&1", "r");
+    ck_assert_ptr_nonnull(p);
+    while (fgets(line, sizeof line, p))
+        snprintf(last, sizeof last, "%s", line);
+    ck_assert_int_ge(pclose(p), 0);
+    last[strcspn(last, "\n")] = '\0';
+    if (!last[0])
+        return "torch-compile: RuntimeError: torch imported"; /* only a prefix: see below */
+    snprintf(why, sizeof why, "torch-compile: %s", last);
+    return why;
+}
+
 /* ---- tests ------------------------------------------------------------ */
 
 START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
@@ -307,7 +337,6 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
     ck_assert_msg(wall < 60, "quick.json took %.1f s", wall);
     read_snap(&s);
     ck_assert(s.has_status);
-    ck_assert_str_eq(s.status, "completed");
     ck_assert_int_eq(s.fits, 1);
     for (size_t i = 0; i < s.n_jobs; i++) {
         const att_info *a = last_att(&s, s.jobs[i].key, NULL);
@@ -320,12 +349,16 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
         } else {
             ck_assert_msg(o == EV_OUT_SKIPPED, "%s: %s", s.jobs[i].key, ev_outcome_name(o));
             ck_assert(strstr(s.jobs[i].key, "/cub/") || strstr(s.jobs[i].key, "/torch-compile/"));
+            if (strstr(s.jobs[i].key, "/torch-compile/"))
+                ck_assert_msg(!strncmp(a->skip_reason, torch_reason(), strlen(torch_reason())), "%s",
+                              a->skip_reason);
             skipped++;
         }
     }
     /* 6 cases x (default rows1 rows2) + floor + ceiling + 6 auto + 6 recheck; 6 x (cub torch) skipped */
     ck_assert_uint_eq(completed, 6 * 3 + 2 + 6 + 6);
     ck_assert_uint_eq(skipped, 12);
+    ck_assert_str_eq(s.status, "completed");
     free(s.samples);
 }
 END_TEST
@@ -405,7 +438,7 @@ START_TEST(test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retr
 END_TEST
 
 static const char slow_protocol[] =
-    "{\"seed\": 11, \"samples\": 5, \"warmup_ms\": 150, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
+    "{\"seed\": 11, \"samples\": 12, \"warmup_ms\": 150, \"target_sample_ms\": 50, \"cold_samples\": 1,\n"
     " \"job_timeout_s\": 60, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -458,7 +491,7 @@ static int check_finished(const snap *s)
         const att_info *a = last_att(s, s->jobs[i].key, NULL);
         ck_assert_ptr_nonnull(a);
         ck_assert_str_eq(ev_outcome_name(att_outcome(s, a)), "completed");
-        ck_assert_int_eq(hot_samples(s, a->attempt_id), 5);
+        ck_assert_int_eq(hot_samples(s, a->attempt_id), 12);
     }
     for (size_t i = 0; i < s->n_atts; i++) {
         ck_assert(s->atts[i].has_process);
@@ -523,16 +556,52 @@ START_TEST(test_sigint_stops_the_run_cleanly_and_resume_finishes_it)
 }
 END_TEST
 
-START_TEST(test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples)
+/* The pid of pid's only child (the running worker), or -1. */
+static pid_t child_of(pid_t pid)
+{
+    char path[64], buf[256];
+    FILE *f;
+    long c = -1;
+    snprintf(path, sizeof path, "/proc/%d/task/%d/children", (int)pid, (int)pid);
+    f = fopen(path, "r");
+    if (!f)
+        return -1;
+    if (!fgets(buf, sizeof buf, f) || sscanf(buf, "%ld", &c) != 1)
+        c = -1;
+    fclose(f);
+    return (pid_t)c;
+}
+
+/*
+ * Starts the slow protocol, SIGKILLs the supervisor (and, with
+ * kill_worker, the running worker's process group at the same moment, as
+ * a device call's time limit kills everything) while a job has committed
+ * samples, then resumes: every committed sample is still there once, the
+ * cut-off attempt is interrupted, the run finishes.
+ */
+static void kill_and_resume(int kill_worker)
 {
     const char *proto = write_file("slow.json", slow_protocol);
-    pid_t pid = start_run(proto, 0);
+    pid_t pid = start_run(proto, 0), worker = -1;
     snap before, after;
     int64_t cut = 0;
 
     ck_assert_msg(wait_running(2), "no running attempt with samples seen");
-    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    if (kill_worker) {
+        worker = child_of(pid);
+        ck_assert_int_gt(worker, 0);
+    }
+    ck_assert_int_eq(kill(pid, SIGKILL), 0); /* the supervisor first: it writes nothing more */
+    if (kill_worker)
+        ck_assert_int_eq(kill(-worker, SIGKILL), 0);
     ck_assert_int_eq(wait_exit(pid), 128 + SIGKILL);
+    if (kill_worker) {
+        /* the worker's group is gone (no orphan keeps measuring) */
+        struct timespec ts = {0, 10 * 1000 * 1000};
+        for (int i = 0; i < 200 && kill(worker, 0) == 0; i++)
+            nanosleep(&ts, NULL);
+        ck_assert_int_ne(kill(worker, 0), 0);
+    }
     read_snap(&before);
     for (size_t i = 0; i < before.n_atts; i++)
         if (!before.atts[i].has_process)
@@ -563,6 +632,17 @@ START_TEST(test_a_killed_supervisor_resumes_without_losing_or_duplicating_sample
     free(before.samples);
     free(after.samples);
 }
+
+START_TEST(test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples)
+{
+    kill_and_resume(0);
+}
+END_TEST
+
+START_TEST(test_a_killed_supervisor_and_worker_resume_to_a_consistent_store)
+{
+    kill_and_resume(1);
+}
 END_TEST
 
 START_TEST(test_resume_refuses_a_different_protocol)
@@ -579,6 +659,322 @@ START_TEST(test_resume_refuses_a_different_protocol)
 }
 END_TEST
 
+
+/* ---- the worker's backends and peers, without the supervisor ---------- */
+
+static const char unit_protocol[] =
+    "{\"seed\": 5, \"samples\": 2, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"cold_samples\": 1,\n"
+    " \"host_threads\": 3, \"reference_arms\": false,\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"torch-compile\", \"fault-ws\"],\n"
+    " \"allow_fault_arms\": true,\n"
+    " \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"cases\": [1]}],\n"
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", \"default_rows\": 4},\n"
+    "           {\"op\": \"reduce_max\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", \"default_rows\": 8},\n"
+    "           {\"op\": \"reduce_sum\", \"rows\": 37, \"cols\": 257, \"stride\": 260, \"dtype\": \"bf16\", "
+    "\"default_rows\": 2},\n"
+    "           {\"op\": \"reduce_max\", \"rows\": 3, \"cols\": 8191, \"dtype\": \"bf16\", \"default_rows\": 1}]}\n";
+
+/* Parses unit_protocol into *p. */
+static void unit_proto(ev_protocol *p)
+{
+    ev_err err = {""};
+    ck_assert_msg(ev_protocol_parse(unit_protocol, strlen(unit_protocol), p, &err) == EV_OK, "%s", err.msg);
+}
+
+/*
+ * Binds job on a fresh cpu backend of proto (host_threads 3), launches it,
+ * checks the output against the oracle, and captures 100 ops.  OUT: *node
+ * (the one receipt) and *threads (the binding's S).
+ */
+static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, ev_node_receipt *node,
+                    int64_t *threads)
+{
+    ev_backend_config cfg;
+    ev_backend_binding b;
+    ev_node_receipt *nodes = NULL;
+    ev_validation v;
+    ev_shape shape;
+    size_t n_nodes = 0, len = 0;
+    void *impl = NULL, *in = NULL;
+    unsigned char *out;
+    ev_err err = {""};
+
+    memset(&cfg, 0, sizeof cfg);
+    cfg.host_threads = proto->host_threads;
+    cfg.ref = proto->ref_cpu;
+    ck_assert_int_eq(ev_worker_input(proto, ci, &shape, &in, &len, &err), EV_OK);
+    job->c = proto->cases[ci];
+    job->input = in;
+    job->input_len = len;
+    ck_assert_msg(ev_backend_cpu_ops.open(&cfg, &impl, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_backend_cpu_ops.bind(impl, job, &b, &err) == EV_OK, "%s", err.msg);
+    out = malloc(b.out_len + 1);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_int_eq(ev_backend_cpu_ops.poison(impl, &err), EV_OK);
+    ck_assert_int_eq(ev_backend_cpu_ops.launch(impl, &err), EV_OK);
+    ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, out, b.out_len, &err), EV_OK);
+    ev_worker_check(proto, &shape, in, out, &v);
+    ck_assert_msg(v.passed, "case %lld arm %s: %lld mismatches", (long long)ci, job->arm, (long long)v.mismatches);
+    ck_assert_int_eq(ev_backend_cpu_ops.capture(impl, 100, &nodes, &n_nodes, &err), EV_OK);
+    ck_assert_uint_eq(n_nodes, 1);
+    *node = nodes[0];
+    *threads = b.threads;
+    free(nodes);
+    free(out);
+    free(in);
+    ev_backend_cpu_ops.close(impl);
+}
+
+/* Asserts that node is the launch plan p, field by field. */
+static void same_receipt(const ev_node_receipt *node, const ev_launch_plan *p)
+{
+    ck_assert_str_eq(node->function, p->entry);
+    for (int d = 0; d < 3; d++) {
+        ck_assert_int_eq(node->grid[d], p->grid[d]);
+        ck_assert_int_eq(node->block[d], p->block[d]);
+    }
+}
+
+START_TEST(test_cpu_receipts_equal_the_selectors_plan_for_every_schedule)
+{
+    static const char *const arms[] = {"default", "rows1", "rows2", "rows4"};
+    ev_protocol proto;
+
+    unit_proto(&proto);
+    for (size_t ci = 0; ci < proto.n_cases; ci++)
+        for (int k = 0; k < 4; k++) {
+            ev_backend_job job;
+            ev_node_receipt node;
+            ev_launch_plan plan;
+            ev_shape shape;
+            ev_sched sched;
+            int64_t threads;
+            ev_err err = {""};
+            memset(&job, 0, sizeof job);
+            job.kind = EV_ARM_NATIVE;
+            job.arm = arms[k];
+            cpu_job(&proto, (int64_t)ci, &job, &node, &threads);
+            ck_assert_int_eq(threads, 3);
+            ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
+            ck_assert_int_eq(ev_sched_parse(arms[k], &sched), 0);
+            ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &shape, sched, proto.cases[ci].default_rows, threads,
+                                              &plan, &err),
+                             EV_OK);
+            same_receipt(&node, &plan);
+            /* grid = tasks, block = rows per task, as DESIGN.md says */
+            ck_assert_int_eq(node.block[0], ev_sched_rows(sched, proto.cases[ci].default_rows));
+            ck_assert_int_eq(node.grid[0], (shape.rows + node.block[0] - 1) / node.block[0]);
+        }
+    ev_protocol_free(&proto);
+}
+END_TEST
+
+START_TEST(test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedule_arm_does_not)
+{
+    static const ev_coef coefs[3] = {{0.9, 0, 1e-4}, {0.1, 2.0, 0}, {0.5, 0.01, 1e-6}};
+    ev_protocol proto;
+    int differed = 0;
+
+    unit_proto(&proto);
+    for (size_t ci = 0; ci < proto.n_cases; ci++)
+        for (int k = 0; k < 3; k++) {
+            ev_backend_job job;
+            ev_node_receipt a, w;
+            ev_launch_plan want;
+            ev_shape shape;
+            int64_t threads;
+            ev_err err = {""};
+            memset(&job, 0, sizeof job);
+            job.kind = EV_ARM_AUTO;
+            job.arm = "auto";
+            job.coef = &coefs[k];
+            job.threshold = 0.05;
+            cpu_job(&proto, (int64_t)ci, &job, &a, &threads);
+            ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
+            ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &shape, proto.cases[ci].default_rows, &coefs[k], threads,
+                                                0.05, &want, NULL, &err),
+                             EV_OK);
+            same_receipt(&a, &want);
+            job.arm = "fault-ws";
+            job.wrong_schedule = 1;
+            cpu_job(&proto, (int64_t)ci, &job, &w, &threads);
+            ck_assert_str_ne(w.function, want.entry);
+            ck_assert_int_ne(w.block[0], want.block[0]); /* other rows per program, honestly recorded */
+            differed++;
+        }
+    ck_assert_int_eq(differed, 12);
+    ev_protocol_free(&proto);
+}
+END_TEST
+
+START_TEST(test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_policy_phase)
+{
+    ev_protocol proto;
+    ev_plan plan;
+    ev_err err = {""};
+
+    unit_proto(&proto);
+    ck_assert_int_eq(ev_plan_build(&proto, &plan, &err), EV_OK);
+    ck_assert_int_lt(ev_plan_find(&plan, "policy/1/fault-ws/initial"), (ptrdiff_t)(plan.n_main + plan.n_policy));
+    ck_assert_int_ge(ev_plan_find(&plan, "policy/1/fault-ws/initial"), (ptrdiff_t)plan.n_main);
+    ck_assert_int_eq(ev_plan_find(&plan, "main/1/fault-ws/initial"), -1);
+    ck_assert_int_eq(ev_plan_find(&plan, "policy/0/fault-ws/initial"), -1); /* only its cases */
+    ck_assert_uint_eq(plan.n_policy, proto.n_cases + 1);
+    ck_assert_int_eq(ev_plan_find(&plan, "policy/1/fault-ws/initial"),
+                     ev_plan_find(&plan, "policy/1/auto/initial") + 1);
+    for (size_t i = plan.n_main; i < plan.n_main + plan.n_policy; i++)
+        ck_assert_int_eq(plan.jobs[i].plan_order, (int64_t)(i - plan.n_main));
+    ev_plan_free(&plan);
+    ev_protocol_free(&proto);
+}
+END_TEST
+
+/*
+ * Runs build/evident-worker on unit_protocol for case ci and arm with the
+ * extra arguments (NULL-terminated), records on a pipe.  OUT: *records
+ * (the whole stream).  Returns the exit code.
+ */
+static int run_worker(int64_t ci, const char *arm, const char *const extra[], ev_buf *records)
+{
+    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
+    const char *proto = write_file("unit.json", unit_protocol);
+    char prog[512], case_s[24];
+    const char *argv[32];
+    int ac = 0, rp[2];
+    pid_t pid;
+
+    snprintf(prog, sizeof prog, "%s/evident-worker", build);
+    snprintf(case_s, sizeof case_s, "%lld", (long long)ci);
+    argv[ac++] = prog;
+    argv[ac++] = "--backend";
+    argv[ac++] = "cpu";
+    argv[ac++] = "--protocol-fd";
+    argv[ac++] = "4";
+    argv[ac++] = "--record-fd";
+    argv[ac++] = "3";
+    argv[ac++] = "--case";
+    argv[ac++] = case_s;
+    argv[ac++] = "--arm";
+    argv[ac++] = arm;
+    argv[ac++] = "--job-key";
+    argv[ac++] = "main/x/y/initial";
+    for (int i = 0; extra && extra[i]; i++)
+        argv[ac++] = extra[i];
+    argv[ac] = NULL;
+    ck_assert_int_eq(pipe(rp), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int pf = open(proto, O_RDONLY);
+        int nul = open("/dev/null", O_WRONLY);
+        if (pf < 0 || dup2(pf, 4) < 0 || dup2(rp[1], 3) < 0 || (nul >= 0 && dup2(nul, 1) < 0))
+            _exit(126);
+        execv(prog, (char *const *)argv);
+        _exit(127);
+    }
+    close(rp[1]);
+    for (;;) {
+        char chunk[4096];
+        ssize_t n = read(rp[0], chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        ck_assert_int_eq(ev_buf_append(records, chunk, (size_t)n), EV_OK);
+    }
+    close(rp[0]);
+    return wait_exit(pid);
+}
+
+/* Line i (0-based) of the record stream, copied into a static buffer. */
+static const char *rec_line(const ev_buf *b, int i)
+{
+    static char line[8192];
+    const char *p = b->data ? b->data : "";
+    for (; i > 0 && p; i--) {
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    ck_assert_ptr_nonnull(p);
+    snprintf(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
+    return line;
+}
+
+START_TEST(test_torch_compile_is_skipped_with_the_hosts_own_import_error)
+{
+    static const char *const extra[] = {"--python", "python3", "--peer-script", "kernels/peer_torch.py", NULL};
+    ev_buf recs = EV_BUF_INIT;
+    char want[600];
+
+    ck_assert_int_eq(run_worker(0, "torch-compile", extra, &recs), 0);
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 0), "\"type\": \"hello\""));
+    snprintf(want, sizeof want, "{\"type\": \"skip\", \"reason\": \"%s", torch_reason());
+    ck_assert_msg(!strncmp(rec_line(&recs, 1), want, strlen(want)), "%s", rec_line(&recs, 1));
+    ck_assert_str_eq(rec_line(&recs, 2), "{\"type\":\"end\",\"records\":2}");
+    ev_buf_free(&recs);
+}
+END_TEST
+
+START_TEST(test_an_interpreter_that_cannot_start_is_a_skip_with_its_error)
+{
+    static const char *const extra[] = {"--python", "/nonexistent/python3", "--peer-script",
+                                        "kernels/peer_torch.py", NULL};
+    ev_buf recs = EV_BUF_INIT;
+
+    ck_assert_int_eq(run_worker(0, "torch-compile", extra, &recs), 0);
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 0), "\"type\":\"hello\""));
+    ck_assert_str_eq(rec_line(&recs, 1), "{\"type\":\"skip\",\"reason\":\"torch-compile: cannot run "
+                                          "/nonexistent/python3: No such file or directory\"}");
+    ck_assert_str_eq(rec_line(&recs, 2), "{\"type\":\"end\",\"records\":2}");
+    ev_buf_free(&recs);
+}
+END_TEST
+
+/* A stand-in peer (this test's own file, used because torch is absent
+ * here): records in peer_torch.py's format, then output files of zeros,
+ * which a reduce_max of the seeded inputs cannot have produced. */
+static const char fake_peer[] =
+    "import argparse, os\n"
+    "p = argparse.ArgumentParser()\n"
+    "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"
+    "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n"
+    "          'backend'):\n"
+    "    p.add_argument('--' + k)\n"
+    "a = p.parse_args()\n"
+    "n = int(a.rows) * 4\n"
+    "assert os.path.getsize(a.input) == ((int(a.rows) - 1) * int(a.stride) + int(a.cols)) * 4\n"
+    "for f in (a.out_first, a.out_final):\n"
+    "    open(f, 'wb').write(bytes(n))\n"
+    "w = os.fdopen(int(a.record_fd), 'w')\n"
+    "w.write('{\"type\": \"hello\", \"version\": 1, \"pid\": 1, \"job_key\": \"%s\", \"arm\": \"torch-compile\", "
+    "\"affinity\": \"0\"}\\n' % a.job_key)\n"
+    "w.write('{\"type\": \"sample\", \"timing\": \"hot\", \"index\": 0, \"replays\": 3, \"ops_per_graph\": 100, "
+    "\"elapsed_ms\": 0.30000000000000004}\\n')\n"
+    "w.write('{\"type\": \"end\", \"records\": 2}\\n')\n";
+
+START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated)
+{
+    char script[512];
+    const char *extra[] = {"--python", "python3", "--peer-script", script, NULL};
+    ev_buf recs = EV_BUF_INIT;
+
+    snprintf(script, sizeof script, "%s", write_file("fake_peer.py", fake_peer)); /* write_file's buffer is reused */
+    ck_assert_int_eq(run_worker(1, "torch-compile", extra, &recs), 0);
+    ck_assert_str_eq(rec_line(&recs, 0), "{\"type\": \"hello\", \"version\": 1, \"pid\": 1, \"job_key\": "
+                                         "\"main/x/y/initial\", \"arm\": \"torch-compile\", \"affinity\": \"0\"}");
+    ck_assert_str_eq(rec_line(&recs, 1), "{\"type\": \"sample\", \"timing\": \"hot\", \"index\": 0, \"replays\": "
+                                         "3, \"ops_per_graph\": 100, \"elapsed_ms\": 0.30000000000000004}");
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"stage\":\"first\",\"passed\":false"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"mismatches\":130"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"output_hex\":\"0000"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"stage\":\"final\",\"passed\":false"));
+    ck_assert_str_eq(rec_line(&recs, 4), "{\"type\":\"end\",\"records\":4}");
+    ev_buf_free(&recs);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runner");
@@ -592,7 +988,18 @@ int main(void)
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
     tcase_add_test(tc, test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples);
+    tcase_add_test(tc, test_a_killed_supervisor_and_worker_resume_to_a_consistent_store);
     tcase_add_test(tc, test_resume_refuses_a_different_protocol);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("worker");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_cpu_receipts_equal_the_selectors_plan_for_every_schedule);
+    tcase_add_test(tc, test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedule_arm_does_not);
+    tcase_add_test(tc, test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_policy_phase);
+    tcase_add_test(tc, test_torch_compile_is_skipped_with_the_hosts_own_import_error);
+    tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
+    tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

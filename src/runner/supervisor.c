@@ -42,6 +42,15 @@
 #endif
 
 #define STDERR_TAIL 4096
+/* Records of a running worker are committed in batches: when the stream
+ * ends, or COMMIT_MS after the oldest uncommitted line arrived, or when
+ * COMMIT_BYTES are waiting.  One fsync per batch instead of one per
+ * record (a 100 ms sample protocol commits two or three records at a time;
+ * a short cpu job's warm-up and samples in one or two batches).  A SIGKILL
+ * of the supervisor loses at most COMMIT_MS of records of the attempt then
+ * running, which --resume records as interrupted and runs again. */
+#define COMMIT_MS    250
+#define COMMIT_BYTES ((size_t)1 << 20)
 #define MAX_LINE    ((size_t)64 << 20)
 
 /* A planned job as the store knows it. */
@@ -434,6 +443,7 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
     int64_t start = mono_ns();
     int64_t deadline = start + (int64_t)(s->proto.job_timeout_s * 1e9), kill_at = 0;
     int rec_open = 1, err_open = 1, exited = 0, status = 0;
+    int64_t pending_since = 0; /* arrival of the oldest uncommitted bytes; 0: none */
     ev_status rc = EV_OK, fatal = EV_OK;
     pid_t pid;
 
@@ -524,6 +534,15 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
             fds[nf].fd = s->o->stop_fd;
             fds[nf++].events = POLLIN;
         }
+        if (pending_since && !fatal && (!rec_open || now - pending_since >= (int64_t)COMMIT_MS * 1000000 ||
+                                        line.len >= COMMIT_BYTES)) {
+            ev_status c = on_lines(s, a, &line);
+            pending_since = line.len ? now : 0;
+            if (c) {
+                fatal = c;
+                ev_err_set(err, c, "store: cannot commit a record");
+            }
+        }
         timeout = (rec_open || err_open) ? 200 : 5;
         if (!exited && deadline - now < (int64_t)timeout * 1000000)
             timeout = deadline > now ? (int)((deadline - now) / 1000000) + 1 : 0;
@@ -550,13 +569,8 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
                     fatal = ev_err_set(err, EV_ENOMEM, "record buffer: out of memory");
                     continue;
                 }
-                if (!fatal) {
-                    ev_status c = on_lines(s, a, &line);
-                    if (c) {
-                        fatal = c;
-                        ev_err_set(err, c, "store: cannot commit a record");
-                    }
-                }
+                if (!pending_since)
+                    pending_since = mono_ns();
                 if (line.len > MAX_LINE) {
                     proto_err(a, "record %lld: longer than %zu bytes", (long long)a->count + 1, MAX_LINE);
                     ev_buf_reset(&line);
@@ -579,6 +593,13 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
         kill(-pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
+    }
+    if (line.len && !fatal) {
+        ev_status c = on_lines(s, a, &line); /* what is left when the loop gave up on the pipes */
+        if (c) {
+            fatal = c;
+            ev_err_set(err, c, "store: cannot commit a record");
+        }
     }
     if (line.len)
         proto_err(a, "record %lld: no newline at the end of the stream", (long long)a->count + 1);
@@ -1102,143 +1123,41 @@ out:
 
 /* ---- fit -------------------------------------------------------------- */
 
-typedef struct samp_ctx {
-    sup *s;
-    int64_t attempt_id;
-    double *v;
-    size_t n, cap;
-} samp_ctx;
-
-/* EV_Q_SAMPLES row: collects hot per-op times of one attempt. */
-static ev_status on_sample(void *ctx, const ev_row *r)
-{
-    samp_ctx *c = ctx;
-    double us;
-    if (ev_row_i64(r, 0) != c->attempt_id || strcmp(ev_row_text(r, 1), "hot"))
-        return EV_OK;
-    us = ev_row_double(r, 5) * 1000.0 / ((double)ev_row_i64(r, 3) * (double)ev_row_i64(r, 4));
-    if (c->n == c->cap) {
-        size_t cap = c->cap ? c->cap * 2 : 16;
-        double *v = realloc(c->v, cap * sizeof *v);
-        if (!v)
-            return EV_ENOMEM;
-        c->v = v;
-        c->cap = cap;
-    }
-    c->v[c->n++] = us;
-    return EV_OK;
-}
-
-/* qsort comparator for doubles (no NaN here: per-op times are finite). */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* Median as src/common/stats.h defines it (the mean of the two middle
- * values as a + (b - a) / 2).  TEMPORARY local copy until stats.c is on
- * main; sorts v in place.  Returns 0, or -1 when n == 0. */
-static int median(double *v, size_t n, double *out)
-{
-    if (!n)
-        return -1;
-    qsort(v, n, sizeof *v, cmp_double);
-    *out = n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
-    return 0;
-}
-
-/* The main-phase job of case ci and arm, or NULL. */
-static jstate *main_job(sup *s, int64_t ci, const char *arm)
-{
-    for (size_t i = 0; i < s->n_js; i++)
-        if (s->js[i].pj.phase == EV_PHASE_MAIN && s->js[i].pj.case_index == ci &&
-            !strcmp(s->js[i].pj.arm, arm))
-            return &s->js[i];
-    return NULL;
-}
-
 /*
- * The fit phase: observations are the main-phase hot medians of default,
- * rows1 and rows2 of every case whose three jobs completed (holdout cases
- * too: the model gives them no weight and reports regret on them); cases
- * with a failed or missing job are excluded with the reason.  Records the
- * fit once per run.  A failed fit is not a run failure: fit_note says why
- * and auto runs the default schedule.
+ * The fit phase: the observations and exclusions are the model's own
+ * reading of the store (ev_obs_from_store: main-phase hot medians of
+ * default, rows1 and rows2 of every case whose jobs completed; holdout
+ * cases carried with their role; S from the bindings), so that `evident
+ * run`, `evident fit --db` and the exporter fit the same numbers.  Records
+ * the fit once per run.  A failed fit is not a run failure: fit_note says
+ * why and auto runs the default schedule.
  */
 static ev_status fit_phase(sup *s, ev_err *err)
 {
-    static const char *const arms[3] = {"default", "rows1", "rows2"};
-    static const ev_sched sch[3] = {EV_SCHED_DEFAULT, EV_SCHED_ROWS1, EV_SCHED_ROWS2};
-    ev_obs *obs = calloc(s->proto.n_cases * 3 + 1, sizeof *obs);
-    ev_excluded *ex = calloc(s->proto.n_cases + 1, sizeof *ex);
+    ev_obs *obs = NULL;
+    ev_excluded *ex = NULL;
     size_t n_obs = 0, n_ex = 0;
+    int64_t sms = 0, fits = 0;
     ev_fit *fit = NULL;
     ev_fit_input in;
     ev_buf json = EV_BUF_INIT;
     ev_err fe = {""};
-    int64_t fits = 0;
     ev_status rc = EV_OK;
 
-    if (!obs || !ex) {
-        rc = ev_err_set(err, EV_ENOMEM, "fit: out of memory");
+    if (ev_obs_from_store(s->st, s->run_id, &obs, &n_obs, &ex, &n_ex, &sms, &fe)) {
+        snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (observations: %.200s): auto runs the default schedule",
+                 fe.msg);
         goto out;
-    }
-    for (size_t ci = 0; ci < s->proto.n_cases; ci++) {
-        const ev_proto_case *c = &s->proto.cases[ci];
-        ev_obs o3[3];
-        char why[160] = "";
-        for (int k = 0; k < 3 && !why[0]; k++) {
-            jstate *j = main_job(s, (int64_t)ci, arms[k]);
-            samp_ctx sc = {s, 0, NULL, 0, 0};
-            if (!j) {
-                snprintf(why, sizeof why, "%s: not planned", arms[k]);
-                break;
-            }
-            if (!j->has_outcome || j->outcome != EV_OUT_COMPLETED) {
-                snprintf(why, sizeof why, "%s: %s", arms[k],
-                         j->has_outcome ? ev_outcome_name(j->outcome) : "not run");
-                break;
-            }
-            sc.attempt_id = j->last_attempt_id;
-            if ((rc = ev_store_query(s->st, EV_Q_SAMPLES, s->run_id, on_sample, &sc, err))) {
-                free(sc.v);
-                goto out;
-            }
-            memset(&o3[k], 0, sizeof o3[k]);
-            snprintf(o3[k].op, sizeof o3[k].op, "%s", c->op);
-            snprintf(o3[k].dtype, sizeof o3[k].dtype, "%s", c->dtype);
-            o3[k].rows = c->rows;
-            o3[k].cols = c->cols;
-            o3[k].default_rows = c->default_rows;
-            o3[k].sched = sch[k];
-            o3[k].role = strcmp(c->role, "holdout") ? EV_ROLE_CALIBRATION : EV_ROLE_HOLDOUT;
-            if (!sc.n || median(sc.v, sc.n, &o3[k].median_us) || !(o3[k].median_us > 0))
-                snprintf(why, sizeof why, "%s: no positive median", arms[k]);
-            free(sc.v);
-        }
-        if (why[0]) {
-            ev_excluded *e = &ex[n_ex++];
-            snprintf(e->op, sizeof e->op, "%s", c->op);
-            snprintf(e->dtype, sizeof e->dtype, "%s", c->dtype);
-            e->rows = c->rows;
-            e->cols = c->cols;
-            e->default_rows = c->default_rows;
-            snprintf(e->reason, sizeof e->reason, "case %zu %s", ci, why);
-            continue;
-        }
-        for (int k = 0; k < 3; k++)
-            obs[n_obs++] = o3[k];
     }
     memset(&in, 0, sizeof in);
     in.obs = obs;
     in.n_obs = n_obs;
     in.excluded = ex;
     in.n_excluded = n_ex;
-    in.sms = s->sms;
+    in.sms = sms > 0 ? sms : s->sms;
     in.threshold = s->proto.decision_threshold;
     if (ev_model_fit(&in, &fit, &fe)) {
-        snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (%s): auto runs the default schedule",
+        snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (%.200s): auto runs the default schedule",
                  fe.msg);
         goto out;
     }
@@ -1247,9 +1166,9 @@ static ev_status fit_phase(sup *s, ev_err *err)
     if ((rc = ev_store_query(s->st, EV_Q_FITS, s->run_id, on_count, &fits, err)))
         goto out;
     if (fits == 0) {
+        int64_t fit_id;
         if ((rc = ev_fit_to_json(fit, &json, err)))
             goto out;
-        int64_t fit_id;
         rc = ev_store_add_fit(s->st, s->run_id, wall_ns(), json.data, &fit_id, err);
     }
 out:

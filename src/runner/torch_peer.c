@@ -248,8 +248,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         int e;
         if (out->fd != PEER_RECORD_FD)
             close(out->fd); /* the peer writes only to its own pipe */
-        if (dup2(rp[1], PEER_RECORD_FD) < 0)
-            _exit(127);
+        if (rp[1] == PEER_RECORD_FD ? fcntl(rp[1], F_SETFD, 0) < 0 : dup2(rp[1], PEER_RECORD_FD) < 0)
+            _exit(127); /* (dup2 onto itself would leave close-on-exec set) */
         execvp(argv[0], argv);
         e = errno;
         if (write(xp[1], &e, sizeof e) < 0)
