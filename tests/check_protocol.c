@@ -112,6 +112,9 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE]} trailing", "protocol"},
     {"[1, 2]", "protocol: must be an object"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"retries\": 2}", "retries: must be <= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"samples\": 2}]}",
+     "fault_arms[0].samples: not a field of kind 'wrong-schedule'"},
 };
 
 START_TEST(test_a_malformed_protocol_is_refused_with_the_field_named)
@@ -160,6 +163,10 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
     ck_assert_uint_ge(holdout, 12);
     ck_assert_int_eq(p.cases[16].rows, 8192);
     ck_assert_int_eq(p.cases[16].cols, 8192);
+    /* the anchors' protocol, sized for the device budget (docs/runner.md) */
+    ck_assert(p.warmup_ms == 300);
+    ck_assert(p.target_sample_ms == 50);
+    ck_assert_int_eq(p.samples, 7);
     ev_protocol_free(&p);
 
     parse_file("protocols/quick.json", &p);
@@ -209,6 +216,32 @@ START_TEST(test_the_plan_is_deterministic_and_every_key_is_unique)
     ck_assert(moved);
     ev_plan_free(&a);
     ev_plan_free(&b);
+    ev_protocol_free(&p);
+}
+END_TEST
+
+START_TEST(test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job)
+{
+    char text[1024];
+    ev_protocol p;
+    ev_plan plan;
+    ev_err err = {""};
+
+    snprintf(text, sizeof text,
+             "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"fault-ws\"], "
+             "\"allow_fault_arms\": true, \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\"}], "
+             "\"cases\": [%s, %s]}",
+             good_case, good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(p.faults[0].kind, EV_FAULT_WRONG_SCHEDULE);
+    ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
+    ck_assert_uint_eq(plan.n_main, 2);  /* default only */
+    ck_assert_uint_eq(plan.n_policy, 4); /* auto, fault-ws per case */
+    ck_assert_str_eq(plan.jobs[2].job_key, "policy/0/auto/initial");
+    ck_assert_str_eq(plan.jobs[3].job_key, "policy/0/fault-ws/initial");
+    ck_assert_str_eq(plan.jobs[5].job_key, "policy/1/fault-ws/initial");
+    ck_assert_int_eq(plan.jobs[5].plan_order, 3);
+    ev_plan_free(&plan);
     ev_protocol_free(&p);
 }
 END_TEST
@@ -323,6 +356,7 @@ int main(void)
     tcase_add_test(tc, test_the_plan_is_deterministic_and_every_key_is_unique);
     tcase_add_test(tc, test_rescue_retries_exactly_the_retryable_outcomes);
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
+    tcase_add_test(tc, test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

@@ -29,33 +29,43 @@ stamp:
 # The environment receipt names the compiler flags the build used.
 $(BUILD)/obj/src/runner/supervisor.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst ",,$(subst ',,$(EV_CFLAGS)))"'
 
-# make evidence [BACKEND=cuda|cpu] [PROTOCOL=...]: build, run every phase
-# into $(BUILD)/evidence/evidence.db.  Without BACKEND it uses cuda when a
-# device answers nvidia-smi and the worker was built with the cuda backend,
-# else says so in one line and uses cpu.  PROTOCOL defaults to
-# protocols/h200.json on cuda and protocols/quick.json on cpu.  Export and
-# verification follow once the bundle module lands; until then it stops
-# after the run and says so.
+# make evidence [BACKEND=cuda|cpu] [PROTOCOL=...]: build -> evident run ->
+# evident export -> verify-bundle, into $(BUILD)/evidence/:
+#   - BACKEND unset: cuda when the worker was built with the cuda backend
+#     and nvidia-smi lists a device; otherwise one line says why and cpu is
+#     used.  PROTOCOL unset: protocols/h200.json on cuda, protocols/quick.json
+#     on cpu.
+#   - evidence.db absent: a new run.  Present: `evident run --resume`, which
+#     continues the store's last run where it stopped (a long GPU protocol
+#     in several calls), does nothing more when that run is finished (the
+#     export is then redone from the store), and refuses, with exit 2, a
+#     different protocol or backend (remove $(BUILD)/evidence for a new run).
+#   - export to delivery.zip (it prints the root digest), then verify-bundle
+#     with --source-tree . and --expect-root that digest; the last line
+#     printed is the root digest.
 BACKEND ?=
 PROTOCOL ?=
+EVIDENCE_DIR := $(BUILD)/evidence
+.PHONY: evidence
 evidence: all
 	$(Q)backend='$(BACKEND)'; \
 	if [ -z "$$backend" ]; then \
-	  if [ -n '$(WORKER_CUDA_OBJ)' ] && command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then \
-	    backend=cuda; \
+	  if [ -z '$(WORKER_CUDA_LIBS)' ]; then \
+	    echo "make evidence: no cuda backend built (nvcc not found): using the cpu backend"; backend=cpu; \
+	  elif ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; then \
+	    echo "make evidence: no CUDA device answers nvidia-smi: using the cpu backend"; backend=cpu; \
 	  else \
-	    echo "make evidence: no CUDA device or no cuda backend built: using the cpu backend"; backend=cpu; \
+	    backend=cuda; \
 	  fi; \
 	fi; \
 	protocol='$(PROTOCOL)'; \
 	if [ -z "$$protocol" ]; then \
 	  if [ "$$backend" = cuda ]; then protocol=protocols/h200.json; else protocol=protocols/quick.json; fi; \
 	fi; \
-	mkdir -p $(BUILD)/evidence && \
-	./$(BUILD)/evident run --protocol "$$protocol" --backend "$$backend" --db $(BUILD)/evidence/evidence.db && \
-	if [ -x ./$(BUILD)/evident ] && ./$(BUILD)/evident export --help >/dev/null 2>&1; then \
-	  ./$(BUILD)/evident export --db $(BUILD)/evidence/evidence.db --out $(BUILD)/evidence/delivery.zip && \
-	  ./$(BUILD)/verify-bundle $(BUILD)/evidence/delivery.zip; \
-	else \
-	  echo "make evidence: the run is in $(BUILD)/evidence/evidence.db; export and verify-bundle are not built yet: stopping after the run"; \
-	fi
+	mkdir -p $(EVIDENCE_DIR) || exit 2; \
+	db=$(EVIDENCE_DIR)/evidence.db; \
+	if [ -f "$$db" ]; then resume=--resume; echo "make evidence: $$db exists: resuming its last run"; else resume=; fi; \
+	./$(BUILD)/evident run --protocol "$$protocol" --backend "$$backend" --db "$$db" $$resume || exit $$?; \
+	root=$$(./$(BUILD)/evident export --db "$$db" --out $(EVIDENCE_DIR)/delivery.zip) || exit $$?; \
+	./$(BUILD)/verify-bundle $(EVIDENCE_DIR)/delivery.zip --source-tree . --expect-root "$$root" || exit $$?; \
+	echo "$$root"

@@ -60,7 +60,8 @@ typedef struct jstate {
     int64_t last_attempt; /* 0: never attempted */
     int64_t last_attempt_id;
     int has_outcome;
-    ev_outcome outcome; /* of the last attempt */
+    ev_outcome outcome;     /* of the last attempt */
+    char skip_reason[160]; /* the last attempt's, when it was skipped */
 } jstate;
 
 typedef struct sup {
@@ -759,6 +760,7 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
         return rc;
     j->has_outcome = 1;
     j->outcome = derive(1, &p, a.validation_failed);
+    snprintf(j->skip_reason, sizeof j->skip_reason, "%.159s", a.skipped ? a.skip_reason : "");
     s->done++;
     s->job_s_sum += (double)ce.wall_ns / 1e9;
     s->job_s_n++;
@@ -889,6 +891,8 @@ static ev_status on_attempt(void *ctx, const ev_row *r)
             s->js[i].last_attempt_id = aid;
             s->js[i].has_outcome = 1;
             s->js[i].outcome = derive(has, &p, bad);
+            snprintf(s->js[i].skip_reason, sizeof s->js[i].skip_reason, "%s",
+                     has && p.skipped && !ev_row_is_null(r, 12) ? ev_row_text(r, 12) : "");
         }
     return EV_OK;
 }
@@ -1193,6 +1197,31 @@ static ev_status plan_outcomes(sup *s, ev_outcome **out, ev_err *err)
     return EV_OK;
 }
 
+/* Counts the skipped main and policy jobs into res->skipped and lists
+ * each distinct (arm, reason) once in res->skips: a skip never fails the
+ * run and is never silent. */
+static void skips(sup *s, const ev_outcome *outc)
+{
+    size_t len = 0, lim = s->plan.n_main + s->plan.n_policy;
+
+    s->res->skipped = 0;
+    s->res->skips[0] = '\0';
+    for (size_t i = 0; i < lim; i++) {
+        int seen = 0;
+        if (outc[i] != EV_OUT_SKIPPED)
+            continue;
+        s->res->skipped++;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = outc[k] == EV_OUT_SKIPPED && !strcmp(s->js[k].pj.arm, s->js[i].pj.arm) &&
+                   !strcmp(s->js[k].skip_reason, s->js[i].skip_reason);
+        if (!seen && len < sizeof s->res->skips) {
+            int w = snprintf(s->res->skips + len, sizeof s->res->skips - len, "%s%s: %s", len ? "\n" : "",
+                             s->js[i].pj.arm, s->js[i].skip_reason[0] ? s->js[i].skip_reason : "(no reason)");
+            len += w > 0 ? (size_t)w : 0;
+        }
+    }
+}
+
 /* Plans the rescue jobs from the outcomes, inserts those not yet in the
  * store, runs them, then recheck, then sets the run status once. */
 static ev_status finish(sup *s, ev_err *err)
@@ -1239,6 +1268,7 @@ static ev_status finish(sup *s, ev_err *err)
             if (!strcmp(s->js[i].pj.job_key, rj[k].job_key))
                 rout[k] = s->js[i].has_outcome ? s->js[i].outcome : EV_OUT_INTERRUPTED;
     ev_plan_run_status(&s->plan, outc, rj, rout, n_r, &status, &rstatus);
+    skips(s, outc);
     if ((rc = ev_store_set_run_status(s->st, s->run_id, status, rstatus, wall_ns(), err)))
         goto out;
     s->res->finished = 1;

@@ -48,6 +48,9 @@ typedef struct ev_run_result {
     size_t jobs_run;        /* attempts started by this invocation */
     size_t failures;
     char fit_note[256]; /* why there is no fit, or "" */
+    size_t skipped;     /* main and policy jobs whose outcome is skipped (peers that
+                           cannot run here: not failures, never silent) */
+    char skips[1024];   /* one line per distinct "arm: reason" of those, "" when none */
     double wall_s;      /* this invocation */
     double demanded_s;  /* warm-ups + samples the protocol demanded of the jobs run */
 } ev_run_result;
