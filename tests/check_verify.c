@@ -26,17 +26,15 @@
 
 #include "buf.h"
 #include "bundle/export.h"
+#include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "json.h"
+#include "selector.h"
 #include "sha256.h"
 #include "verify/fixture/vfixture.h"
 #include "verify/verify.h"
 #include "verify/verify_int.h"
 #include "verify/zipread.h"
-
-/* Define HAVE_SELECTOR once verify_derive.c recomputes the auto receipts
- * with kernels/selector.h; until then a good bundle's only failure is the
- * one saying they could not be recomputed. */
 
 /* ------------------------------------------------------------ fixture */
 
@@ -353,17 +351,10 @@ static void expect_fail(ev_vreport *r, const char *check, const char *member, co
                   member ? member : "*", substr, report_text(r));
 }
 
-/* Asserts that r PASSes (without the selector built, the only failure
- * allowed is the one saying the auto receipts could not be recomputed). */
+/* Asserts that r PASSes. */
 static void expect_pass(ev_vreport *r)
 {
-#ifdef HAVE_SELECTOR
     ck_assert_msg(ev_vreport_passed(r), "expected PASS:\n%s", report_text(r));
-#else
-    ck_assert_msg(ev_vreport_failures(r) == 1 &&
-                      has_failure(r, "rederive", NULL, "without kernels/selector.h"),
-                  "expected PASS but for the selector:\n%s", report_text(r));
-#endif
 }
 
 /* Writes l as this case's bundle and verifies it. */
@@ -372,6 +363,75 @@ static ev_vreport *tamper_verify(tm_list *l, const char *tag, const char *tree, 
     snprintf(g_case, sizeof g_case, "%s/%s.zip", g_dir, tag);
     tm_write(l, g_case, 0);
     return verify(g_case, tree, root);
+}
+
+/* Regenerates report.html from l's other members (as the exporter does),
+ * so that a tampered member leaves the report consistent and the check
+ * under test is the only one that can object. */
+static void tm_rereport(tm_list *l)
+{
+    ev_member m[TM_MAX];
+    ev_buf out = EV_BUF_INIT;
+    ev_err err = {{0}};
+    size_t n = 0;
+    for (size_t i = 0; i < l->n; i++) {
+        if (!strcmp(l->name[i], "report.html") || !strcmp(l->name[i], "receipts.json"))
+            continue;
+        m[n].name = l->name[i];
+        m[n].data = l->data[i].data;
+        m[n].len = l->data[i].len;
+        n++;
+    }
+    ck_assert_msg(ev_report_html(m, n, &out, &err) == EV_OK, "report: %s", err.msg);
+    tm_set(l, "report.html", out.data, out.len);
+    ev_buf_free(&out);
+}
+
+/* The plan kernels/selector.h makes for schedule sc of case ci of the
+ * validation tree v on the cpu backend with 2 threads (the fixture's). */
+static ev_launch_plan plan_of(cJSON *v, int64_t ci, ev_sched sc)
+{
+    cJSON *c = cJSON_GetArrayItem(cJSON_GetObjectItem(v, "cases"), (int)ci);
+    ev_shape sh;
+    ev_launch_plan p;
+    ev_err err = {{0}};
+    ck_assert_ptr_nonnull(c);
+    ck_assert_int_eq(ev_op_parse(cJSON_GetObjectItem(c, "op")->valuestring, &sh.op), 0);
+    ck_assert_int_eq(ev_dtype_parse(cJSON_GetObjectItem(c, "dtype")->valuestring, &sh.dtype), 0);
+    sh.rows = (int64_t)cJSON_GetObjectItem(c, "rows")->valuedouble;
+    sh.cols = (int64_t)cJSON_GetObjectItem(c, "cols")->valuedouble;
+    sh.stride = (int64_t)cJSON_GetObjectItem(c, "stride")->valuedouble;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &sh, sc, (int64_t)cJSON_GetObjectItem(c, "default_rows")->valuedouble,
+                                      2, &p, &err),
+                     EV_OK);
+    return p;
+}
+
+/* Sets the first graph node of job key's first attempt to launch p. */
+static void set_node(cJSON *v, const char *key, const ev_launch_plan *p)
+{
+    cJSON *j = job_by_key(v, key);
+    ck_assert_ptr_nonnull(j);
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    cJSON *nd = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "graph_nodes"), 0);
+    ck_assert_ptr_nonnull(nd);
+    cJSON_ReplaceItemInObject(nd, "function", cJSON_CreateString(p->entry));
+    cJSON *g = cJSON_CreateArray(), *b = cJSON_CreateArray();
+    for (int d = 0; d < 3; d++) {
+        cJSON_AddItemToArray(g, cJSON_CreateNumber((double)p->grid[d]));
+        cJSON_AddItemToArray(b, cJSON_CreateNumber((double)p->block[d]));
+    }
+    cJSON_ReplaceItemInObject(nd, "grid", g);
+    cJSON_ReplaceItemInObject(nd, "block", b);
+}
+
+/* The function name of job key's first graph node. */
+static const char *node_fn(cJSON *v, const char *key)
+{
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0);
+    cJSON *nd = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "graph_nodes"), 0);
+    ck_assert_ptr_nonnull(nd);
+    return cJSON_GetObjectItem(nd, "function")->valuestring;
 }
 
 /* ------------------------------------------------------------ good bundles */
@@ -873,6 +933,94 @@ START_TEST(test_flipped_model_decision_fails_rederive)
 }
 END_TEST
 
+START_TEST(test_fixture_auto_jobs_follow_a_non_default_selection)
+{
+    /* The selector check is not vacuous: some auto job of the good bundle
+     * launches a candidate, and every native job its own schedule. */
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    int candidates = 0;
+    for (int ci = 0; ci < 6; ci++) {
+        char key[64];
+        snprintf(key, sizeof key, "policy/%d/auto/initial", ci);
+        const char *fn = node_fn(v, key);
+        candidates += strstr(fn, "_default") == NULL;
+        snprintf(key, sizeof key, "main/%d/rows2/initial", ci);
+        ck_assert_str_eq(node_fn(v, key), plan_of(v, ci, EV_SCHED_ROWS2).entry);
+    }
+    ck_assert_int_gt(candidates, 0);
+    cJSON_Delete(v);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_auto_receipt_of_a_schedule_the_selector_did_not_choose_fails_rederive)
+{
+    /* What the fault-wrong-schedule arm produces: the auto job launched
+     * another schedule than the model selects; every digest recomputed and
+     * the report regenerated, so the selector check alone objects. */
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    int ci = 0;
+    for (; ci < 6; ci++) {
+        char key[64];
+        snprintf(key, sizeof key, "policy/%d/auto/initial", ci);
+        if (!strstr(node_fn(v, key), "_default"))
+            break;
+    }
+    ck_assert_int_lt(ci, 6);
+    char key[64];
+    snprintf(key, sizeof key, "policy/%d/auto/initial", ci);
+    ev_launch_plan p = plan_of(v, ci, EV_SCHED_DEFAULT);
+    set_node(v, key, &p);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "wrong-schedule", NULL, NULL);
+    expect_fail(r, "rederive", "validation.json", "but the selector plans");
+    expect_fail(r, "rederive", "validation.json", "(the model selects rows");
+    ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_native_receipt_with_another_grid_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    ev_launch_plan p = plan_of(v, 2, EV_SCHED_ROWS1);
+    p.grid[0] += 1;
+    set_node(v, "main/2/rows1/initial", &p);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "wrong-grid", NULL, NULL);
+    expect_fail(r, "rederive", "validation.json", "job main/2/rows1/initial attempt 1: graph node 0 launches");
+    ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_native_receipt_naming_another_entry_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    ev_launch_plan p = plan_of(v, 1, EV_SCHED_ROWS2);
+    set_node(v, "main/1/default/initial", &p);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "wrong-entry", NULL, NULL);
+    expect_fail(r, "rederive", "validation.json", "job main/1/default/initial attempt 1: graph node 0 launches");
+    ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 START_TEST(test_edited_report_fails_rederive)
 {
     tm_list l;
@@ -980,11 +1128,7 @@ START_TEST(test_compare_reports_outcome_and_value_differences)
     ev_err err = {{0}};
     ck_assert_int_eq(ev_verify_compare(g_good, g_case, &r, &err), EV_OK);
     expect_fail(r, "compare", name, "outputs differ bitwise; values: 1 of");
-#ifdef HAVE_SELECTOR
     ck_assert_uint_eq(r->checks[VR_REDERIVE].n_fails_total, 0); /* B is self-consistent */
-#else
-    ck_assert_uint_eq(r->checks[VR_REDERIVE].n_fails_total, 2); /* only the selector, in A and B */
-#endif
     ev_vreport_free(r);
     r = NULL;
     ck_assert_int_eq(ev_verify_compare(g_good, g_failed, &r, &err), EV_OK);
@@ -1139,13 +1283,8 @@ START_TEST(test_binary_pass_and_json)
     const char *js[] = {g_good, "--json", NULL};
     ev_buf out = EV_BUF_INIT;
     int rc = run_bin(good, last, sizeof last, &out);
-#ifdef HAVE_SELECTOR
     ck_assert_msg(rc == 0, "exit %d, %s", rc, last);
     ck_assert_ptr_nonnull(strstr(out.data, "verdict: PASS"));
-#else
-    ck_assert_int_eq(rc, 1);
-    ck_assert_ptr_nonnull(strstr(last, "selector"));
-#endif
     ev_buf_reset(&out);
     rc = run_bin(js, last, sizeof last, &out);
     cJSON *t = cJSON_ParseWithLength(out.data, out.len);
@@ -1164,11 +1303,7 @@ START_TEST(test_binary_compare_exit_codes)
     const char *diff[] = {"--compare", g_good, g_failed, NULL};
     const char *one[] = {"--compare", g_good, NULL};
     int rc = run_bin(same, last, sizeof last, NULL);
-#ifdef HAVE_SELECTOR
     ck_assert_msg(rc == 0, "exit %d: %s", rc, last);
-#else
-    ck_assert_int_eq(rc, 1);
-#endif
     ck_assert_int_eq(run_bin(diff, last, sizeof last, NULL), 1);
     ck_assert_int_eq(run_bin(one, last, sizeof last, NULL), 2);
 }
@@ -1211,6 +1346,10 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_edited_median_fails_rederive);
     tcase_add_test(t, test_flipped_model_decision_fails_rederive);
     tcase_add_test(t, test_edited_report_fails_rederive);
+    tcase_add_test(t, test_fixture_auto_jobs_follow_a_non_default_selection);
+    tcase_add_test(t, test_auto_receipt_of_a_schedule_the_selector_did_not_choose_fails_rederive);
+    tcase_add_test(t, test_native_receipt_with_another_grid_fails_rederive);
+    tcase_add_test(t, test_native_receipt_naming_another_entry_fails_rederive);
     tcase_add_test(t, test_changed_output_fails_rederive);
     tcase_add_test(t, test_stale_source_fails_with_the_changed_files);
     tcase_add_test(t, test_compare_of_a_bundle_with_itself_passes);
