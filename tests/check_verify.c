@@ -1095,6 +1095,101 @@ START_TEST(test_native_receipt_naming_another_entry_fails_rederive)
 }
 END_TEST
 
+/* The "figures" object of validation.json tree v. */
+static cJSON *figures_of(cJSON *v)
+{
+    cJSON *f = cJSON_GetObjectItem(v, "figures");
+    ck_assert_ptr_nonnull(f);
+    return f;
+}
+
+/* Writes v back, regenerates the report (so only the figure check can
+ * object), verifies, and expects exactly one failure: the figures'. */
+static void expect_figure_failure(tm_list *l, cJSON *v, const char *tag)
+{
+    tm_json_put(l, "validation.json", v);
+    tm_rereport(l);
+    ev_vreport *r = tamper_verify(l, tag, NULL, NULL);
+    expect_fail(r, "rederive", "validation.json", "figures differ from their rebuild from samples.csv");
+    ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
+    ev_vreport_free(r);
+}
+
+START_TEST(test_tampered_interval_bound_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItem(figures_of(v), "pairs"), 0);
+    double lo = cJSON_GetObjectItem(pair, "ci_low")->valuedouble;
+    cJSON_ReplaceItemInObject(pair, "ci_low", cJSON_CreateNumber(lo * 0.999));
+    expect_figure_failure(&l, v, "fig-ci");
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_tampered_p_value_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItem(figures_of(v), "pairs"), 0);
+    double pv = cJSON_GetObjectItem(pair, "mwu_p")->valuedouble;
+    cJSON_ReplaceItemInObject(pair, "mwu_p", cJSON_CreateNumber(pv < 0.005 ? pv * 1.5 : pv / 2.0));
+    expect_figure_failure(&l, v, "fig-p");
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_tampered_tail_disclosure_fails_rederive)
+{
+    /* A tail disclosure invented (pair flag and list entry, consistent). */
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *f = figures_of(v);
+    cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "pairs"), 0);
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItem(pair, "tail_disclosure")));
+    cJSON_ReplaceItemInObject(pair, "tail_disclosure", cJSON_CreateTrue());
+    cJSON *td = cJSON_CreateObject();
+    cJSON_AddItemToObject(td, "case_index", cJSON_Duplicate(cJSON_GetObjectItem(pair, "case_index"), 1));
+    cJSON_AddItemToObject(td, "arm", cJSON_Duplicate(cJSON_GetObjectItem(pair, "arm"), 1));
+    cJSON_AddItemToObject(td, "against", cJSON_Duplicate(cJSON_GetObjectItem(pair, "against"), 1));
+    cJSON_AddItemToObject(td, "ratio_of_medians", cJSON_Duplicate(cJSON_GetObjectItem(pair, "ratio_of_medians"), 1));
+    cJSON_AddItemToObject(td, "p95_ratio", cJSON_Duplicate(cJSON_GetObjectItem(pair, "p95_ratio"), 1));
+    cJSON_AddItemToArray(cJSON_GetObjectItem(f, "tail_disclosures"), td);
+    expect_figure_failure(&l, v, "fig-tail");
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_tampered_across_case_interval_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *ac = cJSON_GetArrayItem(cJSON_GetObjectItem(figures_of(v), "across"), 0);
+    cJSON *ci = cJSON_GetObjectItem(ac, "geomean_ratio_ci");
+    double hi = cJSON_GetArrayItem(ci, 1)->valuedouble;
+    cJSON_ReplaceItemInArray(ci, 1, cJSON_CreateNumber(nextafter(hi, 2.0 * hi)));
+    expect_figure_failure(&l, v, "fig-across");
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_tampered_job_p95_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = cJSON_GetArrayItem(cJSON_GetObjectItem(figures_of(v), "jobs"), 3);
+    double p95 = cJSON_GetObjectItem(j, "p95_us")->valuedouble;
+    cJSON_ReplaceItemInObject(j, "p95_us", cJSON_CreateNumber(p95 * 0.98));
+    expect_figure_failure(&l, v, "fig-p95");
+    tm_free(&l);
+}
+END_TEST
+
 START_TEST(test_edited_report_fails_rederive)
 {
     tm_list l;
@@ -1422,6 +1517,11 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_edited_median_fails_rederive);
     tcase_add_test(t, test_flipped_model_decision_fails_rederive);
     tcase_add_test(t, test_edited_report_fails_rederive);
+    tcase_add_test(t, test_tampered_interval_bound_fails_rederive);
+    tcase_add_test(t, test_tampered_p_value_fails_rederive);
+    tcase_add_test(t, test_tampered_tail_disclosure_fails_rederive);
+    tcase_add_test(t, test_tampered_across_case_interval_fails_rederive);
+    tcase_add_test(t, test_tampered_job_p95_fails_rederive);
     tcase_add_test(t, test_fixture_auto_jobs_follow_a_non_default_selection);
     tcase_add_test(t, test_auto_receipt_of_a_schedule_the_selector_did_not_choose_fails_rederive);
     tcase_add_test(t, test_native_receipt_with_another_grid_fails_rederive);
