@@ -29,6 +29,7 @@
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "json.h"
+#include "runner/snapshot.h"
 #include "selector.h"
 #include "sha256.h"
 #include "verify/fixture/vfixture.h"
@@ -45,12 +46,14 @@ static char g_tree[300];   /* a source tree equal to the bundle's sources */
 static char g_root[65];    /* the good bundle's root digest */
 
 static const char src_kernel[] = "/* reduce kernels */\nint ev_k;\n";
+static const char src_default[] = "/* the default entry */\n";
 static const char src_runner[] = "/* runner */\nint ev_r;\n";
 static const char src_proto[] = "{\"seed\": 1}\n";
 static const char src_schema[] = "-- schema\n";
 static const ev_vfix_source g_sources[] = {
     {"db/schema.sql", src_schema, sizeof src_schema - 1},
     {"kernels/reduce.c", src_kernel, sizeof src_kernel - 1},
+    {"kernels/reduce_default.cuh", src_default, sizeof src_default - 1},
     {"protocols/quick.json", src_proto, sizeof src_proto - 1},
     {"src/runner/worker.c", src_runner, sizeof src_runner - 1},
 };
@@ -1190,6 +1193,65 @@ START_TEST(test_tampered_job_p95_fails_rederive)
 }
 END_TEST
 
+START_TEST(test_wrong_default_entry_source_digest_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *p = tm_json(&l, "proof-receipts.json");
+    cJSON *d = cJSON_GetObjectItem(p, "default_entry_source");
+    ck_assert_str_eq(cJSON_GetObjectItem(d, "path")->valuestring, "kernels/reduce_default.cuh");
+    char hex[65];
+    ck_assert_int_eq(ev_sha256_hex(src_kernel, strlen(src_kernel), hex), EV_OK);
+    cJSON_ReplaceItemInObject(d, "sha256", cJSON_CreateString(hex));
+    tm_json_put(&l, "proof-receipts.json", p);
+    ev_vreport *r = tamper_verify(&l, "default-entry", NULL, NULL);
+    expect_fail(r, "rederive", "proof-receipts.json", "default_entry_source is not");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+START_TEST(test_source_swapped_after_the_run_fails_rederive_even_with_hashes_recomputed)
+{
+    /* A kernel source replaced in the bundle, and every hash an exporter
+     * computes (tree hashes, kernel list, receipts) recomputed: only the
+     * runner's recorded tree hash, taken before measuring, still binds the
+     * measured bytes. */
+    tm_list l;
+    tm_load(&l, g_good);
+    static const char forged[] = "/* a faster kernel, not the measured one */\n";
+    tm_set(&l, "sources/kernels/reduce.c", forged, strlen(forged));
+    ev_source_file f[5];
+    const char *paths[5] = {"db/schema.sql", "kernels/reduce.c", "kernels/reduce_default.cuh",
+                            "protocols/quick.json", "src/runner/worker.c"};
+    for (int i = 0; i < 5; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "sources/%s", paths[i]);
+        ev_buf *m = tm_get(&l, name);
+        f[i].path = (char *)paths[i];
+        ck_assert_int_eq(ev_sha256_hex(m->data, m->len, f[i].sha256), EV_OK);
+    }
+    char tree[65];
+    ck_assert_int_eq(ev_tree_hash(f, 5, tree), EV_OK);
+    cJSON *pv = tm_json(&l, "provenance.json");
+    cJSON_ReplaceItemInObject(pv, "source_tree_hash", cJSON_CreateString(tree));
+    tm_json_put(&l, "provenance.json", pv);
+    cJSON *pr = tm_json(&l, "proof-receipts.json");
+    cJSON_ReplaceItemInObject(pr, "source_tree_hash", cJSON_CreateString(tree));
+    cJSON *k = cJSON_GetArrayItem(cJSON_GetObjectItem(pr, "kernel_sources"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(k, "path")->valuestring, "kernels/reduce.c");
+    cJSON_ReplaceItemInObject(k, "sha256", cJSON_CreateString(f[1].sha256));
+    cJSON_ReplaceItemInObject(k, "size", cJSON_CreateNumber((double)strlen(forged)));
+    tm_json_put(&l, "proof-receipts.json", pr);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "swapped-source", NULL, NULL);
+    expect_fail(r, "rederive", "provenance.json", "not the snapshot the run hashed");
+    ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 START_TEST(test_edited_report_fails_rederive)
 {
     tm_list l;
@@ -1517,6 +1579,8 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_edited_median_fails_rederive);
     tcase_add_test(t, test_flipped_model_decision_fails_rederive);
     tcase_add_test(t, test_edited_report_fails_rederive);
+    tcase_add_test(t, test_wrong_default_entry_source_digest_fails_rederive);
+    tcase_add_test(t, test_source_swapped_after_the_run_fails_rederive_even_with_hashes_recomputed);
     tcase_add_test(t, test_tampered_interval_bound_fails_rederive);
     tcase_add_test(t, test_tampered_p_value_fails_rederive);
     tcase_add_test(t, test_tampered_tail_disclosure_fails_rederive);

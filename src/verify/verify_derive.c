@@ -32,12 +32,14 @@
 #include "json.h"
 #include "model/model.h"
 #include "runner/protocol.h"
+#include "runner/snapshot.h"
 #include "selector.h"
 #include "sha256.h"
 #include "stats.h"
 #include "store/outcome.h"
 #include "verify_int.h"
 
+#include "bundle/export.h"
 #include "bundle/figures.h"
 #include "bundle/report.h"
 
@@ -438,21 +440,47 @@ static void vd_outputs(vd_ctx *x)
     free(named);
 }
 
-/* Source-tree hash and the kernel source list, from the sources/ members. */
+/* Source-tree hash (the runner's ev_tree_hash over the sources/ members,
+ * against provenance.json's source_tree_hash and the runner's recorded one
+ * and proof-receipts.json's), the kernel source list and the default
+ * entry's source digest, from the sources/ members. */
 static void vd_sources(vd_ctx *x)
 {
     vb_bundle *b = x->b;
-    ev_buf text = EV_BUF_INIT;
+    ev_source_file *files = calloc(b->n ? b->n : 1, sizeof *files);
+    size_t nf = 0;
     char hex[EV_SHA256_HEX_LEN + 1];
+    const vb_member *des = vb_find(b, "sources/" EV_BUNDLE_DEFAULT_ENTRY_SOURCE);
+    if (!files) {
+        x->r->oom = 1;
+        return;
+    }
     for (size_t i = 0; i < b->n; i++)
-        if (!strncmp(b->m[i].name, "sources/", 8) &&
-            ev_buf_printf(&text, "%s  %s\n", b->m[i].sha_hex, b->m[i].name + 8)) {
-            x->r->oom = 1;
-            goto out;
+        if (!strncmp(b->m[i].name, "sources/", 8)) {
+            files[nf].path = (char *)(b->m[i].name + 8); /* read only */
+            memcpy(files[nf].sha256, b->m[i].sha_hex, 65);
+            nf++;
         }
-    if (ev_sha256_hex(text.data ? text.data : "", text.len, hex)) {
+    if (ev_tree_hash(files, nf, hex)) {
         x->r->oom = 1;
         goto out;
+    }
+    if (b->provenance) {
+        const char *h = vj_str(b->provenance, "recorded_source_tree_hash");
+        if (!h || strcmp(h, hex))
+            vr_fail(x->r, VR_REDERIVE, "provenance.json",
+                    "recorded_source_tree_hash (the runner's, taken before measuring) is not %s, the hash of "
+                    "the sources/ members: the sources are not the snapshot the run hashed",
+                    hex);
+    }
+    if (b->proof) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(b->proof, "default_entry_source");
+        const char *dp = vj_str(d, "path"), *ds = vj_str(d, "sha256");
+        if (des ? (!dp || !ds || strcmp(dp, EV_BUNDLE_DEFAULT_ENTRY_SOURCE) || strcmp(ds, des->sha_hex))
+                : !cJSON_IsNull(d))
+            vr_fail(x->r, VR_REDERIVE, "proof-receipts.json",
+                    "default_entry_source is not {%s, %s}, the SHA-256 of the sources/ member",
+                    EV_BUNDLE_DEFAULT_ENTRY_SOURCE, des ? des->sha_hex : "null: no such member");
     }
     if (b->provenance) {
         const char *h = vj_str(b->provenance, "source_tree_hash");
@@ -485,7 +513,7 @@ static void vd_sources(vd_ctx *x)
                     "kernel_sources lists files that are not members");
     }
 out:
-    ev_buf_free(&text);
+    free(files);
 }
 
 /* Compares two parsed trees; doubles within rel (relative), all else
