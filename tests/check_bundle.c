@@ -748,8 +748,9 @@ START_TEST(test_provenance_source_tree_hash_is_the_runners_hash_of_the_snapshot)
     ck_assert_int_eq(ev_sha256_hex(default_text, strlen(default_text), h3), EV_OK);
     /* "<path>\0<sha256 hex>\n" per file, sorted by path (src/runner/snapshot.h) */
     char text[600];
-    int len = snprintf(text, sizeof text, "kernels/build.mk%c%s\nkernels/reduce.c%c%s\nkernels/reduce_default.cuh%c%s\n",
-                       0, h1, 0, h2, 0, h3);
+    int len = snprintf(text, sizeof text,
+                       "kernels/build.mk%c%s\nkernels/reduce.c%c%s\nkernels/reduce_default.cuh%c%s\n", 0, h1,
+                       0, h2, 0, h3);
     ck_assert_int_eq(ev_sha256_hex(text, (size_t)len, want), EV_OK);
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(prov, "source_tree_hash")->valuestring, want);
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(prov, "recorded_source_tree_hash")->valuestring,
@@ -765,7 +766,8 @@ START_TEST(test_provenance_source_tree_hash_is_the_runners_hash_of_the_snapshot)
     ck_assert(!memcmp(k->data, kernel_text, k->len));
     cJSON *proof = parse_member(b, "proof-receipts.json");
     const cJSON *des = cJSON_GetObjectItemCaseSensitive(proof, "default_entry_source");
-    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "path")->valuestring, "kernels/reduce_default.cuh");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "path")->valuestring,
+                     "kernels/reduce_default.cuh");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "sha256")->valuestring, h3);
     ck_assert_str_eq(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(proof, "build"), "compiler")

@@ -404,8 +404,9 @@ static ev_launch_plan plan_of(cJSON *v, int64_t ci, ev_sched sc)
     sh.rows = (int64_t)cJSON_GetObjectItem(c, "rows")->valuedouble;
     sh.cols = (int64_t)cJSON_GetObjectItem(c, "cols")->valuedouble;
     sh.stride = (int64_t)cJSON_GetObjectItem(c, "stride")->valuedouble;
-    ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &sh, sc, (int64_t)cJSON_GetObjectItem(c, "default_rows")->valuedouble,
-                                      2, &p, &err),
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &sh, sc,
+                                      (int64_t)cJSON_GetObjectItem(c, "default_rows")->valuedouble, 2, &p,
+                                      &err),
                      EV_OK);
     return p;
 }
@@ -1074,7 +1075,8 @@ START_TEST(test_native_receipt_with_another_grid_fails_rederive)
     tm_json_put(&l, "validation.json", v);
     tm_rereport(&l);
     ev_vreport *r = tamper_verify(&l, "wrong-grid", NULL, NULL);
-    expect_fail(r, "rederive", "validation.json", "job main/2/rows1/initial attempt 1: graph node 0 launches");
+    expect_fail(r, "rederive", "validation.json",
+                "job main/2/rows1/initial attempt 1: graph node 0 launches");
     ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
     ev_vreport_free(r);
     tm_free(&l);
@@ -1091,7 +1093,8 @@ START_TEST(test_native_receipt_naming_another_entry_fails_rederive)
     tm_json_put(&l, "validation.json", v);
     tm_rereport(&l);
     ev_vreport *r = tamper_verify(&l, "wrong-entry", NULL, NULL);
-    expect_fail(r, "rederive", "validation.json", "job main/1/default/initial attempt 1: graph node 0 launches");
+    expect_fail(r, "rederive", "validation.json",
+                "job main/1/default/initial attempt 1: graph node 0 launches");
     ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
     ev_vreport_free(r);
     tm_free(&l);
@@ -1158,7 +1161,8 @@ START_TEST(test_tampered_tail_disclosure_fails_rederive)
     cJSON_AddItemToObject(td, "case_index", cJSON_Duplicate(cJSON_GetObjectItem(pair, "case_index"), 1));
     cJSON_AddItemToObject(td, "arm", cJSON_Duplicate(cJSON_GetObjectItem(pair, "arm"), 1));
     cJSON_AddItemToObject(td, "against", cJSON_Duplicate(cJSON_GetObjectItem(pair, "against"), 1));
-    cJSON_AddItemToObject(td, "ratio_of_medians", cJSON_Duplicate(cJSON_GetObjectItem(pair, "ratio_of_medians"), 1));
+    cJSON_AddItemToObject(td, "ratio_of_medians",
+                          cJSON_Duplicate(cJSON_GetObjectItem(pair, "ratio_of_medians"), 1));
     cJSON_AddItemToObject(td, "p95_ratio", cJSON_Duplicate(cJSON_GetObjectItem(pair, "p95_ratio"), 1));
     cJSON_AddItemToArray(cJSON_GetObjectItem(f, "tail_disclosures"), td);
     expect_figure_failure(&l, v, "fig-tail");

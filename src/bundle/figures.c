@@ -758,7 +758,8 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     }
     for (size_t p = 0; p < N_PAIRS; p++)
         for (size_t c = 0; c < n_cases; c++) {
-            const ev_fig_job *x = find(&ix, cases[c], pairs[p].arm), *y = find(&ix, cases[c], pairs[p].against);
+            const ev_fig_job *x = find(&ix, cases[c], pairs[p].arm),
+                             *y = find(&ix, cases[c], pairs[p].against);
             if (!usable(x) || !usable(y))
                 continue;
             char label[160];

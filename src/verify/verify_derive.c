@@ -713,7 +713,8 @@ static int vd_model_coef(vd_ctx *x, int *have, ev_coef *c, double *thr)
     const cJSON *m = x->b->model;
     const cJSON *co = cJSON_GetObjectItemCaseSensitive(m, "coefficients");
     if (!m) {
-        vr_fail(x->r, VR_REDERIVE, "model.json", "missing or not strict JSON: no selector check (checks 2, 3)");
+        vr_fail(x->r, VR_REDERIVE, "model.json",
+                "missing or not strict JSON: no selector check (checks 2, 3)");
         return -1;
     }
     if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(m, "fit")) && !co) {
@@ -723,7 +724,8 @@ static int vd_model_coef(vd_ctx *x, int *have, ev_coef *c, double *thr)
     }
     if (!cJSON_IsObject(co) || vj_dbl(co, "a0", &c->a0) || vj_dbl(co, "aP", &c->aP) ||
         vj_dbl(co, "aD", &c->aD) || vj_dbl(m, "threshold", thr)) {
-        vr_fail(x->r, VR_REDERIVE, "model.json", "no coefficients {a0, aP, aD} and threshold for the selector");
+        vr_fail(x->r, VR_REDERIVE, "model.json",
+                "no coefficients {a0, aP, aD} and threshold for the selector");
         return -1;
     }
     *have = 1;
@@ -804,16 +806,17 @@ static void vd_selector(vd_ctx *x)
                             "job %s attempt %lld: graph receipts without a binding to plan them from", v->key,
                             (long long)att);
                 else if (aoc && !strcmp(aoc, "completed"))
-                    vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: completed without a binding",
-                            v->key, (long long)att);
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: completed without a binding", v->key,
+                            (long long)att);
                 continue;
             }
             memset(&sh, 0, sizeof sh);
             if (!bop || !bdt || ev_op_parse(bop, &sh.op) || ev_dtype_parse(bdt, &sh.dtype) ||
                 vj_i64(bind, "rows", &sh.rows) || vj_i64(bind, "cols", &sh.cols) ||
                 vj_i64(bind, "stride", &sh.stride) || vj_i64(bind, "threads", &th)) {
-                vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: binding lacks op, dtype, shape or threads",
-                        v->key, (long long)att);
+                vr_fail(x->r, VR_REDERIVE, VV,
+                        "job %s attempt %lld: binding lacks op, dtype, shape or threads", v->key,
+                        (long long)att);
                 continue;
             }
             if (!cop || !cdt || strcmp(cop, bop) || strcmp(cdt, bdt) || vj_i64(c, "rows", &crows) ||
@@ -826,8 +829,9 @@ static void vd_selector(vd_ctx *x)
                 continue;
             }
             memset(&dec, 0, sizeof dec);
-            rc = is_auto ? ev_selector_select(be, &sh, B, have_coef ? &coef : NULL, th, thr, &plan, &dec, &err)
-                         : ev_selector_plan(be, &sh, sched, B, th, &plan, &err);
+            rc = is_auto
+                     ? ev_selector_select(be, &sh, B, have_coef ? &coef : NULL, th, thr, &plan, &dec, &err)
+                     : ev_selector_plan(be, &sh, sched, B, th, &plan, &err);
             if (rc) {
                 vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: the selector cannot plan it: %s", v->key,
                         (long long)att, err.msg);
@@ -844,8 +848,8 @@ static void vd_selector(vd_ctx *x)
                 n_nodes++;
                 vj_i64(nd, "node_index", &idx);
                 if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
-                    vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed", v->key,
-                            (long long)att, (long long)idx);
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed",
+                            v->key, (long long)att, (long long)idx);
                     break;
                 }
                 if (!strcmp(fn, plan.entry) && !memcmp(g, plan.grid, sizeof g) &&
@@ -859,10 +863,12 @@ static void vd_selector(vd_ctx *x)
                              " (the model selects %s: predicted default %.6g, rows1 %.6g, rows2 %.6g us; S = "
                              "%lld, threshold %g)",
                              ev_sched_name(dec.selected), dec.predicted[EV_SCHED_DEFAULT],
-                             dec.predicted[EV_SCHED_ROWS1], dec.predicted[EV_SCHED_ROWS2], (long long)th, thr);
+                             dec.predicted[EV_SCHED_ROWS1], dec.predicted[EV_SCHED_ROWS2], (long long)th,
+                             thr);
                 else if (is_auto)
                     snprintf(why, sizeof why, " (model.json has no fit: the default is kept)");
-                vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld launches %s, but the selector plans %s%s",
+                vr_fail(x->r, VR_REDERIVE, VV,
+                        "job %s attempt %lld: graph node %lld launches %s, but the selector plans %s%s",
                         v->key, (long long)att, (long long)idx, have, want, why);
                 n_bad++;
                 break; /* one per attempt: the rest of its nodes say the same */
@@ -871,7 +877,8 @@ static void vd_selector(vd_ctx *x)
     }
     if (!n_bad)
         vr_note(x->r, VR_REDERIVE, VV,
-                "selector: %zu attempts (%zu auto jobs) planned by kernels/selector.h on %s equal their %zu graph "
+                "selector: %zu attempts (%zu auto jobs) planned by kernels/selector.h on %s equal their %zu "
+                "graph "
                 "receipts",
                 n_checked, n_auto, backend, n_nodes);
 }

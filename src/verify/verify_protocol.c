@@ -165,10 +165,11 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
                 v->key, (long long)att, out_of_band, wlo, whi, T, VP_WIDE, VP_WIDE);
     double med;
     if (el && ev_median(el, n_el, &med) == EV_OK && !(med >= lo && (med <= hi || (chosen == 1 && med > hi))))
-        vr_fail(r, VR_PROTOCOL, "samples.csv",
-                "job %s attempt %lld: median hot sample %.17g ms outside the protocol's band [%.17g, %.17g] ms "
-                "(target %.17g x (1 +- sample_band %.17g)): the calibration did not hold its target",
-                v->key, (long long)att, med, lo, hi, T, p->sample_band);
+        vr_fail(
+            r, VR_PROTOCOL, "samples.csv",
+            "job %s attempt %lld: median hot sample %.17g ms outside the protocol's band [%.17g, %.17g] ms "
+            "(target %.17g x (1 +- sample_band %.17g)): the calibration did not hold its target",
+            v->key, (long long)att, med, lo, hi, T, p->sample_band);
     free(el);
     size_t bad_cold = 0;
     for (size_t i = first; i < first + n_cold; i++)
