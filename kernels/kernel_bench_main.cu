@@ -143,6 +143,34 @@ static void kb_specials(unsigned char *in, long long R, long long N, long long s
     }
 }
 
+/* Prints a comment line on the first bad row of a failed output: its bits,
+ * the twin's bits, the oracle's reference and the row's first elements. */
+static void kb_report_bad(const ev_shape *sh, const unsigned char *in, const unsigned char *out,
+                          const unsigned char *twin, const ev_validation *v)
+{
+    size_t es = ev_dtype_size(sh->dtype);
+    long long r = v->first_bad >= 0 ? v->first_bad : 0;
+    uint32_t got = 0, tw = 0;
+    ev_oracle_row o;
+    const unsigned char *row = in + (size_t)r * (size_t)sh->stride * es;
+    if (sh->rows == 0)
+        return;
+    for (long long i = 0; i < sh->rows; i++) /* the first row that differs from the twin, if any */
+        if (memcmp(out + (size_t)i * es, twin + (size_t)i * es, es) != 0) {
+            r = v->first_bad >= 0 ? v->first_bad : i;
+            break;
+        }
+    row = in + (size_t)r * (size_t)sh->stride * es;
+    memcpy(&got, out + (size_t)r * es, es);
+    memcpy(&tw, twin + (size_t)r * es, es);
+    ev_oracle_reduce_row(sh->op, sh->dtype, row, sh->cols, &o);
+    printf("#   bad: %lld of %lld rows fail the oracle; row %lld: got %#x, twin %#x, oracle %a; x[0..]:",
+           (long long)v->mismatches, (long long)sh->rows, r, got, tw, o.ref);
+    for (long long i = 0; i < sh->cols && i < 4; i++)
+        printf(" %a", (double)ev_dtype_load(sh->dtype, row, (size_t)i));
+    printf("\n");
+}
+
 /* Enqueues one op of a; exits on error (a benchmark program may). */
 static void kb_enqueue(const kb_arm *a, cudaStream_t s)
 {
@@ -337,6 +365,8 @@ int main(int argc, char **argv)
                    !v.passed ? "ORACLE" : !twin_ok ? "TWIN" : "ok", us, us > 0 ? bytes / us * 1e-6 : 0.0,
                    us > 0 && ceil_bw > 0 ? bytes / (us * 1e-6) / ceil_bw : 0.0,
                    us > 0 && floor_us > 0 ? us / floor_us : 0.0);
+            if (!v.passed || !twin_ok)
+                kb_report_bad(&sh, h_in, h_out, h_twin, &v);
             fflush(stdout);
             ev_cub_peer_free(a.cub);
         }
