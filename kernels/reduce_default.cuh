@@ -421,8 +421,15 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
             acc.vec(v2);
         }
     } else {
-#pragma unroll 2
-        for (; c < full; c += t) {
+        for (; c + t < full; c += 2 * (int64_t)t) { /* two chunks: 2V loads in flight */
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                acc.elem(j, row, c * V + j);
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                acc.elem(j, row, (c + t) * V + j);
+        }
+        if (c < full) {
 #pragma unroll
             for (int j = 0; j < V; j++)
                 acc.elem(j, row, c * V + j);
