@@ -13,6 +13,10 @@
  * 1 GiB) are measured in the same run; each line prints bytes moved
  * (R*N + R elements), us/op, GB/s, the fraction of the ceiling and the
  * ratio to the floor.  Exit 0 all valid, 1 any mismatch or CUDA error.
+ * Cases marked `special` overwrite their inputs with NaN (both signs, with
+ * payloads), -0/+0, +-Inf and subnormals by row (kb_specials) and are
+ * validated only, never timed: they prove on the device that the fast
+ * paths (hardware widening, MAX on integer keys) give the twin's bits.
  * Usage: kernel-bench [--quick] (quick: validation only, no timing).
  */
 #include <cuda_runtime.h>
@@ -35,22 +39,29 @@ extern "C" {
 typedef struct kb_case {
     const char *op, *dtype;
     long long rows, cols, stride, B;
+    int special; /* 1: inputs overwritten by kb_specials, validation only */
 } kb_case;
 
 static const kb_case kb_cases[] = {
-    {"reduce_sum", "fp16", 17, 1024, 1024, 4},     {"reduce_max", "fp16", 17, 1024, 1024, 4},
-    {"reduce_sum", "fp16", 65, 2048, 2048, 8},     {"reduce_max", "fp16", 65, 2048, 2048, 8},
-    {"reduce_sum", "bf16", 128, 2048, 2048, 8},    {"reduce_max", "bf16", 128, 2048, 2048, 8},
-    {"reduce_sum", "fp32", 65, 512, 512, 8},       {"reduce_max", "fp32", 65, 512, 512, 8},
-    {"reduce_sum", "fp16", 1024, 512, 512, 4},     {"reduce_max", "fp16", 1024, 512, 512, 4},
-    {"reduce_sum", "fp32", 37, 257, 257, 4},       {"reduce_max", "fp32", 37, 257, 257, 4},
-    {"reduce_sum", "bf16", 3, 8191, 8191, 4},      {"reduce_max", "bf16", 3, 8191, 8191, 4},
-    {"reduce_sum", "bf16", 256, 128, 128, 8},      {"reduce_max", "bf16", 256, 128, 128, 8},
-    {"reduce_sum", "fp32", 8192, 8192, 8192, 4},   {"reduce_sum", "bf16", 16384, 4096, 4096, 4},
-    {"reduce_max", "fp16", 131072, 256, 256, 8},   {"reduce_sum", "fp32", 32, 1048576, 1048576, 1},
+    {"reduce_sum", "fp16", 17, 1024, 1024, 4, 0},     {"reduce_max", "fp16", 17, 1024, 1024, 4, 0},
+    {"reduce_sum", "fp16", 65, 2048, 2048, 8, 0},     {"reduce_max", "fp16", 65, 2048, 2048, 8, 0},
+    {"reduce_sum", "bf16", 128, 2048, 2048, 8, 0},    {"reduce_max", "bf16", 128, 2048, 2048, 8, 0},
+    {"reduce_sum", "fp32", 65, 512, 512, 8, 0},       {"reduce_max", "fp32", 65, 512, 512, 8, 0},
+    {"reduce_sum", "fp16", 1024, 512, 512, 4, 0},     {"reduce_max", "fp16", 1024, 512, 512, 4, 0},
+    {"reduce_sum", "fp32", 37, 257, 257, 4, 0},       {"reduce_max", "fp32", 37, 257, 257, 4, 0},
+    {"reduce_sum", "bf16", 3, 8191, 8191, 4, 0},      {"reduce_max", "bf16", 3, 8191, 8191, 4, 0},
+    {"reduce_sum", "bf16", 256, 128, 128, 8, 0},      {"reduce_max", "bf16", 256, 128, 128, 8, 0},
+    {"reduce_sum", "fp32", 8192, 8192, 8192, 4, 0},   {"reduce_sum", "bf16", 16384, 4096, 4096, 4, 0},
+    {"reduce_max", "fp16", 131072, 256, 256, 8, 0},   {"reduce_sum", "fp32", 32, 1048576, 1048576, 1, 0},
     /* odd shapes: strides that break 16-byte alignment, N = 1, R = 0 */
-    {"reduce_sum", "fp16", 33, 1000, 1003, 4},     {"reduce_max", "bf16", 5, 1, 7, 2},
-    {"reduce_sum", "fp32", 0, 64, 64, 4},          {"reduce_max", "fp32", 7, 100001, 100003, 2},
+    {"reduce_sum", "fp16", 33, 1000, 1003, 4, 0},     {"reduce_max", "bf16", 5, 1, 7, 2, 0},
+    {"reduce_sum", "fp32", 0, 64, 64, 4, 0},          {"reduce_max", "fp32", 7, 100001, 100003, 2, 0},
+    /* special values (validation only): one warp, many warps, unaligned rows */
+    {"reduce_max", "fp16", 24, 1024, 1024, 4, 1},  {"reduce_max", "bf16", 24, 3001, 3003, 2, 1},
+    {"reduce_max", "fp32", 24, 8192, 8192, 4, 1},  {"reduce_max", "fp16", 24, 999, 1001, 8, 1},
+    {"reduce_max", "bf16", 16, 1, 3, 4, 1},        {"reduce_max", "fp32", 24, 77, 77, 8, 1},
+    {"reduce_sum", "fp16", 24, 2048, 2048, 8, 1},  {"reduce_sum", "fp16", 24, 999, 1001, 2, 1},
+    {"reduce_sum", "bf16", 24, 300, 300, 4, 1},    {"reduce_sum", "fp32", 24, 4096, 4096, 4, 1},
 };
 
 static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "cub"};
@@ -74,6 +85,91 @@ typedef struct kb_arm {
     uint32_t *sink;
     int sms;
 } kb_arm;
+
+/* Writes the storage bits u (16 or 32 bits wide by es) into element i of row. */
+static void kb_put(unsigned char *row, size_t es, long long i, uint32_t u)
+{
+    if (es == 4) {
+        memcpy(row + i * 4, &u, 4);
+    } else {
+        uint16_t h = (uint16_t)u;
+        memcpy(row + i * 2, &h, 2);
+    }
+}
+
+/*
+ * Overwrites the rows of a special case (R rows of N at stride, element
+ * size es, fp16 when half): row r % 8 picks the pattern
+ *   0 one +NaN (quiet)      1 one -NaN with a payload (signalling)
+ *   2 all -0 but one +0     3 all -0
+ *   4 one +Inf              5 all -Inf
+ *   6 one +Inf and one -Inf 7 all subnormals of mixed sign
+ * at positions that move with r.
+ */
+static void kb_specials(unsigned char *in, long long R, long long N, long long stride, size_t es, int half)
+{
+    uint32_t sign = es == 4 ? 0x80000000u : 0x8000u;
+    uint32_t inf = es == 4 ? 0x7f800000u : half ? 0x7c00u : 0x7f80u;
+    uint32_t qnan = es == 4 ? 0x7fc00000u : half ? 0x7e00u : 0x7fc0u;
+    uint32_t snan = es == 4 ? 0x7f800123u : half ? 0x7c05u : 0x7f85u;
+    uint32_t subn = es == 4 ? 0x007fffffu : half ? 0x03ffu : 0x007fu;
+    for (long long r = 0; r < R; r++) {
+        unsigned char *row = in + (size_t)r * (size_t)stride * es;
+        long long p = (r * 7919) % N, q = (r * 104729 + N / 2) % N;
+        switch (r % 8) {
+        case 0: kb_put(row, es, p, qnan); break;
+        case 1: kb_put(row, es, p, sign | snan); break;
+        case 2:
+        case 3:
+            for (long long i = 0; i < N; i++)
+                kb_put(row, es, i, sign);
+            if (r % 8 == 2)
+                kb_put(row, es, p, 0);
+            break;
+        case 4: kb_put(row, es, p, inf); break;
+        case 5:
+            for (long long i = 0; i < N; i++)
+                kb_put(row, es, i, sign | inf);
+            break;
+        case 6:
+            kb_put(row, es, p, inf);
+            kb_put(row, es, q, sign | inf);
+            break;
+        default:
+            for (long long i = 0; i < N; i++)
+                kb_put(row, es, i, (i % 3 == 0 ? sign : 0) | (subn - (uint32_t)(i % 5)));
+            break;
+        }
+    }
+}
+
+/* Prints a comment line on the first bad row of a failed output: its bits,
+ * the twin's bits, the oracle's reference and the row's first elements. */
+static void kb_report_bad(const ev_shape *sh, const unsigned char *in, const unsigned char *out,
+                          const unsigned char *twin, const ev_validation *v)
+{
+    size_t es = ev_dtype_size(sh->dtype);
+    long long r = v->first_bad >= 0 ? v->first_bad : 0;
+    uint32_t got = 0, tw = 0;
+    ev_oracle_row o;
+    const unsigned char *row = in + (size_t)r * (size_t)sh->stride * es;
+    if (sh->rows == 0)
+        return;
+    for (long long i = 0; i < sh->rows; i++) /* the first row that differs from the twin, if any */
+        if (memcmp(out + (size_t)i * es, twin + (size_t)i * es, es) != 0) {
+            r = v->first_bad >= 0 ? v->first_bad : i;
+            break;
+        }
+    row = in + (size_t)r * (size_t)sh->stride * es;
+    memcpy(&got, out + (size_t)r * es, es);
+    memcpy(&tw, twin + (size_t)r * es, es);
+    ev_oracle_reduce_row(sh->op, sh->dtype, row, sh->cols, &o);
+    printf("#   bad: %lld of %lld rows fail the oracle; row %lld: got %#x, twin %#x, oracle %a; x[0..]:",
+           (long long)v->mismatches, (long long)sh->rows, r, got, tw, o.ref);
+    for (long long i = 0; i < sh->cols && i < 4; i++)
+        printf(" %a", (double)ev_dtype_load(sh->dtype, row, (size_t)i));
+    printf("\n");
+}
 
 /* Enqueues one op of a; exits on error (a benchmark program may). */
 static void kb_enqueue(const kb_arm *a, cudaStream_t s)
@@ -205,6 +301,8 @@ int main(int argc, char **argv)
             fprintf(stderr, "kernel-bench: case %zu: input\n", ci);
             return 1;
         }
+        if (kc->special)
+            kb_specials(h_in, kc->rows, kc->cols, kc->stride, es, sh.dtype == EV_DTYPE_FP16);
         KB_CHECK(cudaMalloc(&d_in, in_len + 16), "input");
         KB_CHECK(cudaMalloc(&d_out, out_len + 16), "output");
         KB_CHECK(cudaMemcpy(d_in, h_in, in_len, cudaMemcpyHostToDevice), "copy in");
@@ -260,13 +358,15 @@ int main(int argc, char **argv)
                 twin_ok = memcmp(h_out, h_twin, out_len) == 0;
             if (!v.passed || !twin_ok)
                 failed = 1;
-            if (!quick && sh.rows > 0)
+            if (!quick && !kc->special && sh.rows > 0)
                 us = kb_time(&a, s);
             printf("%-10s %-4s %7lld %8lld %8lld %2lld %-8s %-24s %11.0f %5s %10.3f %8.3f %7.3f %7.2f\n", kc->op,
                    kc->dtype, kc->rows, kc->cols, kc->stride, kc->B, kb_scheds[si], plan.entry, bytes,
                    !v.passed ? "ORACLE" : !twin_ok ? "TWIN" : "ok", us, us > 0 ? bytes / us * 1e-6 : 0.0,
                    us > 0 && ceil_bw > 0 ? bytes / (us * 1e-6) / ceil_bw : 0.0,
                    us > 0 && floor_us > 0 ? us / floor_us : 0.0);
+            if (!v.passed || !twin_ok)
+                kb_report_bad(&sh, h_in, h_out, h_twin, &v);
             fflush(stdout);
             ev_cub_peer_free(a.cub);
         }

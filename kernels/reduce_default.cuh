@@ -6,24 +6,38 @@
  * Variants, one line each (extern "C" names are the receipts' function names):
  *   reduce_{sum,max}_{fp32,fp16,bf16}_default   b rows per program (runtime b)
  *
- * The order is the one kernels/reduce_cpu.h documents, so every output
+ * SUM follows the order kernels/reduce_cpu.h documents, so every output
  * equals its CPU twin bit for bit:
  *   t = lanes per row = clamp(W * esize / 64, 32, 1024), W = pow2ceil(N)
  *   V = 16 / esize elements per chunk; lane l owns chunks l, l+t, l+2t, ...
- *   and keeps V slot accumulators (identity -0.0 for sum, -Inf for max);
- *   then slots by a tree (V/2 .. 1), lanes by an xor butterfly (16 .. 1),
- *   warps through shared memory by a butterfly of warp 0 (identity padding).
- * Loads: 16-byte vector loads when the row start is 16-byte aligned, scalar
- * loads of the same elements otherwise (same order either way).
- * A program (block) has min(b*t, 1024) threads: b*t/... groups of t lanes,
- * one row per group per pass, passes = ceil(b / groups).
- * FP32 adds are __fadd_rn (never contracted); max takes NaN first, then the
- * larger value, and +0 over -0.  Outputs are stored with RNE and the
- * canonical NaN of the dtype (kernels/dtype.h rules, copied below).
+ *   and keeps V slot accumulators (identity -0.0), adding its chunks in
+ *   increasing order; then slots by a tree (V/2 .. 1), lanes by an xor
+ *   butterfly (16 .. 1), warps through shared memory by a butterfly of
+ *   warp 0 (identity padding).
+ * MAX is exact, so its order is immaterial (reduce_cpu.h): each lane folds
+ * its elements as order-preserving integer keys (ev_max_key below) into a
+ * largest and a smallest key, the warp combines them with redux.sync, and
+ * the row is NaN exactly when a key lies outside [key(-Inf), key(+Inf)].
+ * Branch-free: no per-element branch depends on the data.
+ * Loads: 16-byte vector loads when the row start is 16-byte aligned, up to
+ * eight chunks in flight per lane; scalar loads of the same elements
+ * otherwise.  Missing chunks of the last step are padded with an element
+ * that is an exact no-op (-0.0 for SUM: x + -0 == x bit for bit under RN,
+ * for every x including -0 and NaN; -Inf for MAX), so the order is unchanged.
+ * Widening: fp16 by the hardware (cvt.f32.f16, exact for every fp16 value
+ * including subnormals; a NaN stays a NaN, and every NaN output is stored
+ * canonical), bf16 by a shift (exact).
+ * A program (block) has min(b*t, 1024) threads: blockDim/t groups of t lanes
+ * (t is a power of two), one row per group per pass, passes = ceil(b /
+ * groups).  t = 32 uses no shared memory and no barrier; t > 32 uses one
+ * barrier per pass (double-buffered shared memory, so no second barrier).
+ * FP32 adds are __fadd_rn (never contracted).  Outputs are stored with RNE
+ * and the canonical NaN of the dtype (kernels/dtype.h rules, copied below).
  */
 #ifndef EV_REDUCE_DEFAULT_CUH
 #define EV_REDUCE_DEFAULT_CUH
 
+#include <cuda_fp16.h>
 #include <stdint.h>
 
 #define EV_OP_SUM_ 0
@@ -34,22 +48,10 @@
 
 /* ---- conversions (kernels/dtype.c rules) -------------------------------- */
 
-/* fp16 bits widened to fp32 (exact). */
+/* fp16 bits widened to fp32: exact (cvt.f32.f16, subnormals kept). */
 __device__ __forceinline__ float ev_d_fp16_to_f32(uint32_t h)
 {
-    uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, u;
-    if (exp == 0x1f) {
-        u = sign | 0x7f800000u | (man << 13) | (man ? 0x00400000u : 0u);
-    } else if (exp != 0) {
-        u = sign | ((exp + 112u) << 23) | (man << 13);
-    } else if (man == 0) {
-        u = sign;
-    } else {
-        uint32_t lz = __clz(man) - 21; /* shifts to bring the leading one to bit 10 */
-        man <<= lz;
-        u = sign | ((113u - lz) << 23) | ((man & 0x3ffu) << 13);
-    }
-    return __uint_as_float(u);
+    return __half2float(__ushort_as_half((unsigned short)h));
 }
 
 /* fp32 rounded to fp16 bits (RNE, canonical NaN 0x7e00). */
@@ -84,20 +86,29 @@ __device__ __forceinline__ uint32_t ev_d_f32_to_bf16(float f)
     return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
 }
 
-/* ---- element access and the two operations ------------------------------ */
+/* ---- element access ------------------------------------------------------ */
 
+/*
+ * Per dtype: size, the scalar load of element i (as fp32), the word pad
+ * values, the fp32 widening of a 16-byte chunk (element j of the chunk at
+ * index j), and the store with RNE and the canonical NaN.
+ */
 template <int DT> struct ev_dt;
 template <> struct ev_dt<EV_DT_FP32_> {
     static const int size = 4;
-    __device__ static float load(const unsigned char *p, int64_t i)
+    static const uint32_t neg_zero = 0x80000000u; /* a word of -0.0 elements */
+    static const uint32_t neg_inf = 0xff800000u;  /* a word of -Inf elements */
+    __device__ static uint32_t bits(const unsigned char *p, int64_t i)
     {
-        return reinterpret_cast<const float *>(p)[i];
+        return reinterpret_cast<const uint32_t *>(p)[i];
     }
-    /* element j (0..3) of a 16-byte vector */
-    __device__ static float lane(const uint4 &v, int j)
+    __device__ static float load(const unsigned char *p, int64_t i) { return __uint_as_float(bits(p, i)); }
+    __device__ static void widen(const uint4 &v, float *x)
     {
-        uint32_t w = j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w;
-        return __uint_as_float(w);
+        x[0] = __uint_as_float(v.x);
+        x[1] = __uint_as_float(v.y);
+        x[2] = __uint_as_float(v.z);
+        x[3] = __uint_as_float(v.w);
     }
     __device__ static void store(void *out, int64_t r, float y)
     {
@@ -109,14 +120,27 @@ template <> struct ev_dt<EV_DT_FP32_> {
 };
 template <> struct ev_dt<EV_DT_FP16_> {
     static const int size = 2;
-    __device__ static float load(const unsigned char *p, int64_t i)
+    static const uint32_t neg_zero = 0x80008000u;
+    static const uint32_t neg_inf = 0xfc00fc00u;
+    __device__ static uint32_t bits(const unsigned char *p, int64_t i)
     {
-        return ev_d_fp16_to_f32(reinterpret_cast<const uint16_t *>(p)[i]);
+        return reinterpret_cast<const uint16_t *>(p)[i];
     }
-    __device__ static float lane(const uint4 &v, int j)
+    __device__ static float load(const unsigned char *p, int64_t i) { return ev_d_fp16_to_f32(bits(p, i)); }
+    /* one word: element 2k in the low half, 2k+1 in the high half */
+    __device__ static void widen2(uint32_t w, float *x)
     {
-        uint32_t w = (j >> 1) == 0 ? v.x : (j >> 1) == 1 ? v.y : (j >> 1) == 2 ? v.z : v.w;
-        return ev_d_fp16_to_f32((j & 1) ? (w >> 16) : (w & 0xffffu));
+        __half2 h = *reinterpret_cast<const __half2 *>(&w);
+        float2 f = __half22float2(h);
+        x[0] = f.x;
+        x[1] = f.y;
+    }
+    __device__ static void widen(const uint4 &v, float *x)
+    {
+        widen2(v.x, x);
+        widen2(v.y, x + 2);
+        widen2(v.z, x + 4);
+        widen2(v.w, x + 6);
     }
     __device__ static void store(void *out, int64_t r, float y)
     {
@@ -125,14 +149,24 @@ template <> struct ev_dt<EV_DT_FP16_> {
 };
 template <> struct ev_dt<EV_DT_BF16_> {
     static const int size = 2;
-    __device__ static float load(const unsigned char *p, int64_t i)
+    static const uint32_t neg_zero = 0x80008000u;
+    static const uint32_t neg_inf = 0xff80ff80u;
+    __device__ static uint32_t bits(const unsigned char *p, int64_t i)
     {
-        return __uint_as_float((uint32_t)reinterpret_cast<const uint16_t *>(p)[i] << 16);
+        return reinterpret_cast<const uint16_t *>(p)[i];
     }
-    __device__ static float lane(const uint4 &v, int j)
+    __device__ static float load(const unsigned char *p, int64_t i) { return __uint_as_float(bits(p, i) << 16); }
+    __device__ static void widen2(uint32_t w, float *x)
     {
-        uint32_t w = (j >> 1) == 0 ? v.x : (j >> 1) == 1 ? v.y : (j >> 1) == 2 ? v.z : v.w;
-        return __uint_as_float((j & 1) ? (w & 0xffff0000u) : (w << 16));
+        x[0] = __uint_as_float(w << 16);
+        x[1] = __uint_as_float(w & 0xffff0000u);
+    }
+    __device__ static void widen(const uint4 &v, float *x)
+    {
+        widen2(v.x, x);
+        widen2(v.y, x + 2);
+        widen2(v.z, x + 4);
+        widen2(v.w, x + 6);
     }
     __device__ static void store(void *out, int64_t r, float y)
     {
@@ -140,6 +174,11 @@ template <> struct ev_dt<EV_DT_BF16_> {
     }
 };
 
+/*
+ * The scalar operation, for code outside the native kernels (the cub peer):
+ * SUM is __fadd_rn; MAX gives the canonical NaN when either side is NaN,
+ * else the larger value, +0 over -0 (branch-free selects).
+ */
 template <int OP> struct ev_opr;
 template <> struct ev_opr<EV_OP_SUM_> {
     __device__ static float identity() { return -0.0f; }
@@ -149,117 +188,354 @@ template <> struct ev_opr<EV_OP_MAX_> {
     __device__ static float identity() { return __uint_as_float(0xff800000u); }
     __device__ static float apply(float a, float b)
     {
-        if (a != a || b != b)
-            return __uint_as_float(0x7fc00000u);
-        if (a > b)
-            return a;
-        if (b > a)
-            return b;
-        return __uint_as_float(__float_as_uint(a) & __float_as_uint(b)); /* +0 over -0 */
+        float m = a > b ? a : b;
+        float z = __uint_as_float(__float_as_uint(a) & __float_as_uint(b)); /* equal: +0 over -0 */
+        m = a == b ? z : m;
+        return (a != a || b != b) ? __uint_as_float(0x7fc00000u) : m;
     }
 };
+
+/* ---- MAX keys ------------------------------------------------------------ */
+
+/*
+ * MAX works on keys: a signed integer per element bit pattern, strictly
+ * increasing with the value, -0 below +0.
+ *   fp32 (32-bit pattern u): key = u ^ (u < 0 ? 0x7fffffff : 0), as int32.
+ *   fp16/bf16 (16-bit h): key = h ^ (h < 0 ? 0x7fff : 0), as int16; two
+ *   such keys are packed in a word and folded with max.s16x2 / min.s16x2.
+ * Proof of order (16-bit; 32-bit the same with 31 bits): for h >= 0 the
+ * key is h, which grows with the value; for h < 0 the key is
+ * -1 - (h & 0x7fff), which falls as the magnitude grows, so -0 (0x8000)
+ * maps to -1 < 0 = key(+0).  Equivalently key = twin_key - 0x8000, where
+ * twin_key is reduce_cpu.c's unsigned key, so the largest key is the
+ * twin's maximum (a total order on non-NaN patterns: the maximum is one
+ * bit pattern).  NaN patterns have |h| above Inf's, so their keys lie above
+ * key(+Inf) (sign clear) or below key(-Inf) (sign set), and every non-NaN
+ * key lies in [key(-Inf), key(+Inf)].  Hence, with hi = max and lo = min
+ * over a row's keys: the row holds a NaN iff hi > key(+Inf) or
+ * lo < key(-Inf); else hi is the key of the twin's maximum.  The identities
+ * (hi = key(-Inf), lo = key(+Inf)) and the -Inf padding lie inside the
+ * range and below every other candidate for hi, so they change neither.
+ * tests/check_kernels.c checks these claims over every 16-bit pattern.
+ */
+template <int DT> struct ev_mk;
+template <> struct ev_mk<EV_DT_FP32_> {
+    static const int pos_inf = 0x7f800000;
+    static const int neg_inf = (int)0x807fffff; /* key of 0xff800000 */
+    __device__ static int key(uint32_t u) { return (int)(u ^ ((uint32_t)((int)u >> 31) >> 1)); }
+    __device__ static uint32_t unkey(int k) { return (uint32_t)k ^ ((uint32_t)(k >> 31) >> 1); }
+};
+template <> struct ev_mk<EV_DT_FP16_> {
+    static const int pos_inf = 0x7c00;
+    static const int neg_inf = -31745; /* key of 0xfc00: 0x83ff as int16 */
+};
+template <> struct ev_mk<EV_DT_BF16_> {
+    static const int pos_inf = 0x7f80;
+    static const int neg_inf = -32641; /* key of 0xff80: 0x807f as int16 */
+};
+
+/* Two 16-bit keys of the word w (both halves at once). */
+__device__ __forceinline__ uint32_t ev_key2(uint32_t w)
+{
+    uint32_t s = w & 0x80008000u;
+    return w ^ (s - (s >> 15)); /* 0x7fff in each half whose sign is set */
+}
+
+/* The 16-bit pattern of a 16-bit key k (sign-extended). */
+__device__ __forceinline__ uint32_t ev_unkey16(int k)
+{
+    return ((uint32_t)k ^ ((uint32_t)(k >> 31) & 0x7fffu)) & 0xffffu;
+}
+
+/* ---- per-lane accumulators ------------------------------------------------ */
+
+/*
+ * ev_acc<OP, DT>: what one lane folds.  init(); vec(v) adds one 16-byte
+ * chunk (element j into slot j); elem(j, i, row) adds element i of the row
+ * into slot j; then the lane's and the group's combination (ev_group_*).
+ */
+template <int OP, int DT> struct ev_acc;
+
+template <int DT> struct ev_acc<EV_OP_SUM_, DT> {
+    static const int V = 16 / ev_dt<DT>::size;
+    float a[V];
+    __device__ void init()
+    {
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = -0.0f;
+    }
+    __device__ void vec(const uint4 &v)
+    {
+        float x[V];
+        ev_dt<DT>::widen(v, x);
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            a[j] = __fadd_rn(a[j], x[j]);
+    }
+    __device__ void elem(int j, const unsigned char *row, int64_t i)
+    {
+        a[j] = __fadd_rn(a[j], ev_dt<DT>::load(row, i));
+    }
+    /* the slot tree, then the lane butterfly: the warp's sum in every lane */
+    __device__ float warp() const
+    {
+        float p[V];
+#pragma unroll
+        for (int j = 0; j < V; j++)
+            p[j] = a[j];
+#pragma unroll
+        for (int m = V / 2; m >= 1; m /= 2)
+#pragma unroll
+            for (int j = 0; j < m; j++)
+                p[j] = __fadd_rn(p[j], p[j + m]);
+        float v = p[0];
+#pragma unroll
+        for (int m = 16; m >= 1; m /= 2)
+            v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, m));
+        return v;
+    }
+};
+
+/* MAX on fp32: hi and lo keys. */
+template <> struct ev_acc<EV_OP_MAX_, EV_DT_FP32_> {
+    int hi, lo;
+    __device__ void init()
+    {
+        hi = ev_mk<EV_DT_FP32_>::neg_inf;
+        lo = ev_mk<EV_DT_FP32_>::pos_inf;
+    }
+    __device__ void word(uint32_t u)
+    {
+        int k = ev_mk<EV_DT_FP32_>::key(u);
+        hi = max(hi, k);
+        lo = min(lo, k);
+    }
+    __device__ void vec(const uint4 &v)
+    {
+        word(v.x);
+        word(v.y);
+        word(v.z);
+        word(v.w);
+    }
+    __device__ void elem(int, const unsigned char *row, int64_t i) { word(ev_dt<EV_DT_FP32_>::bits(row, i)); }
+    __device__ void lanes(int *h, int *l) const
+    {
+        *h = hi;
+        *l = lo;
+    }
+};
+
+/* MAX on fp16/bf16: packed 16x2 keys (hi2, lo2). */
+template <int DT> struct ev_acc16 {
+    uint32_t hi2, lo2;
+    __device__ void init()
+    {
+        hi2 = ((uint32_t)ev_mk<DT>::neg_inf & 0xffffu) * 0x10001u;
+        lo2 = (uint32_t)ev_mk<DT>::pos_inf * 0x10001u;
+    }
+    __device__ void word(uint32_t w)
+    {
+        uint32_t k = ev_key2(w);
+        hi2 = __vmaxs2(hi2, k);
+        lo2 = __vmins2(lo2, k);
+    }
+    __device__ void vec(const uint4 &v)
+    {
+        word(v.x);
+        word(v.y);
+        word(v.z);
+        word(v.w);
+    }
+    __device__ void elem(int, const unsigned char *row, int64_t i) { word(ev_dt<DT>::bits(row, i) * 0x10001u); }
+    /* the lane's hi and lo as sign-extended keys */
+    __device__ void lanes(int *h, int *l) const
+    {
+        *h = max((int)(int16_t)(hi2 & 0xffffu), (int)hi2 >> 16);
+        *l = min((int)(int16_t)(lo2 & 0xffffu), (int)lo2 >> 16);
+    }
+};
+template <> struct ev_acc<EV_OP_MAX_, EV_DT_FP16_> : ev_acc16<EV_DT_FP16_> {
+};
+template <> struct ev_acc<EV_OP_MAX_, EV_DT_BF16_> : ev_acc16<EV_DT_BF16_> {
+};
+
+/* The float value of a row's (hi, lo) keys: canonical NaN, or the maximum. */
+template <int DT> __device__ __forceinline__ float ev_max_value(int hi, int lo)
+{
+    uint32_t u;
+    if (DT == EV_DT_FP32_)
+        u = ev_mk<EV_DT_FP32_>::unkey(hi);
+    else if (DT == EV_DT_FP16_)
+        u = __float_as_uint(ev_d_fp16_to_f32(ev_unkey16(hi)));
+    else
+        u = ev_unkey16(hi) << 16;
+    if (hi > ev_mk<DT>::pos_inf || lo < ev_mk<DT>::neg_inf)
+        u = 0x7fc00000u;
+    return __uint_as_float(u);
+}
 
 /* ---- one row by one group of t lanes ------------------------------------ */
 
 /*
- * Returns, in lane 0 of the group, the reduction of n elements at row (n = 0
- * for a group without a row: it still takes part in the barrier).  red is
- * the group's t/32 floats of shared memory.  Every thread of the block must
- * call this the same number of times (it holds one __syncthreads).
+ * Folds the lane's elements of a row of n elements into acc (n = 0: none):
+ * chunks lane, lane+t, ... in increasing order, then the partial chunk.
  */
 template <int OP, int DT>
-__device__ float ev_row_reduce(const unsigned char *row, int64_t n, int t, int lane, float *red)
+__device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned char *row, int64_t n, int t,
+                                             int lane)
 {
     typedef ev_dt<DT> D;
-    typedef ev_opr<OP> O;
     const int V = 16 / D::size;
-    float acc[16 / D::size];
+    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf; /* exact no-op words */
+    const uint4 pad = make_uint4(pw, pw, pw, pw);
     int64_t full = n / V; /* whole chunks */
     int64_t c = lane;
 
-#pragma unroll
-    for (int j = 0; j < V; j++)
-        acc[j] = O::identity();
     if (n > 0 && ((uintptr_t)row & 15u) == 0) {
         const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
-        for (; c + 3 * (int64_t)t < full; c += 4 * (int64_t)t) {
-            uint4 v0 = __ldg(vrow + c), v1 = __ldg(vrow + c + t);
-            uint4 v2 = __ldg(vrow + c + 2 * t), v3 = __ldg(vrow + c + 3 * t);
+        for (; c + 7 * (int64_t)t < full; c += 8 * (int64_t)t) {
+            uint4 v[8];
 #pragma unroll
-            for (int j = 0; j < V; j++)
-                acc[j] = O::apply(acc[j], D::lane(v0, j));
+            for (int k = 0; k < 8; k++)
+                v[k] = __ldg(vrow + c + k * (int64_t)t);
 #pragma unroll
-            for (int j = 0; j < V; j++)
-                acc[j] = O::apply(acc[j], D::lane(v1, j));
-#pragma unroll
-            for (int j = 0; j < V; j++)
-                acc[j] = O::apply(acc[j], D::lane(v2, j));
-#pragma unroll
-            for (int j = 0; j < V; j++)
-                acc[j] = O::apply(acc[j], D::lane(v3, j));
+            for (int k = 0; k < 8; k++)
+                acc.vec(v[k]);
         }
-        for (; c < full; c += t) {
-            uint4 v0 = __ldg(vrow + c);
+        for (; c + 3 * (int64_t)t < full; c += 4 * (int64_t)t) {
+            uint4 v[4];
 #pragma unroll
-            for (int j = 0; j < V; j++)
-                acc[j] = O::apply(acc[j], D::lane(v0, j));
+            for (int k = 0; k < 4; k++)
+                v[k] = __ldg(vrow + c + k * (int64_t)t);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc.vec(v[k]);
+        }
+        if (c < full) { /* at most three chunks left: all loads in flight at once */
+            uint4 v0 = __ldg(vrow + c);
+            uint4 v1 = c + t < full ? __ldg(vrow + c + t) : pad;
+            uint4 v2 = c + 2 * (int64_t)t < full ? __ldg(vrow + c + 2 * t) : pad;
+            acc.vec(v0);
+            acc.vec(v1);
+            acc.vec(v2);
         }
     } else {
-        for (; c < full; c += t) {
+        for (; c + t < full; c += 2 * (int64_t)t) { /* two chunks: 2V loads in flight */
 #pragma unroll
             for (int j = 0; j < V; j++)
-                acc[j] = O::apply(acc[j], D::load(row, c * V + j));
+                acc.elem(j, row, c * V + j);
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                acc.elem(j, row, (c + t) * V + j);
+        }
+        if (c < full) {
+#pragma unroll
+            for (int j = 0; j < V; j++)
+                acc.elem(j, row, c * V + j);
         }
     }
-    if (full * V < n && full % t == lane) { /* the partial last chunk */
+    if (full * V < n && (full & (t - 1)) == lane) { /* the partial last chunk */
         for (int j = 0; j < V; j++)
             if (full * V + j < n)
-                acc[j] = O::apply(acc[j], D::load(row, full * V + j));
+                acc.elem(j, row, full * V + j);
     }
-#pragma unroll
-    for (int m = V / 2; m >= 1; m /= 2)
-#pragma unroll
-        for (int j = 0; j < m; j++)
-            acc[j] = O::apply(acc[j], acc[j + m]);
-    float v = acc[0];
-#pragma unroll
-    for (int m = 16; m >= 1; m /= 2)
-        v = O::apply(v, __shfl_xor_sync(0xffffffffu, v, m));
-    {
+}
+
+/*
+ * Returns, in lane 0 of the group, the reduction of n elements at row (n = 0
+ * for a group without a row: it still takes part in the barrier).  red is
+ * the group's t/32 slots of shared memory for this pass (two ints per slot
+ * for MAX).  When t > 32 every thread of the block must call this the same
+ * number of times (it holds one __syncthreads); t is uniform per launch.
+ */
+template <int DT>
+__device__ float ev_row_reduce_sum(const unsigned char *row, int64_t n, int t, int lane, float *red)
+{
+    ev_acc<EV_OP_SUM_, DT> acc;
+    acc.init();
+    ev_lane_fold<EV_OP_SUM_, DT>(acc, row, n, t, lane);
+    float v = acc.warp();
+    if (t > 32) {
         int nw = t / 32, w = lane / 32;
-        if (nw > 1 && (lane & 31) == 0)
+        if ((lane & 31) == 0)
             red[w] = v;
         __syncthreads();
-        if (nw > 1 && w == 0) {
-            v = lane < nw ? red[lane] : O::identity();
+        if (w == 0) {
+            v = lane < nw ? red[lane] : -0.0f;
 #pragma unroll
             for (int m = 16; m >= 1; m /= 2)
-                v = O::apply(v, __shfl_xor_sync(0xffffffffu, v, m));
+                v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, m));
         }
     }
     return v;
 }
 
+template <int DT>
+__device__ float ev_row_reduce_max(const unsigned char *row, int64_t n, int t, int lane, int *red)
+{
+    ev_acc<EV_OP_MAX_, DT> acc;
+    int hi, lo;
+    acc.init();
+    ev_lane_fold<EV_OP_MAX_, DT>(acc, row, n, t, lane);
+    acc.lanes(&hi, &lo);
+    hi = __reduce_max_sync(0xffffffffu, hi);
+    lo = __reduce_min_sync(0xffffffffu, lo);
+    if (t > 32) {
+        int nw = t / 32, w = lane / 32;
+        if ((lane & 31) == 0) {
+            red[2 * w] = hi;
+            red[2 * w + 1] = lo;
+        }
+        __syncthreads();
+        if (w == 0) {
+            hi = lane < nw ? red[2 * lane] : ev_mk<DT>::neg_inf;
+            lo = lane < nw ? red[2 * lane + 1] : ev_mk<DT>::pos_inf;
+            hi = __reduce_max_sync(0xffffffffu, hi);
+            lo = __reduce_min_sync(0xffffffffu, lo);
+        }
+    }
+    return ev_max_value<DT>(hi, lo);
+}
+
+template <int OP, int DT> struct ev_row;
+template <int DT> struct ev_row<EV_OP_SUM_, DT> {
+    __device__ static float reduce(const unsigned char *row, int64_t n, int t, int lane, int *red)
+    {
+        return ev_row_reduce_sum<DT>(row, n, t, lane, reinterpret_cast<float *>(red));
+    }
+};
+template <int DT> struct ev_row<EV_OP_MAX_, DT> {
+    __device__ static float reduce(const unsigned char *row, int64_t n, int t, int lane, int *red)
+    {
+        return ev_row_reduce_max<DT>(row, n, t, lane, red);
+    }
+};
+
 /*
  * One program: rows [blockIdx.x * b, +b) of in (R rows of `stride`
- * elements) into out, t lanes per row, blockDim.x = min(b*t, 1024).
+ * elements) into out, t lanes per row (a power of two, 32..1024),
+ * blockDim.x = min(b*t, 1024).  Shared memory: two buffers of 32 slots
+ * (two ints each), alternating by pass, so the pass after next rewrites a
+ * buffer only after every thread has passed the barrier between.
  */
 template <int OP, int DT>
 __device__ void ev_reduce_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b,
                                   int t)
 {
-    __shared__ float red[32];
-    int groups = (int)blockDim.x / t, g = (int)threadIdx.x / t, lane = (int)threadIdx.x % t;
+    __shared__ int red[2][64];
+    int sh = __ffs(t) - 1;
+    int groups = (int)blockDim.x >> sh, g = (int)threadIdx.x >> sh, lane = (int)threadIdx.x & (t - 1);
     int64_t row0 = (int64_t)blockIdx.x * b;
-    for (int base = 0; base < b; base += groups) {
+    int buf = 0;
+    for (int base = 0; base < b; base += groups, buf ^= 1) {
         int64_t r = row0 + base + g;
         int valid = base + g < b && r < R;
         const unsigned char *row =
             reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
-        float v = ev_row_reduce<OP, DT>(row, valid ? N : 0, t, lane, red + g * (t / 32));
+        float v = ev_row<OP, DT>::reduce(row, valid ? N : 0, t, lane, red[buf] + 2 * g * (t / 32));
         if (valid && lane == 0)
             ev_dt<DT>::store(out, r, v);
-        __syncthreads(); /* red is reused by the next pass */
     }
 }
 

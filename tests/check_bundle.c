@@ -52,6 +52,7 @@ static const char protocol_text[] =
 
 static const char kernel_text[] = "/* reduce.c: a kernel as snapshotted */\nint k(void) { return 1; }\n";
 static const char buildmk_text[] = "KERNEL_CFLAGS := -O3\n";
+static const char default_text[] = "/* reduce_default.cuh: the default entry as snapshotted */\n";
 
 #define CHK(expr)                                                                                            \
     do {                                                                                                     \
@@ -222,6 +223,10 @@ static void build_store(void)
     CHK(ev_sha256_hex(buildmk_text, strlen(buildmk_text), h2));
     CHK(ev_store_add_source(s, run_id, "kernels/reduce.c", h1, kernel_text, strlen(kernel_text), &err));
     CHK(ev_store_add_source(s, run_id, "kernels/build.mk", h2, buildmk_text, strlen(buildmk_text), &err));
+    char h3[65];
+    CHK(ev_sha256_hex(default_text, strlen(default_text), h3));
+    CHK(ev_store_add_source(s, run_id, "kernels/reduce_default.cuh", h3, default_text, strlen(default_text),
+                            &err));
 
     for (size_t i = 0; i < N_FCASES; i++) {
         const fcase *c = &fcases[i];
@@ -502,7 +507,8 @@ START_TEST(test_every_required_member_is_present_and_nothing_else)
                                       "samples.csv",
                                       "validation.json",
                                       "sources/kernels/build.mk",
-                                      "sources/kernels/reduce.c"};
+                                      "sources/kernels/reduce.c",
+                                      "sources/kernels/reduce_default.cuh"};
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
         member(b, req[i]);
     size_t outputs = 0;
@@ -732,16 +738,20 @@ START_TEST(test_receipts_list_every_other_member_and_hash_to_the_root)
 }
 END_TEST
 
-START_TEST(test_provenance_source_tree_hash_is_the_sha256sum_of_the_snapshot)
+START_TEST(test_provenance_source_tree_hash_is_the_runners_hash_of_the_snapshot)
 {
     ev_bundle *b = export_fixture();
     cJSON *prov = parse_member(b, "provenance.json");
-    char h1[65], h2[65], want[65];
+    char h1[65], h2[65], h3[65], want[65];
     ck_assert_int_eq(ev_sha256_hex(buildmk_text, strlen(buildmk_text), h1), EV_OK);
     ck_assert_int_eq(ev_sha256_hex(kernel_text, strlen(kernel_text), h2), EV_OK);
-    char text[400];
-    snprintf(text, sizeof text, "%s  kernels/build.mk\n%s  kernels/reduce.c\n", h1, h2);
-    ck_assert_int_eq(ev_sha256_hex(text, strlen(text), want), EV_OK);
+    ck_assert_int_eq(ev_sha256_hex(default_text, strlen(default_text), h3), EV_OK);
+    /* "<path>\0<sha256 hex>\n" per file, sorted by path (src/runner/snapshot.h) */
+    char text[600];
+    int len = snprintf(text, sizeof text,
+                       "kernels/build.mk%c%s\nkernels/reduce.c%c%s\nkernels/reduce_default.cuh%c%s\n", 0, h1,
+                       0, h2, 0, h3);
+    ck_assert_int_eq(ev_sha256_hex(text, (size_t)len, want), EV_OK);
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(prov, "source_tree_hash")->valuestring, want);
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(prov, "recorded_source_tree_hash")->valuestring,
                      "recorded-tree-hash");
@@ -756,7 +766,9 @@ START_TEST(test_provenance_source_tree_hash_is_the_sha256sum_of_the_snapshot)
     ck_assert(!memcmp(k->data, kernel_text, k->len));
     cJSON *proof = parse_member(b, "proof-receipts.json");
     const cJSON *des = cJSON_GetObjectItemCaseSensitive(proof, "default_entry_source");
-    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "sha256")->valuestring, h2);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "path")->valuestring,
+                     "kernels/reduce_default.cuh");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(des, "sha256")->valuestring, h3);
     ck_assert_str_eq(
         cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(proof, "build"), "compiler")
             ->valuestring,
@@ -1368,7 +1380,7 @@ static Suite *bundle_suite(void)
     tcase_add_test(e, test_validation_json_derives_outcomes_and_only_completed_jobs_claim_medians);
     tcase_add_test(e, test_outputs_are_present_for_validated_attempts_and_hash_to_their_receipts);
     tcase_add_test(e, test_receipts_list_every_other_member_and_hash_to_the_root);
-    tcase_add_test(e, test_provenance_source_tree_hash_is_the_sha256sum_of_the_snapshot);
+    tcase_add_test(e, test_provenance_source_tree_hash_is_the_runners_hash_of_the_snapshot);
     tcase_add_test(e, test_model_json_is_the_refit_of_the_exported_medians);
     tcase_add_test(e, test_two_exports_of_one_store_are_byte_identical_in_any_time_zone);
     tcase_add_test(e, test_report_regenerated_from_the_archived_members_equals_the_exported_one);

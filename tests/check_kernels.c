@@ -4,7 +4,9 @@
  * reductions against the FP64 oracle on odd shapes and special values, bit
  * identity across threads and schedules, the documented summation order,
  * the binding refusals, the SUM bound on adversarial inputs, the input
- * generator and the schedule receipts.
+ * generator and the schedule receipts; and a host mirror of the CUDA MAX
+ * (integer keys, reduce_default.cuh) against the CPU twin, over every
+ * 16-bit pattern and on rows of NaN, -0/+0, Inf and subnormals.
  *
  * The two exhaustive sweeps over all 2^32 float patterns run as 16 slices
  * each (one forked test per slice, own timeout).  EV_CHECK_QUICK=1 (e.g.
@@ -310,6 +312,176 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
             }
             ck_assert_int_eq(ev_oracle_validate(&b.shape, in, out, &v, &err), EV_OK);
             ck_assert(v.passed);
+        }
+    }
+}
+END_TEST
+
+/* ---- host mirror of the CUDA MAX on keys (reduce_default.cuh) ----------- */
+
+/* The twin's 16-bit unsigned key (reduce_cpu.c). */
+static uint32_t twin_key16(uint32_t u)
+{
+    return (u & 0x8000u) ? (~u & 0xffffu) : (u | 0x8000u);
+}
+
+/* ev_key2: two 16-bit keys of a word, both halves at once. */
+static uint32_t mirror_key2(uint32_t w)
+{
+    uint32_t s = w & 0x80008000u;
+    return w ^ (s - (s >> 15));
+}
+
+/* Half k (0 low, 1 high) of w as a sign-extended 16-bit key. */
+static int32_t mirror_half(uint32_t w, int k)
+{
+    return (int32_t)(int16_t)(uint16_t)(k ? w >> 16 : w & 0xffffu);
+}
+
+/* max.s16x2 / min.s16x2. */
+static uint32_t mirror_vmax2(uint32_t a, uint32_t b, int want_max)
+{
+    uint32_t r = 0;
+    for (int k = 0; k < 2; k++) {
+        int32_t x = mirror_half(a, k), y = mirror_half(b, k);
+        int32_t m = want_max ? (x > y ? x : y) : (x < y ? x : y);
+        r |= ((uint32_t)m & 0xffffu) << (16 * k);
+    }
+    return r;
+}
+
+/* ev_unkey16. */
+static uint32_t mirror_unkey16(int32_t k)
+{
+    return ((uint32_t)k ^ ((uint32_t)(k >> 31) & 0x7fffu)) & 0xffffu;
+}
+
+/* ev_mk<DT>::key for fp32. */
+static int32_t mirror_key32(uint32_t u)
+{
+    return (int32_t)(u ^ ((uint32_t)((int32_t)u >> 31) >> 1));
+}
+
+START_TEST(test_max_keys_order_every_16_bit_pattern_as_the_twin_does)
+{
+    /* fp16 and bf16: key = twin key - 0x8000 in both halves, key -> pattern
+     * round trips, and NaN exactly when the key leaves [key(-Inf), key(+Inf)] */
+    const uint32_t pinf[2] = {0x7c00u, 0x7f80u};
+    const int32_t kpos[2] = {0x7c00, 0x7f80}, kneg[2] = {-31745, -32641};
+    for (int d = 0; d < 2; d++) {
+        ck_assert_int_eq(mirror_half(mirror_key2(pinf[d] | 0x8000u), 0), kneg[d]);
+        for (uint32_t h = 0; h < 65536; h++) {
+            uint32_t k2 = mirror_key2(h * 0x10001u);
+            int32_t k = mirror_half(k2, 0);
+            int nan = (h & 0x7fffu) > pinf[d];
+            ck_assert_int_eq(mirror_half(k2, 1), k);
+            ck_assert_int_eq(k, (int32_t)twin_key16(h) - 0x8000);
+            ck_assert_uint_eq(mirror_unkey16(k), h);
+            ck_assert_int_eq(k > kpos[d] || k < kneg[d], nan);
+            /* the other half of the word never leaks into this one */
+            ck_assert_int_eq(mirror_half(mirror_key2(h | 0x80000000u), 0), k);
+            ck_assert_int_eq(mirror_half(mirror_key2(h | 0x7fff0000u), 0), k);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_max_keys_order_fp32_patterns_as_the_twin_does)
+{
+    uint32_t u = 0;
+    for (uint64_t i = 0; i < (1u << 22); i++, u += 0x400u + (uint32_t)(i & 0x3ffu)) {
+        int32_t k = mirror_key32(u);
+        uint32_t twin = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+        int nan = (u & 0x7fffffffu) > 0x7f800000u;
+        ck_assert_int_eq(k, (int32_t)(twin - 0x80000000u));
+        ck_assert_uint_eq((uint32_t)k ^ ((uint32_t)(k >> 31) >> 1), u);
+        ck_assert_int_eq(k > 0x7f800000 || k < (int32_t)0x807fffffu, nan);
+    }
+    ck_assert_int_eq(mirror_key32(0xff800000u), (int32_t)0x807fffffu);
+    ck_assert_int_lt(mirror_key32(0x80000000u), mirror_key32(0u)); /* -0 below +0 */
+}
+END_TEST
+
+/* Returns the mirror of the CUDA MAX of one row (storage bits of the output):
+ * 16-bit words folded two at a time (an odd tail element duplicated into
+ * both halves, as ev_acc16::elem does), hi/lo keys, NaN test, decode. */
+static uint32_t mirror_row_max(ev_dtype d, const unsigned char *row, int64_t n)
+{
+    if (d == EV_DTYPE_FP32) {
+        int32_t hi = (int32_t)0x807fffffu, lo = 0x7f800000;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, row + i * 4, 4);
+            int32_t k = mirror_key32(u);
+            hi = k > hi ? k : hi;
+            lo = k < lo ? k : lo;
+        }
+        if (hi > 0x7f800000 || lo < (int32_t)0x807fffffu)
+            return EV_FP32_QNAN;
+        return (uint32_t)hi ^ ((uint32_t)(hi >> 31) >> 1);
+    }
+    {
+        int32_t kpos = d == EV_DTYPE_FP16 ? 0x7c00 : 0x7f80, kneg = d == EV_DTYPE_FP16 ? -31745 : -32641;
+        uint32_t hi2 = ((uint32_t)kneg & 0xffffu) * 0x10001u, lo2 = (uint32_t)kpos * 0x10001u;
+        int32_t hi, lo;
+        for (int64_t i = 0; i < n; i += 2) {
+            uint16_t a, b;
+            memcpy(&a, row + i * 2, 2);
+            b = a;
+            if (i + 1 < n)
+                memcpy(&b, row + i * 2 + 2, 2);
+            uint32_t k = mirror_key2((uint32_t)a | (uint32_t)b << 16);
+            hi2 = mirror_vmax2(hi2, k, 1);
+            lo2 = mirror_vmax2(lo2, k, 0);
+        }
+        hi = mirror_half(hi2, 0) > mirror_half(hi2, 1) ? mirror_half(hi2, 0) : mirror_half(hi2, 1);
+        lo = mirror_half(lo2, 0) < mirror_half(lo2, 1) ? mirror_half(lo2, 0) : mirror_half(lo2, 1);
+        if (hi > kpos || lo < kneg)
+            return d == EV_DTYPE_FP16 ? 0x7e00u : 0x7fc0u;
+        return mirror_unkey16(hi);
+    }
+}
+
+START_TEST(test_max_on_keys_gives_the_twin_bits_on_special_rows)
+{
+    /* rows mixing NaN (both signs, payloads), -0/+0, +-Inf, subnormals and
+     * ordinary values, drawn from a fixed LCG; odd N leaves a tail element */
+    const uint32_t specials16[2][10] = {
+        {0x7e00u, 0xfc05u, 0x8000u, 0x0000u, 0x7c00u, 0xfc00u, 0x0001u, 0x83ffu, 0x3c00u, 0xbc00u},
+        {0x7fc0u, 0xff85u, 0x8000u, 0x0000u, 0x7f80u, 0xff80u, 0x0001u, 0x807fu, 0x3f80u, 0xbf80u}};
+    const uint32_t specials32[10] = {0x7fc00000u, 0xff800123u, 0x80000000u, 0u,          0x7f800000u,
+                                     0xff800000u, 0x00000001u, 0x807fffffu, 0x3f800000u, 0xbf800000u};
+    uint64_t st = 12345;
+    for (int d = 0; d < EV_DTYPE_COUNT; d++) {
+        ev_dtype dt = (ev_dtype)d;
+        size_t es = ev_dtype_size(dt);
+        for (int trial = 0; trial < 3000; trial++) {
+            unsigned char in[37 * 4], out[4];
+            int64_t n = 1 + trial % 37;
+            int mode = trial % 5; /* 0: only specials; 1-4: mostly ordinary values */
+            for (int64_t i = 0; i < n; i++) {
+                uint32_t u, pick;
+                st = st * 6364136223846793005ull + 1442695040888963407ull;
+                pick = (uint32_t)(st >> 33);
+                if (mode == 0 || pick % (8 * (uint32_t)mode) == 0) {
+                    uint32_t j = (pick >> 8) % 10;
+                    u = dt == EV_DTYPE_FP32 ? specials32[j] : specials16[dt == EV_DTYPE_BF16][j];
+                } else {
+                    u = dt == EV_DTYPE_FP32 ? (pick & 0xbfffffffu) : ((pick >> 5) & 0xbfffu);
+                }
+                if (es == 4) {
+                    memcpy(in + i * 4, &u, 4);
+                } else {
+                    uint16_t h = (uint16_t)u;
+                    memcpy(in + i * 2, &h, 2);
+                }
+            }
+            ev_binding b = {{EV_OP_MAX, dt, 1, n, n}, in, (size_t)n * es, out, es, 0, 0, 0, 0};
+            uint32_t got = 0, want = mirror_row_max(dt, in, n);
+            ev_reduce_rows(&b, 0, 1);
+            memcpy(&got, out, es);
+            ck_assert_msg(got == want, "%s n=%lld trial %d: twin %#x, keys %#x", ev_dtype_name(dt),
+                          (long long)n, trial, got, want);
         }
     }
 }
@@ -742,6 +914,9 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_sum_bound_holds_on_adversarial_inputs);
     tcase_add_test(red, test_validator_rejects_a_wrong_max_and_a_noncanonical_nan);
     tcase_add_test(red, test_unwritten_rows_fail_validation);
+    tcase_add_test(red, test_max_keys_order_every_16_bit_pattern_as_the_twin_does);
+    tcase_add_test(red, test_max_keys_order_fp32_patterns_as_the_twin_does);
+    tcase_add_test(red, test_max_on_keys_gives_the_twin_bits_on_special_rows);
     tcase_add_test(misc, test_binding_refuses_each_bad_request_with_its_reason);
     tcase_add_test(misc, test_binding_records_alignment_capped_at_256);
     tcase_add_test(misc, test_inputs_are_the_same_bytes_for_a_seed_and_case);

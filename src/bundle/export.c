@@ -26,6 +26,8 @@
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
+#include "runner/protocol.h"
+#include "runner/snapshot.h"
 #include "store/outcome.h"
 
 #define MAX_EXACT_INT (INT64_C(1) << 53)
@@ -375,16 +377,24 @@ ev_status ev_bundle_per_op_us(double elapsed_ms, int64_t replays, int64_t ops_pe
     return EV_OK;
 }
 
-/* Source-tree hash; see export.h. */
+/* Source-tree hash; see export.h: the runner's own ev_tree_hash. */
 ev_status ev_bundle_tree_hash(const char *const *paths, const char *const *sha256_hex, size_t n, char hex[65])
 {
-    ev_buf text = EV_BUF_INIT;
-    ev_status rc = ev_buf_puts(&text, "");
-    for (size_t i = 0; i < n && !rc; i++)
-        rc = ev_buf_printf(&text, "%s  %s\n", sha256_hex[i], paths[i]);
-    if (!rc)
-        rc = ev_sha256_hex(text.data, text.len, hex);
-    ev_buf_free(&text);
+    ev_source_file *f = calloc(n ? n : 1, sizeof *f);
+    ev_status rc = EV_OK;
+    if (!f)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        f[i].path = (char *)paths[i]; /* read only: ev_tree_hash takes const */
+        if (strlen(sha256_hex[i]) != 64) {
+            rc = EV_EINVAL;
+            goto out;
+        }
+        memcpy(f[i].sha256, sha256_hex[i], 65);
+    }
+    rc = ev_tree_hash(f, n, hex);
+out:
+    free(f);
     return rc;
 }
 
@@ -1676,11 +1686,22 @@ static void copy_str(char *dst, size_t cap, const char *s)
     snprintf(dst, cap, "%s", s ? s : "");
 }
 
-/* The protocol's decision threshold: "decision_threshold" at the top level
- * of protocol.json when it is a number, else 0.05. */
+/* The protocol's decision threshold, `decision_threshold`, exactly as the
+ * runner's own parser reads it (its default 0.05 included), so the
+ * exporter, the runner's policy phase and the verifier's refit use one
+ * value.  A protocol the parser refuses (it could not have been run)
+ * falls back to the top-level number, else 0.05. */
 static double protocol_threshold(const xload *L)
 {
     double t = 0.05;
+    ev_protocol p;
+    memset(&p, 0, sizeof p);
+    if (!ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &p, NULL)) {
+        t = p.decision_threshold;
+        ev_protocol_free(&p);
+        return t;
+    }
+    ev_protocol_free(&p);
     cJSON *tree = NULL;
     if (!ev_json_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, 0, &tree, NULL)) {
         const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, "decision_threshold");
@@ -1882,25 +1903,16 @@ static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
         j_str(&b, o, "sha256", x->sha256);
         j_i64(&b, o, "size", (int64_t)x->len);
     }
-    const cJSON *build = cJSON_GetObjectItemCaseSensitive(root, "build");
-    const cJSON *des =
-        cJSON_IsObject(build) ? cJSON_GetObjectItemCaseSensitive(build, "default_entry_source") : NULL;
-    if (!cJSON_IsString(des)) {
-        j_null(&b, root, "default_entry_source");
-        j_str(&b, root, "default_entry_source_reason",
-              "no build.default_entry_source in the environment record");
+    /* The default entry's source: its bytes as the run snapshot holds them
+     * (the same bytes as the bundle's sources/ member). */
+    const xsource *des = find_source(L, EV_BUNDLE_DEFAULT_ENTRY_SOURCE);
+    if (des) {
+        cJSON *o = j_obj(&b, root, "default_entry_source");
+        j_str(&b, o, "path", des->path);
+        j_str(&b, o, "sha256", des->sha256);
     } else {
-        const xsource *x = find_source(L, des->valuestring);
-        if (x) {
-            cJSON *o = j_obj(&b, root, "default_entry_source");
-            j_str(&b, o, "path", x->path);
-            j_str(&b, o, "sha256", x->sha256);
-        } else {
-            char reason[300];
-            snprintf(reason, sizeof reason, "%s not in the snapshot", des->valuestring);
-            j_null(&b, root, "default_entry_source");
-            j_str(&b, root, "default_entry_source_reason", reason);
-        }
+        j_null(&b, root, "default_entry_source");
+        j_str(&b, root, "default_entry_source_reason", EV_BUNDLE_DEFAULT_ENTRY_SOURCE " not in the snapshot");
     }
     j_str(&b, root, "source_tree_hash", tree_hash);
     cJSON_Delete(env);

@@ -55,14 +55,20 @@ ev_status ev_export_file(const char *db_path, int64_t run_id, const char *out_pa
  */
 ev_status ev_bundle_redact(const char *s, ev_buf *out);
 
+/* The default entry's source file, whose snapshot SHA-256 proof-receipts.json
+ * names as default_entry_source. */
+#define EV_BUNDLE_DEFAULT_ENTRY_SOURCE "kernels/reduce_default.cuh"
+
 /* per_op_us = elapsed_ms * 1000.0 / (double)(replays * ops_per_graph), the
  * one definition.  EV_ERANGE when replays or ops_per_graph is < 1 or their
  * product exceeds 2^53 (*out untouched). */
 ev_status ev_bundle_per_op_us(double elapsed_ms, int64_t replays, int64_t ops_per_graph, double *out);
 
-/* The source-tree hash of docs/bundle-format.md: SHA-256 hex of the
- * sha256sum-style lines "<sha256>  <path>\n" of (paths[i], sha256_hex[i]),
- * which the caller gives sorted bytewise by path.  OUT: hex[65]. */
+/* The source-tree hash of docs/bundle-format.md, computed by the runner's
+ * own ev_tree_hash (src/runner/snapshot.h): SHA-256 hex of the
+ * concatenation of "<path>\0<sha256 hex>\n" for (paths[i],
+ * sha256_hex[i]), which the caller gives sorted bytewise by path.
+ * OUT: hex[65].  EV_EINVAL when a digest is not 64 characters. */
 ev_status ev_bundle_tree_hash(const char *const *paths, const char *const *sha256_hex, size_t n,
                               char hex[65]);
 

@@ -4,15 +4,20 @@
  *
  * Randomness is splitmix64 with a state derived from the run seed and a
  * label naming the figure, so each interval is reproducible on its own and
- * independent of the order figures are computed in.
+ * independent of the order figures are computed in.  That is what lets the
+ * bootstrap intervals (nearly all of the cost: 2000 resamples of every
+ * job and pair) be computed first, spread over threads (boot_all), and
+ * then written in document order: the bits do not depend on the threads.
  */
 #include "bundle/figures.h"
 
 #include <inttypes.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json.h"
 #include "stats.h"
@@ -372,11 +377,90 @@ static ev_status interval(double *v, size_t n, double *lo, double *hi)
     return EV_OK;
 }
 
+/* ---- bootstrap intervals, precomputed in parallel ------------------------- */
+
+/* One bootstrap interval to compute: of a job's median (y NULL) or of the
+ * ratio of two jobs' medians, with the state of its label. */
+typedef struct btask {
+    const fsamp *x, *y;
+    uint64_t state;
+    double lo, hi;
+    int ok;
+} btask;
+
+/* The work shared by the threads of boot_all. */
+typedef struct bwork {
+    btask *t;
+    size_t n;
+    size_t next; /* next task to take (atomic) */
+    size_t max_hot;
+    ev_status rc;
+} bwork;
+
+/* Computes task t with scratch count (max_hot counters) and boot. */
+static void boot_one(btask *t, uint32_t *count, double *boot)
+{
+    uint64_t st = t->state;
+    for (size_t r = 0; r < EV_FIG_RESAMPLES; r++) {
+        if (!t->y) {
+            boot[r] = resample_median(&st, t->x, count);
+        } else {
+            double a = resample_median(&st, t->x, count);
+            double c = resample_median(&st, t->y, count);
+            boot[r] = a / c;
+        }
+    }
+    t->ok = !interval(boot, EV_FIG_RESAMPLES, &t->lo, &t->hi);
+}
+
+/* A thread of boot_all: takes tasks until none is left. */
+static void *boot_thread(void *arg)
+{
+    bwork *w = arg;
+    uint32_t *count = calloc(w->max_hot + 1, sizeof *count);
+    double *boot = calloc(EV_FIG_RESAMPLES, sizeof *boot);
+    if (!count || !boot) {
+        __atomic_store_n(&w->rc, EV_ENOMEM, __ATOMIC_RELAXED);
+    } else {
+        for (;;) {
+            size_t i = __atomic_fetch_add(&w->next, 1, __ATOMIC_RELAXED);
+            if (i >= w->n)
+                break;
+            boot_one(&w->t[i], count, boot);
+        }
+    }
+    free(count);
+    free(boot);
+    return NULL;
+}
+
+/* Computes every task of t[0..n), on up to 8 threads (one per online CPU;
+ * the calling thread is one of them).  Returns EV_ENOMEM when a thread
+ * could not get its scratch (the results are then incomplete). */
+static ev_status boot_all(btask *t, size_t n, size_t max_hot)
+{
+    bwork w = {t, n, 0, max_hot, EV_OK};
+    pthread_t th[8];
+    size_t nt = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    size_t want = cpus > 1 ? (size_t)(cpus > 8 ? 8 : cpus) : 1;
+    if (want > n)
+        want = n ? n : 1;
+    for (size_t i = 1; i < want; i++) {
+        if (pthread_create(&th[nt], NULL, boot_thread, &w))
+            break; /* fewer threads: the others take the work */
+        nt++;
+    }
+    boot_thread(&w);
+    for (size_t i = 0; i < nt; i++)
+        pthread_join(th[i], NULL);
+    return w.rc;
+}
+
 /* ---- per job ---------------------------------------------------------------- */
 
 /* Adds the per-job figures (median, P95, cold/hot, clock range). */
-static void add_jobs(fb *b, const ev_fig_input *in, const fsamp *fs, cJSON *root, uint32_t *count,
-                     double *boot)
+static void add_jobs(fb *b, const ev_fig_input *in, const btask *const *jt, cJSON *root)
 {
     cJSON *arr = f_arr(b, root, "jobs");
     for (size_t i = 0; i < in->n_jobs && !b->rc; i++) {
@@ -392,16 +476,14 @@ static void add_jobs(fb *b, const ev_fig_input *in, const fsamp *fs, cJSON *root
         if (ok && !b->rc)
             b->rc = ev_quantile(j->hot, j->n_hot, 0.95, &p95);
         f_dbl(b, o, "median_us", ok, med, why);
-        /* the median's own bootstrap interval (label "job:<job_key>") */
+        /* the median's own bootstrap interval (label "job:<job_key>"),
+         * computed beforehand by boot_all */
         double lo = 0, hi = 0;
         int ci_ok = 0;
-        if (ok && !b->rc) {
-            char label[160];
-            snprintf(label, sizeof label, "job:%s", j->job_key);
-            uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
-            for (size_t r = 0; r < EV_FIG_RESAMPLES; r++)
-                boot[r] = resample_median(&st, &fs[i], count);
-            ci_ok = !interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
+        if (ok && !b->rc && jt[i]) {
+            lo = jt[i]->lo;
+            hi = jt[i]->hi;
+            ci_ok = jt[i]->ok;
         }
         if (ok) {
             cJSON *ci = f_arr(b, o, "median_ci");
@@ -451,9 +533,8 @@ static const pair pairs[] = {
 #define N_PAIRS (sizeof pairs / sizeof pairs[0])
 
 /* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
-static void add_pair(fb *b, const ev_fig_input *in, const fsamp *fs, int64_t idx, const pair *pr,
-                     const ev_fig_job *x, const ev_fig_job *y, cJSON *arr, cJSON *tails, uint32_t *count,
-                     double *boot)
+static void add_pair(fb *b, int64_t idx, const pair *pr, const ev_fig_job *x, const ev_fig_job *y,
+                     const btask *bt, cJSON *arr, cJSON *tails)
 {
     cJSON *o = f_obj(b, arr, NULL);
     char why[160];
@@ -481,17 +562,10 @@ static void add_pair(fb *b, const ev_fig_input *in, const fsamp *fs, int64_t idx
     if (b->rc)
         return;
     double ratio = mx / my, p95r = px / py;
-    char label[160];
-    snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", idx, pr->arm, pr->against);
-    uint64_t st = (uint64_t)in->seed ^ fnv1a64(label);
-    const fsamp *sx = &fs[x - in->jobs], *sy = &fs[y - in->jobs];
-    for (size_t r = 0; r < EV_FIG_RESAMPLES; r++) {
-        double a = resample_median(&st, sx, count);
-        double c = resample_median(&st, sy, count);
-        boot[r] = a / c;
-    }
-    double lo = 0, hi = 0, u = 0, p = 0;
-    int ci_ok = !interval(boot, EV_FIG_RESAMPLES, &lo, &hi);
+    /* the bootstrap interval (label "pair:<case>:<arm>:<against>"),
+     * computed beforehand by boot_all */
+    double lo = bt ? bt->lo : 0, hi = bt ? bt->hi : 0, u = 0, p = 0;
+    int ci_ok = bt && bt->ok;
     ev_status mrc = ev_fig_mann_whitney(x->hot, x->n_hot, y->hot, y->n_hot, &u, &p);
     if (mrc == EV_ENOMEM && !b->rc)
         b->rc = mrc;
@@ -633,8 +707,9 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     fb b = {EV_OK};
     int64_t *cases = NULL;
     size_t n_cases = 0, max_hot = 1;
-    double *boot = NULL, *mx = NULL, *my = NULL;
-    uint32_t *count = NULL;
+    double *mx = NULL, *my = NULL;
+    btask *tasks = NULL, **jt = NULL, **pt = NULL;
+    size_t n_tasks = 0;
     fsamp *fs = NULL;
     findex ix = {NULL, 0};
     int64_t *used = NULL;
@@ -665,13 +740,41 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
             b.rc = fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
     if (b.rc)
         goto out;
-    count = calloc(max_hot, sizeof *count);
-    boot = calloc(EV_FIG_RESAMPLES, sizeof *boot);
+    /* Every bootstrap interval first (boot_all), then the document. */
+    tasks = calloc(in->n_jobs + N_PAIRS * n_cases + 1, sizeof *tasks);
+    jt = calloc(in->n_jobs + 1, sizeof *jt);
+    pt = calloc(N_PAIRS * n_cases + 1, sizeof *pt);
+    if (!tasks || !jt || !pt) {
+        b.rc = EV_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < in->n_jobs; i++) {
+        if (!usable(&in->jobs[i]))
+            continue;
+        char label[160];
+        snprintf(label, sizeof label, "job:%s", in->jobs[i].job_key);
+        tasks[n_tasks] = (btask){&fs[i], NULL, (uint64_t)in->seed ^ fnv1a64(label), 0, 0, 0};
+        jt[i] = &tasks[n_tasks++];
+    }
+    for (size_t p = 0; p < N_PAIRS; p++)
+        for (size_t c = 0; c < n_cases; c++) {
+            const ev_fig_job *x = find(&ix, cases[c], pairs[p].arm),
+                             *y = find(&ix, cases[c], pairs[p].against);
+            if (!usable(x) || !usable(y))
+                continue;
+            char label[160];
+            snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", cases[c], pairs[p].arm, pairs[p].against);
+            tasks[n_tasks] =
+                (btask){&fs[x - in->jobs], &fs[y - in->jobs], (uint64_t)in->seed ^ fnv1a64(label), 0, 0, 0};
+            pt[p * n_cases + c] = &tasks[n_tasks++];
+        }
+    if ((b.rc = boot_all(tasks, n_tasks, max_hot)))
+        goto out;
     mx = calloc(n_cases + 1, sizeof *mx);
     my = calloc(n_cases + 1, sizeof *my);
     used = calloc(n_cases + 1, sizeof *used);
     root = cJSON_CreateObject();
-    if (!count || !boot || !mx || !my || !used || !root) {
+    if (!mx || !my || !used || !root) {
         b.rc = EV_ENOMEM;
         goto out;
     }
@@ -694,7 +797,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
           "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
           "descriptive quantiles, not tail guarantees");
 
-    add_jobs(&b, in, fs, root, count, boot);
+    add_jobs(&b, in, (const btask *const *)jt, root);
 
     cJSON *parr = f_arr(&b, root, "pairs");
     cJSON *tails = f_arr(&b, root, "tail_disclosures");
@@ -706,7 +809,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
                              *y = find(&ix, cases[c], pairs[p].against);
             if (!x || !y)
                 continue;
-            add_pair(&b, in, fs, cases[c], &pairs[p], x, y, parr, tails, count, boot);
+            add_pair(&b, cases[c], &pairs[p], x, y, pt[p * n_cases + c], parr, tails);
             if (usable(x) && usable(y) && !b.rc) {
                 b.rc = ev_median(x->hot, x->n_hot, &mx[n_used]);
                 if (!b.rc)
@@ -722,13 +825,14 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     }
 out:
     free(cases);
-    free(count);
+    free(tasks);
+    free(jt);
+    free(pt);
     if (fs)
         for (size_t i = 0; i < in->n_jobs; i++)
             fsamp_free(&fs[i]);
     free(fs);
     free(ix.v);
-    free(boot);
     free(mx);
     free(my);
     free(used);

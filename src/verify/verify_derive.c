@@ -13,15 +13,19 @@
  *    docs/bundle-format.md ("model.json") says, ev_model_fit, and
  *    ev_fit_to_json's bytes equal model.json (or, failing that, every
  *    double within 1e-12 relative and everything else equal);
- *  - the selector's choice recomputed from model.json's coefficients and
- *    each auto job's binding equals the graph receipt;
+ *  - the selector (kernels/selector.h): each auto attempt's plan recomputed
+ *    from model.json's coefficients and its recorded binding, and each
+ *    native-schedule attempt's plan, equal its graph receipts;
  *  - every output's SHA-256 and size equal its validation record, and every
  *    outputs/ member is named by exactly one record;
  *  - the source-tree hash and the kernel source list, recomputed from the
  *    sources/ members;
+ *  - validation.json's figures (issue 7) rebuilt from samples.csv with the
+ *    exporter's recipe (src/bundle/figures.h) equal the member;
  *  - report.html regenerated from the other members equals the member.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,17 +33,16 @@
 #include "json.h"
 #include "model/model.h"
 #include "runner/protocol.h"
+#include "runner/snapshot.h"
+#include "selector.h"
 #include "sha256.h"
 #include "stats.h"
 #include "store/outcome.h"
 #include "verify_int.h"
 
-#if defined(__has_include)
-#if __has_include("bundle/report.h")
+#include "bundle/export.h"
+#include "bundle/figures.h"
 #include "bundle/report.h"
-#define VD_HAVE_REPORT 1
-#endif
-#endif
 
 #define VV "validation.json"
 #define VS "samples.csv"
@@ -438,21 +441,47 @@ static void vd_outputs(vd_ctx *x)
     free(named);
 }
 
-/* Source-tree hash and the kernel source list, from the sources/ members. */
+/* Source-tree hash (the runner's ev_tree_hash over the sources/ members,
+ * against provenance.json's source_tree_hash and the runner's recorded one
+ * and proof-receipts.json's), the kernel source list and the default
+ * entry's source digest, from the sources/ members. */
 static void vd_sources(vd_ctx *x)
 {
     vb_bundle *b = x->b;
-    ev_buf text = EV_BUF_INIT;
+    ev_source_file *files = calloc(b->n ? b->n : 1, sizeof *files);
+    size_t nf = 0;
     char hex[EV_SHA256_HEX_LEN + 1];
+    const vb_member *des = vb_find(b, "sources/" EV_BUNDLE_DEFAULT_ENTRY_SOURCE);
+    if (!files) {
+        x->r->oom = 1;
+        return;
+    }
     for (size_t i = 0; i < b->n; i++)
-        if (!strncmp(b->m[i].name, "sources/", 8) &&
-            ev_buf_printf(&text, "%s  %s\n", b->m[i].sha_hex, b->m[i].name + 8)) {
-            x->r->oom = 1;
-            goto out;
+        if (!strncmp(b->m[i].name, "sources/", 8)) {
+            files[nf].path = (char *)(b->m[i].name + 8); /* read only */
+            memcpy(files[nf].sha256, b->m[i].sha_hex, 65);
+            nf++;
         }
-    if (ev_sha256_hex(text.data ? text.data : "", text.len, hex)) {
+    if (ev_tree_hash(files, nf, hex)) {
         x->r->oom = 1;
         goto out;
+    }
+    if (b->provenance) {
+        const char *h = vj_str(b->provenance, "recorded_source_tree_hash");
+        if (!h || strcmp(h, hex))
+            vr_fail(x->r, VR_REDERIVE, "provenance.json",
+                    "recorded_source_tree_hash (the runner's, taken before measuring) is not %s, the hash of "
+                    "the sources/ members: the sources are not the snapshot the run hashed",
+                    hex);
+    }
+    if (b->proof) {
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(b->proof, "default_entry_source");
+        const char *dp = vj_str(d, "path"), *ds = vj_str(d, "sha256");
+        if (des ? (!dp || !ds || strcmp(dp, EV_BUNDLE_DEFAULT_ENTRY_SOURCE) || strcmp(ds, des->sha_hex))
+                : !cJSON_IsNull(d))
+            vr_fail(x->r, VR_REDERIVE, "proof-receipts.json",
+                    "default_entry_source is not {%s, %s}, the SHA-256 of the sources/ member",
+                    EV_BUNDLE_DEFAULT_ENTRY_SOURCE, des ? des->sha_hex : "null: no such member");
     }
     if (b->provenance) {
         const char *h = vj_str(b->provenance, "source_tree_hash");
@@ -485,7 +514,7 @@ static void vd_sources(vd_ctx *x)
                     "kernel_sources lists files that are not members");
     }
 out:
-    ev_buf_free(&text);
+    free(files);
 }
 
 /* Compares two parsed trees; doubles within rel (relative), all else
@@ -659,19 +688,199 @@ out:
     free(ex);
 }
 
-/* The selector's choice for every auto job, against its graph receipt.
- * Not wired yet: kernels/selector.h had not landed when this was written,
- * so every bundle with auto jobs FAILS here rather than PASS unchecked. */
+/* Reads an int64 triple [x, y, z] at key of o into v.  Returns 0, or -1
+ * when it is not an array of three integers. */
+static int vd_triple(const cJSON *o, const char *key, int64_t v[3])
+{
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsArray(a) || cJSON_GetArraySize(a) != 3)
+        return -1;
+    int i = 0;
+    for (const cJSON *e = a->child; e; e = e->next, i++) {
+        double d = e->valuedouble;
+        if (!cJSON_IsNumber(e) || d != floor(d) || fabs(d) > 9007199254740992.0)
+            return -1;
+        v[i] = (int64_t)d;
+    }
+    return 0;
+}
+
+/* The coefficients and threshold the policy phase used: model.json's.
+ * OUT: *have (0: the fit failed, auto runs the default), *c, *thr.
+ * Returns -1 (a failure recorded) when model.json says neither. */
+static int vd_model_coef(vd_ctx *x, int *have, ev_coef *c, double *thr)
+{
+    const cJSON *m = x->b->model;
+    const cJSON *co = cJSON_GetObjectItemCaseSensitive(m, "coefficients");
+    if (!m) {
+        vr_fail(x->r, VR_REDERIVE, "model.json",
+                "missing or not strict JSON: no selector check (checks 2, 3)");
+        return -1;
+    }
+    if (cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(m, "fit")) && !co) {
+        *have = 0; /* a failed fit: the runner's auto arm keeps the default */
+        *thr = 0.05;
+        return 0;
+    }
+    if (!cJSON_IsObject(co) || vj_dbl(co, "a0", &c->a0) || vj_dbl(co, "aP", &c->aP) ||
+        vj_dbl(co, "aD", &c->aD) || vj_dbl(m, "threshold", thr)) {
+        vr_fail(x->r, VR_REDERIVE, "model.json",
+                "no coefficients {a0, aP, aD} and threshold for the selector");
+        return -1;
+    }
+    *have = 1;
+    return 0;
+}
+
+/* Formats a launch (entry grid block) into buf. */
+static void vd_launch_text(char *buf, size_t cap, const char *fn, const int64_t g[3], const int64_t bl[3])
+{
+    snprintf(buf, cap, "%s grid [%lld, %lld, %lld] block [%lld, %lld, %lld]", fn, (long long)g[0],
+             (long long)g[1], (long long)g[2], (long long)bl[0], (long long)bl[1], (long long)bl[2]);
+}
+
+/*
+ * The selector (kernels/selector.h) against every graph receipt: for each
+ * attempt of an auto job, the plan ev_selector_select makes from model.json's
+ * coefficients and threshold and the attempt's recorded binding (S = its
+ * threads: worker threads on cpu, SMs on cuda); for each attempt of a
+ * native-schedule job (default, rows1, rows2, rows4), ev_selector_plan of
+ * that schedule.  Every graph node must launch exactly the planned entry,
+ * grid and block; a completed attempt of a case with R > 0 must have at
+ * least one node; the binding's shape must be the case's.
+ */
 static void vd_selector(vd_ctx *x)
 {
-    size_t n_auto = 0;
-    for (size_t k = 0; k < x->b->n_vjobs; k++)
-        n_auto += !strcmp(x->b->vjobs[k].arm, "auto");
-    if (n_auto)
-        vr_fail(x->r, VR_REDERIVE, VV,
-                "%zu auto jobs, but this verifier was built without kernels/selector.h: "
-                "their receipts cannot be recomputed",
-                n_auto);
+    vb_bundle *b = x->b;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const char *backend = vj_str(run, "backend");
+    ev_sel_backend be;
+    ev_coef coef = {0, 0, 0};
+    int have_coef = 0;
+    double thr = 0.05;
+    size_t n_checked = 0, n_nodes = 0, n_auto = 0, n_bad = 0;
+    if (backend && !strcmp(backend, "cpu"))
+        be = EV_SEL_CPU;
+    else if (backend && !strcmp(backend, "cuda"))
+        be = EV_SEL_CUDA;
+    else {
+        vr_fail(x->r, VR_REDERIVE, VV, "run.backend is neither cpu nor cuda: no selector check");
+        return;
+    }
+    if (vd_model_coef(x, &have_coef, &coef, &thr))
+        return;
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        int is_auto = !strcmp(v->arm, "auto");
+        ev_sched sched = EV_SCHED_DEFAULT;
+        if (!is_auto && ev_sched_parse(v->arm, &sched))
+            continue; /* peers, reference and fault arms: not the selector's */
+        const cJSON *c = vd_case(b, v->case_index), *a;
+        int64_t B;
+        if (!c || vj_i64(c, "default_rows", &B)) {
+            vr_fail(x->r, VR_REDERIVE, VV, "job %s: no case with default_rows for the selector", v->key);
+            continue;
+        }
+        n_auto += is_auto;
+        cJSON_ArrayForEach(a, v->attempts)
+        {
+            const cJSON *bind = cJSON_GetObjectItemCaseSensitive(a, "binding");
+            const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
+            const char *aoc = vj_str(a, "outcome"), *bop = vj_str(bind, "op"), *bdt = vj_str(bind, "dtype");
+            const char *cop = vj_str(c, "op"), *cdt = vj_str(c, "dtype");
+            int64_t att = 0, th = 0, crows = 0, ccols = 0, cstride = 0;
+            ev_shape sh;
+            ev_launch_plan plan;
+            ev_decision dec;
+            ev_err err = {{0}};
+            ev_status rc;
+            vj_i64(a, "attempt", &att);
+            if (!cJSON_IsArray(nodes)) {
+                vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph_nodes is not an array", v->key,
+                        (long long)att);
+                continue;
+            }
+            if (cJSON_IsNull(bind) || !bind) {
+                if (nodes->child)
+                    vr_fail(x->r, VR_REDERIVE, VV,
+                            "job %s attempt %lld: graph receipts without a binding to plan them from", v->key,
+                            (long long)att);
+                else if (aoc && !strcmp(aoc, "completed"))
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: completed without a binding", v->key,
+                            (long long)att);
+                continue;
+            }
+            memset(&sh, 0, sizeof sh);
+            if (!bop || !bdt || ev_op_parse(bop, &sh.op) || ev_dtype_parse(bdt, &sh.dtype) ||
+                vj_i64(bind, "rows", &sh.rows) || vj_i64(bind, "cols", &sh.cols) ||
+                vj_i64(bind, "stride", &sh.stride) || vj_i64(bind, "threads", &th)) {
+                vr_fail(x->r, VR_REDERIVE, VV,
+                        "job %s attempt %lld: binding lacks op, dtype, shape or threads", v->key,
+                        (long long)att);
+                continue;
+            }
+            if (!cop || !cdt || strcmp(cop, bop) || strcmp(cdt, bdt) || vj_i64(c, "rows", &crows) ||
+                vj_i64(c, "cols", &ccols) || vj_i64(c, "stride", &cstride) || crows != sh.rows ||
+                ccols != sh.cols || cstride != sh.stride) {
+                vr_fail(x->r, VR_REDERIVE, VV,
+                        "job %s attempt %lld: binding %s %s %lldx%lld stride %lld is not its case's shape",
+                        v->key, (long long)att, bop, bdt, (long long)sh.rows, (long long)sh.cols,
+                        (long long)sh.stride);
+                continue;
+            }
+            memset(&dec, 0, sizeof dec);
+            rc = is_auto
+                     ? ev_selector_select(be, &sh, B, have_coef ? &coef : NULL, th, thr, &plan, &dec, &err)
+                     : ev_selector_plan(be, &sh, sched, B, th, &plan, &err);
+            if (rc) {
+                vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: the selector cannot plan it: %s", v->key,
+                        (long long)att, err.msg);
+                continue;
+            }
+            n_checked++;
+            if (!nodes->child && sh.rows > 0 && aoc && !strcmp(aoc, "completed"))
+                vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: completed, yet no graph receipt", v->key,
+                        (long long)att);
+            cJSON_ArrayForEach(nd, nodes)
+            {
+                int64_t g[3], bl[3], idx = -1;
+                const char *fn = vj_str(nd, "function");
+                n_nodes++;
+                vj_i64(nd, "node_index", &idx);
+                if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed",
+                            v->key, (long long)att, (long long)idx);
+                    break;
+                }
+                if (!strcmp(fn, plan.entry) && !memcmp(g, plan.grid, sizeof g) &&
+                    !memcmp(bl, plan.block, sizeof bl))
+                    continue;
+                char have[160], want[160], why[160] = "";
+                vd_launch_text(have, sizeof have, fn, g, bl);
+                vd_launch_text(want, sizeof want, plan.entry, plan.grid, plan.block);
+                if (is_auto && have_coef)
+                    snprintf(why, sizeof why,
+                             " (the model selects %s: predicted default %.6g, rows1 %.6g, rows2 %.6g us; S = "
+                             "%lld, threshold %g)",
+                             ev_sched_name(dec.selected), dec.predicted[EV_SCHED_DEFAULT],
+                             dec.predicted[EV_SCHED_ROWS1], dec.predicted[EV_SCHED_ROWS2], (long long)th,
+                             thr);
+                else if (is_auto)
+                    snprintf(why, sizeof why, " (model.json has no fit: the default is kept)");
+                vr_fail(x->r, VR_REDERIVE, VV,
+                        "job %s attempt %lld: graph node %lld launches %s, but the selector plans %s%s",
+                        v->key, (long long)att, (long long)idx, have, want, why);
+                n_bad++;
+                break; /* one per attempt: the rest of its nodes say the same */
+            }
+        }
+    }
+    if (!n_bad)
+        vr_note(x->r, VR_REDERIVE, VV,
+                "selector: %zu attempts (%zu auto jobs) planned by kernels/selector.h on %s equal their %zu "
+                "graph "
+                "receipts",
+                n_checked, n_auto, backend, n_nodes);
 }
 
 /* report.html regenerated from the other members. */
@@ -680,7 +889,6 @@ static void vd_report(vd_ctx *x)
     const vb_member *h = vb_find(x->b, "report.html");
     if (!h)
         return; /* check 2 reported it */
-#ifdef VD_HAVE_REPORT
     vb_bundle *b = x->b;
     ev_member *ms = calloc(b->n ? b->n : 1, sizeof *ms);
     ev_buf out = EV_BUF_INIT;
@@ -714,11 +922,124 @@ static void vd_report(vd_ctx *x)
     }
     ev_buf_free(&out);
     free(ms);
-#else
-    vr_fail(x->r, VR_REDERIVE, "report.html",
-            "this verifier was built without src/bundle/report.h: "
-            "the report cannot be regenerated");
-#endif
+}
+
+/*
+ * validation.json's "figures" (issue 7) rebuilt with the exporter's own
+ * ev_figures_build (src/bundle/figures.h: same recipe, same seed, same
+ * bits) and compared byte for byte once both are printed canonically.  The
+ * input is docs/bundle-format.md's ("figures"): per job, in job_id order,
+ * the per_op_us of its last attempt's hot and cold rows in samples.csv
+ * order, taken from the rows this verifier already parsed strictly (check
+ * 3), so samples.csv is read once; ev_figures_verify does the same from
+ * the raw members.
+ */
+static void vd_figures(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    ev_fig_job *fj = calloc(b->n_vjobs + 1, sizeof *fj);
+    double *hot = malloc((b->samples.n + 1) * sizeof *hot), *cold = malloc((b->samples.n + 1) * sizeof *cold);
+    size_t nh = 0, nc = 0;
+    int64_t seed = 0;
+    cJSON *rebuilt = NULL, *held = NULL;
+    ev_buf pa = EV_BUF_INIT, pb = EV_BUF_INIT;
+    ev_err err = {{0}};
+    if (!fj || !hot || !cold) {
+        x->r->oom = 1;
+        goto out;
+    }
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(b->validation, "jobs"), *jo;
+    if (vj_i64(run, "seed", &seed)) {
+        vr_fail(x->r, VR_REDERIVE, VV, "figures: run.seed is not an integer");
+        goto out;
+    }
+    size_t k = 0;
+    cJSON_ArrayForEach(jo, jobs)
+    {
+        int64_t id;
+        if (k >= b->n_vjobs || vj_i64(jo, "job_id", &id) || id != b->vjobs[k].job_id) {
+            vr_fail(x->r, VR_REDERIVE, VV, "figures: jobs are not in job_id order");
+            goto out;
+        }
+        k++;
+    }
+    for (k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        ev_fig_job *f = &fj[k];
+        int64_t last = 0;
+        int last_null = 1;
+        size_t first = 0, n_cold = 0, n_hot = 0;
+        f->job_key = v->key;
+        f->phase = v->phase;
+        f->arm = v->arm;
+        f->case_index = v->case_index;
+        f->retry = v->retry_of != NULL;
+        f->outcome = v->outcome;
+        if (!vj_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null)
+            vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
+        f->cold = cold + nc;
+        f->n_cold = n_cold;
+        for (size_t i = first; i < first + n_cold; i++)
+            cold[nc++] = b->samples.rows[i].per_op_us;
+        f->hot = hot + nh;
+        f->n_hot = n_hot;
+        for (size_t i = first + n_cold; i < first + n_cold + n_hot; i++) {
+            const vb_sample *s = &b->samples.rows[i];
+            hot[nh++] = s->per_op_us;
+            if (s->sm_clock == INT64_MIN)
+                continue;
+            if (!f->has_clock || s->sm_clock < f->clock_min)
+                f->clock_min = s->sm_clock;
+            if (!f->has_clock || s->sm_clock > f->clock_max)
+                f->clock_max = s->sm_clock;
+            f->has_clock = 1;
+        }
+    }
+    ev_fig_input in = {fj, b->n_vjobs, seed};
+    ev_status rc = ev_figures_build(&in, &rebuilt, &err);
+    if (rc == EV_ENOMEM) {
+        x->r->oom = 1;
+        goto out;
+    }
+    if (rc) {
+        vr_fail(x->r, VR_REDERIVE, VV, "figures cannot be rebuilt: %s", err.msg);
+        goto out;
+    }
+    held = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(b->validation, "figures"), 1);
+    if (!cJSON_IsObject(held)) {
+        vr_fail(x->r, VR_REDERIVE, VV, "no \"figures\" object");
+        goto out;
+    }
+    if (ev_figures_canon(held) || ev_json_print(held, 1, &pa) || ev_json_print(rebuilt, 1, &pb)) {
+        x->r->oom = 1;
+        goto out;
+    }
+    if (pa.len != pb.len || memcmp(pa.data, pb.data, pa.len)) {
+        size_t line = 1, i = 0;
+        while (i < pa.len && i < pb.len && pa.data[i] == pb.data[i])
+            line += pa.data[i++] == '\n';
+        size_t e = i, s0 = i;
+        while (e < pa.len && pa.data[e] != '\n' && e - i < 120)
+            e++;
+        while (s0 > 0 && pa.data[s0 - 1] != '\n' && i - s0 < 120)
+            s0--;
+        vr_fail(x->r, VR_REDERIVE, VV,
+                "figures differ from their rebuild from samples.csv at line %zu of the object: '%.*s'", line,
+                (int)(e - s0), pa.data + s0);
+    } else {
+        vr_note(x->r, VR_REDERIVE, VV,
+                "figures (bootstrap intervals, Mann-Whitney p-values, tails, across-case summaries) rebuilt "
+                "from samples.csv equal the member");
+    }
+out:
+    ev_buf_free(&pa);
+    ev_buf_free(&pb);
+    cJSON_Delete(rebuilt);
+    cJSON_Delete(held);
+    free(fj);
+    free(hot);
+    free(cold);
 }
 
 void vc_rederive(vb_bundle *b, ev_vreport *r)
@@ -748,6 +1069,7 @@ void vc_rederive(vb_bundle *b, ev_vreport *r)
     else
         vr_not_run(r, VR_REDERIVE, "protocol.json could not be parsed: no refit");
     vd_selector(&x);
+    vd_figures(&x);
 out:
     free(x.hot_median);
     free(x.cold_median);

@@ -349,6 +349,7 @@ static int vf_row(vf_state *s, ev_csv *c)
                  ev_csv_field(c, SC_ATTEMPT_OUTCOME));
     }
     row.attempt_outcome = (int)oc;
+    row.sm_clock = sm;
 
     if (t->n == s->cap_rows) {
         size_t nc = s->cap_rows ? s->cap_rows * 2 : 4096, bytes;

@@ -93,6 +93,7 @@ typedef struct vb_member {
 typedef struct vb_sample {
     int64_t run_id, job_id, attempt, sample_index, replays, ops_per_graph, attempt_id;
     double elapsed_ms, per_op_us;
+    int64_t sm_clock;    /* sm_clock_mhz, INT64_MIN when empty */
     int hot;             /* timing = hot */
     int attempt_outcome; /* ev_outcome */
     uint32_t job_row;    /* index into vb_samples.jobs */
