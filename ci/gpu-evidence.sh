@@ -16,6 +16,11 @@ make DEPS=.deps -j16 all > "$out/build.log" 2>&1 || { tail -30 "$out/build.log";
 echo "build: $(( $(date +%s) - start )) s"
 build/kernel-bench --quick > "$out/kernel-validate.txt" 2>&1
 echo "kernel-bench --quick rc=$? ($(grep -c ' ok ' "$out/kernel-validate.txt") ok)"
+# A native kernel that fails validation makes the run worthless: stop here
+# and spend no more device time (the cub peer's own failures are recorded
+# by the run itself).
+bad=$(grep -E '^reduce_' "$out/kernel-validate.txt" | grep -v ' ok ' | grep -v ' cub ')
+if [ -n "$bad" ]; then echo "native kernels failed validation:"; echo "$bad"; exit 1; fi
 resume=""
 [ -e "$db" ] && resume="--resume"
 left=$(( secs - ($(date +%s) - start) ))

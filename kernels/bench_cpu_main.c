@@ -24,16 +24,16 @@ typedef struct bench_case {
 } bench_case;
 
 static const bench_case cases[] = {
-    {"reduce_sum", "fp16", 17, 1024, 4},    {"reduce_max", "fp16", 17, 1024, 4},
-    {"reduce_sum", "fp16", 65, 2048, 8},    {"reduce_max", "fp16", 65, 2048, 8},
-    {"reduce_sum", "bf16", 128, 2048, 8},   {"reduce_max", "bf16", 128, 2048, 8},
-    {"reduce_sum", "fp32", 65, 512, 8},     {"reduce_max", "fp32", 65, 512, 8},
-    {"reduce_sum", "fp16", 1024, 512, 4},   {"reduce_max", "fp16", 1024, 512, 4},
-    {"reduce_sum", "fp32", 37, 257, 4},     {"reduce_max", "fp32", 37, 257, 4},
-    {"reduce_sum", "bf16", 3, 8191, 4},     {"reduce_max", "bf16", 3, 8191, 4},
-    {"reduce_sum", "bf16", 256, 128, 8},    {"reduce_max", "bf16", 256, 128, 8},
-    {"reduce_sum", "fp32", 2048, 8192, 4},  {"reduce_sum", "bf16", 4096, 4096, 4},
-    {"reduce_max", "fp16", 32768, 256, 8},  {"reduce_sum", "fp32", 8, 1048576, 1},
+    {"reduce_sum", "fp16", 17, 1024, 4},   {"reduce_max", "fp16", 17, 1024, 4},
+    {"reduce_sum", "fp16", 65, 2048, 8},   {"reduce_max", "fp16", 65, 2048, 8},
+    {"reduce_sum", "bf16", 128, 2048, 8},  {"reduce_max", "bf16", 128, 2048, 8},
+    {"reduce_sum", "fp32", 65, 512, 8},    {"reduce_max", "fp32", 65, 512, 8},
+    {"reduce_sum", "fp16", 1024, 512, 4},  {"reduce_max", "fp16", 1024, 512, 4},
+    {"reduce_sum", "fp32", 37, 257, 4},    {"reduce_max", "fp32", 37, 257, 4},
+    {"reduce_sum", "bf16", 3, 8191, 4},    {"reduce_max", "bf16", 3, 8191, 4},
+    {"reduce_sum", "bf16", 256, 128, 8},   {"reduce_max", "bf16", 256, 128, 8},
+    {"reduce_sum", "fp32", 2048, 8192, 4}, {"reduce_sum", "bf16", 4096, 4096, 4},
+    {"reduce_max", "fp16", 32768, 256, 8}, {"reduce_sum", "fp32", 8, 1048576, 1},
 };
 
 /* Monotonic time in seconds. */
@@ -137,8 +137,8 @@ int main(int argc, char **argv)
     }
     printf("# threads %d, LLC %zu bytes; ceiling: read %zu bytes in %.1f us = %.2f GB/s; floor %.2f us\n",
            threads, llc, slen, ceil_s * 1e6, ceil_bw * 1e-9, floor_s * 1e6);
-    printf("%-11s %-5s %7s %8s %2s %12s %10s %8s %8s\n", "op", "dtype", "rows", "cols", "b", "bytes",
-           "us/op", "GB/s", "of_ceil");
+    printf("%-11s %-5s %7s %8s %2s %12s %10s %8s %8s\n", "op", "dtype", "rows", "cols", "b", "bytes", "us/op",
+           "GB/s", "of_ceil");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *c = &cases[i];
         ev_binding b;

@@ -59,8 +59,8 @@ ev_status ev_binding_check(ev_binding *b, ev_err *err)
         return ev_err_set(err, EV_EINVAL, "binding: cols N = %lld: a row needs at least one element",
                           (long long)s->cols);
     if (s->stride < s->cols)
-        return ev_err_set(err, EV_EINVAL, "binding: stride %lld is less than N = %lld",
-                          (long long)s->stride, (long long)s->cols);
+        return ev_err_set(err, EV_EINVAL, "binding: stride %lld is less than N = %lld", (long long)s->stride,
+                          (long long)s->cols);
     if (s->rows > 0) {
         size_t elems;
         if (ev_size_mul((size_t)(s->rows - 1), (size_t)s->stride, &elems) ||
@@ -88,8 +88,7 @@ ev_status ev_binding_check(ev_binding *b, ev_err *err)
         /* [ia, ia+in_span) and [oa, oa+out_span) intersect; spans may reach the top */
         int apart = (oa >= ia && oa - ia >= b->in_span) || (ia >= oa && ia - oa >= b->out_span);
         if (!apart)
-            return ev_err_set(err, EV_EINVAL,
-                              "binding: input [%#llx, +%zu) and output [%#llx, +%zu) overlap",
+            return ev_err_set(err, EV_EINVAL, "binding: input [%#llx, +%zu) and output [%#llx, +%zu) overlap",
                               (unsigned long long)ia, b->in_span, (unsigned long long)oa, b->out_span);
     }
     b->in_align = ev_binding_align(b->in);

@@ -41,9 +41,9 @@ typedef struct ev_shape {
 typedef struct ev_binding {
     ev_shape shape;
     const void *in;
-    size_t in_span;     /* bytes available at in */
+    size_t in_span; /* bytes available at in */
     void *out;
-    size_t out_span;    /* bytes available at out */
+    size_t out_span; /* bytes available at out */
     /* Written by ev_binding_check on success: */
     unsigned in_align;  /* largest power of two dividing in, capped at 256 */
     unsigned out_align; /* same for out */

@@ -38,10 +38,14 @@ int ev_dtype_parse(const char *name, ev_dtype *out)
 size_t ev_dtype_size(ev_dtype d)
 {
     switch (d) {
-    case EV_DTYPE_FP32: return 4;
-    case EV_DTYPE_FP16: return 2;
-    case EV_DTYPE_BF16: return 2;
-    default: return 0;
+    case EV_DTYPE_FP32:
+        return 4;
+    case EV_DTYPE_FP16:
+        return 2;
+    case EV_DTYPE_BF16:
+        return 2;
+    default:
+        return 0;
     }
 }
 
@@ -203,9 +207,13 @@ void ev_dtype_store(ev_dtype d, void *base, size_t i, float v)
 float ev_dtype_round(ev_dtype d, float v)
 {
     switch (d) {
-    case EV_DTYPE_FP32: return ev_f32_from_bits(ev_f32_canonical(v));
-    case EV_DTYPE_FP16: return ev_fp16_to_f32(ev_f32_to_fp16(v));
-    case EV_DTYPE_BF16: return ev_bf16_to_f32(ev_f32_to_bf16(v));
-    default: return v;
+    case EV_DTYPE_FP32:
+        return ev_f32_from_bits(ev_f32_canonical(v));
+    case EV_DTYPE_FP16:
+        return ev_fp16_to_f32(ev_f32_to_fp16(v));
+    case EV_DTYPE_BF16:
+        return ev_bf16_to_f32(ev_f32_to_bf16(v));
+    default:
+        return v;
     }
 }

@@ -20,12 +20,7 @@
 extern "C" {
 #endif
 
-typedef enum ev_dtype {
-    EV_DTYPE_FP32 = 0,
-    EV_DTYPE_FP16,
-    EV_DTYPE_BF16,
-    EV_DTYPE_COUNT
-} ev_dtype;
+typedef enum ev_dtype { EV_DTYPE_FP32 = 0, EV_DTYPE_FP16, EV_DTYPE_BF16, EV_DTYPE_COUNT } ev_dtype;
 
 /* Canonical quiet NaN bit patterns, one per dtype. */
 #define EV_FP32_QNAN 0x7fc00000u

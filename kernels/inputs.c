@@ -77,7 +77,7 @@ ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, vo
     for (int64_t r = 0; r < s->rows; r++) {
         size_t row = (size_t)r * (size_t)s->stride;
         for (int64_t c = 0; c < s->cols; c++) {
-            uint64_t x = ev_xoshiro(st) >> 40; /* 24 random bits */
+            uint64_t x = ev_xoshiro(st) >> 40;                    /* 24 random bits */
             float f = (float)((int64_t)x - (1 << 23)) * 0x1p-23f; /* [-1, 1), exact */
             ev_dtype_store(s->dtype, p, row + (size_t)c, f);
         }

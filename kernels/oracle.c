@@ -44,9 +44,18 @@ double ev_oracle_ulp(ev_dtype d, double x)
     int man_bits, emin;
     int e;
     switch (d) {
-    case EV_DTYPE_FP16: man_bits = 10; emin = -14; break;
-    case EV_DTYPE_BF16: man_bits = 7; emin = -126; break;
-    default: man_bits = 23; emin = -126; break;
+    case EV_DTYPE_FP16:
+        man_bits = 10;
+        emin = -14;
+        break;
+    case EV_DTYPE_BF16:
+        man_bits = 7;
+        emin = -126;
+        break;
+    default:
+        man_bits = 23;
+        emin = -126;
+        break;
     }
     x = fabs(x);
     if (isinf(x) || isnan(x))
@@ -71,9 +80,12 @@ double ev_oracle_sum_bound(ev_dtype d, int64_t n, double ref, double abs_sum)
 static double ev_overflow_threshold(ev_dtype d)
 {
     switch (d) {
-    case EV_DTYPE_FP16: return 65520.0;
-    case EV_DTYPE_BF16: return ldexp(255.0 * 2.0 + 1.0, 119);  /* (2 - 2^-8) * 2^127 */
-    default: return ldexp((double)((1u << 25) - 1u), 103);     /* (2 - 2^-24) * 2^127 */
+    case EV_DTYPE_FP16:
+        return 65520.0;
+    case EV_DTYPE_BF16:
+        return ldexp(255.0 * 2.0 + 1.0, 119); /* (2 - 2^-8) * 2^127 */
+    default:
+        return ldexp((double)((1u << 25) - 1u), 103); /* (2 - 2^-24) * 2^127 */
     }
 }
 
@@ -95,9 +107,12 @@ static uint32_t ev_out_bits(ev_dtype d, const void *out, size_t i)
 static uint32_t ev_round_bits(ev_dtype d, float f)
 {
     switch (d) {
-    case EV_DTYPE_FP16: return ev_f32_to_fp16(f);
-    case EV_DTYPE_BF16: return ev_f32_to_bf16(f);
-    default: return ev_f32_canonical(f);
+    case EV_DTYPE_FP16:
+        return ev_f32_to_fp16(f);
+    case EV_DTYPE_BF16:
+        return ev_f32_to_bf16(f);
+    default:
+        return ev_f32_canonical(f);
     }
 }
 

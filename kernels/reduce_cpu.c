@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define EV_MAX_LANES 1024
+#define EV_MAX_LANES    1024
 #define EV_MAX_PARTIALS (EV_MAX_LANES * 8)
 
 static float ev_fp16_table[65536];
@@ -165,15 +165,15 @@ void ev_reduce_rows(const ev_binding *b, int64_t r0, int64_t r1)
 struct ev_cpu_pool {
     int threads;
     pthread_t *tid;
-    int started;            /* workers started (for cleanup) */
+    int started; /* workers started (for cleanup) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint64_t generation;    /* bumped per batch */
-    int pending;            /* workers still running the batch */
+    uint64_t generation; /* bumped per batch */
+    int pending;         /* workers still running the batch */
     int stop;
     /* the current batch */
     int64_t n;
-    int active;             /* threads taking part: min(threads, n) */
+    int active; /* threads taking part: min(threads, n) */
     ev_cpu_task_fn fn;
     void *ctx;
 };
@@ -315,8 +315,8 @@ void ev_cpu_pool_run(ev_cpu_pool *p, int64_t n, ev_cpu_task_fn fn, void *ctx)
 
 /* ---- schedules ---------------------------------------------------------- */
 
-ev_status ev_reduce_cpu_plan(const ev_shape *s, const char *label, int64_t rows_per_task,
-                             int64_t threads, ev_cpu_receipt *out, ev_err *err)
+ev_status ev_reduce_cpu_plan(const ev_shape *s, const char *label, int64_t rows_per_task, int64_t threads,
+                             ev_cpu_receipt *out, ev_err *err)
 {
     ev_cpu_receipt r;
     int n;
@@ -356,8 +356,7 @@ static void ev_rows_task(void *ctx, int64_t task)
     ev_reduce_rows(c->b, r0, r1);
 }
 
-ev_status ev_reduce_cpu_run(ev_cpu_pool *pool, const ev_binding *b, const ev_cpu_receipt *plan,
-                            ev_err *err)
+ev_status ev_reduce_cpu_run(ev_cpu_pool *pool, const ev_binding *b, const ev_cpu_receipt *plan, ev_err *err)
 {
     ev_rows_ctx c;
     int64_t want = b->shape.rows / plan->rows_per_task + (b->shape.rows % plan->rows_per_task != 0);
@@ -365,8 +364,8 @@ ev_status ev_reduce_cpu_run(ev_cpu_pool *pool, const ev_binding *b, const ev_cpu
     if (plan->rows_per_task < 1 || plan->tasks != want)
         return ev_err_set(err, EV_EINVAL, "cpu run: plan of %lld tasks does not fit R = %lld",
                           (long long)plan->tasks, (long long)b->shape.rows);
-    if (plan->threads > pool->threads || (plan->tasks > 0 && plan->threads !=
-                                          (plan->tasks < pool->threads ? plan->tasks : pool->threads)))
+    if (plan->threads > pool->threads ||
+        (plan->tasks > 0 && plan->threads != (plan->tasks < pool->threads ? plan->tasks : pool->threads)))
         return ev_err_set(err, EV_EINVAL, "cpu run: plan for %lld threads on a pool of %d",
                           (long long)plan->threads, pool->threads);
     c.b = b;

@@ -82,14 +82,13 @@ typedef struct ev_cpu_receipt {
  * "rows2", "rows4", ...) with b rows per task on `threads` threads.
  * OUT: *out.  EV_EINVAL for b < 1, threads < 1, a bad shape or label.
  */
-ev_status ev_reduce_cpu_plan(const ev_shape *s, const char *label, int64_t rows_per_task,
-                             int64_t threads, ev_cpu_receipt *out, ev_err *err);
+ev_status ev_reduce_cpu_plan(const ev_shape *s, const char *label, int64_t rows_per_task, int64_t threads,
+                             ev_cpu_receipt *out, ev_err *err);
 /*
  * Runs a checked binding (host pointers) with the planned partition.
  * R = 0 runs nothing.  EV_EINVAL when the plan does not fit the pool.
  */
-ev_status ev_reduce_cpu_run(ev_cpu_pool *pool, const ev_binding *b, const ev_cpu_receipt *plan,
-                            ev_err *err);
+ev_status ev_reduce_cpu_run(ev_cpu_pool *pool, const ev_binding *b, const ev_cpu_receipt *plan, ev_err *err);
 
 /* ---- reference arms ----------------------------------------------------- */
 

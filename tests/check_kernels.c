@@ -172,7 +172,8 @@ typedef struct fixture {
 static void fixture_make(fixture *f, const ev_shape *s, uint64_t seed, size_t pad)
 {
     size_t es = ev_dtype_size(s->dtype);
-    size_t in_span = s->rows > 0 ? ((size_t)(s->rows - 1) * (size_t)s->stride + (size_t)s->cols) * es + pad : pad;
+    size_t in_span =
+        s->rows > 0 ? ((size_t)(s->rows - 1) * (size_t)s->stride + (size_t)s->cols) * es + pad : pad;
     size_t out_span = (size_t)s->rows * es;
     ev_err err;
     memset(f, 0, sizeof *f);
@@ -203,8 +204,9 @@ static ev_validation run_and_validate(ev_cpu_pool *pool, fixture *f, int64_t row
     ev_cpu_receipt plan;
     ev_validation v;
     ev_err err;
-    ck_assert_int_eq(ev_reduce_cpu_plan(&f->b.shape, "default", rows_per_task, ev_cpu_pool_threads(pool),
-                                        &plan, &err), EV_OK);
+    ck_assert_int_eq(
+        ev_reduce_cpu_plan(&f->b.shape, "default", rows_per_task, ev_cpu_pool_threads(pool), &plan, &err),
+        EV_OK);
     ck_assert_msg(ev_reduce_cpu_run(pool, &f->b, &plan, &err) == EV_OK, "%s", err.msg);
     ck_assert_int_eq(ev_oracle_validate(&f->b.shape, f->in, f->out, &v, &err), EV_OK);
     return v;
@@ -212,8 +214,8 @@ static ev_validation run_and_validate(ev_cpu_pool *pool, fixture *f, int64_t row
 
 static const int64_t odd_shapes[][3] = {
     /* rows, cols, stride */
-    {0, 5, 5}, {1, 1, 1}, {1, 257, 257}, {3, 257, 300}, {37, 257, 257}, {17, 1024, 1024},
-    {5, 1, 9}, {2, 8191, 8193}, {4, 4097, 4097}, {3, 33, 64},
+    {0, 5, 5},        {1, 1, 1}, {1, 257, 257},   {3, 257, 300},   {37, 257, 257},
+    {17, 1024, 1024}, {5, 1, 9}, {2, 8191, 8193}, {4, 4097, 4097}, {3, 33, 64},
 };
 
 START_TEST(test_reductions_match_the_oracle_on_odd_shapes)
@@ -230,9 +232,8 @@ START_TEST(test_reductions_match_the_oracle_on_odd_shapes)
                 fixture_make(&f, &s, 42 + k, 6);
                 v = run_and_validate(pool, &f, 2);
                 ck_assert_msg(v.passed, "%s %s %lldx%lld stride %lld: %lld mismatches (row %lld)",
-                              ev_op_name(s.op), ev_dtype_name(s.dtype), (long long)s.rows,
-                              (long long)s.cols, (long long)s.stride, (long long)v.mismatches,
-                              (long long)v.first_bad);
+                              ev_op_name(s.op), ev_dtype_name(s.dtype), (long long)s.rows, (long long)s.cols,
+                              (long long)s.stride, (long long)v.mismatches, (long long)v.first_bad);
                 if (s.op == EV_OP_SUM && s.rows > 0)
                     ck_assert(v.bound > 0.0);
                 fixture_free(&f);
@@ -288,13 +289,20 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
         for (int c = 0; c < N; c++)
             put(dt, in, (size_t)(5 * N + c), -INFINITY);
         put(dt, in, 6 * N + 299, NAN);
-        expect_sum[0] = NAN; expect_max[0] = NAN;
-        expect_sum[1] = -0.0f; expect_max[1] = -0.0f;
-        expect_sum[2] = 0.0f; expect_max[2] = 0.0f;
-        expect_sum[3] = INFINITY; expect_max[3] = INFINITY;
-        expect_sum[4] = NAN; expect_max[4] = INFINITY;
-        expect_sum[5] = -INFINITY; expect_max[5] = -INFINITY;
-        expect_sum[6] = NAN; expect_max[6] = NAN;
+        expect_sum[0] = NAN;
+        expect_max[0] = NAN;
+        expect_sum[1] = -0.0f;
+        expect_max[1] = -0.0f;
+        expect_sum[2] = 0.0f;
+        expect_max[2] = 0.0f;
+        expect_sum[3] = INFINITY;
+        expect_max[3] = INFINITY;
+        expect_sum[4] = NAN;
+        expect_max[4] = INFINITY;
+        expect_sum[5] = -INFINITY;
+        expect_max[5] = -INFINITY;
+        expect_sum[6] = NAN;
+        expect_max[6] = NAN;
         for (int op = 0; op < EV_OP_COUNT; op++) {
             ev_binding b = {{(ev_op)op, dt, R, N, N}, in, sizeof in, out, sizeof out, 0, 0, 0, 0};
             ev_err err;
@@ -489,8 +497,10 @@ END_TEST
 
 START_TEST(test_outputs_are_bit_identical_across_threads_and_schedules)
 {
-    ev_shape shapes[] = {{EV_OP_MAX, EV_DTYPE_FP16, 301, 515, 520}, {EV_OP_SUM, EV_DTYPE_BF16, 301, 515, 520},
-                         {EV_OP_SUM, EV_DTYPE_FP32, 64, 3000, 3001}, {EV_OP_MAX, EV_DTYPE_FP32, 64, 3000, 3001}};
+    ev_shape shapes[] = {{EV_OP_MAX, EV_DTYPE_FP16, 301, 515, 520},
+                         {EV_OP_SUM, EV_DTYPE_BF16, 301, 515, 520},
+                         {EV_OP_SUM, EV_DTYPE_FP32, 64, 3000, 3001},
+                         {EV_OP_MAX, EV_DTYPE_FP32, 64, 3000, 3001}};
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         fixture f;
         unsigned char *first = NULL;
@@ -580,7 +590,8 @@ START_TEST(test_sum_follows_the_documented_lane_order)
         /* make the order matter: large and tiny magnitudes */
         for (int64_t i = 0; i < ns[k]; i += 3)
             ((float *)(void *)f.in)[i] *= 0x1p20f;
-        want = lane_order_sum((const float *)(const void *)f.in, ns[k], ev_reduce_lanes(ns[k], EV_DTYPE_FP32), 4);
+        want = lane_order_sum((const float *)(const void *)f.in, ns[k], ev_reduce_lanes(ns[k], EV_DTYPE_FP32),
+                              4);
         ev_reduce_rows(&f.b, 0, 1);
         ck_assert_msg(ev_f32_bits(want) == ev_f32_bits(ev_dtype_load(EV_DTYPE_FP32, f.out, 0)), "N=%lld",
                       (long long)ns[k]);
@@ -702,47 +713,66 @@ START_TEST(test_binding_refuses_each_bad_request_with_its_reason)
 
     ck_assert_int_eq(check_binding(ok, msg, sizeof msg), EV_OK);
 
-    b = ok; b.shape.cols = 0;
+    b = ok;
+    b.shape.cols = 0;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "N = 0"));
-    b = ok; b.shape.stride = 9;
+    b = ok;
+    b.shape.stride = 9;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "stride 9 is less than N = 10"));
-    b = ok; b.in_span -= 1;
+    b = ok;
+    b.in_span -= 1;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "input span"));
-    b = ok; b.out_span = 15;
+    b = ok;
+    b.out_span = 15;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "output span"));
-    b = ok; b.in = in + 2;
+    b = ok;
+    b.in = in + 2;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "input"));
     ck_assert_ptr_nonnull(strstr(msg, "not aligned"));
-    b = ok; b.out = out + 1;
+    b = ok;
+    b.out = out + 1;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "output"));
     ck_assert_ptr_nonnull(strstr(msg, "not aligned"));
-    b = ok; b.out = in + 180; /* inside the input span */
+    b = ok;
+    b.out = in + 180; /* inside the input span */
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "overlap"));
-    b = ok; b.out = in - 8; b.out_span = 16; /* output runs into the input */
-    b.out = mem + 2048; b.in = mem + 2048 + 8;
+    b = ok;
+    b.out = in - 8;
+    b.out_span = 16; /* output runs into the input */
+    b.out = mem + 2048;
+    b.in = mem + 2048 + 8;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "overlap"));
-    b = ok; b.shape.rows = -1;
+    b = ok;
+    b.shape.rows = -1;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
-    b = ok; b.shape.rows = INT64_MAX / 2; b.shape.stride = INT64_MAX / 2;
+    b = ok;
+    b.shape.rows = INT64_MAX / 2;
+    b.shape.stride = INT64_MAX / 2;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "overflow"));
-    b = ok; b.in = NULL;
+    b = ok;
+    b.in = NULL;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     ck_assert_ptr_nonnull(strstr(msg, "NULL"));
-    b = ok; b.shape.dtype = (ev_dtype)9;
+    b = ok;
+    b.shape.dtype = (ev_dtype)9;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_EINVAL);
     /* adjacent spans do not overlap; R = 0 needs no bytes at all */
-    b = ok; b.out = in + b.in_span;
+    b = ok;
+    b.out = in + b.in_span;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_OK);
-    b = ok; b.shape.rows = 0; b.in_span = 0; b.out_span = 0;
+    b = ok;
+    b.shape.rows = 0;
+    b.in_span = 0;
+    b.out_span = 0;
     ck_assert_int_eq(check_binding(b, msg, sizeof msg), EV_OK);
 }
 END_TEST
@@ -903,7 +933,8 @@ static Suite *kernels_suite(void)
     /* each slice is 2^28 patterns: ~4-6 s on a loaded host, x10 under ASan */
     tcase_set_timeout(sweep, 120);
     tcase_add_loop_test(sweep, test_fp32_narrows_to_fp16_like_gcc_float16_for_every_pattern, 0, SLICES);
-    tcase_add_loop_test(sweep, test_fp32_narrows_to_bf16_like_an_fp64_rne_reference_for_every_pattern, 0, SLICES);
+    tcase_add_loop_test(sweep, test_fp32_narrows_to_bf16_like_an_fp64_rne_reference_for_every_pattern, 0,
+                        SLICES);
     tcase_set_timeout(red, 60);
     tcase_add_test(red, test_reductions_match_the_oracle_on_odd_shapes);
     tcase_add_test(red, test_zero_rows_writes_nothing);

@@ -229,13 +229,14 @@ START_TEST(test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job)
 
     snprintf(text, sizeof text,
              "{\"seed\": 5, \"reference_arms\": false, \"arms\": [\"default\", \"fault-ws\"], "
-             "\"allow_fault_arms\": true, \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\"}], "
+             "\"allow_fault_arms\": true, \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": "
+             "\"wrong-schedule\"}], "
              "\"cases\": [%s, %s]}",
              good_case, good_case);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
     ck_assert_int_eq(p.faults[0].kind, EV_FAULT_WRONG_SCHEDULE);
     ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
-    ck_assert_uint_eq(plan.n_main, 2);  /* default only */
+    ck_assert_uint_eq(plan.n_main, 2);   /* default only */
     ck_assert_uint_eq(plan.n_policy, 4); /* auto, fault-ws per case */
     ck_assert_str_eq(plan.jobs[2].job_key, "policy/0/auto/initial");
     ck_assert_str_eq(plan.jobs[3].job_key, "policy/0/fault-ws/initial");

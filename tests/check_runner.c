@@ -659,7 +659,6 @@ START_TEST(test_resume_refuses_a_different_protocol)
 }
 END_TEST
 
-
 /* ---- the worker's backends and peers, without the supervisor ---------- */
 
 static const char unit_protocol[] =
@@ -669,11 +668,14 @@ static const char unit_protocol[] =
     " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"torch-compile\", \"fault-ws\"],\n"
     " \"allow_fault_arms\": true,\n"
     " \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"cases\": [1]}],\n"
-    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", \"default_rows\": 4},\n"
-    "           {\"op\": \"reduce_max\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", \"default_rows\": 8},\n"
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+    "\"default_rows\": 4},\n"
+    "           {\"op\": \"reduce_max\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", \"default_rows\": "
+    "8},\n"
     "           {\"op\": \"reduce_sum\", \"rows\": 37, \"cols\": 257, \"stride\": 260, \"dtype\": \"bf16\", "
     "\"default_rows\": 2},\n"
-    "           {\"op\": \"reduce_max\", \"rows\": 3, \"cols\": 8191, \"dtype\": \"bf16\", \"default_rows\": 1}]}\n";
+    "           {\"op\": \"reduce_max\", \"rows\": 3, \"cols\": 8191, \"dtype\": \"bf16\", \"default_rows\": "
+    "1}]}\n";
 
 /* Parses unit_protocol into *p. */
 static void unit_proto(ev_protocol *p)
@@ -715,7 +717,8 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     ck_assert_int_eq(ev_backend_cpu_ops.launch(impl, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, out, b.out_len, &err), EV_OK);
     ev_worker_check(proto, &shape, in, out, &v);
-    ck_assert_msg(v.passed, "case %lld arm %s: %lld mismatches", (long long)ci, job->arm, (long long)v.mismatches);
+    ck_assert_msg(v.passed, "case %lld arm %s: %lld mismatches", (long long)ci, job->arm,
+                  (long long)v.mismatches);
     ck_assert_int_eq(ev_backend_cpu_ops.capture(impl, 100, &nodes, &n_nodes, &err), EV_OK);
     ck_assert_uint_eq(n_nodes, 1);
     *node = nodes[0];
@@ -758,8 +761,8 @@ START_TEST(test_cpu_receipts_equal_the_selectors_plan_for_every_schedule)
             ck_assert_int_eq(threads, 3);
             ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
             ck_assert_int_eq(ev_sched_parse(arms[k], &sched), 0);
-            ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &shape, sched, proto.cases[ci].default_rows, threads,
-                                              &plan, &err),
+            ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &shape, sched, proto.cases[ci].default_rows,
+                                              threads, &plan, &err),
                              EV_OK);
             same_receipt(&node, &plan);
             /* grid = tasks, block = rows per task, as DESIGN.md says */
@@ -792,8 +795,8 @@ START_TEST(test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedul
             job.threshold = 0.05;
             cpu_job(&proto, (int64_t)ci, &job, &a, &threads);
             ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
-            ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &shape, proto.cases[ci].default_rows, &coefs[k], threads,
-                                                0.05, &want, NULL, &err),
+            ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &shape, proto.cases[ci].default_rows, &coefs[k],
+                                                threads, 0.05, &want, NULL, &err),
                              EV_OK);
             same_receipt(&a, &want);
             job.arm = "fault-ws";
@@ -816,7 +819,8 @@ START_TEST(test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_polic
 
     unit_proto(&proto);
     ck_assert_int_eq(ev_plan_build(&proto, &plan, &err), EV_OK);
-    ck_assert_int_lt(ev_plan_find(&plan, "policy/1/fault-ws/initial"), (ptrdiff_t)(plan.n_main + plan.n_policy));
+    ck_assert_int_lt(ev_plan_find(&plan, "policy/1/fault-ws/initial"),
+                     (ptrdiff_t)(plan.n_main + plan.n_policy));
     ck_assert_int_ge(ev_plan_find(&plan, "policy/1/fault-ws/initial"), (ptrdiff_t)plan.n_main);
     ck_assert_int_eq(ev_plan_find(&plan, "main/1/fault-ws/initial"), -1);
     ck_assert_int_eq(ev_plan_find(&plan, "policy/0/fault-ws/initial"), -1); /* only its cases */
@@ -904,7 +908,8 @@ static const char *rec_line(const ev_buf *b, int i)
 
 START_TEST(test_torch_compile_is_skipped_with_the_hosts_own_import_error)
 {
-    static const char *const extra[] = {"--python", "python3", "--peer-script", "kernels/peer_torch.py", NULL};
+    static const char *const extra[] = {"--python", "python3", "--peer-script", "kernels/peer_torch.py",
+                                        NULL};
     ev_buf recs = EV_BUF_INIT;
     char want[600];
 
@@ -926,7 +931,7 @@ START_TEST(test_an_interpreter_that_cannot_start_is_a_skip_with_its_error)
     ck_assert_int_eq(run_worker(0, "torch-compile", extra, &recs), 0);
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 0), "\"type\":\"hello\""));
     ck_assert_str_eq(rec_line(&recs, 1), "{\"type\":\"skip\",\"reason\":\"torch-compile: cannot run "
-                                          "/nonexistent/python3: No such file or directory\"}");
+                                         "/nonexistent/python3: No such file or directory\"}");
     ck_assert_str_eq(rec_line(&recs, 2), "{\"type\":\"end\",\"records\":2}");
     ev_buf_free(&recs);
 }
@@ -948,9 +953,11 @@ static const char fake_peer[] =
     "for f in (a.out_first, a.out_final):\n"
     "    open(f, 'wb').write(bytes(n))\n"
     "w = os.fdopen(int(a.record_fd), 'w')\n"
-    "w.write('{\"type\": \"hello\", \"version\": 1, \"pid\": 1, \"job_key\": \"%s\", \"arm\": \"torch-compile\", "
+    "w.write('{\"type\": \"hello\", \"version\": 1, \"pid\": 1, \"job_key\": \"%s\", \"arm\": "
+    "\"torch-compile\", "
     "\"affinity\": \"0\"}\\n' % a.job_key)\n"
-    "w.write('{\"type\": \"sample\", \"timing\": \"hot\", \"index\": 0, \"replays\": 3, \"ops_per_graph\": 100, "
+    "w.write('{\"type\": \"sample\", \"timing\": \"hot\", \"index\": 0, \"replays\": 3, \"ops_per_graph\": "
+    "100, "
     "\"elapsed_ms\": 0.30000000000000004}\\n')\n"
     "w.write('{\"type\": \"end\", \"records\": 2}\\n')\n";
 
@@ -960,12 +967,15 @@ START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_output
     const char *extra[] = {"--python", "python3", "--peer-script", script, NULL};
     ev_buf recs = EV_BUF_INIT;
 
-    snprintf(script, sizeof script, "%s", write_file("fake_peer.py", fake_peer)); /* write_file's buffer is reused */
+    snprintf(script, sizeof script, "%s",
+             write_file("fake_peer.py", fake_peer)); /* write_file's buffer is reused */
     ck_assert_int_eq(run_worker(1, "torch-compile", extra, &recs), 0);
-    ck_assert_str_eq(rec_line(&recs, 0), "{\"type\": \"hello\", \"version\": 1, \"pid\": 1, \"job_key\": "
-                                         "\"main/x/y/initial\", \"arm\": \"torch-compile\", \"affinity\": \"0\"}");
-    ck_assert_str_eq(rec_line(&recs, 1), "{\"type\": \"sample\", \"timing\": \"hot\", \"index\": 0, \"replays\": "
-                                         "3, \"ops_per_graph\": 100, \"elapsed_ms\": 0.30000000000000004}");
+    ck_assert_str_eq(rec_line(&recs, 0),
+                     "{\"type\": \"hello\", \"version\": 1, \"pid\": 1, \"job_key\": "
+                     "\"main/x/y/initial\", \"arm\": \"torch-compile\", \"affinity\": \"0\"}");
+    ck_assert_str_eq(rec_line(&recs, 1),
+                     "{\"type\": \"sample\", \"timing\": \"hot\", \"index\": 0, \"replays\": "
+                     "3, \"ops_per_graph\": 100, \"elapsed_ms\": 0.30000000000000004}");
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"stage\":\"first\",\"passed\":false"));
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"mismatches\":130"));
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"output_hex\":\"0000"));

@@ -191,15 +191,17 @@ int ev_cmd_run(int argc, char **argv)
         fprintf(stderr, "evident run: %s: %s\n", ev_strerror(rc), err.msg);
         return rc == EV_EUSAGE || rc == EV_EFORMAT ? EV_EXIT_USAGE : EV_EXIT_FAIL;
     }
-    printf("run %lld: %s%s%s (%zu jobs this invocation, %zu failed, %zu skipped; wall %.2f s, demanded %.2f s, "
-           "ratio %.3f)\n",
-           (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status, res.jobs_run,
-           res.failures, res.skipped, res.wall_s, res.demanded_s,
-           res.demanded_s > 0 ? res.wall_s / res.demanded_s : 0.0);
+    printf(
+        "run %lld: %s%s%s (%zu jobs this invocation, %zu failed, %zu skipped; wall %.2f s, demanded %.2f s, "
+        "ratio %.3f)\n",
+        (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status, res.jobs_run,
+        res.failures, res.skipped, res.wall_s, res.demanded_s,
+        res.demanded_s > 0 ? res.wall_s / res.demanded_s : 0.0);
     if (res.skipped) {
         /* A skip is not a failure, and it is never silent. */
         const char *p = res.skips;
-        printf("skipped (cannot run on this host; not failures; every reason is in the store and validation.json):\n");
+        printf("skipped (cannot run on this host; not failures; every reason is in the store and "
+               "validation.json):\n");
         while (*p) {
             size_t n = strcspn(p, "\n");
             printf("  %.*s\n", (int)n, p);

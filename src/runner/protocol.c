@@ -212,7 +212,7 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
 static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_proto_fault *f, ev_err *err)
 {
     static const char *const keys[] = {"name", "kind", "code", "signal", "samples", "when", "cases", NULL};
-    static const char *const kinds[] = {"exit",       "signal",       "hang", "garbage",
+    static const char *const kinds[] = {"exit",       "signal",       "hang",           "garbage",
                                         "stop-after", "wrong-output", "wrong-schedule", NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;

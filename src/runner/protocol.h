@@ -49,12 +49,12 @@ typedef enum ev_arm_kind {
 /* The failure a fault arm injects (docs/runner.md says where each fires). */
 typedef enum ev_fault_kind {
     EV_FAULT_NONE = 0,
-    EV_FAULT_EXIT,        /* exit(value) after the first validation */
-    EV_FAULT_SIGNAL,      /* raise(value) after the first validation */
-    EV_FAULT_HANG,        /* block forever during the warm-up */
-    EV_FAULT_GARBAGE,     /* write a line that is not a record, carry on */
-    EV_FAULT_STOP_AFTER,  /* exit 0 after `value` hot samples, no end record */
-    EV_FAULT_WRONG_OUTPUT, /* corrupt the output before validating it */
+    EV_FAULT_EXIT,          /* exit(value) after the first validation */
+    EV_FAULT_SIGNAL,        /* raise(value) after the first validation */
+    EV_FAULT_HANG,          /* block forever during the warm-up */
+    EV_FAULT_GARBAGE,       /* write a line that is not a record, carry on */
+    EV_FAULT_STOP_AFTER,    /* exit 0 after `value` hot samples, no end record */
+    EV_FAULT_WRONG_OUTPUT,  /* corrupt the output before validating it */
     EV_FAULT_WRONG_SCHEDULE /* policy phase: an auto job that launches a schedule
                                the selector did not choose (honest receipts) */
 } ev_fault_kind;

@@ -51,7 +51,7 @@
  * running, which --resume records as interrupted and runs again. */
 #define COMMIT_MS    250
 #define COMMIT_BYTES ((size_t)1 << 20)
-#define MAX_LINE    ((size_t)64 << 20)
+#define MAX_LINE     ((size_t)64 << 20)
 
 /* A planned job as the store knows it. */
 typedef struct jstate {
@@ -60,7 +60,7 @@ typedef struct jstate {
     int64_t last_attempt; /* 0: never attempted */
     int64_t last_attempt_id;
     int has_outcome;
-    ev_outcome outcome;     /* of the last attempt */
+    ev_outcome outcome;    /* of the last attempt */
     char skip_reason[160]; /* the last attempt's, when it was skipped */
 } jstate;
 
@@ -535,8 +535,8 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
             fds[nf].fd = s->o->stop_fd;
             fds[nf++].events = POLLIN;
         }
-        if (pending_since && !fatal && (!rec_open || now - pending_since >= (int64_t)COMMIT_MS * 1000000 ||
-                                        line.len >= COMMIT_BYTES)) {
+        if (pending_since && !fatal &&
+            (!rec_open || now - pending_since >= (int64_t)COMMIT_MS * 1000000 || line.len >= COMMIT_BYTES)) {
             ev_status c = on_lines(s, a, &line);
             pending_since = line.len ? now : 0;
             if (c) {
@@ -713,7 +713,8 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
     if (j->pj.phase == EV_PHASE_RESCUE)
         argv[ac++] = "--retry";
     if (!strcmp(j->pj.arm, "torch-compile")) {
-        snprintf(script, sizeof script, "%s/kernels/peer_torch.py", s->o->source_root ? s->o->source_root : ".");
+        snprintf(script, sizeof script, "%s/kernels/peer_torch.py",
+                 s->o->source_root ? s->o->source_root : ".");
         argv[ac++] = "--python";
         argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
         argv[ac++] = "--peer-script";
@@ -1149,8 +1150,8 @@ static ev_status fit_phase(sup *s, ev_err *err)
     ev_status rc = EV_OK;
 
     if (ev_obs_from_store(s->st, s->run_id, &obs, &n_obs, &ex, &n_ex, &sms, &fe)) {
-        snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (observations: %.200s): auto runs the default schedule",
-                 fe.msg);
+        snprintf(s->res->fit_note, sizeof s->res->fit_note,
+                 "no fit (observations: %.200s): auto runs the default schedule", fe.msg);
         goto out;
     }
     memset(&in, 0, sizeof in);

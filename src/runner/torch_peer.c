@@ -288,7 +288,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (!skipped) {
         ev_validation v1, v2;
         char h1[65], h2[65];
-        if ((rc = read_output(first_path, out_len, &o1, err)) || (rc = read_output(final_path, out_len, &o2, err)))
+        if ((rc = read_output(first_path, out_len, &o1, err)) ||
+            (rc = read_output(final_path, out_len, &o2, err)))
             goto out;
         ev_worker_check(p, &shape, input, o1, &v1);
         if ((rc = ev_worker_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
