@@ -19,6 +19,7 @@
 #include <cjson/cJSON.h>
 
 #include "json.h"
+#include "stats.h"
 
 /* The parsed members a report is drawn from. */
 typedef struct rep {
@@ -1327,15 +1328,178 @@ out:
     return rc;
 }
 
+/* ---- markdown (docs' case table) ------------------------------------------------ */
+
+/* The peers whose fastest completed job is a case's best peer. */
+static const char *const md_peers[2] = {"cub", "torch-compile"};
+
+/* Returns 1 and sets *v to the hot median of j when j is completed with
+ * one (validation.json claims a median only then), else 0. */
+static int md_median(const cJSON *j, double *v)
+{
+    return j && jnum(j, "median_us", v);
+}
+
+/* The reference arm job (no case, phase main, not a retry) of arm, or its
+ * rescue retry when the original has no median and the retry has one;
+ * NULL when there is none.  *used_retry is set to 1 when the retry is
+ * returned, else 0. */
+static const cJSON *md_ref_job(const rep *r, const char *arm, int *used_retry)
+{
+    const cJSON *j = find_job(r, -1, arm, "main"), *rj;
+    double v;
+    *used_retry = 0;
+    if (j && !md_median(j, &v) && (rj = find_retry(r, jstr(j, "job_key"))) && md_median(rj, &v)) {
+        *used_retry = 1;
+        return rj;
+    }
+    return j;
+}
+
+/* Returns 1 and sets *name and *v to the fastest of the case's peer jobs
+ * (phase main, not retries) with a median; 0 (nothing written) when no
+ * peer completed.  Equal medians go to the first in md_peers. */
+static int md_best_peer(const rep *r, int64_t idx, const char **name, double *v)
+{
+    const char *best = NULL;
+    double bm = 0, x;
+    for (size_t k = 0; k < sizeof md_peers / sizeof md_peers[0]; k++)
+        if (md_median(find_job(r, idx, md_peers[k], "main"), &x) && (!best || x < bm)) {
+            best = md_peers[k];
+            bm = x;
+        }
+    if (!best)
+        return 0;
+    *name = best;
+    *v = bm;
+    return 1;
+}
+
+/* Returns 1 and sets *bytes to the in_span of the last attempt's binding
+ * of job j (the bytes one ceiling op reads) when it is a positive number;
+ * else 0. */
+static int md_ceiling_bytes(const cJSON *j, double *bytes)
+{
+    const cJSON *atts = j ? cJSON_GetObjectItemCaseSensitive(j, "attempts") : NULL;
+    const cJSON *last = cJSON_GetArrayItem(atts, cJSON_GetArraySize(atts) - 1);
+    const cJSON *bind = last ? cJSON_GetObjectItemCaseSensitive(last, "binding") : NULL;
+    double v;
+    if (!cJSON_IsObject(bind) || !jnum(bind, "in_span", &v) || !(v > 0))
+        return 0;
+    *bytes = v;
+    return 1;
+}
+
+/* Appends the header above the table: the run, and the same-run floor and
+ * ceiling (as bytes/s when the ceiling's binding says how many bytes an op
+ * reads).  Sets *floor_us to the floor's median and *have_floor to 1 when
+ * there is one (else *have_floor = 0).  EV_ENOMEM. */
+static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_floor)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
+    const char *st = jstr(run, "status"), *rs = jstr(run, "rescue_status");
+    char t[48], u[48];
+    double v, bytes;
+    int fr, cr;
+    const cJSON *fj = md_ref_job(r, "floor", &fr), *cj = md_ref_job(r, "ceiling", &cr);
+    *have_floor = 0;
+    ev_status rc = ev_buf_printf(b, "Run %" PRId64 " (backend ", jint(run, "run_id", -1));
+    if (!rc)
+        rc = put_md(b, jstr(run, "backend"));
+    if (!rc)
+        rc = ev_buf_puts(b, ", protocol ");
+    if (!rc)
+        rc = put_md(b, jstr(run, "protocol_path"));
+    if (!rc)
+        rc = ev_buf_puts(b, "): status ");
+    if (!rc)
+        rc = put_md(b, st ? st : jstr(run, "status_reason"));
+    if (!rc)
+        rc = ev_buf_puts(b, ", rescue status ");
+    if (!rc)
+        rc = put_md(b, rs ? rs : "none");
+    if (!rc)
+        rc = ev_buf_puts(b, ".  Every figure is the median of the hot samples of a job's last attempt, "
+                            "in microseconds per op; a job that did not complete shows its outcome and "
+                            "enters no ratio.\n\n");
+    if (!rc && md_median(fj, &v)) {
+        *floor_us = v;
+        *have_floor = 1;
+        rc = ev_buf_printf(b, "- floor (an empty kernel node, the per-op launch floor): %s us%s\n", fmt(t, v, 4),
+                           fr ? " (its rescue retry)" : "");
+    } else if (!rc) {
+        rc = ev_buf_puts(b, "- floor: ");
+        if (!rc)
+            rc = put_md(b, fj ? jstr(fj, "outcome") : "not in this run");
+        if (!rc)
+            rc = ev_buf_puts(b, "; no auto / floor ratio\n");
+    }
+    if (!rc && md_median(cj, &v)) {
+        rc = ev_buf_printf(b, "- ceiling (a streaming read): %s us%s", fmt(t, v, 4), cr ? " (its rescue retry)" : "");
+        if (!rc && md_ceiling_bytes(cj, &bytes))
+            rc = ev_buf_printf(b, " for %.0f bytes per op = %s GB/s", bytes, fmt(u, bytes / v * 1e-3, 1));
+        if (!rc)
+            rc = ev_buf_puts(b, "\n");
+    } else if (!rc) {
+        rc = ev_buf_puts(b, "- ceiling: ");
+        if (!rc)
+            rc = put_md(b, cj ? jstr(cj, "outcome") : "not in this run");
+        if (!rc)
+            rc = ev_buf_puts(b, "\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "- best peer: the faster of cub and torch-compile on that case (completed jobs only); "
+                            "auto / best peer below 1 is a win for auto, above 1 a loss\n\n");
+    return rc;
+}
+
+/* Appends the closing line: wins, losses and ties of auto against the best
+ * peer over the cases where both completed, and the geometric mean of the
+ * ratios (case order).  ratios[0..n) are those ratios.  EV_ENOMEM. */
+static ev_status md_summary(ev_buf *b, const double *ratios, size_t n, size_t n_cases)
+{
+    size_t wins = 0, losses = 0, ties = 0;
+    char t[48];
+    double g;
+    for (size_t i = 0; i < n; i++) {
+        if (ratios[i] < 1.0)
+            wins++;
+        else if (ratios[i] > 1.0)
+            losses++;
+        else
+            ties++;
+    }
+    ev_status rc = ev_buf_printf(b,
+                                 "\nauto against the best peer: %zu wins, %zu losses, %zu ties over the %zu of "
+                                 "%zu cases where both completed",
+                                 wins, losses, ties, n, n_cases);
+    if (!rc && n && ev_geomean(ratios, n, &g) == EV_OK)
+        rc = ev_buf_printf(b, "; geometric mean of auto / best peer %s.\n", fmt(t, g, 3));
+    else if (!rc)
+        rc = ev_buf_puts(b, "; no geometric mean.\n");
+    return rc;
+}
+
 /* See report.h. */
 ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
 {
     rep r;
     ev_buf b = EV_BUF_INIT;
+    double *ratios = NULL, floor_us = 0;
+    size_t n_ratios = 0, n_cases = 0;
+    int have_floor = 0;
     ev_status rc = rep_load(m, n, &r, err);
     if (rc)
         goto out;
-    rc = ev_buf_puts(&b, "| Operation / shape / storage / B | Role |");
+    n_cases = (size_t)cJSON_GetArraySize(r.cases);
+    ratios = malloc((n_cases ? n_cases : 1) * sizeof *ratios);
+    if (!ratios) {
+        rc = ev_err_set(err, EV_ENOMEM, "report: out of memory");
+        goto out;
+    }
+    rc = md_header(&r, &b, &floor_us, &have_floor);
+    if (!rc)
+        rc = ev_buf_puts(&b, "| Operation / shape / storage / B | Role |");
     for (size_t i = 0; i < r.n_arms && !rc; i++) {
         rc = ev_buf_puts(&b, " ");
         if (!rc)
@@ -1344,15 +1508,18 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
             rc = ev_buf_puts(&b, " |");
     }
     if (!rc)
-        rc = ev_buf_puts(&b, " Recheck | Selection (full) | Selection (LOGO) |\n|---|---|");
+        rc = ev_buf_puts(&b, " Best peer | auto / best peer | auto / floor | Recheck | Selection (full) | "
+                             "Selection (LOGO) |\n|---|---|");
     for (size_t i = 0; i < r.n_arms && !rc; i++)
         rc = ev_buf_puts(&b, "---:|");
     if (!rc)
-        rc = ev_buf_puts(&b, "---:|---|---|\n");
+        rc = ev_buf_puts(&b, "---|---:|---:|---:|---|---|\n");
     const cJSON *c;
     cJSON_ArrayForEach(c, r.cases)
     {
-        char t[200], lab[160];
+        char t[200], lab[160], u[48];
+        const char *peer = NULL;
+        double auto_us = 0, peer_us = 0;
         int64_t idx = jint(c, "case_index", -1);
         if (rc)
             break;
@@ -1369,6 +1536,18 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
                 rc =
                     put_md(&b, job_cell(&r, find_job(&r, idx, r.arms[i], arm_phase(r.arms[i])), t, sizeof t));
         }
+        int have_auto = md_median(find_job(&r, idx, "auto", "policy"), &auto_us);
+        int have_peer = md_best_peer(&r, idx, &peer, &peer_us);
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = put_md(&b, have_peer ? peer : NULL);
+        if (!rc)
+            rc = ev_buf_printf(&b, " | %s", have_auto && have_peer ? fmt(u, auto_us / peer_us, 3) : "-");
+        if (!rc)
+            rc = ev_buf_printf(&b, " | %s", have_auto && have_floor ? fmt(u, auto_us / floor_us, 3) : "-");
+        if (have_auto && have_peer)
+            ratios[n_ratios++] = auto_us / peer_us;
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
@@ -1385,6 +1564,8 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         if (!rc)
             rc = ev_buf_puts(&b, " |\n");
     }
+    if (!rc)
+        rc = md_summary(&b, ratios, n_ratios, n_cases);
     if (rc) {
         ev_err_set(err, rc, "report: out of memory");
         goto out;
@@ -1393,6 +1574,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
     if (rc)
         ev_err_set(err, rc, "report: out of memory");
 out:
+    free(ratios);
     ev_buf_free(&b);
     rep_free(&r);
     return rc;
