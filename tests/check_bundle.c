@@ -907,6 +907,109 @@ START_TEST(test_report_regenerated_from_the_archived_members_equals_the_exported
 }
 END_TEST
 
+/* A validation.json of three cases written by hand for the markdown
+ * table: case 0 auto beats cub (the best peer), case 1 auto loses to cub
+ * while torch-compile failed, case 2 has no completed peer; floor 0.5 us,
+ * ceiling 2 us over 1000000 bytes. */
+static const char md_validation[] =
+    "{\"run\":{\"run_id\":3,\"backend\":\"cuda\",\"protocol_path\":\"protocols/t.json\","
+    "\"status\":\"completed\",\"rescue_status\":null},"
+    "\"cases\":["
+    "{\"case_index\":0,\"op\":\"reduce_sum\",\"rows\":4,\"cols\":8,\"stride\":8,\"dtype\":\"fp32\","
+    "\"default_rows\":4,\"role\":\"calibration\"},"
+    "{\"case_index\":1,\"op\":\"reduce_max\",\"rows\":2,\"cols\":9,\"stride\":12,\"dtype\":\"fp16\","
+    "\"default_rows\":8,\"role\":\"holdout\"},"
+    "{\"case_index\":2,\"op\":\"reduce_sum\",\"rows\":1,\"cols\":5,\"stride\":5,\"dtype\":\"bf16\","
+    "\"default_rows\":4,\"role\":\"holdout\"}],"
+    "\"jobs\":["
+    "{\"job_key\":\"main/0/default/initial\",\"phase\":\"main\",\"case_index\":0,\"arm\":\"default\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":2.0,\"attempts\":[]},"
+    "{\"job_key\":\"main/0/cub/initial\",\"phase\":\"main\",\"case_index\":0,\"arm\":\"cub\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":2.0,\"attempts\":[]},"
+    "{\"job_key\":\"main/0/torch-compile/initial\",\"phase\":\"main\",\"case_index\":0,"
+    "\"arm\":\"torch-compile\",\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":4.0,\"attempts\":[]},"
+    "{\"job_key\":\"main/1/default/initial\",\"phase\":\"main\",\"case_index\":1,\"arm\":\"default\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":3.5,\"attempts\":[]},"
+    "{\"job_key\":\"main/1/cub/initial\",\"phase\":\"main\",\"case_index\":1,\"arm\":\"cub\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":1.5,\"attempts\":[]},"
+    "{\"job_key\":\"main/1/torch-compile/initial\",\"phase\":\"main\",\"case_index\":1,"
+    "\"arm\":\"torch-compile\",\"retry_of\":null,\"outcome\":\"failed-validation\",\"median_us\":null,"
+    "\"attempts\":[]},"
+    "{\"job_key\":\"main/2/default/initial\",\"phase\":\"main\",\"case_index\":2,\"arm\":\"default\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":1.25,\"attempts\":[]},"
+    "{\"job_key\":\"main/2/cub/initial\",\"phase\":\"main\",\"case_index\":2,\"arm\":\"cub\","
+    "\"retry_of\":null,\"outcome\":\"skipped\",\"median_us\":null,\"attempts\":[]},"
+    "{\"job_key\":\"main/-/ceiling/initial\",\"phase\":\"main\",\"case_index\":null,\"arm\":\"ceiling\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":2.0,"
+    "\"attempts\":[{\"attempt\":1,\"binding\":{\"op\":\"ceiling\",\"in_span\":1000000}}]},"
+    "{\"job_key\":\"main/-/floor/initial\",\"phase\":\"main\",\"case_index\":null,\"arm\":\"floor\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":0.5,\"attempts\":[]},"
+    "{\"job_key\":\"policy/0/auto/initial\",\"phase\":\"policy\",\"case_index\":0,\"arm\":\"auto\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":1.0,\"attempts\":[]},"
+    "{\"job_key\":\"policy/1/auto/initial\",\"phase\":\"policy\",\"case_index\":1,\"arm\":\"auto\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":3.0,\"attempts\":[]},"
+    "{\"job_key\":\"policy/2/auto/initial\",\"phase\":\"policy\",\"case_index\":2,\"arm\":\"auto\","
+    "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":1.0,\"attempts\":[]}]}\n";
+
+START_TEST(test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_against_it)
+{
+    ev_member m[1] = {{"validation.json", md_validation, sizeof md_validation - 1}};
+    ev_err err = {{0}};
+    ev_buf a = EV_BUF_INIT, b = EV_BUF_INIT;
+    CHK(ev_report_markdown(m, 1, &a, &err));
+    /* header: run, floor, ceiling as bytes per second (1e6 bytes / 2 us) */
+    ck_assert_ptr_nonnull(strstr(a.data, "Run 3 (backend cuda, protocol protocols/t.json): status completed, "
+                                         "rescue status none."));
+    ck_assert_ptr_nonnull(strstr(a.data, "\n- floor (an empty kernel node, the per-op launch floor): 0.5000 us\n"));
+    ck_assert_ptr_nonnull(
+        strstr(a.data, "\n- ceiling (a streaming read): 2.0000 us for 1000000 bytes per op = 500.0 GB/s\n"));
+    ck_assert_ptr_nonnull(strstr(a.data, "| Operation / shape / storage / B | Role | default | auto | cub | "
+                                         "torch-compile | Best peer | auto / best peer | auto / floor | Recheck |"));
+    /* cub 2.0 beats torch-compile 4.0: auto 1.0 / 2.0, and 1.0 / floor 0.5 */
+    ck_assert_ptr_nonnull(strstr(a.data, "\n| reduce_sum 4x8 fp32 B4 | calibration | 2.0000 | 1.0000 | 2.0000 | "
+                                         "4.0000 | cub | 0.500 | 2.000 | - | - | - |\n"));
+    /* a failed peer enters no ratio: cub is the best peer, auto loses */
+    ck_assert_ptr_nonnull(strstr(a.data, "\n| reduce_max 2x9 stride 12 fp16 B8 | holdout | 3.5000 | 3.0000 | 1.5000 "
+                                         "| failed-validation | cub | 2.000 | 6.000 | - | - | - |\n"));
+    /* no completed peer: no best peer and no ratio to it, the floor ratio stays */
+    ck_assert_ptr_nonnull(strstr(a.data, "\n| reduce_sum 1x5 bf16 B4 | holdout | 1.2500 | 1.0000 | skipped | - | - "
+                                         "| - | 2.000 | - | - | - |\n"));
+    /* one win (0.5), one loss (2.0), geometric mean sqrt(0.5 x 2) = 1 */
+    ck_assert_ptr_nonnull(strstr(a.data, "\nauto against the best peer: 1 wins, 1 losses, 0 ties over the 2 of 3 "
+                                         "cases where both completed; geometric mean of auto / best peer 1.000.\n"));
+    /* the same members give the same bytes */
+    CHK(ev_report_markdown(m, 1, &b, &err));
+    ck_assert_uint_eq(a.len, b.len);
+    ck_assert(!memcmp(a.data, b.data, a.len));
+    ev_buf_free(&a);
+    ev_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_markdown_of_a_run_without_peers_or_ceiling_bytes_says_so)
+{
+    ev_bundle *bd = export_fixture();
+    ev_member m[1] = {*member(bd, "validation.json")};
+    ev_err err = {{0}};
+    ev_buf a = EV_BUF_INIT;
+    CHK(ev_report_markdown(m, 1, &a, &err));
+    ck_assert_ptr_nonnull(strstr(a.data, "status failed, rescue status failed-after-rescue."));
+    ck_assert_ptr_nonnull(strstr(a.data, "\n- floor (an empty kernel node, the per-op launch floor): 0.5000 us\n"));
+    /* the fixture's ceiling has no binding: its time, but no bytes per second */
+    ck_assert_ptr_nonnull(strstr(a.data, "\n- ceiling (a streaming read): 900.0000 us\n"));
+    /* every cub job was skipped: no best peer anywhere */
+    ck_assert_ptr_nonnull(strstr(a.data, "| skipped | - | - | "));
+    ck_assert_ptr_nonnull(strstr(a.data, "\nauto against the best peer: 0 wins, 0 losses, 0 ties over the 0 of 5 "
+                                         "cases where both completed; no geometric mean.\n"));
+    /* without validation.json there is no table */
+    ev_buf_reset(&a);
+    ck_assert_int_eq(ev_report_markdown(m, 0, &a, &err), EV_EFORMAT);
+    ck_assert_uint_eq(a.len, 0);
+    ev_buf_free(&a);
+    ev_bundle_free(bd);
+}
+END_TEST
+
 START_TEST(test_redaction_replaces_absolute_paths_and_is_idempotent)
 {
     static const char *const cases[][2] = {
@@ -1369,6 +1472,7 @@ static Suite *bundle_suite(void)
     tcase_add_test(z, test_per_op_us_refuses_counts_beyond_two_to_the_53);
     tcase_add_test(z, test_mann_whitney_p_is_exact_for_small_samples);
     tcase_add_test(z, test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible);
+    tcase_add_test(z, test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_against_it);
     suite_add_tcase(s, z);
 
     TCase *e = tcase_create("export");
@@ -1384,6 +1488,7 @@ static Suite *bundle_suite(void)
     tcase_add_test(e, test_model_json_is_the_refit_of_the_exported_medians);
     tcase_add_test(e, test_two_exports_of_one_store_are_byte_identical_in_any_time_zone);
     tcase_add_test(e, test_report_regenerated_from_the_archived_members_equals_the_exported_one);
+    tcase_add_test(e, test_markdown_of_a_run_without_peers_or_ceiling_bytes_says_so);
     tcase_add_test(e, test_export_command_prints_the_root_and_uses_the_documented_exit_codes);
     tcase_add_test(e, test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_the_exported_ones);
     tcase_add_test(e, test_an_unfinished_run_exports_without_a_status_and_explains_its_failed_fit);
