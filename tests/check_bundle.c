@@ -927,7 +927,8 @@ static const char md_validation[] =
     "{\"job_key\":\"main/0/cub/initial\",\"phase\":\"main\",\"case_index\":0,\"arm\":\"cub\","
     "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":2.0,\"attempts\":[]},"
     "{\"job_key\":\"main/0/torch-compile/initial\",\"phase\":\"main\",\"case_index\":0,"
-    "\"arm\":\"torch-compile\",\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":4.0,\"attempts\":[]},"
+    "\"arm\":\"torch-compile\",\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":4.0,\"attempts\":[]}"
+    ","
     "{\"job_key\":\"main/1/default/initial\",\"phase\":\"main\",\"case_index\":1,\"arm\":\"default\","
     "\"retry_of\":null,\"outcome\":\"completed\",\"median_us\":3.5,\"attempts\":[]},"
     "{\"job_key\":\"main/1/cub/initial\",\"phase\":\"main\",\"case_index\":1,\"arm\":\"cub\","
@@ -960,23 +961,29 @@ START_TEST(test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_aga
     /* header: run, floor, ceiling as bytes per second (1e6 bytes / 2 us) */
     ck_assert_ptr_nonnull(strstr(a.data, "Run 3 (backend cuda, protocol protocols/t.json): status completed, "
                                          "rescue status none."));
-    ck_assert_ptr_nonnull(strstr(a.data, "\n- floor (an empty kernel node, the per-op launch floor): 0.5000 us\n"));
+    ck_assert_ptr_nonnull(
+        strstr(a.data, "\n- floor (an empty kernel node, the per-op launch floor): 0.5000 us\n"));
     ck_assert_ptr_nonnull(
         strstr(a.data, "\n- ceiling (a streaming read): 2.0000 us for 1000000 bytes per op = 500.0 GB/s\n"));
-    ck_assert_ptr_nonnull(strstr(a.data, "| Operation / shape / storage / B | Role | default | auto | cub | "
-                                         "torch-compile | Best peer | auto / best peer | auto / floor | Recheck |"));
+    ck_assert_ptr_nonnull(strstr(a.data,
+                                 "| Operation / shape / storage / B | Role | default | auto | cub | "
+                                 "torch-compile | Best peer | auto / best peer | auto / floor | Recheck |"));
     /* cub 2.0 beats torch-compile 4.0: auto 1.0 / 2.0, and 1.0 / floor 0.5 */
-    ck_assert_ptr_nonnull(strstr(a.data, "\n| reduce_sum 4x8 fp32 B4 | calibration | 2.0000 | 1.0000 | 2.0000 | "
-                                         "4.0000 | cub | 0.500 | 2.000 | - | - | - |\n"));
+    ck_assert_ptr_nonnull(strstr(a.data,
+                                 "\n| reduce_sum 4x8 fp32 B4 | calibration | 2.0000 | 1.0000 | 2.0000 | "
+                                 "4.0000 | cub | 0.500 | 2.000 | - | - | - |\n"));
     /* a failed peer enters no ratio: cub is the best peer, auto loses */
-    ck_assert_ptr_nonnull(strstr(a.data, "\n| reduce_max 2x9 stride 12 fp16 B8 | holdout | 3.5000 | 3.0000 | 1.5000 "
-                                         "| failed-validation | cub | 2.000 | 6.000 | - | - | - |\n"));
+    ck_assert_ptr_nonnull(strstr(a.data,
+                                 "\n| reduce_max 2x9 stride 12 fp16 B8 | holdout | 3.5000 | 3.0000 | 1.5000 "
+                                 "| failed-validation | cub | 2.000 | 6.000 | - | - | - |\n"));
     /* no completed peer: no best peer and no ratio to it, the floor ratio stays */
-    ck_assert_ptr_nonnull(strstr(a.data, "\n| reduce_sum 1x5 bf16 B4 | holdout | 1.2500 | 1.0000 | skipped | - | - "
-                                         "| - | 2.000 | - | - | - |\n"));
+    ck_assert_ptr_nonnull(strstr(a.data,
+                                 "\n| reduce_sum 1x5 bf16 B4 | holdout | 1.2500 | 1.0000 | skipped | - | - "
+                                 "| - | 2.000 | - | - | - |\n"));
     /* one win (0.5), one loss (2.0), geometric mean sqrt(0.5 x 2) = 1 */
-    ck_assert_ptr_nonnull(strstr(a.data, "\nauto against the best peer: 1 wins, 1 losses, 0 ties over the 2 of 3 "
-                                         "cases where both completed; geometric mean of auto / best peer 1.000.\n"));
+    ck_assert_ptr_nonnull(strstr(a.data,
+                                 "\nauto against the best peer: 1 wins, 1 losses, 0 ties over the 2 of 3 "
+                                 "cases where both completed; geometric mean of auto / best peer 1.000.\n"));
     /* the same members give the same bytes */
     CHK(ev_report_markdown(m, 1, &b, &err));
     ck_assert_uint_eq(a.len, b.len);
@@ -994,13 +1001,15 @@ START_TEST(test_markdown_of_a_run_without_peers_or_ceiling_bytes_says_so)
     ev_buf a = EV_BUF_INIT;
     CHK(ev_report_markdown(m, 1, &a, &err));
     ck_assert_ptr_nonnull(strstr(a.data, "status failed, rescue status failed-after-rescue."));
-    ck_assert_ptr_nonnull(strstr(a.data, "\n- floor (an empty kernel node, the per-op launch floor): 0.5000 us\n"));
+    ck_assert_ptr_nonnull(
+        strstr(a.data, "\n- floor (an empty kernel node, the per-op launch floor): 0.5000 us\n"));
     /* the fixture's ceiling has no binding: its time, but no bytes per second */
     ck_assert_ptr_nonnull(strstr(a.data, "\n- ceiling (a streaming read): 900.0000 us\n"));
     /* every cub job was skipped: no best peer anywhere */
     ck_assert_ptr_nonnull(strstr(a.data, "| skipped | - | - | "));
-    ck_assert_ptr_nonnull(strstr(a.data, "\nauto against the best peer: 0 wins, 0 losses, 0 ties over the 0 of 5 "
-                                         "cases where both completed; no geometric mean.\n"));
+    ck_assert_ptr_nonnull(strstr(a.data,
+                                 "\nauto against the best peer: 0 wins, 0 losses, 0 ties over the 0 of 5 "
+                                 "cases where both completed; no geometric mean.\n"));
     /* without validation.json there is no table */
     ev_buf_reset(&a);
     ck_assert_int_eq(ev_report_markdown(m, 0, &a, &err), EV_EFORMAT);

@@ -1425,8 +1425,8 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
     if (!rc && md_median(fj, &v)) {
         *floor_us = v;
         *have_floor = 1;
-        rc = ev_buf_printf(b, "- floor (an empty kernel node, the per-op launch floor): %s us%s\n", fmt(t, v, 4),
-                           fr ? " (its rescue retry)" : "");
+        rc = ev_buf_printf(b, "- floor (an empty kernel node, the per-op launch floor): %s us%s\n",
+                           fmt(t, v, 4), fr ? " (its rescue retry)" : "");
     } else if (!rc) {
         rc = ev_buf_puts(b, "- floor: ");
         if (!rc)
@@ -1435,7 +1435,8 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
             rc = ev_buf_puts(b, "; no auto / floor ratio\n");
     }
     if (!rc && md_median(cj, &v)) {
-        rc = ev_buf_printf(b, "- ceiling (a streaming read): %s us%s", fmt(t, v, 4), cr ? " (its rescue retry)" : "");
+        rc = ev_buf_printf(b, "- ceiling (a streaming read): %s us%s", fmt(t, v, 4),
+                           cr ? " (its rescue retry)" : "");
         if (!rc && md_ceiling_bytes(cj, &bytes))
             rc = ev_buf_printf(b, " for %.0f bytes per op = %s GB/s", bytes, fmt(u, bytes / v * 1e-3, 1));
         if (!rc)
@@ -1448,8 +1449,9 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
             rc = ev_buf_puts(b, "\n");
     }
     if (!rc)
-        rc = ev_buf_puts(b, "- best peer: the faster of cub and torch-compile on that case (completed jobs only); "
-                            "auto / best peer below 1 is a win for auto, above 1 a loss\n\n");
+        rc = ev_buf_puts(
+            b, "- best peer: the faster of cub and torch-compile on that case (completed jobs only); "
+               "auto / best peer below 1 is a win for auto, above 1 a loss\n\n");
     return rc;
 }
 
@@ -1469,10 +1471,11 @@ static ev_status md_summary(ev_buf *b, const double *ratios, size_t n, size_t n_
         else
             ties++;
     }
-    ev_status rc = ev_buf_printf(b,
-                                 "\nauto against the best peer: %zu wins, %zu losses, %zu ties over the %zu of "
-                                 "%zu cases where both completed",
-                                 wins, losses, ties, n, n_cases);
+    ev_status rc =
+        ev_buf_printf(b,
+                      "\nauto against the best peer: %zu wins, %zu losses, %zu ties over the %zu of "
+                      "%zu cases where both completed",
+                      wins, losses, ties, n, n_cases);
     if (!rc && n && ev_geomean(ratios, n, &g) == EV_OK)
         rc = ev_buf_printf(b, "; geometric mean of auto / best peer %s.\n", fmt(t, g, 3));
     else if (!rc)
