@@ -1479,6 +1479,66 @@ static int run_bin(const char *const *args, char *last, size_t cap, ev_buf *out)
     return WEXITSTATUS(st);
 }
 
+/* Runs build/evident with args (stdout and stderr to files in g_dir);
+ * returns its exit status. */
+static int run_evident(const char *const *args)
+{
+    char bin[512], logp[512];
+    const char *b = getenv("EV_BUILD");
+    snprintf(bin, sizeof bin, "%s/evident", b ? b : "build");
+    snprintf(logp, sizeof logp, "%s/evident.log", g_dir);
+    const char *argv[16];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (; args[n - 1] && n < 15; n++)
+        argv[n] = args[n - 1];
+    argv[n] = NULL;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(bin, (char *const *)argv);
+        _exit(127);
+    }
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert_msg(WIFEXITED(st), "evident did not exit normally");
+    return WEXITSTATUS(st);
+}
+
+/* A real cpu run whose policy phase holds the wrong-schedule fault arm
+ * (it launches a schedule the selector did not choose, and records what it
+ * launched honestly): the verifier's receipt check must FAIL the bundle. */
+START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
+{
+    static const char proto[] =
+        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false,\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\", \"rows2\", \"fault-ws\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"cases\": [0]}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8}]}\n";
+    char pp[320], db[320], zip[320], last[1024];
+    snprintf(pp, sizeof pp, "%s/ws.json", g_dir);
+    snprintf(db, sizeof db, "%s/ws.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/ws.zip", g_dir);
+    write_tree_file(g_dir, "ws.json", proto, sizeof proto - 1);
+    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_int_eq(run_evident(run), 0);
+    ck_assert_int_eq(run_evident(exp), 0);
+    const char *ver[] = {zip, NULL};
+    ck_assert_int_eq(run_bin(ver, last, sizeof last, NULL), 1);
+    ck_assert_msg(strstr(last, "FAIL rederive") && strstr(last, "fault-ws") && strstr(last, "selector plans"),
+                  "%s", last);
+}
+END_TEST
+
 START_TEST(test_binary_exit_codes)
 {
     char last[1024];
@@ -1599,6 +1659,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_compare_of_a_bundle_with_itself_passes);
     tcase_add_test(t, test_compare_reports_outcome_and_value_differences);
     tcase_add_test(t, test_fast_double_text_equals_snprintf_17g);
+    tcase_add_test(t, test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive);
     tcase_add_test(t, test_binary_exit_codes);
     tcase_add_test(t, test_binary_pass_and_json);
     tcase_add_test(t, test_binary_compare_exit_codes);

@@ -741,7 +741,8 @@ static void vd_launch_text(char *buf, size_t cap, const char *fn, const int64_t 
 
 /*
  * The selector (kernels/selector.h) against every graph receipt: for each
- * attempt of an auto job, the plan ev_selector_select makes from model.json's
+ * attempt of an auto job (and of every other policy-phase job), the plan
+ * ev_selector_select makes from model.json's
  * coefficients and threshold and the attempt's recorded binding (S = its
  * threads: worker threads on cpu, SMs on cuda); for each attempt of a
  * native-schedule job (default, rows1, rows2, rows4), ev_selector_plan of
@@ -771,7 +772,10 @@ static void vd_selector(vd_ctx *x)
         return;
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
-        int is_auto = !strcmp(v->arm, "auto");
+        /* Every policy-phase job launches what the selector decides: the
+         * auto arm, and any other arm a protocol plans there (a
+         * wrong-schedule fault arm must be caught here, not trusted). */
+        int is_auto = !strcmp(v->arm, "auto") || (v->phase && !strcmp(v->phase, "policy"));
         ev_sched sched = EV_SCHED_DEFAULT;
         if (!is_auto && ev_sched_parse(v->arm, &sched))
             continue; /* peers, reference and fault arms: not the selector's */
