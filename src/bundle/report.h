@@ -28,9 +28,12 @@
 ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
 
 /*
- * Appends the markdown case table (one row per case: hot medians of
- * default, rows1, rows2, recheck and every other arm, and the model's
- * selection) to out, from the same members.
+ * Appends the markdown results document to out, from the same members: a
+ * header (run, protocol, status, the floor median, the ceiling median and
+ * its bytes per second), the case table (one row per case: hot medians of
+ * every arm and the recheck, the model's selections, the best peer, auto /
+ * best peer and auto / floor), and a closing line counting auto's wins and
+ * losses against the best peer with their geometric mean.
  */
 ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
 
