@@ -23,6 +23,7 @@
 #include "sha256.h"
 #include "stats.h"
 #include "bundle/figures.h"
+#include "bundle/jbuild.h"
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
@@ -1042,87 +1043,6 @@ static ev_status derive(xload *L, ev_err *err)
 
 /* ---- JSON building with a sticky status ------------------------------------ */
 
-/* A builder: the first failure sticks in rc and later calls do nothing. */
-typedef struct jb {
-    ev_status rc;
-} jb;
-
-/* Adds item to parent under key (or appends when parent is an array).
- * Returns item, or NULL (item freed, b->rc set) on failure. */
-static cJSON *j_put(jb *b, cJSON *parent, const char *key, cJSON *item)
-{
-    if (b->rc || !parent || !item) {
-        if (!b->rc)
-            b->rc = EV_ENOMEM;
-        cJSON_Delete(item);
-        return NULL;
-    }
-    cJSON_bool ok =
-        cJSON_IsArray(parent) ? cJSON_AddItemToArray(parent, item) : cJSON_AddItemToObject(parent, key, item);
-    if (!ok) {
-        cJSON_Delete(item);
-        b->rc = EV_ENOMEM;
-        return NULL;
-    }
-    return item;
-}
-
-static cJSON *j_obj(jb *b, cJSON *parent, const char *key)
-{
-    return j_put(b, parent, key, b->rc ? NULL : cJSON_CreateObject());
-}
-static cJSON *j_arr(jb *b, cJSON *parent, const char *key)
-{
-    return j_put(b, parent, key, b->rc ? NULL : cJSON_CreateArray());
-}
-static void j_str(jb *b, cJSON *o, const char *key, const char *s)
-{
-    if (!b->rc && o)
-        b->rc = ev_json_add_str(o, key, s);
-}
-static void j_null(jb *b, cJSON *o, const char *key)
-{
-    j_put(b, o, key, b->rc ? NULL : cJSON_CreateNull());
-}
-static void j_bool(jb *b, cJSON *o, const char *key, int v)
-{
-    j_put(b, o, key, b->rc ? NULL : cJSON_CreateBool(v ? 1 : 0));
-}
-static void j_i64(jb *b, cJSON *o, const char *key, int64_t v)
-{
-    if (!b->rc && o)
-        b->rc = cJSON_IsArray(o) ? ev_json_push_i64(o, v) : ev_json_add_i64(o, key, v);
-}
-/* An integer, or null when !has. */
-static void j_i64n(jb *b, cJSON *o, const char *key, int has, int64_t v)
-{
-    if (has)
-        j_i64(b, o, key, v);
-    else
-        j_null(b, o, key);
-}
-/* A *_ns field: always a decimal string. */
-static void j_ns(jb *b, cJSON *o, const char *key, int64_t v)
-{
-    char t[32];
-    snprintf(t, sizeof t, "%" PRId64, v);
-    j_str(b, o, key, t);
-}
-/* A double, or null plus "<key>_reason" (reason, or "not finite"). */
-static void j_dbl(jb *b, cJSON *o, const char *key, int has, double v, const char *reason)
-{
-    if (b->rc || !o)
-        return;
-    if (has && isfinite(v)) {
-        b->rc = ev_json_add_double(o, key, v);
-        return;
-    }
-    char rk[96];
-    snprintf(rk, sizeof rk, "%s_reason", key);
-    j_null(b, o, key);
-    j_str(b, o, rk, has ? "not finite" : reason);
-}
-
 /* Replaces every number of tree (recursively) by its exact %.17g raw text. */
 static ev_status canon_numbers(cJSON *tree)
 {
@@ -1152,18 +1072,6 @@ static ev_status canon_numbers(cJSON *tree)
         it = next;
     }
     return EV_OK;
-}
-
-/* Prints tree (pretty) into out and frees it; tree NULL means b->rc. */
-static ev_status j_finish(jb *b, cJSON *tree, ev_buf *out)
-{
-    ev_status rc = b->rc;
-    if (!rc && !tree)
-        rc = EV_ENOMEM;
-    if (!rc)
-        rc = ev_json_print(tree, 1, out);
-    cJSON_Delete(tree);
-    return rc;
 }
 
 /* ---- members ------------------------------------------------------------ */
@@ -1286,129 +1194,129 @@ static ev_status write_samples_csv(const xload *L, ev_buf *out)
 }
 
 /* Adds one attempt's object (with every receipt) to the array arr. */
-static void json_attempt(jb *b, const xload *L, const xattempt *a, cJSON *arr)
+static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr)
 {
-    cJSON *o = j_obj(b, arr, NULL);
+    cJSON *o = ev_jb_obj(b, arr, NULL);
     size_t lo, hi;
-    j_i64(b, o, "attempt", a->attempt);
-    j_i64(b, o, "attempt_id", a->attempt_id);
-    j_i64(b, o, "invocation_id", a->invocation_id);
-    j_ns(b, o, "started_ns", a->started_ns);
-    j_str(b, o, "outcome", ev_outcome_name(a->outcome));
+    ev_jb_i64(b, o, "attempt", a->attempt);
+    ev_jb_i64(b, o, "attempt_id", a->attempt_id);
+    ev_jb_i64(b, o, "invocation_id", a->invocation_id);
+    ev_jb_ns(b, o, "started_ns", a->started_ns);
+    ev_jb_str(b, o, "outcome", ev_outcome_name(a->outcome));
     if (a->has_process) {
-        cJSON *p = j_obj(b, o, "process");
-        j_i64n(b, p, "pid", a->has_pid, a->pid);
-        j_i64n(b, p, "exit_code", a->has_exit, a->exit_code);
-        j_i64n(b, p, "signal", a->has_signal, a->signal);
-        j_bool(b, p, "timed_out", a->timed_out);
-        j_bool(b, p, "interrupted", a->interrupted);
-        j_bool(b, p, "skipped", a->skipped);
-        j_str(b, p, "skip_reason", a->skip_reason);
-        j_i64(b, p, "record_count", a->record_count);
-        j_bool(b, p, "records_ok", a->records_ok);
-        j_str(b, p, "protocol_error", a->protocol_error);
-        j_str(b, p, "affinity", a->affinity);
-        j_str(b, p, "stderr_tail", a->stderr_tail);
-        j_ns(b, p, "ended_ns", a->ended_ns);
-        j_ns(b, p, "wall_ns", a->wall_ns);
+        cJSON *p = ev_jb_obj(b, o, "process");
+        ev_jb_i64n(b, p, "pid", a->has_pid, a->pid);
+        ev_jb_i64n(b, p, "exit_code", a->has_exit, a->exit_code);
+        ev_jb_i64n(b, p, "signal", a->has_signal, a->signal);
+        ev_jb_bool(b, p, "timed_out", a->timed_out);
+        ev_jb_bool(b, p, "interrupted", a->interrupted);
+        ev_jb_bool(b, p, "skipped", a->skipped);
+        ev_jb_str(b, p, "skip_reason", a->skip_reason);
+        ev_jb_i64(b, p, "record_count", a->record_count);
+        ev_jb_bool(b, p, "records_ok", a->records_ok);
+        ev_jb_str(b, p, "protocol_error", a->protocol_error);
+        ev_jb_str(b, p, "affinity", a->affinity);
+        ev_jb_str(b, p, "stderr_tail", a->stderr_tail);
+        ev_jb_ns(b, p, "ended_ns", a->ended_ns);
+        ev_jb_ns(b, p, "wall_ns", a->wall_ns);
     } else {
-        j_null(b, o, "process");
+        ev_jb_null(b, o, "process");
     }
 
     attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
     if (lo < hi) {
         const xbinding *x = vec_at(&L->bindings, lo);
-        cJSON *p = j_obj(b, o, "binding");
-        j_str(b, p, "op", x->op);
-        j_str(b, p, "dtype", x->dtype);
-        j_i64(b, p, "rows", x->rows);
-        j_i64(b, p, "cols", x->cols);
-        j_i64(b, p, "stride", x->stride);
-        j_i64(b, p, "in_span", x->in_span);
-        j_i64(b, p, "out_span", x->out_span);
-        j_i64(b, p, "in_align", x->in_align);
-        j_i64(b, p, "out_align", x->out_align);
-        j_i64(b, p, "threads", x->threads);
+        cJSON *p = ev_jb_obj(b, o, "binding");
+        ev_jb_str(b, p, "op", x->op);
+        ev_jb_str(b, p, "dtype", x->dtype);
+        ev_jb_i64(b, p, "rows", x->rows);
+        ev_jb_i64(b, p, "cols", x->cols);
+        ev_jb_i64(b, p, "stride", x->stride);
+        ev_jb_i64(b, p, "in_span", x->in_span);
+        ev_jb_i64(b, p, "out_span", x->out_span);
+        ev_jb_i64(b, p, "in_align", x->in_align);
+        ev_jb_i64(b, p, "out_align", x->out_align);
+        ev_jb_i64(b, p, "threads", x->threads);
     } else {
-        j_null(b, o, "binding");
+        ev_jb_null(b, o, "binding");
     }
 
     attempt_range(&L->warmups, a->attempt_id, &lo, &hi);
     if (lo < hi) {
         const xwarmup *x = vec_at(&L->warmups, lo);
-        cJSON *p = j_obj(b, o, "warmup");
-        j_dbl(b, p, "target_ms", !x->target_null, x->target_ms, "null in store");
-        j_dbl(b, p, "elapsed_ms", !x->elapsed_null, x->elapsed_ms, "null in store");
-        j_i64(b, p, "replays", x->replays);
+        cJSON *p = ev_jb_obj(b, o, "warmup");
+        ev_jb_dbl(b, p, "target_ms", !x->target_null, x->target_ms, "null in store");
+        ev_jb_dbl(b, p, "elapsed_ms", !x->elapsed_null, x->elapsed_ms, "null in store");
+        ev_jb_i64(b, p, "replays", x->replays);
     } else {
-        j_null(b, o, "warmup");
+        ev_jb_null(b, o, "warmup");
     }
 
-    cJSON *cals = j_arr(b, o, "calibrations");
+    cJSON *cals = ev_jb_arr(b, o, "calibrations");
     attempt_range(&L->cals, a->attempt_id, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         const xcal *x = vec_at(&L->cals, i);
-        cJSON *p = j_obj(b, cals, NULL);
-        j_i64(b, p, "step", x->step);
-        j_i64(b, p, "replays", x->replays);
-        j_dbl(b, p, "elapsed_ms", !x->elapsed_null, x->elapsed_ms, "null in store");
-        j_bool(b, p, "chosen", x->chosen);
-        j_dbl(b, p, "target_ms", !x->target_null, x->target_ms, "null in store");
+        cJSON *p = ev_jb_obj(b, cals, NULL);
+        ev_jb_i64(b, p, "step", x->step);
+        ev_jb_i64(b, p, "replays", x->replays);
+        ev_jb_dbl(b, p, "elapsed_ms", !x->elapsed_null, x->elapsed_ms, "null in store");
+        ev_jb_bool(b, p, "chosen", x->chosen);
+        ev_jb_dbl(b, p, "target_ms", !x->target_null, x->target_ms, "null in store");
     }
 
     attempt_range(&L->flushes, a->attempt_id, &lo, &hi);
     if (lo < hi) {
         const xflush *x = vec_at(&L->flushes, lo);
-        cJSON *p = j_obj(b, o, "flush");
-        j_i64(b, p, "flush_bytes", x->flush_bytes);
-        j_i64(b, p, "cache_bytes", x->cache_bytes);
+        cJSON *p = ev_jb_obj(b, o, "flush");
+        ev_jb_i64(b, p, "flush_bytes", x->flush_bytes);
+        ev_jb_i64(b, p, "cache_bytes", x->cache_bytes);
     } else {
-        j_null(b, o, "flush");
+        ev_jb_null(b, o, "flush");
     }
 
-    cJSON *colds = j_arr(b, o, "cold_timings");
+    cJSON *colds = ev_jb_arr(b, o, "cold_timings");
     attempt_range(&L->colds, a->attempt_id, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         const xcold *x = vec_at(&L->colds, i);
-        cJSON *p = j_obj(b, colds, NULL);
-        j_str(b, p, "name", x->name);
-        j_ns(b, p, "elapsed_ns", x->elapsed_ns);
+        cJSON *p = ev_jb_obj(b, colds, NULL);
+        ev_jb_str(b, p, "name", x->name);
+        ev_jb_ns(b, p, "elapsed_ns", x->elapsed_ns);
     }
 
-    cJSON *vals = j_arr(b, o, "validations");
+    cJSON *vals = ev_jb_arr(b, o, "validations");
     attempt_range(&L->vals, a->attempt_id, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         const xval *x = vec_at(&L->vals, i);
-        cJSON *p = j_obj(b, vals, NULL);
-        j_str(b, p, "stage", x->stage);
-        j_bool(b, p, "passed", x->passed);
-        j_dbl(b, p, "max_abs_err", !x->mae_null, x->max_abs_err, "null in store");
-        j_dbl(b, p, "bound", !x->bound_null, x->bound, "null in store");
-        j_i64(b, p, "mismatches", x->mismatches);
-        j_str(b, p, "output_sha256", x->sha256);
+        cJSON *p = ev_jb_obj(b, vals, NULL);
+        ev_jb_str(b, p, "stage", x->stage);
+        ev_jb_bool(b, p, "passed", x->passed);
+        ev_jb_dbl(b, p, "max_abs_err", !x->mae_null, x->max_abs_err, "null in store");
+        ev_jb_dbl(b, p, "bound", !x->bound_null, x->bound, "null in store");
+        ev_jb_i64(b, p, "mismatches", x->mismatches);
+        ev_jb_str(b, p, "output_sha256", x->sha256);
         if (x->has_output && !strcmp(x->stage, "first")) {
             char name[96];
             output_name(x, name, sizeof name);
-            j_str(b, p, "output_member", name);
-            j_i64(b, p, "output_size", (int64_t)x->output_len);
+            ev_jb_str(b, p, "output_member", name);
+            ev_jb_i64(b, p, "output_size", (int64_t)x->output_len);
         } else {
-            j_null(b, p, "output_member");
-            j_null(b, p, "output_size");
+            ev_jb_null(b, p, "output_member");
+            ev_jb_null(b, p, "output_size");
         }
     }
 
-    cJSON *nodes = j_arr(b, o, "graph_nodes");
+    cJSON *nodes = ev_jb_arr(b, o, "graph_nodes");
     attempt_range(&L->nodes, a->attempt_id, &lo, &hi);
     for (size_t i = lo; i < hi; i++) {
         const xnode *x = vec_at(&L->nodes, i);
-        cJSON *p = j_obj(b, nodes, NULL);
-        j_i64(b, p, "node_index", x->node_index);
-        j_str(b, p, "function", x->function);
-        cJSON *g = j_arr(b, p, "grid");
-        cJSON *k = j_arr(b, p, "block");
+        cJSON *p = ev_jb_obj(b, nodes, NULL);
+        ev_jb_i64(b, p, "node_index", x->node_index);
+        ev_jb_str(b, p, "function", x->function);
+        cJSON *g = ev_jb_arr(b, p, "grid");
+        cJSON *k = ev_jb_arr(b, p, "block");
         for (int d = 0; d < 3; d++) {
-            j_i64(b, g, NULL, x->grid[d]);
-            j_i64(b, k, NULL, x->block[d]);
+            ev_jb_i64(b, g, NULL, x->grid[d]);
+            ev_jb_i64(b, k, NULL, x->block[d]);
         }
     }
 
@@ -1420,15 +1328,15 @@ static void json_attempt(jb *b, const xload *L, const xattempt *a, cJSON *arr)
         else
             nc++;
     }
-    j_i64(b, o, "hot_samples", nh);
-    j_i64(b, o, "cold_samples", nc);
+    ev_jb_i64(b, o, "hot_samples", nh);
+    ev_jb_i64(b, o, "cold_samples", nc);
 }
 
 /* Adds the drift object to root. */
-static void json_drift(jb *b, const xload *L, cJSON *root)
+static void json_drift(ev_jb *b, const xload *L, cJSON *root)
 {
-    cJSON *d = j_obj(b, root, "drift");
-    cJSON *arr = j_arr(b, d, "cases");
+    cJSON *d = ev_jb_obj(b, root, "drift");
+    cJSON *arr = ev_jb_arr(b, d, "cases");
     int have = 0;
     double mn = 0, mx = 0;
     for (size_t i = 0; i < L->jobs.n; i++) {
@@ -1436,25 +1344,25 @@ static void json_drift(jb *b, const xload *L, cJSON *root)
         if (strcmp(r->phase, "recheck") || strcmp(r->arm, "default") || !r->has_case)
             continue;
         const xjob *m = main_job(L, r->case_index, "default");
-        cJSON *o = j_obj(b, arr, NULL);
+        cJSON *o = ev_jb_obj(b, arr, NULL);
         char reason[64];
-        j_i64(b, o, "case_index", r->case_index);
-        j_str(b, o, "main_job_key", m ? m->job_key : NULL);
-        j_str(b, o, "recheck_job_key", r->job_key);
-        j_dbl(b, o, "main_median_us", m && m->has_median, m ? m->median_us : 0,
-              m ? m->median_reason : "no main job");
-        j_dbl(b, o, "recheck_median_us", r->has_median, r->median_us, r->median_reason);
+        ev_jb_i64(b, o, "case_index", r->case_index);
+        ev_jb_str(b, o, "main_job_key", m ? m->job_key : NULL);
+        ev_jb_str(b, o, "recheck_job_key", r->job_key);
+        ev_jb_dbl(b, o, "main_median_us", m && m->has_median, m ? m->median_us : 0,
+                  m ? m->median_reason : "no main job");
+        ev_jb_dbl(b, o, "recheck_median_us", r->has_median, r->median_us, r->median_reason);
         if (!m) {
-            j_dbl(b, o, "drift", 0, 0, "no main job");
+            ev_jb_dbl(b, o, "drift", 0, 0, "no main job");
         } else if (!m->has_median) {
             snprintf(reason, sizeof reason, "main %s", m->median_reason);
-            j_dbl(b, o, "drift", 0, 0, reason);
+            ev_jb_dbl(b, o, "drift", 0, 0, reason);
         } else if (!r->has_median) {
             snprintf(reason, sizeof reason, "recheck %s", r->median_reason);
-            j_dbl(b, o, "drift", 0, 0, reason);
+            ev_jb_dbl(b, o, "drift", 0, 0, reason);
         } else {
             double v = r->median_us / m->median_us - 1.0;
-            j_dbl(b, o, "drift", 1, v, NULL);
+            ev_jb_dbl(b, o, "drift", 1, v, NULL);
             if (isfinite(v)) {
                 if (!have || v < mn)
                     mn = v;
@@ -1464,13 +1372,13 @@ static void json_drift(jb *b, const xload *L, cJSON *root)
             }
         }
     }
-    j_dbl(b, d, "min", have, mn, "no drift values");
-    j_dbl(b, d, "max", have, mx, "no drift values");
+    ev_jb_dbl(b, d, "min", have, mn, "no drift values");
+    ev_jb_dbl(b, d, "max", have, mx, "no drift values");
 }
 
 /* Adds "figures" (src/bundle/figures.h) to root: every job's last-attempt
  * hot and cold per_op_us, in samples.csv order. */
-static void json_figures(jb *b, const xload *L, cJSON *root, ev_err *err)
+static void json_figures(ev_jb *b, const xload *L, cJSON *root, ev_err *err)
 {
     ev_fig_job *fj = calloc(L->jobs.n + 1, sizeof *fj);
     double *vals = calloc(L->samples.n + 1, sizeof *vals);
@@ -1527,7 +1435,7 @@ static void json_figures(jb *b, const xload *L, cJSON *root, ev_err *err)
         if (rc)
             b->rc = rc;
         else
-            j_put(b, root, "figures", fig);
+            ev_jb_put(b, root, "figures", fig);
     }
 out:
     free(fj);
@@ -1538,44 +1446,44 @@ out:
  * (for store_fit.equals_model_json). */
 static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err)
 {
-    jb b = {EV_OK};
+    ev_jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
     if (!root)
         return EV_ENOMEM;
-    j_str(&b, root, "format", "evident-validation/1");
+    ev_jb_str(&b, root, "format", "evident-validation/1");
 
-    cJSON *run = j_obj(&b, root, "run");
-    j_i64(&b, run, "run_id", L->run.run_id);
-    j_str(&b, run, "protocol_id", L->run.protocol_id);
-    j_str(&b, run, "protocol_path", L->run.protocol_path);
-    j_str(&b, run, "backend", L->run.backend);
-    j_i64(&b, run, "seed", L->run.seed);
-    j_ns(&b, run, "created_ns", L->run.created_ns);
+    cJSON *run = ev_jb_obj(&b, root, "run");
+    ev_jb_i64(&b, run, "run_id", L->run.run_id);
+    ev_jb_str(&b, run, "protocol_id", L->run.protocol_id);
+    ev_jb_str(&b, run, "protocol_path", L->run.protocol_path);
+    ev_jb_str(&b, run, "backend", L->run.backend);
+    ev_jb_i64(&b, run, "seed", L->run.seed);
+    ev_jb_ns(&b, run, "created_ns", L->run.created_ns);
     if (L->status.have) {
-        j_str(&b, run, "status", L->status.status);
+        ev_jb_str(&b, run, "status", L->status.status);
     } else {
-        j_null(&b, run, "status");
-        j_str(&b, run, "status_reason", "run not finished");
+        ev_jb_null(&b, run, "status");
+        ev_jb_str(&b, run, "status_reason", "run not finished");
     }
-    j_str(&b, run, "rescue_status", L->status.have ? L->status.rescue_status : NULL);
+    ev_jb_str(&b, run, "rescue_status", L->status.have ? L->status.rescue_status : NULL);
     if (L->status.have)
-        j_ns(&b, run, "finished_ns", L->status.finished_ns);
+        ev_jb_ns(&b, run, "finished_ns", L->status.finished_ns);
     else
-        j_null(&b, run, "finished_ns");
+        ev_jb_null(&b, run, "finished_ns");
 
-    cJSON *invs = j_arr(&b, root, "invocations");
+    cJSON *invs = ev_jb_arr(&b, root, "invocations");
     for (size_t i = 0; i < L->invs.n; i++) {
         const xinv *x = vec_at(&L->invs, i);
-        cJSON *o = j_obj(&b, invs, NULL);
-        j_i64(&b, o, "invocation_id", x->invocation_id);
-        j_ns(&b, o, "started_ns", x->started_ns);
-        j_bool(&b, o, "resumed", x->resumed);
-        j_str(&b, o, "host_hash", x->host_hash);
-        j_str(&b, o, "profile_id", x->profile_id);
-        j_str(&b, o, "environment_record", x->env_json);
+        cJSON *o = ev_jb_obj(&b, invs, NULL);
+        ev_jb_i64(&b, o, "invocation_id", x->invocation_id);
+        ev_jb_ns(&b, o, "started_ns", x->started_ns);
+        ev_jb_bool(&b, o, "resumed", x->resumed);
+        ev_jb_str(&b, o, "host_hash", x->host_hash);
+        ev_jb_str(&b, o, "profile_id", x->profile_id);
+        ev_jb_str(&b, o, "environment_record", x->env_json);
         if (!x->env_json) {
-            j_null(&b, o, "environment");
-            j_str(&b, o, "environment_reason", "no environment record");
+            ev_jb_null(&b, o, "environment");
+            ev_jb_str(&b, o, "environment_reason", "no environment record");
             continue;
         }
         cJSON *env = NULL;
@@ -1588,50 +1496,50 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
             b.rc = EV_ENOMEM;
         if (prc) {
             cJSON_Delete(env);
-            j_null(&b, o, "environment");
-            j_str(&b, o, "environment_reason", perr.msg[0] ? perr.msg : ev_strerror(prc));
+            ev_jb_null(&b, o, "environment");
+            ev_jb_str(&b, o, "environment_reason", perr.msg[0] ? perr.msg : ev_strerror(prc));
         } else {
-            j_put(&b, o, "environment", env);
+            ev_jb_put(&b, o, "environment", env);
         }
     }
 
-    cJSON *cases = j_arr(&b, root, "cases");
+    cJSON *cases = ev_jb_arr(&b, root, "cases");
     for (size_t i = 0; i < L->cases.n; i++) {
         const xcase *c = vec_at(&L->cases, i);
-        cJSON *o = j_obj(&b, cases, NULL);
-        j_i64(&b, o, "case_index", c->case_index);
-        j_str(&b, o, "op", c->op);
-        j_i64(&b, o, "rows", c->rows);
-        j_i64(&b, o, "cols", c->cols);
-        j_i64(&b, o, "stride", c->stride);
-        j_str(&b, o, "dtype", c->dtype);
-        j_i64(&b, o, "default_rows", c->default_rows);
-        j_str(&b, o, "role", c->role);
+        cJSON *o = ev_jb_obj(&b, cases, NULL);
+        ev_jb_i64(&b, o, "case_index", c->case_index);
+        ev_jb_str(&b, o, "op", c->op);
+        ev_jb_i64(&b, o, "rows", c->rows);
+        ev_jb_i64(&b, o, "cols", c->cols);
+        ev_jb_i64(&b, o, "stride", c->stride);
+        ev_jb_str(&b, o, "dtype", c->dtype);
+        ev_jb_i64(&b, o, "default_rows", c->default_rows);
+        ev_jb_str(&b, o, "role", c->role);
     }
 
     int64_t by_outcome[EV_OUT_COUNT] = {0};
     int64_t n_hot = 0, n_cold = 0, n_outputs = 0;
-    cJSON *jobs = j_arr(&b, root, "jobs");
+    cJSON *jobs = ev_jb_arr(&b, root, "jobs");
     for (size_t i = 0; i < L->jobs.n; i++) {
         const xjob *j = vec_at(&L->jobs, i);
         by_outcome[j->outcome]++;
-        cJSON *o = j_obj(&b, jobs, NULL);
-        j_i64(&b, o, "job_id", j->job_id);
-        j_str(&b, o, "job_key", j->job_key);
-        j_str(&b, o, "phase", j->phase);
-        j_i64n(&b, o, "case_index", j->has_case, j->case_index);
-        j_str(&b, o, "arm", j->arm);
-        j_str(&b, o, "label", j->label);
-        j_i64(&b, o, "plan_order", j->plan_order);
-        j_str(&b, o, "retry_of", j->orig ? j->orig->job_key : NULL);
-        j_i64n(&b, o, "retry_of_job_id", j->has_retry, j->retry_of);
-        j_str(&b, o, "outcome", ev_outcome_name(j->outcome));
-        j_i64n(&b, o, "last_attempt", j->n_att > 0,
-               j->n_att ? ((const xattempt *)vec_at(&L->atts, j->att0 + j->n_att - 1))->attempt : 0);
-        j_dbl(&b, o, "median_us", j->has_median, j->median_us, j->median_reason);
-        j_i64(&b, o, "hot_samples", j->hot_n);
-        j_dbl(&b, o, "cold_median_us", j->has_cold_median, j->cold_median_us, j->cold_reason);
-        cJSON *atts = j_arr(&b, o, "attempts");
+        cJSON *o = ev_jb_obj(&b, jobs, NULL);
+        ev_jb_i64(&b, o, "job_id", j->job_id);
+        ev_jb_str(&b, o, "job_key", j->job_key);
+        ev_jb_str(&b, o, "phase", j->phase);
+        ev_jb_i64n(&b, o, "case_index", j->has_case, j->case_index);
+        ev_jb_str(&b, o, "arm", j->arm);
+        ev_jb_str(&b, o, "label", j->label);
+        ev_jb_i64(&b, o, "plan_order", j->plan_order);
+        ev_jb_str(&b, o, "retry_of", j->orig ? j->orig->job_key : NULL);
+        ev_jb_i64n(&b, o, "retry_of_job_id", j->has_retry, j->retry_of);
+        ev_jb_str(&b, o, "outcome", ev_outcome_name(j->outcome));
+        ev_jb_i64n(&b, o, "last_attempt", j->n_att > 0,
+                   j->n_att ? ((const xattempt *)vec_at(&L->atts, j->att0 + j->n_att - 1))->attempt : 0);
+        ev_jb_dbl(&b, o, "median_us", j->has_median, j->median_us, j->median_reason);
+        ev_jb_i64(&b, o, "hot_samples", j->hot_n);
+        ev_jb_dbl(&b, o, "cold_median_us", j->has_cold_median, j->cold_median_us, j->cold_reason);
+        cJSON *atts = ev_jb_arr(&b, o, "attempts");
         for (size_t k = 0; k < j->n_att; k++)
             json_attempt(&b, L, vec_at(&L->atts, j->att0 + k), atts);
     }
@@ -1649,33 +1557,33 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
 
     json_drift(&b, L, root);
 
-    cJSON *sf = j_obj(&b, root, "store_fit");
-    j_i64(&b, sf, "fits", (int64_t)L->fits.n);
+    cJSON *sf = ev_jb_obj(&b, root, "store_fit");
+    ev_jb_i64(&b, sf, "fits", (int64_t)L->fits.n);
     if (L->fits.n) {
         const xfit *f = vec_at(&L->fits, L->fits.n - 1);
         size_t flen = strlen(f->model_json);
-        j_i64(&b, sf, "fit_id", f->fit_id);
-        j_str(&b, sf, "sha256", f->sha256);
-        j_bool(&b, sf, "equals_model_json",
-               flen == model_json->len && !memcmp(f->model_json, model_json->data, flen));
+        ev_jb_i64(&b, sf, "fit_id", f->fit_id);
+        ev_jb_str(&b, sf, "sha256", f->sha256);
+        ev_jb_bool(&b, sf, "equals_model_json",
+                   flen == model_json->len && !memcmp(f->model_json, model_json->data, flen));
     } else {
-        j_null(&b, sf, "fit_id");
-        j_null(&b, sf, "sha256");
-        j_null(&b, sf, "equals_model_json");
+        ev_jb_null(&b, sf, "fit_id");
+        ev_jb_null(&b, sf, "sha256");
+        ev_jb_null(&b, sf, "equals_model_json");
     }
 
-    cJSON *sum = j_obj(&b, root, "summary");
-    j_i64(&b, sum, "planned_jobs", (int64_t)L->jobs.n);
-    cJSON *bo = j_obj(&b, sum, "jobs_by_outcome");
+    cJSON *sum = ev_jb_obj(&b, root, "summary");
+    ev_jb_i64(&b, sum, "planned_jobs", (int64_t)L->jobs.n);
+    cJSON *bo = ev_jb_obj(&b, sum, "jobs_by_outcome");
     for (int k = 0; k < EV_OUT_COUNT; k++)
-        j_i64(&b, bo, ev_outcome_name((ev_outcome)k), by_outcome[k]);
-    j_i64(&b, sum, "attempts", (int64_t)L->atts.n);
-    j_i64(&b, sum, "samples", (int64_t)L->samples.n);
-    j_i64(&b, sum, "hot_samples", n_hot);
-    j_i64(&b, sum, "cold_samples", n_cold);
-    j_i64(&b, sum, "outputs", n_outputs);
+        ev_jb_i64(&b, bo, ev_outcome_name((ev_outcome)k), by_outcome[k]);
+    ev_jb_i64(&b, sum, "attempts", (int64_t)L->atts.n);
+    ev_jb_i64(&b, sum, "samples", (int64_t)L->samples.n);
+    ev_jb_i64(&b, sum, "hot_samples", n_hot);
+    ev_jb_i64(&b, sum, "cold_samples", n_cold);
+    ev_jb_i64(&b, sum, "outputs", n_outputs);
     json_figures(&b, L, root, err);
-    return j_finish(&b, root, out);
+    return ev_jb_finish(&b, root, out);
 }
 
 /* ---- the model ------------------------------------------------------------- */
@@ -1813,13 +1721,13 @@ static ev_status write_model(const xload *L, ev_buf *out, ev_err *err)
         goto out;
     }
     /* A failed fit is evidence too: say why, exactly. */
-    jb b = {EV_OK};
+    ev_jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
-    j_str(&b, root, "format", "evident-model/1");
-    j_null(&b, root, "fit");
-    j_str(&b, root, "fit_reason", ferr.msg[0] ? ferr.msg : ev_strerror(frc));
-    j_str(&b, root, "status", ev_strerror(frc));
-    rc = j_finish(&b, root, out);
+    ev_jb_str(&b, root, "format", "evident-model/1");
+    ev_jb_null(&b, root, "fit");
+    ev_jb_str(&b, root, "fit_reason", ferr.msg[0] ? ferr.msg : ev_strerror(frc));
+    ev_jb_str(&b, root, "status", ev_strerror(frc));
+    rc = ev_jb_finish(&b, root, out);
     if (rc)
         ev_err_set(err, rc, "export: writing model.json failed");
 out:
@@ -1845,19 +1753,19 @@ static const xsource *find_source(const xload *L, const char *path)
 /* Writes proof-receipts.json into out. */
 static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
 {
-    jb b = {EV_OK};
+    ev_jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
     cJSON *env = NULL;
     const xinv *first = L->invs.n ? vec_at(&L->invs, 0) : NULL;
-    j_str(&b, root, "format", "evident-proof-receipts/1");
-    j_str(&b, root, "backend", L->run.backend);
+    ev_jb_str(&b, root, "format", "evident-proof-receipts/1");
+    ev_jb_str(&b, root, "backend", L->run.backend);
     if (first && first->env_json && !ev_json_parse(first->env_json, strlen(first->env_json), 0, &env, NULL)) {
         /* A fixed projection of the environment record: each key copied
          * (numbers exact) where the runner recorded it, else null. */
         static const char *const top[] = {"compiler", "cflags",          "kernel",
                                           "nvcc",     "kernel_binaries", "default_entry_source"};
         static const char *const dev[] = {"name", "driver_version", "runtime_version"};
-        cJSON *build = j_obj(&b, root, "build");
+        cJSON *build = ev_jb_obj(&b, root, "build");
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(env, "device");
         for (size_t i = 0; i < sizeof top / sizeof top[0] + sizeof dev / sizeof dev[0]; i++) {
             int is_dev = i >= sizeof top / sizeof top[0];
@@ -1876,64 +1784,65 @@ static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
                 copy = ev_json_format_double(v->valuedouble, t) ? NULL : cJSON_CreateRaw(t);
             }
             if (v)
-                j_put(&b, build, dk, copy);
+                ev_jb_put(&b, build, dk, copy);
             else
-                j_null(&b, build, dk);
+                ev_jb_null(&b, build, dk);
         }
     } else {
-        j_null(&b, root, "build");
-        j_str(&b, root, "build_reason", "no environment record");
+        ev_jb_null(&b, root, "build");
+        ev_jb_str(&b, root, "build_reason", "no environment record");
     }
     const xsource *mk = find_source(L, "kernels/build.mk");
     if (mk) {
-        cJSON *o = j_obj(&b, root, "kernel_flags");
-        j_str(&b, o, "path", mk->path);
-        j_str(&b, o, "sha256", mk->sha256);
+        cJSON *o = ev_jb_obj(&b, root, "kernel_flags");
+        ev_jb_str(&b, o, "path", mk->path);
+        ev_jb_str(&b, o, "sha256", mk->sha256);
     } else {
-        j_null(&b, root, "kernel_flags");
-        j_str(&b, root, "kernel_flags_reason", "kernels/build.mk not in the snapshot");
+        ev_jb_null(&b, root, "kernel_flags");
+        ev_jb_str(&b, root, "kernel_flags_reason", "kernels/build.mk not in the snapshot");
     }
-    cJSON *ks = j_arr(&b, root, "kernel_sources");
+    cJSON *ks = ev_jb_arr(&b, root, "kernel_sources");
     for (size_t i = 0; i < L->sources.n; i++) {
         const xsource *x = vec_at(&L->sources, i);
         if (strncmp(x->path, "kernels/", 8))
             continue;
-        cJSON *o = j_obj(&b, ks, NULL);
-        j_str(&b, o, "path", x->path);
-        j_str(&b, o, "sha256", x->sha256);
-        j_i64(&b, o, "size", (int64_t)x->len);
+        cJSON *o = ev_jb_obj(&b, ks, NULL);
+        ev_jb_str(&b, o, "path", x->path);
+        ev_jb_str(&b, o, "sha256", x->sha256);
+        ev_jb_i64(&b, o, "size", (int64_t)x->len);
     }
     /* The default entry's source: its bytes as the run snapshot holds them
      * (the same bytes as the bundle's sources/ member). */
     const xsource *des = find_source(L, EV_BUNDLE_DEFAULT_ENTRY_SOURCE);
     if (des) {
-        cJSON *o = j_obj(&b, root, "default_entry_source");
-        j_str(&b, o, "path", des->path);
-        j_str(&b, o, "sha256", des->sha256);
+        cJSON *o = ev_jb_obj(&b, root, "default_entry_source");
+        ev_jb_str(&b, o, "path", des->path);
+        ev_jb_str(&b, o, "sha256", des->sha256);
     } else {
-        j_null(&b, root, "default_entry_source");
-        j_str(&b, root, "default_entry_source_reason", EV_BUNDLE_DEFAULT_ENTRY_SOURCE " not in the snapshot");
+        ev_jb_null(&b, root, "default_entry_source");
+        ev_jb_str(&b, root, "default_entry_source_reason",
+                  EV_BUNDLE_DEFAULT_ENTRY_SOURCE " not in the snapshot");
     }
-    j_str(&b, root, "source_tree_hash", tree_hash);
+    ev_jb_str(&b, root, "source_tree_hash", tree_hash);
     cJSON_Delete(env);
-    return j_finish(&b, root, out);
+    return ev_jb_finish(&b, root, out);
 }
 
 /* Writes provenance.json into out. */
 static ev_status write_provenance(const xload *L, const char *tree_hash, ev_buf *out)
 {
-    jb b = {EV_OK};
+    ev_jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
-    j_str(&b, root, "format", "evident-provenance/1");
-    j_i64(&b, root, "run_id", L->run.run_id);
-    j_str(&b, root, "git_commit", L->run.git_commit);
-    j_bool(&b, root, "git_dirty", L->run.git_dirty);
-    j_str(&b, root, "source_tree_hash", tree_hash);
-    j_str(&b, root, "recorded_source_tree_hash", L->run.source_tree_hash);
-    j_str(&b, root, "protocol_id", L->run.protocol_id);
+    ev_jb_str(&b, root, "format", "evident-provenance/1");
+    ev_jb_i64(&b, root, "run_id", L->run.run_id);
+    ev_jb_str(&b, root, "git_commit", L->run.git_commit);
+    ev_jb_bool(&b, root, "git_dirty", L->run.git_dirty);
+    ev_jb_str(&b, root, "source_tree_hash", tree_hash);
+    ev_jb_str(&b, root, "recorded_source_tree_hash", L->run.source_tree_hash);
+    ev_jb_str(&b, root, "protocol_id", L->run.protocol_id);
     const xinv *first = L->invs.n ? vec_at(&L->invs, 0) : NULL;
-    j_str(&b, root, "profile_id", first ? first->profile_id : NULL);
-    cJSON *ids = j_arr(&b, root, "profile_ids");
+    ev_jb_str(&b, root, "profile_id", first ? first->profile_id : NULL);
+    cJSON *ids = ev_jb_arr(&b, root, "profile_ids");
     for (size_t i = 0; i < L->invs.n; i++) {
         const xinv *x = vec_at(&L->invs, i);
         int seen = !x->profile_id;
@@ -1942,13 +1851,13 @@ static ev_status write_provenance(const xload *L, const char *tree_hash, ev_buf 
             seen = y->profile_id && !strcmp(y->profile_id, x->profile_id);
         }
         if (!seen)
-            j_put(&b, ids, NULL, b.rc ? NULL : cJSON_CreateString(x->profile_id));
+            ev_jb_put(&b, ids, NULL, b.rc ? NULL : cJSON_CreateString(x->profile_id));
     }
-    j_str(&b, root, "backend", L->run.backend);
-    j_i64(&b, root, "seed", L->run.seed);
-    j_ns(&b, root, "created_ns", L->run.created_ns);
-    j_str(&b, root, "exporter", "evident " EV_VERSION);
-    return j_finish(&b, root, out);
+    ev_jb_str(&b, root, "backend", L->run.backend);
+    ev_jb_i64(&b, root, "seed", L->run.seed);
+    ev_jb_ns(&b, root, "created_ns", L->run.created_ns);
+    ev_jb_str(&b, root, "exporter", "evident " EV_VERSION);
+    return ev_jb_finish(&b, root, out);
 }
 
 /* ---- receipts and the bundle -------------------------------------------------- */
@@ -1975,19 +1884,19 @@ static ev_status bundle_sort(ev_bundle_t *B)
 /* Writes receipts.json over B's members into out. */
 static ev_status write_receipts(const ev_bundle_t *B, ev_buf *out)
 {
-    jb b = {EV_OK};
+    ev_jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
-    j_str(&b, root, "format", "evident-receipts/1");
-    cJSON *arr = j_arr(&b, root, "members");
+    ev_jb_str(&b, root, "format", "evident-receipts/1");
+    cJSON *arr = ev_jb_arr(&b, root, "members");
     for (size_t i = 0; i < B->n && !b.rc; i++) {
         char hex[EV_SHA256_HEX_LEN + 1];
         b.rc = ev_sha256_hex(B->m[i].data ? B->m[i].data : "", B->m[i].len, hex);
-        cJSON *o = j_obj(&b, arr, NULL);
-        j_str(&b, o, "name", B->m[i].name);
-        j_i64(&b, o, "size", (int64_t)B->m[i].len);
-        j_str(&b, o, "sha256", hex);
+        cJSON *o = ev_jb_obj(&b, arr, NULL);
+        ev_jb_str(&b, o, "name", B->m[i].name);
+        ev_jb_i64(&b, o, "size", (int64_t)B->m[i].len);
+        ev_jb_str(&b, o, "sha256", hex);
     }
-    return j_finish(&b, root, out);
+    return ev_jb_finish(&b, root, out);
 }
 
 /* Builds every member of run_id into B. */

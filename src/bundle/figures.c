@@ -21,6 +21,7 @@
 
 #include "json.h"
 #include "stats.h"
+#include "bundle/jbuild.h"
 
 /* ---- randomness ----------------------------------------------------------- */
 
@@ -94,66 +95,6 @@ ev_status ev_fig_mann_whitney(const double *a, size_t na, const double *b, size_
 }
 
 /* ---- building blocks ----------------------------------------------------------- */
-
-/* A builder with a sticky status (as in export.c). */
-typedef struct fb {
-    ev_status rc;
-} fb;
-
-/* Adds item under key (or to an array); frees item and sets rc on failure. */
-static cJSON *f_put(fb *b, cJSON *parent, const char *key, cJSON *item)
-{
-    if (b->rc || !parent || !item) {
-        if (!b->rc)
-            b->rc = EV_ENOMEM;
-        cJSON_Delete(item);
-        return NULL;
-    }
-    cJSON_bool ok =
-        cJSON_IsArray(parent) ? cJSON_AddItemToArray(parent, item) : cJSON_AddItemToObject(parent, key, item);
-    if (!ok) {
-        cJSON_Delete(item);
-        b->rc = EV_ENOMEM;
-        return NULL;
-    }
-    return item;
-}
-static cJSON *f_obj(fb *b, cJSON *p, const char *k)
-{
-    return f_put(b, p, k, b->rc ? NULL : cJSON_CreateObject());
-}
-static cJSON *f_arr(fb *b, cJSON *p, const char *k)
-{
-    return f_put(b, p, k, b->rc ? NULL : cJSON_CreateArray());
-}
-static void f_str(fb *b, cJSON *o, const char *k, const char *s)
-{
-    f_put(b, o, k, b->rc ? NULL : s ? cJSON_CreateString(s) : cJSON_CreateNull());
-}
-static void f_bool(fb *b, cJSON *o, const char *k, int v)
-{
-    f_put(b, o, k, b->rc ? NULL : cJSON_CreateBool(v ? 1 : 0));
-}
-static void f_int(fb *b, cJSON *o, const char *k, int64_t v)
-{
-    if (!b->rc && o)
-        b->rc = cJSON_IsArray(o) ? ev_json_push_i64(o, v) : ev_json_add_i64(o, k, v);
-}
-/* A double (raw exact text), or null with "<k>_reason" when !has or not finite. */
-static void f_dbl(fb *b, cJSON *o, const char *k, int has, double v, const char *reason)
-{
-    if (b->rc || !o)
-        return;
-    if (has && isfinite(v)) {
-        b->rc = cJSON_IsArray(o) ? ev_json_push_double(o, v) : ev_json_add_double(o, k, v);
-        return;
-    }
-    char rk[96];
-    snprintf(rk, sizeof rk, "%s_reason", k);
-    f_put(b, o, k, cJSON_CreateNull());
-    if (!cJSON_IsArray(o))
-        f_str(b, o, rk, has ? "not finite" : reason);
-}
 
 /* The jobs a case's arm is read from, sorted by (case_index, arm, job
  * order): phase main (policy for auto), no retry, case_index >= 0. */
@@ -460,22 +401,22 @@ static ev_status boot_all(btask *t, size_t n, size_t max_hot)
 /* ---- per job ---------------------------------------------------------------- */
 
 /* Adds the per-job figures (median, P95, cold/hot, clock range). */
-static void add_jobs(fb *b, const ev_fig_input *in, const btask *const *jt, cJSON *root)
+static void add_jobs(ev_jb *b, const ev_fig_input *in, const btask *const *jt, cJSON *root)
 {
-    cJSON *arr = f_arr(b, root, "jobs");
+    cJSON *arr = ev_jb_arr(b, root, "jobs");
     for (size_t i = 0; i < in->n_jobs && !b->rc; i++) {
         const ev_fig_job *j = &in->jobs[i];
-        cJSON *o = f_obj(b, arr, NULL);
+        cJSON *o = ev_jb_obj(b, arr, NULL);
         double med = 0, p95 = 0, cmed = 0;
         int ok = usable(j);
         const char *why = strcmp(j->outcome, "completed") ? j->outcome : "no hot samples";
-        f_str(b, o, "job_key", j->job_key);
-        f_int(b, o, "n_hot", (int64_t)j->n_hot);
+        ev_jb_str(b, o, "job_key", j->job_key);
+        ev_jb_i64(b, o, "n_hot", (int64_t)j->n_hot);
         if (ok && !b->rc)
             b->rc = ev_median(j->hot, j->n_hot, &med);
         if (ok && !b->rc)
             b->rc = ev_quantile(j->hot, j->n_hot, 0.95, &p95);
-        f_dbl(b, o, "median_us", ok, med, why);
+        ev_jb_dbl(b, o, "median_us", ok, med, why);
         /* the median's own bootstrap interval (label "job:<job_key>"),
          * computed beforehand by boot_all */
         double lo = 0, hi = 0;
@@ -486,23 +427,23 @@ static void add_jobs(fb *b, const ev_fig_input *in, const btask *const *jt, cJSO
             ci_ok = jt[i]->ok;
         }
         if (ok) {
-            cJSON *ci = f_arr(b, o, "median_ci");
-            f_dbl(b, ci, NULL, ci_ok, lo, NULL);
-            f_dbl(b, ci, NULL, ci_ok, hi, NULL);
+            cJSON *ci = ev_jb_arr(b, o, "median_ci");
+            ev_jb_dbl(b, ci, NULL, ci_ok, lo, NULL);
+            ev_jb_dbl(b, ci, NULL, ci_ok, hi, NULL);
         } else {
-            f_dbl(b, o, "median_ci", 0, 0, why);
+            ev_jb_dbl(b, o, "median_ci", 0, 0, why);
         }
-        f_dbl(b, o, "p95_us", ok, p95, why);
+        ev_jb_dbl(b, o, "p95_us", ok, p95, why);
         int cok = ok && j->n_cold > 0;
         if (cok && !b->rc)
             b->rc = ev_median(j->cold, j->n_cold, &cmed);
-        f_dbl(b, o, "cold_over_hot", cok, cmed / med, ok ? "no cold samples" : why);
+        ev_jb_dbl(b, o, "cold_over_hot", cok, cmed / med, ok ? "no cold samples" : why);
         if (j->has_clock) {
-            f_int(b, o, "sm_clock_min_mhz", j->clock_min);
-            f_int(b, o, "sm_clock_max_mhz", j->clock_max);
+            ev_jb_i64(b, o, "sm_clock_min_mhz", j->clock_min);
+            ev_jb_i64(b, o, "sm_clock_max_mhz", j->clock_max);
         } else {
-            f_put(b, o, "sm_clock_min_mhz", b->rc ? NULL : cJSON_CreateNull());
-            f_put(b, o, "sm_clock_max_mhz", b->rc ? NULL : cJSON_CreateNull());
+            ev_jb_put(b, o, "sm_clock_min_mhz", b->rc ? NULL : cJSON_CreateNull());
+            ev_jb_put(b, o, "sm_clock_max_mhz", b->rc ? NULL : cJSON_CreateNull());
         }
     }
 }
@@ -533,21 +474,21 @@ static const pair pairs[] = {
 #define N_PAIRS (sizeof pairs / sizeof pairs[0])
 
 /* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
-static void add_pair(fb *b, int64_t idx, const pair *pr, const ev_fig_job *x, const ev_fig_job *y,
+static void add_pair(ev_jb *b, int64_t idx, const pair *pr, const ev_fig_job *x, const ev_fig_job *y,
                      const btask *bt, cJSON *arr, cJSON *tails)
 {
-    cJSON *o = f_obj(b, arr, NULL);
+    cJSON *o = ev_jb_obj(b, arr, NULL);
     char why[160];
-    f_int(b, o, "case_index", idx);
-    f_str(b, o, "arm", pr->arm);
-    f_str(b, o, "against", pr->against);
-    f_str(b, o, "arm_job", x->job_key);
-    f_str(b, o, "against_job", y->job_key);
+    ev_jb_i64(b, o, "case_index", idx);
+    ev_jb_str(b, o, "arm", pr->arm);
+    ev_jb_str(b, o, "against", pr->against);
+    ev_jb_str(b, o, "arm_job", x->job_key);
+    ev_jb_str(b, o, "against_job", y->job_key);
     if (!usable(x) || !usable(y)) {
         const ev_fig_job *bad = usable(x) ? y : x;
         snprintf(why, sizeof why, "%s %s", bad->arm,
                  strcmp(bad->outcome, "completed") ? bad->outcome : "no hot samples");
-        f_dbl(b, o, "ratio_of_medians", 0, 0, why);
+        ev_jb_dbl(b, o, "ratio_of_medians", 0, 0, why);
         return;
     }
     double mx = 0, my = 0, px = 0, py = 0;
@@ -569,27 +510,27 @@ static void add_pair(fb *b, int64_t idx, const pair *pr, const ev_fig_job *x, co
     ev_status mrc = ev_fig_mann_whitney(x->hot, x->n_hot, y->hot, y->n_hot, &u, &p);
     if (mrc == EV_ENOMEM && !b->rc)
         b->rc = mrc;
-    f_int(b, o, "n_arm", (int64_t)x->n_hot);
-    f_int(b, o, "n_against", (int64_t)y->n_hot);
-    f_dbl(b, o, "ratio_of_medians", 1, ratio, NULL);
-    f_dbl(b, o, "ci_low", ci_ok, lo, "not finite");
-    f_dbl(b, o, "ci_high", ci_ok, hi, "not finite");
-    f_dbl(b, o, "mwu_u", !mrc, u, "too many samples for the exact test");
-    f_dbl(b, o, "mwu_p", !mrc, p, "too many samples for the exact test");
+    ev_jb_i64(b, o, "n_arm", (int64_t)x->n_hot);
+    ev_jb_i64(b, o, "n_against", (int64_t)y->n_hot);
+    ev_jb_dbl(b, o, "ratio_of_medians", 1, ratio, NULL);
+    ev_jb_dbl(b, o, "ci_low", ci_ok, lo, "not finite");
+    ev_jb_dbl(b, o, "ci_high", ci_ok, hi, "not finite");
+    ev_jb_dbl(b, o, "mwu_u", !mrc, u, "too many samples for the exact test");
+    ev_jb_dbl(b, o, "mwu_p", !mrc, p, "too many samples for the exact test");
     if (!mrc)
-        f_bool(b, o, "significant", p < EV_FIG_ALPHA);
+        ev_jb_bool(b, o, "significant", p < EV_FIG_ALPHA);
     else
-        f_put(b, o, "significant", b->rc ? NULL : cJSON_CreateNull());
-    f_dbl(b, o, "p95_ratio", 1, p95r, NULL);
+        ev_jb_put(b, o, "significant", b->rc ? NULL : cJSON_CreateNull());
+    ev_jb_dbl(b, o, "p95_ratio", 1, p95r, NULL);
     int tail = ratio < 1.0 && p95r > 1.0;
-    f_bool(b, o, "tail_disclosure", tail);
+    ev_jb_bool(b, o, "tail_disclosure", tail);
     if (tail) {
-        cJSON *t = f_obj(b, tails, NULL);
-        f_int(b, t, "case_index", idx);
-        f_str(b, t, "arm", pr->arm);
-        f_str(b, t, "against", pr->against);
-        f_dbl(b, t, "ratio_of_medians", 1, ratio, NULL);
-        f_dbl(b, t, "p95_ratio", 1, p95r, NULL);
+        cJSON *t = ev_jb_obj(b, tails, NULL);
+        ev_jb_i64(b, t, "case_index", idx);
+        ev_jb_str(b, t, "arm", pr->arm);
+        ev_jb_str(b, t, "against", pr->against);
+        ev_jb_dbl(b, t, "ratio_of_medians", 1, ratio, NULL);
+        ev_jb_dbl(b, t, "p95_ratio", 1, p95r, NULL);
     }
 }
 
@@ -611,18 +552,18 @@ static ev_status case_list(const findex *ix, int64_t **out, size_t *n)
 /* ---- across cases -------------------------------------------------------------- */
 
 /* Adds the across-case summary of pair pr (per-case medians mx[i], my[i]). */
-static void add_across(fb *b, const ev_fig_input *in, const pair *pr, const int64_t *idx, const double *mx,
+static void add_across(ev_jb *b, const ev_fig_input *in, const pair *pr, const int64_t *idx, const double *mx,
                        const double *my, size_t n, cJSON *arr)
 {
-    cJSON *o = f_obj(b, arr, NULL);
-    f_str(b, o, "arm", pr->arm);
-    f_str(b, o, "against", pr->against);
-    f_int(b, o, "n_cases", (int64_t)n);
-    cJSON *cs = f_arr(b, o, "cases");
+    cJSON *o = ev_jb_obj(b, arr, NULL);
+    ev_jb_str(b, o, "arm", pr->arm);
+    ev_jb_str(b, o, "against", pr->against);
+    ev_jb_i64(b, o, "n_cases", (int64_t)n);
+    cJSON *cs = ev_jb_arr(b, o, "cases");
     for (size_t i = 0; i < n; i++)
-        f_int(b, cs, NULL, idx[i]);
+        ev_jb_i64(b, cs, NULL, idx[i]);
     if (!n) {
-        f_dbl(b, o, "ratio_of_sums", 0, 0, "no case with both arms completed");
+        ev_jb_dbl(b, o, "ratio_of_sums", 0, 0, "no case with both arms completed");
         return;
     }
     fsamp fr = {NULL, NULL, 0};
@@ -675,21 +616,21 @@ static void add_across(fb *b, const ev_fig_input *in, const pair *pr, const int6
     double lo = 0, hi = 0, glo = 0, ghi = 0;
     int ok_rs = !b->rc && !interval(rs, EV_FIG_RESAMPLES, &lo, &hi);
     int ok_gm = !b->rc && geo_ok && !interval(gm, EV_FIG_RESAMPLES, &glo, &ghi);
-    f_dbl(b, o, "ratio_of_sums", 1, sx / sy, NULL);
-    cJSON *ci = f_arr(b, o, "ratio_of_sums_ci");
-    f_dbl(b, ci, NULL, ok_rs, lo, NULL);
-    f_dbl(b, ci, NULL, ok_rs, hi, NULL);
-    f_dbl(b, o, "geomean_ratio", geo_ok, geo, "a per-case ratio is not positive and finite");
+    ev_jb_dbl(b, o, "ratio_of_sums", 1, sx / sy, NULL);
+    cJSON *ci = ev_jb_arr(b, o, "ratio_of_sums_ci");
+    ev_jb_dbl(b, ci, NULL, ok_rs, lo, NULL);
+    ev_jb_dbl(b, ci, NULL, ok_rs, hi, NULL);
+    ev_jb_dbl(b, o, "geomean_ratio", geo_ok, geo, "a per-case ratio is not positive and finite");
     if (geo_ok) {
-        cJSON *gci = f_arr(b, o, "geomean_ratio_ci");
-        f_dbl(b, gci, NULL, ok_gm, glo, NULL);
-        f_dbl(b, gci, NULL, ok_gm, ghi, NULL);
+        cJSON *gci = ev_jb_arr(b, o, "geomean_ratio_ci");
+        ev_jb_dbl(b, gci, NULL, ok_gm, glo, NULL);
+        ev_jb_dbl(b, gci, NULL, ok_gm, ghi, NULL);
     } else {
-        f_dbl(b, o, "geomean_ratio_ci", 0, 0, "a per-case ratio is not positive and finite");
+        ev_jb_dbl(b, o, "geomean_ratio_ci", 0, 0, "a per-case ratio is not positive and finite");
     }
-    f_int(b, o, "wins", wins);
-    f_int(b, o, "losses", losses);
-    f_int(b, o, "ties", ties);
+    ev_jb_i64(b, o, "wins", wins);
+    ev_jb_i64(b, o, "losses", losses);
+    ev_jb_i64(b, o, "ties", ties);
 out:
     fsamp_free(&fr);
     free(ratios);
@@ -704,7 +645,7 @@ out:
 /* See figures.h. */
 ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
 {
-    fb b = {EV_OK};
+    ev_jb b = {EV_OK};
     int64_t *cases = NULL;
     size_t n_cases = 0, max_hot = 1;
     double *mx = NULL, *my = NULL;
@@ -779,29 +720,29 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         goto out;
     }
 
-    cJSON *m = f_obj(&b, root, "method");
-    f_str(&b, m, "bootstrap",
-          "percentile interval of the ratio of medians over samples resampled with replacement "
-          "(each arm on its own); across cases, cases resampled with replacement (paired: both arms of a "
-          "case move together)");
-    f_int(&b, m, "resamples", EV_FIG_RESAMPLES);
-    f_dbl(&b, m, "level", 1, EV_FIG_LEVEL, NULL);
-    f_int(&b, m, "seed", in->seed);
-    f_str(&b, m, "rng", "splitmix64; state = seed XOR fnv1a64(label); index = ((next >> 32) * n) >> 32");
-    f_str(&b, m, "quantile", "type 7 (linear), as src/common/stats.h");
-    f_str(&b, m, "mann_whitney",
-          "exact two-sided p = min(1, 2 min(P(U <= u), P(U >= u))) under no ties; U counts pairs with "
-          "arm < against (ties one half)");
-    f_dbl(&b, m, "alpha", 1, EV_FIG_ALPHA, NULL);
-    f_str(&b, m, "tails",
-          "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
-          "descriptive quantiles, not tail guarantees");
+    cJSON *m = ev_jb_obj(&b, root, "method");
+    ev_jb_str(&b, m, "bootstrap",
+              "percentile interval of the ratio of medians over samples resampled with replacement "
+              "(each arm on its own); across cases, cases resampled with replacement (paired: both arms of a "
+              "case move together)");
+    ev_jb_i64(&b, m, "resamples", EV_FIG_RESAMPLES);
+    ev_jb_dbl(&b, m, "level", 1, EV_FIG_LEVEL, NULL);
+    ev_jb_i64(&b, m, "seed", in->seed);
+    ev_jb_str(&b, m, "rng", "splitmix64; state = seed XOR fnv1a64(label); index = ((next >> 32) * n) >> 32");
+    ev_jb_str(&b, m, "quantile", "type 7 (linear), as src/common/stats.h");
+    ev_jb_str(&b, m, "mann_whitney",
+              "exact two-sided p = min(1, 2 min(P(U <= u), P(U >= u))) under no ties; U counts pairs with "
+              "arm < against (ties one half)");
+    ev_jb_dbl(&b, m, "alpha", 1, EV_FIG_ALPHA, NULL);
+    ev_jb_str(&b, m, "tails",
+              "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
+              "descriptive quantiles, not tail guarantees");
 
     add_jobs(&b, in, (const btask *const *)jt, root);
 
-    cJSON *parr = f_arr(&b, root, "pairs");
-    cJSON *tails = f_arr(&b, root, "tail_disclosures");
-    cJSON *across = f_arr(&b, root, "across");
+    cJSON *parr = ev_jb_arr(&b, root, "pairs");
+    cJSON *tails = ev_jb_arr(&b, root, "tail_disclosures");
+    cJSON *across = ev_jb_arr(&b, root, "across");
     for (size_t p = 0; p < N_PAIRS && !b.rc; p++) {
         size_t n_used = 0;
         for (size_t c = 0; c < n_cases && !b.rc; c++) {
