@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1165,6 +1166,98 @@ static double num(const cJSON *n)
     return cJSON_IsRaw(n) ? strtod(n->valuestring, NULL) : n->valuedouble;
 }
 
+/* The exact law of a bootstrap median's ranks equals brute-force
+ * enumeration of all n^n resamples for n = 1..7. */
+START_TEST(test_bootstrap_median_rank_law_equals_enumeration_of_every_resample)
+{
+    for (size_t n = 1; n <= 7; n++) {
+        double p[49], q[49] = {0};
+        size_t total = 1, k1 = (n - 1) / 2, k2 = n / 2;
+        for (size_t i = 0; i < n; i++)
+            total *= n;
+        ck_assert_int_eq(ev_fig_median_dist(n, p), EV_OK);
+        for (size_t code = 0; code < total; code++) {
+            size_t cnt[7] = {0}, c = code, cum = 0, x1 = n, x2 = n;
+            for (size_t d = 0; d < n; d++, c /= n)
+                cnt[c % n]++;
+            for (size_t r = 0; r < n; r++) {
+                cum += cnt[r];
+                if (x1 == n && cum > k1)
+                    x1 = r;
+                if (x2 == n && cum > k2)
+                    x2 = r;
+            }
+            q[x1 * n + x2] += 1.0 / (double)total;
+        }
+        double sum = 0;
+        for (size_t i = 0; i < n * n; i++) {
+            ck_assert_msg(fabs(p[i] - q[i]) < 1e-12, "n=%zu cell %zu: %.17g vs %.17g", n, i, p[i], q[i]);
+            sum += p[i];
+        }
+        ck_assert_double_eq_tol(sum, 1.0, 1e-12);
+    }
+    double one;
+    ck_assert_int_eq(ev_fig_median_dist(0, &one), EV_ERANGE);
+}
+END_TEST
+
+/* splitmix64 for the Monte Carlo check below (its own copy). */
+static uint64_t mc_next(uint64_t *s)
+{
+    uint64_t z = (*s += UINT64_C(0x9E3779B97F4A7C15));
+    z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+    z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+    return z ^ (z >> 31);
+}
+
+/* For larger n (40, 41, 1000) the exact law agrees with plain resampling
+ * (n draws with replacement, the middle order statistics): the CDF of
+ * X1 + X2 over 40,000 resamples is within 0.015 everywhere (DKW: a miss
+ * has probability below 1e-7). */
+START_TEST(test_bootstrap_median_rank_law_agrees_with_plain_resampling)
+{
+    static const size_t ns[] = {40, 41, 1000};
+    for (size_t t = 0; t < 3; t++) {
+        size_t n = ns[t], k1 = (n - 1) / 2, k2 = n / 2, reps = 40000;
+        double *p = malloc(n * n * sizeof *p), *exact = calloc(2 * n, sizeof *exact),
+               *emp = calloc(2 * n, sizeof *emp);
+        size_t *cnt = calloc(n, sizeof *cnt);
+        ck_assert(p && exact && emp && cnt);
+        ck_assert_int_eq(ev_fig_median_dist(n, p), EV_OK);
+        for (size_t i = 0; i < n; i++)
+            for (size_t j = 0; j < n; j++)
+                exact[i + j] += p[i * n + j];
+        uint64_t st = 12345 + n;
+        for (size_t r = 0; r < reps; r++) {
+            size_t cum = 0, x1 = n, x2 = n;
+            memset(cnt, 0, n * sizeof *cnt);
+            for (size_t d = 0; d < n; d++)
+                cnt[((mc_next(&st) >> 32) * n) >> 32]++;
+            for (size_t v = 0; v < n && x2 == n; v++) {
+                cum += cnt[v];
+                if (x1 == n && cum > k1)
+                    x1 = v;
+                if (cum > k2)
+                    x2 = v;
+            }
+            emp[x1 + x2] += 1.0 / (double)reps;
+        }
+        double fe = 0, fm = 0, worst = 0;
+        for (size_t s = 0; s < 2 * n; s++) {
+            fe += exact[s];
+            fm += emp[s];
+            if (fabs(fe - fm) > worst)
+                worst = fabs(fe - fm);
+        }
+        ck_assert_msg(worst < 0.015, "n=%zu: KS distance %g", n, worst);
+        free(p);
+        free(exact);
+        free(emp);
+        free(cnt);
+    }
+}
+END_TEST
+
 /* Prints a figures tree (pretty) into a new string. */
 static char *print_tree(const cJSON *t)
 {
@@ -1480,6 +1573,8 @@ static Suite *bundle_suite(void)
     tcase_add_test(z, test_redaction_replaces_absolute_paths_and_is_idempotent);
     tcase_add_test(z, test_per_op_us_refuses_counts_beyond_two_to_the_53);
     tcase_add_test(z, test_mann_whitney_p_is_exact_for_small_samples);
+    tcase_add_test(z, test_bootstrap_median_rank_law_equals_enumeration_of_every_resample);
+    tcase_add_test(z, test_bootstrap_median_rank_law_agrees_with_plain_resampling);
     tcase_add_test(z, test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible);
     tcase_add_test(z, test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_against_it);
     suite_add_tcase(s, z);

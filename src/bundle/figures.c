@@ -51,6 +51,185 @@ static size_t draw(uint64_t *state, size_t n)
     return (size_t)(((splitmix64(state) >> 32) * (uint64_t)n) >> 32);
 }
 
+/* A uniform double in [0, 1): the top 53 bits of the next output. */
+static double uniform01(uint64_t *state)
+{
+    return (double)(splitmix64(state) >> 11) * 0x1p-53;
+}
+
+/* ---- the exact distribution of a bootstrap median's ranks ---------------- */
+
+/*
+ * A resample draws n positions of the sorted sample uniformly with
+ * replacement; its median is sorted[X1] (odd n) or the mean of sorted[X1]
+ * and sorted[X2] (even n), X1, X2 the order statistics k1 = (n-1)/2 and
+ * k2 = n/2 of the drawn positions.  Their law depends only on n:
+ *
+ *   P(X1 <= i) = P(Bin(n, (i+1)/n) >= k1+1)                       (cdf)
+ *   even n, given X1 = i:  P(X2 > i) = up_i = num_i / P(X1 = i), where
+ *     num_i = P(X1 = i, X2 > i) = b_i - b_{i-1} ((n-1-i)/(n-i))^m,
+ *     b_i = P(Bin(n, (i+1)/n) = k1+1), b_{-1} = 0, m = n - k1 - 1;
+ *   and given X1 = i < X2, the m draws above i are uniform on i+1..n-1,
+ *     so P(X2 >= j) = ((n-j)/(n-1-i))^m for j > i.
+ *
+ * So a resample's median takes one uniform (inverse cdf: X1 = the least i
+ * with u < cdf[i]) and, for even n, a second: X2 = i when u2 >= up_i, else
+ * the least j > i with ((n-1-j)/(n-1-i))^m < 1 - u2/up_i.  Everything is
+ * computed with + - * / only (no libm), so the bits are the same on every
+ * IEEE-754 platform built without contraction.
+ */
+typedef struct mtab {
+    size_t n;
+    double *cdf; /* n: P(X1 <= i), cdf[n-1] = 1 */
+    double *up;  /* n: P(X2 > X1 | X1 = i), even n (all 0 for odd n) */
+} mtab;
+
+/* x^e by squaring (e >= 0), basic operations only. */
+static double ipow(double x, size_t e)
+{
+    double r = 1.0;
+    while (e) {
+        if (e & 1)
+            r *= x;
+        x *= x;
+        e >>= 1;
+    }
+    return r;
+}
+
+/*
+ * Bin(n, p) with p = a/n (1 <= a <= n): OUT *tail = P(>= k), *pk =
+ * P(= k) (k <= n).  The pmf is built outward from its mode with weight 1
+ * by the ratios of consecutive terms, then normalised: no overflow, and
+ * terms below the double range are 0.
+ */
+static void binom_at(size_t n, size_t a, size_t k, double *tail, double *pk)
+{
+    if (a >= n) {
+        *tail = 1.0;
+        *pk = k == n ? 1.0 : 0.0;
+        return;
+    }
+    double odds = (double)a / (double)(n - a); /* p / (1 - p) */
+    size_t mode = (n + 1) * a / n;
+    if (mode > n)
+        mode = n;
+    double total = 1.0, above = mode >= k ? 1.0 : 0.0, atk = mode == k ? 1.0 : 0.0, w = 1.0;
+    for (size_t m = mode + 1; m <= n && w != 0; m++) {
+        w = w * ((double)(n - m + 1) / (double)m) * odds;
+        total += w;
+        if (m >= k)
+            above += w;
+        if (m == k)
+            atk = w;
+    }
+    w = 1.0;
+    for (size_t m = mode; m-- > 0 && w != 0;) {
+        w = w * ((double)(m + 1) / (double)(n - m)) / odds;
+        total += w;
+        if (m >= k)
+            above += w;
+        if (m == k)
+            atk = w;
+    }
+    *tail = above / total;
+    *pk = atk / total;
+}
+
+/* Builds the table of n (1 <= n <= EV_FIG_EXACT_MAX).  OUT: *t (free with
+ * mtab_free); EV_ENOMEM leaves *t empty. */
+static ev_status mtab_init(size_t n, mtab *t)
+{
+    size_t k1 = (n - 1) / 2, m = n - k1 - 1;
+    double prev_cdf = 0.0, prev_b = 0.0;
+    t->n = n;
+    t->cdf = calloc(n, sizeof *t->cdf);
+    t->up = calloc(n, sizeof *t->up);
+    if (!t->cdf || !t->up) {
+        free(t->cdf);
+        free(t->up);
+        t->cdf = t->up = NULL;
+        return EV_ENOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        double c, b;
+        binom_at(n, i + 1, k1 + 1, &c, &b);
+        if (c < prev_cdf)
+            c = prev_cdf; /* rounding: keep the cdf monotone */
+        if (i == n - 1)
+            c = 1.0;
+        t->cdf[i] = c;
+        if (n % 2 == 0 && i < n - 1) {
+            double p1 = c - prev_cdf;
+            double num = b - prev_b * ipow((double)(n - 1 - i) / (double)(n - i), m);
+            double up = p1 > 0 && num > 0 ? num / p1 : 0.0;
+            t->up[i] = up > 1.0 ? 1.0 : up;
+        }
+        prev_cdf = c;
+        prev_b = b;
+    }
+    return EV_OK;
+}
+
+/* Frees what mtab_init allocated (NULL-safe fields). */
+static void mtab_free(mtab *t)
+{
+    free(t->cdf);
+    free(t->up);
+    memset(t, 0, sizeof *t);
+}
+
+/* Draws (X1, X2) from table t with the uniforms of *st.  OUT: *i, *j. */
+static void mtab_draw(const mtab *t, uint64_t *st, size_t *i_out, size_t *j_out)
+{
+    size_t n = t->n, lo = 0, hi = n - 1;
+    double u = uniform01(st);
+    while (lo < hi) { /* the least i with u < cdf[i] (cdf[n-1] = 1 > u) */
+        size_t mid = lo + (hi - lo) / 2;
+        if (u < t->cdf[mid])
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    size_t i = lo, j = lo;
+    if (n % 2 == 0) {
+        double u2 = uniform01(st);
+        if (u2 < t->up[i]) {
+            double w = 1.0 - u2 / t->up[i], span = (double)(n - 1 - i);
+            size_t m = n - (n - 1) / 2 - 1;
+            j = i + 1;
+            while (j < n - 1 && !(ipow((double)(n - 1 - j) / span, m) < w))
+                j++;
+        }
+    }
+    *i_out = i;
+    *j_out = j;
+}
+
+/* See figures.h. */
+ev_status ev_fig_median_dist(size_t n, double *p)
+{
+    mtab t;
+    if (!n || n > EV_FIG_EXACT_MAX)
+        return EV_ERANGE;
+    if (mtab_init(n, &t))
+        return EV_ENOMEM;
+    size_t m = n - (n - 1) / 2 - 1;
+    memset(p, 0, n * n * sizeof *p);
+    for (size_t i = 0; i < n; i++) {
+        double p1 = t.cdf[i] - (i ? t.cdf[i - 1] : 0.0);
+        p[i * n + i] = p1 * (1.0 - t.up[i]);
+        if (t.up[i] > 0) {
+            double span = (double)(n - 1 - i);
+            for (size_t j = i + 1; j < n; j++)
+                p[i * n + j] = p1 * t.up[i] *
+                               (ipow((double)(n - j) / span, m) - ipow((double)(n - 1 - j) / span, m));
+        }
+    }
+    mtab_free(&t);
+    return EV_OK;
+}
+
 /* ---- the exact Mann-Whitney test ---------------------------------------------- */
 
 /* See figures.h. */
@@ -162,6 +341,7 @@ typedef struct fsamp {
     double *sorted;
     uint32_t *rank;
     size_t n;
+    const mtab *mt; /* the exact rank law of n, or NULL: resample */
 } fsamp;
 
 /* Values being argsorted (qsort has no context argument). */
@@ -186,6 +366,7 @@ static ev_status fsamp_init(const double *v, size_t n, fsamp *s)
     s->sorted = calloc(n + 1, sizeof *s->sorted);
     s->rank = calloc(n + 1, sizeof *s->rank);
     s->n = n;
+    s->mt = NULL;
     if (!it || !s->sorted || !s->rank) {
         free(it);
         return EV_ENOMEM;
@@ -212,16 +393,26 @@ static void fsamp_free(fsamp *s)
 }
 
 /*
- * The median of n values drawn with replacement from the original list
- * (position draw(st, n) each): the same bits as ev_median of the drawn
- * values, found from the drawn ranks by counting (the drawn values, sorted,
- * are sorted[] at the drawn ranks, sorted).  count holds n counters.
+ * The median of one bootstrap resample of s.  With a rank table (n <=
+ * EV_FIG_EXACT_MAX) its ranks are drawn from their exact law (mtab_draw).
+ * Otherwise n positions are drawn with replacement (draw(st, n) each) and
+ * the median found from the drawn ranks by counting (the drawn values,
+ * sorted, are sorted[] at the drawn ranks, sorted).  Either way the value
+ * is ev_median's expression of the two middle values.  count holds n
+ * counters.
  */
 static double resample_median(uint64_t *st, const fsamp *s, uint32_t *count)
 {
     size_t n = s->n, k1 = (n - 1) / 2, k2 = n / 2, cum = 0;
     double a = 0, b = 0;
     int have_a = 0;
+    if (s->mt) { /* the exact law of the ranks: one or two uniforms */
+        size_t i, j;
+        mtab_draw(s->mt, st, &i, &j);
+        a = s->sorted[i];
+        b = s->sorted[j];
+        return n % 2 ? a : a + (b - a) / 2;
+    }
     memset(count, 0, n * sizeof *count);
     for (size_t i = 0; i < n; i++)
         count[s->rank[draw(st, n)]]++;
@@ -566,7 +757,7 @@ static void add_across(ev_jb *b, const ev_fig_input *in, const pair *pr, const i
         ev_jb_dbl(b, o, "ratio_of_sums", 0, 0, "no case with both arms completed");
         return;
     }
-    fsamp fr = {NULL, NULL, 0};
+    fsamp fr = {NULL, NULL, 0, NULL};
     double *ratios = calloc(n, sizeof *ratios), *logs = calloc(n, sizeof *logs),
            *rs = calloc(EV_FIG_RESAMPLES, sizeof *rs), *gm = calloc(EV_FIG_RESAMPLES, sizeof *gm);
     uint32_t *count = calloc(n, sizeof *count);
@@ -652,6 +843,8 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     btask *tasks = NULL, **jt = NULL, **pt = NULL;
     size_t n_tasks = 0;
     fsamp *fs = NULL;
+    mtab *mts = NULL; /* one rank table per distinct n_hot */
+    size_t n_mts = 0;
     findex ix = {NULL, 0};
     int64_t *used = NULL;
     cJSON *root = NULL;
@@ -672,13 +865,24 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     if ((b.rc = index_build(in, &ix)) || (b.rc = case_list(&ix, &cases, &n_cases)))
         goto out;
     fs = calloc(in->n_jobs + 1, sizeof *fs);
-    if (!fs) {
+    mts = calloc(in->n_jobs + 1, sizeof *mts);
+    if (!fs || !mts) {
         b.rc = EV_ENOMEM;
         goto out;
     }
     for (size_t i = 0; i < in->n_jobs && !b.rc; i++)
         if (usable(&in->jobs[i]))
             b.rc = fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
+    for (size_t i = 0; i < in->n_jobs && !b.rc; i++) {
+        size_t n = in->jobs[i].n_hot, t = 0;
+        if (!usable(&in->jobs[i]) || !n || n > EV_FIG_EXACT_MAX)
+            continue;
+        while (t < n_mts && mts[t].n != n)
+            t++;
+        if (t == n_mts && !(b.rc = mtab_init(n, &mts[t])))
+            n_mts++;
+        fs[i].mt = &mts[t];
+    }
     if (b.rc)
         goto out;
     /* Every bootstrap interval first (boot_all), then the document. */
@@ -728,7 +932,13 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     ev_jb_i64(&b, m, "resamples", EV_FIG_RESAMPLES);
     ev_jb_dbl(&b, m, "level", 1, EV_FIG_LEVEL, NULL);
     ev_jb_i64(&b, m, "seed", in->seed);
-    ev_jb_str(&b, m, "rng", "splitmix64; state = seed XOR fnv1a64(label); index = ((next >> 32) * n) >> 32");
+    ev_jb_str(&b, m, "rng",
+              "splitmix64; state = seed XOR fnv1a64(label); index = ((next >> 32) * n) >> 32; "
+              "uniform = (next >> 11) * 2^-53");
+    ev_jb_str(&b, m, "resampled_median",
+              "for n <= 4096 samples, the ranks of a resample's median are drawn from their exact law (one "
+              "uniform by inverse CDF for the lower middle rank, a second for the upper when n is even), "
+              "the same distribution as n draws with replacement; above, n draws with replacement");
     ev_jb_str(&b, m, "quantile", "type 7 (linear), as src/common/stats.h");
     ev_jb_str(&b, m, "mann_whitney",
               "exact two-sided p = min(1, 2 min(P(U <= u), P(U >= u))) under no ties; U counts pairs with "
@@ -773,6 +983,9 @@ out:
         for (size_t i = 0; i < in->n_jobs; i++)
             fsamp_free(&fs[i]);
     free(fs);
+    for (size_t t = 0; t < n_mts; t++)
+        mtab_free(&mts[t]);
+    free(mts);
     free(ix.v);
     free(mx);
     free(my);

@@ -34,6 +34,8 @@
 #define EV_FIG_LEVEL         0.95 /* central interval: quantiles 0.025, 0.975 */
 #define EV_FIG_ALPHA         0.01 /* two-sided Mann-Whitney threshold */
 #define EV_FIG_MWU_MAX_TOTAL 50   /* exact test only when n_a + n_b <= this */
+#define EV_FIG_EXACT_MAX     4096 /* bootstrap medians drawn from the exact
+                                     rank distribution for n <= this */
 
 /* One job as the figures see it. */
 typedef struct ev_fig_job {
@@ -71,6 +73,16 @@ ev_status ev_figures_canon(cJSON *tree);
  * with a_i < b_j (ties 0.5).  OUT: *u, *p.  EV_ERANGE when
  * na + nb > EV_FIG_MWU_MAX_TOTAL or either is 0. */
 ev_status ev_fig_mann_whitney(const double *a, size_t na, const double *b, size_t nb, double *u, double *p);
+
+/*
+ * The exact distribution of the ranks of a bootstrap median of n values
+ * (n draws with replacement of positions 0..n-1 of the sorted sample; X1,
+ * X2 = the order statistics (n-1)/2 and n/2 of the drawn positions, equal
+ * for odd n), as the figures draw it (docs/bundle-format.md, "figures").
+ * OUT: p[i * n + j] = P(X1 = i, X2 = j), 0 for j < i and, for odd n, for
+ * j != i.  EV_ERANGE when n is 0 or above EV_FIG_EXACT_MAX; EV_ENOMEM.
+ */
+ev_status ev_fig_median_dist(size_t n, double *p);
 
 /*
  * The verifier's side, done once here: rebuilds the figures from a
