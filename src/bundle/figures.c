@@ -494,6 +494,31 @@ static double sorted_quantile(const double *s, size_t n, double p)
     return s[lo] + (h - fl) * (s[lo + 1] - s[lo]);
 }
 
+/*
+ * The median and P95 of a job's hot samples j[0..n) from s, their sorted
+ * list (fsamp_init of the same values): the bits of ev_median and
+ * ev_quantile(.., 0.95), without sorting again.  The sorted lists can
+ * differ only in the order of tied -0 and +0, which changes at most the
+ * sign of a zero result: a zero result is recomputed by ev_median /
+ * ev_quantile themselves.  OUT: *med, *p95.
+ */
+static ev_status job_stats(const double *j, const fsamp *s, double *med, double *p95)
+{
+    size_t n = s->n;
+    ev_status rc = EV_OK;
+    double m = n % 2 ? s->sorted[n / 2] : s->sorted[n / 2 - 1] + (s->sorted[n / 2] - s->sorted[n / 2 - 1]) / 2;
+    double q = sorted_quantile(s->sorted, n, 0.95);
+    if (m == 0)
+        rc = ev_median(j, n, &m);
+    if (!rc && q == 0)
+        rc = ev_quantile(j, n, 0.95, &q);
+    if (!rc) {
+        *med = m;
+        *p95 = q;
+    }
+    return rc;
+}
+
 /* The central EV_FIG_LEVEL interval (type-7 quantiles) of v[0..n). */
 static ev_status interval(double *v, size_t n, double *lo, double *hi)
 {
@@ -592,7 +617,8 @@ static ev_status boot_all(btask *t, size_t n, size_t max_hot)
 /* ---- per job ---------------------------------------------------------------- */
 
 /* Adds the per-job figures (median, P95, cold/hot, clock range). */
-static void add_jobs(ev_jb *b, const ev_fig_input *in, const btask *const *jt, cJSON *root)
+static void add_jobs(ev_jb *b, const ev_fig_input *in, const btask *const *jt, const double *jmed,
+                     const double *jp95, cJSON *root)
 {
     cJSON *arr = ev_jb_arr(b, root, "jobs");
     for (size_t i = 0; i < in->n_jobs && !b->rc; i++) {
@@ -603,10 +629,10 @@ static void add_jobs(ev_jb *b, const ev_fig_input *in, const btask *const *jt, c
         const char *why = strcmp(j->outcome, "completed") ? j->outcome : "no hot samples";
         ev_jb_str(b, o, "job_key", j->job_key);
         ev_jb_i64(b, o, "n_hot", (int64_t)j->n_hot);
-        if (ok && !b->rc)
-            b->rc = ev_median(j->hot, j->n_hot, &med);
-        if (ok && !b->rc)
-            b->rc = ev_quantile(j->hot, j->n_hot, 0.95, &p95);
+        if (ok) {
+            med = jmed[i];
+            p95 = jp95[i];
+        }
         ev_jb_dbl(b, o, "median_us", ok, med, why);
         /* the median's own bootstrap interval (label "job:<job_key>"),
          * computed beforehand by boot_all */
@@ -666,7 +692,8 @@ static const pair pairs[] = {
 
 /* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
 static void add_pair(ev_jb *b, int64_t idx, const pair *pr, const ev_fig_job *x, const ev_fig_job *y,
-                     const btask *bt, cJSON *arr, cJSON *tails)
+                     const btask *bt, const double *jmed, const double *jp95, size_t xi, size_t yi, cJSON *arr,
+                     cJSON *tails)
 {
     cJSON *o = ev_jb_obj(b, arr, NULL);
     char why[160];
@@ -682,17 +709,7 @@ static void add_pair(ev_jb *b, int64_t idx, const pair *pr, const ev_fig_job *x,
         ev_jb_dbl(b, o, "ratio_of_medians", 0, 0, why);
         return;
     }
-    double mx = 0, my = 0, px = 0, py = 0;
-    if (!b->rc)
-        b->rc = ev_median(x->hot, x->n_hot, &mx);
-    if (!b->rc)
-        b->rc = ev_median(y->hot, y->n_hot, &my);
-    if (!b->rc)
-        b->rc = ev_quantile(x->hot, x->n_hot, 0.95, &px);
-    if (!b->rc)
-        b->rc = ev_quantile(y->hot, y->n_hot, 0.95, &py);
-    if (b->rc)
-        return;
+    double mx = jmed[xi], my = jmed[yi], px = jp95[xi], py = jp95[yi];
     double ratio = mx / my, p95r = px / py;
     /* the bootstrap interval (label "pair:<case>:<arm>:<against>"),
      * computed beforehand by boot_all */
@@ -844,6 +861,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     size_t n_tasks = 0;
     fsamp *fs = NULL;
     mtab *mts = NULL; /* one rank table per distinct n_hot */
+    double *jmed = NULL, *jp95 = NULL; /* per usable job: median, P95 of hot */
     size_t n_mts = 0;
     findex ix = {NULL, 0};
     int64_t *used = NULL;
@@ -866,13 +884,19 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         goto out;
     fs = calloc(in->n_jobs + 1, sizeof *fs);
     mts = calloc(in->n_jobs + 1, sizeof *mts);
-    if (!fs || !mts) {
+    jmed = calloc(in->n_jobs + 1, sizeof *jmed);
+    jp95 = calloc(in->n_jobs + 1, sizeof *jp95);
+    if (!fs || !mts || !jmed || !jp95) {
         b.rc = EV_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < in->n_jobs && !b.rc; i++)
-        if (usable(&in->jobs[i]))
-            b.rc = fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
+    for (size_t i = 0; i < in->n_jobs && !b.rc; i++) {
+        if (!usable(&in->jobs[i]))
+            continue;
+        b.rc = fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
+        if (!b.rc)
+            b.rc = job_stats(in->jobs[i].hot, &fs[i], &jmed[i], &jp95[i]);
+    }
     for (size_t i = 0; i < in->n_jobs && !b.rc; i++) {
         size_t n = in->jobs[i].n_hot, t = 0;
         if (!usable(&in->jobs[i]) || !n || n > EV_FIG_EXACT_MAX)
@@ -948,7 +972,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
               "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
               "descriptive quantiles, not tail guarantees");
 
-    add_jobs(&b, in, (const btask *const *)jt, root);
+    add_jobs(&b, in, (const btask *const *)jt, jmed, jp95, root);
 
     cJSON *parr = ev_jb_arr(&b, root, "pairs");
     cJSON *tails = ev_jb_arr(&b, root, "tail_disclosures");
@@ -960,11 +984,11 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
                              *y = find(&ix, cases[c], pairs[p].against);
             if (!x || !y)
                 continue;
-            add_pair(&b, cases[c], &pairs[p], x, y, pt[p * n_cases + c], parr, tails);
+            size_t xi = (size_t)(x - in->jobs), yi = (size_t)(y - in->jobs);
+            add_pair(&b, cases[c], &pairs[p], x, y, pt[p * n_cases + c], jmed, jp95, xi, yi, parr, tails);
             if (usable(x) && usable(y) && !b.rc) {
-                b.rc = ev_median(x->hot, x->n_hot, &mx[n_used]);
-                if (!b.rc)
-                    b.rc = ev_median(y->hot, y->n_hot, &my[n_used]);
+                mx[n_used] = jmed[xi];
+                my[n_used] = jmed[yi];
                 used[n_used++] = cases[c];
             }
         }
@@ -986,6 +1010,8 @@ out:
     for (size_t t = 0; t < n_mts; t++)
         mtab_free(&mts[t]);
     free(mts);
+    free(jmed);
+    free(jp95);
     free(ix.v);
     free(mx);
     free(my);
