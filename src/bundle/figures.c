@@ -222,8 +222,8 @@ ev_status ev_fig_median_dist(size_t n, double *p)
         if (t.up[i] > 0) {
             double span = (double)(n - 1 - i);
             for (size_t j = i + 1; j < n; j++)
-                p[i * n + j] = p1 * t.up[i] *
-                               (ipow((double)(n - j) / span, m) - ipow((double)(n - 1 - j) / span, m));
+                p[i * n + j] =
+                    p1 * t.up[i] * (ipow((double)(n - j) / span, m) - ipow((double)(n - 1 - j) / span, m));
         }
     }
     mtab_free(&t);
@@ -506,7 +506,8 @@ static ev_status job_stats(const double *j, const fsamp *s, double *med, double 
 {
     size_t n = s->n;
     ev_status rc = EV_OK;
-    double m = n % 2 ? s->sorted[n / 2] : s->sorted[n / 2 - 1] + (s->sorted[n / 2] - s->sorted[n / 2 - 1]) / 2;
+    double m =
+        n % 2 ? s->sorted[n / 2] : s->sorted[n / 2 - 1] + (s->sorted[n / 2] - s->sorted[n / 2 - 1]) / 2;
     double q = sorted_quantile(s->sorted, n, 0.95);
     if (m == 0)
         rc = ev_median(j, n, &m);
@@ -692,8 +693,8 @@ static const pair pairs[] = {
 
 /* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
 static void add_pair(ev_jb *b, int64_t idx, const pair *pr, const ev_fig_job *x, const ev_fig_job *y,
-                     const btask *bt, const double *jmed, const double *jp95, size_t xi, size_t yi, cJSON *arr,
-                     cJSON *tails)
+                     const btask *bt, const double *jmed, const double *jp95, size_t xi, size_t yi,
+                     cJSON *arr, cJSON *tails)
 {
     cJSON *o = ev_jb_obj(b, arr, NULL);
     char why[160];
@@ -860,7 +861,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     btask *tasks = NULL, **jt = NULL, **pt = NULL;
     size_t n_tasks = 0;
     fsamp *fs = NULL;
-    mtab *mts = NULL; /* one rank table per distinct n_hot */
+    mtab *mts = NULL;                  /* one rank table per distinct n_hot */
     double *jmed = NULL, *jp95 = NULL; /* per usable job: median, P95 of hot */
     size_t n_mts = 0;
     findex ix = {NULL, 0};

@@ -11,6 +11,7 @@
  * samples table are kept in the bundle for checks 4 to 6.
  */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,17 +170,20 @@ static int vf_dup(char **slot, const char *s)
 typedef struct vf_state {
     vb_bundle *b;
     ev_vreport *r;
-    size_t fails; /* row-level failures so far */
+    vb_samples *t; /* the table rows go to */
+    int quiet;     /* 1: failures are only counted (a fast-path chunk) */
+    size_t fails;  /* row-level failures so far */
     size_t cap_rows;
     int64_t cur_attempt_id;
     char cur_attempt_outcome[32];
+    char first_attempt_outcome[32]; /* the first accepted row's */
 } vf_state;
 
 /* Records a row failure (the first VF_MAX_ROW_FAILS in detail). */
 static void vf_row_fail(vf_state *s, size_t line, const char *what)
 {
     s->fails++;
-    if (s->fails <= VF_MAX_ROW_FAILS)
+    if (!s->quiet && s->fails <= VF_MAX_ROW_FAILS)
         vr_fail(s->r, VR_FORMATS, "samples.csv", "line %zu: %s", line, what);
 }
 
@@ -199,7 +203,7 @@ static int vf_int_cell(ev_csv *c, size_t col, int opt, int64_t *out, ev_err *err
  * allocation failure. */
 static int vf_new_job(vf_state *s, ev_csv *c, int64_t job_id, const int64_t *ints)
 {
-    vb_samples *t = &s->b->samples;
+    vb_samples *t = s->t;
     if (t->n_jobs == t->cap_jobs) {
         size_t nc = t->cap_jobs ? t->cap_jobs * 2 : 64;
         vb_sjob *p = realloc(t->jobs, nc * sizeof *p);
@@ -242,7 +246,7 @@ static int vf_row(vf_state *s, ev_csv *c)
 {
     ev_err err = {{0}};
     size_t line = ev_csv_line(c);
-    vb_samples *t = &s->b->samples;
+    vb_samples *t = s->t;
     vb_sample row;
     memset(&row, 0, sizeof row);
     int64_t ints[4], sm;
@@ -361,10 +365,226 @@ static int vf_row(vf_state *s, ev_csv *c)
         t->rows = p;
         s->cap_rows = nc;
     }
+    if (t->n == 0)
+        snprintf(s->first_attempt_outcome, sizeof s->first_attempt_outcome, "%s",
+                 ev_csv_field(c, SC_ATTEMPT_OUTCOME));
     row.job_row = (uint32_t)(t->n_jobs - 1);
     t->rows[t->n++] = row;
     t->jobs[t->n_jobs - 1].count++;
     return 0;
+}
+
+/* Frees table t's rows, jobs and job strings (t left empty). */
+static void vf_table_free(vb_samples *t)
+{
+    for (size_t i = 0; i < t->n_jobs; i++) {
+        vb_sjob *j = &t->jobs[i];
+        free(j->op);
+        free(j->dtype);
+        free(j->role);
+        free(j->arm);
+        free(j->phase);
+        free(j->label);
+        free(j->outcome);
+        free(j->job_key);
+    }
+    free(t->jobs);
+    free(t->rows);
+    memset(t, 0, sizeof *t);
+}
+
+/*
+ * Parses the CSV text p[0..n) (header first) into s->t, row by row with
+ * vf_row.  Returns EV_OK, EV_ENOMEM, or -1 when a bad header (*header_bad
+ * set) or a broken record (quoting, UTF-8, NUL, column count; counted in
+ * s->fails) ended reading; *err then says why.  s->t->rows must hold a row
+ * per line of p.
+ */
+static int vf_parse(vf_state *s, const char *p, size_t n, int *header_bad, ev_err *err)
+{
+    ev_csv *c = NULL;
+    ev_status rc = ev_csv_open(p, n, vb_samples_header, vb_samples_ncols, NULL, &c, err);
+    *header_bad = rc && rc != EV_ENOMEM;
+    if (rc)
+        return rc == EV_ENOMEM ? EV_ENOMEM : -1;
+    int out = EV_OK;
+    for (;;) {
+        int have = 0;
+        rc = ev_csv_next(c, &have, err);
+        if (rc == EV_ENOMEM) {
+            out = EV_ENOMEM;
+            break;
+        }
+        if (rc) {
+            /* the reader cannot resynchronise reliably */
+            s->fails++;
+            out = -1;
+            break;
+        }
+        if (!have)
+            break;
+        if (vf_row(s, c)) {
+            out = EV_ENOMEM;
+            break;
+        }
+    }
+    ev_csv_close(c);
+    return out;
+}
+
+/* Number of line ends in p[0..n), plus one. */
+static size_t vf_lines(const unsigned char *p, size_t n)
+{
+    size_t lines = 1;
+    for (const unsigned char *end = p + n; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+        lines++;
+    return lines;
+}
+
+/* See verify_int.h. */
+size_t vb_split_min = (size_t)1 << 20;
+
+/* One half of the fast path: its text (the header line, then its records)
+ * and what parsing it left. */
+typedef struct vf_half {
+    vf_state s;
+    vb_samples t;
+    const char *p;
+    size_t n;
+    int rc, header_bad;
+    ev_err err;
+} vf_half;
+
+/* A thread of the fast path: parses one half. */
+static void *vf_half_run(void *arg)
+{
+    vf_half *h = arg;
+    size_t lines = vf_lines((const unsigned char *)h->p, h->n), bytes;
+    if (ev_size_mul(lines, sizeof *h->t.rows, &bytes) || !(h->t.rows = malloc(bytes))) {
+        h->rc = EV_ENOMEM;
+        return NULL;
+    }
+    h->s.cap_rows = lines;
+    h->rc = vf_parse(&h->s, h->p, h->n, &h->header_bad, &h->err);
+    return NULL;
+}
+
+/*
+ * The fast path for a large, clean samples.csv: the records are split at a
+ * line end near the middle and the two halves parsed at once (the second
+ * behind a copy of the header line), each with every row check.  The
+ * split is a record boundary because the text holds no '"' (without
+ * quotes every LF ends a record).  Then the first row of the second half
+ * is held against the last state of the first exactly as the one-pass
+ * reading would (row order, run_id, a continued job's cells, a continued
+ * attempt's attempt_id and attempt_outcome), and the tables are joined.
+ * Returns 1 with b->samples filled when all of that holds with no failure
+ * at all, so the one-pass reading would have accepted the same rows into
+ * the same table; 0 otherwise (b->samples untouched: the caller reads the
+ * whole member in one pass, which reports exactly as before); -1 out of
+ * memory.
+ */
+static int vf_samples_split(vb_bundle *b, ev_vreport *r, const vb_member *m)
+{
+    const char *p = (const char *)m->data;
+    size_t n = m->len;
+    if (n < vb_split_min || memchr(p, '"', n))
+        return 0;
+    const char *hend = memchr(p, '\n', n);
+    if (!hend)
+        return 0;
+    size_t hlen = (size_t)(hend - p) + 1;
+    const char *mid = memchr(p + n / 2, '\n', n - n / 2);
+    if (!mid || (size_t)(mid - p) + 1 >= n || mid < hend + 1)
+        return 0;
+    size_t split = (size_t)(mid - p) + 1;
+    int ok = 0, oom = 0;
+    char *second = malloc(hlen + (n - split));
+    vf_half h[2];
+    memset(h, 0, sizeof h);
+    if (!second)
+        return -1;
+    memcpy(second, p, hlen);
+    memcpy(second + hlen, p + split, n - split);
+    for (int k = 0; k < 2; k++) {
+        h[k].s.b = b;
+        h[k].s.r = r;
+        h[k].s.t = &h[k].t;
+        h[k].s.quiet = 1;
+    }
+    h[0].p = p;
+    h[0].n = split;
+    h[1].p = second;
+    h[1].n = hlen + (n - split);
+    pthread_t th;
+    int threaded = !pthread_create(&th, NULL, vf_half_run, &h[1]);
+    vf_half_run(&h[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        vf_half_run(&h[1]);
+    oom = h[0].rc == EV_ENOMEM || h[1].rc == EV_ENOMEM;
+    if (oom || h[0].rc || h[1].rc || h[0].s.fails || h[1].s.fails || !h[0].t.n || !h[1].t.n)
+        goto out;
+    /* the join: row q after row p, as vf_row would check it */
+    vb_samples *a = &h[0].t, *z = &h[1].t;
+    const vb_sample *pr = &a->rows[a->n - 1], *q = &z->rows[0];
+    int cmp = pr->job_id != q->job_id               ? (pr->job_id < q->job_id ? -1 : 1)
+              : pr->attempt != q->attempt           ? (pr->attempt < q->attempt ? -1 : 1)
+              : pr->hot != q->hot                   ? (pr->hot < q->hot ? -1 : 1)
+              : pr->sample_index != q->sample_index ? (pr->sample_index < q->sample_index ? -1 : 1)
+                                                    : 0;
+    if (cmp >= 0 || pr->run_id != q->run_id)
+        goto out;
+    const vb_sjob *ja = &a->jobs[a->n_jobs - 1], *jz = &z->jobs[0];
+    int same_job = ja->job_id == q->job_id;
+    if (same_job &&
+        (strcmp(ja->op, jz->op) || strcmp(ja->dtype, jz->dtype) || strcmp(ja->role, jz->role) ||
+         strcmp(ja->arm, jz->arm) || strcmp(ja->phase, jz->phase) || strcmp(ja->label, jz->label) ||
+         strcmp(ja->outcome, jz->outcome) || strcmp(ja->job_key, jz->job_key) || ja->rows != jz->rows ||
+         ja->cols != jz->cols || ja->stride != jz->stride || ja->default_rows != jz->default_rows))
+        goto out;
+    if (pr->job_id == q->job_id && pr->attempt == q->attempt &&
+        (h[0].s.cur_attempt_id != q->attempt_id ||
+         strcmp(h[0].s.cur_attempt_outcome, h[1].s.first_attempt_outcome)))
+        goto out;
+    /* join z onto a: z's first job merges into a's last when continued */
+    size_t bytes, nrows = a->n + z->n, njobs = a->n_jobs + z->n_jobs - (size_t)same_job;
+    size_t joff = a->n_jobs - (size_t)same_job;
+    vb_sample *rows = NULL;
+    vb_sjob *jobs = NULL;
+    if (ev_size_mul(nrows + 1, sizeof *rows, &bytes) || !(rows = realloc(a->rows, bytes))) {
+        oom = 1;
+        goto out;
+    }
+    a->rows = rows;
+    if (ev_size_mul(njobs + 1, sizeof *jobs, &bytes) || !(jobs = realloc(a->jobs, bytes))) {
+        oom = 1;
+        goto out;
+    }
+    a->jobs = jobs;
+    a->cap_jobs = njobs + 1;
+    for (size_t i = 0; i < z->n; i++) {
+        rows[a->n + i] = z->rows[i];
+        rows[a->n + i].job_row = (uint32_t)(joff + z->rows[i].job_row);
+    }
+    if (same_job)
+        jobs[a->n_jobs - 1].count += z->jobs[0].count;
+    for (size_t i = (size_t)same_job; i < z->n_jobs; i++) {
+        jobs[joff + i] = z->jobs[i];
+        jobs[joff + i].first += a->n;
+        memset(&z->jobs[i], 0, sizeof z->jobs[i]); /* strings moved */
+    }
+    a->n = nrows;
+    a->n_jobs = njobs;
+    b->samples = *a;
+    memset(a, 0, sizeof *a);
+    ok = 1;
+out:
+    vf_table_free(&h[0].t);
+    vf_table_free(&h[1].t);
+    free(second);
+    return oom ? -1 : ok;
 }
 
 /* Parses samples.csv into b->samples; records every problem. */
@@ -372,59 +592,44 @@ static void vf_samples(vb_bundle *b, ev_vreport *r)
 {
     const vb_member *m = vb_find(b, "samples.csv");
     ev_err err = {{0}};
-    ev_csv *c = NULL;
     vf_state s;
     memset(&s, 0, sizeof s);
     s.b = b;
     s.r = r;
+    s.t = &b->samples;
     if (!m) {
         vr_not_run(r, VR_FORMATS, "samples.csv is missing (check 2)");
         return;
     }
     if (m->len == 0 || m->data[m->len - 1] != '\n')
         vr_fail(r, VR_FORMATS, "samples.csv", "does not end with a newline");
+    else {
+        int fast = vf_samples_split(b, r, m);
+        if (fast < 0) {
+            r->oom = 1;
+            return;
+        }
+        if (fast) {
+            b->samples_ok = 1;
+            return;
+        }
+    }
     /* One allocation for every row: count the line ends first. */
-    size_t lines = 1, bytes;
-    for (const unsigned char *p = m->data, *end = m->data + m->len; (p = memchr(p, '\n', (size_t)(end - p)));
-         p++)
-        lines++;
+    size_t lines = vf_lines(m->data, m->len), bytes;
     if (ev_size_mul(lines, sizeof *b->samples.rows, &bytes) || !(b->samples.rows = malloc(bytes))) {
         r->oom = 1;
         return;
     }
     s.cap_rows = lines;
-    ev_status rc =
-        ev_csv_open((const char *)m->data, m->len, vb_samples_header, vb_samples_ncols, NULL, &c, &err);
-    if (rc == EV_ENOMEM) {
+    int header_bad = 0;
+    int rc = vf_parse(&s, (const char *)m->data, m->len, &header_bad, &err);
+    if (rc == EV_ENOMEM)
         r->oom = 1;
-        return;
-    }
-    if (rc) {
+    else if (header_bad) {
         vr_fail(r, VR_FORMATS, "samples.csv", "header: %s", err.msg);
         return;
-    }
-    for (;;) {
-        int have = 0;
-        rc = ev_csv_next(c, &have, &err);
-        if (rc == EV_ENOMEM) {
-            r->oom = 1;
-            break;
-        }
-        if (rc) {
-            /* A broken record (quoting, UTF-8, NUL, column count) ends reading:
-             * the reader cannot resynchronise reliably. */
-            s.fails++;
-            vr_fail(r, VR_FORMATS, "samples.csv", "%s", err.msg);
-            break;
-        }
-        if (!have)
-            break;
-        if (vf_row(&s, c)) {
-            r->oom = 1;
-            break;
-        }
-    }
-    ev_csv_close(c);
+    } else if (rc)
+        vr_fail(r, VR_FORMATS, "samples.csv", "%s", err.msg);
     if (s.fails > VF_MAX_ROW_FAILS)
         vr_fail(r, VR_FORMATS, "samples.csv", "%zu bad rows in all", s.fails);
     b->samples_ok = s.fails == 0 && !r->oom;

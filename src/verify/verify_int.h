@@ -155,6 +155,11 @@ const vb_member *vb_find(const vb_bundle *b, const char *name);
 
 /* ---- checks ------------------------------------------------------------- */
 
+/* samples.csv of at least this many bytes (and no '"') is read in two
+ * halves at once (verify_formats.c); 1 MiB.  Only the tests change it,
+ * to run every case through that path too. */
+extern size_t vb_split_min;
+
 void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r);
 void vc_formats(vb_bundle *b, ev_vreport *r);
 void vc_plan(vb_bundle *b, ev_vreport *r);
