@@ -731,6 +731,45 @@ static void edit_last_row(tm_list *l, double factor, int consistent, int dup)
     ev_buf_free(&out);
 }
 
+/* The start of field k (0-based) of the CSV line at p (no quotes). */
+static char *csv_field_at(char *p, int k)
+{
+    for (; k > 0; p++)
+        if (*p == ',')
+            k--;
+    return p;
+}
+
+/* samples.csv read in two halves: the first row of the second half made a
+ * duplicate of the row above it (its sample_index), which only the join of
+ * the halves can see, fails exactly as in one pass. */
+START_TEST(test_a_duplicate_row_at_the_seam_of_the_two_halves_fails_as_in_one_pass)
+{
+    size_t saved = vb_split_min;
+    for (int pass = 0; pass < 2; pass++) {
+        vb_split_min = pass ? 0 : (size_t)-1;
+        tm_list l;
+        tm_load(&l, g_good);
+        ev_buf *csv = tm_get(&l, "samples.csv");
+        char *mid = memchr(csv->data + csv->len / 2, '\n', csv->len - csv->len / 2), *prev = mid;
+        ck_assert_ptr_nonnull(mid);
+        while (prev > csv->data && prev[-1] != '\n')
+            prev--;
+        /* field 15 is sample_index; the fixture's seam rows are one job's
+         * consecutive hot samples with one-digit indexes */
+        char *a = csv_field_at(prev, 15), *b = csv_field_at(mid + 1, 15);
+        ck_assert(a[1] == ',' && b[1] == ',' && a[0] + 1 == b[0]);
+        b[0] = a[0];
+        ev_vreport *r = tamper_verify(&l, pass ? "seam2" : "seam1", NULL, NULL);
+        expect_fail(r, "formats", "samples.csv",
+                    "duplicate row (same job_id, attempt, timing, sample_index)");
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
+    vb_split_min = saved;
+}
+END_TEST
+
 START_TEST(test_extra_csv_row_fails_rederive_and_protocol)
 {
     tm_list l;
@@ -1630,6 +1669,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_extra_csv_row_fails_rederive_and_protocol);
     tcase_add_test(t, test_dropped_csv_row_fails_rederive_and_protocol);
     tcase_add_test(t, test_changed_timing_fails_rederive_median);
+    tcase_add_test(t, test_a_duplicate_row_at_the_seam_of_the_two_halves_fails_as_in_one_pass);
     tcase_add_test(t, test_changed_elapsed_alone_fails_rederive_per_op);
     tcase_add_test(t, test_sample_outside_the_wide_band_fails_protocol);
     tcase_add_test(t, test_a_preempted_sample_within_the_wide_band_is_not_a_protocol_failure);
