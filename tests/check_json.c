@@ -42,6 +42,31 @@ static ev_status check_str(const char *s, unsigned flags, ev_err *err)
 
 /* ---- acceptance ------------------------------------------------------ */
 
+/* A parsed tree's numbers become their exact %.17g text, at any depth. */
+START_TEST(test_canonicalised_numbers_print_as_their_exact_text)
+{
+    static const char doc[] = "{\"a\":0.1,\"b\":[1e2,-0,{\"c\":2.5}]}";
+    cJSON *tree = NULL;
+    ev_buf out = EV_BUF_INIT;
+    ev_err err = {""};
+    ck_assert_int_eq(ev_json_parse(doc, sizeof doc - 1, 0, &tree, &err), EV_OK);
+    ck_assert_int_eq(ev_json_canon_numbers(tree), EV_OK);
+    /* every number is now raw text (the printer alone would hide this) */
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(tree, "a");
+    const cJSON *b = cJSON_GetObjectItemCaseSensitive(tree, "b");
+    ck_assert(cJSON_IsRaw(a));
+    ck_assert_str_eq(a->valuestring, "0.10000000000000001");
+    ck_assert(cJSON_IsRaw(cJSON_GetArrayItem(b, 1)));
+    ck_assert_str_eq(cJSON_GetArrayItem(b, 1)->valuestring, "-0");
+    ck_assert(cJSON_IsRaw(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(b, 2), "c")));
+    ck_assert_int_eq(ev_json_print(tree, 0, &out), EV_OK);
+    ck_assert_str_eq(out.data, "{\"a\":0.10000000000000001,\"b\":[100,-0,{\"c\":2.5}]}\n");
+    ck_assert_int_eq(ev_json_check(out.data, out.len, EV_JSON_CANONICAL, &err), EV_OK);
+    cJSON_Delete(tree);
+    ev_buf_free(&out);
+}
+END_TEST
+
 START_TEST(test_a_plain_document_parses_into_a_tree)
 {
     static const char doc[] = " {\"a\": [1, -2.5, true, false, null], \"b\": {\"c\": \"d\"},"
@@ -735,6 +760,7 @@ static Suite *json_suite(void)
 
     tc = tcase_create("accept");
     tcase_add_test(tc, test_a_plain_document_parses_into_a_tree);
+    tcase_add_test(tc, test_canonicalised_numbers_print_as_their_exact_text);
     tcase_add_test(tc, test_escapes_and_raw_utf8_decode_to_the_same_bytes);
     tcase_add_test(tc, test_a_buffer_without_a_nul_is_read_only_up_to_n);
     tcase_add_test(tc, test_nesting_up_to_the_cap_is_accepted);

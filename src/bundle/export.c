@@ -1043,37 +1043,6 @@ static ev_status derive(xload *L, ev_err *err)
 
 /* ---- JSON building with a sticky status ------------------------------------ */
 
-/* Replaces every number of tree (recursively) by its exact %.17g raw text. */
-static ev_status canon_numbers(cJSON *tree)
-{
-    for (cJSON *it = tree ? tree->child : NULL; it;) {
-        cJSON *next = it->next;
-        if (cJSON_IsNumber(it)) {
-            char t[32];
-            if (ev_json_format_double(it->valuedouble, t))
-                return EV_EFORMAT;
-            cJSON *raw = cJSON_CreateRaw(t);
-            if (!raw)
-                return EV_ENOMEM;
-            /* in an object the replacement needs the key: ReplaceItemInObject
-             * sets it (keys are unique: the strict parser refused duplicates) */
-            cJSON_bool ok = cJSON_IsObject(tree)
-                                ? cJSON_ReplaceItemInObjectCaseSensitive(tree, it->string, raw)
-                                : cJSON_ReplaceItemViaPointer(tree, it, raw);
-            if (!ok) {
-                cJSON_Delete(raw);
-                return EV_ENOMEM;
-            }
-        } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
-            ev_status rc = canon_numbers(it);
-            if (rc)
-                return rc;
-        }
-        it = next;
-    }
-    return EV_OK;
-}
-
 /* ---- members ------------------------------------------------------------ */
 
 /* Appends a member (name copied, data taken over: freed with the bundle;
@@ -1491,7 +1460,7 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
         perr.msg[0] = '\0';
         ev_status prc = ev_json_parse(x->env_json, strlen(x->env_json), 0, &env, &perr);
         if (!prc)
-            prc = canon_numbers(env);
+            prc = ev_json_canon_numbers(env);
         if (prc == EV_ENOMEM && !b.rc)
             b.rc = EV_ENOMEM;
         if (prc) {
@@ -1775,7 +1744,7 @@ static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
             snprintf(dk, sizeof dk, "%s%s", is_dev ? "device_" : "", key);
             cJSON *copy = v && !b.rc ? cJSON_Duplicate(v, 1) : NULL;
             if (copy && (cJSON_IsObject(copy) || cJSON_IsArray(copy))) {
-                ev_status crc = canon_numbers(copy);
+                ev_status crc = ev_json_canon_numbers(copy);
                 if (crc && !b.rc)
                     b.rc = crc;
             } else if (copy && cJSON_IsNumber(copy)) {

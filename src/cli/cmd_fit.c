@@ -188,7 +188,7 @@ int ev_cmd_fit(int argc, char **argv)
 
     if (obs_path) {
         if ((rc = ev_read_file(obs_path, &in, &err))) {
-            fprintf(stderr, "evident fit: %s: %s\n", obs_path, err.msg);
+            fprintf(stderr, "evident fit: %s\n", err.msg); /* err names the path */
             code = EV_EXIT_USAGE;
             goto out;
         }

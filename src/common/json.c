@@ -1046,3 +1046,34 @@ ev_status ev_json_get_array(const cJSON *obj, const char *key, const cJSON **out
     *out = it;
     return EV_OK;
 }
+
+/* See json.h. */
+ev_status ev_json_canon_numbers(cJSON *tree)
+{
+    for (cJSON *it = tree ? tree->child : NULL; it;) {
+        cJSON *next = it->next;
+        if (cJSON_IsNumber(it)) {
+            char t[32];
+            if (ev_json_format_double(it->valuedouble, t))
+                return EV_EFORMAT;
+            cJSON *raw = cJSON_CreateRaw(t);
+            if (!raw)
+                return EV_ENOMEM;
+            /* in an object the replacement needs the key: ReplaceItemInObject
+             * sets it (keys are unique: the strict parser refused duplicates) */
+            cJSON_bool ok = cJSON_IsObject(tree)
+                                ? cJSON_ReplaceItemInObjectCaseSensitive(tree, it->string, raw)
+                                : cJSON_ReplaceItemViaPointer(tree, it, raw);
+            if (!ok) {
+                cJSON_Delete(raw);
+                return EV_ENOMEM;
+            }
+        } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
+            ev_status rc = ev_json_canon_numbers(it);
+            if (rc)
+                return rc;
+        }
+        it = next;
+    }
+    return EV_OK;
+}

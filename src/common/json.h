@@ -100,4 +100,10 @@ ev_status ev_json_get_array(const cJSON *obj, const char *key, const cJSON **out
  * ones as null, so a parsed tree re-prints canonical; raw items verbatim. */
 ev_status ev_json_print(const cJSON *tree, int pretty, ev_buf *out);
 
+/* Replaces every number item of tree, recursively, by raw text holding
+ * its exact %.17g form, so a parsed tree prints canonically.  EV_EFORMAT
+ * for a non-finite number, EV_ENOMEM; the tree may be partly converted on
+ * failure. */
+ev_status ev_json_canon_numbers(cJSON *tree);
+
 #endif
