@@ -1028,28 +1028,5 @@ out:
 /* See figures.h. */
 ev_status ev_figures_canon(cJSON *tree)
 {
-    for (cJSON *it = tree ? tree->child : NULL; it;) {
-        cJSON *next = it->next;
-        if (cJSON_IsNumber(it)) {
-            char t[32];
-            if (ev_json_format_double(it->valuedouble, t))
-                return EV_EFORMAT;
-            cJSON *raw = cJSON_CreateRaw(t);
-            if (!raw)
-                return EV_ENOMEM;
-            cJSON_bool ok = cJSON_IsObject(tree)
-                                ? cJSON_ReplaceItemInObjectCaseSensitive(tree, it->string, raw)
-                                : cJSON_ReplaceItemViaPointer(tree, it, raw);
-            if (!ok) {
-                cJSON_Delete(raw);
-                return EV_ENOMEM;
-            }
-        } else if (cJSON_IsObject(it) || cJSON_IsArray(it)) {
-            ev_status rc = ev_figures_canon(it);
-            if (rc)
-                return rc;
-        }
-        it = next;
-    }
-    return EV_OK;
+    return ev_json_canon_numbers(tree);
 }
