@@ -1011,40 +1011,42 @@ ev_status ev_json_get_str(const cJSON *obj, const char *key, const char **out, e
     return EV_OK;
 }
 
-ev_status ev_json_get_bool(const cJSON *obj, const char *key, int *out, ev_err *err)
+/* Finds key in obj and checks its type with is_type; OUT: *out.  The
+ * error names the key, the expected kind (what) and what was found. */
+static ev_status get_typed(const cJSON *obj, const char *key, cJSON_bool (*is_type)(const cJSON *),
+                           const char *what, const cJSON **out, ev_err *err)
 {
     const cJSON *it = NULL;
     ev_status rc = get_member(obj, key, &it, err);
     if (rc)
         return rc;
-    if (!cJSON_IsBool(it))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected a boolean, found %s", key, type_name(it));
+    if (!is_type(it))
+        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected %s, found %s", key, what, type_name(it));
+    *out = it;
+    return EV_OK;
+}
+
+/* See json.h. */
+ev_status ev_json_get_bool(const cJSON *obj, const char *key, int *out, ev_err *err)
+{
+    const cJSON *it = NULL;
+    ev_status rc = get_typed(obj, key, cJSON_IsBool, "a boolean", &it, err);
+    if (rc)
+        return rc;
     *out = cJSON_IsTrue(it) ? 1 : 0;
     return EV_OK;
 }
 
+/* See json.h. */
 ev_status ev_json_get_object(const cJSON *obj, const char *key, const cJSON **out, ev_err *err)
 {
-    const cJSON *it = NULL;
-    ev_status rc = get_member(obj, key, &it, err);
-    if (rc)
-        return rc;
-    if (!cJSON_IsObject(it))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an object, found %s", key, type_name(it));
-    *out = it;
-    return EV_OK;
+    return get_typed(obj, key, cJSON_IsObject, "an object", out, err);
 }
 
+/* See json.h. */
 ev_status ev_json_get_array(const cJSON *obj, const char *key, const cJSON **out, ev_err *err)
 {
-    const cJSON *it = NULL;
-    ev_status rc = get_member(obj, key, &it, err);
-    if (rc)
-        return rc;
-    if (!cJSON_IsArray(it))
-        return ev_err_set(err, EV_EFORMAT, "\"%s\": expected an array, found %s", key, type_name(it));
-    *out = it;
-    return EV_OK;
+    return get_typed(obj, key, cJSON_IsArray, "an array", out, err);
 }
 
 /* See json.h. */
