@@ -198,6 +198,26 @@ START_TEST(test_size_arithmetic_detects_overflow)
 }
 END_TEST
 
+/* ev_alloc_big: small sizes are plain memory; large ones start on a 2 MiB
+ * boundary (where huge pages can back them) and are whole and writable;
+ * sizes that cannot be rounded up are refused. */
+START_TEST(test_alloc_big_aligns_large_arrays_and_refuses_absurd_sizes)
+{
+    unsigned char *small = ev_alloc_big(100);
+    ck_assert_ptr_nonnull(small);
+    memset(small, 1, 100);
+    free(small);
+    size_t n = ((size_t)9 << 20) + 123;
+    unsigned char *big = ev_alloc_big(n);
+    ck_assert_ptr_nonnull(big);
+    ck_assert_uint_eq((uintptr_t)big % ((uintptr_t)2 << 20), 0);
+    memset(big, 0xa5, n);
+    ck_assert_uint_eq(big[n - 1], 0xa5);
+    free(big);
+    ck_assert_ptr_null(ev_alloc_big(SIZE_MAX - 5));
+}
+END_TEST
+
 START_TEST(test_write_then_read_file_round_trips_bytes)
 {
     char path[512];
@@ -483,6 +503,7 @@ static Suite *common_suite(void)
     tcase_add_test(tc, test_buf_refuses_sizes_that_overflow);
     tcase_add_test(tc, test_buf_steal_hands_over_the_storage);
     tcase_add_test(tc, test_size_arithmetic_detects_overflow);
+    tcase_add_test(tc, test_alloc_big_aligns_large_arrays_and_refuses_absurd_sizes);
     tcase_add_test(tc, test_write_then_read_file_round_trips_bytes);
     tcase_add_test(tc, test_write_file_replaces_an_existing_file_whole);
     tcase_add_test(tc, test_read_of_an_empty_file_gives_an_empty_string);

@@ -194,6 +194,42 @@ END_TEST
 
 /* ---- refusals -------------------------------------------------------- */
 
+/* ev_csv_pos says where the next record starts; ev_csv_seek moves there
+ * (or to any record start) and numbers its line as told; beyond the input
+ * or line 0 is refused and leaves the reader as it was. */
+START_TEST(test_pos_and_seek_skip_to_a_record_and_number_its_line)
+{
+    const char *s = "a,b,c\n1,2,3\n4,5,6\n7,x\n";
+    ev_csv *c = NULL;
+    ev_err err;
+    int have = 0;
+    ck_assert_int_eq(open_abc(s, &c, &err), EV_OK);
+    ck_assert_uint_eq(ev_csv_pos(c), 6);
+    ck_assert_int_eq(ev_csv_next(c, &have, &err), EV_OK);
+    ck_assert_uint_eq(ev_csv_pos(c), 12);
+    ck_assert_str_eq(ev_csv_field(c, 0), "1");
+    ck_assert_int_eq(ev_csv_seek(c, strlen(s) + 1, 3), EV_EINVAL);
+    ck_assert_int_eq(ev_csv_seek(c, 12, 0), EV_EINVAL);
+    ck_assert_str_eq(ev_csv_field(c, 0), "1");
+    /* skip "4,5,6" unread; the broken record is then line 40 as told */
+    ck_assert_int_eq(ev_csv_seek(c, 18, 40), EV_OK);
+    ck_assert_ptr_null(ev_csv_field(c, 0));
+    ck_assert_int_eq(ev_csv_next(c, &have, &err), EV_EFORMAT);
+    ck_assert_str_eq(err.msg, "line 40: 2 fields, expected 3");
+    /* back to a record already read */
+    ck_assert_int_eq(ev_csv_seek(c, 12, 3), EV_OK);
+    ck_assert_int_eq(ev_csv_next(c, &have, &err), EV_OK);
+    ck_assert_int_eq(have, 1);
+    ck_assert_uint_eq(ev_csv_line(c), 3);
+    ck_assert_str_eq(ev_csv_field(c, 2), "6");
+    /* the end of the input: no more records */
+    ck_assert_int_eq(ev_csv_seek(c, strlen(s), 9), EV_OK);
+    ck_assert_int_eq(ev_csv_next(c, &have, &err), EV_OK);
+    ck_assert_int_eq(have, 0);
+    ev_csv_close(c);
+}
+END_TEST
+
 START_TEST(test_a_wrong_header_is_refused)
 {
     ck_csv_refused("a,x,c\n1,2,3\n", "line 1: header is \"a,x,c\", expected \"a,b,c\"");
@@ -485,6 +521,7 @@ static Suite *csv_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("refuse");
+    tcase_add_test(tc, test_pos_and_seek_skip_to_a_record_and_number_its_line);
     tcase_add_test(tc, test_a_wrong_header_is_refused);
     tcase_add_test(tc, test_a_wrong_optional_column_is_refused);
     tcase_add_test(tc, test_empty_input_and_a_bom_are_refused);

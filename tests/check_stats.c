@@ -237,6 +237,71 @@ START_TEST(test_sort_orders_values_with_negative_zero_first)
 }
 END_TEST
 
+/* The reference orders: by value with -0 before +0 (sort), and by value
+ * with -0 == +0, then position (argsort). */
+static int ref_cmp(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    if (a != b)
+        return a < b ? -1 : 1;
+    return (signbit(b) != 0) - (signbit(a) != 0);
+}
+static const double *g_ref_v;
+static int ref_cmp_pos(const void *pa, const void *pb)
+{
+    uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+    if (g_ref_v[a] != g_ref_v[b])
+        return g_ref_v[a] < g_ref_v[b] ? -1 : 1;
+    return (a > b) - (a < b);
+}
+
+/* Sizes on both sides of the radix threshold, values drawn with many ties,
+ * both zeros, infinities, subnormals and negatives: the sort gives the
+ * bits of a comparison sort, and the argsort its positions. */
+START_TEST(test_sort_and_argsort_equal_a_comparison_sort_bit_for_bit)
+{
+    static const double pool[] = {0.0,      -0.0,      1.0,     -1.0,     2.5, -2.5,  1e-310, -1e-310,
+                                  INFINITY, -INFINITY, DBL_MAX, -DBL_MAX, 3.0, 0.125, 1e300,  -7.75};
+    uint64_t st = 0x9e3779b97f4a7c15ULL;
+    for (size_t n = 0; n <= 1200; n += n < 140 ? 1 : 97) {
+        double *v = malloc((n + 1) * sizeof *v), *got = malloc((n + 1) * sizeof *v),
+               *want = malloc((n + 1) * sizeof *v);
+        uint32_t *ord = malloc((n + 1) * sizeof *ord), *word = malloc((n + 1) * sizeof *word);
+        ck_assert(v && got && want && ord && word);
+        for (size_t i = 0; i < n; i++) {
+            st ^= st << 13;
+            st ^= st >> 7;
+            st ^= st << 17;
+            if (st % 3)
+                v[i] = pool[(st >> 8) % (sizeof pool / sizeof pool[0])];
+            else
+                v[i] = ((double)(int64_t)(st >> 11) - 4503599627370496.0) * 1e-6;
+            word[i] = (uint32_t)i;
+        }
+        memcpy(want, v, n * sizeof *v);
+        qsort(want, n, sizeof *want, ref_cmp);
+        ck_assert_int_eq(ev_sort_doubles(v, n, got), EV_OK);
+        ck_assert_msg(n == 0 || !memcmp(got, want, n * sizeof *v), "sort differs at n = %zu", n);
+        g_ref_v = v;
+        qsort(word, n, sizeof *word, ref_cmp_pos);
+        ck_assert_int_eq(ev_argsort_doubles(v, n, ord), EV_OK);
+        ck_assert_msg(n == 0 || !memcmp(ord, word, n * sizeof *ord), "argsort differs at n = %zu", n);
+        free(v);
+        free(got);
+        free(want);
+        free(ord);
+        free(word);
+    }
+    double bad[100];
+    uint32_t o[100];
+    for (int i = 0; i < 100; i++)
+        bad[i] = i;
+    bad[70] = NAN;
+    ck_assert_int_eq(ev_argsort_doubles(bad, 100, o), EV_EINVAL);
+    ck_assert_int_eq(ev_sort_doubles(bad, 100, bad), EV_EINVAL);
+}
+END_TEST
+
 START_TEST(test_sort_refuses_nan_and_leaves_out_untouched)
 {
     double v[] = {1, NAN}, out[2] = {7, 7};
@@ -275,6 +340,7 @@ static Suite *stats_suite(void)
     tc = tcase_create("sort");
     tcase_add_test(tc, test_sort_orders_values_with_negative_zero_first);
     tcase_add_test(tc, test_sort_refuses_nan_and_leaves_out_untouched);
+    tcase_add_test(tc, test_sort_and_argsort_equal_a_comparison_sort_bit_for_bit);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -770,6 +770,137 @@ START_TEST(test_a_duplicate_row_at_the_seam_of_the_two_halves_fails_as_in_one_pa
 }
 END_TEST
 
+/* The start of line k (0-based) of b, and its length with the LF. */
+static size_t line_at(const ev_buf *b, size_t k, size_t *len)
+{
+    size_t at = 0;
+    for (; k > 0; k--)
+        at = (size_t)((char *)memchr(b->data + at, '\n', b->len - at) - b->data) + 1;
+    *len = (size_t)((char *)memchr(b->data + at, '\n', b->len - at) - (b->data + at)) + 1;
+    return at;
+}
+
+/* 1 when lines a and b of samples.csv share cells 0..13 and 20..22 (b
+ * would be a continuation row of a). */
+static int same_repeated_cells(const char *a, const char *b)
+{
+    const char *fa = a, *fb = b;
+    for (int k = 0; k < 23; k++) {
+        size_t la = strcspn(fa, ",\n"), lb = strcspn(fb, ",\n");
+        if ((k < 14 || k >= 20) && (la != lb || memcmp(fa, fb, la)))
+            return 0;
+        fa += la + 1;
+        fb += lb + 1;
+    }
+    return 1;
+}
+
+/* The continuation rule of verify_samples.c decides and words every
+ * verdict as the reference reading (vf_row on every record) does: a
+ * mid-file row that repeats the row above it, edited one way at a time,
+ * is verified both ways and the two reports must be equal, word for
+ * word. */
+START_TEST(test_continuation_rows_are_judged_as_the_reference_reading_judges_them)
+{
+    static const struct {
+        int field;          /* cell to replace, or -1: see text */
+        const char *text;   /* the new cell; for -1: "crlf", "extra", "noncanon" */
+        const char *expect; /* a failure under formats, or NULL (same verdict) */
+    } edits[] = {
+        {14, "warm", "timing is neither hot nor cold"},
+        {14, "hot ", "timing is neither hot nor cold"},
+        {15, "01", "not a decimal integer"},
+        {15, "-1", "sample_index below 0"},
+        {15, "0", NULL},
+        {16, "0", "replays or ops_per_graph below 1"},
+        {16, "1000000000000000000", "not a decimal integer"},
+        {17, "-0", "not a decimal integer"},
+        {18, "x", "not a finite decimal number"},
+        {18, "1e400", "not a finite decimal number"},
+        {19, "0.5", NULL},
+        {19, "5e-7", "canonical"},
+        {19, "4.9999999999999998e-07", NULL},
+        {20, "another/key", "job-level cells differ"},
+        {21, "999", "attempt_id or attempt_outcome differs"},
+        {22, "failed-exit", "attempt_id or attempt_outcome differs"},
+        {22, "crashed", "attempt_outcome is not an outcome name"},
+        {23, "abc", "not a decimal integer"},
+        {23, "1980", NULL},
+        {23, "-0", "not a decimal integer"},
+        {13, "failed-exit", "job-level cells differ"},
+        {-1, "noncanon", "canonical"},
+        {-1, "crlf", NULL},
+        {-1, "extra", "25 fields, expected 24"},
+    };
+    tm_list l;
+    tm_load(&l, g_good);
+    ev_buf *csv = tm_get(&l, "samples.csv");
+    /* a row in the middle whose predecessor it continues, with a
+     * successor that continues it in turn */
+    size_t k = 0, n_lines = 0, len, plen, nlen;
+    for (size_t i = 0; i < csv->len; i++)
+        n_lines += csv->data[i] == '\n';
+    for (k = n_lines / 2; k + 1 < n_lines; k++) {
+        size_t p = line_at(csv, k - 1, &plen), c = line_at(csv, k, &len), x = line_at(csv, k + 1, &nlen);
+        if (same_repeated_cells(csv->data + p, csv->data + c) &&
+            same_repeated_cells(csv->data + c, csv->data + x))
+            break;
+    }
+    ck_assert_uint_lt(k + 1, n_lines);
+    ev_buf orig = EV_BUF_INIT;
+    ck_assert_int_eq(ev_buf_append(&orig, csv->data, csv->len), EV_OK);
+    int saved = vb_fast_rows;
+    for (size_t e = 0; e < sizeof edits / sizeof edits[0]; e++) {
+        size_t at = line_at(&orig, k, &len);
+        char line[1024], *f[32];
+        ck_assert_uint_lt(len, sizeof line);
+        memcpy(line, orig.data + at, len);
+        line[len] = '\0';
+        size_t nf = split(line, f);
+        ck_assert_uint_eq(nf, 24);
+        char canon[40];
+        const char *tail = "\n";
+        if (edits[e].field >= 0) {
+            f[edits[e].field] = (char *)edits[e].text;
+        } else if (!strcmp(edits[e].text, "noncanon")) {
+            ck_assert_ptr_nonnull(strchr(f[18], '.'));
+            snprintf(canon, sizeof canon, "%s0", f[18]); /* same value, one zero more */
+            f[18] = canon;
+        } else if (!strcmp(edits[e].text, "crlf")) {
+            tail = "\r\n";
+        } else {
+            tail = ",\n";
+        }
+        ev_buf out = EV_BUF_INIT;
+        ck_assert_int_eq(ev_buf_append(&out, orig.data, at), EV_OK);
+        for (size_t i = 0; i < nf; i++)
+            ck_assert_int_eq(ev_buf_printf(&out, "%s%s", f[i], i + 1 < nf ? "," : tail), EV_OK);
+        ck_assert_int_eq(ev_buf_append(&out, orig.data + at + len, orig.len - at - len), EV_OK);
+        tm_set(&l, "samples.csv", out.data, out.len);
+        ev_buf_free(&out);
+        char *text[2];
+        for (int fast = 0; fast < 2; fast++) {
+            vb_fast_rows = fast;
+            ev_vreport *r = tamper_verify(&l, "controw", NULL, NULL);
+            if (edits[e].expect)
+                ck_assert_msg(has_failure(r, "formats", "samples.csv", edits[e].expect),
+                              "edit %zu (fast %d): expected ...%s...; got:\n%s", e, fast, edits[e].expect,
+                              report_text(r));
+            text[fast] = strdup(report_text(r));
+            ck_assert_ptr_nonnull(text[fast]);
+            ev_vreport_free(r);
+        }
+        vb_fast_rows = saved;
+        ck_assert_msg(!strcmp(text[0], text[1]), "edit %zu: the reports differ:\nreference:\n%s\nfast:\n%s",
+                      e, text[0], text[1]);
+        free(text[0]);
+        free(text[1]);
+    }
+    ev_buf_free(&orig);
+    tm_free(&l);
+}
+END_TEST
+
 START_TEST(test_extra_csv_row_fails_rederive_and_protocol)
 {
     tm_list l;
@@ -1462,7 +1593,42 @@ START_TEST(test_fast_double_text_equals_snprintf_17g)
         snprintf(a, sizeof a, "%.17g", v);
         ck_assert_int_eq(vb_format17(v, b), 0);
         ck_assert_str_eq(a, b);
+        /* vb_read17 reads the canonical text back to the same bits (it must
+         * within its range), and refuses every other text of the value */
+        double back;
+        int rc = vb_read17(a, strlen(a), &back);
+        if (fabs(v) >= 1e-5 && fabs(v) < 1e15)
+            ck_assert_msg(rc == 0, "vb_read17 refused %s", a);
+        if (rc == 0)
+            ck_assert_msg(!memcmp(&back, &v, sizeof v), "vb_read17(%s) gave %.17g", a, back);
+        char other[40];
+        snprintf(other, sizeof other, "%s%s", a, strchr(a, '.') || strchr(a, 'e') ? "0" : ".0");
+        if (!strchr(a, 'e'))
+            ck_assert_int_eq(vb_read17(other, strlen(other), &back), -1);
+        snprintf(other, sizeof other, "+%s", a);
+        ck_assert_int_eq(vb_read17(other, strlen(other), &back), -1);
+        /* a shorter text may be another double's canonical text: then
+         * that double's, never a wrong one */
+        snprintf(other, sizeof other, "%.16g", v);
+        if (vb_read17(other, strlen(other), &back) == 0) {
+            ck_assert_int_eq(vb_format17(back, b), 0);
+            ck_assert_str_eq(b, other);
+        }
     }
+    static const char *const refused[] = {"",     "-",   ".",   "e5",  "1e", "1e+", "0.0",
+                                          "-0.0", "00",  "01",  "1.",  ".5", "1E5", "100000000000000000000",
+                                          "0x10", "inf", "nan", "1e5", "1 ", " 1",  "1..2",
+                                          "--1"};
+    double back;
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        ck_assert_msg(vb_read17(refused[i], strlen(refused[i]), &back) == -1, "vb_read17 took \"%s\"",
+                      refused[i]);
+    ck_assert_int_eq(vb_read17("0", 1, &back), 0);
+    ck_assert(back == 0.0 && !signbit(back));
+    ck_assert_int_eq(vb_read17("-0", 2, &back), 0);
+    ck_assert(back == 0.0 && signbit(back));
+    ck_assert_int_eq(vb_read17("1e+20", 5, &back), 0);
+    ck_assert(back == 1e20);
 }
 END_TEST
 
@@ -1670,6 +1836,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_dropped_csv_row_fails_rederive_and_protocol);
     tcase_add_test(t, test_changed_timing_fails_rederive_median);
     tcase_add_test(t, test_a_duplicate_row_at_the_seam_of_the_two_halves_fails_as_in_one_pass);
+    tcase_add_test(t, test_continuation_rows_are_judged_as_the_reference_reading_judges_them);
     tcase_add_test(t, test_changed_elapsed_alone_fails_rederive_per_op);
     tcase_add_test(t, test_sample_outside_the_wide_band_fails_protocol);
     tcase_add_test(t, test_a_preempted_sample_within_the_wide_band_is_not_a_protocol_failure);

@@ -344,43 +344,24 @@ typedef struct fsamp {
     const mtab *mt; /* the exact rank law of n, or NULL: resample */
 } fsamp;
 
-/* Values being argsorted (qsort has no context argument). */
-typedef struct rank_item {
-    double v;
-    uint32_t pos;
-} rank_item;
-
-/* Orders by value, then position (a total order: NaN was refused). */
-static int cmp_rank_item(const void *pa, const void *pb)
-{
-    const rank_item *a = pa, *b = pb;
-    if (a->v != b->v)
-        return a->v < b->v ? -1 : 1;
-    return (a->pos > b->pos) - (a->pos < b->pos);
-}
-
-/* Prepares v[0..n) (n < 2^32).  OUT: *s (free with fsamp_free). */
+/* Prepares v[0..n) (n < 2^32, no NaN).  OUT: *s (free with fsamp_free). */
 static ev_status fsamp_init(const double *v, size_t n, fsamp *s)
 {
-    rank_item *it = calloc(n + 1, sizeof *it);
+    uint32_t *order = calloc(n + 1, sizeof *order);
     s->sorted = calloc(n + 1, sizeof *s->sorted);
     s->rank = calloc(n + 1, sizeof *s->rank);
     s->n = n;
     s->mt = NULL;
-    if (!it || !s->sorted || !s->rank) {
-        free(it);
+    if (!order || !s->sorted || !s->rank || ev_argsort_doubles(v, n, order)) {
+        free(order);
         return EV_ENOMEM;
     }
-    for (size_t i = 0; i < n; i++) {
-        it[i].v = v[i];
-        it[i].pos = (uint32_t)i;
-    }
-    qsort(it, n, sizeof *it, cmp_rank_item);
+    /* by value, then position: equal values keep their order */
     for (size_t r = 0; r < n; r++) {
-        s->sorted[r] = it[r].v;
-        s->rank[it[r].pos] = (uint32_t)r;
+        s->sorted[r] = v[order[r]];
+        s->rank[order[r]] = (uint32_t)r;
     }
-    free(it);
+    free(order);
     return EV_OK;
 }
 
@@ -439,49 +420,18 @@ static int cmp_double(const void *pa, const void *pb)
 
 /*
  * Sorts v[0..n) ascending in place (no NaN).  When every value has its sign
- * bit clear (+0, positive, +inf), the IEEE bit patterns order like the
- * values, so an LSD radix sort over the 64-bit patterns is used (a pass is
- * skipped when all values share that byte); otherwise qsort.  Either way
- * the result is the one sorted order of the multiset.
+ * bit clear (+0, positive, +inf) the order is unique and ev_sort_doubles
+ * (a radix sort) gives it; otherwise qsort, as always (equal -0 and +0 in
+ * the order it leaves them).
  */
 static void sort_doubles(double *v, size_t n)
 {
-    uint64_t *a = NULL, *t = NULL;
-    int radix = n > 64;
-    for (size_t i = 0; i < n && radix; i++) {
-        uint64_t bits;
-        memcpy(&bits, &v[i], sizeof bits);
-        radix = !(bits >> 63);
-    }
-    if (radix) {
-        a = malloc(n * sizeof *a);
-        t = malloc(n * sizeof *t);
-        radix = a && t;
-    }
-    if (!radix) {
-        free(a);
-        free(t);
-        qsort(v, n, sizeof *v, cmp_double);
-        return;
-    }
-    memcpy(a, v, n * sizeof *a);
-    for (int shift = 0; shift < 64; shift += 8) {
-        size_t cnt[257] = {0};
-        for (size_t i = 0; i < n; i++)
-            cnt[((a[i] >> shift) & 0xffu) + 1]++;
-        if (cnt[((a[0] >> shift) & 0xffu) + 1] == n)
-            continue; /* every value has this byte: the pass changes nothing */
-        for (int k = 0; k < 256; k++)
-            cnt[k + 1] += cnt[k];
-        for (size_t i = 0; i < n; i++)
-            t[cnt[(a[i] >> shift) & 0xffu]++] = a[i];
-        uint64_t *sw = a;
-        a = t;
-        t = sw;
-    }
-    memcpy(v, a, n * sizeof *v);
-    free(a);
-    free(t);
+    for (size_t i = 0; i < n; i++)
+        if (signbit(v[i])) {
+            qsort(v, n, sizeof *v, cmp_double);
+            return;
+        }
+    (void)ev_sort_doubles(v, n, v);
 }
 
 /* Type-7 quantile of sorted s[0..n), n >= 1: ev_quantile's expression. */

@@ -17,8 +17,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+void *ev_alloc_big(size_t n)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (n < 2 * huge)
+        return malloc(n);
+    if (n > SIZE_MAX - huge)
+        return NULL;
+    size_t rounded = (n + huge - 1) / huge * huge;
+    void *p = aligned_alloc(huge, rounded);
+#ifdef MADV_HUGEPAGE
+    if (p)
+        (void)madvise(p, rounded, MADV_HUGEPAGE);
+#endif
+    return p;
+}
 
 /* Returns 0 and sets *out = a * b, or 1 (out untouched) on overflow. */
 int ev_size_mul(size_t a, size_t b, size_t *out)

@@ -39,6 +39,13 @@ ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err);
 /* Writes bytes to path atomically (temp file + fsync + rename). */
 ev_status ev_write_file(const char *path, const void *p, size_t n, ev_err *err);
 
+/* Memory for one large array or text of n bytes (n > 0), freed with
+ * free(); NULL when out of memory.  From 4 MiB up it is aligned to 2 MiB
+ * and advised to use transparent huge pages, so that filling it costs a
+ * few hundred page faults rather than one per 4 KiB (a kernel without
+ * them ignores the advice). */
+void *ev_alloc_big(size_t n);
+
 /* Checked size arithmetic: return 0 and set *out, or 1 on overflow. */
 int ev_size_mul(size_t a, size_t b, size_t *out);
 int ev_size_add(size_t a, size_t b, size_t *out);

@@ -358,6 +358,21 @@ size_t ev_csv_line(const ev_csv *c)
     return c->rec_line;
 }
 
+size_t ev_csv_pos(const ev_csv *c)
+{
+    return c->pos;
+}
+
+ev_status ev_csv_seek(ev_csv *c, size_t pos, size_t line)
+{
+    if (pos > c->n || line == 0)
+        return EV_EINVAL;
+    c->pos = pos;
+    c->line = line;
+    c->have_row = 0;
+    return EV_OK;
+}
+
 const char *ev_csv_field(const ev_csv *c, size_t col)
 {
     if (!c->have_row || col >= c->nf)

@@ -43,6 +43,15 @@ const char *ev_csv_header(const ev_csv *c, size_t col);
 ev_status ev_csv_next(ev_csv *c, int *have_row, ev_err *err);
 /* 1-based line number of the current record. */
 size_t ev_csv_line(const ev_csv *c);
+/* Byte offset in the input where the next record starts (after the
+ * current one's line end). */
+size_t ev_csv_pos(const ev_csv *c);
+/* Moves the reader to byte offset pos (<= the input length), which the
+ * caller knows to start a record (a reader of text without quotes may skip
+ * records it has checked itself), calling the physical line there `line`
+ * in messages.  The current record, if any, is dropped.  EV_EINVAL when
+ * pos is beyond the input or line is 0. */
+ev_status ev_csv_seek(ev_csv *c, size_t pos, size_t line);
 
 /* Field col (0-based) of the current record, unquoted, NUL-terminated,
  * valid until the next ev_csv_next; NULL when there is no current record

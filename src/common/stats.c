@@ -8,6 +8,7 @@
 #include "stats.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,6 +25,52 @@ static int cmp_double(const void *pa, const void *pb)
     return (signbit(b) != 0) - (signbit(a) != 0);
 }
 
+/*
+ * The radix key of a non-NaN double: its bits with the sign bit flipped
+ * when positive, all bits flipped when negative, so that unsigned order of
+ * keys is cmp_double's order (-0 before +0).  With zero_tie, -0 takes +0's
+ * key (they then tie, as == has them).
+ */
+static uint64_t radix_key(double d, int zero_tie)
+{
+    uint64_t b;
+    if (zero_tie && d == 0)
+        d = 0.0;
+    memcpy(&b, &d, sizeof b);
+    return b >> 63 ? ~b : b | (UINT64_C(1) << 63);
+}
+
+/*
+ * Sorts key[0..n) ascending by a stable LSD radix sort over bytes (a pass
+ * is skipped when every key shares that byte), moving pos[] along when
+ * given.  tk and tp are scratch of n entries (tp when pos).  The result is
+ * left in key/pos.
+ */
+static void radix_sort(uint64_t *key, uint32_t *pos, size_t n, uint64_t *tk, uint32_t *tp)
+{
+    for (int shift = 0; shift < 64; shift += 8) {
+        size_t cnt[257] = {0};
+        for (size_t i = 0; i < n; i++)
+            cnt[((key[i] >> shift) & 0xffu) + 1]++;
+        if (cnt[((key[0] >> shift) & 0xffu) + 1] == n)
+            continue; /* every key has this byte: the pass changes nothing */
+        for (int k = 0; k < 256; k++)
+            cnt[k + 1] += cnt[k];
+        for (size_t i = 0; i < n; i++) {
+            size_t to = cnt[(key[i] >> shift) & 0xffu]++;
+            tk[to] = key[i];
+            if (pos)
+                tp[to] = pos[i];
+        }
+        memcpy(key, tk, n * sizeof *key);
+        if (pos)
+            memcpy(pos, tp, n * sizeof *pos);
+    }
+}
+
+/* Inputs this small are sorted with qsort (the radix passes cost more). */
+#define RADIX_MIN 64
+
 ev_status ev_sort_doubles(const double *v, size_t n, double *out)
 {
     size_t i;
@@ -32,8 +79,48 @@ ev_status ev_sort_doubles(const double *v, size_t n, double *out)
             return EV_EINVAL;
     if (n == 0)
         return EV_OK;
-    memmove(out, v, n * sizeof *v); /* n * 8 fits: v already holds n doubles */
-    qsort(out, n, sizeof *out, cmp_double);
+    size_t bytes;
+    uint64_t *key = NULL;
+    if (n > RADIX_MIN && !ev_size_mul(n, 2 * sizeof *key, &bytes))
+        key = malloc(bytes);
+    if (!key) { /* small, or no scratch: the same order by qsort */
+        memmove(out, v, n * sizeof *v);
+        qsort(out, n, sizeof *out, cmp_double);
+        return EV_OK;
+    }
+    for (i = 0; i < n; i++)
+        key[i] = radix_key(v[i], 0);
+    radix_sort(key, NULL, n, key + n, NULL);
+    for (i = 0; i < n; i++) { /* the key back to the double */
+        uint64_t b = key[i] >> 63 ? key[i] & ~(UINT64_C(1) << 63) : ~key[i];
+        memcpy(&out[i], &b, sizeof b);
+    }
+    free(key);
+    return EV_OK;
+}
+
+ev_status ev_argsort_doubles(const double *v, size_t n, uint32_t *order)
+{
+    size_t bytes;
+    if (n >= UINT32_MAX)
+        return EV_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (isnan(v[i]))
+            return EV_EINVAL;
+    if (n == 0)
+        return EV_OK;
+    if (ev_size_mul(n, 2 * sizeof(uint64_t) + sizeof(uint32_t), &bytes))
+        return EV_ENOMEM;
+    uint64_t *key = malloc(bytes);
+    if (!key)
+        return EV_ENOMEM;
+    uint32_t *tp = (uint32_t *)(key + 2 * n);
+    for (size_t i = 0; i < n; i++) {
+        key[i] = radix_key(v[i], 1);
+        order[i] = (uint32_t)i;
+    }
+    radix_sort(key, order, n, key + n, tp);
+    free(key);
     return EV_OK;
 }
 

@@ -18,6 +18,7 @@
 #define EV_STATS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "status.h"
 
@@ -36,5 +37,10 @@ ev_status ev_geomean_weighted(const double *v, const double *w, size_t n, double
 /* Sorts a copy ascending (total order, NaN refused) into out[n]; out may
  * equal v; n == 0 is fine.  EV_EINVAL (out untouched) for a NaN. */
 ev_status ev_sort_doubles(const double *v, size_t n, double *out);
+/* Positions of v[0..n) (n < 2^32, no NaN) in ascending order of value,
+ * equal values (-0 and +0 among them) in order of position: order[r] is
+ * the position of the value of rank r.  EV_EINVAL for a NaN or n >= 2^32;
+ * EV_ENOMEM. */
+ev_status ev_argsort_doubles(const double *v, size_t n, uint32_t *order);
 
 #endif

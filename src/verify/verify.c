@@ -98,18 +98,7 @@ void vb_free(vb_bundle *b)
     cJSON_Delete(b->model);
     cJSON_Delete(b->proof);
     cJSON_Delete(b->provenance);
-    for (size_t i = 0; i < b->samples.n_jobs; i++) {
-        vb_sjob *j = &b->samples.jobs[i];
-        free(j->op);
-        free(j->dtype);
-        free(j->role);
-        free(j->arm);
-        free(j->phase);
-        free(j->label);
-        free(j->outcome);
-        free(j->job_key);
-    }
-    free(b->samples.jobs);
+    vb_samples_free_jobs(&b->samples);
     free(b->samples.rows);
     free(b->vjobs);
     if (b->proto) {

@@ -159,6 +159,15 @@ const vb_member *vb_find(const vb_bundle *b, const char *name);
  * halves at once (verify_formats.c); 1 MiB.  Only the tests change it,
  * to run every case through that path too. */
 extern size_t vb_split_min;
+/* 1 (the default): continuation rows of samples.csv are checked by the
+ * cheap rule of verify_samples.c.  Only the tests set 0, to hold every case
+ * to the reference reading too. */
+extern int vb_fast_rows;
+/* Check 3's part for samples.csv (verify_samples.c): fills b->samples and
+ * b->samples_ok, recording every failure under "formats". */
+void vb_read_samples(vb_bundle *b, ev_vreport *r);
+/* Frees the job list of t and its strings (t's rows are the caller's). */
+void vb_samples_free_jobs(vb_samples *t);
 
 void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r);
 void vc_formats(vb_bundle *b, ev_vreport *r);
@@ -205,6 +214,16 @@ void vb_rows_of(const vb_bundle *b, int64_t job_id, int64_t attempt, size_t *fir
  * locale, for finite v: an exact 128-bit path for 1e-6 <= |v| < 2^53 and
  * zero, snprintf otherwise.  Returns -1 (buf untouched) for NaN/Inf. */
 int vb_format17(double v, char buf[32]);
+
+/* Reads s[0..n) when it is exactly vb_format17's text of some finite
+ * double, the cheap way: the digits give an estimate within two units in
+ * the last place, and the estimate and its neighbours are formatted until
+ * one gives s back (that double is then what strtod would read, since the
+ * %.17g text reads back to its bits).  Returns 0 and sets *out; -1 when no
+ * candidate gives s back, or s is out of the estimate's range (text not
+ * canonical, or too small or large: the caller decides with strtod and
+ * vb_format17, which is the rule). */
+int vb_read17(const char *s, size_t n, double *out);
 
 /* 1 when p[0..n) is valid UTF-8 (no overlongs, no surrogates). */
 int vb_utf8_valid(const unsigned char *p, size_t n);

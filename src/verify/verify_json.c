@@ -261,3 +261,90 @@ int vb_format17(double v, char buf[32])
     snprintf(buf + o, 32 - o, "e%c%02d", k < 0 ? '-' : '+', k < 0 ? -k : k);
     return 0;
 }
+
+/* 10^i for i in 0..22 as doubles: each exact. */
+static const double vb_pow10d[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+int vb_read17(const char *s, size_t n, double *out)
+{
+    size_t i = 0;
+    int neg = 0, seen_dot = 0, any = 0, nd = 0, dexp = 0;
+    uint64_t d = 0;
+    if (n == 0 || n > 31)
+        return -1;
+    if (s[0] == '-') {
+        neg = 1;
+        i++;
+    }
+    for (; i < n; i++) {
+        char ch = s[i];
+        if (ch >= '0' && ch <= '9') {
+            any = 1;
+            if (d || ch != '0') {
+                if (nd >= 19)
+                    return -1;
+                d = d * 10 + (uint64_t)(ch - '0');
+                nd++;
+            }
+            if (seen_dot)
+                dexp--;
+        } else if (ch == '.' && !seen_dot) {
+            seen_dot = 1;
+        } else {
+            break;
+        }
+    }
+    if (!any)
+        return -1;
+    if (i < n) {
+        int eneg = 0, e = 0, ne = 0;
+        if (s[i] != 'e')
+            return -1;
+        i++;
+        if (i < n && (s[i] == '+' || s[i] == '-'))
+            eneg = s[i++] == '-';
+        for (; i < n; i++) {
+            if (s[i] < '0' || s[i] > '9' || ne >= 4)
+                return -1;
+            e = e * 10 + (s[i] - '0');
+            ne++;
+        }
+        if (!ne)
+            return -1;
+        dexp += eneg ? -e : e;
+    }
+    double v;
+    if (d == 0)
+        v = 0.0;
+    else if (dexp >= 0 && dexp <= 22)
+        v = (double)d * vb_pow10d[dexp];
+    else if (dexp < 0 && dexp >= -22)
+        v = (double)d / vb_pow10d[-dexp];
+    else
+        return -1;
+    if (neg)
+        v = -v;
+    /* v, then one and two units either side */
+    double up = v, down = v;
+    for (int k = 0; k < 5; k++) {
+        double c = v;
+        if (k) {
+            if (k % 2) {
+                up = nextafter(up, INFINITY);
+                c = up;
+            } else {
+                down = nextafter(down, -INFINITY);
+                c = down;
+            }
+        }
+        char buf[32];
+        if (vb_format17(c, buf))
+            continue;
+        if (!strncmp(buf, s, n) && buf[n] == '\0') {
+            *out = c;
+            return 0;
+        }
+    }
+    return -1;
+}

@@ -951,21 +951,30 @@ static ev_status check_libzip_view(reader *r, zip_t *za, zip_uint64_t i, entry *
 
 /*
  * Reads entry i with zip_fread until it returns 0, holding it to its
- * declared size (one byte more is refused), then checks the CRC again and
- * hashes it.  OUT: *m filled (name and bytes allocated) when *good is 1;
- * a problem recorded when 0.  Returns EV_OK, or EV_ENOMEM with err set.
+ * declared size (one byte more is refused), and checks the CRC again and
+ * hashes it chunk by chunk as it arrives (while the chunk is in cache).
+ * The buffer is sized from the declared size at once (ev_alloc_big): the
+ * caps of stage 2 (member size, total, ratio) bound it before anything is
+ * inflated.
+ * OUT: *m filled (name and bytes allocated) when *good is 1; a problem
+ * recorded when 0.  Returns EV_OK, or EV_ENOMEM with err set.
  */
 static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *x, ev_zip_member *m,
                              int *good, ev_err *err)
 {
     ev_status rc = EV_OK;
     zip_file_t *zf = NULL;
-    unsigned char *buf = NULL, *grown;
+    unsigned char *buf = NULL;
     char *name = NULL;
-    size_t got = 0, cap = 0, want, limit = (size_t)x->usize + 1;
+    ev_sha256 *sha = NULL;
+    size_t got = 0, cap = (size_t)x->usize + 1, want;
     uLong crc = crc32(0L, Z_NULL, 0);
 
     *good = 0;
+    if (!(buf = ev_alloc_big(cap + 1)) || ev_sha256_new(&sha)) {
+        rc = ev_err_set(err, EV_ENOMEM, "zipread: out of memory reading a member");
+        goto out;
+    }
     zf = zip_fopen_index(za, i, 0);
     if (!zf) {
         rc = zip_error_problem(r, x, zip_get_error(za), err);
@@ -974,19 +983,11 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
     for (;;) {
         zip_int64_t got_now;
         if (got == cap) {
-            if (cap == limit) {
-                rc = ENTRY_PROBLEM(r, x,
-                                   "inflates past its declared size of %u bytes "
-                                   "(size fields lie)",
-                                   x->usize);
-                goto out;
-            }
-            cap = cap ? (cap > limit / 2 ? limit : cap * 2) : (limit < 65536 ? limit : 65536);
-            if (!(grown = realloc(buf, cap + 1))) {
-                rc = ev_err_set(err, EV_ENOMEM, "zipread: out of memory reading a member");
-                goto out;
-            }
-            buf = grown;
+            rc = ENTRY_PROBLEM(r, x,
+                               "inflates past its declared size of %u bytes "
+                               "(size fields lie)",
+                               x->usize);
+            goto out;
         }
         want = cap - got < READ_CHUNK ? cap - got : READ_CHUNK;
         got_now = zip_fread(zf, buf + got, want);
@@ -996,6 +997,11 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
         }
         if (got_now == 0)
             break;
+        crc = crc32(crc, buf + got, (uInt)got_now); /* <= READ_CHUNK */
+        if ((rc = ev_sha256_update(sha, buf + got, (size_t)got_now))) {
+            ev_err_set(err, rc, "zipread: SHA-256 failed");
+            goto out;
+        }
         got += (size_t)got_now;
     }
     if (got != x->usize) {
@@ -1005,7 +1011,6 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
                            got, x->usize);
         goto out;
     }
-    crc = crc32(crc, buf, (uInt)got); /* got <= 4 GiB - 1 (no ZIP64) */
     if (crc != x->crc) {
         rc = ENTRY_PROBLEM(r, x, "CRC mismatch: declared %08x, data gives %08lx", x->crc, crc);
         goto out;
@@ -1017,7 +1022,7 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
     }
     memcpy(name, x->name, x->name_len);
     name[x->name_len] = 0;
-    if ((rc = ev_sha256_buf(buf, got, m->sha256))) {
+    if ((rc = ev_sha256_final(sha, m->sha256))) {
         ev_err_set(err, rc, "zipread: SHA-256 failed");
         goto out;
     }
@@ -1034,6 +1039,7 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
 out:
     if (zf)
         zip_fclose(zf);
+    ev_sha256_free(sha);
     free(buf);
     free(name);
     return rc;

@@ -1,0 +1,752 @@
+/*
+ * verify_samples.c: samples.csv for check 3, "formats": the strict CSV
+ * reader with the documented 24-column header, every cell typed, the
+ * documented row order, doubles in canonical text, the job-level columns
+ * constant over each job's rows and the attempt-level ones over each
+ * attempt's.  The rows become the samples table that checks 4 to 6 use.
+ *
+ * The reference is vf_row, one record of the strict reader at a time.  Two
+ * ways make a large file cheap without changing any verdict or message:
+ *  - Continuation rows.  In text without '"' (so every LF ends a record),
+ *    a row whose first 14 cells (run_id .. outcome) and whose job_key,
+ *    attempt_id and attempt_outcome cells are byte for byte those of the
+ *    row accepted just before it repeats cells that vf_row has already
+ *    checked; only its own cells (timing, sample_index, replays,
+ *    ops_per_graph, elapsed_ms, per_op_us, sm_clock_mhz) and its order
+ *    after that row are left, and vf_continue checks exactly those.  Any
+ *    row it does not accept in full goes to the strict reader and vf_row,
+ *    which decide and report as always.
+ *  - Halves.  A large file without '"' is split at a line end near the
+ *    middle and the halves read at once, then joined with the checks the
+ *    seam needs; any failure in either half, or at the seam, reads the
+ *    whole file again in one pass, which reports as always.
+ */
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+#include "store/outcome.h"
+#include "verify_int.h"
+
+const char *const vb_samples_header[] = {
+    "run_id",       "job_id",     "attempt",         "op",           "rows",
+    "cols",         "stride",     "dtype",           "default_rows", "role",
+    "arm",          "phase",      "label",           "outcome",      "timing",
+    "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
+    "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz",
+};
+const size_t vb_samples_ncols = sizeof vb_samples_header / sizeof vb_samples_header[0];
+
+enum {
+    SC_RUN_ID,
+    SC_JOB_ID,
+    SC_ATTEMPT,
+    SC_OP,
+    SC_ROWS,
+    SC_COLS,
+    SC_STRIDE,
+    SC_DTYPE,
+    SC_DEFAULT_ROWS,
+    SC_ROLE,
+    SC_ARM,
+    SC_PHASE,
+    SC_LABEL,
+    SC_OUTCOME,
+    SC_TIMING,
+    SC_SAMPLE_INDEX,
+    SC_REPLAYS,
+    SC_OPS_PER_GRAPH,
+    SC_ELAPSED_MS,
+    SC_PER_OP_US,
+    SC_JOB_KEY,
+    SC_ATTEMPT_ID,
+    SC_ATTEMPT_OUTCOME,
+    SC_SM_CLOCK
+};
+
+/* Failures recorded per member before the rest are only counted. */
+#define VF_MAX_ROW_FAILS 50
+
+/* Returns 1 when text is exactly the canonical text of v: the %.17g text
+ * that ev_json_format_double and ev_csv_put_double write (vb_format17 gives
+ * the same bytes, faster; a test holds them equal). */
+static int vf_canonical_double(const char *text, double v)
+{
+    char buf[32];
+    if (vb_format17(v, buf))
+        return 0;
+    return !strcmp(buf, text);
+}
+
+/* Strict decimal integer s[0..n): optional '-', digits, no leading zeros,
+ * at most 18 digits, not "-0".  Returns 0 and sets *out, or -1. */
+static int vf_parse_int_n(const char *s, size_t n, int64_t *out)
+{
+    int neg = 0;
+    int64_t v = 0;
+    size_t i = 0;
+    if (n && s[0] == '-') {
+        neg = 1;
+        i = 1;
+    }
+    if (n - i > 18 || n == i || (s[i] == '0' && n - i > 1))
+        return -1;
+    for (; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (s[i] - '0');
+    }
+    if (neg && v == 0)
+        return -1;
+    *out = neg ? -v : v;
+    return 0;
+}
+
+/* vf_parse_int_n over a NUL-terminated cell. */
+static int vf_parse_int(const char *s, int64_t *out)
+{
+    return vf_parse_int_n(s, strlen(s), out);
+}
+
+/* Typed integer cell col of the current record: EV_OK, or EV_EFORMAT with
+ * err naming the line and column. */
+static ev_status vf_get_int(ev_csv *c, size_t col, int64_t *out, ev_err *err)
+{
+    const char *f = ev_csv_field(c, col);
+    if (f && !vf_parse_int(f, out))
+        return EV_OK;
+    return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu (%s): not a decimal integer: \"%.40s\"",
+                      ev_csv_line(c), col + 1, vb_samples_header[col], f ? f : "");
+}
+
+/* Returns 1 when s is one of the NULL-terminated list. */
+static int vf_one_of(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (!strcmp(s, *list))
+            return 1;
+    return 0;
+}
+
+static const char *const vf_ops[] = {"reduce_sum", "reduce_max", NULL};
+static const char *const vf_dtypes[] = {"fp32", "fp16", "bf16", NULL};
+static const char *const vf_roles[] = {"calibration", "holdout", NULL};
+static const char *const vf_phases[] = {"main", "policy", "rescue", "recheck", NULL};
+
+/* Duplicates s into *slot; 0 ok, -1 on allocation failure. */
+static int vf_dup(char **slot, const char *s)
+{
+    *slot = strdup(s);
+    return *slot ? 0 : -1;
+}
+
+/* Per-row parse state. */
+typedef struct vf_state {
+    vb_bundle *b;
+    ev_vreport *r;
+    vb_samples *t; /* the table rows go to */
+    int quiet;     /* 1: failures are only counted (a fast-path chunk) */
+    size_t fails;  /* row-level failures so far */
+    size_t cap_rows;
+    int fixed_rows; /* 1: rows is a slice of a shared array (never grown) */
+    int64_t cur_attempt_id;
+    char cur_attempt_outcome[32];
+    char first_attempt_outcome[32]; /* the first accepted row's */
+} vf_state;
+
+/* Records a row failure (the first VF_MAX_ROW_FAILS in detail). */
+static void vf_row_fail(vf_state *s, size_t line, const char *what)
+{
+    s->fails++;
+    if (!s->quiet && s->fails <= VF_MAX_ROW_FAILS)
+        vr_fail(s->r, VR_FORMATS, "samples.csv", "line %zu: %s", line, what);
+}
+
+/* Reads an optional integer cell (empty allowed when opt).  Returns 0 and
+ * sets *out (INT64_MIN for empty), or -1 with err set. */
+static int vf_int_cell(ev_csv *c, size_t col, int opt, int64_t *out, ev_err *err)
+{
+    const char *f = ev_csv_field(c, col);
+    if (opt && f[0] == '\0') {
+        *out = INT64_MIN;
+        return 0;
+    }
+    return vf_get_int(c, col, out, err) ? -1 : 0;
+}
+
+/* Starts a new job entry from the current row.  Returns 0, or -1 on
+ * allocation failure. */
+static int vf_new_job(vf_state *s, ev_csv *c, int64_t job_id, const int64_t *ints)
+{
+    vb_samples *t = s->t;
+    if (t->n_jobs == t->cap_jobs) {
+        size_t nc = t->cap_jobs ? t->cap_jobs * 2 : 64;
+        vb_sjob *p = realloc(t->jobs, nc * sizeof *p);
+        if (!p)
+            return -1;
+        t->jobs = p;
+        t->cap_jobs = nc;
+    }
+    vb_sjob *j = &t->jobs[t->n_jobs];
+    memset(j, 0, sizeof *j);
+    j->job_id = job_id;
+    j->rows = ints[0];
+    j->cols = ints[1];
+    j->stride = ints[2];
+    j->default_rows = ints[3];
+    j->first = t->n;
+    t->n_jobs++;
+    if (vf_dup(&j->op, ev_csv_field(c, SC_OP)) || vf_dup(&j->dtype, ev_csv_field(c, SC_DTYPE)) ||
+        vf_dup(&j->role, ev_csv_field(c, SC_ROLE)) || vf_dup(&j->arm, ev_csv_field(c, SC_ARM)) ||
+        vf_dup(&j->phase, ev_csv_field(c, SC_PHASE)) || vf_dup(&j->label, ev_csv_field(c, SC_LABEL)) ||
+        vf_dup(&j->outcome, ev_csv_field(c, SC_OUTCOME)) || vf_dup(&j->job_key, ev_csv_field(c, SC_JOB_KEY)))
+        return -1;
+    return 0;
+}
+
+/* Returns 1 when the current row's job-level cells equal job j's. */
+static int vf_same_job(const vb_sjob *j, ev_csv *c, const int64_t *ints)
+{
+    return !strcmp(j->op, ev_csv_field(c, SC_OP)) && !strcmp(j->dtype, ev_csv_field(c, SC_DTYPE)) &&
+           !strcmp(j->role, ev_csv_field(c, SC_ROLE)) && !strcmp(j->arm, ev_csv_field(c, SC_ARM)) &&
+           !strcmp(j->phase, ev_csv_field(c, SC_PHASE)) && !strcmp(j->label, ev_csv_field(c, SC_LABEL)) &&
+           !strcmp(j->outcome, ev_csv_field(c, SC_OUTCOME)) &&
+           !strcmp(j->job_key, ev_csv_field(c, SC_JOB_KEY)) && j->rows == ints[0] && j->cols == ints[1] &&
+           j->stride == ints[2] && j->default_rows == ints[3];
+}
+
+/* Parses and checks one record; appends it to the samples table.
+ * Returns -1 only on allocation failure. */
+static int vf_row(vf_state *s, ev_csv *c)
+{
+    ev_err err = {{0}};
+    size_t line = ev_csv_line(c);
+    vb_samples *t = s->t;
+    vb_sample row;
+    memset(&row, 0, sizeof row);
+    int64_t ints[4], sm;
+
+    if (vf_get_int(c, SC_RUN_ID, &row.run_id, &err) || vf_get_int(c, SC_JOB_ID, &row.job_id, &err) ||
+        vf_get_int(c, SC_ATTEMPT, &row.attempt, &err) || vf_int_cell(c, SC_ROWS, 1, &ints[0], &err) ||
+        vf_int_cell(c, SC_COLS, 1, &ints[1], &err) || vf_int_cell(c, SC_STRIDE, 1, &ints[2], &err) ||
+        vf_int_cell(c, SC_DEFAULT_ROWS, 1, &ints[3], &err) ||
+        vf_get_int(c, SC_SAMPLE_INDEX, &row.sample_index, &err) ||
+        vf_get_int(c, SC_REPLAYS, &row.replays, &err) ||
+        vf_get_int(c, SC_OPS_PER_GRAPH, &row.ops_per_graph, &err) ||
+        ev_csv_get_double(c, SC_ELAPSED_MS, &row.elapsed_ms, &err) ||
+        ev_csv_get_double(c, SC_PER_OP_US, &row.per_op_us, &err) ||
+        vf_get_int(c, SC_ATTEMPT_ID, &row.attempt_id, &err) || vf_int_cell(c, SC_SM_CLOCK, 1, &sm, &err)) {
+        vf_row_fail(s, line, err.msg);
+        return 0;
+    }
+    ev_outcome oc;
+    /* Categorical cells are validated on a job's first row; later rows must
+     * equal that row's cells exactly (checked below). */
+    int continuing = t->n_jobs > 0 && t->jobs[t->n_jobs - 1].job_id == row.job_id;
+    if (!continuing) {
+        const char *op = ev_csv_field(c, SC_OP);
+        int has_case = op[0] != '\0';
+        if (has_case ? (!vf_one_of(op, vf_ops) || !vf_one_of(ev_csv_field(c, SC_DTYPE), vf_dtypes) ||
+                        !vf_one_of(ev_csv_field(c, SC_ROLE), vf_roles) || ints[0] == INT64_MIN ||
+                        ints[1] == INT64_MIN || ints[2] == INT64_MIN || ints[3] == INT64_MIN)
+                     : (ev_csv_field(c, SC_DTYPE)[0] || ev_csv_field(c, SC_ROLE)[0] || ints[0] != INT64_MIN ||
+                        ints[1] != INT64_MIN || ints[2] != INT64_MIN || ints[3] != INT64_MIN)) {
+            vf_row_fail(
+                s, line,
+                "case cells (op,rows,cols,stride,dtype,default_rows,role) must be all valid or all empty");
+            return 0;
+        }
+        if (!vf_one_of(ev_csv_field(c, SC_PHASE), vf_phases) || !ev_csv_field(c, SC_ARM)[0] ||
+            !ev_csv_field(c, SC_LABEL)[0] || !ev_csv_field(c, SC_JOB_KEY)[0]) {
+            vf_row_fail(s, line, "phase, arm, label or job_key is empty or unknown");
+            return 0;
+        }
+        if (ev_outcome_parse(ev_csv_field(c, SC_OUTCOME), &oc)) {
+            vf_row_fail(s, line, "outcome is not an outcome name");
+            return 0;
+        }
+    }
+    if (ev_outcome_parse(ev_csv_field(c, SC_ATTEMPT_OUTCOME), &oc)) {
+        vf_row_fail(s, line, "attempt_outcome is not an outcome name");
+        return 0;
+    }
+    const char *timing = ev_csv_field(c, SC_TIMING);
+    if (strcmp(timing, "hot") && strcmp(timing, "cold")) {
+        vf_row_fail(s, line, "timing is neither hot nor cold");
+        return 0;
+    }
+    row.hot = timing[0] == 'h';
+    if (row.attempt < 1 || row.sample_index < 0 || row.replays < 1 || row.ops_per_graph < 1) {
+        vf_row_fail(s, line, "attempt, replays or ops_per_graph below 1, or sample_index below 0");
+        return 0;
+    }
+    if (!isfinite(row.elapsed_ms) || !vf_canonical_double(ev_csv_field(c, SC_ELAPSED_MS), row.elapsed_ms) ||
+        !isfinite(row.per_op_us) || !vf_canonical_double(ev_csv_field(c, SC_PER_OP_US), row.per_op_us)) {
+        vf_row_fail(s, line,
+                    "elapsed_ms or per_op_us is not canonical %.17g text of a finite double "
+                    "(it would not read back to the bits written)");
+        return 0;
+    }
+
+    /* Row order: job_id, attempt, timing (cold < hot), sample_index; strictly. */
+    if (t->n > 0) {
+        const vb_sample *p = &t->rows[t->n - 1];
+        int cmp = p->job_id != row.job_id               ? (p->job_id < row.job_id ? -1 : 1)
+                  : p->attempt != row.attempt           ? (p->attempt < row.attempt ? -1 : 1)
+                  : p->hot != row.hot                   ? (p->hot < row.hot ? -1 : 1)
+                  : p->sample_index != row.sample_index ? (p->sample_index < row.sample_index ? -1 : 1)
+                                                        : 0;
+        if (cmp >= 0) {
+            vf_row_fail(s, line,
+                        cmp == 0 ? "duplicate row (same job_id, attempt, timing, sample_index)"
+                                 : "rows out of order (job_id, attempt, timing, sample_index)");
+            return 0;
+        }
+        if (p->run_id != row.run_id) {
+            vf_row_fail(s, line, "run_id differs from the rows above");
+            return 0;
+        }
+    }
+    /* Job-level cells repeat unchanged over the job's rows. */
+    if (t->n_jobs == 0 || t->jobs[t->n_jobs - 1].job_id != row.job_id) {
+        if (vf_new_job(s, c, row.job_id, ints))
+            return -1;
+    } else if (!vf_same_job(&t->jobs[t->n_jobs - 1], c, ints)) {
+        vf_row_fail(s, line, "job-level cells differ from the job's earlier rows");
+        return 0;
+    }
+    /* Attempt-level cells repeat over the attempt's rows. */
+    if (t->n > 0 && t->rows[t->n - 1].job_id == row.job_id && t->rows[t->n - 1].attempt == row.attempt) {
+        if (s->cur_attempt_id != row.attempt_id ||
+            strcmp(s->cur_attempt_outcome, ev_csv_field(c, SC_ATTEMPT_OUTCOME))) {
+            vf_row_fail(s, line, "attempt_id or attempt_outcome differs from the attempt's earlier rows");
+            return 0;
+        }
+    } else {
+        s->cur_attempt_id = row.attempt_id;
+        snprintf(s->cur_attempt_outcome, sizeof s->cur_attempt_outcome, "%s",
+                 ev_csv_field(c, SC_ATTEMPT_OUTCOME));
+    }
+    row.attempt_outcome = (int)oc;
+    row.sm_clock = sm;
+
+    if (t->n == s->cap_rows) {
+        if (s->fixed_rows)
+            return -1; /* cannot happen: a row per line was counted */
+        size_t nc = s->cap_rows ? s->cap_rows * 2 : 4096, bytes;
+        if (ev_size_mul(nc, sizeof *t->rows, &bytes))
+            return -1;
+        vb_sample *p = realloc(t->rows, bytes);
+        if (!p)
+            return -1;
+        t->rows = p;
+        s->cap_rows = nc;
+    }
+    if (t->n == 0)
+        snprintf(s->first_attempt_outcome, sizeof s->first_attempt_outcome, "%s",
+                 ev_csv_field(c, SC_ATTEMPT_OUTCOME));
+    row.job_row = (uint32_t)(t->n_jobs - 1);
+    t->rows[t->n++] = row;
+    t->jobs[t->n_jobs - 1].count++;
+    return 0;
+}
+
+/* See verify_int.h. */
+int vb_fast_rows = 1;
+
+/* The spans of the last accepted row that a continuation row repeats. */
+typedef struct vf_spans {
+    const char *pre; /* run_id .. outcome, with the comma after outcome */
+    size_t pre_len;
+    const char *suf; /* job_key, attempt_id, attempt_outcome, with the comma after */
+    size_t suf_len;
+} vf_spans;
+
+/* After vf_row accepted the record at line[0..), whose text holds no '"':
+ * notes where its repeated cells lie.  0, or -1 when the line does not
+ * hold 23 commas before its end (cannot happen for an accepted record). */
+static int vf_note_spans(const char *line, const char *end, vf_spans *sp)
+{
+    const char *q = line, *suf = NULL;
+    int commas = 0;
+    while (q < end && *q != '\n') {
+        if (*q++ != ',')
+            continue;
+        commas++;
+        if (commas == SC_TIMING) {
+            sp->pre = line;
+            sp->pre_len = (size_t)(q - line);
+        } else if (commas == SC_JOB_KEY) {
+            suf = q;
+        } else if (commas == SC_SM_CLOCK) {
+            sp->suf = suf;
+            sp->suf_len = (size_t)(q - suf);
+        }
+    }
+    return commas == SC_SM_CLOCK ? 0 : -1;
+}
+
+/* Reads the cell at *q up to `stop` (',' or '\n') within end: returns its
+ * length and moves *q past the stop byte, or (size_t)-1 when no stop. */
+static size_t vf_cell(const char **q, const char *end, char stop)
+{
+    const char *s = *q, *e = memchr(s, stop, (size_t)(end - s));
+    if (!e)
+        return (size_t)-1;
+    *q = e + 1;
+    return (size_t)(e - s);
+}
+
+/* The integer cell at *q ending at `stop`, by vf_parse_int_n's rule;
+ * moves *q past the stop.  0, or -1 when not such a cell. */
+static int vf_next_int(const char **q, const char *end, char stop, int64_t *out)
+{
+    const char *c = *q;
+    size_t len = vf_cell(q, end, stop);
+    return len == (size_t)-1 || vf_parse_int_n(c, len, out) ? -1 : 0;
+}
+
+/* The double cell at *q ending at ',', when vb_read17 reads it (canonical
+ * text); moves *q past the comma.  0, or -1. */
+static int vf_next_double(const char **q, const char *end, double *out)
+{
+    const char *c = *q;
+    size_t len = vf_cell(q, end, ',');
+    return len == (size_t)-1 || vb_read17(c, len, out) ? -1 : 0;
+}
+
+/*
+ * The continuation rule: line[0..end) (text without '"') is a row that
+ * repeats the repeated cells of the last accepted row (sp) and whose own
+ * cells pass every check vf_row makes of them.  Appends it to the table
+ * exactly as vf_row would and returns the bytes it took (its LF
+ * included); 0 when it is not such a row in full (vf_row decides then).
+ */
+static size_t vf_continue(vf_state *s, const char *line, const char *end, const vf_spans *sp)
+{
+    vb_samples *t = s->t;
+    const char *q = line;
+    size_t avail = (size_t)(end - line), len;
+    if (avail <= sp->pre_len + sp->suf_len || memcmp(q, sp->pre, sp->pre_len))
+        return 0;
+    q += sp->pre_len;
+    const vb_sample *prev = &t->rows[t->n - 1];
+    vb_sample row = *prev;
+    if (end - q > 4 && !memcmp(q, "hot,", 4)) {
+        row.hot = 1;
+        q += 4;
+    } else if (end - q > 5 && !memcmp(q, "cold,", 5)) {
+        row.hot = 0;
+        q += 5;
+    } else {
+        return 0;
+    }
+    if (vf_next_int(&q, end, ',', &row.sample_index) || vf_next_int(&q, end, ',', &row.replays) ||
+        vf_next_int(&q, end, ',', &row.ops_per_graph) || vf_next_double(&q, end, &row.elapsed_ms) ||
+        vf_next_double(&q, end, &row.per_op_us))
+        return 0;
+    if ((size_t)(end - q) <= sp->suf_len || memcmp(q, sp->suf, sp->suf_len))
+        return 0;
+    q += sp->suf_len;
+    const char *c = q;
+    if ((len = vf_cell(&q, end, '\n')) == (size_t)-1)
+        return 0;
+    if (len == 0)
+        row.sm_clock = INT64_MIN;
+    else if (vf_parse_int_n(c, len, &row.sm_clock))
+        return 0;
+    if (row.sample_index < 0 || row.replays < 1 || row.ops_per_graph < 1)
+        return 0;
+    /* strictly after the row above: same job and attempt, so (timing, index) */
+    if (row.hot < prev->hot || (row.hot == prev->hot && row.sample_index <= prev->sample_index))
+        return 0;
+    if (t->n == s->cap_rows)
+        return 0;
+    t->rows[t->n++] = row;
+    t->jobs[t->n_jobs - 1].count++;
+    return (size_t)(q - line);
+}
+
+/*
+ * Reads the records of p[0..n) (the header first) into s->t: from byte
+ * `start` (a record start, numbered `start_line`) when start > 0, else
+ * from the first record after the header.  `plain`: the text holds no '"',
+ * so continuation rows may be taken by vf_continue.  Returns EV_OK,
+ * EV_ENOMEM, or -1 when a bad header (*header_bad set) or a broken record
+ * (quoting, UTF-8, NUL, column count; counted in s->fails) ended reading;
+ * *err then says why.
+ */
+static int vf_parse(vf_state *s, const char *p, size_t n, size_t start, size_t start_line, int plain,
+                    int *header_bad, ev_err *err)
+{
+    ev_csv *c = NULL;
+    ev_status rc = ev_csv_open(p, n, vb_samples_header, vb_samples_ncols, NULL, &c, err);
+    *header_bad = rc && rc != EV_ENOMEM;
+    if (rc)
+        return rc == EV_ENOMEM ? EV_ENOMEM : -1;
+    if (start && ev_csv_seek(c, start, start_line)) {
+        ev_csv_close(c);
+        return EV_ENOMEM; /* cannot happen: start lies within p */
+    }
+    int out = EV_OK, spans = 0;
+    vf_spans sp = {NULL, 0, NULL, 0};
+    const char *end = p + n;
+    size_t pos = ev_csv_pos(c), line = start ? start_line : 2;
+    plain = plain && vb_fast_rows;
+    for (;;) {
+        if (plain && spans) {
+            size_t used;
+            while (pos < n && (used = vf_continue(s, p + pos, end, &sp))) {
+                pos += used;
+                line++;
+            }
+            ev_csv_seek(c, pos, line);
+        }
+        int have = 0;
+        size_t before = s->t->n, at = pos;
+        rc = ev_csv_next(c, &have, err);
+        if (rc == EV_ENOMEM) {
+            out = EV_ENOMEM;
+            break;
+        }
+        if (rc) {
+            /* the reader cannot resynchronise reliably */
+            s->fails++;
+            out = -1;
+            break;
+        }
+        if (!have)
+            break;
+        if (vf_row(s, c)) {
+            out = EV_ENOMEM;
+            break;
+        }
+        pos = ev_csv_pos(c);
+        line++;
+        if (plain && s->t->n > before)
+            spans = !vf_note_spans(p + at, end, &sp);
+    }
+    ev_csv_close(c);
+    return out;
+}
+
+/* Number of line ends in p[0..n). */
+static size_t vf_newlines(const char *p, size_t n)
+{
+    size_t lines = 0;
+    for (const char *end = p + n; (p = memchr(p, '\n', (size_t)(end - p))); p++)
+        lines++;
+    return lines;
+}
+
+/* See verify_int.h. */
+size_t vb_split_min = (size_t)1 << 20;
+
+/* One half of the split reading: where its records lie, and what reading
+ * them left. */
+typedef struct vf_half {
+    vf_state s;
+    vb_samples t;
+    const char *p;
+    size_t n, start, start_line;
+    int rc, header_bad;
+    ev_err err;
+} vf_half;
+
+/* A thread of the split reading: reads one half. */
+static void *vf_half_run(void *arg)
+{
+    vf_half *h = arg;
+    h->rc = vf_parse(&h->s, h->p, h->n, h->start, h->start_line, 1, &h->header_bad, &h->err);
+    return NULL;
+}
+
+/* See verify_int.h. */
+void vb_samples_free_jobs(vb_samples *t)
+{
+    for (size_t i = 0; i < t->n_jobs; i++) {
+        vb_sjob *j = &t->jobs[i];
+        free(j->op);
+        free(j->dtype);
+        free(j->role);
+        free(j->arm);
+        free(j->phase);
+        free(j->label);
+        free(j->outcome);
+        free(j->job_key);
+    }
+    free(t->jobs);
+    t->jobs = NULL;
+    t->n_jobs = t->cap_jobs = 0;
+}
+
+/*
+ * The split reading of a large samples.csv without '"': the records are
+ * split at a line end near the middle and the halves read at once into
+ * one row array (the second half's rows right after the first's: a row per
+ * line), each with every row check.  The split is a record boundary
+ * because without quotes every LF ends a record.  Then the first row of
+ * the second half is held against the last state of the first exactly as
+ * the one-pass reading would (row order, run_id, a continued job's cells,
+ * a continued attempt's attempt_id and attempt_outcome), and the job lists
+ * are joined.  Returns 1 with b->samples filled when all of that holds
+ * with no failure at all, so the one-pass reading would have accepted the
+ * same rows into the same table; 0 otherwise (b->samples untouched: the
+ * caller reads the whole member in one pass, which reports exactly as
+ * before); -1 out of memory.
+ */
+static int vf_samples_split(vb_bundle *b, ev_vreport *r, const vb_member *m)
+{
+    const char *p = (const char *)m->data;
+    size_t n = m->len;
+    if (n < vb_split_min || memchr(p, '"', n))
+        return 0;
+    const char *hend = memchr(p, '\n', n);
+    if (!hend)
+        return 0;
+    const char *mid = memchr(p + n / 2, '\n', n - n / 2);
+    if (!mid || (size_t)(mid - p) + 1 >= n || mid < hend + 1)
+        return 0;
+    size_t split = (size_t)(mid - p) + 1;
+    size_t nl0 = vf_newlines(p, split), nl1 = vf_newlines(p + split, n - split);
+    size_t rows0 = nl0 - 1, rows1 = nl1, bytes;
+    vb_sample *rows = NULL;
+    if (ev_size_mul(rows0 + rows1, sizeof *rows, &bytes) || !(rows = ev_alloc_big(bytes)))
+        return -1;
+    int ok = 0, oom = 0;
+    vf_half h[2];
+    memset(h, 0, sizeof h);
+    for (int k = 0; k < 2; k++) {
+        h[k].s.b = b;
+        h[k].s.r = r;
+        h[k].s.t = &h[k].t;
+        h[k].s.quiet = 1;
+        h[k].s.fixed_rows = 1;
+        h[k].p = p;
+    }
+    h[0].n = split;
+    h[0].t.rows = rows;
+    h[0].s.cap_rows = rows0;
+    h[1].n = n;
+    h[1].start = split;
+    h[1].start_line = nl0 + 1;
+    h[1].t.rows = rows + rows0;
+    h[1].s.cap_rows = rows1;
+    pthread_t th;
+    int threaded = !pthread_create(&th, NULL, vf_half_run, &h[1]);
+    vf_half_run(&h[0]);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        vf_half_run(&h[1]);
+    oom = h[0].rc == EV_ENOMEM || h[1].rc == EV_ENOMEM;
+    if (oom || h[0].rc || h[1].rc || h[0].s.fails || h[1].s.fails || h[0].t.n != rows0 || h[1].t.n != rows1 ||
+        !rows0 || !rows1)
+        goto out;
+    /* the join: row q after row p, as vf_row would check it */
+    vb_samples *a = &h[0].t, *z = &h[1].t;
+    const vb_sample *pr = &a->rows[a->n - 1], *q = &z->rows[0];
+    int cmp = pr->job_id != q->job_id               ? (pr->job_id < q->job_id ? -1 : 1)
+              : pr->attempt != q->attempt           ? (pr->attempt < q->attempt ? -1 : 1)
+              : pr->hot != q->hot                   ? (pr->hot < q->hot ? -1 : 1)
+              : pr->sample_index != q->sample_index ? (pr->sample_index < q->sample_index ? -1 : 1)
+                                                    : 0;
+    if (cmp >= 0 || pr->run_id != q->run_id)
+        goto out;
+    const vb_sjob *ja = &a->jobs[a->n_jobs - 1], *jz = &z->jobs[0];
+    int same_job = ja->job_id == q->job_id;
+    if (same_job &&
+        (strcmp(ja->op, jz->op) || strcmp(ja->dtype, jz->dtype) || strcmp(ja->role, jz->role) ||
+         strcmp(ja->arm, jz->arm) || strcmp(ja->phase, jz->phase) || strcmp(ja->label, jz->label) ||
+         strcmp(ja->outcome, jz->outcome) || strcmp(ja->job_key, jz->job_key) || ja->rows != jz->rows ||
+         ja->cols != jz->cols || ja->stride != jz->stride || ja->default_rows != jz->default_rows))
+        goto out;
+    if (pr->job_id == q->job_id && pr->attempt == q->attempt &&
+        (h[0].s.cur_attempt_id != q->attempt_id ||
+         strcmp(h[0].s.cur_attempt_outcome, h[1].s.first_attempt_outcome)))
+        goto out;
+    /* join z's jobs onto a's: z's first job merges into a's last when continued */
+    size_t njobs = a->n_jobs + z->n_jobs - (size_t)same_job, joff = a->n_jobs - (size_t)same_job;
+    vb_sjob *jobs = NULL;
+    if (ev_size_mul(njobs + 1, sizeof *jobs, &bytes) || !(jobs = realloc(a->jobs, bytes))) {
+        oom = 1;
+        goto out;
+    }
+    a->jobs = jobs;
+    a->cap_jobs = njobs + 1;
+    for (size_t i = 0; i < z->n; i++)
+        z->rows[i].job_row += (uint32_t)joff;
+    if (same_job)
+        jobs[a->n_jobs - 1].count += z->jobs[0].count;
+    for (size_t i = (size_t)same_job; i < z->n_jobs; i++) {
+        jobs[joff + i] = z->jobs[i];
+        jobs[joff + i].first += a->n;
+        memset(&z->jobs[i], 0, sizeof z->jobs[i]); /* strings moved */
+    }
+    b->samples.rows = rows;
+    b->samples.n = rows0 + rows1;
+    b->samples.jobs = jobs;
+    b->samples.n_jobs = njobs;
+    b->samples.cap_jobs = njobs + 1;
+    a->jobs = NULL;
+    a->n_jobs = 0;
+    rows = NULL;
+    ok = 1;
+out:
+    vb_samples_free_jobs(&h[0].t);
+    vb_samples_free_jobs(&h[1].t);
+    free(rows);
+    return oom ? -1 : ok;
+}
+
+/* See verify_int.h. */
+void vb_read_samples(vb_bundle *b, ev_vreport *r)
+{
+    const vb_member *m = vb_find(b, "samples.csv");
+    ev_err err = {{0}};
+    vf_state s;
+    memset(&s, 0, sizeof s);
+    s.b = b;
+    s.r = r;
+    s.t = &b->samples;
+    if (!m) {
+        vr_not_run(r, VR_FORMATS, "samples.csv is missing (check 2)");
+        return;
+    }
+    if (m->len == 0 || m->data[m->len - 1] != '\n')
+        vr_fail(r, VR_FORMATS, "samples.csv", "does not end with a newline");
+    else {
+        int fast = vf_samples_split(b, r, m);
+        if (fast < 0) {
+            r->oom = 1;
+            return;
+        }
+        if (fast) {
+            b->samples_ok = 1;
+            return;
+        }
+    }
+    /* One allocation for every row: count the line ends first. */
+    size_t lines = vf_newlines((const char *)m->data, m->len) + 1, bytes;
+    if (ev_size_mul(lines, sizeof *b->samples.rows, &bytes) || !(b->samples.rows = ev_alloc_big(bytes))) {
+        r->oom = 1;
+        return;
+    }
+    s.cap_rows = lines;
+    int header_bad = 0;
+    int plain = !memchr(m->data, '"', m->len);
+    int rc = vf_parse(&s, (const char *)m->data, m->len, 0, 0, plain, &header_bad, &err);
+    if (rc == EV_ENOMEM)
+        r->oom = 1;
+    else if (header_bad) {
+        vr_fail(r, VR_FORMATS, "samples.csv", "header: %s", err.msg);
+        return;
+    } else if (rc)
+        vr_fail(r, VR_FORMATS, "samples.csv", "%s", err.msg);
+    if (s.fails > VF_MAX_ROW_FAILS)
+        vr_fail(r, VR_FORMATS, "samples.csv", "%zu bad rows in all", s.fails);
+    b->samples_ok = s.fails == 0 && !r->oom;
+}
