@@ -740,14 +740,43 @@ static char *csv_field_at(char *p, int k)
     return p;
 }
 
-/* samples.csv read in two halves: the first row of the second half made a
- * duplicate of the row above it (its sample_index), which only the join of
- * the halves can see, fails exactly as in one pass. */
-START_TEST(test_a_duplicate_row_at_the_seam_of_the_two_halves_fails_as_in_one_pass)
+/* The good bundle read whole, streamed, and streamed in pieces of one to
+ * a few bytes: PASS each way, with reports equal word for word. */
+START_TEST(test_the_good_bundle_passes_alike_read_whole_or_streamed_in_any_pieces)
 {
-    size_t saved = vb_split_min;
-    for (int pass = 0; pass < 2; pass++) {
-        vb_split_min = pass ? 0 : (size_t)-1;
+    int saved = vb_stream_samples;
+    size_t saved_piece = vb_stream_piece;
+    static const size_t pieces[] = {0, 0, 1, 2, 13, 4096};
+    char *first = NULL;
+    for (size_t k = 0; k < sizeof pieces / sizeof pieces[0]; k++) {
+        vb_stream_samples = k > 0;
+        vb_stream_piece = pieces[k];
+        size_t rereads = vb_stream_rereads;
+        ev_vreport *r = verify(g_good, NULL, NULL);
+        expect_pass(r);
+        ck_assert_uint_eq(vb_stream_rereads, rereads); /* accepted as streamed */
+        if (!first)
+            first = strdup(report_text(r));
+        else
+            ck_assert_str_eq(report_text(r), first);
+        ev_vreport_free(r);
+    }
+    free(first);
+    vb_stream_samples = saved;
+    vb_stream_piece = saved_piece;
+}
+END_TEST
+
+/* samples.csv read whole, streamed in its pieces, and streamed in pieces
+ * of a few bytes (every line and the header across pieces): a row made a
+ * duplicate of the row above it fails with the same words each way. */
+START_TEST(test_a_duplicate_row_fails_alike_read_whole_or_streamed_in_any_pieces)
+{
+    int saved = vb_stream_samples;
+    size_t saved_piece = vb_stream_piece;
+    for (int pass = 0; pass < 3; pass++) {
+        vb_stream_samples = pass > 0;
+        vb_stream_piece = pass == 2 ? 7 : 0;
         tm_list l;
         tm_load(&l, g_good);
         ev_buf *csv = tm_get(&l, "samples.csv");
@@ -760,13 +789,16 @@ START_TEST(test_a_duplicate_row_at_the_seam_of_the_two_halves_fails_as_in_one_pa
         char *a = csv_field_at(prev, 15), *b = csv_field_at(mid + 1, 15);
         ck_assert(a[1] == ',' && b[1] == ',' && a[0] + 1 == b[0]);
         b[0] = a[0];
-        ev_vreport *r = tamper_verify(&l, pass ? "seam2" : "seam1", NULL, NULL);
+        size_t rereads = vb_stream_rereads;
+        ev_vreport *r = tamper_verify(&l, "seam", NULL, NULL);
         expect_fail(r, "formats", "samples.csv",
                     "duplicate row (same job_id, attempt, timing, sample_index)");
+        ck_assert_uint_eq(vb_stream_rereads, rereads + (pass > 0)); /* streamed, refused, read whole */
         ev_vreport_free(r);
         tm_free(&l);
     }
-    vb_split_min = saved;
+    vb_stream_samples = saved;
+    vb_stream_piece = saved_piece;
 }
 END_TEST
 
@@ -1835,7 +1867,8 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_extra_csv_row_fails_rederive_and_protocol);
     tcase_add_test(t, test_dropped_csv_row_fails_rederive_and_protocol);
     tcase_add_test(t, test_changed_timing_fails_rederive_median);
-    tcase_add_test(t, test_a_duplicate_row_at_the_seam_of_the_two_halves_fails_as_in_one_pass);
+    tcase_add_test(t, test_the_good_bundle_passes_alike_read_whole_or_streamed_in_any_pieces);
+    tcase_add_test(t, test_a_duplicate_row_fails_alike_read_whole_or_streamed_in_any_pieces);
     tcase_add_test(t, test_continuation_rows_are_judged_as_the_reference_reading_judges_them);
     tcase_add_test(t, test_changed_elapsed_alone_fails_rederive_per_op);
     tcase_add_test(t, test_sample_outside_the_wide_band_fails_protocol);
@@ -1881,9 +1914,9 @@ int main(void)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
-    /* again, with every samples.csv read in two halves (the fast path
-     * must give the same verdicts and reasons) */
-    vb_split_min = 0;
+    /* again, with every samples.csv streamed in pieces of 61 bytes (lines
+     * and the header fall across pieces): the same verdicts and reasons */
+    vb_stream_piece = 61;
     sr = srunner_create(verify_suite());
     srunner_run_all(sr, CK_NORMAL);
     failed += srunner_ntests_failed(sr);

@@ -100,6 +100,9 @@ void vb_free(vb_bundle *b)
     cJSON_Delete(b->provenance);
     vb_samples_free_jobs(&b->samples);
     free(b->samples.rows);
+    vb_stream_free(b->sstream);
+    ev_zip_free(b->zip2);
+    ev_buf_free(&b->raw);
     free(b->vjobs);
     if (b->proto) {
         ev_protocol_free(b->proto);
@@ -140,7 +143,13 @@ ev_status vb_load(const char *path, ev_vreport *r, vb_bundle **out, ev_err *err)
     if ((rc = ev_zip_problems_new(&probs)))
         goto out;
     vr_use(r, VR_ARCHIVE);
-    rc = ev_zip_read_mem(raw.data ? raw.data : "", raw.len, NULL, &zip, probs, err);
+    ev_zip_stream zs;
+    if ((rc = vb_stream_start(b, &zs)))
+        goto out;
+    rc = ev_zip_read_mem_stream(raw.data ? raw.data : "", raw.len, NULL, &zs, &zip, probs, err);
+    vb_stream_finish(b);
+    b->raw = raw; /* for samples.csv's text, when it must be read again */
+    raw = (ev_buf)EV_BUF_INIT;
     if (rc == EV_EVERIFY) {
         size_t np = ev_zip_problems_count(probs);
         for (size_t i = 0; i < np; i++) {

@@ -130,8 +130,11 @@ typedef struct vb_vjob {
 } vb_vjob;
 
 typedef struct vb_bundle {
-    struct ev_zip *zip; /* owns every member's bytes */
-    vb_member *m;       /* sorted by name */
+    struct ev_zip *zip;         /* owns every member's bytes (samples.csv's: see sstream) */
+    ev_buf raw;                 /* the archive's bytes, kept for reading samples.csv again */
+    struct vb_sstream *sstream; /* samples.csv as read while inflated, or NULL */
+    struct ev_zip *zip2;        /* a second reading, for samples.csv's bytes, or NULL */
+    vb_member *m;               /* sorted by name */
     size_t n;
     char root_hex[EV_SHA256_HEX_LEN + 1];
     int have_root;
@@ -155,10 +158,6 @@ const vb_member *vb_find(const vb_bundle *b, const char *name);
 
 /* ---- checks ------------------------------------------------------------- */
 
-/* samples.csv of at least this many bytes (and no '"') is read in two
- * halves at once (verify_formats.c); 1 MiB.  Only the tests change it,
- * to run every case through that path too. */
-extern size_t vb_split_min;
 /* 1 (the default): continuation rows of samples.csv are checked by the
  * cheap rule of verify_samples.c.  Only the tests set 0, to hold every case
  * to the reference reading too. */
@@ -166,6 +165,26 @@ extern int vb_fast_rows;
 /* Check 3's part for samples.csv (verify_samples.c): fills b->samples and
  * b->samples_ok, recording every failure under "formats". */
 void vb_read_samples(vb_bundle *b, ev_vreport *r);
+/* 1 (the default): samples.csv is read while it is inflated (verify_samples.c),
+ * without keeping its text.  Only the tests set 0, to hold every case to the
+ * reading of the whole text too. */
+extern int vb_stream_samples;
+/* 0 (the default): each piece as zipread gives it; the tests set a few
+ * bytes, so that lines and the header fall across pieces. */
+extern size_t vb_stream_piece;
+/* Times samples.csv was streamed but then had to be read whole (not
+ * accepted while streamed): for the tests. */
+extern size_t vb_stream_rereads;
+struct ev_zip_stream;
+/* Starts reading samples.csv as it is inflated: fills *zs for
+ * ev_zip_read_mem_stream.  EV_OK (also when streaming is off: zs->name is
+ * then NULL) or EV_ENOMEM. */
+ev_status vb_stream_start(vb_bundle *b, struct ev_zip_stream *zs);
+/* Ends that reading (after ev_zip_read_mem_stream returned, whatever it
+ * returned); its table is used by vb_read_samples when it took every row. */
+void vb_stream_finish(vb_bundle *b);
+/* Frees what vb_stream_start made (NULL-safe). */
+void vb_stream_free(struct vb_sstream *st);
 /* Frees the job list of t and its strings (t's rows are the caller's). */
 void vb_samples_free_jobs(vb_samples *t);
 

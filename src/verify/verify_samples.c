@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "csv.h"
+#include "zipread.h"
 #include "store/outcome.h"
 #include "verify_int.h"
 
@@ -543,28 +544,6 @@ static size_t vf_newlines(const char *p, size_t n)
 }
 
 /* See verify_int.h. */
-size_t vb_split_min = (size_t)1 << 20;
-
-/* One half of the split reading: where its records lie, and what reading
- * them left. */
-typedef struct vf_half {
-    vf_state s;
-    vb_samples t;
-    const char *p;
-    size_t n, start, start_line;
-    int rc, header_bad;
-    ev_err err;
-} vf_half;
-
-/* A thread of the split reading: reads one half. */
-static void *vf_half_run(void *arg)
-{
-    vf_half *h = arg;
-    h->rc = vf_parse(&h->s, h->p, h->n, h->start, h->start_line, 1, &h->header_bad, &h->err);
-    return NULL;
-}
-
-/* See verify_int.h. */
 void vb_samples_free_jobs(vb_samples *t)
 {
     for (size_t i = 0; i < t->n_jobs; i++) {
@@ -583,128 +562,262 @@ void vb_samples_free_jobs(vb_samples *t)
     t->n_jobs = t->cap_jobs = 0;
 }
 
+/* ---- reading samples.csv while it is inflated ---------------------------- */
+
+/* See verify_int.h. */
+int vb_stream_samples = 1;
+size_t vb_stream_piece = 0;
+size_t vb_stream_rereads = 0;
+
+#define VS_SLOTS 3                 /* pieces queued between the reader and the parser */
+#define VS_PIECE ((size_t)1 << 20) /* zipread's largest piece */
+#define VS_FRONT ((size_t)1 << 18) /* room before a piece for the header and a carried line */
+
 /*
- * The split reading of a large samples.csv without '"': the records are
- * split at a line end near the middle and the halves read at once into
- * one row array (the second half's rows right after the first's: a row per
- * line), each with every row check.  The split is a record boundary
- * because without quotes every LF ends a record.  Then the first row of
- * the second half is held against the last state of the first exactly as
- * the one-pass reading would (row order, run_id, a continued job's cells,
- * a continued attempt's attempt_id and attempt_outcome), and the job lists
- * are joined.  Returns 1 with b->samples filled when all of that holds
- * with no failure at all, so the one-pass reading would have accepted the
- * same rows into the same table; 0 otherwise (b->samples untouched: the
- * caller reads the whole member in one pass, which reports exactly as
- * before); -1 out of memory.
+ * The parser thread's side: pieces arrive in order in slots (each with
+ * VS_FRONT bytes of room before it); every piece's complete lines are read
+ * behind a copy of the header line and the incomplete line carried from
+ * the piece before, by vf_parse with its continuation rule, into one
+ * table.  Any '"', any failure, or an incomplete last line gives up
+ * ("bail"): then nothing is reported from here, and vb_read_samples reads
+ * the whole text again, which decides and reports as always.  So this
+ * path only ever accepts, and what it accepts is what the one-pass
+ * reading accepts: the same rows, in the same table.
  */
-static int vf_samples_split(vb_bundle *b, ev_vreport *r, const vb_member *m)
-{
-    const char *p = (const char *)m->data;
-    size_t n = m->len;
-    if (n < vb_split_min || memchr(p, '"', n))
-        return 0;
-    const char *hend = memchr(p, '\n', n);
-    if (!hend)
-        return 0;
-    const char *mid = memchr(p + n / 2, '\n', n - n / 2);
-    if (!mid || (size_t)(mid - p) + 1 >= n || mid < hend + 1)
-        return 0;
-    size_t split = (size_t)(mid - p) + 1;
-    size_t nl0 = vf_newlines(p, split), nl1 = vf_newlines(p + split, n - split);
-    size_t rows0 = nl0 - 1, rows1 = nl1, bytes;
-    vb_sample *rows = NULL;
-    if (ev_size_mul(rows0 + rows1, sizeof *rows, &bytes) || !(rows = ev_alloc_big(bytes)))
-        return -1;
-    int ok = 0, oom = 0;
-    vf_half h[2];
-    memset(h, 0, sizeof h);
-    for (int k = 0; k < 2; k++) {
-        h[k].s.b = b;
-        h[k].s.r = r;
-        h[k].s.t = &h[k].t;
-        h[k].s.quiet = 1;
-        h[k].s.fixed_rows = 1;
-        h[k].p = p;
-    }
-    h[0].n = split;
-    h[0].t.rows = rows;
-    h[0].s.cap_rows = rows0;
-    h[1].n = n;
-    h[1].start = split;
-    h[1].start_line = nl0 + 1;
-    h[1].t.rows = rows + rows0;
-    h[1].s.cap_rows = rows1;
+struct vb_sstream {
+    vb_bundle *b;
     pthread_t th;
-    int threaded = !pthread_create(&th, NULL, vf_half_run, &h[1]);
-    vf_half_run(&h[0]);
-    if (threaded)
-        pthread_join(th, NULL);
-    else
-        vf_half_run(&h[1]);
-    oom = h[0].rc == EV_ENOMEM || h[1].rc == EV_ENOMEM;
-    if (oom || h[0].rc || h[1].rc || h[0].s.fails || h[1].s.fails || h[0].t.n != rows0 || h[1].t.n != rows1 ||
-        !rows0 || !rows1)
-        goto out;
-    /* the join: row q after row p, as vf_row would check it */
-    vb_samples *a = &h[0].t, *z = &h[1].t;
-    const vb_sample *pr = &a->rows[a->n - 1], *q = &z->rows[0];
-    int cmp = pr->job_id != q->job_id               ? (pr->job_id < q->job_id ? -1 : 1)
-              : pr->attempt != q->attempt           ? (pr->attempt < q->attempt ? -1 : 1)
-              : pr->hot != q->hot                   ? (pr->hot < q->hot ? -1 : 1)
-              : pr->sample_index != q->sample_index ? (pr->sample_index < q->sample_index ? -1 : 1)
-                                                    : 0;
-    if (cmp >= 0 || pr->run_id != q->run_id)
-        goto out;
-    const vb_sjob *ja = &a->jobs[a->n_jobs - 1], *jz = &z->jobs[0];
-    int same_job = ja->job_id == q->job_id;
-    if (same_job &&
-        (strcmp(ja->op, jz->op) || strcmp(ja->dtype, jz->dtype) || strcmp(ja->role, jz->role) ||
-         strcmp(ja->arm, jz->arm) || strcmp(ja->phase, jz->phase) || strcmp(ja->label, jz->label) ||
-         strcmp(ja->outcome, jz->outcome) || strcmp(ja->job_key, jz->job_key) || ja->rows != jz->rows ||
-         ja->cols != jz->cols || ja->stride != jz->stride || ja->default_rows != jz->default_rows))
-        goto out;
-    if (pr->job_id == q->job_id && pr->attempt == q->attempt &&
-        (h[0].s.cur_attempt_id != q->attempt_id ||
-         strcmp(h[0].s.cur_attempt_outcome, h[1].s.first_attempt_outcome)))
-        goto out;
-    /* join z's jobs onto a's: z's first job merges into a's last when continued */
-    size_t njobs = a->n_jobs + z->n_jobs - (size_t)same_job, joff = a->n_jobs - (size_t)same_job;
-    vb_sjob *jobs = NULL;
-    if (ev_size_mul(njobs + 1, sizeof *jobs, &bytes) || !(jobs = realloc(a->jobs, bytes))) {
-        oom = 1;
-        goto out;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned char *slot[VS_SLOTS];
+    size_t len[VS_SLOTS];
+    size_t head, tail; /* pieces taken by the parser, and put by the reader */
+    int done;          /* the reader has put its last piece */
+    int bail;          /* the parser gave up (the reader then drops pieces) */
+    uint64_t size;     /* declared size of samples.csv */
+    /* the parser's own */
+    vf_state s;
+    vb_samples t;
+    ev_buf hdr, carry, win;
+    size_t line; /* line number of the next record; 0 until the header is whole */
+    int accepted;
+};
+
+/* The reader's side (ev_zip_stream.put): queues a copy of the piece. */
+static void vs_put(void *ctx, const unsigned char *p, size_t n, uint64_t size)
+{
+    struct vb_sstream *st = ctx;
+    pthread_mutex_lock(&st->mu);
+    st->size = size;
+    while (!st->bail && st->tail - st->head == VS_SLOTS)
+        pthread_cond_wait(&st->cv, &st->mu);
+    if (!st->bail && n <= VS_PIECE) {
+        memcpy(st->slot[st->tail % VS_SLOTS] + VS_FRONT, p, n);
+        st->len[st->tail % VS_SLOTS] = n;
+        st->tail++;
+        pthread_cond_broadcast(&st->cv);
+    } else {
+        st->bail = 1;
     }
-    a->jobs = jobs;
-    a->cap_jobs = njobs + 1;
-    for (size_t i = 0; i < z->n; i++)
-        z->rows[i].job_row += (uint32_t)joff;
-    if (same_job)
-        jobs[a->n_jobs - 1].count += z->jobs[0].count;
-    for (size_t i = (size_t)same_job; i < z->n_jobs; i++) {
-        jobs[joff + i] = z->jobs[i];
-        jobs[joff + i].first += a->n;
-        memset(&z->jobs[i], 0, sizeof z->jobs[i]); /* strings moved */
+    pthread_mutex_unlock(&st->mu);
+}
+
+/* Reads the complete lines of the piece q[0..n) (VS_FRONT bytes of room
+ * before q) behind the header and the carried line; keeps the rest as the
+ * new carry.  0, or -1 to give up. */
+static int vs_piece(struct vb_sstream *st, unsigned char *q, size_t n)
+{
+    const char *p = (const char *)q;
+    if (memchr(p, '"', n))
+        return -1;
+    if (!st->line) { /* the header line is still being gathered */
+        const char *nl = memchr(p, '\n', n);
+        size_t take = nl ? (size_t)(nl - p) + 1 : n;
+        if (ev_buf_append(&st->hdr, p, take) || st->hdr.len > VS_FRONT / 2)
+            return -1;
+        if (!nl)
+            return 0;
+        p += take;
+        n -= take;
+        st->line = 2;
     }
-    b->samples.rows = rows;
-    b->samples.n = rows0 + rows1;
-    b->samples.jobs = jobs;
-    b->samples.n_jobs = njobs;
-    b->samples.cap_jobs = njobs + 1;
-    a->jobs = NULL;
-    a->n_jobs = 0;
-    rows = NULL;
-    ok = 1;
-out:
-    vb_samples_free_jobs(&h[0].t);
-    vb_samples_free_jobs(&h[1].t);
-    free(rows);
-    return oom ? -1 : ok;
+    const char *last = n ? memrchr(p, '\n', n) : NULL;
+    if (!last) {
+        if (ev_buf_append(&st->carry, p, n))
+            return -1;
+        return 0;
+    }
+    size_t body = (size_t)(last - p) + 1, hl = st->hdr.len, cl = st->carry.len;
+    char *w;
+    if (hl + cl <= (size_t)(p - (const char *)q) + VS_FRONT) { /* in the room before the piece */
+        w = (char *)p - hl - cl;
+        memcpy(w, st->hdr.data, hl);
+        if (cl)
+            memcpy(w + hl, st->carry.data, cl);
+    } else {
+        ev_buf_reset(&st->win);
+        if (ev_buf_append(&st->win, st->hdr.data, hl) || ev_buf_append(&st->win, st->carry.data, cl) ||
+            ev_buf_append(&st->win, p, body))
+            return -1;
+        w = st->win.data;
+    }
+    size_t before = st->t.n;
+    int header_bad = 0;
+    ev_err err = {{0}};
+    int rc = vf_parse(&st->s, w, hl + cl + body, hl, st->line, 1, &header_bad, &err);
+    if (rc || st->s.fails)
+        return -1;
+    st->line += st->t.n - before;
+    ev_buf_reset(&st->carry);
+    return ev_buf_append(&st->carry, p + body, n - body) ? -1 : 0;
+}
+
+/* The parser thread. */
+static void *vs_run(void *arg)
+{
+    struct vb_sstream *st = arg;
+    pthread_mutex_lock(&st->mu);
+    for (;;) {
+        while (st->head == st->tail && !st->done)
+            pthread_cond_wait(&st->cv, &st->mu);
+        if (st->head == st->tail)
+            break; /* done, and every piece read */
+        size_t k = st->head % VS_SLOTS;
+        uint64_t size = st->size;
+        pthread_mutex_unlock(&st->mu);
+        int bad = 0;
+        if (!st->t.rows) { /* a row per line: lines are at least 48 bytes (24 cells, 23 commas, LF) */
+            size_t cap = (size_t)(size / 48 + 16), bytes;
+            if (ev_size_mul(cap, sizeof *st->t.rows, &bytes) || !(st->t.rows = ev_alloc_big(bytes)))
+                bad = 1;
+            else
+                st->s.cap_rows = cap;
+        }
+        /* in sub-pieces of vb_stream_piece bytes when the tests ask */
+        size_t len = st->len[k], step = vb_stream_piece ? vb_stream_piece : len;
+        for (size_t off = 0; !bad && off < len; off += step)
+            bad = vs_piece(st, st->slot[k] + VS_FRONT + off, len - off < step ? len - off : step);
+        pthread_mutex_lock(&st->mu);
+        st->head++;
+        if (bad) {
+            st->bail = 1;
+            pthread_cond_broadcast(&st->cv);
+            break;
+        }
+        pthread_cond_broadcast(&st->cv);
+    }
+    st->accepted = !st->bail && st->done && st->line && !st->carry.len;
+    pthread_mutex_unlock(&st->mu);
+    return NULL;
+}
+
+/* See verify_int.h. */
+void vb_stream_free(struct vb_sstream *st)
+{
+    if (!st)
+        return;
+    for (int k = 0; k < VS_SLOTS; k++)
+        free(st->slot[k]);
+    vb_samples_free_jobs(&st->t);
+    free(st->t.rows);
+    ev_buf_free(&st->hdr);
+    ev_buf_free(&st->carry);
+    ev_buf_free(&st->win);
+    if (st->started) {
+        pthread_mutex_destroy(&st->mu);
+        pthread_cond_destroy(&st->cv);
+    }
+    free(st);
+}
+
+/* See verify_int.h. */
+ev_status vb_stream_start(vb_bundle *b, ev_zip_stream *zs)
+{
+    memset(zs, 0, sizeof *zs);
+    if (!vb_stream_samples)
+        return EV_OK;
+    struct vb_sstream *st = calloc(1, sizeof *st);
+    if (!st)
+        return EV_ENOMEM;
+    for (int k = 0; k < VS_SLOTS; k++)
+        if (!(st->slot[k] = malloc(VS_FRONT + VS_PIECE))) {
+            vb_stream_free(st);
+            return EV_ENOMEM;
+        }
+    st->b = b;
+    st->s.b = b;
+    st->s.t = &st->t;
+    st->s.quiet = 1;
+    pthread_mutex_init(&st->mu, NULL);
+    pthread_cond_init(&st->cv, NULL);
+    if (pthread_create(&st->th, NULL, vs_run, st)) {
+        pthread_mutex_destroy(&st->mu);
+        pthread_cond_destroy(&st->cv);
+        vb_stream_free(st);
+        return EV_OK; /* no thread: the whole text is kept and read */
+    }
+    st->started = 1;
+    b->sstream = st;
+    zs->name = "samples.csv";
+    zs->put = vs_put;
+    zs->ctx = st;
+    return EV_OK;
+}
+
+/* See verify_int.h. */
+void vb_stream_finish(vb_bundle *b)
+{
+    struct vb_sstream *st = b->sstream;
+    if (!st || !st->started)
+        return;
+    pthread_mutex_lock(&st->mu);
+    st->done = 1;
+    pthread_cond_broadcast(&st->cv);
+    pthread_mutex_unlock(&st->mu);
+    pthread_join(st->th, NULL);
+    for (int k = 0; k < VS_SLOTS; k++) {
+        free(st->slot[k]);
+        st->slot[k] = NULL;
+    }
+}
+
+/* The text of samples.csv when it was streamed: the archive read again
+ * without streaming.  NULL when that fails (out of memory). */
+static const vb_member *vs_text(vb_bundle *b, vb_member *hold)
+{
+    const vb_member *m = vb_find(b, "samples.csv");
+    if (!m || m->data)
+        return m;
+    __atomic_fetch_add(&vb_stream_rereads, 1, __ATOMIC_RELAXED);
+    ev_zip_problems *probs = NULL;
+    ev_err err = {{0}};
+    if (!b->zip2 &&
+        (ev_zip_problems_new(&probs) ||
+         ev_zip_read_mem(b->raw.data ? b->raw.data : "", b->raw.len, NULL, &b->zip2, probs, &err))) {
+        ev_zip_problems_free(probs);
+        return NULL;
+    }
+    ev_zip_problems_free(probs);
+    const ev_zip_member *zm = ev_zip_find(b->zip2, "samples.csv");
+    if (!zm)
+        return NULL;
+    *hold = *m;
+    hold->data = zm->data;
+    return hold;
 }
 
 /* See verify_int.h. */
 void vb_read_samples(vb_bundle *b, ev_vreport *r)
 {
+    struct vb_sstream *st = b->sstream;
+    if (st && st->accepted && vb_find(b, "samples.csv")) {
+        b->samples = st->t;
+        memset(&st->t, 0, sizeof st->t);
+        b->samples_ok = 1;
+        return;
+    }
+    vb_member hold;
     const vb_member *m = vb_find(b, "samples.csv");
     ev_err err = {{0}};
     vf_state s;
@@ -716,19 +829,12 @@ void vb_read_samples(vb_bundle *b, ev_vreport *r)
         vr_not_run(r, VR_FORMATS, "samples.csv is missing (check 2)");
         return;
     }
+    if (!(m = vs_text(b, &hold))) {
+        r->oom = 1;
+        return;
+    }
     if (m->len == 0 || m->data[m->len - 1] != '\n')
         vr_fail(r, VR_FORMATS, "samples.csv", "does not end with a newline");
-    else {
-        int fast = vf_samples_split(b, r, m);
-        if (fast < 0) {
-            r->oom = 1;
-            return;
-        }
-        if (fast) {
-            b->samples_ok = 1;
-            return;
-        }
-    }
     /* One allocation for every row: count the line ends first. */
     size_t lines = vf_newlines((const char *)m->data, m->len) + 1, bytes;
     if (ev_size_mul(lines, sizeof *b->samples.rows, &bytes) || !(b->samples.rows = ev_alloc_big(bytes))) {

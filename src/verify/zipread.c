@@ -295,6 +295,7 @@ typedef struct reader {
     entry *e; /* central entries, in order */
     size_t ne;
     uint64_t cd_off, cd_size, end_off;
+    const ev_zip_stream *stream; /* or NULL */
 } reader;
 
 /* Records an archive-level problem; returns EV_OK or EV_ENOMEM. */
@@ -969,9 +970,13 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
     ev_sha256 *sha = NULL;
     size_t got = 0, cap = (size_t)x->usize + 1, want;
     uLong crc = crc32(0L, Z_NULL, 0);
+    /* a streamed member goes through one piece-sized buffer */
+    int streamed =
+        r->stream && x->name_len == strlen(r->stream->name) && !memcmp(x->name, r->stream->name, x->name_len);
+    size_t bufsize = streamed ? (cap < READ_CHUNK ? cap : READ_CHUNK) : cap;
 
     *good = 0;
-    if (!(buf = ev_alloc_big(cap + 1)) || ev_sha256_new(&sha)) {
+    if (!(buf = ev_alloc_big(bufsize + 1)) || ev_sha256_new(&sha)) {
         rc = ev_err_set(err, EV_ENOMEM, "zipread: out of memory reading a member");
         goto out;
     }
@@ -990,19 +995,22 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
             goto out;
         }
         want = cap - got < READ_CHUNK ? cap - got : READ_CHUNK;
-        got_now = zip_fread(zf, buf + got, want);
+        unsigned char *at = streamed ? buf : buf + got;
+        got_now = zip_fread(zf, at, want);
         if (got_now < 0) {
             rc = zip_error_problem(r, x, zip_file_get_error(zf), err);
             goto out;
         }
         if (got_now == 0)
             break;
-        crc = crc32(crc, buf + got, (uInt)got_now); /* <= READ_CHUNK */
-        if ((rc = ev_sha256_update(sha, buf + got, (size_t)got_now))) {
+        crc = crc32(crc, at, (uInt)got_now); /* <= READ_CHUNK */
+        if ((rc = ev_sha256_update(sha, at, (size_t)got_now))) {
             ev_err_set(err, rc, "zipread: SHA-256 failed");
             goto out;
         }
         got += (size_t)got_now;
+        if (streamed && got <= x->usize) /* past the size: refused next turn */
+            r->stream->put(r->stream->ctx, at, (size_t)got_now, x->usize);
     }
     if (got != x->usize) {
         rc = ENTRY_PROBLEM(r, x,
@@ -1015,7 +1023,12 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
         rc = ENTRY_PROBLEM(r, x, "CRC mismatch: declared %08x, data gives %08lx", x->crc, crc);
         goto out;
     }
-    buf[got] = 0;
+    if (streamed) {
+        free(buf);
+        buf = NULL;
+    } else {
+        buf[got] = 0;
+    }
     if (!(name = malloc(x->name_len + 1))) {
         rc = ev_err_set(err, EV_ENOMEM, "zipread: out of memory");
         goto out;
@@ -1032,7 +1045,7 @@ static ev_status read_member(reader *r, zip_t *za, zip_uint64_t i, const entry *
     m->comp_size = x->csize;
     m->method = x->method;
     m->crc32 = x->crc;
-    m->data = buf;
+    m->data = buf; /* NULL when streamed */
     name = NULL;
     buf = NULL;
     *good = 1;
@@ -1128,6 +1141,14 @@ void ev_zip_limits_default(ev_zip_limits *lim)
 ev_status ev_zip_read_mem(const void *p, size_t n, const ev_zip_limits *lim, ev_zip **out,
                           ev_zip_problems *probs, ev_err *err)
 {
+    return ev_zip_read_mem_stream(p, n, lim, NULL, out, probs, err);
+}
+
+/* See zipread.h. */
+ev_status ev_zip_read_mem_stream(const void *p, size_t n, const ev_zip_limits *lim,
+                                 const ev_zip_stream *stream, ev_zip **out, ev_zip_problems *probs,
+                                 ev_err *err)
+{
     ev_status rc = EV_OK;
     reader r;
     int ok = 0, read_ok = 0;
@@ -1151,6 +1172,7 @@ ev_status ev_zip_read_mem(const void *p, size_t n, const ev_zip_limits *lim, ev_
             r.lim.ratio_min_size = lim->ratio_min_size;
     }
     r.probs = probs;
+    r.stream = stream && stream->name && stream->put ? stream : NULL;
     r.nprobs_at_start = ev_zip_problems_count(probs);
 
     if ((rc = check_layout(&r, &ok)) || !ok)

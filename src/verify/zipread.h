@@ -62,7 +62,7 @@ typedef struct ev_zip_member {
     uint64_t comp_size;        /* declared compressed size */
     uint16_t method;           /* 0 store, 8 deflate */
     uint32_t crc32;            /* declared and recomputed: equal */
-    const unsigned char *data; /* size bytes, plus a NUL after them */
+    const unsigned char *data; /* size bytes, plus a NUL after them; NULL when streamed */
     uint8_t sha256[EV_SHA256_LEN];
     char sha256_hex[EV_SHA256_HEX_LEN + 1];
 } ev_zip_member;
@@ -117,5 +117,28 @@ ev_status ev_zip_problems_add(ev_zip_problems *p, const char *check, const char 
  */
 ev_status ev_zip_read_mem(const void *p, size_t n, const ev_zip_limits *lim, ev_zip **out,
                           ev_zip_problems *probs, ev_err *err);
+
+/*
+ * One member read piece by piece instead of kept whole: its bytes are
+ * handed to put in order, each piece after it was counted against the
+ * declared size, CRC'd and hashed, in pieces of at most 1 MiB that are
+ * only valid during the call.  The reading of the member and of the
+ * archive goes on as always (every rule and problem is the same); the
+ * member's data is then NULL, its size, CRC and digest set as for any
+ * other.  Whether the pieces were the whole member is known only from the
+ * result: EV_OK means they were, and were right.
+ */
+typedef struct ev_zip_stream {
+    const char *name; /* the member to stream */
+    /* a piece p[0..n) of a member whose declared size is `size` */
+    void (*put)(void *ctx, const unsigned char *p, size_t n, uint64_t size);
+    void *ctx;
+} ev_zip_stream;
+
+/* ev_zip_read_mem with the member stream->name (when present) streamed
+ * to stream->put; stream NULL is ev_zip_read_mem. */
+ev_status ev_zip_read_mem_stream(const void *p, size_t n, const ev_zip_limits *lim,
+                                 const ev_zip_stream *stream, ev_zip **out, ev_zip_problems *probs,
+                                 ev_err *err);
 
 #endif
