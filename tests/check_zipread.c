@@ -426,6 +426,100 @@ START_TEST(test_archive_written_by_libzip_is_read)
 }
 END_TEST
 
+/* Collects what a stream hands over. */
+typedef struct sink {
+    ev_buf got;
+    size_t calls, biggest;
+    uint64_t size;
+} sink;
+
+static void sink_put(void *ctx, const unsigned char *p, size_t n, uint64_t size)
+{
+    sink *k = ctx;
+    put(&k->got, p, n);
+    k->calls++;
+    k->biggest = n > k->biggest ? n : k->biggest;
+    k->size = size;
+}
+
+/* Reads p[0..n) streaming samples.csv into *k. */
+static ev_status read_streamed(const void *p, size_t n, sink *k, ev_zip **z, ev_zip_problems **pr)
+{
+    ev_zip_stream st = {"samples.csv", sink_put, k};
+    ev_err err = {{0}};
+    memset(k, 0, sizeof *k);
+    *z = NULL;
+    ck_assert_int_eq(ev_zip_problems_new(pr), EV_OK);
+    return ev_zip_read_mem_stream(p, n, NULL, &st, z, *pr, &err);
+}
+
+/* A streamed member reaches put whole and in order, in pieces of at most
+ * 1 MiB, with its declared size; it keeps no bytes (data NULL) and has the
+ * size, CRC and digest of the member read whole; the others are kept. */
+START_TEST(test_a_streamed_member_is_handed_over_whole_in_order_and_not_kept)
+{
+    ev_buf b = EV_BUF_INIT;
+    sink k;
+    ev_zip *z, *whole;
+    ev_zip_problems *pr;
+
+    libzip_zip(&b, 3000001);
+    whole = expect_read(b.data, b.len);
+    ck_assert_int_eq(read_streamed(b.data, b.len, &k, &z, &pr), EV_OK);
+    const ev_zip_member *m = ev_zip_find(z, "samples.csv"), *w = ev_zip_find(whole, "samples.csv");
+    ck_assert_ptr_null(m->data);
+    ck_assert_uint_eq(m->size, 3000001);
+    ck_assert_str_eq(m->sha256_hex, w->sha256_hex);
+    ck_assert_uint_eq(m->crc32, w->crc32);
+    ck_assert_uint_eq(k.got.len, 3000001);
+    ck_assert_mem_eq(k.got.data, w->data, 3000001);
+    ck_assert_uint_ge(k.calls, 3);
+    ck_assert_uint_le(k.biggest, (size_t)1 << 20);
+    ck_assert_uint_eq(k.size, 3000001);
+    ck_assert_str_eq(ev_zip_find(z, "a/abc.txt")->sha256_hex, SHA_ABC);
+    ck_assert_mem_eq(ev_zip_find(z, "a/abc.txt")->data, "abc", 3);
+    ev_zip_free(z);
+    ev_zip_free(whole);
+    ev_zip_problems_free(pr);
+    ev_buf_free(&b);
+}
+END_TEST
+
+/* Streamed or not, a wrong CRC and a size field that lies are refused
+ * alike, and put never sees a byte past the declared size. */
+START_TEST(test_a_streamed_member_is_refused_as_when_read_whole)
+{
+    static char text[300000];
+    for (size_t i = 0; i < sizeof text; i++)
+        text[i] = (char)('a' + (i * i) % 26);
+    for (int c = 0; c < 2; c++) {
+        ev_buf b = EV_BUF_INIT;
+        zspec s;
+        sink k;
+        ev_zip *z;
+        ev_zip_problems *pr;
+        memset(&s, 0, sizeof s);
+        s.name = "samples.csv";
+        s.data = text;
+        s.len = sizeof text;
+        s.method = 8;
+        if (c == 0)
+            s.crc_xor = 0x10;
+        else
+            s.usize_delta = -1000;
+        zbuild(&s, 1, &b, NULL);
+        ck_assert_int_eq(read_streamed(b.data, b.len, &k, &z, &pr), EV_EVERIFY);
+        ck_assert_ptr_null(z);
+        ck_assert_msg(has_reason(pr, "samples.csv", c == 0 ? "CRC" : "declared size"), "case %d", c);
+        ck_assert_uint_le(k.got.len, sizeof text - (c ? 1000 : 0));
+        expect_refused(&b, "samples.csv", c == 0 ? "CRC" : "declared size");
+        ev_buf_free(&k.got);
+        ev_zip_problems_free(pr);
+        ev_buf_free(&b);
+    }
+}
+END_TEST
+
 START_TEST(test_empty_archive_has_no_members)
 {
     ev_buf b = EV_BUF_INIT;
@@ -1153,6 +1247,8 @@ static Suite *zipread_suite(void)
 
     tcase_add_test(good, test_good_archive_is_read_with_names_bytes_and_hashes_in_order);
     tcase_add_test(good, test_archive_written_by_libzip_is_read);
+    tcase_add_test(good, test_a_streamed_member_is_handed_over_whole_in_order_and_not_kept);
+    tcase_add_test(good, test_a_streamed_member_is_refused_as_when_read_whole);
     tcase_add_test(good, test_empty_archive_has_no_members);
     tcase_add_test(good, test_problem_list_is_capped_with_a_summary);
     tcase_add_test(good, test_null_arguments_are_an_error_not_a_verdict);
