@@ -82,6 +82,11 @@ typedef struct mtab {
     size_t n;
     double *cdf; /* n: P(X1 <= i), cdf[n-1] = 1 */
     double *up;  /* n: P(X2 > X1 | X1 = i), even n (all 0 for odd n) */
+    /* where to search: guide[k] = the least i with cdf[i] > k / 2^gbits,
+     * k = 0 .. 2^gbits (a u in [k, k+1) / 2^gbits has its answer in
+     * guide[k] .. guide[k+1]; exact, since u is a multiple of 2^-53) */
+    uint32_t *guide;
+    int gbits;
 } mtab;
 
 /* x^e by squaring (e >= 0), basic operations only. */
@@ -143,12 +148,18 @@ static ev_status mtab_init(size_t n, mtab *t)
     size_t k1 = (n - 1) / 2, m = n - k1 - 1;
     double prev_cdf = 0.0, prev_b = 0.0;
     t->n = n;
+    t->gbits = 0;
+    while (t->gbits < 16 && ((size_t)1 << t->gbits) < n)
+        t->gbits++;
     t->cdf = calloc(n, sizeof *t->cdf);
     t->up = calloc(n, sizeof *t->up);
-    if (!t->cdf || !t->up) {
+    t->guide = calloc(((size_t)1 << t->gbits) + 1, sizeof *t->guide);
+    if (!t->cdf || !t->up || !t->guide) {
         free(t->cdf);
         free(t->up);
+        free(t->guide);
         t->cdf = t->up = NULL;
+        t->guide = NULL;
         return EV_ENOMEM;
     }
     for (size_t i = 0; i < n; i++) {
@@ -168,6 +179,13 @@ static ev_status mtab_init(size_t n, mtab *t)
         prev_cdf = c;
         prev_b = b;
     }
+    size_t g = (size_t)1 << t->gbits, i = 0;
+    for (size_t k = 0; k <= g; k++) {
+        double at = ldexp((double)k, -t->gbits); /* exact */
+        while (i < n - 1 && !(t->cdf[i] > at))
+            i++;
+        t->guide[k] = (uint32_t)i; /* k = g: at = 1, i = n - 1 (a bound only) */
+    }
     return EV_OK;
 }
 
@@ -176,14 +194,17 @@ static void mtab_free(mtab *t)
 {
     free(t->cdf);
     free(t->up);
+    free(t->guide);
     memset(t, 0, sizeof *t);
 }
 
 /* Draws (X1, X2) from table t with the uniforms of *st.  OUT: *i, *j. */
 static void mtab_draw(const mtab *t, uint64_t *st, size_t *i_out, size_t *j_out)
 {
-    size_t n = t->n, lo = 0, hi = n - 1;
+    size_t n = t->n;
     double u = uniform01(st);
+    size_t k = (size_t)ldexp(u, t->gbits); /* exact: u is a multiple of 2^-53 */
+    size_t lo = t->guide[k], hi = t->guide[k + 1];
     while (lo < hi) { /* the least i with u < cdf[i] (cdf[n-1] = 1 > u) */
         size_t mid = lo + (hi - lo) / 2;
         if (u < t->cdf[mid])

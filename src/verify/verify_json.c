@@ -182,7 +182,11 @@ static uint64_t vb_scaled_round(uint64_t m, int e2, int q, uint64_t *trunc)
     return (uint64_t)quo;
 }
 
-int vb_format17(double v, char buf[32])
+/* vb_format17, starting from k as the guess of floor(log10(|v|)) (the
+ * loop below corrects a guess that is off by one or two; K_NONE: compute
+ * it). */
+#define K_NONE (-1000)
+static int format17_from(double v, char buf[32], int k)
 {
     if (!isfinite(v))
         return -1;
@@ -195,7 +199,8 @@ int vb_format17(double v, char buf[32])
     double fr = frexp(a, &ex); /* a = fr * 2^ex, fr in [0.5, 1) */
     uint64_t m = (uint64_t)ldexp(fr, 53);
     int e2 = ex - 53; /* a = m * 2^e2, e2 in [-73, 0) here */
-    int k = (int)floor(log10(a));
+    if (k == K_NONE)
+        k = (int)floor(log10(a));
     uint64_t q17 = 0;
     int found = 0;
     for (int tries = 0; tries < 3 && !found; tries++) {
@@ -260,6 +265,11 @@ int vb_format17(double v, char buf[32])
     }
     snprintf(buf + o, 32 - o, "e%c%02d", k < 0 ? '-' : '+', k < 0 ? -k : k);
     return 0;
+}
+
+int vb_format17(double v, char buf[32])
+{
+    return format17_from(v, buf, K_NONE);
 }
 
 /* 10^i for i in 0..22 as doubles: each exact. */
@@ -339,7 +349,7 @@ int vb_read17(const char *s, size_t n, double *out)
             }
         }
         char buf[32];
-        if (vb_format17(c, buf))
+        if (format17_from(c, buf, nd - 1 + dexp)) /* the text's own exponent */
             continue;
         if (!strncmp(buf, s, n) && buf[n] == '\0') {
             *out = c;
