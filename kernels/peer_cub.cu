@@ -4,13 +4,14 @@
  * Variants, one line each:
  *   reduce_{sum,max} x {fp32,fp16,bf16}: DeviceSegmentedReduce::Reduce with
  *   a float-valued input iterator, row offsets i * stride and i * stride + N,
- *   a float-accepting output iterator, and the same NaN rules as ours.
+ *   a float-accepting output iterator whose value_type is void (so the
+ *   initial value stays a float: see ev_cub_out), and the same NaN rules
+ *   as ours.
  */
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_runtime.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
-#include <thrust/iterator/transform_output_iterator.h>
 
 #define EV_DEVICE_CODE_ONLY /* our conversions and NaN rules, not our kernels */
 #include "reduce_default.cuh"
@@ -39,22 +40,50 @@ struct ev_cub_offset {
     __host__ __device__ long long operator()(long long i) const { return i * stride + add; }
 };
 
-/* The float result rounded to the storage dtype, as its bits. */
-template <int DT> struct ev_cub_store {
-    __host__ __device__ uint32_t operator()(float y) const
+/* The float result rounded to the storage dtype, stored as its bits. */
+template <int DT, typename T> struct ev_cub_ref {
+    T *p;
+    __host__ __device__ const ev_cub_ref &operator=(float y) const
     {
 #ifdef __CUDA_ARCH__
+        uint32_t x;
         if (DT == EV_DT_FP16_)
-            return ev_d_f32_to_fp16(y);
-        if (DT == EV_DT_BF16_)
-            return ev_d_f32_to_bf16(y);
-        uint32_t x = __float_as_uint(y);
-        return (x & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : x;
+            x = ev_d_f32_to_fp16(y);
+        else if (DT == EV_DT_BF16_)
+            x = ev_d_f32_to_bf16(y);
+        else {
+            x = __float_as_uint(y);
+            x = (x & 0x7fffffffu) > 0x7f800000u ? 0x7fc00000u : x;
+        }
+        *p = (T)x;
 #else
         (void)y;
-        return 0;
 #endif
+        return *this;
     }
+};
+
+/*
+ * The output iterator.  Its value_type is void on purpose: CUB 3.0's
+ * DeviceSegmentedReduce takes the type of the initial value from the
+ * output iterator's value_type when it has one, and a transform output
+ * iterator over the storage bits made that uint32_t / uint16_t: -Inf (MAX)
+ * and -0.0 (SUM) were converted to the integer 0, i.e. the reduction began
+ * at +0, so a row whose maximum is -0 or negative came out +0, and a SUM
+ * row of -0 elements +0 (the defect the first H200 run's notes left open;
+ * docs/perf-notes.md).  With void, the initial value keeps the input's
+ * type, float.
+ */
+template <int DT, typename T> struct ev_cub_out {
+    using value_type = void;
+    using difference_type = long long;
+    using pointer = void;
+    using reference = ev_cub_ref<DT, T>;
+    using iterator_category = cuda::std::random_access_iterator_tag;
+    T *p;
+    __host__ __device__ ev_cub_ref<DT, T> operator[](long long i) const { return ev_cub_ref<DT, T>{p + i}; }
+    __host__ __device__ ev_cub_ref<DT, T> operator*() const { return ev_cub_ref<DT, T>{p}; }
+    __host__ __device__ ev_cub_out operator+(long long i) const { return ev_cub_out{p + i}; }
 };
 
 template <int OP> struct ev_cub_op {
@@ -83,8 +112,8 @@ static cudaError_t ev_cub_run(const ev_binding *b, void *temp, size_t *temp_byte
     auto in = thrust::make_transform_iterator(zero, ld);
     auto begin = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, 0});
     auto end = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, b->shape.cols});
-    auto out = thrust::make_transform_output_iterator((T *)b->out, ev_cub_store<DT>());
-    float init = OP == EV_OP_SUM_ ? -0.0f : -__builtin_huge_valf();
+    ev_cub_out<DT, T> out{(T *)b->out};
+    float init = OP == EV_OP_SUM_ ? -0.0f : -__builtin_huge_valf(); /* stays a float: ev_cub_out */
     return cub::DeviceSegmentedReduce::Reduce(temp, *temp_bytes, in, out, (int)b->shape.rows, begin, end,
                                               ev_cub_op<OP>(), init, s);
 }
