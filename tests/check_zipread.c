@@ -481,6 +481,7 @@ START_TEST(test_a_streamed_member_is_handed_over_whole_in_order_and_not_kept)
     ev_zip_free(z);
     ev_zip_free(whole);
     ev_zip_problems_free(pr);
+    ev_buf_free(&k.got);
     ev_buf_free(&b);
 }
 END_TEST
