@@ -767,6 +767,48 @@ START_TEST(test_the_good_bundle_passes_alike_read_whole_or_streamed_in_any_piece
 }
 END_TEST
 
+/* A samples.csv that is only a header line, and a wrong one: FAIL with
+ * the header's reason read whole and streamed in any pieces (the stream
+ * once accepted it, since no record ever reached the reader that judges
+ * the header; found by fuzz_samples). */
+START_TEST(test_a_wrong_header_with_no_rows_fails_read_whole_or_streamed)
+{
+    int saved = vb_stream_samples;
+    size_t saved_piece = vb_stream_piece;
+    static const struct {
+        const char *text;
+        size_t len;
+    } texts[] = {{"run_id,job_id\n", 14}, {"\n", 1}, {"x\0y\n", 4}, {NULL, 0}};
+    for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+        for (int pass = 0; pass < 3; pass++) {
+            vb_stream_samples = pass > 0;
+            vb_stream_piece = pass == 2 ? 3 : 0;
+            tm_list l;
+            tm_load(&l, g_good);
+            if (texts[t].text) {
+                tm_set(&l, "samples.csv", texts[t].text, texts[t].len);
+            } else { /* the right header and no rows: formats passes, the rows are missed later */
+                ev_buf *csv = tm_get(&l, "samples.csv");
+                char head[512];
+                size_t hl = (size_t)((char *)memchr(csv->data, '\n', csv->len) - csv->data) + 1;
+                ck_assert_uint_lt(hl, sizeof head);
+                memcpy(head, csv->data, hl); /* tm_set frees the old text */
+                tm_set(&l, "samples.csv", head, hl);
+            }
+            ev_vreport *r = tamper_verify(&l, "hdronly", NULL, NULL);
+            if (texts[t].text)
+                expect_fail(r, "formats", "samples.csv", "header");
+            else
+                ck_assert_msg(!ev_vreport_passed(r) && r->checks[VR_FORMATS].verdict == EV_VERDICT_PASS,
+                              "header alone: %s", report_text(r));
+            ev_vreport_free(r);
+            tm_free(&l);
+        }
+    vb_stream_samples = saved;
+    vb_stream_piece = saved_piece;
+}
+END_TEST
+
 /* samples.csv read whole, streamed in its pieces, and streamed in pieces
  * of a few bytes (every line and the header across pieces): a row made a
  * duplicate of the row above it fails with the same words each way. */
@@ -1869,6 +1911,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_changed_timing_fails_rederive_median);
     tcase_add_test(t, test_the_good_bundle_passes_alike_read_whole_or_streamed_in_any_pieces);
     tcase_add_test(t, test_a_duplicate_row_fails_alike_read_whole_or_streamed_in_any_pieces);
+    tcase_add_test(t, test_a_wrong_header_with_no_rows_fails_read_whole_or_streamed);
     tcase_add_test(t, test_continuation_rows_are_judged_as_the_reference_reading_judges_them);
     tcase_add_test(t, test_changed_elapsed_alone_fails_rederive_per_op);
     tcase_add_test(t, test_sample_outside_the_wide_band_fails_protocol);

@@ -590,7 +590,7 @@ struct vb_sstream {
     int started;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    unsigned char *slot[VS_SLOTS];
+    unsigned char *slot[VS_SLOTS]; /* VS_FRONT + min(size, VS_PIECE) bytes each */
     size_t len[VS_SLOTS];
     size_t head, tail; /* pieces taken by the parser, and put by the reader */
     int done;          /* the reader has put its last piece */
@@ -612,8 +612,11 @@ static void vs_put(void *ctx, const unsigned char *p, size_t n, uint64_t size)
     st->size = size;
     while (!st->bail && st->tail - st->head == VS_SLOTS)
         pthread_cond_wait(&st->cv, &st->mu);
-    if (!st->bail && n <= VS_PIECE) {
-        memcpy(st->slot[st->tail % VS_SLOTS] + VS_FRONT, p, n);
+    size_t k = st->tail % VS_SLOTS;
+    if (!st->bail && !st->slot[k]) /* sized for the member: a small one takes little */
+        st->slot[k] = malloc(VS_FRONT + (size < VS_PIECE ? (size_t)size : VS_PIECE));
+    if (!st->bail && st->slot[k] && n <= VS_PIECE && n <= size) {
+        memcpy(st->slot[k] + VS_FRONT, p, n);
         st->len[st->tail % VS_SLOTS] = n;
         st->tail++;
         pthread_cond_broadcast(&st->cv);
@@ -638,6 +641,12 @@ static int vs_piece(struct vb_sstream *st, unsigned char *q, size_t n)
             return -1;
         if (!nl)
             return 0;
+        /* the header is judged now: a body may never bring a line that would */
+        ev_csv *c = NULL;
+        ev_err err = {{0}};
+        if (ev_csv_open(st->hdr.data, st->hdr.len, vb_samples_header, vb_samples_ncols, NULL, &c, &err))
+            return -1;
+        ev_csv_close(c);
         p += take;
         n -= take;
         st->line = 2;
@@ -740,12 +749,7 @@ ev_status vb_stream_start(vb_bundle *b, ev_zip_stream *zs)
     struct vb_sstream *st = calloc(1, sizeof *st);
     if (!st)
         return EV_ENOMEM;
-    for (int k = 0; k < VS_SLOTS; k++)
-        if (!(st->slot[k] = malloc(VS_FRONT + VS_PIECE))) {
-            vb_stream_free(st);
-            return EV_ENOMEM;
-        }
-    st->b = b;
+    st->b = b; /* the slots come with the first pieces (vs_put) */
     st->s.b = b;
     st->s.t = &st->t;
     st->s.quiet = 1;

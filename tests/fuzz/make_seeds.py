@@ -143,7 +143,51 @@ def csv_seeds():
     put("csv", "bad-header", b"\x00op,rows,cols\n1,2,3\n")
 
 
+# samples.csv rows (no header) from the first H200 run: one job's attempt
+# (cold then hot samples), then rows of another job.
+SAMPLES_ROWS = (
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,cold,0,1,1,0.0062719997949898243,6.2719997949898243,main/25/default/initial,1,completed,\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,cold,1,1,1,0.0057919998653233051,5.7919998653233051,main/25/default/initial,1,completed,\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,cold,2,1,1,0.0059839999303221703,5.9839999303221703,main/25/default/initial,1,completed,\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,hot,0,204,100,49.889537811279297,2.4455655789842794,main/25/default/initial,1,completed,1980\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,hot,1,204,100,49.895488739013672,2.4458572911281213,main/25/default/initial,1,completed,1980\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,hot,2,204,100,49.887550354003906,2.4454681546080348,main/25/default/initial,1,completed,1980\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,hot,3,204,100,49.891777038574219,2.4456753450281479,main/25/default/initial,1,completed,1980\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,hot,4,204,100,49.883457183837891,2.4452675090116611,main/25/default/initial,1,completed,1980\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,hot,5,204,100,49.878688812255859,2.4450337653066598,main/25/default/initial,1,completed,1980\n"
+    "1,1,1,reduce_sum,4096,512,512,bf16,8,holdout,default,main,initial,completed,hot,6,204,100,49.870784759521484,2.4446463117412494,main/25/default/initial,1,completed,1980\n"
+    "1,2,1,reduce_max,37,257,257,fp32,4,calibration,rows1,main,initial,completed,cold,0,1,1,0.0051839998923242092,5.1839998923242092,main/11/rows1/initial,2,completed,\n"
+    "1,2,1,reduce_max,37,257,257,fp32,4,calibration,rows1,main,initial,completed,cold,1,1,1,0.0048320000059902668,4.8320000059902668,main/11/rows1/initial,2,completed,\n"
+    "1,70,1,reduce_sum,1024,512,512,fp16,4,calibration,cub,main,initial,completed,hot,5,180,100,50.025150299072266,2.7791750166151257,main/8/cub/initial,70,completed,1980\n"
+    "1,70,1,reduce_sum,1024,512,512,fp16,4,calibration,cub,main,initial,completed,hot,6,180,100,50.043136596679688,2.7801742553710938,main/8/cub/initial,70,completed,1980\n"
+    "1,71,1,reduce_max,128,2048,2048,bf16,8,calibration,default,main,initial,completed,cold,0,1,1,0.006111999973654747,6.111999973654747,main/5/default/initial,71,completed,\n"
+    "1,71,1,reduce_max,128,2048,2048,bf16,8,calibration,default,main,initial,completed,cold,1,1,1,0.0057279998436570168,5.7279998436570168,main/5/default/initial,71,completed,\n"
+    "1,71,1,reduce_max,128,2048,2048,bf16,8,calibration,default,main,initial,completed,cold,2,1,1,0.0058559998869895935,5.8559998869895935,main/5/default/initial,71,completed,\n"
+    "1,71,1,reduce_max,128,2048,2048,bf16,8,calibration,default,main,initial,completed,hot,0,231,100,49.826942443847656,2.1570104954046605,main/5/default/initial,71,completed,1980\n"
+)
+
+
+def samples_seeds():
+    """fuzz_samples: byte 0 picks the stream's piece size (0: whole), byte 1
+    bit 0 puts the header in front."""
+    rows = SAMPLES_ROWS
+    short = "".join(rows.split("\n")[i] + "\n" for i in (0, 1, 3, 4, 12))
+    put("samples", "short-whole", b"\x00\x01" + short.encode())
+    put("samples", "short-pieces-5", b"\x05\x01" + short.encode())
+    put("samples", "rows-whole", b"\x00\x01" + rows.encode())
+    put("samples", "rows-pieces-7", b"\x07\x01" + rows.encode())
+    put("samples", "rows-pieces-1", b"\x01\x01" + rows.encode())
+    put("samples", "crlf", b"\x05\x01" + rows.replace("\n", "\r\n").encode())
+    put("samples", "quoted", b"\x09\x01" + rows.replace(",main,", ',"main",', 1).encode())
+    put("samples", "no-final-newline", b"\x03\x01" + rows[:-1].encode())
+    lines = rows.split("\n")
+    put("samples", "duplicate-row", b"\x0b\x01" + ("\n".join(lines[:5] + [lines[4]] + lines[5:])).encode())
+    put("samples", "noncanonical", b"\x0d\x01" + rows.replace("0.0057919998653233051", "0.00579199986532330510", 1).encode())
+    put("samples", "no-header", b"\x00\x00" + rows.encode())
+
+
 if __name__ == "__main__":
     zip_seeds()
     json_seeds()
     csv_seeds()
+    samples_seeds()
