@@ -16,10 +16,11 @@
  *    after that row are left, and vf_continue checks exactly those.  Any
  *    row it does not accept in full goes to the strict reader and vf_row,
  *    which decide and report as always.
- *  - Halves.  A large file without '"' is split at a line end near the
- *    middle and the halves read at once, then joined with the checks the
- *    seam needs; any failure in either half, or at the seam, reads the
- *    whole file again in one pass, which reports as always.
+ *  - Streaming.  samples.csv is read by a parser thread while zipread
+ *    inflates it, piece by piece, and its text is not kept (vb_sstream
+ *    below).  That reading only accepts; on any doubt vb_read_samples
+ *    reads the archive again and judges the whole text in one pass, which
+ *    reports as always.
  */
 #include <math.h>
 #include <pthread.h>
@@ -146,16 +147,13 @@ static int vf_dup(char **slot, const char *s)
 
 /* Per-row parse state. */
 typedef struct vf_state {
-    vb_bundle *b;
     ev_vreport *r;
-    vb_samples *t; /* the table rows go to */
-    int quiet;     /* 1: failures are only counted (a fast-path chunk) */
-    size_t fails;  /* row-level failures so far */
-    size_t cap_rows;
-    int fixed_rows; /* 1: rows is a slice of a shared array (never grown) */
+    vb_samples *t;   /* the table rows go to */
+    int quiet;       /* 1: failures are only counted (the streamed reading) */
+    size_t fails;    /* row-level failures so far */
+    size_t cap_rows; /* rows allocated in t (vf_row grows it when full) */
     int64_t cur_attempt_id;
     char cur_attempt_outcome[32];
-    char first_attempt_outcome[32]; /* the first accepted row's */
 } vf_state;
 
 /* Records a row failure (the first VF_MAX_ROW_FAILS in detail). */
@@ -335,8 +333,6 @@ static int vf_row(vf_state *s, ev_csv *c)
     row.sm_clock = sm;
 
     if (t->n == s->cap_rows) {
-        if (s->fixed_rows)
-            return -1; /* cannot happen: a row per line was counted */
         size_t nc = s->cap_rows ? s->cap_rows * 2 : 4096, bytes;
         if (ev_size_mul(nc, sizeof *t->rows, &bytes))
             return -1;
@@ -346,9 +342,6 @@ static int vf_row(vf_state *s, ev_csv *c)
         t->rows = p;
         s->cap_rows = nc;
     }
-    if (t->n == 0)
-        snprintf(s->first_attempt_outcome, sizeof s->first_attempt_outcome, "%s",
-                 ev_csv_field(c, SC_ATTEMPT_OUTCOME));
     row.job_row = (uint32_t)(t->n_jobs - 1);
     t->rows[t->n++] = row;
     t->jobs[t->n_jobs - 1].count++;
@@ -585,7 +578,6 @@ size_t vb_stream_rereads = 0;
  * reading accepts: the same rows, in the same table.
  */
 struct vb_sstream {
-    vb_bundle *b;
     pthread_t th;
     int started;
     pthread_mutex_t mu;
@@ -696,7 +688,8 @@ static void *vs_run(void *arg)
         uint64_t size = st->size;
         pthread_mutex_unlock(&st->mu);
         int bad = 0;
-        if (!st->t.rows) { /* a row per line: lines are at least 48 bytes (24 cells, 23 commas, LF) */
+        if (!st->t.rows) { /* a row per 48 bytes, an estimate only (an accepted row is longer); vf_row
+                            * grows the array when a text of shorter rows fills it */
             size_t cap = (size_t)(size / 48 + 16), bytes;
             if (ev_size_mul(cap, sizeof *st->t.rows, &bytes) || !(st->t.rows = ev_alloc_big(bytes)))
                 bad = 1;
@@ -749,8 +742,7 @@ ev_status vb_stream_start(vb_bundle *b, ev_zip_stream *zs)
     struct vb_sstream *st = calloc(1, sizeof *st);
     if (!st)
         return EV_ENOMEM;
-    st->b = b; /* the slots come with the first pieces (vs_put) */
-    st->s.b = b;
+    /* the slots come with the first pieces (vs_put) */
     st->s.t = &st->t;
     st->s.quiet = 1;
     pthread_mutex_init(&st->mu, NULL);
@@ -793,7 +785,7 @@ static const vb_member *vs_text(vb_bundle *b, vb_member *hold)
     const vb_member *m = vb_find(b, "samples.csv");
     if (!m || m->data)
         return m;
-    __atomic_fetch_add(&vb_stream_rereads, 1, __ATOMIC_RELAXED);
+    vb_stream_rereads++;
     ev_zip_problems *probs = NULL;
     ev_err err = {{0}};
     if (!b->zip2 &&
@@ -826,7 +818,6 @@ void vb_read_samples(vb_bundle *b, ev_vreport *r)
     ev_err err = {{0}};
     vf_state s;
     memset(&s, 0, sizeof s);
-    s.b = b;
     s.r = r;
     s.t = &b->samples;
     if (!m) {
