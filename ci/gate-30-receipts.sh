@@ -1,15 +1,27 @@
 #!/usr/bin/env bash
-# Gate: committed evidence.  For every receipts/<host>/: re-exporting
-# evidence.db with the current code gives delivery.zip byte for byte
-# (receipt equality), its root equals ROOT, and the bundle verifies against
-# this tree (--source-tree .) with that root.  Stale or tampered evidence
-# fails CI.
+# Gate: committed evidence.  For every receipts/<host>/:
+#  1. re-exporting evidence.db with the current code gives delivery.zip
+#     byte for byte (receipt equality) and its root equals ROOT;
+#  2. the bundle verifies, with that root, against the measured files of the
+#     commit it was measured at (a `git archive` of that commit's measured
+#     closure, passed as --source-tree): the commit the bundle records, or,
+#     for a bundle that records a dirty tree, the commit named in
+#     receipts/<host>/MEASURED_AT, whose measured files must then equal the
+#     bundle's sources byte for byte (the verifier checks exactly that);
+#  3. when HEAD's measured files differ from that commit's, it says the
+#     evidence is stale and which files changed, without failing: a fix in
+#     the runner lands on its own, and a kernel's claims need a new run.
+# Stale, tampered or unverifiable evidence (a commit missing from the
+# history, a dirty bundle without MEASURED_AT) fails CI.
 set -euo pipefail
+closure=(kernels src/runner protocols db/schema.sql) # docs/runner.md, "Provenance"
 n=0
+stale=0
 for db in receipts/*/evidence.db; do
     [ -e "$db" ] || continue
     dir=$(dirname "$db")
     tmp=$(mktemp -d)
+    trap 'rm -rf "$tmp"' EXIT
     root=$(build/evident export --db "$db" --out "$tmp/re.zip")
     if ! cmp -s "$tmp/re.zip" "$dir/delivery.zip"; then
         echo "receipts: $dir: re-exporting evidence.db does not give delivery.zip byte for byte: run 'make receipts' and commit"
@@ -19,8 +31,40 @@ for db in receipts/*/evidence.db; do
         echo "receipts: $dir: root $root differs from ROOT $(cat "$dir/ROOT")"
         exit 1
     fi
-    build/verify-bundle "$dir/delivery.zip" --source-tree . --expect-root "$(cat "$dir/ROOT")"
+    read -r recorded dirty < <(python3 - "$dir/delivery.zip" <<'EOF'
+import json, sys, zipfile
+p = json.loads(zipfile.ZipFile(sys.argv[1]).read("provenance.json"))
+print(p["git_commit"], "dirty" if p["git_dirty"] else "clean")
+EOF
+    )
+    measured=$recorded
+    if [ -f "$dir/MEASURED_AT" ]; then
+        measured=$(tr -d ' \n' < "$dir/MEASURED_AT")
+        if [ "$dirty" = clean ] && [ "$measured" != "$recorded" ]; then
+            echo "receipts: $dir: the bundle records a clean tree at $recorded but MEASURED_AT says $measured: remove MEASURED_AT"
+            exit 1
+        fi
+    elif [ "$dirty" = dirty ]; then
+        echo "receipts: $dir: the bundle records a dirty tree at $recorded: name the commit whose measured files it ran in $dir/MEASURED_AT, or measure again from a clean tree"
+        exit 1
+    fi
+    if ! git cat-file -e "$measured^{commit}" 2>/dev/null; then
+        echo "receipts: $dir: commit $measured (where the evidence was measured) is not in this clone's history: fetch the full history (not a shallow clone)"
+        exit 1
+    fi
+    mkdir "$tmp/tree"
+    git archive "$measured" -- "${closure[@]}" | tar -x -C "$tmp/tree"
+    echo "receipts: $dir: verifying against the measured files of commit $measured (bundle records $recorded, $dirty)"
+    build/verify-bundle "$dir/delivery.zip" --source-tree "$tmp/tree" --expect-root "$(cat "$dir/ROOT")"
+    changed=$(git diff --name-only "$measured" HEAD -- "${closure[@]}")
+    if [ -n "$changed" ]; then
+        stale=$((stale + 1))
+        echo "receipts: $dir: evidence is STALE for HEAD: measured at $measured; HEAD changes $(echo "$changed" | wc -l) measured file(s):"
+        echo "$changed" | sed 's/^/    /'
+        echo "receipts: $dir: its claims hold for commit $measured only; a kernel change needs a new run on the GPU host"
+    fi
     rm -rf "$tmp"
+    trap - EXIT
     n=$((n + 1))
 done
-echo "receipts: $n host bundle(s) equal their re-export and verify"
+echo "receipts: $n host bundle(s) equal their re-export and verify against the commit they were measured at ($stale stale for HEAD)"
