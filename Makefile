@@ -160,8 +160,16 @@ install: all
 	install -m 0644 $(BUILD)/libevident.a $(DESTDIR)$(PREFIX)/lib/
 	install -m 0644 db/schema.sql $(DESTDIR)$(PREFIX)/share/evident/
 
+# A store holds measurements that may have taken a GPU host many minutes:
+# clean removes everything else under $(BUILD) and says how to remove a
+# store by hand.
 clean:
-	rm -rf $(BUILD)
+	@if [ -d $(BUILD) ]; then \
+	  find $(BUILD) -mindepth 1 -maxdepth 1 ! -name evidence ! -name 'evidence.kept-*' -exec rm -rf {} +; \
+	fi
+	@for d in $(BUILD)/evidence $(BUILD)/evidence.kept-*; do \
+	  [ -e "$$d" ] && echo "make clean: kept $$d (a store of measurements): delete it by hand, rm -r $$d, when it is no longer needed"; \
+	done; true
 
 # Each module may add rules in its own fragment (one writer per file):
 # generated sources, extra programs, extra targets.

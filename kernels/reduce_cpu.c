@@ -11,9 +11,12 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define EV_MAX_LANES    1024
@@ -162,16 +165,54 @@ void ev_reduce_rows(const ev_binding *b, int64_t r0, int64_t r1)
 
 /* ---- pool --------------------------------------------------------------- */
 
+/*
+ * The hand-off between the caller and the workers spins before it sleeps.
+ * A batch is published by bumping `generation`; a worker spins on it for up
+ * to EV_POOL_SPIN_NS, then sleeps on `go`; the caller spins on `pending`
+ * for as long, then sleeps on `done`.  A thread that sleeps says so
+ * (`sleepers`, `caller_waits`) under `mu`, so a wake-up is sent only to a
+ * sleeper and none is lost: the waker changes the atomic first and looks at
+ * the flag under the mutex; the sleeper sets the flag and looks at the
+ * atomic under the same mutex.  Every worker, active in the batch or not,
+ * reports it (`pending` counts them all), so the caller never writes the
+ * next batch while a worker may still be reading this one.
+ *
+ * Why (docs/runner.md, "Calibration"): with a mutex and condition
+ * variables alone, every batch was a sleep and a wake-up, and what that
+ * cost depended on where the scheduler had put the threads.  On a 2-vCPU
+ * virtual machine an empty batch of two threads cost about 9 us when both
+ * threads shared one CPU and about 45 us when they sat on two (a cross-CPU
+ * wake-up of an idle vCPU), and the scheduler moved between the two at any
+ * moment: the floor arm, calibrated in one placement, took its samples in
+ * the other (5 ms calibrated, 19-41 ms sampled) and broke the protocol's
+ * band.  Spinning makes the hand-off about 0.06 us, but only while the two
+ * threads run on two CPUs: two spinning threads on one CPU wait out each
+ * other's budget (about 86 us a batch, seen at the start of a worker before
+ * the scheduler had spread them).  So when the caller's affinity holds at
+ * least as many CPUs as the pool has threads, thread k is pinned to the
+ * k-th CPU of it (the caller is thread 0, and gets its own affinity back
+ * when the pool is freed); with fewer CPUs than threads nothing is pinned
+ * and nobody spins.  The spin is short (50 us), so an idle pool sleeps
+ * and, on a loaded host, a waiting thread gives its CPU back soon.
+ */
+#define EV_POOL_SPIN_NS 50000
+
 struct ev_cpu_pool {
     int threads;
+    int64_t spin_ns; /* EV_POOL_SPIN_NS when pinned, else 0 */
+    int pinned;
+    cpu_set_t caller_mask;  /* the caller's affinity before pinning */
+    int cpus[EV_MAX_LANES]; /* thread k runs on cpus[k] when pinned */
     pthread_t *tid;
     int started; /* workers started (for cleanup) */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint64_t generation; /* bumped per batch */
-    int pending;         /* workers still running the batch */
-    int stop;
-    /* the current batch */
+    _Atomic uint64_t generation; /* bumped per batch (and once at stop) */
+    atomic_int pending;          /* workers that have not yet reported the batch */
+    atomic_int stop;
+    int sleepers;     /* workers asleep on go (under mu) */
+    int caller_waits; /* the caller asleep on done (under mu) */
+    /* the current batch, written before generation is bumped */
     int64_t n;
     int active; /* threads taking part: min(threads, n) */
     ev_cpu_task_fn fn;
@@ -183,6 +224,57 @@ typedef struct ev_worker_arg {
     int index;
 } ev_worker_arg;
 
+/* One pause of a spin loop. */
+static inline void ev_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
+/* Monotonic time in ns (the spin budget). */
+static int64_t ev_pool_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The two conditions the hand-off waits for: a batch newer than seen
+ * was published; every worker reported the batch. */
+static int ev_new_batch(ev_cpu_pool *p, uint64_t seen)
+{
+    return atomic_load_explicit(&p->generation, memory_order_acquire) != seen;
+}
+static int ev_batch_done(ev_cpu_pool *p, uint64_t unused)
+{
+    (void)unused;
+    return atomic_load_explicit(&p->pending, memory_order_acquire) == 0;
+}
+
+/* Spins until ready(p, arg) holds, for at most p->spin_ns (none when it
+ * is 0).  Returns 1 when it holds, 0 when the budget ran out first. */
+static int ev_spin(ev_cpu_pool *p, int (*ready)(ev_cpu_pool *, uint64_t), uint64_t arg)
+{
+    int64_t t0 = 0;
+    for (unsigned i = 0;; i++) {
+        if (ready(p, arg))
+            return 1;
+        if (p->spin_ns <= 0)
+            return 0;
+        ev_cpu_relax();
+        if ((i & 63) == 63) {
+            int64_t t = ev_pool_ns();
+            if (!t0)
+                t0 = t;
+            else if (t - t0 > p->spin_ns)
+                return 0;
+        }
+    }
+}
+
 /* Runs thread k's share of the current batch: tasks k, k+active, ... */
 static void ev_pool_share(ev_cpu_pool *p, int k)
 {
@@ -190,7 +282,8 @@ static void ev_pool_share(ev_cpu_pool *p, int k)
         p->fn(p->ctx, i);
 }
 
-/* Worker thread body: waits for a batch, runs its share, reports done. */
+/* Worker thread body: waits for a batch, runs its share (when it takes
+ * part), reports it; ends at stop. */
 static void *ev_pool_worker(void *arg)
 {
     ev_worker_arg *a = arg;
@@ -198,22 +291,33 @@ static void *ev_pool_worker(void *arg)
     int k = a->index;
     uint64_t seen = 0;
     free(a);
-    pthread_mutex_lock(&p->mu);
+    if (p->pinned) {
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(p->cpus[k], &one);
+        pthread_setaffinity_np(pthread_self(), sizeof one, &one);
+    }
     for (;;) {
-        while (!p->stop && p->generation == seen)
-            pthread_cond_wait(&p->go, &p->mu);
-        if (p->stop)
-            break;
-        seen = p->generation;
-        if (k < p->active) {
-            pthread_mutex_unlock(&p->mu);
-            ev_pool_share(p, k);
+        if (!ev_spin(p, ev_new_batch, seen)) {
             pthread_mutex_lock(&p->mu);
-            if (--p->pending == 0)
+            p->sleepers++;
+            while (atomic_load_explicit(&p->generation, memory_order_acquire) == seen)
+                pthread_cond_wait(&p->go, &p->mu);
+            p->sleepers--;
+            pthread_mutex_unlock(&p->mu);
+        }
+        seen = atomic_load_explicit(&p->generation, memory_order_acquire);
+        if (atomic_load_explicit(&p->stop, memory_order_acquire))
+            break;
+        if (k < p->active)
+            ev_pool_share(p, k);
+        if (atomic_fetch_sub_explicit(&p->pending, 1, memory_order_acq_rel) == 1) {
+            pthread_mutex_lock(&p->mu);
+            if (p->caller_waits)
                 pthread_cond_signal(&p->done);
+            pthread_mutex_unlock(&p->mu);
         }
     }
-    pthread_mutex_unlock(&p->mu);
     return NULL;
 }
 
@@ -231,6 +335,23 @@ ev_status ev_cpu_pool_new(int threads, ev_cpu_pool **out, ev_err *err)
     pthread_mutex_init(&p->mu, NULL);
     pthread_cond_init(&p->go, NULL);
     pthread_cond_init(&p->done, NULL);
+    atomic_init(&p->generation, 0);
+    atomic_init(&p->pending, 0);
+    atomic_init(&p->stop, 0);
+    if (threads > 1 && pthread_getaffinity_np(pthread_self(), sizeof p->caller_mask, &p->caller_mask) == 0 &&
+        CPU_COUNT(&p->caller_mask) >= threads) {
+        cpu_set_t one;
+        int k = 0;
+        for (int c = 0; c < CPU_SETSIZE && k < threads; c++)
+            if (CPU_ISSET(c, &p->caller_mask))
+                p->cpus[k++] = c;
+        CPU_ZERO(&one);
+        CPU_SET(p->cpus[0], &one);
+        if (pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0) {
+            p->pinned = 1;
+            p->spin_ns = EV_POOL_SPIN_NS;
+        }
+    }
     if (threads > 1) {
         p->tid = calloc((size_t)threads, sizeof *p->tid);
         if (p->tid == NULL) {
@@ -268,12 +389,15 @@ void ev_cpu_pool_free(ev_cpu_pool *p)
 {
     if (p == NULL)
         return;
+    atomic_store_explicit(&p->stop, 1, memory_order_release);
+    atomic_fetch_add_explicit(&p->generation, 1, memory_order_acq_rel);
     pthread_mutex_lock(&p->mu);
-    p->stop = 1;
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     for (int k = 1; k <= p->started; k++)
         pthread_join(p->tid[k], NULL);
+    if (p->pinned)
+        pthread_setaffinity_np(pthread_self(), sizeof p->caller_mask, &p->caller_mask);
     pthread_cond_destroy(&p->go);
     pthread_cond_destroy(&p->done);
     pthread_mutex_destroy(&p->mu);
@@ -297,20 +421,25 @@ void ev_cpu_pool_run(ev_cpu_pool *p, int64_t n, ev_cpu_task_fn fn, void *ctx)
             fn(ctx, i);
         return;
     }
-    pthread_mutex_lock(&p->mu);
     p->n = n;
     p->active = active;
     p->fn = fn;
     p->ctx = ctx;
-    p->pending = active - 1;
-    p->generation++;
-    pthread_cond_broadcast(&p->go);
+    atomic_store_explicit(&p->pending, p->threads - 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&p->generation, 1, memory_order_acq_rel);
+    pthread_mutex_lock(&p->mu);
+    if (p->sleepers)
+        pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     ev_pool_share(p, 0);
-    pthread_mutex_lock(&p->mu);
-    while (p->pending > 0)
-        pthread_cond_wait(&p->done, &p->mu);
-    pthread_mutex_unlock(&p->mu);
+    if (!ev_spin(p, ev_batch_done, 0)) {
+        pthread_mutex_lock(&p->mu);
+        p->caller_waits = 1;
+        while (atomic_load_explicit(&p->pending, memory_order_acquire) > 0)
+            pthread_cond_wait(&p->done, &p->mu);
+        p->caller_waits = 0;
+        pthread_mutex_unlock(&p->mu);
+    }
 }
 
 /* ---- schedules ---------------------------------------------------------- */

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "bundle/member.h"
+#include "names.h"
 #include "sha256.h"
 #include "status.h"
 
@@ -484,6 +486,44 @@ START_TEST(test_hex_decode_refuses_wrong_length_and_non_hex)
 }
 END_TEST
 
+/* The one member-name rule (names.h): what it accepts and refuses, and
+ * the exporter's ev_member_name_ok agrees on each. */
+START_TEST(test_the_member_name_rule_accepts_and_refuses_with_the_reason)
+{
+    static const char *const ok[] = {"sources/kernels/reduce.cu", "model.json", "outputs/12-1.bin",
+                                     "a.b-c_d/E9"};
+    static const struct {
+        const char *name, *why;
+    } bad[] = {
+        {"sources/kernels/a+b.cu", "character '+' in name"},
+        {"sources/kernels/a b.cu", "character ' ' in name"},
+        {"/abs", "absolute name"},
+        {"a//b", "empty path component"},
+        {"a/../b", "'..' path component"},
+        {"a/./b", "'.' path component"},
+        {"dir/", "directory entry"},
+        {"a\\b", "backslash in name"},
+        {"a\tb", "control character in name"},
+        {"caf\xc3\xa9", "byte 0xc3 in name"},
+        {"", "empty name"},
+    };
+    char why[96], longname[300];
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        ck_assert_ptr_null(ev_name_problem(ok[i], strlen(ok[i]), why, sizeof why));
+        ck_assert(ev_member_name_ok(ok[i]));
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        const char *p = ev_name_problem(bad[i].name, strlen(bad[i].name), why, sizeof why);
+        ck_assert_msg(p && strstr(p, bad[i].why), "%s: %s", bad[i].name, p ? p : "accepted");
+        ck_assert(!ev_member_name_ok(bad[i].name));
+    }
+    memset(longname, 'a', 256);
+    longname[256] = '\0';
+    ck_assert_ptr_nonnull(strstr(ev_name_problem(longname, 256, why, sizeof why), "longer than 255"));
+    ck_assert_ptr_null(ev_name_problem(longname, 255, why, sizeof why));
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -491,6 +531,7 @@ static Suite *common_suite(void)
 
     tc = tcase_create("status");
     tcase_add_test(tc, test_every_status_has_a_distinct_name);
+    tcase_add_test(tc, test_the_member_name_rule_accepts_and_refuses_with_the_reason);
     tcase_add_test(tc, test_out_of_range_status_is_unknown);
     tcase_add_test(tc, test_err_set_formats_and_returns_the_status);
     tcase_add_test(tc, test_err_set_truncates_long_messages);

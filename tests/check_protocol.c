@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "buf.h"
 #include "runner/plan.h"
@@ -115,7 +116,46 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
      "\"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"samples\": 2}]}",
      "fault_arms[0].samples: not a field of kind 'wrong-schedule'"},
+    /* Bounds, each with its reason. */
+    {"{\"seed\": 9007199254740993, \"arms\": [\"default\"], \"cases\": [CASE]}",
+     "seed: must be below 2^53 in magnitude"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 1048576, "
+     "\"cols\": 1048576, \"dtype\": \"fp32\", \"default_rows\": 4}]}",
+     "cases[0]: rows x stride x element size must be <= 64 GiB"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"warmup_ms\": 100000, \"job_timeout_s\": "
+     "60}",
+     "job_timeout_s: 60 s is less than twice the warm-up and samples it must hold"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-o\", \"kind\": \"overrun\", \"factor\": 1}]}",
+     "fault_arms[0].factor: must be >= 2"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-o\", \"kind\": \"exit\", \"code\": 3, \"factor\": 4}]}",
+     "fault_arms[0].factor: not a field of kind 'exit'"},
 };
+
+/* 100,000 cases: refused at once, with the limit and the reason, before
+ * anything is allocated for them. */
+START_TEST(test_a_protocol_of_100000_cases_is_refused_at_once)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_protocol p;
+    ev_err err = {""};
+    struct timespec t0, t1;
+
+    ck_assert_int_eq(ev_buf_printf(&b, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": ["), EV_OK);
+    for (int i = 0; i < 100000; i++)
+        ck_assert_int_eq(ev_buf_printf(&b, "%s%s", i ? "," : "", good_case), EV_OK);
+    ck_assert_int_eq(ev_buf_printf(&b, "]}"), EV_OK);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ck_assert_int_eq(ev_protocol_parse(b.data, b.len, &p, &err), EV_EFORMAT);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    ck_assert_msg(strstr(err.msg, "cases: 100000 cases, at most 4096"), "%s", err.msg);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    printf("check_protocol: 100000 cases (%zu bytes) refused in %.3f s\n", b.len, s);
+    ck_assert_msg(s < 10, "took %.1f s", s);
+    ev_buf_free(&b);
+}
+END_TEST
 
 START_TEST(test_a_malformed_protocol_is_refused_with_the_field_named)
 {
@@ -351,6 +391,7 @@ int main(void)
     int failed;
 
     tcase_add_test(tc, test_a_minimal_protocol_gets_the_design_defaults);
+    tcase_add_test(tc, test_a_protocol_of_100000_cases_is_refused_at_once);
     tcase_add_loop_test(tc, test_a_malformed_protocol_is_refused_with_the_field_named, 0,
                         (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, test_the_shipped_protocols_parse_and_plan);

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -1114,6 +1115,32 @@ START_TEST(test_calibration_that_ignored_its_target_fails_protocol)
 }
 END_TEST
 
+START_TEST(test_a_claimed_rule_breach_the_samples_do_not_show_fails_protocol)
+{
+    /* A runner that fails a good attempt (and so buys it a retry) by
+     * writing a rule breach into its process row: the records, held to the
+     * rules (src/runner/sample_rules.h), show none. */
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "main/0/default/initial");
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    cJSON *proc = cJSON_GetObjectItem(a, "process");
+    cJSON_ReplaceItemInObject(proc, "records_ok", cJSON_CreateFalse());
+    cJSON_ReplaceItemInObject(
+        proc, "protocol_error",
+        cJSON_CreateString(
+            "protocol rule: 1 hot samples outside the wide band [1.25, 20] ms (target 5 / 4 to x 4)"));
+    cJSON_ReplaceItemInObject(a, "outcome", cJSON_CreateString("failed-protocol"));
+    cJSON_ReplaceItemInObject(j, "outcome", cJSON_CreateString("failed-protocol"));
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "claimedbreach", NULL, NULL);
+    expect_fail(r, "protocol", "validation.json", "but its records, held to the rules, show no breach");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 /* ------------------------------------------------------------ plan (check 4) */
 
 START_TEST(test_removed_job_fails_plan)
@@ -1710,6 +1737,8 @@ END_TEST
 
 /* Runs build/verify-bundle with args; returns the exit status and the last
  * line of stderr in last (and stdout in out when non-NULL). */
+static size_t g_as_limit; /* run_bin's child: RLIMIT_AS in bytes, 0 for none */
+
 static int run_bin(const char *const *args, char *last, size_t cap, ev_buf *out)
 {
     char bin[512], errp[512], outp[512];
@@ -1730,6 +1759,10 @@ static int run_bin(const char *const *args, char *last, size_t cap, ev_buf *out)
             fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
         dup2(fe, 2);
         dup2(fo, 1);
+        if (g_as_limit) {
+            struct rlimit rl = {g_as_limit, g_as_limit};
+            setrlimit(RLIMIT_AS, &rl);
+        }
         execv(bin, (char *const *)argv);
         _exit(127);
     }
@@ -1815,6 +1848,147 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
     ck_assert_int_eq(run_bin(ver, last, sizeof last, NULL), 1);
     ck_assert_msg(strstr(last, "FAIL rederive") && strstr(last, "fault-ws") && strstr(last, "selector plans"),
                   "%s", last);
+}
+END_TEST
+
+/* A real cpu run with the overrun fault arm (each hot sample runs 6 x the
+ * replays it records, in the main job only): the supervisor applies the
+ * sample rules, records the attempt failed-protocol with the breach as its
+ * reason, rescues it, and the honest bundle PASSes, the claimed breach
+ * being the one its records show. */
+START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies)
+{
+    static const char proto[] =
+        "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"overrun\", \"factor\": 6, \"when\": "
+        "\"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+    char pp[320], db[320], zip[320], last[1024];
+    snprintf(pp, sizeof pp, "%s/over.json", g_dir);
+    snprintf(db, sizeof db, "%s/over.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/over.zip", g_dir);
+    unlink(db); /* the suite runs twice in one directory */
+    write_tree_file(g_dir, "over.json", proto, sizeof proto - 1);
+    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_int_eq(run_evident(run), 0);
+    ck_assert_int_eq(run_evident(exp), 0);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    /* The main job failed the rule and its rescue completed. */
+    tm_list l;
+    tm_load(&l, zip);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "main/0/fault-over/initial");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "failed-protocol");
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    const char *why = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring;
+    ck_assert_msg(strstr(why, "protocol rule: 3 hot samples outside the wide band [0.5, 8] ms") == why, "%s",
+                  why);
+    cJSON *rj = job_by_key(v, "rescue/0/fault-over/retry-1");
+    cJSON *ra = cJSON_GetArrayItem(cJSON_GetObjectItem(rj, "attempts"), 0);
+    const cJSON *rwhy = cJSON_GetObjectItem(cJSON_GetObjectItem(ra, "process"), "protocol_error");
+    ck_assert_msg(!strcmp(cJSON_GetObjectItem(rj, "outcome")->valuestring, "completed"), "retry: %s (%s)",
+                  cJSON_GetObjectItem(rj, "outcome")->valuestring,
+                  cJSON_IsString(rwhy) ? rwhy->valuestring : "no protocol error");
+    cJSON_Delete(v);
+    tm_free(&l);
+}
+END_TEST
+
+/* Reads the log of the last run_evident into buf[cap]. */
+static const char *evident_log(char *buf, size_t cap)
+{
+    char logp[512];
+    snprintf(logp, sizeof logp, "%s/evident.log", g_dir);
+    FILE *f = fopen(logp, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, cap - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+/* --strict: a run whose job failed after its rescue exits 1 and says so;
+ * the same run without --strict exits 0 (its failures are evidence), and
+ * a run whose only failure was rescued exits 0 under --strict. */
+START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
+{
+    static const char proto[] =
+        "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false,\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+    static const char rescued[] =
+        "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false,\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3, \"when\": "
+        "\"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+    char pp[320], pr[320], db1[320], db2[320], db3[320], log[8192];
+    snprintf(pp, sizeof pp, "%s/strict.json", g_dir);
+    snprintf(pr, sizeof pr, "%s/rescued.json", g_dir);
+    snprintf(db1, sizeof db1, "%s/strict1.db", g_dir);
+    snprintf(db2, sizeof db2, "%s/strict2.db", g_dir);
+    snprintf(db3, sizeof db3, "%s/strict3.db", g_dir);
+    unlink(db1); /* the suite runs twice in one directory */
+    unlink(db2);
+    unlink(db3);
+    write_tree_file(g_dir, "strict.json", proto, sizeof proto - 1);
+    write_tree_file(g_dir, "rescued.json", rescued, sizeof rescued - 1);
+    const char *strict[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db1, "--strict", NULL};
+    const char *plain[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db2, NULL};
+    const char *ok[] = {"run", "--protocol", pr, "--backend", "cpu", "--db", db3, "--strict", NULL};
+    ck_assert_int_eq(run_evident(strict), 1);
+    ck_assert_msg(strstr(evident_log(log, sizeof log), "--strict: run 1 is failed, failed-after-rescue"),
+                  "%s", log);
+    ck_assert_int_eq(run_evident(plain), 0);
+    ck_assert_msg(run_evident(ok) == 0, "%s", evident_log(log, sizeof log));
+    ck_assert_msg(strstr(evident_log(log, sizeof log), "run 1: failed, completed-after-rescue"), "%s", log);
+}
+END_TEST
+
+/* Short of memory (an address-space limit), verify-bundle gives no verdict
+ * and says so, exit 2: never a FAIL of a good bundle, never a PASS of an
+ * incomplete check.  Not under ASan, whose shadow memory needs more address
+ * space than any limit here. */
+START_TEST(test_out_of_memory_is_a_resource_error_never_a_fail)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    fprintf(stderr, "check_verify: ASan build: the address-space limit test did not run\n");
+#else
+    char last[1024];
+    const char *ver[] = {"receipts/h200/delivery.zip", NULL}; /* the H200 run: 2 MB, 85 members */
+    int two = 0, zero = 0;
+    for (size_t mib = 16; mib <= 160; mib += 8) {
+        g_as_limit = mib << 20;
+        int rc = run_bin(ver, last, sizeof last, NULL);
+        g_as_limit = 0;
+        ck_assert_msg(rc == 0 || rc == 2, "%zu MiB: exit %d: %s", mib, rc, last);
+        if (rc == 2) {
+            ck_assert_msg(strstr(last, "no verdict") && strstr(last, "resource error"), "%zu MiB: %s", mib,
+                          last);
+            two++;
+        } else {
+            zero++;
+        }
+    }
+    ck_assert_int_gt(two, 0);
+    ck_assert_int_gt(zero, 0);
+    printf(
+        "check_verify: address-space limits 16..160 MiB: %d gave no verdict (exit 2), %d PASS, none FAIL\n",
+        two, zero);
+#endif
 }
 END_TEST
 
@@ -1917,6 +2091,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_sample_outside_the_wide_band_fails_protocol);
     tcase_add_test(t, test_a_preempted_sample_within_the_wide_band_is_not_a_protocol_failure);
     tcase_add_test(t, test_calibration_that_ignored_its_target_fails_protocol);
+    tcase_add_test(t, test_a_claimed_rule_breach_the_samples_do_not_show_fails_protocol);
     tcase_add_test(t, test_removed_job_fails_plan);
     tcase_add_test(t, test_added_job_fails_plan);
     tcase_add_test(t, test_relabelled_job_fails_plan);
@@ -1943,6 +2118,9 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_compare_reports_outcome_and_value_differences);
     tcase_add_test(t, test_fast_double_text_equals_snprintf_17g);
     tcase_add_test(t, test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive);
+    tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
+    tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
+    tcase_add_test(t, test_out_of_memory_is_a_resource_error_never_a_fail);
     tcase_add_test(t, test_binary_exit_codes);
     tcase_add_test(t, test_binary_pass_and_json);
     tcase_add_test(t, test_binary_compare_exit_codes);

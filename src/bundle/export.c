@@ -1902,8 +1902,8 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
             rc = ev_err_set(err, EV_EDB, "export: snapshot rows out of order at %s", x->path);
             goto out;
         }
-        snprintf(name, sizeof name, "sources/%s", x->path);
-        if (strlen(x->path) > 240 || !ev_member_name_ok(name)) {
+        if ((size_t)snprintf(name, sizeof name, "sources/%s", x->path) >= sizeof name ||
+            !ev_member_name_ok(name)) {
             rc = ev_err_set(err, EV_EFORMAT, "export: snapshot path not allowed as a member name: '%s'",
                             x->path);
             goto out;

@@ -21,9 +21,8 @@ typedef struct ev_member {
  * search; the lists are short apart from sources and outputs). */
 const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name);
 
-/* Returns 1 when name fits the member-name rule of docs/bundle-format.md
- * ('/'-separated components of [A-Za-z0-9._+-], none "." or "..", length
- * 1..255), else 0. */
+/* Returns 1 when name fits the member-name rule (src/common/names.h, the
+ * one the verifier's zip reader and the runner's snapshot apply), else 0. */
 int ev_member_name_ok(const char *name);
 
 #endif

@@ -1,12 +1,14 @@
 /*
  * cmd_run.c: `evident run --protocol FILE [--backend cuda|cpu] [--db FILE]
- * [--resume]`.  Parses arguments, installs the SIGINT/SIGTERM handlers
- * (a flag and a self-pipe the supervisor polls), shows progress on stderr
- * (one updating line on a terminal, plain lines otherwise) and turns the
- * supervisor's status into the exit code: 0 the run finished (whatever its
- * status: failures are recorded evidence), 1 the run could not finish
- * (stopped by a signal, store or process failure), 2 usage or unreadable
- * path.
+ * [--resume] [--strict]`.  Parses arguments, installs the SIGINT/SIGTERM
+ * handlers (a flag and a self-pipe the supervisor polls), shows progress
+ * on stderr (one updating line on a terminal, plain lines otherwise) and
+ * turns the supervisor's status into the exit code: 0 the run finished
+ * (whatever its status: failures are recorded evidence; with --strict,
+ * only when every main and policy job completed, at once or after its
+ * rescue), 1 the run could not finish (stopped by a signal, store or
+ * process failure) or, with --strict, a job failed after rescue, 2 usage
+ * or unreadable path.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -84,14 +86,17 @@ static int worker_path(char *out, size_t cap)
 }
 
 static const char usage[] = "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
+                            "                   [--strict]\n"
                             "\n"
                             "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
                             "one worker process per job, and records everything in the store\n"
                             "(default build/evidence/evidence.db).  --resume continues the store's last\n"
                             "run (same protocol file) without repeating completed jobs.  SIGINT/SIGTERM\n"
                             "stop it cleanly; --resume finishes it later.\n"
-                            "exit: 0 the run finished (its status says whether every job completed),\n"
-                            "1 it could not finish (stopped, store or process failure), 2 usage.\n";
+                            "exit: 0 the run finished (its status says whether every job completed;\n"
+                            "with --strict: and every main and policy job completed, at once or after\n"
+                            "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
+                            "with --strict, a job failed after rescue, 2 usage.\n";
 
 int ev_cmd_run(int argc, char **argv)
 {
@@ -103,6 +108,7 @@ int ev_cmd_run(int argc, char **argv)
     const char *db = "build/evidence/evidence.db";
     struct sigaction sa;
     ev_status rc;
+    int strict = 0;
 
     memset(&o, 0, sizeof o);
     o.backend = "cpu";
@@ -116,6 +122,8 @@ int ev_cmd_run(int argc, char **argv)
             return EV_EXIT_OK;
         } else if (!strcmp(a, "--resume")) {
             o.resume = 1;
+        } else if (!strcmp(a, "--strict")) {
+            strict = 1;
         } else if (!v) {
             fprintf(stderr, "evident run: %s needs a value (try --help)\n", a);
             return EV_EXIT_USAGE;
@@ -207,6 +215,13 @@ int ev_cmd_run(int argc, char **argv)
             printf("  %.*s\n", (int)n, p);
             p += n + (p[n] == '\n');
         }
+    }
+    if (strict && strcmp(res.status, "completed") && strcmp(res.rescue_status, "completed-after-rescue")) {
+        fprintf(stderr,
+                "evident run: --strict: run %lld is %s%s%s: a job failed after its rescue (every attempt and "
+                "its reason is in the store)\n",
+                (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status);
+        return EV_EXIT_FAIL;
     }
     return EV_EXIT_OK;
 }

@@ -179,6 +179,11 @@ char *ev_buf_steal(ev_buf *b, size_t *len_out)
  */
 ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err)
 {
+    return ev_read_file_max(path, SIZE_MAX - 1, out, err);
+}
+
+ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *err)
+{
     ev_status rc = EV_OK;
     ev_buf b = EV_BUF_INIT;
     int fd = -1;
@@ -195,6 +200,11 @@ ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err)
     }
     if (S_ISDIR(st.st_mode)) {
         rc = ev_err_set(err, EV_EIO, "%s: cannot read: %s", path, strerror(EISDIR));
+        goto out;
+    }
+    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
+        rc = ev_err_set(err, EV_ERANGE, "%s: %jd bytes, more than the %zu this file may hold", path,
+                        (intmax_t)st.st_size, max);
         goto out;
     }
     if (buf_reserve(&b, S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 4096)) {
@@ -217,6 +227,10 @@ ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err)
         if (got == 0)
             break;
         b.len += (size_t)got;
+        if (b.len > max) { /* a pipe or device (/dev/zero) without end */
+            rc = ev_err_set(err, EV_ERANGE, "%s: more than the %zu bytes this file may hold", path, max);
+            goto out;
+        }
     }
     b.data[b.len] = '\0';
     *out = b;

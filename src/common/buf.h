@@ -36,6 +36,9 @@ char *ev_buf_steal(ev_buf *b, size_t *len_out);
 /* Reads a whole file into out, which must be empty (EV_BUF_INIT): its old
  * storage is not freed.  EV_EIO with err set on failure. */
 ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err);
+/* As ev_read_file, but a file (or stream: a pipe, /dev/zero) of more than
+ * max bytes is refused with EV_ERANGE, having read at most max + a buffer. */
+ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *err);
 /* Writes bytes to path atomically (temp file + fsync + rename). */
 ev_status ev_write_file(const char *path, const void *p, size_t n, ev_err *err);
 

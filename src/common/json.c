@@ -682,8 +682,12 @@ ev_status ev_json_parse(const char *p, size_t n, unsigned flags, cJSON **out, ev
     copy[n] = '\0';
     tree = cJSON_ParseWithLengthOpts(copy, size, NULL, 1);
     free(copy);
+    /* The strict lexer accepted it, and nests no deeper than 64 (cJSON's
+     * limit is 1000): cJSON can then fail only for want of memory, which
+     * is a resource error, not a malformed document. */
     if (!tree)
-        return ev_err_set(err, EV_EFORMAT, "cJSON refused a document the strict lexer accepted");
+        return ev_err_set(err, EV_ENOMEM,
+                          "out of memory while parsing JSON (cJSON could not build the tree)");
     *out = tree;
     return EV_OK;
 }

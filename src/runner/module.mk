@@ -29,22 +29,30 @@ stamp:
 # The environment receipt names the compiler flags the build used.
 $(BUILD)/obj/src/runner/supervisor.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst ",,$(subst ',,$(EV_CFLAGS)))"'
 
-# make evidence [BACKEND=cuda|cpu] [PROTOCOL=...]: build -> evident run ->
-# evident export -> verify-bundle, into $(BUILD)/evidence/:
+# make evidence [BACKEND=cuda|cpu] [PROTOCOL=...] [FRESH=1]: build ->
+# evident run --strict -> evident export -> verify-bundle -> evident report,
+# into $(BUILD)/evidence/:
 #   - BACKEND unset: cuda when the worker was built with the cuda backend
 #     and nvidia-smi lists a device; otherwise one line says why and cpu is
 #     used.  PROTOCOL unset: protocols/h200.json on cuda, protocols/quick.json
 #     on cpu.
+#   - FRESH=1: an existing $(BUILD)/evidence is moved aside (never deleted)
+#     to $(BUILD)/evidence.kept-<UTC time>, and a new run starts.
 #   - evidence.db absent: a new run.  Present: `evident run --resume`, which
 #     continues the store's last run where it stopped (a long GPU protocol
 #     in several calls), does nothing more when that run is finished (the
 #     export is then redone from the store), and refuses, with exit 2, a
-#     different protocol or backend (remove $(BUILD)/evidence for a new run).
-#   - export to delivery.zip (it prints the root digest), then verify-bundle
-#     with --source-tree . and --expect-root that digest; the last line
-#     printed is the root digest.
+#     different protocol or backend: this target then says so and names
+#     FRESH=1.
+#   - export to delivery.zip (it prints the root digest), verify-bundle
+#     with --source-tree . and --expect-root that digest, report.html; the
+#     report's path is printed, and the root digest is the last line.
+#   - exit 1, after the bundle and report are written, when the run did not
+#     complete every job after rescue (--strict) or did not finish; the
+#     message says which, and that the store is kept (FRESH=1 starts anew).
 BACKEND ?=
 PROTOCOL ?=
+FRESH ?=
 EVIDENCE_DIR := $(BUILD)/evidence
 .PHONY: evidence
 evidence: all
@@ -62,10 +70,33 @@ evidence: all
 	if [ -z "$$protocol" ]; then \
 	  if [ "$$backend" = cuda ]; then protocol=protocols/h200.json; else protocol=protocols/quick.json; fi; \
 	fi; \
-	mkdir -p $(EVIDENCE_DIR) || exit 2; \
-	db=$(EVIDENCE_DIR)/evidence.db; \
+	dir=$(EVIDENCE_DIR); \
+	if [ -n '$(FRESH)' ] && [ -e "$$dir" ]; then \
+	  kept=$$dir.kept-$$(date -u +%Y%m%dT%H%M%SZ); mv "$$dir" "$$kept" || exit 2; \
+	  echo "make evidence: FRESH=1: the previous store is kept as $$kept"; \
+	fi; \
+	mkdir -p "$$dir" || exit 2; \
+	db=$$dir/evidence.db; \
 	if [ -f "$$db" ]; then resume=--resume; echo "make evidence: $$db exists: resuming its last run"; else resume=; fi; \
-	./$(BUILD)/evident run --protocol "$$protocol" --backend "$$backend" --db "$$db" $$resume || exit $$?; \
-	root=$$(./$(BUILD)/evident export --db "$$db" --out $(EVIDENCE_DIR)/delivery.zip) || exit $$?; \
-	./$(BUILD)/verify-bundle $(EVIDENCE_DIR)/delivery.zip --source-tree . --expect-root "$$root" || exit $$?; \
+	./$(BUILD)/evident run --protocol "$$protocol" --backend "$$backend" --db "$$db" $$resume --strict > "$$dir/run.txt"; \
+	runrc=$$?; cat "$$dir/run.txt"; \
+	if [ $$runrc = 2 ]; then \
+	  if [ -n "$$resume" ]; then \
+	    echo "make evidence: $$db holds a run of another protocol or backend (above); 'make evidence FRESH=1' starts a new run of $$protocol on $$backend and keeps that store"; \
+	  fi; \
+	  exit 2; \
+	fi; \
+	root=$$(./$(BUILD)/evident export --db "$$db" --out "$$dir/delivery.zip") || exit $$?; \
+	./$(BUILD)/verify-bundle "$$dir/delivery.zip" --source-tree . --expect-root "$$root"; verrc=$$?; \
+	./$(BUILD)/evident report "$$dir/delivery.zip" --out "$$dir/report.html" && \
+	  echo "make evidence: report: $$dir/report.html"; \
+	if [ $$runrc != 0 ]; then \
+	  if grep -q '^run [0-9]*: ' "$$dir/run.txt"; then \
+	    echo "make evidence: the run in $$dir finished, but a job failed after its rescue (above, and in the report); the store is kept: 'make evidence FRESH=1' starts a new run"; \
+	  else \
+	    echo "make evidence: the run in $$dir did not finish (above): 'make evidence' resumes it, 'make evidence FRESH=1' starts a new one"; \
+	  fi; \
+	  exit 1; \
+	fi; \
+	[ $$verrc = 0 ] || exit $$verrc; \
 	echo "$$root"

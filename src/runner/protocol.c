@@ -61,8 +61,13 @@ static ev_status get_int(const cJSON *obj, const char *path, const char *key, in
     if (!cJSON_IsNumber(it))
         return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be an integer", path, dot, key);
     v = it->valuedouble;
-    if (!isfinite(v) || v != floor(v) || fabs(v) > MAX_EXACT_INT)
+    if (!isfinite(v) || v != floor(v))
         return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be an integer", path, dot, key);
+    if (fabs(v) >= MAX_EXACT_INT) /* 2^53 + 1 reads as 2^53: refuse rather than round */
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s%s%s: must be below 2^53 in magnitude (a JSON number that large cannot be read "
+                          "exactly)",
+                          path, dot, key);
     if (v < (double)lo)
         return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be >= %lld", path, dot, key, (long long)lo);
     if (v > (double)hi)
@@ -166,8 +171,11 @@ static ev_status parse_case(const cJSON *obj, size_t i, ev_proto_case *c, ev_err
         return ev_err_set(err, EV_EFORMAT, "%s.stride: must be >= cols (%lld)", path, (long long)c->cols);
     /* The input span must be addressable: rows x stride x size. */
     if (ev_size_mul((size_t)c->rows, (size_t)c->stride, &bytes) ||
-        ev_size_mul(bytes, (size_t)dtype_size(c->dtype), &bytes) || bytes > (size_t)1 << 40)
-        return ev_err_set(err, EV_EFORMAT, "%s: rows x stride x element size must be <= 2^40 bytes", path);
+        ev_size_mul(bytes, (size_t)dtype_size(c->dtype), &bytes) || bytes > EV_PROTO_MAX_CASE_BYTES)
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s: rows x stride x element size must be <= 64 GiB (one case's input; more than "
+                          "any single device holds)",
+                          path);
     return EV_OK;
 }
 
@@ -211,9 +219,10 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
 /* Parses fault_arms[i] into *f (allocating its case list). */
 static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_proto_fault *f, ev_err *err)
 {
-    static const char *const keys[] = {"name", "kind", "code", "signal", "samples", "when", "cases", NULL};
-    static const char *const kinds[] = {"exit",       "signal",       "hang",           "garbage",
-                                        "stop-after", "wrong-output", "wrong-schedule", NULL};
+    static const char *const keys[] = {"name",   "kind", "code",  "signal", "samples",
+                                       "factor", "when", "cases", NULL};
+    static const char *const kinds[] = {"exit",         "signal",         "hang",    "garbage", "stop-after",
+                                        "wrong-output", "wrong-schedule", "overrun", NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -260,12 +269,17 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
         f->kind = EV_FAULT_GARBAGE;
     } else if (!strcmp(kind, "wrong-output")) {
         f->kind = EV_FAULT_WRONG_OUTPUT;
+    } else if (!strcmp(kind, "overrun")) {
+        f->kind = EV_FAULT_OVERRUN;
+        need = "factor";
+        if ((rc = get_int(obj, path, "factor", 1, 2, 1000, &f->value, err)))
+            return rc;
     } else {
         f->kind = EV_FAULT_WRONG_SCHEDULE;
     }
     /* A value key that does not belong to this kind is refused. */
-    static const char *const value_keys[] = {"code", "signal", "samples"};
-    for (size_t v = 0; v < 3; v++)
+    static const char *const value_keys[] = {"code", "signal", "samples", "factor"};
+    for (size_t v = 0; v < 4; v++)
         if ((!need || strcmp(need, value_keys[v])) && cJSON_GetObjectItemCaseSensitive(obj, value_keys[v]))
             return ev_err_set(err, EV_EFORMAT, "%s.%s: not a field of kind '%s'", path, value_keys[v], kind);
     cases = cJSON_GetObjectItemCaseSensitive(obj, "cases");
@@ -412,8 +426,11 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
         return ev_err_set(err, EV_EFORMAT, "cases: must be a non-empty array");
     p->n_cases = (size_t)cJSON_GetArraySize(arr);
-    if (p->n_cases > 100000)
-        return ev_err_set(err, EV_EFORMAT, "cases: at most 100000 cases");
+    if (p->n_cases > EV_PROTO_MAX_CASES)
+        return ev_err_set(err, EV_EFORMAT,
+                          "cases: %zu cases, at most %d (every case is a worker process per arm; split a "
+                          "larger sweep into several protocols)",
+                          p->n_cases, EV_PROTO_MAX_CASES);
     p->cases = calloc(p->n_cases, sizeof *p->cases);
     if (!p->cases)
         return ev_err_set(err, EV_ENOMEM, "cases: out of memory");
@@ -480,6 +497,13 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         memcpy(p->arms[i], it->valuestring, strlen(it->valuestring) + 1);
         i++;
     }
+    /* A job must be able to take its warm-up and samples inside its timeout,
+     * with as much again for start, calibration, cold samples and checks. */
+    if (p->warmup_ms + (double)p->samples * p->target_sample_ms > p->job_timeout_s * 1000.0 / 2)
+        return ev_err_set(err, EV_EFORMAT,
+                          "job_timeout_s: %.17g s is less than twice the warm-up and samples it must hold "
+                          "(%.17g ms + %lld x %.17g ms)",
+                          p->job_timeout_s, p->warmup_ms, (long long)p->samples, p->target_sample_ms);
     if (p->host_threads && p->n_cpus && (size_t)p->host_threads > p->n_cpus * 4)
         return ev_err_set(err, EV_EFORMAT, "host_threads: must be <= 4 x the CPUs of cpu_set (%zu)",
                           p->n_cpus);

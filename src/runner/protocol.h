@@ -19,7 +19,10 @@
 
 #include "status.h"
 
-#define EV_PROTO_NAME_MAX 32 /* arm and fault names, incl. NUL */
+#define EV_PROTO_NAME_MAX       32                /* arm and fault names, incl. NUL */
+#define EV_PROTO_MAX_CASES      4096              /* cases in one protocol */
+#define EV_PROTO_MAX_CASE_BYTES ((size_t)1 << 36) /* one case's input span: 64 GiB */
+#define EV_PROTO_MAX_BYTES      ((size_t)4 << 20) /* a protocol file */
 
 /* One case: op x rows x cols x stride x dtype x default rows x role. */
 typedef struct ev_proto_case {
@@ -55,6 +58,7 @@ typedef enum ev_fault_kind {
     EV_FAULT_GARBAGE,       /* write a line that is not a record, carry on */
     EV_FAULT_STOP_AFTER,    /* exit 0 after `value` hot samples, no end record */
     EV_FAULT_WRONG_OUTPUT,  /* corrupt the output before validating it */
+    EV_FAULT_OVERRUN,       /* each hot sample runs `value` x the replays it records */
     EV_FAULT_WRONG_SCHEDULE /* policy phase: an auto job that launches a schedule
                                the selector did not choose (honest receipts) */
 } ev_fault_kind;
@@ -62,7 +66,7 @@ typedef enum ev_fault_kind {
 typedef struct ev_proto_fault {
     char name[EV_PROTO_NAME_MAX]; /* "fault-..." as listed in arms */
     ev_fault_kind kind;
-    int64_t value;     /* exit code, signal number, or k samples */
+    int64_t value;     /* exit code, signal number, k samples, or the overrun factor */
     int original_only; /* "when": "original": not in retry-1 jobs */
     int64_t *cases;    /* case indexes it runs on; NULL: all */
     size_t n_cases;

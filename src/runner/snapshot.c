@@ -17,6 +17,7 @@
 #include <cjson/cJSON.h>
 
 #include "json.h"
+#include "names.h"
 #include "sha256.h"
 
 /* A growing list of relative paths. */
@@ -87,6 +88,23 @@ ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err)
         if ((rc = walk(root, closure[i], &l, err)))
             goto out;
     qsort(l.v, l.n, sizeof *l.v, cmp_path);
+    /* Every measured file becomes the member sources/<path>: a name the
+     * bundle could not hold is refused now, before anything is measured. */
+    for (size_t i = 0; i < l.n; i++) {
+        char member[EV_NAME_MAX + 16], why[96];
+        const char *bad;
+        int len = snprintf(member, sizeof member, "sources/%s", l.v[i]);
+        bad = len < 0 || (size_t)len >= sizeof member ? "name too long"
+                                                      : ev_name_problem(member, (size_t)len, why, sizeof why);
+        if (bad) {
+            rc = ev_err_set(
+                err, EV_EUSAGE,
+                "snapshot: '%s' cannot be a bundle member (sources/%s): %s; rename it or move it out "
+                "of %s",
+                l.v[i], l.v[i], bad, "kernels/, src/runner/, protocols/");
+            goto out;
+        }
+    }
     s.files = calloc(l.n ? l.n : 1, sizeof *s.files);
     if (!s.files) {
         rc = ev_err_set(err, EV_ENOMEM, "snapshot: out of memory");

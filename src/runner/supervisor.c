@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +33,8 @@
 #include "plan.h"
 #include "protocol.h"
 #include "record.h"
+#include "reduce_cpu.h"
+#include "sample_rules.h"
 #include "sha256.h"
 #include "snapshot.h"
 #include "store/outcome.h"
@@ -84,6 +87,8 @@ typedef struct sup {
     size_t done, total;
     double job_s_sum;
     size_t job_s_n;
+    const char *cur_arm; /* the arm of the attempt running */
+    int lock_fd;         /* ev_store_writer_lock's, for the life of the run */
 } sup;
 
 /* The facts and state of one attempt while its worker runs. */
@@ -92,7 +97,7 @@ typedef struct att {
     int probe;
     int64_t count;
     int records_ok;
-    char protocol_error[256];
+    char protocol_error[512];
     int hello, end;
     int skipped;
     char skip_reason[512];
@@ -100,7 +105,81 @@ typedef struct att {
     int validation_failed;
     int warmup;
     cJSON *hello_rec; /* probe: the hello record */
+    /* What the sample rules look at (sample_rules.h), as committed. */
+    ev_rule_attempt rules;
+    ev_rule_step *steps;
+    ev_rule_sample *hot, *cold;
+    size_t cap_steps, cap_hot, cap_cold;
+    int store_failed; /* a record batch could not be committed */
+    char store_error[512];
 } att;
+
+/* Puts back the state *saved held before a batch whose rows were rolled
+ * back, keeping the rule arrays' current storage (their counts go back). */
+static void att_restore(att *a, const att *saved)
+{
+    att now = *a;
+    *a = *saved;
+    a->steps = now.steps;
+    a->hot = now.hot;
+    a->cold = now.cold;
+    a->cap_steps = now.cap_steps;
+    a->cap_hot = now.cap_hot;
+    a->cap_cold = now.cap_cold;
+    a->rules.steps = now.steps;
+    a->rules.hot = now.hot;
+    a->rules.cold = now.cold;
+}
+
+static void proto_err(att *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends x to the array *v of *n (capacity *cap).  Returns 0, or -1 when
+ * out of memory. */
+static int grow(void **v, size_t *n, size_t *cap, size_t size, const void *x)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? 2 * *cap : 16;
+        void *p = realloc(*v, c * size);
+        if (!p)
+            return -1;
+        *v = p;
+        *cap = c;
+    }
+    memcpy((char *)*v + *n * size, x, size);
+    (*n)++;
+    return 0;
+}
+
+/* Releases what an attempt's rule facts hold. */
+static void att_free(att *a)
+{
+    free(a->steps);
+    free(a->hot);
+    free(a->cold);
+    cJSON_Delete(a->hello_rec);
+    a->steps = NULL;
+    a->hot = a->cold = NULL;
+    a->hello_rec = NULL;
+}
+
+/*
+ * Applies the sample rules (sample_rules.h) to an attempt whose process
+ * otherwise completed (exit 0, every record well-formed, end seen, not
+ * skipped, every validation passed): a breach makes it failed-protocol,
+ * the breach its protocol_error; its samples stay as committed.  The
+ * verifier applies the same function to the bundle.
+ */
+static void apply_rules(const sup *s, att *a)
+{
+    char why[sizeof a->protocol_error];
+    a->rules.arm = s->cur_arm;
+    a->rules.completed = 1;
+    a->rules.steps = a->steps;
+    a->rules.hot = a->hot;
+    a->rules.cold = a->cold;
+    if (ev_rules_reason(&s->proto, s->o->backend, &a->rules, why, sizeof why) > 0)
+        proto_err(a, "%s", why);
+}
 
 /* Monotonic and wall clocks in ns. */
 static int64_t mono_ns(void)
@@ -275,6 +354,11 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         if (ev_json_get_i64(r, "flush_bytes", &fb, &e) || ev_json_get_i64(r, "cache_bytes", &cb, &e))
             break;
         rc = ev_store_add_flush(s->st, id, fb, cb, &e);
+        if (rc == EV_OK) {
+            a->rules.has_flush = 1;
+            a->rules.flush_bytes = fb;
+            a->rules.cache_bytes = cb;
+        }
         break;
     }
     case EV_REC_NODE: {
@@ -303,6 +387,11 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
             break;
         a->warmup = 1;
         rc = ev_store_add_warmup(s->st, id, target, ms, reps, &e);
+        if (rc == EV_OK) {
+            a->rules.has_warmup = 1;
+            a->rules.warmup_target_ms = target;
+            a->rules.warmup_elapsed_ms = ms;
+        }
         break;
     }
     case EV_REC_CALIBRATION: {
@@ -317,6 +406,11 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
             ev_json_get_double(r, "elapsed_ms", &ms, &e) || ev_json_get_double(r, "target_ms", &target, &e))
             break;
         rc = ev_store_add_calibration(s->st, id, step, reps, ms, chosen, target, &e);
+        if (rc == EV_OK) {
+            ev_rule_step st = {reps, target, chosen};
+            if (grow((void **)&a->steps, &a->rules.n_steps, &a->cap_steps, sizeof st, &st))
+                return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+        }
         break;
     }
     case EV_REC_SAMPLE: {
@@ -331,6 +425,13 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         if (clk && !cJSON_IsNull(clk) && ev_json_get_i64(r, "sm_clock_mhz", &x.sm_clock_mhz, &e))
             break;
         rc = ev_store_add_sample(s->st, id, &x, &e);
+        if (rc == EV_OK) {
+            ev_rule_sample rs = {x.elapsed_ms, x.replays, x.ops_per_graph};
+            int hot = !strcmp(x.timing, "hot");
+            if (hot ? grow((void **)&a->hot, &a->rules.n_hot, &a->cap_hot, sizeof rs, &rs)
+                    : grow((void **)&a->cold, &a->rules.n_cold, &a->cap_cold, sizeof rs, &rs))
+                return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+        }
         break;
     }
     default:
@@ -394,7 +495,7 @@ static ev_status on_lines(sup *s, att *a, ev_buf *buf)
     const char *last = NULL;
     size_t n;
     att saved = *a;
-    ev_err e;
+    ev_err e = {""};
     ev_status rc;
 
     for (const char *p = buf->data; p && (p = memchr(p, '\n', buf->len - (size_t)(p - buf->data))); p++)
@@ -406,13 +507,24 @@ static ev_status on_lines(sup *s, att *a, ev_buf *buf)
         rc = each_line(s, a, buf->data, n); /* one record: its own transaction */
     } else if ((rc = ev_store_begin(s->st, &e)) == EV_OK) {
         rc = each_line(s, a, buf->data, n);
-        if (rc)
+        if (rc) {
             ev_store_rollback(s->st);
-        else if ((rc = ev_store_commit(s->st, &e)) != EV_OK &&
-                 (rc == EV_EDB || rc == EV_EINVAL || rc == EV_EFORMAT)) {
-            *a = saved;
+            att_restore(a, &saved);
+        } else if ((rc = ev_store_commit(s->st, &e)) != EV_OK &&
+                   (rc == EV_EDB || rc == EV_EINVAL || rc == EV_EFORMAT)) {
+            att_restore(a, &saved); /* each line again, alone: the refused one becomes the protocol error */
             rc = each_line(s, a, buf->data, n);
+        } else if (rc) {
+            att_restore(a, &saved);
         }
+    }
+    if (rc && !a->store_failed) {
+        /* The records of this batch are not in the store (rolled back, or
+         * the one record refused): the attempt can never count as
+         * completed; its process row says interrupted, so --resume runs
+         * it again. */
+        a->store_failed = 1;
+        snprintf(a->store_error, sizeof a->store_error, "store write failed: %s: %s", ev_strerror(rc), e.msg);
     }
     memmove(buf->data, buf->data + n, buf->len - n);
     buf->len -= n;
@@ -446,7 +558,7 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
     int rec_open = 1, err_open = 1, exited = 0, status = 0;
     int64_t pending_since = 0; /* arrival of the oldest uncommitted bytes; 0: none */
     ev_status rc = EV_OK, fatal = EV_OK;
-    pid_t pid;
+    pid_t pid, parent;
 
     memset(ce, 0, sizeof *ce);
     a->records_ok = 1;
@@ -454,6 +566,7 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
         rc = ev_err_set(err, EV_EPROC, "pipe: %s", strerror(errno));
         goto out;
     }
+    parent = getpid();
     pid = fork();
     if (pid < 0) {
         rc = ev_err_set(err, EV_EPROC, "fork: %s", strerror(errno));
@@ -461,6 +574,10 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
     }
     if (pid == 0) {
         int nul = open("/dev/null", O_RDONLY);
+        /* A worker never outlives its supervisor: an orphan would go on
+         * measuring beside the jobs of a --resume. */
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+            _exit(125);
         setpgid(0, 0);
         signal(SIGINT, SIG_DFL);
         signal(SIGTERM, SIG_DFL);
@@ -732,9 +849,19 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
     }
     argv[ac] = NULL;
 
+    s->cur_arm = j->pj.arm;
     rc = run_child(s, argv, &a, &ce, err);
+    if (!rc && a.records_ok && a.end && !a.skipped && !a.validation_failed && ce.has_exit &&
+        ce.exit_code == 0 && !ce.timed_out && !ce.interrupted)
+        apply_rules(s, &a);
     memset(&p, 0, sizeof p);
     p.pid = ce.pid ? ce.pid : -1;
+    if (a.store_failed) {
+        /* Some of its records are not in the store: never completed. */
+        ce.interrupted = 1;
+        a.records_ok = 0;
+        snprintf(a.protocol_error, sizeof a.protocol_error, "%s", a.store_error);
+    }
     p.has_exit = ce.has_exit;
     p.exit_code = ce.exit_code;
     p.has_signal = ce.has_signal;
@@ -757,6 +884,7 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
             rc = prc;
     }
     ev_buf_free(&ce.err_tail);
+    att_free(&a);
     if (rc)
         return rc;
     j->has_outcome = 1;
@@ -803,7 +931,17 @@ typedef struct load_ctx {
     int64_t *dangling; /* attempt ids without a process row */
     size_t n_dang, cap_dang;
     ev_status oom;
+    size_t next;     /* the plan index the next job row is expected at */
+    int64_t *by_job; /* (job_id, index into s->js) pairs, sorted by job_id */
+    size_t n_by_job;
 } load_ctx;
+
+/* Orders int64 values (and pairs by their first member). */
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
 
 /* Appends v to a growing array. */
 static int push_i64(int64_t **v, size_t *n, size_t *cap, int64_t x)
@@ -828,6 +966,13 @@ static ev_status on_job(void *ctx, const ev_row *r)
     jstate *j;
     const char *key = ev_row_text(r, 1);
 
+    /* Jobs were inserted in plan order, so the next row is almost always
+     * the next planned job: looked up by position, by search only when not
+     * (a protocol of many cases resumes in linear time). */
+    if (l->next < s->n_js && !strcmp(s->js[l->next].pj.job_key, key)) {
+        s->js[l->next++].job_id = ev_row_i64(r, 0);
+        return EV_OK;
+    }
     for (size_t i = 0; i < s->n_js; i++)
         if (!strcmp(s->js[i].pj.job_key, key)) {
             s->js[i].job_id = ev_row_i64(r, 0);
@@ -883,18 +1028,17 @@ static ev_status on_attempt(void *ctx, const ev_row *r)
     } else if (push_i64(&l->dangling, &l->n_dang, &l->cap_dang, aid)) {
         return EV_ENOMEM;
     }
-    for (size_t i = 0; i < l->n_bad; i++)
-        if (l->bad[i] == aid)
-            bad = 1;
-    for (size_t i = 0; i < s->n_js; i++)
-        if (s->js[i].job_id == job) {
-            s->js[i].last_attempt = ev_row_i64(r, 2);
-            s->js[i].last_attempt_id = aid;
-            s->js[i].has_outcome = 1;
-            s->js[i].outcome = derive(has, &p, bad);
-            snprintf(s->js[i].skip_reason, sizeof s->js[i].skip_reason, "%s",
-                     has && p.skipped && !ev_row_is_null(r, 12) ? ev_row_text(r, 12) : "");
-        }
+    bad = l->n_bad && bsearch(&aid, l->bad, l->n_bad, sizeof *l->bad, cmp_i64) != NULL;
+    const int64_t *hit = bsearch(&job, l->by_job, l->n_by_job, 2 * sizeof *l->by_job, cmp_i64);
+    if (hit) {
+        jstate *j = &s->js[hit[1]];
+        j->last_attempt = ev_row_i64(r, 2);
+        j->last_attempt_id = aid;
+        j->has_outcome = 1;
+        j->outcome = derive(has, &p, bad);
+        snprintf(j->skip_reason, sizeof j->skip_reason, "%s",
+                 has && p.skipped && !ev_row_is_null(r, 12) ? ev_row_text(r, 12) : "");
+    }
     return EV_OK;
 }
 
@@ -908,8 +1052,22 @@ static ev_status load_state(sup *s, ev_err *err)
     memset(&l, 0, sizeof l);
     l.s = s;
     if ((rc = ev_store_query(s->st, EV_Q_JOBS, s->run_id, on_job, &l, err)) ||
-        (rc = ev_store_query(s->st, EV_Q_VALIDATIONS, s->run_id, on_validation, &l, err)) ||
-        (rc = ev_store_query(s->st, EV_Q_ATTEMPTS, s->run_id, on_attempt, &l, err)))
+        (rc = ev_store_query(s->st, EV_Q_VALIDATIONS, s->run_id, on_validation, &l, err)))
+        goto out;
+    l.by_job = malloc((s->n_js ? s->n_js : 1) * 2 * sizeof *l.by_job);
+    if (!l.by_job) {
+        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < s->n_js; i++) {
+        l.by_job[2 * i] = s->js[i].job_id;
+        l.by_job[2 * i + 1] = (int64_t)i;
+    }
+    l.n_by_job = s->n_js;
+    qsort(l.by_job, l.n_by_job, 2 * sizeof *l.by_job, cmp_i64);
+    if (l.n_bad)
+        qsort(l.bad, l.n_bad, sizeof *l.bad, cmp_i64);
+    if ((rc = ev_store_query(s->st, EV_Q_ATTEMPTS, s->run_id, on_attempt, &l, err)))
         goto out;
     for (size_t i = 0; i < l.n_dang; i++) {
         ev_process_row p;
@@ -927,6 +1085,7 @@ static ev_status load_state(sup *s, ev_err *err)
 out:
     free(l.bad);
     free(l.dangling);
+    free(l.by_job);
     return rc;
 }
 
@@ -1282,6 +1441,65 @@ out:
     return rc;
 }
 
+/* Element size of a protocol dtype name. */
+static size_t dtype_bytes(const char *dtype)
+{
+    return strcmp(dtype, "fp32") ? 2 : 4;
+}
+
+/*
+ * Refuses, before the store is touched, a protocol this host cannot run:
+ * a cpu_set CPU outside this process's affinity (EV_EUSAGE; it would only
+ * fail in the probe and leave a run that cannot finish), or a worker that
+ * would hold more than half of the host's memory (EV_EUSAGE): its case's
+ * input twice (the generated copy and the backend's), its output, and on
+ * the cpu backend the flush buffer and the ceiling's buffer, each the
+ * protocol's multiple of this host's last-level cache, capped as declared.
+ */
+static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *err)
+{
+    cpu_set_t set;
+    if (p->n_cpus && sched_getaffinity(0, sizeof set, &set) == 0) {
+        for (size_t i = 0; i < p->n_cpus; i++)
+            if (!CPU_ISSET(p->cpu_set[i], &set))
+                return ev_err_set(err, EV_EUSAGE,
+                                  "cpu_set[%zu]: CPU %d is not available to this process (%d CPUs are): "
+                                  "name CPUs it may run on",
+                                  i, p->cpu_set[i], CPU_COUNT(&set));
+    }
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    if (pages <= 0 || psz <= 0)
+        return EV_OK;
+    double mem = (double)pages * (double)psz, llc = (double)ev_cpu_llc_bytes();
+    double flush = 0, ceiling = 0;
+    if (!strcmp(backend, "cpu")) {
+        flush = (double)p->ref_cpu.flush_cache_multiple * llc;
+        if (p->ref_cpu.flush_max_bytes && flush > (double)p->ref_cpu.flush_max_bytes)
+            flush = (double)p->ref_cpu.flush_max_bytes;
+        ceiling = (double)p->ref_cpu.ceiling_cache_multiple * llc;
+        if (p->ref_cpu.ceiling_max_bytes && ceiling > (double)p->ref_cpu.ceiling_max_bytes)
+            ceiling = (double)p->ref_cpu.ceiling_max_bytes;
+        if (p->reference_arms && ceiling > mem / 2)
+            return ev_err_set(err, EV_EUSAGE,
+                              "reference.cpu: the ceiling's buffer (%.0f bytes: ceiling_cache_multiple x the "
+                              "%.0f-byte cache) is more than half of this host's %.0f bytes of memory: set "
+                              "ceiling_max_bytes",
+                              ceiling, llc, mem);
+    }
+    for (size_t i = 0; i < p->n_cases; i++) {
+        const ev_proto_case *c = &p->cases[i];
+        double es = (double)dtype_bytes(c->dtype);
+        double need = 2 * (double)c->rows * (double)c->stride * es + (double)c->rows * es + flush;
+        if (need > mem / 2)
+            return ev_err_set(
+                err, EV_EUSAGE,
+                "cases[%zu]: a worker would hold about %.0f bytes (the input twice, the output%s), "
+                "more than half of this host's %.0f bytes of memory",
+                i, need, flush > 0 ? ", the flush buffer" : "", mem);
+    }
+    return EV_OK;
+}
+
 ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 {
     sup s;
@@ -1293,10 +1511,11 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.o = o;
     s.res = res;
     s.memfd = -1;
+    s.lock_fd = -1;
     s.t0 = mono_ns();
     res->resumed = o->resume;
 
-    if ((rc = ev_read_file(o->protocol_path, &s.bytes, err))) {
+    if ((rc = ev_read_file_max(o->protocol_path, EV_PROTO_MAX_BYTES, &s.bytes, err))) {
         rc = EV_EUSAGE;
         goto out;
     }
@@ -1314,7 +1533,9 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.n_js = s.plan.n;
     s.total = s.plan.n;
 
-    if ((rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))
+    if ((rc = host_bounds(&s.proto, o->backend, err)) ||
+        (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
+        (rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))
         goto out;
     if (o->resume) {
         run_ctx rcx;
@@ -1367,6 +1588,7 @@ out:
     if (s.memfd >= 0)
         close(s.memfd);
     ev_store_close(s.st);
+    ev_store_writer_unlock(s.lock_fd);
     ev_plan_free(&s.plan);
     ev_protocol_free(&s.proto);
     ev_buf_free(&s.bytes);

@@ -17,10 +17,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -166,7 +168,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     void *input = NULL;
     unsigned char *o1 = NULL, *o2 = NULL;
     size_t in_len = 0, out_len;
-    pid_t pid = -1;
+    pid_t pid = -1, parent;
     ev_status rc;
 
     if ((rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)))
@@ -239,6 +241,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         rc = ev_err_set(err, EV_EPROC, "torch peer: pipe: %s", strerror(errno));
         goto out;
     }
+    parent = getpid();
     pid = fork();
     if (pid < 0) {
         rc = ev_err_set(err, EV_EPROC, "torch peer: fork: %s", strerror(errno));
@@ -246,6 +249,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     }
     if (pid == 0) {
         int e;
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+            _exit(125); /* the peer never outlives its worker */
         if (out->fd != PEER_RECORD_FD)
             close(out->fd); /* the peer writes only to its own pipe */
         if (rp[1] == PEER_RECORD_FD ? fcntl(rp[1], F_SETFD, 0) < 0 : dup2(rp[1], PEER_RECORD_FD) < 0)

@@ -20,6 +20,7 @@
 #include "json.h"
 #include "oracle.h"
 #include "sha256.h"
+#include "stats.h"
 
 /* Monotonic time in ns. */
 static int64_t now_ns(void)
@@ -76,16 +77,19 @@ static void add_device(cJSON *obj, const ev_device_info *d)
     ev_json_add_i64(dev, "memory_clock_mhz", d->memory_clock_mhz);
 }
 
+/* The process's affinity as the worker started, before a backend's
+ * thread pool pinned its threads (reduce_cpu.c): what the hello reports. */
+static char start_affinity[1024];
+
 /* Writes the hello record. */
 static ev_status hello(ev_rec_out *out, const char *job_key, const char *arm, const ev_device_info *d,
                        ev_err *err)
 {
     cJSON *r = ev_rec_new(EV_REC_HELLO);
-    char aff[1024];
+    const char *aff = start_affinity;
 
     if (!r)
         return ev_err_set(err, EV_ENOMEM, "hello: out of memory");
-    ev_worker_affinity(aff, sizeof aff);
     ev_json_add_i64(r, "version", 1);
     ev_json_add_i64(r, "pid", (int64_t)getpid());
     ev_json_add_str(r, "job_key", job_key);
@@ -114,6 +118,7 @@ ev_status ev_worker_probe(const ev_protocol *proto, const ev_backend_ops *ops, e
     memset(&cfg, 0, sizeof cfg);
     cfg.host_threads = proto->host_threads;
     cfg.ref = *ev_protocol_ref(proto, ops->name);
+    ev_worker_affinity(start_affinity, sizeof start_affinity);
     if ((rc = ops->open(&cfg, &impl, err)) || (rc = ops->info(impl, &d, err)) ||
         (rc = hello(out, "probe", "-", &d, err)))
         goto out;
@@ -261,6 +266,9 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
     return ev_rec_write(out, r, err);
 }
 
+/* Calibration steps at most (the trial included). */
+#define CAL_STEPS 8
+
 /* Ceil of x as a replay count in [1, 1e9]. */
 static int64_t reps(double x)
 {
@@ -298,26 +306,37 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
         per = ms / (double)k;
     } while (elapsed < pre);
 
-    /* Trial at a quarter of the target, then steps until within 25% (at most 3). */
+    /* Trial at a quarter of the target, then steps until one is within 25%
+     * of the target.  Each step's count comes from the median per-replay
+     * time of every step so far, so one step slowed by the host (a
+     * preempted thread) does not set the count; the last allowed step is
+     * chosen whatever it measured (docs/runner.md, "Calibration"). */
     r = per > 0 ? (int64_t)floor(0.25 * target / per) : 1;
     if (r < 1)
         r = 1;
-    for (;;) {
-        int done;
-        if ((rc = a->ops->replay(impl, r, &ms, err)))
-            return rc;
-        elapsed += ms;
-        replays += r;
-        done = step > 0 && (fabs(ms - target) <= 0.25 * target || (r == 1 && ms >= target) || step >= 3);
-        if ((rc = calib(out, step, r, ms, done, target, err)))
-            return rc;
-        if (done)
-            break;
-        per = ms / (double)r;
-        r = per > 0 ? (int64_t)llround(target / per) : r * 2;
-        if (r < 1)
-            r = 1;
-        step++;
+    {
+        double pers[CAL_STEPS];
+        for (;;) {
+            int done;
+            double med = 0;
+            if ((rc = a->ops->replay(impl, r, &ms, err)))
+                return rc;
+            elapsed += ms;
+            replays += r;
+            pers[step] = ms / (double)r;
+            done = step == CAL_STEPS - 1 ||
+                   (step > 0 && (fabs(ms - target) <= 0.25 * target || (r == 1 && ms >= target)));
+            if ((rc = calib(out, step, r, ms, done, target, err)))
+                return rc;
+            if (done)
+                break;
+            if (ev_median(pers, (size_t)step + 1, &med) == EV_OK && med > 0)
+                per = med;
+            r = per > 0 ? (int64_t)llround(target / per) : r * 2;
+            if (r < 1)
+                r = 1;
+            step++;
+        }
     }
     *chosen = r;
     while (elapsed < p->warmup_ms) {
@@ -368,6 +387,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     cfg.ref = *ev_protocol_ref(p, a->ops->name);
     if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
         return ev_worker_torch(a, out, err);
+    ev_worker_affinity(start_affinity, sizeof start_affinity);
     if ((rc = a->ops->open(&cfg, &impl, err)) || (rc = a->ops->info(impl, &dev, err)) ||
         (rc = hello(out, a->job_key, a->arm, &dev, err)))
         goto out;
@@ -507,7 +527,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         int64_t mhz = 0;
         ev_err ignored;
         int have = 0;
-        if ((rc = a->ops->replay(impl, chosen, &ms, err)))
+        /* The overrun fault runs more replays than the sample records. */
+        int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
+        if ((rc = a->ops->replay(impl, run, &ms, err)))
             goto out;
         have = a->ops->sm_clock(impl, &mhz, &ignored) == EV_OK;
         if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))

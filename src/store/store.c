@@ -13,12 +13,17 @@
  */
 #include "store.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "sha256.h"
 
@@ -1384,4 +1389,52 @@ const void *ev_row_blob(const ev_row *r, int col, size_t *len)
     if (len)
         *len = n > 0 ? (size_t)n : 0;
     return p ? p : empty;
+}
+
+/* ---- one writer ------------------------------------------------------- */
+
+ev_status ev_store_writer_lock(const char *path, int *out, ev_err *err)
+{
+    char lp[PATH_MAX], held[160] = "", line[160];
+    struct timespec now;
+    struct tm tm;
+    char when[32];
+    ssize_t n;
+    int fd;
+
+    if ((size_t)snprintf(lp, sizeof lp, "%s.lock", path) >= sizeof lp)
+        return ev_err_set(err, EV_EUSAGE, "%s: path too long", path);
+    fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return ev_err_set(err, EV_EIO, "cannot create the store's lock file %s: %s", lp, strerror(errno));
+    if (flock(fd, LOCK_EX | LOCK_NB)) {
+        int e = errno;
+        n = pread(fd, held, sizeof held - 1, 0);
+        held[n > 0 ? n : 0] = '\0';
+        held[strcspn(held, "\n")] = '\0';
+        close(fd);
+        if (e == EWOULDBLOCK)
+            return ev_err_set(
+                err, EV_EUSAGE,
+                "%s is being written by another run (%s): one writer per store; wait for it, or "
+                "stop it (SIGINT) and then --resume",
+                path, held[0] ? held : "holder unknown");
+        return ev_err_set(err, EV_EIO, "cannot lock %s: %s", lp, strerror(e));
+    }
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    n = snprintf(line, sizeof line, "pid %ld, started %s\n", (long)getpid(), when);
+    if (ftruncate(fd, 0) || pwrite(fd, line, (size_t)n, 0) != n) {
+        close(fd);
+        return ev_err_set(err, EV_EIO, "cannot write the store's lock file %s: %s", lp, strerror(errno));
+    }
+    *out = fd;
+    return EV_OK;
+}
+
+void ev_store_writer_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd); /* drops the flock */
 }

@@ -52,6 +52,21 @@ ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err
 void ev_store_close(ev_store *s); /* NULL-safe */
 
 /*
+ * One writer per store: takes an exclusive lock (flock) on the file
+ * path + ".lock" for as long as the returned descriptor is open, and
+ * writes the holder's pid and start time into it.  The kernel drops the
+ * lock when its holder dies, so a lock left by a SIGKILLed run is simply
+ * taken over.  OUT: *fd (release with ev_store_writer_unlock).  A lock
+ * held by a live process gives EV_EUSAGE, err naming that holder's pid
+ * and start time (nothing is changed); a lock file that cannot be made
+ * gives EV_EIO.  The lock file is never deleted: deleting it would let two
+ * writers hold locks on two different files.
+ */
+ev_status ev_store_writer_lock(const char *path, int *fd, ev_err *err);
+/* Releases what ev_store_writer_lock took; -1 is ignored. */
+void ev_store_writer_unlock(int fd);
+
+/*
  * Explicit transactions group several writes into one commit (one fsync).
  * Nesting is an error: ev_store_begin inside an open transaction returns
  * EV_EINVAL and leaves the open one as it was.  When an ev_store_add_*

@@ -11,9 +11,12 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "runner/protocol.h"
 #include "verify_int.h"
@@ -102,7 +105,8 @@ void vb_free(vb_bundle *b)
     free(b->samples.rows);
     vb_stream_free(b->sstream);
     ev_zip_free(b->zip2);
-    ev_buf_free(&b->raw);
+    if (b->raw_n)
+        munmap((void *)b->raw, b->raw_n);
     free(b->vjobs);
     if (b->proto) {
         ev_protocol_free(b->proto);
@@ -113,27 +117,48 @@ void vb_free(vb_bundle *b)
     free(b);
 }
 
-/* Reads a regular file into out.  EV_EIO (err says why) when path is not a
- * readable regular file. */
-static ev_status vb_read_path(const char *path, ev_buf *out, ev_err *err)
+/* Maps a regular file read-only.  OUT: *p, *n (n = 0: p is "", nothing
+ * mapped; else munmap(p, n)).  The bytes are read from the file as they
+ * are needed, so a bundle of any size costs address space, not memory.
+ * EV_EIO (err says why) when path is not a readable regular file;
+ * EV_ENOMEM when it cannot be mapped for want of memory. */
+static ev_status vb_map_path(const char *path, const char **p, size_t *n, ev_err *err)
 {
     struct stat st;
-    if (stat(path, &st) != 0)
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return ev_err_set(err, EV_EIO, "cannot open '%s': %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
         return ev_err_set(err, EV_EIO, "'%s' is not a regular file", path);
-    return ev_read_file(path, out, err);
+    }
+    if (st.st_size == 0) {
+        close(fd);
+        *p = "";
+        *n = 0;
+        return EV_OK;
+    }
+    void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    int e = errno;
+    close(fd);
+    if (m == MAP_FAILED)
+        return ev_err_set(err, e == ENOMEM ? EV_ENOMEM : EV_EIO, "cannot map '%s': %s", path, strerror(e));
+    madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
+    *p = m;
+    *n = (size_t)st.st_size;
+    return EV_OK;
 }
 
 ev_status vb_load(const char *path, ev_vreport *r, vb_bundle **out, ev_err *err)
 {
     ev_status rc = EV_OK;
-    ev_buf raw = EV_BUF_INIT;
+    const char *raw = "";
+    size_t raw_n = 0;
     ev_zip_problems *probs = NULL;
     ev_zip *zip = NULL;
     vb_bundle *b = NULL;
 
-    if ((rc = vb_read_path(path, &raw, err)))
+    if ((rc = vb_map_path(path, &raw, &raw_n, err)))
         goto out;
     b = calloc(1, sizeof *b);
     if (!b) {
@@ -146,10 +171,11 @@ ev_status vb_load(const char *path, ev_vreport *r, vb_bundle **out, ev_err *err)
     ev_zip_stream zs;
     if ((rc = vb_stream_start(b, &zs)))
         goto out;
-    rc = ev_zip_read_mem_stream(raw.data ? raw.data : "", raw.len, NULL, &zs, &zip, probs, err);
+    rc = ev_zip_read_mem_stream(raw, raw_n, NULL, &zs, &zip, probs, err);
     vb_stream_finish(b);
     b->raw = raw; /* for samples.csv's text, when it must be read again */
-    raw = (ev_buf)EV_BUF_INIT;
+    b->raw_n = raw_n;
+    raw_n = 0;
     if (rc == EV_EVERIFY) {
         size_t np = ev_zip_problems_count(probs);
         for (size_t i = 0; i < np; i++) {
@@ -195,7 +221,8 @@ out:
     vb_free(b);
     ev_zip_free(zip);
     ev_zip_problems_free(probs);
-    ev_buf_free(&raw);
+    if (raw_n)
+        munmap((void *)raw, raw_n);
     return rc;
 }
 

@@ -63,6 +63,9 @@ void ev_vreport_free(ev_vreport *r); /* NULL-safe */
 
 /* 1 when every run check passed (not-requested checks are fine). */
 int ev_vreport_passed(const ev_vreport *r);
+/* 1 when the checks ran out of memory: the report is incomplete and is no
+ * verdict (verify-bundle exits 2, a resource error, not 1). */
+int ev_vreport_out_of_memory(const ev_vreport *r);
 
 /* Total number of failures recorded over all checks. */
 size_t ev_vreport_failures(const ev_vreport *r);

@@ -131,7 +131,8 @@ typedef struct vb_vjob {
 
 typedef struct vb_bundle {
     struct ev_zip *zip;         /* owns every member's bytes (samples.csv's: see sstream) */
-    ev_buf raw;                 /* the archive's bytes, kept for reading samples.csv again */
+    const char *raw;            /* the archive's bytes (mapped), kept for reading samples.csv again */
+    size_t raw_n;               /* their length; munmap(raw, raw_n) when > 0 */
     struct vb_sstream *sstream; /* samples.csv as read while inflated, or NULL */
     struct ev_zip *zip2;        /* a second reading, for samples.csv's bytes, or NULL */
     vb_member *m;               /* sorted by name */

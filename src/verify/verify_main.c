@@ -3,7 +3,8 @@
  * CUDA, needs no GPU).  It parses the command line, runs the library
  * (src/verify/verify.h), prints the report (text on stdout, or --json) and
  * turns the verdict into the exit code: 0 PASS, 1 FAIL (a readable file
- * that is not a valid bundle included), 2 usage error or unreadable path.
+ * that is not a valid bundle included), 2 usage error, unreadable path, or
+ * no verdict for want of memory (a resource error, never a FAIL).
  * On FAIL the last line of stderr is
  *   verify-bundle: FAIL <check>: <member>: <reason>
  * naming the first failure in check order.  It writes no file.
@@ -38,7 +39,7 @@ static const char help_text[] =
     "Every check runs and every failure is reported.  Without --expect-root a PASS\n"
     "shows internal consistency, not authenticity: pass the committed ROOT.\n"
     "\n"
-    "exit status: 0 PASS, 1 FAIL, 2 usage error or unreadable path\n";
+    "exit status: 0 PASS, 1 FAIL, 2 usage error, unreadable path or no verdict for want of memory\n";
 
 /* Prints a usage error (one line plus the usage) and returns exit 2. */
 static int usage_error(const char *why, const char *arg)
@@ -120,11 +121,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "verify-bundle: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
         return EXIT_USAGE;
     }
-    if (rc) {
-        /* Out of memory or similar: no verdict could be reached; not a PASS. */
-        fprintf(stderr, "verify-bundle: FAIL run: -: %s%s%s\n", ev_strerror(rc), err.msg[0] ? ": " : "",
-                err.msg);
-        return EXIT_FAIL;
+    if (rc || ev_vreport_out_of_memory(rep)) {
+        /* Out of memory or similar: no verdict could be reached.  That is a
+         * resource error (exit 2), neither a PASS nor a FAIL of the bundle. */
+        fprintf(
+            stderr,
+            "verify-bundle: no verdict: %s%s%s (a resource error, not a FAIL of the bundle: free memory or "
+            "address space and run it again)\n",
+            rc ? ev_strerror(rc) : "out of memory while checking", err.msg[0] ? ": " : "", err.msg);
+        ev_vreport_free(rep);
+        return EXIT_USAGE;
     }
 
     ev_buf out = EV_BUF_INIT;

@@ -198,6 +198,11 @@ void ev_vreport_free(ev_vreport *r)
     free(r);
 }
 
+int ev_vreport_out_of_memory(const ev_vreport *r)
+{
+    return r && r->oom;
+}
+
 int ev_vreport_passed(const ev_vreport *r)
 {
     if (!r || r->oom)

@@ -788,9 +788,8 @@ static const vb_member *vs_text(vb_bundle *b, vb_member *hold)
     vb_stream_rereads++;
     ev_zip_problems *probs = NULL;
     ev_err err = {{0}};
-    if (!b->zip2 &&
-        (ev_zip_problems_new(&probs) ||
-         ev_zip_read_mem(b->raw.data ? b->raw.data : "", b->raw.len, NULL, &b->zip2, probs, &err))) {
+    if (!b->zip2 && (ev_zip_problems_new(&probs) ||
+                     ev_zip_read_mem(b->raw ? b->raw : "", b->raw_n, NULL, &b->zip2, probs, &err))) {
         ev_zip_problems_free(probs);
         return NULL;
     }

@@ -28,6 +28,7 @@
 #include <zlib.h>
 
 #include "buf.h"
+#include "names.h"
 
 #define SIG_LOCAL         0x04034b50u
 #define SIG_CENTRAL       0x02014b50u
@@ -664,58 +665,6 @@ static ev_status check_layout(reader *r, int *ok)
 /* ------------------------------------------------------------ member rules */
 
 /*
- * Checks a name against the allow-list: 1..EV_ZIP_MAX_NAME bytes of
- * [A-Za-z0-9._-] in '/'-separated components, none empty, "." or "..".
- * Returns NULL when allowed, else a reason written into why[size].
- */
-static const char *name_problem(const unsigned char *s, size_t len, char *why, size_t size)
-{
-    size_t i, comp = 0;
-
-    if (len == 0)
-        return "empty name";
-    for (i = 0; i < len; i++)
-        if (s[i] == 0)
-            return "NUL byte in name";
-    for (i = 0; i < len; i++)
-        if (s[i] < 0x20 || s[i] == 0x7f)
-            return "control character in name";
-    for (i = 0; i < len; i++)
-        if (s[i] == '\\')
-            return "backslash in name";
-    if (s[0] == '/')
-        return "absolute name (leading '/')";
-    if (len > EV_ZIP_MAX_NAME) {
-        snprintf(why, size, "name of %zu bytes is longer than %d", len, EV_ZIP_MAX_NAME);
-        return why;
-    }
-    for (i = 0; i < len; i++) {
-        unsigned char c = s[i];
-        if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-              c == '_' || c == '-' || c == '/')) {
-            if (c >= 0x80)
-                snprintf(why, size, "byte 0x%02x in name: only [A-Za-z0-9._-/] allowed", c);
-            else
-                snprintf(why, size, "character '%c' in name: only [A-Za-z0-9._-/] allowed", c);
-            return why;
-        }
-    }
-    for (i = 0; i <= len; i++) {
-        if (i < len && s[i] != '/')
-            continue;
-        if (i == comp)
-            return i == len ? "directory entry (name ends in '/'): regular files only"
-                            : "empty path component ('//') in name";
-        if (i - comp == 2 && s[comp] == '.' && s[comp + 1] == '.')
-            return "'..' path component in name";
-        if (i - comp == 1 && s[comp] == '.')
-            return "'.' path component in name";
-        comp = i + 1;
-    }
-    return NULL;
-}
-
-/*
  * Applies the member rules to entry x (stage 2), recording every failure
  * and setting x->bad when one fails.  Returns EV_OK or EV_ENOMEM.
  */
@@ -734,7 +683,7 @@ static ev_status check_member(reader *r, entry *x)
             return rc;                                                                                       \
     } while (0)
 
-    if ((why = name_problem(x->name, x->name_len, buf, sizeof buf)))
+    if ((why = ev_name_problem((const char *)x->name, x->name_len, buf, sizeof buf)))
         FAIL("%s", why);
     if (x->flags & (GP_ENCRYPTED | GP_STRONG_ENCRYPTION | GP_MASKED_HEADERS))
         FAIL("encrypted member (general purpose flags 0x%04x): refused", x->flags);

@@ -1,0 +1,209 @@
+/*
+ * sample_rules.c: the rules an attempt's samples keep under its protocol
+ * (sample_rules.h), in one place for the supervisor and the verifier.
+ *
+ * For a completed attempt (a->completed), in this order:
+ *  - a warm-up record whose target is warmup_ms and whose elapsed time is
+ *    at least that;
+ *  - calibration steps, each aimed at target_sample_ms, exactly one chosen;
+ *  - exactly `samples` hot and `cold_samples` cold samples (reference arms:
+ *    that many cold samples or none);
+ *  - every hot sample at the arm's ops per graph (the ceiling arm: its
+ *    backend's ceiling_ops_per_graph) and at the chosen replay count;
+ *  - the band, two rules, T = target_sample_ms:
+ *    (a) the median hot sample within [(1 - b) x T, (1 + b) x T],
+ *        b = tolerances.sample_band;
+ *    (b) every hot sample within [T / EV_RULE_WIDE, EV_RULE_WIDE x T];
+ *    exception to both: at a chosen count of 1 replay a longer sample (or
+ *    median) is kept (fewer than one replay is impossible);
+ *  - cold samples are single launches, after a flush of at least
+ *    flush_cache_multiple x the cache (or the declared cap).
+ * An attempt that did not complete is held to the counts only (never more
+ * samples than declared), the ops per graph, the single launches and the
+ * flush: its outcome says why it has fewer.
+ */
+#include "sample_rules.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "stats.h"
+
+#define RULE_TEXT 320
+/* samples is at most 1000 (protocol.c): the median needs no allocation. */
+#define RULE_MAX_HOT 1000
+
+/* Formats one breach and hands it to the caller; counts it. */
+static void breach(ev_rule_breach_fn fn, void *ctx, int *n, ev_rule_member m, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void breach(ev_rule_breach_fn fn, void *ctx, int *n, ev_rule_member m, const char *fmt, ...)
+{
+    char text[RULE_TEXT];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof text, fmt, ap);
+    va_end(ap);
+    (*n)++;
+    if (fn)
+        fn(ctx, m, text);
+}
+
+/* The warm-up and calibration rules of a completed attempt.  OUT: *chosen,
+ * the chosen replay count (0 when not exactly one step was chosen). */
+static void warmup_calibration(const ev_protocol *p, const ev_rule_attempt *a, int64_t *chosen,
+                               ev_rule_breach_fn fn, void *ctx, int *n)
+{
+    const ev_rule_member V = EV_RULE_VALIDATION_JSON;
+    int n_chosen = 0;
+
+    *chosen = 0;
+    if (!a->has_warmup) {
+        breach(fn, ctx, n, V, "completed without a warm-up record");
+    } else {
+        if (a->warmup_target_ms != p->warmup_ms)
+            breach(fn, ctx, n, V, "warm-up target %.17g ms, protocol declares %.17g ms", a->warmup_target_ms,
+                   p->warmup_ms);
+        if (!(a->warmup_elapsed_ms >= p->warmup_ms))
+            breach(fn, ctx, n, V, "warm-up %.17g ms is shorter than the declared %.17g ms",
+                   a->warmup_elapsed_ms, p->warmup_ms);
+    }
+    if (a->n_steps == 0) {
+        breach(fn, ctx, n, V, "completed without calibration steps");
+        return;
+    }
+    for (size_t i = 0; i < a->n_steps; i++) {
+        if (a->steps[i].target_ms != p->target_sample_ms)
+            breach(fn, ctx, n, V, "calibration target %.17g ms, protocol declares %.17g ms",
+                   a->steps[i].target_ms, p->target_sample_ms);
+        if (a->steps[i].chosen) {
+            n_chosen++;
+            *chosen = a->steps[i].replays;
+        }
+    }
+    if (n_chosen != 1) {
+        breach(fn, ctx, n, V, "%d calibration steps chosen, not exactly one", n_chosen);
+        *chosen = 0;
+    }
+}
+
+int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, ev_rule_breach_fn fn,
+                   void *ctx)
+{
+    const ev_rule_member S = EV_RULE_SAMPLES_CSV, V = EV_RULE_VALIDATION_JSON;
+    ev_arm_kind kind = EV_ARM_NATIVE;
+    int64_t rows = 0, chosen = 0;
+    int n = 0;
+
+    if (ev_arm_classify(p, a->arm, &kind, &rows) != 0)
+        return -1;
+    int reference = kind == EV_ARM_FLOOR || kind == EV_ARM_CEILING;
+    const ev_proto_ref *ref = ev_protocol_ref(p, backend);
+    int64_t want_opg = kind == EV_ARM_CEILING && ref ? ref->ceiling_ops_per_graph : p->ops_per_graph;
+    int completed = a->completed;
+
+    if (completed)
+        warmup_calibration(p, a, &chosen, fn, ctx, &n);
+    if (completed ? a->n_hot != (size_t)p->samples : a->n_hot > (size_t)p->samples)
+        breach(fn, ctx, &n, S, "%zu hot samples, protocol declares %lld", a->n_hot, (long long)p->samples);
+    int cold_ok = completed ? (a->n_cold == (size_t)p->cold_samples || (reference && a->n_cold == 0))
+                            : a->n_cold <= (size_t)p->cold_samples;
+    if (!cold_ok)
+        breach(fn, ctx, &n, S, "%zu cold samples, protocol declares %lld", a->n_cold,
+               (long long)p->cold_samples);
+
+    double T = p->target_sample_ms;
+    double lo = (1.0 - p->sample_band) * T, hi = (1.0 + p->sample_band) * T;
+    double wlo = T / EV_RULE_WIDE, whi = EV_RULE_WIDE * T;
+    double el[RULE_MAX_HOT];
+    size_t out_of_band = 0, bad_replays = 0, bad_opg = 0, n_el = 0;
+    for (size_t i = 0; i < a->n_hot; i++) {
+        const ev_rule_sample *s = &a->hot[i];
+        if (s->ops_per_graph != want_opg)
+            bad_opg++;
+        if (completed && chosen > 0 && s->replays != chosen)
+            bad_replays++;
+        int long_single = s->replays == 1 && s->elapsed_ms > whi;
+        if (completed && !(s->elapsed_ms >= wlo && (s->elapsed_ms <= whi || long_single)))
+            out_of_band++;
+        if (completed && n_el < RULE_MAX_HOT)
+            el[n_el++] = s->elapsed_ms;
+    }
+    if (bad_opg)
+        breach(fn, ctx, &n, S, "%zu hot samples not at %lld ops per graph", bad_opg, (long long)want_opg);
+    if (bad_replays)
+        breach(fn, ctx, &n, S, "%zu hot samples not at the chosen %lld replays", bad_replays,
+               (long long)chosen);
+    if (out_of_band)
+        breach(fn, ctx, &n, S,
+               "%zu hot samples outside the wide band [%.17g, %.17g] ms (target %.17g / %g to x %g)",
+               out_of_band, wlo, whi, T, EV_RULE_WIDE, EV_RULE_WIDE);
+    double med;
+    if (n_el && n_el == a->n_hot && ev_median(el, n_el, &med) == EV_OK &&
+        !(med >= lo && (med <= hi || (chosen == 1 && med > hi))))
+        breach(
+            fn, ctx, &n, S,
+            "median hot sample %.17g ms outside the protocol's band [%.17g, %.17g] ms (target %.17g x (1 +- "
+            "sample_band %.17g)): the calibration did not hold its target",
+            med, lo, hi, T, p->sample_band);
+
+    size_t bad_cold = 0;
+    for (size_t i = 0; i < a->n_cold; i++)
+        if (a->cold[i].replays != 1 || a->cold[i].ops_per_graph != 1)
+            bad_cold++;
+    if (bad_cold)
+        breach(fn, ctx, &n, S, "%zu cold samples are not single launches", bad_cold);
+
+    if (a->n_cold > 0 && ref) {
+        if (!a->has_flush) {
+            breach(fn, ctx, &n, V, "cold samples without a flush record");
+        } else {
+            /* Required: k x cache, or the declared cap when that is smaller. */
+            double need = (double)ref->flush_cache_multiple * (double)a->cache_bytes;
+            if (ref->flush_max_bytes > 0 && need > (double)ref->flush_max_bytes)
+                need = (double)ref->flush_max_bytes;
+            if ((double)a->flush_bytes < need)
+                breach(fn, ctx, &n, V, "flush of %lld bytes is below %lld x the %lld-byte cache (cap %lld)",
+                       (long long)a->flush_bytes, (long long)ref->flush_cache_multiple,
+                       (long long)a->cache_bytes, (long long)ref->flush_max_bytes);
+        }
+    }
+    return n;
+}
+
+typedef struct first_breach {
+    char *out;
+    size_t cap;
+    int seen;
+} first_breach;
+
+/* Keeps the first breach's text. */
+static void keep_first(void *ctx, ev_rule_member m, const char *text)
+{
+    first_breach *f = ctx;
+    (void)m;
+    if (f->seen++ == 0)
+        snprintf(f->out, f->cap, "%s%s", EV_RULE_PREFIX, text);
+}
+
+int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, char *out,
+                    size_t cap)
+{
+    first_breach f = {out, cap, 0};
+    int n;
+
+    if (cap)
+        out[0] = '\0';
+    n = ev_rules_check(p, backend, a, cap ? keep_first : NULL, &f);
+    if (n > 1 && cap) {
+        size_t len = strlen(out);
+        if (len < cap)
+            snprintf(out + len, cap - len, " (%d more)", n - 1);
+    }
+    return n;
+}
+
+const char *ev_rule_member_name(ev_rule_member m)
+{
+    return m == EV_RULE_SAMPLES_CSV ? "samples.csv" : "validation.json";
+}

@@ -1,0 +1,81 @@
+/*
+ * sample_rules.h: the one definition of the rules an attempt's samples must
+ * keep under its protocol (warm-up, calibration, sample and cold counts,
+ * replays and ops per sample, the two bands, the flush).  The supervisor
+ * applies it when an attempt's records have arrived (a breach makes the
+ * attempt failed-protocol, its reason the breach, its samples kept); the
+ * verifier's check 5 applies it to every attempt of a bundle.  Pure: no
+ * I/O, no allocation.  docs/verify.md, check 5, says why each rule is what
+ * it is.
+ */
+#ifndef EV_SAMPLE_RULES_H
+#define EV_SAMPLE_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "protocol.h"
+
+/* The wide per-sample band: every hot sample within [T / EV_RULE_WIDE,
+ * EV_RULE_WIDE x T] (docs/verify.md says why 4). */
+#define EV_RULE_WIDE 4.0
+
+/* The prefix of a process row's protocol_error when a rule was broken. */
+#define EV_RULE_PREFIX "protocol rule: "
+
+/* One sample as the rules see it. */
+typedef struct ev_rule_sample {
+    double elapsed_ms;
+    int64_t replays, ops_per_graph;
+} ev_rule_sample;
+
+/* One calibration step as the rules see it. */
+typedef struct ev_rule_step {
+    int64_t replays;
+    double target_ms;
+    int chosen;
+} ev_rule_step;
+
+/* What an attempt recorded, as far as the rules look. */
+typedef struct ev_rule_attempt {
+    const char *arm;
+    int completed; /* 1: judge it as a completed attempt (every rule); 0: counts only */
+    int has_warmup;
+    double warmup_target_ms, warmup_elapsed_ms;
+    const ev_rule_step *steps;
+    size_t n_steps;
+    const ev_rule_sample *hot, *cold;
+    size_t n_hot, n_cold;
+    int has_flush;
+    int64_t flush_bytes, cache_bytes;
+} ev_rule_attempt;
+
+/* Which member of a bundle shows a breach. */
+typedef enum ev_rule_member { EV_RULE_VALIDATION_JSON, EV_RULE_SAMPLES_CSV } ev_rule_member;
+
+/* Called once per breach, in a fixed order, with the member that shows it
+ * and its text (the rule and the numbers; no job key). */
+typedef void (*ev_rule_breach_fn)(void *ctx, ev_rule_member member, const char *text);
+
+/*
+ * Applies every rule of protocol p (backend "cpu" or "cuda") to attempt a
+ * and calls breach (when not NULL) for each rule broken.  Returns the
+ * number of breaches, or -1 when a->arm is not an arm of p (nothing is
+ * called then).
+ */
+int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_attempt *a,
+                   ev_rule_breach_fn breach, void *ctx);
+
+/*
+ * The first breach of attempt a as a process row's protocol_error:
+ * EV_RULE_PREFIX + its text, and " (N more)" when there are more.  Writes
+ * out[cap] and returns the number of breaches (0: out is ""), or -1 as
+ * ev_rules_check.
+ */
+int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, char *out,
+                    size_t cap);
+
+/* The member's file name ("validation.json", "samples.csv"). */
+const char *ev_rule_member_name(ev_rule_member m);
+
+#endif
