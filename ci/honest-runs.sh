@@ -24,7 +24,10 @@ for ((i = 1; i <= n; i++)); do
     d=$out/run$i
     make --no-print-directory evidence BACKEND=cpu EVIDENCE_DIR="$d" > "$d.log" 2>&1
     rc=$?
-    verdict=$(build/verify-bundle "$d/delivery.zip" --expect-root "$(tail -1 "$d.log")" > "$d.verify" 2>&1 &&
+    # the root export printed (make evidence prints it last only on success)
+    root=$(grep -E '^[0-9a-f]{64}$' "$d.log" | tail -1)
+    [ -n "$root" ] || root=$(build/evident export --db "$d/evidence.db" --out "$d/re.zip" 2>/dev/null)
+    verdict=$(build/verify-bundle "$d/delivery.zip" --expect-root "$root" > "$d.verify" 2>&1 &&
         echo PASS || echo FAIL)
     line=$(python3 - "$d/delivery.zip" <<'EOF'
 import json, sys, zipfile

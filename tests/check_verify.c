@@ -25,6 +25,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "buf.h"
 #include "bundle/export.h"
 #include "bundle/report.h"
@@ -1141,6 +1143,126 @@ START_TEST(test_a_claimed_rule_breach_the_samples_do_not_show_fails_protocol)
 }
 END_TEST
 
+/* ------------------------------------------------- broken invariants */
+
+/* Copies the fixture store g_dir/<from>.db to g_dir/<tag>.db, drops its
+ * append-only triggers (as a tamperer would) and runs sql on it.  Returns
+ * the copy's path (static buffer). */
+static const char *tamper_store(const char *from, const char *tag, const char *sql)
+{
+    static char dst[320];
+    char src[320], cmd[800];
+    sqlite3 *db;
+    char *msg = NULL;
+    snprintf(src, sizeof src, "%s/%s.db", g_dir, from);
+    snprintf(dst, sizeof dst, "%s/%s.db", g_dir, tag);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", src, dst);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(sqlite3_open(dst, &db), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db, "CREATE TEMP TABLE t AS SELECT name FROM sqlite_master WHERE type = 'trigger';",
+                     NULL, NULL, &msg),
+        SQLITE_OK);
+    sqlite3_stmt *st;
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT name FROM t", -1, &st, NULL), SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        char drop[200];
+        snprintf(drop, sizeof drop, "DROP TRIGGER \"%s\"", (const char *)sqlite3_column_text(st, 0));
+        ck_assert_int_eq(sqlite3_exec(db, drop, NULL, NULL, &msg), SQLITE_OK);
+    }
+    sqlite3_finalize(st);
+    ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK, "%s", msg ? msg : "");
+    sqlite3_close(db);
+    return dst;
+}
+
+/* Each class of tampering, made in a store and exported with evident's own
+ * exporter: the exporter (the first reader) refuses the store, naming the
+ * invariant (store/outcome.h). */
+START_TEST(test_the_exporter_refuses_a_store_that_breaks_an_invariant)
+{
+    static const struct {
+        const char *from, *tag, *sql, *want;
+    } cases[] = {
+        {"good", "passmism",
+         "UPDATE validations SET mismatches = 1 WHERE rowid = (SELECT min(rowid) FROM validations);",
+         "is passed with mismatches"},
+        {"good", "profile",
+         "UPDATE environments SET profile_id = "
+         "'00000000000000000000000000000000000000000000000000000000000000ab';",
+         "profile id is not the SHA-256 of its environment record"},
+        {"failed", "neverrun",
+         "CREATE TEMP TABLE gone AS SELECT a.attempt_id FROM attempts a JOIN jobs j USING (job_id) "
+         "WHERE j.job_key IN ('main/0/default/initial', 'rescue/0/default/retry-1');"
+         "DELETE FROM samples WHERE attempt_id IN gone; DELETE FROM validations WHERE attempt_id IN gone;"
+         "DELETE FROM warmups WHERE attempt_id IN gone; DELETE FROM calibrations WHERE attempt_id IN gone;"
+         "DELETE FROM cold_timings WHERE attempt_id IN gone; DELETE FROM flushes WHERE attempt_id IN gone;"
+         "DELETE FROM graph_nodes WHERE attempt_id IN gone; DELETE FROM bindings WHERE attempt_id IN gone;"
+         "DELETE FROM processes WHERE attempt_id IN gone; DELETE FROM attempts WHERE attempt_id IN gone;"
+         "DELETE FROM jobs WHERE job_key = 'rescue/0/default/retry-1';"
+         "UPDATE run_status SET status = 'failed', rescue_status = 'failed-after-rescue';",
+         "job main/0/default/initial was never attempted"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *db = tamper_store(cases[i].from, cases[i].tag, cases[i].sql);
+        char zip[340], root[65];
+        ev_err err = {{0}};
+        snprintf(zip, sizeof zip, "%s/%s.zip", g_dir, cases[i].tag);
+        ck_assert_int_eq(ev_export_file(db, 0, zip, root, &err), EV_EFORMAT);
+        ck_assert_msg(strstr(err.msg, "breaks an invariant") && strstr(err.msg, cases[i].want), "%s: %s",
+                      cases[i].tag, err.msg);
+        ck_assert_int_ne(access(zip, F_OK), 0);
+    }
+}
+END_TEST
+
+/* The same classes made in a bundle (a tamperer with an exporter of their
+ * own): verify-bundle FAILs each, naming the invariant. */
+START_TEST(test_the_verifier_fails_a_bundle_that_breaks_an_invariant)
+{
+    /* a passed validation with a mismatch */
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "main/0/default/initial");
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    cJSON *val = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "validations"), 0);
+    cJSON_ReplaceItemInObject(val, "mismatches", cJSON_CreateNumber(1));
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "inv-mism", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "validation is passed with mismatches");
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    /* a profile id that is not its record's hash */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON *inv = cJSON_GetArrayItem(cJSON_GetObjectItem(v, "invocations"), 0);
+    cJSON_ReplaceItemInObject(
+        inv, "profile_id",
+        cJSON_CreateString("00000000000000000000000000000000000000000000000000000000000000ab"));
+    tm_json_put(&l, "validation.json", v);
+    r = tamper_verify(&l, "inv-profile", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "is not the SHA-256 of its environment_record");
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    /* a finished run with a job never attempted */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    j = job_by_key(v, "main/0/default/initial");
+    cJSON_ReplaceItemInObject(j, "attempts", cJSON_CreateArray());
+    cJSON_ReplaceItemInObject(j, "last_attempt", cJSON_CreateNull());
+    cJSON_ReplaceItemInObject(j, "outcome", cJSON_CreateString("interrupted"));
+    tm_json_put(&l, "validation.json", v);
+    r = tamper_verify(&l, "inv-never", NULL, NULL);
+    expect_fail(r, "plan", "validation.json",
+                "job main/0/default/initial: run.status completed is set, but the job was never attempted");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 /* ------------------------------------------------------------ plan (check 4) */
 
 START_TEST(test_removed_job_fails_plan)
@@ -2095,6 +2217,8 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_preempted_sample_within_the_wide_band_is_not_a_protocol_failure);
     tcase_add_test(t, test_calibration_that_ignored_its_target_fails_protocol);
     tcase_add_test(t, test_a_claimed_rule_breach_the_samples_do_not_show_fails_protocol);
+    tcase_add_test(t, test_the_exporter_refuses_a_store_that_breaks_an_invariant);
+    tcase_add_test(t, test_the_verifier_fails_a_bundle_that_breaks_an_invariant);
     tcase_add_test(t, test_removed_job_fails_plan);
     tcase_add_test(t, test_added_job_fails_plan);
     tcase_add_test(t, test_relabelled_job_fails_plan);

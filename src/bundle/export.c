@@ -1987,6 +1987,57 @@ int64_t ev_bundle_run_id(const ev_bundle *b)
 }
 
 /* Builds the bundle; see export.h. */
+/*
+ * Holds the store's rows to the invariants of store/outcome.h before any
+ * member is written (the exporter is their first reader): a validation
+ * whose verdict does not follow from its numbers, an environment whose
+ * profile id is not the hash of its record, a finished run with a job
+ * never attempted or whose last attempt is interrupted.  Returns EV_OK, or
+ * EV_EFORMAT with err naming the row and the rule (nothing is exported).
+ */
+static ev_status check_invariants(const xload *L, ev_err *err)
+{
+    for (size_t i = 0; i < L->vals.n; i++) {
+        const xval *v = vec_at(&L->vals, i);
+        const char *first = NULL, *why;
+        /* rows are sorted by (attempt, stage): the attempt's are adjacent */
+        for (size_t k = i > 0 ? i - 1 : 0; k < L->vals.n && k <= i + 1; k++) {
+            const xval *w = vec_at(&L->vals, k);
+            if (w->attempt_id == v->attempt_id && !strcmp(w->stage, "first"))
+                first = w->sha256;
+        }
+        why = ev_validation_problem(!strcmp(v->stage, "final"), v->passed, v->mismatches, v->sha256, first);
+        if (why)
+            return ev_err_set(err, EV_EFORMAT,
+                              "export: the store breaks an invariant: the %s validation of attempt %" PRId64
+                              " is %s; refusing to export it",
+                              v->stage, v->attempt_id, why);
+    }
+    for (size_t i = 0; i < L->invs.n; i++) {
+        const xinv *x = vec_at(&L->invs, i);
+        if (x->profile_id &&
+            !ev_profile_id_matches(x->env_json, x->env_json ? strlen(x->env_json) : 0, x->profile_id))
+            return ev_err_set(err, EV_EFORMAT,
+                              "export: the store breaks an invariant: invocation %" PRId64
+                              "'s profile id is not the SHA-256 of its environment record; refusing to "
+                              "export it",
+                              x->invocation_id);
+    }
+    if (L->status.have && L->status.status) {
+        for (size_t i = 0; i < L->jobs.n; i++) {
+            const xjob *j = vec_at(&L->jobs, i);
+            if (!j->n_att || !ev_outcome_final(j->outcome))
+                return ev_err_set(
+                    err, EV_EFORMAT,
+                    "export: the store breaks an invariant: run status %s is set, but job %s %s; "
+                    "refusing to export it",
+                    L->status.status, j->job_key,
+                    j->n_att ? "ends in an interrupted attempt" : "was never attempted");
+        }
+    }
+    return EV_OK;
+}
+
 ev_status ev_export_build(ev_store *s, int64_t run_id, ev_bundle **out, ev_err *err)
 {
     ev_status rc = EV_OK;
@@ -1995,7 +2046,7 @@ ev_status ev_export_build(ev_store *s, int64_t run_id, ev_bundle **out, ev_err *
     memset(&L, 0, sizeof L);
     if (run_id <= 0 && (rc = ev_store_last_run(s, &run_id, err)))
         goto out;
-    if ((rc = load(s, run_id, &L, err)) || (rc = derive(&L, err)))
+    if ((rc = load(s, run_id, &L, err)) || (rc = derive(&L, err)) || (rc = check_invariants(&L, err)))
         goto out;
     B = calloc(1, sizeof *B);
     if (!B) {

@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include "sha256.h"
+
 static const char *const ev_outcome_names[EV_OUT_COUNT] = {
     [EV_OUT_COMPLETED] = "completed",
     [EV_OUT_FAILED_EXIT] = "failed-exit",
@@ -74,4 +76,35 @@ int ev_outcome_retryable(ev_outcome o)
 {
     return o == EV_OUT_FAILED_EXIT || o == EV_OUT_FAILED_SIGNAL || o == EV_OUT_FAILED_TIMEOUT ||
            o == EV_OUT_FAILED_PROTOCOL;
+}
+
+const char *ev_validation_problem(int final_stage, int passed, int64_t mismatches, const char *sha256,
+                                  const char *first_sha256)
+{
+    if (mismatches < 0)
+        return "a negative mismatch count";
+    if (passed && mismatches > 0)
+        return "passed with mismatches (the oracle passes a stage only when every element is within its "
+               "bound)";
+    if (!final_stage && !passed && mismatches == 0)
+        return "failed with no mismatch (the first stage fails only on a mismatch)";
+    if (final_stage && first_sha256 && sha256) {
+        int same = !strcmp(sha256, first_sha256);
+        if (passed && !same)
+            return "passed with an output hash that differs from the first stage's (replay determinism)";
+        if (!passed && same && mismatches == 0)
+            return "failed with no mismatch and the first stage's output hash";
+    }
+    return NULL;
+}
+
+int ev_profile_id_matches(const char *json, size_t len, const char *id)
+{
+    char hex[65];
+    return json && id && ev_sha256_hex(json, len, hex) == 0 && !strcmp(hex, id);
+}
+
+int ev_outcome_final(ev_outcome o)
+{
+    return o != EV_OUT_INTERRUPTED && (int)o >= 0 && o < EV_OUT_COUNT;
 }

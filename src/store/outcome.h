@@ -7,6 +7,7 @@
 #ifndef EV_OUTCOME_H
 #define EV_OUTCOME_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum ev_outcome {
@@ -45,5 +46,27 @@ const char *ev_outcome_name(ev_outcome o);
 int ev_outcome_parse(const char *name, ev_outcome *out);
 /* failed-exit, -signal, -timeout, -protocol: what rescue retries. */
 int ev_outcome_retryable(ev_outcome o);
+
+/*
+ * Invariants of the raw records that every reader holds them to (the
+ * exporter, the first reader, refuses a store that breaks one; the
+ * verifier FAILs a bundle that does), one definition each:
+ *
+ * ev_validation_problem: a validation row's verdict follows from its
+ * numbers as the worker sets it (the oracle passes a stage exactly when no
+ * element is out of its bound; the final stage also needs the first
+ * stage's output hash, replay determinism).  first_sha256 is the attempt's
+ * first-stage hash, NULL when it has none.  Returns NULL when the row
+ * holds, else the rule it breaks.
+ */
+const char *ev_validation_problem(int final_stage, int passed, int64_t mismatches, const char *sha256,
+                                  const char *first_sha256);
+/* A profile id is the SHA-256 of its environment record's bytes
+ * (docs/bundle-format.md): 1 when id is that hash of json[0..len). */
+int ev_profile_id_matches(const char *json, size_t len, const char *id);
+/* 1 when o may be the last outcome of a job in a finished run: the status
+ * is set only when every phase has run, and every missing or interrupted
+ * attempt is run again before that, so a finished run has neither. */
+int ev_outcome_final(ev_outcome o);
 
 #endif

@@ -11,6 +11,7 @@
  * and rescue status are re-derived from the outcomes.  The cases and the
  * protocol id are held to protocol.json too.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,11 +51,28 @@ static int vp_derive_attempt(const cJSON *a, ev_outcome *out, const char **why)
         return -1;
     }
     const cJSON *v;
+    const char *first_sha = NULL;
+    cJSON_ArrayForEach(v, vals)
+    {
+        const char *st = vj_str(v, "stage");
+        if (st && !strcmp(st, "first"))
+            first_sha = vj_str(v, "output_sha256");
+    }
     cJSON_ArrayForEach(v, vals)
     {
         int passed;
-        if (vj_bool(v, "passed", &passed)) {
-            *why = "a validation has no boolean passed";
+        int64_t mism;
+        const char *st = vj_str(v, "stage"), *sha = vj_str(v, "output_sha256"), *bad;
+        if (vj_bool(v, "passed", &passed) || vj_i64(v, "mismatches", &mism) || !st || !sha) {
+            *why = "a validation lacks passed, mismatches, stage or output_sha256";
+            return -1;
+        }
+        /* The verdict follows from the numbers (store/outcome.h, the
+         * exporter's rule too): a flipped verdict is not an outcome. */
+        if ((bad = ev_validation_problem(!strcmp(st, "final"), passed, mism, sha, first_sha))) {
+            static _Thread_local char text[300];
+            snprintf(text, sizeof text, "its %s validation is %s", st, bad);
+            *why = text;
             return -1;
         }
         if (!passed)
@@ -245,6 +263,43 @@ static void vp_same_job(const vb_vjob *v, const ev_plan_job *p, const char *want
                 v->retry_of ? v->retry_of : "null", want_retry_of ? want_retry_of : "null");
 }
 
+/* Each invocation's profile id is the SHA-256 of its environment record
+ * (store/outcome.h, the exporter's rule too), and provenance.json names
+ * the first invocation's. */
+static void vp_environments(const vb_bundle *b, ev_vreport *r)
+{
+    const cJSON *invs = cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"), *x;
+    const char *first = NULL;
+    size_t i = 0;
+    if (!cJSON_IsArray(invs)) {
+        vr_fail(r, VR_PLAN, VP, "\"invocations\" is not an array");
+        return;
+    }
+    cJSON_ArrayForEach(x, invs)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "profile_id"),
+                    *rec = cJSON_GetObjectItemCaseSensitive(x, "environment_record");
+        i++;
+        if (cJSON_IsNull(id) && cJSON_IsNull(rec))
+            continue; /* an invocation whose probe recorded no environment */
+        if (!cJSON_IsString(id) || !cJSON_IsString(rec)) {
+            vr_fail(r, VR_PLAN, VP,
+                    "invocation %zu: profile_id and environment_record must be strings or both null", i);
+            continue;
+        }
+        if (!first)
+            first = id->valuestring;
+        if (!ev_profile_id_matches(rec->valuestring, strlen(rec->valuestring), id->valuestring))
+            vr_fail(r, VR_PLAN, VP,
+                    "invocation %zu: profile_id %.12s... is not the SHA-256 of its environment_record", i,
+                    id->valuestring);
+    }
+    const char *pid = vj_str(b->provenance, "profile_id");
+    if (b->provenance && (first ? !pid || strcmp(pid, first) : pid != NULL))
+        vr_fail(r, VR_PLAN, "provenance.json", "profile_id %s is not the first invocation's (%s)",
+                pid ? pid : "null", first ? first : "null");
+}
+
 void vc_plan(vb_bundle *b, ev_vreport *r)
 {
     ev_err err = {{0}};
@@ -283,6 +338,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     }
     vp_index_jobs(b, r);
     vp_run_and_cases(b, b->proto, r);
+    vp_environments(b, r);
 
     if ((rc = ev_plan_build(b->proto, &plan, &err))) {
         if (rc == EV_ENOMEM)
@@ -375,6 +431,15 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         vr_fail(r, VR_PLAN, VP, "run.status is null: the run did not finish (resume it, then export again)");
     else if (strcmp(have, st))
         vr_fail(r, VR_PLAN, VP, "run.status %s, but the outcomes give %s", have, st);
+    /* A finished run ran every missing or interrupted attempt again
+     * (store/outcome.h, ev_outcome_final): none is left. */
+    for (size_t i = 0; have && i < b->n_vjobs; i++) {
+        const vb_vjob *j = &b->vjobs[i];
+        if (j->derived_ok && !ev_outcome_final((ev_outcome)j->derived))
+            vr_fail(r, VR_PLAN, VP, "job %s: run.status %s is set, but the job %s", j->key, have,
+                    cJSON_GetArraySize(j->attempts) ? "ends in an interrupted attempt"
+                                                    : "was never attempted");
+    }
     if (rst ? !(cJSON_IsString(hr) && !strcmp(hr->valuestring, rst)) : !cJSON_IsNull(hr))
         vr_fail(r, VR_PLAN, VP, "run.rescue_status %s, but the outcomes give %s",
                 cJSON_IsString(hr) ? hr->valuestring : "null", rst ? rst : "null");
