@@ -54,7 +54,10 @@ ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, co
     memset(&d, 0, sizeof d);
     d.selected = EV_SCHED_DEFAULT;
     d.rows_per_program = B;
-    if (coef != NULL) {
+    /* R = 0 launches nothing, whatever the schedule: there is nothing for
+     * the model to decide (it has no features for R = 0), so the choice is
+     * the default and the plan an empty grid. */
+    if (coef != NULL && s->rows > 0) {
         if (S < 1)
             return ev_err_set(err, EV_EINVAL, "selector: S = %lld", (long long)S);
         rc = ev_model_decide(coef, s->rows, s->cols, B, S, threshold, &d);

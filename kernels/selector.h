@@ -49,6 +49,7 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
 /*
  * Decides with the model (coef NULL: default) for shape s, default rows B,
  * S = SMs (cuda) or worker threads (cpu), and plans the selected schedule.
+ * R = 0 is the default without asking the model (nothing is launched).
  * OUT: *out, and *dec when dec is non-NULL (predictions of every schedule).
  */
 ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, const ev_coef *coef, int64_t S,

@@ -2025,6 +2025,60 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
 }
 END_TEST
 
+static const char *evident_log(char *buf, size_t cap);
+
+/* A real cpu run of a protocol with a 0-row calibration case: the fit
+ * leaves it out as a no-op case in all three readers (the store's fit, the
+ * exporter, the verifier: one rule, ev_obs_select), so the honest bundle
+ * PASSes check 6; auto on R = 0 completes and launches nothing (an empty
+ * grid). */
+START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing)
+{
+    static const char proto[] =
+        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "           {\"op\": \"reduce_sum\", \"rows\": 0, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_sum\", \"rows\": 37, \"cols\": 257, \"stride\": 260, \"dtype\": "
+        "\"bf16\", "
+        "\"default_rows\": 4, \"role\": \"holdout\"}]}\n";
+    char pp[320], db[320], zip[320], last[1024], log[8192];
+    snprintf(pp, sizeof pp, "%s/zero.json", g_dir);
+    snprintf(db, sizeof db, "%s/zero.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/zero.zip", g_dir);
+    unlink(db); /* the suite runs twice in one directory */
+    write_tree_file(g_dir, "zero.json", proto, sizeof proto - 1);
+    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_evident(run) == 0, "%s", evident_log(log, sizeof log));
+    ck_assert_int_eq(run_evident(exp), 0);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    tm_list l;
+    tm_load(&l, zip);
+    cJSON *m = tm_json(&l, "model.json");
+    char *mt = cJSON_PrintUnformatted(m);
+    ck_assert_msg(strstr(mt, "no-op case (R = 0, N = 64)"), "%s", mt);
+    free(mt);
+    cJSON_Delete(m);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "policy/2/auto/initial");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "completed");
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "graph_nodes"), 0);
+    ck_assert_ptr_nonnull(node);
+    ck_assert_int_eq((int)cJSON_GetArrayItem(cJSON_GetObjectItem(node, "grid"), 0)->valuedouble, 0);
+    cJSON_Delete(v);
+    tm_free(&l);
+}
+END_TEST
+
 /* Reads the log of the last run_evident into buf[cap]. */
 static const char *evident_log(char *buf, size_t cap)
 {
@@ -2247,6 +2301,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
+    tcase_add_test(t, test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing);
     tcase_add_test(t, test_out_of_memory_is_a_resource_error_never_a_fail);
     tcase_add_test(t, test_binary_exit_codes);
     tcase_add_test(t, test_binary_pass_and_json);

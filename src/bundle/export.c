@@ -1557,12 +1557,6 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
 
 /* ---- the model ------------------------------------------------------------- */
 
-/* Copies s into dst[cap] (truncating; always NUL-terminated). */
-static void copy_str(char *dst, size_t cap, const char *s)
-{
-    snprintf(dst, cap, "%s", s ? s : "");
-}
-
 /* The protocol's decision threshold, `decision_threshold`, exactly as the
  * runner's own parser reads it (its default 0.05 included), so the
  * exporter, the runner's policy phase and the verifier's refit use one
@@ -1609,51 +1603,25 @@ static ev_status write_model(const xload *L, ev_buf *out, ev_err *err)
     }
     for (size_t i = 0; i < L->cases.n; i++) {
         const xcase *c = vec_at(&L->cases, i);
-        const xjob *js[3];
-        char reason[160] = "";
-        size_t rl = 0;
-        if (c->rows < 1 || c->cols < 1) {
-            snprintf(reason, sizeof reason, "no-op case (R = %" PRId64 ", N = %" PRId64 ")", c->rows,
-                     c->cols);
-            rl = strlen(reason);
-        }
-        for (int k = 0; k < 3 && !rl; k++) {
-            js[k] = main_job(L, c->case_index, arms[k]);
-            ev_sched sched;
-            ev_sched_parse(arms[k], &sched);
-            int implied = k > 0 && !js[k] && ev_sched_rows(sched, c->default_rows) == c->default_rows;
-            if (implied || (js[k] && js[k]->outcome == EV_OUT_COMPLETED && js[k]->has_median))
-                continue;
-            const char *why = !js[k]                               ? "missing"
-                              : js[k]->outcome == EV_OUT_COMPLETED ? "no hot samples"
-                                                                   : ev_outcome_name(js[k]->outcome);
-            int w = snprintf(reason + rl, sizeof reason - rl, "%s%s: %s", rl ? "; " : "", arms[k], why);
-            if (w > 0)
-                rl += (size_t)w < sizeof reason - rl ? (size_t)w : sizeof reason - rl - 1;
-        }
-        if (rl) {
-            ev_excluded *e = &exc[n_exc++];
-            copy_str(e->op, sizeof e->op, c->op);
-            copy_str(e->dtype, sizeof e->dtype, c->dtype);
-            e->rows = c->rows;
-            e->cols = c->cols;
-            e->default_rows = c->default_rows;
-            copy_str(e->reason, sizeof e->reason, reason);
-            continue;
-        }
+        ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
+        ev_obs_job jobs[3];
+        memset(jobs, 0, sizeof jobs);
         for (int k = 0; k < 3; k++) {
-            if (!js[k])
+            const xjob *js = main_job(L, c->case_index, arms[k]);
+            if (!js)
                 continue;
-            ev_obs *o = &obs[n_obs++];
-            copy_str(o->op, sizeof o->op, c->op);
-            copy_str(o->dtype, sizeof o->dtype, c->dtype);
-            o->rows = c->rows;
-            o->cols = c->cols;
-            o->default_rows = c->default_rows;
-            ev_sched_parse(arms[k], &o->sched);
-            o->median_us = js[k]->median_us;
-            o->role = strcmp(c->role, "holdout") ? EV_ROLE_CALIBRATION : EV_ROLE_HOLDOUT;
+            jobs[k].present = 1;
+            jobs[k].outcome = ev_outcome_name(js->outcome);
+            if (js->n_att) {
+                size_t lo, hi;
+                const xattempt *a = vec_at(&L->atts, js->att0 + js->n_att - 1);
+                attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
+                jobs[k].has_binding = lo < hi;
+            }
+            jobs[k].has_median = js->has_median;
+            jobs[k].median_us = js->median_us;
         }
+        ev_obs_select(&oc, jobs, obs, &n_obs, exc, &n_exc);
     }
 
     int64_t sms = 1;

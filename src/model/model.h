@@ -200,6 +200,38 @@ double ev_model_holdout_ratio(const ev_fit_case *c);
 /* ---- reading observations from the store -------------------------------- */
 
 struct ev_store;
+/* What the observation rule needs of one main-phase job of a case: one of
+ * default, rows1, rows2 (index = ev_sched). */
+typedef struct ev_obs_job {
+    int present;         /* the job is in the run */
+    const char *outcome; /* its outcome name ("completed", "failed-exit", ...) */
+    int has_binding;     /* its last attempt recorded a binding */
+    int has_median;      /* and hot samples: median_us is theirs */
+    double median_us;
+} ev_obs_job;
+
+/* The one case the rule looks at (names are copied). */
+typedef struct ev_obs_case {
+    const char *op, *dtype;
+    int64_t rows, cols, default_rows;
+    int holdout;
+} ev_obs_case;
+
+/*
+ * The one rule choosing the fit's observations (the store loader, the
+ * exporter and the verifier each call it through a small adapter, so the
+ * model they fit is the same): a case with R or N below 1 is excluded as
+ * "no-op case (R = r, N = n)"; otherwise each of default, rows1, rows2
+ * that is not completed with hot samples adds its reason ("missing", its
+ * outcome, "no binding", "no hot samples"; a rows1/rows2 job that is not
+ * in the run because its rows equal B is implied by the default), the
+ * reasons joined by "; ", and a case with any reason is excluded.  A case
+ * without one adds an observation per job present.  Appends to
+ * obs[*n_obs] or to ex[*n_ex] (room for 3 and 1 entries).
+ */
+void ev_obs_select(const ev_obs_case *c, const ev_obs_job jobs[3], ev_obs *obs, size_t *n_obs,
+                   ev_excluded *ex, size_t *n_ex);
+
 /*
  * The fit's observations for run_id: main-phase hot medians (median of
  * per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph), in double,

@@ -282,41 +282,23 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
     }
     for (size_t k = 0; k < c.n_cases; k++) {
         const st_case *cs = &c.cases[k];
-        double med[3];
-        int have[3] = {0, 0, 0};
-        char why[160] = "";
-        size_t wl = 0;
-        if (cs->rows < 1 || cs->cols < 1) {
-            int w = snprintf(why, sizeof why, "no-op case (R = %lld, N = %lld)", (long long)cs->rows,
-                             (long long)cs->cols);
-            wl = w > 0 ? (size_t)w : 0;
-        }
-        for (int q = 0; q < 3 && !(cs->rows < 1 || cs->cols < 1); q++) {
-            /* reasons in the exporter's words (src/bundle/export.c), joined by "; " */
+        ev_obs_job jobs[3];
+        ev_obs_case oc = {cs->op,   cs->dtype,        cs->rows,
+                          cs->cols, cs->default_rows, cs->role == EV_ROLE_HOLDOUT};
+        memset(jobs, 0, sizeof jobs);
+        for (int q = 0; q < 3; q++) {
             const st_attempt *a = cs->job[q] ? last_attempt(&c, cs->job[q]) : NULL;
-            if (!cs->job[q] && q > 0 && ev_sched_rows((ev_sched)q, cs->default_rows) == cs->default_rows)
-                continue; /* rows1/rows2 is the default itself: implied */
-            const char *r = NULL;
+            ev_obs_job *j = &jobs[q];
             char rb[80];
-            if (!a) {
-                r = "missing";
-            } else {
-                ev_outcome o = ev_outcome_derive(&a->facts);
-                if (o != EV_OUT_COMPLETED)
-                    r = ev_outcome_name(o);
-                else if (a->threads < 1)
-                    r = "no binding";
-                else if (hot_median(&c, a, scratch, &med[q], rb, sizeof rb))
-                    r = "no hot samples";
-            }
-            if (r) {
-                int w = snprintf(why + wl, sizeof why - wl, "%s%s: %s", wl ? "; " : "",
-                                 ev_sched_name((ev_sched)q), r);
-                if (w > 0)
-                    wl += (size_t)w < sizeof why - wl ? (size_t)w : sizeof why - wl - 1;
+            if (!cs->job[q])
                 continue;
-            }
-            have[q] = 1;
+            j->present = 1;
+            /* a job without an attempt is interrupted, as the exporter says */
+            j->outcome = a ? ev_outcome_name(ev_outcome_derive(&a->facts)) : "interrupted";
+            j->has_binding = a && a->threads >= 1;
+            j->has_median = a && !hot_median(&c, a, scratch, &j->median_us, rb, sizeof rb);
+            if (strcmp(j->outcome, "completed") || !j->has_binding || !j->has_median)
+                continue;
             if (S < 0) {
                 S = a->threads;
             } else if (S != a->threads) {
@@ -326,30 +308,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
                 goto out;
             }
         }
-        if (wl) {
-            ev_excluded *e = &ev[ne++];
-            memcpy(e->op, cs->op, sizeof e->op);
-            memcpy(e->dtype, cs->dtype, sizeof e->dtype);
-            e->rows = cs->rows;
-            e->cols = cs->cols;
-            e->default_rows = cs->default_rows;
-            memcpy(e->reason, why, sizeof e->reason);
-            continue;
-        }
-        for (int q = 0; q < 3; q++) {
-            if (!have[q])
-                continue;
-            ev_obs *o = &ov[no++];
-            memset(o, 0, sizeof *o);
-            memcpy(o->op, cs->op, sizeof o->op);
-            memcpy(o->dtype, cs->dtype, sizeof o->dtype);
-            o->rows = cs->rows;
-            o->cols = cs->cols;
-            o->default_rows = cs->default_rows;
-            o->sched = (ev_sched)q;
-            o->median_us = med[q];
-            o->role = cs->role;
-        }
+        ev_obs_select(&oc, jobs, ov, &no, ev, &ne);
     }
     if (S < 1) {
         rc = ev_err_set(err, EV_EFIT, "run %lld: no case has completed default, rows1 and rows2 jobs",

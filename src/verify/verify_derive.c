@@ -584,50 +584,25 @@ static void vd_model(vd_ctx *x)
     static const char *const arms[3] = {"default", "rows1", "rows2"};
     for (size_t ci = 0; ci < n_cases; ci++) {
         const ev_proto_case *c = &b->proto->cases[ci];
-        ev_buf why = EV_BUF_INIT;
-        ptrdiff_t idx[3];
+        ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
+        ev_obs_job jobs[3];
+        memset(jobs, 0, sizeof jobs);
         for (int s = 0; s < 3; s++) {
-            idx[s] = vd_find_job(b, "main", (int64_t)ci, arms[s]);
-            const char *part = NULL;
-            if (idx[s] < 0) {
-                if (s > 0 && ev_sched_rows((ev_sched)s, c->default_rows) == c->default_rows)
-                    continue; /* the default is that schedule */
-                part = "missing";
-            } else if (strcmp(b->vjobs[idx[s]].outcome, "completed")) {
-                part = b->vjobs[idx[s]].outcome;
-            } else if (isnan(x->hot_median[idx[s]])) {
-                part = "no hot samples";
-            }
-            if (part && ev_buf_printf(&why, "%s%s: %s", why.len ? "; " : "", arms[s], part)) {
-                x->r->oom = 1;
-                ev_buf_free(&why);
-                goto out;
-            }
-        }
-        if (why.len) {
-            ev_excluded *e = &ex[n_ex++];
-            snprintf(e->op, sizeof e->op, "%s", c->op);
-            snprintf(e->dtype, sizeof e->dtype, "%s", c->dtype);
-            e->rows = c->rows;
-            e->cols = c->cols;
-            e->default_rows = c->default_rows;
-            snprintf(e->reason, sizeof e->reason, "%s", why.data);
-            ev_buf_free(&why);
-            continue;
-        }
-        for (int s = 0; s < 3; s++) {
-            if (idx[s] < 0)
+            ptrdiff_t idx = vd_find_job(b, "main", (int64_t)ci, arms[s]);
+            if (idx < 0)
                 continue;
-            ev_obs *o = &obs[n_obs++];
-            snprintf(o->op, sizeof o->op, "%s", c->op);
-            snprintf(o->dtype, sizeof o->dtype, "%s", c->dtype);
-            o->rows = c->rows;
-            o->cols = c->cols;
-            o->default_rows = c->default_rows;
-            o->sched = (ev_sched)s;
-            o->median_us = x->hot_median[idx[s]];
-            o->role = strcmp(c->role, "holdout") ? EV_ROLE_CALIBRATION : EV_ROLE_HOLDOUT;
+            const vb_vjob *v = &b->vjobs[idx];
+            int64_t last;
+            int ln = 1;
+            jobs[s].present = 1;
+            jobs[s].outcome = v->outcome;
+            if (!vj_i64_null(v->j, "last_attempt", &last, &ln) && !ln)
+                jobs[s].has_binding =
+                    cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding"));
+            jobs[s].has_median = !isnan(x->hot_median[idx]);
+            jobs[s].median_us = x->hot_median[idx];
         }
+        ev_obs_select(&oc, jobs, obs, &n_obs, ex, &n_ex);
     }
     /* S: the binding threads of the lowest-id completed main job with one. */
     int64_t sms = 1;

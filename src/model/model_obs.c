@@ -1,0 +1,76 @@
+/*
+ * model_obs.c: the one rule that chooses the fit's observations from a
+ * run's main-phase jobs (model.h, ev_obs_select).  The store loader
+ * (model_store.c), the exporter (bundle/export.c) and the verifier
+ * (verify/verify_derive.c) each read their own records into ev_obs_job
+ * triples and call it, so none can fit another model than the others.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "model.h"
+
+/* Copies src into dst[cap] (truncated, NUL-terminated). */
+static void copy_name(char *dst, size_t cap, const char *src)
+{
+    snprintf(dst, cap, "%s", src ? src : "");
+}
+
+void ev_obs_select(const ev_obs_case *c, const ev_obs_job jobs[3], ev_obs *obs, size_t *n_obs,
+                   ev_excluded *ex, size_t *n_ex)
+{
+    char why[160] = "";
+    size_t wl = 0;
+
+    if (c->rows < 1 || c->cols < 1) {
+        int w = snprintf(why, sizeof why, "no-op case (R = %lld, N = %lld)", (long long)c->rows,
+                         (long long)c->cols);
+        wl = w > 0 ? (size_t)w : 0;
+    }
+    for (int q = 0; q < 3 && !(c->rows < 1 || c->cols < 1); q++) {
+        const ev_obs_job *j = &jobs[q];
+        const char *r = NULL;
+        if (!j->present) {
+            if (q > 0 && ev_sched_rows((ev_sched)q, c->default_rows) == c->default_rows)
+                continue; /* rows1/rows2 is the default itself: implied */
+            r = "missing";
+        } else if (!j->outcome || strcmp(j->outcome, "completed")) {
+            r = j->outcome ? j->outcome : "no outcome";
+        } else if (!j->has_binding) {
+            r = "no binding";
+        } else if (!j->has_median) {
+            r = "no hot samples";
+        }
+        if (r) {
+            int w = snprintf(why + wl, sizeof why - wl, "%s%s: %s", wl ? "; " : "",
+                             ev_sched_name((ev_sched)q), r);
+            if (w > 0)
+                wl += (size_t)w < sizeof why - wl ? (size_t)w : sizeof why - wl - 1;
+        }
+    }
+    if (wl) {
+        ev_excluded *e = &ex[(*n_ex)++];
+        memset(e, 0, sizeof *e);
+        copy_name(e->op, sizeof e->op, c->op);
+        copy_name(e->dtype, sizeof e->dtype, c->dtype);
+        e->rows = c->rows;
+        e->cols = c->cols;
+        e->default_rows = c->default_rows;
+        copy_name(e->reason, sizeof e->reason, why);
+        return;
+    }
+    for (int q = 0; q < 3; q++) {
+        if (!jobs[q].present)
+            continue;
+        ev_obs *o = &obs[(*n_obs)++];
+        memset(o, 0, sizeof *o);
+        copy_name(o->op, sizeof o->op, c->op);
+        copy_name(o->dtype, sizeof o->dtype, c->dtype);
+        o->rows = c->rows;
+        o->cols = c->cols;
+        o->default_rows = c->default_rows;
+        o->sched = (ev_sched)q;
+        o->median_us = jobs[q].median_us;
+        o->role = c->holdout ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
+    }
+}
