@@ -478,10 +478,13 @@ END_TEST
  * over its 0.75 s of samples (measured 2026-12-01: a job calibrated at 45
  * ms a sample read 41 down to 29 ms), which the default band of 0.5 would
  * record, rightly, as a failed-protocol attempt; these tests are about
- * kills and writers, not about this host's noise. */
+ * kills and writers, not about this host's noise.  Two pool threads, as
+ * quick.json: on the 16-core GPU host (gVisor) a pool of 16 pinned threads
+ * broke the wide band in 4 of 5 of these runs once (docs/status.md). */
 static const char slow_protocol[] =
     "{\"seed\": 11, \"samples\": 12, \"warmup_ms\": 150, \"target_sample_ms\": 50, \"cold_samples\": 1,\n"
-    " \"job_timeout_s\": 60, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+    " \"job_timeout_s\": 60, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9}, "
+    "\"host_threads\": 2,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 256, \"dtype\": \"fp16\", "
