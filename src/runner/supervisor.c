@@ -524,7 +524,8 @@ static ev_status on_lines(sup *s, att *a, ev_buf *buf)
          * completed; its process row says interrupted, so --resume runs
          * it again. */
         a->store_failed = 1;
-        snprintf(a->store_error, sizeof a->store_error, "store write failed: %s: %s", ev_strerror(rc), e.msg);
+        snprintf(a->store_error, sizeof a->store_error, "store write failed: %s: %.400s", ev_strerror(rc),
+                 e.msg);
     }
     memmove(buf->data, buf->data + n, buf->len - n);
     buf->len -= n;

@@ -265,11 +265,11 @@ static void vp_same_job(const vb_vjob *v, const ev_plan_job *p, const char *want
 
 /* Each invocation's profile id is the SHA-256 of its environment record
  * (store/outcome.h, the exporter's rule too), and provenance.json names
- * the first invocation's. */
+ * the first invocation's (null when that one recorded none). */
 static void vp_environments(const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *invs = cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"), *x;
-    const char *first = NULL;
+    const char *first = NULL; /* the first invocation's profile id (NULL: it has none) */
     size_t i = 0;
     if (!cJSON_IsArray(invs)) {
         vr_fail(r, VR_PLAN, VP, "\"invocations\" is not an array");
@@ -281,13 +281,13 @@ static void vp_environments(const vb_bundle *b, ev_vreport *r)
                     *rec = cJSON_GetObjectItemCaseSensitive(x, "environment_record");
         i++;
         if (cJSON_IsNull(id) && cJSON_IsNull(rec))
-            continue; /* an invocation whose probe recorded no environment */
+            continue; /* an invocation whose probe recorded no environment (first stays NULL) */
         if (!cJSON_IsString(id) || !cJSON_IsString(rec)) {
             vr_fail(r, VR_PLAN, VP,
                     "invocation %zu: profile_id and environment_record must be strings or both null", i);
             continue;
         }
-        if (!first)
+        if (i == 1)
             first = id->valuestring;
         if (!ev_profile_id_matches(rec->valuestring, strlen(rec->valuestring), id->valuestring))
             vr_fail(r, VR_PLAN, VP,
