@@ -187,8 +187,9 @@ void ev_reduce_rows(const ev_binding *b, int64_t r0, int64_t r1)
  * the other (5 ms calibrated, 19-41 ms sampled) and broke the protocol's
  * band.  Spinning makes the hand-off about 0.06 us, but only while the two
  * threads run on two CPUs: two spinning threads on one CPU wait out each
- * other's budget (about 86 us a batch, seen at the start of a worker before
- * the scheduler had spread them).  So when the caller's affinity holds at
+ * other's budget (a floor job calibrated at about 86 us a batch was seen
+ * before the pinning; that its two threads then shared a CPU is inferred,
+ * not measured).  So when the caller's affinity holds at
  * least as many CPUs as the pool has threads, thread k is pinned to the
  * k-th CPU of it (the caller is thread 0, and gets its own affinity back
  * when the pool is freed); with fewer CPUs than threads nothing is pinned

@@ -87,8 +87,7 @@ typedef struct sup {
     size_t done, total;
     double job_s_sum;
     size_t job_s_n;
-    const char *cur_arm; /* the arm of the attempt running */
-    int lock_fd;         /* ev_store_writer_lock's, for the life of the run */
+    int lock_fd; /* ev_store_writer_lock's, for the life of the run */
 } sup;
 
 /* The facts and state of one attempt while its worker runs. */
@@ -126,9 +125,6 @@ static void att_restore(att *a, const att *saved)
     a->cap_steps = now.cap_steps;
     a->cap_hot = now.cap_hot;
     a->cap_cold = now.cap_cold;
-    a->rules.steps = now.steps;
-    a->rules.hot = now.hot;
-    a->rules.cold = now.cold;
 }
 
 static void proto_err(att *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -169,10 +165,10 @@ static void att_free(att *a)
  * the breach its protocol_error; its samples stay as committed.  The
  * verifier applies the same function to the bundle.
  */
-static void apply_rules(const sup *s, att *a)
+static void apply_rules(const sup *s, const char *arm, att *a)
 {
     char why[sizeof a->protocol_error];
-    a->rules.arm = s->cur_arm;
+    a->rules.arm = arm;
     a->rules.completed = 1;
     a->rules.steps = a->steps;
     a->rules.hot = a->hot;
@@ -850,11 +846,10 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
     }
     argv[ac] = NULL;
 
-    s->cur_arm = j->pj.arm;
     rc = run_child(s, argv, &a, &ce, err);
     if (!rc && a.records_ok && a.end && !a.skipped && !a.validation_failed && ce.has_exit &&
         ce.exit_code == 0 && !ce.timed_out && !ce.interrupted)
-        apply_rules(s, &a);
+        apply_rules(s, j->pj.arm, &a);
     memset(&p, 0, sizeof p);
     p.pid = ce.pid ? ce.pid : -1;
     if (a.store_failed) {
@@ -1442,12 +1437,6 @@ out:
     return rc;
 }
 
-/* Element size of a protocol dtype name. */
-static size_t dtype_bytes(const char *dtype)
-{
-    return strcmp(dtype, "fp32") ? 2 : 4;
-}
-
 /*
  * Refuses, before the store is touched, a protocol this host cannot run:
  * a cpu_set CPU outside this process's affinity (EV_EUSAGE; it would only
@@ -1489,7 +1478,9 @@ static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *
     }
     for (size_t i = 0; i < p->n_cases; i++) {
         const ev_proto_case *c = &p->cases[i];
-        double es = (double)dtype_bytes(c->dtype);
+        ev_dtype dt = EV_DTYPE_FP32;
+        ev_dtype_parse(c->dtype, &dt); /* the parser accepted it */
+        double es = (double)ev_dtype_size(dt);
         double need = 2 * (double)c->rows * (double)c->stride * es + (double)c->rows * es + flush;
         if (need > mem / 2)
             return ev_err_set(

@@ -84,13 +84,6 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
     ev_outcome oc;
     if (vj_i64(a, "attempt", &att) || !oc_name || ev_outcome_parse(oc_name, &oc))
         return; /* check 4 reported it */
-    ev_arm_kind kind;
-    int64_t rows;
-    if (ev_arm_classify(p, v->arm, &kind, &rows) != 0) {
-        vr_fail(r, VR_PROTOCOL, VP, "job %s: arm %s is not an arm of the protocol", v->key, v->arm);
-        return;
-    }
-
     size_t first, n_cold, n_hot;
     vb_rows_of(b, v->job_id, att, &first, &n_cold, &n_hot);
     ev_rule_attempt ra;
@@ -120,7 +113,10 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
 
     ra.completed = oc == EV_OUT_COMPLETED;
     breach_ctx bc = {r, v->key, oc_name, att};
-    ev_rules_check(p, backend, &ra, on_breach, &bc);
+    if (ev_rules_check(p, backend, &ra, on_breach, &bc) < 0) {
+        vr_fail(r, VR_PROTOCOL, VP, "job %s: arm %s is not an arm of the protocol", v->key, v->arm);
+        goto out;
+    }
 
     /* A claimed breach must be the one the records show. */
     const cJSON *proc = cJSON_GetObjectItemCaseSensitive(a, "process");
