@@ -30,8 +30,9 @@ def main():
         if not why.startswith("protocol rule: "):
             bad.append("%s is failed-protocol in %s, not by a sample rule: %s" % (key, s, why))
     for key, s in re.findall(r"job (rescue/\S+) is in ([AB]) only$", text, re.M):
-        rest = key[len("rescue/"):].replace("/retry-1", "/initial")
-        orig = side[s].get("main/" + rest) or side[s].get("policy/" + rest)
+        # the job it retries: its retry_of ("retry-1" retries "initial",
+        # "round-<r>-retry-1" retries "round-<r>")
+        orig = side[s].get(side[s][key].get("retry_of") or "")
         if not orig or orig["outcome"] != "failed-protocol":
             bad.append("%s is in %s only and does not retry a job that failed a sample rule" % (key, s))
     for line in bad:

@@ -972,19 +972,21 @@ START_TEST(test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_aga
     /* cub 2.0 beats torch-compile 4.0: auto 1.0 / 2.0, and 1.0 / floor 0.5 */
     ck_assert_ptr_nonnull(strstr(a.data,
                                  "\n| reduce_sum 4x8 fp32 B4 | calibration | 2.0000 | 1.0000 | 2.0000 | "
-                                 "4.0000 | cub | 0.500 | 2.000 | - | - | - |\n"));
+                                 "4.0000 | cub | 0.500 - | 2.000 | - | - | - |\n"));
     /* a failed peer enters no ratio: cub is the best peer, auto loses */
     ck_assert_ptr_nonnull(strstr(a.data,
                                  "\n| reduce_max 2x9 stride 12 fp16 B8 | holdout | 3.5000 | 3.0000 | 1.5000 "
-                                 "| failed-validation | cub | 2.000 | 6.000 | - | - | - |\n"));
+                                 "| failed-validation | cub | 2.000 - | 6.000 | - | - | - |\n"));
     /* no completed peer: no best peer and no ratio to it, the floor ratio stays */
     ck_assert_ptr_nonnull(strstr(a.data,
                                  "\n| reduce_sum 1x5 bf16 B4 | holdout | 1.2500 | 1.0000 | skipped | - | - "
                                  "| - | 2.000 | - | - | - |\n"));
-    /* one win (0.5), one loss (2.0), geometric mean sqrt(0.5 x 2) = 1 */
+    /* without figures no ratio has an interval: neither 0.5 nor 2.0 is a
+     * win or a loss; geometric mean sqrt(0.5 x 2) = 1 */
     ck_assert_ptr_nonnull(strstr(a.data,
-                                 "\nauto against the best peer: 1 wins, 1 losses, 0 ties over the 2 of 3 "
-                                 "cases where both completed; geometric mean of auto / best peer 1.000.\n"));
+                                 "\nauto against the best peer: 0 wins, 0 losses, 2 not significant over "
+                                 "the 2 of 3 cases where both completed; geometric mean of auto / best "
+                                 "peer 1.000; one round: the intervals are within-process only.\n"));
     /* the same members give the same bytes */
     CHK(ev_report_markdown(m, 1, &b, &err));
     ck_assert_uint_eq(a.len, b.len);
@@ -1009,8 +1011,9 @@ START_TEST(test_markdown_of_a_run_without_peers_or_ceiling_bytes_says_so)
     /* every cub job was skipped: no best peer anywhere */
     ck_assert_ptr_nonnull(strstr(a.data, "| skipped | - | - | "));
     ck_assert_ptr_nonnull(strstr(a.data,
-                                 "\nauto against the best peer: 0 wins, 0 losses, 0 ties over the 0 of 5 "
-                                 "cases where both completed; no geometric mean.\n"));
+                                 "\nauto against the best peer: 0 wins, 0 losses, 0 not significant over the "
+                                 "0 of 5 cases where both completed; no geometric mean; one round: the "
+                                 "intervals are within-process only.\n"));
     /* without validation.json there is no table */
     ev_buf_reset(&a);
     ck_assert_int_eq(ev_report_markdown(m, 0, &a, &err), EV_EFORMAT);
@@ -1266,6 +1269,131 @@ static char *print_tree(const cJSON *t)
     return ev_buf_steal(&b, NULL);
 }
 
+/* The pair object of figures f for case idx, arm and against, or NULL. */
+static const cJSON *fig_pair_of(const cJSON *f, int64_t idx, const char *arm, const char *against)
+{
+    const cJSON *p;
+    cJSON_ArrayForEach(
+        p, cJSON_GetObjectItemCaseSensitive(
+               f, "pairs")) if (num(cJSON_GetObjectItemCaseSensitive(p, "case_index")) == (double)idx &&
+                                !strcmp(cJSON_GetObjectItemCaseSensitive(p, "arm")->valuestring, arm) &&
+                                !strcmp(cJSON_GetObjectItemCaseSensitive(p, "against")->valuestring,
+                                        against)) return p;
+    return NULL;
+}
+
+/* Three rounds: the ratio is exp of the mean log ratio over the rounds
+ * paired, the interval the t interval over them (t(0.975, n - 1) from the
+ * table, computed here from the definition), the verdict read from it; a
+ * failed round leaves the pairing; one paired round has no interval and is
+ * not significant; the estimate over rounds is the geometric mean. */
+START_TEST(test_figures_over_rounds_pair_by_round_and_call_an_interval_holding_one_not_significant)
+{
+    /* per round r: every sample of a job equals its median */
+    static double v[3][3][7]; /* [arm: default, rows1, rows2][round] */
+    const double med[3][3] = {{10.0, 11.0, 10.5}, {5.0, 5.6, 5.1}, {10.2, 10.1, 11.4}};
+    for (int a = 0; a < 3; a++)
+        for (int r = 0; r < 3; r++)
+            for (int i = 0; i < 7; i++)
+                v[a][r][i] = med[a][r];
+    static const char *const arms[3] = {"default", "rows1", "rows2"};
+    char keys[18][64];
+    ev_fig_job jobs[18];
+    size_t n = 0;
+    for (int c = 0; c < 2; c++)
+        for (int a = 0; a < 3; a++)
+            for (int r = 0; r < 3; r++) {
+                snprintf(keys[n], sizeof keys[n], "main/%d/%s/round-%d", c, arms[a], r + 1);
+                /* case 1: rows1 fails in rounds 2 and 3 */
+                int bad = c == 1 && a == 1 && r > 0;
+                jobs[n] = (ev_fig_job){keys[n], "main", arms[a], c, 0, bad ? "failed-exit" : "completed",
+                                       v[a][r], 7,      NULL,    0, 0, 0,
+                                       0};
+                n++;
+            }
+    ev_fig_input in = {jobs, n, 5};
+    ev_err err = {{0}};
+    cJSON *f = NULL;
+    CHK(ev_figures_build(&in, &f, &err));
+
+    /* rows1 / default on case 0: three paired rounds */
+    const cJSON *p = fig_pair_of(f, 0, "rows1", "default");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "basis")->valuestring, "rounds");
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(p, "n_rounds")) == 3);
+    double l[3], mean = 0, ss = 0;
+    for (int r = 0; r < 3; r++) {
+        l[r] = log(med[1][r]) - log(med[0][r]);
+        mean += l[r];
+    }
+    mean /= 3;
+    for (int r = 0; r < 3; r++)
+        ss += (l[r] - mean) * (l[r] - mean);
+    double sd = sqrt(ss / 2), t = 4.302652729749464; /* t(0.975, 2) */
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(p, "interval");
+    ck_assert_double_eq_tol(num(cJSON_GetObjectItemCaseSensitive(p, "ratio")), exp(mean), 1e-12);
+    ck_assert_double_eq_tol(num(cJSON_GetArrayItem(iv, 0)), exp(mean - t * sd / sqrt(3)), 1e-12);
+    ck_assert_double_eq_tol(num(cJSON_GetArrayItem(iv, 1)), exp(mean + t * sd / sqrt(3)), 1e-12);
+    ck_assert_double_eq_tol(num(cJSON_GetObjectItemCaseSensitive(p, "log_ratio_sd")), sd, 1e-12);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "verdict")->valuestring, "win");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "significant")));
+    /* the within-process figures of round 1 stay beside it */
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(p, "within");
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(w, "round")) == 1);
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(w, "ratio_of_medians")) == 0.5);
+
+    /* rows2 / default on case 0: the rounds disagree in sign: not significant */
+    p = fig_pair_of(f, 0, "rows2", "default");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "verdict")->valuestring, "not significant");
+    ck_assert(!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(p, "significant")));
+    iv = cJSON_GetObjectItemCaseSensitive(p, "interval");
+    ck_assert(num(cJSON_GetArrayItem(iv, 0)) < 1.0 && num(cJSON_GetArrayItem(iv, 1)) > 1.0);
+
+    /* case 1: rows1 completed round 1 only: one pair, no interval */
+    p = fig_pair_of(f, 1, "rows1", "default");
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(p, "n_rounds")) == 1);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(p, "interval")));
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "interval_reason")->valuestring,
+                     "one paired round: no interval over rounds");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "verdict")->valuestring, "not significant");
+    ck_assert_double_eq_tol(num(cJSON_GetObjectItemCaseSensitive(p, "ratio")), 0.5, 1e-15);
+
+    /* estimates over rounds: the geometric mean of the usable rounds */
+    const cJSON *a;
+    int seen = 0;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(f, "arms"))
+    {
+        int64_t c = (int64_t)num(cJSON_GetObjectItemCaseSensitive(a, "case_index"));
+        const char *arm = cJSON_GetObjectItemCaseSensitive(a, "arm")->valuestring;
+        ck_assert(num(cJSON_GetObjectItemCaseSensitive(a, "n_rounds")) == 3);
+        if (c == 0 && !strcmp(arm, "default")) {
+            ck_assert_double_eq_tol(num(cJSON_GetObjectItemCaseSensitive(a, "estimate_us")),
+                                    cbrt(10.0 * 11.0 * 10.5), 1e-12);
+            seen++;
+        }
+        if (c == 1 && !strcmp(arm, "rows1")) {
+            ck_assert(num(cJSON_GetObjectItemCaseSensitive(a, "n_usable")) == 1);
+            ck_assert(num(cJSON_GetObjectItemCaseSensitive(a, "estimate_us")) == 5.0);
+            ck_assert(
+                cJSON_IsNull(cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(a, "round_medians_us"), 1)));
+            seen++;
+        }
+    }
+    ck_assert_int_eq(seen, 2);
+    /* across cases: one win (case 0), one not significant (case 1) */
+    const cJSON *ac;
+    cJSON_ArrayForEach(
+        ac, cJSON_GetObjectItemCaseSensitive(
+                f, "across")) if (!strcmp(cJSON_GetObjectItemCaseSensitive(ac, "arm")->valuestring, "rows1"))
+    {
+        ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "wins")) == 1);
+        ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "losses")) == 0);
+        ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "not_significant")) == 1);
+    }
+    cJSON_Delete(f);
+}
+END_TEST
+
 START_TEST(test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible)
 {
     const double d[7] = {10, 10, 10, 10, 10, 10, 11}, r1[7] = {5, 5, 5, 5, 5, 5, 50};
@@ -1291,19 +1419,32 @@ START_TEST(test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reprod
     double u = 0, pv = 0;
     ck_assert_int_eq(ev_fig_mann_whitney(r1, 7, d, 7, &u, &pv), EV_OK);
     ck_assert(u == 42.0);
-    ck_assert(strtod(cJSON_GetObjectItemCaseSensitive(pair, "mwu_p")->valuestring, NULL) == pv);
-    ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pair, "significant")), pv < EV_FIG_ALPHA);
+    const cJSON *within = cJSON_GetObjectItemCaseSensitive(pair, "within");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(pair, "basis")->valuestring, "within-process");
+    ck_assert(strtod(cJSON_GetObjectItemCaseSensitive(within, "mwu_p")->valuestring, NULL) == pv);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(f1, "tail_disclosures")), 1);
     /* raw numbers: read the text back */
-    const cJSON *r = cJSON_GetObjectItemCaseSensitive(pair, "ratio_of_medians");
-    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(pair, "ci_low");
-    const cJSON *hi = cJSON_GetObjectItemCaseSensitive(pair, "ci_high");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(within, "ratio_of_medians");
+    const cJSON *lo = cJSON_GetObjectItemCaseSensitive(within, "ci_low");
+    const cJSON *hi = cJSON_GetObjectItemCaseSensitive(within, "ci_high");
     ck_assert(cJSON_IsRaw(r) && cJSON_IsRaw(lo) && cJSON_IsRaw(hi));
     double rv = strtod(r->valuestring, NULL), lv = strtod(lo->valuestring, NULL),
            hv = strtod(hi->valuestring, NULL);
     ck_assert(rv == 0.5);
     ck_assert(lv <= rv && rv <= hv);
-    const cJSON *p95 = cJSON_GetObjectItemCaseSensitive(pair, "p95_ratio");
+    /* one round: the headline is the within-process ratio and interval, and
+     * the verdict is read from that interval */
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(pair, "interval");
+    ck_assert(strtod(cJSON_GetObjectItemCaseSensitive(pair, "ratio")->valuestring, NULL) == rv);
+    ck_assert(strtod(cJSON_GetArrayItem(iv, 0)->valuestring, NULL) == lv);
+    ck_assert(strtod(cJSON_GetArrayItem(iv, 1)->valuestring, NULL) == hv);
+    ck_assert_int_eq(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(pair, "significant")),
+                     hv < 1.0 || lv > 1.0);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(pair, "verdict")->valuestring, hv < 1.0 ? "win"
+                                                                                     : lv > 1.0
+                                                                                         ? "loss"
+                                                                                         : "not significant");
+    const cJSON *p95 = cJSON_GetObjectItemCaseSensitive(within, "p95_ratio");
     double qa = 0, qb = 0;
     ck_assert_int_eq(ev_quantile(r1, 7, 0.95, &qa), EV_OK);
     ck_assert_int_eq(ev_quantile(d, 7, 0.95, &qb), EV_OK);
@@ -1315,7 +1456,11 @@ START_TEST(test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reprod
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j1, "cold_over_hot_reason")->valuestring,
                      "no cold samples");
     const cJSON *ac = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(f1, "across"), 0);
-    ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "wins")) == 1.0);
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "wins")) == (hv < 1.0 ? 1.0 : 0.0));
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(ac, "wins")) +
+                  num(cJSON_GetObjectItemCaseSensitive(ac, "losses")) +
+                  num(cJSON_GetObjectItemCaseSensitive(ac, "not_significant")) ==
+              1.0);
 
     /* a parsed copy, canonicalised, prints to the same bytes */
     cJSON *back = NULL;
@@ -1576,6 +1721,8 @@ static Suite *bundle_suite(void)
     tcase_add_test(z, test_bootstrap_median_rank_law_equals_enumeration_of_every_resample);
     tcase_add_test(z, test_bootstrap_median_rank_law_agrees_with_plain_resampling);
     tcase_add_test(z, test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible);
+    tcase_add_test(z,
+                   test_figures_over_rounds_pair_by_round_and_call_an_interval_holding_one_not_significant);
     tcase_add_test(z, test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_against_it);
     suite_add_tcase(s, z);
 

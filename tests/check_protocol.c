@@ -113,6 +113,18 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE]} trailing", "protocol"},
     {"[1, 2]", "protocol: must be an object"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"retries\": 2}", "retries: must be <= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"rounds\": 0}",
+     "rounds: 0; must be at least 1 (each round measures every case and arm once"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"rounds\": -3}",
+     "rounds: -3; must be at least 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"rounds\": 65}",
+     "rounds: 65; at most 64 are accepted"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"rounds\": 1e15}",
+     "rounds: 1000000000000000; at most 64 are accepted"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"rounds\": 2.5}",
+     "rounds: must be an integer"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"rounds\": \"3\"}",
+     "rounds: must be an integer"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
      "\"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"samples\": 2}]}",
      "fault_arms[0].samples: not a field of kind 'wrong-schedule'"},
@@ -352,6 +364,134 @@ START_TEST(test_rescue_retries_exactly_the_retryable_outcomes)
 }
 END_TEST
 
+/* Rounds: main is round 1 (the fit's data), exactly the one-round plan's
+ * main phase but for the labels; policy holds rounds 2..k, every job of
+ * round r before any of round r + 1, each round one shuffled block of
+ * every main arm and auto, the same jobs in another order; labels name
+ * the round; rescue keys stay unique across rounds. */
+START_TEST(test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_order)
+{
+    char text[1024];
+    ev_protocol p1, p3;
+    ev_plan a, c;
+    ev_err err = {""};
+
+    snprintf(text, sizeof text,
+             "{\"seed\": 11, \"arms\": [\"default\", \"rows1\", \"cub\"], \"cases\": [%s, %s, %s]}",
+             good_case, good_case, good_case);
+    ck_assert_int_eq(parse(text, &p1, &err), EV_OK);
+    ck_assert_int_eq(p1.rounds, 1);
+    ck_assert_int_eq(ev_plan_build(&p1, &a, &err), EV_OK);
+    snprintf(text, sizeof text,
+             "{\"seed\": 11, \"rounds\": 3, \"arms\": [\"default\", \"rows1\", \"cub\"], \"cases\": [%s, "
+             "%s, %s]}",
+             good_case, good_case, good_case);
+    ck_assert_int_eq(parse(text, &p3, &err), EV_OK);
+    ck_assert_int_eq(p3.rounds, 3);
+    ck_assert_int_eq(ev_plan_build(&p3, &c, &err), EV_OK);
+
+    size_t per = a.n_main; /* 3 cases x 3 arms + floor + ceiling */
+    ck_assert_uint_eq(per, 11);
+    ck_assert_uint_eq(c.n_main, per);             /* round 1 */
+    ck_assert_uint_eq(c.n_policy, 2 * (per + 3)); /* rounds 2, 3: the main arms and 3 auto */
+    ck_assert_uint_eq(c.n_recheck, a.n_recheck);  /* the recheck is once */
+    for (size_t i = 0; i < per; i++) {
+        ck_assert_str_eq(a.jobs[i].label, "initial");
+        ck_assert_int_eq(a.jobs[i].round, 1);
+        char want[128];
+        const char *slash = strrchr(a.jobs[i].job_key, '/');
+        snprintf(want, sizeof want, "%.*s/round-1", (int)(slash - a.jobs[i].job_key), a.jobs[i].job_key);
+        ck_assert_str_eq(c.jobs[i].job_key, want);
+    }
+    int moved = 0, autos = 0;
+    for (size_t r = 0; r < 2; r++)
+        for (size_t i = 0; i < per + 3; i++) {
+            const ev_plan_job *j = &c.jobs[per + r * (per + 3) + i];
+            char lab[16];
+            snprintf(lab, sizeof lab, "round-%zu", r + 2);
+            ck_assert(j->phase == EV_PHASE_POLICY);
+            ck_assert_int_eq(j->round, (int64_t)r + 2);
+            ck_assert_str_eq(j->label, lab);
+            ck_assert_int_eq(ev_plan_label_round(j->label), (int64_t)r + 2);
+            ck_assert_int_eq(j->plan_order, (int64_t)(r * (per + 3) + i));
+            if (!strcmp(j->arm, "auto")) {
+                autos++;
+                continue;
+            }
+            /* each main job once per round, in another order than round 1 */
+            if (i >= per || c.jobs[i].case_index != j->case_index || strcmp(c.jobs[i].arm, j->arm))
+                moved = 1;
+            size_t hits = 0;
+            for (size_t q = 0; q < per; q++)
+                hits += c.jobs[q].case_index == j->case_index && !strcmp(c.jobs[q].arm, j->arm);
+            ck_assert_uint_eq(hits, 1);
+        }
+    ck_assert(moved);
+    ck_assert_int_eq(autos, 6);
+    /* auto is interleaved: not all at the end of its round */
+    int auto_first = 0;
+    for (size_t i = 0; i < per + 3; i++)
+        if (!strcmp(c.jobs[per + i].arm, "auto") && i < per)
+            auto_first = 1;
+    ck_assert(auto_first);
+    ck_assert_int_ge(ev_plan_find(&c, "policy/0/auto/round-2"), 0);
+    ck_assert_int_ge(ev_plan_find(&c, "policy/2/cub/round-3"), 0);
+    ck_assert_int_lt(ev_plan_find(&c, "policy/0/auto/round-1"), 0);
+    ck_assert_str_eq(c.jobs[c.n - 1].job_key, "recheck/2/default/recheck");
+    ck_assert_int_eq(c.jobs[c.n - 1].round, 0);
+
+    /* a failure in two rounds of one job: two rescue jobs, distinct keys */
+    ev_outcome *o = calloc(c.n, sizeof *o);
+    ev_plan_job *r = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < c.n; i++)
+        o[i] = EV_OUT_COMPLETED;
+    o[0] = EV_OUT_FAILED_EXIT;
+    for (size_t i = per; i < per + per + 3; i++)
+        if (c.jobs[i].case_index == c.jobs[0].case_index && !strcmp(c.jobs[i].arm, c.jobs[0].arm))
+            o[i] = EV_OUT_FAILED_EXIT;
+    ck_assert_int_eq(ev_plan_rescue(&p3, &c, o, &r, &n, &err), EV_OK);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_ne(r[0].job_key, r[1].job_key);
+    ck_assert_str_eq(r[0].label, "round-1-retry-1");
+    ck_assert_str_eq(r[1].label, "round-2-retry-1");
+    ck_assert_int_eq(r[1].round, 2);
+    ck_assert_int_eq(ev_plan_label_round(r[1].label), 2);
+    free(r);
+    free(o);
+    /* labels that name no round */
+    ck_assert_int_eq(ev_plan_label_round("recheck"), 0);
+    ck_assert_int_eq(ev_plan_label_round("round-0"), 0);
+    ck_assert_int_eq(ev_plan_label_round("round-02"), 0);
+    ck_assert_int_eq(ev_plan_label_round("round-3x"), 0);
+    ck_assert_int_eq(ev_plan_label_round("round-"), 0);
+    ck_assert_int_eq(ev_plan_label_round("retry-1"), 1);
+    ev_plan_free(&a);
+    ev_plan_free(&c);
+    ev_protocol_free(&p1);
+    ev_protocol_free(&p3);
+}
+END_TEST
+
+/* cases x rounds is bounded: every round of every case is a process per arm. */
+START_TEST(test_cases_times_rounds_is_bounded_with_the_reason)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_protocol p;
+    ev_err err = {""};
+    ck_assert_int_eq(ev_buf_puts(&b, "{\"seed\": 1, \"rounds\": 64, \"arms\": [\"default\"], \"cases\": ["),
+                     EV_OK);
+    for (int i = 0; i < 257; i++)
+        ck_assert_int_eq(ev_buf_printf(&b, "%s%s", i ? ", " : "", good_case), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&b, "]}"), EV_OK);
+    ck_assert_int_eq(ev_protocol_parse(b.data, b.len, &p, &err), EV_EFORMAT);
+    ck_assert_msg(
+        strstr(err.msg, "rounds: 257 cases x 64 rounds is 16448 worker processes per arm, at most 16384"),
+        "%s", err.msg);
+    ev_buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_a_fault_arm_runs_only_on_its_cases)
 {
     char text[1024];
@@ -398,6 +538,8 @@ int main(void)
     tcase_add_test(tc, test_the_plan_is_deterministic_and_every_key_is_unique);
     tcase_add_test(tc, test_rescue_retries_exactly_the_retryable_outcomes);
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
+    tcase_add_test(tc, test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_order);
+    tcase_add_test(tc, test_cases_times_rounds_is_bounded_with_the_reason);
     tcase_add_test(tc, test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

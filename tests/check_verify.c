@@ -88,7 +88,7 @@ static void build_fixtures(void)
     snprintf(g_dir, sizeof g_dir, "/tmp/check_verify.XXXXXX");
     if (!mkdtemp(g_dir))
         abort();
-    ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0]};
+    ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0};
     snprintf(db, sizeof db, "%s/good.db", g_dir);
     snprintf(g_good, sizeof g_good, "%s/good.zip", g_dir);
     if (ev_vfix_build(db, &o, &err) || ev_export_file(db, 0, g_good, g_root, &err)) {
@@ -1265,6 +1265,129 @@ END_TEST
 
 /* ------------------------------------------------------------ plan (check 4) */
 
+/* A three-round fixture bundle of this code's making, built once. */
+static char g_rounds[320];
+static const char *rounds_bundle(void)
+{
+    if (!g_rounds[0]) {
+        char db[320], root[65];
+        ev_err err = {{0}};
+        ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 3};
+        snprintf(db, sizeof db, "%s/rounds.db", g_dir);
+        snprintf(g_rounds, sizeof g_rounds, "%s/rounds.zip", g_dir);
+        ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, g_rounds, root, &err), "%s",
+                      err.msg);
+    }
+    return g_rounds;
+}
+
+/* The job of validation.json tree v with job_key key. */
+static cJSON *job_of(cJSON *v, const char *key)
+{
+    cJSON *j;
+    cJSON_ArrayForEach(
+        j, cJSON_GetObjectItem(v, "jobs")) if (!strcmp(cJSON_GetObjectItem(j, "job_key")->valuestring,
+                                                       key)) return j;
+    ck_abort_msg("no job %s", key);
+    return NULL;
+}
+
+START_TEST(test_a_bundle_of_three_rounds_verifies_and_its_figures_stand_on_rounds)
+{
+    ev_vreport *r = verify(rounds_bundle(), NULL, NULL);
+    ck_assert_msg(ev_vreport_failures(r) == 0, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_list l;
+    tm_load(&l, rounds_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "figures"), "pairs"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(p, "basis")->valuestring, "rounds");
+    ck_assert_int_eq(cJSON_GetObjectItem(p, "n_rounds")->valuedouble, 3);
+    job_of(v, "main/0/rows1/round-1");
+    job_of(v, "policy/0/rows1/round-3");
+    job_of(v, "policy/5/auto/round-2");
+    cJSON_Delete(v);
+    tm_free(&l);
+}
+END_TEST
+
+/* Two jobs of different rounds swap their places in the order: the order
+ * the bundle records is not its seed's, and the first job out of order is
+ * named. */
+START_TEST(test_a_recorded_order_that_is_not_the_seeds_fails_plan_naming_the_job)
+{
+    tm_list l;
+    tm_load(&l, rounds_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *a = NULL, *b = NULL, *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        const char *k = cJSON_GetObjectItem(j, "job_key")->valuestring;
+        if (!strncmp(k, "policy/", 7) && !a && strstr(k, "/round-2"))
+            a = j;
+        if (!strncmp(k, "policy/", 7) && !b && strstr(k, "/round-3"))
+            b = j;
+    }
+    ck_assert(a && b);
+    double oa = cJSON_GetObjectItem(a, "plan_order")->valuedouble,
+           ob = cJSON_GetObjectItem(b, "plan_order")->valuedouble;
+    cJSON_ReplaceItemInObject(a, "plan_order", cJSON_CreateNumber(ob));
+    cJSON_ReplaceItemInObject(b, "plan_order", cJSON_CreateNumber(oa));
+    char want[200];
+    snprintf(want, sizeof want, "job %s: plan_order %.0f, the regenerated plan says %.0f",
+             cJSON_GetObjectItem(a, "job_key")->valuestring, ob, oa);
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "round-order", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", want);
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* A round of one arm dropped (its job removed from the bundle): FAIL; the
+ * same round kept as a recorded failure stands in its place. */
+START_TEST(test_a_missing_round_fails_plan_unless_a_recorded_failure_stands_in_its_place)
+{
+    tm_list l;
+    tm_load(&l, rounds_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *jobs = cJSON_GetObjectItem(v, "jobs"), *j;
+    int at = 0, hit = -1;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        if (!strcmp(cJSON_GetObjectItem(j, "job_key")->valuestring, "policy/2/rows2/round-2"))
+            hit = at;
+        at++;
+    }
+    ck_assert_int_ge(hit, 0);
+    cJSON_DeleteItemFromArray(jobs, hit);
+    tm_json_put(&l, "validation.json", v);
+    ev_vreport *r = tamper_verify(&l, "round-missing", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "planned job policy/2/rows2/round-2 is missing");
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    /* the fixture with its first round of case 0's default failed (and
+     * rescued): a recorded failure in a round's place verifies */
+    char db[320], zip[320], root[65];
+    ev_err err = {{0}};
+    ev_vfix_opts o = {6, 7, 2, 1, g_sources, sizeof g_sources / sizeof g_sources[0], 3};
+    snprintf(db, sizeof db, "%s/rounds-failed.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/rounds-failed.zip", g_dir);
+    ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
+    r = verify(zip, NULL, NULL);
+    ck_assert_msg(ev_vreport_failures(r) == 0, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_load(&l, zip);
+    v = tm_json(&l, "validation.json");
+    ck_assert_str_eq(cJSON_GetObjectItem(job_of(v, "main/0/default/round-1"), "outcome")->valuestring,
+                     "failed-exit");
+    job_of(v, "rescue/0/default/round-1-retry-1");
+    cJSON_Delete(v);
+    tm_free(&l);
+}
+END_TEST
+
 START_TEST(test_removed_job_fails_plan)
 {
     tm_list l;
@@ -1520,8 +1643,9 @@ START_TEST(test_tampered_interval_bound_fails_rederive)
     tm_load(&l, g_good);
     cJSON *v = tm_json(&l, "validation.json");
     cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItem(figures_of(v), "pairs"), 0);
-    double lo = cJSON_GetObjectItem(pair, "ci_low")->valuedouble;
-    cJSON_ReplaceItemInObject(pair, "ci_low", cJSON_CreateNumber(lo * 0.999));
+    cJSON *iv = cJSON_GetObjectItem(pair, "interval");
+    double lo = cJSON_GetArrayItem(iv, 0)->valuedouble;
+    cJSON_ReplaceItemInArray(iv, 0, cJSON_CreateNumber(lo * 0.999));
     expect_figure_failure(&l, v, "fig-ci");
     tm_free(&l);
 }
@@ -1533,8 +1657,9 @@ START_TEST(test_tampered_p_value_fails_rederive)
     tm_load(&l, g_good);
     cJSON *v = tm_json(&l, "validation.json");
     cJSON *pair = cJSON_GetArrayItem(cJSON_GetObjectItem(figures_of(v), "pairs"), 0);
-    double pv = cJSON_GetObjectItem(pair, "mwu_p")->valuedouble;
-    cJSON_ReplaceItemInObject(pair, "mwu_p", cJSON_CreateNumber(pv < 0.005 ? pv * 1.5 : pv / 2.0));
+    cJSON *within = cJSON_GetObjectItem(pair, "within");
+    double pv = cJSON_GetObjectItem(within, "mwu_p")->valuedouble;
+    cJSON_ReplaceItemInObject(within, "mwu_p", cJSON_CreateNumber(pv < 0.005 ? pv * 1.5 : pv / 2.0));
     expect_figure_failure(&l, v, "fig-p");
     tm_free(&l);
 }
@@ -1554,9 +1679,10 @@ START_TEST(test_tampered_tail_disclosure_fails_rederive)
     cJSON_AddItemToObject(td, "case_index", cJSON_Duplicate(cJSON_GetObjectItem(pair, "case_index"), 1));
     cJSON_AddItemToObject(td, "arm", cJSON_Duplicate(cJSON_GetObjectItem(pair, "arm"), 1));
     cJSON_AddItemToObject(td, "against", cJSON_Duplicate(cJSON_GetObjectItem(pair, "against"), 1));
-    cJSON_AddItemToObject(td, "ratio_of_medians",
-                          cJSON_Duplicate(cJSON_GetObjectItem(pair, "ratio_of_medians"), 1));
-    cJSON_AddItemToObject(td, "p95_ratio", cJSON_Duplicate(cJSON_GetObjectItem(pair, "p95_ratio"), 1));
+    cJSON_AddItemToObject(td, "ratio", cJSON_Duplicate(cJSON_GetObjectItem(pair, "ratio"), 1));
+    cJSON_AddItemToObject(
+        td, "p95_ratio",
+        cJSON_Duplicate(cJSON_GetObjectItem(cJSON_GetObjectItem(pair, "within"), "p95_ratio"), 1));
     cJSON_AddItemToArray(cJSON_GetObjectItem(f, "tail_disclosures"), td);
     expect_figure_failure(&l, v, "fig-tail");
     tm_free(&l);
@@ -2192,8 +2318,15 @@ START_TEST(test_out_of_memory_is_a_resource_error_never_a_fail)
 #if defined(__SANITIZE_ADDRESS__)
     fprintf(stderr, "check_verify: ASan build: the address-space limit test did not run\n");
 #else
-    char last[1024];
-    const char *ver[] = {"receipts/h200/delivery.zip", NULL}; /* the H200 run: 2 MB, 85 members */
+    char last[1024], db[320], big[320], root[65];
+    ev_err err = {{0}};
+    /* a bundle of this code's making, the H200 run's order of size (2 MB):
+     * 120 cases, 200 hot samples a job */
+    ev_vfix_opts o = {120, 200, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0};
+    snprintf(db, sizeof db, "%s/big.db", g_dir);
+    snprintf(big, sizeof big, "%s/big.zip", g_dir);
+    ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, big, root, &err), "%s", err.msg);
+    const char *ver[] = {big, NULL};
     int two = 0, zero = 0;
     for (size_t mib = 16; mib <= 160; mib += 8) {
         g_as_limit = mib << 20;
@@ -2320,6 +2453,9 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_the_exporter_refuses_a_store_that_breaks_an_invariant);
     tcase_add_test(t, test_the_verifier_fails_a_bundle_that_breaks_an_invariant);
     tcase_add_test(t, test_removed_job_fails_plan);
+    tcase_add_test(t, test_a_bundle_of_three_rounds_verifies_and_its_figures_stand_on_rounds);
+    tcase_add_test(t, test_a_recorded_order_that_is_not_the_seeds_fails_plan_naming_the_job);
+    tcase_add_test(t, test_a_missing_round_fails_plan_unless_a_recorded_failure_stands_in_its_place);
     tcase_add_test(t, test_added_job_fails_plan);
     tcase_add_test(t, test_relabelled_job_fails_plan);
     tcase_add_test(t, test_changed_outcome_fails_plan);

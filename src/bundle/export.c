@@ -27,6 +27,7 @@
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
+#include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/snapshot.h"
 #include "store/outcome.h"
@@ -892,11 +893,11 @@ static ev_status build_main_index(xload *L)
     return EV_OK;
 }
 
-/* The main-phase, non-retry job of case idx and arm (the lowest job_id
- * when several), or NULL. */
-static const xjob *main_job(const xload *L, int64_t idx, const char *arm)
+/* The main-phase, non-retry jobs of case idx and arm, one per round, in
+ * job_id order: *n of them from the returned slot of the main index. */
+static const xjob *const *main_jobs(const xload *L, int64_t idx, const char *arm, size_t *n)
 {
-    size_t lo = 0, hi = L->n_main_ix;
+    size_t lo = 0, hi = L->n_main_ix, k = 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const xjob *j = L->main_ix[mid];
@@ -908,9 +909,20 @@ static const xjob *main_job(const xload *L, int64_t idx, const char *arm)
         else
             hi = mid;
     }
-    if (lo < L->n_main_ix && L->main_ix[lo]->case_index == idx && !strcmp(L->main_ix[lo]->arm, arm))
-        return L->main_ix[lo];
-    return NULL;
+    while (lo + k < L->n_main_ix && L->main_ix[lo + k]->case_index == idx &&
+           !strcmp(L->main_ix[lo + k]->arm, arm))
+        k++;
+    *n = k;
+    return (const xjob *const *)L->main_ix + lo;
+}
+
+/* The main-phase, non-retry job of case idx and arm (the lowest job_id
+ * when several: round 1), or NULL. */
+static const xjob *main_job(const xload *L, int64_t idx, const char *arm)
+{
+    size_t n;
+    const xjob *const *v = main_jobs(L, idx, arm, &n);
+    return n ? v[0] : NULL;
 }
 
 /* Median of the per_op_us of attempt a's samples of the given timing.
@@ -1604,24 +1616,29 @@ static ev_status write_model(const xload *L, ev_buf *out, ev_err *err)
     for (size_t i = 0; i < L->cases.n; i++) {
         const xcase *c = vec_at(&L->cases, i);
         ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
-        ev_obs_job jobs[3];
-        memset(jobs, 0, sizeof jobs);
+        ev_obs_sched sched[3];
+        memset(sched, 0, sizeof sched);
         for (int k = 0; k < 3; k++) {
-            const xjob *js = main_job(L, c->case_index, arms[k]);
-            if (!js)
-                continue;
-            jobs[k].present = 1;
-            jobs[k].outcome = ev_outcome_name(js->outcome);
-            if (js->n_att) {
-                size_t lo, hi;
-                const xattempt *a = vec_at(&L->atts, js->att0 + js->n_att - 1);
-                attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
-                jobs[k].has_binding = lo < hi;
+            size_t nr;
+            const xjob *const *jr = main_jobs(L, c->case_index, arms[k], &nr);
+            for (size_t q = 0; q < nr; q++) {
+                const xjob *js = jr[q];
+                ev_obs_job j;
+                memset(&j, 0, sizeof j);
+                j.round = ev_plan_label_round(js->label);
+                j.outcome = ev_outcome_name(js->outcome);
+                if (js->n_att) {
+                    size_t lo, hi;
+                    const xattempt *a = vec_at(&L->atts, js->att0 + js->n_att - 1);
+                    attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
+                    j.has_binding = lo < hi;
+                }
+                j.has_median = js->has_median;
+                j.median_us = js->median_us;
+                ev_obs_add(&sched[k], &j);
             }
-            jobs[k].has_median = js->has_median;
-            jobs[k].median_us = js->median_us;
         }
-        ev_obs_select(&oc, jobs, obs, &n_obs, exc, &n_exc);
+        ev_obs_select(&oc, sched, obs, &n_obs, exc, &n_exc);
     }
 
     int64_t sms = 1;

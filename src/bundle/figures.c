@@ -22,6 +22,7 @@
 #include "json.h"
 #include "stats.h"
 #include "bundle/jbuild.h"
+#include "runner/plan.h"
 
 /* ---- randomness ----------------------------------------------------------- */
 
@@ -296,14 +297,23 @@ ev_status ev_fig_mann_whitney(const double *a, size_t na, const double *b, size_
 
 /* ---- building blocks ----------------------------------------------------------- */
 
-/* The jobs a case's arm is read from, sorted by (case_index, arm, job
- * order): phase main (policy for auto), no retry, case_index >= 0. */
+/* The jobs a case's arm is read from, sorted by (case_index, arm, round,
+ * job order): phase main or policy, no retry, case_index >= 0. */
 typedef struct findex {
     const ev_fig_job **v;
     size_t n;
+    const ev_fig_job *base; /* the input's jobs, for indexes into per-job arrays */
 } findex;
 
-/* Orders index entries by case, arm, then input order (pointer order). */
+/* The round of a job: from the label, the last part of its key
+ * (ev_plan_label_round: "initial" 1, "round-<r>" r). */
+static int64_t job_round(const ev_fig_job *j)
+{
+    const char *slash = strrchr(j->job_key, '/');
+    return ev_plan_label_round(slash ? slash + 1 : j->job_key);
+}
+
+/* Orders index entries by case, arm, round, then input order (pointer order). */
 static int cmp_entry(const void *pa, const void *pb)
 {
     const ev_fig_job *a = *(const ev_fig_job *const *)pa, *b = *(const ev_fig_job *const *)pb;
@@ -312,6 +322,9 @@ static int cmp_entry(const void *pa, const void *pb)
     int c = strcmp(a->arm, b->arm);
     if (c)
         return c;
+    int64_t ra = job_round(a), rb = job_round(b);
+    if (ra != rb)
+        return ra < rb ? -1 : 1;
     return a < b ? -1 : a > b;
 }
 
@@ -320,22 +333,25 @@ static ev_status index_build(const ev_fig_input *in, findex *ix)
 {
     ix->v = calloc(in->n_jobs + 1, sizeof *ix->v);
     ix->n = 0;
+    ix->base = in->jobs;
     if (!ix->v)
         return EV_ENOMEM;
     for (size_t i = 0; i < in->n_jobs; i++) {
         const ev_fig_job *j = &in->jobs[i];
-        const char *phase = strcmp(j->arm, "auto") ? "main" : "policy";
-        if (j->case_index >= 0 && !j->retry && !strcmp(j->phase, phase))
+        /* main (round 1) and policy (auto; with rounds, rounds 2..k of
+         * every arm) */
+        if (j->case_index >= 0 && !j->retry && (!strcmp(j->phase, "main") || !strcmp(j->phase, "policy")))
             ix->v[ix->n++] = j;
     }
     qsort(ix->v, ix->n, sizeof *ix->v, cmp_entry);
     return EV_OK;
 }
 
-/* The first job (in input order) of case idx and arm, or NULL. */
-static const ev_fig_job *find(const findex *ix, int64_t idx, const char *arm)
+/* The jobs of case idx and arm, one per round in round order: *n of them
+ * from the returned slot (*n is 0 when there is none). */
+static const ev_fig_job *const *find_rounds(const findex *ix, int64_t idx, const char *arm, size_t *n)
 {
-    size_t lo = 0, hi = ix->n;
+    size_t lo = 0, hi = ix->n, k = 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         const ev_fig_job *j = ix->v[mid];
@@ -345,9 +361,10 @@ static const ev_fig_job *find(const findex *ix, int64_t idx, const char *arm)
         else
             hi = mid;
     }
-    if (lo < ix->n && ix->v[lo]->case_index == idx && !strcmp(ix->v[lo]->arm, arm))
-        return ix->v[lo];
-    return NULL;
+    while (lo + k < ix->n && ix->v[lo + k]->case_index == idx && !strcmp(ix->v[lo + k]->arm, arm))
+        k++;
+    *n = k;
+    return ix->v + lo;
 }
 
 /* Returns 1 when j is completed with hot samples. */
@@ -662,54 +679,158 @@ static const pair pairs[] = {
 };
 #define N_PAIRS (sizeof pairs / sizeof pairs[0])
 
+/* A case's arm pair over its rounds: the rounds in which both arms'
+ * jobs are usable, paired by round number. */
+typedef struct rpair {
+    size_t n;                  /* paired rounds */
+    const ev_fig_job *x1, *y1; /* the first paired round's jobs; with n = 0
+                                   the first jobs, x1 the unusable one if any */
+    double mean, sd;           /* of log(median x / median y) over them; sd when n >= 2 */
+    double ratio, lo, hi;      /* the headline ratio and its interval */
+    int has_ci;
+    const char *verdict; /* "win", "loss", "not significant" */
+} rpair;
+
+/* Pairs the rounds X[0..nx) and Y[0..ny) (each in round order) of a case. */
+static void pair_rounds(const ev_fig_input *in, const double *jmed, const ev_fig_job *const *X, size_t nx,
+                        const ev_fig_job *const *Y, size_t ny, rpair *rp)
+{
+    double sum = 0, ss = 0;
+    size_t i = 0, j = 0;
+
+    memset(rp, 0, sizeof *rp);
+    rp->x1 = nx ? X[0] : NULL;
+    rp->y1 = ny ? Y[0] : NULL;
+    /* two passes over the merged rounds: the mean, then the squares */
+    for (int pass = 0; pass < 2; pass++) {
+        size_t n = 0;
+        for (i = 0, j = 0; i < nx && j < ny;) {
+            int64_t ri = job_round(X[i]), rj = job_round(Y[j]);
+            if (ri < rj) {
+                i++;
+                continue;
+            }
+            if (rj < ri) {
+                j++;
+                continue;
+            }
+            if (usable(X[i]) && usable(Y[j])) {
+                double l = log(jmed[X[i] - in->jobs]) - log(jmed[Y[j] - in->jobs]);
+                if (!n && !pass) {
+                    rp->x1 = X[i];
+                    rp->y1 = Y[j];
+                }
+                if (!pass)
+                    sum += l;
+                else
+                    ss += (l - rp->mean) * (l - rp->mean);
+                n++;
+            }
+            i++;
+            j++;
+        }
+        if (!pass) {
+            rp->n = n;
+            rp->mean = n ? sum / (double)n : 0;
+        }
+    }
+    if (rp->n >= 2)
+        rp->sd = sqrt(ss / (double)(rp->n - 1));
+}
+
+/* Sets rp's headline: over rounds (k > 1: exp of the mean log ratio, a
+ * t interval on it) or within the one round's processes (k = 1: the ratio
+ * of medians and its bootstrap interval bt); then the verdict. */
+static void pair_headline(rpair *rp, int64_t k, const double *jmed, const ev_fig_input *in, const btask *bt)
+{
+    double t;
+    if (!rp->n)
+        return;
+    if (k == 1) {
+        rp->ratio = jmed[rp->x1 - in->jobs] / jmed[rp->y1 - in->jobs];
+        rp->has_ci = bt && bt->ok;
+        rp->lo = rp->has_ci ? bt->lo : 0;
+        rp->hi = rp->has_ci ? bt->hi : 0;
+    } else {
+        rp->ratio = exp(rp->mean);
+        if (rp->n >= 2 && !ev_t975((int64_t)rp->n - 1, &t)) {
+            double half = t * rp->sd / sqrt((double)rp->n);
+            rp->lo = exp(rp->mean - half);
+            rp->hi = exp(rp->mean + half);
+            rp->has_ci = isfinite(rp->lo) && isfinite(rp->hi);
+        }
+    }
+    rp->verdict = rp->has_ci && rp->hi < 1.0   ? "win"
+                  : rp->has_ci && rp->lo > 1.0 ? "loss"
+                                               : "not significant";
+}
+
 /* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
-static void add_pair(ev_jb *b, int64_t idx, const pair *pr, const ev_fig_job *x, const ev_fig_job *y,
-                     const btask *bt, const double *jmed, const double *jp95, size_t xi, size_t yi,
-                     cJSON *arr, cJSON *tails)
+static void add_pair(ev_jb *b, int64_t idx, const pair *pr, int64_t k, const rpair *rp, const btask *bt,
+                     const ev_fig_input *in, const double *jmed, const double *jp95, cJSON *arr, cJSON *tails)
 {
     cJSON *o = ev_jb_obj(b, arr, NULL);
     char why[160];
     ev_jb_i64(b, o, "case_index", idx);
     ev_jb_str(b, o, "arm", pr->arm);
     ev_jb_str(b, o, "against", pr->against);
-    ev_jb_str(b, o, "arm_job", x->job_key);
-    ev_jb_str(b, o, "against_job", y->job_key);
-    if (!usable(x) || !usable(y)) {
-        const ev_fig_job *bad = usable(x) ? y : x;
-        snprintf(why, sizeof why, "%s %s", bad->arm,
-                 strcmp(bad->outcome, "completed") ? bad->outcome : "no hot samples");
-        ev_jb_dbl(b, o, "ratio_of_medians", 0, 0, why);
+    ev_jb_str(b, o, "basis", k > 1 ? "rounds" : "within-process");
+    ev_jb_i64(b, o, "n_rounds", (int64_t)rp->n);
+    ev_jb_str(b, o, "arm_job", rp->x1->job_key);
+    ev_jb_str(b, o, "against_job", rp->y1->job_key);
+    if (!rp->n) {
+        const ev_fig_job *bad = !usable(rp->x1) ? rp->x1 : !usable(rp->y1) ? rp->y1 : NULL;
+        if (bad)
+            snprintf(why, sizeof why, "%s %s", bad->arm,
+                     strcmp(bad->outcome, "completed") ? bad->outcome : "no hot samples");
+        else
+            snprintf(why, sizeof why, "no round in which both arms completed");
+        ev_jb_dbl(b, o, "ratio", 0, 0, why);
+        ev_jb_str(b, o, "verdict", "no ratio");
         return;
     }
-    double mx = jmed[xi], my = jmed[yi], px = jp95[xi], py = jp95[yi];
-    double ratio = mx / my, p95r = px / py;
-    /* the bootstrap interval (label "pair:<case>:<arm>:<against>"),
-     * computed beforehand by boot_all */
+    ev_jb_dbl(b, o, "ratio", 1, rp->ratio, NULL);
+    if (rp->has_ci) {
+        cJSON *ci = ev_jb_arr(b, o, "interval");
+        ev_jb_dbl(b, ci, NULL, 1, rp->lo, NULL);
+        ev_jb_dbl(b, ci, NULL, 1, rp->hi, NULL);
+    } else {
+        ev_jb_dbl(b, o, "interval", 0, 0,
+                  k > 1 ? "one paired round: no interval over rounds"
+                        : "the bootstrap interval is not finite");
+    }
+    ev_jb_bool(b, o, "significant", rp->has_ci && (rp->hi < 1.0 || rp->lo > 1.0));
+    ev_jb_str(b, o, "verdict", rp->verdict);
+    ev_jb_dbl(b, o, "log_ratio_mean", 1, rp->mean, NULL);
+    ev_jb_dbl(b, o, "log_ratio_sd", rp->n >= 2, rp->sd, "one paired round");
+
+    /* within the first paired round's two processes */
+    const ev_fig_job *x = rp->x1, *y = rp->y1;
+    size_t xi = (size_t)(x - in->jobs), yi = (size_t)(y - in->jobs);
+    double ratio = jmed[xi] / jmed[yi], p95r = jp95[xi] / jp95[yi];
     double lo = bt ? bt->lo : 0, hi = bt ? bt->hi : 0, u = 0, p = 0;
     int ci_ok = bt && bt->ok;
     ev_status mrc = ev_fig_mann_whitney(x->hot, x->n_hot, y->hot, y->n_hot, &u, &p);
     if (mrc == EV_ENOMEM && !b->rc)
         b->rc = mrc;
-    ev_jb_i64(b, o, "n_arm", (int64_t)x->n_hot);
-    ev_jb_i64(b, o, "n_against", (int64_t)y->n_hot);
-    ev_jb_dbl(b, o, "ratio_of_medians", 1, ratio, NULL);
-    ev_jb_dbl(b, o, "ci_low", ci_ok, lo, "not finite");
-    ev_jb_dbl(b, o, "ci_high", ci_ok, hi, "not finite");
-    ev_jb_dbl(b, o, "mwu_u", !mrc, u, "too many samples for the exact test");
-    ev_jb_dbl(b, o, "mwu_p", !mrc, p, "too many samples for the exact test");
-    if (!mrc)
-        ev_jb_bool(b, o, "significant", p < EV_FIG_ALPHA);
-    else
-        ev_jb_put(b, o, "significant", b->rc ? NULL : cJSON_CreateNull());
-    ev_jb_dbl(b, o, "p95_ratio", 1, p95r, NULL);
-    int tail = ratio < 1.0 && p95r > 1.0;
+    cJSON *w = ev_jb_obj(b, o, "within");
+    ev_jb_i64(b, w, "round", job_round(x));
+    ev_jb_i64(b, w, "n_arm", (int64_t)x->n_hot);
+    ev_jb_i64(b, w, "n_against", (int64_t)y->n_hot);
+    ev_jb_dbl(b, w, "ratio_of_medians", 1, ratio, NULL);
+    ev_jb_dbl(b, w, "ci_low", ci_ok, lo, "not finite");
+    ev_jb_dbl(b, w, "ci_high", ci_ok, hi, "not finite");
+    ev_jb_dbl(b, w, "mwu_u", !mrc, u, "too many samples for the exact test");
+    ev_jb_dbl(b, w, "mwu_p", !mrc, p, "too many samples for the exact test");
+    ev_jb_dbl(b, w, "p95_ratio", 1, p95r, NULL);
+    int tail = rp->ratio < 1.0 && p95r > 1.0;
     ev_jb_bool(b, o, "tail_disclosure", tail);
     if (tail) {
         cJSON *t = ev_jb_obj(b, tails, NULL);
         ev_jb_i64(b, t, "case_index", idx);
         ev_jb_str(b, t, "arm", pr->arm);
         ev_jb_str(b, t, "against", pr->against);
-        ev_jb_dbl(b, t, "ratio_of_medians", 1, ratio, NULL);
+        ev_jb_dbl(b, t, "ratio", 1, rp->ratio, NULL);
         ev_jb_dbl(b, t, "p95_ratio", 1, p95r, NULL);
     }
 }
@@ -731,9 +852,10 @@ static ev_status case_list(const findex *ix, int64_t **out, size_t *n)
 
 /* ---- across cases -------------------------------------------------------------- */
 
-/* Adds the across-case summary of pair pr (per-case medians mx[i], my[i]). */
+/* Adds the across-case summary of pair pr: per case its arms' estimates
+ * mx[i], my[i] (over rounds), its headline ratio hr[i] and verdict vd[i]. */
 static void add_across(ev_jb *b, const ev_fig_input *in, const pair *pr, const int64_t *idx, const double *mx,
-                       const double *my, size_t n, cJSON *arr)
+                       const double *my, const double *hr, const char *const *vd, size_t n, cJSON *arr)
 {
     cJSON *o = ev_jb_obj(b, arr, NULL);
     ev_jb_str(b, o, "arm", pr->arm);
@@ -756,15 +878,15 @@ static void add_across(ev_jb *b, const ev_fig_input *in, const pair *pr, const i
         goto out;
     }
     double sx = 0, sy = 0, geo = 0;
-    int64_t wins = 0, losses = 0, ties = 0;
+    int64_t wins = 0, losses = 0, not_sig = 0;
     int geo_ok = 1;
     for (size_t i = 0; i < n; i++) {
         sx += mx[i];
         sy += my[i];
-        ratios[i] = mx[i] / my[i];
-        wins += ratios[i] < 1.0;
-        losses += ratios[i] > 1.0;
-        ties += ratios[i] == 1.0;
+        ratios[i] = hr[i];
+        wins += !strcmp(vd[i], "win");
+        losses += !strcmp(vd[i], "loss");
+        not_sig += strcmp(vd[i], "win") && strcmp(vd[i], "loss");
         geo_ok &= isfinite(ratios[i]) && ratios[i] > 0;
     }
     if (geo_ok && !b->rc)
@@ -810,7 +932,7 @@ static void add_across(ev_jb *b, const ev_fig_input *in, const pair *pr, const i
     }
     ev_jb_i64(b, o, "wins", wins);
     ev_jb_i64(b, o, "losses", losses);
-    ev_jb_i64(b, o, "ties", ties);
+    ev_jb_i64(b, o, "not_significant", not_sig);
 out:
     fsamp_free(&fr);
     free(ratios);
@@ -818,6 +940,50 @@ out:
     free(rs);
     free(gm);
     free(count);
+}
+
+/* ---- per case and arm, over rounds ------------------------------------------------ */
+
+/* The estimate over rounds (ev_round_estimate) of the usable jobs among
+ * X[0..n).  EV_EINVAL when none is usable. */
+static ev_status estimate(const ev_fig_job *const *X, size_t n, const ev_fig_input *in, const double *jmed,
+                          double *out)
+{
+    double v[EV_FIG_MAX_ROUNDS];
+    size_t m = 0;
+    for (size_t i = 0; i < n && m < EV_FIG_MAX_ROUNDS; i++)
+        if (usable(X[i]))
+            v[m++] = jmed[X[i] - in->jobs];
+    return m ? ev_round_estimate(v, m, out) : EV_EINVAL;
+}
+
+/* Adds "arms": per case and arm (index order) its rounds' medians and the
+ * estimate over them. */
+static void add_arms(ev_jb *b, const findex *ix, const double *jmed, cJSON *root)
+{
+    cJSON *arr = ev_jb_arr(b, root, "arms");
+    for (size_t i = 0; i < ix->n && !b->rc;) {
+        size_t n;
+        const ev_fig_job *const *X = find_rounds(ix, ix->v[i]->case_index, ix->v[i]->arm, &n);
+        cJSON *o = ev_jb_obj(b, arr, NULL);
+        ev_jb_i64(b, o, "case_index", X[0]->case_index);
+        ev_jb_str(b, o, "arm", X[0]->arm);
+        ev_jb_i64(b, o, "n_rounds", (int64_t)n);
+        cJSON *rs = ev_jb_arr(b, o, "round_medians_us");
+        double v[EV_FIG_MAX_ROUNDS], est = 0;
+        size_t m = 0;
+        for (size_t q = 0; q < n; q++) {
+            int ok = usable(X[q]);
+            double med = ok ? jmed[X[q] - ix->base] : 0;
+            ev_jb_dbl(b, rs, NULL, ok, med, NULL);
+            if (ok && m < EV_FIG_MAX_ROUNDS)
+                v[m++] = med;
+        }
+        ev_jb_i64(b, o, "n_usable", (int64_t)m);
+        int eok = m && !ev_round_estimate(v, m, &est);
+        ev_jb_dbl(b, o, "estimate_us", eok, est, "no round completed with hot samples");
+        i += n ? n : 1;
+    }
 }
 
 /* ---- entry points -------------------------------------------------------------- */
@@ -828,24 +994,27 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     ev_jb b = {EV_OK};
     int64_t *cases = NULL;
     size_t n_cases = 0, max_hot = 1;
-    double *mx = NULL, *my = NULL;
+    double *mx = NULL, *my = NULL, *hr = NULL;
+    const char **vd = NULL;
+    rpair *rps = NULL;
+    int64_t k = 1; /* the run's rounds: the highest round of an indexed job */
     btask *tasks = NULL, **jt = NULL, **pt = NULL;
     size_t n_tasks = 0;
     fsamp *fs = NULL;
     mtab *mts = NULL;                  /* one rank table per distinct n_hot */
     double *jmed = NULL, *jp95 = NULL; /* per usable job: median, P95 of hot */
     size_t n_mts = 0;
-    findex ix = {NULL, 0};
+    findex ix = {NULL, 0, NULL};
     int64_t *used = NULL;
     cJSON *root = NULL;
 
     for (size_t i = 0; i < in->n_jobs; i++) {
         const ev_fig_job *j = &in->jobs[i];
-        for (size_t k = 0; k < j->n_hot; k++)
-            if (isnan(j->hot[k]))
+        for (size_t q = 0; q < j->n_hot; q++)
+            if (isnan(j->hot[q]))
                 return ev_err_set(err, EV_EINVAL, "figures: %s: a hot sample is NaN", j->job_key);
-        for (size_t k = 0; k < j->n_cold; k++)
-            if (isnan(j->cold[k]))
+        for (size_t q = 0; q < j->n_cold; q++)
+            if (isnan(j->cold[q]))
                 return ev_err_set(err, EV_EINVAL, "figures: %s: a cold sample is NaN", j->job_key);
         if (j->n_hot > max_hot)
             max_hot = j->n_hot;
@@ -897,25 +1066,42 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         tasks[n_tasks] = (btask){&fs[i], NULL, (uint64_t)in->seed ^ fnv1a64(label), 0, 0, 0};
         jt[i] = &tasks[n_tasks++];
     }
+    /* the rounds paired, per pair and case; the first paired round's
+     * bootstrap interval is a task */
+    rps = calloc(N_PAIRS * n_cases + 1, sizeof *rps);
+    if (!rps) {
+        b.rc = EV_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < ix.n; i++)
+        if (job_round(ix.v[i]) > k)
+            k = job_round(ix.v[i]);
     for (size_t p = 0; p < N_PAIRS; p++)
         for (size_t c = 0; c < n_cases; c++) {
-            const ev_fig_job *x = find(&ix, cases[c], pairs[p].arm),
-                             *y = find(&ix, cases[c], pairs[p].against);
-            if (!usable(x) || !usable(y))
+            size_t nx, ny;
+            const ev_fig_job *const *X = find_rounds(&ix, cases[c], pairs[p].arm, &nx);
+            const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pairs[p].against, &ny);
+            rpair *rp = &rps[p * n_cases + c];
+            if (!nx || !ny)
+                continue;
+            pair_rounds(in, jmed, X, nx, Y, ny, rp);
+            if (!rp->n)
                 continue;
             char label[160];
             snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", cases[c], pairs[p].arm, pairs[p].against);
-            tasks[n_tasks] =
-                (btask){&fs[x - in->jobs], &fs[y - in->jobs], (uint64_t)in->seed ^ fnv1a64(label), 0, 0, 0};
+            tasks[n_tasks] = (btask){
+                &fs[rp->x1 - in->jobs], &fs[rp->y1 - in->jobs], (uint64_t)in->seed ^ fnv1a64(label), 0, 0, 0};
             pt[p * n_cases + c] = &tasks[n_tasks++];
         }
     if ((b.rc = boot_all(tasks, n_tasks, max_hot)))
         goto out;
     mx = calloc(n_cases + 1, sizeof *mx);
     my = calloc(n_cases + 1, sizeof *my);
+    hr = calloc(n_cases + 1, sizeof *hr);
+    vd = calloc(n_cases + 1, sizeof *vd);
     used = calloc(n_cases + 1, sizeof *used);
     root = cJSON_CreateObject();
-    if (!mx || !my || !used || !root) {
+    if (!mx || !my || !hr || !vd || !used || !root) {
         b.rc = EV_ENOMEM;
         goto out;
     }
@@ -940,35 +1126,52 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
               "exact two-sided p = min(1, 2 min(P(U <= u), P(U >= u))) under no ties; U counts pairs with "
               "arm < against (ties one half)");
     ev_jb_dbl(&b, m, "alpha", 1, EV_FIG_ALPHA, NULL);
+    ev_jb_str(
+        &b, m, "rounds",
+        "a pair's ratio, interval and verdict: with k > 1 rounds, over the n rounds in which both arms' jobs "
+        "completed (paired by round): ratio = exp(mean of log(median arm / median against)), interval = "
+        "exp(mean -+ t(0.975, n - 1) sd / sqrt(n)) (Student t over rounds as independent replicates; none "
+        "when n < 2); with one round (basis within-process) the ratio of medians and its bootstrap "
+        "interval, which describe the two processes only. verdict: win when the interval lies below 1, "
+        "loss when above, not significant otherwise. 'within' holds the first paired round's "
+        "within-process figures");
+    ev_jb_str(&b, m, "estimate",
+              "per case and arm over rounds: the hot median of its one usable round, else the geometric mean "
+              "of its usable rounds' hot medians (src/common/stats.h, ev_round_estimate)");
     ev_jb_str(&b, m, "tails",
               "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
               "descriptive quantiles, not tail guarantees");
 
     add_jobs(&b, in, (const btask *const *)jt, jmed, jp95, root);
 
+    add_arms(&b, &ix, jmed, root);
+
     cJSON *parr = ev_jb_arr(&b, root, "pairs");
     cJSON *tails = ev_jb_arr(&b, root, "tail_disclosures");
     cJSON *across = ev_jb_arr(&b, root, "across");
     for (size_t p = 0; p < N_PAIRS && !b.rc; p++) {
         size_t n_used = 0;
+        int planned = 0;
         for (size_t c = 0; c < n_cases && !b.rc; c++) {
-            const ev_fig_job *x = find(&ix, cases[c], pairs[p].arm),
-                             *y = find(&ix, cases[c], pairs[p].against);
-            if (!x || !y)
+            rpair *rp = &rps[p * n_cases + c];
+            if (!rp->x1 || !rp->y1)
                 continue;
-            size_t xi = (size_t)(x - in->jobs), yi = (size_t)(y - in->jobs);
-            add_pair(&b, cases[c], &pairs[p], x, y, pt[p * n_cases + c], jmed, jp95, xi, yi, parr, tails);
-            if (usable(x) && usable(y) && !b.rc) {
-                mx[n_used] = jmed[xi];
-                my[n_used] = jmed[yi];
+            planned = 1;
+            pair_headline(rp, k, jmed, in, pt[p * n_cases + c]);
+            add_pair(&b, cases[c], &pairs[p], k, rp, pt[p * n_cases + c], in, jmed, jp95, parr, tails);
+            if (rp->n && !b.rc) {
+                size_t nx, ny;
+                const ev_fig_job *const *X = find_rounds(&ix, cases[c], pairs[p].arm, &nx);
+                const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pairs[p].against, &ny);
+                if (estimate(X, nx, in, jmed, &mx[n_used]) || estimate(Y, ny, in, jmed, &my[n_used]))
+                    continue; /* cannot happen: a paired round is usable */
+                hr[n_used] = rp->ratio;
+                vd[n_used] = rp->verdict;
                 used[n_used++] = cases[c];
             }
         }
-        int planned = 0;
-        for (size_t c = 0; c < n_cases && !planned; c++)
-            planned = find(&ix, cases[c], pairs[p].arm) && find(&ix, cases[c], pairs[p].against);
         if (planned)
-            add_across(&b, in, &pairs[p], used, mx, my, n_used, across);
+            add_across(&b, in, &pairs[p], used, mx, my, hr, vd, n_used, across);
     }
 out:
     free(cases);
@@ -987,6 +1190,9 @@ out:
     free(ix.v);
     free(mx);
     free(my);
+    free(hr);
+    free(vd);
+    free(rps);
     free(used);
     if (b.rc) {
         cJSON_Delete(root);

@@ -34,6 +34,7 @@
 #define EV_FIG_LEVEL         0.95 /* central interval: quantiles 0.025, 0.975 */
 #define EV_FIG_ALPHA         0.01 /* two-sided Mann-Whitney threshold */
 #define EV_FIG_MWU_MAX_TOTAL 50   /* exact test only when n_a + n_b <= this */
+#define EV_FIG_MAX_ROUNDS    64   /* rounds read per case and arm (the protocol's bound) */
 #define EV_FIG_EXACT_MAX                                                                                     \
     4096 /* bootstrap medians drawn from the exact
                                      rank distribution for n <= this */

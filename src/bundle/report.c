@@ -214,8 +214,9 @@ static ev_status ix_add(rep *r, size_t *cap, const char *key, const cJSON *obj)
 /*
  * Indexes what the tables look up: jobs by (case, phase, arm) when not a
  * retry ("J|"), retries by the job they retry ("R|"), the figures' jobs
- * by key ("F|") and pairs by (case, arm, against) ("P|"), and the model's
- * decisions by case identity ("D|").
+ * by key ("F|"), pairs by (case, arm, against) ("P|"), the estimates over
+ * rounds by (case, arm) ("A|"), and the model's decisions by case
+ * identity ("D|").
  */
 static ev_status rep_index(rep *r)
 {
@@ -250,6 +251,14 @@ static ev_status rep_index(rep *r)
         if (rc || !a || !g)
             continue;
         snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", jint(j, "case_index", -1), a, g);
+        rc = ix_add(r, &cap, key, j);
+    }
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "arms"))
+    {
+        const char *a = jstr(j, "arm");
+        if (rc || !a)
+            continue;
+        snprintf(key, sizeof key, "A|%" PRId64 "|%s", jint(j, "case_index", -1), a);
         rc = ix_add(r, &cap, key, j);
     }
     const cJSON *decs = r->model ? cJSON_GetObjectItemCaseSensitive(r->model, "decisions") : NULL;
@@ -308,6 +317,56 @@ static const char *job_cell(const rep *r, const cJSON *j, char *t, size_t cap)
             snprintf(t + l, cap - l, " (retry-1: %s)", jstr(retry, "outcome") ? jstr(retry, "outcome") : "?");
     }
     return t;
+}
+
+/* The figures' estimate over rounds of case idx and arm, or NULL. */
+static const cJSON *fig_arm(const rep *r, int64_t idx, const char *arm)
+{
+    char key[200];
+    snprintf(key, sizeof key, "A|%" PRId64 "|%s", idx, arm);
+    return ix_find(r, key);
+}
+
+/* The cell of case idx and arm in phase: with one round job_cell of its
+ * job; with several the estimate over rounds and how many rounds it
+ * stands on ("1.2345 (5 rounds)", "1.2345 (4 of 5 rounds)"), or the first
+ * round's outcome when none completed. */
+static const char *arm_cell(const rep *r, int64_t idx, const char *arm, const char *phase, char *t,
+                            size_t cap)
+{
+    const cJSON *a = fig_arm(r, idx, arm);
+    int64_t k = a ? jint(a, "n_rounds", 1) : 1, u = a ? jint(a, "n_usable", 0) : 0;
+    double v;
+    char x[48];
+    if (k <= 1 || !jnum(a, "estimate_us", &v))
+        return job_cell(r, find_job(r, idx, arm, phase), t, cap);
+    if (u == k)
+        snprintf(t, cap, "%s (%" PRId64 " rounds)", fmt(x, v, 4), k);
+    else
+        snprintf(t, cap, "%s (%" PRId64 " of %" PRId64 " rounds)", fmt(x, v, 4), u, k);
+    return t;
+}
+
+/* The estimate of case idx and arm over rounds (figures "arms"), or, when
+ * the figures have none, the median of its first job in phase.  Returns 1
+ * and sets *v when there is one. */
+static int arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phase, double *v)
+{
+    const cJSON *a = fig_arm(r, idx, arm), *j;
+    if (a)
+        return jnum(a, "estimate_us", v);
+    j = find_job(r, idx, arm, phase);
+    return j && jnum(j, "median_us", v);
+}
+
+/* The short text of a pair's verdict: "win", "loss", "n.s." (not
+ * significant), or "-". */
+static const char *verdict_short(const cJSON *p)
+{
+    const char *v = p ? jstr(p, "verdict") : NULL;
+    if (!v || !strcmp(v, "no ratio"))
+        return "-";
+    return strcmp(v, "not significant") ? v : "n.s.";
 }
 
 /* Rank of a known arm in the case table (unknown arms after, bytewise). */
@@ -545,10 +604,13 @@ static ev_status sec_failures(const rep *r, ev_buf *b)
 /* Per case: every arm's hot median, the recheck, and the model's choice. */
 static ev_status sec_cases(const rep *r, ev_buf *b)
 {
-    ev_status rc = ev_buf_puts(b, "<h2>Hot medians per case (microseconds per op)</h2>\n"
-                                  "<p>Median of the hot samples of the job's last attempt; only completed "
-                                  "jobs claim a median, others show their outcome.</p>\n"
-                                  "<table>\n<tr><th>#</th><th>case</th><th>role</th>");
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Hot medians per case (microseconds per op)</h2>\n"
+                       "<p>Median of the hot samples of the job's last attempt; with several "
+                       "rounds the estimate over them (the geometric mean of the completed rounds' "
+                       "medians) and how many rounds it stands on; only completed "
+                       "jobs claim a median, others show their outcome.</p>\n"
+                       "<table>\n<tr><th>#</th><th>case</th><th>role</th>");
     for (size_t i = 0; i < r->n_arms && !rc; i++) {
         rc = ev_buf_puts(b, "<th>");
         if (!rc)
@@ -576,7 +638,8 @@ static ev_status sec_cases(const rep *r, ev_buf *b)
         for (size_t i = 0; i < r->n_arms && !rc; i++) {
             const cJSON *j = find_job(r, idx, r->arms[i], arm_phase(r->arms[i]));
             double v;
-            rc = td(b, j && !jnum(j, "median_us", &v) ? "bad" : "n", job_cell(r, j, t, sizeof t));
+            rc = td(b, j && !jnum(j, "median_us", &v) ? "bad" : "n",
+                    arm_cell(r, idx, r->arms[i], arm_phase(r->arms[i]), t, sizeof t));
         }
         if (!rc)
             rc = td(b, "n", job_cell(r, find_job(r, idx, "default", "recheck"), t, sizeof t));
@@ -898,34 +961,41 @@ static const cJSON *fig_pair(const rep *r, int64_t idx, const char *arm, const c
     return ix_find(r, key);
 }
 
+static int md_best_peer(const rep *r, int64_t idx, const char **name, double *v);
+
+/* The pair auto / best peer of case idx (figures), or NULL. */
+static const cJSON *auto_pair(const rep *r, int64_t idx)
+{
+    const char *peer;
+    double v;
+    return md_best_peer(r, idx, &peer, &v) ? fig_pair(r, idx, "auto", peer) : NULL;
+}
+
+/* Reads a pair's interval [lo, hi].  Returns 1 when both are numbers. */
+static int pair_interval(const cJSON *p, double *lo, double *hi)
+{
+    const cJSON *iv = p ? cJSON_GetObjectItemCaseSensitive(p, "interval") : NULL;
+    return numv(cJSON_GetArrayItem(iv, 0), lo) && numv(cJSON_GetArrayItem(iv, 1), hi);
+}
+
 /* auto / best peer per case (log scale, the 1.0 line drawn). */
 static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
 {
-    static const char *const peers[2] = {"cub", "torch-compile"};
     const int W = 640, L = 170, R = 600, H = 18;
     double lo_all = 0.5, hi_all = 2.0;
     size_t rows = 0;
     const cJSON *c;
     ev_status rc =
-        ev_buf_puts(b, "<h2>auto / best peer per case</h2>\n<p>Ratio of hot medians of the auto arm "
-                       "to the fastest completed peer of the case, with its bootstrap interval; below "
-                       "1.0 auto is faster.  Log scale.</p>\n");
+        ev_buf_puts(b, "<h2>auto / best peer per case</h2>\n<p>Ratio of auto to the fastest completed "
+                       "peer of the case, with its 95% interval (over rounds; with one round within the two "
+                       "processes only); green: a win (interval below 1), red: a loss (above 1), grey: not "
+                       "significant (the interval holds 1).  Log scale.</p>\n");
     /* first pass: the range */
     cJSON_ArrayForEach(c, r->cases)
     {
-        int64_t idx = jint(c, "case_index", -1);
-        const cJSON *best = NULL;
-        double bm = 0, v;
-        for (int k = 0; k < 2; k++) {
-            const cJSON *pj = find_job(r, idx, peers[k], "main");
-            if (pj && jnum(pj, "median_us", &v) && (!best || v < bm)) {
-                best = pj;
-                bm = v;
-            }
-        }
-        const cJSON *p = best ? fig_pair(r, idx, "auto", jstr(best, "arm")) : NULL;
+        const cJSON *p = auto_pair(r, jint(c, "case_index", -1));
         double lo, hi;
-        if (p && jnum(p, "ci_low", &lo) && jnum(p, "ci_high", &hi) && lo > 0) {
+        if (pair_interval(p, &lo, &hi) && lo > 0) {
             rows++;
             lo_all = lo < lo_all ? lo : lo_all;
             hi_all = hi > hi_all ? hi : hi_all;
@@ -941,21 +1011,13 @@ static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
     cJSON_ArrayForEach(c, r->cases)
     {
         int64_t idx = jint(c, "case_index", -1);
-        const cJSON *best = NULL;
-        double bm = 0, v, lo, hi, m;
-        for (int k = 0; k < 2; k++) {
-            const cJSON *pj = find_job(r, idx, peers[k], "main");
-            if (pj && jnum(pj, "median_us", &v) && (!best || v < bm)) {
-                best = pj;
-                bm = v;
-            }
-        }
-        const cJSON *p = best ? fig_pair(r, idx, "auto", jstr(best, "arm")) : NULL;
-        if (rc || !p || !jnum(p, "ci_low", &lo) || !jnum(p, "ci_high", &hi) ||
-            !jnum(p, "ratio_of_medians", &m) || !(lo > 0))
+        double lo, hi, m;
+        const cJSON *p = auto_pair(r, idx);
+        if (rc || !pair_interval(p, &lo, &hi) || !jnum(p, "ratio", &m) || !(lo > 0))
             continue;
         char lab[200], cl[160];
-        snprintf(lab, sizeof lab, "%s vs %s", case_label(c, cl, sizeof cl), jstr(best, "arm"));
+        const char *vd = verdict_short(p);
+        snprintf(lab, sizeof lab, "%s vs %s (%s)", case_label(c, cl, sizeof cl), jstr(p, "against"), vd);
         double y = 10.0 + (double)row * H + H / 2.0;
         double x0 = L + (R - L) * (log(lo) - l0) / (l1 - l0), x1 = L + (R - L) * (log(hi) - l0) / (l1 - l0),
                xm = L + (R - L) * (log(m) - l0) / (l1 - l0);
@@ -966,7 +1028,10 @@ static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
             rc = ev_buf_printf(b,
                                "</text><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\" "
                                "stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"/>\n",
-                               x0, y, x1, y, xm, y, m < 1.0 ? "#2ca02c" : "#d62728");
+                               x0, y, x1, y, xm, y,
+                               !strcmp(vd, "win")    ? "#2ca02c"
+                               : !strcmp(vd, "loss") ? "#d62728"
+                                                     : "#888888");
         row++;
     }
     double x1 = L + (R - L) * (0.0 - l0) / (l1 - l0), axis = 10.0 + (double)rows * H;
@@ -987,12 +1052,16 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
     char t[48], u[48], w[48];
     double v, lo, hi;
     ev_status rc =
-        ev_buf_puts(b, "<h2>Arm comparisons</h2>\n<p>Ratio of hot medians (arm / against) with its "
-                       "95% percentile bootstrap interval, the exact two-sided Mann-Whitney p (7 "
-                       "against 7 samples cannot go below 2/3432; threshold 0.01) and the ratio of "
-                       "empirical P95s.  Seven samples support only descriptive quantiles.</p>\n"
-                       "<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>ratio</th>"
-                       "<th>interval</th><th>p</th><th>P95 ratio</th></tr>\n");
+        ev_buf_puts(b, "<h2>Arm comparisons</h2>\n<p>Ratio (arm / against) with its 95% interval and "
+                       "verdict: over rounds (paired by round, a t interval on the mean log ratio) when the "
+                       "run has several, else the ratio of hot medians with its percentile bootstrap "
+                       "interval within the two processes only.  A ratio whose interval holds 1 is not "
+                       "significant (n.s.), neither a win nor a loss.  Beside it, within the first paired "
+                       "round: the bootstrap interval, the exact two-sided Mann-Whitney p (7 against 7 "
+                       "samples cannot go below 2/3432) and the ratio of empirical P95s (descriptive "
+                       "only).</p>\n<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>rounds</th>"
+                       "<th>ratio</th><th>interval</th><th>verdict</th><th>within-process interval</th>"
+                       "<th>p</th><th>P95 ratio</th></tr>\n");
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
     {
         if (rc)
@@ -1005,39 +1074,56 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
             rc = td(b, NULL, jstr(p, "arm"));
         if (!rc)
             rc = td(b, NULL, jstr(p, "against"));
-        if (!jnum(p, "ratio_of_medians", &v)) {
+        snprintf(t, sizeof t, "%" PRId64, jint(p, "n_rounds", 0));
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!jnum(p, "ratio", &v)) {
             if (!rc)
-                rc = ev_buf_puts(b, "<td colspan=\"4\">");
+                rc = ev_buf_puts(b, "<td colspan=\"6\">");
             if (!rc)
-                rc = put_esc(b, jstr(p, "ratio_of_medians_reason"));
+                rc = put_esc(b, jstr(p, "ratio_reason"));
             if (!rc)
                 rc = ev_buf_puts(b, "</td></tr>\n");
             continue;
         }
+        const char *vd = verdict_short(p);
+        const char *cls = !strcmp(vd, "win") ? "n ok" : !strcmp(vd, "loss") ? "n bad" : "n";
+        const cJSON *wi = cJSON_GetObjectItemCaseSensitive(p, "within");
         if (!rc)
-            rc = td(b, v < 1.0 ? "n ok" : "n", fmt(t, v, 4));
-        if (!rc && jnum(p, "ci_low", &lo) && jnum(p, "ci_high", &hi)) {
+            rc = td(b, cls, fmt(t, v, 4));
+        if (!rc && pair_interval(p, &lo, &hi)) {
             char iv[100];
             snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
             rc = td(b, "n", iv);
+        } else if (!rc) {
+            rc = td(b, "n", "-");
+        }
+        if (!rc)
+            rc = td(b, cls, vd);
+        if (!rc && jnum(wi, "ci_low", &lo) && jnum(wi, "ci_high", &hi)) {
+            char iv[100];
+            snprintf(iv, sizeof iv, "[%s, %s]", fmt(u, lo, 4), fmt(w, hi, 4));
+            rc = td(b, "n", iv);
+        } else if (!rc) {
+            rc = td(b, "n", "-");
         }
         if (!rc) {
-            if (jnum(p, "mwu_p", &v))
-                snprintf(t, sizeof t, "%.4g%s", v, jtrue(p, "significant") ? " *" : "");
+            if (jnum(wi, "mwu_p", &v))
+                snprintf(t, sizeof t, "%.4g", v);
             else
                 snprintf(t, sizeof t, "-");
             rc = td(b, "n", t);
         }
         if (!rc)
             rc = td(b, jtrue(p, "tail_disclosure") ? "n bad" : "n",
-                    jnum(p, "p95_ratio", &v) ? fmt(t, v, 4) : "-");
+                    jnum(wi, "p95_ratio", &v) ? fmt(t, v, 4) : "-");
         if (!rc)
             rc = ev_buf_puts(b, "</tr>\n");
     }
     if (!rc)
         rc = ev_buf_puts(b, "</table>\n<h3>Across cases</h3>\n<table>\n<tr><th>arm</th><th>against</th>"
                             "<th>cases</th><th>ratio of sums</th><th>interval</th><th>geomean ratio</th>"
-                            "<th>interval</th><th>wins / losses / ties</th></tr>\n");
+                            "<th>interval</th><th>wins / losses / not significant</th></tr>\n");
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "across"))
     {
         if (rc)
@@ -1064,7 +1150,7 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
             }
         }
         snprintf(t, sizeof t, "%" PRId64 " / %" PRId64 " / %" PRId64, jint(p, "wins", 0),
-                 jint(p, "losses", 0), jint(p, "ties", 0));
+                 jint(p, "losses", 0), jint(p, "not_significant", 0));
         if (!rc)
             rc = td(b, "n", t);
         if (!rc)
@@ -1077,7 +1163,7 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
         return ev_buf_puts(b, "<p>No case whose median improves while its empirical P95 regresses.</p>\n");
     if (!rc)
         rc = ev_buf_puts(b, "<p>The median improves but the empirical P95 regresses (descriptive only):</p>\n"
-                            "<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>median ratio</th>"
+                            "<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>ratio</th>"
                             "<th>P95 ratio</th></tr>\n");
     cJSON_ArrayForEach(p, tails)
     {
@@ -1092,7 +1178,7 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
         if (!rc)
             rc = td(b, NULL, jstr(p, "against"));
         if (!rc)
-            rc = td(b, "n", jnum(p, "ratio_of_medians", &v) ? fmt(u, v, 4) : "-");
+            rc = td(b, "n", jnum(p, "ratio", &v) ? fmt(u, v, 4) : "-");
         if (!rc)
             rc = td(b, "n bad", jnum(p, "p95_ratio", &v) ? fmt(u, v, 4) : "-");
         if (!rc)
@@ -1356,15 +1442,16 @@ static const cJSON *md_ref_job(const rep *r, const char *arm, int *used_retry)
     return j;
 }
 
-/* Returns 1 and sets *name and *v to the fastest of the case's peer jobs
- * (phase main, not retries) with a median; 0 (nothing written) when no
- * peer completed.  Equal medians go to the first in md_peers. */
+/* Returns 1 and sets *name and *v to the fastest of the case's peers by
+ * their estimate over rounds (figures "arms": main phase, not retries; with
+ * one round the median); 0 (nothing written) when no peer completed.
+ * Equal estimates go to the first in md_peers. */
 static int md_best_peer(const rep *r, int64_t idx, const char **name, double *v)
 {
     const char *best = NULL;
     double bm = 0, x;
     for (size_t k = 0; k < sizeof md_peers / sizeof md_peers[0]; k++)
-        if (md_median(find_job(r, idx, md_peers[k], "main"), &x) && (!best || x < bm)) {
+        if (arm_estimate(r, idx, md_peers[k], "main", &x) && (!best || x < bm)) {
             best = md_peers[k];
             bm = x;
         }
@@ -1450,36 +1537,53 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
     }
     if (!rc)
         rc = ev_buf_puts(
-            b, "- best peer: the faster of cub and torch-compile on that case (completed jobs only); "
-               "auto / best peer below 1 is a win for auto, above 1 a loss\n\n");
+            b, "- best peer: the faster of cub and torch-compile on that case (completed jobs only; with "
+               "several rounds by their estimate over rounds); auto / best peer is a win for auto when its "
+               "95% interval lies below 1, a loss when above, n.s. (not significant) when it holds 1\n\n");
     return rc;
 }
 
-/* Appends the closing line: wins, losses and ties of auto against the best
- * peer over the cases where both completed, and the geometric mean of the
- * ratios (case order).  ratios[0..n) are those ratios.  EV_ENOMEM. */
-static ev_status md_summary(ev_buf *b, const double *ratios, size_t n, size_t n_cases)
+/* The run's rounds: the most rounds of any case and arm in the figures. */
+static int64_t rounds_of(const rep *r)
 {
-    size_t wins = 0, losses = 0, ties = 0;
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *a;
+    int64_t k = 1;
+    cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(f, "arms")) if (jint(a, "n_rounds", 1) > k) k =
+        jint(a, "n_rounds", 1);
+    return k;
+}
+
+/* Appends the closing line: wins, losses and not significant of auto
+ * against the best peer over the cases where both completed (each pair's
+ * verdict, verdicts[0..n)), the geometric mean of the ratios (case order)
+ * ratios[0..n), and what the intervals stand on (k rounds).  EV_ENOMEM. */
+static ev_status md_summary(ev_buf *b, const double *ratios, const char *const *verdicts, size_t n,
+                            size_t n_cases, int64_t k)
+{
+    size_t wins = 0, losses = 0, ns = 0;
     char t[48];
     double g;
     for (size_t i = 0; i < n; i++) {
-        if (ratios[i] < 1.0)
+        if (!strcmp(verdicts[i], "win"))
             wins++;
-        else if (ratios[i] > 1.0)
+        else if (!strcmp(verdicts[i], "loss"))
             losses++;
         else
-            ties++;
+            ns++;
     }
     ev_status rc =
         ev_buf_printf(b,
-                      "\nauto against the best peer: %zu wins, %zu losses, %zu ties over the %zu of "
-                      "%zu cases where both completed",
-                      wins, losses, ties, n, n_cases);
+                      "\nauto against the best peer: %zu wins, %zu losses, %zu not significant over the %zu "
+                      "of %zu cases where both completed",
+                      wins, losses, ns, n, n_cases);
     if (!rc && n && ev_geomean(ratios, n, &g) == EV_OK)
-        rc = ev_buf_printf(b, "; geometric mean of auto / best peer %s.\n", fmt(t, g, 3));
+        rc = ev_buf_printf(b, "; geometric mean of auto / best peer %s", fmt(t, g, 3));
     else if (!rc)
-        rc = ev_buf_puts(b, "; no geometric mean.\n");
+        rc = ev_buf_puts(b, "; no geometric mean");
+    if (!rc && k > 1)
+        rc = ev_buf_printf(b, "; intervals over %lld rounds.\n", (long long)k);
+    else if (!rc)
+        rc = ev_buf_puts(b, "; one round: the intervals are within-process only.\n");
     return rc;
 }
 
@@ -1489,6 +1593,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
     rep r;
     ev_buf b = EV_BUF_INIT;
     double *ratios = NULL, floor_us = 0;
+    const char **verdicts = NULL;
     size_t n_ratios = 0, n_cases = 0;
     int have_floor = 0;
     ev_status rc = rep_load(m, n, &r, err);
@@ -1496,7 +1601,8 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         goto out;
     n_cases = (size_t)cJSON_GetArraySize(r.cases);
     ratios = malloc((n_cases ? n_cases : 1) * sizeof *ratios);
-    if (!ratios) {
+    verdicts = malloc((n_cases ? n_cases : 1) * sizeof *verdicts);
+    if (!ratios || !verdicts) {
         rc = ev_err_set(err, EV_ENOMEM, "report: out of memory");
         goto out;
     }
@@ -1536,21 +1642,29 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         for (size_t i = 0; i < r.n_arms && !rc; i++) {
             rc = ev_buf_puts(&b, " | ");
             if (!rc)
-                rc =
-                    put_md(&b, job_cell(&r, find_job(&r, idx, r.arms[i], arm_phase(r.arms[i])), t, sizeof t));
+                rc = put_md(&b, arm_cell(&r, idx, r.arms[i], arm_phase(r.arms[i]), t, sizeof t));
         }
-        int have_auto = md_median(find_job(&r, idx, "auto", "policy"), &auto_us);
+        int have_auto = arm_estimate(&r, idx, "auto", "policy", &auto_us);
         int have_peer = md_best_peer(&r, idx, &peer, &peer_us);
+        const cJSON *ap = have_peer ? fig_pair(&r, idx, "auto", peer) : NULL;
+        double ar = have_auto && have_peer ? auto_us / peer_us : 0;
+        /* the pair's headline ratio; without figures the ratio of the
+         * estimates, with no verdict (not significant) */
+        int have_ratio = have_auto && have_peer && (!ap || jnum(ap, "ratio", &ar));
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
             rc = put_md(&b, have_peer ? peer : NULL);
-        if (!rc)
-            rc = ev_buf_printf(&b, " | %s", have_auto && have_peer ? fmt(u, auto_us / peer_us, 3) : "-");
+        if (!rc && have_ratio)
+            rc = ev_buf_printf(&b, " | %s %s", fmt(u, ar, 3), verdict_short(ap));
+        else if (!rc)
+            rc = ev_buf_puts(&b, " | -");
         if (!rc)
             rc = ev_buf_printf(&b, " | %s", have_auto && have_floor ? fmt(u, auto_us / floor_us, 3) : "-");
-        if (have_auto && have_peer)
-            ratios[n_ratios++] = auto_us / peer_us;
+        if (have_ratio) {
+            ratios[n_ratios] = ar;
+            verdicts[n_ratios++] = verdict_short(ap);
+        }
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
@@ -1568,7 +1682,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
             rc = ev_buf_puts(&b, " |\n");
     }
     if (!rc)
-        rc = md_summary(&b, ratios, n_ratios, n_cases);
+        rc = md_summary(&b, ratios, verdicts, n_ratios, n_cases, rounds_of(&r));
     if (rc) {
         ev_err_set(err, rc, "report: out of memory");
         goto out;
@@ -1578,6 +1692,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         ev_err_set(err, rc, "report: out of memory");
 out:
     free(ratios);
+    free(verdicts);
     ev_buf_free(&b);
     rep_free(&r);
     return rc;

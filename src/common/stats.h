@@ -30,6 +30,16 @@ ev_status ev_median(const double *v, size_t n, double *out);
 ev_status ev_quantile(const double *v, size_t n, double p, double *out);
 /* Geometric mean; EV_EINVAL when n == 0 or any value <= 0 or not finite. */
 ev_status ev_geomean(const double *v, size_t n, double *out);
+/* The estimate of one (case, arm) over its rounds, from the hot medians of
+ * the rounds that completed: the median itself for one round, else their
+ * geometric mean (ev_geomean, so the order of v does not matter).  The
+ * fit's observations and the figures both use it.  EV_EINVAL as ev_geomean. */
+ev_status ev_round_estimate(const double *v, size_t n, double *out);
+/* The 0.975 quantile of Student's t with dof degrees of freedom (the
+ * half-width factor of a two-sided 95% interval), 1 <= dof <= 63, from a
+ * table of correctly rounded values.  EV_EINVAL outside. */
+#define EV_T975_MAX_DOF 63
+ev_status ev_t975(int64_t dof, double *out);
 /* Weighted geometric mean exp(sum w log x / sum w), pairs summed in order
  * of x (then w).  EV_EINVAL when n == 0, any x <= 0 or not finite, any w < 0
  * or not finite, or sum w == 0. */

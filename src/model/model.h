@@ -201,14 +201,27 @@ double ev_model_holdout_ratio(const ev_fit_case *c);
 
 struct ev_store;
 /* What the observation rule needs of one main-phase job of a case: one of
- * default, rows1, rows2 (index = ev_sched). */
+ * default, rows1, rows2 (index = ev_sched), in one round. */
 typedef struct ev_obs_job {
-    int present;         /* the job is in the run */
+    int64_t round;       /* 1.. (the plan's round of the job) */
     const char *outcome; /* its outcome name ("completed", "failed-exit", ...) */
     int has_binding;     /* its last attempt recorded a binding */
     int has_median;      /* and hot samples: median_us is theirs */
     double median_us;
 } ev_obs_job;
+
+/* One schedule of a case over its rounds: zero it, then ev_obs_add each
+ * round's job (any order).  A round is usable when completed with a
+ * binding and hot samples. */
+#define EV_OBS_MAX_ROUNDS 64
+typedef struct ev_obs_sched {
+    int present;                   /* a job of the schedule is in the run */
+    double med[EV_OBS_MAX_ROUNDS]; /* usable rounds' hot medians */
+    size_t n_med;
+    int64_t why_round; /* the lowest unusable round, 0 none */
+    char why[48];      /* its reason */
+} ev_obs_sched;
+void ev_obs_add(ev_obs_sched *s, const ev_obs_job *j);
 
 /* The one case the rule looks at (names are copied). */
 typedef struct ev_obs_case {
@@ -222,14 +235,16 @@ typedef struct ev_obs_case {
  * exporter and the verifier each call it through a small adapter, so the
  * model they fit is the same): a case with R or N below 1 is excluded as
  * "no-op case (R = r, N = n)"; otherwise each of default, rows1, rows2
- * that is not completed with hot samples adds its reason ("missing", its
- * outcome, "no binding", "no hot samples"; a rows1/rows2 job that is not
- * in the run because its rows equal B is implied by the default), the
- * reasons joined by "; ", and a case with any reason is excluded.  A case
- * without one adds an observation per job present.  Appends to
+ * that has no usable round adds its reason (that of its lowest unusable
+ * round: "missing", its outcome, "no binding", "no hot samples"; a
+ * rows1/rows2 job that is not in the run because its rows equal B is
+ * implied by the default), the reasons joined by "; ", and a case with any
+ * reason is excluded.  A case without one adds an observation per schedule
+ * present, its median the ev_round_estimate of its usable rounds' medians
+ * (a failed round is left out; with one round it is that round's median).  Appends to
  * obs[*n_obs] or to ex[*n_ex] (room for 3 and 1 entries).
  */
-void ev_obs_select(const ev_obs_case *c, const ev_obs_job jobs[3], ev_obs *obs, size_t *n_obs,
+void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[3], ev_obs *obs, size_t *n_obs,
                    ev_excluded *ex, size_t *n_ex);
 
 /*

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "stats.h"
 
 /* Copies src into dst[cap] (truncated, NUL-terminated). */
 static void copy_name(char *dst, size_t cap, const char *src)
@@ -16,11 +17,34 @@ static void copy_name(char *dst, size_t cap, const char *src)
     snprintf(dst, cap, "%s", src ? src : "");
 }
 
-void ev_obs_select(const ev_obs_case *c, const ev_obs_job jobs[3], ev_obs *obs, size_t *n_obs,
+void ev_obs_add(ev_obs_sched *s, const ev_obs_job *j)
+{
+    const char *r = NULL;
+
+    s->present = 1;
+    if (!j->outcome || strcmp(j->outcome, "completed"))
+        r = j->outcome ? j->outcome : "no outcome";
+    else if (!j->has_binding)
+        r = "no binding";
+    else if (!j->has_median)
+        r = "no hot samples";
+    if (!r) {
+        if (s->n_med < EV_OBS_MAX_ROUNDS)
+            s->med[s->n_med++] = j->median_us;
+        return;
+    }
+    if (!s->why_round || j->round < s->why_round) {
+        s->why_round = j->round > 0 ? j->round : 1;
+        copy_name(s->why, sizeof s->why, r);
+    }
+}
+
+void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[3], ev_obs *obs, size_t *n_obs,
                    ev_excluded *ex, size_t *n_ex)
 {
     char why[160] = "";
     size_t wl = 0;
+    double est[3] = {0, 0, 0};
 
     if (c->rows < 1 || c->cols < 1) {
         int w = snprintf(why, sizeof why, "no-op case (R = %lld, N = %lld)", (long long)c->rows,
@@ -28,18 +52,16 @@ void ev_obs_select(const ev_obs_case *c, const ev_obs_job jobs[3], ev_obs *obs, 
         wl = w > 0 ? (size_t)w : 0;
     }
     for (int q = 0; q < 3 && !(c->rows < 1 || c->cols < 1); q++) {
-        const ev_obs_job *j = &jobs[q];
+        const ev_obs_sched *j = &sched[q];
         const char *r = NULL;
         if (!j->present) {
             if (q > 0 && ev_sched_rows((ev_sched)q, c->default_rows) == c->default_rows)
                 continue; /* rows1/rows2 is the default itself: implied */
             r = "missing";
-        } else if (!j->outcome || strcmp(j->outcome, "completed")) {
-            r = j->outcome ? j->outcome : "no outcome";
-        } else if (!j->has_binding) {
-            r = "no binding";
-        } else if (!j->has_median) {
-            r = "no hot samples";
+        } else if (!j->n_med) {
+            r = j->why;
+        } else if (ev_round_estimate(j->med, j->n_med, &est[q])) {
+            r = "a median is not positive and finite";
         }
         if (r) {
             int w = snprintf(why + wl, sizeof why - wl, "%s%s: %s", wl ? "; " : "",
@@ -60,7 +82,7 @@ void ev_obs_select(const ev_obs_case *c, const ev_obs_job jobs[3], ev_obs *obs, 
         return;
     }
     for (int q = 0; q < 3; q++) {
-        if (!jobs[q].present)
+        if (!sched[q].present)
             continue;
         ev_obs *o = &obs[(*n_obs)++];
         memset(o, 0, sizeof *o);
@@ -70,7 +92,7 @@ void ev_obs_select(const ev_obs_case *c, const ev_obs_job jobs[3], ev_obs *obs, 
         o->cols = c->cols;
         o->default_rows = c->default_rows;
         o->sched = (ev_sched)q;
-        o->median_us = jobs[q].median_us;
+        o->median_us = est[q];
         o->role = c->holdout ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
     }
 }

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "runner/plan.h"
 #include "stats.h"
 #include "store/outcome.h"
 #include "store/store.h"
@@ -31,8 +32,13 @@ typedef struct st_case {
     char op[16], dtype[8];
     int64_t rows, cols, default_rows;
     ev_role role;
-    int64_t job[EV_SCHED_COUNT]; /* main-phase job id per schedule, 0 none */
 } st_case;
+
+/* A main-phase schedule job of a case (one per round). */
+typedef struct st_job {
+    int64_t case_index, job_id, round;
+    ev_sched sched;
+} st_job;
 
 typedef struct st_attempt {
     int64_t attempt_id, job_id, attempt;
@@ -49,6 +55,8 @@ typedef struct st_ctx {
     int64_t run_id;
     st_case *cases;
     size_t n_cases, cap_cases;
+    st_job *jobs; /* sorted by (case_index, job_id) before use */
+    size_t n_jobs, cap_jobs;
     st_attempt *att;
     size_t n_att, cap_att;
     st_sample *smp;
@@ -125,17 +133,26 @@ static ev_status on_job(void *vctx, const ev_row *r)
     const char *phase = ev_row_text(r, 2), *arm = ev_row_text(r, 4);
     ev_sched s;
     if (!phase || strcmp(phase, "main") || ev_row_is_null(r, 3) || !ev_row_is_null(r, 6) ||
-        ev_sched_parse(arm, &s))
-        return EV_OK; /* not a main-phase schedule job of a case */
+        ev_sched_parse(arm, &s) || (int)s >= 3)
+        return EV_OK; /* not a main-phase default, rows1 or rows2 job of a case */
     st_case *k = find_case(c, ev_row_i64(r, 3));
     if (!k)
         return ev_err_set(c->err, EV_EFORMAT, "job %lld names case %lld, which the run does not have",
                           (long long)ev_row_i64(r, 0), (long long)ev_row_i64(r, 3));
-    if (k->job[s])
-        return ev_err_set(c->err, EV_EFORMAT, "case %lld has two main-phase %s jobs",
-                          (long long)k->case_index, ev_sched_name(s));
-    k->job[s] = ev_row_i64(r, 0);
+    if (grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs, sizeof *c->jobs))
+        return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
+    c->jobs[c->n_jobs++] =
+        (st_job){k->case_index, ev_row_i64(r, 0), ev_plan_label_round(ev_row_text(r, 5)), s};
     return EV_OK;
+}
+
+/* Orders st_job by (case_index, job_id). */
+static int cmp_st_job(const void *pa, const void *pb)
+{
+    const st_job *a = pa, *b = pb;
+    if (a->case_index != b->case_index)
+        return a->case_index < b->case_index ? -1 : 1;
+    return (a->job_id > b->job_id) - (a->job_id < b->job_id);
 }
 
 /* EV_Q_ATTEMPTS row: attempt_id, job_id, attempt, invocation_id, started_ns,
@@ -280,24 +297,28 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
         rc = ev_err_set(err, EV_ENOMEM, "store observations: out of memory");
         goto out;
     }
-    for (size_t k = 0; k < c.n_cases; k++) {
+    qsort(c.jobs, c.n_jobs, sizeof *c.jobs, cmp_st_job);
+    for (size_t k = 0, jx = 0; k < c.n_cases; k++) {
         const st_case *cs = &c.cases[k];
-        ev_obs_job jobs[3];
+        ev_obs_sched sched[3];
         ev_obs_case oc = {cs->op,   cs->dtype,        cs->rows,
                           cs->cols, cs->default_rows, cs->role == EV_ROLE_HOLDOUT};
-        memset(jobs, 0, sizeof jobs);
-        for (int q = 0; q < 3; q++) {
-            const st_attempt *a = cs->job[q] ? last_attempt(&c, cs->job[q]) : NULL;
-            ev_obs_job *j = &jobs[q];
+        memset(sched, 0, sizeof sched);
+        while (jx < c.n_jobs && c.jobs[jx].case_index < cs->case_index)
+            jx++;
+        for (; jx < c.n_jobs && c.jobs[jx].case_index == cs->case_index; jx++) {
+            const st_job *sj = &c.jobs[jx];
+            const st_attempt *a = last_attempt(&c, sj->job_id);
+            ev_obs_job j;
             char rb[80];
-            if (!cs->job[q])
-                continue;
-            j->present = 1;
+            memset(&j, 0, sizeof j);
+            j.round = sj->round;
             /* a job without an attempt is interrupted, as the exporter says */
-            j->outcome = a ? ev_outcome_name(ev_outcome_derive(&a->facts)) : "interrupted";
-            j->has_binding = a && a->threads >= 1;
-            j->has_median = a && !hot_median(&c, a, scratch, &j->median_us, rb, sizeof rb);
-            if (strcmp(j->outcome, "completed") || !j->has_binding || !j->has_median)
+            j.outcome = a ? ev_outcome_name(ev_outcome_derive(&a->facts)) : "interrupted";
+            j.has_binding = a && a->threads >= 1;
+            j.has_median = a && !hot_median(&c, a, scratch, &j.median_us, rb, sizeof rb);
+            ev_obs_add(&sched[sj->sched], &j);
+            if (strcmp(j.outcome, "completed") || !j.has_binding || !j.has_median)
                 continue;
             if (S < 0) {
                 S = a->threads;
@@ -308,7 +329,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
                 goto out;
             }
         }
-        ev_obs_select(&oc, jobs, ov, &no, ev, &ne);
+        ev_obs_select(&oc, sched, ov, &no, ev, &ne);
     }
     if (S < 1) {
         rc = ev_err_set(err, EV_EFIT, "run %lld: no case has completed default, rows1 and rows2 jobs",
@@ -331,6 +352,7 @@ out:
     free(ev);
     free(scratch);
     free(c.cases);
+    free(c.jobs);
     free(c.att);
     free(c.smp);
     return rc;

@@ -39,13 +39,15 @@ static uint64_t splitmix64(uint64_t *state)
 }
 
 /* Fills *j (plan_order and retry_of set by the caller). */
-static void fill_job(ev_plan_job *j, ev_phase phase, int64_t case_index, const char *arm, const char *label)
+static void fill_job(ev_plan_job *j, ev_phase phase, int64_t case_index, const char *arm, const char *label,
+                     int64_t round)
 {
     char c[24];
 
     memset(j, 0, sizeof *j);
     j->phase = phase;
     j->case_index = case_index;
+    j->round = round;
     j->retry_of = -1;
     snprintf(j->arm, sizeof j->arm, "%s", arm);
     snprintf(j->label, sizeof j->label, "%s", label);
@@ -54,6 +56,32 @@ static void fill_job(ev_plan_job *j, ev_phase phase, int64_t case_index, const c
     else
         snprintf(c, sizeof c, "%lld", (long long)case_index);
     snprintf(j->job_key, sizeof j->job_key, "%s/%s/%s/%s", ev_phase_name(phase), c, arm, label);
+}
+
+/* The label of round r of k (main and policy): "initial" when k is 1. */
+static void round_label(char *dst, size_t cap, int64_t r, int64_t k)
+{
+    if (k == 1)
+        snprintf(dst, cap, "initial");
+    else
+        snprintf(dst, cap, "round-%lld", (long long)r);
+}
+
+int64_t ev_plan_label_round(const char *label)
+{
+    const char *p;
+    int64_t r = 0;
+
+    if (!strcmp(label, "initial") || !strcmp(label, "retry-1"))
+        return 1;
+    if (strncmp(label, "round-", 6) || label[6] < '1' || label[6] > '9')
+        return 0;
+    for (p = label + 6; *p >= '0' && *p <= '9'; p++) {
+        r = r * 10 + (*p - '0');
+        if (r > INT64_C(1) << 40)
+            return 0;
+    }
+    return *p == '\0' || !strcmp(p, "-retry-1") ? r : 0;
 }
 
 /* Returns 1 when arm runs on case ci of proto (rows4 not where B is 4; a
@@ -81,58 +109,94 @@ static int policy_arm(const ev_protocol *proto, const char *arm)
     return f && f->kind == EV_FAULT_WRONG_SCHEDULE;
 }
 
+/* Appends, for round r in phase ph, every case's main arms (rows4 not
+ * where B is 4, a fault arm only on its cases; not the policy fault arms)
+ * in protocol arm order, then floor and ceiling when planned. */
+static void add_main_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, ev_phase ph, const char *label,
+                          int64_t r)
+{
+    for (size_t ci = 0; ci < proto->n_cases; ci++)
+        for (size_t a = 0; a < proto->n_arms; a++)
+            if (!policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci))
+                fill_job(&plan->jobs[(*n)++], ph, (int64_t)ci, proto->arms[a], label, r);
+    if (proto->reference_arms) {
+        fill_job(&plan->jobs[(*n)++], ph, -1, "floor", label, r);
+        fill_job(&plan->jobs[(*n)++], ph, -1, "ceiling", label, r);
+    }
+}
+
+/* Appends, for round r, auto for every case, each followed by the policy
+ * fault arms that apply to it, in protocol arm order (phase policy). */
+static void add_policy_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, const char *label, int64_t r)
+{
+    for (size_t ci = 0; ci < proto->n_cases; ci++) {
+        fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, "auto", label, r);
+        for (size_t a = 0; a < proto->n_arms; a++)
+            if (policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci))
+                fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, proto->arms[a], label, r);
+    }
+}
+
+/* Seeded interleaving of v[0..n): Fisher-Yates, i from n down to 2,
+ * j = splitmix64(state) % i, swap v[i-1] and v[j]. */
+static void shuffle(ev_plan_job *v, size_t n, uint64_t *state)
+{
+    for (size_t i = n; i > 1; i--) {
+        size_t j = (size_t)(splitmix64(state) % (uint64_t)i);
+        ev_plan_job t = v[i - 1];
+        v[i - 1] = v[j];
+        v[j] = t;
+    }
+}
+
 ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
 {
     ev_plan plan;
-    size_t cap, n = 0;
+    size_t cap, n = 0, k = proto->rounds >= 1 ? (size_t)proto->rounds : 1;
     uint64_t state;
+    char label[40];
 
     memset(&plan, 0, sizeof plan);
     memset(out, 0, sizeof *out);
-    /* main and policy arms are disjoint: main + policy <= cases x (arms + 1) + 2,
+    /* per round main arms + auto + policy arms <= cases x (arms + 1) + 2;
      * recheck = cases */
-    if (ev_size_mul(proto->n_cases, proto->n_arms + 2, &cap) || ev_size_add(cap, 2, &cap))
+    if (ev_size_mul(proto->n_cases, proto->n_arms + 2, &cap) || ev_size_add(cap, 2, &cap) ||
+        ev_size_mul(cap, k, &cap) || ev_size_add(cap, proto->n_cases, &cap))
         return ev_err_set(err, EV_ERANGE, "plan: too many jobs");
     plan.jobs = calloc(cap, sizeof *plan.jobs);
     if (!plan.jobs)
         return ev_err_set(err, EV_ENOMEM, "plan: out of memory");
 
-    for (size_t ci = 0; ci < proto->n_cases; ci++)
-        for (size_t a = 0; a < proto->n_arms; a++)
-            if (!policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci))
-                fill_job(&plan.jobs[n++], EV_PHASE_MAIN, (int64_t)ci, proto->arms[a], "initial");
-    if (proto->reference_arms) {
-        fill_job(&plan.jobs[n++], EV_PHASE_MAIN, -1, "floor", "initial");
-        fill_job(&plan.jobs[n++], EV_PHASE_MAIN, -1, "ceiling", "initial");
-    }
-    /* Seeded interleaving: Fisher-Yates, i from n-1 down to 1, j = r % (i+1). */
+    /* main: round 1, every main arm, shuffled */
     state = (uint64_t)proto->seed;
-    for (size_t i = n; i > 1; i--) {
-        size_t j = (size_t)(splitmix64(&state) % (uint64_t)i);
-        ev_plan_job t = plan.jobs[i - 1];
-        plan.jobs[i - 1] = plan.jobs[j];
-        plan.jobs[j] = t;
-    }
+    round_label(label, sizeof label, 1, (int64_t)k);
+    add_main_arms(proto, &plan, &n, EV_PHASE_MAIN, label, 1);
+    shuffle(plan.jobs, n, &state);
     for (size_t i = 0; i < n; i++)
         plan.jobs[i].plan_order = (int64_t)i;
     plan.n_main = n;
 
-    /* policy: auto for every case, each followed by the policy fault arms
-     * (wrong-schedule) that apply to the case, in protocol arm order */
-    for (size_t ci = 0; ci < proto->n_cases; ci++) {
-        fill_job(&plan.jobs[n], EV_PHASE_POLICY, (int64_t)ci, "auto", "initial");
-        plan.jobs[n].plan_order = (int64_t)(n - plan.n_main);
-        n++;
-        for (size_t a = 0; a < proto->n_arms; a++)
-            if (policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci)) {
-                fill_job(&plan.jobs[n], EV_PHASE_POLICY, (int64_t)ci, proto->arms[a], "initial");
-                plan.jobs[n].plan_order = (int64_t)(n - plan.n_main);
-                n++;
-            }
+    if (k == 1) {
+        /* policy: auto for every case, each followed by the policy fault
+         * arms (wrong-schedule) that apply to the case, in protocol arm order */
+        add_policy_arms(proto, &plan, &n, label, 1);
+    } else {
+        /* policy, rounds 2..k: every main arm and auto (with the policy
+         * fault arms) in one block per round, shuffled with the state
+         * carried on, so auto is interleaved with what it is compared with */
+        for (size_t r = 2; r <= k; r++) {
+            size_t first = n;
+            round_label(label, sizeof label, (int64_t)r, (int64_t)k);
+            add_main_arms(proto, &plan, &n, EV_PHASE_POLICY, label, (int64_t)r);
+            add_policy_arms(proto, &plan, &n, label, (int64_t)r);
+            shuffle(plan.jobs + first, n - first, &state);
+        }
     }
+    for (size_t i = plan.n_main; i < n; i++)
+        plan.jobs[i].plan_order = (int64_t)(i - plan.n_main);
     plan.n_policy = n - plan.n_main;
     for (size_t ci = 0; ci < proto->n_cases; ci++) {
-        fill_job(&plan.jobs[n], EV_PHASE_RECHECK, (int64_t)ci, "default", "recheck");
+        fill_job(&plan.jobs[n], EV_PHASE_RECHECK, (int64_t)ci, "default", "recheck", 0);
         plan.jobs[n++].plan_order = (int64_t)ci;
     }
     plan.n_recheck = proto->n_cases;
@@ -176,7 +240,13 @@ ev_status ev_plan_rescue(const ev_protocol *proto, const ev_plan *plan, const ev
         for (size_t i = 0; i < lim; i++) {
             if (!ev_outcome_retryable(outcomes[i]))
                 continue;
-            fill_job(&r[k], EV_PHASE_RESCUE, plan->jobs[i].case_index, plan->jobs[i].arm, "retry-1");
+            char label[40];
+            if (!strcmp(plan->jobs[i].label, "initial"))
+                snprintf(label, sizeof label, "retry-1");
+            else
+                snprintf(label, sizeof label, "round-%lld-retry-1", (long long)plan->jobs[i].round);
+            fill_job(&r[k], EV_PHASE_RESCUE, plan->jobs[i].case_index, plan->jobs[i].arm, label,
+                     plan->jobs[i].round);
             r[k].plan_order = (int64_t)k;
             r[k].retry_of = (int64_t)i;
             k++;

@@ -14,7 +14,15 @@
  *   rescue   derived from outcomes (ev_plan_rescue): one retry-1 per main or
  *            policy job whose outcome is retryable, in main then policy
  *            plan order.
- * Labels: "initial" (main, policy), "recheck" (recheck), "retry-1" (rescue).
+ *   rounds   with the protocol's rounds k > 1: main is round 1 (the fit's
+ *            data); policy is rounds 2..k, each one block of every main
+ *            arm's jobs, auto's and the policy fault arms', floor and
+ *            ceiling, shuffled (the splitmix64 state carried on from main),
+ *            so that auto is measured interleaved with what it is compared
+ *            with; round r wholly before round r + 1; recheck is once.
+ * Labels: "initial" (main, policy; one round), "round-<r>" (r = 1..k; main,
+ * policy, k > 1), "recheck" (recheck), "retry-1" or "round-<r>-retry-1"
+ * (rescue: the label of the job it retries, with "-retry-1").
  * job_key = "<phase>/<case_index or ->/<arm>/<label>", unique in a run.
  */
 #ifndef EV_PLAN_H
@@ -39,11 +47,12 @@ const char *ev_phase_name(ev_phase p);               /* "main", "policy", "rescu
 int ev_phase_parse(const char *name, ev_phase *out); /* 0 ok, -1 unknown */
 
 typedef struct ev_plan_job {
-    char job_key[96];
+    char job_key[128];
     ev_phase phase;
     int64_t case_index; /* -1: reference arm (no case) */
     char arm[EV_PROTO_NAME_MAX];
-    char label[16];
+    char label[40];
+    int64_t round;      /* 1..k (rescue: the round it retries); 0: recheck */
     int64_t plan_order; /* 0.. within the phase */
     int64_t retry_of;   /* rescue: index into the plan array of
                                      the original job; -1 otherwise */
@@ -59,6 +68,12 @@ typedef struct ev_plan {
  * with ev_plan_free); zeroed on failure. */
 ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err);
 void ev_plan_free(ev_plan *plan); /* NULL-safe; leaves it zeroed */
+
+/* The round a job label names: 1 for "initial" and "retry-1", r for
+ * "round-<r>" and "round-<r>-retry-1" (r >= 1 in plain decimal), 0 for
+ * anything else ("recheck", an unknown label).  The one reading of labels:
+ * the exporter, the figures and the verifier call it. */
+int64_t ev_plan_label_round(const char *label);
 
 /* Index of the job with job_key in plan, or -1. */
 ptrdiff_t ev_plan_find(const ev_plan *plan, const char *job_key);

@@ -306,6 +306,28 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
     return EV_OK;
 }
 
+/* Reads "rounds" (optional, default 1) with the reason for its bounds. */
+static ev_status get_rounds(const cJSON *root, int64_t *out, ev_err *err)
+{
+    int64_t k = *out;
+    ev_status rc = get_int(root, "", "rounds", 0, -(INT64_C(1) << 52), INT64_C(1) << 52, &k, err);
+    if (rc)
+        return rc;
+    if (k < 1)
+        return ev_err_set(err, EV_EFORMAT,
+                          "rounds: %lld; must be at least 1 (each round measures every case and arm once, in "
+                          "its own worker process)",
+                          (long long)k);
+    if (k > EV_PROTO_MAX_ROUNDS)
+        return ev_err_set(
+            err, EV_EFORMAT,
+            "rounds: %lld; at most %d are accepted (each round is one worker process per case and "
+            "arm; more rounds buy little once the interval over rounds is narrow)",
+            (long long)k, EV_PROTO_MAX_ROUNDS);
+    *out = k;
+    return EV_OK;
+}
+
 /* Sets DESIGN.md's defaults on a zeroed protocol. */
 static void set_defaults(ev_protocol *p)
 {
@@ -318,6 +340,7 @@ static void set_defaults(ev_protocol *p)
     p->host_threads = 0;
     p->job_timeout_s = 600;
     p->retries = 1;
+    p->rounds = 1;
     p->decision_threshold = 0.05;
     p->sum_bound_factor = 1;
     p->sample_band = 0.5;
@@ -346,6 +369,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "job_timeout_s",
                                        "seed",
                                        "retries",
+                                       "rounds",
                                        "decision_threshold",
                                        "tolerances",
                                        "reference",
@@ -376,6 +400,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         (rc = get_num(root, "", "job_timeout_s", 0, 1, 86400, &p->job_timeout_s, err)) ||
         (rc = get_int(root, "", "seed", 1, 0, INT64_C(1) << 53, &p->seed, err)) ||
         (rc = get_int(root, "", "retries", 0, 0, 1, &p->retries, err)) ||
+        (rc = get_rounds(root, &p->rounds, err)) ||
         (rc = get_num(root, "", "decision_threshold", 0, 0, 0.5, &p->decision_threshold, err)) ||
         (rc = get_bool(root, "", "allow_fault_arms", &p->allow_fault_arms, err)))
         return rc;
@@ -431,6 +456,13 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                           "cases: %zu cases, at most %d (every case is a worker process per arm; split a "
                           "larger sweep into several protocols)",
                           p->n_cases, EV_PROTO_MAX_CASES);
+    if ((double)p->n_cases * (double)p->rounds > EV_PROTO_MAX_CASE_ROUNDS)
+        return ev_err_set(
+            err, EV_EFORMAT,
+            "rounds: %zu cases x %lld rounds is %.0f worker processes per arm, at most %d (fewer "
+            "rounds or fewer cases)",
+            p->n_cases, (long long)p->rounds, (double)p->n_cases * (double)p->rounds,
+            EV_PROTO_MAX_CASE_ROUNDS);
     p->cases = calloc(p->n_cases, sizeof *p->cases);
     if (!p->cases)
         return ev_err_set(err, EV_ENOMEM, "cases: out of memory");

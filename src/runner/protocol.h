@@ -19,10 +19,12 @@
 
 #include "status.h"
 
-#define EV_PROTO_NAME_MAX       32                /* arm and fault names, incl. NUL */
-#define EV_PROTO_MAX_CASES      4096              /* cases in one protocol */
-#define EV_PROTO_MAX_CASE_BYTES ((size_t)1 << 36) /* one case's input span: 64 GiB */
-#define EV_PROTO_MAX_BYTES      ((size_t)4 << 20) /* a protocol file */
+#define EV_PROTO_NAME_MAX        32                /* arm and fault names, incl. NUL */
+#define EV_PROTO_MAX_CASES       4096              /* cases in one protocol */
+#define EV_PROTO_MAX_CASE_BYTES  ((size_t)1 << 36) /* one case's input span: 64 GiB */
+#define EV_PROTO_MAX_BYTES       ((size_t)4 << 20) /* a protocol file */
+#define EV_PROTO_MAX_ROUNDS      64                /* rounds per (case, arm) */
+#define EV_PROTO_MAX_CASE_ROUNDS 16384             /* cases x rounds */
 
 /* One case: op x rows x cols x stride x dtype x default rows x role. */
 typedef struct ev_proto_case {
@@ -100,6 +102,7 @@ typedef struct ev_protocol {
     double job_timeout_s;      /* watchdog per job (600) */
     int64_t seed;              /* >= 0: plan order and input generator */
     int64_t retries;           /* 0 or 1: rescue retries per retryable failure */
+    int64_t rounds;            /* >= 1: rounds per (case, arm), one job each (1) */
     double decision_threshold; /* the model's strict threshold (0.05) */
     double sum_bound_factor;   /* multiplies the oracle's SUM bound (1) */
     double sample_band;        /* a hot sample must be within target x (1 +- band) (0.5) */

@@ -987,6 +987,7 @@ static ev_status on_job(void *ctx, const ev_row *r)
     j->pj.case_index = ev_row_is_null(r, 3) ? -1 : ev_row_i64(r, 3);
     snprintf(j->pj.arm, sizeof j->pj.arm, "%s", ev_row_text(r, 4));
     snprintf(j->pj.label, sizeof j->pj.label, "%s", ev_row_text(r, 5));
+    j->pj.round = ev_plan_label_round(j->pj.label);
     j->pj.plan_order = ev_row_i64(r, 7);
     j->pj.retry_of = -1;
     return EV_OK;

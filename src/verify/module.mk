@@ -10,6 +10,7 @@ VFIX_OBJ := $(BUILD)/obj/src/verify/fixture/vfixture.o
 BENCH_SAMPLES ?= 1000000
 
 $(BUILD)/tests/check_verify: $(VFIX_OBJ)
+-include $(VFIX_OBJ:.o=.d) $(BUILD)/obj/src/verify/fixture/bench_main.d
 
 $(BUILD)/bench-verify: $(BUILD)/obj/src/verify/fixture/bench_main.o $(VFIX_OBJ) $(BUILD)/libevident.a
 	@$(if $(Q),echo "  LD      $@")

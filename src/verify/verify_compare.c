@@ -15,7 +15,111 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "stats.h"
 #include "verify_int.h"
+
+/* ---- do the two runs agree within their uncertainty? -------------------- */
+
+/* A pair's log ratio and its standard error as figures give them: over
+ * rounds, the mean log ratio, sd / sqrt(n) and n - 1 degrees of freedom;
+ * within one round's processes, log(ratio) and the half-width of the log
+ * bootstrap interval over 1.96 (normal, dof 0 meaning infinite).
+ * Returns 1 when the pair has them. */
+static int vc_pair_log(const cJSON *p, double *m, double *se, double *dof, int *rounds)
+{
+    const char *basis = vj_str(p, "basis");
+    const cJSON *iv = cJSON_GetObjectItemCaseSensitive(p, "interval");
+    double ratio, sd, lo, hi;
+    int64_t n;
+    int null = 1;
+    if (!basis || vj_dbl(p, "ratio", &ratio) || !(ratio > 0) || vj_i64(p, "n_rounds", &n))
+        return 0;
+    *rounds = !strcmp(basis, "rounds");
+    if (*rounds) {
+        if (n < 2 || vj_dbl(p, "log_ratio_mean", m) || vj_dbl_null(p, "log_ratio_sd", &sd, &null) || null)
+            return 0;
+        *se = sd / sqrt((double)n);
+        *dof = (double)(n - 1);
+        return 1;
+    }
+    if (!cJSON_IsArray(iv) || !cJSON_IsNumber(cJSON_GetArrayItem(iv, 0)) ||
+        !cJSON_IsNumber(cJSON_GetArrayItem(iv, 1)))
+        return 0;
+    lo = cJSON_GetArrayItem(iv, 0)->valuedouble;
+    hi = cJSON_GetArrayItem(iv, 1)->valuedouble;
+    if (!(lo > 0) || !(hi >= lo))
+        return 0;
+    *m = log(ratio);
+    *se = (log(hi) - log(lo)) / (2 * 1.959963984540054);
+    *dof = 0;
+    return 1;
+}
+
+/* Notes, for every pair in both bundles' figures, whether the two runs'
+ * ratios agree within their combined 95% uncertainty: the interval of
+ * log r_B - log r_A (Welch: se^2 = se_A^2 + se_B^2, dof from
+ * Welch-Satterthwaite rounded down, t from ev_t975; normal when the
+ * intervals are within-process) holds 0.  An honest 95% method agrees
+ * about 95% of the time; reported, never gated (docs/intervals.md). */
+static void vc_agreement(const vb_bundle *a, const vb_bundle *b, ev_vreport *r)
+{
+    const cJSON *fa = cJSON_GetObjectItemCaseSensitive(a->validation, "figures");
+    const cJSON *fb = cJSON_GetObjectItemCaseSensitive(b->validation, "figures");
+    const cJSON *pa, *pb;
+    size_t n = 0, agree = 0, shown = 0, n_rounds = 0;
+    char why[5][240];
+    cJSON_ArrayForEach(pa, cJSON_GetObjectItemCaseSensitive(fa, "pairs"))
+    {
+        int64_t ci;
+        const char *arm = vj_str(pa, "arm"), *ag = vj_str(pa, "against");
+        double m1, s1, d1, m2, s2, d2;
+        int r1, r2;
+        if (!arm || !ag || vj_i64(pa, "case_index", &ci) || !vc_pair_log(pa, &m1, &s1, &d1, &r1))
+            continue;
+        cJSON_ArrayForEach(pb, cJSON_GetObjectItemCaseSensitive(fb, "pairs"))
+        {
+            int64_t cj;
+            const char *arm2 = vj_str(pb, "arm"), *ag2 = vj_str(pb, "against");
+            if (arm2 && ag2 && !vj_i64(pb, "case_index", &cj) && cj == ci && !strcmp(arm, arm2) &&
+                !strcmp(ag, ag2))
+                break;
+        }
+        if (!pb || !vc_pair_log(pb, &m2, &s2, &d2, &r2) || r1 != r2)
+            continue;
+        double v1 = s1 * s1, v2 = s2 * s2, se = sqrt(v1 + v2), t = 1.959963984540054, d = m2 - m1;
+        if (r1) {
+            double den = (d1 > 0 ? v1 * v1 / d1 : 0) + (d2 > 0 ? v2 * v2 / d2 : 0);
+            double dof = den > 0 ? (v1 + v2) * (v1 + v2) / den : d1 + d2;
+            int64_t k = (int64_t)floor(dof);
+            if (k < 1)
+                k = 1;
+            if (k > EV_T975_MAX_DOF)
+                k = EV_T975_MAX_DOF;
+            ev_t975(k, &t);
+            n_rounds++;
+        }
+        n++;
+        int ok = fabs(d) <= t * se;
+        agree += ok;
+        if (!ok && shown < 5)
+            snprintf(
+                why[shown++], sizeof why[0],
+                "case %lld %s / %s: ratio %.6g in A, %.6g in B; log difference %.4g, half-width %.4g (%s)",
+                (long long)ci, arm, ag, exp(m1), exp(m2), d, t * se,
+                r1 ? "over rounds" : "within-process intervals");
+    }
+    if (n)
+        vr_note(
+            r, VR_COMPARE, "agreement",
+            "%zu of %zu pairs agree within their combined 95%% uncertainty (fraction %.3f; an honest 95%% "
+            "method gives about 0.95); %s",
+            agree, n, (double)agree / (double)n,
+            n_rounds == n ? "intervals over rounds"
+            : n_rounds    ? "some intervals over rounds, some within-process"
+                          : "within-process intervals only (one round)");
+    for (size_t i = 0; i < shown; i++)
+        vr_note(r, VR_COMPARE, "agreement", "disagree: %s", why[i]);
+}
 
 /* The job with this key in b, or NULL (linear scan over the index). */
 static const vb_vjob *vc_job_by_key(const vb_bundle *b, const char *key)
@@ -162,6 +266,8 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
                 "%zu jobs with medians in both: B/A geometric mean %.6f, min %.6f, max %.6f (reported, not "
                 "gated)",
                 n_ratio, exp(log_sum / (double)n_ratio), rmin, rmax);
+
+    vc_agreement(a, b, r);
 
     for (size_t i = 0; i < a->n_vjobs; i++) {
         const vb_vjob *ja = &a->vjobs[i];

@@ -32,6 +32,7 @@
 
 #include "json.h"
 #include "model/model.h"
+#include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/snapshot.h"
 #include "selector.h"
@@ -585,24 +586,31 @@ static void vd_model(vd_ctx *x)
     for (size_t ci = 0; ci < n_cases; ci++) {
         const ev_proto_case *c = &b->proto->cases[ci];
         ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
-        ev_obs_job jobs[3];
-        memset(jobs, 0, sizeof jobs);
-        for (int s = 0; s < 3; s++) {
-            ptrdiff_t idx = vd_find_job(b, "main", (int64_t)ci, arms[s]);
-            if (idx < 0)
+        ev_obs_sched sched[3];
+        memset(sched, 0, sizeof sched);
+        for (size_t k = 0; k < b->n_vjobs; k++) {
+            const vb_vjob *v = &b->vjobs[k];
+            int s;
+            if (v->case_index != (int64_t)ci || v->retry_of || strcmp(v->phase, "main"))
                 continue;
-            const vb_vjob *v = &b->vjobs[idx];
+            for (s = 0; s < 3 && strcmp(v->arm, arms[s]); s++)
+                ;
+            if (s == 3)
+                continue;
+            ev_obs_job j;
             int64_t last;
             int ln = 1;
-            jobs[s].present = 1;
-            jobs[s].outcome = v->outcome;
+            memset(&j, 0, sizeof j);
+            j.round = ev_plan_label_round(v->label);
+            j.outcome = v->outcome;
             if (!vj_i64_null(v->j, "last_attempt", &last, &ln) && !ln)
-                jobs[s].has_binding =
+                j.has_binding =
                     cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding"));
-            jobs[s].has_median = !isnan(x->hot_median[idx]);
-            jobs[s].median_us = x->hot_median[idx];
+            j.has_median = !isnan(x->hot_median[k]);
+            j.median_us = x->hot_median[k];
+            ev_obs_add(&sched[s], &j);
         }
-        ev_obs_select(&oc, jobs, obs, &n_obs, ex, &n_ex);
+        ev_obs_select(&oc, sched, obs, &n_obs, ex, &n_ex);
     }
     /* S: the binding threads of the lowest-id completed main job with one. */
     int64_t sms = 1;
@@ -747,10 +755,13 @@ static void vd_selector(vd_ctx *x)
         return;
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
-        /* Every policy-phase job launches what the selector decides: the
-         * auto arm, and any other arm a protocol plans there (a
-         * wrong-schedule fault arm must be caught here, not trusted). */
-        int is_auto = !strcmp(v->arm, "auto") || (v->phase && !strcmp(v->phase, "policy"));
+        /* The jobs that launch what the selector decides: the auto arm,
+         * and any arm the protocol declares as deciding like it (a
+         * wrong-schedule fault arm must be caught here, not trusted).
+         * Native schedule arms (in main, or in a policy round) launch
+         * their own schedule's plan. */
+        const ev_proto_fault *ft = b->proto ? ev_protocol_fault(b->proto, v->arm) : NULL;
+        int is_auto = !strcmp(v->arm, "auto") || (ft && ft->kind == EV_FAULT_WRONG_SCHEDULE);
         ev_sched sched = EV_SCHED_DEFAULT;
         if (!is_auto && ev_sched_parse(v->arm, &sched))
             continue; /* peers, reference and fault arms: not the selector's */
