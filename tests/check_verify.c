@@ -1202,6 +1202,16 @@ START_TEST(test_the_exporter_refuses_a_store_that_breaks_an_invariant)
          "DELETE FROM jobs WHERE job_key = 'rescue/0/default/retry-1';"
          "UPDATE run_status SET status = 'failed', rescue_status = 'failed-after-rescue';",
          "job main/0/default/initial was never attempted"},
+        {"good", "lastinterrupted",
+         "UPDATE processes SET interrupted = 1 WHERE attempt_id = (SELECT a.attempt_id FROM attempts a JOIN "
+         "jobs j "
+         "USING (job_id) WHERE j.job_key = 'main/1/rows1/initial');",
+         "job main/1/rows1/initial ends in an interrupted attempt"},
+        {"good", "stagegone",
+         "DELETE FROM validations WHERE stage = 'final' AND attempt_id = (SELECT a.attempt_id FROM attempts "
+         "a "
+         "JOIN jobs j USING (job_id) WHERE j.job_key = 'main/1/rows1/initial');",
+         "of job main/1/rows1/initial is completed without both validation stages"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *db = tamper_store(cases[i].from, cases[i].tag, cases[i].sql);
@@ -1260,6 +1270,39 @@ START_TEST(test_the_verifier_fails_a_bundle_that_breaks_an_invariant)
                 "job main/0/default/initial: run.status completed is set, but the job was never attempted");
     ev_vreport_free(r);
     tm_free(&l);
+
+    /* a finished run whose job ends in an interrupted attempt */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    j = job_by_key(v, "main/0/default/initial");
+    a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(a, "process"), "interrupted", cJSON_CreateTrue());
+    cJSON_ReplaceItemInObject(a, "outcome", cJSON_CreateString("interrupted"));
+    cJSON_ReplaceItemInObject(j, "outcome", cJSON_CreateString("interrupted"));
+    tm_json_put(&l, "validation.json", v);
+    r = tamper_verify(&l, "inv-interrupted", NULL, NULL);
+    expect_fail(r, "plan", "validation.json",
+                "job main/0/default/initial: run.status completed is set, but the job");
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    /* a completed attempt run again (a silent re-run for a better result) */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    j = job_by_key(v, "main/0/default/initial");
+    cJSON *atts = cJSON_GetObjectItem(j, "attempts");
+    cJSON *again = cJSON_Duplicate(cJSON_GetArrayItem(atts, 0), 1);
+    cJSON_ReplaceItemInObject(again, "attempt", cJSON_CreateNumber(2));
+    cJSON_AddItemToArray(atts, again);
+    cJSON_ReplaceItemInObject(j, "last_attempt", cJSON_CreateNumber(2));
+    tm_json_put(&l, "validation.json", v);
+    r = tamper_verify(&l, "inv-rerun", NULL, NULL);
+    expect_fail(
+        r, "plan", "validation.json",
+        "job main/0/default/initial attempt 1: completed, yet attempted again (only an interrupted attempt "
+        "is rerun)");
+    ev_vreport_free(r);
+    tm_free(&l);
 }
 END_TEST
 
@@ -1281,17 +1324,6 @@ static const char *rounds_bundle(void)
     return g_rounds;
 }
 
-/* The job of validation.json tree v with job_key key. */
-static cJSON *job_of(cJSON *v, const char *key)
-{
-    cJSON *j;
-    cJSON_ArrayForEach(
-        j, cJSON_GetObjectItem(v, "jobs")) if (!strcmp(cJSON_GetObjectItem(j, "job_key")->valuestring,
-                                                       key)) return j;
-    ck_abort_msg("no job %s", key);
-    return NULL;
-}
-
 START_TEST(test_a_bundle_of_three_rounds_verifies_and_its_figures_stand_on_rounds)
 {
     ev_vreport *r = verify(rounds_bundle(), NULL, NULL);
@@ -1303,9 +1335,9 @@ START_TEST(test_a_bundle_of_three_rounds_verifies_and_its_figures_stand_on_round
     const cJSON *p = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "figures"), "pairs"), 0);
     ck_assert_str_eq(cJSON_GetObjectItem(p, "basis")->valuestring, "rounds");
     ck_assert_int_eq(cJSON_GetObjectItem(p, "n_rounds")->valuedouble, 3);
-    job_of(v, "main/0/rows1/round-1");
-    job_of(v, "policy/0/rows1/round-3");
-    job_of(v, "policy/5/auto/round-2");
+    job_by_key(v, "main/0/rows1/round-1");
+    job_by_key(v, "policy/0/rows1/round-3");
+    job_by_key(v, "policy/5/auto/round-2");
     cJSON_Delete(v);
     tm_free(&l);
 }
@@ -1380,9 +1412,9 @@ START_TEST(test_a_missing_round_fails_plan_unless_a_recorded_failure_stands_in_i
     ev_vreport_free(r);
     tm_load(&l, zip);
     v = tm_json(&l, "validation.json");
-    ck_assert_str_eq(cJSON_GetObjectItem(job_of(v, "main/0/default/round-1"), "outcome")->valuestring,
+    ck_assert_str_eq(cJSON_GetObjectItem(job_by_key(v, "main/0/default/round-1"), "outcome")->valuestring,
                      "failed-exit");
-    job_of(v, "rescue/0/default/round-1-retry-1");
+    job_by_key(v, "rescue/0/default/round-1-retry-1");
     cJSON_Delete(v);
     tm_free(&l);
 }
@@ -1771,6 +1803,215 @@ START_TEST(test_source_swapped_after_the_run_fails_rederive_even_with_hashes_rec
     expect_fail(r, "rederive", "provenance.json", "not the snapshot the run hashed");
     ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
     ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* Edits one field of proof-receipts.json or provenance.json (a string
+ * value, or a number when num is set), rewrites the report, and expects
+ * exactly one failure: the member differs from its regeneration. */
+static void expect_projection_failure(const char *member, const char *path1, const char *path2,
+                                      const char *value, double num, const char *tag)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *t = tm_json(&l, member), *o = t;
+    if (path2)
+        o = cJSON_GetObjectItem(t, path1);
+    const char *key = path2 ? path2 : path1;
+    ck_assert_ptr_nonnull(cJSON_GetObjectItem(o, key));
+    cJSON_ReplaceItemInObject(o, key, value ? cJSON_CreateString(value) : cJSON_CreateNumber(num));
+    tm_json_put(&l, member, t);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, tag, NULL, NULL);
+    expect_fail(r, "rederive", member, "differs from its regeneration from validation.json");
+    ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+
+/* Every field of the two projection members is bound: the build claims,
+ * the kernel flags' reason, the run's backend, seed, id and start, each
+ * edited alone (provenance's protocol_id has its own check in plan). */
+START_TEST(test_a_projection_field_edited_alone_fails_rederive)
+{
+    expect_projection_failure("proof-receipts.json", "build", "cflags", "-O3 -march=native", 0,
+                              "proj-cflags");
+    expect_projection_failure("proof-receipts.json", "build", "device_name", "NVIDIA B200", 0, "proj-device");
+    expect_projection_failure("proof-receipts.json", "backend", NULL, "cuda", 0, "proj-backend");
+    expect_projection_failure("proof-receipts.json", "kernel_flags_reason", NULL, "flags were the defaults",
+                              0, "proj-flags");
+    expect_projection_failure("provenance.json", "backend", NULL, "cuda", 0, "prov-backend");
+    expect_projection_failure("provenance.json", "seed", NULL, NULL, 12345, "prov-seed");
+    expect_projection_failure("provenance.json", "run_id", NULL, NULL, 2, "prov-run");
+    expect_projection_failure("provenance.json", "created_ns", NULL, "1700000000000000000", 0,
+                              "prov-created");
+}
+END_TEST
+
+/* profile_ids is rebuilt from the invocations: one added is refused. */
+START_TEST(test_an_invented_profile_id_fails_rederive)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    cJSON *t = tm_json(&l, "provenance.json");
+    cJSON_AddItemToArray(
+        cJSON_GetObjectItem(t, "profile_ids"),
+        cJSON_CreateString("2222222222222222222222222222222222222222222222222222222222222222"));
+    tm_json_put(&l, "provenance.json", t);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "prov-ids", NULL, NULL);
+    expect_fail(r, "rederive", "provenance.json", "differs from its regeneration from validation.json");
+    ck_assert_msg(ev_vreport_failures(r) == 1, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* The first attempt of job key in validation tree v. */
+static cJSON *first_attempt(cJSON *v, const char *key)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0);
+}
+
+/* Writes v back (report regenerated), verifies, expects a plan failure
+ * containing want. */
+static void expect_plan_failure(tm_list *l, cJSON *v, const char *tag, const char *want)
+{
+    tm_json_put(l, "validation.json", v);
+    tm_rereport(l);
+    ev_vreport *r = tamper_verify(l, tag, NULL, NULL);
+    expect_fail(r, "plan", "validation.json", want);
+    ev_vreport_free(r);
+}
+
+/* The invariants of bundle-format.md that one JSON edit could break, each
+ * refused: the parsed environment copy, a deleted validation stage, a
+ * duplicated stage, a stage of another name, retry_of_job_id on a planned
+ * job, an exit code beside a signal, *_ns fields that are not strings. */
+START_TEST(test_each_single_field_invariant_of_validation_json_is_refused)
+{
+    tm_list l;
+    cJSON *v, *a;
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON *env =
+        cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(v, "invocations"), 0), "environment");
+    cJSON_ReplaceItemInObject(env, "threads", cJSON_CreateNumber(64));
+    expect_plan_failure(&l, v, "env-copy",
+                        "invocation 1: environment is not the parsed copy of its environment_record");
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    a = first_attempt(v, "main/1/rows1/initial");
+    cJSON *vals = cJSON_GetObjectItem(a, "validations");
+    ck_assert_int_eq(cJSON_GetArraySize(vals), 2);
+    cJSON_DeleteItemFromArray(vals, 0);
+    expect_plan_failure(&l, v, "stage-deleted",
+                        "job main/1/rows1/initial attempt 1: completed without both validation stages (first "
+                        "and final) (1 stage(s))");
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    vals = cJSON_GetObjectItem(first_attempt(v, "main/1/rows1/initial"), "validations");
+    cJSON_AddItemToArray(vals, cJSON_Duplicate(cJSON_GetArrayItem(vals, 1), 1));
+    expect_plan_failure(&l, v, "stage-twice", "a validation stage appears twice");
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    vals = cJSON_GetObjectItem(first_attempt(v, "main/1/rows1/initial"), "validations");
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(vals, 0), "stage", cJSON_CreateString("middle"));
+    expect_plan_failure(&l, v, "stage-name", "a validation's stage is neither first nor final");
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(job_by_key(v, "main/2/rows2/initial"), "retry_of_job_id",
+                              cJSON_CreateNumber(3));
+    expect_plan_failure(&l, v, "planned-retry-id",
+                        "job main/2/rows2/initial: a planned job, yet retry_of_job_id is not null");
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(first_attempt(v, "main/2/rows2/initial"), "process"),
+                              "signal", cJSON_CreateNumber(9));
+    expect_plan_failure(&l, v, "exit-and-signal", "process record has both an exit_code and a signal");
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(first_attempt(v, "main/2/rows2/initial"), "started_ns", cJSON_CreateNumber(5));
+    expect_plan_failure(&l, v, "ns-number",
+                        "job main/2/rows2/initial attempt 1: started_ns is not a decimal string");
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "run"), "created_ns", cJSON_CreateString("0012"));
+    expect_plan_failure(&l, v, "ns-run", "run.created_ns or run.finished_ns is not a decimal string");
+    tm_free(&l);
+}
+END_TEST
+
+/* Writes v back (report regenerated), verifies, expects a rederive
+ * failure of validation.json containing want. */
+static void expect_rederive_failure(tm_list *l, cJSON *v, const char *tag, const char *want)
+{
+    tm_json_put(l, "validation.json", v);
+    tm_rereport(l);
+    ev_vreport *r = tamper_verify(l, tag, NULL, NULL);
+    expect_fail(r, "rederive", "validation.json", want);
+    ev_vreport_free(r);
+}
+
+/* The stored fit's description and the drift table's job keys are held to
+ * what the bundle shows. */
+START_TEST(test_store_fit_and_drift_keys_edited_alone_fail_rederive)
+{
+    tm_list l;
+    cJSON *v, *sf;
+
+    /* the fixture stored no fit: claiming one that equals model.json is refused */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    sf = cJSON_GetObjectItem(v, "store_fit");
+    cJSON_ReplaceItemInObject(sf, "equals_model_json", cJSON_CreateTrue());
+    expect_rederive_failure(&l, v, "fit-claimed",
+                            "store_fit: no fit stored, yet fit_id, sha256 or equals_model_json is set");
+    tm_free(&l);
+
+    /* a stored fit whose digest is not model.json's, said to equal it */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    sf = cJSON_GetObjectItem(v, "store_fit");
+    cJSON_ReplaceItemInObject(sf, "fits", cJSON_CreateNumber(1));
+    cJSON_ReplaceItemInObject(sf, "fit_id", cJSON_CreateNumber(1));
+    cJSON_ReplaceItemInObject(
+        sf, "sha256", cJSON_CreateString("3333333333333333333333333333333333333333333333333333333333333333"));
+    cJSON_ReplaceItemInObject(sf, "equals_model_json", cJSON_CreateTrue());
+    expect_rederive_failure(&l, v, "fit-equal",
+                            "store_fit: equals_model_json is true, but its sha256 is not model.json's");
+    tm_free(&l);
+
+    /* a drift row naming another job */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON *d0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "drift"), "cases"), 0);
+    cJSON_ReplaceItemInObject(d0, "main_job_key", cJSON_CreateString("main/0/rows1/initial"));
+    expect_rederive_failure(&l, v, "drift-key",
+                            "drift of case 0: main_job_key is not main/0/default/initial");
+    tm_free(&l);
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    d0 = cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "drift"), "cases"), 1);
+    cJSON_ReplaceItemInObject(d0, "recheck_job_key", cJSON_CreateString("recheck/0/default/recheck"));
+    expect_rederive_failure(&l, v, "drift-rkey",
+                            "drift of case 1: recheck_job_key is not recheck/1/default/recheck");
     tm_free(&l);
 }
 END_TEST
@@ -2453,6 +2694,10 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_the_exporter_refuses_a_store_that_breaks_an_invariant);
     tcase_add_test(t, test_the_verifier_fails_a_bundle_that_breaks_an_invariant);
     tcase_add_test(t, test_removed_job_fails_plan);
+    tcase_add_test(t, test_a_projection_field_edited_alone_fails_rederive);
+    tcase_add_test(t, test_an_invented_profile_id_fails_rederive);
+    tcase_add_test(t, test_each_single_field_invariant_of_validation_json_is_refused);
+    tcase_add_test(t, test_store_fit_and_drift_keys_edited_alone_fail_rederive);
     tcase_add_test(t, test_a_bundle_of_three_rounds_verifies_and_its_figures_stand_on_rounds);
     tcase_add_test(t, test_a_recorded_order_that_is_not_the_seeds_fails_plan_naming_the_job);
     tcase_add_test(t, test_a_missing_round_fails_plan_unless_a_recorded_failure_stands_in_its_place);

@@ -24,6 +24,7 @@
 #include "stats.h"
 #include "bundle/figures.h"
 #include "bundle/jbuild.h"
+#include "bundle/projections.h"
 #include "bundle/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
@@ -1462,25 +1463,15 @@ static ev_status write_validation(const xload *L, const ev_buf *model_json, ev_b
         ev_jb_str(&b, o, "host_hash", x->host_hash);
         ev_jb_str(&b, o, "profile_id", x->profile_id);
         ev_jb_str(&b, o, "environment_record", x->env_json);
-        if (!x->env_json) {
-            ev_jb_null(&b, o, "environment");
-            ev_jb_str(&b, o, "environment_reason", "no environment record");
-            continue;
-        }
         cJSON *env = NULL;
-        ev_err perr;
-        perr.msg[0] = '\0';
-        ev_status prc = ev_json_parse(x->env_json, strlen(x->env_json), 0, &env, &perr);
-        if (!prc)
-            prc = ev_json_canon_numbers(env);
-        if (prc == EV_ENOMEM && !b.rc)
+        char why[sizeof((ev_err *)0)->msg];
+        if (ev_proj_environment(x->env_json, &env, why, sizeof why) && !b.rc)
             b.rc = EV_ENOMEM;
-        if (prc) {
-            cJSON_Delete(env);
-            ev_jb_null(&b, o, "environment");
-            ev_jb_str(&b, o, "environment_reason", perr.msg[0] ? perr.msg : ev_strerror(prc));
-        } else {
+        if (env) {
             ev_jb_put(&b, o, "environment", env);
+        } else {
+            ev_jb_null(&b, o, "environment");
+            ev_jb_str(&b, o, "environment_reason", why);
         }
     }
 
@@ -1693,125 +1684,58 @@ out:
 
 /* ---- proof receipts and provenance ------------------------------------------ */
 
-/* The snapshot row with this path, or NULL. */
-static const xsource *find_source(const xload *L, const char *path)
+/* The snapshot rows as the projections see them (path order, as the
+ * store query returns them). */
+static ev_status proj_sources(const xload *L, ev_proj_source **out)
 {
+    ev_proj_source *v = calloc(L->sources.n + 1, sizeof *v);
+    if (!v)
+        return EV_ENOMEM;
     for (size_t i = 0; i < L->sources.n; i++) {
         const xsource *x = vec_at(&L->sources, i);
-        if (!strcmp(x->path, path))
-            return x;
+        v[i] = (ev_proj_source){x->path, x->sha256, x->len};
     }
-    return NULL;
+    *out = v;
+    return EV_OK;
 }
 
-/* Writes proof-receipts.json into out. */
+/* Writes proof-receipts.json into out (bundle/projections.h). */
 static ev_status write_proof(const xload *L, const char *tree_hash, ev_buf *out)
 {
-    ev_jb b = {EV_OK};
-    cJSON *root = cJSON_CreateObject();
-    cJSON *env = NULL;
     const xinv *first = L->invs.n ? vec_at(&L->invs, 0) : NULL;
-    ev_jb_str(&b, root, "format", "evident-proof-receipts/1");
-    ev_jb_str(&b, root, "backend", L->run.backend);
-    if (first && first->env_json && !ev_json_parse(first->env_json, strlen(first->env_json), 0, &env, NULL)) {
-        /* A fixed projection of the environment record: each key copied
-         * (numbers exact) where the runner recorded it, else null. */
-        static const char *const top[] = {"compiler", "cflags",          "kernel",
-                                          "nvcc",     "kernel_binaries", "default_entry_source"};
-        static const char *const dev[] = {"name", "driver_version", "runtime_version"};
-        cJSON *build = ev_jb_obj(&b, root, "build");
-        const cJSON *d = cJSON_GetObjectItemCaseSensitive(env, "device");
-        for (size_t i = 0; i < sizeof top / sizeof top[0] + sizeof dev / sizeof dev[0]; i++) {
-            int is_dev = i >= sizeof top / sizeof top[0];
-            const char *key = is_dev ? dev[i - sizeof top / sizeof top[0]] : top[i];
-            const cJSON *v = cJSON_GetObjectItemCaseSensitive(is_dev ? d : env, key);
-            char dk[64];
-            snprintf(dk, sizeof dk, "%s%s", is_dev ? "device_" : "", key);
-            cJSON *copy = v && !b.rc ? cJSON_Duplicate(v, 1) : NULL;
-            if (copy && (cJSON_IsObject(copy) || cJSON_IsArray(copy))) {
-                ev_status crc = ev_json_canon_numbers(copy);
-                if (crc && !b.rc)
-                    b.rc = crc;
-            } else if (copy && cJSON_IsNumber(copy)) {
-                char t[32];
-                cJSON_Delete(copy);
-                copy = ev_json_format_double(v->valuedouble, t) ? NULL : cJSON_CreateRaw(t);
-            }
-            if (v)
-                ev_jb_put(&b, build, dk, copy);
-            else
-                ev_jb_null(&b, build, dk);
-        }
-    } else {
-        ev_jb_null(&b, root, "build");
-        ev_jb_str(&b, root, "build_reason", "no environment record");
-    }
-    const xsource *mk = find_source(L, "kernels/build.mk");
-    if (mk) {
-        cJSON *o = ev_jb_obj(&b, root, "kernel_flags");
-        ev_jb_str(&b, o, "path", mk->path);
-        ev_jb_str(&b, o, "sha256", mk->sha256);
-    } else {
-        ev_jb_null(&b, root, "kernel_flags");
-        ev_jb_str(&b, root, "kernel_flags_reason", "kernels/build.mk not in the snapshot");
-    }
-    cJSON *ks = ev_jb_arr(&b, root, "kernel_sources");
-    for (size_t i = 0; i < L->sources.n; i++) {
-        const xsource *x = vec_at(&L->sources, i);
-        if (strncmp(x->path, "kernels/", 8))
-            continue;
-        cJSON *o = ev_jb_obj(&b, ks, NULL);
-        ev_jb_str(&b, o, "path", x->path);
-        ev_jb_str(&b, o, "sha256", x->sha256);
-        ev_jb_i64(&b, o, "size", (int64_t)x->len);
-    }
-    /* The default entry's source: its bytes as the run snapshot holds them
-     * (the same bytes as the bundle's sources/ member). */
-    const xsource *des = find_source(L, EV_BUNDLE_DEFAULT_ENTRY_SOURCE);
-    if (des) {
-        cJSON *o = ev_jb_obj(&b, root, "default_entry_source");
-        ev_jb_str(&b, o, "path", des->path);
-        ev_jb_str(&b, o, "sha256", des->sha256);
-    } else {
-        ev_jb_null(&b, root, "default_entry_source");
-        ev_jb_str(&b, root, "default_entry_source_reason",
-                  EV_BUNDLE_DEFAULT_ENTRY_SOURCE " not in the snapshot");
-    }
-    ev_jb_str(&b, root, "source_tree_hash", tree_hash);
-    cJSON_Delete(env);
-    return ev_jb_finish(&b, root, out);
+    ev_proj_source *src = NULL;
+    ev_status rc = proj_sources(L, &src);
+    if (rc)
+        return rc;
+    ev_proof_in in = {L->run.backend, first ? first->env_json : NULL, src, L->sources.n, tree_hash};
+    rc = ev_proof_build(&in, out);
+    free(src);
+    return rc;
 }
 
-/* Writes provenance.json into out. */
+/* Writes provenance.json into out (bundle/projections.h). */
 static ev_status write_provenance(const xload *L, const char *tree_hash, ev_buf *out)
 {
-    ev_jb b = {EV_OK};
-    cJSON *root = cJSON_CreateObject();
-    ev_jb_str(&b, root, "format", "evident-provenance/1");
-    ev_jb_i64(&b, root, "run_id", L->run.run_id);
-    ev_jb_str(&b, root, "git_commit", L->run.git_commit);
-    ev_jb_bool(&b, root, "git_dirty", L->run.git_dirty);
-    ev_jb_str(&b, root, "source_tree_hash", tree_hash);
-    ev_jb_str(&b, root, "recorded_source_tree_hash", L->run.source_tree_hash);
-    ev_jb_str(&b, root, "protocol_id", L->run.protocol_id);
-    const xinv *first = L->invs.n ? vec_at(&L->invs, 0) : NULL;
-    ev_jb_str(&b, root, "profile_id", first ? first->profile_id : NULL);
-    cJSON *ids = ev_jb_arr(&b, root, "profile_ids");
-    for (size_t i = 0; i < L->invs.n; i++) {
-        const xinv *x = vec_at(&L->invs, i);
-        int seen = !x->profile_id;
-        for (size_t k = 0; k < i && !seen; k++) {
-            const xinv *y = vec_at(&L->invs, k);
-            seen = y->profile_id && !strcmp(y->profile_id, x->profile_id);
-        }
-        if (!seen)
-            ev_jb_put(&b, ids, NULL, b.rc ? NULL : cJSON_CreateString(x->profile_id));
-    }
-    ev_jb_str(&b, root, "backend", L->run.backend);
-    ev_jb_i64(&b, root, "seed", L->run.seed);
-    ev_jb_ns(&b, root, "created_ns", L->run.created_ns);
-    ev_jb_str(&b, root, "exporter", "evident " EV_VERSION);
-    return ev_jb_finish(&b, root, out);
+    const char **ids = calloc(L->invs.n + 1, sizeof *ids);
+    if (!ids)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < L->invs.n; i++)
+        ids[i] = ((const xinv *)vec_at(&L->invs, i))->profile_id;
+    ev_prov_in in = {L->run.run_id,
+                     L->run.git_commit,
+                     L->run.git_dirty,
+                     tree_hash,
+                     L->run.source_tree_hash,
+                     L->run.protocol_id,
+                     ids,
+                     L->invs.n,
+                     L->run.backend,
+                     L->run.seed,
+                     L->run.created_ns,
+                     "evident " EV_VERSION};
+    ev_status rc = ev_provenance_build(&in, out);
+    free(ids);
+    return rc;
 }
 
 /* ---- receipts and the bundle -------------------------------------------------- */
@@ -2007,6 +1931,21 @@ static ev_status check_invariants(const xload *L, ev_err *err)
                               "'s profile id is not the SHA-256 of its environment record; refusing to "
                               "export it",
                               x->invocation_id);
+    }
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = vec_at(&L->jobs, i);
+        for (size_t k = 0; k < j->n_att; k++) {
+            const xattempt *a = vec_at(&L->atts, j->att0 + k);
+            size_t lo, hi;
+            attempt_range(&L->vals, a->attempt_id, &lo, &hi);
+            const char *why = ev_stages_problem(a->outcome, j->has_case, (int)(hi - lo));
+            if (why)
+                return ev_err_set(err, EV_EFORMAT,
+                                  "export: the store breaks an invariant: attempt %" PRId64
+                                  " of job %s is %s; "
+                                  "refusing to export it",
+                                  a->attempt_id, j->job_key, why);
+        }
     }
     if (L->status.have && L->status.status) {
         for (size_t i = 0; i < L->jobs.n; i++) {

@@ -108,3 +108,10 @@ int ev_outcome_final(ev_outcome o)
 {
     return o != EV_OUT_INTERRUPTED && (int)o >= 0 && o < EV_OUT_COUNT;
 }
+
+const char *ev_stages_problem(ev_outcome o, int has_case, int n_stages)
+{
+    if (o != EV_OUT_COMPLETED || !has_case || n_stages == 2)
+        return NULL;
+    return "completed without both validation stages (first and final)";
+}

@@ -68,5 +68,11 @@ int ev_profile_id_matches(const char *json, size_t len, const char *id);
  * is set only when every phase has run, and every missing or interrupted
  * attempt is run again before that, so a finished run has neither. */
 int ev_outcome_final(ev_outcome o);
+/* A completed attempt of a case validated its output in both stages (first
+ * and final); n_stages is how many validation rows it has.  Returns NULL
+ * when that holds (or the attempt is not a completed one of a case), else
+ * the rule it breaks.  A deleted stage could otherwise turn a failed
+ * validation into a completion. */
+const char *ev_stages_problem(ev_outcome o, int has_case, int n_stages);
 
 #endif

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "bundle/projections.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "sha256.h"
@@ -38,9 +39,11 @@ static int vp_cmp_key(const void *a, const void *b)
 }
 
 /* Re-derives the outcome of one attempt from its process record and its
- * validations.  Returns 0 and sets *out, or -1 when the record is malformed
- * (reason in *why). */
-static int vp_derive_attempt(const cJSON *a, ev_outcome *out, const char **why)
+ * validations.  Returns 0 and sets *out and *stages (how many validation
+ * stages it has, 0..2), or -1 when the record is malformed (reason in
+ * *why): a stage other than first or final, or one twice; a process record
+ * with both an exit code and a signal. */
+static int vp_derive_attempt(const cJSON *a, ev_outcome *out, int *stages, const char **why)
 {
     ev_process_facts f;
     memset(&f, 0, sizeof f);
@@ -52,12 +55,24 @@ static int vp_derive_attempt(const cJSON *a, ev_outcome *out, const char **why)
     }
     const cJSON *v;
     const char *first_sha = NULL;
+    int n_first = 0, n_final = 0;
     cJSON_ArrayForEach(v, vals)
     {
         const char *st = vj_str(v, "stage");
         if (st && !strcmp(st, "first"))
             first_sha = vj_str(v, "output_sha256");
+        n_first += st && !strcmp(st, "first");
+        n_final += st && !strcmp(st, "final");
+        if (!st || (strcmp(st, "first") && strcmp(st, "final"))) {
+            *why = "a validation's stage is neither first nor final";
+            return -1;
+        }
     }
+    if (n_first > 1 || n_final > 1) {
+        *why = "a validation stage appears twice (one first and one final per attempt)";
+        return -1;
+    }
+    *stages = n_first + n_final;
     cJSON_ArrayForEach(v, vals)
     {
         int passed;
@@ -92,6 +107,15 @@ static int vp_derive_attempt(const cJSON *a, ev_outcome *out, const char **why)
         }
         f.has_exit = !null_exit;
         f.has_signal = !null_sig;
+        if (f.has_exit && f.has_signal) {
+            *why = "process record has both an exit_code and a signal (waitpid gives one or the other)";
+            return -1;
+        }
+        int64_t ns;
+        if (vj_ns(p, "ended_ns", &ns) || vj_ns(p, "wall_ns", &ns)) {
+            *why = "process record's ended_ns or wall_ns is not a decimal string";
+            return -1;
+        }
     } else {
         *why = "process is neither an object nor null";
         return -1;
@@ -125,11 +149,24 @@ static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
             j->derived_ok = 0;
             continue;
         }
-        if (vp_derive_attempt(a, &oc, &why)) {
+        int stages = 0;
+        int64_t ns;
+        if (vj_ns(a, "started_ns", &ns)) {
+            vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: started_ns is not a decimal string", j->key, k);
+            j->derived_ok = 0;
+            continue;
+        }
+        if (vp_derive_attempt(a, &oc, &stages, &why)) {
             vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, why);
             j->derived_ok = 0;
             continue;
         }
+        /* a completed attempt of a case validated its output twice: a
+         * stage deleted (with the derived members recomputed) cannot turn a
+         * failed validation into a completion */
+        const char *sp = ev_stages_problem(oc, j->case_index >= 0, stages);
+        if (sp)
+            vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s (%d stage(s))", j->key, k, sp, stages);
         if (!rec || strcmp(rec, ev_outcome_name(oc)))
             vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: outcome %s, but its process record gives %s", j->key,
                     k, rec ? rec : "(none)", ev_outcome_name(oc));
@@ -218,6 +255,11 @@ static void vp_run_and_cases(vb_bundle *b, const ev_protocol *proto, ev_vreport 
     const char *rid = vj_str(run, "protocol_id");
     if (!rid || strcmp(rid, id))
         vr_fail(r, VR_PLAN, VP, "run.protocol_id is not the SHA-256 of protocol.json (%s)", id);
+    int64_t ns;
+    const cJSON *fin = cJSON_GetObjectItemCaseSensitive(run, "finished_ns");
+    if (vj_ns(run, "created_ns", &ns) || (!cJSON_IsNull(fin) && vj_ns(run, "finished_ns", &ns)))
+        vr_fail(r, VR_PLAN, VP,
+                "run.created_ns or run.finished_ns is not a decimal string (*_ns fields are)");
     int64_t seed;
     if (vj_i64(run, "seed", &seed) || seed != proto->seed)
         vr_fail(r, VR_PLAN, VP, "run.seed is not protocol.json's seed %lld", (long long)proto->seed);
@@ -266,6 +308,7 @@ static void vp_same_job(const vb_vjob *v, const ev_plan_job *p, const char *want
 /* Each invocation's profile id is the SHA-256 of its environment record
  * (store/outcome.h, the exporter's rule too), and provenance.json names
  * the first invocation's (null when that one recorded none). */
+static void vp_environment_copy(const cJSON *x, size_t i, ev_vreport *r);
 static void vp_environments(const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *invs = cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"), *x;
@@ -280,6 +323,9 @@ static void vp_environments(const vb_bundle *b, ev_vreport *r)
         const cJSON *id = cJSON_GetObjectItemCaseSensitive(x, "profile_id"),
                     *rec = cJSON_GetObjectItemCaseSensitive(x, "environment_record");
         i++;
+        int64_t ns;
+        if (vj_ns(x, "started_ns", &ns))
+            vr_fail(r, VR_PLAN, VP, "invocation %zu: started_ns is not a decimal string", i);
         if (cJSON_IsNull(id) && cJSON_IsNull(rec))
             continue; /* an invocation whose probe recorded no environment (first stays NULL) */
         if (!cJSON_IsString(id) || !cJSON_IsString(rec)) {
@@ -294,10 +340,48 @@ static void vp_environments(const vb_bundle *b, ev_vreport *r)
                     "invocation %zu: profile_id %.12s... is not the SHA-256 of its environment_record", i,
                     id->valuestring);
     }
+    i = 0;
+    cJSON_ArrayForEach(x, invs)
+    {
+        i++;
+        vp_environment_copy(x, i, r);
+    }
     const char *pid = vj_str(b->provenance, "profile_id");
     if (b->provenance && (first ? !pid || strcmp(pid, first) : pid != NULL))
         vr_fail(r, VR_PLAN, "provenance.json", "profile_id %s is not the first invocation's (%s)",
                 pid ? pid : "null", first ? first : "null");
+}
+
+/* An invocation's "environment" (and its reason) is the parsed copy of its
+ * environment_record, as bundle/projections.h makes it: equal when both
+ * print to the same bytes with numbers canonical. */
+static void vp_environment_copy(const cJSON *x, size_t i, ev_vreport *r)
+{
+    const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "environment_record"),
+                *have = cJSON_GetObjectItemCaseSensitive(x, "environment");
+    const char *why_have = vj_str(x, "environment_reason");
+    cJSON *want = NULL, *copy = NULL;
+    char why[256];
+    ev_buf a = EV_BUF_INIT, c = EV_BUF_INIT;
+    if (ev_proj_environment(cJSON_IsString(rec) ? rec->valuestring : NULL, &want, why, sizeof why)) {
+        r->oom = 1;
+        return;
+    }
+    if (!want) {
+        if (!cJSON_IsNull(have) || !why_have || strcmp(why_have, why))
+            vr_fail(r, VR_PLAN, VP, "invocation %zu: environment is not null with environment_reason \"%s\"",
+                    i, why);
+        return;
+    }
+    if (why_have || !cJSON_IsObject(have) || !(copy = cJSON_Duplicate(have, 1)) ||
+        ev_json_canon_numbers(copy) || ev_json_print(want, 1, &a) || ev_json_print(copy, 1, &c) ||
+        a.len != c.len || memcmp(a.data, c.data, a.len))
+        vr_fail(r, VR_PLAN, VP,
+                "invocation %zu: environment is not the parsed copy of its environment_record", i);
+    cJSON_Delete(want);
+    cJSON_Delete(copy);
+    ev_buf_free(&a);
+    ev_buf_free(&c);
 }
 
 void vc_plan(vb_bundle *b, ev_vreport *r)
@@ -375,6 +459,10 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         matched[*hit - b->vjobs] = 1;
         outcomes[i] = (ev_outcome)(*hit)->derived;
         vp_same_job(*hit, p, NULL, r);
+        int64_t rid;
+        int rnull = 0;
+        if (vj_i64_null((*hit)->j, "retry_of_job_id", &rid, &rnull) || !rnull)
+            vr_fail(r, VR_PLAN, VP, "job %s: a planned job, yet retry_of_job_id is not null", p->job_key);
     }
 
     /* Rescue jobs, regenerated from the derived outcomes. */
