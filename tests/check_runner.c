@@ -994,6 +994,80 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
 }
 END_TEST
 
+/* SIGTERM in every phase: before the first job (store creation, the
+ * environment probe), during main, the fit and policy, rescue and recheck.
+ * Each time the run stops within a few seconds with exit 1 and says how to
+ * finish it; --resume finishes it; the bundle verifies. */
+START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
+{
+    static const char *const phases[] = {"setup", "main/", "policy/", "rescue/", "recheck/"};
+    const char *proto = write_file(
+        "sigterm.json",
+        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 250, \"target_sample_ms\": 5, \"cold_samples\": 1, "
+        "\"host_threads\": 2, \"job_timeout_s\": 30,\n"
+        " \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-flaky\", \"kind\": \"exit\", \"code\": 4, \"when\": "
+        "\"original\"}],\n"
+        " \"arms\": [\"default\", \"rows1\", \"rows2\", \"fault-flaky\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "  {\"op\": \"reduce_max\", \"rows\": 17, \"cols\": 256, \"dtype\": \"fp16\", \"default_rows\": 4},\n"
+        "  {\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 64, \"dtype\": \"bf16\", \"default_rows\": "
+        "8}]}\n");
+    char errp[512];
+    snprintf(errp, sizeof errp, "%s/stderr.txt", dir);
+    for (size_t ph = 0; ph < sizeof phases / sizeof phases[0]; ph++) {
+        char db[512], zip[512], log[4096], pat[32];
+        snprintf(db, sizeof db, "%s/sigterm-%zu.db", dir, ph);
+        snprintf(zip, sizeof zip, "%s/sigterm-%zu.zip", dir, ph);
+        snprintf(pat, sizeof pat, " %s", phases[ph]);
+        unlink(errp);
+        pid_t pid = start_run_db(proto, db, 0);
+        double t0 = now_s();
+        if (ph == 0) {
+            usleep(30000);
+        } else {
+            /* the first job of the phase has ended: the next is running */
+            for (;;) {
+                char buf[65536];
+                FILE *f = fopen(errp, "r");
+                size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+                if (f)
+                    fclose(f);
+                buf[n] = '\0';
+                if (strstr(buf, pat))
+                    break;
+                ck_assert_msg(now_s() - t0 < 60, "%s: the phase never started: %s", phases[ph], buf);
+                usleep(2000);
+            }
+        }
+        double ts = now_s();
+        ck_assert_int_eq(kill(pid, SIGTERM), 0);
+        int rc = wait_exit(pid);
+        double took = now_s() - ts;
+        ck_assert_msg(rc == 1, "%s: exit %d after SIGTERM", phases[ph], rc);
+        ck_assert_msg(took < 5.0, "%s: %.2f s from SIGTERM to exit", phases[ph], took);
+        FILE *f = fopen(errp, "r");
+        size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
+        if (f)
+            fclose(f);
+        log[n] = '\0';
+        ck_assert_msg(strstr(log, "stopped by a signal") && strstr(log, "--resume"), "%s: %s", phases[ph],
+                      log);
+        ck_assert_msg(wait_exit(start_run_db(proto, db, 1)) == 0, "%s: resume failed", phases[ph]);
+        const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+        const char *ver[] = {zip, NULL};
+        ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "%s: export: %s", phases[ph], log);
+        ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "%s: verify: %s", phases[ph],
+                      log);
+        printf("check_runner: SIGTERM in %s: stopped in %.2f s, resumed, exported and verified\n", phases[ph],
+               took);
+    }
+}
+END_TEST
+
 START_TEST(test_what_this_host_cannot_run_is_refused_before_the_store_is_touched)
 {
     char db[400], log[8192], bigcase[1200], cpus[600];
@@ -1434,13 +1508,14 @@ int main(void)
     tcase_add_test(tc, test_a_snapshot_file_the_bundle_could_not_name_is_refused_before_measuring);
     tcase_add_test(tc, test_resume_refuses_a_different_protocol);
     suite_add_tcase(s, tc);
+    tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
+    tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_cpu_receipts_equal_the_selectors_plan_for_every_schedule);
     tcase_add_test(tc, test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedule_arm_does_not);
     tcase_add_test(tc, test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_policy_phase);
-    tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
     tcase_add_test(tc, test_torch_compile_is_skipped_with_the_hosts_own_import_error);
     tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
