@@ -1212,6 +1212,9 @@ START_TEST(test_the_exporter_refuses_a_store_that_breaks_an_invariant)
          "a "
          "JOIN jobs j USING (job_id) WHERE j.job_key = 'main/1/rows1/initial');",
          "of job main/1/rows1/initial is completed without both validation stages"},
+        {"good", "plannedretry",
+         "UPDATE jobs SET retry_of = (SELECT min(job_id) FROM jobs) WHERE job_key = 'main/2/rows2/initial';",
+         "job main/2/rows2/initial is in phase main yet retries another job"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *db = tamper_store(cases[i].from, cases[i].tag, cases[i].sql);

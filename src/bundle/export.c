@@ -1934,6 +1934,12 @@ static ev_status check_invariants(const xload *L, ev_err *err)
     }
     for (size_t i = 0; i < L->jobs.n; i++) {
         const xjob *j = vec_at(&L->jobs, i);
+        if (j->has_retry != !strcmp(j->phase, "rescue"))
+            return ev_err_set(err, EV_EFORMAT,
+                              "export: the store breaks an invariant: job %s is in phase %s %s; refusing to "
+                              "export it",
+                              j->job_key, j->phase,
+                              j->has_retry ? "yet retries another job" : "yet retries no job");
         for (size_t k = 0; k < j->n_att; k++) {
             const xattempt *a = vec_at(&L->atts, j->att0 + k);
             size_t lo, hi;
