@@ -27,6 +27,7 @@
 #include <cjson/cJSON.h>
 #include <zip.h>
 
+#include "names.h"
 #include "buf.h"
 #include "csv.h"
 #include "json.h"

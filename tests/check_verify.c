@@ -1958,6 +1958,36 @@ START_TEST(test_each_single_field_invariant_of_validation_json_is_refused)
     cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "run"), "created_ns", cJSON_CreateString("0012"));
     expect_plan_failure(&l, v, "ns-run", "run.created_ns or run.finished_ns is not a decimal string");
     tm_free(&l);
+
+    /* free text that still holds an absolute path (a privacy leak the
+     * exporter's redaction prevents) */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(first_attempt(v, "main/2/rows2/initial"), "process"),
+                              "stderr_tail", cJSON_CreateString("opened /home/alice/secret/data.bin\n"));
+    expect_plan_failure(&l, v, "unredacted",
+                        "job main/2/rows2/initial attempt 1: process.stderr_tail holds an absolute path");
+    tm_free(&l);
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "run"), "protocol_path",
+                              cJSON_CreateString("/home/alice/p.json"));
+    expect_plan_failure(&l, v, "unredacted-path", "run.protocol_path holds an absolute path (not redacted)");
+    tm_free(&l);
+
+    /* a member printed otherwise than the exporter prints it (same data) */
+    tm_load(&l, g_good);
+    ev_buf *pm = tm_get(&l, "provenance.json");
+    ev_buf compact = EV_BUF_INIT;
+    for (size_t i = 0; i < pm->len; i++)
+        if (pm->data[i] != '\t')
+            ck_assert_int_eq(ev_buf_append(&compact, pm->data + i, 1), EV_OK);
+    tm_set(&l, "provenance.json", compact.data, compact.len);
+    ev_buf_free(&compact);
+    ev_vreport *r = tamper_verify(&l, "printed", NULL, NULL);
+    expect_fail(r, "formats", "provenance.json", "is not printed as the exporter prints it");
+    ev_vreport_free(r);
+    tm_free(&l);
 }
 END_TEST
 

@@ -48,13 +48,6 @@ ev_status ev_bundle_write(const ev_bundle *b, const char *path, ev_err *err);
 ev_status ev_export_file(const char *db_path, int64_t run_id, const char *out_path, char root_hex[65],
                          ev_err *err);
 
-/*
- * Absolute-path redaction of free text (docs/bundle-format.md,
- * "Redaction"): appends s with each absolute path replaced by
- * "<redacted>/" + its last component.  Idempotent.  NULL s appends nothing.
- */
-ev_status ev_bundle_redact(const char *s, ev_buf *out);
-
 /* The default entry's source file, whose snapshot SHA-256 proof-receipts.json
  * names as default_entry_source. */
 #define EV_BUNDLE_DEFAULT_ENTRY_SOURCE "kernels/reduce_default.cuh"

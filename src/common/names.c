@@ -1,9 +1,10 @@
 /*
- * names.c: the member-name rule (names.h).
+ * names.c: the member-name rule and the redaction of free text (names.h).
  */
 #include "names.h"
 
 #include <stdio.h>
+#include <string.h>
 
 const char *ev_name_problem(const char *name, size_t len, char *why, size_t size)
 {
@@ -51,4 +52,52 @@ const char *ev_name_problem(const char *name, size_t len, char *why, size_t size
         comp = i + 1;
     }
     return NULL;
+}
+
+/* ---- absolute-path redaction ---------------------------------------------- */
+
+/* Returns 1 when c may start a path component after '/'. */
+static int path_start_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+           c == '_' || c == '~' || c == '-';
+}
+
+/* Returns 1 when c continues a path. */
+static int path_char(char c)
+{
+    return path_start_char(c) || c == '+' || c == '@' || c == '%' || c == '/';
+}
+
+/* Redacts absolute paths; see names.h. */
+ev_status ev_bundle_redact(const char *s, ev_buf *out)
+{
+    ev_status rc = EV_OK;
+    if (!s)
+        return EV_OK;
+    size_t i = 0, n = strlen(s);
+    while (i < n && !rc) {
+        int starts = s[i] == '/' && i + 1 < n && path_start_char(s[i + 1]) &&
+                     (i == 0 || strchr(" \t\n\"'=:([,", s[i - 1]) != NULL);
+        if (!starts) {
+            rc = ev_buf_append(out, s + i, 1);
+            i++;
+            continue;
+        }
+        size_t e = i + 1, last = i + 1;
+        while (e < n && path_char(s[e])) {
+            if (s[e] == '/' && e + 1 < n && path_char(s[e + 1]) && s[e + 1] != '/')
+                last = e + 1;
+            e++;
+        }
+        rc = ev_buf_puts(out, "<redacted>/");
+        if (!rc) {
+            size_t end = e;
+            while (end > last && s[end - 1] == '/')
+                end--;
+            rc = ev_buf_append(out, s + last, end - last);
+        }
+        i = e;
+    }
+    return rc;
 }

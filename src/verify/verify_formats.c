@@ -60,6 +60,33 @@ static void vf_format_tag(const cJSON *tree, const char *name, const char *want,
         vr_fail(r, VR_FORMATS, name, "\"format\" is not \"%s\"", want);
 }
 
+/* Printing (docs/bundle-format.md, "JSON printing"): the member is its
+ * parsed tree printed by ev_json_print(tree, 1) with numbers in canonical
+ * text (the printer ends it with one newline): key order, spacing and
+ * number text are the exporter's.  tree is the canonically parsed member (not modified). */
+static void vf_printed(const vb_bundle *b, const char *name, const cJSON *tree, ev_vreport *r)
+{
+    const vb_member *m = vb_find(b, name);
+    cJSON *copy;
+    ev_buf out = EV_BUF_INIT;
+    if (!m || !tree)
+        return;
+    if (!(copy = cJSON_Duplicate(tree, 1)) || ev_json_canon_numbers(copy) || ev_json_print(copy, 1, &out)) {
+        r->oom = 1;
+    } else {
+        size_t i = 0;
+        while (i < m->len && i < out.len && ((const char *)m->data)[i] == out.data[i])
+            i++;
+        if (i < m->len || i < out.len)
+            vr_fail(r, VR_FORMATS, name,
+                    "is not printed as the exporter prints it (ev_json_print, canonical numbers, one final "
+                    "newline): first difference at byte %zu",
+                    i);
+    }
+    cJSON_Delete(copy);
+    ev_buf_free(&out);
+}
+
 void vc_formats(vb_bundle *b, ev_vreport *r)
 {
     vr_use(r, VR_FORMATS);
@@ -73,6 +100,9 @@ void vc_formats(vb_bundle *b, ev_vreport *r)
     vf_format_tag(b->proof, "proof-receipts.json", "evident-proof-receipts/1", r);
     vf_format_tag(b->provenance, "provenance.json", "evident-provenance/1", r);
     vb_read_samples(b, r);
+    vf_printed(b, "validation.json", b->validation, r);
+    vf_printed(b, "proof-receipts.json", b->proof, r);
+    vf_printed(b, "provenance.json", b->provenance, r);
 
     const vb_member *h = vb_find(b, "report.html");
     if (h) {

@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "json.h"
+#include "names.h"
 #include "bundle/projections.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
@@ -124,6 +125,24 @@ static int vp_derive_attempt(const cJSON *a, ev_outcome *out, int *stages, const
     return 0;
 }
 
+/* 1 when the free text s (NULL: none) holds no absolute path the
+ * exporter's redaction (ev_bundle_redact, docs/bundle-format.md) would
+ * still replace; -1 when out of memory. */
+static int vp_redacted(const char *s)
+{
+    ev_buf b = EV_BUF_INIT;
+    int ok;
+    if (!s)
+        return 1;
+    if (ev_bundle_redact(s, &b)) {
+        ev_buf_free(&b);
+        return -1;
+    }
+    ok = b.len == strlen(s) && !memcmp(b.data ? b.data : "", s, b.len);
+    ev_buf_free(&b);
+    return ok;
+}
+
 /* Checks one job's attempts and re-derives its outcome into j->derived. */
 static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
 {
@@ -151,6 +170,17 @@ static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
         }
         int stages = 0;
         int64_t ns;
+        const cJSON *proc = cJSON_GetObjectItemCaseSensitive(a, "process");
+        static const char *const texts[] = {"skip_reason", "protocol_error", "stderr_tail"};
+        for (size_t t = 0; cJSON_IsObject(proc) && t < 3; t++) {
+            int red = vp_redacted(vj_str(proc, texts[t]));
+            if (red < 0)
+                r->oom = 1;
+            else if (!red)
+                vr_fail(r, VR_PLAN, VP,
+                        "job %s attempt %zu: process.%s holds an absolute path (not redacted)", j->key, k,
+                        texts[t]);
+        }
         if (vj_ns(a, "started_ns", &ns)) {
             vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: started_ns is not a decimal string", j->key, k);
             j->derived_ok = 0;
@@ -255,6 +285,11 @@ static void vp_run_and_cases(vb_bundle *b, const ev_protocol *proto, ev_vreport 
     const char *rid = vj_str(run, "protocol_id");
     if (!rid || strcmp(rid, id))
         vr_fail(r, VR_PLAN, VP, "run.protocol_id is not the SHA-256 of protocol.json (%s)", id);
+    int red = vp_redacted(vj_str(run, "protocol_path"));
+    if (red < 0)
+        r->oom = 1;
+    else if (!red)
+        vr_fail(r, VR_PLAN, VP, "run.protocol_path holds an absolute path (not redacted)");
     int64_t ns;
     const cJSON *fin = cJSON_GetObjectItemCaseSensitive(run, "finished_ns");
     if (vj_ns(run, "created_ns", &ns) || (!cJSON_IsNull(fin) && vj_ns(run, "finished_ns", &ns)))
