@@ -789,8 +789,8 @@ static void progress(sup *s, const jstate *j, int ended)
  * it (recorded interrupted). */
 static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
 {
-    char case_s[24], coef_s[100] = "", script[4096];
-    char *argv[24];
+    char case_s[24], coef_s[100] = "", script[4096], cache[4096];
+    char *argv[28];
     const ev_proto_fault *fault = ev_protocol_fault(&s->proto, j->pj.arm);
     int ac = 0;
     att a;
@@ -833,6 +833,11 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
         argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
         argv[ac++] = "--peer-script";
         argv[ac++] = script;
+        /* one compile cache per store: a case compiled once per run, its
+         * later rounds load the files (docs/runner.md, "torch-compile") */
+        snprintf(cache, sizeof cache, "%s.torch-cache-run%lld", s->o->db_path, (long long)s->run_id);
+        argv[ac++] = "--torch-cache";
+        argv[ac++] = cache;
     }
     /* auto and the wrong-schedule fault arm ask the selector with the fit */
     if ((!strcmp(j->pj.arm, "auto") || (fault && fault->kind == EV_FAULT_WRONG_SCHEDULE)) && s->have_coef) {

@@ -255,6 +255,17 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             close(out->fd); /* the peer writes only to its own pipe */
         if (rp[1] == PEER_RECORD_FD ? fcntl(rp[1], F_SETFD, 0) < 0 : dup2(rp[1], PEER_RECORD_FD) < 0)
             _exit(127); /* (dup2 onto itself would leave close-on-exec set) */
+        if (a->torch_cache) {
+            /* the run's compile cache: inductor's FX graph and Triton
+             * kernel files, shared by the run's torch jobs as files only */
+            char ind[4200], tri[4200];
+            snprintf(ind, sizeof ind, "%s/inductor", a->torch_cache);
+            snprintf(tri, sizeof tri, "%s/triton", a->torch_cache);
+            mkdir(a->torch_cache, 0755);
+            if (setenv("TORCHINDUCTOR_CACHE_DIR", ind, 1) || setenv("TRITON_CACHE_DIR", tri, 1) ||
+                setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1", 1))
+                _exit(127);
+        }
         execvp(argv[0], argv);
         e = errno;
         if (write(xp[1], &e, sizeof e) < 0)

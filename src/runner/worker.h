@@ -37,6 +37,7 @@ typedef struct ev_worker_args {
     void *fault_ctx;
     const char *python;      /* torch-compile: the interpreter ("python3") */
     const char *peer_script; /* torch-compile: kernels/peer_torch.py */
+    const char *torch_cache; /* torch-compile: the run's compile cache directory, or NULL */
 } ev_worker_args;
 
 /*

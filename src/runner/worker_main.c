@@ -7,7 +7,7 @@
  *
  *   evident-worker --backend cpu|cuda --protocol-fd N --record-fd N
  *                  (--probe | --case I --arm A --job-key K [--retry]
- *                   [--coef A0,AP,AD] [--python PY --peer-script FILE])
+ *                   [--coef A0,AP,AD] [--python PY --peer-script FILE [--torch-cache DIR]])
  *
  * torch-compile jobs run FILE (kernels/peer_torch.py) under PY as a child
  * (src/runner/torch_peer.c).
@@ -98,7 +98,7 @@ static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage,
 int main(int argc, char **argv)
 {
     const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
-               *peer_script = NULL;
+               *peer_script = NULL, *torch_cache = NULL;
     long long proto_fd = -1, rec_fd = -1, case_index = -1;
     int probe = 0, retry = 0;
     ev_buf bytes = EV_BUF_INIT;
@@ -134,6 +134,8 @@ int main(int argc, char **argv)
             python = v, i++;
         } else if (!strcmp(a, "--peer-script")) {
             peer_script = v, i++;
+        } else if (!strcmp(a, "--torch-cache")) {
+            torch_cache = v, i++;
         } else if (!strcmp(a, "--protocol-fd") && !parse_int(v, &proto_fd)) {
             i++;
         } else if (!strcmp(a, "--record-fd") && !parse_int(v, &rec_fd)) {
@@ -148,7 +150,7 @@ int main(int argc, char **argv)
     if (!backend || proto_fd < 0 || rec_fd < 0 || (!probe && !arm)) {
         fprintf(stderr, "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
                         "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
-                        "                [--python PY --peer-script FILE])\n");
+                        "                [--python PY --peer-script FILE [--torch-cache DIR]])\n");
         return 2;
     }
     if (!strcmp(backend, "cpu"))
@@ -185,6 +187,7 @@ int main(int argc, char **argv)
         wa.job_key = job_key;
         wa.python = python;
         wa.peer_script = peer_script;
+        wa.torch_cache = torch_cache;
         if (coef_s) {
             char *e1, *e2, *e3;
             coef.a0 = strtod(coef_s, &e1);
