@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
+#include "runner/subset.h"
 
 static const char *const good_case =
     "{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
@@ -492,6 +493,83 @@ START_TEST(test_cases_times_rounds_is_bounded_with_the_reason)
 }
 END_TEST
 
+/* A quick loop's subset: the cases and arms chosen, fault arms renumbered
+ * or dropped, the original named by id; every bad spec refused with the
+ * reason; the result parses as a protocol of its own, and a subset of a
+ * subset is refused. */
+START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
+{
+    char text[2048];
+    ev_buf out = EV_BUF_INIT;
+    ev_protocol p;
+    ev_err err = {""};
+    snprintf(text, sizeof text,
+             "{\"seed\": 3, \"arms\": [\"default\", \"rows1\", \"cub\", \"fault-x\", \"fault-y\"], "
+             "\"allow_fault_arms\": true, \"fault_arms\": [{\"name\": \"fault-x\", \"kind\": \"exit\", "
+             "\"code\": 3, "
+             "\"cases\": [1, 3]}, {\"name\": \"fault-y\", \"kind\": \"exit\", \"code\": 4}], "
+             "\"cases\": [%s, %s, %s, %s]}",
+             good_case, good_case, good_case, good_case);
+    ck_assert_msg(ev_protocol_subset(text, strlen(text), "1-3", "default,fault-x", &out, &err) == EV_OK, "%s",
+                  err.msg);
+    ck_assert_int_eq(ev_protocol_parse(out.data, out.len, &p, &err), EV_OK);
+    ck_assert_uint_eq(p.n_cases, 3);
+    ck_assert_uint_eq(p.n_arms, 2);
+    ck_assert_uint_eq(p.n_faults, 1); /* fault-y dropped with its arm */
+    ck_assert_uint_eq(p.faults[0].n_cases, 2);
+    ck_assert_int_eq(p.faults[0].cases[0], 0); /* 1 and 3 renumbered */
+    ck_assert_int_eq(p.faults[0].cases[1], 2);
+    char id[65];
+    ck_assert_int_eq(ev_protocol_id(text, strlen(text), id), EV_OK);
+    ck_assert_ptr_nonnull(strstr(out.data, id));
+    ck_assert_ptr_nonnull(strstr(out.data, "\"subset_cases\":\t[1, 2, 3]"));
+    ev_protocol_free(&p);
+    /* a subset of a subset */
+    ev_buf again = EV_BUF_INIT;
+    ck_assert_int_eq(ev_protocol_subset(out.data, out.len, "0", NULL, &again, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "already a subset"), "%s", err.msg);
+    ev_buf_free(&again);
+    ev_buf_reset(&out);
+    /* bad specs */
+    static const struct {
+        const char *cases, *arms, *want;
+    } specs[] = {
+        {"", NULL, "--cases: empty"},
+        {"1,", NULL, "a trailing comma"},
+        {"x", NULL, "is not an index or a range"},
+        {"2-", NULL, "is not a range"},
+        {"3-1", NULL, "runs backwards"},
+        {"4", NULL, "case 4 is not in the protocol (it has 4 cases: 0-3)"},
+        {"1,0-2", NULL, "case 1 is named twice"},
+        {"0", NULL, "fault arm fault-x runs on none of the cases kept"},
+        {NULL, "rows1,nope", "'nope' is not one of the protocol's arms"},
+        {NULL, "rows1,rows1", "'rows1' is named twice"},
+        {NULL, "", "--arms: empty"},
+        {NULL, "rows1,", "a trailing comma"},
+    };
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        ck_assert_int_eq(ev_protocol_subset(text, strlen(text), specs[i].cases, specs[i].arms, &out, &err),
+                         EV_EFORMAT);
+        ck_assert_msg(strstr(err.msg, specs[i].want), "%zu: %s", i, err.msg);
+    }
+    ev_buf_free(&out);
+    /* the parser holds subset fields to their rule */
+    static const char *const fields[][2] = {
+        {"\"subset_of\": \"ab\", \"subset_cases\": [0]", "subset_of: must be a protocol id"},
+        {"\"subset_cases\": [0]", "subset_of and subset_cases: both or neither"},
+        {"\"subset_of\": \"0000000000000000000000000000000000000000000000000000000000000000\", "
+         "\"subset_cases\": []",
+         "subset_cases: must list one original index per case"},
+    };
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s], %s}", good_case,
+                 fields[i][0]);
+        ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+        ck_assert_msg(strstr(err.msg, fields[i][1]), "%zu: %s", i, err.msg);
+    }
+}
+END_TEST
+
 START_TEST(test_a_fault_arm_runs_only_on_its_cases)
 {
     char text[1024];
@@ -540,6 +618,7 @@ int main(void)
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
     tcase_add_test(tc, test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_order);
     tcase_add_test(tc, test_cases_times_rounds_is_bounded_with_the_reason);
+    tcase_add_test(tc, test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original);
     tcase_add_test(tc, test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

@@ -1068,6 +1068,37 @@ START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
 }
 END_TEST
 
+/* A quick loop: --cases and --arms run a subset as its own protocol; the
+ * bundle's protocol.json is the subset (naming the original by id), it
+ * verifies, and a bad spec is refused before the store is touched. */
+START_TEST(test_a_subset_run_is_its_own_protocol_and_verifies)
+{
+    char db[512], zip[512], log[4096];
+    snprintf(db, sizeof db, "%s/subset.db", dir);
+    snprintf(zip, sizeof zip, "%s/subset.zip", dir);
+    const char *bad[] = {"run", "--protocol", "protocols/quick.json", "--db", db, "--cases", "0,6", NULL};
+    ck_assert_int_eq(run_prog("evident", bad, log, sizeof log), 2);
+    ck_assert_msg(strstr(log, "--cases: case 6 is not in the protocol (it has 6 cases: 0-5)"), "%s", log);
+    ck_assert_int_ne(access(db, F_OK), 0);
+    const char *run[] = {"run",   "--protocol", "protocols/quick.json", "--db", db, "--cases",
+                         "0,2-3", "--arms",     "default,rows1,rows2",  NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    ev_buf pb = EV_BUF_INIT;
+    ev_err err;
+    char id[65];
+    ck_assert_int_eq(ev_read_file("protocols/quick.json", &pb, &err), EV_OK);
+    ck_assert_int_eq(ev_protocol_id(pb.data, pb.len, id), EV_OK);
+    ev_buf_free(&pb);
+    char cmd[1200];
+    snprintf(cmd, sizeof cmd, "unzip -p '%s' protocol.json | grep -q '\"subset_of\":.\"%s\"'", zip, id);
+    ck_assert_msg(system(cmd) == 0, "protocol.json does not name %s", id);
+}
+END_TEST
+
 START_TEST(test_what_this_host_cannot_run_is_refused_before_the_store_is_touched)
 {
     char db[400], log[8192], bigcase[1200], cpus[600];
@@ -1510,6 +1541,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
     tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
+    tcase_add_test(tc, test_a_subset_run_is_its_own_protocol_and_verifies);
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);

@@ -86,13 +86,16 @@ static int worker_path(char *out, size_t cap)
 }
 
 static const char usage[] = "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
-                            "                   [--strict]\n"
+                            "                   [--strict] [--cases SPEC] [--arms LIST]\n"
                             "\n"
                             "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
                             "one worker process per job, and records everything in the store\n"
                             "(default build/evidence/evidence.db).  --resume continues the store's last\n"
                             "run (same protocol file) without repeating completed jobs.  SIGINT/SIGTERM\n"
-                            "stop it cleanly; --resume finishes it later.\n"
+                            "stop it cleanly; --resume finishes it later (with the same options).\n"
+                            "--cases 0,3,5-7 and --arms rows1,cub run a subset of the protocol as a\n"
+                            "protocol of its own (it names the original by id; its bundle is the\n"
+                            "subset's, never the whole protocol's).\n"
                             "exit: 0 the run finished (its status says whether every job completed;\n"
                             "with --strict: and every main and policy job completed, at once or after\n"
                             "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
@@ -133,6 +136,10 @@ int ev_cmd_run(int argc, char **argv)
             o.backend = v, i++;
         } else if (!strcmp(a, "--db")) {
             db = v, i++;
+        } else if (!strcmp(a, "--cases")) {
+            o.cases = v, i++;
+        } else if (!strcmp(a, "--arms")) {
+            o.arms = v, i++;
         } else {
             fprintf(stderr, "evident run: unknown argument '%s' (try --help)\n", a);
             return EV_EXIT_USAGE;

@@ -370,6 +370,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "seed",
                                        "retries",
                                        "rounds",
+                                       "subset_of",
+                                       "subset_cases",
                                        "decision_threshold",
                                        "tolerances",
                                        "reference",
@@ -472,6 +474,31 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         if ((rc = parse_case(it, i, &p->cases[i], err)))
             return rc;
         i++;
+    }
+
+    /* A subset (runner/subset.h): the original's id and each case's index there. */
+    it = cJSON_GetObjectItemCaseSensitive(root, "subset_of");
+    arr = cJSON_GetObjectItemCaseSensitive(root, "subset_cases");
+    if (!it != !arr)
+        return ev_err_set(err, EV_EFORMAT, "subset_of and subset_cases: both or neither");
+    if (it) {
+        if (!cJSON_IsString(it) || strlen(it->valuestring) != 64 ||
+            strspn(it->valuestring, "0123456789abcdef") != 64)
+            return ev_err_set(err, EV_EFORMAT, "subset_of: must be a protocol id (64 lowercase hex digits)");
+        if (!cJSON_IsArray(arr) || (size_t)cJSON_GetArraySize(arr) != p->n_cases)
+            return ev_err_set(err, EV_EFORMAT, "subset_cases: must list one original index per case");
+        double last = -1;
+        i = 0;
+        cJSON_ArrayForEach(it, arr)
+        {
+            double v = it->valuedouble;
+            if (!cJSON_IsNumber(it) || v != floor(v) || v <= last || v >= EV_PROTO_MAX_CASES)
+                return ev_err_set(err, EV_EFORMAT,
+                                  "subset_cases[%zu]: must be an index above the one before it, below %d", i,
+                                  EV_PROTO_MAX_CASES);
+            last = v;
+            i++;
+        }
     }
 
     /* Fault arms before arms, so arms can name them. */

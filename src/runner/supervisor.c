@@ -35,6 +35,7 @@
 #include "record.h"
 #include "reduce_cpu.h"
 #include "sample_rules.h"
+#include "subset.h"
 #include "sha256.h"
 #include "snapshot.h"
 #include "store/outcome.h"
@@ -1215,6 +1216,12 @@ static ev_status environment(sup *s, ev_err *err)
     ev_buf_free(&ce.err_tail);
     if (rc)
         goto out;
+    /* a stop during the probe is a stop (the probe was ended for it), not
+     * a probe that failed */
+    if ((ce.interrupted || !a.end) && stopping(s)) {
+        rc = ev_err_set(err, EV_EINTR, "stopped by a signal");
+        goto out;
+    }
     if (!a.hello_rec || !a.end || !a.records_ok || !ce.has_exit || ce.exit_code) {
         rc = ev_err_set(err, EV_EPROC, "the %s backend's probe failed (%s)", s->o->backend,
                         a.records_ok ? "exit status" : a.protocol_error);
@@ -1516,6 +1523,18 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     if ((rc = ev_read_file_max(o->protocol_path, EV_PROTO_MAX_BYTES, &s.bytes, err))) {
         rc = EV_EUSAGE;
         goto out;
+    }
+    if (o->cases || o->arms) {
+        /* a quick loop: the subset is the run's protocol, its bytes what
+         * the store and the bundle hold */
+        ev_buf sub = EV_BUF_INIT;
+        rc = ev_protocol_subset(s.bytes.data ? s.bytes.data : "", s.bytes.len, o->cases, o->arms, &sub, err);
+        if (rc) {
+            ev_buf_free(&sub);
+            goto out;
+        }
+        ev_buf_free(&s.bytes);
+        s.bytes = sub;
     }
     if ((rc = ev_protocol_parse(s.bytes.data ? s.bytes.data : "", s.bytes.len, &s.proto, err)) ||
         (rc = ev_protocol_id(s.bytes.data ? s.bytes.data : "", s.bytes.len, s.proto_id)) ||

@@ -27,7 +27,8 @@ typedef struct ev_progress {
 
 typedef struct ev_run_opts {
     const char *protocol_path;
-    const char *backend; /* "cpu" | "cuda" */
+    const char *cases, *arms; /* --cases SPEC, --arms LIST: run a subset (runner/subset.h); NULL: all */
+    const char *backend;      /* "cpu" | "cuda" */
     const char *db_path;
     int resume;
     const char *worker_path;     /* build/evident-worker */

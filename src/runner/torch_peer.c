@@ -255,7 +255,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             close(out->fd); /* the peer writes only to its own pipe */
         if (rp[1] == PEER_RECORD_FD ? fcntl(rp[1], F_SETFD, 0) < 0 : dup2(rp[1], PEER_RECORD_FD) < 0)
             _exit(127); /* (dup2 onto itself would leave close-on-exec set) */
-        if (a->torch_cache) {
+        if (a->torch_cache && !strcmp(a->ops->name, "cuda")) {
             /* the run's compile cache: inductor's FX graph and Triton
              * kernel files, shared by the run's torch jobs as files only */
             char ind[4200], tri[4200];
