@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -160,7 +161,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     const char *tmp = getenv("TMPDIR");
     char dir[512], in_path[600], first_path[600], final_path[600];
     char rows_s[24], cols_s[24], stride_s[24], ops_s[24], samples_s[24], cold_s[24], warm_s[40], target_s[40],
-        flush_s[24], fd_s[8];
+        flush_s[24], fd_s[8], spawn_s[32];
     char *argv[48];
     int ac = 0, rp[2] = {-1, -1}, xp[2] = {-1, -1}, status = 0, ended = 0, skipped = 0, have_dir = 0;
     int exec_errno = 0;
@@ -232,6 +233,11 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     argv[ac++] = target_s;
     argv[ac++] = "--flush-multiple";
     argv[ac++] = flush_s;
+    struct timespec t_spawn;
+    clock_gettime(CLOCK_REALTIME, &t_spawn);
+    snprintf(spawn_s, sizeof spawn_s, "%lld", (long long)t_spawn.tv_sec * 1000000000LL + t_spawn.tv_nsec);
+    argv[ac++] = "--spawn-ns";
+    argv[ac++] = spawn_s;
     argv[ac] = NULL;
     if (!a->peer_script) {
         rc = skip_job(a, out, "torch-compile: no peer script given to the worker", err);
@@ -284,6 +290,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
     if (!exec_errno)
         rc = relay(rp[0], out, &ended, &skipped, err);
+    struct timespec t_end, t_exit;
+    clock_gettime(CLOCK_MONOTONIC, &t_end);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
         ;
     if (rc)
@@ -294,6 +302,11 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         rc = skip_job(a, out, why, err);
         goto out;
     }
+    clock_gettime(CLOCK_MONOTONIC, &t_exit);
+    /* where a torch job's time goes (docs/runner.md): the peer's teardown,
+     * from its last record to its exit, in the job's stderr tail */
+    fprintf(stderr, "evident-worker: the torch peer exited %.3f s after its last record\n",
+            (double)(t_exit.tv_sec - t_end.tv_sec) + (double)(t_exit.tv_nsec - t_end.tv_nsec) / 1e9);
     if (WIFSIGNALED(status)) {
         rc = ev_err_set(err, EV_EPROC, "torch peer killed by signal %d", WTERMSIG(status));
         goto out;
