@@ -305,8 +305,15 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     clock_gettime(CLOCK_MONOTONIC, &t_exit);
     /* where a torch job's time goes (docs/runner.md): the peer's teardown,
      * from its last record to its exit, in the job's stderr tail */
-    fprintf(stderr, "evident-worker: the torch peer exited %.3f s after its last record\n",
-            (double)(t_exit.tv_sec - t_end.tv_sec) + (double)(t_exit.tv_nsec - t_end.tv_nsec) / 1e9);
+    {
+        struct timespec rt;
+        clock_gettime(CLOCK_REALTIME, &rt);
+        fprintf(stderr,
+                "evident-worker: the torch peer was started at %s ns and exited at %lld ns, %.3f s after its last "
+                "record\n",
+                spawn_s, (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec,
+                (double)(t_exit.tv_sec - t_end.tv_sec) + (double)(t_exit.tv_nsec - t_end.tv_nsec) / 1e9);
+    }
     if (WIFSIGNALED(status)) {
         rc = ev_err_set(err, EV_EPROC, "torch peer killed by signal %d", WTERMSIG(status));
         goto out;
