@@ -1478,7 +1478,7 @@ static const char fake_peer[] =
     "p = argparse.ArgumentParser()\n"
     "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"
     "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n"
-    "          'backend'):\n"
+    "          'backend', 'spawn-ns'):\n"
     "    p.add_argument('--' + k)\n"
     "a = p.parse_args()\n"
     "n = int(a.rows) * 4\n"
