@@ -14,6 +14,7 @@
  * ends records with LF.  Doubles use the exact %.17g text of json.h.
  */
 #include "csv.h"
+#include "utf8.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -36,57 +37,6 @@ struct ev_csv {
     size_t nf, capf; /* fields in the current record, capacity */
     int have_row;    /* 1 while a data record is current */
 };
-
-/*
- * Returns the length (2..4) of the valid UTF-8 sequence starting with the
- * byte >= 0x80 at p[0..n), or 0 when invalid (bad lead, bad or missing
- * continuation, overlong, surrogate, beyond U+10FFFF).
- */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0], lo = 0x80, hi = 0xbf;
-    size_t len, i;
-
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4;
-    else
-        return 0;
-    if (c == 0xe0)
-        lo = 0xa0;
-    else if (c == 0xed)
-        hi = 0x9f;
-    else if (c == 0xf0)
-        lo = 0x90;
-    else if (c == 0xf4)
-        hi = 0x8f;
-    if (n < len || p[1] < lo || p[1] > hi)
-        return 0;
-    for (i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return len;
-}
-
-/* Returns 1 when s[0..n) is valid UTF-8, else 0. */
-static int utf8_valid(const unsigned char *s, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        if (s[i] < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len = utf8_seq_len(s + i, n - i);
-        if (!len)
-            return 0;
-        i += len;
-    }
-    return 1;
-}
 
 /* Starts a new field in the current record at the current line.  EV_OK or
  * EV_ENOMEM. */
@@ -159,7 +109,7 @@ static ev_status parse_record(ev_csv *c, ev_err *err)
                 if (ch == 0)
                     return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: NUL byte", c->line, col);
                 if (ch >= 0x80) {
-                    size_t len = utf8_seq_len(p + c->pos, n - c->pos);
+                    size_t len = ev_utf8_seq_len(p + c->pos, n - c->pos);
                     if (!len)
                         return ev_err_set(err, EV_EFORMAT,
                                           "line %zu, column %zu: invalid UTF-8 (byte 0x%02x)", c->line, col,
@@ -209,7 +159,7 @@ static ev_status parse_record(ev_csv *c, ev_err *err)
                 if (ch == 0)
                     return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu: NUL byte", c->line, col);
                 if (ch >= 0x80) {
-                    size_t len = utf8_seq_len(p + c->pos, n - c->pos);
+                    size_t len = ev_utf8_seq_len(p + c->pos, n - c->pos);
                     if (!len)
                         return ev_err_set(err, EV_EFORMAT,
                                           "line %zu, column %zu: invalid UTF-8 (byte 0x%02x)", c->line, col,
@@ -458,7 +408,7 @@ ev_status ev_csv_put(ev_buf *b, const char *field, int last)
     if (!field)
         return EV_EINVAL;
     len = strlen(field);
-    if (!utf8_valid((const unsigned char *)field, len))
+    if (!ev_utf8_valid((const unsigned char *)field, len))
         return EV_EINVAL;
     if (strcspn(field, ",\"\r\n") == len) {
         rc = ev_buf_append(b, field, len);

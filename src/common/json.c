@@ -15,6 +15,7 @@
  * "1e+15", which is not canonical.
  */
 #include "json.h"
+#include "utf8.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -238,43 +239,6 @@ static void lex_ws(lex *lx)
     }
 }
 
-/*
- * Returns the length (2..4) of the valid UTF-8 sequence starting with a
- * byte >= 0x80 at p[0..n), or 0 when it is invalid (bad lead byte, missing
- * or bad continuation, overlong form, surrogate, beyond U+10FFFF).
- */
-static size_t utf8_seq_len(const unsigned char *p, size_t n)
-{
-    unsigned char c = p[0];
-    unsigned char lo = 0x80, hi = 0xbf;
-    size_t len, i;
-
-    if (c >= 0xc2 && c <= 0xdf)
-        len = 2;
-    else if (c >= 0xe0 && c <= 0xef)
-        len = 3;
-    else if (c >= 0xf0 && c <= 0xf4)
-        len = 4;
-    else
-        return 0;
-    if (c == 0xe0)
-        lo = 0xa0; /* overlong */
-    else if (c == 0xed)
-        hi = 0x9f; /* surrogates */
-    else if (c == 0xf0)
-        lo = 0x90; /* overlong */
-    else if (c == 0xf4)
-        hi = 0x8f; /* > U+10FFFF */
-    if (n < len)
-        return 0;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (i = 2; i < len; i++)
-        if (p[i] < 0x80 || p[i] > 0xbf)
-            return 0;
-    return len;
-}
-
 /* Reads 4 hex digits at p (bounds checked by the caller); returns the value
  * or -1 when one is not a hex digit. */
 static long hex4(const unsigned char *p)
@@ -357,7 +321,7 @@ static ev_status lex_string(lex *lx, ev_buf *decode)
             return lex_fail(lx, lx->pos, "%s in string (control characters must be escaped)",
                             describe_byte(c, d));
         if (c >= 0x80) {
-            size_t len = utf8_seq_len(p + lx->pos, lx->n - lx->pos);
+            size_t len = ev_utf8_seq_len(p + lx->pos, lx->n - lx->pos);
             if (!len)
                 return lex_fail(lx, lx->pos, "invalid UTF-8 in string (%s)", describe_byte(c, d));
             if (decode && ev_buf_append(decode, p + lx->pos, len))

@@ -34,41 +34,6 @@ int vb_is_listed_prefix(const char *name)
     return !strncmp(name, "sources/", 8) || !strncmp(name, "outputs/", 8);
 }
 
-int vb_utf8_valid(const unsigned char *p, size_t n)
-{
-    size_t i = 0;
-    while (i < n) {
-        unsigned c = p[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t k;
-        unsigned min;
-        uint32_t cp;
-        if (c >= 0xc2 && c <= 0xdf) {
-            k = 1, min = 0x80, cp = c & 0x1f;
-        } else if (c >= 0xe0 && c <= 0xef) {
-            k = 2, min = 0x800, cp = c & 0x0f;
-        } else if (c >= 0xf0 && c <= 0xf4) {
-            k = 3, min = 0x10000, cp = c & 0x07;
-        } else {
-            return 0;
-        }
-        if (n - i <= k)
-            return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if ((p[i + j] & 0xc0) != 0x80)
-                return 0;
-            cp = (cp << 6) | (p[i + j] & 0x3f);
-        }
-        if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-            return 0;
-        i += k + 1;
-    }
-    return 1;
-}
-
 /* qsort comparator: members by name (bytewise). */
 static int vb_cmp_member(const void *a, const void *b)
 {

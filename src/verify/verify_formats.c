@@ -18,6 +18,7 @@
 
 #include "csv.h"
 #include "json.h"
+#include "utf8.h"
 #include "store/outcome.h"
 #include "verify_int.h"
 
@@ -109,7 +110,7 @@ void vc_formats(vb_bundle *b, ev_vreport *r)
         /* Text rules of docs/bundle-format.md: UTF-8, no NUL, one final LF. */
         if (memchr(h->data, '\0', h->len))
             vr_fail(r, VR_FORMATS, "report.html", "holds a NUL byte");
-        if (!vb_utf8_valid(h->data, h->len))
+        if (!ev_utf8_valid((const unsigned char *)h->data, h->len))
             vr_fail(r, VR_FORMATS, "report.html", "is not valid UTF-8");
         if (h->len == 0 || h->data[h->len - 1] != '\n')
             vr_fail(r, VR_FORMATS, "report.html", "does not end with a newline");

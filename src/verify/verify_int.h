@@ -245,9 +245,6 @@ int vb_format17(double v, char buf[32]);
  * vb_format17, which is the rule). */
 int vb_read17(const char *s, size_t n, double *out);
 
-/* 1 when p[0..n) is valid UTF-8 (no overlongs, no surrogates). */
-int vb_utf8_valid(const unsigned char *p, size_t n);
-
 /* 1 when name is under sources/ or outputs/. */
 int vb_is_listed_prefix(const char *name);
 
