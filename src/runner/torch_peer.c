@@ -309,7 +309,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         struct timespec rt;
         clock_gettime(CLOCK_REALTIME, &rt);
         fprintf(stderr,
-                "evident-worker: the torch peer was started at %s ns and exited at %lld ns, %.3f s after its last "
+                "evident-worker: the torch peer was started at %s ns and exited at %lld ns, %.3f s after its "
+                "last "
                 "record\n",
                 spawn_s, (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec,
                 (double)(t_exit.tv_sec - t_end.tv_sec) + (double)(t_exit.tv_nsec - t_end.tv_nsec) / 1e9);
