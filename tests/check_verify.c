@@ -1959,6 +1959,15 @@ START_TEST(test_each_single_field_invariant_of_validation_json_is_refused)
     expect_plan_failure(&l, v, "ns-run", "run.created_ns or run.finished_ns is not a decimal string");
     tm_free(&l);
 
+    /* an attempt credited to an invocation the bundle does not hold */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(first_attempt(v, "main/2/rows2/initial"), "invocation_id",
+                              cJSON_CreateNumber(7));
+    expect_plan_failure(&l, v, "inv-id",
+                        "job main/2/rows2/initial attempt 1: invocation_id names no invocation");
+    tm_free(&l);
+
     /* free text that still holds an absolute path (a privacy leak the
      * exporter's redaction prevents) */
     tm_load(&l, g_good);

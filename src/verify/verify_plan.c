@@ -344,6 +344,14 @@ static void vp_same_job(const vb_vjob *v, const ev_plan_job *p, const char *want
  * (store/outcome.h, the exporter's rule too), and provenance.json names
  * the first invocation's (null when that one recorded none). */
 static void vp_environment_copy(const cJSON *x, size_t i, ev_vreport *r);
+static void vp_attempt_invocations(const vb_bundle *b, ev_vreport *r);
+
+/* bsearch comparator over int64_t. */
+static int vp_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
 static void vp_environments(const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *invs = cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"), *x;
@@ -419,6 +427,44 @@ static void vp_environment_copy(const cJSON *x, size_t i, ev_vreport *r)
     ev_buf_free(&c);
 }
 
+/* The invocations are listed in invocation_id order, and each attempt's
+ * invocation_id names one of them (docs/bundle-format.md): an attempt
+ * cannot be credited to an invocation, a host or an environment the
+ * bundle does not hold. */
+static void vp_attempt_invocations(const vb_bundle *b, ev_vreport *r)
+{
+    const cJSON *invs = cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"), *x;
+    size_t n = cJSON_IsArray(invs) ? (size_t)cJSON_GetArraySize(invs) : 0, k = 0;
+    int64_t *ids = calloc(n + 1, sizeof *ids);
+    if (!ids) {
+        r->oom = 1;
+        return;
+    }
+    cJSON_ArrayForEach(x, invs)
+    {
+        if (vj_i64(x, "invocation_id", &ids[k]) || (k && ids[k] <= ids[k - 1])) {
+            vr_fail(r, VR_PLAN, VP, "invocation %zu: invocation_id missing or not above the one before it",
+                    k + 1);
+            free(ids);
+            return;
+        }
+        k++;
+    }
+    for (size_t i = 0; i < b->n_vjobs; i++) {
+        const cJSON *a;
+        size_t at = 0;
+        cJSON_ArrayForEach(a, b->vjobs[i].attempts)
+        {
+            int64_t id;
+            at++;
+            if (vj_i64(a, "invocation_id", &id) || !bsearch(&id, ids, n, sizeof *ids, vp_cmp_i64))
+                vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: invocation_id names no invocation of the bundle",
+                        b->vjobs[i].key, at);
+        }
+    }
+    free(ids);
+}
+
 void vc_plan(vb_bundle *b, ev_vreport *r)
 {
     ev_err err = {{0}};
@@ -458,6 +504,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     vp_index_jobs(b, r);
     vp_run_and_cases(b, b->proto, r);
     vp_environments(b, r);
+    vp_attempt_invocations(b, r);
 
     if ((rc = ev_plan_build(b->proto, &plan, &err))) {
         if (rc == EV_ENOMEM)
