@@ -289,6 +289,11 @@ static int vf_row(vf_state *s, ev_csv *c)
                     "(it would not read back to the bits written)");
         return 0;
     }
+    if (signbit(row.elapsed_ms) || signbit(row.per_op_us) || (sm != INT64_MIN && sm < 0)) {
+        vf_row_fail(s, line,
+                    "elapsed_ms, per_op_us or sm_clock_mhz is negative (or -0): no timer or clock reads so");
+        return 0;
+    }
 
     /* Row order: job_id, attempt, timing (cold < hot), sample_index; strictly. */
     if (t->n > 0) {
@@ -454,6 +459,8 @@ static size_t vf_continue(vf_state *s, const char *line, const char *end, const 
         return 0;
     if (row.sample_index < 0 || row.replays < 1 || row.ops_per_graph < 1)
         return 0;
+    if (signbit(row.elapsed_ms) || signbit(row.per_op_us) || (row.sm_clock != INT64_MIN && row.sm_clock < 0))
+        return 0; /* the careful path says why */
     /* strictly after the row above: same job and attempt, so (timing, index) */
     if (row.hot < prev->hot || (row.hot == prev->hot && row.sample_index <= prev->sample_index))
         return 0;
