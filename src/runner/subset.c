@@ -153,7 +153,7 @@ ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const c
             continue;
         k++;
         if (!cJSON_AddItemToArray(kept, cJSON_Duplicate(cJSON_GetArrayItem(carr, (int)i), 1)) ||
-            !cJSON_AddItemToArray(idx, cJSON_CreateNumber((double)i))) {
+            ev_json_push_i64(idx, (int64_t)i)) {
             rc = ev_err_set(err, EV_ENOMEM, "subset: out of memory");
             goto out;
         }
@@ -177,8 +177,13 @@ ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const c
         if (!fc)
             continue;
         cJSON *nc = cJSON_CreateArray(), *c;
-        cJSON_ArrayForEach(c, fc) if (newidx[(size_t)c->valuedouble] >= 0)
-            cJSON_AddItemToArray(nc, cJSON_CreateNumber((double)newidx[(size_t)c->valuedouble]));
+        cJSON_ArrayForEach(c, fc) if (newidx[(size_t)c->valuedouble] >= 0 &&
+                                      ev_json_push_i64(nc, newidx[(size_t)c->valuedouble]))
+        {
+            cJSON_Delete(nc);
+            rc = ev_err_set(err, EV_ENOMEM, "subset: out of memory");
+            goto out;
+        }
         if (!cJSON_GetArraySize(nc)) {
             cJSON_Delete(nc);
             rc = ev_err_set(err, EV_EFORMAT, "--cases: fault arm %s runs on none of the cases kept",
