@@ -274,7 +274,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         }
         /* one reduction to compile: inductor's pool of compile processes
          * costs more to start and stop than it saves (on the H200 host a
-         * job's wall went from 20.5 s to 13.7 s without it) */
+         * job's wall went from 20.2-20.9 s to 13.2-14.3 s without it) */
         if (setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 1))
             _exit(127);
         execvp(argv[0], argv);

@@ -55,6 +55,14 @@ static int vc_pair_log(const cJSON *p, double *m, double *se, double *dof, int *
     return 1;
 }
 
+/* 1 when figures pair p is case ci's arm / against. */
+static int vc_same_pair(const cJSON *p, int64_t ci, const char *arm, const char *against)
+{
+    int64_t c;
+    const char *a = vj_str(p, "arm"), *g = vj_str(p, "against");
+    return a && g && !vj_i64(p, "case_index", &c) && c == ci && !strcmp(a, arm) && !strcmp(g, against);
+}
+
 /* Notes, for every pair in both bundles' figures, whether the two runs'
  * ratios agree within their combined 95% uncertainty: the interval of
  * log r_B - log r_A (Welch: se^2 = se_A^2 + se_B^2, dof from
@@ -65,7 +73,7 @@ static void vc_agreement(const vb_bundle *a, const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *fa = cJSON_GetObjectItemCaseSensitive(a->validation, "figures");
     const cJSON *fb = cJSON_GetObjectItemCaseSensitive(b->validation, "figures");
-    const cJSON *pa, *pb;
+    const cJSON *pa, *pb, *next_b = NULL;
     size_t n = 0, agree = 0, shown = 0, n_rounds = 0;
     char why[5][240];
     cJSON_ArrayForEach(pa, cJSON_GetObjectItemCaseSensitive(fa, "pairs"))
@@ -76,14 +84,12 @@ static void vc_agreement(const vb_bundle *a, const vb_bundle *b, ev_vreport *r)
         int r1, r2;
         if (!arm || !ag || vj_i64(pa, "case_index", &ci) || !vc_pair_log(pa, &m1, &s1, &d1, &r1))
             continue;
-        cJSON_ArrayForEach(pb, cJSON_GetObjectItemCaseSensitive(fb, "pairs"))
-        {
-            int64_t cj;
-            const char *arm2 = vj_str(pb, "arm"), *ag2 = vj_str(pb, "against");
-            if (arm2 && ag2 && !vj_i64(pb, "case_index", &cj) && cj == ci && !strcmp(arm, arm2) &&
-                !strcmp(ag, ag2))
-                break;
-        }
+        /* same protocol, same pair order: B's next pair is A's, else search */
+        pb = next_b && vc_same_pair(next_b, ci, arm, ag) ? next_b : NULL;
+        if (!pb)
+            cJSON_ArrayForEach(
+                pb, cJSON_GetObjectItemCaseSensitive(fb, "pairs")) if (vc_same_pair(pb, ci, arm, ag)) break;
+        next_b = pb ? pb->next : NULL;
         if (!pb || !vc_pair_log(pb, &m2, &s2, &d2, &r2) || r1 != r2)
             continue;
         double v1 = s1 * s1, v2 = s2 * s2, se = sqrt(v1 + v2), t = 1.959963984540054, d = m2 - m1;
