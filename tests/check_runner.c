@@ -10,6 +10,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 
 #include "buf.h"
 #include "runner/backend.h"
+#include "runner/compile_ahead.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/snapshot.h"
@@ -69,6 +71,8 @@ static const char *write_file(const char *name, const char *text)
 /* Starts build/evident run with the protocol and the test's store; stderr
  * goes to dir/stderr.txt.  Returns the pid. */
 static pid_t start_run_db(const char *protocol, const char *db, int resume);
+/* --stage-ahead of the runs start_run starts ("0": the cpu default) */
+static const char *g_stage = "0";
 static pid_t start_run(const char *protocol, int resume)
 {
     char db[512];
@@ -95,9 +99,10 @@ static pid_t start_run_db(const char *protocol, const char *db, int resume)
         if (nul >= 0)
             dup2(nul, 1);
         if (resume)
-            execl(prog, prog, "run", "--protocol", protocol, "--db", db, "--resume", (char *)NULL);
+            execl(prog, prog, "run", "--protocol", protocol, "--db", db, "--resume", "--stage-ahead", g_stage,
+                  (char *)NULL);
         else
-            execl(prog, prog, "run", "--protocol", protocol, "--db", db, (char *)NULL);
+            execl(prog, prog, "run", "--protocol", protocol, "--db", db, "--stage-ahead", g_stage, (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -998,6 +1003,77 @@ END_TEST
  * environment probe), during main, the fit and policy, rescue and recheck.
  * Each time the run stops within a few seconds with exit 1 and says how to
  * finish it; --resume finishes it; the bundle verifies. */
+/* A stand-in for `python3 peer_torch.py --compile-only ...` (run by
+ * /bin/sh): by the case's rows, it prints a compile time (only with the
+ * run's cache and one compile thread in its environment), fails, hangs,
+ * or (a case not needed) leaves a marker that it ran. */
+static const char fake_compiler[] =
+    "while [ $# -gt 0 ]; do [ \"$1\" = --rows ] && rows=$2; shift; done\n"
+    "case $rows in\n"
+    "1) [ \"$TORCHINDUCTOR_CACHE_DIR\" = \"$EV_T_CACHE/inductor\" ] && [ \"$TORCHINDUCTOR_COMPILE_THREADS\" = 1 ] &&\n"
+    "   echo '{\"compile_ns\": 1234}' ;;\n"
+    "2) exit 3 ;;\n"
+    "3) exec sleep 30 ;;\n"
+    "*) touch \"$EV_T_CACHE.ran\" ;;\n"
+    "esac\n";
+
+/* The compile-ahead step: each needed case in its own process, several at
+ * once, in the run's cache; a failure or a hang (past job_timeout_s) costs
+ * that case its figure, never the run; a case not needed is not compiled;
+ * a stop ends it with EV_EINTR. */
+START_TEST(test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs)
+{
+    static const char pj[] =
+        "{\"seed\": 1, \"samples\": 2, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"job_timeout_s\": 1,\n"
+        " \"arms\": [\"torch-compile\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 1, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1},\n"
+        "  {\"op\": \"reduce_sum\", \"rows\": 2, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1},\n"
+        "  {\"op\": \"reduce_sum\", \"rows\": 3, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1},\n"
+        "  {\"op\": \"reduce_sum\", \"rows\": 4, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1}]}\n";
+    ev_protocol p;
+    ev_err err = {""};
+    ev_ahead_opts o;
+    ev_ahead_result r;
+    int64_t ns[4];
+    int need[4] = {1, 1, 1, 0};
+    char cache[512], script[512], marker[600];
+    volatile sig_atomic_t stop = 0;
+    double t0;
+
+    ck_assert_msg(ev_protocol_parse(pj, strlen(pj), &p, &err) == EV_OK, "%s", err.msg);
+    snprintf(script, sizeof script, "%s", write_file("fake_compiler.sh", fake_compiler));
+    ev_torch_cache_path(dir, 7, cache, sizeof cache);
+    ck_assert_str_eq(cache + strlen(dir), ".torch-cache-run7");
+    setenv("EV_T_CACHE", cache, 1);
+    memset(&o, 0, sizeof o);
+    o.proto = &p;
+    o.need = need;
+    o.python = "/bin/sh";
+    o.script = script;
+    o.cache = cache;
+    o.parallel = 2;
+    o.stop = &stop;
+    t0 = now_s();
+    ck_assert_int_eq(ev_compile_ahead(&o, ns, &r, &err), EV_OK);
+    ck_assert_msg(now_s() - t0 < 5.0, "%.2f s for a 1 s timeout", now_s() - t0);
+    ck_assert_int_eq(ns[0], 1234);
+    ck_assert_int_eq(ns[1], 0);
+    ck_assert_int_eq(ns[2], 0);
+    ck_assert_int_eq(ns[3], 0);
+    ck_assert_uint_eq(r.cases, 3);
+    ck_assert_uint_eq(r.failed, 2);
+    ck_assert_msg(strstr(r.first_failure, "case 1: it exited non-zero"), "%s", r.first_failure);
+    snprintf(marker, sizeof marker, "%s.ran", cache);
+    ck_assert_int_ne(access(marker, F_OK), 0);
+
+    stop = 1;
+    ck_assert_int_eq(ev_compile_ahead(&o, ns, &r, &err), EV_EINTR);
+    ck_assert_uint_eq(r.cases, 0);
+    unsetenv("EV_T_CACHE");
+    ev_protocol_free(&p);
+}
+END_TEST
+
 START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
 {
     static const char *const phases[] = {"setup", "main/", "policy/", "rescue/", "recheck/"};
@@ -1065,6 +1141,74 @@ START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
         printf("check_runner: SIGTERM in %s: stopped in %.2f s, resumed, exported and verified\n", phases[ph],
                took);
     }
+}
+END_TEST
+
+/*
+ * Staged processes on the cpu backend (which does not stage by default:
+ * this tests the mechanism, not its speed): the run completes, releases
+ * one job at a time (the verifier's check of every started_ns against the
+ * ended_ns before it passes), the staged jobs record their wait, and a
+ * SIGTERM with jobs staged ends them all, leaves at most the one released
+ * job interrupted, and --resume finishes a run that verifies.
+ */
+START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly)
+{
+    char db[512], zip[512], log[8192];
+    const char *proto = write_file(
+        "staged.json",
+        "{\"seed\": 4, \"samples\": 3, \"warmup_ms\": 60, \"target_sample_ms\": 5, \"cold_samples\": 1, "
+        "\"host_threads\": 2, \"job_timeout_s\": 30, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\", \"rows2\", \"torch-compile\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "  {\"op\": \"reduce_max\", \"rows\": 17, \"cols\": 256, \"dtype\": \"fp16\", \"default_rows\": 4},\n"
+        "  {\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 64, \"dtype\": \"bf16\", \"default_rows\": "
+        "8}]}\n");
+    snprintf(db, sizeof db, "%s/staged.db", dir);
+    snprintf(zip, sizeof zip, "%s/staged.zip", dir);
+    const char *run[] = {"run", "--protocol", proto, "--db", db, "--stage-ahead", "4", NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    char cmd[1200];
+    /* every measured job but the first of each phase was staged (the
+     * three torch-compile jobs skip here, without a gate-wait): 14 */
+    snprintf(cmd, sizeof cmd, "test $(unzip -p '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12",
+             zip);
+    ck_assert_msg(system(cmd) == 0, "fewer than 12 staged jobs recorded their gate-wait");
+    const char *bad[] = {"run", "--protocol", proto, "--db", db, "--stage-ahead", "17", NULL};
+    ck_assert_int_eq(run_prog("evident", bad, log, sizeof log), 2);
+    ck_assert_msg(strstr(log, "--stage-ahead must be an integer from 0 to 16, not '17'"), "%s", log);
+
+    /* SIGTERM with jobs staged */
+    snprintf(db, sizeof db, "%s/staged-stop.db", dir);
+    snprintf(zip, sizeof zip, "%s/staged-stop.zip", dir);
+    g_stage = "4";
+    pid_t pid = start_run_db(proto, db, 0);
+    ck_assert(wait_running_db(db, 1));
+    double ts = now_s();
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid), 1);
+    ck_assert_msg(now_s() - ts < 5.0, "%.2f s from SIGTERM to exit", now_s() - ts);
+    {
+        snap sn;
+        int open_atts = 0;
+        ck_assert_int_eq(read_snap_db(&sn, db, 0), 0);
+        for (size_t i = 0; i < sn.n_atts; i++)
+            open_atts += !sn.atts[i].has_process || att_outcome(&sn, &sn.atts[i]) == EV_OUT_INTERRUPTED;
+        ck_assert_msg(open_atts <= 1, "%d attempts left open or interrupted by one SIGTERM", open_atts);
+        free(sn.samples);
+    }
+    ck_assert_int_eq(wait_exit(start_run_db(proto, db, 1)), 0);
+    g_stage = "0";
+    const char *exp2[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver2[] = {zip, NULL};
+    ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver2, log, sizeof log) == 0, "verify: %s", log);
 }
 END_TEST
 
@@ -1478,9 +1622,11 @@ static const char fake_peer[] =
     "p = argparse.ArgumentParser()\n"
     "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"
     "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n"
-    "          'backend', 'spawn-ns'):\n"
+    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns'):\n"
     "    p.add_argument('--' + k)\n"
     "a = p.parse_args()\n"
+    "if a.gate_fd is not None and len(os.read(int(a.gate_fd), 1)) != 1:\n"
+    "    os._exit(0)\n"
     "n = int(a.rows) * 4\n"
     "assert os.path.getsize(a.input) == ((int(a.rows) - 1) * int(a.stride) + int(a.cols)) * 4\n"
     "for f in (a.out_first, a.out_final):\n"
@@ -1509,14 +1655,127 @@ START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_output
     ck_assert_str_eq(rec_line(&recs, 1),
                      "{\"type\": \"sample\", \"timing\": \"hot\", \"index\": 0, \"replays\": "
                      "3, \"ops_per_graph\": 100, \"elapsed_ms\": 0.30000000000000004}");
-    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"stage\":\"first\",\"passed\":false"));
-    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"mismatches\":130"));
-    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "\"output_hex\":\"0000"));
-    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"stage\":\"final\",\"passed\":false"));
-    ck_assert_str_eq(rec_line(&recs, 4), "{\"type\":\"end\",\"records\":4}");
+    /* the worker's own share before the peer started */
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 2), "{\"type\":\"cold\",\"name\":\"prep\",\"elapsed_ns\":"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"stage\":\"first\",\"passed\":false"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"mismatches\":130"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"output_hex\":\"0000"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 4), "\"stage\":\"final\",\"passed\":false"));
+    ck_assert_str_eq(rec_line(&recs, 5), "{\"type\":\"end\",\"records\":5}");
     ev_buf_free(&recs);
 }
 END_TEST
+
+/*
+ * Runs one worker job (arm on case ci of unit_protocol, extra arguments)
+ * behind a gate on fd 5: for 300 ms nothing may reach the record pipe;
+ * then the gate is released (release) or closed without the byte.  OUT:
+ * *early (bytes that came before the release), records.  Returns the
+ * worker's exit code.
+ */
+static int run_worker_gated(int64_t ci, const char *arm, const char *const extra[], int release, size_t *early,
+                            ev_buf *records)
+{
+    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
+    const char *proto = write_file("unit.json", unit_protocol);
+    char prog[512], case_s[24];
+    const char *argv[40];
+    int ac = 0, rp[2], gp[2];
+    pid_t pid;
+    double t0;
+
+    snprintf(prog, sizeof prog, "%s/evident-worker", build);
+    snprintf(case_s, sizeof case_s, "%lld", (long long)ci);
+    const char *fixed[] = {prog, "--backend", "cpu", "--protocol-fd", "4", "--record-fd", "3", "--case", case_s,
+                           "--arm", arm, "--job-key", "main/x/y/initial", "--gate-fd", "5", NULL};
+    for (int i = 0; fixed[i]; i++)
+        argv[ac++] = fixed[i];
+    for (int i = 0; extra && extra[i]; i++)
+        argv[ac++] = extra[i];
+    argv[ac] = NULL;
+    ck_assert_int_eq(pipe(rp), 0);
+    ck_assert_int_eq(pipe(gp), 0);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int pf = open(proto, O_RDONLY);
+        int nul = open("/dev/null", O_WRONLY);
+        close(gp[1]);
+        if (pf < 0 || dup2(pf, 4) < 0 || dup2(rp[1], 3) < 0 || dup2(gp[0], 5) < 0 ||
+            (nul >= 0 && dup2(nul, 1) < 0))
+            _exit(126);
+        execv(prog, (char *const *)argv);
+        _exit(127);
+    }
+    close(rp[1]);
+    close(gp[0]);
+    *early = 0;
+    t0 = now_s();
+    while (now_s() - t0 < 0.3) {
+        struct pollfd pf = {rp[0], POLLIN, 0};
+        char chunk[4096];
+        if (poll(&pf, 1, 20) > 0 && (pf.revents & POLLIN)) {
+            ssize_t n = read(rp[0], chunk, sizeof chunk);
+            if (n > 0) {
+                *early += (size_t)n;
+                ck_assert_int_eq(ev_buf_append(records, chunk, (size_t)n), EV_OK);
+            }
+        }
+    }
+    if (release)
+        ck_assert_int_eq(write(gp[1], "g", 1), 1);
+    close(gp[1]);
+    for (;;) {
+        char chunk[4096];
+        ssize_t n = read(rp[0], chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        ck_assert_int_eq(ev_buf_append(records, chunk, (size_t)n), EV_OK);
+    }
+    close(rp[0]);
+    return wait_exit(pid);
+}
+
+/* A staged job writes nothing until its release (it prepares and waits;
+ * nothing of it reaches the device or the record stream before), then
+ * runs its protocol and records how long it waited; a gate closed without
+ * the release ends it without a record.  The torch peer waits at the same
+ * gate (the worker hands it on). */
+START_TEST(test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release)
+{
+    ev_buf recs = EV_BUF_INIT;
+    size_t early = 99;
+    char script[512];
+
+    ck_assert_int_eq(run_worker_gated(1, "rows2", NULL, 1, &early, &recs), 0);
+    ck_assert_uint_eq(early, 0);
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 0), "\"type\":\"hello\""));
+    ck_assert_ptr_nonnull(strstr(recs.data, "{\"type\":\"cold\",\"name\":\"gate-wait\",\"elapsed_ns\":"));
+    ck_assert_ptr_nonnull(strstr(recs.data, "{\"type\":\"cold\",\"name\":\"prep\",\"elapsed_ns\":"));
+    ck_assert_ptr_nonnull(strstr(recs.data, "\"type\":\"end\""));
+    {
+        /* it waited about as long as the gate was held */
+        const char *g = strstr(recs.data, "\"gate-wait\",\"elapsed_ns\":");
+        long long ns = atoll(g + strlen("\"gate-wait\",\"elapsed_ns\":"));
+        ck_assert_msg(ns > 200000000LL, "gate-wait %lld ns for a 300 ms gate", ns);
+    }
+    ev_buf_reset(&recs);
+
+    ck_assert_int_ne(run_worker_gated(1, "rows2", NULL, 0, &early, &recs), 0);
+    ck_assert_uint_eq(recs.len, 0);
+
+    snprintf(script, sizeof script, "%s", write_file("fake_peer.py", fake_peer));
+    const char *extra[] = {"--python", "python3", "--peer-script", script, NULL};
+    ck_assert_int_eq(run_worker_gated(1, "torch-compile", extra, 1, &early, &recs), 0);
+    ck_assert_uint_eq(early, 0);
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 0), "\"type\": \"hello\""));
+    ck_assert_ptr_nonnull(strstr(recs.data, "\"type\":\"end\""));
+    ev_buf_free(&recs);
+}
+END_TEST
+
 
 int main(void)
 {
@@ -1542,6 +1801,7 @@ int main(void)
     tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
     tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
     tcase_add_test(tc, test_a_subset_run_is_its_own_protocol_and_verifies);
+    tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
@@ -1551,6 +1811,8 @@ int main(void)
     tcase_add_test(tc, test_torch_compile_is_skipped_with_the_hosts_own_import_error);
     tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
+    tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
+    tcase_add_test(tc, test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

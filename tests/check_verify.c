@@ -1959,6 +1959,32 @@ START_TEST(test_each_single_field_invariant_of_validation_json_is_refused)
     expect_plan_failure(&l, v, "ns-run", "run.created_ns or run.finished_ns is not a decimal string");
     tm_free(&l);
 
+    /* two jobs on the device at once: an attempt that started before the
+     * attempt released before it had ended */
+    tm_load(&l, g_good);
+    v = tm_json(&l, "validation.json");
+    {
+        cJSON *a1 = first_attempt(v, "main/2/rows2/initial"), *next = NULL, *job;
+        long long s1 = atoll(cJSON_GetObjectItem(a1, "started_ns")->valuestring), best = 0;
+        const char *e1 = cJSON_GetObjectItem(cJSON_GetObjectItem(a1, "process"), "ended_ns")->valuestring;
+        char earlier[32];
+        cJSON_ArrayForEach(job, cJSON_GetObjectItem(v, "jobs"))
+        {
+            cJSON *at;
+            cJSON_ArrayForEach(at, cJSON_GetObjectItem(job, "attempts"))
+            {
+                long long st = atoll(cJSON_GetObjectItem(at, "started_ns")->valuestring);
+                if (st > s1 && (!next || st < best))
+                    next = at, best = st;
+            }
+        }
+        ck_assert_ptr_nonnull(next);
+        snprintf(earlier, sizeof earlier, "%lld", atoll(e1) - 1);
+        cJSON_ReplaceItemInObject(next, "started_ns", cJSON_CreateString(earlier));
+    }
+    expect_plan_failure(&l, v, "device-overlap", "two jobs held the device at once");
+    tm_free(&l);
+
     /* an attempt credited to an invocation the bundle does not hold */
     tm_load(&l, g_good);
     v = tm_json(&l, "validation.json");

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -86,7 +87,7 @@ static int worker_path(char *out, size_t cap)
 }
 
 static const char usage[] = "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
-                            "                   [--strict] [--cases SPEC] [--arms LIST]\n"
+                            "                   [--strict] [--cases SPEC] [--arms LIST] [--stage-ahead K]\n"
                             "\n"
                             "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
                             "one worker process per job, and records everything in the store\n"
@@ -96,6 +97,9 @@ static const char usage[] = "usage: evident run --protocol FILE [--backend cuda|
                             "--cases 0,3,5-7 and --arms rows1,cub run a subset of the protocol as a\n"
                             "protocol of its own (it names the original by id; its bundle is the\n"
                             "subset's, never the whole protocol's).\n"
+                            "--stage-ahead K starts the next job and the torch-compile jobs among the\n"
+                            "next K (0..16) before their turn; each waits, CPU work only, until the\n"
+                            "device is free (default 12 on cuda, 0 on cpu, where the CPU is measured).\n"
                             "exit: 0 the run finished (its status says whether every job completed;\n"
                             "with --strict: and every main and policy job completed, at once or after\n"
                             "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
@@ -112,6 +116,7 @@ int ev_cmd_run(int argc, char **argv)
     struct sigaction sa;
     ev_status rc;
     int strict = 0;
+    long stage = -1;
 
     memset(&o, 0, sizeof o);
     o.backend = "cpu";
@@ -140,6 +145,16 @@ int ev_cmd_run(int argc, char **argv)
             o.cases = v, i++;
         } else if (!strcmp(a, "--arms")) {
             o.arms = v, i++;
+        } else if (!strcmp(a, "--stage-ahead")) {
+            char *end;
+            errno = 0;
+            stage = strtol(v, &end, 10);
+            if (errno || end == v || *end || stage < 0 || stage > EV_MAX_STAGE_AHEAD) {
+                fprintf(stderr, "evident run: --stage-ahead must be an integer from 0 to %d, not '%s'\n",
+                        EV_MAX_STAGE_AHEAD, v);
+                return EV_EXIT_USAGE;
+            }
+            i++;
         } else {
             fprintf(stderr, "evident run: unknown argument '%s' (try --help)\n", a);
             return EV_EXIT_USAGE;
@@ -190,6 +205,7 @@ int ev_cmd_run(int argc, char **argv)
     o.stop_fd = stop_pipe[0];
     o.progress = on_progress;
     o.progress_ctx = &pc;
+    o.stage_ahead = stage >= 0 ? (int)stage : ev_run_stage_default(o.backend);
     rc = ev_run(&o, &res, &err);
     if (pc.tty && pc.last_len)
         fputc('\n', stderr);
@@ -212,6 +228,20 @@ int ev_cmd_run(int argc, char **argv)
         (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status, res.jobs_run,
         res.failures, res.skipped, res.wall_s, res.demanded_s,
         res.demanded_s > 0 ? res.wall_s / res.demanded_s : 0.0);
+    {
+        /* where the wall went (docs/runner.md, "Where a run's time goes") */
+        double beyond = res.jobs_s - res.demanded_s;
+        double sup = res.wall_s - res.jobs_s - res.ahead_s - res.env_s - res.fit_s;
+        printf("time: protocol %.2f s; job processes %.2f s (%.2f s beyond the protocol: device open %.2f s, "
+               "compile %.2f s, the rest %.2f s); ",
+               res.demanded_s, res.jobs_s, beyond, res.open_s, res.compile_s, beyond - res.open_s - res.compile_s);
+        if (res.ahead_cases)
+            printf("compile ahead %.2f s (%zu cases, %zu failed); ", res.ahead_s, res.ahead_cases,
+                   res.ahead_failed);
+        printf("environment %.2f s; fit %.2f s; supervisor %.2f s\n", res.env_s, res.fit_s, sup);
+        if (res.ahead_failed)
+            printf("compile ahead: %s (that case's torch jobs compile cold and record it)\n", res.ahead_note);
+    }
     if (res.skipped) {
         /* A skip is not a failure, and it is never silent. */
         const char *p = res.skips;

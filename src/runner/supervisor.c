@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -37,6 +38,7 @@
 #include "sample_rules.h"
 #include "subset.h"
 #include "sha256.h"
+#include "compile_ahead.h"
 #include "snapshot.h"
 #include "store/outcome.h"
 #include "store/store.h"
@@ -56,6 +58,14 @@
 #define COMMIT_MS    250
 #define COMMIT_BYTES ((size_t)1 << 20)
 #define MAX_LINE     ((size_t)64 << 20)
+
+/* A started worker process: its pid and the supervisor's ends of its
+ * record pipe, stderr pipe and (staged) gate. */
+typedef struct wproc {
+    const void *job; /* the jstate it runs; NULL for the probe */
+    pid_t pid;
+    int rp, ep, gate;
+} wproc;
 
 /* A planned job as the store knows it. */
 typedef struct jstate {
@@ -89,6 +99,11 @@ typedef struct sup {
     double job_s_sum;
     size_t job_s_n;
     int lock_fd; /* ev_store_writer_lock's, for the life of the run */
+    /* Staged processes (docs/runner.md, "Staged processes"): started
+     * ahead of their turn, waiting at their gate. */
+    wproc staged[EV_MAX_STAGE_AHEAD + 1];
+    size_t n_staged;
+    int64_t *ahead_ns; /* per case: the torch-compile case's ahead-of-time compile (ns), 0: none */
 } sup;
 
 /* The facts and state of one attempt while its worker runs. */
@@ -110,6 +125,7 @@ typedef struct att {
     ev_rule_step *steps;
     ev_rule_sample *hot, *cold;
     size_t cap_steps, cap_hot, cap_cold;
+    int64_t compile_ns, open_ns; /* its compile-first-call, device-open and cuda-init timings */
     int store_failed; /* a record batch could not be committed */
     char store_error[512];
 } att;
@@ -344,6 +360,10 @@ static ev_status commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         if (ev_json_get_str(r, "name", &name, &e) || ev_json_get_i64(r, "elapsed_ns", &ns, &e))
             break;
         rc = ev_store_add_cold_timing(s->st, id, name, ns, &e);
+        if (!rc && (!strcmp(name, "compile-first-call")))
+            a->compile_ns += ns;
+        else if (!rc && (!strcmp(name, "device-open") || !strcmp(name, "cuda-init")))
+            a->open_ns += ns;
         break;
     }
     case EV_REC_FLUSH: {
@@ -540,35 +560,40 @@ typedef struct child_end {
     int64_t wall_ns;
 } child_end;
 
-/*
- * Starts argv as a worker (records on fd 3, protocol on fd 4, its own
- * process group, pinned), streams its records into a, watches the
- * deadline and the stop request.  OUT: *ce (always filled unless the fork
- * failed).  Store failures while committing return their status after the
- * child is ended.
- */
-static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev_err *err)
+/* Closes what the supervisor holds of w. */
+static void wproc_close(wproc *w)
 {
-    int rp[2] = {-1, -1}, ep[2] = {-1, -1};
-    ev_buf line = EV_BUF_INIT, tail = EV_BUF_INIT;
-    int64_t start = mono_ns();
-    int64_t deadline = start + (int64_t)(s->proto.job_timeout_s * 1e9), kill_at = 0;
-    int rec_open = 1, err_open = 1, exited = 0, status = 0;
-    int64_t pending_since = 0; /* arrival of the oldest uncommitted bytes; 0: none */
-    ev_status rc = EV_OK, fatal = EV_OK;
+    if (w->rp >= 0)
+        close(w->rp);
+    if (w->ep >= 0)
+        close(w->ep);
+    if (w->gate >= 0)
+        close(w->gate);
+    w->rp = w->ep = w->gate = -1;
+}
+
+/*
+ * Starts argv as a worker: records on fd 3, protocol on fd 4, with
+ * gated, the gate on fd 5 (argv then carries --gate-fd 5), its own
+ * process group, pinned.  OUT: *w.
+ */
+static ev_status spawn_worker(sup *s, char *const argv[], int gated, wproc *w, ev_err *err)
+{
+    int rp[2] = {-1, -1}, ep[2] = {-1, -1}, gp[2] = {-1, -1};
     pid_t pid, parent;
 
-    memset(ce, 0, sizeof *ce);
-    a->records_ok = 1;
-    if (pipe2(rp, O_CLOEXEC) || pipe2(ep, O_CLOEXEC)) {
-        rc = ev_err_set(err, EV_EPROC, "pipe: %s", strerror(errno));
-        goto out;
+    w->pid = -1;
+    w->rp = w->ep = w->gate = -1;
+    if (pipe2(rp, O_CLOEXEC) || pipe2(ep, O_CLOEXEC) ||
+        (gated && socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gp))) {
+        ev_err_set(err, EV_EPROC, "pipe: %s", strerror(errno));
+        goto fail;
     }
     parent = getpid();
     pid = fork();
     if (pid < 0) {
-        rc = ev_err_set(err, EV_EPROC, "fork: %s", strerror(errno));
-        goto out;
+        ev_err_set(err, EV_EPROC, "fork: %s", strerror(errno));
+        goto fail;
     }
     if (pid == 0) {
         int nul = open("/dev/null", O_RDONLY);
@@ -591,26 +616,84 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
             }
         }
         if (dup2(rp[1], 3) < 0 || dup2(s->memfd, 4) < 0 || dup2(ep[1], 2) < 0 || dup2(ep[1], 1) < 0 ||
-            (nul >= 0 && dup2(nul, 0) < 0))
+            (gated && dup2(gp[1], 5) < 0) || (nul >= 0 && dup2(nul, 0) < 0))
             _exit(127);
         execv(argv[0], argv);
         dprintf(2, "evident-worker: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
     setpgid(pid, pid);
-    ce->pid = pid;
     close(rp[1]);
     close(ep[1]);
-    rp[1] = ep[1] = -1;
+    if (gated)
+        close(gp[1]);
+    w->pid = pid;
+    w->rp = rp[0];
+    w->ep = ep[0];
+    w->gate = gated ? gp[0] : -1;
+    return EV_OK;
+fail:
+    for (int i = 0; i < 2; i++) {
+        if (rp[i] >= 0)
+            close(rp[i]);
+        if (ep[i] >= 0)
+            close(ep[i]);
+        if (gp[i] >= 0)
+            close(gp[i]);
+    }
+    return EV_EPROC;
+}
 
+/* Ends a staged process that will not be released: closes its gate (it
+ * exits at once), kills its group and reaps it. */
+static void wproc_cancel(wproc *w)
+{
+    int status;
+    wproc_close(w);
+    if (w->pid > 0) {
+        kill(-w->pid, SIGKILL);
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+    }
+    w->pid = -1;
+}
+
+/*
+ * Watches the started worker w: releases its gate when it has one,
+ * streams its records into a, watches the deadline (from now) and the
+ * stop request.  OUT: *ce.  Store failures while committing return their
+ * status after the child is ended.  Closes w.
+ */
+static ev_status run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
+{
+    ev_buf line = EV_BUF_INIT, tail = EV_BUF_INIT;
+    int64_t start = mono_ns();
+    int64_t deadline = start + (int64_t)(s->proto.job_timeout_s * 1e9), kill_at = 0;
+    int rec_open = 1, err_open = 1, exited = 0, status = 0;
+    int64_t pending_since = 0; /* arrival of the oldest uncommitted bytes; 0: none */
+    ev_status rc = EV_OK, fatal = EV_OK;
+    pid_t pid = w->pid;
+    int rp[2] = {w->rp, -1}, ep[2] = {w->ep, -1};
+
+    memset(ce, 0, sizeof *ce);
+    a->records_ok = 1;
+    ce->pid = pid;
+    if (w->gate >= 0) {
+        /* the release: a worker that died at its gate is seen below */
+        if (send(w->gate, "g", 1, MSG_NOSIGNAL) < 0 && errno != EPIPE && errno != ECONNRESET)
+            rc = ev_err_set(err, EV_EPROC, "gate: %s", strerror(errno));
+        close(w->gate);
+        w->gate = -1;
+    }
     while (rec_open || err_open || !exited) {
         struct pollfd fds[3];
         int nf = 0, timeout;
         int64_t now = mono_ns();
 
         if (!exited) {
-            pid_t w = waitpid(pid, &status, WNOHANG);
-            if (w == pid)
+            pid_t got = waitpid(pid, &status, WNOHANG);
+            if (got == pid)
                 exited = 1;
         }
         if (exited && !rec_open && !err_open)
@@ -735,13 +818,14 @@ static ev_status run_child(sup *s, char *const argv[], att *a, child_end *ce, ev
     ce->wall_ns = mono_ns() - start;
     if (fatal && !rc)
         rc = fatal;
-out:
     for (int i = 0; i < 2; i++) {
         if (rp[i] >= 0)
             close(rp[i]);
         if (ep[i] >= 0)
             close(ep[i]);
     }
+    w->rp = w->ep = -1;
+    w->pid = -1;
     ev_buf_free(&line);
     ev_buf_free(&tail);
     return rc;
@@ -786,32 +870,23 @@ static void progress(sup *s, const jstate *j, int ended)
     s->o->progress(s->o->progress_ctx, &p);
 }
 
-/* Runs one new attempt of job j.  EV_EINTR when the run was stopped during
- * it (recorded interrupted). */
-static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
+/* The argument strings of one worker command line. */
+typedef struct wargs {
+    char *argv[34];
+    char case_s[24], coef_s[100], script[4096], cache[4096], spawn_s[24], ahead_s[24];
+} wargs;
+
+/* Fills w->argv for job j (gated: with --gate-fd 5). */
+static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
 {
-    char case_s[24], coef_s[100] = "", script[4096], cache[4096];
-    char *argv[28];
     const ev_proto_fault *fault = ev_protocol_fault(&s->proto, j->pj.arm);
+    char **argv = w->argv;
     int ac = 0;
-    att a;
-    child_end ce;
-    ev_process_row p;
-    ev_status rc;
-    int64_t attempt_id, started = wall_ns();
+    struct timespec now;
 
-    memset(&a, 0, sizeof a);
-    progress(s, j, 0);
-    rc = ev_store_add_attempt(s->st, j->job_id, j->last_attempt + 1, s->inv_id, started, &attempt_id, err);
-    if (rc)
-        return rc;
-    j->last_attempt++;
-    j->last_attempt_id = attempt_id;
-    j->has_outcome = 0;
-    s->res->jobs_run++;
-    a.attempt_id = attempt_id;
-
-    snprintf(case_s, sizeof case_s, "%lld", (long long)j->pj.case_index);
+    snprintf(w->case_s, sizeof w->case_s, "%lld", (long long)j->pj.case_index);
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(w->spawn_s, sizeof w->spawn_s, "%lld", (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
     argv[ac++] = (char *)s->o->worker_path;
     argv[ac++] = "--backend";
     argv[ac++] = (char *)s->o->backend;
@@ -820,25 +895,36 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
     argv[ac++] = "--record-fd";
     argv[ac++] = "3";
     argv[ac++] = "--case";
-    argv[ac++] = case_s;
+    argv[ac++] = w->case_s;
     argv[ac++] = "--arm";
-    argv[ac++] = j->pj.arm;
+    argv[ac++] = (char *)j->pj.arm;
     argv[ac++] = "--job-key";
-    argv[ac++] = j->pj.job_key;
+    argv[ac++] = (char *)j->pj.job_key;
+    argv[ac++] = "--spawn-ns";
+    argv[ac++] = w->spawn_s;
+    if (gated) {
+        argv[ac++] = "--gate-fd";
+        argv[ac++] = "5";
+    }
     if (j->pj.phase == EV_PHASE_RESCUE)
         argv[ac++] = "--retry";
     if (!strcmp(j->pj.arm, "torch-compile")) {
-        snprintf(script, sizeof script, "%s/kernels/peer_torch.py",
+        snprintf(w->script, sizeof w->script, "%s/kernels/peer_torch.py",
                  s->o->source_root ? s->o->source_root : ".");
         argv[ac++] = "--python";
         argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
         argv[ac++] = "--peer-script";
-        argv[ac++] = script;
+        argv[ac++] = w->script;
         /* one compile cache per store: a case compiled once per run, its
          * later rounds load the files (docs/runner.md, "torch-compile") */
-        snprintf(cache, sizeof cache, "%s.torch-cache-run%lld", s->o->db_path, (long long)s->run_id);
+        ev_torch_cache_path(s->o->db_path, s->run_id, w->cache, sizeof w->cache);
         argv[ac++] = "--torch-cache";
-        argv[ac++] = cache;
+        argv[ac++] = w->cache;
+        if (s->ahead_ns && j->pj.case_index >= 0 && s->ahead_ns[j->pj.case_index] > 0) {
+            snprintf(w->ahead_s, sizeof w->ahead_s, "%lld", (long long)s->ahead_ns[j->pj.case_index]);
+            argv[ac++] = "--compile-ahead-ns";
+            argv[ac++] = w->ahead_s;
+        }
     }
     /* auto and the wrong-schedule fault arm ask the selector with the fit */
     if ((!strcmp(j->pj.arm, "auto") || (fault && fault->kind == EV_FAULT_WRONG_SCHEDULE)) && s->have_coef) {
@@ -846,13 +932,116 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
         ev_json_format_double(s->coef.a0, x);
         ev_json_format_double(s->coef.aP, y);
         ev_json_format_double(s->coef.aD, z);
-        snprintf(coef_s, sizeof coef_s, "%s,%s,%s", x, y, z);
+        snprintf(w->coef_s, sizeof w->coef_s, "%s,%s,%s", x, y, z);
         argv[ac++] = "--coef";
-        argv[ac++] = coef_s;
+        argv[ac++] = w->coef_s;
     }
     argv[ac] = NULL;
+}
 
-    rc = run_child(s, argv, &a, &ce, err);
+/* The staged process of job j, or NULL. */
+static wproc *staged_of(sup *s, const jstate *j)
+{
+    for (size_t i = 0; i < s->n_staged; i++)
+        if (s->staged[i].job == j)
+            return &s->staged[i];
+    return NULL;
+}
+
+/* Removes staged entry w (after it was taken or cancelled). */
+static void staged_drop(sup *s, wproc *w)
+{
+    size_t i = (size_t)(w - s->staged);
+    memmove(&s->staged[i], &s->staged[i + 1], (s->n_staged - i - 1) * sizeof *w);
+    s->n_staged--;
+}
+
+/* Cancels every staged process (the phase ended or the run stops). */
+static void unstage_all(sup *s)
+{
+    for (size_t i = 0; i < s->n_staged; i++)
+        wproc_cancel(&s->staged[i]);
+    s->n_staged = 0;
+}
+
+/* A job whose last attempt is missing or interrupted: the phase runs it. */
+static int pending(const jstate *j, ev_phase ph)
+{
+    return j->pj.phase == ph && (!j->has_outcome || j->outcome == EV_OUT_INTERRUPTED);
+}
+
+/*
+ * Stages the jobs that follow js[from] in phase ph: the next one, and
+ * every torch-compile job among the next stage_ahead (python and torch's
+ * import take seconds; a native job's preparation takes milliseconds).
+ * A staged process does CPU-only work and waits at its gate; nothing of
+ * it touches the device before its release (docs/runner.md).
+ */
+static ev_status stage_next(sup *s, ev_phase ph, size_t from, ev_err *err)
+{
+    size_t seen = 0;
+
+    if (s->o->stage_ahead <= 0)
+        return EV_OK;
+    for (size_t i = from + 1; i < s->n_js && seen < (size_t)s->o->stage_ahead; i++) {
+        jstate *j = &s->js[i];
+        wargs w;
+        ev_status rc;
+        if (!pending(j, ph))
+            continue;
+        seen++;
+        if (staged_of(s, j) || (seen > 1 && strcmp(j->pj.arm, "torch-compile")))
+            continue;
+        if (s->n_staged >= EV_MAX_STAGE_AHEAD)
+            break;
+        job_argv(s, j, 1, &w);
+        if ((rc = spawn_worker(s, w.argv, 1, &s->staged[s->n_staged], err)))
+            return rc;
+        s->staged[s->n_staged++].job = j;
+    }
+    return EV_OK;
+}
+
+/* Runs one new attempt of job j (js[index]).  EV_EINTR when the run was
+ * stopped during it (recorded interrupted). */
+static ev_status run_attempt(sup *s, size_t index, ev_err *err)
+{
+    jstate *j = &s->js[index];
+    wproc proc, *st = staged_of(s, j);
+    wargs wa;
+    att a;
+    child_end ce;
+    ev_process_row p;
+    ev_status rc;
+    int64_t attempt_id, started;
+
+    memset(&a, 0, sizeof a);
+    progress(s, j, 0);
+    if (st) {
+        proc = *st;
+        staged_drop(s, st);
+    } else {
+        job_argv(s, j, 0, &wa);
+        if ((rc = spawn_worker(s, wa.argv, 0, &proc, err)))
+            return rc;
+    }
+    started = wall_ns();
+    rc = ev_store_add_attempt(s->st, j->job_id, j->last_attempt + 1, s->inv_id, started, &attempt_id, err);
+    if (rc) {
+        wproc_cancel(&proc);
+        return rc;
+    }
+    j->last_attempt++;
+    j->last_attempt_id = attempt_id;
+    j->has_outcome = 0;
+    s->res->jobs_run++;
+    a.attempt_id = attempt_id;
+    if ((rc = stage_next(s, j->pj.phase, index, err))) {
+        wproc_cancel(&proc);
+        return rc;
+    }
+
+    rc = run_child(s, &proc, &a, &ce, err);
     if (!rc && a.records_ok && a.end && !a.skipped && !a.validation_failed && ce.has_exit &&
         ce.exit_code == 0 && !ce.timed_out && !ce.interrupted)
         apply_rules(s, j->pj.arm, &a);
@@ -895,6 +1084,9 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
     s->done++;
     s->job_s_sum += (double)ce.wall_ns / 1e9;
     s->job_s_n++;
+    s->res->jobs_s += (double)ce.wall_ns / 1e9;
+    s->res->compile_s += (double)a.compile_ns / 1e9;
+    s->res->open_s += (double)a.open_ns / 1e9;
     if (a.warmup)
         s->res->demanded_s +=
             (s->proto.warmup_ms + (double)s->proto.samples * s->proto.target_sample_ms) / 1e3;
@@ -910,17 +1102,19 @@ static ev_status run_attempt(sup *s, jstate *j, ev_err *err)
 static ev_status run_phase(sup *s, ev_phase ph, ev_err *err)
 {
     for (size_t i = 0; i < s->n_js; i++) {
-        jstate *j = &s->js[i];
         ev_status rc;
-        if (j->pj.phase != ph)
+        if (!pending(&s->js[i], ph))
             continue;
-        if (j->has_outcome && j->outcome != EV_OUT_INTERRUPTED)
-            continue;
-        if (stopping(s))
+        if (stopping(s)) {
+            unstage_all(s);
             return ev_err_set(err, EV_EINTR, "stopped by a signal");
-        if ((rc = run_attempt(s, j, err)))
+        }
+        if ((rc = run_attempt(s, i, err))) {
+            unstage_all(s);
             return rc;
+        }
     }
+    unstage_all(s);
     return EV_OK;
 }
 
@@ -1202,6 +1396,7 @@ static ev_status environment(sup *s, ev_err *err)
                     "--probe",
                     NULL};
     att a;
+    wproc proc;
     child_end ce;
     cJSON *env = NULL, *dev = NULL;
     const cJSON *d;
@@ -1212,7 +1407,9 @@ static ev_status environment(sup *s, ev_err *err)
 
     memset(&a, 0, sizeof a);
     a.probe = 1;
-    rc = run_child(s, argv, &a, &ce, err);
+    if ((rc = spawn_worker(s, argv, 0, &proc, err)))
+        return rc;
+    rc = run_child(s, &proc, &a, &ce, err);
     ev_buf_free(&ce.err_tail);
     if (rc)
         goto out;
@@ -1459,6 +1656,60 @@ out:
  * the cpu backend the flush buffer and the ceiling's buffer, each the
  * protocol's multiple of this host's last-level cache, capped as declared.
  */
+/* ---- compile ahead ---------------------------------------------------- */
+
+/* Compiles the torch-compile cases still to run into the run's cache
+ * before any job is timed (compile_ahead.h); cuda only. */
+static ev_status compile_ahead(sup *s, ev_err *err)
+{
+    ev_ahead_opts o;
+    ev_ahead_result r;
+    char script[4096], cache[4096];
+    int *need;
+    size_t n_need = 0;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    ev_status rc;
+
+    if (strcmp(s->o->backend, "cuda") || !s->proto.n_cases)
+        return EV_OK;
+    if (!(need = calloc(s->proto.n_cases, sizeof *need)) ||
+        !(s->ahead_ns = calloc(s->proto.n_cases, sizeof *s->ahead_ns))) {
+        free(need);
+        return ev_err_set(err, EV_ENOMEM, "compile ahead: out of memory");
+    }
+    for (size_t i = 0; i < s->n_js; i++) {
+        const jstate *j = &s->js[i];
+        if (!strcmp(j->pj.arm, "torch-compile") && j->pj.case_index >= 0 &&
+            (size_t)j->pj.case_index < s->proto.n_cases && (!j->has_outcome || j->outcome == EV_OUT_INTERRUPTED) &&
+            !need[j->pj.case_index]) {
+            need[j->pj.case_index] = 1;
+            n_need++;
+        }
+    }
+    if (!n_need) {
+        free(need);
+        return EV_OK;
+    }
+    snprintf(script, sizeof script, "%s/kernels/peer_torch.py", s->o->source_root ? s->o->source_root : ".");
+    ev_torch_cache_path(s->o->db_path, s->run_id, cache, sizeof cache);
+    memset(&o, 0, sizeof o);
+    o.proto = &s->proto;
+    o.need = need;
+    o.python = s->o->python ? s->o->python : "python3";
+    o.script = script;
+    o.cache = cache;
+    /* one compile thread each; half the host's CPUs, at most 16 */
+    o.parallel = cpus > 1 ? (int)(cpus / 2 > 16 ? 16 : cpus / 2) : 1;
+    o.stop = s->o->stop;
+    rc = ev_compile_ahead(&o, s->ahead_ns, &r, err);
+    free(need);
+    s->res->ahead_s = (double)r.wall_ns / 1e9;
+    s->res->ahead_cases = r.cases;
+    s->res->ahead_failed = r.failed;
+    snprintf(s->res->ahead_note, sizeof s->res->ahead_note, "%s", r.first_failure);
+    return rc;
+}
+
 static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *err)
 {
     cpu_set_t set;
@@ -1510,6 +1761,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     sup s;
     ev_status rc;
     char hn[256] = "";
+    int64_t t;
 
     memset(&s, 0, sizeof s);
     memset(res, 0, sizeof *res);
@@ -1592,13 +1844,20 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
         rc = ev_err_set(err, EV_EIO, "memfd: %s", strerror(errno));
         goto out;
     }
-    if ((rc = environment(&s, err)) || (rc = load_state(&s, err)))
+    t = mono_ns();
+    rc = environment(&s, err);
+    res->env_s = (double)(mono_ns() - t) / 1e9;
+    if (rc || (rc = load_state(&s, err)))
         goto out;
     for (size_t i = 0; i < s.n_js; i++)
         if (s.js[i].has_outcome && s.js[i].outcome != EV_OUT_INTERRUPTED)
             s.done++;
-    if ((rc = run_phase(&s, EV_PHASE_MAIN, err)) || (rc = fit_phase(&s, err)) ||
-        (rc = run_phase(&s, EV_PHASE_POLICY, err)) || (rc = finish(&s, err)))
+    if ((rc = compile_ahead(&s, err)) || (rc = run_phase(&s, EV_PHASE_MAIN, err)))
+        goto out;
+    t = mono_ns();
+    rc = fit_phase(&s, err);
+    res->fit_s = (double)(mono_ns() - t) / 1e9;
+    if (rc || (rc = run_phase(&s, EV_PHASE_POLICY, err)) || (rc = finish(&s, err)))
         goto out;
 out:
     res->wall_s = (double)(mono_ns() - s.t0) / 1e9;
@@ -1610,5 +1869,11 @@ out:
     ev_protocol_free(&s.proto);
     ev_buf_free(&s.bytes);
     free(s.js);
+    free(s.ahead_ns);
     return rc;
+}
+
+int ev_run_stage_default(const char *backend)
+{
+    return backend && !strcmp(backend, "cuda") ? 12 : 0;
 }

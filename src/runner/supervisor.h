@@ -38,7 +38,20 @@ typedef struct ev_run_opts {
     int stop_fd;                 /* readable when stop is set (self-pipe); -1: none */
     void (*progress)(void *ctx, const ev_progress *p);
     void *progress_ctx;
+    /* Staged processes (docs/runner.md): the next job and the
+     * torch-compile jobs among the next stage_ahead are started ahead of
+     * their turn and released when the device is free; 0: none (every
+     * job starts at its turn).  ev_run_stage_default gives the backend's. */
+    int stage_ahead;
 } ev_run_opts;
+
+/* The most jobs staged at once, and the most stage_ahead accepts. */
+#define EV_MAX_STAGE_AHEAD 16
+
+/* The default stage_ahead of a backend: 12 on cuda (CPU work of other
+ * processes may overlap a GPU job's timed windows); 0 on cpu (it may not:
+ * there the CPU is what is measured). */
+int ev_run_stage_default(const char *backend);
 
 typedef struct ev_run_result {
     int64_t run_id;
@@ -54,6 +67,17 @@ typedef struct ev_run_result {
     char skips[1024];   /* one line per distinct "arm: reason" of those, "" when none */
     double wall_s;      /* this invocation */
     double demanded_s;  /* warm-ups + samples the protocol demanded of the jobs run */
+    /* Where the wall went (the run summary's breakdown; docs/runner.md,
+     * "Where a run's time goes").  The per-job figures are in the store
+     * (processes.wall_ns, cold_timings). */
+    double jobs_s;      /* the job processes, each from its release to its exit */
+    double compile_s;   /* of which the compile-first-call cold timings */
+    double open_s;      /* of which device-open and cuda-init */
+    double env_s;       /* the environment probe */
+    double fit_s;       /* the fit phase */
+    double ahead_s;     /* the compile-ahead step */
+    size_t ahead_cases, ahead_failed;
+    char ahead_note[256]; /* the first compile-ahead failure, "" when none */
 } ev_run_result;
 
 /*

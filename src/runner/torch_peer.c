@@ -32,6 +32,26 @@
 #include "sha256.h"
 
 #define PEER_RECORD_FD 7 /* the peer's --record-fd inside the child */
+#define PEER_GATE_FD 8   /* the peer's --gate-fd inside the child (staged jobs) */
+
+int ev_torch_env(const char *cache, const char *backend)
+{
+    if (cache && !strcmp(backend, "cuda")) {
+        /* the run's compile cache: inductor's FX graph and Triton kernel
+         * files, shared by the run's torch jobs as files only */
+        char ind[4200], tri[4200];
+        snprintf(ind, sizeof ind, "%s/inductor", cache);
+        snprintf(tri, sizeof tri, "%s/triton", cache);
+        mkdir(cache, 0755);
+        if (setenv("TORCHINDUCTOR_CACHE_DIR", ind, 1) || setenv("TRITON_CACHE_DIR", tri, 1) ||
+            setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1", 1))
+            return -1;
+    }
+    /* one reduction to compile: inductor's pool of compile processes costs
+     * more to start and stop than it saves (on the H200 host a job's wall
+     * went from 20.2-20.9 s to 13.2-14.3 s without it) */
+    return setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 1) ? -1 : 0;
+}
 
 /* Writes hello, skip (reason) and end: a peer that cannot run here. */
 static ev_status skip_job(const ev_worker_args *a, ev_rec_out *out, const char *reason, ev_err *err)
@@ -161,7 +181,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     const char *tmp = getenv("TMPDIR");
     char dir[512], in_path[600], first_path[600], final_path[600];
     char rows_s[24], cols_s[24], stride_s[24], ops_s[24], samples_s[24], cold_s[24], warm_s[40], target_s[40],
-        flush_s[24], fd_s[8], spawn_s[32];
+        flush_s[24], fd_s[8], spawn_s[32], gate_s[8], ahead_s[24];
     char *argv[48];
     int ac = 0, rp[2] = {-1, -1}, xp[2] = {-1, -1}, status = 0, ended = 0, skipped = 0, have_dir = 0;
     int exec_errno = 0;
@@ -233,6 +253,16 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     argv[ac++] = target_s;
     argv[ac++] = "--flush-multiple";
     argv[ac++] = flush_s;
+    if (a->gate_fd >= 0) {
+        snprintf(gate_s, sizeof gate_s, "%d", PEER_GATE_FD);
+        argv[ac++] = "--gate-fd";
+        argv[ac++] = gate_s;
+    }
+    if (a->compile_ahead_ns > 0) {
+        snprintf(ahead_s, sizeof ahead_s, "%lld", (long long)a->compile_ahead_ns);
+        argv[ac++] = "--compile-ahead-ns";
+        argv[ac++] = ahead_s;
+    }
     struct timespec t_spawn;
     clock_gettime(CLOCK_REALTIME, &t_spawn);
     snprintf(spawn_s, sizeof spawn_s, "%lld", (long long)t_spawn.tv_sec * 1000000000LL + t_spawn.tv_nsec);
@@ -261,21 +291,10 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             close(out->fd); /* the peer writes only to its own pipe */
         if (rp[1] == PEER_RECORD_FD ? fcntl(rp[1], F_SETFD, 0) < 0 : dup2(rp[1], PEER_RECORD_FD) < 0)
             _exit(127); /* (dup2 onto itself would leave close-on-exec set) */
-        if (a->torch_cache && !strcmp(a->ops->name, "cuda")) {
-            /* the run's compile cache: inductor's FX graph and Triton
-             * kernel files, shared by the run's torch jobs as files only */
-            char ind[4200], tri[4200];
-            snprintf(ind, sizeof ind, "%s/inductor", a->torch_cache);
-            snprintf(tri, sizeof tri, "%s/triton", a->torch_cache);
-            mkdir(a->torch_cache, 0755);
-            if (setenv("TORCHINDUCTOR_CACHE_DIR", ind, 1) || setenv("TRITON_CACHE_DIR", tri, 1) ||
-                setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1", 1))
-                _exit(127);
-        }
-        /* one reduction to compile: inductor's pool of compile processes
-         * costs more to start and stop than it saves (on the H200 host a
-         * job's wall went from 20.2-20.9 s to 13.2-14.3 s without it) */
-        if (setenv("TORCHINDUCTOR_COMPILE_THREADS", "1", 1))
+        if (a->gate_fd >= 0 && (a->gate_fd == PEER_GATE_FD ? fcntl(a->gate_fd, F_SETFD, 0) < 0
+                                                           : dup2(a->gate_fd, PEER_GATE_FD) < 0))
+            _exit(127);
+        if (ev_torch_env(a->torch_cache, a->ops->name))
             _exit(127);
         execvp(argv[0], argv);
         e = errno;
@@ -286,6 +305,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     close(rp[1]);
     close(xp[1]);
     rp[1] = xp[1] = -1;
+    if (a->gate_fd >= 0)
+        close(a->gate_fd); /* the peer holds the gate now */
     if (read(xp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
         exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
     if (!exec_errno)
@@ -326,6 +347,15 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (!ended) {
         rc = ev_err_set(err, EV_EPROC, "torch peer: its record stream did not end with a correct end record");
         goto out;
+    }
+    /* the worker's own share before the peer started (process start,
+     * the input bytes and their file) */
+    if (!skipped) {
+        int64_t spawned = (int64_t)t_spawn.tv_sec * 1000000000LL + t_spawn.tv_nsec;
+        if ((a->spawn_ns > 0 && a->entered_ns >= a->spawn_ns &&
+             (rc = ev_worker_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
+            (a->entered_ns > 0 && (rc = ev_worker_cold(out, "prep", spawned - a->entered_ns, err))))
+            goto out;
     }
     if (!skipped) {
         ev_validation v1, v2;

@@ -8,6 +8,7 @@
  */
 #include "worker.h"
 
+#include <errno.h>
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
@@ -28,6 +29,45 @@ static int64_t now_ns(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Realtime in ns (comparable across processes). */
+static int64_t real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+ev_status ev_worker_gate(const ev_worker_args *a, int64_t *waited_ns, ev_err *err)
+{
+    int64_t t0 = now_ns();
+    char c;
+    ssize_t n;
+
+    *waited_ns = 0;
+    if (a->gate_fd < 0)
+        return EV_OK;
+    while ((n = read(a->gate_fd, &c, 1)) < 0 && errno == EINTR)
+        ;
+    *waited_ns = now_ns() - t0;
+    close(a->gate_fd);
+    if (n != 1)
+        return ev_err_set(err, EV_EINTR, "the supervisor closed the gate: this job was not started");
+    return EV_OK;
+}
+
+ev_status ev_worker_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err)
+{
+    cJSON *c;
+
+    if (elapsed_ns < 0)
+        return EV_OK;
+    if (!(c = ev_rec_new(EV_REC_COLD)))
+        return ev_err_set(err, EV_ENOMEM, "cold: out of memory");
+    ev_json_add_str(c, "name", name);
+    ev_json_add_i64(c, "elapsed_ns", elapsed_ns);
+    return ev_rec_write(out, c, err);
 }
 
 void ev_worker_affinity(char *buf, size_t cap)
@@ -371,7 +411,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     void *impl = NULL, *input = NULL;
     unsigned char *outbuf = NULL;
     size_t in_len = 0;
-    int64_t rows_pp = 0, chosen = 1, t0, hot_ops;
+    int64_t rows_pp = 0, chosen = 1, t0, hot_ops, t_ready, gate_wait = 0, t_open = 0;
     int validate;
     char hash1[65] = "", hash2[65] = "";
     ev_shape shape;
@@ -388,8 +428,19 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
         return ev_worker_torch(a, out, err);
     ev_worker_affinity(start_affinity, sizeof start_affinity);
-    if ((rc = a->ops->open(&cfg, &impl, err)) || (rc = a->ops->info(impl, &dev, err)) ||
-        (rc = hello(out, a->job_key, a->arm, &dev, err)))
+    /* CPU-only preparation first (the input bytes); then the gate; only
+     * then the device (docs/runner.md, "Staged processes"). */
+    validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
+    if (validate && (rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)))
+        goto out;
+    t_ready = real_ns();
+    if ((rc = ev_worker_gate(a, &gate_wait, err)))
+        goto out;
+    t0 = now_ns();
+    if ((rc = a->ops->open(&cfg, &impl, err)) || (rc = a->ops->info(impl, &dev, err)))
+        goto out;
+    t_open = now_ns() - t0;
+    if ((rc = hello(out, a->job_key, a->arm, &dev, err)))
         goto out;
     if (a->fault && a->fault->kind == EV_FAULT_GARBAGE &&
         (rc = ev_rec_write_raw(out, "this line is not a record {\n", err)))
@@ -404,7 +455,6 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     job.rows_per_program = rows_pp;
     job.coef = a->coef;
     job.threshold = p->decision_threshold;
-    validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
     if (kind == EV_ARM_CEILING) {
         const ev_proto_ref *ref = &cfg.ref;
         int64_t bytes =
@@ -414,8 +464,6 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         job.ceiling_bytes = bytes;
     }
     if (validate) {
-        if ((rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)))
-            goto out;
         job.c = p->cases[a->case_index];
         job.input = input;
         job.input_len = in_len;
@@ -451,6 +499,15 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = ev_rec_write(out, b, err)))
             goto out;
     }
+
+    /* Where the job's time went before its first launch (docs/runner.md,
+     * "Where a job's time goes"). */
+    if ((a->spawn_ns > 0 && a->entered_ns >= a->spawn_ns &&
+         (rc = ev_worker_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
+        (a->entered_ns > 0 && (rc = ev_worker_cold(out, "prep", t_ready - a->entered_ns, err))) ||
+        (a->gate_fd >= 0 && (rc = ev_worker_cold(out, "gate-wait", gate_wait, err))) ||
+        (rc = ev_worker_cold(out, "device-open", t_open, err)))
+        goto out;
 
     /* Poison, first launch (process-cold, host clock), validate. */
     outbuf = malloc(bind.out_len ? bind.out_len : 1);

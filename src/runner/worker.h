@@ -38,7 +38,25 @@ typedef struct ev_worker_args {
     const char *python;      /* torch-compile: the interpreter ("python3") */
     const char *peer_script; /* torch-compile: kernels/peer_torch.py */
     const char *torch_cache; /* torch-compile: the run's compile cache directory, or NULL */
+    /* Staging (docs/runner.md, "Staged processes"): the job does its
+     * CPU-only preparation, then blocks reading one byte from gate_fd
+     * before it touches the device; -1: no gate. */
+    int gate_fd;
+    int64_t spawn_ns;         /* CLOCK_REALTIME when the supervisor forked it; 0: unknown */
+    int64_t entered_ns;       /* CLOCK_REALTIME when main() began */
+    int64_t compile_ahead_ns; /* torch-compile: the case's ahead-of-time compile, 0: none */
 } ev_worker_args;
+
+/*
+ * Waits at the gate (a->gate_fd; returns at once when it is -1).  OUT:
+ * *waited_ns, the time spent blocked.  EV_EINTR when the gate was closed
+ * without the byte that releases the job (the supervisor does not need
+ * it: it exits without a record).
+ */
+ev_status ev_worker_gate(const ev_worker_args *a, int64_t *waited_ns, ev_err *err);
+
+/* Writes a cold record (name, elapsed_ns) when elapsed_ns >= 0. */
+ev_status ev_worker_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err);
 
 /*
  * Runs one job, writing every record to out, the end record last.  A peer
@@ -63,6 +81,15 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err);
  * own exit status or signal named) and no end record.
  */
 ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err);
+
+/*
+ * Sets the torch peer's environment in a child about to exec python: the
+ * run's compile cache under cache (cuda only; NULL: none) and one inductor
+ * compile thread.  The one place both the timed job and the ahead-of-time
+ * compile (compile_ahead.h) take it from, so their cache keys agree.
+ * Returns 0, or -1 when setenv failed.
+ */
+int ev_torch_env(const char *cache, const char *backend);
 
 /* The input bytes of case case_index of p (kernels/inputs.h, case key =
  * case index): ((R-1) x stride + N) elements, nothing when R = 0.

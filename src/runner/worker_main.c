@@ -7,7 +7,12 @@
  *
  *   evident-worker --backend cpu|cuda --protocol-fd N --record-fd N
  *                  (--probe | --case I --arm A --job-key K [--retry]
- *                   [--coef A0,AP,AD] [--python PY --peer-script FILE [--torch-cache DIR]])
+ *                   [--coef A0,AP,AD] [--python PY --peer-script FILE [--torch-cache DIR]
+ *                    [--compile-ahead-ns NS]] [--gate-fd N] [--spawn-ns NS])
+ *
+ * --gate-fd: a staged job prepares (input bytes; for torch-compile, python
+ * with torch imported) and waits for one byte on N before it touches the
+ * device.  --spawn-ns: CLOCK_REALTIME when the supervisor forked it.
  *
  * torch-compile jobs run FILE (kernels/peer_torch.py) under PY as a child
  * (src/runner/torch_peer.c).
@@ -21,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "buf.h"
@@ -47,10 +53,15 @@ static int read_fd(int fd, ev_buf *b)
 {
     char chunk[8192];
 
-    if (lseek(fd, 0, SEEK_SET) < 0 && errno != ESPIPE)
-        return -1;
+    off_t at = 0;
+    int seekable = lseek(fd, 0, SEEK_CUR) >= 0;
+
+    /* pread: staged workers read the same memfd at once, and a shared
+     * file offset would interleave their reads */
     for (;;) {
-        ssize_t n = read(fd, chunk, sizeof chunk);
+        ssize_t n = seekable ? pread(fd, chunk, sizeof chunk, at) : read(fd, chunk, sizeof chunk);
+        if (n > 0)
+            at += n;
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -99,7 +110,8 @@ int main(int argc, char **argv)
 {
     const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
                *peer_script = NULL, *torch_cache = NULL;
-    long long proto_fd = -1, rec_fd = -1, case_index = -1;
+    long long proto_fd = -1, rec_fd = -1, case_index = -1, gate_fd = -1, spawn_ns = 0, ahead_ns = 0;
+    struct timespec entered;
     int probe = 0, retry = 0;
     ev_buf bytes = EV_BUF_INIT;
     ev_protocol proto;
@@ -110,6 +122,7 @@ int main(int argc, char **argv)
     const ev_backend_ops *ops = NULL;
     ev_status rc;
 
+    clock_gettime(CLOCK_REALTIME, &entered);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "--probe")) {
@@ -142,6 +155,12 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--case") && !parse_int(v, &case_index)) {
             i++;
+        } else if (!strcmp(a, "--gate-fd") && !parse_int(v, &gate_fd)) {
+            i++;
+        } else if (!strcmp(a, "--spawn-ns") && !parse_int(v, &spawn_ns)) {
+            i++;
+        } else if (!strcmp(a, "--compile-ahead-ns") && !parse_int(v, &ahead_ns)) {
+            i++;
         } else {
             fprintf(stderr, "evident-worker: bad argument '%s'\n", a);
             return 2;
@@ -150,7 +169,8 @@ int main(int argc, char **argv)
     if (!backend || proto_fd < 0 || rec_fd < 0 || (!probe && !arm)) {
         fprintf(stderr, "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
                         "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
-                        "                [--python PY --peer-script FILE [--torch-cache DIR]])\n");
+                        "                [--python PY --peer-script FILE [--torch-cache DIR] [--compile-ahead-ns NS]]\n"
+                        "                [--gate-fd N] [--spawn-ns NS])\n");
         return 2;
     }
     if (!strcmp(backend, "cpu"))
@@ -188,6 +208,10 @@ int main(int argc, char **argv)
         wa.python = python;
         wa.peer_script = peer_script;
         wa.torch_cache = torch_cache;
+        wa.gate_fd = (int)gate_fd;
+        wa.spawn_ns = spawn_ns;
+        wa.entered_ns = (int64_t)entered.tv_sec * 1000000000 + entered.tv_nsec;
+        wa.compile_ahead_ns = ahead_ns;
         if (coef_s) {
             char *e1, *e2, *e3;
             coef.a0 = strtod(coef_s, &e1);

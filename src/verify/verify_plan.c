@@ -465,6 +465,75 @@ static void vp_attempt_invocations(const vb_bundle *b, ev_vreport *r)
     free(ids);
 }
 
+/* An attempt's hold on the device: from its release (started_ns) to its
+ * process's end (ended_ns). */
+typedef struct vp_hold {
+    int64_t inv, started, ended;
+    const char *key;
+    size_t attempt;
+} vp_hold;
+
+static int vp_cmp_hold(const void *a, const void *b)
+{
+    const vp_hold *x = a, *y = b;
+    if (x->inv != y->inv)
+        return x->inv < y->inv ? -1 : 1;
+    return x->started < y->started ? -1 : x->started > y->started;
+}
+
+/*
+ * One job on the device at a time (docs/runner.md, "Staged processes"):
+ * within an invocation, every attempt with a process started after the
+ * attempt before it ended.  A staged worker touches the device only after
+ * its release, and its release is its started_ns, so this is the record
+ * that no other job's device work fell inside a job's timed windows.
+ */
+static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
+{
+    size_t n = 0, cap = 0;
+    vp_hold *h = NULL;
+    for (size_t i = 0; i < b->n_vjobs; i++) {
+        const cJSON *a;
+        size_t at = 0;
+        cJSON_ArrayForEach(a, b->vjobs[i].attempts)
+        {
+            const cJSON *p = cJSON_GetObjectItemCaseSensitive(a, "process");
+            vp_hold x;
+            at++;
+            if (!cJSON_IsObject(p) || vj_i64(a, "invocation_id", &x.inv) || vj_ns(a, "started_ns", &x.started) ||
+                vj_ns(p, "ended_ns", &x.ended))
+                continue; /* refused above, or no process: nothing held the device */
+            x.key = b->vjobs[i].key;
+            x.attempt = at;
+            if (n == cap) {
+                size_t nc = cap ? 2 * cap : 256;
+                vp_hold *g = realloc(h, nc * sizeof *h);
+                if (!g) {
+                    free(h);
+                    r->oom = 1;
+                    return;
+                }
+                h = g;
+                cap = nc;
+            }
+            h[n++] = x;
+        }
+    }
+    if (n)
+        qsort(h, n, sizeof *h, vp_cmp_hold);
+    for (size_t k = 1; k < n; k++) {
+        if (h[k].inv == h[k - 1].inv && h[k].started < h[k - 1].ended) {
+            vr_fail(r, VR_PLAN, VP,
+                    "job %s attempt %zu started at %lld ns, before job %s attempt %zu ended at %lld ns: two jobs "
+                    "held the device at once (the runner releases one job at a time)",
+                    h[k].key, h[k].attempt, (long long)h[k].started, h[k - 1].key, h[k - 1].attempt,
+                    (long long)h[k - 1].ended);
+            break;
+        }
+    }
+    free(h);
+}
+
 void vc_plan(vb_bundle *b, ev_vreport *r)
 {
     ev_err err = {{0}};
@@ -505,6 +574,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     vp_run_and_cases(b, b->proto, r);
     vp_environments(b, r);
     vp_attempt_invocations(b, r);
+    vp_device_serial(b, r);
 
     if ((rc = ev_plan_build(b->proto, &plan, &err))) {
         if (rc == EV_ENOMEM)
