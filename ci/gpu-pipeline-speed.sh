@@ -4,7 +4,8 @@
 # run summary (wall / demanded and the time breakdown), then from the store
 # each arm's mean job wall and the mean of each cold timing by arm.  Not a
 # CI gate.
-#   usage: ci/gpu-pipeline-speed.sh PROTOCOL DB [evident run options...]
+#   usage: [SECS=590] ci/gpu-pipeline-speed.sh PROTOCOL DB [evident run options...]
+# (SECS: the run is stopped cleanly with SIGINT after that many seconds)
 set -uo pipefail
 protocol=$1
 db=$2
@@ -14,7 +15,8 @@ mkdir -p "$out" "$(dirname "$db")"
 make DEPS=.deps -j16 all > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 rm -rf "$db" "$db"-* "$db".torch-cache-run*
 t0=$(date +%s.%N)
-build/evident run --protocol "$protocol" --backend cuda --db "$db" "$@" > "$out/run-$(basename "$db").log" 2>&1
+timeout -s INT -k 20 "${SECS:-590}" build/evident run --protocol "$protocol" --backend cuda --db "$db" "$@" \
+    > "$out/run-$(basename "$db").log" 2>&1
 rc=$?
 t1=$(date +%s.%N)
 echo "evident run rc=$rc, $(python3 -c "print('%.1f' % ($t1 - $t0))") s (process wall)"
