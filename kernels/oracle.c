@@ -116,52 +116,89 @@ static uint32_t ev_round_bits(ev_dtype d, float f)
     }
 }
 
+/* Checks output row i against its oracle o, folding the result into *r. */
+static void check_row(const ev_shape *s, const ev_oracle_row *o, const void *out, int64_t i, ev_validation *r)
+{
+    uint32_t got = ev_out_bits(s->dtype, out, (size_t)i);
+    double y = (double)ev_dtype_load(s->dtype, out, (size_t)i);
+    int ok;
+
+    if (isnan(o->ref)) {
+        ok = got == ev_round_bits(s->dtype, NAN);
+    } else if (s->op == EV_OP_MAX) {
+        ok = got == ev_round_bits(s->dtype, (float)o->ref);
+        if (ok && isfinite(y) && fabs(y - o->ref) > r->max_abs_err)
+            r->max_abs_err = fabs(y - o->ref);
+    } else if (isinf(o->ref)) {
+        ok = y == o->ref;
+    } else {
+        double bound = ev_oracle_sum_bound(s->dtype, s->cols, o->ref, o->abs_sum);
+        if (bound > r->bound)
+            r->bound = bound;
+        if (isnan(y)) {
+            ok = 0;
+        } else if (isinf(y)) {
+            double g = ev_oracle_gamma(s->cols) * o->abs_sum;
+            ok = (y > 0) == (o->ref > 0) && fabs(o->ref) + g >= ev_overflow_threshold(s->dtype);
+        } else {
+            double e = fabs(y - o->ref);
+            ok = e <= bound;
+            if (e > r->max_abs_err)
+                r->max_abs_err = e;
+        }
+    }
+    if (!ok) {
+        r->passed = 0;
+        r->mismatches++;
+        if (r->first_bad < 0)
+            r->first_bad = i;
+    }
+}
+
+static int bad_shape(const ev_shape *s)
+{
+    return (unsigned)s->op >= EV_OP_COUNT || ev_dtype_size(s->dtype) == 0 || s->rows < 0 || s->cols < 1 ||
+           s->stride < s->cols;
+}
+
+ev_status ev_oracle_rows(const ev_shape *s, const void *in, ev_oracle_row *rows, ev_err *err)
+{
+    size_t es = ev_dtype_size(s->dtype);
+
+    if (bad_shape(s))
+        return ev_err_set(err, EV_EINVAL, "oracle: bad shape");
+    for (int64_t i = 0; i < s->rows; i++)
+        ev_oracle_reduce_row(s->op, s->dtype, (const unsigned char *)in + (size_t)i * (size_t)s->stride * es,
+                             s->cols, &rows[i]);
+    return EV_OK;
+}
+
+ev_status ev_oracle_validate_rows(const ev_shape *s, const ev_oracle_row *rows, const void *out,
+                                  ev_validation *v, ev_err *err)
+{
+    ev_validation r = {1, 0.0, 0.0, 0, -1};
+
+    if (bad_shape(s))
+        return ev_err_set(err, EV_EINVAL, "validate: bad shape");
+    for (int64_t i = 0; i < s->rows; i++)
+        check_row(s, &rows[i], out, i, &r);
+    *v = r;
+    return EV_OK;
+}
+
 ev_status ev_oracle_validate(const ev_shape *s, const void *in, const void *out, ev_validation *v,
                              ev_err *err)
 {
     ev_validation r = {1, 0.0, 0.0, 0, -1};
     size_t es = ev_dtype_size(s->dtype);
 
-    if ((unsigned)s->op >= EV_OP_COUNT || es == 0 || s->rows < 0 || s->cols < 1 || s->stride < s->cols)
+    if (bad_shape(s))
         return ev_err_set(err, EV_EINVAL, "validate: bad shape");
     for (int64_t i = 0; i < s->rows; i++) {
-        const unsigned char *row = (const unsigned char *)in + (size_t)i * (size_t)s->stride * es;
         ev_oracle_row o;
-        uint32_t got = ev_out_bits(s->dtype, out, (size_t)i);
-        double y = (double)ev_dtype_load(s->dtype, out, (size_t)i);
-        int ok;
-
-        ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &o);
-        if (isnan(o.ref)) {
-            ok = got == ev_round_bits(s->dtype, NAN);
-        } else if (s->op == EV_OP_MAX) {
-            ok = got == ev_round_bits(s->dtype, (float)o.ref);
-            if (ok && isfinite(y) && fabs(y - o.ref) > r.max_abs_err)
-                r.max_abs_err = fabs(y - o.ref);
-        } else if (isinf(o.ref)) {
-            ok = y == o.ref;
-        } else {
-            double bound = ev_oracle_sum_bound(s->dtype, s->cols, o.ref, o.abs_sum);
-            if (bound > r.bound)
-                r.bound = bound;
-            if (isnan(y)) {
-                ok = 0;
-            } else if (isinf(y)) {
-                double g = ev_oracle_gamma(s->cols) * o.abs_sum;
-                ok = (y > 0) == (o.ref > 0) && fabs(o.ref) + g >= ev_overflow_threshold(s->dtype);
-            } else {
-                double e = fabs(y - o.ref);
-                ok = e <= bound;
-                if (e > r.max_abs_err)
-                    r.max_abs_err = e;
-            }
-        }
-        if (!ok) {
-            r.passed = 0;
-            r.mismatches++;
-            if (r.first_bad < 0)
-                r.first_bad = i;
-        }
+        ev_oracle_reduce_row(s->op, s->dtype, (const unsigned char *)in + (size_t)i * (size_t)s->stride * es,
+                             s->cols, &o);
+        check_row(s, &o, out, i, &r);
     }
     *v = r;
     return EV_OK;

@@ -67,6 +67,16 @@ typedef struct ev_validation {
 ev_status ev_oracle_validate(const ev_shape *s, const void *in, const void *out, ev_validation *v,
                              ev_err *err);
 
+/* The oracle of every row of the input at in (laid out as s says), for
+ * validating before the output exists (a staged job computes it while
+ * another job measures).  OUT: rows[0..R).  EV_EINVAL for a bad shape. */
+ev_status ev_oracle_rows(const ev_shape *s, const void *in, ev_oracle_row *rows, ev_err *err);
+
+/* ev_oracle_validate against rows from ev_oracle_rows of the same input:
+ * the same verdict, the same numbers. */
+ev_status ev_oracle_validate_rows(const ev_shape *s, const ev_oracle_row *rows, const void *out,
+                                  ev_validation *v, ev_err *err);
+
 #ifdef __cplusplus
 }
 #endif

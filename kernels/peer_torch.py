@@ -55,16 +55,16 @@ class Records:
 
 def parse_args():
     p = argparse.ArgumentParser(description="torch-compile peer (one job)")
-    p.add_argument("--input", required=True, help="input bytes file")
-    p.add_argument("--op", required=True, choices=["reduce_sum", "reduce_max"])
-    p.add_argument("--dtype", required=True, choices=["fp32", "fp16", "bf16"])
-    p.add_argument("--rows", type=int, required=True)
-    p.add_argument("--cols", type=int, required=True)
-    p.add_argument("--stride", type=int, required=True)
+    p.add_argument("--input", help="input bytes file")
+    p.add_argument("--op", choices=["reduce_sum", "reduce_max"])
+    p.add_argument("--dtype", choices=["fp32", "fp16", "bf16"])
+    p.add_argument("--rows", type=int)
+    p.add_argument("--cols", type=int)
+    p.add_argument("--stride", type=int)
     p.add_argument("--job-key", default="")
     p.add_argument("--record-fd", type=int, default=-1)
-    p.add_argument("--out-first", required=True)
-    p.add_argument("--out-final", required=True)
+    p.add_argument("--out-first")
+    p.add_argument("--out-final")
     p.add_argument("--ops", type=int, default=100)
     p.add_argument("--samples", type=int, default=7)
     p.add_argument("--cold-samples", type=int, default=3)
@@ -79,9 +79,15 @@ def parse_args():
                    help="staged: import, then wait for one byte on this fd before touching the device")
     p.add_argument("--compile-ahead-ns", type=int, default=0,
                    help="this case's ahead-of-time compile (ns), recorded as the cold timing compile-ahead")
-    p.add_argument("--compile-only", action="store_true",
-                   help="compile the case into the cache (zeros of its shape), print {\"compile_ns\": N}, exit")
-    return p.parse_args()
+    p.add_argument("--compile-cases", default="",
+                   help="compile ahead: the cases i:op:dtype:rows:cols:stride;... into the cache, then exit")
+    a = p.parse_args()
+    if not a.compile_cases:
+        missing = [k for k in ("input", "op", "dtype", "rows", "cols", "stride", "out_first", "out_final")
+                   if getattr(a, k) is None]
+        if missing:
+            p.error("a job needs --" + ", --".join(m.replace("_", "-") for m in missing))
+    return a
 
 
 def import_compiler():
@@ -131,24 +137,65 @@ def span_elems(a):
     return (a.rows - 1) * a.stride + a.cols if a.rows > 0 else 0
 
 
+def preimport_path():
+    """The run cache's list of modules a compile imports (written by the
+    compile-ahead processes, read by staged peers), or None."""
+    d = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    return os.path.join(os.path.dirname(d), "preimport.txt") if d else None
+
+
+def preimport():
+    """Imports, before the gate, the modules the compile-ahead processes
+    saw a compile import (torch, triton and sympy modules only): CPU work a
+    staged peer does while another job measures instead of in its own
+    first call.  A module that fails to import is left to the first call."""
+    import importlib  # noqa: PLC0415
+    path = preimport_path()
+    if not path or not os.path.exists(path):
+        return
+    with open(path) as f:
+        names = [n.strip() for n in f]
+    for name in names:
+        # never a module near the driver: nothing may touch the device before the gate
+        if (name.split(".")[0] in ("torch", "triton", "sympy") and name not in sys.modules
+                and not any(w in name for w in ("cuda", "driver", "nvidia", "nvml"))):
+            try:
+                importlib.import_module(name)
+            except Exception:  # noqa: BLE001
+                pass
+
+
 def compile_only(a):
-    """Compiles the case into the run's cache (TORCHINDUCTOR_CACHE_DIR,
-    TRITON_CACHE_DIR set by the supervisor) from zeros of the case's shape
-    and strides: the shape, not the values, is what inductor specializes
-    on, and no input of the job leaves it.  Prints the compile time."""
+    """Compiles each case of --compile-cases ("i:op:dtype:rows:cols:stride"
+    joined by ';') into the run's cache (TORCHINDUCTOR_CACHE_DIR and
+    TRITON_CACHE_DIR, set by the supervisor), one after another in this
+    process, from zeros of the case's shape and strides: the shape, not the
+    values, is what inductor specializes on, and no input of a job leaves
+    it.  Prints {"case": i, "compile_ns": N} per case as it is done, then
+    writes the modules the compiles imported to the cache's preimport
+    list."""
     import torch  # noqa: PLC0415
     import_compiler()
-    tdt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[a.dtype]
     dev = torch.device("cuda")
-    flat = torch.zeros(max(1, span_elems(a)), dtype=tdt, device=dev)
-    x = flat.as_strided((a.rows, a.cols), (a.stride, 1))
-    fn = make_fn(torch, a.op)
-    t0 = time.perf_counter_ns()
-    fn(x)
-    torch.cuda.synchronize()
-    ns = time.perf_counter_ns() - t0
-    sys.stdout.write(json.dumps({"compile_ns": ns}) + "\n")
-    sys.stdout.flush()
+    tdts = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
+    for spec in a.compile_cases.split(";"):
+        i, op, dtype, rows, cols, stride = spec.split(":")
+        c = argparse.Namespace(rows=int(rows), cols=int(cols), stride=int(stride))
+        flat = torch.zeros(max(1, span_elems(c)), dtype=tdts[dtype], device=dev)
+        x = flat.as_strided((c.rows, c.cols), (c.stride, 1))
+        t0 = time.perf_counter_ns()
+        fn = make_fn(torch, op)
+        fn(x)
+        torch.cuda.synchronize()
+        ns = time.perf_counter_ns() - t0
+        sys.stdout.write(json.dumps({"case": int(i), "compile_ns": ns}) + "\n")
+        sys.stdout.flush()
+    path = preimport_path()
+    if path:
+        tmp = "%s.%d" % (path, os.getpid())
+        with open(tmp, "w") as f:
+            f.write("\n".join(sorted(n for n in sys.modules if n.split(".")[0] in ("torch", "triton", "sympy"))))
+        os.replace(tmp, path)
     os._exit(0)
 
 
@@ -163,7 +210,7 @@ def affinity():
 def main():
     entered_ns = time.time_ns()
     a = parse_args()
-    if a.compile_only:
+    if a.compile_cases:
         compile_only(a)
     rec = Records(a.record_fd)
     t_import = time.perf_counter_ns()
@@ -183,6 +230,7 @@ def main():
     import_ns = time.perf_counter_ns() - t_import
     t_import = time.perf_counter_ns()
     import_compiler()
+    preimport()
     import_compiler_ns = time.perf_counter_ns() - t_import
     t_gate = time.perf_counter_ns()
     if not wait_gate(a.gate_fd):

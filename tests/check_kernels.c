@@ -675,6 +675,43 @@ START_TEST(test_validator_rejects_a_wrong_max_and_a_noncanonical_nan)
 }
 END_TEST
 
+/* The oracle's rows computed ahead (a staged job computes them before
+ * its gate) give ev_oracle_validate's verdict and numbers exactly, for a
+ * correct output and for a wrong one, on every op and dtype. */
+START_TEST(test_validating_against_rows_computed_ahead_equals_validating_the_input)
+{
+    static const ev_dtype dts[] = {EV_DTYPE_FP32, EV_DTYPE_FP16, EV_DTYPE_BF16};
+    for (int op = 0; op < 2; op++)
+        for (size_t d = 0; d < 3; d++) {
+            ev_shape s = {op ? EV_OP_MAX : EV_OP_SUM, dts[d], 37, 257, 260};
+            fixture f;
+            ev_validation a, b;
+            ev_oracle_row rows[37];
+            ev_err err;
+            fixture_make(&f, &s, 11 + d, 0);
+            ev_reduce_rows(&f.b, 0, s.rows);
+            ck_assert_int_eq(ev_oracle_rows(&s, f.in, rows, &err), EV_OK);
+            for (int wrong = 0; wrong < 2; wrong++) {
+                if (wrong)
+                    f.out[ev_dtype_size(s.dtype) * 6 - 1] ^= 0x40; /* row 5, an exponent bit */
+                ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &a, &err), EV_OK);
+                ck_assert_int_eq(ev_oracle_validate_rows(&s, rows, f.out, &b, &err), EV_OK);
+                ck_assert_int_eq(a.passed, !wrong);
+                ck_assert_int_eq(a.passed, b.passed);
+                ck_assert_int_eq(a.mismatches, b.mismatches);
+                ck_assert_int_eq(a.first_bad, b.first_bad);
+                ck_assert(a.max_abs_err == b.max_abs_err && a.bound == b.bound);
+            }
+            fixture_free(&f);
+        }
+    ev_shape bad = {EV_OP_SUM, EV_DTYPE_FP32, 2, 8, 4};
+    ev_oracle_row r2[2];
+    ev_err err;
+    float x[16] = {0};
+    ck_assert_int_eq(ev_oracle_rows(&bad, x, r2, &err), EV_EINVAL);
+}
+END_TEST
+
 START_TEST(test_unwritten_rows_fail_validation)
 {
     ev_shape s = {EV_OP_SUM, EV_DTYPE_FP16, 9, 64, 64};
@@ -945,6 +982,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_sum_bound_holds_on_adversarial_inputs);
     tcase_add_test(red, test_validator_rejects_a_wrong_max_and_a_noncanonical_nan);
     tcase_add_test(red, test_unwritten_rows_fail_validation);
+    tcase_add_test(red, test_validating_against_rows_computed_ahead_equals_validating_the_input);
     tcase_add_test(red, test_max_keys_order_every_16_bit_pattern_as_the_twin_does);
     tcase_add_test(red, test_max_keys_order_fp32_patterns_as_the_twin_does);
     tcase_add_test(red, test_max_on_keys_gives_the_twin_bits_on_special_rows);

@@ -1003,24 +1003,29 @@ END_TEST
  * environment probe), during main, the fit and policy, rescue and recheck.
  * Each time the run stops within a few seconds with exit 1 and says how to
  * finish it; --resume finishes it; the bundle verifies. */
-/* A stand-in for `python3 peer_torch.py --compile-only ...` (run by
- * /bin/sh): by the case's rows, it prints a compile time (only with the
- * run's cache and one compile thread in its environment), fails, hangs,
- * or (a case not needed) leaves a marker that it ran. */
+/* A stand-in for `python3 peer_torch.py --compile-cases SPEC` (run by
+ * /bin/sh): case by case, by the case's rows, it prints a compile time
+ * (only with the run's cache and one compile thread in its environment),
+ * fails, hangs, or (a case not needed) leaves a marker that it ran. */
 static const char fake_compiler[] =
-    "while [ $# -gt 0 ]; do [ \"$1\" = --rows ] && rows=$2; shift; done\n"
-    "case $rows in\n"
-    "1) [ \"$TORCHINDUCTOR_CACHE_DIR\" = \"$EV_T_CACHE/inductor\" ] && [ \"$TORCHINDUCTOR_COMPILE_THREADS\" = 1 ] &&\n"
-    "   echo '{\"compile_ns\": 1234}' ;;\n"
-    "2) exit 3 ;;\n"
-    "3) exec sleep 30 ;;\n"
-    "*) touch \"$EV_T_CACHE.ran\" ;;\n"
-    "esac\n";
+    "while [ $# -gt 0 ]; do [ \"$1\" = --compile-cases ] && spec=$2; shift; done\n"
+    "IFS=';'\n"
+    "for c in $spec; do\n"
+    "  i=${c%%:*}; rows=$(echo \"$c\" | cut -d: -f4)\n"
+    "  case $rows in\n"
+    "  1) [ \"$TORCHINDUCTOR_CACHE_DIR\" = \"$EV_T_CACHE/inductor\" ] && [ \"$TORCHINDUCTOR_COMPILE_THREADS\" = 1 ] &&\n"
+    "     echo \"{\\\"case\\\": $i, \\\"compile_ns\\\": 1234}\" ;;\n"
+    "  2) exit 3 ;;\n"
+    "  3) exec sleep 30 ;;\n"
+    "  *) touch \"$EV_T_CACHE.ran\" ;;\n"
+    "  esac\n"
+    "done\n";
 
-/* The compile-ahead step: each needed case in its own process, several at
- * once, in the run's cache; a failure or a hang (past job_timeout_s) costs
- * that case its figure, never the run; a case not needed is not compiled;
- * a stop ends it with EV_EINTR. */
+/* The compile-ahead step: the needed cases dealt to a few processes (here
+ * two: cases 0 and 2 to one, 1 to the other), in the run's cache; a
+ * failure or a hang (past job_timeout_s per case) costs that process's
+ * remaining cases their figures, never the run or a case already done; a
+ * case not needed is not compiled; a stop ends it with EV_EINTR. */
 START_TEST(test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs)
 {
     static const char pj[] =
@@ -1393,7 +1398,7 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     ck_assert_int_eq(ev_backend_cpu_ops.poison(impl, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.launch(impl, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, out, b.out_len, &err), EV_OK);
-    ev_worker_check(proto, &shape, in, out, &v);
+    ev_worker_check(proto, &shape, in, NULL, out, &v);
     ck_assert_msg(v.passed, "case %lld arm %s: %lld mismatches", (long long)ci, job->arm,
                   (long long)v.mismatches);
     ck_assert_int_eq(ev_backend_cpu_ops.capture(impl, 100, &nodes, &n_nodes, &err), EV_OK);

@@ -1,8 +1,8 @@
 /*
  * compile_ahead.h: torch-compile's cases compiled before the first timed
- * job (docs/runner.md, "Compile ahead").  Each case is compiled by its own
- * python process (kernels/peer_torch.py --compile-only) from zeros of the
- * case's shape and strides, several at once, into the run's compile cache
+ * job (docs/runner.md, "Compile ahead").  A few python processes at once
+ * (kernels/peer_torch.py --compile-cases), each compiling its share of the
+ * cases from zeros of each case's shape and strides into the run's cache
  * (files only: inductor's FX graphs, Triton's kernels).  The timed torch
  * jobs then load from the cache; each records the case's cold compile
  * time as the cold timing `compile-ahead`, apart from its own warm-cache
@@ -27,7 +27,7 @@ typedef struct ev_ahead_opts {
     const int *need;             /* per case index: 1 when a torch-compile job of it is still to run */
     const char *python, *script; /* the interpreter and kernels/peer_torch.py */
     const char *cache;           /* ev_torch_cache_path */
-    int parallel;                /* processes at once (>= 1) */
+    int parallel;                /* processes (>= 1; at most one per needed case) */
     volatile sig_atomic_t *stop; /* set on SIGINT/SIGTERM; may be NULL */
 } ev_ahead_opts;
 
@@ -38,10 +38,11 @@ typedef struct ev_ahead_result {
 } ev_ahead_result;
 
 /*
- * Compiles every case with need[i], at most o->parallel at once, each
- * bounded by the protocol's job_timeout_s.  OUT: ns[i] = the case's
- * compile time as its process measured it (0 where it failed or was not
- * needed), *res.  A failed compile is not a failure of the run: the timed
+ * Compiles every case with need[i] in at most o->parallel processes, each
+ * bounded by the protocol's job_timeout_s per case it compiles.  OUT:
+ * ns[i] = the case's compile (the fresh function's first call, from
+ * torch.compile to its result; the imports are the process's, once) as
+ * its process measured it, 0 where it failed or was not needed; *res.  A failed compile is not a failure of the run: the timed
  * job of that case compiles cold and records it.  EV_EINTR when stopped
  * (every compile process ended); EV_EPROC when none could be started.
  */

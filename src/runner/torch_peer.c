@@ -188,6 +188,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_shape shape;
     void *input = NULL;
     unsigned char *o1 = NULL, *o2 = NULL;
+    ev_oracle_row *expect = NULL;
     size_t in_len = 0, out_len;
     pid_t pid = -1, parent;
     ev_status rc;
@@ -309,6 +310,13 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         close(a->gate_fd); /* the peer holds the gate now */
     if (read(xp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
         exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
+    /* the oracle while python imports (before the gate: CPU only) */
+    if (!exec_errno && (rc = ev_worker_expect(&shape, input, &expect, err))) {
+        kill(pid, SIGKILL);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        goto out;
+    }
     if (!exec_errno)
         rc = relay(rp[0], out, &ended, &skipped, err);
     struct timespec t_end, t_exit;
@@ -363,10 +371,10 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = read_output(first_path, out_len, &o1, err)) ||
             (rc = read_output(final_path, out_len, &o2, err)))
             goto out;
-        ev_worker_check(p, &shape, input, o1, &v1);
+        ev_worker_check(p, &shape, input, expect, o1, &v1);
         if ((rc = ev_worker_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
             goto out;
-        ev_worker_check(p, &shape, input, o2, &v2);
+        ev_worker_check(p, &shape, input, expect, o2, &v2);
         if ((rc = ev_sha256_hex(o2, out_len, h2)))
             goto out;
         if (strcmp(h1, h2))
@@ -394,6 +402,7 @@ out:
         rmdir(dir);
     }
     free(input);
+    free(expect);
     free(o1);
     free(o2);
     return rc;

@@ -230,14 +230,14 @@ ev_status ev_worker_input(const ev_protocol *p, int64_t case_index, ev_shape *sh
     return EV_OK;
 }
 
-void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, const void *out,
-                     ev_validation *v)
+void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, const ev_oracle_row *rows,
+                     const void *out, ev_validation *v)
 {
     ev_err e;
     size_t es = ev_dtype_size(s->dtype), row = (size_t)s->stride * es;
     double f = p->sum_bound_factor;
 
-    if (ev_oracle_validate(s, in, out, v, &e)) {
+    if (rows ? ev_oracle_validate_rows(s, rows, out, v, &e) : ev_oracle_validate(s, in, out, v, &e)) {
         memset(v, 0, sizeof *v);
         v->mismatches = s->rows;
         v->first_bad = 0;
@@ -254,9 +254,10 @@ void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, co
     for (int64_t r = 0; r < s->rows; r++) {
         ev_shape one = *s;
         ev_validation w;
+        const unsigned char *o1 = (const unsigned char *)out + (size_t)r * es;
         one.rows = 1;
-        if (ev_oracle_validate(&one, (const unsigned char *)in + (size_t)r * row,
-                               (const unsigned char *)out + (size_t)r * es, &w, &e) ||
+        if ((rows ? ev_oracle_validate_rows(&one, &rows[r], o1, &w, &e)
+                  : ev_oracle_validate(&one, (const unsigned char *)in + (size_t)r * row, o1, &w, &e)) ||
             !(w.passed || (w.max_abs_err > 0 && w.max_abs_err <= f * w.bound))) {
             if (v->first_bad < 0)
                 v->first_bad = r;
@@ -264,6 +265,22 @@ void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, co
         }
     }
     v->passed = v->mismatches == 0;
+}
+
+ev_status ev_worker_expect(const ev_shape *s, const void *in, ev_oracle_row **rows, ev_err *err)
+{
+    ev_oracle_row *r = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *r);
+    ev_status rc;
+
+    *rows = NULL;
+    if (!r)
+        return ev_err_set(err, EV_ENOMEM, "oracle: out of memory");
+    if ((rc = ev_oracle_rows(s, in, r, err))) {
+        free(r);
+        return rc;
+    }
+    *rows = r;
+    return EV_OK;
 }
 
 ev_status ev_worker_validation(ev_rec_out *out, const char *stage, const ev_validation *v, const void *bytes,
@@ -407,6 +424,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_device_info dev;
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
+    ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
     size_t n_nodes = 0;
     void *impl = NULL, *input = NULL;
     unsigned char *outbuf = NULL;
@@ -431,7 +449,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     /* CPU-only preparation first (the input bytes); then the gate; only
      * then the device (docs/runner.md, "Staged processes"). */
     validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
-    if (validate && (rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)))
+    if (validate && ((rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)) ||
+                     (rc = ev_worker_expect(&shape, input, &expect, err))))
         goto out;
     t_ready = real_ns();
     if ((rc = ev_worker_gate(a, &gate_wait, err)))
@@ -534,7 +553,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             goto out;
         if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
             outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
-        ev_worker_check(p, &shape, input, outbuf, &chk);
+        ev_worker_check(p, &shape, input, expect, outbuf, &chk);
         if ((rc = validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)))
             goto out;
     }
@@ -599,7 +618,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             goto out;
         if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
             outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
-        ev_worker_check(p, &shape, input, outbuf, &chk);
+        ev_worker_check(p, &shape, input, expect, outbuf, &chk);
         if ((rc = ev_sha256_hex(outbuf, bind.out_len, hash2))) {
             ev_err_set(err, rc, "sha256 failed");
             goto out;
@@ -615,6 +634,7 @@ out:
     free(nodes);
     free(outbuf);
     free(input);
+    free(expect);
     a->ops->close(impl);
     return rc;
 }

@@ -98,10 +98,17 @@ ev_status ev_worker_input(const ev_protocol *p, int64_t case_index, ev_shape *sh
                           ev_err *err);
 
 /* Validates R outputs against the FP64 oracle (kernels/oracle.h), the SUM
- * bound widened by the protocol's sum_bound_factor when it is above 1.
- * OUT: *v (a shape the oracle refuses counts every row as a mismatch). */
-void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, const void *out,
-                     ev_validation *v);
+ * bound widened by the protocol's sum_bound_factor when it is above 1;
+ * rows: the oracle's rows of in (ev_worker_expect), or NULL to compute
+ * them from in.  OUT: *v (a shape the oracle refuses counts every row as a
+ * mismatch). */
+void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, const ev_oracle_row *rows,
+                     const void *out, ev_validation *v);
+
+/* The oracle's rows of the input at in (ev_oracle_rows), for
+ * ev_worker_check's rows: a job computes them before its gate.  OUT:
+ * *rows (malloc'd). */
+ev_status ev_worker_expect(const ev_shape *s, const void *in, ev_oracle_row **rows, ev_err *err);
 
 /* Writes a validation record of stage "first" or "final" for the output
  * bytes (with their hex when with_bytes).  OUT: hash, their SHA-256 hex. */
