@@ -28,7 +28,8 @@ echo "run: $protocol, $left s, $resume"
 timeout -s INT -k 20 "$left" build/evident run --protocol "$protocol" --backend cuda --db "$db" $resume \
     > "$out/run.log" 2>&1
 rc=$?
-echo "run rc=$rc"; tail -3 "$out/run.log"
+echo "run rc=$rc"; grep -E "^run |^time:|^compile ahead" "$out/run.log"
+python3 ci/store-times.py "$db"
 python3 - "$db" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

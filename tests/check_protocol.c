@@ -15,6 +15,8 @@
 #include "runner/protocol.h"
 #include "runner/subset.h"
 
+#define SHA0 "0000000000000000000000000000000000000000000000000000000000000000"
+
 static const char *const good_case =
     "{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
     "\"default_rows\": 4}";
@@ -510,8 +512,8 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
              "\"cases\": [1, 3]}, {\"name\": \"fault-y\", \"kind\": \"exit\", \"code\": 4}], "
              "\"cases\": [%s, %s, %s, %s]}",
              good_case, good_case, good_case, good_case);
-    ck_assert_msg(ev_protocol_subset(text, strlen(text), "1-3", "default,fault-x", &out, &err) == EV_OK, "%s",
-                  err.msg);
+    ck_assert_msg(ev_protocol_subset(text, strlen(text), "1-3", "default,fault-x", NULL, &out, &err) == EV_OK,
+                  "%s", err.msg);
     ck_assert_int_eq(ev_protocol_parse(out.data, out.len, &p, &err), EV_OK);
     ck_assert_uint_eq(p.n_cases, 3);
     ck_assert_uint_eq(p.n_arms, 2);
@@ -523,10 +525,26 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
     ck_assert_int_eq(ev_protocol_id(text, strlen(text), id), EV_OK);
     ck_assert_ptr_nonnull(strstr(out.data, id));
     ck_assert_ptr_nonnull(strstr(out.data, "\"subset_cases\":\t[1, 2, 3]"));
+    /* no model named: the subset plans no auto */
+    ck_assert_int_eq(p.auto_arm, 0);
+    ck_assert(!p.model_from.set);
     ev_protocol_free(&p);
+    /* a model named: auto uses its coefficients, to the bit */
+    {
+        ev_proto_model m = {1, SHA0, 0.1, -2.5000000000000001e-07, 1.0 / 3};
+        ev_buf mo = EV_BUF_INIT;
+        ck_assert_msg(ev_protocol_subset(text, strlen(text), "1-3", "default,rows1", &m, &mo, &err) == EV_OK,
+                      "%s", err.msg);
+        ck_assert_msg(ev_protocol_parse(mo.data, mo.len, &p, &err) == EV_OK, "%s", err.msg);
+        ck_assert(p.auto_arm && p.model_from.set);
+        ck_assert(p.model_from.a0 == m.a0 && p.model_from.aP == m.aP && p.model_from.aD == m.aD);
+        ck_assert_str_eq(p.model_from.bundle_sha256, SHA0);
+        ev_protocol_free(&p);
+        ev_buf_free(&mo);
+    }
     /* a subset of a subset */
     ev_buf again = EV_BUF_INIT;
-    ck_assert_int_eq(ev_protocol_subset(out.data, out.len, "0", NULL, &again, &err), EV_EFORMAT);
+    ck_assert_int_eq(ev_protocol_subset(out.data, out.len, "0", NULL, NULL, &again, &err), EV_EFORMAT);
     ck_assert_msg(strstr(err.msg, "already a subset"), "%s", err.msg);
     ev_buf_free(&again);
     ev_buf_reset(&out);
@@ -548,8 +566,9 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
         {NULL, "rows1,", "a trailing comma"},
     };
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        ck_assert_int_eq(ev_protocol_subset(text, strlen(text), specs[i].cases, specs[i].arms, &out, &err),
-                         EV_EFORMAT);
+        ck_assert_int_eq(
+            ev_protocol_subset(text, strlen(text), specs[i].cases, specs[i].arms, NULL, &out, &err),
+            EV_EFORMAT);
         ck_assert_msg(strstr(err.msg, specs[i].want), "%zu: %s", i, err.msg);
     }
     ev_buf_free(&out);
@@ -560,6 +579,20 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
         {"\"subset_of\": \"0000000000000000000000000000000000000000000000000000000000000000\", "
          "\"subset_cases\": []",
          "subset_cases: must list one original index per case"},
+        /* auto's coefficients from an earlier run's bundle */
+        {"\"model_from\": {\"bundle_sha256\": \"ab\", \"a0\": 1, \"aP\": 1, \"aD\": 1}",
+         "model_from.bundle_sha256: must be the SHA-256 of the bundle"},
+        {"\"model_from\": {\"bundle_sha256\": \"" SHA0 "\", \"a0\": 1, \"aP\": 1}",
+         "model_from: needs the coefficients a0, aP and aD"},
+        {"\"model_from\": {\"bundle_sha256\": \"" SHA0 "\", \"a0\": 1, \"aP\": 1, \"aD\": \"1\"}",
+         "model_from.aD: must be a number"},
+        {"\"model_from\": {\"bundle_sha256\": \"" SHA0 "\", \"a0\": 1, \"aP\": 1, \"aD\": 1, \"b\": 2}",
+         "model_from"},
+        {"\"model_from\": [1]", "model_from: must be an object"},
+        {"\"auto_arm\": false, \"model_from\": {\"bundle_sha256\": \"" SHA0 "\", \"a0\": 1, \"aP\": 1, "
+         "\"aD\": 1}",
+         "model_from: is for the auto arm, and auto_arm is false"},
+        {"\"auto_arm\": 0", "auto_arm"},
     };
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s], %s}", good_case,
@@ -567,6 +600,49 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
         ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
         ck_assert_msg(strstr(err.msg, fields[i][1]), "%zu: %s", i, err.msg);
     }
+}
+END_TEST
+
+/* auto_arm false plans no auto in any round, and refuses the fault arm
+ * that runs beside auto; model_from is read to the bit. */
+START_TEST(test_auto_arm_false_plans_no_auto_and_model_from_is_read_exactly)
+{
+    char text[1400];
+    ev_protocol p;
+    ev_plan plan;
+    ev_err err = {""};
+
+    for (int rounds = 1; rounds <= 3; rounds += 2) {
+        snprintf(text, sizeof text,
+                 "{\"seed\": 5, \"rounds\": %d, \"auto_arm\": false, \"arms\": [\"default\", "
+                 "\"rows1\"], \"cases\": [%s, %s]}",
+                 rounds, good_case, good_case);
+        ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+        ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
+        for (size_t i = 0; i < plan.n; i++)
+            ck_assert_msg(strcmp(plan.jobs[i].arm, "auto"), "%s planned", plan.jobs[i].job_key);
+        ck_assert_uint_eq(plan.n_policy, rounds == 1 ? 0 : 2 * (2 * 2 + 2));
+        ev_plan_free(&plan);
+        ev_protocol_free(&p);
+    }
+    snprintf(text, sizeof text,
+             "{\"seed\": 5, \"auto_arm\": false, \"arms\": [\"default\", \"fault-ws\"], "
+             "\"allow_fault_arms\": true, \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": "
+             "\"wrong-schedule\"}], "
+             "\"cases\": [%s]}",
+             good_case);
+    ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "fault-ws runs beside auto in the policy phase, and auto_arm is false"),
+                  "%s", err.msg);
+    snprintf(text, sizeof text,
+             "{\"seed\": 5, \"arms\": [\"default\"], \"cases\": [%s], \"model_from\": "
+             "{\"bundle_sha256\": \"" SHA0 "\", \"a0\": 0.10000000000000001, \"aP\": -2.5e-7, \"aD\": 3}}",
+             good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert(p.model_from.set && p.auto_arm);
+    ck_assert(p.model_from.a0 == 0.1 && p.model_from.aP == -2.5e-7 && p.model_from.aD == 3);
+    ck_assert_str_eq(p.model_from.bundle_sha256, SHA0);
+    ev_protocol_free(&p);
 }
 END_TEST
 
@@ -616,6 +692,7 @@ int main(void)
     tcase_add_test(tc, test_the_plan_is_deterministic_and_every_key_is_unique);
     tcase_add_test(tc, test_rescue_retries_exactly_the_retryable_outcomes);
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
+    tcase_add_test(tc, test_auto_arm_false_plans_no_auto_and_model_from_is_read_exactly);
     tcase_add_test(tc, test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_order);
     tcase_add_test(tc, test_cases_times_rounds_is_bounded_with_the_reason);
     tcase_add_test(tc, test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original);

@@ -102,7 +102,8 @@ static pid_t start_run_db(const char *protocol, const char *db, int resume)
             execl(prog, prog, "run", "--protocol", protocol, "--db", db, "--resume", "--stage-ahead", g_stage,
                   (char *)NULL);
         else
-            execl(prog, prog, "run", "--protocol", protocol, "--db", db, "--stage-ahead", g_stage, (char *)NULL);
+            execl(prog, prog, "run", "--protocol", protocol, "--db", db, "--stage-ahead", g_stage,
+                  (char *)NULL);
         _exit(127);
     }
     return pid;
@@ -601,8 +602,11 @@ static int check_finished(const snap *s)
         ck_assert_ptr_nonnull(a);
         if (!strncmp(s->jobs[i].key, "rescue/", 7))
             continue; /* judged with the job it retries */
+        int before = noise;
         ck_assert_msg(completed_up_to_noise(s, s->jobs[i].key, &noise), "%s: %s (%s)", s->jobs[i].key,
                       ev_outcome_name(att_outcome(s, a)), a->protocol_error);
+        if (!strncmp(s->jobs[i].key, "recheck/", 8))
+            noise = before; /* the run's status counts main and policy jobs only */
         ck_assert_int_eq(hot_samples(s, a->attempt_id), 12);
     }
     ck_assert_str_eq(s->status, noise ? "failed" : "completed");
@@ -1013,7 +1017,8 @@ static const char fake_compiler[] =
     "for c in $spec; do\n"
     "  i=${c%%:*}; rows=$(echo \"$c\" | cut -d: -f4)\n"
     "  case $rows in\n"
-    "  1) [ \"$TORCHINDUCTOR_CACHE_DIR\" = \"$EV_T_CACHE/inductor\" ] && [ \"$TORCHINDUCTOR_COMPILE_THREADS\" = 1 ] &&\n"
+    "  1) [ \"$TORCHINDUCTOR_CACHE_DIR\" = \"$EV_T_CACHE/inductor\" ] && [ "
+    "\"$TORCHINDUCTOR_COMPILE_THREADS\" = 1 ] &&\n"
     "     echo \"{\\\"case\\\": $i, \\\"compile_ns\\\": 1234}\" ;;\n"
     "  2) exit 3 ;;\n"
     "  3) exec sleep 30 ;;\n"
@@ -1031,7 +1036,8 @@ START_TEST(test_compile_ahead_compiles_each_needed_case_and_survives_failures_an
     static const char pj[] =
         "{\"seed\": 1, \"samples\": 2, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"job_timeout_s\": 1,\n"
         " \"arms\": [\"torch-compile\"],\n"
-        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 1, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1},\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 1, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": 1},\n"
         "  {\"op\": \"reduce_sum\", \"rows\": 2, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1},\n"
         "  {\"op\": \"reduce_sum\", \"rows\": 3, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1},\n"
         "  {\"op\": \"reduce_sum\", \"rows\": 4, \"cols\": 64, \"dtype\": \"fp32\", \"default_rows\": 1}]}\n";
@@ -1182,14 +1188,25 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
     char cmd[1200];
     /* every measured job but the first of each phase was staged (the
      * three torch-compile jobs skip here, without a gate-wait): 14 */
-    snprintf(cmd, sizeof cmd, "test $(unzip -p '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12",
-             zip);
+    snprintf(cmd, sizeof cmd,
+             "test $(unzip -p '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12", zip);
     ck_assert_msg(system(cmd) == 0, "fewer than 12 staged jobs recorded their gate-wait");
     const char *bad[] = {"run", "--protocol", proto, "--db", db, "--stage-ahead", "17", NULL};
     ck_assert_int_eq(run_prog("evident", bad, log, sizeof log), 2);
     ck_assert_msg(strstr(log, "--stage-ahead must be an integer from 0 to 16, not '17'"), "%s", log);
 
-    /* SIGTERM with jobs staged */
+    /* SIGTERM with jobs staged (longer warm-ups: a job is seen running) */
+    proto = write_file(
+        "staged-slow.json",
+        "{\"seed\": 4, \"samples\": 3, \"warmup_ms\": 250, \"target_sample_ms\": 5, \"cold_samples\": 1, "
+        "\"host_threads\": 2, \"job_timeout_s\": 30, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\", \"rows2\", \"torch-compile\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "  {\"op\": \"reduce_max\", \"rows\": 17, \"cols\": 256, \"dtype\": \"fp16\", \"default_rows\": 4},\n"
+        "  {\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 64, \"dtype\": \"bf16\", \"default_rows\": "
+        "8}]}\n");
     snprintf(db, sizeof db, "%s/staged-stop.db", dir);
     snprintf(zip, sizeof zip, "%s/staged-stop.zip", dir);
     g_stage = "4";
@@ -1232,6 +1249,8 @@ START_TEST(test_a_subset_run_is_its_own_protocol_and_verifies)
     const char *run[] = {"run",   "--protocol", "protocols/quick.json", "--db", db, "--cases",
                          "0,2-3", "--arms",     "default,rows1,rows2",  NULL};
     ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    /* no model named: no auto job, and the run says how to get one */
+    ck_assert_msg(strstr(log, "subset: auto is not planned"), "%s", log);
     const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
     const char *ver[] = {zip, NULL};
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
@@ -1245,6 +1264,60 @@ START_TEST(test_a_subset_run_is_its_own_protocol_and_verifies)
     char cmd[1200];
     snprintf(cmd, sizeof cmd, "unzip -p '%s' protocol.json | grep -q '\"subset_of\":.\"%s\"'", zip, id);
     ck_assert_msg(system(cmd) == 0, "protocol.json does not name %s", id);
+    snprintf(cmd, sizeof cmd, "unzip -p '%s' validation.json | grep -q '\"arm\":.\"auto\"'", zip);
+    ck_assert_msg(system(cmd) != 0, "a subset without --model planned auto");
+}
+END_TEST
+
+/* Auto in a subset: with --model naming an earlier run's bundle of the
+ * whole protocol, the subset's auto jobs use that bundle's coefficients
+ * (protocol.json's model_from, with the bundle's SHA-256), and the bundle
+ * verifies (the selector check holds auto to those coefficients); a
+ * bundle of another protocol, a file that is not a bundle, and --model
+ * without a subset are refused before the store is touched. */
+START_TEST(test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused)
+{
+    char db[512], whole[512], zip[512], sub[512], log[8192], cmd[4096];
+    snprintf(db, sizeof db, "%s/whole.db", dir);
+    snprintf(whole, sizeof whole, "%s/whole.zip", dir);
+    snprintf(sub, sizeof sub, "%s/msub.db", dir);
+    snprintf(zip, sizeof zip, "%s/msub.zip", dir);
+    const char *run[] = {"run", "--protocol", "protocols/quick.json", "--db", db, NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", whole, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+
+    const char *srun[] = {"run", "--protocol", "protocols/quick.json", "--db",    sub,   "--cases",
+                          "0,4", "--arms",     "default,rows1",        "--model", whole, NULL};
+    ck_assert_msg(run_prog("evident", srun, log, sizeof log) == 0, "%s", log);
+    ck_assert_msg(strstr(log, "auto uses the coefficients of bundle"), "%s", log);
+    const char *sexp[] = {"export", "--db", sub, "--out", zip, NULL};
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("evident", sexp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    snprintf(cmd, sizeof cmd,
+             "unzip -p '%s' protocol.json | grep -q \"$(sha256sum '%s' | cut -c1-64)\" && "
+             "unzip -p '%s' validation.json | grep -q '\"arm\":.\"auto\"' && "
+             "a0=$(unzip -p '%s' model.json | grep -o '\"a0\":.[^,]*' | tr -d ' \t') && "
+             "unzip -p '%s' protocol.json | tr -d ' \t' | grep -q \"$a0\"",
+             zip, whole, zip, whole, zip);
+    ck_assert_msg(system(cmd) == 0,
+                  "the subset's protocol.json does not carry the bundle's model and SHA-256");
+
+    char sub2[512];
+    snprintf(sub2, sizeof sub2, "%s/msub2.db", dir);
+    const char *other[] = {
+        "run", "--protocol", "protocols/quick.json", "--db", sub2, "--cases", "0", "--model", zip, NULL};
+    ck_assert_int_eq(run_prog("evident", other, log, sizeof log), 2);
+    ck_assert_msg(strstr(log, "not") && strstr(log, "the whole protocol this subset is cut from"), "%s", log);
+    const char *notzip[] = {"run", "--protocol", "protocols/quick.json", "--db", sub2, "--cases",
+                            "0",   "--model",    "protocols/quick.json", NULL};
+    ck_assert_int_eq(run_prog("evident", notzip, log, sizeof log), 2);
+    ck_assert_msg(strstr(log, "is not a bundle evident can read"), "%s", log);
+    const char *nosub[] = {"run", "--protocol", "protocols/quick.json", "--db", sub2, "--model", whole, NULL};
+    ck_assert_int_eq(run_prog("evident", nosub, log, sizeof log), 2);
+    ck_assert_msg(strstr(log, "--model is for a subset's auto arm"), "%s", log);
+    ck_assert_int_ne(access(sub2, F_OK), 0);
 }
 END_TEST
 
@@ -1678,8 +1751,8 @@ END_TEST
  * *early (bytes that came before the release), records.  Returns the
  * worker's exit code.
  */
-static int run_worker_gated(int64_t ci, const char *arm, const char *const extra[], int release, size_t *early,
-                            ev_buf *records)
+static int run_worker_gated(int64_t ci, const char *arm, const char *const extra[], int release,
+                            size_t *early, ev_buf *records)
 {
     const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
     const char *proto = write_file("unit.json", unit_protocol);
@@ -1691,8 +1764,22 @@ static int run_worker_gated(int64_t ci, const char *arm, const char *const extra
 
     snprintf(prog, sizeof prog, "%s/evident-worker", build);
     snprintf(case_s, sizeof case_s, "%lld", (long long)ci);
-    const char *fixed[] = {prog, "--backend", "cpu", "--protocol-fd", "4", "--record-fd", "3", "--case", case_s,
-                           "--arm", arm, "--job-key", "main/x/y/initial", "--gate-fd", "5", NULL};
+    const char *fixed[] = {prog,
+                           "--backend",
+                           "cpu",
+                           "--protocol-fd",
+                           "4",
+                           "--record-fd",
+                           "3",
+                           "--case",
+                           case_s,
+                           "--arm",
+                           arm,
+                           "--job-key",
+                           "main/x/y/initial",
+                           "--gate-fd",
+                           "5",
+                           NULL};
     for (int i = 0; fixed[i]; i++)
         argv[ac++] = fixed[i];
     for (int i = 0; extra && extra[i]; i++)
@@ -1781,7 +1868,6 @@ START_TEST(test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its
 }
 END_TEST
 
-
 int main(void)
 {
     Suite *s = suite_create("runner");
@@ -1806,6 +1892,7 @@ int main(void)
     tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
     tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
     tcase_add_test(tc, test_a_subset_run_is_its_own_protocol_and_verifies);
+    tcase_add_test(tc, test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused);
     tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);

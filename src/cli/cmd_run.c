@@ -86,24 +86,27 @@ static int worker_path(char *out, size_t cap)
     return 0;
 }
 
-static const char usage[] = "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
-                            "                   [--strict] [--cases SPEC] [--arms LIST] [--stage-ahead K]\n"
-                            "\n"
-                            "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
-                            "one worker process per job, and records everything in the store\n"
-                            "(default build/evidence/evidence.db).  --resume continues the store's last\n"
-                            "run (same protocol file) without repeating completed jobs.  SIGINT/SIGTERM\n"
-                            "stop it cleanly; --resume finishes it later (with the same options).\n"
-                            "--cases 0,3,5-7 and --arms rows1,cub run a subset of the protocol as a\n"
-                            "protocol of its own (it names the original by id; its bundle is the\n"
-                            "subset's, never the whole protocol's).\n"
-                            "--stage-ahead K starts the next job and the torch-compile jobs among the\n"
-                            "next K (0..16) before their turn; each waits, CPU work only, until the\n"
-                            "device is free (default 12 on cuda, 0 on cpu, where the CPU is measured).\n"
-                            "exit: 0 the run finished (its status says whether every job completed;\n"
-                            "with --strict: and every main and policy job completed, at once or after\n"
-                            "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
-                            "with --strict, a job failed after rescue, 2 usage.\n";
+static const char usage[] =
+    "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
+    "                   [--strict] [--cases SPEC] [--arms LIST [--model BUNDLE]] [--stage-ahead K]\n"
+    "\n"
+    "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
+    "one worker process per job, and records everything in the store\n"
+    "(default build/evidence/evidence.db).  --resume continues the store's last\n"
+    "run (same protocol file) without repeating completed jobs.  SIGINT/SIGTERM\n"
+    "stop it cleanly; --resume finishes it later (with the same options).\n"
+    "--cases 0,3,5-7 and --arms rows1,cub run a subset of the protocol as a\n"
+    "protocol of its own (it names the original by id; its bundle is the\n"
+    "subset's, never the whole protocol's).  A subset has too few cases to fit\n"
+    "a model: its auto arm is not planned, or with --model BUNDLE (an earlier\n"
+    "run's delivery.zip of the whole protocol) uses that bundle's coefficients.\n"
+    "--stage-ahead K starts the next job and the torch-compile jobs among the\n"
+    "next K (0..16) before their turn; each waits, CPU work only, until the\n"
+    "device is free (default 12 on cuda, 0 on cpu, where the CPU is measured).\n"
+    "exit: 0 the run finished (its status says whether every job completed;\n"
+    "with --strict: and every main and policy job completed, at once or after\n"
+    "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
+    "with --strict, a job failed after rescue, 2 usage.\n";
 
 int ev_cmd_run(int argc, char **argv)
 {
@@ -145,6 +148,8 @@ int ev_cmd_run(int argc, char **argv)
             o.cases = v, i++;
         } else if (!strcmp(a, "--arms")) {
             o.arms = v, i++;
+        } else if (!strcmp(a, "--model")) {
+            o.model_bundle = v, i++;
         } else if (!strcmp(a, "--stage-ahead")) {
             char *end;
             errno = 0;
@@ -162,6 +167,10 @@ int ev_cmd_run(int argc, char **argv)
     }
     if (!o.protocol_path) {
         fprintf(stderr, "evident run: --protocol FILE is required (try --help)\n");
+        return EV_EXIT_USAGE;
+    }
+    if (o.model_bundle && !o.cases && !o.arms) {
+        fprintf(stderr, "evident run: --model is for a subset's auto arm: give --cases or --arms too\n");
         return EV_EXIT_USAGE;
     }
     if (strcmp(o.backend, "cpu") && strcmp(o.backend, "cuda")) {
@@ -234,7 +243,8 @@ int ev_cmd_run(int argc, char **argv)
         double sup = res.wall_s - res.jobs_s - res.ahead_s - res.env_s - res.fit_s;
         printf("time: protocol %.2f s; job processes %.2f s (%.2f s beyond the protocol: device open %.2f s, "
                "compile %.2f s, the rest %.2f s); ",
-               res.demanded_s, res.jobs_s, beyond, res.open_s, res.compile_s, beyond - res.open_s - res.compile_s);
+               res.demanded_s, res.jobs_s, beyond, res.open_s, res.compile_s,
+               beyond - res.open_s - res.compile_s);
         if (res.ahead_cases)
             printf("compile ahead %.2f s (%zu cases, %zu failed); ", res.ahead_s, res.ahead_cases,
                    res.ahead_failed);
@@ -242,6 +252,10 @@ int ev_cmd_run(int argc, char **argv)
         if (res.ahead_failed)
             printf("compile ahead: %s (that case's torch jobs compile cold and record it)\n", res.ahead_note);
     }
+    if ((o.cases || o.arms) && !o.model_bundle)
+        printf(
+            "subset: auto is not planned (a subset has too few cases for a fit of its own); --model BUNDLE "
+            "(an earlier run's delivery.zip of the whole protocol) measures it with that bundle's model\n");
     if (res.skipped) {
         /* A skip is not a failure, and it is never silent. */
         const char *p = res.skips;

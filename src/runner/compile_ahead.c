@@ -41,8 +41,8 @@ static int64_t mono_ns(void)
 typedef struct cproc {
     size_t *cases, n; /* case indexes */
     pid_t pid;
-    int out;          /* its stdout, or -1 once closed */
-    char line[512];   /* the line being read */
+    int out;        /* its stdout, or -1 once closed */
+    char line[512]; /* the line being read */
     size_t len;
     int64_t deadline; /* monotonic ns: job_timeout_s per case */
 } cproc;

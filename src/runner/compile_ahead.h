@@ -32,8 +32,8 @@ typedef struct ev_ahead_opts {
 } ev_ahead_opts;
 
 typedef struct ev_ahead_result {
-    size_t cases, failed; /* compiled; failed (the timed job compiles it itself) */
-    int64_t wall_ns;      /* of the whole step */
+    size_t cases, failed;    /* compiled; failed (the timed job compiles it itself) */
+    int64_t wall_ns;         /* of the whole step */
     char first_failure[256]; /* the first failure's reason, "" when none */
 } ev_ahead_result;
 

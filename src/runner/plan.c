@@ -129,6 +129,8 @@ static void add_main_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, ev
  * fault arms that apply to it, in protocol arm order (phase policy). */
 static void add_policy_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, const char *label, int64_t r)
 {
+    if (!proto->auto_arm)
+        return; /* no auto, and so no fault arm of the policy phase */
     for (size_t ci = 0; ci < proto->n_cases; ci++) {
         fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, "auto", label, r);
         for (size_t a = 0; a < proto->n_arms; a++)

@@ -328,10 +328,43 @@ static ev_status get_rounds(const cJSON *root, int64_t *out, ev_err *err)
     return EV_OK;
 }
 
+/* Reads the optional "model_from" object into p->model_from. */
+static ev_status get_model_from(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    static const char *const keys[] = {"bundle_sha256", "a0", "aP", "aD", NULL};
+    const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, "model_from"), *h;
+    ev_proto_model *mf = &p->model_from;
+    ev_status rc;
+
+    if (!m)
+        return EV_OK;
+    if (!cJSON_IsObject(m))
+        return ev_err_set(err, EV_EFORMAT, "model_from: must be an object");
+    if ((rc = check_object(m, "model_from", keys, err)))
+        return rc;
+    h = cJSON_GetObjectItemCaseSensitive(m, "bundle_sha256");
+    if (!cJSON_IsString(h) || strlen(h->valuestring) != 64 ||
+        strspn(h->valuestring, "0123456789abcdef") != 64)
+        return ev_err_set(
+            err, EV_EFORMAT,
+            "model_from.bundle_sha256: must be the SHA-256 of the bundle (64 lowercase hex digits)");
+    if (!cJSON_GetObjectItemCaseSensitive(m, "a0") || !cJSON_GetObjectItemCaseSensitive(m, "aP") ||
+        !cJSON_GetObjectItemCaseSensitive(m, "aD"))
+        return ev_err_set(err, EV_EFORMAT, "model_from: needs the coefficients a0, aP and aD");
+    if ((rc = get_num(m, "model_from", "a0", -1e300, 0, 1e300, &mf->a0, err)) ||
+        (rc = get_num(m, "model_from", "aP", -1e300, 0, 1e300, &mf->aP, err)) ||
+        (rc = get_num(m, "model_from", "aD", -1e300, 0, 1e300, &mf->aD, err)))
+        return rc;
+    memcpy(mf->bundle_sha256, h->valuestring, 65);
+    mf->set = 1;
+    return EV_OK;
+}
+
 /* Sets DESIGN.md's defaults on a zeroed protocol. */
 static void set_defaults(ev_protocol *p)
 {
     p->reference_arms = 1;
+    p->auto_arm = 1;
     p->samples = 7;
     p->ops_per_graph = 100;
     p->warmup_ms = 500;
@@ -359,6 +392,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "cases",
                                        "arms",
                                        "reference_arms",
+                                       "auto_arm",
+                                       "model_from",
                                        "samples",
                                        "ops_per_graph",
                                        "warmup_ms",
@@ -393,6 +428,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         memcpy(p->name, it->valuestring, strlen(it->valuestring) + 1);
     }
     if ((rc = get_bool(root, "", "reference_arms", &p->reference_arms, err)) ||
+        (rc = get_bool(root, "", "auto_arm", &p->auto_arm, err)) || (rc = get_model_from(root, p, err)) ||
         (rc = get_int(root, "", "samples", 0, 1, 1000, &p->samples, err)) ||
         (rc = get_int(root, "", "ops_per_graph", 0, 1, 100000, &p->ops_per_graph, err)) ||
         (rc = get_num(root, "", "warmup_ms", 0, 0, 3600e3, &p->warmup_ms, err)) ||
@@ -406,6 +442,9 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         (rc = get_num(root, "", "decision_threshold", 0, 0, 0.5, &p->decision_threshold, err)) ||
         (rc = get_bool(root, "", "allow_fault_arms", &p->allow_fault_arms, err)))
         return rc;
+
+    if (p->model_from.set && !p->auto_arm)
+        return ev_err_set(err, EV_EFORMAT, "model_from: is for the auto arm, and auto_arm is false");
 
     it = cJSON_GetObjectItemCaseSensitive(root, "tolerances");
     if (it && ((rc = check_object(it, "tolerances", tol_keys, err)) ||
@@ -566,6 +605,11 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     if (p->host_threads && p->n_cpus && (size_t)p->host_threads > p->n_cpus * 4)
         return ev_err_set(err, EV_EFORMAT, "host_threads: must be <= 4 x the CPUs of cpu_set (%zu)",
                           p->n_cpus);
+    for (size_t f = 0; f < p->n_faults && !p->auto_arm; f++)
+        if (p->faults[f].kind == EV_FAULT_WRONG_SCHEDULE)
+            return ev_err_set(err, EV_EFORMAT,
+                              "fault_arms: %s runs beside auto in the policy phase, and auto_arm is false",
+                              p->faults[f].name);
     return EV_OK;
 }
 

@@ -84,19 +84,30 @@ typedef struct ev_proto_ref {
     int64_t flush_max_bytes;        /* cap on the flush buffer; 0: none */
 } ev_proto_ref;
 
+/* "model_from": the coefficients the policy phase's auto arm uses instead
+ * of the run's own fit, taken from an earlier run's bundle (a subset's
+ * quick loop, runner/subset.h), named by the SHA-256 of its file. */
+typedef struct ev_proto_model {
+    int set;
+    char bundle_sha256[65];
+    double a0, aP, aD;
+} ev_proto_model;
+
 typedef struct ev_protocol {
     char name[64]; /* "name" (optional, free text) */
     ev_proto_case *cases;
     size_t n_cases;
     char (*arms)[EV_PROTO_NAME_MAX]; /* main-phase arms per case, in file order */
     size_t n_arms;
-    int reference_arms;      /* plan floor and ceiling (default 1) */
-    int64_t samples;         /* hot samples per job (7) */
-    int64_t ops_per_graph;   /* ops per graph or batch (100) */
-    double warmup_ms;        /* >= this much warm-up per job (500) */
-    double target_sample_ms; /* calibrated sample length (100) */
-    int64_t cold_samples;    /* cache-flushed single launches (3) */
-    int *cpu_set;            /* CPUs workers are pinned to; NULL: inherit */
+    int reference_arms;        /* plan floor and ceiling (default 1) */
+    int auto_arm;              /* plan auto (and the policy fault arms) in the policy phase (default 1) */
+    ev_proto_model model_from; /* auto's coefficients from an earlier run; .set 0: the run's fit */
+    int64_t samples;           /* hot samples per job (7) */
+    int64_t ops_per_graph;     /* ops per graph or batch (100) */
+    double warmup_ms;          /* >= this much warm-up per job (500) */
+    double target_sample_ms;   /* calibrated sample length (100) */
+    int64_t cold_samples;      /* cache-flushed single launches (3) */
+    int *cpu_set;              /* CPUs workers are pinned to; NULL: inherit */
     size_t n_cpus;
     int64_t host_threads;      /* cpu backend worker threads; 0: one per CPU of the set */
     double job_timeout_s;      /* watchdog per job (600) */

@@ -99,8 +99,26 @@ static ev_status check_arms(const char *arms, const cJSON *parr, ev_err *err)
     return EV_OK;
 }
 
-ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const char *arms, ev_buf *out,
-                             ev_err *err)
+/* Sets root's auto: model m's coefficients (model_from), or none (auto_arm
+ * false).  Returns -1 when out of memory. */
+static int set_auto(cJSON *root, const ev_proto_model *m)
+{
+    cJSON *mf;
+
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "auto_arm");
+    cJSON_DeleteItemFromObjectCaseSensitive(root, "model_from");
+    if (!m)
+        return cJSON_AddFalseToObject(root, "auto_arm") ? 0 : -1;
+    if (!(mf = cJSON_AddObjectToObject(root, "model_from")) ||
+        !cJSON_AddStringToObject(mf, "bundle_sha256", m->bundle_sha256) ||
+        !cJSON_AddNumberToObject(mf, "a0", m->a0) || !cJSON_AddNumberToObject(mf, "aP", m->aP) ||
+        !cJSON_AddNumberToObject(mf, "aD", m->aD))
+        return -1;
+    return 0;
+}
+
+ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const char *arms,
+                             const ev_proto_model *model, ev_buf *out, ev_err *err)
 {
     ev_protocol proto;
     cJSON *root = NULL, *orig = NULL;
@@ -191,6 +209,10 @@ ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const c
             goto out;
         }
         cJSON_ReplaceItemInObjectCaseSensitive(f, "cases", nc);
+    }
+    if (set_auto(root, model)) {
+        rc = ev_err_set(err, EV_ENOMEM, "subset: out of memory");
+        goto out;
     }
     size_t before = out->len;
     if ((rc = ev_json_print(root, 1, out))) {

@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "protocol.h"
 #include "status.h"
 
 /*
@@ -21,12 +22,16 @@
  * protocol's case count, none twice; arms: NULL (all) or a comma list of
  * the protocol's own arms.  Fault arms not kept are dropped; a kept fault
  * arm's case list is renumbered (an arm left with no case is refused).
+ * A subset has too few cases to fit a model of its own: its auto arm uses
+ * model (an earlier run's coefficients, model_from.h) as `model_from`, or,
+ * with model NULL, is not planned (`auto_arm` false; a wrong-schedule
+ * fault arm kept is then refused).
  * OUT: out (appended: the derived protocol, strict JSON).  EV_EFORMAT with
  * err saying what was wrong (a bad spec, an unknown or repeated index or
  * arm, a protocol that is already a subset, a result the parser refuses);
  * EV_ENOMEM.
  */
-ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const char *arms, ev_buf *out,
-                             ev_err *err);
+ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const char *arms,
+                             const ev_proto_model *model, ev_buf *out, ev_err *err);
 
 #endif

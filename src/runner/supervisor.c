@@ -39,6 +39,7 @@
 #include "subset.h"
 #include "sha256.h"
 #include "compile_ahead.h"
+#include "model_from.h"
 #include "snapshot.h"
 #include "store/outcome.h"
 #include "store/store.h"
@@ -126,7 +127,7 @@ typedef struct att {
     ev_rule_sample *hot, *cold;
     size_t cap_steps, cap_hot, cap_cold;
     int64_t compile_ns, open_ns; /* its compile-first-call, device-open and cuda-init timings */
-    int store_failed; /* a record batch could not be committed */
+    int store_failed;            /* a record batch could not be committed */
     char store_error[512];
 } att;
 
@@ -1542,6 +1543,17 @@ static ev_status fit_phase(sup *s, ev_err *err)
         rc = ev_store_add_fit(s->st, s->run_id, wall_ns(), json.data, &fit_id, err);
     }
 out:
+    if (!rc && s->proto.model_from.set) {
+        /* a subset: auto takes the earlier run's coefficients (model_from.h);
+         * the run's own fit is still recorded as its fit */
+        s->coef.a0 = s->proto.model_from.a0;
+        s->coef.aP = s->proto.model_from.aP;
+        s->coef.aD = s->proto.model_from.aD;
+        s->have_coef = 1;
+        snprintf(s->res->fit_note, sizeof s->res->fit_note,
+                 "auto uses the coefficients of bundle %.12s... (--model: model_from), not this run's fit",
+                 s->proto.model_from.bundle_sha256);
+    }
     ev_fit_free(fit);
     ev_buf_free(&json);
     free(obs);
@@ -1680,8 +1692,8 @@ static ev_status compile_ahead(sup *s, ev_err *err)
     for (size_t i = 0; i < s->n_js; i++) {
         const jstate *j = &s->js[i];
         if (!strcmp(j->pj.arm, "torch-compile") && j->pj.case_index >= 0 &&
-            (size_t)j->pj.case_index < s->proto.n_cases && (!j->has_outcome || j->outcome == EV_OUT_INTERRUPTED) &&
-            !need[j->pj.case_index]) {
+            (size_t)j->pj.case_index < s->proto.n_cases &&
+            (!j->has_outcome || j->outcome == EV_OUT_INTERRUPTED) && !need[j->pj.case_index]) {
             need[j->pj.case_index] = 1;
             n_need++;
         }
@@ -1780,7 +1792,13 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
         /* a quick loop: the subset is the run's protocol, its bytes what
          * the store and the bundle hold */
         ev_buf sub = EV_BUF_INIT;
-        rc = ev_protocol_subset(s.bytes.data ? s.bytes.data : "", s.bytes.len, o->cases, o->arms, &sub, err);
+        ev_proto_model model;
+        char whole[65];
+        if (o->model_bundle && ((rc = ev_protocol_id(s.bytes.data ? s.bytes.data : "", s.bytes.len, whole)) ||
+                                (rc = ev_model_from_bundle(o->model_bundle, whole, o->backend, &model, err))))
+            goto out;
+        rc = ev_protocol_subset(s.bytes.data ? s.bytes.data : "", s.bytes.len, o->cases, o->arms,
+                                o->model_bundle ? &model : NULL, &sub, err);
         if (rc) {
             ev_buf_free(&sub);
             goto out;

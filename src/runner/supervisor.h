@@ -28,7 +28,9 @@ typedef struct ev_progress {
 typedef struct ev_run_opts {
     const char *protocol_path;
     const char *cases, *arms; /* --cases SPEC, --arms LIST: run a subset (runner/subset.h); NULL: all */
-    const char *backend;      /* "cpu" | "cuda" */
+    const char *
+        model_bundle; /* --model BUNDLE: a subset's auto uses its coefficients (model_from.h); NULL: no auto */
+    const char *backend; /* "cpu" | "cuda" */
     const char *db_path;
     int resume;
     const char *worker_path;     /* build/evident-worker */
@@ -70,12 +72,12 @@ typedef struct ev_run_result {
     /* Where the wall went (the run summary's breakdown; docs/runner.md,
      * "Where a run's time goes").  The per-job figures are in the store
      * (processes.wall_ns, cold_timings). */
-    double jobs_s;      /* the job processes, each from its release to its exit */
-    double compile_s;   /* of which the compile-first-call cold timings */
-    double open_s;      /* of which device-open and cuda-init */
-    double env_s;       /* the environment probe */
-    double fit_s;       /* the fit phase */
-    double ahead_s;     /* the compile-ahead step */
+    double jobs_s;    /* the job processes, each from its release to its exit */
+    double compile_s; /* of which the compile-first-call cold timings */
+    double open_s;    /* of which device-open and cuda-init */
+    double env_s;     /* the environment probe */
+    double fit_s;     /* the fit phase */
+    double ahead_s;   /* the compile-ahead step */
     size_t ahead_cases, ahead_failed;
     char ahead_note[256]; /* the first compile-ahead failure, "" when none */
 } ev_run_result;

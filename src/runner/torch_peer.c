@@ -32,7 +32,7 @@
 #include "sha256.h"
 
 #define PEER_RECORD_FD 7 /* the peer's --record-fd inside the child */
-#define PEER_GATE_FD 8   /* the peer's --gate-fd inside the child (staged jobs) */
+#define PEER_GATE_FD   8 /* the peer's --gate-fd inside the child (staged jobs) */
 
 int ev_torch_env(const char *cache, const char *backend)
 {

@@ -167,10 +167,12 @@ int main(int argc, char **argv)
         }
     }
     if (!backend || proto_fd < 0 || rec_fd < 0 || (!probe && !arm)) {
-        fprintf(stderr, "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
-                        "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
-                        "                [--python PY --peer-script FILE [--torch-cache DIR] [--compile-ahead-ns NS]]\n"
-                        "                [--gate-fd N] [--spawn-ns NS])\n");
+        fprintf(
+            stderr,
+            "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
+            "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
+            "                [--python PY --peer-script FILE [--torch-cache DIR] [--compile-ahead-ns NS]]\n"
+            "                [--gate-fd N] [--spawn-ns NS])\n");
         return 2;
     }
     if (!strcmp(backend, "cpu"))

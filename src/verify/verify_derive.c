@@ -816,13 +816,24 @@ static int vd_triple(const cJSON *o, const char *key, int64_t v[3])
     return 0;
 }
 
-/* The coefficients and threshold the policy phase used: model.json's.
+/* The coefficients and threshold the policy phase used: model.json's, or
+ * protocol.json's model_from.
  * OUT: *have (0: the fit failed, auto runs the default), *c, *thr.
  * Returns -1 (a failure recorded) when model.json says neither. */
 static int vd_model_coef(vd_ctx *x, int *have, ev_coef *c, double *thr)
 {
     const cJSON *m = x->b->model;
     const cJSON *co = cJSON_GetObjectItemCaseSensitive(m, "coefficients");
+    if (x->b->proto && x->b->proto->model_from.set) {
+        /* a subset's auto used an earlier run's coefficients (protocol.json's
+         * model_from), whatever this run's own fit says */
+        c->a0 = x->b->proto->model_from.a0;
+        c->aP = x->b->proto->model_from.aP;
+        c->aD = x->b->proto->model_from.aD;
+        *thr = x->b->proto->decision_threshold;
+        *have = 1;
+        return 0;
+    }
     if (!m) {
         vr_fail(x->r, VR_REDERIVE, "model.json",
                 "missing or not strict JSON: no selector check (checks 2, 3)");

@@ -500,8 +500,8 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
             const cJSON *p = cJSON_GetObjectItemCaseSensitive(a, "process");
             vp_hold x;
             at++;
-            if (!cJSON_IsObject(p) || vj_i64(a, "invocation_id", &x.inv) || vj_ns(a, "started_ns", &x.started) ||
-                vj_ns(p, "ended_ns", &x.ended))
+            if (!cJSON_IsObject(p) || vj_i64(a, "invocation_id", &x.inv) ||
+                vj_ns(a, "started_ns", &x.started) || vj_ns(p, "ended_ns", &x.ended))
                 continue; /* refused above, or no process: nothing held the device */
             x.key = b->vjobs[i].key;
             x.attempt = at;
@@ -523,11 +523,12 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
         qsort(h, n, sizeof *h, vp_cmp_hold);
     for (size_t k = 1; k < n; k++) {
         if (h[k].inv == h[k - 1].inv && h[k].started < h[k - 1].ended) {
-            vr_fail(r, VR_PLAN, VP,
-                    "job %s attempt %zu started at %lld ns, before job %s attempt %zu ended at %lld ns: two jobs "
-                    "held the device at once (the runner releases one job at a time)",
-                    h[k].key, h[k].attempt, (long long)h[k].started, h[k - 1].key, h[k - 1].attempt,
-                    (long long)h[k - 1].ended);
+            vr_fail(
+                r, VR_PLAN, VP,
+                "job %s attempt %zu started at %lld ns, before job %s attempt %zu ended at %lld ns: two jobs "
+                "held the device at once (the runner releases one job at a time)",
+                h[k].key, h[k].attempt, (long long)h[k].started, h[k - 1].key, h[k - 1].attempt,
+                (long long)h[k - 1].ended);
             break;
         }
     }
