@@ -1400,6 +1400,90 @@ START_TEST(test_a_snapshot_file_the_bundle_could_not_name_is_refused_before_meas
 }
 END_TEST
 
+/* Writes text to root/rel. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+    char path[600];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Where a run's commit comes from in a copied tree: a stamp written for
+ * exactly the measured files (its tree hash is theirs) wins over a stale
+ * .git; a stamp for other files loses to git, and without git it gives
+ * dirty; `evident stamp` writes one only in a git checkout. */
+START_TEST(test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for)
+{
+    char root[400], sub[420], commit[64], text[400], cmd[1400];
+    const char *from;
+    int dirty;
+    ev_snapshot sn;
+    ev_err err = {""};
+    static const char c1[] = "1111111111111111111111111111111111111111";
+
+    snprintf(root, sizeof root, "%s/stamped", dir);
+    snprintf(sub, sizeof sub, "%s/kernels", root);
+    ck_assert_int_eq(mkdir(root, 0755), 0);
+    ck_assert_int_eq(mkdir(sub, 0755), 0);
+    put_file(root, "kernels/a.c", "int a;\n");
+    ck_assert_int_eq(ev_snapshot_take(root, &sn, &err), EV_OK);
+    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": false, \"tree\": \"%s\"}\n", c1, sn.tree_hash);
+    put_file(root, ".evident-stamp", text);
+    ev_git_info_tree(root, sn.tree_hash, commit, &dirty, &from);
+    ck_assert_str_eq(from, "stamp");
+    ck_assert_str_eq(commit, c1);
+    ck_assert_int_eq(dirty, 0);
+    ck_assert_int_eq(ev_stamp_write(root, &err), EV_EUSAGE);
+    ck_assert_msg(strstr(err.msg, "not a git checkout"), "%s", err.msg);
+
+    /* the files changed since the stamp: no git, so the stamp's commit, dirty */
+    put_file(root, "kernels/a.c", "int b;\n");
+    ev_snapshot sn2;
+    ck_assert_int_eq(ev_snapshot_take(root, &sn2, &err), EV_OK);
+    ev_git_info_tree(root, sn2.tree_hash, commit, &dirty, &from);
+    ck_assert_str_eq(commit, c1);
+    ck_assert_int_eq(dirty, 1);
+
+    /* a git checkout (a stale copy of .git, say) */
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && git init -q . && git -c user.email=t@t -c user.name=t add kernels && "
+             "git -c user.email=t@t -c user.name=t commit -qm x && git rev-parse HEAD > head.txt",
+             root);
+    ck_assert_int_eq(system(cmd), 0);
+    char head[64] = "";
+    {
+        char hp[500];
+        snprintf(hp, sizeof hp, "%s/head.txt", root);
+        FILE *f = fopen(hp, "r");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_ptr_nonnull(fgets(head, sizeof head, f));
+        fclose(f);
+        head[40] = '\0';
+    }
+    /* the stamp was written for other files: git says where these came from */
+    ev_git_info_tree(root, sn2.tree_hash, commit, &dirty, &from);
+    ck_assert_str_eq(from, "git");
+    ck_assert_str_eq(commit, head);
+    /* a stamp for exactly these files wins over the .git beside it */
+    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": false, \"tree\": \"%s\"}\n", c1, sn2.tree_hash);
+    put_file(root, ".evident-stamp", text);
+    ev_git_info_tree(root, sn2.tree_hash, commit, &dirty, &from);
+    ck_assert_str_eq(from, "stamp");
+    ck_assert_str_eq(commit, c1);
+    ck_assert_int_eq(dirty, 0);
+    /* and `evident stamp`'s writer, in the checkout, names HEAD and the hash */
+    ck_assert_int_eq(ev_stamp_write(root, &err), EV_OK);
+    ev_git_info_tree(root, sn2.tree_hash, commit, &dirty, &from);
+    ck_assert_str_eq(from, "stamp");
+    ck_assert_str_eq(commit, head);
+    ev_snapshot_free(&sn);
+    ev_snapshot_free(&sn2);
+}
+END_TEST
+
 START_TEST(test_resume_refuses_a_different_protocol)
 {
     const char *p1 = write_file("a.json", faults_protocol);
@@ -1904,6 +1988,7 @@ int main(void)
     tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
+    tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);
     tcase_add_test(tc, test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);

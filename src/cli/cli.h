@@ -15,5 +15,6 @@ int ev_cmd_run(int argc, char **argv);    /* cmd_run.c */
 int ev_cmd_fit(int argc, char **argv);    /* cmd_fit.c */
 int ev_cmd_export(int argc, char **argv); /* cmd_export.c */
 int ev_cmd_report(int argc, char **argv); /* cmd_report.c */
+int ev_cmd_stamp(int argc, char **argv);  /* cmd_stamp.c */
 
 #endif

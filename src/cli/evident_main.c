@@ -15,6 +15,7 @@ static const char usage[] = "usage: evident <command> [options]\n"
                             "          [--threshold 0.05] [--out FILE]\n"
                             "  export  --db FILE [--run ID] --out FILE.zip\n"
                             "  report  BUNDLE.zip [--markdown] --out FILE\n"
+                            "  stamp   (writes .evident-stamp for a copy of this checkout)\n"
                             "\n"
                             "'evident <command> --help' describes each command.\n"
                             "exit status: 0 success, 1 the work failed, 2 usage or unreadable path\n";
@@ -41,6 +42,8 @@ int main(int argc, char **argv)
         return ev_cmd_export(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))
         return ev_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "stamp"))
+        return ev_cmd_stamp(argc - 1, argv + 1);
     fprintf(stderr, "evident: unknown command '%s' (try 'evident --help')\n", argv[1]);
     return EV_EXIT_USAGE;
 }

@@ -20,11 +20,11 @@ $(BUILD)/evident-worker: $(WORKER_OBJ) $(WORKER_CUDA_OBJ) $(BUILD)/libevident.a
 $(TEST_BIN): | $(BUILD)/evident-worker
 
 .PHONY: stamp
-# Writes .evident-stamp ({"commit": ..., "dirty": ...}) for copying the tree
-# to a host without .git; evident run reads it only when git is absent.
-stamp:
-	$(Q)c=$$(git rev-parse HEAD) && d=$$(test -z "$$(git status --porcelain)" && echo false || echo true) && \
-	  printf '{"commit": "%s", "dirty": %s}\n' "$$c" "$$d" > .evident-stamp && cat .evident-stamp
+# Writes .evident-stamp ({"commit", "dirty", "tree"}) for copying the tree
+# to a host whose .git is missing, partial or stale: evident run there uses
+# the stamp when the measured files' tree hash is the stamp's.
+stamp: $(BUILD)/evident
+	$(Q)$(BUILD)/evident stamp
 
 # The environment receipt names the compiler flags the build used.
 $(BUILD)/obj/src/runner/supervisor.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst ",,$(subst ',,$(EV_CFLAGS)))"'

@@ -214,6 +214,81 @@ static int run_capture(char *const argv[], ev_buf *out)
     return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* Reads root/.evident-stamp: its commit, dirty flag and tree hash ("" when
+ * it has none).  Returns 0 when it exists and parses. */
+static int read_stamp(const char *root, char commit[64], int *dirty, char tree[65])
+{
+    char path[4096];
+    ev_buf stamp = EV_BUF_INIT;
+    cJSON *j = NULL;
+    int rc = -1;
+
+    snprintf(path, sizeof path, "%s/.evident-stamp", root);
+    if (!ev_read_file(path, &stamp, NULL) && !ev_json_parse(stamp.data, stamp.len, 0, &j, NULL)) {
+        const cJSON *c = cJSON_GetObjectItemCaseSensitive(j, "commit");
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(j, "dirty");
+        const cJSON *t = cJSON_GetObjectItemCaseSensitive(j, "tree");
+        if (cJSON_IsString(c) && strlen(c->valuestring) == 40 &&
+            strspn(c->valuestring, "0123456789abcdef") == 40 && cJSON_IsBool(d)) {
+            memcpy(commit, c->valuestring, 41);
+            *dirty = cJSON_IsTrue(d) ? 1 : 0;
+            tree[0] = '\0';
+            if (cJSON_IsString(t) && strlen(t->valuestring) == 64)
+                memcpy(tree, t->valuestring, 65);
+            rc = 0;
+        }
+    }
+    cJSON_Delete(j);
+    ev_buf_free(&stamp);
+    return rc;
+}
+
+void ev_git_info_tree(const char *root, const char *tree_hash, char commit[64], int *dirty, const char **from)
+{
+    char sc[64], st[65];
+    int sd;
+
+    /* A stamp written for exactly these measured files (its tree hash is
+     * theirs) says where they came from, whatever a copied .git says. */
+    if (tree_hash && !read_stamp(root, sc, &sd, st) && !strcmp(st, tree_hash)) {
+        memcpy(commit, sc, 41);
+        *dirty = sd;
+        *from = "stamp";
+        return;
+    }
+    ev_git_info(root, commit, dirty, from);
+    if (tree_hash && !strcmp(*from, "stamp") && !read_stamp(root, sc, &sd, st) && st[0] && strcmp(st, tree_hash))
+        *dirty = 1; /* the stamp names a commit whose measured files these are not */
+}
+
+ev_status ev_stamp_write(const char *root, ev_err *err)
+{
+    ev_snapshot snap;
+    char commit[64], path[4096], text[256];
+    const char *from;
+    int dirty;
+    FILE *f;
+    ev_status rc;
+
+    if ((rc = ev_snapshot_take(root, &snap, err)))
+        return rc;
+    ev_git_info(root, commit, &dirty, &from);
+    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": %s, \"tree\": \"%s\"}\n", commit,
+             dirty ? "true" : "false", snap.tree_hash);
+    ev_snapshot_free(&snap);
+    if (strcmp(from, "git"))
+        return ev_err_set(err, EV_EUSAGE, "stamp: %s is not a git checkout: a stamp is written where git is",
+                          root);
+    snprintf(path, sizeof path, "%s/.evident-stamp", root);
+    if (!(f = fopen(path, "w")) || fputs(text, f) < 0 || fclose(f)) {
+        if (f)
+            fclose(f);
+        return ev_err_set(err, EV_EIO, "stamp: cannot write %s", path);
+    }
+    fputs(text, stdout);
+    return EV_OK;
+}
+
 void ev_git_info(const char *root, char commit[64], int *dirty, const char **from)
 {
     char *rev[] = {"git", "-C", (char *)root, "rev-parse", "HEAD", NULL};

@@ -43,6 +43,17 @@ ev_status ev_tree_hash(const ev_source_file *files, size_t n, char hex[65]);
  * "stamp", "none"). */
 void ev_git_info(const char *root, char commit[64], int *dirty, const char **from);
 
+/* As ev_git_info for the measured files whose tree hash is tree_hash: a
+ * stamp whose "tree" is that hash wins over git (a copied tree carries a
+ * partial or stale .git; the stamp was written for exactly these files);
+ * a stamp used without git whose tree differs gives dirty. */
+void ev_git_info_tree(const char *root, const char *tree_hash, char commit[64], int *dirty, const char **from);
+
+/* Writes root/.evident-stamp from git ({"commit", "dirty", "tree": the
+ * measured files' tree hash}) and prints it.  EV_EUSAGE where root is not
+ * a git checkout; EV_EIO. */
+ev_status ev_stamp_write(const char *root, ev_err *err);
+
 /* Copies in[0..n) to out with every absolute path (a '/' that starts a
  * word, followed by a path character) replaced by "<path>". */
 ev_status ev_redact_paths(const char *in, size_t n, ev_buf *out);

@@ -1316,7 +1316,7 @@ static ev_status create_run(sup *s, ev_err *err)
 
     if ((rc = ev_snapshot_take(s->o->source_root, &snap, err)))
         return rc;
-    ev_git_info(s->o->source_root, commit_s, &dirty, &from);
+    ev_git_info_tree(s->o->source_root, snap.tree_hash, commit_s, &dirty, &from);
     memset(&rr, 0, sizeof rr);
     rr.protocol_id = s->proto_id;
     rr.protocol_bytes = s->bytes.data;
