@@ -235,6 +235,11 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     memset(&r, 0, sizeof r);
     c->kind = job->kind;
     r.threads = c->prop.multiProcessorCount;
+    if (job->kind == EV_ARM_EXTERNAL)
+        return ev_err_set(err, EV_EUNSUPPORTED,
+                          "%s: external kernels on the cuda backend (a cubin evident loads and launches) are not "
+                          "built yet; the cpu path is",
+                          job->arm);
     if (job->kind == EV_ARM_TORCH)
         return ev_err_set(err, EV_EUNSUPPORTED, "torch-compile is not a backend arm");
     if (job->kind == EV_ARM_FLOOR) {

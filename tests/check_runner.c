@@ -1234,6 +1234,141 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
 }
 END_TEST
 
+/*
+ * Anyone's kernel, on the cpu backend: six declared kernels in one run, in
+ * a directory inside the repository (a protocol that declares kernels must
+ * be, so its sources can go into the bundle).  The good one completes and
+ * is validated like ours; one that does not compile fails with the
+ * compiler's message; a missing entry point, a crash, a hang and a write
+ * past the output each fail their own job (failed-exit with the reason,
+ * failed-signal, failed-timeout, failed-exit "wrote outside its output"),
+ * and the rest of the run goes on.  The bundle holds every source and the
+ * build receipts, and verifies.  A source that is a symlink is refused
+ * before the store is touched.
+ */
+START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs)
+{
+    char d[300], path[400], db[512], zip[512], log[16384], cmd[8192];
+    static const char *const files[][2] = {
+        {"ok.c", "#include <stdint.h>\n#include \"evident_kernel.h\"\n"
+                 "int k_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride) {\n"
+                 "  const float *x = in; float *y = out;\n"
+                 "  for (int64_t r = 0; r < rows; r++) { float a = 0; for (int64_t c = 0; c < cols; c++) a "
+                 "+= x[r * stride + c]; y[r] = a; }\n"
+                 "  return 0; }\n"},
+        {"nocompile.c", "int k_sum(void) { return this is not C; }\n"},
+        {"noentry.c", "int another_name(void) { return 0; }\n"},
+        {"crash.c",
+         "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t r, int64_t c, int64_t s) {\n"
+         "  (void)in; (void)out; (void)r; (void)c; (void)s; *(volatile int *)0 = 1; return 0; }\n"},
+        {"hang.c",
+         "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t r, int64_t c, int64_t s) {\n"
+         "  (void)in; (void)out; (void)r; (void)c; (void)s; for (volatile int i = 0;; i++) ; return 0; }\n"},
+        {"oob.c",
+         "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t c, int64_t s) {\n"
+         "  float *y = out; (void)in; (void)c; (void)s;\n"
+         "  for (int64_t r = 0; r <= rows; r++) y[r] = 0; return 0; }\n"},
+    };
+    snprintf(d, sizeof d, "build/ext-test-%d", (int)getpid());
+    mkdir("build", 0755);
+    ck_assert_int_eq(mkdir(d, 0755), 0);
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", d, files[i][0]);
+        FILE *f = fopen(path, "w");
+        ck_assert_ptr_nonnull(f);
+        fputs(files[i][1], f);
+        fclose(f);
+    }
+    static const char proto_text[] =
+        "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"job_timeout_s\": 3, \"retries\": 0, \"reference_arms\": false,\n"
+        " \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"rows1\", \"ext-ok\", \"ext-nocompile\", \"ext-noentry\", \"ext-crash\", \"ext-hang\", "
+        "\"ext-oob\"],\n"
+        " \"kernels\": [\n"
+        "  {\"name\": \"ext-ok\", \"sources\": {\"cpu\": \"ok.c\"}, \"entries\": {\"reduce_sum/fp32\": "
+        "\"k_sum\"}},\n"
+        "  {\"name\": \"ext-nocompile\", \"sources\": {\"cpu\": \"nocompile.c\"}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-noentry\", \"sources\": {\"cpu\": \"noentry.c\"}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-crash\", \"sources\": {\"cpu\": \"crash.c\"}, \"entries\": {\"reduce_sum/fp32\": "
+        "\"k_sum\"}},\n"
+        "  {\"name\": \"ext-hang\", \"sources\": {\"cpu\": \"hang.c\"}, \"entries\": {\"reduce_sum/fp32\": "
+        "\"k_sum\"}},\n"
+        "  {\"name\": \"ext-oob\", \"sources\": {\"cpu\": \"oob.c\"}, \"entries\": {\"reduce_sum/fp32\": "
+        "\"k_sum\"}}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "  {\"op\": \"reduce_max\", \"rows\": 17, \"cols\": 256, \"dtype\": \"fp32\", \"default_rows\": "
+        "4}]}\n";
+    snprintf(path, sizeof path, "%s/protocol.json", d);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(proto_text, f);
+    fclose(f);
+    snprintf(db, sizeof db, "%s/ext.db", dir);
+    snprintf(zip, sizeof zip, "%s/ext.zip", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, "--source-tree", ".", NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    snprintf(cmd, sizeof cmd,
+             "unzip -p '%s' validation.json | python3 -c '\n"
+             "import json, sys\n"
+             "v = json.load(sys.stdin)\n"
+             "want = {\"ext-ok\": (\"completed\", \"\"), \"ext-nocompile\": (\"failed-exit\", \"error\"),\n"
+             "        \"ext-noentry\": (\"failed-exit\", \"defines no entry\"), \"ext-crash\": "
+             "(\"failed-signal\", \"\"),\n"
+             "        \"ext-hang\": (\"failed-timeout\", \"\"), \"ext-oob\": (\"failed-exit\", \"wrote "
+             "outside its output\")}\n"
+             "bad = []\n"
+             "for j in v[\"jobs\"]:\n"
+             "    if j[\"arm\"] not in want or j[\"phase\"] != \"main\":\n"
+             "        continue\n"
+             "    oc, text = want[j[\"arm\"]]\n"
+             "    if j[\"case_index\"] == 1:\n"
+             "        oc, text = \"skipped\", \"\"\n"
+             "    tail = j[\"attempts\"][-1][\"process\"][\"stderr_tail\"] + "
+             "(j[\"attempts\"][-1][\"process\"][\"skip_reason\"] or \"\")\n"
+             "    if j[\"outcome\"] != oc or text not in tail:\n"
+             "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"
+             "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"].get(\"kernels\", [])]\n"
+             "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
+             "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\"] or len(ks) "
+             "!= 6: bad.append((\"receipts\", oks))\n"
+             "print(bad); sys.exit(1 if bad else 0)' && unzip -l '%s' | grep -q 'sources/%s/crash.c'",
+             zip, zip, d);
+    ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");
+
+    /* a source that is a symlink: refused before the store is touched */
+    char target[400], link[400], db2[512];
+    snprintf(target, sizeof target, "ok.c");
+    snprintf(link, sizeof link, "%s/link.c", d);
+    ck_assert_int_eq(symlink(target, link), 0);
+    snprintf(path, sizeof path, "%s/linked.json", d);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(
+        "{\"seed\": 3, \"arms\": [\"ext-l\"], \"kernels\": [{\"name\": \"ext-l\", \"sources\": {\"cpu\": "
+        "\"link.c\"}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_sum\"}}], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 3, "
+        "\"cols\": 8, \"dtype\": \"fp32\", \"default_rows\": 1}]}\n",
+        f);
+    fclose(f);
+    snprintf(db2, sizeof db2, "%s/ext-link.db", dir);
+    const char *lrun[] = {"run", "--protocol", path, "--db", db2, NULL};
+    ck_assert_int_eq(run_prog("evident", lrun, log, sizeof log), 2);
+    ck_assert_msg(strstr(log, "is a symlink"), "%s", log);
+    ck_assert_int_ne(access(db2, F_OK), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* A quick loop: --cases and --arms run a subset as its own protocol; the
  * bundle's protocol.json is the subset (naming the original by id), it
  * verifies, and a bad spec is refused before the store is touched. */
@@ -1430,7 +1565,8 @@ START_TEST(test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for)
     ck_assert_int_eq(mkdir(sub, 0755), 0);
     put_file(root, "kernels/a.c", "int a;\n");
     ck_assert_int_eq(ev_snapshot_take(root, &sn, &err), EV_OK);
-    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": false, \"tree\": \"%s\"}\n", c1, sn.tree_hash);
+    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": false, \"tree\": \"%s\"}\n", c1,
+             sn.tree_hash);
     put_file(root, ".evident-stamp", text);
     ev_git_info_tree(root, sn.tree_hash, commit, &dirty, &from);
     ck_assert_str_eq(from, "stamp");
@@ -1468,7 +1604,8 @@ START_TEST(test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for)
     ck_assert_str_eq(from, "git");
     ck_assert_str_eq(commit, head);
     /* a stamp for exactly these files wins over the .git beside it */
-    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": false, \"tree\": \"%s\"}\n", c1, sn2.tree_hash);
+    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": false, \"tree\": \"%s\"}\n", c1,
+             sn2.tree_hash);
     put_file(root, ".evident-stamp", text);
     ev_git_info_tree(root, sn2.tree_hash, commit, &dirty, &from);
     ck_assert_str_eq(from, "stamp");
@@ -1978,6 +2115,10 @@ int main(void)
     tcase_add_test(tc, test_a_subset_run_is_its_own_protocol_and_verifies);
     tcase_add_test(tc, test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused);
     tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
+    tc = tcase_create("external");
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
+    suite_add_tcase(s, tc);
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);

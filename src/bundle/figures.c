@@ -679,6 +679,53 @@ static const pair pairs[] = {
 };
 #define N_PAIRS (sizeof pairs / sizeof pairs[0])
 
+/* An external kernel's arm ("ext-...", runner/ext_kernel.h) is compared
+ * with our default, auto and both peers, after the pairs above. */
+static const char *const ext_against[] = {"default", "auto", "cub", "torch-compile"};
+#define N_EXT_AGAINST (sizeof ext_against / sizeof ext_against[0])
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The pairs of this run: the fixed ones, then each external arm of the
+ * jobs (in name order) against ext_against.  OUT: *out (malloc'd), *n. */
+static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
+{
+    const char **ext = malloc((in->n_jobs + 1) * sizeof *ext);
+    size_t n_ext = 0, k = 0;
+    pair *pl;
+
+    if (!ext)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < in->n_jobs; i++) {
+        const char *a = in->jobs[i].arm;
+        int seen = 0;
+        if (strncmp(a, "ext-", 4))
+            continue;
+        for (size_t q = 0; q < n_ext && !seen; q++)
+            seen = !strcmp(ext[q], a);
+        if (!seen)
+            ext[n_ext++] = a;
+    }
+    qsort(ext, n_ext, sizeof *ext, cmp_str);
+    pl = malloc((N_PAIRS + n_ext * N_EXT_AGAINST) * sizeof *pl);
+    if (!pl) {
+        free(ext);
+        return EV_ENOMEM;
+    }
+    for (size_t p = 0; p < N_PAIRS; p++)
+        pl[k++] = pairs[p];
+    for (size_t e = 0; e < n_ext; e++)
+        for (size_t q = 0; q < N_EXT_AGAINST; q++)
+            pl[k++] = (pair){ext[e], ext_against[q]};
+    free(ext);
+    *out = pl;
+    *n = k;
+    return EV_OK;
+}
+
 /* A case's arm pair over its rounds: the rounds in which both arms'
  * jobs are usable, paired by round number. */
 typedef struct rpair {
@@ -1007,6 +1054,8 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     findex ix = {NULL, 0, NULL};
     int64_t *used = NULL;
     cJSON *root = NULL;
+    pair *pl = NULL;
+    size_t n_pl = 0;
 
     for (size_t i = 0; i < in->n_jobs; i++) {
         const ev_fig_job *j = &in->jobs[i];
@@ -1021,7 +1070,8 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     }
     if (max_hot >= UINT32_MAX)
         return ev_err_set(err, EV_ERANGE, "figures: a job has 2^32 or more hot samples");
-    if ((b.rc = index_build(in, &ix)) || (b.rc = case_list(&ix, &cases, &n_cases)))
+    if ((b.rc = index_build(in, &ix)) || (b.rc = case_list(&ix, &cases, &n_cases)) ||
+        (b.rc = pair_list(in, &pl, &n_pl)))
         goto out;
     fs = calloc(in->n_jobs + 1, sizeof *fs);
     mts = calloc(in->n_jobs + 1, sizeof *mts);
@@ -1051,9 +1101,9 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     if (b.rc)
         goto out;
     /* Every bootstrap interval first (boot_all), then the document. */
-    tasks = calloc(in->n_jobs + N_PAIRS * n_cases + 1, sizeof *tasks);
+    tasks = calloc(in->n_jobs + n_pl * n_cases + 1, sizeof *tasks);
     jt = calloc(in->n_jobs + 1, sizeof *jt);
-    pt = calloc(N_PAIRS * n_cases + 1, sizeof *pt);
+    pt = calloc(n_pl * n_cases + 1, sizeof *pt);
     if (!tasks || !jt || !pt) {
         b.rc = EV_ENOMEM;
         goto out;
@@ -1068,7 +1118,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     }
     /* the rounds paired, per pair and case; the first paired round's
      * bootstrap interval is a task */
-    rps = calloc(N_PAIRS * n_cases + 1, sizeof *rps);
+    rps = calloc(n_pl * n_cases + 1, sizeof *rps);
     if (!rps) {
         b.rc = EV_ENOMEM;
         goto out;
@@ -1076,11 +1126,11 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     for (size_t i = 0; i < ix.n; i++)
         if (job_round(ix.v[i]) > k)
             k = job_round(ix.v[i]);
-    for (size_t p = 0; p < N_PAIRS; p++)
+    for (size_t p = 0; p < n_pl; p++)
         for (size_t c = 0; c < n_cases; c++) {
             size_t nx, ny;
-            const ev_fig_job *const *X = find_rounds(&ix, cases[c], pairs[p].arm, &nx);
-            const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pairs[p].against, &ny);
+            const ev_fig_job *const *X = find_rounds(&ix, cases[c], pl[p].arm, &nx);
+            const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pl[p].against, &ny);
             rpair *rp = &rps[p * n_cases + c];
             if (!nx || !ny)
                 continue;
@@ -1088,7 +1138,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
             if (!rp->n)
                 continue;
             char label[160];
-            snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", cases[c], pairs[p].arm, pairs[p].against);
+            snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", cases[c], pl[p].arm, pl[p].against);
             tasks[n_tasks] = (btask){
                 &fs[rp->x1 - in->jobs], &fs[rp->y1 - in->jobs], (uint64_t)in->seed ^ fnv1a64(label), 0, 0, 0};
             pt[p * n_cases + c] = &tasks[n_tasks++];
@@ -1149,7 +1199,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     cJSON *parr = ev_jb_arr(&b, root, "pairs");
     cJSON *tails = ev_jb_arr(&b, root, "tail_disclosures");
     cJSON *across = ev_jb_arr(&b, root, "across");
-    for (size_t p = 0; p < N_PAIRS && !b.rc; p++) {
+    for (size_t p = 0; p < n_pl && !b.rc; p++) {
         size_t n_used = 0;
         int planned = 0;
         for (size_t c = 0; c < n_cases && !b.rc; c++) {
@@ -1158,11 +1208,11 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
                 continue;
             planned = 1;
             pair_headline(rp, k, jmed, in, pt[p * n_cases + c]);
-            add_pair(&b, cases[c], &pairs[p], k, rp, pt[p * n_cases + c], in, jmed, jp95, parr, tails);
+            add_pair(&b, cases[c], &pl[p], k, rp, pt[p * n_cases + c], in, jmed, jp95, parr, tails);
             if (rp->n && !b.rc) {
                 size_t nx, ny;
-                const ev_fig_job *const *X = find_rounds(&ix, cases[c], pairs[p].arm, &nx);
-                const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pairs[p].against, &ny);
+                const ev_fig_job *const *X = find_rounds(&ix, cases[c], pl[p].arm, &nx);
+                const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pl[p].against, &ny);
                 if (estimate(X, nx, in, jmed, &mx[n_used]) || estimate(Y, ny, in, jmed, &my[n_used]))
                     continue; /* cannot happen: a paired round is usable */
                 hr[n_used] = rp->ratio;
@@ -1171,9 +1221,10 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
             }
         }
         if (planned)
-            add_across(&b, in, &pairs[p], used, mx, my, hr, vd, n_used, across);
+            add_across(&b, in, &pl[p], used, mx, my, hr, vd, n_used, across);
     }
 out:
+    free(pl);
     free(cases);
     free(tasks);
     free(jt);

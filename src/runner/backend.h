@@ -66,6 +66,8 @@ typedef struct ev_backend_job {
     int64_t ceiling_bytes;    /* CEILING: bytes streamed per op */
     const void *input;        /* the input bytes: R rows of `stride` elements (row-major, */
     size_t input_len;         /*   the last row may end at cols), from kernels/inputs.h */
+    const char *ext_lib;      /* EXTERNAL: the built kernel (cpu: a shared object) */
+    const char *ext_entry;    /* EXTERNAL: its entry for the case's op and dtype */
 } ev_backend_job;
 
 /* What bind established (recorded as the job's binding). */

@@ -10,10 +10,14 @@
  * (the selector's plan for EV_SEL_CPU) and the receipt is that plan:
  * entry "<op>_<dtype>_<schedule>", grid = (tasks, 1, 1), block = (rows per
  * task, 1, 1).  cub is a CUDA library: bind refuses it with
- * EV_EUNSUPPORTED and its reason, which the worker records as a skip.
+ * EV_EUNSUPPORTED and its reason, which the worker records as a skip.  An
+ * external kernel (ext_kernel.h) is its shared object's entry, called once
+ * per op on the worker's thread (receipt: the entry, grid and block 1), its
+ * output between two guard regions checked at every read_output.
  */
 #include "backend.h"
 
+#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "evident_kernel.h"
 #include "reduce_cpu.h"
+
+/* Bytes of guard on each side of an external kernel's output. */
+#define EXT_GUARD  4096
+#define GUARD_BYTE 0xA5
 
 typedef struct cpu_impl {
     ev_backend_config cfg;
@@ -36,7 +45,10 @@ typedef struct cpu_impl {
     size_t out_len;
     unsigned char *flush, *ceil;
     size_t ceil_len, flush_mapped, ceil_mapped;
-    int64_t ops; /* calls per batch (capture) */
+    int64_t ops;              /* calls per batch (capture) */
+    void *ext_so;             /* EXTERNAL: dlopen handle */
+    evident_cpu_entry ext_fn; /* EXTERNAL: the entry */
+    unsigned char *ext_base;  /* EXTERNAL: guard + output + guard */
 } cpu_impl;
 
 static volatile uint64_t sink; /* keeps the ceiling read and flush alive */
@@ -133,7 +145,12 @@ static void cpu_close(void *impl)
         return;
     ev_cpu_pool_free(c->pool);
     free(c->in);
-    free(c->out);
+    if (c->ext_base)
+        free(c->ext_base); /* c->out points into it */
+    else
+        free(c->out);
+    if (c->ext_so)
+        dlclose(c->ext_so);
     unmap(c->flush, c->flush_mapped);
     unmap(c->ceil, c->ceil_mapped);
     free(c);
@@ -227,7 +244,28 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         return rc;
     c->out_len = c->b.shape.rows > 0 ? (size_t)c->b.shape.rows * ev_dtype_size(c->b.shape.dtype) : 0;
     c->in = alloc256(job->input_len);
-    c->out = alloc256(c->out_len);
+    if (job->kind == EV_ARM_EXTERNAL) {
+        if (!job->ext_entry)
+            return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no entry for %s/%s", job->arm, job->c.op,
+                              job->c.dtype);
+        if (!job->ext_lib)
+            return ev_err_set(err, EV_EINVAL, "external kernel %s: no built library", job->arm);
+        c->ext_so = dlopen(job->ext_lib, RTLD_NOW | RTLD_LOCAL);
+        if (!c->ext_so)
+            return ev_err_set(err, EV_EINVAL, "external kernel %s: cannot load it: %s", job->arm, dlerror());
+        *(void **)&c->ext_fn = dlsym(c->ext_so, job->ext_entry);
+        if (!c->ext_fn)
+            return ev_err_set(err, EV_EINVAL, "external kernel %s: its source defines no entry '%s'",
+                              job->arm, job->ext_entry);
+        /* the output between guards: a write outside it is seen at read_output */
+        c->ext_base = alloc256(c->out_len + 2 * EXT_GUARD);
+        if (!c->ext_base)
+            return ev_err_set(err, EV_ENOMEM, "binding: out of memory");
+        memset(c->ext_base, GUARD_BYTE, c->out_len + 2 * EXT_GUARD);
+        c->out = c->ext_base + EXT_GUARD;
+    } else {
+        c->out = alloc256(c->out_len);
+    }
     if (!c->in || !c->out)
         return ev_err_set(err, EV_ENOMEM, "binding: out of memory");
     if (job->input_len)
@@ -236,10 +274,17 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
     c->b.in_span = job->input_len;
     c->b.out = c->out;
     c->b.out_span = c->out_len;
-    if ((rc = ev_binding_check(&c->b, err)) ||
-        (rc = ev_backend_schedule(job, &c->b.shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
-        (rc = ev_reduce_cpu_plan(&c->b.shape, ev_sched_name(c->plan.sched), c->plan.rows_per_program,
-                                 c->threads, &c->run, err)))
+    if (job->kind == EV_ARM_EXTERNAL) {
+        if ((rc = ev_binding_check(&c->b, err)))
+            return rc;
+        snprintf(c->plan.entry, sizeof c->plan.entry, "%s", job->ext_entry);
+        for (int d = 0; d < 3; d++)
+            c->plan.grid[d] = c->plan.block[d] = 1;
+        b.threads = 1;
+    } else if ((rc = ev_binding_check(&c->b, err)) ||
+               (rc = ev_backend_schedule(job, &c->b.shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
+               (rc = ev_reduce_cpu_plan(&c->b.shape, ev_sched_name(c->plan.sched), c->plan.rows_per_program,
+                                        c->threads, &c->run, err)))
         return rc;
     b.in_span = (int64_t)c->b.in_span;
     b.out_span = (int64_t)c->b.out_span;
@@ -270,6 +315,11 @@ static ev_status call_once(cpu_impl *c, ev_err *err)
         sink = ev_cpu_stream_read(c->pool, c->ceil, c->ceil_len);
         return EV_OK;
     }
+    if (c->kind == EV_ARM_EXTERNAL) {
+        int r = c->ext_fn(c->b.in, c->b.out, c->b.shape.rows, c->b.shape.cols, c->b.shape.stride);
+        return r ? ev_err_set(err, EV_EPROC, "external kernel: its entry %s returned %d", c->plan.entry, r)
+                 : EV_OK;
+    }
     return ev_reduce_cpu_run(c->pool, &c->b, &c->run, err);
 }
 
@@ -283,6 +333,18 @@ static ev_status cpu_read_output(void *impl, void *dst, size_t len, ev_err *err)
     cpu_impl *c = impl;
     if (len > c->out_len)
         return ev_err_set(err, EV_EINVAL, "read_output: %zu bytes asked, %zu bound", len, c->out_len);
+    if (c->ext_base)
+        for (size_t i = 0; i < EXT_GUARD; i++) {
+            if (c->ext_base[EXT_GUARD - 1 - i] != GUARD_BYTE)
+                return ev_err_set(err, EV_EVERIFY,
+                                  "external kernel %s wrote outside its output: %zu byte(s) before out[0]",
+                                  c->plan.entry, i + 1);
+            if (c->ext_base[EXT_GUARD + c->out_len + i] != GUARD_BYTE)
+                return ev_err_set(
+                    err, EV_EVERIFY,
+                    "external kernel %s wrote outside its output: %zu byte(s) past out[rows - 1]",
+                    c->plan.entry, i + 1);
+        }
     memcpy(dst, c->out, len);
     return EV_OK;
 }

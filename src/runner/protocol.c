@@ -412,6 +412,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "reference",
                                        "allow_fault_arms",
                                        "fault_arms",
+                                       "kernels",
                                        NULL};
     static const char *const tol_keys[] = {"sum_bound_factor", "sample_band", NULL};
     static const char *const ref_keys[] = {"cuda", "cpu", NULL};
@@ -540,6 +541,16 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         }
     }
 
+    /* External kernels before arms, so arms can name them. */
+    arr = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+    if (arr) {
+        p->kernels = calloc(EV_EXT_MAX_KERNELS, sizeof *p->kernels);
+        if (!p->kernels)
+            return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
+        if ((rc = ev_ext_parse(arr, p->kernels, &p->n_kernels, err)))
+            return rc;
+    }
+
     /* Fault arms before arms, so arms can name them. */
     arr = cJSON_GetObjectItemCaseSensitive(root, "fault_arms");
     if (arr) {
@@ -605,6 +616,14 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     if (p->host_threads && p->n_cpus && (size_t)p->host_threads > p->n_cpus * 4)
         return ev_err_set(err, EV_EFORMAT, "host_threads: must be <= 4 x the CPUs of cpu_set (%zu)",
                           p->n_cpus);
+    for (size_t k = 0; k < p->n_kernels; k++) {
+        int used = 0;
+        for (size_t a = 0; a < p->n_arms; a++)
+            used |= !strcmp(p->arms[a], p->kernels[k].name);
+        if (!used)
+            return ev_err_set(err, EV_EFORMAT, "kernels[%zu]: %s is declared but not one of arms", k,
+                              p->kernels[k].name);
+    }
     for (size_t f = 0; f < p->n_faults && !p->auto_arm; f++)
         if (p->faults[f].kind == EV_FAULT_WRONG_SCHEDULE)
             return ev_err_set(err, EV_EFORMAT,
@@ -645,6 +664,7 @@ void ev_protocol_free(ev_protocol *proto)
     for (size_t i = 0; i < proto->n_faults; i++)
         free(proto->faults[i].cases);
     free(proto->faults);
+    free(proto->kernels);
     free(proto->cases);
     free(proto->arms);
     free(proto->cpu_set);
@@ -679,7 +699,22 @@ int ev_arm_classify(const ev_protocol *proto, const char *arm, ev_arm_kind *kind
         *rows = 0;
         return 0;
     }
+    if (ev_protocol_kernel(proto, arm)) {
+        *kind = EV_ARM_EXTERNAL;
+        *rows = 0;
+        return 0;
+    }
     return -1;
+}
+
+const ev_ext_kernel *ev_protocol_kernel(const ev_protocol *proto, const char *name)
+{
+    if (!proto)
+        return NULL;
+    for (size_t i = 0; i < proto->n_kernels; i++)
+        if (!strcmp(proto->kernels[i].name, name))
+            return &proto->kernels[i];
+    return NULL;
 }
 
 const ev_proto_fault *ev_protocol_fault(const ev_protocol *proto, const char *name)

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ext_kernel.h"
 #include "status.h"
 
 #define EV_PROTO_NAME_MAX        32                /* arm and fault names, incl. NUL */
@@ -48,7 +49,8 @@ typedef enum ev_arm_kind {
     EV_ARM_CEILING,
     EV_ARM_CUB,
     EV_ARM_TORCH, /* torch-compile: a python3 process, not a backend */
-    EV_ARM_FAULT
+    EV_ARM_FAULT,
+    EV_ARM_EXTERNAL /* a declared kernel ("ext-...", ext_kernel.h): measured like a peer */
 } ev_arm_kind;
 
 /* The failure a fault arm injects (docs/runner.md says where each fires). */
@@ -121,7 +123,12 @@ typedef struct ev_protocol {
     int allow_fault_arms;
     ev_proto_fault *faults;
     size_t n_faults;
+    ev_ext_kernel *kernels; /* "kernels": external kernels, each one of arms */
+    size_t n_kernels;
 } ev_protocol;
+
+/* The declared kernel named name, or NULL. */
+const ev_ext_kernel *ev_protocol_kernel(const ev_protocol *proto, const char *name);
 
 /*
  * Parses protocol bytes p[0..n) strictly.  OUT: *out, filled (the caller

@@ -79,6 +79,12 @@ static int cmp_path(const void *a, const void *b)
 
 ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err)
 {
+    return ev_snapshot_take_with(root, NULL, 0, out, err);
+}
+
+ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size_t n_extra, ev_snapshot *out,
+                                ev_err *err)
+{
     static const char *const closure[] = {"kernels", "src/runner", "protocols", "db/schema.sql"};
     plist l = {NULL, 0, 0};
     ev_snapshot s = {NULL, 0, ""};
@@ -87,7 +93,22 @@ ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err)
     for (size_t i = 0; i < sizeof closure / sizeof closure[0]; i++)
         if ((rc = walk(root, closure[i], &l, err)))
             goto out;
+    for (size_t i = 0; i < n_extra; i++)
+        if ((rc = walk(root, extra[i], &l, err)))
+            goto out;
     qsort(l.v, l.n, sizeof *l.v, cmp_path);
+    {
+        /* an extra file already in the closure's directories: once */
+        size_t w = 0;
+        for (size_t i = 0; i < l.n; i++) {
+            if (w && !strcmp(l.v[w - 1], l.v[i])) {
+                free(l.v[i]);
+                continue;
+            }
+            l.v[w++] = l.v[i];
+        }
+        l.n = w;
+    }
     /* Every measured file becomes the member sources/<path>: a name the
      * bundle could not hold is refused now, before anything is measured. */
     for (size_t i = 0; i < l.n; i++) {
@@ -257,7 +278,8 @@ void ev_git_info_tree(const char *root, const char *tree_hash, char commit[64], 
         return;
     }
     ev_git_info(root, commit, dirty, from);
-    if (tree_hash && !strcmp(*from, "stamp") && !read_stamp(root, sc, &sd, st) && st[0] && strcmp(st, tree_hash))
+    if (tree_hash && !strcmp(*from, "stamp") && !read_stamp(root, sc, &sd, st) && st[0] &&
+        strcmp(st, tree_hash))
         *dirty = 1; /* the stamp names a commit whose measured files these are not */
 }
 

@@ -30,6 +30,11 @@ typedef struct ev_snapshot {
 /* Walks the closure under root (regular files only; symlinks and other
  * kinds are skipped), sorted by path.  OUT: *out (ev_snapshot_free). */
 ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err);
+
+/* As ev_snapshot_take, with the files extra[0..n_extra) (relative paths:
+ * a protocol's external kernel sources, ext_kernel.h) in the closure too. */
+ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size_t n_extra, ev_snapshot *out,
+                                ev_err *err);
 void ev_snapshot_free(ev_snapshot *s); /* NULL-safe */
 
 /* Source-tree hash: SHA-256 over the concatenation, in path order, of
@@ -47,7 +52,8 @@ void ev_git_info(const char *root, char commit[64], int *dirty, const char **fro
  * stamp whose "tree" is that hash wins over git (a copied tree carries a
  * partial or stale .git; the stamp was written for exactly these files);
  * a stamp used without git whose tree differs gives dirty. */
-void ev_git_info_tree(const char *root, const char *tree_hash, char commit[64], int *dirty, const char **from);
+void ev_git_info_tree(const char *root, const char *tree_hash, char commit[64], int *dirty,
+                      const char **from);
 
 /* Writes root/.evident-stamp from git ({"commit", "dirty", "tree": the
  * measured files' tree hash}) and prints it.  EV_EUSAGE where root is not

@@ -39,6 +39,7 @@
 #include "subset.h"
 #include "sha256.h"
 #include "compile_ahead.h"
+#include "ext_build.h"
 #include "model_from.h"
 #include "snapshot.h"
 #include "store/outcome.h"
@@ -105,6 +106,10 @@ typedef struct sup {
     wproc staged[EV_MAX_STAGE_AHEAD + 1];
     size_t n_staged;
     int64_t *ahead_ns; /* per case: the torch-compile case's ahead-of-time compile (ns), 0: none */
+    /* External kernels built for this invocation (ext_build.h). */
+    ev_ext_built built[EV_EXT_MAX_KERNELS];
+    size_t n_built;
+    cJSON *kernel_receipts; /* the builds' receipts, for the environment record */
 } sup;
 
 /* The facts and state of one attempt while its worker runs. */
@@ -873,7 +878,7 @@ static void progress(sup *s, const jstate *j, int ended)
 
 /* The argument strings of one worker command line. */
 typedef struct wargs {
-    char *argv[34];
+    char *argv[40];
     char case_s[24], coef_s[100], script[4096], cache[4096], spawn_s[24], ahead_s[24];
 } wargs;
 
@@ -925,6 +930,16 @@ static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
             snprintf(w->ahead_s, sizeof w->ahead_s, "%lld", (long long)s->ahead_ns[j->pj.case_index]);
             argv[ac++] = "--compile-ahead-ns";
             argv[ac++] = w->ahead_s;
+        }
+    }
+    if (ev_protocol_kernel(&s->proto, j->pj.arm)) {
+        const ev_ext_built *k = ev_ext_built_of(s->built, s->n_built, j->pj.arm);
+        if (k && k->ok) {
+            argv[ac++] = "--kernel-lib";
+            argv[ac++] = (char *)k->lib;
+        } else if (k) {
+            argv[ac++] = "--kernel-error";
+            argv[ac++] = (char *)k->error;
         }
     }
     /* auto and the wrong-schedule fault arm ask the selector with the fit */
@@ -1314,8 +1329,17 @@ static ev_status create_run(sup *s, ev_err *err)
     int dirty;
     ev_status rc;
 
-    if ((rc = ev_snapshot_take(s->o->source_root, &snap, err)))
-        return rc;
+    {
+        char paths[EV_EXT_MAX_KERNELS][600];
+        const char *extra[EV_EXT_MAX_KERNELS];
+        size_t n_extra = 0;
+        for (size_t i = 0; i < s->proto.n_kernels; i++)
+            if (ev_ext_closure_file(s->proto.kernels, i, s->o->protocol_path, s->o->backend, paths[n_extra],
+                                    sizeof paths[0]))
+                extra[n_extra] = paths[n_extra], n_extra++;
+        if ((rc = ev_snapshot_take_with(s->o->source_root, extra, n_extra, &snap, err)))
+            return rc;
+    }
     ev_git_info_tree(s->o->source_root, snap.tree_hash, commit_s, &dirty, &from);
     memset(&rr, 0, sizeof rr);
     rr.protocol_id = s->proto_id;
@@ -1460,6 +1484,11 @@ static ev_status environment(sup *s, ev_err *err)
     ev_json_add_str(env, "compiler", __VERSION__);
     ev_json_add_str(env, "cflags", EV_BUILD_CFLAGS);
     ev_json_add_str(env, "affinity", a.affinity);
+    if (s->kernel_receipts && cJSON_GetArraySize(s->kernel_receipts)) {
+        /* the external kernels built for this invocation (ext_build.h) */
+        cJSON_AddItemToObject(env, "kernels", s->kernel_receipts);
+        s->kernel_receipts = NULL;
+    }
     ev_json_add_i64(env, "threads", s->sms);
     cJSON_AddItemToObject(env, "device", dev);
     dev = NULL;
@@ -1820,7 +1849,9 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.n_js = s.plan.n;
     s.total = s.plan.n;
 
-    if ((rc = host_bounds(&s.proto, o->backend, err)) ||
+    if ((rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
+                                   s.proto.n_kernels, o->backend, err)) ||
+        (rc = host_bounds(&s.proto, o->backend, err)) ||
         (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
         (rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))
         goto out;
@@ -1862,6 +1893,13 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
         rc = ev_err_set(err, EV_EIO, "memfd: %s", strerror(errno));
         goto out;
     }
+    if (s.proto.n_kernels) {
+        char dir[4200];
+        snprintf(dir, sizeof dir, "%s.kernels-run%lld", o->db_path, (long long)s.run_id);
+        if ((rc = ev_ext_build_all(&s.proto, o->protocol_path, o->source_root ? o->source_root : ".",
+                                   o->backend, dir, s.built, &s.n_built, &s.kernel_receipts, err)))
+            goto out;
+    }
     t = mono_ns();
     rc = environment(&s, err);
     res->env_s = (double)(mono_ns() - t) / 1e9;
@@ -1888,6 +1926,7 @@ out:
     ev_buf_free(&s.bytes);
     free(s.js);
     free(s.ahead_ns);
+    cJSON_Delete(s.kernel_receipts);
     return rc;
 }
 

@@ -445,6 +445,19 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     cfg.ref = *ev_protocol_ref(p, a->ops->name);
     if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
         return ev_worker_torch(a, out, err);
+    if (kind == EV_ARM_EXTERNAL && a->kernel_error && a->case_index >= 0 &&
+        (size_t)a->case_index < p->n_cases && ev_protocol_kernel(p, a->arm) &&
+        ev_ext_entry_for(ev_protocol_kernel(p, a->arm), p->cases[a->case_index].op,
+                         p->cases[a->case_index].dtype)) {
+        /* (a case it declares no entry for is a skip, built or not) */
+        /* the build failed: this job fails with the compiler's own message */
+        ev_buf msg = EV_BUF_INIT;
+        if (!ev_read_file(a->kernel_error, &msg, NULL) && msg.len)
+            fprintf(stderr, "%s%s", msg.data, msg.data[msg.len - 1] == '\n' ? "" : "\n");
+        ev_buf_free(&msg);
+        return ev_err_set(err, EV_EPROC,
+                          "external kernel %s did not compile (the compiler's message is above)", a->arm);
+    }
     ev_worker_affinity(start_affinity, sizeof start_affinity);
     /* CPU-only preparation first (the input bytes); then the gate; only
      * then the device (docs/runner.md, "Staged processes"). */
@@ -471,6 +484,12 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         job.wrong_schedule = 1;
     }
     job.arm = a->arm;
+    if (kind == EV_ARM_EXTERNAL && validate) {
+        const ev_ext_kernel *k = ev_protocol_kernel(p, a->arm);
+        job.ext_lib = a->kernel_lib;
+        job.ext_entry =
+            k ? ev_ext_entry_for(k, p->cases[a->case_index].op, p->cases[a->case_index].dtype) : NULL;
+    }
     job.rows_per_program = rows_pp;
     job.coef = a->coef;
     job.threshold = p->decision_threshold;

@@ -45,6 +45,9 @@ typedef struct ev_worker_args {
     int64_t spawn_ns;         /* CLOCK_REALTIME when the supervisor forked it; 0: unknown */
     int64_t entered_ns;       /* CLOCK_REALTIME when main() began */
     int64_t compile_ahead_ns; /* torch-compile: the case's ahead-of-time compile, 0: none */
+    const char *kernel_lib;   /* external arm: the built kernel, or NULL */
+    const char
+        *kernel_error; /* external arm: a file holding the compiler's message (the build failed), or NULL */
 } ev_worker_args;
 
 /*

@@ -8,7 +8,8 @@
  *   evident-worker --backend cpu|cuda --protocol-fd N --record-fd N
  *                  (--probe | --case I --arm A --job-key K [--retry]
  *                   [--coef A0,AP,AD] [--python PY --peer-script FILE [--torch-cache DIR]
- *                    [--compile-ahead-ns NS]] [--gate-fd N] [--spawn-ns NS])
+ *                    [--compile-ahead-ns NS]] [--kernel-lib SO | --kernel-error FILE]
+ *                   [--gate-fd N] [--spawn-ns NS])
  *
  * --gate-fd: a staged job prepares (input bytes; for torch-compile, python
  * with torch imported) and waits for one byte on N before it touches the
@@ -109,7 +110,7 @@ static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage,
 int main(int argc, char **argv)
 {
     const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
-               *peer_script = NULL, *torch_cache = NULL;
+               *peer_script = NULL, *torch_cache = NULL, *kernel_lib = NULL, *kernel_error = NULL;
     long long proto_fd = -1, rec_fd = -1, case_index = -1, gate_fd = -1, spawn_ns = 0, ahead_ns = 0;
     struct timespec entered;
     int probe = 0, retry = 0;
@@ -149,6 +150,10 @@ int main(int argc, char **argv)
             peer_script = v, i++;
         } else if (!strcmp(a, "--torch-cache")) {
             torch_cache = v, i++;
+        } else if (!strcmp(a, "--kernel-lib")) {
+            kernel_lib = v, i++;
+        } else if (!strcmp(a, "--kernel-error")) {
+            kernel_error = v, i++;
         } else if (!strcmp(a, "--protocol-fd") && !parse_int(v, &proto_fd)) {
             i++;
         } else if (!strcmp(a, "--record-fd") && !parse_int(v, &rec_fd)) {
@@ -211,6 +216,8 @@ int main(int argc, char **argv)
         wa.peer_script = peer_script;
         wa.torch_cache = torch_cache;
         wa.gate_fd = (int)gate_fd;
+        wa.kernel_lib = kernel_lib;
+        wa.kernel_error = kernel_error;
         wa.spawn_ns = spawn_ns;
         wa.entered_ns = (int64_t)entered.tv_sec * 1000000000 + entered.tv_nsec;
         wa.compile_ahead_ns = ahead_ns;

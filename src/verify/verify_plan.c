@@ -535,6 +535,25 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
     free(h);
 }
 
+/* Every external kernel the protocol declares for the run's backend has its
+ * source in the bundle (sources/<its repository path>, ext_kernel.h): the
+ * bundle holds the bytes that ran. */
+static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const char *pp = vj_str(run, "protocol_path"), *be = vj_str(run, "backend");
+    for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels; i++) {
+        char path[600], member[700];
+        if (!ev_ext_closure_file(b->proto->kernels, i, pp, be, path, sizeof path))
+            continue;
+        snprintf(member, sizeof member, "sources/%s", path);
+        if (!vb_find(b, member))
+            vr_fail(r, VR_PLAN, "protocol.json",
+                    "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
+                    b->proto->kernels[i].name, be, path, member);
+    }
+}
+
 void vc_plan(vb_bundle *b, ev_vreport *r)
 {
     ev_err err = {{0}};
@@ -573,6 +592,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     }
     vp_index_jobs(b, r);
     vp_run_and_cases(b, b->proto, r);
+    vp_kernel_sources(b, r);
     vp_environments(b, r);
     vp_attempt_invocations(b, r);
     vp_device_serial(b, r);

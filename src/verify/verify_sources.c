@@ -20,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "runner/protocol.h"
 #include "verify_int.h"
 
 /* Roots of the closure: directories walked recursively, and single files. */
@@ -162,6 +163,30 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
         free(abs);
         if (rc)
             goto out;
+    }
+    {
+        /* the protocol's external kernel sources (ext_kernel.h's closure rule) */
+        const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+        const char *pp = vj_str(run, "protocol_path"), *be = vj_str(run, "backend");
+        for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels; i++) {
+            char path[600];
+            int dup = 0;
+            if (!ev_ext_closure_file(b->proto->kernels, i, pp, be, path, sizeof path))
+                continue;
+            for (size_t q = 0; q < tree.n; q++)
+                dup |= !strcmp(tree.p[q], path);
+            char *abs = vs_join(dir, path);
+            struct stat st;
+            if (!abs) {
+                rc = EV_ENOMEM;
+                goto out;
+            }
+            if (!dup && lstat(abs, &st) == 0 && S_ISREG(st.st_mode))
+                rc = vs_push(&tree, path);
+            free(abs);
+            if (rc)
+                goto out;
+        }
     }
     qsort(tree.p, tree.n, sizeof *tree.p, vs_cmp);
 

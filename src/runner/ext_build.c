@@ -1,0 +1,195 @@
+/*
+ * ext_build.c: external kernels built for the run (ext_build.h).
+ */
+#include "ext_build.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "json.h"
+#include "sha256.h"
+#include "snapshot.h"
+
+/* Runs argv with stdout and stderr captured into out (at most 64 KiB
+ * kept).  Returns its exit status, or -1 when it could not run. */
+static int run_merged(char *const argv[], ev_buf *out)
+{
+    int fds[2], status = 0;
+    pid_t pid;
+    char chunk[4096];
+
+    if (pipe(fds))
+        return -1;
+    pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        int nul = open("/dev/null", O_RDONLY);
+        dup2(fds[1], 1);
+        dup2(fds[1], 2);
+        if (nul >= 0)
+            dup2(nul, 0);
+        close(fds[0]);
+        execvp(argv[0], argv);
+        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(fds[1]);
+    for (;;) {
+        ssize_t n = read(fds[0], chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        if (out->len < 65536)
+            ev_buf_append(out, chunk, (size_t)n);
+    }
+    close(fds[0]);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+/* SHA-256 hex of the file at path; "" when unreadable. */
+static void file_sha(const char *path, char hex[65])
+{
+    ev_buf b = EV_BUF_INIT;
+    hex[0] = '\0';
+    if (!ev_read_file(path, &b, NULL))
+        ev_sha256_hex(b.data ? b.data : "", b.len, hex);
+    ev_buf_free(&b);
+}
+
+/* Writes n bytes of s to path.  Returns 0 on success. */
+static int put(const char *path, const char *s, size_t n)
+{
+    FILE *f = fopen(path, "w");
+    int bad = !f || (n && fwrite(s, 1, n, f) != n);
+    if (f)
+        bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, const char *root,
+                           const char *backend, const char *dir, ev_ext_built *b, size_t *n, cJSON **receipts,
+                           ev_err *err)
+{
+    cJSON *arr = cJSON_CreateArray();
+    char cc_version[256] = "";
+
+    *n = 0;
+    *receipts = NULL;
+    if (!arr)
+        return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
+    if (strcmp(backend, "cpu") || !p->n_kernels) {
+        *receipts = arr; /* cuda: the cubin path is not built yet (the arms skip, saying so) */
+        return EV_OK;
+    }
+    {
+        char *ver[] = {"cc", "--version", NULL};
+        ev_buf v = EV_BUF_INIT;
+        if (run_merged(ver, &v) == 0 && v.len)
+            snprintf(cc_version, sizeof cc_version, "%.*s", (int)strcspn(v.data, "\n"), v.data);
+        ev_buf_free(&v);
+    }
+    if (mkdir(dir, 0755) && errno != EEXIST) {
+        cJSON_Delete(arr);
+        return ev_err_set(err, EV_EIO, "kernels: cannot create %s: %s", dir, strerror(errno));
+    }
+    for (size_t i = 0; i < p->n_kernels; i++) {
+        const ev_ext_kernel *k = &p->kernels[i];
+        const char *src = ev_ext_source(k, backend);
+        char rel[600], full[5000], inc[4200], sha_src[65], sha_bin[65] = "";
+        ev_ext_built *x = &b[*n];
+        ev_buf msg = EV_BUF_INIT, red = EV_BUF_INIT;
+        cJSON *r;
+        int status;
+
+        if (!src || ev_ext_repo_path(protocol_path, src, rel, sizeof rel))
+            continue;
+        memset(x, 0, sizeof *x);
+        snprintf(x->name, sizeof x->name, "%s", k->name);
+        snprintf(full, sizeof full, "%s/%s", root, rel);
+        snprintf(x->lib, sizeof x->lib, "%s/%s.so", dir, k->name);
+        snprintf(inc, sizeof inc, "-I%s/kernels", root);
+        file_sha(full, sha_src);
+        {
+            /* the pinned flags, one word each, then the include, source and output */
+            char flags[] = EV_EXT_CPU_FLAGS;
+            char *argv[24];
+            int ac = 0;
+            argv[ac++] = "cc";
+            for (char *t = flags; *t && ac < 16;) {
+                argv[ac++] = t;
+                t += strcspn(t, " ");
+                if (*t)
+                    *t++ = '\0';
+            }
+            argv[ac++] = inc;
+            argv[ac++] = full;
+            argv[ac++] = "-o";
+            argv[ac++] = x->lib;
+            argv[ac] = NULL;
+            unlink(x->lib);
+            status = run_merged(argv, &msg);
+        }
+        x->ok = status == 0 && access(x->lib, R_OK) == 0;
+        if (x->ok) {
+            file_sha(x->lib, sha_bin);
+        } else {
+            snprintf(x->error, sizeof x->error, "%s/%s.compile-error.txt", dir, k->name);
+            if (!msg.len)
+                ev_buf_append(&msg, "(the compiler printed nothing)\n", 31);
+            if (put(x->error, msg.data, msg.len)) {
+                ev_buf_free(&msg);
+                cJSON_Delete(arr);
+                return ev_err_set(err, EV_EIO, "kernels: cannot write %s", x->error);
+            }
+            x->lib[0] = '\0';
+        }
+        ev_redact_paths(msg.data ? msg.data : "", msg.len, &red);
+        r = cJSON_CreateObject();
+        if (!r || !cJSON_AddItemToArray(arr, r)) {
+            cJSON_Delete(r);
+            ev_buf_free(&msg);
+            ev_buf_free(&red);
+            cJSON_Delete(arr);
+            return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
+        }
+        ev_json_add_str(r, "name", k->name);
+        ev_json_add_str(r, "backend", backend);
+        ev_json_add_str(r, "source", rel);
+        ev_json_add_str(r, "source_sha256", sha_src);
+        ev_json_add_str(r, "compiler", cc_version[0] ? cc_version : "cc");
+        ev_json_add_str(r, "flags", EV_EXT_CPU_FLAGS);
+        cJSON_AddBoolToObject(r, "ok", x->ok);
+        if (x->ok)
+            ev_json_add_str(r, "binary_sha256", sha_bin);
+        else
+            cJSON_AddNullToObject(r, "binary_sha256");
+        ev_json_add_str(r, "message", red.data ? red.data : "");
+        ev_buf_free(&msg);
+        ev_buf_free(&red);
+        (*n)++;
+    }
+    *receipts = arr;
+    return EV_OK;
+}
+
+const ev_ext_built *ev_ext_built_of(const ev_ext_built *b, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(b[i].name, name))
+            return &b[i];
+    return NULL;
+}

@@ -1,0 +1,428 @@
+/*
+ * ext_kernel.c: external kernel declarations, source checks and geometry
+ * expressions (ext_kernel.h).
+ */
+#include "ext_kernel.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "names.h"
+
+static const char *const ops[] = {"reduce_sum", "reduce_max"};
+static const char *const dtypes[] = {"fp32", "fp16", "bf16"};
+
+/* 1 when s is a C identifier of at most max - 1 bytes. */
+static int identifier(const char *s, size_t max)
+{
+    size_t n = strlen(s);
+    if (!n || n >= max || !(isalpha((unsigned char)s[0]) || s[0] == '_'))
+        return 0;
+    for (size_t i = 1; i < n; i++)
+        if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
+            return 0;
+    return 1;
+}
+
+/* 1 when p is a relative path inside its base and a name the bundle can
+ * hold as sources/<path> (names.h: no leading '/', no empty, "." or ".."
+ * component). */
+static int inside(const char *p)
+{
+    char why[80];
+    return *p && strlen(p) < EV_EXT_PATH_MAX && !ev_name_problem(p, strlen(p), why, sizeof why);
+}
+
+/* Copies string member key of o into out[cap]; "" when absent. */
+static ev_status get_str(const cJSON *o, const char *key, const char *path, char *out, size_t cap,
+                         ev_err *err)
+{
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
+    out[0] = '\0';
+    if (!it)
+        return EV_OK;
+    if (!cJSON_IsString(it) || strlen(it->valuestring) >= cap)
+        return ev_err_set(err, EV_EFORMAT, "%s.%s: must be a string under %zu bytes", path, key, cap);
+    memcpy(out, it->valuestring, strlen(it->valuestring) + 1);
+    return EV_OK;
+}
+
+/* Refuses a member of o not named in keys. */
+static ev_status only(const cJSON *o, const char *path, const char *const *keys, ev_err *err)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o)
+    {
+        int ok = 0;
+        for (size_t i = 0; keys[i]; i++)
+            ok |= !strcmp(it->string, keys[i]);
+        if (!ok)
+            return ev_err_set(err, EV_EFORMAT, "%s: unknown field '%.40s'", path, it->string);
+    }
+    return EV_OK;
+}
+
+/* Parses declaration o (index i) into *k. */
+static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *err)
+{
+    static const char *const keys[] = {"name", "sources", "entries", "geometry", NULL};
+    static const char *const src_keys[] = {"cpu", "cuda", NULL};
+    static const char *const geo_keys[] = {"grid", "block", NULL};
+    char path[48];
+    const cJSON *src, *ent, *geo, *it;
+    ev_status rc;
+
+    snprintf(path, sizeof path, "kernels[%zu]", i);
+    memset(k, 0, sizeof *k);
+    if (!cJSON_IsObject(o))
+        return ev_err_set(err, EV_EFORMAT, "%s: must be an object", path);
+    if ((rc = only(o, path, keys, err)) || (rc = get_str(o, "name", path, k->name, sizeof k->name, err)))
+        return rc;
+    if (strncmp(k->name, "ext-", 4) || !k->name[4])
+        return ev_err_set(err, EV_EFORMAT, "%s.name: must start with 'ext-' (an external kernel's arm)",
+                          path);
+    for (const char *c = k->name + 4; *c; c++)
+        if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_'))
+            return ev_err_set(err, EV_EFORMAT, "%s.name: letters, digits, '-' and '_' only", path);
+    src = cJSON_GetObjectItemCaseSensitive(o, "sources");
+    if (!cJSON_IsObject(src) || !src->child)
+        return ev_err_set(err, EV_EFORMAT, "%s.sources: must name a cpu and/or a cuda source file", path);
+    if ((rc = only(src, "sources", src_keys, err)) ||
+        (rc = get_str(src, "cpu", path, k->source_cpu, sizeof k->source_cpu, err)) ||
+        (rc = get_str(src, "cuda", path, k->source_cuda, sizeof k->source_cuda, err)))
+        return rc;
+    for (int b = 0; b < 2; b++) {
+        const char *s = b ? k->source_cuda : k->source_cpu;
+        const char *ext = b ? ".cu" : ".c";
+        size_t n = strlen(s), e = strlen(ext);
+        if (cJSON_GetObjectItemCaseSensitive(src, b ? "cuda" : "cpu") && !inside(s))
+            return ev_err_set(
+                err, EV_EFORMAT,
+                "%s.sources.%s: '%.60s' must be a relative path inside the protocol's directory "
+                "(no '..', no absolute path)",
+                path, b ? "cuda" : "cpu", s);
+        if (n && (n <= e || strcmp(s + n - e, ext)))
+            return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: must be a %s file", path, b ? "cuda" : "cpu",
+                              ext);
+    }
+    ent = cJSON_GetObjectItemCaseSensitive(o, "entries");
+    if (!cJSON_IsObject(ent) || !ent->child)
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s.entries: must map each \"op/dtype\" it implements to its entry point", path);
+    cJSON_ArrayForEach(it, ent)
+    {
+        ev_ext_entry *x;
+        const char *slash = strchr(it->string, '/');
+        int op_ok = 0, dt_ok = 0;
+        if (k->n_entries == EV_EXT_MAX_ENTRIES)
+            return ev_err_set(err, EV_EFORMAT, "%s.entries: at most %d", path, EV_EXT_MAX_ENTRIES);
+        x = &k->entries[k->n_entries];
+        if (slash && (size_t)(slash - it->string) < sizeof x->op && strlen(slash + 1) < sizeof x->dtype) {
+            memcpy(x->op, it->string, (size_t)(slash - it->string));
+            x->op[slash - it->string] = '\0';
+            snprintf(x->dtype, sizeof x->dtype, "%s", slash + 1);
+            for (size_t q = 0; q < 2; q++)
+                op_ok |= !strcmp(x->op, ops[q]);
+            for (size_t q = 0; q < 3; q++)
+                dt_ok |= !strcmp(x->dtype, dtypes[q]);
+        }
+        if (!op_ok || !dt_ok)
+            return ev_err_set(
+                err, EV_EFORMAT,
+                "%s.entries: '%.40s' is not op/dtype (reduce_sum or reduce_max / fp32, fp16 or bf16)", path,
+                it->string);
+        if (!cJSON_IsString(it) || !identifier(it->valuestring, sizeof x->entry))
+            return ev_err_set(err, EV_EFORMAT, "%s.entries.%s: must be a C identifier (the entry point)",
+                              path, it->string);
+        for (size_t q = 0; q < k->n_entries; q++)
+            if (!strcmp(k->entries[q].op, x->op) && !strcmp(k->entries[q].dtype, x->dtype))
+                return ev_err_set(err, EV_EFORMAT, "%s.entries: '%s' twice", path, it->string);
+        snprintf(x->entry, sizeof x->entry, "%s", it->valuestring);
+        k->n_entries++;
+    }
+    geo = cJSON_GetObjectItemCaseSensitive(o, "geometry");
+    if (k->source_cuda[0] && !geo)
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s.geometry: a cuda source needs {\"grid\": EXPR, \"block\": EXPR}", path);
+    if (geo) {
+        int64_t v;
+        if (!cJSON_IsObject(geo) || (rc = only(geo, "geometry", geo_keys, err)) ||
+            (rc = get_str(geo, "grid", path, k->grid, sizeof k->grid, err)) ||
+            (rc = get_str(geo, "block", path, k->block, sizeof k->block, err)))
+            return rc ? rc : ev_err_set(err, EV_EFORMAT, "%s.geometry: must be an object", path);
+        if (!k->grid[0] || !k->block[0])
+            return ev_err_set(err, EV_EFORMAT, "%s.geometry: needs both grid and block", path);
+        /* the syntax, on a shape every expression must accept */
+        for (int g = 0; g < 2; g++) {
+            ev_err e2;
+            ev_status r2 = ev_ext_eval(g ? k->block : k->grid, 1, 1, 1, &v, &e2);
+            if (r2 && strstr(e2.msg, "malformed"))
+                return ev_err_set(err, EV_EFORMAT, "%s.geometry.%s: %s", path, g ? "block" : "grid", e2.msg);
+        }
+    }
+    return EV_OK;
+}
+
+ev_status ev_ext_parse(const cJSON *arr, ev_ext_kernel *k, size_t *n, ev_err *err)
+{
+    const cJSON *it;
+    size_t i = 0;
+    ev_status rc;
+
+    *n = 0;
+    if (!cJSON_IsArray(arr))
+        return ev_err_set(err, EV_EFORMAT, "kernels: must be an array of kernel declarations");
+    if (cJSON_GetArraySize(arr) > EV_EXT_MAX_KERNELS)
+        return ev_err_set(err, EV_EFORMAT, "kernels: at most %d", EV_EXT_MAX_KERNELS);
+    cJSON_ArrayForEach(it, arr)
+    {
+        if ((rc = parse_one(it, i, &k[i], err)))
+            return rc;
+        for (size_t j = 0; j < i; j++)
+            if (!strcmp(k[j].name, k[i].name))
+                return ev_err_set(err, EV_EFORMAT, "kernels[%zu].name: '%s' twice", i, k[i].name);
+        i++;
+    }
+    *n = i;
+    return EV_OK;
+}
+
+const char *ev_ext_entry_for(const ev_ext_kernel *k, const char *op, const char *dtype)
+{
+    for (size_t i = 0; i < k->n_entries; i++)
+        if (!strcmp(k->entries[i].op, op) && !strcmp(k->entries[i].dtype, dtype))
+            return k->entries[i].entry;
+    return NULL;
+}
+
+const char *ev_ext_source(const ev_ext_kernel *k, const char *backend)
+{
+    const char *s = !strcmp(backend, "cuda") ? k->source_cuda : k->source_cpu;
+    return s[0] ? s : NULL;
+}
+
+/* ---- geometry expressions ------------------------------------------------ */
+
+typedef struct ev_xp {
+    const char *s;
+    int64_t rows, cols, stride;
+    const char *bad; /* the first problem, or NULL */
+} ev_xp;
+
+static void skip(ev_xp *x)
+{
+    while (*x->s == ' ')
+        x->s++;
+}
+
+static int64_t xp_expr(ev_xp *x, int depth);
+
+/* Checked arithmetic: a problem sets x->bad and gives 0. */
+static int64_t xp_op(ev_xp *x, int64_t a, char op, int64_t b)
+{
+    int64_t r = 0;
+    if (x->bad)
+        return 0;
+    switch (op) {
+    case '+':
+        if (__builtin_add_overflow(a, b, &r))
+            x->bad = "overflows";
+        return r;
+    case '-':
+        if (__builtin_sub_overflow(a, b, &r))
+            x->bad = "overflows";
+        return r;
+    case '*':
+        if (__builtin_mul_overflow(a, b, &r))
+            x->bad = "overflows";
+        return r;
+    default:
+        if (b == 0) {
+            x->bad = "divides by zero";
+            return 0;
+        }
+        if (op == 'c') /* cdiv, for a >= 0, b > 0; else plain division */
+            return a >= 0 && b > 0 ? a / b + (a % b != 0) : a / b;
+        return op == '/' ? a / b : a % b;
+    }
+}
+
+static int64_t xp_factor(ev_xp *x, int depth)
+{
+    skip(x);
+    if (depth > 32) {
+        x->bad = "is malformed (nested too deep)";
+        return 0;
+    }
+    if (isdigit((unsigned char)*x->s)) {
+        int64_t v = 0;
+        while (isdigit((unsigned char)*x->s)) {
+            if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *x->s - '0', &v)) {
+                x->bad = "overflows";
+                return 0;
+            }
+            x->s++;
+        }
+        return v;
+    }
+    if (*x->s == '(') {
+        int64_t v;
+        x->s++;
+        v = xp_expr(x, depth + 1);
+        skip(x);
+        if (*x->s != ')') {
+            x->bad = "is malformed (a '(' without its ')')";
+            return 0;
+        }
+        x->s++;
+        return v;
+    }
+    if (!strncmp(x->s, "cdiv", 4)) {
+        int64_t a, b;
+        x->s += 4;
+        skip(x);
+        if (*x->s != '(') {
+            x->bad = "is malformed (cdiv needs (a, b))";
+            return 0;
+        }
+        x->s++;
+        a = xp_expr(x, depth + 1);
+        skip(x);
+        if (*x->s != ',') {
+            x->bad = "is malformed (cdiv needs (a, b))";
+            return 0;
+        }
+        x->s++;
+        b = xp_expr(x, depth + 1);
+        skip(x);
+        if (*x->s != ')') {
+            x->bad = "is malformed (cdiv needs (a, b))";
+            return 0;
+        }
+        x->s++;
+        return xp_op(x, a, 'c', b);
+    }
+    static const struct {
+        const char *name;
+        size_t len;
+    } vars[] = {{"rows", 4}, {"cols", 4}, {"stride", 6}};
+    for (size_t i = 0; i < 3; i++)
+        if (!strncmp(x->s, vars[i].name, vars[i].len) && !isalnum((unsigned char)x->s[vars[i].len]) &&
+            x->s[vars[i].len] != '_') {
+            x->s += vars[i].len;
+            return i == 0 ? x->rows : i == 1 ? x->cols : x->stride;
+        }
+    x->bad = "is malformed (expected a number, rows, cols, stride, cdiv(a, b) or '(')";
+    return 0;
+}
+
+static int64_t xp_term(ev_xp *x, int depth)
+{
+    int64_t v = xp_factor(x, depth);
+    for (;;) {
+        skip(x);
+        char op = *x->s;
+        if (x->bad || (op != '*' && op != '/' && op != '%'))
+            return v;
+        x->s++;
+        v = xp_op(x, v, op, xp_factor(x, depth));
+    }
+}
+
+static int64_t xp_expr(ev_xp *x, int depth)
+{
+    int64_t v = xp_term(x, depth);
+    for (;;) {
+        skip(x);
+        char op = *x->s;
+        if (x->bad || (op != '+' && op != '-'))
+            return v;
+        x->s++;
+        v = xp_op(x, v, op, xp_term(x, depth));
+    }
+}
+
+ev_status ev_ext_eval(const char *e, int64_t rows, int64_t cols, int64_t stride, int64_t *v, ev_err *err)
+{
+    ev_xp x = {e, rows, cols, stride, NULL};
+    int64_t r = xp_expr(&x, 0);
+
+    skip(&x);
+    if (!x.bad && *x.s)
+        x.bad = "is malformed (text after the expression)";
+    if (x.bad)
+        return ev_err_set(err, EV_EFORMAT, "'%.60s' %s", e, x.bad);
+    if (r < 1)
+        return ev_err_set(err, EV_EFORMAT,
+                          "'%.60s' is %lld for rows %lld, cols %lld, stride %lld: must be >= 1", e,
+                          (long long)r, (long long)rows, (long long)cols, (long long)stride);
+    *v = r;
+    return EV_OK;
+}
+
+int ev_ext_repo_path(const char *protocol_path, const char *src, char *out, size_t cap)
+{
+    const char *slash = strrchr(protocol_path, '/');
+    int n = slash ? snprintf(out, cap, "%.*s/%s", (int)(slash - protocol_path), protocol_path, src)
+                  : snprintf(out, cap, "%s", src);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+int ev_ext_closure_file(const ev_ext_kernel *k, size_t i, const char *protocol_path, const char *backend,
+                        char *out, size_t cap)
+{
+    const char *src = ev_ext_source(&k[i], backend);
+    return src && !ev_ext_repo_path(protocol_path, src, out, cap);
+}
+
+ev_status ev_ext_check_sources(const char *root, const char *protocol_path, const ev_ext_kernel *k, size_t n,
+                               const char *backend, ev_err *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *src = ev_ext_source(&k[i], backend);
+        char rel[600], full[5000];
+        if (!src)
+            continue;
+        if (protocol_path[0] == '/' || strstr(protocol_path, "..") ||
+            ev_ext_repo_path(protocol_path, src, rel, sizeof rel))
+            return ev_err_set(
+                err, EV_EUSAGE,
+                "%s: a protocol that declares kernels must be given by a path inside the repository "
+                "(relative, no '..'), so the bundle can hold its sources",
+                k[i].name);
+        /* every component, from the root down: no symlink anywhere */
+        for (char *c = rel;; c++) {
+            if (*c == '/' || !*c) {
+                struct stat st;
+                char save = *c;
+                *c = '\0';
+                snprintf(full, sizeof full, "%s/%s", root, rel);
+                if (lstat(full, &st)) {
+                    ev_err_set(err, EV_EUSAGE, "%s: source %s: %s", k[i].name, rel, strerror(errno));
+                    *c = save;
+                    return EV_EUSAGE;
+                }
+                if (S_ISLNK(st.st_mode)) {
+                    ev_err_set(err, EV_EUSAGE,
+                               "%s: source %s: %s is a symlink; name the file itself (the bundle must hold "
+                               "the bytes "
+                               "that ran)",
+                               k[i].name, src, rel);
+                    *c = save;
+                    return EV_EUSAGE;
+                }
+                *c = save;
+                if (!save) {
+                    if (!S_ISREG(st.st_mode))
+                        return ev_err_set(err, EV_EUSAGE, "%s: source %s is not a regular file", k[i].name,
+                                          rel);
+                    break;
+                }
+            }
+        }
+    }
+    return EV_OK;
+}
