@@ -646,6 +646,129 @@ START_TEST(test_auto_arm_false_plans_no_auto_and_model_from_is_read_exactly)
 }
 END_TEST
 
+/* External kernel declarations: the good one parses to its fields; every
+ * malformed one is refused with the field and the rule. */
+START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
+{
+    char text[2048];
+    ev_protocol p;
+    ev_err err = {""};
+    static const char good[] =
+        "{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"k/a.c\", \"cuda\": \"a.cu\"}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"a_sum\", \"reduce_max/bf16\": \"a_max\"}, "
+        "\"geometry\": {\"grid\": \"cdiv(rows, 4)\", \"block\": \"128\"}}";
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\", \"ext-a\"], \"cases\": [%s], \"kernels\": [%s]}",
+             good_case, good);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_uint_eq(p.n_kernels, 1);
+    const ev_ext_kernel *k = ev_protocol_kernel(&p, "ext-a");
+    ck_assert_ptr_nonnull(k);
+    ck_assert_str_eq(ev_ext_source(k, "cpu"), "k/a.c");
+    ck_assert_str_eq(ev_ext_entry_for(k, "reduce_max", "bf16"), "a_max");
+    ck_assert_ptr_null(ev_ext_entry_for(k, "reduce_max", "fp32"));
+    ev_arm_kind kind;
+    int64_t rows;
+    ck_assert_int_eq(ev_arm_classify(&p, "ext-a", &kind, &rows), 0);
+    ck_assert(kind == EV_ARM_EXTERNAL);
+    char rp[100];
+    ck_assert_int_eq(ev_ext_closure_file(p.kernels, 0, "examples/x/p.json", "cpu", rp, sizeof rp), 1);
+    ck_assert_str_eq(rp, "examples/x/k/a.c");
+    ev_protocol_free(&p);
+
+    static const char *const bads[][2] = {
+        {"{\"name\": \"a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "must start with 'ext-'"},
+        {"{\"name\": \"ext-a\", \"sources\": {}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "sources: must name a cpu and/or a cuda source"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"../a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "must be a relative path inside the protocol's directory"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"/abs/a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "must be a relative path inside the protocol's directory"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "sources.cpu: must be a .c file"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"rocm\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "unknown field 'rocm'"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_mean/fp32\": \"f\"}}",
+         "is not op/dtype"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp64\": \"f\"}}",
+         "is not op/dtype"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"1f\"}}",
+         "must be a C identifier"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {}}", "entries: must map each"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "a cuda source needs {\"grid\": EXPR, \"block\": EXPR}"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+         "\"geometry\": {\"grid\": \"rows +\", \"block\": \"128\"}}",
+         "geometry.grid: 'rows +' is malformed"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+         "\"geometry\": {\"grid\": \"rows\"}}",
+         "geometry: needs both grid and block"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, \"x\": 1}",
+         "unknown field 'x'"},
+    };
+    for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+        snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\", \"ext-a\"], \"cases\": [%s], \"kernels\": [%s]}",
+                 good_case, bads[i][0]);
+        ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+        ck_assert_msg(strstr(err.msg, bads[i][1]), "%zu: %s", i, err.msg);
+    }
+    /* declared and not an arm; an arm not declared; declared twice */
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s], \"kernels\": [%s]}", good_case,
+             good);
+    ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "ext-a is declared but not one of arms"), "%s", err.msg);
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"ext-b\"], \"cases\": [%s], \"kernels\": [%s]}", good_case,
+             good);
+    ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "unknown arm 'ext-b'"), "%s", err.msg);
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"ext-a\"], \"cases\": [%s], \"kernels\": [%s, %s]}",
+             good_case, good, good);
+    ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "'ext-a' twice"), "%s", err.msg);
+}
+END_TEST
+
+/* Geometry expressions: the grammar, integer arithmetic, cdiv, and each
+ * refusal (malformed, zero, negative, overflow, division by zero). */
+START_TEST(test_geometry_expressions_evaluate_exactly_and_refuse_what_cannot_launch)
+{
+    static const struct {
+        const char *e;
+        int64_t want; /* 0: refused */
+        const char *why;
+    } t[] = {
+        {"128", 128, NULL},
+        {"cdiv(rows, 4)", 9, NULL},
+        {"cdiv(rows * cols, 256) + 1", 34, NULL},
+        {"(cols - 1) / 32 % 5", 2, NULL},
+        {"stride*2", 2080, NULL},
+        {"rows - 33", 0, "must be >= 1"},
+        {"rows - 40", 0, "must be >= 1"},
+        {"cols / (rows - 33)", 0, "divides by zero"},
+        {"cdiv(rows, 0)", 0, "divides by zero"},
+        {"9223372036854775807 + 1", 0, "overflows"},
+        {"rows +", 0, "malformed"},
+        {"rows cols", 0, "malformed (text after"},
+        {"(rows", 0, "without its ')'"},
+        {"cdiv(rows)", 0, "cdiv needs (a, b)"},
+        {"threads", 0, "malformed"},
+        {"", 0, "malformed"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        int64_t v = -1;
+        ev_err err = {""};
+        ev_status rc = ev_ext_eval(t[i].e, 33, 256, 1040, &v, &err);
+        if (t[i].want) {
+            ck_assert_msg(rc == EV_OK, "%s: %s", t[i].e, err.msg);
+            ck_assert_int_eq(v, t[i].want);
+        } else {
+            ck_assert_int_eq(rc, EV_EFORMAT);
+            ck_assert_msg(strstr(err.msg, t[i].why), "%s: %s", t[i].e, err.msg);
+        }
+    }
+}
+END_TEST
+
 START_TEST(test_a_fault_arm_runs_only_on_its_cases)
 {
     char text[1024];
@@ -692,6 +815,8 @@ int main(void)
     tcase_add_test(tc, test_the_plan_is_deterministic_and_every_key_is_unique);
     tcase_add_test(tc, test_rescue_retries_exactly_the_retryable_outcomes);
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
+    tcase_add_test(tc, test_kernel_declarations_are_parsed_and_each_bad_one_refused);
+    tcase_add_test(tc, test_geometry_expressions_evaluate_exactly_and_refuse_what_cannot_launch);
     tcase_add_test(tc, test_auto_arm_false_plans_no_auto_and_model_from_is_read_exactly);
     tcase_add_test(tc, test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_order);
     tcase_add_test(tc, test_cases_times_rounds_is_bounded_with_the_reason);

@@ -2428,6 +2428,34 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
 }
 END_TEST
 
+/* A real run of examples/ext-simple (an external kernel): its bundle holds
+ * the kernel's source and PASSes; the same bundle without that source
+ * member (receipts resealed) FAILs plan, naming the kernel and the path. */
+START_TEST(test_a_bundle_without_a_declared_kernels_source_fails_plan)
+{
+    char db[320], zip[320];
+    tm_list l;
+    snprintf(db, sizeof db, "%s/ext.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/ext.zip", g_dir);
+    const char *run[] = {"run", "--protocol", "examples/ext-simple/protocol.json", "--backend", "cpu", "--db", db,
+                         NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_int_eq(run_evident(run), 0);
+    ck_assert_int_eq(run_evident(exp), 0);
+    ev_vreport *r = verify(zip, NULL, NULL);
+    ck_assert_msg(ev_vreport_passed(r), "the honest bundle does not pass");
+    ev_vreport_free(r);
+    tm_load(&l, zip);
+    tm_remove(&l, "sources/examples/ext-simple/simple.c");
+    tm_rereport(&l);
+    r = tamper_verify(&l, "ext-no-source", NULL, NULL);
+    expect_fail(r, "plan", "protocol.json",
+                "kernel ext-simple: its cpu source examples/ext-simple/simple.c is not in the bundle");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 /* A real cpu run with the overrun fault arm (each hot sample runs 10 x the
  * replays it records, in the main job only; a 20 ms target, so that even a
  * slow host's calibration chooses more than one replay, where a longer
@@ -2819,6 +2847,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_compare_reports_outcome_and_value_differences);
     tcase_add_test(t, test_fast_double_text_equals_snprintf_17g);
     tcase_add_test(t, test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive);
+    tcase_add_test(t, test_a_bundle_without_a_declared_kernels_source_fails_plan);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
     tcase_add_test(t, test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing);
