@@ -88,7 +88,7 @@ static void build_fixtures(void)
     snprintf(g_dir, sizeof g_dir, "/tmp/check_verify.XXXXXX");
     if (!mkdtemp(g_dir))
         abort();
-    ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0};
+    ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0, 0};
     snprintf(db, sizeof db, "%s/good.db", g_dir);
     snprintf(g_good, sizeof g_good, "%s/good.zip", g_dir);
     if (ev_vfix_build(db, &o, &err) || ev_export_file(db, 0, g_good, g_root, &err)) {
@@ -1318,7 +1318,7 @@ static const char *rounds_bundle(void)
     if (!g_rounds[0]) {
         char db[320], root[65];
         ev_err err = {{0}};
-        ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 3};
+        ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 3, 0};
         snprintf(db, sizeof db, "%s/rounds.db", g_dir);
         snprintf(g_rounds, sizeof g_rounds, "%s/rounds.zip", g_dir);
         ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, g_rounds, root, &err), "%s",
@@ -1406,7 +1406,7 @@ START_TEST(test_a_missing_round_fails_plan_unless_a_recorded_failure_stands_in_i
      * rescued): a recorded failure in a round's place verifies */
     char db[320], zip[320], root[65];
     ev_err err = {{0}};
-    ev_vfix_opts o = {6, 7, 2, 1, g_sources, sizeof g_sources / sizeof g_sources[0], 3};
+    ev_vfix_opts o = {6, 7, 2, 1, g_sources, sizeof g_sources / sizeof g_sources[0], 3, 0};
     snprintf(db, sizeof db, "%s/rounds-failed.db", g_dir);
     snprintf(zip, sizeof zip, "%s/rounds-failed.zip", g_dir);
     ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
@@ -2428,6 +2428,30 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
 }
 END_TEST
 
+/* Impossible timings (issue 16): an otherwise honest bundle whose job runs
+ * an op in a tenth of the run's floor, or reads its input cold at 100 x
+ * the run's streaming ceiling, FAILs rederive naming the job and the rule;
+ * the honest fixture (floor 0.5 us, ceiling 1 MiB in 2 us) passes. */
+START_TEST(test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive)
+{
+    static const char *const want[] = {"below 1/2 of the run's floor",
+                                       "over 2 x the run's streaming ceiling"};
+    for (int k = 1; k <= 2; k++) {
+        char db[320], zip[320], root[65];
+        ev_err err = {{0}};
+        ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0, k};
+        snprintf(db, sizeof db, "%s/impossible-%d.db", g_dir, k);
+        snprintf(zip, sizeof zip, "%s/impossible-%d.zip", g_dir, k);
+        ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
+        ev_vreport *r = verify(zip, NULL, NULL);
+        expect_fail(r, "rederive", "validation.json", "job main/3/rows1/initial");
+        expect_fail(r, "rederive", "validation.json", want[k - 1]);
+        ck_assert_int_eq(ev_vreport_failures(r), 1);
+        ev_vreport_free(r);
+    }
+}
+END_TEST
+
 /* A real run of examples/ext-simple (an external kernel): its bundle holds
  * the kernel's source and PASSes; the same bundle without that source
  * member (receipts resealed) FAILs plan, naming the kernel and the path. */
@@ -2437,8 +2461,8 @@ START_TEST(test_a_bundle_without_a_declared_kernels_source_fails_plan)
     tm_list l;
     snprintf(db, sizeof db, "%s/ext.db", g_dir);
     snprintf(zip, sizeof zip, "%s/ext.zip", g_dir);
-    const char *run[] = {"run", "--protocol", "examples/ext-simple/protocol.json", "--backend", "cpu", "--db", db,
-                         NULL};
+    const char *run[] = {"run", "--protocol", "examples/ext-simple/protocol.json", "--backend", "cpu", "--db",
+                         db,    NULL};
     const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
     ck_assert_int_eq(run_evident(run), 0);
     ck_assert_int_eq(run_evident(exp), 0);
@@ -2683,7 +2707,7 @@ START_TEST(test_out_of_memory_is_a_resource_error_never_a_fail)
     ev_err err = {{0}};
     /* a bundle of this code's making, the H200 run's order of size (2 MB):
      * 120 cases, 200 hot samples a job */
-    ev_vfix_opts o = {120, 200, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0};
+    ev_vfix_opts o = {120, 200, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0, 0};
     snprintf(db, sizeof db, "%s/big.db", g_dir);
     snprintf(big, sizeof big, "%s/big.zip", g_dir);
     ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, big, root, &err), "%s", err.msg);
@@ -2848,6 +2872,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_fast_double_text_equals_snprintf_17g);
     tcase_add_test(t, test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive);
     tcase_add_test(t, test_a_bundle_without_a_declared_kernels_source_fails_plan);
+    tcase_add_test(t, test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
     tcase_add_test(t, test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing);

@@ -207,3 +207,27 @@ const char *ev_rule_member_name(ev_rule_member m)
 {
     return m == EV_RULE_SAMPLES_CSV ? "samples.csv" : "validation.json";
 }
+
+int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t rows, double floor_us,
+                       int floor_applies, double ceiling_bpus, char *why, size_t cap)
+{
+    if (rows <= 0)
+        return 0; /* R = 0: no work, no time to bound */
+    if (floor_applies && floor_us > 0 && hot_us < floor_us / EV_RULE_FLOOR_MARGIN) {
+        snprintf(
+            why, cap,
+            "hot median %.6g us per op is below 1/%g of the run's floor (%.6g us, an empty launch): no op "
+            "runs faster than an empty one",
+            hot_us, EV_RULE_FLOOR_MARGIN, floor_us);
+        return 1;
+    }
+    if (ceiling_bpus > 0 && in_span > 0 && cold_us < (double)in_span / (EV_RULE_BW_MARGIN * ceiling_bpus)) {
+        snprintf(why, cap,
+                 "cold median %.6g us reads its %lld input bytes at %.4g GB/s, over %g x the run's streaming "
+                 "ceiling (%.4g GB/s): after the flush they come from memory",
+                 cold_us, (long long)in_span, (double)in_span / cold_us / 1e3, EV_RULE_BW_MARGIN,
+                 ceiling_bpus / 1e3);
+        return 1;
+    }
+    return 0;
+}

@@ -78,4 +78,24 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
 /* The member's file name ("validation.json", "samples.csv"). */
 const char *ev_rule_member_name(ev_rule_member m);
 
+/*
+ * Impossible timings (issue 16): a completed job of a case with rows whose
+ *  - hot median (us per op) is below the run's floor arm's (an empty kernel
+ *    node, or the cpu pool's empty tasks) divided by EV_RULE_FLOOR_MARGIN:
+ *    no op runs faster than an empty one; the margin allows run-to-run
+ *    noise.  floor_applies is 0 where the arm does not launch through what
+ *    the floor measures (an external kernel on the cpu backend is a direct
+ *    call);
+ *  - cold median (us) reads its in_span input bytes faster than
+ *    EV_RULE_BW_MARGIN x the run's ceiling (a streaming read, bytes per us):
+ *    after the flush the input must come from memory; the margin allows a
+ *    kernel that reads better than the ceiling's loop.
+ * floor_us or ceiling_bpus NaN (the arm did not complete) skips that half.
+ * Returns 0, or 1 with why[cap] saying what and by how much.
+ */
+#define EV_RULE_FLOOR_MARGIN 2.0
+#define EV_RULE_BW_MARGIN    2.0
+int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t rows, double floor_us,
+                       int floor_applies, double ceiling_bpus, char *why, size_t cap);
+
 #endif

@@ -34,6 +34,7 @@
 #include "model/model.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
+#include "runner/sample_rules.h"
 #include "runner/snapshot.h"
 #include "selector.h"
 #include "sha256.h"
@@ -265,6 +266,50 @@ static int vd_medians(vd_ctx *x)
         vd_check_median(x->r, v, "cold_median_us", x->cold_median[k], cold_why);
     }
     return 0;
+}
+
+/* The binding's in_span of job k's last attempt, or -1. */
+static int64_t vd_in_span(const vb_vjob *v)
+{
+    const cJSON *a =
+        v->attempts ? cJSON_GetArrayItem(v->attempts, cJSON_GetArraySize(v->attempts) - 1) : NULL;
+    const cJSON *bind = a ? cJSON_GetObjectItemCaseSensitive(a, "binding") : NULL;
+    int64_t n;
+    return cJSON_IsObject(bind) && !vj_i64(bind, "in_span", &n) ? n : -1;
+}
+
+/* Impossible timings (runner/sample_rules.h, ev_rule_impossible): no
+ * completed job runs an op in under half the run's floor, nor reads its
+ * input cold faster than twice the run's streaming ceiling. */
+static void vd_impossible(vd_ctx *x)
+{
+    const vb_bundle *b = x->b;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const char *be = vj_str(run, "backend");
+    double floor_us = NAN, ceiling_bpus = NAN;
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        if (v->case_index >= 0 || strcmp(v->phase, "main") || v->retry_of)
+            continue;
+        if (!strcmp(v->arm, "floor") && isfinite(x->hot_median[k]))
+            floor_us = x->hot_median[k];
+        if (!strcmp(v->arm, "ceiling") && isfinite(x->hot_median[k]) && x->hot_median[k] > 0 &&
+            vd_in_span(v) > 0)
+            ceiling_bpus = (double)vd_in_span(v) / x->hot_median[k];
+    }
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        const cJSON *c = vd_case(b, v->case_index);
+        int64_t rows = 0;
+        char why[400];
+        if (v->case_index < 0 || !c || vj_i64(c, "rows", &rows) || !isfinite(x->hot_median[k]))
+            continue;
+        /* an external kernel on cpu is a direct call, not a launch through the pool the floor measures */
+        int floor_applies = !(be && !strcmp(be, "cpu") && !strncmp(v->arm, "ext-", 4));
+        if (ev_rule_impossible(x->hot_median[k], isfinite(x->cold_median[k]) ? x->cold_median[k] : INFINITY,
+                               vd_in_span(v), rows, floor_us, floor_applies, ceiling_bpus, why, sizeof why))
+            vr_fail(x->r, VR_REDERIVE, VV, "job %s: %s", v->key, why);
+    }
 }
 
 /* Index of the job (phase, case, arm) with no retry_of, or -1. */
@@ -1190,6 +1235,7 @@ void vc_rederive(vb_bundle *b, ev_vreport *r)
         goto out;
     }
     vd_summary(&x);
+    vd_impossible(&x);
     vd_drift(&x);
     vd_store_fit(&x);
     vd_outputs(&x);
