@@ -657,7 +657,8 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
         "{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"k/a.c\", \"cuda\": \"a.cu\"}, "
         "\"entries\": {\"reduce_sum/fp32\": \"a_sum\", \"reduce_max/bf16\": \"a_max\"}, "
         "\"geometry\": {\"grid\": \"cdiv(rows, 4)\", \"block\": \"128\"}}";
-    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\", \"ext-a\"], \"cases\": [%s], \"kernels\": [%s]}",
+    snprintf(text, sizeof text,
+             "{\"seed\": 1, \"arms\": [\"default\", \"ext-a\"], \"cases\": [%s], \"kernels\": [%s]}",
              good_case, good);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
     ck_assert_uint_eq(p.n_kernels, 1);
@@ -680,9 +681,11 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
          "must start with 'ext-'"},
         {"{\"name\": \"ext-a\", \"sources\": {}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
          "sources: must name a cpu and/or a cuda source"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"../a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"../a.c\"}, \"entries\": {\"reduce_sum/fp32\": "
+         "\"f\"}}",
          "must be a relative path inside the protocol's directory"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"/abs/a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"/abs/a.c\"}, \"entries\": {\"reduce_sum/fp32\": "
+         "\"f\"}}",
          "must be a relative path inside the protocol's directory"},
         {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
          "sources.cpu: must be a .c file"},
@@ -695,34 +698,40 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
         {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"1f\"}}",
          "must be a C identifier"},
         {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {}}", "entries: must map each"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": "
+         "\"f\"}}",
          "a cuda source needs {\"grid\": EXPR, \"block\": EXPR}"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": "
+         "\"f\"}, "
          "\"geometry\": {\"grid\": \"rows +\", \"block\": \"128\"}}",
          "geometry.grid: 'rows +' is malformed"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": "
+         "\"f\"}, "
          "\"geometry\": {\"grid\": \"rows\"}}",
          "geometry: needs both grid and block"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, \"x\": 1}",
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+         "\"x\": 1}",
          "unknown field 'x'"},
     };
     for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
-        snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\", \"ext-a\"], \"cases\": [%s], \"kernels\": [%s]}",
+        snprintf(text, sizeof text,
+                 "{\"seed\": 1, \"arms\": [\"default\", \"ext-a\"], \"cases\": [%s], \"kernels\": [%s]}",
                  good_case, bads[i][0]);
         ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
         ck_assert_msg(strstr(err.msg, bads[i][1]), "%zu: %s", i, err.msg);
     }
     /* declared and not an arm; an arm not declared; declared twice */
-    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s], \"kernels\": [%s]}", good_case,
-             good);
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s], \"kernels\": [%s]}",
+             good_case, good);
     ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
     ck_assert_msg(strstr(err.msg, "ext-a is declared but not one of arms"), "%s", err.msg);
-    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"ext-b\"], \"cases\": [%s], \"kernels\": [%s]}", good_case,
-             good);
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"ext-b\"], \"cases\": [%s], \"kernels\": [%s]}",
+             good_case, good);
     ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
     ck_assert_msg(strstr(err.msg, "unknown arm 'ext-b'"), "%s", err.msg);
-    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"ext-a\"], \"cases\": [%s], \"kernels\": [%s, %s]}",
-             good_case, good, good);
+    snprintf(text, sizeof text,
+             "{\"seed\": 1, \"arms\": [\"ext-a\"], \"cases\": [%s], \"kernels\": [%s, %s]}", good_case, good,
+             good);
     ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
     ck_assert_msg(strstr(err.msg, "'ext-a' twice"), "%s", err.msg);
 }
