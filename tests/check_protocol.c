@@ -529,6 +529,24 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
     ck_assert_int_eq(p.auto_arm, 0);
     ck_assert(!p.model_from.set);
     ev_protocol_free(&p);
+    /* a kernel whose arm is not kept goes with it */
+    {
+        char kt[2048];
+        ev_buf ko = EV_BUF_INIT;
+        snprintf(
+            kt, sizeof kt,
+            "{\"seed\": 3, \"arms\": [\"default\", \"ext-k\"], \"kernels\": [{\"name\": \"ext-k\", "
+            "\"sources\": {\"cpu\": \"k.c\"}, \"entries\": {\"reduce_sum/fp16\": \"f\"}}], \"cases\": [%s]}",
+            good_case);
+        ck_assert_msg(ev_protocol_subset(kt, strlen(kt), NULL, "default", NULL, &ko, &err) == EV_OK, "%s",
+                      err.msg);
+        ck_assert_msg(!strstr(ko.data, "kernels"), "%s", ko.data);
+        ev_buf_reset(&ko);
+        ck_assert_msg(ev_protocol_subset(kt, strlen(kt), NULL, "ext-k", NULL, &ko, &err) == EV_OK, "%s",
+                      err.msg);
+        ck_assert_msg(strstr(ko.data, "\"ext-k\""), "%s", ko.data);
+        ev_buf_free(&ko);
+    }
     /* a model named: auto uses its coefficients, to the bit */
     {
         ev_proto_model m = {1, SHA0, 0.1, -2.5000000000000001e-07, 1.0 / 3};

@@ -183,6 +183,16 @@ ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const c
             cJSON_AddItemToArray(na, cJSON_CreateString(it->valuestring));
         cJSON_ReplaceItemInObjectCaseSensitive(root, "arms", na);
     }
+    /* external kernels whose arm is not kept are dropped too */
+    cJSON *kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
+    for (cJSON *kd = kernels ? kernels->child : NULL, *next; kd; kd = next) {
+        next = kd->next;
+        const char *name = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(kd, "name"));
+        if (arms && name && !in_list(arms, name))
+            cJSON_Delete(cJSON_DetachItemViaPointer(kernels, kd));
+    }
+    if (kernels && !cJSON_GetArraySize(kernels))
+        cJSON_DeleteItemFromObjectCaseSensitive(root, "kernels");
     cJSON *faults = cJSON_GetObjectItemCaseSensitive(root, "fault_arms");
     for (cJSON *f = faults ? faults->child : NULL, *next; f; f = next) {
         next = f->next;
