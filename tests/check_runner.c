@@ -977,7 +977,6 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
     read_snap(&s);
     ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc); /* 1: a sample rule broken by this host's noise */
     ck_assert(s.has_status);
-    ck_assert_int_eq(s.fits, 1);
     int noise = 0;
     size_t rounds_seen = 0;
     for (size_t i = 0; i < s.n_jobs; i++) {
@@ -992,6 +991,9 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
                       "%s", s.jobs[i].key);
     }
     ck_assert_uint_eq(rounds_seen, 4 * 3);
+    /* a calibration job that broke a sample rule (this host's noise) takes
+     * its observations out of the fit, which may then have too few */
+    ck_assert_msg(s.fits == 1 || noise > 0, "%d fits and no noise", (int)s.fits);
     free(s.samples);
     char db[512], zip[512], log[4096];
     snprintf(db, sizeof db, "%s/evidence.db", dir);
