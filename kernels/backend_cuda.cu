@@ -488,7 +488,19 @@ static ev_status cuda_sm_clock(void *impl, int64_t *mhz, ev_err *err)
     return EV_OK;
 }
 
+static ev_status cuda_read_input(void *impl, void *dst, size_t len, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    if (len > c->b.in_span)
+        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b.in_span);
+    if (len)
+        CU(cudaMemcpy(dst, c->d_in, len, cudaMemcpyDeviceToHost), "read input");
+out:
+    return rc;
+}
+
 extern "C" const ev_backend_ops ev_backend_cuda_ops = {
-    "cuda",      cuda_open,        cuda_close,       cuda_info,    cuda_bind,   cuda_poison,
-    cuda_launch, cuda_read_output, cuda_cold_launch, cuda_capture, cuda_replay, cuda_sm_clock,
+    "cuda",          cuda_open,        cuda_close,       cuda_info,   cuda_bind,     cuda_poison,     cuda_launch,
+    cuda_read_output, cuda_cold_launch, cuda_capture, cuda_replay, cuda_sm_clock, cuda_read_input,
 };

@@ -1270,6 +1270,13 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
          "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t c, int64_t s) {\n"
          "  float *y = out; (void)in; (void)c; (void)s;\n"
          "  for (int64_t r = 0; r <= rows; r++) y[r] = 0; return 0; }\n"},
+        {"writesinput.c", "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t "
+                          "cols, int64_t stride) {\n"
+                          "  const float *x = in; float *y = out;\n"
+                          "  for (int64_t r = 0; r < rows; r++) { float a = 0; for (int64_t c = 0; c < cols; "
+                          "c++) a += x[r * stride + "
+                          "c]; y[r] = a; }\n"
+                          "  ((float *)in)[0] = 0; return 0; }\n"},
     };
     snprintf(d, sizeof d, "build/ext-test-%d", (int)getpid());
     mkdir("build", 0755);
@@ -1287,7 +1294,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"rows1\", \"ext-ok\", \"ext-nocompile\", \"ext-noentry\", \"ext-crash\", \"ext-hang\", "
-        "\"ext-oob\"],\n"
+        "\"ext-oob\", \"ext-writesinput\"],\n"
         " \"kernels\": [\n"
         "  {\"name\": \"ext-ok\", \"sources\": {\"cpu\": \"ok.c\"}, \"entries\": {\"reduce_sum/fp32\": "
         "\"k_sum\"}},\n"
@@ -1300,7 +1307,9 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "  {\"name\": \"ext-hang\", \"sources\": {\"cpu\": \"hang.c\"}, \"entries\": {\"reduce_sum/fp32\": "
         "\"k_sum\"}},\n"
         "  {\"name\": \"ext-oob\", \"sources\": {\"cpu\": \"oob.c\"}, \"entries\": {\"reduce_sum/fp32\": "
-        "\"k_sum\"}}],\n"
+        "\"k_sum\"}},\n"
+        "  {\"name\": \"ext-writesinput\", \"sources\": {\"cpu\": \"writesinput.c\"}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"k_sum\"}}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
         "\"default_rows\": 8},\n"
         "  {\"op\": \"reduce_max\", \"rows\": 17, \"cols\": 256, \"dtype\": \"fp32\", \"default_rows\": "
@@ -1326,7 +1335,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
              "        \"ext-noentry\": (\"failed-exit\", \"defines no entry\"), \"ext-crash\": "
              "(\"failed-signal\", \"\"),\n"
              "        \"ext-hang\": (\"failed-timeout\", \"\"), \"ext-oob\": (\"failed-exit\", \"wrote "
-             "outside its output\")}\n"
+             "outside its output\"),\n"
+             "        \"ext-writesinput\": (\"failed-exit\", \"wrote its own input\")}\n"
              "bad = []\n"
              "for j in v[\"jobs\"]:\n"
              "    if j[\"arm\"] not in want or j[\"phase\"] != \"main\":\n"
@@ -1340,8 +1350,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
              "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"
              "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"].get(\"kernels\", [])]\n"
              "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
-             "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\"] or len(ks) "
-             "!= 6: bad.append((\"receipts\", oks))\n"
+             "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
+             "\"ext-writesinput\"] or len(ks) != 7: bad.append((\"receipts\", oks))\n"
              "print(bad); sys.exit(1 if bad else 0)' && unzip -l '%s' | grep -q 'sources/%s/crash.c'",
              zip, zip, d);
     ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");

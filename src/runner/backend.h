@@ -12,7 +12,8 @@
  * work is finished):
  *   open -> info -> bind -> poison -> launch -> read_output (validate)
  *   -> cold_launch x cold_samples -> capture(ops_per_graph) -> replay ...
- *   -> read_output (validate again) -> close
+ *   -> read_output (validate again) -> close; read_input after each
+ *   validated read_output (the input must be unchanged)
  * Every entry returns ev_status with err filled on failure; OUT parameters
  * are written only on success.  A backend never prints and never exits.
  */
@@ -114,6 +115,9 @@ typedef struct ev_backend_ops {
     /* Current SM clock.  OUT: *mhz; EV_EUNSUPPORTED when unavailable
      * (no NVML, or the cpu backend): the sample records null. */
     ev_status (*sm_clock)(void *impl, int64_t *mhz, ev_err *err);
+    /* Copies len bytes of the bound input back to dst: the worker checks,
+     * after every validated launch, that no kernel wrote its input. */
+    ev_status (*read_input)(void *impl, void *dst, size_t len, ev_err *err);
 } ev_backend_ops;
 
 /*

@@ -420,7 +420,17 @@ static ev_status cpu_sm_clock(void *impl, int64_t *mhz, ev_err *err)
     return ev_err_set(err, EV_EUNSUPPORTED, "no SM clock on the cpu backend");
 }
 
+static ev_status cpu_read_input(void *impl, void *dst, size_t len, ev_err *err)
+{
+    cpu_impl *c = impl;
+    if (len > c->b.in_span)
+        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b.in_span);
+    if (len)
+        memcpy(dst, c->in, len);
+    return EV_OK;
+}
+
 const ev_backend_ops ev_backend_cpu_ops = {
-    "cpu",      cpu_open,        cpu_close,       cpu_info,    cpu_bind,   cpu_poison,
-    cpu_launch, cpu_read_output, cpu_cold_launch, cpu_capture, cpu_replay, cpu_sm_clock,
+    "cpu",           cpu_open,        cpu_close,   cpu_info,   cpu_bind,     cpu_poison,     cpu_launch,
+    cpu_read_output, cpu_cold_launch, cpu_capture, cpu_replay, cpu_sm_clock, cpu_read_input,
 };

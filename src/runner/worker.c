@@ -289,6 +289,30 @@ ev_status ev_worker_validation(ev_rec_out *out, const char *stage, const ev_vali
     return validation(out, stage, v, bytes, len, with_bytes, hash, err);
 }
 
+/* The input the kernel was given must be unchanged after its validated
+ * launch (issue 16: a kernel that writes its input, so that the reference
+ * agrees, fails).  EV_EVERIFY naming the first changed byte. */
+static ev_status input_intact(const ev_worker_args *a, void *impl, const void *input, size_t len, ev_err *err)
+{
+    unsigned char *back;
+    ev_status rc;
+
+    if (!len || !a->ops->read_input)
+        return EV_OK;
+    if (!(back = malloc(len)))
+        return ev_err_set(err, EV_ENOMEM, "input check: out of memory");
+    rc = a->ops->read_input(impl, back, len, err);
+    if (!rc && memcmp(back, input, len)) {
+        size_t i = 0;
+        while (i < len && back[i] == ((const unsigned char *)input)[i])
+            i++;
+        rc = ev_err_set(err, EV_EVERIFY, "%s wrote its own input: byte %zu of %zu changed after a launch",
+                        a->arm, i, len);
+    }
+    free(back);
+    return rc;
+}
+
 /* Writes a sample record. */
 static ev_status sample(ev_rec_out *out, const char *timing, int64_t index, int64_t replays, int64_t ops,
                         double ms, int have_clock, int64_t mhz, ev_err *err)
@@ -573,7 +597,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
             outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
         ev_worker_check(p, &shape, input, expect, outbuf, &chk);
-        if ((rc = validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)))
+        if ((rc = validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)) ||
+            (rc = input_intact(a, impl, input, in_len, err)))
             goto out;
     }
     if (a->fault && a->fault_hook)
@@ -645,7 +670,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (strcmp(hash1, hash2)) {
             chk.passed = 0; /* replay determinism broken */
         }
-        if ((rc = validation(out, "final", &chk, outbuf, bind.out_len, 0, hash2, err)))
+        if ((rc = validation(out, "final", &chk, outbuf, bind.out_len, 0, hash2, err)) ||
+            (rc = input_intact(a, impl, input, in_len, err)))
             goto out;
     }
     rc = end(out, err);
