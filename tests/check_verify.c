@@ -2477,6 +2477,20 @@ START_TEST(test_a_bundle_without_a_declared_kernels_source_fails_plan)
                 "kernel ext-simple: its cpu source examples/ext-simple/simple.c is not in the bundle");
     ev_vreport_free(r);
     tm_free(&l);
+    /* an external job's graph receipt names another function than the
+     * entry its protocol declares for the case */
+    tm_load(&l, zip);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *nodes = cJSON_GetObjectItem(first_attempt(v, "main/2/ext-simple/initial"), "graph_nodes");
+    cJSON_ReplaceItemInObject(cJSON_GetArrayItem(nodes, 0), "function", cJSON_CreateString("ex_max_f32"));
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    r = tamper_verify(&l, "ext-wrong-entry", NULL, NULL);
+    expect_fail(r, "rederive", "validation.json",
+                "job main/2/ext-simple/initial attempt 1: graph node 0 launches ex_max_f32, but the protocol "
+                "declares ex_sum_f32 for reduce_sum/fp32");
+    ev_vreport_free(r);
+    tm_free(&l);
 }
 END_TEST
 

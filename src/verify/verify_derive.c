@@ -947,6 +947,32 @@ static void vd_selector(vd_ctx *x)
         const ev_proto_fault *ft = b->proto ? ev_protocol_fault(b->proto, v->arm) : NULL;
         int is_auto = !strcmp(v->arm, "auto") || (ft && ft->kind == EV_FAULT_WRONG_SCHEDULE);
         ev_sched sched = EV_SCHED_DEFAULT;
+        const ev_ext_kernel *ek = b->proto ? ev_protocol_kernel(b->proto, v->arm) : NULL;
+        if (ek) {
+            /* an external arm launches the entry its protocol declares */
+            const cJSON *c = vd_case(b, v->case_index), *a;
+            const char *cop = vj_str(c, "op"), *cdt = vj_str(c, "dtype");
+            const char *want = cop && cdt ? ev_ext_entry_for(ek, cop, cdt) : NULL;
+            cJSON_ArrayForEach(a, v->attempts)
+            {
+                const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
+                int64_t att = 0, i = 0;
+                vj_i64(a, "attempt", &att);
+                cJSON_ArrayForEach(nd, nodes)
+                {
+                    const char *fn = vj_str(nd, "function");
+                    if (!want || !fn || strcmp(fn, want))
+                        vr_fail(x->r, VR_REDERIVE, VV,
+                                "job %s attempt %lld: graph node %lld launches %s, but the protocol declares "
+                                "%s for "
+                                "%s/%s",
+                                v->key, (long long)att, (long long)i, fn ? fn : "(none)",
+                                want ? want : "no entry", cop ? cop : "?", cdt ? cdt : "?");
+                    i++;
+                }
+            }
+            continue;
+        }
         if (!is_auto && ev_sched_parse(v->arm, &sched))
             continue; /* peers, reference and fault arms: not the selector's */
         const cJSON *c = vd_case(b, v->case_index), *a;
