@@ -20,8 +20,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bundle/export.h"
+#include "bundle/report.h"
 #include "cli.h"
 #include "runner/supervisor.h"
+#include "store/store.h"
 
 static volatile sig_atomic_t stop_flag;
 static int stop_pipe[2] = {-1, -1};
@@ -107,6 +110,28 @@ static const char usage[] =
     "with --strict: and every main and policy job completed, at once or after\n"
     "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
     "with --strict, a job failed after rescue, 2 usage.\n";
+
+/* Prints the run's case table (the report's markdown, from the bundle the
+ * exporter builds in memory): a protocol with external kernels shows them
+ * beside our arms and the peers.  A failure is a note, not the run's. */
+static void print_table(const char *db, int64_t run_id)
+{
+    ev_store *st = NULL;
+    ev_bundle *b = NULL;
+    ev_buf md = EV_BUF_INIT;
+    ev_err err = {""};
+    const ev_member *m;
+    size_t n;
+
+    if (ev_store_open(db, EV_STORE_READONLY, &st, &err) || ev_export_build(st, run_id, &b, &err) ||
+        !(m = ev_bundle_members(b, &n)) || ev_report_markdown(m, n, &md, &err))
+        fprintf(stderr, "evident run: no case table: %s\n", err.msg);
+    else
+        fwrite(md.data, 1, md.len, stdout);
+    ev_buf_free(&md);
+    ev_bundle_free(b);
+    ev_store_close(st);
+}
 
 int ev_cmd_run(int argc, char **argv)
 {
@@ -267,6 +292,8 @@ int ev_cmd_run(int argc, char **argv)
             p += n + (p[n] == '\n');
         }
     }
+    if (res.n_kernels && res.finished)
+        print_table(db, res.run_id);
     if (strict && strcmp(res.status, "completed") && strcmp(res.rescue_status, "completed-after-rescue")) {
         fprintf(stderr,
                 "evident run: --strict: run %lld is %s%s%s: a job failed after its rescue (every attempt and "

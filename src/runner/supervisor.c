@@ -1893,6 +1893,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
         rc = ev_err_set(err, EV_EIO, "memfd: %s", strerror(errno));
         goto out;
     }
+    res->n_kernels = s.proto.n_kernels;
     if (s.proto.n_kernels) {
         char dir[4200];
         snprintf(dir, sizeof dir, "%s.kernels-run%lld", o->db_path, (long long)s.run_id);

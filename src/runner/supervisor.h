@@ -80,6 +80,7 @@ typedef struct ev_run_result {
     double ahead_s;   /* the compile-ahead step */
     size_t ahead_cases, ahead_failed;
     char ahead_note[256]; /* the first compile-ahead failure, "" when none */
+    size_t n_kernels;     /* the protocol's external kernels (ext_kernel.h) */
 } ev_run_result;
 
 /*
