@@ -1384,6 +1384,41 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
 }
 END_TEST
 
+/* The cheat gallery (tests/cheats/cheats.json, issue 16): every cheating
+ * kernel ends as a recorded failure with its symptom in the reason, never
+ * a completed job; the bundle records them all and verifies. */
+START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
+{
+    char db[512], zip[512], log[16384], cmd[4096];
+    snprintf(db, sizeof db, "%s/cheats.db", dir);
+    snprintf(zip, sizeof zip, "%s/cheats.zip", dir);
+    const char *run[] = {"run", "--protocol", "tests/cheats/cheats.json", "--db", db, NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, "--source-tree", ".", NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    snprintf(cmd, sizeof cmd,
+             "unzip -p '%s' validation.json | python3 -c '\n"
+             "import json, sys\n"
+             "v = json.load(sys.stdin)\n"
+             "want = {\"ext-cheat-stale\": (\"failed-validation\", \"\"),\n"
+             "        \"ext-cheat-zero-input\": (\"failed-exit\", \"wrote its own input\"),\n"
+             "        \"ext-cheat-spill\": (\"failed-exit\", \"wrote outside its output\")}\n"
+             "seen, bad = set(), []\n"
+             "for j in v[\"jobs\"]:\n"
+             "    if j[\"arm\"] in want:\n"
+             "        seen.add(j[\"arm\"])\n"
+             "        oc, text = want[j[\"arm\"]]\n"
+             "        tail = j[\"attempts\"][-1][\"process\"][\"stderr_tail\"]\n"
+             "        if j[\"outcome\"] != oc or text not in tail:\n"
+             "            bad.append((j[\"job_key\"], j[\"outcome\"], tail[-200:]))\n"
+             "print(bad); sys.exit(1 if bad or seen != set(want) else 0)'",
+             zip);
+    ck_assert_msg(system(cmd) == 0, "a cheat was not caught as its class says");
+}
+END_TEST
+
 /* A quick loop: --cases and --arms run a subset as its own protocol; the
  * bundle's protocol.json is the subset (naming the original by id), it
  * verifies, and a bad spec is refused before the store is touched. */
@@ -2133,6 +2168,7 @@ int main(void)
     tc = tcase_create("external");
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
+    tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
     suite_add_tcase(s, tc);
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
