@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,6 +22,7 @@
 
 #include "backend.h"
 #include "buf.h"
+#include "proc.h"
 #include "worker.h"
 
 void ev_torch_cache_path(const char *db_path, int64_t run_id, char *buf, size_t cap)
@@ -93,12 +93,8 @@ static int start(const ev_ahead_opts *o, cproc *c)
     }
     if (pid == 0) {
         int nul = open("/dev/null", O_RDWR);
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+        if (ev_proc_child_init(parent))
             _exit(125);
-        setpgid(0, 0);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
         if (dup2(op[1], 1) < 0 || (nul >= 0 && (dup2(nul, 0) < 0 || dup2(nul, 2) < 0)))
             _exit(127);
         if (ev_torch_env(o->cache, "cuda"))

@@ -14,51 +14,9 @@
 
 #include "buf.h"
 #include "json.h"
+#include "proc.h"
 #include "sha256.h"
 #include "snapshot.h"
-
-/* Runs argv with stdout and stderr captured into out (at most 64 KiB
- * kept).  Returns its exit status, or -1 when it could not run. */
-static int run_merged(char *const argv[], ev_buf *out)
-{
-    int fds[2], status = 0;
-    pid_t pid;
-    char chunk[4096];
-
-    if (pipe(fds))
-        return -1;
-    pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDONLY);
-        dup2(fds[1], 1);
-        dup2(fds[1], 2);
-        if (nul >= 0)
-            dup2(nul, 0);
-        close(fds[0]);
-        execvp(argv[0], argv);
-        fprintf(stderr, "cannot run %s: %s\n", argv[0], strerror(errno));
-        _exit(127);
-    }
-    close(fds[1]);
-    for (;;) {
-        ssize_t n = read(fds[0], chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (out->len < 65536)
-            ev_buf_append(out, chunk, (size_t)n);
-    }
-    close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
 
 /* SHA-256 hex of the file at path; "" when unreadable. */
 static void file_sha(const char *path, char hex[65])
@@ -98,7 +56,7 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, cons
     {
         char *ver[] = {"cc", "--version", NULL};
         ev_buf v = EV_BUF_INIT;
-        if (run_merged(ver, &v) == 0 && v.len)
+        if (ev_proc_capture(ver, &v, 1, 65536) == 0 && v.len)
             snprintf(cc_version, sizeof cc_version, "%.*s", (int)strcspn(v.data, "\n"), v.data);
         ev_buf_free(&v);
     }
@@ -141,7 +99,7 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, cons
             argv[ac++] = x->lib;
             argv[ac] = NULL;
             unlink(x->lib);
-            status = run_merged(argv, &msg);
+            status = ev_proc_capture(argv, &msg, 1, 65536);
         }
         x->ok = status == 0 && access(x->lib, R_OK) == 0;
         if (x->ok) {

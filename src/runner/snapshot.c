@@ -18,6 +18,7 @@
 
 #include "json.h"
 #include "names.h"
+#include "proc.h"
 #include "sha256.h"
 
 /* A growing list of relative paths. */
@@ -192,47 +193,10 @@ ev_status ev_tree_hash(const ev_source_file *files, size_t n, char hex[65])
     return rc;
 }
 
-/* Runs argv (fork/exec, stdout captured into out, stderr discarded).
- * Returns 0 when it exited 0. */
+/* Runs argv with stdout captured into out.  Returns 0 when it exited 0. */
 static int run_capture(char *const argv[], ev_buf *out)
 {
-    int fds[2], status;
-    pid_t pid;
-    char chunk[4096];
-
-    if (pipe(fds))
-        return -1;
-    pid = fork();
-    if (pid < 0) {
-        close(fds[0]);
-        close(fds[1]);
-        return -1;
-    }
-    if (pid == 0) {
-        int nul = open("/dev/null", O_RDWR);
-        dup2(fds[1], 1);
-        if (nul >= 0) {
-            dup2(nul, 2);
-            dup2(nul, 0);
-        }
-        close(fds[0]);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    close(fds[1]);
-    for (;;) {
-        ssize_t n = read(fds[0], chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        if (ev_buf_append(out, chunk, (size_t)n))
-            break;
-    }
-    close(fds[0]);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+    return ev_proc_capture(argv, out, 0, (size_t)1 << 24) == 0 ? 0 : -1;
 }
 
 /* Reads root/.evident-stamp: its commit, dirty flag and tree hash ("" when

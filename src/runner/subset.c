@@ -111,9 +111,9 @@ static int set_auto(cJSON *root, const ev_proto_model *m)
         return cJSON_AddFalseToObject(root, "auto_arm") ? 0 : -1;
     if (!(mf = cJSON_AddObjectToObject(root, "model_from")) ||
         !cJSON_AddStringToObject(mf, "bundle_sha256", m->bundle_sha256) ||
-        !cJSON_AddNumberToObject(mf, "a0", m->a0) || !cJSON_AddNumberToObject(mf, "aP", m->aP) ||
-        !cJSON_AddNumberToObject(mf, "aD", m->aD))
-        return -1;
+        ev_json_add_double(mf, "a0", m->a0) || ev_json_add_double(mf, "aP", m->aP) ||
+        ev_json_add_double(mf, "aD", m->aD))
+        return -1; /* (exact %.17g text: the coefficients must read back to the bit) */
     return 0;
 }
 

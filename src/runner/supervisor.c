@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -32,6 +31,7 @@
 #include "json.h"
 #include "model/model.h"
 #include "plan.h"
+#include "proc.h"
 #include "protocol.h"
 #include "record.h"
 #include "reduce_cpu.h"
@@ -603,14 +603,8 @@ static ev_status spawn_worker(sup *s, char *const argv[], int gated, wproc *w, e
     }
     if (pid == 0) {
         int nul = open("/dev/null", O_RDONLY);
-        /* A worker never outlives its supervisor: an orphan would go on
-         * measuring beside the jobs of a --resume. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
-            _exit(125);
-        setpgid(0, 0);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGPIPE, SIG_DFL);
+        if (ev_proc_child_init(parent))
+            _exit(125); /* the supervisor is gone: a worker never outlives it */
         if (s->proto.n_cpus) {
             cpu_set_t set;
             CPU_ZERO(&set);
