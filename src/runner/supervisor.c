@@ -987,16 +987,16 @@ static int pending(const jstate *j, ev_phase ph)
  * A staged process does CPU-only work and waits at its gate; nothing of
  * it touches the device before its release (docs/runner.md).
  */
-static ev_status stage_next(sup *s, ev_phase ph, size_t from, ev_err *err)
+static void stage_next(sup *s, ev_phase ph, size_t from)
 {
     size_t seen = 0;
 
     if (s->o->stage_ahead <= 0)
-        return EV_OK;
+        return;
     for (size_t i = from + 1; i < s->n_js && seen < (size_t)s->o->stage_ahead; i++) {
         jstate *j = &s->js[i];
         wargs w;
-        ev_status rc;
+        ev_err e;
         if (!pending(j, ph))
             continue;
         seen++;
@@ -1005,11 +1005,13 @@ static ev_status stage_next(sup *s, ev_phase ph, size_t from, ev_err *err)
         if (s->n_staged >= EV_MAX_STAGE_AHEAD)
             break;
         job_argv(s, j, 1, &w);
-        if ((rc = spawn_worker(s, w.argv, 1, &s->staged[s->n_staged], err)))
-            return rc;
+        /* staging only saves time: a process that cannot be started now
+         * (fork or pipe refused) is started at its turn, where a failure
+         * counts */
+        if (spawn_worker(s, w.argv, 1, &s->staged[s->n_staged], &e))
+            break;
         s->staged[s->n_staged++].job = j;
     }
-    return EV_OK;
 }
 
 /* Runs one new attempt of job j (js[index]).  EV_EINTR when the run was
@@ -1046,10 +1048,7 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     j->has_outcome = 0;
     s->res->jobs_run++;
     a.attempt_id = attempt_id;
-    if ((rc = stage_next(s, j->pj.phase, index, err))) {
-        wproc_cancel(&proc);
-        return rc;
-    }
+    stage_next(s, j->pj.phase, index);
 
     rc = run_child(s, &proc, &a, &ce, err);
     if (!rc && a.records_ok && a.end && !a.skipped && !a.validation_failed && ce.has_exit &&
