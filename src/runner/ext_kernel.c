@@ -250,6 +250,20 @@ static int64_t xp_op(ev_xp *x, int64_t a, char op, int64_t b)
     }
 }
 
+/* Takes character c of cdiv(a, b) (spaces before it skipped).  Returns 1,
+ * or 0 with x->bad set. */
+static int xp_take(ev_xp *x, char c)
+{
+    skip(x);
+    if (x->bad || *x->s != c) {
+        if (!x->bad)
+            x->bad = "is malformed (cdiv needs (a, b))";
+        return 0;
+    }
+    x->s++;
+    return 1;
+}
+
 static int64_t xp_factor(ev_xp *x, int depth)
 {
     skip(x);
@@ -283,26 +297,14 @@ static int64_t xp_factor(ev_xp *x, int depth)
     if (!strncmp(x->s, "cdiv", 4)) {
         int64_t a, b;
         x->s += 4;
-        skip(x);
-        if (*x->s != '(') {
-            x->bad = "is malformed (cdiv needs (a, b))";
+        if (!xp_take(x, '('))
             return 0;
-        }
-        x->s++;
         a = xp_expr(x, depth + 1);
-        skip(x);
-        if (*x->s != ',') {
-            x->bad = "is malformed (cdiv needs (a, b))";
+        if (!xp_take(x, ','))
             return 0;
-        }
-        x->s++;
         b = xp_expr(x, depth + 1);
-        skip(x);
-        if (*x->s != ')') {
-            x->bad = "is malformed (cdiv needs (a, b))";
+        if (!xp_take(x, ')'))
             return 0;
-        }
-        x->s++;
         return xp_op(x, a, 'c', b);
     }
     static const struct {
