@@ -20,8 +20,8 @@ for i in 1 2; do
     timeout -s INT -k 20 "$secs" build/evident run --protocol "$protocol" --backend cuda \
         --db gpu-work/agree$i.db > "$out/run$i.log" 2>&1
     echo "run $i rc=$? in $(( $(date +%s) - t0 )) s: $(tail -1 "$out/run$i.log")"
-    build/evident export --db gpu-work/agree$i.db --out "$out/agree$i.zip" > "$out/root$i.txt" 2>&1 ||
-        echo "export $i: $(cat "$out/root$i.txt")"
+    build/evident export --db gpu-work/agree$i.db --out "$out/agree$i.zip" > "$out/root$i.txt" 2> "$out/export$i.log" ||
+        echo "export $i: $(cat "$out/export$i.log")"
 done
 build/verify-bundle "$out/agree1.zip" > "$out/verify1.txt" 2>&1; echo "verify 1 rc=$?"
 build/verify-bundle --compare "$out/agree1.zip" "$out/agree2.zip" > "$out/compare.txt" 2>&1
