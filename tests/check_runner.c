@@ -1865,56 +1865,11 @@ END_TEST
  * extra arguments (NULL-terminated), records on a pipe.  OUT: *records
  * (the whole stream).  Returns the exit code.
  */
+static int run_worker_gated(int64_t ci, const char *arm, const char *const extra[], int gate, size_t *early,
+                            ev_buf *records);
 static int run_worker(int64_t ci, const char *arm, const char *const extra[], ev_buf *records)
 {
-    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
-    const char *proto = write_file("unit.json", unit_protocol);
-    char prog[512], case_s[24];
-    const char *argv[32];
-    int ac = 0, rp[2];
-    pid_t pid;
-
-    snprintf(prog, sizeof prog, "%s/evident-worker", build);
-    snprintf(case_s, sizeof case_s, "%lld", (long long)ci);
-    argv[ac++] = prog;
-    argv[ac++] = "--backend";
-    argv[ac++] = "cpu";
-    argv[ac++] = "--protocol-fd";
-    argv[ac++] = "4";
-    argv[ac++] = "--record-fd";
-    argv[ac++] = "3";
-    argv[ac++] = "--case";
-    argv[ac++] = case_s;
-    argv[ac++] = "--arm";
-    argv[ac++] = arm;
-    argv[ac++] = "--job-key";
-    argv[ac++] = "main/x/y/initial";
-    for (int i = 0; extra && extra[i]; i++)
-        argv[ac++] = extra[i];
-    argv[ac] = NULL;
-    ck_assert_int_eq(pipe(rp), 0);
-    pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int pf = open(proto, O_RDONLY);
-        int nul = open("/dev/null", O_WRONLY);
-        if (pf < 0 || dup2(pf, 4) < 0 || dup2(rp[1], 3) < 0 || (nul >= 0 && dup2(nul, 1) < 0))
-            _exit(126);
-        execv(prog, (char *const *)argv);
-        _exit(127);
-    }
-    close(rp[1]);
-    for (;;) {
-        char chunk[4096];
-        ssize_t n = read(rp[0], chunk, sizeof chunk);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        ck_assert_int_eq(ev_buf_append(records, chunk, (size_t)n), EV_OK);
-    }
-    close(rp[0]);
-    return wait_exit(pid);
+    return run_worker_gated(ci, arm, extra, -1, NULL, records);
 }
 
 /* Line i (0-based) of the record stream, copied into a static buffer. */
@@ -2016,14 +1971,15 @@ START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_output
 END_TEST
 
 /*
- * Runs one worker job (arm on case ci of unit_protocol, extra arguments)
- * behind a gate on fd 5: for 300 ms nothing may reach the record pipe;
- * then the gate is released (release) or closed without the byte.  OUT:
- * *early (bytes that came before the release), records.  Returns the
+ * Runs one worker job (arm on case ci of unit_protocol, extra arguments).
+ * gate -1: no gate; else behind a gate on fd 5: for 300 ms nothing may
+ * reach the record pipe, then the gate is released (gate 1) or closed
+ * without the byte (gate 0).  OUT: *early (bytes that came before the
+ * release; early may be NULL without a gate), records.  Returns the
  * worker's exit code.
  */
-static int run_worker_gated(int64_t ci, const char *arm, const char *const extra[], int release,
-                            size_t *early, ev_buf *records)
+static int run_worker_gated(int64_t ci, const char *arm, const char *const extra[], int gate, size_t *early,
+                            ev_buf *records)
 {
     const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
     const char *proto = write_file("unit.json", unit_protocol);
@@ -2035,24 +1991,15 @@ static int run_worker_gated(int64_t ci, const char *arm, const char *const extra
 
     snprintf(prog, sizeof prog, "%s/evident-worker", build);
     snprintf(case_s, sizeof case_s, "%lld", (long long)ci);
-    const char *fixed[] = {prog,
-                           "--backend",
-                           "cpu",
-                           "--protocol-fd",
-                           "4",
-                           "--record-fd",
-                           "3",
-                           "--case",
-                           case_s,
-                           "--arm",
-                           arm,
-                           "--job-key",
-                           "main/x/y/initial",
-                           "--gate-fd",
-                           "5",
-                           NULL};
+    const char *fixed[] = {
+        prog,    "--backend", "cpu",       "--protocol-fd",    "4", "--record-fd", "3", "--case", case_s,
+        "--arm", arm,         "--job-key", "main/x/y/initial", NULL};
     for (int i = 0; fixed[i]; i++)
         argv[ac++] = fixed[i];
+    if (gate >= 0) {
+        argv[ac++] = "--gate-fd";
+        argv[ac++] = "5";
+    }
     for (int i = 0; extra && extra[i]; i++)
         argv[ac++] = extra[i];
     argv[ac] = NULL;
@@ -2064,17 +2011,19 @@ static int run_worker_gated(int64_t ci, const char *arm, const char *const extra
         int pf = open(proto, O_RDONLY);
         int nul = open("/dev/null", O_WRONLY);
         close(gp[1]);
-        if (pf < 0 || dup2(pf, 4) < 0 || dup2(rp[1], 3) < 0 || dup2(gp[0], 5) < 0 ||
+        if (pf < 0 || dup2(pf, 4) < 0 || dup2(rp[1], 3) < 0 || (gate >= 0 && dup2(gp[0], 5) < 0) ||
             (nul >= 0 && dup2(nul, 1) < 0))
             _exit(126);
+        close(gp[0]);
         execv(prog, (char *const *)argv);
         _exit(127);
     }
     close(rp[1]);
     close(gp[0]);
-    *early = 0;
+    if (early)
+        *early = 0;
     t0 = now_s();
-    while (now_s() - t0 < 0.3) {
+    while (gate >= 0 && now_s() - t0 < 0.3) {
         struct pollfd pf = {rp[0], POLLIN, 0};
         char chunk[4096];
         if (poll(&pf, 1, 20) > 0 && (pf.revents & POLLIN)) {
@@ -2085,7 +2034,7 @@ static int run_worker_gated(int64_t ci, const char *arm, const char *const extra
             }
         }
     }
-    if (release)
+    if (gate > 0)
         ck_assert_int_eq(write(gp[1], "g", 1), 1);
     close(gp[1]);
     for (;;) {
