@@ -8,6 +8,11 @@
  * that was instantiated (function name, grid, block); replay launches the
  * instantiated graph k times between two events.  Cold launches follow a
  * cudaMemsetAsync of a flush buffer of flush_bytes (2 x L2 by default).
+ * An external kernel (ext_kernel.h) is a cubin of device code only: this
+ * backend loads it (cudaLibraryLoadFromFile), finds the declared entry and
+ * launches it with the ABI's arguments and the declared geometry, its
+ * output between guard regions that read_output checks; none of the
+ * kernel's code runs on the host.
  * The SM clock comes from NVML, loaded with dlopen where it exists.
  * Every CUDA call is checked, and the last error after every launch.
  */
@@ -99,15 +104,26 @@ typedef struct cuda_impl {
     uint32_t *sink;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
+    /* EXTERNAL: the loaded cubin, its entry, the geometry, guard + output + guard */
+    cudaLibrary_t ext_lib;
+    cudaKernel_t ext_kern;
+    char ext_entry[64];
+    dim3 ext_grid, ext_block;
+    unsigned char *ext_base;
 } cuda_impl;
 
-#define CU(call, what)                                                                                 \
-    do {                                                                                               \
-        cudaError_t e_ = (call);                                                                       \
-        if (e_ != cudaSuccess) {                                                                       \
-            rc = ev_err_set(err, EV_ECUDA, "%s: %s", (what), cudaGetErrorString(e_));                  \
-            goto out;                                                                                  \
-        }                                                                                              \
+/* Bytes of guard on each side of an external kernel's output (a multiple
+ * of 256, so the output keeps the allocation's alignment). */
+#define EXT_GUARD  4096
+#define GUARD_BYTE 0xa5
+
+#define CU(call, what)                                                                                       \
+    do {                                                                                                     \
+        cudaError_t e_ = (call);                                                                             \
+        if (e_ != cudaSuccess) {                                                                             \
+            rc = ev_err_set(err, EV_ECUDA, "%s: %s", (what), cudaGetErrorString(e_));                        \
+            goto out;                                                                                        \
+        }                                                                                                    \
     } while (0)
 
 /* k x cache, capped by max (0: no cap). */
@@ -158,7 +174,12 @@ static void cuda_close(void *impl)
         (void)cudaGraphDestroy(c->graph);
     ev_cub_peer_free(c->cub);
     (void)cudaFree(c->d_in);
-    (void)cudaFree(c->d_out);
+    if (c->ext_base)
+        (void)cudaFree(c->ext_base); /* c->d_out points into it */
+    else
+        (void)cudaFree(c->d_out);
+    if (c->ext_lib)
+        (void)cudaLibraryUnload(c->ext_lib);
     (void)cudaFree(c->ceil);
     (void)cudaFree(c->sink);
     (void)cudaFree(c->flush);
@@ -204,7 +225,8 @@ static ev_status cuda_info(void *impl, ev_device_info *out, ev_err *err)
         if (c->nvml.max_clock(c->nvml.dev, 2 /* NVML_CLOCK_MEM */, &m) == 0)
             d.memory_clock_mhz = m;
     }
-    if (d.clock_mhz < 0 && cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, c->dev) == cudaSuccess && clk > 0)
+    if (d.clock_mhz < 0 && cudaDeviceGetAttribute(&clk, cudaDevAttrClockRate, c->dev) == cudaSuccess &&
+        clk > 0)
         d.clock_mhz = clk / 1000;
     if (d.memory_clock_mhz < 0 &&
         cudaDeviceGetAttribute(&mclk, cudaDevAttrMemoryClockRate, c->dev) == cudaSuccess && mclk > 0)
@@ -225,6 +247,87 @@ static ev_status ev_job_shape(const ev_backend_job *job, ev_shape *s, ev_err *er
     return EV_OK;
 }
 
+/* EXTERNAL: checks the declared geometry against this device's limits,
+ * loads the cubin, finds the entry, and allocates the output between two
+ * guard regions of GUARD_BYTE (d_out points past the first). */
+static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    size_t span = c->out_len + 2 * EXT_GUARD;
+    cudaError_t e;
+
+    if (job->ext_lib == NULL)
+        return ev_err_set(err, EV_EINVAL, "external kernel %s: no built cubin", job->arm);
+    if (c->b.shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
+                                job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
+        return ev_err_set(err, EV_EINVAL,
+                          "external kernel %s: grid %lld x block %lld is outside this device's limits (grid "
+                          "1..%d, block 1..%d)",
+                          job->arm, (long long)job->ext_grid, (long long)job->ext_block,
+                          c->prop.maxGridSize[0], c->prop.maxThreadsPerBlock);
+    e = cudaLibraryLoadFromFile(&c->ext_lib, job->ext_lib, NULL, NULL, 0, NULL, NULL, 0);
+    if (e != cudaSuccess) {
+        c->ext_lib = NULL;
+        (void)cudaGetLastError();
+        return ev_err_set(err, EV_EINVAL, "external kernel %s: cannot load its cubin: %s", job->arm,
+                          cudaGetErrorString(e));
+    }
+    e = cudaLibraryGetKernel(&c->ext_kern, c->ext_lib, job->ext_entry);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return ev_err_set(err, EV_EINVAL, "external kernel %s: its source defines no entry '%s' (%s)",
+                          job->arm, job->ext_entry, cudaGetErrorString(e));
+    }
+    snprintf(c->ext_entry, sizeof c->ext_entry, "%s", job->ext_entry);
+    c->ext_grid = dim3((unsigned)job->ext_grid, 1, 1);
+    c->ext_block = dim3((unsigned)job->ext_block, 1, 1);
+    CU(cudaMalloc((void **)&c->ext_base, span), "output buffer");
+    CU(cudaMemset(c->ext_base, GUARD_BYTE, span), "output guards");
+    c->d_out = c->ext_base + EXT_GUARD;
+out:
+    return rc;
+}
+
+/* EXTERNAL: enqueues one launch of the entry (nothing for R = 0). */
+static ev_status ext_launch(cuda_impl *c, ev_err *err)
+{
+    const void *in = c->b.in;
+    void *out = c->b.out;
+    int64_t rows = c->b.shape.rows, cols = c->b.shape.cols, stride = c->b.shape.stride;
+    void *args[] = {&in, &out, &rows, &cols, &stride};
+    cudaError_t e;
+    if (rows == 0)
+        return EV_OK;
+    e = cudaLaunchKernel((const void *)c->ext_kern, c->ext_grid, c->ext_block, args, 0, c->stream);
+    if (e == cudaSuccess)
+        e = cudaGetLastError();
+    if (e != cudaSuccess)
+        return ev_err_set(err, EV_ECUDA, "external kernel %s: launch: %s", c->ext_entry,
+                          cudaGetErrorString(e));
+    return EV_OK;
+}
+
+/* EXTERNAL: the guard regions still hold GUARD_BYTE.  EV_EPROC naming the
+ * side and how many bytes were written. */
+static ev_status ext_check_guards(cuda_impl *c, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    unsigned char g[2][EXT_GUARD];
+    CU(cudaMemcpy(g[0], c->ext_base, EXT_GUARD, cudaMemcpyDeviceToHost), "read guards");
+    CU(cudaMemcpy(g[1], c->ext_base + EXT_GUARD + c->out_len, EXT_GUARD, cudaMemcpyDeviceToHost),
+       "read guards");
+    for (int side = 0; side < 2; side++) {
+        size_t bad = 0;
+        for (size_t i = 0; i < EXT_GUARD; i++)
+            bad += g[side][i] != GUARD_BYTE;
+        if (bad)
+            return ev_err_set(err, EV_EPROC, "external kernel %s wrote outside its output: %zu byte(s) %s",
+                              c->ext_entry, bad, side ? "past out[rows - 1]" : "before out[0]");
+    }
+out:
+    return rc;
+}
+
 static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err)
 {
     ev_status rc = EV_OK;
@@ -235,11 +338,9 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     memset(&r, 0, sizeof r);
     c->kind = job->kind;
     r.threads = c->prop.multiProcessorCount;
-    if (job->kind == EV_ARM_EXTERNAL)
-        return ev_err_set(err, EV_EUNSUPPORTED,
-                          "%s: external kernels on the cuda backend (a cubin evident loads and launches) are not "
-                          "built yet; the cpu path is",
-                          job->arm);
+    if (job->kind == EV_ARM_EXTERNAL && !job->ext_entry)
+        return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no entry for %s/%s", job->arm, job->c.op,
+                          job->c.dtype);
     if (job->kind == EV_ARM_TORCH)
         return ev_err_set(err, EV_EUNSUPPORTED, "torch-compile is not a backend arm");
     if (job->kind == EV_ARM_FLOOR) {
@@ -263,7 +364,12 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     es = ev_dtype_size(c->b.shape.dtype);
     c->out_len = c->b.shape.rows > 0 ? (size_t)c->b.shape.rows * es : 0;
     CU(cudaMalloc(&c->d_in, job->input_len ? job->input_len : 16), "input buffer");
-    CU(cudaMalloc(&c->d_out, c->out_len ? c->out_len : 16), "output buffer");
+    if (job->kind == EV_ARM_EXTERNAL) {
+        if ((rc = ext_load(c, job, err)))
+            goto out;
+    } else {
+        CU(cudaMalloc(&c->d_out, c->out_len ? c->out_len : 16), "output buffer");
+    }
     if (job->input_len)
         CU(cudaMemcpy(c->d_in, job->input, job->input_len, cudaMemcpyHostToDevice), "input copy");
     c->b.in = c->d_in;
@@ -275,7 +381,7 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     if (job->kind == EV_ARM_CUB) {
         if ((rc = ev_cub_peer_new(&c->b, &c->cub, err)))
             goto out;
-    } else {
+    } else if (job->kind != EV_ARM_EXTERNAL) {
         /* native, auto and the wrong-schedule fault arm: the selector's plan */
         rc = ev_backend_schedule(job, &c->b.shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
         if (rc)
@@ -291,12 +397,12 @@ out:
     return rc;
 }
 
-static ev_status cuda_poison(void *impl, ev_err *err)
+static ev_status cuda_poison(void *impl, int byte, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
     if (c->out_len) {
-        CU(cudaMemsetAsync(c->d_out, 0xff, c->out_len, c->stream), "poison");
+        CU(cudaMemsetAsync(c->d_out, byte, c->out_len, c->stream), "poison");
         CU(cudaStreamSynchronize(c->stream), "poison sync");
     }
 out:
@@ -307,11 +413,17 @@ out:
 static ev_status ev_enqueue(cuda_impl *c, ev_err *err)
 {
     switch (c->kind) {
-    case EV_ARM_FLOOR: return ev_cuda_floor_launch(c->stream, err);
+    case EV_ARM_FLOOR:
+        return ev_cuda_floor_launch(c->stream, err);
     case EV_ARM_CEILING:
-        return ev_cuda_ceiling_launch(c->ceil, c->ceil_len, c->prop.multiProcessorCount, c->sink, c->stream, err);
-    case EV_ARM_CUB: return ev_cub_peer_launch(c->cub, c->stream, err);
-    default: return ev_cuda_reduce_launch(&c->plan, &c->b, c->stream, err);
+        return ev_cuda_ceiling_launch(c->ceil, c->ceil_len, c->prop.multiProcessorCount, c->sink, c->stream,
+                                      err);
+    case EV_ARM_CUB:
+        return ev_cub_peer_launch(c->cub, c->stream, err);
+    case EV_ARM_EXTERNAL:
+        return ext_launch(c, err);
+    default:
+        return ev_cuda_reduce_launch(&c->plan, &c->b, c->stream, err);
     }
 }
 
@@ -334,6 +446,8 @@ static ev_status cuda_read_output(void *impl, void *dst, size_t len, ev_err *err
         return ev_err_set(err, EV_EINVAL, "read_output: %zu bytes asked, %zu bound", len, c->out_len);
     if (len)
         CU(cudaMemcpy(dst, c->d_out, len, cudaMemcpyDeviceToHost), "read output");
+    if (c->ext_base)
+        rc = ext_check_guards(c, err);
 out:
     return rc;
 }
@@ -375,7 +489,8 @@ static void ev_func_name(const void *func, char *out, size_t cap)
             void *p = NULL;
             looked = 1;
             if (cudaGetDriverEntryPointByVersion("cuFuncGetName", &p, 12030, cudaEnableDefault, &q) ==
-                    cudaSuccess && q == cudaDriverEntryPointSuccess)
+                    cudaSuccess &&
+                q == cudaDriverEntryPointSuccess)
                 get_name = (cu_func_get_name_fn)p;
         }
         if (get_name != NULL && cudaGetFuncBySymbol(&f, func) == cudaSuccess && f != NULL &&
@@ -429,7 +544,10 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
         if (t != cudaGraphNodeTypeKernel)
             continue;
         CU(cudaGraphKernelNodeGetParams(gn[i], &kp), "cudaGraphKernelNodeGetParams");
-        ev_func_name(kp.func, r[k].function, sizeof r[k].function);
+        if (c->ext_kern != NULL && kp.func == (void *)c->ext_kern)
+            snprintf(r[k].function, sizeof r[k].function, "%s", c->ext_entry); /* the handle of its entry */
+        else
+            ev_func_name(kp.func, r[k].function, sizeof r[k].function);
         r[k].grid[0] = kp.gridDim.x;
         r[k].grid[1] = kp.gridDim.y;
         r[k].grid[2] = kp.gridDim.z;
@@ -500,7 +618,20 @@ out:
     return rc;
 }
 
+static ev_status cuda_write_input(void *impl, size_t off, const void *src, size_t len, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    if (off > c->b.in_span || len > c->b.in_span - off)
+        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off, c->b.in_span);
+    if (len)
+        CU(cudaMemcpy((unsigned char *)c->d_in + off, src, len, cudaMemcpyHostToDevice), "write input");
+out:
+    return rc;
+}
+
 extern "C" const ev_backend_ops ev_backend_cuda_ops = {
-    "cuda",          cuda_open,        cuda_close,       cuda_info,   cuda_bind,     cuda_poison,     cuda_launch,
-    cuda_read_output, cuda_cold_launch, cuda_capture, cuda_replay, cuda_sm_clock, cuda_read_input,
+    "cuda",      cuda_open,     cuda_close,       cuda_info,        cuda_bind,
+    cuda_poison, cuda_launch,   cuda_read_output, cuda_cold_launch, cuda_capture,
+    cuda_replay, cuda_sm_clock, cuda_read_input,  cuda_write_input,
 };

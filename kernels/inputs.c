@@ -49,6 +49,25 @@ static void ev_put_poison(ev_dtype d, unsigned char *buf, size_t i)
     }
 }
 
+/* Draws the cols valid elements of one row at row from stream st: each
+ * uniform in [-1, 1) on a 2^-24 grid, rounded to the dtype. */
+static void ev_fill_row(const ev_shape *s, uint64_t st[4], unsigned char *row)
+{
+    for (int64_t c = 0; c < s->cols; c++) {
+        uint64_t x = ev_xoshiro(st) >> 40;                    /* 24 random bits */
+        float f = (float)((int64_t)x - (1 << 23)) * 0x1p-23f; /* [-1, 1), exact */
+        ev_dtype_store(s->dtype, row, (size_t)c, f);
+    }
+}
+
+void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *buf)
+{
+    uint64_t st[4], sm = seed ^ ev_rotl((uint64_t)r * 0x9fb21c651e98df25ull + 1, 17);
+    for (int k = 0; k < 4; k++)
+        st[k] = ev_splitmix64(&sm);
+    ev_fill_row(s, st, (unsigned char *)buf + (size_t)r * (size_t)s->stride * ev_dtype_size(s->dtype));
+}
+
 ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, void *buf, size_t span,
                          ev_err *err)
 {
@@ -74,14 +93,8 @@ ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, vo
     total = span / es;
     for (size_t i = 0; i < total; i++)
         ev_put_poison(s->dtype, p, i);
-    for (int64_t r = 0; r < s->rows; r++) {
-        size_t row = (size_t)r * (size_t)s->stride;
-        for (int64_t c = 0; c < s->cols; c++) {
-            uint64_t x = ev_xoshiro(st) >> 40;                    /* 24 random bits */
-            float f = (float)((int64_t)x - (1 << 23)) * 0x1p-23f; /* [-1, 1), exact */
-            ev_dtype_store(s->dtype, p, row + (size_t)c, f);
-        }
-    }
+    for (int64_t r = 0; r < s->rows; r++)
+        ev_fill_row(s, st, p + (size_t)r * (size_t)s->stride * es);
     if (span % es != 0)
         memset(p + total * es, 0xa5, span % es);
     return EV_OK;

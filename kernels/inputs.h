@@ -31,6 +31,10 @@ extern "C" {
 /* Output poison: written before every launch (all-ones: a negative NaN,
  * never the canonical NaN a kernel stores). */
 #define EV_POISON_OUT_BYTE 0xff
+/* The second output poison, before the rotated sample (worker.c): 0x7F
+ * bytes, NaN in fp16 and 3.4e38 in fp32 and bf16, far outside any output
+ * the inputs allow, so a kernel that knows the first pattern gains nothing. */
+#define EV_POISON_OUT_BYTE2 0x7f
 
 /* splitmix64 step: advances *state, returns the next output. */
 uint64_t ev_splitmix64(uint64_t *state);
@@ -42,6 +46,14 @@ uint64_t ev_splitmix64(uint64_t *state);
  */
 ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, void *buf, size_t span,
                          ev_err *err);
+
+/*
+ * Rewrites the valid elements of row r (0 <= r < rows) of an input of shape
+ * s at buf with new values of the same distribution, from the stream of
+ * (seed, r): the rotated input of the no-cheats defence (the worker's
+ * secret per-attempt seed; docs/defenses.md).  Padding is left as it is.
+ */
+void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *buf);
 
 /* Fills n bytes of an output buffer with EV_POISON_OUT_BYTE. */
 void ev_inputs_poison_output(void *buf, size_t n);

@@ -796,6 +796,47 @@ START_TEST(test_geometry_expressions_evaluate_exactly_and_refuse_what_cannot_lau
 }
 END_TEST
 
+/* A cuda geometry that cannot launch on one of the protocol's cases (zero
+ * blocks, or more threads per block than any device has) is refused when
+ * the protocol is read, before anything runs, naming the kernel, the case,
+ * the expression and the shape; a case the kernel has no entry for, and an
+ * R = 0 case (nothing is launched), are not held to it. */
+START_TEST(test_a_geometry_that_cannot_launch_on_a_case_is_refused_before_anything_runs)
+{
+    static const char *const cases =
+        "{\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 128, \"dtype\": \"fp32\", \"default_rows\": 4}, "
+        "{\"op\": \"reduce_sum\", \"rows\": 3, \"cols\": 128, \"dtype\": \"fp32\", \"default_rows\": 4}, "
+        "{\"op\": \"reduce_max\", \"rows\": 1, \"cols\": 128, \"dtype\": \"fp32\", \"default_rows\": 4}, "
+        "{\"op\": \"reduce_sum\", \"rows\": 0, \"cols\": 128, \"dtype\": \"fp32\", \"default_rows\": 4}";
+    static const char *const t[][3] = {
+        {"rows / 4", "32",
+         "kernels[0] on cases[1]: ext-a: geometry grid 'rows / 4' for 3x128 (stride 128): "},
+        {"rows", "cols * 16",
+         "ext-a: geometry block 'cols * 16' for 64x128 (stride 128) is 2048, over the limit of 1024"},
+        {"rows", "cols - 128", "kernels[0] on cases[0]: ext-a: geometry block 'cols - 128'"},
+        {"cdiv(rows, 2)", "cols", NULL},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        char text[2048];
+        ev_protocol p;
+        ev_err err = {""};
+        snprintf(text, sizeof text,
+                 "{\"seed\": 1, \"arms\": [\"default\", \"ext-a\"], \"cases\": [%s], \"kernels\": "
+                 "[{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": "
+                 "{\"reduce_sum/fp32\": \"a_sum\"}, \"geometry\": {\"grid\": \"%s\", \"block\": \"%s\"}}]}",
+                 cases, t[i][0], t[i][1]);
+        ev_status rc = parse(text, &p, &err);
+        if (!t[i][2]) {
+            ck_assert_msg(rc == EV_OK, "%zu: %s", i, err.msg);
+            ev_protocol_free(&p);
+            continue;
+        }
+        ck_assert_int_eq(rc, EV_EFORMAT);
+        ck_assert_msg(strstr(err.msg, t[i][2]), "%zu: %s", i, err.msg);
+    }
+}
+END_TEST
+
 START_TEST(test_a_fault_arm_runs_only_on_its_cases)
 {
     char text[1024];
@@ -844,6 +885,7 @@ int main(void)
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
     tcase_add_test(tc, test_kernel_declarations_are_parsed_and_each_bad_one_refused);
     tcase_add_test(tc, test_geometry_expressions_evaluate_exactly_and_refuse_what_cannot_launch);
+    tcase_add_test(tc, test_a_geometry_that_cannot_launch_on_a_case_is_refused_before_anything_runs);
     tcase_add_test(tc, test_auto_arm_false_plans_no_auto_and_model_from_is_read_exactly);
     tcase_add_test(tc, test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_order);
     tcase_add_test(tc, test_cases_times_rounds_is_bounded_with_the_reason);

@@ -1404,7 +1404,8 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
              "v = json.load(sys.stdin)\n"
              "want = {\"ext-cheat-stale\": (\"failed-validation\", \"\"),\n"
              "        \"ext-cheat-zero-input\": (\"failed-exit\", \"wrote its own input\"),\n"
-             "        \"ext-cheat-spill\": (\"failed-exit\", \"wrote outside its output\")}\n"
+             "        \"ext-cheat-spill\": (\"failed-exit\", \"wrote outside its output\"),\n"
+             "        \"ext-cheat-cache\": (\"failed-validation\", \"after its input was rewritten\")}\n"
              "seen, bad = set(), []\n"
              "for j in v[\"jobs\"]:\n"
              "    if j[\"arm\"] in want:\n"
@@ -1739,7 +1740,7 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     ck_assert_msg(ev_backend_cpu_ops.bind(impl, job, &b, &err) == EV_OK, "%s", err.msg);
     out = malloc(b.out_len + 1);
     ck_assert_ptr_nonnull(out);
-    ck_assert_int_eq(ev_backend_cpu_ops.poison(impl, &err), EV_OK);
+    ck_assert_int_eq(ev_backend_cpu_ops.poison(impl, 0xff, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.launch(impl, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, out, b.out_len, &err), EV_OK);
     ev_worker_check(proto, &shape, in, NULL, out, &v);

@@ -2486,11 +2486,48 @@ START_TEST(test_a_bundle_without_a_declared_kernels_source_fails_plan)
     tm_json_put(&l, "validation.json", v);
     tm_rereport(&l);
     r = tamper_verify(&l, "ext-wrong-entry", NULL, NULL);
-    expect_fail(r, "rederive", "validation.json",
-                "job main/2/ext-simple/initial attempt 1: graph node 0 launches ex_max_f32, but the protocol "
-                "declares ex_sum_f32 for reduce_sum/fp32");
+    expect_fail(
+        r, "rederive", "validation.json",
+        "job main/2/ext-simple/initial attempt 1: graph node 0 launches ex_max_f32 grid [1, 1, 1] block "
+        "[1, 1, 1], but the protocol declares ex_sum_f32 grid [1, 1, 1] block [1, 1, 1] for "
+        "reduce_sum/fp32");
     ev_vreport_free(r);
     tm_free(&l);
+    /* the right entry with another geometry than the backend launches it
+     * with (on cpu: one call per op, grid and block 1) */
+    tm_load(&l, zip);
+    v = tm_json(&l, "validation.json");
+    nodes = cJSON_GetObjectItem(first_attempt(v, "main/2/ext-simple/initial"), "graph_nodes");
+    cJSON_ReplaceItemInArray(cJSON_GetObjectItem(cJSON_GetArrayItem(nodes, 0), "grid"), 0,
+                             cJSON_CreateNumber(2));
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    r = tamper_verify(&l, "ext-wrong-geometry", NULL, NULL);
+    expect_fail(
+        r, "rederive", "validation.json",
+        "job main/2/ext-simple/initial attempt 1: graph node 0 launches ex_sum_f32 grid [2, 1, 1] block "
+        "[1, 1, 1], but the protocol declares ex_sum_f32 grid [1, 1, 1] block [1, 1, 1]");
+    ev_vreport_free(r);
+    tm_free(&l);
+    /* one node more than the graph holds ops (cpu: one batch receipt per
+     * graph), for the external arm and for one of ours */
+    for (int which = 0; which < 2; which++) {
+        const char *key = which ? "main/2/rows1/initial" : "main/2/ext-simple/initial";
+        char want[200];
+        tm_load(&l, zip);
+        v = tm_json(&l, "validation.json");
+        nodes = cJSON_GetObjectItem(first_attempt(v, key), "graph_nodes");
+        cJSON_AddItemToArray(nodes, cJSON_Duplicate(cJSON_GetArrayItem(nodes, 0), 1));
+        cJSON_ReplaceItemInObject(cJSON_GetArrayItem(nodes, 1), "node_index", cJSON_CreateNumber(1));
+        tm_json_put(&l, "validation.json", v);
+        tm_rereport(&l);
+        r = tamper_verify(&l, which ? "extra-node-ours" : "extra-node-ext", NULL, NULL);
+        snprintf(want, sizeof want, "job %s attempt 1: 2 graph nodes, but a cpu graph of 100 ops records 1",
+                 key);
+        expect_fail(r, "rederive", "validation.json", want);
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
 }
 END_TEST
 

@@ -13,7 +13,8 @@
  *   open -> info -> bind -> poison -> launch -> read_output (validate)
  *   -> cold_launch x cold_samples -> capture(ops_per_graph) -> replay ...
  *   -> read_output (validate again) -> close; read_input after each
- *   validated read_output (the input must be unchanged)
+ *   validated read_output (the input must be unchanged); write_input once
+ *   between two hot samples (the rotated input, validated after the next)
  * Every entry returns ev_status with err filled on failure; OUT parameters
  * are written only on success.  A backend never prints and never exits.
  */
@@ -67,8 +68,10 @@ typedef struct ev_backend_job {
     int64_t ceiling_bytes;    /* CEILING: bytes streamed per op */
     const void *input;        /* the input bytes: R rows of `stride` elements (row-major, */
     size_t input_len;         /*   the last row may end at cols), from kernels/inputs.h */
-    const char *ext_lib;      /* EXTERNAL: the built kernel (cpu: a shared object) */
+    const char *ext_lib;      /* EXTERNAL: the built kernel (cpu: a shared object; cuda: a cubin) */
     const char *ext_entry;    /* EXTERNAL: its entry for the case's op and dtype */
+    int64_t ext_grid;         /* EXTERNAL, cuda: the declared grid and block evaluated for */
+    int64_t ext_block;        /*   the case (ext_kernel.h; >= 1; the backend checks its limits) */
 } ev_backend_job;
 
 /* What bind established (recorded as the job's binding). */
@@ -96,8 +99,10 @@ typedef struct ev_backend_ops {
      * the selector.  A refused binding (span, alignment, overlap, N = 0):
      * EV_EINVAL, nothing launched. */
     ev_status (*bind)(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err);
-    /* Fills the output buffer with a poison pattern (0xFF bytes: NaN). */
-    ev_status (*poison)(void *impl, ev_err *err);
+    /* Fills the output buffer with bytes of value byte: EV_POISON_OUT_BYTE
+     * (0xFF: NaN in every dtype) before the first launch,
+     * EV_POISON_OUT_BYTE2 before the rotated sample (inputs.h). */
+    ev_status (*poison)(void *impl, int byte, ev_err *err);
     /* One launch, synchronised. */
     ev_status (*launch)(void *impl, ev_err *err);
     /* Copies out_len bytes of output to dst. */
@@ -118,6 +123,9 @@ typedef struct ev_backend_ops {
     /* Copies len bytes of the bound input back to dst: the worker checks,
      * after every validated launch, that no kernel wrote its input. */
     ev_status (*read_input)(void *impl, void *dst, size_t len, ev_err *err);
+    /* Copies len bytes of src over the bound input at byte offset off
+     * (synchronised, outside any timing): the worker's rotated input. */
+    ev_status (*write_input)(void *impl, size_t off, const void *src, size_t len, ev_err *err);
 } ev_backend_ops;
 
 /*

@@ -295,12 +295,12 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
     return EV_OK;
 }
 
-static ev_status cpu_poison(void *impl, ev_err *err)
+static ev_status cpu_poison(void *impl, int byte, ev_err *err)
 {
     cpu_impl *c = impl;
     (void)err;
     if (c->out_len)
-        memset(c->out, 0xFF, c->out_len);
+        memset(c->out, byte, c->out_len);
     return EV_OK;
 }
 
@@ -430,7 +430,17 @@ static ev_status cpu_read_input(void *impl, void *dst, size_t len, ev_err *err)
     return EV_OK;
 }
 
+static ev_status cpu_write_input(void *impl, size_t off, const void *src, size_t len, ev_err *err)
+{
+    cpu_impl *c = impl;
+    if (off > c->b.in_span || len > c->b.in_span - off)
+        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off, c->b.in_span);
+    if (len)
+        memcpy((unsigned char *)c->in + off, src, len);
+    return EV_OK;
+}
+
 const ev_backend_ops ev_backend_cpu_ops = {
     "cpu",           cpu_open,        cpu_close,   cpu_info,   cpu_bind,     cpu_poison,     cpu_launch,
-    cpu_read_output, cpu_cold_launch, cpu_capture, cpu_replay, cpu_sm_clock, cpu_read_input,
+    cpu_read_output, cpu_cold_launch, cpu_capture, cpu_replay, cpu_sm_clock, cpu_read_input, cpu_write_input,
 };

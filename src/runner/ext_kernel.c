@@ -365,6 +365,30 @@ ev_status ev_ext_eval(const char *e, int64_t rows, int64_t cols, int64_t stride,
     return EV_OK;
 }
 
+ev_status ev_ext_geometry(const ev_ext_kernel *k, int64_t rows, int64_t cols, int64_t stride, int64_t *grid,
+                          int64_t *block, ev_err *err)
+{
+    int64_t v[2];
+    for (int g = 0; g < 2; g++) {
+        const char *e = g ? k->block : k->grid;
+        int64_t max = g ? EV_EXT_MAX_BLOCK : EV_EXT_MAX_GRID;
+        ev_err e2;
+        if (ev_ext_eval(e, rows, cols, stride, &v[g], &e2))
+            return ev_err_set(err, EV_EFORMAT, "%s: geometry %s '%s' for %lldx%lld (stride %lld): %s",
+                              k->name, g ? "block" : "grid", e, (long long)rows, (long long)cols,
+                              (long long)stride, e2.msg);
+        if (v[g] > max)
+            return ev_err_set(
+                err, EV_EFORMAT,
+                "%s: geometry %s '%s' for %lldx%lld (stride %lld) is %lld, over the limit of %lld", k->name,
+                g ? "block" : "grid", e, (long long)rows, (long long)cols, (long long)stride, (long long)v[g],
+                (long long)max);
+    }
+    *grid = v[0];
+    *block = v[1];
+    return EV_OK;
+}
+
 int ev_ext_repo_path(const char *protocol_path, const char *src, char *out, size_t cap)
 {
     const char *slash = strrchr(protocol_path, '/');

@@ -61,6 +61,23 @@ const char *ev_ext_source(const ev_ext_kernel *k, const char *backend);
  */
 ev_status ev_ext_eval(const char *e, int64_t rows, int64_t cols, int64_t stride, int64_t *v, ev_err *err);
 
+/* The limits every CUDA device evident runs on has (compute capability
+ * 3.0 and later): threads per block and blocks in x. */
+#define EV_EXT_MAX_BLOCK 1024
+#define EV_EXT_MAX_GRID  2147483647LL
+
+/*
+ * Kernel k's grid and block for a case of rows x cols with stride (rows
+ * >= 1): both expressions evaluated, each within 1..EV_EXT_MAX_GRID and
+ * 1..EV_EXT_MAX_BLOCK.  The protocol parser checks every case a kernel
+ * has an entry for (before anything runs), the worker launches with these
+ * values and the verifier holds each graph node to them: one rule.
+ * OUT: *grid, *block.  EV_EFORMAT naming the kernel, the expression, the
+ * shape and why.
+ */
+ev_status ev_ext_geometry(const ev_ext_kernel *k, int64_t rows, int64_t cols, int64_t stride, int64_t *grid,
+                          int64_t *block, ev_err *err);
+
 /*
  * The repository path of source src of a protocol at protocol_path (both
  * relative, '/'-separated): dirname(protocol_path)/src.  OUT: out[cap].

@@ -100,3 +100,7 @@ evidence: all
 	fi; \
 	[ $$verrc = 0 ] || exit $$verrc; \
 	echo "$$root"
+
+# External cuda kernels are built with the nvcc and the architecture our
+# own kernels are built with (kernels/build.mk; ext_build.h).
+$(BUILD)/obj/src/runner/ext_build.o: EV_CPPFLAGS += -DEV_NVCC='"$(NVCC)"' -DEV_EXT_CUDA_ARCH='"$(or $(CUDA_ARCH),sm_90)"'

@@ -623,6 +623,16 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         if (!used)
             return ev_err_set(err, EV_EFORMAT, "kernels[%zu]: %s is declared but not one of arms", k,
                               p->kernels[k].name);
+        /* the cuda geometry of every case the kernel is launched for (R = 0 launches nothing) */
+        for (size_t c = 0; c < p->n_cases && p->kernels[k].grid[0]; c++) {
+            const ev_proto_case *pc = &p->cases[c];
+            int64_t g, b;
+            if (pc->rows > 0 && ev_ext_entry_for(&p->kernels[k], pc->op, pc->dtype) &&
+                (rc = ev_ext_geometry(&p->kernels[k], pc->rows, pc->cols, pc->stride, &g, &b, err))) {
+                ev_err_prefix(err, "kernels[%zu] on cases[%zu]", k, c);
+                return rc;
+            }
+        }
     }
     for (size_t f = 0; f < p->n_faults && !p->auto_arm; f++)
         if (p->faults[f].kind == EV_FAULT_WRONG_SCHEDULE)

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -313,6 +314,119 @@ static ev_status input_intact(const ev_worker_args *a, void *impl, const void *i
     return rc;
 }
 
+/*
+ * The rotated input (issue 16; docs/defenses.md, "Inputs nobody can
+ * predict"): between two hot samples, outside the timed events, rows of
+ * the input chosen from a secret per-attempt seed (from getrandom: no
+ * kernel can know it) are rewritten with new values, and the output of
+ * the next timed replay is validated against the oracle of the new
+ * contents; then the rows are put back, so the final output is the
+ * first's again.  A kernel that caches or replays its output (keyed by
+ * pointer, by contents seen before, or by launch count) fails here.
+ */
+typedef struct rotation {
+    uint64_t seed;
+    int64_t before; /* the hot sample it precedes (1..samples-1), -1: none */
+    int64_t *rows;  /* the rows rewritten, n of them */
+    size_t n;
+    unsigned char *saved;  /* their original bytes, n x row bytes */
+    ev_oracle_row *oracle; /* their original oracle rows */
+    int64_t ns;            /* time spent, outside every timing */
+} rotation;
+
+/* Plans a rotation for shape s with samples hot samples: none for a case
+ * without rows, or with fewer than two samples. */
+static ev_status rotation_plan(rotation *t, const ev_shape *s, int64_t samples, ev_err *err)
+{
+    uint64_t st;
+    memset(t, 0, sizeof *t);
+    t->before = -1;
+    if (s->rows < 1 || samples < 2)
+        return EV_OK;
+    if (getrandom(&t->seed, sizeof t->seed, 0) != (ssize_t)sizeof t->seed)
+        return ev_err_set(err, EV_EIO, "rotation: getrandom: %s", strerror(errno));
+    st = t->seed;
+    t->before = 1 + (int64_t)(ev_splitmix64(&st) % (uint64_t)(samples - 1));
+    t->n = s->rows >= 16 ? (size_t)(s->rows / 16) : 1;
+    t->rows = malloc(t->n * sizeof *t->rows);
+    t->saved = malloc(t->n * (size_t)s->cols * ev_dtype_size(s->dtype));
+    t->oracle = malloc(t->n * sizeof *t->oracle);
+    if (!t->rows || !t->saved || !t->oracle)
+        return ev_err_set(err, EV_ENOMEM, "rotation: out of memory");
+    for (size_t i = 0; i < t->n; i++)
+        t->rows[i] = (int64_t)(ev_splitmix64(&st) % (uint64_t)s->rows);
+    return EV_OK;
+}
+
+static void rotation_free(rotation *t)
+{
+    free(t->rows);
+    free(t->saved);
+    free(t->oracle);
+}
+
+/* Rewrites (forward) or puts back (!forward) the rotation's rows, in the
+ * host copy of the input, on the device and in the oracle's rows. */
+static ev_status rotation_apply(rotation *t, const ev_worker_args *a, void *impl, const ev_shape *s,
+                                void *input, ev_oracle_row *expect, int forward, ev_err *err)
+{
+    size_t es = ev_dtype_size(s->dtype), rb = (size_t)s->cols * es;
+    int64_t t0 = now_ns();
+    ev_status rc;
+    for (size_t k = 0; k < t->n; k++) {
+        size_t i = forward ? k : t->n - 1 - k; /* put back in reverse: a row drawn twice ends as it began */
+        size_t off = (size_t)t->rows[i] * (size_t)s->stride * es;
+        unsigned char *row = (unsigned char *)input + off;
+        if (forward) {
+            memcpy(t->saved + i * rb, row, rb);
+            t->oracle[i] = expect[t->rows[i]];
+            ev_inputs_rewrite_row(s, t->seed + i, t->rows[i], input);
+            ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &expect[t->rows[i]]);
+        } else {
+            memcpy(row, t->saved + i * rb, rb);
+            expect[t->rows[i]] = t->oracle[i];
+        }
+        if ((rc = a->ops->write_input(impl, off, row, rb, err)))
+            return rc;
+    }
+    t->ns += now_ns() - t0;
+    return EV_OK;
+}
+
+/*
+ * After the rotated sample i: the output must be the oracle's of the new
+ * contents, and the input unchanged; then the rows are put back.  A wrong
+ * output is the job's final validation, failed (failed-validation, the
+ * reason on stderr), and *stop says the job ends there.
+ */
+static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl, const ev_shape *s,
+                                void *input, size_t in_len, ev_oracle_row *expect, unsigned char *outbuf,
+                                size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
+{
+    int64_t t0 = now_ns();
+    ev_validation chk;
+    char hash[65];
+    ev_status rc;
+
+    if ((rc = a->ops->read_output(impl, outbuf, out_len, err)))
+        return rc;
+    ev_worker_check(a->proto, s, input, expect, outbuf, &chk);
+    if (!chk.passed) {
+        fprintf(stderr,
+                "%s: the output of hot sample %lld is wrong after its input was rewritten between timed "
+                "replays (%zu of %lld rows, from a secret seed): %lld mismatches, first in row %lld\n",
+                a->arm, (long long)i, t->n, (long long)s->rows, (long long)chk.mismatches,
+                (long long)chk.first_bad);
+        *stop = 1;
+        return validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
+    }
+    if ((rc = input_intact(a, impl, input, in_len, err)) ||
+        (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
+        return rc;
+    t->ns += now_ns() - t0;
+    return ev_worker_cold(out, "input-rotation", t->ns, err);
+}
+
 /* Writes a sample record. */
 static ev_status sample(ev_rec_out *out, const char *timing, int64_t index, int64_t replays, int64_t ops,
                         double ms, int have_clock, int64_t mhz, ev_err *err)
@@ -448,6 +562,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_device_info dev;
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
+    rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
+    int stop = 0;
     ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
     size_t n_nodes = 0;
     void *impl = NULL, *input = NULL;
@@ -511,8 +627,11 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (kind == EV_ARM_EXTERNAL && validate) {
         const ev_ext_kernel *k = ev_protocol_kernel(p, a->arm);
         job.ext_lib = a->kernel_lib;
-        job.ext_entry =
-            k ? ev_ext_entry_for(k, p->cases[a->case_index].op, p->cases[a->case_index].dtype) : NULL;
+        const ev_proto_case *pc = &p->cases[a->case_index];
+        job.ext_entry = k ? ev_ext_entry_for(k, pc->op, pc->dtype) : NULL;
+        if (k && k->grid[0] && !strcmp(a->ops->name, "cuda") && job.ext_entry && pc->rows > 0 &&
+            ((rc = ev_ext_geometry(k, pc->rows, pc->cols, pc->stride, &job.ext_grid, &job.ext_block, err))))
+            goto out;
     }
     job.rows_per_program = rows_pp;
     job.coef = a->coef;
@@ -577,7 +696,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         rc = ev_err_set(err, EV_ENOMEM, "output: out of memory");
         goto out;
     }
-    if ((rc = a->ops->poison(impl, err)))
+    if ((rc = a->ops->poison(impl, EV_POISON_OUT_BYTE, err)))
         goto out;
     t0 = now_ns();
     if ((rc = a->ops->launch(impl, err)))
@@ -640,8 +759,22 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = ev_rec_write(out, nd, err)))
             goto out;
     }
+    /* One kernel node per op on cuda, one receipt per batch on cpu: a kernel
+     * that launched more work than the arm declares fails here, its nodes
+     * recorded (verify-bundle holds every completed attempt to the same). */
+    if (validate && job.c.rows > 0) {
+        size_t want = strcmp(a->ops->name, "cuda") ? 1 : (size_t)hot_ops;
+        if (n_nodes != want) {
+            rc = ev_err_set(err, EV_EPROC,
+                            "graph: %zu kernel nodes for %lld ops, where the %s backend records %zu", n_nodes,
+                            (long long)hot_ops, a->ops->name, want);
+            goto out;
+        }
+    }
 
     if ((rc = warm_and_calibrate(a, impl, out, &chosen, err)))
+        goto out;
+    if (validate && (rc = rotation_plan(&rot, &shape, p->samples, err)))
         goto out;
     for (int64_t i = 0; i < p->samples; i++) {
         int64_t mhz = 0;
@@ -649,11 +782,23 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         int have = 0;
         /* The overrun fault runs more replays than the sample records. */
         int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
+        if (i == rot.before && ((rc = rotation_apply(&rot, a, impl, &shape, input, expect, 1, err)) ||
+                                (rc = a->ops->poison(impl, EV_POISON_OUT_BYTE2, err))))
+            goto out;
         if ((rc = a->ops->replay(impl, run, &ms, err)))
             goto out;
         have = a->ops->sm_clock(impl, &mhz, &ignored) == EV_OK;
         if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))
             goto out;
+        if (i == rot.before && (rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,
+                                                    bind.out_len, i, out, &stop, err)))
+            goto out;
+        if (stop) {
+            rc = end(out, err);
+            goto out;
+        }
+        if (i == rot.before && i == p->samples - 1 && (rc = a->ops->replay(impl, 1, &ms, err)))
+            goto out; /* untimed: the final validation reads the output of the input put back */
         if (a->fault && a->fault_hook)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }
@@ -676,6 +821,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     }
     rc = end(out, err);
 out:
+    rotation_free(&rot);
     free(nodes);
     free(outbuf);
     free(input);

@@ -907,6 +907,31 @@ static void vd_launch_text(char *buf, size_t cap, const char *fn, const int64_t 
 }
 
 /*
+ * The number of graph receipts of an attempt of a case's job that launches
+ * through the backend (ours, auto, an external kernel): a cuda graph holds
+ * one kernel node per op (ops_per_graph of them; a kernel that launched
+ * more would show here), a cpu batch records one receipt.  Only completed
+ * attempts are held to it: one that stopped before its capture has none.
+ * Returns 1 after a FAIL.
+ */
+static int vd_node_count(vd_ctx *x, const vb_vjob *v, const cJSON *a, const cJSON *nodes, int cuda)
+{
+    const char *oc = vj_str(a, "outcome");
+    int64_t n = cJSON_GetArraySize(nodes), want, att = 0;
+    if (!x->b->proto || !oc || strcmp(oc, "completed"))
+        return 0; /* the worker fails an attempt whose count is wrong (worker.c); its record stands */
+    want = cuda ? x->b->proto->ops_per_graph : 1;
+    vj_i64(a, "attempt", &att);
+    if (!n || n == want)
+        return 0;
+    vr_fail(x->r, VR_REDERIVE, VV,
+            "job %s attempt %lld: %lld graph nodes, but a %s graph of %lld ops records %lld", v->key,
+            (long long)att, (long long)n, cuda ? "cuda" : "cpu", (long long)x->b->proto->ops_per_graph,
+            (long long)want);
+    return 1;
+}
+
+/*
  * The selector (kernels/selector.h) against every graph receipt: for each
  * attempt of an auto job (and of every other policy-phase job), the plan
  * ev_selector_select makes from model.json's
@@ -949,26 +974,50 @@ static void vd_selector(vd_ctx *x)
         ev_sched sched = EV_SCHED_DEFAULT;
         const ev_ext_kernel *ek = b->proto ? ev_protocol_kernel(b->proto, v->arm) : NULL;
         if (ek) {
-            /* an external arm launches the entry its protocol declares */
+            /* an external arm launches the entry its protocol declares, with
+             * the declared geometry evaluated for the case on cuda (one call
+             * per op on cpu: grid and block 1) */
             const cJSON *c = vd_case(b, v->case_index), *a;
             const char *cop = vj_str(c, "op"), *cdt = vj_str(c, "dtype");
             const char *want = cop && cdt ? ev_ext_entry_for(ek, cop, cdt) : NULL;
+            int64_t wg[3] = {1, 1, 1}, wb[3] = {1, 1, 1}, crows = 0, ccols = 0, cstride = 0;
+            ev_err gerr = {{0}};
+            if (be == EV_SEL_CUDA && want && !vj_i64(c, "rows", &crows) && !vj_i64(c, "cols", &ccols) &&
+                !vj_i64(c, "stride", &cstride) && crows > 0 &&
+                ev_ext_geometry(ek, crows, ccols, cstride, &wg[0], &wb[0], &gerr)) {
+                vr_fail(x->r, VR_REDERIVE, VV, "job %s: %s", v->key, gerr.msg);
+                continue;
+            }
             cJSON_ArrayForEach(a, v->attempts)
             {
                 const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
                 int64_t att = 0, i = 0;
                 vj_i64(a, "attempt", &att);
+                if (vd_node_count(x, v, a, nodes, be == EV_SEL_CUDA))
+                    continue;
                 cJSON_ArrayForEach(nd, nodes)
                 {
                     const char *fn = vj_str(nd, "function");
-                    if (!want || !fn || strcmp(fn, want))
-                        vr_fail(x->r, VR_REDERIVE, VV,
-                                "job %s attempt %lld: graph node %lld launches %s, but the protocol declares "
-                                "%s for "
-                                "%s/%s",
-                                v->key, (long long)att, (long long)i, fn ? fn : "(none)",
-                                want ? want : "no entry", cop ? cop : "?", cdt ? cdt : "?");
-                    i++;
+                    int64_t g[3], bl[3];
+                    char have[160], wtxt[160];
+                    if (fn && vd_triple(nd, "grid", g) == 0 && vd_triple(nd, "block", bl) == 0 && want &&
+                        !strcmp(fn, want) && !memcmp(g, wg, sizeof g) && !memcmp(bl, wb, sizeof bl)) {
+                        i++;
+                        continue;
+                    }
+                    if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
+                        vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed",
+                                v->key, (long long)att, (long long)i);
+                        break;
+                    }
+                    vd_launch_text(have, sizeof have, fn, g, bl);
+                    vd_launch_text(wtxt, sizeof wtxt, want ? want : "no entry", wg, wb);
+                    vr_fail(
+                        x->r, VR_REDERIVE, VV,
+                        "job %s attempt %lld: graph node %lld launches %s, but the protocol declares %s for "
+                        "%s/%s",
+                        v->key, (long long)att, (long long)i, have, wtxt, cop ? cop : "?", cdt ? cdt : "?");
+                    break; /* one per attempt: the rest of its nodes say the same */
                 }
             }
             continue;
@@ -1041,6 +1090,8 @@ static void vd_selector(vd_ctx *x)
             if (!nodes->child && sh.rows > 0 && aoc && !strcmp(aoc, "completed"))
                 vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: completed, yet no graph receipt", v->key,
                         (long long)att);
+            if (vd_node_count(x, v, a, nodes, be == EV_SEL_CUDA))
+                continue;
             cJSON_ArrayForEach(nd, nodes)
             {
                 int64_t g[3], bl[3], idx = -1;
