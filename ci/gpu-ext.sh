@@ -19,9 +19,9 @@ for p in examples/ext-simple/protocol.json tests/cheats/cheats.json; do
         build/verify-bundle "$out/ext-$n.zip" --source-tree . > "$out/ext-$n.verify" 2>&1
     echo "$n: verify rc=$? ($(tail -1 "$out/ext-$n.verify"))"
     grep -E "FAIL" "$out/ext-$n.verify" | head -5
-    unzip -p "$out/ext-$n.zip" validation.json | python3 -c '
-import json, sys
-v = json.load(sys.stdin)
+    python3 -c '
+import json, sys, zipfile
+v = json.loads(zipfile.ZipFile(sys.argv[1]).read("validation.json"))
 env = json.loads(v["invocations"][0]["environment_record"]) if isinstance(v["invocations"][0].get("environment_record"), str) else {}
 for k in env.get("kernels", []):
     print("build", k["name"], k["ok"], k["compiler"], k["flags"], (k.get("binary_sha256") or "")[:12], k["message"][:200].replace("\n", " | "))
@@ -31,5 +31,5 @@ for j in v["jobs"]:
     nodes = a.get("graph_nodes") or []
     nd = (nodes[0]["function"], nodes[0]["grid"], nodes[0]["block"], len(nodes)) if nodes else ()
     print(j["job_key"], j["outcome"], j.get("median_us"), nd, tail.strip().splitlines()[-1][:220] if tail.strip() else "")
-'
+' "$out/ext-$n.zip"
 done

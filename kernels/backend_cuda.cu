@@ -501,6 +501,58 @@ static void ev_func_name(const void *func, char *out, size_t cap)
     snprintf(out, cap, "%s", name != NULL ? name : "unknown");
 }
 
+typedef CUresult (*cu_node_params_fn)(CUgraphNode, CUDA_KERNEL_NODE_PARAMS_v2 *);
+typedef CUresult (*cu_kernel_function_fn)(CUfunction *, CUkernel);
+
+/* The driver entry point name (of CUDA 12.0's version), or NULL. */
+static void *ev_driver_fn(const char *name)
+{
+    cudaDriverEntryPointQueryResult q;
+    void *f = NULL;
+    if (cudaGetDriverEntryPointByVersion(name, &f, 12000, cudaEnableDefault, &q) != cudaSuccess ||
+        q != cudaDriverEntryPointSuccess)
+        f = NULL;
+    (void)cudaGetLastError();
+    return f;
+}
+
+/* EXTERNAL: reads kernel node n back through the driver
+ * (cuGraphKernelNodeGetParams): its function is the loaded entry when its
+ * CUkernel is the handle cudaLibraryGetKernel gave for the entry's name,
+ * else "unknown" (which the verifier refuses). */
+static ev_status ext_node(cuda_impl *c, cudaGraphNode_t n, ev_node_receipt *r, ev_err *err)
+{
+    static cu_node_params_fn get;
+    static cu_kernel_function_fn as_function;
+    static int looked;
+    CUDA_KERNEL_NODE_PARAMS_v2 p;
+    CUfunction mine = NULL;
+    CUresult e;
+    if (!looked) {
+        looked = 1;
+        get = (cu_node_params_fn)ev_driver_fn("cuGraphKernelNodeGetParams");
+        as_function = (cu_kernel_function_fn)ev_driver_fn("cuKernelGetFunction");
+    }
+    if (get == NULL)
+        return ev_err_set(err, EV_ECUDA, "graph receipts: the driver has no cuGraphKernelNodeGetParams");
+    memset(&p, 0, sizeof p);
+    if ((e = get((CUgraphNode)n, &p)) != CUDA_SUCCESS)
+        return ev_err_set(err, EV_ECUDA, "cuGraphKernelNodeGetParams: error %d", (int)e);
+    if (as_function != NULL && as_function(&mine, (CUkernel)c->ext_kern) != CUDA_SUCCESS)
+        mine = NULL;
+    snprintf(r->function, sizeof r->function, "%s",
+             (p.kern != NULL && p.kern == (CUkernel)c->ext_kern) || (p.func != NULL && p.func == mine)
+                 ? c->ext_entry
+                 : "unknown");
+    r->grid[0] = p.gridDimX;
+    r->grid[1] = p.gridDimY;
+    r->grid[2] = p.gridDimZ;
+    r->block[0] = p.blockDimX;
+    r->block[1] = p.blockDimY;
+    r->block[2] = p.blockDimZ;
+    return EV_OK;
+}
+
 static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes, ev_err *err)
 {
     ev_status rc = EV_OK;
@@ -543,11 +595,16 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
         CU(cudaGraphNodeGetType(gn[i], &t), "cudaGraphNodeGetType");
         if (t != cudaGraphNodeTypeKernel)
             continue;
+        if (c->ext_kern != NULL) {
+            /* a library kernel: the runtime's node parameters cannot
+             * express it, the driver's name it by its CUkernel */
+            if ((rc = ext_node(c, gn[i], &r[k], err)))
+                goto out;
+            k++;
+            continue;
+        }
         CU(cudaGraphKernelNodeGetParams(gn[i], &kp), "cudaGraphKernelNodeGetParams");
-        if (c->ext_kern != NULL && kp.func == (void *)c->ext_kern)
-            snprintf(r[k].function, sizeof r[k].function, "%s", c->ext_entry); /* the handle of its entry */
-        else
-            ev_func_name(kp.func, r[k].function, sizeof r[k].function);
+        ev_func_name(kp.func, r[k].function, sizeof r[k].function);
         r[k].grid[0] = kp.gridDim.x;
         r[k].grid[1] = kp.gridDim.y;
         r[k].grid[2] = kp.gridDim.z;
