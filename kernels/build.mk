@@ -34,7 +34,8 @@ CUDA_ARCH ?= sm_90
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
 KERNEL_PTXAS ?=
-NVCC_FLAGS := -std=c++17 -O3 -arch=$(CUDA_ARCH) -fmad=false -lineinfo \
+KERNEL_DEFS ?=
+NVCC_FLAGS := -std=c++17 -O3 -arch=$(CUDA_ARCH) -fmad=false -lineinfo $(KERNEL_DEFS) \
               -Xcompiler -Wall,-Wextra,-ffp-contract=off $(if $(KERNEL_PTXAS),-Xptxas $(KERNEL_PTXAS))
 NVCC_CPPFLAGS := $(EV_CPPFLAGS) -Isrc/runner
 CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib \

@@ -18,6 +18,7 @@
  * validated only, never timed: they prove on the device that the fast
  * paths (hardware widening, MAX on integer keys) give the twin's bits.
  * Usage: kernel-bench [--quick] (quick: validation only, no timing).
+ * KB_CASES=i,j,... (indices into kb_cases) limits the run to those cases.
  */
 #include <cuda_runtime.h>
 #include <stdio.h>
@@ -239,6 +240,26 @@ static double kb_time(const kb_arm *a, cudaStream_t s)
     return v[3];
 }
 
+/* 1 when case ci is in KB_CASES (a comma list of indices), or it is unset. */
+static int kb_selected(size_t ci)
+{
+    const char *s = getenv("KB_CASES");
+    if (s == NULL || !*s)
+        return 1;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s)
+            return 0;
+        if ((size_t)v == ci)
+            return 1;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',')
+            return 0;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -279,6 +300,8 @@ int main(int argc, char **argv)
            "stride", "B", "sched", "entry", "bytes", "valid", "us/op", "TB/s", "of_ceil", "x_floor");
     for (size_t ci = 0; ci < sizeof kb_cases / sizeof kb_cases[0]; ci++) {
         const kb_case *kc = &kb_cases[ci];
+        if (!kb_selected(ci))
+            continue;
         ev_shape sh;
         ev_binding b;
         ev_err err;

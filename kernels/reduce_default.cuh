@@ -375,6 +375,39 @@ template <int DT> __device__ __forceinline__ float ev_max_value(int hi, int lo)
     return __uint_as_float(u);
 }
 
+/* ---- loads ---------------------------------------------------------------- */
+
+/*
+ * EV_LOAD_MODE (kernel-bench experiments, issue 18; the build's default is
+ * 0): how a step's vector loads are issued.  0: __ldg (ld.global.nc);
+ * 1: plain loads; 2: __ldg, then a warp barrier of the lanes present, so
+ * that ptxas keeps every load of the step ahead of the first use; 3: __ldg
+ * then membar.cta.  Every mode loads the same bytes into the same
+ * registers: the sums are the same bits.
+ */
+#ifndef EV_LOAD_MODE
+#define EV_LOAD_MODE 0
+#endif
+
+__device__ __forceinline__ uint4 ev_ld16(const uint4 *p)
+{
+#if EV_LOAD_MODE == 1
+    return *p;
+#else
+    return __ldg(p);
+#endif
+}
+
+/* After a step's loads, before their first use. */
+__device__ __forceinline__ void ev_loads_issued()
+{
+#if EV_LOAD_MODE == 2
+    __syncwarp(__activemask());
+#elif EV_LOAD_MODE == 3
+    asm volatile("membar.cta;" ::: "memory");
+#endif
+}
+
 /* ---- one row by one group of t lanes ------------------------------------ */
 
 /*
@@ -398,7 +431,8 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
             uint4 v[8];
 #pragma unroll
             for (int k = 0; k < 8; k++)
-                v[k] = __ldg(vrow + c + k * (int64_t)t);
+                v[k] = ev_ld16(vrow + c + k * (int64_t)t);
+            ev_loads_issued();
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 acc.vec(v[k]);
@@ -407,15 +441,17 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
             uint4 v[4];
 #pragma unroll
             for (int k = 0; k < 4; k++)
-                v[k] = __ldg(vrow + c + k * (int64_t)t);
+                v[k] = ev_ld16(vrow + c + k * (int64_t)t);
+            ev_loads_issued();
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 acc.vec(v[k]);
         }
         if (c < full) { /* at most three chunks left: all loads in flight at once */
-            uint4 v0 = __ldg(vrow + c);
-            uint4 v1 = c + t < full ? __ldg(vrow + c + t) : pad;
-            uint4 v2 = c + 2 * (int64_t)t < full ? __ldg(vrow + c + 2 * t) : pad;
+            uint4 v0 = ev_ld16(vrow + c);
+            uint4 v1 = c + t < full ? ev_ld16(vrow + c + t) : pad;
+            uint4 v2 = c + 2 * (int64_t)t < full ? ev_ld16(vrow + c + 2 * t) : pad;
+            ev_loads_issued();
             acc.vec(v0);
             acc.vec(v1);
             acc.vec(v2);
