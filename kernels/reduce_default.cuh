@@ -102,6 +102,7 @@ template <> struct ev_dt<EV_DT_FP32_> {
     {
         return reinterpret_cast<const uint32_t *>(p)[i];
     }
+    __device__ static float value(uint32_t b) { return __uint_as_float(b); }
     __device__ static float load(const unsigned char *p, int64_t i) { return __uint_as_float(bits(p, i)); }
     __device__ static void widen(const uint4 &v, float *x)
     {
@@ -126,6 +127,7 @@ template <> struct ev_dt<EV_DT_FP16_> {
     {
         return reinterpret_cast<const uint16_t *>(p)[i];
     }
+    __device__ static float value(uint32_t b) { return ev_d_fp16_to_f32(b); }
     __device__ static float load(const unsigned char *p, int64_t i) { return ev_d_fp16_to_f32(bits(p, i)); }
     /* one word: element 2k in the low half, 2k+1 in the high half */
     __device__ static void widen2(uint32_t w, float *x)
@@ -155,6 +157,7 @@ template <> struct ev_dt<EV_DT_BF16_> {
     {
         return reinterpret_cast<const uint16_t *>(p)[i];
     }
+    __device__ static float value(uint32_t b) { return __uint_as_float(b << 16); }
     __device__ static float load(const unsigned char *p, int64_t i) { return __uint_as_float(bits(p, i) << 16); }
     __device__ static void widen2(uint32_t w, float *x)
     {
@@ -277,6 +280,8 @@ template <int DT> struct ev_acc<EV_OP_SUM_, DT> {
     {
         a[j] = __fadd_rn(a[j], ev_dt<DT>::load(row, i));
     }
+    /* element j of a chunk, given its bits (loaded earlier) */
+    __device__ void ebits(int j, uint32_t b) { a[j] = __fadd_rn(a[j], ev_dt<DT>::value(b)); }
     /* the slot tree, then the lane butterfly: the warp's sum in every lane */
     __device__ float warp() const
     {
@@ -319,6 +324,7 @@ template <> struct ev_acc<EV_OP_MAX_, EV_DT_FP32_> {
         word(v.w);
     }
     __device__ void elem(int, const unsigned char *row, int64_t i) { word(ev_dt<EV_DT_FP32_>::bits(row, i)); }
+    __device__ void ebits(int, uint32_t b) { word(b); }
     __device__ void lanes(int *h, int *l) const
     {
         *h = hi;
@@ -348,6 +354,7 @@ template <int DT> struct ev_acc16 {
         word(v.w);
     }
     __device__ void elem(int, const unsigned char *row, int64_t i) { word(ev_dt<DT>::bits(row, i) * 0x10001u); }
+    __device__ void ebits(int, uint32_t b) { word(b * 0x10001u); }
     /* the lane's hi and lo as sign-extended keys */
     __device__ void lanes(int *h, int *l) const
     {
@@ -378,15 +385,18 @@ template <int DT> __device__ __forceinline__ float ev_max_value(int hi, int lo)
 /* ---- loads ---------------------------------------------------------------- */
 
 /*
- * EV_LOAD_MODE (kernel-bench experiments, issue 18; the build's default is
- * 0): how a step's vector loads are issued.  0: __ldg (ld.global.nc);
- * 1: plain loads; 2: __ldg, then a warp barrier of the lanes present, so
- * that ptxas keeps every load of the step ahead of the first use; 3: __ldg
- * then membar.cta.  Every mode loads the same bytes into the same
- * registers: the sums are the same bits.
+ * EV_LOAD_MODE (issue 18; docs/perf-notes.md, v3): how a step's loads
+ * are issued.  0 (v2): __ldg (ld.global.nc), and ptxas interleaved the
+ * first chunk's adds with the later chunks' loads (so a step cost two L2
+ * round trips); 1: plain loads; 2: __ldg, then a warp barrier of the lanes
+ * present; 3 (the default since v3): __ldg, then membar.cta, which ptxas
+ * does not move a load across, so every load of a step is in flight before
+ * the first use.  Modes 2 and 3 also load the unaligned path four chunks at
+ * a time.  Every mode loads the same bytes and adds them in the same
+ * order: the sums are the same bits.
  */
 #ifndef EV_LOAD_MODE
-#define EV_LOAD_MODE 0
+#define EV_LOAD_MODE 3
 #endif
 
 __device__ __forceinline__ uint4 ev_ld16(const uint4 *p)
@@ -457,6 +467,22 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
             acc.vec(v2);
         }
     } else {
+#if EV_LOAD_MODE >= 2
+        for (; c + 3 * (int64_t)t < full; c += 4 * (int64_t)t) { /* four chunks: 4V loads in flight */
+            uint32_t w[4][V];
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    w[k][j] = D::bits(row, (c + k * (int64_t)t) * V + j);
+            ev_loads_issued();
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+#pragma unroll
+                for (int j = 0; j < V; j++)
+                    acc.ebits(j, w[k][j]);
+        }
+#endif
         for (; c + t < full; c += 2 * (int64_t)t) { /* two chunks: 2V loads in flight */
 #pragma unroll
             for (int j = 0; j < V; j++)
