@@ -389,14 +389,17 @@ template <int DT> __device__ __forceinline__ float ev_max_value(int hi, int lo)
  * are issued.  0 (v2): __ldg (ld.global.nc), and ptxas interleaved the
  * first chunk's adds with the later chunks' loads (so a step cost two L2
  * round trips); 1: plain loads; 2: __ldg, then a warp barrier of the lanes
- * present; 3 (the default since v3): __ldg, then membar.cta, which ptxas
- * does not move a load across, so every load of a step is in flight before
- * the first use.  Modes 2 and 3 also load the unaligned path four chunks at
- * a time.  Every mode loads the same bytes and adds them in the same
- * order: the sums are the same bits.
+ * present; 3: __ldg, then membar.cta, which ptxas does not move a load
+ * across, so every load of a step is in flight before the first use;
+ * 4 (the default since v3): mode 3's fence only where it paid (a lane
+ * whose chunks fit one step, in a program of at most 512 threads), and
+ * v2's loads elsewhere (long rows and 1024-thread programs were 10-17%
+ * slower with the fence).  Modes 2-4 also load the unaligned path four
+ * chunks at a time (mode 4: where it fences).  Every mode loads the same
+ * bytes and adds them in the same order: the sums are the same bits.
  */
 #ifndef EV_LOAD_MODE
-#define EV_LOAD_MODE 3
+#define EV_LOAD_MODE 4
 #endif
 
 __device__ __forceinline__ uint4 ev_ld16(const uint4 *p)
@@ -408,13 +411,22 @@ __device__ __forceinline__ uint4 ev_ld16(const uint4 *p)
 #endif
 }
 
-/* After a step's loads, before their first use. */
-__device__ __forceinline__ void ev_loads_issued()
+/* After a step's loads, before their first use; fence: mode 4's runtime
+ * condition (a lane with one step only, in a program of at most 512
+ * threads). */
+__device__ __forceinline__ void ev_loads_issued(int fence)
 {
 #if EV_LOAD_MODE == 2
+    (void)fence;
     __syncwarp(__activemask());
 #elif EV_LOAD_MODE == 3
+    (void)fence;
     asm volatile("membar.cta;" ::: "memory");
+#elif EV_LOAD_MODE == 4
+    if (fence)
+        asm volatile("membar.cta;" ::: "memory");
+#else
+    (void)fence;
 #endif
 }
 
@@ -434,6 +446,8 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     int64_t full = n / V; /* whole chunks */
     int64_t c = lane;
+    /* mode 4: the fence where one step holds all of a lane's chunks */
+    const int fence = blockDim.x <= 512 && full <= 8 * (int64_t)t;
 
     if (n > 0 && ((uintptr_t)row & 15u) == 0) {
         const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
@@ -442,7 +456,7 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 v[k] = ev_ld16(vrow + c + k * (int64_t)t);
-            ev_loads_issued();
+            ev_loads_issued(fence);
 #pragma unroll
             for (int k = 0; k < 8; k++)
                 acc.vec(v[k]);
@@ -452,7 +466,7 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 v[k] = ev_ld16(vrow + c + k * (int64_t)t);
-            ev_loads_issued();
+            ev_loads_issued(fence);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 acc.vec(v[k]);
@@ -461,21 +475,22 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
             uint4 v0 = ev_ld16(vrow + c);
             uint4 v1 = c + t < full ? ev_ld16(vrow + c + t) : pad;
             uint4 v2 = c + 2 * (int64_t)t < full ? ev_ld16(vrow + c + 2 * t) : pad;
-            ev_loads_issued();
+            ev_loads_issued(fence);
             acc.vec(v0);
             acc.vec(v1);
             acc.vec(v2);
         }
     } else {
 #if EV_LOAD_MODE >= 2
-        for (; c + 3 * (int64_t)t < full; c += 4 * (int64_t)t) { /* four chunks: 4V loads in flight */
+        for (; (EV_LOAD_MODE != 4 || fence) && c + 3 * (int64_t)t < full;
+             c += 4 * (int64_t)t) { /* four chunks: 4V loads in flight */
             uint32_t w[4][V];
 #pragma unroll
             for (int k = 0; k < 4; k++)
 #pragma unroll
                 for (int j = 0; j < V; j++)
                     w[k][j] = D::bits(row, (c + k * (int64_t)t) * V + j);
-            ev_loads_issued();
+            ev_loads_issued(fence);
 #pragma unroll
             for (int k = 0; k < 4; k++)
 #pragma unroll
