@@ -392,9 +392,11 @@ template <int DT> __device__ __forceinline__ float ev_max_value(int hi, int lo)
  * present; 3: __ldg, then membar.cta, which ptxas does not move a load
  * across, so every load of a step is in flight before the first use;
  * 4 (the default since v3): mode 3's fence only where it paid (a lane
- * whose chunks fit one step, in a program of at most 512 threads), and
- * v2's loads elsewhere (long rows and 1024-thread programs were 10-17%
- * slower with the fence).  Modes 2-4 also load the unaligned path four
+ * whose two or more chunks fit one step, in a program of at most 512
+ * threads: long rows and 1024-thread programs were 10-17% slower with it,
+ * one-chunk lanes 10-14%); elsewhere the fence's branch alone keeps a
+ * step's loads apart from its adds (8192x8192 fp32 rows1 0.84 of v2,
+ * 32x1048576 fp32 0.67).  Modes 2-4 also load the unaligned path four
  * chunks at a time (mode 4: where it fences).  Every mode loads the same
  * bytes and adds them in the same order: the sums are the same bits.
  */
@@ -446,8 +448,8 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     int64_t full = n / V; /* whole chunks */
     int64_t c = lane;
-    /* mode 4: the fence where one step holds all of a lane's chunks */
-    const int fence = blockDim.x <= 512 && full <= 8 * (int64_t)t;
+    /* mode 4: the fence where one step holds all of a lane's two or more chunks */
+    const int fence = blockDim.x <= 512 && full > t && full <= 8 * (int64_t)t;
 
     if (n > 0 && ((uintptr_t)row & 15u) == 0) {
         const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
