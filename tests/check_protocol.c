@@ -112,6 +112,10 @@ static const struct {
      "cpu_set[1]: duplicate CPU"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"sample_band\": 0}}",
      "tolerances.sample_band: must be > 0"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"clock_band\": 1.5}}",
+     "tolerances.clock_band: must be <= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"clock_band\": -0.1}}",
+     "tolerances.clock_band: must be >= 0"},
     {"{\"seed\": 1, \"seed\": 2, \"arms\": [\"default\"], \"cases\": [CASE]}", "protocol"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE]} trailing", "protocol"},
     {"[1, 2]", "protocol: must be an object"},
@@ -146,6 +150,12 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
      "\"fault_arms\": [{\"name\": \"fault-o\", \"kind\": \"exit\", \"code\": 3, \"factor\": 4}]}",
      "fault_arms[0].factor: not a field of kind 'exit'"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-t\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-t\", \"kind\": \"throttle\"}]}",
+     "fault_arms[0].mhz: missing"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-t\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-t\", \"kind\": \"throttle\", \"mhz\": 0}]}",
+     "fault_arms[0].mhz: must be >= 1"},
 };
 
 /* 100,000 cases: refused at once, with the limit and the reason, before

@@ -2590,6 +2590,99 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
 }
 END_TEST
 
+/* Rewrites the sm_clock_mhz cell (the last) of job_key's hot rows of
+ * samples.csv: clocks[i] for its i-th hot row (-1: empty). */
+static void set_hot_clocks(tm_list *l, const char *job_key, const long long *clocks, size_t n_clocks)
+{
+    ev_buf *s = tm_get(l, "samples.csv"), out = EV_BUF_INIT;
+    size_t i = 0, at = 0, k = 0;
+    while (at < s->len) {
+        size_t end = at;
+        while (end < s->len && s->data[end] != '\n')
+            end++;
+        char line[1024], *f[32];
+        ck_assert_uint_lt(end - at, sizeof line);
+        memcpy(line, s->data + at, end - at);
+        line[end - at] = '\0';
+        size_t n = split(line, f);
+        if (i > 0 && n == 24 && !strcmp(f[20], job_key) && !strcmp(f[14], "hot") && k < n_clocks) {
+            char c[32] = "";
+            if (clocks[k] >= 0)
+                snprintf(c, sizeof c, "%lld", clocks[k]);
+            k++;
+            for (size_t j = 0; j < 23; j++)
+                ck_assert_int_eq(ev_buf_printf(&out, "%s,", f[j]), EV_OK);
+            ck_assert_int_eq(ev_buf_printf(&out, "%s\n", c), EV_OK);
+        } else {
+            ck_assert_int_eq(ev_buf_append(&out, s->data + at, end - at + 1), EV_OK);
+        }
+        at = end + 1;
+        i++;
+    }
+    ck_assert_uint_eq(k, n_clocks);
+    tm_set(l, "samples.csv", out.data, out.len);
+    ev_buf_free(&out);
+}
+
+/* The SM clock rule (sample_rules.h; issue 16, GPU hygiene): a real cpu
+ * run with the throttle fault arm (its last hot sample reports 500 MHz,
+ * the others 1000, in the original job only): the supervisor records the
+ * attempt failed-protocol, the clock in its reason, and rescues it; the
+ * honest bundle PASSes.  The same bundle whose completed rescue reports a
+ * throttled clock in samples.csv FAILs check 5. */
+START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_check_5)
+{
+    static const char proto[] =
+        "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-hot\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-hot\", \"kind\": \"throttle\", \"mhz\": 500, \"when\": "
+        "\"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+    char pp[320], db[320], zip[320], last[1024];
+    snprintf(pp, sizeof pp, "%s/hot.json", g_dir);
+    snprintf(db, sizeof db, "%s/hot.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/hot.zip", g_dir);
+    unlink(db); /* the suite runs twice in one directory */
+    write_tree_file(g_dir, "hot.json", proto, sizeof proto - 1);
+    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_int_eq(run_evident(run), 0);
+    ck_assert_int_eq(run_evident(exp), 0);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    tm_list l;
+    tm_load(&l, zip);
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *j = job_by_key(v, "main/0/fault-hot/initial");
+    ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "failed-protocol");
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+    const char *why = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring;
+    ck_assert_msg(strstr(why,
+                         "1 hot samples at an SM clock below clock_band 0.90000000000000002 x the attempt's "
+                         "highest 1000 MHz (lowest 500 MHz): the device was throttled"),
+                  "%s", why);
+    cJSON *rj = job_by_key(v, "rescue/0/fault-hot/retry-1");
+    const char *roc = cJSON_GetObjectItem(rj, "outcome")->valuestring;
+    cJSON_Delete(v);
+    if (strcmp(roc, "completed")) { /* this host's noise broke another rule in the retry: nothing to tamper */
+        tm_free(&l);
+        return;
+    }
+    /* the completed retry claims clocks that show a throttle */
+    static const long long clocks[] = {1980, 1980, 1500};
+    set_hot_clocks(&l, "rescue/0/fault-hot/retry-1", clocks, 3);
+    ev_vreport *r = tamper_verify(&l, "throttled-completed", NULL, NULL);
+    expect_fail(r, "protocol", "samples.csv",
+                "job rescue/0/fault-hot/retry-1 attempt 1 (fault-hot): 1 hot samples at an SM clock below "
+                "clock_band 0.90000000000000002 x the attempt's highest 1980 MHz (lowest 1500 MHz)");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 static const char *evident_log(char *buf, size_t cap);
 
 /* A real cpu run of a protocol with a 0-row calibration case: the fit
@@ -2925,6 +3018,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_bundle_without_a_declared_kernels_source_fails_plan);
     tcase_add_test(t, test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
+    tcase_add_test(t, test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_check_5);
     tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
     tcase_add_test(t, test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing);
     tcase_add_test(t, test_out_of_memory_is_a_resource_error_never_a_fail);

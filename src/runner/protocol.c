@@ -219,10 +219,10 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
 /* Parses fault_arms[i] into *f (allocating its case list). */
 static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_proto_fault *f, ev_err *err)
 {
-    static const char *const keys[] = {"name",   "kind", "code",  "signal", "samples",
-                                       "factor", "when", "cases", NULL};
-    static const char *const kinds[] = {"exit",         "signal",         "hang",    "garbage", "stop-after",
-                                        "wrong-output", "wrong-schedule", "overrun", NULL};
+    static const char *const keys[] = {"name",   "kind", "code", "signal", "samples",
+                                       "factor", "mhz",  "when", "cases",  NULL};
+    static const char *const kinds[] = {"exit",         "signal",         "hang",    "garbage",  "stop-after",
+                                        "wrong-output", "wrong-schedule", "overrun", "throttle", NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -274,12 +274,17 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
         need = "factor";
         if ((rc = get_int(obj, path, "factor", 1, 2, 1000, &f->value, err)))
             return rc;
+    } else if (!strcmp(kind, "throttle")) {
+        f->kind = EV_FAULT_THROTTLE;
+        need = "mhz";
+        if ((rc = get_int(obj, path, "mhz", 1, 1, 100000, &f->value, err)))
+            return rc;
     } else {
         f->kind = EV_FAULT_WRONG_SCHEDULE;
     }
     /* A value key that does not belong to this kind is refused. */
-    static const char *const value_keys[] = {"code", "signal", "samples", "factor"};
-    for (size_t v = 0; v < 4; v++)
+    static const char *const value_keys[] = {"code", "signal", "samples", "factor", "mhz"};
+    for (size_t v = 0; v < 5; v++)
         if ((!need || strcmp(need, value_keys[v])) && cJSON_GetObjectItemCaseSensitive(obj, value_keys[v]))
             return ev_err_set(err, EV_EFORMAT, "%s.%s: not a field of kind '%s'", path, value_keys[v], kind);
     cases = cJSON_GetObjectItemCaseSensitive(obj, "cases");
@@ -377,6 +382,7 @@ static void set_defaults(ev_protocol *p)
     p->decision_threshold = 0.05;
     p->sum_bound_factor = 1;
     p->sample_band = 0.5;
+    p->clock_band = 0.9;
     p->ref_cuda.ceiling_bytes = INT64_C(1) << 30;
     p->ref_cuda.ceiling_ops_per_graph = 100;
     p->ref_cuda.flush_cache_multiple = 2;
@@ -414,7 +420,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "fault_arms",
                                        "kernels",
                                        NULL};
-    static const char *const tol_keys[] = {"sum_bound_factor", "sample_band", NULL};
+    static const char *const tol_keys[] = {"sum_bound_factor", "sample_band", "clock_band", NULL};
     static const char *const ref_keys[] = {"cuda", "cpu", NULL};
     const cJSON *it, *arr;
     ev_status rc;
@@ -450,7 +456,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     it = cJSON_GetObjectItemCaseSensitive(root, "tolerances");
     if (it && ((rc = check_object(it, "tolerances", tol_keys, err)) ||
                (rc = get_num(it, "tolerances", "sum_bound_factor", 1, 0, 1000, &p->sum_bound_factor, err)) ||
-               (rc = get_num(it, "tolerances", "sample_band", 0, 1, 1, &p->sample_band, err))))
+               (rc = get_num(it, "tolerances", "sample_band", 0, 1, 1, &p->sample_band, err)) ||
+               (rc = get_num(it, "tolerances", "clock_band", 0, 0, 1, &p->clock_band, err))))
         return rc;
     it = cJSON_GetObjectItemCaseSensitive(root, "reference");
     if (it) {

@@ -63,6 +63,8 @@ typedef enum ev_fault_kind {
     EV_FAULT_STOP_AFTER,    /* exit 0 after `value` hot samples, no end record */
     EV_FAULT_WRONG_OUTPUT,  /* corrupt the output before validating it */
     EV_FAULT_OVERRUN,       /* each hot sample runs `value` x the replays it records */
+    EV_FAULT_THROTTLE,      /* the last hot sample reports an SM clock of `value` MHz, the others
+                               the device's (or 1000 where the backend reads none) */
     EV_FAULT_WRONG_SCHEDULE /* policy phase: an auto job that launches a schedule
                                the selector did not choose (honest receipts) */
 } ev_fault_kind;
@@ -119,6 +121,7 @@ typedef struct ev_protocol {
     double decision_threshold; /* the model's strict threshold (0.05) */
     double sum_bound_factor;   /* multiplies the oracle's SUM bound (1) */
     double sample_band;        /* a hot sample must be within target x (1 +- band) (0.5) */
+    double clock_band;         /* a hot sample's SM clock >= band x the attempt's highest (0.9; 0: off) */
     ev_proto_ref ref_cuda, ref_cpu;
     int allow_fault_arms;
     ev_proto_fault *faults;

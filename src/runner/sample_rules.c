@@ -131,6 +131,27 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
     }
     if (bad_opg)
         breach(fn, ctx, &n, S, "%zu hot samples not at %lld ops per graph", bad_opg, (long long)want_opg);
+    /* The clock: no hot sample of a completed attempt below clock_band x the
+     * attempt's highest SM clock (a device throttled for power or heat
+     * while it was measured; docs/verify.md, check 5). */
+    int64_t top = -1, low = -1;
+    size_t slow = 0;
+    for (size_t i = 0; i < a->n_hot; i++)
+        if (a->hot[i].sm_clock_mhz > top)
+            top = a->hot[i].sm_clock_mhz;
+    for (size_t i = 0; completed && top > 0 && p->clock_band > 0 && i < a->n_hot; i++) {
+        int64_t c = a->hot[i].sm_clock_mhz;
+        if (c >= 0 && (double)c < p->clock_band * (double)top) {
+            slow++;
+            low = low < 0 || c < low ? c : low;
+        }
+    }
+    if (slow)
+        breach(
+            fn, ctx, &n, S,
+            "%zu hot samples at an SM clock below clock_band %.17g x the attempt's highest %lld MHz (lowest "
+            "%lld MHz): the device was throttled while it was measured",
+            slow, p->clock_band, (long long)top, (long long)low);
     if (bad_replays)
         breach(fn, ctx, &n, S, "%zu hot samples not at the chosen %lld replays", bad_replays,
                (long long)chosen);

@@ -1,7 +1,7 @@
 /*
  * sample_rules.h: the one definition of the rules an attempt's samples must
  * keep under its protocol (warm-up, calibration, sample and cold counts,
- * replays and ops per sample, the two bands, the flush).  The supervisor
+ * replays and ops per sample, the two bands, the SM clock, the flush).  The supervisor
  * applies it when an attempt's records have arrived (a breach makes the
  * attempt failed-protocol, its reason the breach, its samples kept); the
  * verifier's check 5 applies it to every attempt of a bundle.  Pure: no
@@ -27,6 +27,7 @@
 typedef struct ev_rule_sample {
     double elapsed_ms;
     int64_t replays, ops_per_graph;
+    int64_t sm_clock_mhz; /* -1: not read (the cpu backend, no NVML, the torch peer) */
 } ev_rule_sample;
 
 /* One calibration step as the rules see it. */

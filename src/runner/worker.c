@@ -788,6 +788,11 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = a->ops->replay(impl, run, &ms, err)))
             goto out;
         have = a->ops->sm_clock(impl, &mhz, &ignored) == EV_OK;
+        if (a->fault && a->fault->kind == EV_FAULT_THROTTLE) {
+            /* the throttle fault: the last sample at the fault's clock (simulated where none is read) */
+            mhz = i == p->samples - 1 ? a->fault->value : have ? mhz : 1000;
+            have = 1;
+        }
         if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))
             goto out;
         if (i == rot.before && (rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,

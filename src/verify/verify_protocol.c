@@ -100,6 +100,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
         smp[i].elapsed_ms = s->elapsed_ms;
         smp[i].replays = s->replays;
         smp[i].ops_per_graph = s->ops_per_graph;
+        smp[i].sm_clock_mhz = s->sm_clock == INT64_MIN ? -1 : s->sm_clock;
     }
     ra.cold = smp;
     ra.n_cold = n_cold;
