@@ -2665,9 +2665,9 @@ START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_
                          "highest 1000 MHz (lowest 500 MHz): the device was throttled"),
                   "%s", why);
     cJSON *rj = job_by_key(v, "rescue/0/fault-hot/retry-1");
-    const char *roc = cJSON_GetObjectItem(rj, "outcome")->valuestring;
+    int retry_completed = !strcmp(cJSON_GetObjectItem(rj, "outcome")->valuestring, "completed");
     cJSON_Delete(v);
-    if (strcmp(roc, "completed")) { /* this host's noise broke another rule in the retry: nothing to tamper */
+    if (!retry_completed) { /* this host's noise broke another rule in the retry: nothing to tamper */
         tm_free(&l);
         return;
     }
