@@ -27,7 +27,7 @@ stamp: $(BUILD)/evident
 	$(Q)$(BUILD)/evident stamp
 
 # The environment receipt names the compiler flags the build used.
-$(BUILD)/obj/src/runner/supervisor.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst ",,$(subst ',,$(EV_CFLAGS)))"'
+$(BUILD)/obj/src/runner/sup_finish.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst ",,$(subst ',,$(EV_CFLAGS)))"'
 
 # make evidence [BACKEND=cuda|cpu] [PROTOCOL=...] [FRESH=1]: build ->
 # evident run --strict -> evident export -> verify-bundle -> evident report,

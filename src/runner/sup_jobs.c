@@ -1,0 +1,280 @@
+/*
+ * sup_jobs.c: the job loop: a job's worker arguments, staged processes
+ * (docs/runner.md, "Staged processes"), one attempt, one phase (sup_int.h).
+ */
+#include "sup_int.h"
+
+static void progress(sup *s, const jstate *j, int ended)
+{
+    ev_progress p;
+    if (!s->o->progress)
+        return;
+    memset(&p, 0, sizeof p);
+    p.phase = ev_phase_name(j->pj.phase);
+    p.job_key = j->pj.job_key;
+    p.ended = ended;
+    p.outcome = ended && j->has_outcome ? ev_outcome_name(j->outcome) : NULL;
+    p.done = s->done;
+    p.total = s->total;
+    p.failures = s->res->failures;
+    p.elapsed_s = (double)(mono_ns() - s->t0) / 1e9;
+    p.eta_s = s->job_s_n ? s->job_s_sum / (double)s->job_s_n * (double)(s->total - s->done) : -1;
+    s->o->progress(s->o->progress_ctx, &p);
+}
+
+/* The argument strings of one worker command line. */
+typedef struct wargs {
+    char *argv[40];
+    char case_s[24], coef_s[100], script[4096], cache[4096], spawn_s[24], ahead_s[24];
+} wargs;
+
+/* Fills w->argv for job j (gated: with --gate-fd 5). */
+static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
+{
+    const ev_proto_fault *fault = ev_protocol_fault(&s->proto, j->pj.arm);
+    char **argv = w->argv;
+    int ac = 0;
+    struct timespec now;
+
+    snprintf(w->case_s, sizeof w->case_s, "%lld", (long long)j->pj.case_index);
+    clock_gettime(CLOCK_REALTIME, &now);
+    snprintf(w->spawn_s, sizeof w->spawn_s, "%lld", (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+    argv[ac++] = (char *)s->o->worker_path;
+    argv[ac++] = "--backend";
+    argv[ac++] = (char *)s->o->backend;
+    argv[ac++] = "--protocol-fd";
+    argv[ac++] = "4";
+    argv[ac++] = "--record-fd";
+    argv[ac++] = "3";
+    argv[ac++] = "--case";
+    argv[ac++] = w->case_s;
+    argv[ac++] = "--arm";
+    argv[ac++] = (char *)j->pj.arm;
+    argv[ac++] = "--job-key";
+    argv[ac++] = (char *)j->pj.job_key;
+    argv[ac++] = "--spawn-ns";
+    argv[ac++] = w->spawn_s;
+    if (gated) {
+        argv[ac++] = "--gate-fd";
+        argv[ac++] = "5";
+    }
+    if (j->pj.phase == EV_PHASE_RESCUE)
+        argv[ac++] = "--retry";
+    if (!strcmp(j->pj.arm, "torch-compile")) {
+        snprintf(w->script, sizeof w->script, "%s/kernels/peer_torch.py",
+                 s->o->source_root ? s->o->source_root : ".");
+        argv[ac++] = "--python";
+        argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
+        argv[ac++] = "--peer-script";
+        argv[ac++] = w->script;
+        /* one compile cache per store: a case compiled once per run, its
+         * later rounds load the files (docs/runner.md, "torch-compile") */
+        ev_torch_cache_path(s->o->db_path, s->run_id, w->cache, sizeof w->cache);
+        argv[ac++] = "--torch-cache";
+        argv[ac++] = w->cache;
+        if (s->ahead_ns && j->pj.case_index >= 0 && s->ahead_ns[j->pj.case_index] > 0) {
+            snprintf(w->ahead_s, sizeof w->ahead_s, "%lld", (long long)s->ahead_ns[j->pj.case_index]);
+            argv[ac++] = "--compile-ahead-ns";
+            argv[ac++] = w->ahead_s;
+        }
+    }
+    if (ev_protocol_kernel(&s->proto, j->pj.arm)) {
+        const ev_ext_built *k = ev_ext_built_of(s->built, s->n_built, j->pj.arm);
+        if (k && k->ok) {
+            argv[ac++] = "--kernel-lib";
+            argv[ac++] = (char *)k->lib;
+        } else if (k) {
+            argv[ac++] = "--kernel-error";
+            argv[ac++] = (char *)k->error;
+        }
+    }
+    /* auto and the wrong-schedule fault arm ask the selector with the fit */
+    if ((!strcmp(j->pj.arm, "auto") || (fault && fault->kind == EV_FAULT_WRONG_SCHEDULE)) && s->have_coef) {
+        char x[32], y[32], z[32];
+        ev_json_format_double(s->coef.a0, x);
+        ev_json_format_double(s->coef.aP, y);
+        ev_json_format_double(s->coef.aD, z);
+        snprintf(w->coef_s, sizeof w->coef_s, "%s,%s,%s", x, y, z);
+        argv[ac++] = "--coef";
+        argv[ac++] = w->coef_s;
+    }
+    argv[ac] = NULL;
+}
+
+/* The staged process of job j, or NULL. */
+static wproc *staged_of(sup *s, const jstate *j)
+{
+    for (size_t i = 0; i < s->n_staged; i++)
+        if (s->staged[i].job == j)
+            return &s->staged[i];
+    return NULL;
+}
+
+/* Removes staged entry w (after it was taken or cancelled). */
+static void staged_drop(sup *s, wproc *w)
+{
+    size_t i = (size_t)(w - s->staged);
+    memmove(&s->staged[i], &s->staged[i + 1], (s->n_staged - i - 1) * sizeof *w);
+    s->n_staged--;
+}
+
+/* Cancels every staged process (the phase ended or the run stops). */
+static void unstage_all(sup *s)
+{
+    for (size_t i = 0; i < s->n_staged; i++)
+        sup_wproc_cancel(&s->staged[i]);
+    s->n_staged = 0;
+}
+
+/* A job whose last attempt is missing or interrupted: the phase runs it. */
+static int pending(const jstate *j, ev_phase ph)
+{
+    return j->pj.phase == ph && (!j->has_outcome || j->outcome == EV_OUT_INTERRUPTED);
+}
+
+/*
+ * Stages the jobs that follow js[from] in phase ph: the next one, and
+ * every torch-compile job among the next stage_ahead (python and torch's
+ * import take seconds; a native job's preparation takes milliseconds).
+ * A staged process does CPU-only work and waits at its gate; nothing of
+ * it touches the device before its release (docs/runner.md).
+ */
+static void stage_next(sup *s, ev_phase ph, size_t from)
+{
+    size_t seen = 0;
+
+    if (s->o->stage_ahead <= 0)
+        return;
+    for (size_t i = from + 1; i < s->n_js && seen < (size_t)s->o->stage_ahead; i++) {
+        jstate *j = &s->js[i];
+        wargs w;
+        ev_err e;
+        if (!pending(j, ph))
+            continue;
+        seen++;
+        if (staged_of(s, j) || (seen > 1 && strcmp(j->pj.arm, "torch-compile")))
+            continue;
+        if (s->n_staged >= EV_MAX_STAGE_AHEAD)
+            break;
+        job_argv(s, j, 1, &w);
+        /* staging only saves time: a process that cannot be started now
+         * (fork or pipe refused) is started at its turn, where a failure
+         * counts */
+        if (sup_spawn_worker(s, w.argv, 1, &s->staged[s->n_staged], &e))
+            break;
+        s->staged[s->n_staged++].job = j;
+    }
+}
+
+/* Runs one new attempt of job j (js[index]).  EV_EINTR when the run was
+ * stopped during it (recorded interrupted). */
+static ev_status run_attempt(sup *s, size_t index, ev_err *err)
+{
+    jstate *j = &s->js[index];
+    wproc proc, *st = staged_of(s, j);
+    wargs wa;
+    att a;
+    child_end ce;
+    ev_process_row p;
+    ev_status rc;
+    int64_t attempt_id, started;
+
+    memset(&a, 0, sizeof a);
+    progress(s, j, 0);
+    if (st) {
+        proc = *st;
+        staged_drop(s, st);
+    } else {
+        job_argv(s, j, 0, &wa);
+        if ((rc = sup_spawn_worker(s, wa.argv, 0, &proc, err)))
+            return rc;
+    }
+    started = wall_ns();
+    rc = ev_store_add_attempt(s->st, j->job_id, j->last_attempt + 1, s->inv_id, started, &attempt_id, err);
+    if (rc) {
+        sup_wproc_cancel(&proc);
+        return rc;
+    }
+    j->last_attempt++;
+    j->last_attempt_id = attempt_id;
+    j->has_outcome = 0;
+    s->res->jobs_run++;
+    a.attempt_id = attempt_id;
+    stage_next(s, j->pj.phase, index);
+
+    rc = sup_run_child(s, &proc, &a, &ce, err);
+    if (!rc && a.records_ok && a.end && !a.skipped && !a.validation_failed && ce.has_exit &&
+        ce.exit_code == 0 && !ce.timed_out && !ce.interrupted)
+        sup_apply_rules(s, j->pj.arm, &a);
+    memset(&p, 0, sizeof p);
+    p.pid = ce.pid ? ce.pid : -1;
+    if (a.store_failed) {
+        /* Some of its records are not in the store: never completed. */
+        ce.interrupted = 1;
+        a.records_ok = 0;
+        snprintf(a.protocol_error, sizeof a.protocol_error, "%s", a.store_error);
+    }
+    p.has_exit = ce.has_exit;
+    p.exit_code = ce.exit_code;
+    p.has_signal = ce.has_signal;
+    p.signal = ce.signal;
+    p.timed_out = ce.timed_out;
+    p.interrupted = ce.interrupted;
+    p.skipped = a.skipped;
+    p.skip_reason = a.skipped ? a.skip_reason : NULL;
+    p.record_count = a.count;
+    p.records_ok = a.records_ok;
+    p.protocol_error = a.records_ok ? NULL : a.protocol_error;
+    p.affinity = a.affinity;
+    p.stderr_tail = ce.err_tail.data ? ce.err_tail.data : "";
+    p.ended_ns = wall_ns();
+    p.wall_ns = ce.wall_ns;
+    {
+        ev_err e2;
+        ev_status prc = ev_store_add_process(s->st, attempt_id, &p, rc ? &e2 : err);
+        if (!rc && prc)
+            rc = prc;
+    }
+    ev_buf_free(&ce.err_tail);
+    sup_att_free(&a);
+    if (rc)
+        return rc;
+    j->has_outcome = 1;
+    j->outcome = sup_derive(1, &p, a.validation_failed);
+    snprintf(j->skip_reason, sizeof j->skip_reason, "%.159s", a.skipped ? a.skip_reason : "");
+    s->done++;
+    s->job_s_sum += (double)ce.wall_ns / 1e9;
+    s->job_s_n++;
+    s->res->jobs_s += (double)ce.wall_ns / 1e9;
+    s->res->compile_s += (double)a.compile_ns / 1e9;
+    s->res->open_s += (double)a.open_ns / 1e9;
+    if (a.warmup)
+        s->res->demanded_s +=
+            (s->proto.warmup_ms + (double)s->proto.samples * s->proto.target_sample_ms) / 1e3;
+    if (j->outcome != EV_OUT_COMPLETED && j->outcome != EV_OUT_SKIPPED && j->outcome != EV_OUT_INTERRUPTED)
+        s->res->failures++;
+    progress(s, j, 1);
+    if (ce.interrupted && !ce.timed_out && stopping(s))
+        return ev_err_set(err, EV_EINTR, "stopped by a signal");
+    return EV_OK;
+}
+
+/* Runs every job of a phase whose last attempt is missing or interrupted. */
+ev_status sup_run_phase(sup *s, ev_phase ph, ev_err *err)
+{
+    for (size_t i = 0; i < s->n_js; i++) {
+        ev_status rc;
+        if (!pending(&s->js[i], ph))
+            continue;
+        if (stopping(s)) {
+            unstage_all(s);
+            return ev_err_set(err, EV_EINTR, "stopped by a signal");
+        }
+        if ((rc = run_attempt(s, i, err))) {
+            unstage_all(s);
+            return rc;
+        }
+    }
+    unstage_all(s);
+    return EV_OK;
+}

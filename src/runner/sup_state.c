@@ -1,0 +1,274 @@
+/*
+ * sup_state.c: the store's state of a run for --resume, and creating a
+ * run and its planned jobs (sup_int.h).
+ */
+#include "sup_int.h"
+
+/* ---- store state ------------------------------------------------------ */
+
+typedef struct load_ctx {
+    sup *s;
+    int64_t *bad; /* attempt ids with a failed validation */
+    size_t n_bad, cap_bad;
+    int64_t *dangling; /* attempt ids without a process row */
+    size_t n_dang, cap_dang;
+    ev_status oom;
+    size_t next;     /* the plan index the next job row is expected at */
+    int64_t *by_job; /* (job_id, index into s->js) pairs, sorted by job_id */
+    size_t n_by_job;
+} load_ctx;
+
+/* Orders int64 values (and pairs by their first member). */
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Appends v to a growing array. */
+static int push_i64(int64_t **v, size_t *n, size_t *cap, int64_t x)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        int64_t *p = realloc(*v, c * sizeof *p);
+        if (!p)
+            return -1;
+        *v = p;
+        *cap = c;
+    }
+    (*v)[(*n)++] = x;
+    return 0;
+}
+
+/* EV_Q_JOBS row -> jstate (plan order taken from the store). */
+static ev_status on_job(void *ctx, const ev_row *r)
+{
+    load_ctx *l = ctx;
+    sup *s = l->s;
+    jstate *j;
+    const char *key = ev_row_text(r, 1);
+
+    /* Jobs were inserted in plan order, so the next row is almost always
+     * the next planned job: looked up by position, by search only when not
+     * (a protocol of many cases resumes in linear time). */
+    if (l->next < s->n_js && !strcmp(s->js[l->next].pj.job_key, key)) {
+        s->js[l->next++].job_id = ev_row_i64(r, 0);
+        return EV_OK;
+    }
+    for (size_t i = 0; i < s->n_js; i++)
+        if (!strcmp(s->js[i].pj.job_key, key)) {
+            s->js[i].job_id = ev_row_i64(r, 0);
+            return EV_OK;
+        }
+    /* A rescue job (not in the static plan). */
+    j = realloc(s->js, (s->n_js + 1) * sizeof *s->js);
+    if (!j)
+        return EV_ENOMEM;
+    s->js = j;
+    j = &s->js[s->n_js++];
+    memset(j, 0, sizeof *j);
+    j->job_id = ev_row_i64(r, 0);
+    snprintf(j->pj.job_key, sizeof j->pj.job_key, "%s", key);
+    ev_phase_parse(ev_row_text(r, 2), &j->pj.phase);
+    j->pj.case_index = ev_row_is_null(r, 3) ? -1 : ev_row_i64(r, 3);
+    snprintf(j->pj.arm, sizeof j->pj.arm, "%s", ev_row_text(r, 4));
+    snprintf(j->pj.label, sizeof j->pj.label, "%s", ev_row_text(r, 5));
+    j->pj.round = ev_plan_label_round(j->pj.label);
+    j->pj.plan_order = ev_row_i64(r, 7);
+    j->pj.retry_of = -1;
+    return EV_OK;
+}
+
+/* EV_Q_VALIDATIONS row: remembers failed validations. */
+static ev_status on_validation(void *ctx, const ev_row *r)
+{
+    load_ctx *l = ctx;
+    if (ev_row_i64(r, 2) == 0 && push_i64(&l->bad, &l->n_bad, &l->cap_bad, ev_row_i64(r, 0)))
+        return EV_ENOMEM;
+    return EV_OK;
+}
+
+/* EV_Q_ATTEMPTS row: the last attempt of each job and its outcome. */
+static ev_status on_attempt(void *ctx, const ev_row *r)
+{
+    load_ctx *l = ctx;
+    sup *s = l->s;
+    int64_t aid = ev_row_i64(r, 0), job = ev_row_i64(r, 1);
+    int has = !ev_row_is_null(r, 5) && ev_row_i64(r, 5);
+    ev_process_row p;
+    int bad = 0;
+
+    memset(&p, 0, sizeof p);
+    if (has) {
+        p.has_exit = !ev_row_is_null(r, 7);
+        p.exit_code = p.has_exit ? ev_row_i64(r, 7) : 0;
+        p.has_signal = !ev_row_is_null(r, 8);
+        p.signal = p.has_signal ? ev_row_i64(r, 8) : 0;
+        p.timed_out = (int)ev_row_i64(r, 9);
+        p.interrupted = (int)ev_row_i64(r, 10);
+        p.skipped = (int)ev_row_i64(r, 11);
+        p.records_ok = (int)ev_row_i64(r, 14);
+    } else if (push_i64(&l->dangling, &l->n_dang, &l->cap_dang, aid)) {
+        return EV_ENOMEM;
+    }
+    bad = l->n_bad && bsearch(&aid, l->bad, l->n_bad, sizeof *l->bad, cmp_i64) != NULL;
+    const int64_t *hit = bsearch(&job, l->by_job, l->n_by_job, 2 * sizeof *l->by_job, cmp_i64);
+    if (hit) {
+        jstate *j = &s->js[hit[1]];
+        j->last_attempt = ev_row_i64(r, 2);
+        j->last_attempt_id = aid;
+        j->has_outcome = 1;
+        j->outcome = sup_derive(has, &p, bad);
+        snprintf(j->skip_reason, sizeof j->skip_reason, "%s",
+                 has && p.skipped && !ev_row_is_null(r, 12) ? ev_row_text(r, 12) : "");
+    }
+    return EV_OK;
+}
+
+/* Reads jobs and attempts from the store; writes the process row
+ * (interrupted) of every attempt a killed supervisor left without one. */
+ev_status sup_load_state(sup *s, ev_err *err)
+{
+    load_ctx l;
+    ev_status rc;
+
+    memset(&l, 0, sizeof l);
+    l.s = s;
+    if ((rc = ev_store_query(s->st, EV_Q_JOBS, s->run_id, on_job, &l, err)) ||
+        (rc = ev_store_query(s->st, EV_Q_VALIDATIONS, s->run_id, on_validation, &l, err)))
+        goto out;
+    l.by_job = malloc((s->n_js ? s->n_js : 1) * 2 * sizeof *l.by_job);
+    if (!l.by_job) {
+        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < s->n_js; i++) {
+        l.by_job[2 * i] = s->js[i].job_id;
+        l.by_job[2 * i + 1] = (int64_t)i;
+    }
+    l.n_by_job = s->n_js;
+    qsort(l.by_job, l.n_by_job, 2 * sizeof *l.by_job, cmp_i64);
+    if (l.n_bad)
+        qsort(l.bad, l.n_bad, sizeof *l.bad, cmp_i64);
+    if ((rc = ev_store_query(s->st, EV_Q_ATTEMPTS, s->run_id, on_attempt, &l, err)))
+        goto out;
+    for (size_t i = 0; i < l.n_dang; i++) {
+        ev_process_row p;
+        memset(&p, 0, sizeof p);
+        p.pid = -1;
+        p.interrupted = 1;
+        p.records_ok = 0;
+        p.protocol_error = "the supervisor stopped before this attempt ended";
+        p.affinity = "";
+        p.stderr_tail = "";
+        p.ended_ns = wall_ns();
+        if ((rc = ev_store_add_process(s->st, l.dangling[i], &p, err)))
+            goto out;
+    }
+out:
+    free(l.bad);
+    free(l.dangling);
+    free(l.by_job);
+    return rc;
+}
+
+/* ---- run creation ----------------------------------------------------- */
+
+/* Inserts job pj (retry_of: the original's job id or 0).  OUT: *job_id. */
+ev_status sup_add_job(sup *s, const ev_plan_job *pj, int64_t retry_of, int64_t *job_id, ev_err *err)
+{
+    ev_job_row jr;
+    jr.job_key = pj->job_key;
+    jr.phase = ev_phase_name(pj->phase);
+    jr.case_index = pj->case_index;
+    jr.arm = pj->arm;
+    jr.label = pj->label;
+    jr.retry_of = retry_of;
+    jr.plan_order = pj->plan_order;
+    return ev_store_add_job(s->st, s->run_id, &jr, job_id, err);
+}
+
+/* Records the run, its source snapshot, cases and planned jobs in one
+ * transaction, before any measurement. */
+ev_status sup_create_run(sup *s, ev_err *err)
+{
+    ev_snapshot snap;
+    ev_run_row rr;
+    char commit_s[64];
+    const char *from;
+    int dirty;
+    ev_status rc;
+
+    {
+        char paths[EV_EXT_MAX_KERNELS][600];
+        const char *extra[EV_EXT_MAX_KERNELS];
+        size_t n_extra = 0;
+        for (size_t i = 0; i < s->proto.n_kernels; i++)
+            if (ev_ext_closure_file(s->proto.kernels, i, s->o->protocol_path, s->o->backend, paths[n_extra],
+                                    sizeof paths[0]))
+                extra[n_extra] = paths[n_extra], n_extra++;
+        if ((rc = ev_snapshot_take_with(s->o->source_root, extra, n_extra, &snap, err)))
+            return rc;
+    }
+    ev_git_info_tree(s->o->source_root, snap.tree_hash, commit_s, &dirty, &from);
+    memset(&rr, 0, sizeof rr);
+    rr.protocol_id = s->proto_id;
+    rr.protocol_bytes = s->bytes.data;
+    rr.protocol_len = s->bytes.len;
+    rr.protocol_path = s->o->protocol_path[0] == '/' ? "<path>" : s->o->protocol_path;
+    rr.backend = s->o->backend;
+    rr.seed = s->proto.seed;
+    rr.git_commit = commit_s;
+    rr.git_dirty = dirty;
+    rr.source_tree_hash = snap.tree_hash;
+    rr.created_ns = wall_ns();
+    if ((rc = ev_store_begin(s->st, err)))
+        goto out;
+    if ((rc = ev_store_add_run(s->st, &rr, &s->run_id, err)))
+        goto fail;
+    for (size_t i = 0; i < snap.n; i++)
+        if ((rc = ev_store_add_source(s->st, s->run_id, snap.files[i].path, snap.files[i].sha256,
+                                      snap.files[i].bytes ? (void *)snap.files[i].bytes : (void *)"",
+                                      snap.files[i].len, err)))
+            goto fail;
+    for (size_t i = 0; i < s->proto.n_cases; i++) {
+        const ev_proto_case *c = &s->proto.cases[i];
+        ev_case_row cr = {(int64_t)i, c->op, c->rows, c->cols, c->stride, c->dtype, c->default_rows, c->role};
+        if ((rc = ev_store_add_case(s->st, s->run_id, &cr, err)))
+            goto fail;
+    }
+    for (size_t i = 0; i < s->plan.n; i++)
+        if ((rc = sup_add_job(s, &s->plan.jobs[i], 0, &s->js[i].job_id, err)))
+            goto fail;
+    rc = ev_store_commit(s->st, err);
+    if (!rc)
+        goto out;
+fail:
+    ev_store_rollback(s->st);
+out:
+    ev_snapshot_free(&snap);
+    return rc;
+}
+
+/* EV_Q_RUN row: the protocol id and backend of the run being resumed. */
+ev_status sup_on_run(void *ctx, const ev_row *r)
+{
+    run_ctx *c = ctx;
+    snprintf(c->protocol_id, sizeof c->protocol_id, "%s", ev_row_text(r, 1));
+    snprintf(c->backend, sizeof c->backend, "%s", ev_row_text(r, 3));
+    return EV_OK;
+}
+ev_status sup_on_status(void *ctx, const ev_row *r)
+{
+    ev_run_result *res = ctx;
+    res->finished = 1;
+    snprintf(res->status, sizeof res->status, "%s", ev_row_text(r, 0));
+    snprintf(res->rescue_status, sizeof res->rescue_status, "%s", ev_row_text(r, 1) ? ev_row_text(r, 1) : "");
+    return EV_OK;
+}
+ev_status sup_on_count(void *ctx, const ev_row *r)
+{
+    (void)r;
+    (*(int64_t *)ctx)++;
+    return EV_OK;
+}
