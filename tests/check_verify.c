@@ -2676,7 +2676,7 @@ START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_
     set_hot_clocks(&l, "rescue/0/fault-hot/retry-1", clocks, 3);
     ev_vreport *r = tamper_verify(&l, "throttled-completed", NULL, NULL);
     expect_fail(r, "protocol", "samples.csv",
-                "job rescue/0/fault-hot/retry-1 attempt 1 (fault-hot): 1 hot samples at an SM clock below "
+                "job rescue/0/fault-hot/retry-1 attempt 1 (completed): 1 hot samples at an SM clock below "
                 "clock_band 0.90000000000000002 x the attempt's highest 1980 MHz (lowest 1500 MHz)");
     ev_vreport_free(r);
     tm_free(&l);
