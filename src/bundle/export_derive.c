@@ -1,0 +1,261 @@
+/*
+ * export_derive.c: what the exporter derives from the loaded records:
+ * outcomes (ev_outcome_derive), per-op times, medians, the index of main
+ * jobs (export_int.h).
+ */
+#include "export_int.h"
+
+/* ---- numeric definitions ---------------------------------------------------- */
+
+/* per_op_us, the one definition; see export.h. */
+ev_status ev_bundle_per_op_us(double elapsed_ms, int64_t replays, int64_t ops_per_graph, double *out)
+{
+    if (replays < 1 || ops_per_graph < 1 || replays > MAX_EXACT_INT / ops_per_graph)
+        return EV_ERANGE;
+    int64_t ops = replays * ops_per_graph;
+    *out = elapsed_ms * 1000.0 / (double)ops;
+    return EV_OK;
+}
+
+/* Source-tree hash; see export.h: the runner's ex_own ev_tree_hash. */
+ev_status ev_bundle_tree_hash(const char *const *paths, const char *const *sha256_hex, size_t n, char hex[65])
+{
+    ev_source_file *f = calloc(n ? n : 1, sizeof *f);
+    ev_status rc = EV_OK;
+    if (!f)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        f[i].path = (char *)paths[i]; /* read only: ev_tree_hash takes const */
+        if (strlen(sha256_hex[i]) != 64) {
+            rc = EV_EINVAL;
+            goto out;
+        }
+        memcpy(f[i].sha256, sha256_hex[i], 65);
+    }
+    rc = ev_tree_hash(f, n, hex);
+out:
+    free(f);
+    return rc;
+}
+
+/* ---- derivation ------------------------------------------------------------ */
+
+/* The case with case_index idx, or NULL. */
+static const xcase *find_case(const xload *L, int64_t idx)
+{
+    size_t lo = 0, hi = L->cases.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const xcase *c = ex_vec_at(&L->cases, mid);
+        if (c->case_index == idx)
+            return c;
+        if (c->case_index < idx)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* The job with job_id id, or NULL. */
+static const xjob *find_job(const xload *L, int64_t id)
+{
+    size_t lo = 0, hi = L->jobs.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const xjob *j = ex_vec_at(&L->jobs, mid);
+        if (j->job_id == id)
+            return j;
+        if (j->job_id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return NULL;
+}
+
+/* Orders main-index entries by case, arm, then job_id. */
+static int cmp_main_ix(const void *pa, const void *pb)
+{
+    const xjob *a = *(const xjob *const *)pa, *b = *(const xjob *const *)pb;
+    int c = ex_cmp_i64(a->case_index, b->case_index);
+    if (!c)
+        c = strcmp(a->arm, b->arm);
+    return c ? c : ex_cmp_i64(a->job_id, b->job_id);
+}
+
+/* Builds L->main_ix.  EV_ENOMEM. */
+static ev_status build_main_index(xload *L)
+{
+    L->main_ix = calloc(L->jobs.n + 1, sizeof *L->main_ix);
+    if (!L->main_ix)
+        return EV_ENOMEM;
+    L->n_main_ix = 0;
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = ex_vec_at(&L->jobs, i);
+        if (j->has_case && !j->has_retry && !strcmp(j->phase, "main"))
+            L->main_ix[L->n_main_ix++] = j;
+    }
+    qsort(L->main_ix, L->n_main_ix, sizeof *L->main_ix, cmp_main_ix);
+    return EV_OK;
+}
+
+/* The main-phase, non-retry jobs of case idx and arm, one per round, in
+ * job_id order: *n of them from the returned slot of the main index. */
+const xjob *const *ex_main_jobs(const xload *L, int64_t idx, const char *arm, size_t *n)
+{
+    size_t lo = 0, hi = L->n_main_ix, k = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        const xjob *j = L->main_ix[mid];
+        int c = ex_cmp_i64(j->case_index, idx);
+        if (!c)
+            c = strcmp(j->arm, arm);
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    while (lo + k < L->n_main_ix && L->main_ix[lo + k]->case_index == idx &&
+           !strcmp(L->main_ix[lo + k]->arm, arm))
+        k++;
+    *n = k;
+    return (const xjob *const *)L->main_ix + lo;
+}
+
+/* The main-phase, non-retry job of case idx and arm (the lowest job_id
+ * when several: round 1), or NULL. */
+const xjob *ex_main_job(const xload *L, int64_t idx, const char *arm)
+{
+    size_t n;
+    const xjob *const *v = ex_main_jobs(L, idx, arm, &n);
+    return n ? v[0] : NULL;
+}
+
+/* Median of the per_op_us of attempt a's samples of the given timing.
+ * OUT: *med, *count (count always written; *med only when count > 0). */
+static ev_status attempt_median(const xload *L, const xattempt *a, int hot, double *med, int64_t *count)
+{
+    size_t b, e, k = 0;
+    ex_attempt_range(&L->samples, a->attempt_id, &b, &e);
+    double *v = malloc((e - b + 1) * sizeof *v);
+    if (!v)
+        return EV_ENOMEM;
+    for (size_t i = b; i < e; i++) {
+        const xsample *x = ex_vec_at(&L->samples, i);
+        if (x->hot == hot)
+            v[k++] = x->per_op_us;
+    }
+    ev_status rc = EV_OK;
+    *count = (int64_t)k;
+    if (k)
+        rc = ev_median(v, k, med);
+    free(v);
+    return rc;
+}
+
+/* Derives per-op times, outcomes, job ranges and medians.  err names the
+ * offending record. */
+ev_status ex_derive(xload *L, ev_err *err)
+{
+    ev_status rc;
+    for (size_t i = 0; i < L->samples.n; i++) {
+        xsample *x = ex_vec_at(&L->samples, i);
+        if (ev_bundle_per_op_us(x->elapsed_ms, x->replays, x->ops_per_graph, &x->per_op_us))
+            return ev_err_set(err, EV_ERANGE,
+                              "export: sample %" PRId64 " of attempt %" PRId64
+                              ": replays x ops_per_graph out of range",
+                              x->sample_index, x->attempt_id);
+    }
+    /* Attempt outcomes. */
+    for (size_t i = 0; i < L->atts.n; i++) {
+        xattempt *a = ex_vec_at(&L->atts, i);
+        size_t b, e;
+        ev_process_facts f;
+        memset(&f, 0, sizeof f);
+        f.has_process = a->has_process;
+        f.has_exit = a->has_exit;
+        f.exit_code = a->exit_code;
+        f.has_signal = a->has_signal;
+        f.signal = a->signal;
+        f.timed_out = a->timed_out;
+        f.interrupted = a->interrupted;
+        f.skipped = a->skipped;
+        f.records_ok = a->records_ok;
+        ex_attempt_range(&L->vals, a->attempt_id, &b, &e);
+        for (size_t k = b; k < e; k++)
+            if (!((const xval *)ex_vec_at(&L->vals, k))->passed)
+                f.validation_failed = 1;
+        a->outcome = ev_outcome_derive(&f);
+        for (size_t k = b; k < e; k++) {
+            xval *v = ex_vec_at(&L->vals, k);
+            v->job_id = a->job_id;
+            v->attempt = a->attempt;
+        }
+    }
+    /* Jobs: attempt ranges (both arrays ordered by job_id), case, retry. */
+    size_t ai = 0;
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        xjob *j = ex_vec_at(&L->jobs, i);
+        while (ai < L->atts.n && ((const xattempt *)ex_vec_at(&L->atts, ai))->job_id < j->job_id)
+            ai++;
+        j->att0 = ai;
+        while (ai < L->atts.n && ((const xattempt *)ex_vec_at(&L->atts, ai))->job_id == j->job_id)
+            ai++;
+        j->n_att = ai - j->att0;
+        j->c = j->has_case ? find_case(L, j->case_index) : NULL;
+        if (j->has_case && !j->c)
+            return ev_err_set(err, EV_EDB, "export: job %s names case %" PRId64 ", which the run lacks",
+                              j->job_key, j->case_index);
+        j->orig = j->has_retry ? find_job(L, j->retry_of) : NULL;
+        j->outcome = EV_OUT_INTERRUPTED;
+        j->median_reason = ev_outcome_name(j->outcome);
+        j->cold_reason = j->median_reason;
+        if (!j->n_att)
+            continue;
+        const xattempt *last = ex_vec_at(&L->atts, j->att0 + j->n_att - 1);
+        j->outcome = last->outcome;
+        j->median_reason = ev_outcome_name(j->outcome);
+        j->cold_reason = j->median_reason;
+        int64_t n_hot = 0, n_cold = 0;
+        double med = 0, cmed = 0;
+        if ((rc = attempt_median(L, last, 1, &med, &n_hot)) ||
+            (rc = attempt_median(L, last, 0, &cmed, &n_cold)))
+            return ev_err_set(err, rc, "export: median of job %s failed", j->job_key);
+        j->hot_n = n_hot;
+        if (j->outcome != EV_OUT_COMPLETED)
+            continue;
+        if (n_hot) {
+            j->has_median = 1;
+            j->median_us = med;
+        } else {
+            j->median_reason = "no hot samples";
+        }
+        if (n_cold) {
+            j->has_cold_median = 1;
+            j->cold_median_us = cmed;
+        } else {
+            j->cold_reason = "no cold samples";
+        }
+    }
+    if (build_main_index(L))
+        return ev_err_set(err, EV_ENOMEM, "export: out of memory");
+    /* Every attempt must belong to a job of the run. */
+    size_t counted = 0;
+    for (size_t i = 0; i < L->jobs.n; i++)
+        counted += ((const xjob *)ex_vec_at(&L->jobs, i))->n_att;
+    if (counted != L->atts.n)
+        return ev_err_set(err, EV_EDB, "export: %zu attempts belong to no job of the run",
+                          L->atts.n - counted);
+    /* Snapshot rows must hash to their recorded sha256. */
+    for (size_t i = 0; i < L->sources.n; i++) {
+        const xsource *x = ex_vec_at(&L->sources, i);
+        char hex[EV_SHA256_HEX_LEN + 1];
+        if ((rc = ev_sha256_hex(x->bytes ? x->bytes : "", x->len, hex)))
+            return ev_err_set(err, rc, "export: hashing sources/%s failed", x->path);
+        if (!x->sha256 || strcmp(hex, x->sha256))
+            return ev_err_set(err, EV_ECORRUPT,
+                              "export: snapshot row %s: bytes do not match the recorded sha256", x->path);
+    }
+    return EV_OK;
+}

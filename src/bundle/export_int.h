@@ -1,0 +1,208 @@
+/*
+ * export_int.h: what the exporter's files share (export.h is the
+ * interface): the loaded records of one run, the bundle being built, and
+ * the functions one file calls in another.  The files, in reading order:
+ *   export.c          ev_export_build: load, derive, write, package; receipts
+ *   export_load.c     every named query of the run into plain arrays
+ *   export_derive.c   outcomes, per-op times, medians, the main-job index
+ *   export_members.c  samples.csv, validation.json, model.json, proof
+ *                     receipts and provenance
+ * Private to src/bundle/.
+ */
+#ifndef EV_EXPORT_INT_H
+#define EV_EXPORT_INT_H
+
+#include "bundle/export.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "csv.h"
+#include "json.h"
+#include "names.h"
+#include "sha256.h"
+#include "stats.h"
+#include "bundle/figures.h"
+#include "bundle/jbuild.h"
+#include "bundle/projections.h"
+#include "bundle/report.h"
+#include "bundle/zipwrite.h"
+#include "model/model.h"
+#include "runner/plan.h"
+#include "runner/protocol.h"
+#include "runner/snapshot.h"
+#include "store/outcome.h"
+
+#define MAX_EXACT_INT (INT64_C(1) << 53)
+
+/* ---- loaded records ------------------------------------------------------ */
+
+typedef struct xrun {
+    int64_t run_id, seed, created_ns;
+    char *protocol_id, *protocol_path, *backend, *git_commit, *source_tree_hash;
+    int git_dirty;
+    void *protocol;
+    size_t protocol_len;
+} xrun;
+
+typedef struct xstatus {
+    int have;
+    char *status, *rescue_status;
+    int64_t finished_ns;
+} xstatus;
+
+typedef struct xinv {
+    int64_t invocation_id, started_ns;
+    int resumed;
+    char *host_hash, *profile_id, *env_json; /* profile/env NULL: no environment row */
+} xinv;
+
+typedef struct xsource {
+    char *path, *sha256;
+    void *bytes;
+    size_t len;
+} xsource;
+
+typedef struct xcase {
+    int64_t case_index, rows, cols, stride, default_rows;
+    char *op, *dtype, *role;
+} xcase;
+
+typedef struct xattempt {
+    int64_t attempt_id, job_id, attempt, invocation_id, started_ns;
+    int has_process;
+    int has_pid;
+    int64_t pid;
+    int has_exit;
+    int64_t exit_code;
+    int has_signal;
+    int64_t signal;
+    int timed_out, interrupted, skipped, records_ok;
+    int64_t record_count, ended_ns, wall_ns;
+    char *skip_reason, *protocol_error, *affinity, *stderr_tail;
+    ev_outcome outcome; /* derived */
+} xattempt;
+
+typedef struct xjob {
+    int64_t job_id, case_index, retry_of, plan_order;
+    int has_case, has_retry;
+    char *job_key, *phase, *arm, *label;
+    /* derived */
+    size_t att0, n_att;      /* range in the attempts array */
+    const xcase *c;          /* NULL for reference arms */
+    const struct xjob *orig; /* the job retried, or NULL */
+    ev_outcome outcome;
+    int has_median, has_cold_median;
+    double median_us, cold_median_us;
+    const char *median_reason, *cold_reason;
+    int64_t hot_n;
+} xjob;
+
+/* Per-attempt child rows: attempt_id first, so one lower-bound serves all. */
+typedef struct xsample {
+    int64_t attempt_id, sample_index, replays, ops_per_graph, sm_clock_mhz;
+    int hot, has_clock;
+    double elapsed_ms, per_op_us;
+} xsample;
+
+typedef struct xbinding {
+    int64_t attempt_id;
+    char *op, *dtype;
+    int64_t rows, cols, stride, in_span, out_span, in_align, out_align, threads;
+} xbinding;
+
+typedef struct xwarmup {
+    int64_t attempt_id, replays;
+    double target_ms, elapsed_ms;
+    int target_null, elapsed_null;
+} xwarmup;
+
+typedef struct xcal {
+    int64_t attempt_id, step, replays;
+    double elapsed_ms, target_ms;
+    int elapsed_null, target_null, chosen;
+} xcal;
+
+typedef struct xcold {
+    int64_t attempt_id, elapsed_ns;
+    char *name;
+} xcold;
+
+typedef struct xflush {
+    int64_t attempt_id, flush_bytes, cache_bytes;
+} xflush;
+
+typedef struct xval {
+    int64_t attempt_id, mismatches;
+    char *stage, *sha256;
+    int passed, mae_null, bound_null, has_output;
+    double max_abs_err, bound;
+    void *output;
+    size_t output_len;
+    int64_t job_id, attempt; /* derived: for the member name */
+} xval;
+
+typedef struct xnode {
+    int64_t attempt_id, node_index, grid[3], block[3];
+    char *function;
+} xnode;
+
+typedef struct xfit {
+    int64_t fit_id, created_ns;
+    char *model_json, *sha256;
+} xfit;
+
+/* A growable array of fixed-size elements. */
+typedef struct vec {
+    void *v;
+    size_t n, cap, size;
+} vec;
+
+/* Everything loaded for one run, plus an owner list of heap blocks. */
+typedef struct xload {
+    xrun run;
+    xstatus status;
+    vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes, fits;
+    void **owned;
+    size_t n_owned, cap_owned;
+    const struct xjob **main_ix; /* phase-main, non-retry jobs with a case, by (case, arm, job_id) */
+    size_t n_main_ix;
+} xload;
+
+/* One member being built: owned name and bytes. */
+typedef struct ev_bundle {
+    int64_t run_id;
+    ev_member *m;
+    char **names;
+    void **datas;
+    size_t n, cap;
+    char root[EV_SHA256_HEX_LEN + 1];
+} ev_bundle_t;
+
+/* export_load.c */
+void ex_attempt_range(const vec *v, int64_t attempt_id, size_t *b, size_t *e);
+int ex_cmp_i64(int64_t a, int64_t b);
+ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err);
+ev_status ex_own(xload *L, void *p);
+void *ex_vec_at(const vec *v, size_t i);
+void ex_xload_free(xload *L);
+
+/* export_derive.c */
+ev_status ex_derive(xload *L, ev_err *err);
+const xjob *ex_main_job(const xload *L, int64_t idx, const char *arm);
+const xjob *const *ex_main_jobs(const xload *L, int64_t idx, const char *arm, size_t *n);
+
+/* export_members.c */
+void ex_output_name(const xval *v, char *name, size_t cap);
+ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err);
+ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out);
+ev_status ex_write_provenance(const xload *L, const char *tree_hash, ev_buf *out);
+ev_status ex_write_samples_csv(const xload *L, ev_buf *out);
+ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err);
+
+#endif

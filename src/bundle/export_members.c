@@ -1,0 +1,624 @@
+/*
+ * export_members.c: the members written from a run: samples.csv,
+ * validation.json, model.json, proof-receipts.json and provenance.json,
+ * exactly as docs/bundle-format.md says (export_int.h).
+ */
+#include "export_int.h"
+
+void ex_output_name(const xval *v, char *name, size_t cap)
+{
+    snprintf(name, cap, "outputs/%" PRId64 "-%" PRId64 ".bin", v->job_id, v->attempt);
+}
+
+/* Writes samples.csv into out. */
+ev_status ex_write_samples_csv(const xload *L, ev_buf *out)
+{
+    static const char header[] =
+        "run_id,job_id,attempt,op,rows,cols,stride,dtype,default_rows,role,arm,phase,label,outcome,timing,"
+        "sample_index,replays,ops_per_graph,elapsed_ms,per_op_us,job_key,attempt_id,attempt_outcome,sm_clock_"
+        "mhz\n";
+    ev_status rc = ev_buf_puts(out, header);
+    for (size_t i = 0; i < L->jobs.n && !rc; i++) {
+        const xjob *j = ex_vec_at(&L->jobs, i);
+        for (size_t k = 0; k < j->n_att && !rc; k++) {
+            const xattempt *a = ex_vec_at(&L->atts, j->att0 + k);
+            size_t b, e;
+            ex_attempt_range(&L->samples, a->attempt_id, &b, &e);
+            for (size_t si = b; si < e && !rc; si++) {
+                const xsample *x = ex_vec_at(&L->samples, si);
+                const xcase *c = j->c;
+                if ((rc = ev_csv_put_i64(out, L->run.run_id, 0)) ||
+                    (rc = ev_csv_put_i64(out, j->job_id, 0)) || (rc = ev_csv_put_i64(out, a->attempt, 0)))
+                    break;
+                if (c) {
+                    if ((rc = ev_csv_put(out, c->op, 0)) || (rc = ev_csv_put_i64(out, c->rows, 0)) ||
+                        (rc = ev_csv_put_i64(out, c->cols, 0)) || (rc = ev_csv_put_i64(out, c->stride, 0)) ||
+                        (rc = ev_csv_put(out, c->dtype, 0)) ||
+                        (rc = ev_csv_put_i64(out, c->default_rows, 0)) || (rc = ev_csv_put(out, c->role, 0)))
+                        break;
+                } else {
+                    rc = ev_buf_puts(out, ",,,,,,,");
+                    if (rc)
+                        break;
+                }
+                if ((rc = ev_csv_put(out, j->arm, 0)) || (rc = ev_csv_put(out, j->phase, 0)) ||
+                    (rc = ev_csv_put(out, j->label, 0)) ||
+                    (rc = ev_csv_put(out, ev_outcome_name(j->outcome), 0)) ||
+                    (rc = ev_csv_put(out, x->hot ? "hot" : "cold", 0)) ||
+                    (rc = ev_csv_put_i64(out, x->sample_index, 0)) ||
+                    (rc = ev_csv_put_i64(out, x->replays, 0)) ||
+                    (rc = ev_csv_put_i64(out, x->ops_per_graph, 0)) ||
+                    (rc = ev_csv_put_double(out, x->elapsed_ms, 0)) ||
+                    (rc = ev_csv_put_double(out, x->per_op_us, 0)) || (rc = ev_csv_put(out, j->job_key, 0)) ||
+                    (rc = ev_csv_put_i64(out, a->attempt_id, 0)) ||
+                    (rc = ev_csv_put(out, ev_outcome_name(a->outcome), 0)))
+                    break;
+                rc = x->has_clock ? ev_csv_put_i64(out, x->sm_clock_mhz, 1) : ev_csv_put(out, "", 1);
+            }
+        }
+    }
+    return rc;
+}
+
+/* Adds one attempt's object (with every receipt) to the array arr. */
+static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr)
+{
+    cJSON *o = ev_jb_obj(b, arr, NULL);
+    size_t lo, hi;
+    ev_jb_i64(b, o, "attempt", a->attempt);
+    ev_jb_i64(b, o, "attempt_id", a->attempt_id);
+    ev_jb_i64(b, o, "invocation_id", a->invocation_id);
+    ev_jb_ns(b, o, "started_ns", a->started_ns);
+    ev_jb_str(b, o, "outcome", ev_outcome_name(a->outcome));
+    if (a->has_process) {
+        cJSON *p = ev_jb_obj(b, o, "process");
+        ev_jb_i64n(b, p, "pid", a->has_pid, a->pid);
+        ev_jb_i64n(b, p, "exit_code", a->has_exit, a->exit_code);
+        ev_jb_i64n(b, p, "signal", a->has_signal, a->signal);
+        ev_jb_bool(b, p, "timed_out", a->timed_out);
+        ev_jb_bool(b, p, "interrupted", a->interrupted);
+        ev_jb_bool(b, p, "skipped", a->skipped);
+        ev_jb_str(b, p, "skip_reason", a->skip_reason);
+        ev_jb_i64(b, p, "record_count", a->record_count);
+        ev_jb_bool(b, p, "records_ok", a->records_ok);
+        ev_jb_str(b, p, "protocol_error", a->protocol_error);
+        ev_jb_str(b, p, "affinity", a->affinity);
+        ev_jb_str(b, p, "stderr_tail", a->stderr_tail);
+        ev_jb_ns(b, p, "ended_ns", a->ended_ns);
+        ev_jb_ns(b, p, "wall_ns", a->wall_ns);
+    } else {
+        ev_jb_null(b, o, "process");
+    }
+
+    ex_attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
+    if (lo < hi) {
+        const xbinding *x = ex_vec_at(&L->bindings, lo);
+        cJSON *p = ev_jb_obj(b, o, "binding");
+        ev_jb_str(b, p, "op", x->op);
+        ev_jb_str(b, p, "dtype", x->dtype);
+        ev_jb_i64(b, p, "rows", x->rows);
+        ev_jb_i64(b, p, "cols", x->cols);
+        ev_jb_i64(b, p, "stride", x->stride);
+        ev_jb_i64(b, p, "in_span", x->in_span);
+        ev_jb_i64(b, p, "out_span", x->out_span);
+        ev_jb_i64(b, p, "in_align", x->in_align);
+        ev_jb_i64(b, p, "out_align", x->out_align);
+        ev_jb_i64(b, p, "threads", x->threads);
+    } else {
+        ev_jb_null(b, o, "binding");
+    }
+
+    ex_attempt_range(&L->warmups, a->attempt_id, &lo, &hi);
+    if (lo < hi) {
+        const xwarmup *x = ex_vec_at(&L->warmups, lo);
+        cJSON *p = ev_jb_obj(b, o, "warmup");
+        ev_jb_dbl(b, p, "target_ms", !x->target_null, x->target_ms, "null in store");
+        ev_jb_dbl(b, p, "elapsed_ms", !x->elapsed_null, x->elapsed_ms, "null in store");
+        ev_jb_i64(b, p, "replays", x->replays);
+    } else {
+        ev_jb_null(b, o, "warmup");
+    }
+
+    cJSON *cals = ev_jb_arr(b, o, "calibrations");
+    ex_attempt_range(&L->cals, a->attempt_id, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        const xcal *x = ex_vec_at(&L->cals, i);
+        cJSON *p = ev_jb_obj(b, cals, NULL);
+        ev_jb_i64(b, p, "step", x->step);
+        ev_jb_i64(b, p, "replays", x->replays);
+        ev_jb_dbl(b, p, "elapsed_ms", !x->elapsed_null, x->elapsed_ms, "null in store");
+        ev_jb_bool(b, p, "chosen", x->chosen);
+        ev_jb_dbl(b, p, "target_ms", !x->target_null, x->target_ms, "null in store");
+    }
+
+    ex_attempt_range(&L->flushes, a->attempt_id, &lo, &hi);
+    if (lo < hi) {
+        const xflush *x = ex_vec_at(&L->flushes, lo);
+        cJSON *p = ev_jb_obj(b, o, "flush");
+        ev_jb_i64(b, p, "flush_bytes", x->flush_bytes);
+        ev_jb_i64(b, p, "cache_bytes", x->cache_bytes);
+    } else {
+        ev_jb_null(b, o, "flush");
+    }
+
+    cJSON *colds = ev_jb_arr(b, o, "cold_timings");
+    ex_attempt_range(&L->colds, a->attempt_id, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        const xcold *x = ex_vec_at(&L->colds, i);
+        cJSON *p = ev_jb_obj(b, colds, NULL);
+        ev_jb_str(b, p, "name", x->name);
+        ev_jb_ns(b, p, "elapsed_ns", x->elapsed_ns);
+    }
+
+    cJSON *vals = ev_jb_arr(b, o, "validations");
+    ex_attempt_range(&L->vals, a->attempt_id, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        const xval *x = ex_vec_at(&L->vals, i);
+        cJSON *p = ev_jb_obj(b, vals, NULL);
+        ev_jb_str(b, p, "stage", x->stage);
+        ev_jb_bool(b, p, "passed", x->passed);
+        ev_jb_dbl(b, p, "max_abs_err", !x->mae_null, x->max_abs_err, "null in store");
+        ev_jb_dbl(b, p, "bound", !x->bound_null, x->bound, "null in store");
+        ev_jb_i64(b, p, "mismatches", x->mismatches);
+        ev_jb_str(b, p, "output_sha256", x->sha256);
+        if (x->has_output && !strcmp(x->stage, "first")) {
+            char name[96];
+            ex_output_name(x, name, sizeof name);
+            ev_jb_str(b, p, "output_member", name);
+            ev_jb_i64(b, p, "output_size", (int64_t)x->output_len);
+        } else {
+            ev_jb_null(b, p, "output_member");
+            ev_jb_null(b, p, "output_size");
+        }
+    }
+
+    cJSON *nodes = ev_jb_arr(b, o, "graph_nodes");
+    ex_attempt_range(&L->nodes, a->attempt_id, &lo, &hi);
+    for (size_t i = lo; i < hi; i++) {
+        const xnode *x = ex_vec_at(&L->nodes, i);
+        cJSON *p = ev_jb_obj(b, nodes, NULL);
+        ev_jb_i64(b, p, "node_index", x->node_index);
+        ev_jb_str(b, p, "function", x->function);
+        cJSON *g = ev_jb_arr(b, p, "grid");
+        cJSON *k = ev_jb_arr(b, p, "block");
+        for (int d = 0; d < 3; d++) {
+            ev_jb_i64(b, g, NULL, x->grid[d]);
+            ev_jb_i64(b, k, NULL, x->block[d]);
+        }
+    }
+
+    ex_attempt_range(&L->samples, a->attempt_id, &lo, &hi);
+    int64_t nh = 0, nc = 0;
+    for (size_t i = lo; i < hi; i++) {
+        if (((const xsample *)ex_vec_at(&L->samples, i))->hot)
+            nh++;
+        else
+            nc++;
+    }
+    ev_jb_i64(b, o, "hot_samples", nh);
+    ev_jb_i64(b, o, "cold_samples", nc);
+}
+
+/* Adds the drift object to root. */
+static void json_drift(ev_jb *b, const xload *L, cJSON *root)
+{
+    cJSON *d = ev_jb_obj(b, root, "drift");
+    cJSON *arr = ev_jb_arr(b, d, "cases");
+    int have = 0;
+    double mn = 0, mx = 0;
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *r = ex_vec_at(&L->jobs, i);
+        if (strcmp(r->phase, "recheck") || strcmp(r->arm, "default") || !r->has_case)
+            continue;
+        const xjob *m = ex_main_job(L, r->case_index, "default");
+        cJSON *o = ev_jb_obj(b, arr, NULL);
+        char reason[64];
+        ev_jb_i64(b, o, "case_index", r->case_index);
+        ev_jb_str(b, o, "main_job_key", m ? m->job_key : NULL);
+        ev_jb_str(b, o, "recheck_job_key", r->job_key);
+        ev_jb_dbl(b, o, "main_median_us", m && m->has_median, m ? m->median_us : 0,
+                  m ? m->median_reason : "no main job");
+        ev_jb_dbl(b, o, "recheck_median_us", r->has_median, r->median_us, r->median_reason);
+        if (!m) {
+            ev_jb_dbl(b, o, "drift", 0, 0, "no main job");
+        } else if (!m->has_median) {
+            snprintf(reason, sizeof reason, "main %s", m->median_reason);
+            ev_jb_dbl(b, o, "drift", 0, 0, reason);
+        } else if (!r->has_median) {
+            snprintf(reason, sizeof reason, "recheck %s", r->median_reason);
+            ev_jb_dbl(b, o, "drift", 0, 0, reason);
+        } else {
+            double v = r->median_us / m->median_us - 1.0;
+            ev_jb_dbl(b, o, "drift", 1, v, NULL);
+            if (isfinite(v)) {
+                if (!have || v < mn)
+                    mn = v;
+                if (!have || v > mx)
+                    mx = v;
+                have = 1;
+            }
+        }
+    }
+    ev_jb_dbl(b, d, "min", have, mn, "no drift values");
+    ev_jb_dbl(b, d, "max", have, mx, "no drift values");
+}
+
+/* Adds "figures" (src/bundle/figures.h) to root: every job's last-attempt
+ * hot and cold per_op_us, in samples.csv order. */
+static void json_figures(ev_jb *b, const xload *L, cJSON *root, ev_err *err)
+{
+    ev_fig_job *fj = calloc(L->jobs.n + 1, sizeof *fj);
+    double *vals = calloc(L->samples.n + 1, sizeof *vals);
+    size_t used = 0;
+    cJSON *fig = NULL;
+    if (!fj || !vals) {
+        if (!b->rc)
+            b->rc = EV_ENOMEM;
+        goto out;
+    }
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = ex_vec_at(&L->jobs, i);
+        ev_fig_job *f = &fj[i];
+        f->job_key = j->job_key;
+        f->phase = j->phase;
+        f->arm = j->arm;
+        f->case_index = j->has_case ? j->case_index : -1;
+        f->retry = j->has_retry;
+        f->outcome = ev_outcome_name(j->outcome);
+        if (!j->n_att)
+            continue;
+        const xattempt *a = ex_vec_at(&L->atts, j->att0 + j->n_att - 1);
+        size_t lo, hi;
+        ex_attempt_range(&L->samples, a->attempt_id, &lo, &hi);
+        for (int hot = 0; hot < 2; hot++) {
+            double *start = vals + used;
+            size_t n = 0;
+            for (size_t k = lo; k < hi; k++) {
+                const xsample *x = ex_vec_at(&L->samples, k);
+                if (x->hot != hot)
+                    continue;
+                vals[used++] = x->per_op_us;
+                n++;
+                if (hot && x->has_clock) {
+                    if (!f->has_clock || x->sm_clock_mhz < f->clock_min)
+                        f->clock_min = x->sm_clock_mhz;
+                    if (!f->has_clock || x->sm_clock_mhz > f->clock_max)
+                        f->clock_max = x->sm_clock_mhz;
+                    f->has_clock = 1;
+                }
+            }
+            if (hot) {
+                f->hot = start;
+                f->n_hot = n;
+            } else {
+                f->cold = start;
+                f->n_cold = n;
+            }
+        }
+    }
+    ev_fig_input in = {fj, L->jobs.n, L->run.seed};
+    if (!b->rc) {
+        ev_status rc = ev_figures_build(&in, &fig, err);
+        if (rc)
+            b->rc = rc;
+        else
+            ev_jb_put(b, root, "figures", fig);
+    }
+out:
+    free(fj);
+    free(vals);
+}
+
+/* Writes validation.json into out; model_json is the bundle's model.json
+ * (for store_fit.equals_model_json). */
+ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err)
+{
+    ev_jb b = {EV_OK};
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        return EV_ENOMEM;
+    ev_jb_str(&b, root, "format", "evident-validation/1");
+
+    cJSON *run = ev_jb_obj(&b, root, "run");
+    ev_jb_i64(&b, run, "run_id", L->run.run_id);
+    ev_jb_str(&b, run, "protocol_id", L->run.protocol_id);
+    ev_jb_str(&b, run, "protocol_path", L->run.protocol_path);
+    ev_jb_str(&b, run, "backend", L->run.backend);
+    ev_jb_i64(&b, run, "seed", L->run.seed);
+    ev_jb_ns(&b, run, "created_ns", L->run.created_ns);
+    if (L->status.have) {
+        ev_jb_str(&b, run, "status", L->status.status);
+    } else {
+        ev_jb_null(&b, run, "status");
+        ev_jb_str(&b, run, "status_reason", "run not finished");
+    }
+    ev_jb_str(&b, run, "rescue_status", L->status.have ? L->status.rescue_status : NULL);
+    if (L->status.have)
+        ev_jb_ns(&b, run, "finished_ns", L->status.finished_ns);
+    else
+        ev_jb_null(&b, run, "finished_ns");
+
+    cJSON *invs = ev_jb_arr(&b, root, "invocations");
+    for (size_t i = 0; i < L->invs.n; i++) {
+        const xinv *x = ex_vec_at(&L->invs, i);
+        cJSON *o = ev_jb_obj(&b, invs, NULL);
+        ev_jb_i64(&b, o, "invocation_id", x->invocation_id);
+        ev_jb_ns(&b, o, "started_ns", x->started_ns);
+        ev_jb_bool(&b, o, "resumed", x->resumed);
+        ev_jb_str(&b, o, "host_hash", x->host_hash);
+        ev_jb_str(&b, o, "profile_id", x->profile_id);
+        ev_jb_str(&b, o, "environment_record", x->env_json);
+        cJSON *env = NULL;
+        char why[sizeof((ev_err *)0)->msg];
+        if (ev_proj_environment(x->env_json, &env, why, sizeof why) && !b.rc)
+            b.rc = EV_ENOMEM;
+        if (env) {
+            ev_jb_put(&b, o, "environment", env);
+        } else {
+            ev_jb_null(&b, o, "environment");
+            ev_jb_str(&b, o, "environment_reason", why);
+        }
+    }
+
+    cJSON *cases = ev_jb_arr(&b, root, "cases");
+    for (size_t i = 0; i < L->cases.n; i++) {
+        const xcase *c = ex_vec_at(&L->cases, i);
+        cJSON *o = ev_jb_obj(&b, cases, NULL);
+        ev_jb_i64(&b, o, "case_index", c->case_index);
+        ev_jb_str(&b, o, "op", c->op);
+        ev_jb_i64(&b, o, "rows", c->rows);
+        ev_jb_i64(&b, o, "cols", c->cols);
+        ev_jb_i64(&b, o, "stride", c->stride);
+        ev_jb_str(&b, o, "dtype", c->dtype);
+        ev_jb_i64(&b, o, "default_rows", c->default_rows);
+        ev_jb_str(&b, o, "role", c->role);
+    }
+
+    int64_t by_outcome[EV_OUT_COUNT] = {0};
+    int64_t n_hot = 0, n_cold = 0, n_outputs = 0;
+    cJSON *jobs = ev_jb_arr(&b, root, "jobs");
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = ex_vec_at(&L->jobs, i);
+        by_outcome[j->outcome]++;
+        cJSON *o = ev_jb_obj(&b, jobs, NULL);
+        ev_jb_i64(&b, o, "job_id", j->job_id);
+        ev_jb_str(&b, o, "job_key", j->job_key);
+        ev_jb_str(&b, o, "phase", j->phase);
+        ev_jb_i64n(&b, o, "case_index", j->has_case, j->case_index);
+        ev_jb_str(&b, o, "arm", j->arm);
+        ev_jb_str(&b, o, "label", j->label);
+        ev_jb_i64(&b, o, "plan_order", j->plan_order);
+        ev_jb_str(&b, o, "retry_of", j->orig ? j->orig->job_key : NULL);
+        ev_jb_i64n(&b, o, "retry_of_job_id", j->has_retry, j->retry_of);
+        ev_jb_str(&b, o, "outcome", ev_outcome_name(j->outcome));
+        ev_jb_i64n(&b, o, "last_attempt", j->n_att > 0,
+                   j->n_att ? ((const xattempt *)ex_vec_at(&L->atts, j->att0 + j->n_att - 1))->attempt : 0);
+        ev_jb_dbl(&b, o, "median_us", j->has_median, j->median_us, j->median_reason);
+        ev_jb_i64(&b, o, "hot_samples", j->hot_n);
+        ev_jb_dbl(&b, o, "cold_median_us", j->has_cold_median, j->cold_median_us, j->cold_reason);
+        cJSON *atts = ev_jb_arr(&b, o, "attempts");
+        for (size_t k = 0; k < j->n_att; k++)
+            json_attempt(&b, L, ex_vec_at(&L->atts, j->att0 + k), atts);
+    }
+    for (size_t i = 0; i < L->samples.n; i++) {
+        if (((const xsample *)ex_vec_at(&L->samples, i))->hot)
+            n_hot++;
+        else
+            n_cold++;
+    }
+    for (size_t i = 0; i < L->vals.n; i++) {
+        const xval *v = ex_vec_at(&L->vals, i);
+        if (v->has_output && !strcmp(v->stage, "first"))
+            n_outputs++;
+    }
+
+    json_drift(&b, L, root);
+
+    cJSON *sf = ev_jb_obj(&b, root, "store_fit");
+    ev_jb_i64(&b, sf, "fits", (int64_t)L->fits.n);
+    if (L->fits.n) {
+        const xfit *f = ex_vec_at(&L->fits, L->fits.n - 1);
+        size_t flen = strlen(f->model_json);
+        ev_jb_i64(&b, sf, "fit_id", f->fit_id);
+        ev_jb_str(&b, sf, "sha256", f->sha256);
+        ev_jb_bool(&b, sf, "equals_model_json",
+                   flen == model_json->len && !memcmp(f->model_json, model_json->data, flen));
+    } else {
+        ev_jb_null(&b, sf, "fit_id");
+        ev_jb_null(&b, sf, "sha256");
+        ev_jb_null(&b, sf, "equals_model_json");
+    }
+
+    cJSON *sum = ev_jb_obj(&b, root, "summary");
+    ev_jb_i64(&b, sum, "planned_jobs", (int64_t)L->jobs.n);
+    cJSON *bo = ev_jb_obj(&b, sum, "jobs_by_outcome");
+    for (int k = 0; k < EV_OUT_COUNT; k++)
+        ev_jb_i64(&b, bo, ev_outcome_name((ev_outcome)k), by_outcome[k]);
+    ev_jb_i64(&b, sum, "attempts", (int64_t)L->atts.n);
+    ev_jb_i64(&b, sum, "samples", (int64_t)L->samples.n);
+    ev_jb_i64(&b, sum, "hot_samples", n_hot);
+    ev_jb_i64(&b, sum, "cold_samples", n_cold);
+    ev_jb_i64(&b, sum, "outputs", n_outputs);
+    json_figures(&b, L, root, err);
+    return ev_jb_finish(&b, root, out);
+}
+
+/* ---- the model ------------------------------------------------------------- */
+
+/* The protocol's decision threshold, `decision_threshold`, exactly as the
+ * runner's ex_own parser reads it (its default 0.05 included), so the
+ * exporter, the runner's policy phase and the verifier's refit use one
+ * value.  A protocol the parser refuses (it could not have been run)
+ * falls back to the top-level number, else 0.05. */
+static double protocol_threshold(const xload *L)
+{
+    double t = 0.05;
+    ev_protocol p;
+    memset(&p, 0, sizeof p);
+    if (!ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &p, NULL)) {
+        t = p.decision_threshold;
+        ev_protocol_free(&p);
+        return t;
+    }
+    ev_protocol_free(&p);
+    cJSON *tree = NULL;
+    if (!ev_json_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, 0, &tree, NULL)) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, "decision_threshold");
+        if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
+            t = v->valuedouble;
+    }
+    cJSON_Delete(tree);
+    return t;
+}
+
+/* Builds model.json into out: observations from the medians, fit, print. */
+ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
+{
+    static const char *const arms[3] = {"default", "rows1", "rows2"};
+    ev_status rc = EV_OK;
+    ev_obs *obs = NULL;
+    ev_excluded *exc = NULL;
+    size_t n_obs = 0, n_exc = 0;
+    ev_fit *fit = NULL;
+
+    if (L->cases.n) {
+        obs = calloc(L->cases.n * 3, sizeof *obs);
+        exc = calloc(L->cases.n, sizeof *exc);
+        if (!obs || !exc) {
+            rc = ev_err_set(err, EV_ENOMEM, "export: out of memory building the observations");
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < L->cases.n; i++) {
+        const xcase *c = ex_vec_at(&L->cases, i);
+        ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
+        ev_obs_sched sched[3];
+        memset(sched, 0, sizeof sched);
+        for (int k = 0; k < 3; k++) {
+            size_t nr;
+            const xjob *const *jr = ex_main_jobs(L, c->case_index, arms[k], &nr);
+            for (size_t q = 0; q < nr; q++) {
+                const xjob *js = jr[q];
+                ev_obs_job j;
+                memset(&j, 0, sizeof j);
+                j.round = ev_plan_label_round(js->label);
+                j.outcome = ev_outcome_name(js->outcome);
+                if (js->n_att) {
+                    size_t lo, hi;
+                    const xattempt *a = ex_vec_at(&L->atts, js->att0 + js->n_att - 1);
+                    ex_attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
+                    j.has_binding = lo < hi;
+                }
+                j.has_median = js->has_median;
+                j.median_us = js->median_us;
+                ev_obs_add(&sched[k], &j);
+            }
+        }
+        ev_obs_select(&oc, sched, obs, &n_obs, exc, &n_exc);
+    }
+
+    int64_t sms = 1;
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = ex_vec_at(&L->jobs, i);
+        if (strcmp(j->phase, "main") || j->outcome != EV_OUT_COMPLETED || !j->n_att)
+            continue;
+        const xattempt *a = ex_vec_at(&L->atts, j->att0 + j->n_att - 1);
+        size_t lo, hi;
+        ex_attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
+        if (lo < hi) {
+            sms = ((const xbinding *)ex_vec_at(&L->bindings, lo))->threads;
+            break;
+        }
+    }
+
+    ev_fit_input in;
+    memset(&in, 0, sizeof in);
+    in.obs = obs;
+    in.n_obs = n_obs;
+    in.excluded = exc;
+    in.n_excluded = n_exc;
+    in.sms = sms;
+    in.threshold = protocol_threshold(L);
+    ev_err ferr;
+    ferr.msg[0] = '\0';
+    ev_status frc = ev_model_fit(&in, &fit, &ferr);
+    if (frc == EV_ENOMEM) {
+        rc = ev_err_set(err, frc, "export: out of memory fitting the model");
+        goto out;
+    }
+    if (!frc) {
+        rc = ev_fit_to_json(fit, out, err);
+        goto out;
+    }
+    /* A failed fit is evidence too: say why, exactly. */
+    ev_jb b = {EV_OK};
+    cJSON *root = cJSON_CreateObject();
+    ev_jb_str(&b, root, "format", "evident-model/1");
+    ev_jb_null(&b, root, "fit");
+    ev_jb_str(&b, root, "fit_reason", ferr.msg[0] ? ferr.msg : ev_strerror(frc));
+    ev_jb_str(&b, root, "status", ev_strerror(frc));
+    rc = ev_jb_finish(&b, root, out);
+    if (rc)
+        ev_err_set(err, rc, "export: writing model.json failed");
+out:
+    ev_fit_free(fit);
+    free(obs);
+    free(exc);
+    return rc;
+}
+
+/* ---- proof receipts and provenance ------------------------------------------ */
+
+/* The snapshot rows as the projections see them (path order, as the
+ * store query returns them). */
+static ev_status proj_sources(const xload *L, ev_proj_source **out)
+{
+    ev_proj_source *v = calloc(L->sources.n + 1, sizeof *v);
+    if (!v)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < L->sources.n; i++) {
+        const xsource *x = ex_vec_at(&L->sources, i);
+        v[i] = (ev_proj_source){x->path, x->sha256, x->len};
+    }
+    *out = v;
+    return EV_OK;
+}
+
+/* Writes proof-receipts.json into out (bundle/projections.h). */
+ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out)
+{
+    const xinv *first = L->invs.n ? ex_vec_at(&L->invs, 0) : NULL;
+    ev_proj_source *src = NULL;
+    ev_status rc = proj_sources(L, &src);
+    if (rc)
+        return rc;
+    ev_proof_in in = {L->run.backend, first ? first->env_json : NULL, src, L->sources.n, tree_hash};
+    rc = ev_proof_build(&in, out);
+    free(src);
+    return rc;
+}
+
+/* Writes provenance.json into out (bundle/projections.h). */
+ev_status ex_write_provenance(const xload *L, const char *tree_hash, ev_buf *out)
+{
+    const char **ids = calloc(L->invs.n + 1, sizeof *ids);
+    if (!ids)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < L->invs.n; i++)
+        ids[i] = ((const xinv *)ex_vec_at(&L->invs, i))->profile_id;
+    ev_prov_in in = {L->run.run_id,
+                     L->run.git_commit,
+                     L->run.git_dirty,
+                     tree_hash,
+                     L->run.source_tree_hash,
+                     L->run.protocol_id,
+                     ids,
+                     L->invs.n,
+                     L->run.backend,
+                     L->run.seed,
+                     L->run.created_ns,
+                     "evident " EV_VERSION};
+    ev_status rc = ev_provenance_build(&in, out);
+    free(ids);
+    return rc;
+}
