@@ -1,0 +1,82 @@
+/*
+ * report_int.h: what the report's files share (report.h is the interface):
+ * the parsed members a report is drawn from, and the functions one file
+ * calls in another.  The files, in reading order:
+ *   report.c       reading: the members parsed, indexed and looked up; what
+ *                  a table cell shows (a job's median or outcome, the best
+ *                  peer, a failure's reason)
+ *   report_html.c  report.html: the sections and their tables
+ *   report_svg.c   the per-case charts (inline SVG)
+ *   report_md.c    the markdown case table
+ * Private to src/bundle/.
+ */
+#ifndef EV_REPORT_INT_H
+#define EV_REPORT_INT_H
+
+#include "bundle/report.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "json.h"
+#include "stats.h"
+
+/* The parsed members a report is drawn from. */
+typedef struct rep {
+    cJSON *val;   /* validation.json (required) */
+    cJSON *model; /* model.json, or NULL */
+    cJSON *prov;  /* provenance.json, or NULL */
+    const cJSON *jobs, *cases;
+    char **arms; /* arm columns of the case table, in display order */
+    size_t n_arms;
+    struct kv *ix; /* lookups by key (see rep_index) */
+    size_t n_ix;
+} rep;
+
+/* One index entry: a key naming what the object is, and the object. */
+typedef struct kv {
+    char *key;
+    const cJSON *obj;
+    size_t order; /* insertion order: the first of equal keys wins */
+} kv;
+
+/* report.c */
+const char *rp_arm_cell(const rep *r, int64_t idx, const char *arm, const char *phase, char *t, size_t cap);
+int rp_arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phase, double *v);
+const char *rp_arm_phase(const char *arm);
+const char *rp_case_label(const cJSON *c, char *t, size_t cap);
+const char *rp_failure_reason(const cJSON *j, char *t, size_t cap);
+const cJSON *rp_find_decision(const rep *r, const cJSON *c);
+const cJSON *rp_find_job(const rep *r, int64_t idx, const char *arm, const char *phase);
+const cJSON *rp_find_retry(const rep *r, const char *job_key);
+const cJSON *rp_ix_find(const rep *r, const char *key);
+int64_t rp_jint(const cJSON *o, const char *key, int64_t dflt);
+int rp_jnum(const cJSON *o, const char *key, double *out);
+const char *rp_job_cell(const rep *r, const cJSON *j, char *t, size_t cap);
+const char *rp_jstr(const cJSON *o, const char *key);
+int rp_jtrue(const cJSON *o, const char *key);
+int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v);
+int rp_md_ceiling_bytes(const cJSON *j, double *bytes);
+int rp_md_median(const cJSON *j, double *v);
+const cJSON *rp_md_ref_job(const rep *r, const char *arm, int *used_retry);
+void rp_rep_free(rep *r);
+ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err);
+int64_t rp_rounds_of(const rep *r);
+const char *rp_verdict_short(const cJSON *p);
+
+/* report_html.c */
+const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against);
+const char *rp_fmt(char t[48], double v, int d);
+ev_status rp_put_esc(ev_buf *b, const char *s);
+ev_status rp_put_md(ev_buf *b, const char *s);
+
+/* report_svg.c */
+int rp_numv(const cJSON *n, double *v);
+ev_status rp_sec_case_charts(const rep *r, ev_buf *b);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * report_md.c: the markdown case table (docs/h200-results.md pastes it):
+ * the header, one row per case, the closing summary (report_int.h).
+ */
+#include "report_int.h"
+
+static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_floor)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
+    const char *st = rp_jstr(run, "status"), *rs = rp_jstr(run, "rescue_status");
+    char t[48], u[48];
+    double v, bytes;
+    int fr, cr;
+    const cJSON *fj = rp_md_ref_job(r, "floor", &fr), *cj = rp_md_ref_job(r, "ceiling", &cr);
+    *have_floor = 0;
+    ev_status rc = ev_buf_printf(b, "Run %" PRId64 " (backend ", rp_jint(run, "run_id", -1));
+    if (!rc)
+        rc = rp_put_md(b, rp_jstr(run, "backend"));
+    if (!rc)
+        rc = ev_buf_puts(b, ", protocol ");
+    if (!rc)
+        rc = rp_put_md(b, rp_jstr(run, "protocol_path"));
+    if (!rc)
+        rc = ev_buf_puts(b, "): status ");
+    if (!rc)
+        rc = rp_put_md(b, st ? st : rp_jstr(run, "status_reason"));
+    if (!rc)
+        rc = ev_buf_puts(b, ", rescue status ");
+    if (!rc)
+        rc = rp_put_md(b, rs ? rs : "none");
+    if (!rc)
+        rc = ev_buf_puts(b, ".  Every figure is the median of the hot samples of a job's last attempt, "
+                            "in microseconds per op; a job that did not complete shows its outcome and "
+                            "enters no ratio.\n\n");
+    if (!rc && rp_md_median(fj, &v)) {
+        *floor_us = v;
+        *have_floor = 1;
+        rc = ev_buf_printf(b, "- floor (an empty kernel node, the per-op launch floor): %s us%s\n",
+                           rp_fmt(t, v, 4), fr ? " (its rescue retry)" : "");
+    } else if (!rc) {
+        rc = ev_buf_puts(b, "- floor: ");
+        if (!rc)
+            rc = rp_put_md(b, fj ? rp_jstr(fj, "outcome") : "not in this run");
+        if (!rc)
+            rc = ev_buf_puts(b, "; no auto / floor ratio\n");
+    }
+    if (!rc && rp_md_median(cj, &v)) {
+        rc = ev_buf_printf(b, "- ceiling (a streaming read): %s us%s", rp_fmt(t, v, 4),
+                           cr ? " (its rescue retry)" : "");
+        if (!rc && rp_md_ceiling_bytes(cj, &bytes))
+            rc = ev_buf_printf(b, " for %.0f bytes per op = %s GB/s", bytes, rp_fmt(u, bytes / v * 1e-3, 1));
+        if (!rc)
+            rc = ev_buf_puts(b, "\n");
+    } else if (!rc) {
+        rc = ev_buf_puts(b, "- ceiling: ");
+        if (!rc)
+            rc = rp_put_md(b, cj ? rp_jstr(cj, "outcome") : "not in this run");
+        if (!rc)
+            rc = ev_buf_puts(b, "\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(
+            b, "- best peer: the faster of cub and torch-compile on that case (completed jobs only; with "
+               "several rounds by their estimate over rounds); auto / best peer is a win for auto when its "
+               "95% interval lies below 1, a loss when above, n.s. (not significant) when it holds 1\n\n");
+    return rc;
+}
+
+/* The run's rounds: the most rounds of any case and arm in the figures. */
+static ev_status md_summary(ev_buf *b, const double *ratios, const char *const *verdicts, size_t n,
+                            size_t n_cases, int64_t k)
+{
+    size_t wins = 0, losses = 0, ns = 0;
+    char t[48];
+    double g;
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(verdicts[i], "win"))
+            wins++;
+        else if (!strcmp(verdicts[i], "loss"))
+            losses++;
+        else
+            ns++;
+    }
+    ev_status rc =
+        ev_buf_printf(b,
+                      "\nauto against the best peer: %zu wins, %zu losses, %zu not significant over the %zu "
+                      "of %zu cases where both completed",
+                      wins, losses, ns, n, n_cases);
+    if (!rc && n && ev_geomean(ratios, n, &g) == EV_OK)
+        rc = ev_buf_printf(b, "; geometric mean of auto / best peer %s", rp_fmt(t, g, 3));
+    else if (!rc)
+        rc = ev_buf_puts(b, "; no geometric mean");
+    if (!rc && k > 1)
+        rc = ev_buf_printf(b, "; intervals over %lld rounds.\n", (long long)k);
+    else if (!rc)
+        rc = ev_buf_puts(b, "; one round: the intervals are within-process only.\n");
+    return rc;
+}
+
+/* See report.h. */
+ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
+{
+    rep r;
+    ev_buf b = EV_BUF_INIT;
+    double *ratios = NULL, floor_us = 0;
+    const char **verdicts = NULL;
+    size_t n_ratios = 0, n_cases = 0;
+    int have_floor = 0;
+    ev_status rc = rp_rep_load(m, n, &r, err);
+    if (rc)
+        goto out;
+    n_cases = (size_t)cJSON_GetArraySize(r.cases);
+    ratios = malloc((n_cases ? n_cases : 1) * sizeof *ratios);
+    verdicts = malloc((n_cases ? n_cases : 1) * sizeof *verdicts);
+    if (!ratios || !verdicts) {
+        rc = ev_err_set(err, EV_ENOMEM, "report: out of memory");
+        goto out;
+    }
+    rc = md_header(&r, &b, &floor_us, &have_floor);
+    if (!rc)
+        rc = ev_buf_puts(&b, "| Operation / shape / storage / B | Role |");
+    for (size_t i = 0; i < r.n_arms && !rc; i++) {
+        rc = ev_buf_puts(&b, " ");
+        if (!rc)
+            rc = rp_put_md(&b, r.arms[i]);
+        if (!rc)
+            rc = ev_buf_puts(&b, " |");
+    }
+    if (!rc)
+        rc = ev_buf_puts(&b, " Best peer | auto / best peer | auto / floor | Recheck | Selection (full) | "
+                             "Selection (LOGO) |\n|---|---|");
+    for (size_t i = 0; i < r.n_arms && !rc; i++)
+        rc = ev_buf_puts(&b, "---:|");
+    if (!rc)
+        rc = ev_buf_puts(&b, "---|---:|---:|---:|---|---|\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r.cases)
+    {
+        char t[200], lab[160], u[48];
+        const char *peer = NULL;
+        double auto_us = 0, peer_us = 0;
+        int64_t idx = rp_jint(c, "case_index", -1);
+        if (rc)
+            break;
+        rc = ev_buf_puts(&b, "| ");
+        if (!rc)
+            rc = rp_put_md(&b, rp_case_label(c, lab, sizeof lab));
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = rp_put_md(&b, rp_jstr(c, "role"));
+        for (size_t i = 0; i < r.n_arms && !rc; i++) {
+            rc = ev_buf_puts(&b, " | ");
+            if (!rc)
+                rc = rp_put_md(&b, rp_arm_cell(&r, idx, r.arms[i], rp_arm_phase(r.arms[i]), t, sizeof t));
+        }
+        int have_auto = rp_arm_estimate(&r, idx, "auto", "policy", &auto_us);
+        int have_peer = rp_md_best_peer(&r, idx, &peer, &peer_us);
+        const cJSON *ap = have_peer ? rp_fig_pair(&r, idx, "auto", peer) : NULL;
+        double ar = have_auto && have_peer ? auto_us / peer_us : 0;
+        /* the pair's headline ratio; without figures the ratio of the
+         * estimates, with no verdict (not significant) */
+        int have_ratio = have_auto && have_peer && (!ap || rp_jnum(ap, "ratio", &ar));
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = rp_put_md(&b, have_peer ? peer : NULL);
+        if (!rc && have_ratio)
+            rc = ev_buf_printf(&b, " | %s %s", rp_fmt(u, ar, 3), rp_verdict_short(ap));
+        else if (!rc)
+            rc = ev_buf_puts(&b, " | -");
+        if (!rc)
+            rc = ev_buf_printf(&b, " | %s", have_auto && have_floor ? rp_fmt(u, auto_us / floor_us, 3) : "-");
+        if (have_ratio) {
+            ratios[n_ratios] = ar;
+            verdicts[n_ratios++] = rp_verdict_short(ap);
+        }
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = rp_put_md(&b, rp_job_cell(&r, rp_find_job(&r, idx, "default", "recheck"), t, sizeof t));
+        const cJSON *d = rp_find_decision(&r, c);
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = rp_put_md(&b, d ? rp_jstr(d, "selected") : NULL);
+        if (!rc)
+            rc = ev_buf_puts(&b, " | ");
+        if (!rc)
+            rc = rp_put_md(&b, d ? rp_jstr(d, "logo_selected") : NULL);
+        if (!rc)
+            rc = ev_buf_puts(&b, " |\n");
+    }
+    if (!rc)
+        rc = md_summary(&b, ratios, verdicts, n_ratios, n_cases, rp_rounds_of(&r));
+    if (rc) {
+        ev_err_set(err, rc, "report: out of memory");
+        goto out;
+    }
+    rc = ev_buf_append(out, b.data ? b.data : "", b.len);
+    if (rc)
+        ev_err_set(err, rc, "report: out of memory");
+out:
+    free(ratios);
+    free(verdicts);
+    ev_buf_free(&b);
+    rp_rep_free(&r);
+    return rc;
+}

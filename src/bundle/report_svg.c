@@ -1,0 +1,131 @@
+/*
+ * report_svg.c: the per-case charts of report.html, inline SVG drawn from
+ * the figures (report_int.h).
+ */
+#include "report_int.h"
+
+/* ---- figures (issue 7): the charts --------------------------------------------- */
+
+/* Reads a number node, raw exact text or parsed.  Returns 1 and sets *v. */
+int rp_numv(const cJSON *n, double *v)
+{
+    if (cJSON_IsNumber(n)) {
+        *v = n->valuedouble;
+        return 1;
+    }
+    return 0;
+}
+
+/* The figures' per-job object of job_key, or NULL. */
+static const cJSON *fig_job(const rep *r, const char *job_key)
+{
+    char key[200];
+    if (!job_key)
+        return NULL;
+    snprintf(key, sizeof key, "F|%s", job_key);
+    return rp_ix_find(r, key);
+}
+
+/* Reads median_us and median_ci of the figures job of j.  Returns 1 when
+ * all three are numbers. */
+static int job_interval(const rep *r, const cJSON *j, double *med, double *lo, double *hi)
+{
+    const cJSON *f = j ? fig_job(r, rp_jstr(j, "job_key")) : NULL;
+    const cJSON *ci = f ? cJSON_GetObjectItemCaseSensitive(f, "median_ci") : NULL;
+    return f && rp_jnum(f, "median_us", med) && rp_numv(cJSON_GetArrayItem(ci, 0), lo) &&
+           rp_numv(cJSON_GetArrayItem(ci, 1), hi);
+}
+
+/* Per case: a chart of every arm's hot median and its interval, the floor
+ * marked (x axis linear from 0). */
+ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
+{
+    const int W = 640, L = 120, R = 600, H = 18;
+    double floor_us = 0;
+    const cJSON *fj = NULL, *j;
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *a = rp_jstr(j, "arm");
+        if (a && !strcmp(a, "floor"))
+            fj = j;
+    }
+    int have_floor = fj && rp_jnum(fj, "median_us", &floor_us);
+    ev_status rc =
+        ev_buf_puts(b, "<h2>Hot medians with 95% bootstrap intervals, per case</h2>\n"
+                       "<p>Dot: median of the hot samples (us per op); bar: its percentile bootstrap "
+                       "interval (validation.json figures); dashed line: the per-op launch floor.</p>\n");
+    const cJSON *c;
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = rp_jint(c, "case_index", -1);
+        double vmax = have_floor ? floor_us : 0;
+        size_t rows = 0;
+        for (size_t i = 0; i < r->n_arms; i++) {
+            double m, lo, hi;
+            if (job_interval(r, rp_find_job(r, idx, r->arms[i], rp_arm_phase(r->arms[i])), &m, &lo, &hi)) {
+                rows++;
+                if (hi > vmax)
+                    vmax = hi;
+            }
+        }
+        char lab[160];
+        if (rc)
+            break;
+        rc = ev_buf_puts(b, "<h3>");
+        if (!rc)
+            rc = rp_put_esc(b, rp_case_label(c, lab, sizeof lab));
+        if (!rc)
+            rc = ev_buf_puts(b, "</h3>\n");
+        if (rc || !rows || !(vmax > 0)) {
+            if (!rc)
+                rc = ev_buf_puts(b, "<p>No completed arm.</p>\n");
+            continue;
+        }
+        vmax *= 1.1;
+        int h = (int)rows * H + 30;
+        rc = ev_buf_printf(b,
+                           "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
+                           "role=\"img\">\n",
+                           W, h);
+        size_t row = 0;
+        for (size_t i = 0; i < r->n_arms && !rc; i++) {
+            double m, lo, hi;
+            if (!job_interval(r, rp_find_job(r, idx, r->arms[i], rp_arm_phase(r->arms[i])), &m, &lo, &hi))
+                continue;
+            double y = 10.0 + (double)row * H + H / 2.0;
+            double x0 = L + (R - L) * lo / vmax, x1 = L + (R - L) * hi / vmax, xm = L + (R - L) * m / vmax;
+            rc = ev_buf_printf(b, "<text x=\"4\" y=\"%.2f\" font-size=\"12\">", y + 4);
+            if (!rc)
+                rc = rp_put_esc(b, r->arms[i]);
+            if (!rc)
+                rc = ev_buf_printf(
+                    b,
+                    "</text><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" "
+                    "stroke=\"#333\" stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" "
+                    "fill=\"#1f77b4\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\">%.4f</text>\n",
+                    x0, y, x1, y, xm, y, x1 + 4, y + 4, m);
+            row++;
+        }
+        double axis = 10.0 + (double)rows * H;
+        if (!rc)
+            rc = ev_buf_printf(
+                b,
+                "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#999\"/>"
+                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\">0</text>"
+                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\" text-anchor=\"end\">%.4g us</text>\n",
+                L, axis, R, axis, L, axis + 12, R, axis + 12, vmax);
+        if (!rc && have_floor) {
+            double xf = L + (R - L) * floor_us / vmax;
+            rc = ev_buf_printf(b,
+                               "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" "
+                               "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
+                               "fill=\"#d62728\">floor %.4g us</text>\n",
+                               xf, xf, axis, xf + 12, axis + 12, floor_us);
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</svg>\n");
+    }
+    return rc;
+}
+
+/* The pair object (figures) of case idx, arm and against, or NULL. */
