@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define EV_MAX_LANES    1024
 #define EV_MAX_PARTIALS (EV_MAX_LANES * 8)
 
 static float ev_fp16_table[65536];
@@ -30,31 +29,6 @@ static void ev_fp16_table_init(void)
 {
     for (uint32_t i = 0; i < 65536; i++)
         ev_fp16_table[i] = ev_fp16_to_f32((uint16_t)i);
-}
-
-/* Returns the smallest power of two >= n (n >= 1). */
-static int64_t ev_pow2ceil(int64_t n)
-{
-    int64_t w = 1;
-    while (w < n)
-        w <<= 1;
-    return w;
-}
-
-int64_t ev_reduce_lanes(int64_t cols, ev_dtype d)
-{
-    int64_t bytes = ev_pow2ceil(cols < 1 ? 1 : cols) * (int64_t)ev_dtype_size(d);
-    int64_t t = bytes / 64;
-    if (t < 32)
-        t = 32;
-    if (t > EV_MAX_LANES)
-        t = EV_MAX_LANES;
-    return t;
-}
-
-int64_t ev_reduce_vec(ev_dtype d)
-{
-    return 16 / (int64_t)ev_dtype_size(d);
 }
 
 /* Returns the tree combination of p[0..L) for L = t*V, summing (fixed order). */

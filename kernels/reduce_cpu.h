@@ -30,7 +30,11 @@
 extern "C" {
 #endif
 
-/* Lanes per row t of the fixed order, for N columns of dtype d (>= 32). */
+/* The most lanes per row of the fixed order. */
+#define EV_MAX_LANES 1024
+
+/* Lanes per row t of the fixed order, for N columns of dtype d (32 ..
+ * EV_MAX_LANES; kernels/lanes.c). */
 int64_t ev_reduce_lanes(int64_t cols, ev_dtype d);
 /* Elements per 16-byte vector V for dtype d (4 or 8). */
 int64_t ev_reduce_vec(ev_dtype d);

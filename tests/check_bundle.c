@@ -28,15 +28,16 @@
 #include <zip.h>
 
 #include "names.h"
+#include "evidence/samples.h"
 #include "buf.h"
 #include "csv.h"
 #include "json.h"
 #include "sha256.h"
 #include "stats.h"
 #include "bundle/export.h"
-#include "bundle/figures.h"
-#include "bundle/member.h"
-#include "bundle/report.h"
+#include "evidence/figures.h"
+#include "evidence/member.h"
+#include "evidence/report.h"
 #include "bundle/zipwrite.h"
 #include "store/store.h"
 
@@ -1052,9 +1053,9 @@ END_TEST
 START_TEST(test_per_op_us_refuses_counts_beyond_two_to_the_53)
 {
     double v = 0;
-    ck_assert_int_eq(ev_bundle_per_op_us(1.0, 0, 100, &v), EV_ERANGE);
-    ck_assert_int_eq(ev_bundle_per_op_us(1.0, INT64_C(1) << 40, INT64_C(1) << 14, &v), EV_ERANGE);
-    ck_assert_int_eq(ev_bundle_per_op_us(70.0, 700, 100, &v), EV_OK);
+    ck_assert_int_eq(ev_per_op_us(1.0, 0, 100, &v), EV_ERANGE);
+    ck_assert_int_eq(ev_per_op_us(1.0, INT64_C(1) << 40, INT64_C(1) << 14, &v), EV_ERANGE);
+    ck_assert_int_eq(ev_per_op_us(70.0, 700, 100, &v), EV_OK);
     ck_assert(v == 70.0 * 1000.0 / 70000.0);
 }
 END_TEST

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "bundle/member.h"
+#include "evidence/member.h"
 #include "names.h"
 #include "sha256.h"
 #include "status.h"

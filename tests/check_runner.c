@@ -894,7 +894,17 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
             rc = run_prog("evident", run, log, sizeof log);
         ck_assert_msg(rc == 0, "%s: resume: %s", opt, log);
         ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "%s: export: %s", opt, log);
-        ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "%s: verify: %s", opt, log);
+        if (run_prog("verify-bundle", ver, log, sizeof log) != 0) {
+            /* the FAIL lines, not the whole report (check refuses a message over 4 KiB) */
+            char fails[3000] = "";
+            size_t n = 0;
+            for (const char *p = log; (p = strstr(p, "FAIL")) && n + 300 < sizeof fails; p += 4) {
+                const char *e = strchr(p, '\n');
+                int len = e ? (int)(e - p) : (int)strlen(p);
+                n += (size_t)snprintf(fails + n, sizeof fails - n, "%.*s\n", len > 280 ? 280 : len, p);
+            }
+            ck_abort_msg("%s: verify: %s", opt, fails);
+        }
         ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
     }
     ck_assert_msg(stopped > 0, "no trial filled the filesystem mid-run");
@@ -1469,13 +1479,22 @@ START_TEST(test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused)
     snprintf(sub, sizeof sub, "%s/msub.db", dir);
     snprintf(zip, sizeof zip, "%s/msub.zip", dir);
     const char *run[] = {"run", "--protocol", "protocols/quick.json", "--db", db, NULL};
-    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
     const char *exp[] = {"export", "--db", db, "--out", whole, NULL};
-    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
-
     const char *srun[] = {"run", "--protocol", "protocols/quick.json", "--db",    sub,   "--cases",
                           "0,4", "--arms",     "default,rows1",        "--model", whole, NULL};
-    ck_assert_msg(run_prog("evident", srun, log, sizeof log) == 0, "%s", log);
+    /* this host's noise can fail enough calibration jobs that the whole
+     * run's fit fails (a bundle --model rightly refuses): run it again */
+    for (int tries = 0;; tries++) {
+        snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s'-* '%s' '%s' '%s'-*", db, db, whole, sub, sub);
+        ck_assert_int_eq(system(cmd), 0);
+        ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+        ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+        int rc = run_prog("evident", srun, log, sizeof log);
+        if (rc == 2 && strstr(log, "its fit has no coefficients") && tries < 2)
+            continue;
+        ck_assert_msg(rc == 0, "%s", log);
+        break;
+    }
     ck_assert_msg(strstr(log, "auto uses the coefficients of bundle"), "%s", log);
     const char *sexp[] = {"export", "--db", sub, "--out", zip, NULL};
     const char *ver[] = {zip, NULL};

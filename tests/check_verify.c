@@ -29,7 +29,8 @@
 
 #include "buf.h"
 #include "bundle/export.h"
-#include "bundle/report.h"
+#include "evidence/receipts.h"
+#include "evidence/report.h"
 #include "bundle/zipwrite.h"
 #include "json.h"
 #include "runner/snapshot.h"
@@ -213,24 +214,22 @@ static void tm_write(tm_list *l, const char *path, int keep_receipts)
     g_sort_list = l;
     qsort(idx, l->n, sizeof idx[0], tm_cmp);
     if (!keep_receipts) {
-        cJSON *root = cJSON_CreateObject(), *arr;
-        cJSON_AddStringToObject(root, "format", "evident-receipts/1");
-        arr = cJSON_AddArrayToObject(root, "members");
-        for (size_t k = 0; k < l->n; k++) {
-            size_t i = idx[k];
-            char hex[65];
+        /* resealed as the exporter seals: its own receipts writer */
+        ev_receipt rc[TM_MAX];
+        char hex[TM_MAX][65];
+        size_t k = 0;
+        for (size_t j = 0; j < l->n; j++) {
+            size_t i = idx[j];
             if (!strcmp(l->name[i], "receipts.json"))
                 continue;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddItemToArray(arr, o);
-            cJSON_AddStringToObject(o, "name", l->name[i]);
-            ev_json_add_i64(o, "size", (int64_t)l->data[i].len);
-            ev_sha256_hex(l->data[i].data ? l->data[i].data : "", l->data[i].len, hex);
-            cJSON_AddStringToObject(o, "sha256", hex);
+            ev_sha256_hex(l->data[i].data ? l->data[i].data : "", l->data[i].len, hex[k]);
+            rc[k].name = l->name[i];
+            rc[k].size = (int64_t)l->data[i].len;
+            rc[k].sha256_hex = hex[k];
+            k++;
         }
         ev_buf out = EV_BUF_INIT;
-        ck_assert_int_eq(ev_json_print(root, 1, &out), EV_OK);
-        cJSON_Delete(root);
+        ck_assert_int_eq(ev_receipts_json(EV_BUNDLE_FORMAT, rc, k, &out), EV_OK);
         tm_set(l, "receipts.json", out.data, out.len);
         ev_buf_free(&out);
         for (size_t i = 0; i < l->n; i++)
@@ -2590,6 +2589,45 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
 }
 END_TEST
 
+/* The bundle format (evident/receipts.h): an honest bundle names format
+ * 2 and PASSes; the same bundle with receipts.json as format 1 wrote it
+ * (no bundle_format key) PASSes too, under its own root (older bundles keep
+ * verifying); a format this verifier does not know FAILs members, naming
+ * it, before anything else is read as evidence. */
+START_TEST(test_the_bundle_format_is_read_first_and_older_bundles_verify)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    ev_buf *rec = tm_get(&l, "receipts.json");
+    static const char key[] = "\"bundle_format\":\t2,";
+    ck_assert_ptr_nonnull(memmem(rec->data, rec->len, key, strlen(key)));
+    tm_free(&l);
+    static const struct {
+        const char *from, *to, *fail;
+    } t[] = {
+        {"\"bundle_format\":\t2,\n\t", "", NULL},
+        {"\"bundle_format\":\t2,", "\"bundle_format\":\t3,",
+         "bundle_format 3: this verifier reads bundle formats 1 (no bundle_format key) to 2"},
+        {"\"bundle_format\":\t2,", "\"bundle_format\":\t1,",
+         "bundle_format 1: this verifier reads bundle formats 1 (no bundle_format key) to 2"},
+        {"\"bundle_format\":\t2,", "\"bundle_format\":\t\"2\",", "bundle_format -1: this verifier reads"},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        tm_load(&l, g_good);
+        tm_replace(&l, "receipts.json", t[i].from, t[i].to);
+        snprintf(g_case, sizeof g_case, "%s/format-%zu.zip", g_dir, i);
+        tm_write(&l, g_case, 1);
+        ev_vreport *r = verify(g_case, NULL, NULL);
+        if (t[i].fail)
+            expect_fail(r, "members", "receipts.json", t[i].fail);
+        else
+            expect_pass(r);
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
+}
+END_TEST
+
 /* Rewrites the sm_clock_mhz cell (the last) of job_key's hot rows of
  * samples.csv: clocks[i] for its i-th hot row (-1: empty). */
 static void set_hot_clocks(tm_list *l, const char *job_key, const long long *clocks, size_t n_clocks)
@@ -3019,6 +3057,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_check_5);
+    tcase_add_test(t, test_the_bundle_format_is_read_first_and_older_bundles_verify);
     tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
     tcase_add_test(t, test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing);
     tcase_add_test(t, test_out_of_memory_is_a_resource_error_never_a_fail);

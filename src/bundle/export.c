@@ -13,6 +13,7 @@
 #include "bundle/export.h"
 
 #include "export_int.h"
+#include "evidence/receipts.h"
 
 /* ---- packaging ----------------------------------------------------------- */
 
@@ -102,19 +103,20 @@ static ev_status bundle_sort(ev_bundle_t *B)
 /* Writes receipts.json over B's members into out. */
 static ev_status write_receipts(const ev_bundle_t *B, ev_buf *out)
 {
-    ev_jb b = {EV_OK};
-    cJSON *root = cJSON_CreateObject();
-    ev_jb_str(&b, root, "format", "evident-receipts/1");
-    cJSON *arr = ev_jb_arr(&b, root, "members");
-    for (size_t i = 0; i < B->n && !b.rc; i++) {
-        char hex[EV_SHA256_HEX_LEN + 1];
-        b.rc = ev_sha256_hex(B->m[i].data ? B->m[i].data : "", B->m[i].len, hex);
-        cJSON *o = ev_jb_obj(&b, arr, NULL);
-        ev_jb_str(&b, o, "name", B->m[i].name);
-        ev_jb_i64(&b, o, "size", (int64_t)B->m[i].len);
-        ev_jb_str(&b, o, "sha256", hex);
+    ev_receipt *r = calloc(B->n ? B->n : 1, sizeof *r);
+    char(*hex)[EV_SHA256_HEX_LEN + 1] = calloc(B->n ? B->n : 1, sizeof *hex);
+    ev_status rc = r && hex ? EV_OK : EV_ENOMEM;
+    for (size_t i = 0; i < B->n && !rc; i++) {
+        rc = ev_sha256_hex(B->m[i].data ? B->m[i].data : "", B->m[i].len, hex[i]);
+        r[i].name = B->m[i].name;
+        r[i].size = (int64_t)B->m[i].len;
+        r[i].sha256_hex = hex[i];
     }
-    return ev_jb_finish(&b, root, out);
+    if (!rc)
+        rc = ev_receipts_json(EV_BUNDLE_FORMAT, r, B->n, out);
+    free(r);
+    free(hex);
+    return rc;
 }
 
 /* Builds every member of run_id into B. */

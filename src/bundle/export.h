@@ -15,7 +15,7 @@
 
 #include "buf.h"
 #include "status.h"
-#include "bundle/member.h"
+#include "evidence/member.h"
 #include "store/store.h"
 
 typedef struct ev_bundle ev_bundle; /* opaque: the members of one export */
@@ -47,15 +47,6 @@ ev_status ev_bundle_write(const ev_bundle *b, const char *path, ev_err *err);
  */
 ev_status ev_export_file(const char *db_path, int64_t run_id, const char *out_path, char root_hex[65],
                          ev_err *err);
-
-/* The default entry's source file, whose snapshot SHA-256 proof-receipts.json
- * names as default_entry_source. */
-#define EV_BUNDLE_DEFAULT_ENTRY_SOURCE "kernels/reduce_default.cuh"
-
-/* per_op_us = elapsed_ms * 1000.0 / (double)(replays * ops_per_graph), the
- * one definition.  EV_ERANGE when replays or ops_per_graph is < 1 or their
- * product exceeds 2^53 (*out untouched). */
-ev_status ev_bundle_per_op_us(double elapsed_ms, int64_t replays, int64_t ops_per_graph, double *out);
 
 /* The source-tree hash of docs/bundle-format.md, computed by the runner's
  * own ev_tree_hash (src/runner/snapshot.h): SHA-256 hex of the

@@ -7,16 +7,6 @@
 
 /* ---- numeric definitions ---------------------------------------------------- */
 
-/* per_op_us, the one definition; see export.h. */
-ev_status ev_bundle_per_op_us(double elapsed_ms, int64_t replays, int64_t ops_per_graph, double *out)
-{
-    if (replays < 1 || ops_per_graph < 1 || replays > MAX_EXACT_INT / ops_per_graph)
-        return EV_ERANGE;
-    int64_t ops = replays * ops_per_graph;
-    *out = elapsed_ms * 1000.0 / (double)ops;
-    return EV_OK;
-}
-
 /* Source-tree hash; see export.h: the runner's ex_own ev_tree_hash. */
 ev_status ev_bundle_tree_hash(const char *const *paths, const char *const *sha256_hex, size_t n, char hex[65])
 {
@@ -161,7 +151,7 @@ ev_status ex_derive(xload *L, ev_err *err)
     ev_status rc;
     for (size_t i = 0; i < L->samples.n; i++) {
         xsample *x = ex_vec_at(&L->samples, i);
-        if (ev_bundle_per_op_us(x->elapsed_ms, x->replays, x->ops_per_graph, &x->per_op_us))
+        if (ev_per_op_us(x->elapsed_ms, x->replays, x->ops_per_graph, &x->per_op_us))
             return ev_err_set(err, EV_ERANGE,
                               "export: sample %" PRId64 " of attempt %" PRId64
                               ": replays x ops_per_graph out of range",

@@ -13,6 +13,7 @@
 #define EV_EXPORT_INT_H
 
 #include "bundle/export.h"
+#include "evidence/samples.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -27,10 +28,10 @@
 #include "names.h"
 #include "sha256.h"
 #include "stats.h"
-#include "bundle/figures.h"
-#include "bundle/jbuild.h"
-#include "bundle/projections.h"
-#include "bundle/report.h"
+#include "evidence/figures.h"
+#include "evidence/jbuild.h"
+#include "evidence/projections.h"
+#include "evidence/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
 #include "runner/plan.h"

@@ -13,11 +13,7 @@ void ex_output_name(const xval *v, char *name, size_t cap)
 /* Writes samples.csv into out. */
 ev_status ex_write_samples_csv(const xload *L, ev_buf *out)
 {
-    static const char header[] =
-        "run_id,job_id,attempt,op,rows,cols,stride,dtype,default_rows,role,arm,phase,label,outcome,timing,"
-        "sample_index,replays,ops_per_graph,elapsed_ms,per_op_us,job_key,attempt_id,attempt_outcome,sm_clock_"
-        "mhz\n";
-    ev_status rc = ev_buf_puts(out, header);
+    ev_status rc = ev_samples_header(out);
     for (size_t i = 0; i < L->jobs.n && !rc; i++) {
         const xjob *j = ex_vec_at(&L->jobs, i);
         for (size_t k = 0; k < j->n_att && !rc; k++) {
@@ -243,7 +239,7 @@ static void json_drift(ev_jb *b, const xload *L, cJSON *root)
     ev_jb_dbl(b, d, "max", have, mx, "no drift values");
 }
 
-/* Adds "figures" (src/bundle/figures.h) to root: every job's last-attempt
+/* Adds "figures" (src/evidence/figures.h) to root: every job's last-attempt
  * hot and cold per_op_us, in samples.csv order. */
 static void json_figures(ev_jb *b, const xload *L, cJSON *root, ev_err *err)
 {
@@ -551,13 +547,7 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
         goto out;
     }
     /* A failed fit is evidence too: say why, exactly. */
-    ev_jb b = {EV_OK};
-    cJSON *root = cJSON_CreateObject();
-    ev_jb_str(&b, root, "format", "evident-model/1");
-    ev_jb_null(&b, root, "fit");
-    ev_jb_str(&b, root, "fit_reason", ferr.msg[0] ? ferr.msg : ev_strerror(frc));
-    ev_jb_str(&b, root, "status", ev_strerror(frc));
-    rc = ev_jb_finish(&b, root, out);
+    rc = ev_fit_failed_json(frc, ferr.msg, out);
     if (rc)
         ev_err_set(err, rc, "export: writing model.json failed");
 out:
@@ -584,7 +574,7 @@ static ev_status proj_sources(const xload *L, ev_proj_source **out)
     return EV_OK;
 }
 
-/* Writes proof-receipts.json into out (bundle/projections.h). */
+/* Writes proof-receipts.json into out (evidence/projections.h). */
 ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out)
 {
     const xinv *first = L->invs.n ? ex_vec_at(&L->invs, 0) : NULL;
@@ -598,7 +588,7 @@ ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out)
     return rc;
 }
 
-/* Writes provenance.json into out (bundle/projections.h). */
+/* Writes provenance.json into out (evidence/projections.h). */
 ev_status ex_write_provenance(const xload *L, const char *tree_hash, ev_buf *out)
 {
     const char **ids = calloc(L->invs.n + 1, sizeof *ids);

@@ -8,7 +8,7 @@
  * attempt are one contiguous run of the hot (cold) array; a job whose rows
  * are not contiguous is a malformed bundle.
  */
-#include "bundle/figures.h"
+#include "evidence/figures.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,7 +2,7 @@
  * cmd_report.c: 'evident report BUNDLE.zip [--markdown] --out FILE'.
  *
  * Reads every member of the bundle, then writes report.html (or, with
- * --markdown, the docs' case table) from them with src/bundle/report.h: the
+ * --markdown, the docs' case table) from them with src/evidence/report.h: the
  * same function the exporter ran, so a report regenerated from an intact
  * bundle equals its report.html byte for byte.  Exit 0 on success, 1 when
  * the file is readable but not a bundle the report can be drawn from, 2 on
@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "bundle/report.h"
+#include "evidence/report.h"
 #include "verify/zipread.h"
 
 static const char report_usage[] =

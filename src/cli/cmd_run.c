@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "bundle/export.h"
-#include "bundle/report.h"
+#include "evidence/report.h"
 #include "cli.h"
 #include "runner/supervisor.h"
 #include "store/store.h"

@@ -105,6 +105,11 @@ void ev_fit_free(ev_fit *f); /* NULL-safe */
 const ev_coef *ev_fit_coef(const ev_fit *f);
 /* Writes model.json (doubles exact, keys as DESIGN.md and the issue list). */
 ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err);
+/* Writes the model.json of a fit that failed with status rc and reason
+ * (ev_model_fit's message; "" gives ev_strerror(rc)): a failed fit is
+ * evidence too.  The exporter writes it, the verifier rebuilds it: one
+ * definition.  EV_ENOMEM. */
+ev_status ev_fit_failed_json(ev_status rc, const char *reason, ev_buf *out);
 
 /* ---- inspecting a fit (tests, the report, the verifier) ----------------- */
 

@@ -349,3 +349,18 @@ out:
         ev_err_set(err, rc, "model.json: %s", ev_strerror(rc));
     return rc;
 }
+
+ev_status ev_fit_failed_json(ev_status rc, const char *reason, ev_buf *out)
+{
+    cJSON *t = cJSON_CreateObject();
+    ev_status prc;
+    if (!t || !cJSON_AddStringToObject(t, "format", "evident-model/1") || !cJSON_AddNullToObject(t, "fit") ||
+        !cJSON_AddStringToObject(t, "fit_reason", reason && reason[0] ? reason : ev_strerror(rc)) ||
+        !cJSON_AddStringToObject(t, "status", ev_strerror(rc))) {
+        cJSON_Delete(t);
+        return EV_ENOMEM;
+    }
+    prc = ev_json_print(t, 1, out);
+    cJSON_Delete(t);
+    return prc;
+}

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "evidence/samples.h"
 #include "runner/plan.h"
 #include "stats.h"
 #include "store/outcome.h"
@@ -227,8 +228,8 @@ static ev_status on_sample(void *vctx, const ev_row *r)
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
     st_sample *s = &c->smp[c->n_smp++];
     s->attempt_id = ev_row_i64(r, 0);
-    double replays = (double)ev_row_i64(r, 3), ops = (double)ev_row_i64(r, 4);
-    s->per_op_us = ev_row_double(r, 5) * 1000.0 / (replays * ops);
+    if (ev_per_op_us(ev_row_double(r, 5), ev_row_i64(r, 3), ev_row_i64(r, 4), &s->per_op_us))
+        s->per_op_us = NAN; /* a row no sample rule would pass: no observation */
     return EV_OK;
 }
 

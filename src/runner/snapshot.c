@@ -16,66 +16,25 @@
 
 #include <cjson/cJSON.h>
 
+#include "evidence/closure.h"
 #include "json.h"
 #include "names.h"
 #include "proc.h"
 #include "sha256.h"
 
-/* A growing list of relative paths. */
-typedef struct plist {
-    char **v;
-    size_t n, cap;
-} plist;
+/* The first entry the closure walk could not read (its odd callback). */
+typedef struct walk_error {
+    int seen;
+    char text[600];
+} walk_error;
 
-/* Appends a copy of s.  EV_ENOMEM on failure. */
-static ev_status plist_add(plist *l, const char *s)
+/* A link or other non-regular entry is skipped (the snapshot holds regular
+ * files only); an unreadable or too deep one stops the snapshot. */
+static void on_odd(void *ctx, ev_closure_odd kind, const char *rel, const char *why)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return EV_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    l->v[l->n] = strdup(s);
-    return l->v[l->n++] ? EV_OK : EV_ENOMEM;
-}
-
-/* Adds every regular file under root/rel (recursively) to l. */
-static ev_status walk(const char *root, const char *rel, plist *l, ev_err *err)
-{
-    char full[4096], child[4096];
-    struct stat st;
-    DIR *d;
-    struct dirent *e;
-    ev_status rc = EV_OK;
-
-    snprintf(full, sizeof full, "%s/%s", root, rel);
-    if (lstat(full, &st))
-        return errno == ENOENT ? EV_OK : ev_err_set(err, EV_EIO, "snapshot: %s: %s", rel, strerror(errno));
-    if (S_ISREG(st.st_mode))
-        return plist_add(l, rel) ? ev_err_set(err, EV_ENOMEM, "snapshot: out of memory") : EV_OK;
-    if (!S_ISDIR(st.st_mode))
-        return EV_OK;
-    d = opendir(full);
-    if (!d)
-        return ev_err_set(err, EV_EIO, "snapshot: %s: %s", rel, strerror(errno));
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        snprintf(child, sizeof child, "%s/%s", rel, e->d_name);
-        if ((rc = walk(root, child, l, err)))
-            break;
-    }
-    closedir(d);
-    return rc;
-}
-
-/* qsort comparator: byte order of paths. */
-static int cmp_path(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    walk_error *w = ctx;
+    if (kind != EV_CLOSURE_NOT_REGULAR && !w->seen++)
+        snprintf(w->text, sizeof w->text, "%s: %s", rel, why);
 }
 
 ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err)
@@ -86,29 +45,19 @@ ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err)
 ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size_t n_extra, ev_snapshot *out,
                                 ev_err *err)
 {
-    static const char *const closure[] = {"kernels", "src/runner", "protocols", "db/schema.sql"};
-    plist l = {NULL, 0, 0};
+    struct {
+        char **v;
+        size_t n;
+    } l = {NULL, 0};
+    walk_error we = {0, ""};
     ev_snapshot s = {NULL, 0, ""};
-    ev_status rc = EV_OK;
+    ev_status rc;
 
-    for (size_t i = 0; i < sizeof closure / sizeof closure[0]; i++)
-        if ((rc = walk(root, closure[i], &l, err)))
-            goto out;
-    for (size_t i = 0; i < n_extra; i++)
-        if ((rc = walk(root, extra[i], &l, err)))
-            goto out;
-    qsort(l.v, l.n, sizeof *l.v, cmp_path);
-    {
-        /* an extra file already in the closure's directories: once */
-        size_t w = 0;
-        for (size_t i = 0; i < l.n; i++) {
-            if (w && !strcmp(l.v[w - 1], l.v[i])) {
-                free(l.v[i]);
-                continue;
-            }
-            l.v[w++] = l.v[i];
-        }
-        l.n = w;
+    if ((rc = ev_closure_list(root, extra, n_extra, on_odd, &we, &l.v, &l.n)))
+        return ev_err_set(err, rc, "snapshot: out of memory");
+    if (we.seen) {
+        rc = ev_err_set(err, EV_EIO, "snapshot: %s", we.text);
+        goto out;
     }
     /* Every measured file becomes the member sources/<path>: a name the
      * bundle could not hold is refused now, before anything is measured. */
@@ -154,9 +103,7 @@ ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size
         goto out;
     }
 out:
-    for (size_t i = 0; i < l.n; i++)
-        free(l.v[i]);
-    free(l.v);
+    ev_closure_free(l.v, l.n);
     if (rc)
         ev_snapshot_free(&s);
     else
@@ -174,23 +121,6 @@ void ev_snapshot_free(ev_snapshot *s)
     }
     free(s->files);
     memset(s, 0, sizeof *s);
-}
-
-ev_status ev_tree_hash(const ev_source_file *files, size_t n, char hex[65])
-{
-    ev_buf b = EV_BUF_INIT;
-    ev_status rc = EV_OK;
-
-    for (size_t i = 0; i < n && !rc; i++) {
-        if ((rc = ev_buf_append(&b, files[i].path, strlen(files[i].path) + 1)) ||
-            (rc = ev_buf_append(&b, files[i].sha256, 64)))
-            break;
-        rc = ev_buf_append(&b, "\n", 1);
-    }
-    if (!rc)
-        rc = ev_sha256_hex(b.data ? b.data : "", b.len, hex);
-    ev_buf_free(&b);
-    return rc;
 }
 
 /* Runs argv with stdout captured into out.  Returns 0 when it exited 0. */

@@ -12,14 +12,8 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "evidence/tree_hash.h"
 #include "status.h"
-
-typedef struct ev_source_file {
-    char *path; /* relative to the root, '/'-separated */
-    char sha256[65];
-    unsigned char *bytes;
-    size_t len;
-} ev_source_file;
 
 typedef struct ev_snapshot {
     ev_source_file *files; /* sorted by path (byte order) */
@@ -36,10 +30,6 @@ ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err);
 ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size_t n_extra, ev_snapshot *out,
                                 ev_err *err);
 void ev_snapshot_free(ev_snapshot *s); /* NULL-safe */
-
-/* Source-tree hash: SHA-256 over the concatenation, in path order, of
- * "<path>\0<sha256 hex>\n" for every member.  OUT: hex[65]. */
-ev_status ev_tree_hash(const ev_source_file *files, size_t n, char hex[65]);
 
 /* git commit (40 hex) and dirty flag of the tree at root, from
  * `git rev-parse HEAD` and `git status --porcelain` (the stamp file

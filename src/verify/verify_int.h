@@ -17,6 +17,7 @@
 #include "sha256.h"
 #include "status.h"
 #include "verify.h"
+#include "evidence/samples.h"
 
 /* ---- report ------------------------------------------------------------ */
 
@@ -138,6 +139,7 @@ typedef struct vb_bundle {
     vb_member *m;               /* sorted by name */
     size_t n;
     char root_hex[EV_SHA256_HEX_LEN + 1];
+    int format; /* the bundle format receipts.json names (1: none named; evidence/receipts.h) */
     int have_root;
     /* parsed members; NULL when missing or malformed (check 3 says why) */
     cJSON *receipts, *protocol, *validation, *model, *proof, *provenance;
@@ -205,8 +207,6 @@ extern const char *const vb_required[];
 extern const size_t vb_n_required;
 
 /* samples.csv's header, in order. */
-extern const char *const vb_samples_header[];
-extern const size_t vb_samples_ncols;
 
 /* JSON accessors over parsed members.  Each returns 0 and sets *out, or -1
  * when the key is missing or of the wrong type (integers must be integral

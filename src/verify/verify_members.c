@@ -12,6 +12,7 @@
 #include <strings.h>
 
 #include "json.h"
+#include "evidence/receipts.h"
 #include "verify_int.h"
 
 /* Returns 1 when name is one of the fixed required members. */
@@ -33,37 +34,26 @@ static int vm_is_lower_hex64(const char *s)
     return i == 64;
 }
 
-/* Rebuilds the canonical receipts.json text from the archive's members
- * (every member but receipts.json, sorted by name).  OUT: appended to out. */
-static ev_status vm_canonical_receipts(const vb_bundle *b, ev_buf *out)
+/* Rebuilds the canonical receipts.json text of bundle format version from
+ * the archive's members (every member but receipts.json, sorted by name):
+ * the exporter's own writer (evidence/receipts.h).  OUT: appended to out. */
+static ev_status vm_canonical_receipts(const vb_bundle *b, int version, ev_buf *out)
 {
-    ev_status rc = EV_ENOMEM;
-    cJSON *root = cJSON_CreateObject();
-    if (!root)
+    ev_receipt *r = calloc(b->n ? b->n : 1, sizeof *r);
+    size_t k = 0;
+    ev_status rc;
+    if (!r)
         return EV_ENOMEM;
-    if (!cJSON_AddStringToObject(root, "format", "evident-receipts/1"))
-        goto out;
-    cJSON *arr = cJSON_AddArrayToObject(root, "members");
-    if (!arr)
-        goto out;
     for (size_t i = 0; i < b->n; i++) {
-        const vb_member *m = &b->m[i];
-        if (!strcmp(m->name, "receipts.json"))
+        if (!strcmp(b->m[i].name, "receipts.json"))
             continue;
-        cJSON *o = cJSON_CreateObject();
-        if (!o || !cJSON_AddItemToArray(arr, o))
-            goto out;
-        if (!cJSON_AddStringToObject(o, "name", m->name))
-            goto out;
-        if ((rc = ev_json_add_i64(o, "size", (int64_t)m->len)))
-            goto out;
-        rc = EV_ENOMEM;
-        if (!cJSON_AddStringToObject(o, "sha256", m->sha_hex))
-            goto out;
+        r[k].name = b->m[i].name;
+        r[k].size = (int64_t)b->m[i].len;
+        r[k].sha256_hex = b->m[i].sha_hex;
+        k++;
     }
-    rc = ev_json_print(root, 1, out);
-out:
-    cJSON_Delete(root);
+    rc = ev_receipts_json(version, r, k, out);
+    free(r);
     return rc;
 }
 
@@ -130,8 +120,22 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
     if (b->receipts) {
         const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(b->receipts, "format");
         const cJSON *arr = cJSON_GetObjectItemCaseSensitive(b->receipts, "members");
+        const cJSON *bf = cJSON_GetObjectItemCaseSensitive(b->receipts, "bundle_format");
         if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "evident-receipts/1"))
             vr_fail(r, VR_MEMBERS, "receipts.json", "\"format\" is not \"evident-receipts/1\"");
+        /* The bundle format, read first (docs/bundle-format.md, "Bundle
+         * format versions"): no key is format 1, which this verifier reads
+         * with the same checks. */
+        if (!bf)
+            b->format = 1;
+        else if (cJSON_IsNumber(bf) && bf->valuedouble == EV_BUNDLE_FORMAT)
+            b->format = EV_BUNDLE_FORMAT;
+        else
+            vr_fail(
+                r, VR_MEMBERS, "receipts.json",
+                "bundle_format %.17g: this verifier reads bundle formats 1 (no bundle_format key) to %d; a "
+                "newer bundle needs a newer verify-bundle",
+                cJSON_IsNumber(bf) ? bf->valuedouble : -1.0, EV_BUNDLE_FORMAT);
         if (!cJSON_IsArray(arr)) {
             vr_fail(r, VR_MEMBERS, "receipts.json", "\"members\" is not an array");
         } else {
@@ -172,7 +176,7 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
     /* The listing itself must be the canonical text. */
     if (rec && b->receipts && vr_fail_count(r, VR_MEMBERS) == 0) {
         ev_buf canon = EV_BUF_INIT;
-        ev_status rc = vm_canonical_receipts(b, &canon);
+        ev_status rc = vm_canonical_receipts(b, b->format, &canon);
         if (rc)
             r->oom = 1;
         else if (canon.len != rec->len || memcmp(canon.data, rec->data, rec->len))

@@ -17,7 +17,7 @@
 
 #include "json.h"
 #include "names.h"
-#include "bundle/projections.h"
+#include "evidence/projections.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "sha256.h"
@@ -396,7 +396,7 @@ static void vp_environments(const vb_bundle *b, ev_vreport *r)
 }
 
 /* An invocation's "environment" (and its reason) is the parsed copy of its
- * environment_record, as bundle/projections.h makes it: equal when both
+ * environment_record, as evidence/projections.h makes it: equal when both
  * print to the same bytes with numbers canonical. */
 static void vp_environment_copy(const cJSON *x, size_t i, ev_vreport *r)
 {

@@ -33,15 +33,6 @@
 #include "store/outcome.h"
 #include "verify_int.h"
 
-const char *const vb_samples_header[] = {
-    "run_id",       "job_id",     "attempt",         "op",           "rows",
-    "cols",         "stride",     "dtype",           "default_rows", "role",
-    "arm",          "phase",      "label",           "outcome",      "timing",
-    "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
-    "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz",
-};
-const size_t vb_samples_ncols = sizeof vb_samples_header / sizeof vb_samples_header[0];
-
 enum {
     SC_RUN_ID,
     SC_JOB_ID,
@@ -121,7 +112,7 @@ static ev_status vf_get_int(ev_csv *c, size_t col, int64_t *out, ev_err *err)
     if (f && !vf_parse_int(f, out))
         return EV_OK;
     return ev_err_set(err, EV_EFORMAT, "line %zu, column %zu (%s): not a decimal integer: \"%.40s\"",
-                      ev_csv_line(c), col + 1, vb_samples_header[col], f ? f : "");
+                      ev_csv_line(c), col + 1, ev_samples_columns[col], f ? f : "");
 }
 
 /* Returns 1 when s is one of the NULL-terminated list. */
@@ -484,7 +475,7 @@ static int vf_parse(vf_state *s, const char *p, size_t n, size_t start, size_t s
                     int *header_bad, ev_err *err)
 {
     ev_csv *c = NULL;
-    ev_status rc = ev_csv_open(p, n, vb_samples_header, vb_samples_ncols, NULL, &c, err);
+    ev_status rc = ev_csv_open(p, n, ev_samples_columns, ev_samples_ncols, NULL, &c, err);
     *header_bad = rc && rc != EV_ENOMEM;
     if (rc)
         return rc == EV_ENOMEM ? EV_ENOMEM : -1;
@@ -643,7 +634,7 @@ static int vs_piece(struct vb_sstream *st, unsigned char *q, size_t n)
         /* the header is judged now: a body may never bring a line that would */
         ev_csv *c = NULL;
         ev_err err = {{0}};
-        if (ev_csv_open(st->hdr.data, st->hdr.len, vb_samples_header, vb_samples_ncols, NULL, &c, &err))
+        if (ev_csv_open(st->hdr.data, st->hdr.len, ev_samples_columns, ev_samples_ncols, NULL, &c, &err))
             return -1;
         ev_csv_close(c);
         p += take;

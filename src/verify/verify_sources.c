@@ -7,25 +7,22 @@
  *
  * The measurement closure (DESIGN.md "Receipts and bundle"): every regular
  * file under kernels/, src/runner/ and protocols/ (recursively), and
- * db/schema.sql: the walk of the runner's snapshot (src/runner/snapshot.c):
- * every name but "." and "..", regular files only; symbolic links and other
- * kinds are not followed and are listed as notes (the runner skips them
- * too, so they are not part of the evidence).  Paths are '/'-separated,
+ * db/schema.sql, and the protocol's external kernel sources: the runner's
+ * own walk (src/evidence/closure.h, ev_closure_list), every name but "."
+ * and "..", regular files only.  Symbolic links and other kinds are not
+ * followed and FAIL here (the runner skips them, so they are not part of
+ * the evidence), as do unreadable directories.  Paths are '/'-separated,
  * relative to DIR, compared bytewise.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "evidence/closure.h"
 #include "runner/protocol.h"
 #include "verify_int.h"
-
-/* Roots of the closure: directories walked recursively, and single files. */
-static const char *const vs_dirs[] = {"kernels", "src/runner", "protocols"};
-static const char *const vs_files[] = {"db/schema.sql"};
 
 /* A growable list of relative paths. */
 typedef struct vs_list {
@@ -80,65 +77,11 @@ static char *vs_join(const char *dir, const char *rel)
     return s;
 }
 
-/* Walks root/rel recursively, appending regular files' relative paths to
- * out; symlinks and other non-regular entries are reported under check 7.
- * Depth is capped (32) so a hostile tree cannot recurse without end.
- * EV_ENOMEM on allocation failure; unreadable directories are reported. */
-static ev_status vs_walk(const char *root, const char *rel, int depth, vs_list *out, ev_vreport *r)
+/* Reports an entry the closure walk left out (closure.h) under check 7. */
+static void on_odd(void *ctx, ev_closure_odd kind, const char *rel, const char *why)
 {
-    ev_status rc = EV_OK;
-    char *abs = vs_join(root, rel);
-    if (!abs)
-        return EV_ENOMEM;
-    DIR *d = opendir(abs);
-    if (!d) {
-        if (errno != ENOENT)
-            vr_fail(r, VR_SOURCES, rel, "cannot list the directory: %s", strerror(errno));
-        free(abs);
-        return EV_OK;
-    }
-    if (depth > 32) {
-        vr_fail(r, VR_SOURCES, rel, "directory nesting deeper than 32 levels");
-        goto out;
-    }
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        size_t lr = strlen(rel), ln = strlen(e->d_name);
-        char *child = malloc(lr + ln + 2);
-        if (!child) {
-            rc = EV_ENOMEM;
-            goto out;
-        }
-        memcpy(child, rel, lr);
-        child[lr] = '/';
-        memcpy(child + lr + 1, e->d_name, ln + 1);
-        char *cabs = vs_join(root, child);
-        struct stat st;
-        if (!cabs) {
-            free(child);
-            rc = EV_ENOMEM;
-            goto out;
-        }
-        if (lstat(cabs, &st) != 0)
-            vr_fail(r, VR_SOURCES, child, "cannot stat: %s", strerror(errno));
-        else if (S_ISDIR(st.st_mode))
-            rc = vs_walk(root, child, depth + 1, out, r);
-        else if (S_ISREG(st.st_mode))
-            rc = vs_push(out, child);
-        else
-            vr_fail(r, VR_SOURCES, child,
-                    "not a regular file in the measurement closure (links are not followed)");
-        free(cabs);
-        free(child);
-        if (rc)
-            goto out;
-    }
-out:
-    closedir(d);
-    free(abs);
-    return rc;
+    (void)kind;
+    vr_fail(ctx, VR_SOURCES, rel, "%s", why);
 }
 
 ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
@@ -148,47 +91,23 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
     (void)err;
     vr_use(r, VR_SOURCES);
 
-    for (size_t i = 0; i < sizeof vs_dirs / sizeof vs_dirs[0]; i++)
-        if ((rc = vs_walk(dir, vs_dirs[i], 0, &tree, r)))
-            goto out;
-    for (size_t i = 0; i < sizeof vs_files / sizeof vs_files[0]; i++) {
-        char *abs = vs_join(dir, vs_files[i]);
-        struct stat st;
-        if (!abs) {
-            rc = EV_ENOMEM;
-            goto out;
-        }
-        if (lstat(abs, &st) == 0 && S_ISREG(st.st_mode))
-            rc = vs_push(&tree, vs_files[i]);
-        free(abs);
-        if (rc)
-            goto out;
-    }
     {
-        /* the protocol's external kernel sources (ext_kernel.h's closure rule) */
+        /* the closure's roots, and the protocol's external kernel sources
+         * (ext_kernel.h's closure rule): one walk, the runner's */
         const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
         const char *pp = vj_str(run, "protocol_path"), *be = vj_str(run, "backend");
-        for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels; i++) {
-            char path[600];
-            int dup = 0;
-            if (!ev_ext_closure_file(b->proto->kernels, i, pp, be, path, sizeof path))
-                continue;
-            for (size_t q = 0; q < tree.n; q++)
-                dup |= !strcmp(tree.p[q], path);
-            char *abs = vs_join(dir, path);
-            struct stat st;
-            if (!abs) {
-                rc = EV_ENOMEM;
-                goto out;
+        char extra[EV_EXT_MAX_KERNELS][600];
+        const char *ex[EV_EXT_MAX_KERNELS];
+        size_t n_ex = 0;
+        for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels && n_ex < EV_EXT_MAX_KERNELS; i++)
+            if (ev_ext_closure_file(b->proto->kernels, i, pp, be, extra[n_ex], sizeof extra[n_ex])) {
+                ex[n_ex] = extra[n_ex];
+                n_ex++;
             }
-            if (!dup && lstat(abs, &st) == 0 && S_ISREG(st.st_mode))
-                rc = vs_push(&tree, path);
-            free(abs);
-            if (rc)
-                goto out;
-        }
+        if ((rc = ev_closure_list(dir, ex, n_ex, on_odd, r, &tree.p, &tree.n)))
+            goto out;
+        tree.cap = tree.n;
     }
-    qsort(tree.p, tree.n, sizeof *tree.p, vs_cmp);
 
     /* Every sources/ member against the tree.  Per-file reasons are held in
      * `why` (parallel to `changed`) so the summary with the list of changed

@@ -16,7 +16,7 @@
 
 #include "buf.h"
 #include "status.h"
-#include "bundle/member.h"
+#include "evidence/member.h"
 
 /*
  * Appends report.html to out from members m[0..n) (any order; report.html

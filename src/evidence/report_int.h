@@ -13,7 +13,7 @@
 #ifndef EV_REPORT_INT_H
 #define EV_REPORT_INT_H
 
-#include "bundle/report.h"
+#include "evidence/report.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -9,7 +9,7 @@
  * same bytes on every host.  This file reads; report_html.c, report_svg.c
  * and report_md.c write (report_int.h lists them).
  */
-#include "bundle/report.h"
+#include "evidence/report.h"
 
 #include "report_int.h"
 

@@ -2,7 +2,7 @@
  * projections.c: proof-receipts.json and provenance.json from their inputs
  * (projections.h): the exporter's and the verifier's one writer.
  */
-#include "bundle/projections.h"
+#include "evidence/projections.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "json.h"
-#include "bundle/jbuild.h"
-#include "bundle/export.h"
+#include "evidence/jbuild.h"
 
 /* The snapshot file with this path, or NULL. */
 static const ev_proj_source *find_source(const ev_proof_in *in, const char *path)

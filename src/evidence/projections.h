@@ -16,6 +16,10 @@
 #include "buf.h"
 #include "status.h"
 
+/* The default entry's source file, whose snapshot SHA-256 proof-receipts.json
+ * names as default_entry_source. */
+#define EV_BUNDLE_DEFAULT_ENTRY_SOURCE "kernels/reduce_default.cuh"
+
 /* One snapshot file: its path (relative, the member name less "sources/"),
  * SHA-256 hex and size. */
 typedef struct ev_proj_source {

@@ -1,7 +1,7 @@
 /*
  * member.c: lookup and the name rule for in-memory bundle members.
  */
-#include "bundle/member.h"
+#include "evidence/member.h"
 
 #include <string.h>
 

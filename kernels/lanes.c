@@ -1,0 +1,33 @@
+/*
+ * lanes.c: the lane count t and the vector width V of the fixed SUM order
+ * (reduce_cpu.h).  Apart from the CPU twin and its thread pool, so that
+ * the selector, and the verifier through it, need neither.
+ */
+#include "reduce_cpu.h"
+
+#include "dtype.h"
+
+/* Returns the smallest power of two >= n (n >= 1). */
+static int64_t ev_pow2ceil(int64_t n)
+{
+    int64_t w = 1;
+    while (w < n)
+        w <<= 1;
+    return w;
+}
+
+int64_t ev_reduce_lanes(int64_t cols, ev_dtype d)
+{
+    int64_t bytes = ev_pow2ceil(cols < 1 ? 1 : cols) * (int64_t)ev_dtype_size(d);
+    int64_t t = bytes / 64;
+    if (t < 32)
+        t = 32;
+    if (t > EV_MAX_LANES)
+        t = EV_MAX_LANES;
+    return t;
+}
+
+int64_t ev_reduce_vec(ev_dtype d)
+{
+    return 16 / (int64_t)ev_dtype_size(d);
+}

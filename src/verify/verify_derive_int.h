@@ -1,0 +1,53 @@
+/*
+ * verify_derive_int.h: what check 6's two files share: the context of the
+ * rederive check (the bundle, the report, the medians rebuilt from
+ * samples.csv) and the helpers one file calls in the other.
+ *   verify_derive.c    check 6: rows, medians, drift, summary, outputs,
+ *                      projections, sources, the model refit, report.html,
+ *                      the figures
+ *   verify_selector.c  the graph receipts against the selector's plans
+ *                      (kernels/selector.h) and the declared external entries
+ * Private to src/verify/.
+ */
+#ifndef EV_VERIFY_DERIVE_INT_H
+#define EV_VERIFY_DERIVE_INT_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "model/model.h"
+#include "runner/plan.h"
+#include "runner/protocol.h"
+#include "runner/sample_rules.h"
+#include "evidence/tree_hash.h"
+#include "selector.h"
+#include "sha256.h"
+#include "stats.h"
+#include "store/outcome.h"
+#include "verify_int.h"
+
+#include "evidence/figures.h"
+#include "evidence/projections.h"
+#include "evidence/report.h"
+
+#define VV "validation.json"
+#define VS "samples.csv"
+
+/* Derived medians per job (parallel to b->vjobs); NaN when none. */
+typedef struct vd_ctx {
+    vb_bundle *b;
+    ev_vreport *r;
+    double *hot_median, *cold_median;
+} vd_ctx;
+
+/* verify_derive.c */
+const cJSON *vd_case(const vb_bundle *b, int64_t ci);
+
+/* verify_selector.c */
+void vd_selector(vd_ctx *x);
+
+#endif
