@@ -1201,7 +1201,7 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
     /* every measured job but the first of each phase was staged (the
      * three torch-compile jobs skip here, without a gate-wait): 14 */
     snprintf(cmd, sizeof cmd,
-             "test $(unzip -p '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12", zip);
+             "test $(python3 tests/zipcat.py '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12", zip);
     ck_assert_msg(system(cmd) == 0, "fewer than 12 staged jobs recorded their gate-wait");
     const char *bad[] = {"run", "--protocol", proto, "--db", db, "--stage-ahead", "17", NULL};
     ck_assert_int_eq(run_prog("evident", bad, log, sizeof log), 2);
@@ -1339,7 +1339,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
     snprintf(
         cmd, sizeof cmd,
-        "unzip -p '%s' validation.json | python3 -c '\n"
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
         "import json, sys\n"
         "v = json.load(sys.stdin)\n"
         "want = {\"ext-ok\": (\"completed\", \"\"), \"ext-nocompile\": (\"failed-exit\", \"error\"),\n"
@@ -1365,7 +1365,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
         "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
         "\"ext-writesinput\"] or len(ks) != 7: bad.append((\"receipts\", oks))\n"
-        "print(bad); sys.exit(1 if bad else 0)' && unzip -l '%s' | grep -q 'sources/%s/crash.c'",
+        "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q 'sources/%s/crash.c'",
         zip, zip, d);
     ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");
 
@@ -1409,7 +1409,7 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
     snprintf(cmd, sizeof cmd,
-             "unzip -p '%s' validation.json | python3 -c '\n"
+             "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
              "import json, sys\n"
              "v = json.load(sys.stdin)\n"
              "want = {\"ext-cheat-stale\": (\"failed-validation\", \"\"),\n"
@@ -1458,9 +1458,9 @@ START_TEST(test_a_subset_run_is_its_own_protocol_and_verifies)
     ck_assert_int_eq(ev_protocol_id(pb.data, pb.len, id), EV_OK);
     ev_buf_free(&pb);
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "unzip -p '%s' protocol.json | grep -q '\"subset_of\":.\"%s\"'", zip, id);
+    snprintf(cmd, sizeof cmd, "python3 tests/zipcat.py '%s' protocol.json | grep -q '\"subset_of\":.\"%s\"'", zip, id);
     ck_assert_msg(system(cmd) == 0, "protocol.json does not name %s", id);
-    snprintf(cmd, sizeof cmd, "unzip -p '%s' validation.json | grep -q '\"arm\":.\"auto\"'", zip);
+    snprintf(cmd, sizeof cmd, "python3 tests/zipcat.py '%s' validation.json | grep -q '\"arm\":.\"auto\"'", zip);
     ck_assert_msg(system(cmd) != 0, "a subset without --model planned auto");
 }
 END_TEST
@@ -1501,10 +1501,10 @@ START_TEST(test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused)
     ck_assert_msg(run_prog("evident", sexp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
     snprintf(cmd, sizeof cmd,
-             "unzip -p '%s' protocol.json | grep -q \"$(sha256sum '%s' | cut -c1-64)\" && "
-             "unzip -p '%s' validation.json | grep -q '\"arm\":.\"auto\"' && "
-             "a0=$(unzip -p '%s' model.json | grep -o '\"a0\":.[^,]*' | tr -d ' \t') && "
-             "unzip -p '%s' protocol.json | tr -d ' \t' | grep -q \"$a0\"",
+             "python3 tests/zipcat.py '%s' protocol.json | grep -q \"$(sha256sum '%s' | cut -c1-64)\" && "
+             "python3 tests/zipcat.py '%s' validation.json | grep -q '\"arm\":.\"auto\"' && "
+             "a0=$(python3 tests/zipcat.py '%s' model.json | grep -o '\"a0\":.[^,]*' | tr -d ' \t') && "
+             "python3 tests/zipcat.py '%s' protocol.json | tr -d ' \t' | grep -q \"$a0\"",
              zip, whole, zip, whole, zip);
     ck_assert_msg(system(cmd) == 0,
                   "the subset's protocol.json does not carry the bundle's model and SHA-256");
