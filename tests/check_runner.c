@@ -1201,7 +1201,8 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
     /* every measured job but the first of each phase was staged (the
      * three torch-compile jobs skip here, without a gate-wait): 14 */
     snprintf(cmd, sizeof cmd,
-             "test $(python3 tests/zipcat.py '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12", zip);
+             "test $(python3 tests/zipcat.py '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12",
+             zip);
     ck_assert_msg(system(cmd) == 0, "fewer than 12 staged jobs recorded their gate-wait");
     const char *bad[] = {"run", "--protocol", proto, "--db", db, "--stage-ahead", "17", NULL};
     ck_assert_int_eq(run_prog("evident", bad, log, sizeof log), 2);
@@ -1365,7 +1366,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
         "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
         "\"ext-writesinput\"] or len(ks) != 7: bad.append((\"receipts\", oks))\n"
-        "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q 'sources/%s/crash.c'",
+        "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
+        "'sources/%s/crash.c'",
         zip, zip, d);
     ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");
 
@@ -1458,9 +1460,11 @@ START_TEST(test_a_subset_run_is_its_own_protocol_and_verifies)
     ck_assert_int_eq(ev_protocol_id(pb.data, pb.len, id), EV_OK);
     ev_buf_free(&pb);
     char cmd[1200];
-    snprintf(cmd, sizeof cmd, "python3 tests/zipcat.py '%s' protocol.json | grep -q '\"subset_of\":.\"%s\"'", zip, id);
+    snprintf(cmd, sizeof cmd, "python3 tests/zipcat.py '%s' protocol.json | grep -q '\"subset_of\":.\"%s\"'",
+             zip, id);
     ck_assert_msg(system(cmd) == 0, "protocol.json does not name %s", id);
-    snprintf(cmd, sizeof cmd, "python3 tests/zipcat.py '%s' validation.json | grep -q '\"arm\":.\"auto\"'", zip);
+    snprintf(cmd, sizeof cmd, "python3 tests/zipcat.py '%s' validation.json | grep -q '\"arm\":.\"auto\"'",
+             zip);
     ck_assert_msg(system(cmd) != 0, "a subset without --model planned auto");
 }
 END_TEST
