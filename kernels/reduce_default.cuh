@@ -438,10 +438,11 @@ __device__ __forceinline__ void ev_loads_issued(int fence)
  * Folds the lane's elements of a row of n elements into acc (n = 0: none):
  * chunks lane, lane+t, ... in increasing order, then the partial chunk.
  */
-template <int OP, int DT>
+template <int OP, int DT, int T>
 __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned char *row, int64_t n, int t,
                                              int lane)
 {
+    t = T ? T : t; /* EV_SPECIALIZE: t known at compile time */
     typedef ev_dt<DT> D;
     const int V = 16 / D::size;
     const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf; /* exact no-op words */
@@ -451,7 +452,18 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
     /* mode 4: the fence where one step holds all of a lane's two or more chunks */
     const int fence = blockDim.x <= 512 && full > t && full <= 8 * (int64_t)t;
 
-    if (n > 0 && ((uintptr_t)row & 15u) == 0) {
+    if (n > 0 && ((uintptr_t)row & 15u) == 0 && T != 0 && full <= 4 * (int64_t)T) {
+        /* EV_SPECIALIZE: at most four chunks a lane, straight-line code */
+        const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
+        uint4 v[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            v[k] = c + k * T < full ? ev_ld16(vrow + c + k * T) : pad;
+        ev_loads_issued(fence);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc.vec(v[k]);
+    } else if (n > 0 && ((uintptr_t)row & 15u) == 0) {
         const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
         for (; c + 7 * (int64_t)t < full; c += 8 * (int64_t)t) {
             uint4 v[8];
@@ -528,12 +540,13 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
  * for MAX).  When t > 32 every thread of the block must call this the same
  * number of times (it holds one __syncthreads); t is uniform per launch.
  */
-template <int DT>
+template <int DT, int T>
 __device__ float ev_row_reduce_sum(const unsigned char *row, int64_t n, int t, int lane, float *red)
 {
     ev_acc<EV_OP_SUM_, DT> acc;
+    t = T ? T : t;
     acc.init();
-    ev_lane_fold<EV_OP_SUM_, DT>(acc, row, n, t, lane);
+    ev_lane_fold<EV_OP_SUM_, DT, T>(acc, row, n, t, lane);
     float v = acc.warp();
     if (t > 32) {
         int nw = t / 32, w = lane / 32;
@@ -550,13 +563,14 @@ __device__ float ev_row_reduce_sum(const unsigned char *row, int64_t n, int t, i
     return v;
 }
 
-template <int DT>
+template <int DT, int T>
 __device__ float ev_row_reduce_max(const unsigned char *row, int64_t n, int t, int lane, int *red)
 {
     ev_acc<EV_OP_MAX_, DT> acc;
     int hi, lo;
+    t = T ? T : t;
     acc.init();
-    ev_lane_fold<EV_OP_MAX_, DT>(acc, row, n, t, lane);
+    ev_lane_fold<EV_OP_MAX_, DT, T>(acc, row, n, t, lane);
     acc.lanes(&hi, &lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
     lo = __reduce_min_sync(0xffffffffu, lo);
@@ -577,17 +591,17 @@ __device__ float ev_row_reduce_max(const unsigned char *row, int64_t n, int t, i
     return ev_max_value<DT>(hi, lo);
 }
 
-template <int OP, int DT> struct ev_row;
-template <int DT> struct ev_row<EV_OP_SUM_, DT> {
+template <int OP, int DT, int T> struct ev_row;
+template <int DT, int T> struct ev_row<EV_OP_SUM_, DT, T> {
     __device__ static float reduce(const unsigned char *row, int64_t n, int t, int lane, int *red)
     {
-        return ev_row_reduce_sum<DT>(row, n, t, lane, reinterpret_cast<float *>(red));
+        return ev_row_reduce_sum<DT, T>(row, n, t, lane, reinterpret_cast<float *>(red));
     }
 };
-template <int DT> struct ev_row<EV_OP_MAX_, DT> {
+template <int DT, int T> struct ev_row<EV_OP_MAX_, DT, T> {
     __device__ static float reduce(const unsigned char *row, int64_t n, int t, int lane, int *red)
     {
-        return ev_row_reduce_max<DT>(row, n, t, lane, red);
+        return ev_row_reduce_max<DT, T>(row, n, t, lane, red);
     }
 };
 
@@ -598,11 +612,12 @@ template <int DT> struct ev_row<EV_OP_MAX_, DT> {
  * (two ints each), alternating by pass, so the pass after next rewrites a
  * buffer only after every thread has passed the barrier between.
  */
-template <int OP, int DT>
-__device__ void ev_reduce_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b,
-                                  int t)
+template <int OP, int DT, int T>
+__device__ void ev_reduce_program_t(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b,
+                                    int t)
 {
     __shared__ int red[2][64];
+    t = T ? T : t;
     int sh = __ffs(t) - 1;
     int groups = (int)blockDim.x >> sh, g = (int)threadIdx.x >> sh, lane = (int)threadIdx.x & (t - 1);
     int64_t row0 = (int64_t)blockIdx.x * b;
@@ -612,10 +627,52 @@ __device__ void ev_reduce_program(const void *in, void *out, int64_t R, int64_t 
         int valid = base + g < b && r < R;
         const unsigned char *row =
             reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
-        float v = ev_row<OP, DT>::reduce(row, valid ? N : 0, t, lane, red[buf] + 2 * g * (t / 32));
+        float v = ev_row<OP, DT, T>::reduce(row, valid ? N : 0, t, lane, red[buf] + 2 * g * (t / 32));
         if (valid && lane == 0)
             ev_dt<DT>::store(out, r, v);
     }
+}
+
+/*
+ * EV_SPECIALIZE (issue 18, v4): 1 compiles the program once per lane count
+ * t (32 .. 1024) and once generic; the entry branches to the copy of its
+ * t, whose loops and index arithmetic have t as a constant and whose lanes
+ * of at most four chunks take one straight-line step.  0: the generic
+ * copy only (v3).  Same bytes, same order, same bits.
+ */
+#ifndef EV_SPECIALIZE
+#define EV_SPECIALIZE 0
+#endif
+
+template <int OP, int DT>
+__device__ void ev_reduce_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b,
+                                  int t)
+{
+#if EV_SPECIALIZE
+    switch (t) {
+    case 32:
+        ev_reduce_program_t<OP, DT, 32>(in, out, R, N, stride, b, t);
+        return;
+    case 64:
+        ev_reduce_program_t<OP, DT, 64>(in, out, R, N, stride, b, t);
+        return;
+    case 128:
+        ev_reduce_program_t<OP, DT, 128>(in, out, R, N, stride, b, t);
+        return;
+    case 256:
+        ev_reduce_program_t<OP, DT, 256>(in, out, R, N, stride, b, t);
+        return;
+    case 512:
+        ev_reduce_program_t<OP, DT, 512>(in, out, R, N, stride, b, t);
+        return;
+    case 1024:
+        ev_reduce_program_t<OP, DT, 1024>(in, out, R, N, stride, b, t);
+        return;
+    default:
+        break;
+    }
+#endif
+    ev_reduce_program_t<OP, DT, 0>(in, out, R, N, stride, b, t);
 }
 
 /* EV_DEVICE_CODE_ONLY: the device helpers without the entries (peer_cub.cu). */
