@@ -2,7 +2,8 @@
  * kernel_bench_main.cu: build/kernel-bench, the standalone GPU validator and
  * benchmark of the reductions (run it on the GPU host; no store involved).
  *
- * For every case and schedule (default, rows1, rows2, rows4) and the cub
+ * For every case and schedule (default, rows1, rows2, rows4; short where a
+ * row holds at most 32 chunks, measured here before it is a plan) and the cub
  * peer: seeded input (kernels/inputs.h), poisoned output, one launch, then
  *   - native kernels: output equal to the CPU twin (ev_reduce_rows) bit
  *     for bit, and valid against the FP64 oracle;
@@ -63,9 +64,15 @@ static const kb_case kb_cases[] = {
     {"reduce_max", "bf16", 16, 1, 3, 4, 1},        {"reduce_max", "fp32", 24, 77, 77, 8, 1},
     {"reduce_sum", "fp16", 24, 2048, 2048, 8, 1},  {"reduce_sum", "fp16", 24, 999, 1001, 2, 1},
     {"reduce_sum", "bf16", 24, 300, 300, 4, 1},    {"reduce_sum", "fp32", 24, 4096, 4096, 4, 1},
+    /* more short rows (the short schedule): two holdouts of h200.json, one unaligned */
+    {"reduce_sum", "fp16", 2048, 64, 64, 8, 0},    {"reduce_max", "fp16", 1000, 100, 100, 4, 0},
+    {"reduce_sum", "fp32", 37, 100, 101, 4, 0},
+    /* special values in short rows: aligned, and unaligned with a partial chunk */
+    {"reduce_sum", "bf16", 24, 128, 128, 8, 1},    {"reduce_sum", "fp16", 24, 200, 203, 4, 1},
 };
 
-static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "cub"};
+static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short", "cub"};
+#define KB_SHORT 4 /* index of "short" in kb_scheds: not a selector plan yet */
 
 #define KB_CHECK(call, what)                                                                           \
     do {                                                                                               \
@@ -77,7 +84,7 @@ static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "cub"};
     } while (0)
 
 typedef struct kb_arm {
-    int kind; /* 0 plan, 1 cub, 2 floor, 3 ceiling */
+    int kind; /* 0 plan, 1 cub, 2 floor, 3 ceiling, 4 short */
     const ev_launch_plan *plan;
     const ev_binding *b;
     ev_cub_peer *cub;
@@ -181,6 +188,7 @@ static void kb_enqueue(const kb_arm *a, cudaStream_t s)
     case 0: rc = ev_cuda_reduce_launch(a->plan, a->b, s, &err); break;
     case 1: rc = ev_cub_peer_launch(a->cub, s, &err); break;
     case 2: rc = ev_cuda_floor_launch(s, &err); break;
+    case 4: rc = ev_cuda_short_launch(a->b, s, &err); break;
     default: rc = ev_cuda_ceiling_launch(a->ceil, a->ceil_len, a->sms, a->sink, s, &err); break;
     }
     if (rc) {
@@ -363,6 +371,11 @@ int main(int argc, char **argv)
                 }
                 a.kind = 0;
                 a.plan = &plan;
+            } else if (si == KB_SHORT) {
+                if (ev_short_threads(sh.cols, sh.dtype) < 1)
+                    continue; /* rows of more than 32 chunks */
+                a.kind = 4;
+                snprintf(plan.entry, sizeof plan.entry, "%s_%s_short", kc->op, kc->dtype);
             } else {
                 a.kind = 1;
                 if (ev_cub_peer_new(&b, &a.cub, &err)) {
@@ -377,7 +390,7 @@ int main(int argc, char **argv)
             KB_CHECK(cudaGetLastError(), "launch");
             KB_CHECK(cudaMemcpy(h_out, d_out, out_len, cudaMemcpyDeviceToHost), "copy out");
             ev_oracle_validate(&sh, h_in, h_out, &v, &err);
-            if (si < 4)
+            if (si <= KB_SHORT)
                 twin_ok = memcmp(h_out, h_twin, out_len) == 0;
             if (!v.passed || !twin_ok)
                 failed = 1;

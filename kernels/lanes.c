@@ -31,3 +31,15 @@ int64_t ev_reduce_vec(ev_dtype d)
 {
     return 16 / (int64_t)ev_dtype_size(d);
 }
+
+int64_t ev_short_threads(int64_t cols, ev_dtype d)
+{
+    int64_t v = ev_reduce_vec(d), chunks, p;
+    if (cols < 1 || v < 1)
+        return 0;
+    chunks = cols / v + (cols % v != 0);
+    if (chunks > 32 || ev_reduce_lanes(cols, d) != 32)
+        return 0;
+    p = ev_pow2ceil(chunks) / 4;
+    return p < 1 ? 1 : p > 8 ? 8 : p;
+}

@@ -10,9 +10,11 @@
  *   ev_ceiling                    streaming 16-byte reads: the read ceiling
  */
 #include <cuda_runtime.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "reduce_candidates.cuh"
+#include "reduce_short.cuh"
 
 extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 #include "status.h"
@@ -51,18 +53,20 @@ extern "C" __global__ void ev_ceiling(const uint4 *in, long long n16, uint32_t *
 
 typedef void (*ev_default_fn)(const void *, void *, long long, long long, long long, int, int);
 typedef void (*ev_rows_fn)(const void *, void *, long long, long long, long long, int);
+typedef void (*ev_short_fn)(const void *, void *, long long, long long, long long, int);
 
 typedef struct ev_entry {
     const char *name;
     const void *func;
-    int rows; /* 0: default entry (runtime b) */
+    int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (not a plan's yet) */
 } ev_entry;
 
 #define EV_E(op, dt)                                                                                   \
     {"reduce_" #op "_" #dt "_default", (const void *)reduce_##op##_##dt##_default, 0},                 \
         {"reduce_" #op "_" #dt "_rows1", (const void *)reduce_##op##_##dt##_rows1, 1},                 \
         {"reduce_" #op "_" #dt "_rows2", (const void *)reduce_##op##_##dt##_rows2, 2},                 \
-        {"reduce_" #op "_" #dt "_rows4", (const void *)reduce_##op##_##dt##_rows4, 4}
+        {"reduce_" #op "_" #dt "_rows4", (const void *)reduce_##op##_##dt##_rows4, 4},                 \
+        {"reduce_" #op "_" #dt "_short", (const void *)reduce_##op##_##dt##_short, -2}
 
 static const ev_entry ev_entries[] = {
     EV_E(sum, fp32), EV_E(sum, fp16), EV_E(sum, bf16), EV_E(max, fp32), EV_E(max, fp16), EV_E(max, bf16),
@@ -120,6 +124,27 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         ((ev_rows_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
                                                     (int)p->lanes);
     return ev_launch_status(p->entry, err);
+}
+
+extern "C" ev_status ev_cuda_short_launch(const ev_binding *b, void *stream, ev_err *err)
+{
+    const ev_shape *sh = &b->shape;
+    int64_t p = ev_short_threads(sh->cols, sh->dtype), rows = EV_SHORT_BLOCK / (p > 0 ? p : 1);
+    int64_t grid = sh->rows / rows + (sh->rows % rows != 0);
+    char name[64];
+    const ev_entry *e;
+
+    snprintf(name, sizeof name, "%s_%s_short", ev_op_name(sh->op), ev_dtype_name(sh->dtype));
+    e = ev_entry_find(name);
+    if (e == NULL || p < 1 || grid > 0x7fffffff)
+        return ev_err_set(err, EV_EINVAL, "short: rows of %lld %s elements hold more than 32 chunks",
+                          (long long)sh->cols, ev_dtype_name(sh->dtype));
+    if (sh->rows == 0)
+        return EV_OK;
+    (void)cudaGetLastError();
+    ((ev_short_fn)e->func)<<<(unsigned)grid, EV_SHORT_BLOCK, 0, (cudaStream_t)stream>>>(
+        b->in, b->out, sh->rows, sh->cols, sh->stride, (int)p);
+    return ev_launch_status(name, err);
 }
 
 extern "C" ev_status ev_cuda_floor_launch(void *stream, ev_err *err)

@@ -38,6 +38,10 @@ extern "C" {
 int64_t ev_reduce_lanes(int64_t cols, ev_dtype d);
 /* Elements per 16-byte vector V for dtype d (4 or 8). */
 int64_t ev_reduce_vec(ev_dtype d);
+/* The short schedule's threads a row (kernels/reduce_short.cuh): for rows
+ * of at most 32 chunks (ceil(cols / V) <= 32), clamp(pow2ceil(chunks) / 4,
+ * 1, 8), so that a thread reads at most four chunks; 0 for longer rows. */
+int64_t ev_short_threads(int64_t cols, ev_dtype d);
 
 /*
  * Reduces rows [r0, r1) of a checked binding on the calling thread (host

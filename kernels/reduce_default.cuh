@@ -282,8 +282,8 @@ template <int DT> struct ev_acc<EV_OP_SUM_, DT> {
     }
     /* element j of a chunk, given its bits (loaded earlier) */
     __device__ void ebits(int j, uint32_t b) { a[j] = __fadd_rn(a[j], ev_dt<DT>::value(b)); }
-    /* the slot tree, then the lane butterfly: the warp's sum in every lane */
-    __device__ float warp() const
+    /* the slot tree: the lane's value */
+    __device__ float slots() const
     {
         float p[V];
 #pragma unroll
@@ -294,7 +294,12 @@ template <int DT> struct ev_acc<EV_OP_SUM_, DT> {
 #pragma unroll
             for (int j = 0; j < m; j++)
                 p[j] = __fadd_rn(p[j], p[j + m]);
-        float v = p[0];
+        return p[0];
+    }
+    /* the slot tree, then the lane butterfly: the warp's sum in every lane */
+    __device__ float warp() const
+    {
+        float v = slots();
 #pragma unroll
         for (int m = 16; m >= 1; m /= 2)
             v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, m));
