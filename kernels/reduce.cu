@@ -23,6 +23,8 @@ extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 #include "reduce_cuda.h"
 }
 
+static_assert(EV_SHORT_BLOCK == EV_SHORT_PROGRAM, "the short program's size: reduce_short.cuh and reduce_cpu.h");
+
 /* in is nothing, out is nothing: the launch floor. */
 extern "C" __global__ void ev_floor(void)
 {
@@ -58,7 +60,7 @@ typedef void (*ev_short_fn)(const void *, void *, long long, long long, long lon
 typedef struct ev_entry {
     const char *name;
     const void *func;
-    int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (not a plan's yet) */
+    int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (b from the row) */
 } ev_entry;
 
 #define EV_E(op, dt)                                                                                   \
@@ -108,43 +110,27 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
     const ev_shape *sh = &b->shape;
     dim3 grid((unsigned)p->grid[0]), block((unsigned)p->block[0]);
 
-    if (e == NULL || e->rows < 0)
+    if (e == NULL || e->rows == -1)
         return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
-    if ((e->rows > 0 && e->rows != p->rows_per_program) || p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
+    int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
+    if ((e->rows == -2 && (sp < 1 || p->rows_per_program != EV_SHORT_PROGRAM / sp ||
+                           p->block[0] != EV_SHORT_PROGRAM)) ||
+        (e->rows > 0 && e->rows != p->rows_per_program) || p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
         p->grid[0] != sh->rows / p->rows_per_program + (sh->rows % p->rows_per_program != 0) ||
         p->grid[0] > 0x7fffffff || p->block[0] < 32 || p->block[0] > 1024)
         return ev_err_set(err, EV_EINVAL, "cuda launch: plan %s does not match the binding", p->entry);
     if (sh->rows == 0)
         return EV_OK;
     (void)cudaGetLastError(); /* clear a stale error so the check below is this launch's */
-    if (e->rows == 0)
+    if (e->rows == -2)
+        ((ev_short_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride, (int)sp);
+    else if (e->rows == 0)
         ((ev_default_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
                                                        (int)p->rows_per_program, (int)p->lanes);
     else
         ((ev_rows_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
                                                     (int)p->lanes);
     return ev_launch_status(p->entry, err);
-}
-
-extern "C" ev_status ev_cuda_short_launch(const ev_binding *b, void *stream, ev_err *err)
-{
-    const ev_shape *sh = &b->shape;
-    int64_t p = ev_short_threads(sh->cols, sh->dtype), rows = EV_SHORT_BLOCK / (p > 0 ? p : 1);
-    int64_t grid = sh->rows / rows + (sh->rows % rows != 0);
-    char name[64];
-    const ev_entry *e;
-
-    snprintf(name, sizeof name, "%s_%s_short", ev_op_name(sh->op), ev_dtype_name(sh->dtype));
-    e = ev_entry_find(name);
-    if (e == NULL || p < 1 || grid > 0x7fffffff)
-        return ev_err_set(err, EV_EINVAL, "short: rows of %lld %s elements hold more than 32 chunks",
-                          (long long)sh->cols, ev_dtype_name(sh->dtype));
-    if (sh->rows == 0)
-        return EV_OK;
-    (void)cudaGetLastError();
-    ((ev_short_fn)e->func)<<<(unsigned)grid, EV_SHORT_BLOCK, 0, (cudaStream_t)stream>>>(
-        b->in, b->out, sh->rows, sh->cols, sh->stride, (int)p);
-    return ev_launch_status(name, err);
 }
 
 extern "C" ev_status ev_cuda_floor_launch(void *stream, ev_err *err)

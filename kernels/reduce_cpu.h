@@ -40,8 +40,11 @@ int64_t ev_reduce_lanes(int64_t cols, ev_dtype d);
 int64_t ev_reduce_vec(ev_dtype d);
 /* The short schedule's threads a row (kernels/reduce_short.cuh): for rows
  * of at most 32 chunks (ceil(cols / V) <= 32), clamp(pow2ceil(chunks) / 4,
- * 1, 8), so that a thread reads at most four chunks; 0 for longer rows. */
+ * 1, 8), so that a thread reads at most four chunks; 0 for longer rows.
+ * A short program has EV_SHORT_PROGRAM threads (EV_SHORT_BLOCK in the
+ * .cuh; reduce.cu checks they agree), so EV_SHORT_PROGRAM / p rows. */
 int64_t ev_short_threads(int64_t cols, ev_dtype d);
+#define EV_SHORT_PROGRAM 128
 
 /*
  * Reduces rows [r0, r1) of a checked binding on the calling thread (host

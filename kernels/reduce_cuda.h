@@ -24,11 +24,6 @@ extern "C" {
  * the binding; EV_ECUDA with the CUDA error text otherwise. */
 ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_binding *b, void *stream, ev_err *err);
 
-/* The short schedule (kernels/reduce_short.cuh) on a checked binding, not
- * yet a selector plan (kernel-bench measures it): EV_EINVAL for rows of
- * more than 32 chunks, EV_ECUDA with the CUDA error text. */
-ev_status ev_cuda_short_launch(const ev_binding *b, void *stream, ev_err *err);
-
 /* The floor: the empty kernel "ev_floor" on (1, 1, 1) x (32, 1, 1). */
 ev_status ev_cuda_floor_launch(void *stream, ev_err *err);
 /* The ceiling: "ev_ceiling" streams n bytes (16-byte aligned buffer, n a

@@ -24,6 +24,15 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
         return ev_err_set(err, EV_EINVAL, "selector: %lld cpu threads", (long long)threads);
     b = ev_sched_rows(sched, B);
     t = ev_reduce_lanes(s->cols, s->dtype);
+    if (sched == EV_SCHED_SHORT) {
+        int64_t per_row = ev_short_threads(s->cols, s->dtype);
+        if (per_row < 1)
+            return ev_err_set(
+                err, EV_EINVAL,
+                "selector: short is for rows of at most 32 chunks of 16 bytes, not %lld %s elements",
+                (long long)s->cols, ev_dtype_name(s->dtype));
+        b = EV_SHORT_PROGRAM / per_row;
+    }
     memset(&p, 0, sizeof p);
     len = snprintf(p.entry, sizeof p.entry, "%s_%s_%s", ev_op_name(s->op), ev_dtype_name(s->dtype),
                    ev_sched_name(sched));
@@ -36,7 +45,9 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
     p.grid[0] = n;
     p.grid[1] = p.grid[2] = 1;
     p.block[1] = p.block[2] = 1;
-    if (be == EV_SEL_CUDA) {
+    if (be == EV_SEL_CUDA && sched == EV_SCHED_SHORT) {
+        p.block[0] = EV_SHORT_PROGRAM;
+    } else if (be == EV_SEL_CUDA) {
         p.block[0] = b * t > 1024 || b > 1024 ? 1024 : b * t;
     } else {
         p.block[0] = b;

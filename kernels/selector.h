@@ -6,8 +6,10 @@
  *   entry  "<op>_<dtype>_<sched>", e.g. "reduce_sum_fp16_default",
  *          "reduce_max_bf16_rows2" (the kernels' extern "C" names)
  *   t      = ev_reduce_lanes(N, dtype)  (threads per row, from W)
- *   b      = rows per program (B for default, K for rowsK)
- *   block  = (min(b * t, 1024), 1, 1)
+ *   b      = rows per program (B for default, K for rowsK; short:
+ *            EV_SHORT_PROGRAM / ev_short_threads(N, dtype), and only for
+ *            rows of at most 32 chunks: EV_EINVAL otherwise)
+ *   block  = (min(b * t, 1024), 1, 1); short: (EV_SHORT_PROGRAM, 1, 1)
  *   grid   = (ceil(R / b), 1, 1)   (R = 0: nothing is launched)
  * The cpu backend's receipt: the same entry name, grid = (tasks, 1, 1) and
  * block = (rows per task, 1, 1).

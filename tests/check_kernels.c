@@ -955,6 +955,107 @@ START_TEST(test_selector_reproduces_the_seed_decisions_and_launch_shapes)
 }
 END_TEST
 
+/*
+ * The short schedule's arithmetic (kernels/reduce_short.cuh), executed
+ * here as its threads do it: thread k of p holds lanes k + p*m, m < 4
+ * (each lane's chunk added to -0.0, then the slot tree), adds
+ * (u0 + u2) + (u1 + u3), then the shuffle steps d = p/2 .. 1.  Its sum
+ * must equal the CPU twin's bits for every row length it takes, in each
+ * dtype: the header comment's proof, checked.
+ */
+static float short_order_sum(ev_dtype dt, const unsigned char *row, int64_t n)
+{
+    int64_t V = ev_reduce_vec(dt), p = ev_short_threads(n, dt), full = n / V, part = n - full * V;
+    float x[8];
+    for (int64_t k = 0; k < p; k++) {
+        float u[4];
+        for (int64_t m = 0; m < 4; m++) {
+            int64_t lane = k + p * m, cnt = lane < full ? V : lane == full ? part : 0;
+            float a[8];
+            for (int64_t j = 0; j < V; j++)
+                a[j] = -0.0f + (j < cnt ? ev_dtype_load(dt, row, (size_t)(lane * V + j)) : -0.0f);
+            for (int64_t h = V / 2; h >= 1; h /= 2)
+                for (int64_t j = 0; j < h; j++)
+                    a[j] = a[j] + a[j + h];
+            u[m] = a[0];
+        }
+        x[k] = (u[0] + u[2]) + (u[1] + u[3]);
+    }
+    for (int64_t d = p / 2; d >= 1; d /= 2) {
+        float y[8];
+        for (int64_t k = 0; k < p; k++)
+            y[k] = x[k] + x[k ^ d];
+        memcpy(x, y, sizeof y);
+    }
+    return x[0];
+}
+
+START_TEST(test_short_schedule_order_equals_the_documented_order)
+{
+    static const ev_dtype dts[] = {EV_DTYPE_FP32, EV_DTYPE_FP16, EV_DTYPE_BF16};
+    for (size_t d = 0; d < 3; d++) {
+        int64_t V = ev_reduce_vec(dts[d]);
+        for (int64_t n = 1; n <= 32 * V; n++) {
+            ev_shape s = {EV_OP_SUM, dts[d], 3, n, n};
+            fixture f;
+            ck_assert_int_gt(ev_short_threads(n, dts[d]), 0);
+            fixture_make(&f, &s, (uint64_t)(97 * n + d), 0);
+            /* make the order matter: large and tiny magnitudes, and -0 */
+            for (int64_t i = 0; i < 3 * n; i += 3)
+                ev_dtype_store(dts[d], f.in, (size_t)i, ev_dtype_load(dts[d], f.in, (size_t)i) * 4096.0f);
+            ev_dtype_store(dts[d], f.in, (size_t)(n - 1), -0.0f);
+            ev_reduce_rows(&f.b, 0, 3);
+            for (int64_t r = 0; r < 3; r++) {
+                unsigned char got[4], want[4];
+                const unsigned char *row =
+                    (const unsigned char *)f.in + (size_t)(r * n) * ev_dtype_size(dts[d]);
+                ev_dtype_store(dts[d], got, 0, short_order_sum(dts[d], row, n));
+                memcpy(want, (const unsigned char *)f.out + (size_t)r * ev_dtype_size(dts[d]),
+                       ev_dtype_size(dts[d]));
+                ck_assert_msg(!memcmp(got, want, ev_dtype_size(dts[d])), "%s N=%lld row %lld",
+                              ev_dtype_name(dts[d]), (long long)n, (long long)r);
+            }
+            fixture_free(&f);
+        }
+        ck_assert_int_eq(ev_short_threads(32 * V + 1, dts[d]), 0);
+    }
+    /* threads a row: four chunks a thread at most */
+    ck_assert_int_eq(ev_short_threads(1, EV_DTYPE_FP16), 1);
+    ck_assert_int_eq(ev_short_threads(64, EV_DTYPE_FP16), 2);
+    ck_assert_int_eq(ev_short_threads(128, EV_DTYPE_BF16), 4);
+    ck_assert_int_eq(ev_short_threads(256, EV_DTYPE_FP16), 8);
+    ck_assert_int_eq(ev_short_threads(100, EV_DTYPE_FP32), 8);
+    ck_assert_int_eq(ev_short_threads(0, EV_DTYPE_FP32), 0);
+}
+END_TEST
+
+START_TEST(test_selector_plans_short_only_for_rows_of_at_most_32_chunks)
+{
+    ev_shape a = {EV_OP_MAX, EV_DTYPE_FP16, 131072, 256, 256};
+    ev_launch_plan p;
+    ev_err err;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_SHORT, 8, 0, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_max_fp16_short");
+    ck_assert_int_eq(p.block[0], EV_SHORT_PROGRAM);
+    ck_assert_int_eq(p.rows_per_program, EV_SHORT_PROGRAM / 8);
+    ck_assert_int_eq(p.grid[0], 131072 / (EV_SHORT_PROGRAM / 8));
+    ck_assert_int_eq(p.lanes, 32);
+    /* cpu: tasks of the same rows */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &a, EV_SCHED_SHORT, 8, 2, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], EV_SHORT_PROGRAM / 8);
+    /* 257 fp16 elements: 33 chunks, refused with the reason */
+    a.cols = a.stride = 257;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_SHORT, 8, 0, &p, &err), EV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "at most 32 chunks") != NULL, "%s", err.msg);
+    ck_assert_int_eq(ev_sched_rows(EV_SCHED_SHORT, 8), 0);
+    {
+        ev_sched sc;
+        ck_assert_int_eq(ev_sched_parse("short", &sc), 0);
+        ck_assert_int_eq(sc, EV_SCHED_SHORT);
+    }
+}
+END_TEST
+
 /* Builds the suite. */
 static Suite *kernels_suite(void)
 {
@@ -979,6 +1080,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_outputs_are_bit_identical_across_threads_and_schedules);
     tcase_add_test(red, test_sum_repeats_bit_for_bit_in_one_run);
     tcase_add_test(red, test_sum_follows_the_documented_lane_order);
+    tcase_add_test(red, test_short_schedule_order_equals_the_documented_order);
     tcase_add_test(red, test_sum_bound_holds_on_adversarial_inputs);
     tcase_add_test(red, test_validator_rejects_a_wrong_max_and_a_noncanonical_nan);
     tcase_add_test(red, test_unwritten_rows_fail_validation);
@@ -992,6 +1094,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_cpu_plan_names_the_entry_and_partition);
     tcase_add_test(misc, test_pool_runs_every_task_exactly_once_across_batches);
     tcase_add_test(misc, test_selector_reproduces_the_seed_decisions_and_launch_shapes);
+    tcase_add_test(misc, test_selector_plans_short_only_for_rows_of_at_most_32_chunks);
     suite_add_tcase(s, conv);
     suite_add_tcase(s, red);
     suite_add_tcase(s, misc);

@@ -228,6 +228,22 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
     ck_assert_uint_ge(holdout, 12);
     ck_assert_int_eq(p.cases[16].rows, 8192);
     ck_assert_int_eq(p.cases[16].cols, 8192);
+    /* short only where a row holds at most 32 chunks: 256x128 bf16 (twice),
+     * 131072x256 fp16, 2048x64 fp16, 1000x100 fp16; not 17x1024 fp16 */
+    ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
+    {
+        size_t n_short = 0;
+        for (size_t i = 0; i < plan.n_main; i++)
+            if (!strcmp(plan.jobs[i].arm, "short")) {
+                const ev_proto_case *c = &p.cases[plan.jobs[i].case_index];
+                ck_assert_msg(c->cols * (!strcmp(c->dtype, "fp32") ? 4 : 2) <= 512, "case %lld",
+                              (long long)plan.jobs[i].case_index);
+                n_short++;
+            }
+        ck_assert_uint_eq(n_short, 5);
+        ck_assert_int_lt(ev_plan_find(&plan, "main/0/short/initial"), 0);
+    }
+    ev_plan_free(&plan);
     /* the anchors' protocol, sized for the device budget (docs/runner.md) */
     ck_assert(p.warmup_ms == 300);
     ck_assert(p.target_sample_ms == 50);

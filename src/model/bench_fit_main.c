@@ -149,7 +149,7 @@ static size_t generate(const char *path, size_t g)
         int64_t B = (next_u64() & 1) ? 4 : 8;
         for (int o = 0; o < 2; o++)
             for (int d = 0; d < 3; d++)
-                for (int s = 0; s < EV_SCHED_COUNT; s++) {
+                for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
                     ev_features f;
                     if (ev_model_features(R, N, ev_sched_rows((ev_sched)s, B), 132, &f))
                         goto fail;

@@ -19,7 +19,7 @@
 
 const char *const ev_coef_names[3] = {"a0", "aP", "aD"};
 
-static const char *const sched_names[EV_SCHED_COUNT] = {"default", "rows1", "rows2", "rows4"};
+static const char *const sched_names[EV_SCHED_COUNT] = {"default", "rows1", "rows2", "rows4", "short"};
 
 /* Returns the name of s, or "?" when s is out of range. */
 const char *ev_sched_name(ev_sched s)
@@ -112,7 +112,7 @@ ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, int64_t B, int
     if (!c || !out || !(threshold >= 0.0 && threshold < 1.0))
         return EV_EINVAL;
     ev_decision d;
-    for (int s = 0; s < EV_SCHED_COUNT; s++) {
+    for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
         ev_features f;
         ev_status rc = ev_model_features(R, N, ev_sched_rows((ev_sched)s, B), S, &f);
         if (rc)
@@ -455,7 +455,7 @@ static ev_status obs_check(const ev_obs *o, int64_t sms, ev_err *err)
         return ev_err_set(err, EV_EFORMAT, "%s: unknown op", where);
     if (bounded_len(o->dtype, sizeof o->dtype) == sizeof o->dtype || !dtype_known(o->dtype))
         return ev_err_set(err, EV_EFORMAT, "%s: unknown dtype", where);
-    if ((unsigned)o->sched >= EV_SCHED_COUNT)
+    if ((unsigned)o->sched >= EV_MODEL_SCHEDS)
         return ev_err_set(err, EV_EFORMAT, "%s: unknown schedule", where);
     if (o->role != EV_ROLE_CALIBRATION && o->role != EV_ROLE_HOLDOUT)
         return ev_err_set(err, EV_EFORMAT, "%s: unknown role", where);
@@ -581,7 +581,7 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
             c->pub.cols = o->cols;
             c->pub.default_rows = o->default_rows;
             c->pub.role = o->role;
-            for (int s = 0; s < EV_SCHED_COUNT; s++) {
+            for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
                 c->obs[s] = SIZE_MAX;
                 c->pub.observed[s] = NAN;
             }
@@ -612,7 +612,7 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
                 continue;
             }
             size_t any = SIZE_MAX;
-            for (int s = 0; s < EV_SCHED_COUNT; s++)
+            for (int s = 0; s < EV_MODEL_SCHEDS; s++)
                 if (c->obs[s] != SIZE_MAX && any == SIZE_MAX)
                     any = c->obs[s];
             obs_where(&f->obs[any], where, sizeof where);
@@ -663,7 +663,7 @@ static void max_residual(const ev_fit *f, int logo, ev_fit_maxres *out)
     ev_fit_maxres m = {0.0, 0, EV_SCHED_DEFAULT, 0.0, 0, EV_SCHED_DEFAULT};
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_case_int *c = &f->cases[k];
-        for (int s = 0; s < EV_SCHED_COUNT; s++) {
+        for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
             size_t i = c->obs[s];
             if (i == SIZE_MAX || !f->res[i].fitted)
                 continue;

@@ -19,18 +19,28 @@
 #include "buf.h"
 #include "status.h"
 
-/* Schedules.  default = the case's own B; rowsK = K rows per program. */
+/*
+ * Schedules.  default = the case's own B; rowsK = K rows per program;
+ * short = several short rows a warp (kernels/reduce_short.cuh), whose
+ * rows per program depend on the row (the selector's plan says them).
+ * The model predicts and selects among the first EV_MODEL_SCHEDS only
+ * (the fixed-rows schedules of its form); short is measured, not yet one
+ * of its candidates.
+ */
 typedef enum ev_sched {
     EV_SCHED_DEFAULT = 0,
     EV_SCHED_ROWS1,
     EV_SCHED_ROWS2,
     EV_SCHED_ROWS4,
+    EV_SCHED_SHORT,
     EV_SCHED_COUNT
 } ev_sched;
+#define EV_MODEL_SCHEDS 4 /* default, rows1, rows2, rows4 */
 
 const char *ev_sched_name(ev_sched s);               /* "default", "rows1", ... */
 int ev_sched_parse(const char *name, ev_sched *out); /* 0 ok, -1 unknown */
-/* Rows per program of s for a case whose default is B. */
+/* Rows per program of s for a case whose default is B (0 for short and
+ * an unknown schedule). */
 int64_t ev_sched_rows(ev_sched s, int64_t default_rows);
 
 typedef struct ev_coef {
@@ -47,9 +57,9 @@ double ev_model_predict(const ev_coef *c, const ev_features *f);
 
 /* A decision for any binding (R, N, B, S): not a lookup by case. */
 typedef struct ev_decision {
-    double predicted[EV_SCHED_COUNT]; /* us per op, every schedule */
-    ev_sched selected;                /* default, rows1 or rows2 */
-    int64_t rows_per_program;         /* of the selected schedule */
+    double predicted[EV_MODEL_SCHEDS]; /* us per op, every schedule of the model */
+    ev_sched selected;                 /* default, rows1 or rows2 */
+    int64_t rows_per_program;          /* of the selected schedule */
 } ev_decision;
 
 /*
@@ -168,10 +178,10 @@ typedef struct ev_fit_case {
     const char *op, *dtype;
     int64_t rows, cols, default_rows;
     ev_role role;
-    ev_decision full;                /* decision of the full fit */
-    int has_logo;                    /* calibration cases only */
-    ev_decision logo;                /* decision of the fold that held this geometry out */
-    double observed[EV_SCHED_COUNT]; /* median, NaN when not observed */
+    ev_decision full;                 /* decision of the full fit */
+    int has_logo;                     /* calibration cases only */
+    ev_decision logo;                 /* decision of the fold that held this geometry out */
+    double observed[EV_MODEL_SCHEDS]; /* median, NaN when not observed */
 } ev_fit_case;
 size_t ev_fit_case_count(const ev_fit *f);
 const ev_fit_case *ev_fit_case_at(const ev_fit *f, size_t i);

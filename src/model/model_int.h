@@ -25,7 +25,7 @@ typedef struct ev_obs_res {
 typedef struct ev_case_int {
     ev_fit_case pub;
     size_t geom;
-    size_t obs[EV_SCHED_COUNT]; /* index into ev_fit.obs, or SIZE_MAX */
+    size_t obs[EV_MODEL_SCHEDS]; /* index into ev_fit.obs, or SIZE_MAX */
 } ev_case_int;
 
 typedef struct ev_fold {

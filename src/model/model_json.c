@@ -139,7 +139,7 @@ static void put_geom(cJSON *o, const ev_geom *g, ev_status *rc)
 static void put_per_sched(cJSON *o, const char *k, const double *v, ev_status *rc)
 {
     cJSON *x = put_obj(o, k, rc);
-    for (int s = 0; s < EV_SCHED_COUNT; s++)
+    for (int s = 0; s < EV_MODEL_SCHEDS; s++)
         put_d(x, ev_sched_name((ev_sched)s), v[s], rc);
 }
 
@@ -313,7 +313,7 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
     cJSON *ro = put_arr(res, "observations", &rc);
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_case_int *c = &f->cases[k];
-        for (int s = 0; s < EV_SCHED_COUNT; s++) {
+        for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
             size_t i = c->obs[s];
             if (i == SIZE_MAX)
                 continue;

@@ -292,7 +292,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
         goto out;
     }
     size_t bytes;
-    if (ev_size_mul(c.n_cases, EV_SCHED_COUNT * sizeof *ov, &bytes) || !(ov = calloc(1, bytes)) ||
+    if (ev_size_mul(c.n_cases, EV_MODEL_SCHEDS * sizeof *ov, &bytes) || !(ov = calloc(1, bytes)) ||
         !(ev = calloc(c.n_cases, sizeof *ev)) ||
         !(scratch = calloc(c.n_smp ? c.n_smp : 1, sizeof *scratch))) {
         rc = ev_err_set(err, EV_ENOMEM, "store observations: out of memory");

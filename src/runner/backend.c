@@ -32,7 +32,7 @@ ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_s
 
     if (job->kind != EV_ARM_AUTO) {
         sched = EV_SCHED_DEFAULT; /* default, and the fault arms that bind as it */
-        if (job->arm && !strncmp(job->arm, "rows", 4) && ev_sched_parse(job->arm, &sched))
+        if (job->arm && ev_sched_parse(job->arm, &sched) && !strncmp(job->arm, "rows", 4))
             return ev_err_set(err, EV_EINVAL, "binding refused: no kernel for schedule %s", job->arm);
         return ev_selector_plan(be, s, sched, B, S, out, err);
     }

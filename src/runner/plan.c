@@ -8,6 +8,8 @@
 #include "plan.h"
 
 #include "buf.h"
+#include "dtype.h"
+#include "reduce_cpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,13 +86,18 @@ int64_t ev_plan_label_round(const char *label)
     return *p == '\0' || !strcmp(p, "-retry-1") ? r : 0;
 }
 
-/* Returns 1 when arm runs on case ci of proto (rows4 not where B is 4; a
+/* Returns 1 when arm runs on case ci of proto (rows4 not where B is 4;
+ * short only where a row holds at most 32 chunks, ev_short_threads; a
  * fault arm only on its cases).  Phases are the caller's business. */
 static int arm_applies(const ev_protocol *proto, const char *arm, size_t ci)
 {
     const ev_proto_fault *f = ev_protocol_fault(proto, arm);
+    ev_dtype dt;
 
     if (!strcmp(arm, "rows4") && proto->cases[ci].default_rows == 4)
+        return 0;
+    if (!strcmp(arm, "short") &&
+        (ev_dtype_parse(proto->cases[ci].dtype, &dt) || ev_short_threads(proto->cases[ci].cols, dt) < 1))
         return 0;
     if (f && f->cases) {
         for (size_t k = 0; k < f->n_cases; k++)
