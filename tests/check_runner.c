@@ -321,7 +321,8 @@ static int rule_failed(const snap *s, const att_info *a)
 
 /* 1 when job key completed, or failed a sample rule and its rescue (main
  * and policy jobs have one) completed or failed a rule too; *noise (may be
- * NULL) counts the jobs that failed a rule. */
+ * NULL) counts the main and policy jobs that failed a rule (a recheck's
+ * failure does not fail the run, so it is not counted). */
 static int completed_up_to_noise(const snap *s, const char *key, int *noise)
 {
     const att_info *a = last_att(s, key, NULL);
@@ -329,10 +330,10 @@ static int completed_up_to_noise(const snap *s, const char *key, int *noise)
         return 1;
     if (!rule_failed(s, a))
         return 0;
+    if (strncmp(key, "main/", 5) && strncmp(key, "policy/", 7))
+        return 1; /* recheck: no rescue, and not part of the run's status (ev_plan_run_status) */
     if (noise)
         (*noise)++;
-    if (strncmp(key, "main/", 5) && strncmp(key, "policy/", 7))
-        return 1; /* recheck: no rescue */
     char rk[160];
     const char *rest = strchr(key, '/'), *label = strrchr(key, '/') + 1;
     /* "initial" is retried as "retry-1", "round-<r>" as "round-<r>-retry-1" */
@@ -404,7 +405,6 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
     ck_assert_msg(wall < 60, "quick.json took %.1f s", wall);
     read_snap(&s);
     ck_assert(s.has_status);
-    ck_assert_int_eq(s.fits, 1);
     int noise = 0;
     for (size_t i = 0; i < s.n_jobs; i++) {
         const att_info *a = last_att(&s, s.jobs[i].key, NULL);
@@ -424,10 +424,14 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
             skipped++;
         }
     }
-    /* 6 cases x (default rows1 rows2) + floor + ceiling + 6 auto + 6 recheck; 6 x (cub torch) skipped */
-    ck_assert_uint_eq(completed, 6 * 3 + 2 + 6 + 6);
+    /* 6 cases x (default rows1 rows2) + short on the one case it fits (130x96
+     * fp32) + floor + ceiling + 6 auto + 6 recheck; 6 x (cub torch) skipped */
+    ck_assert_uint_eq(completed, 6 * 3 + 1 + 2 + 6 + 6);
     ck_assert_uint_eq(skipped, 12);
     ck_assert_str_eq(s.status, noise ? "failed" : "completed");
+    /* a calibration job that broke a sample rule takes its case out of the
+     * fit, which may then have too few geometries */
+    ck_assert_msg(s.fits == 1 || noise > 0, "%d fits and no noise", (int)s.fits);
     if (noise)
         printf(
             "check_runner: quick.json: %d job(s) failed a sample rule (this host's noise) and were rescued\n",
@@ -602,11 +606,8 @@ static int check_finished(const snap *s)
         ck_assert_ptr_nonnull(a);
         if (!strncmp(s->jobs[i].key, "rescue/", 7))
             continue; /* judged with the job it retries */
-        int before = noise;
         ck_assert_msg(completed_up_to_noise(s, s->jobs[i].key, &noise), "%s: %s (%s)", s->jobs[i].key,
                       ev_outcome_name(att_outcome(s, a)), a->protocol_error);
-        if (!strncmp(s->jobs[i].key, "recheck/", 8))
-            noise = before; /* the run's status counts main and policy jobs only */
         ck_assert_int_eq(hot_samples(s, a->attempt_id), 12);
     }
     ck_assert_str_eq(s->status, noise ? "failed" : "completed");

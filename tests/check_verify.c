@@ -2747,9 +2747,14 @@ START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothi
         "           {\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
         "\"default_rows\": 8},\n"
         "           {\"op\": \"reduce_max\", \"rows\": 33, \"cols\": 256, \"dtype\": \"fp16\", "
-        "\"default_rows\": 4}]}\n";
-    /* four calibration geometries besides the 0-row one: the fit survives a
-     * case that this host's noise fails by a sample rule */
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 128, \"dtype\": \"fp32\", "
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 48, \"cols\": 64, \"dtype\": \"bf16\", "
+        "\"default_rows\": 2}]}\n";
+    /* six calibration geometries besides the 0-row one: the fit survives
+     * cases that this host's noise fails by a sample rule (2 ms samples:
+     * on a loaded 2-core host three of four geometries once failed) */
     char pp[320], db[320], zip[320], last[1024], log[8192];
     snprintf(pp, sizeof pp, "%s/zero.json", g_dir);
     snprintf(db, sizeof db, "%s/zero.db", g_dir);
