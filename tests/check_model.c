@@ -14,6 +14,8 @@
  *   and its doubles read back to the same bits.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -1101,7 +1103,7 @@ static Suite *model_suite(void)
 int main(void)
 {
     SRunner *sr = srunner_create(model_suite());
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
