@@ -26,7 +26,8 @@ static const char usage[] =
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        fprintf(stderr,
+                "evident: a command is needed: run, fit, export, report or stamp (try 'evident --help')\n");
         return EV_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
