@@ -214,7 +214,7 @@ int ev_cmd_fit(int argc, char **argv)
             goto out;
         }
         if ((rc = ev_obs_from_store(store, run_id, &obs, &n_obs, &excl, &n_excl, &sms, &err))) {
-            fprintf(stderr, "evident fit: %s: run %lld: %s\n", db_path, (long long)run_id, err.msg);
+            fprintf(stderr, "evident fit: %s: %s\n", db_path, err.msg);
             code = EV_EXIT_FAIL;
             goto out;
         }
