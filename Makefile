@@ -1,4 +1,4 @@
-# evident: build, deps, check, evidence, asan, lint, install.
+# evident: build, deps, check, evidence, asan, lint, install, uninstall.
 #
 # Flags are composed as:
 #   EV_CFLAGS  = language + warnings (+ -Werror when WERROR=1 or CI is set)
@@ -59,11 +59,28 @@ TEST_SUPPORT_OBJ := $(TEST_SUPPORT:%.c=$(BUILD)/obj/%.o)
 
 PROGRAMS := $(BUILD)/evident $(BUILD)/verify-bundle
 
-.PHONY: all check test check-run asan lint install clean deps vendor-debs tests
+.PHONY: all check test check-run asan lint install uninstall clean deps vendor-debs tests \
+        deps-check deps-check-tests
 all: $(DEPS_STAMP) $(BUILD)/libevident.a $(PROGRAMS) $(EXTRA_PROGRAMS)
 tests: $(TEST_BIN)
 
-$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+# Every target checks what it needs before it compiles anything
+# (mk/deps-check.sh): each object waits for deps-check (the library's
+# headers) and each test object for deps-check-tests (check, python3); a
+# missing one is named with its package and how to install it.  Both are
+# order-only: they never make a target out of date.
+deps-check: | $(DEPS_STAMP)
+	$(Q)CC='$(CC)' CPPFLAGS='$(EV_CPPFLAGS)' DEPS='$(DEPS)' sh mk/deps-check.sh build
+deps-check-tests: | deps-check
+	$(Q)CC='$(CC)' CPPFLAGS='$(EV_CPPFLAGS)' DEPS='$(DEPS)' sh mk/deps-check.sh tests
+
+# Test objects are not intermediates: make would delete them after every
+# link (and print the rm last), so every make check compiled them again.
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+.SECONDARY: $(TEST_OBJ) $(TEST_SUPPORT_OBJ)
+$(TEST_OBJ) $(TEST_SUPPORT_OBJ): | deps-check-tests
+
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP) deps-check
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) $(EV_CPPFLAGS) $(EV_CFLAGS) -MMD -MP -c $< -o $@
@@ -114,12 +131,16 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libevident
 check test: deps
 	$(Q)$(MAKE) --no-print-directory check-run
 
+# Each suite prints a progress line at least every 10 s (tests/progress.c)
+# and its time; the verdict, naming the failed suites, is the last line.
 check-run: all $(TEST_BIN)
-	@fail=0; for t in $(TEST_BIN); do \
-	  echo "== $$t"; EV_BUILD=$(BUILD) $$t || fail=1; \
+	@failed=""; t0=$$(date +%s); for t in $(TEST_BIN); do \
+	  echo "== $$t"; s=$$(date +%s); \
+	  EV_BUILD=$(BUILD) $$t || failed="$$failed $${t##*/}"; \
+	  echo "   $${t##*/}: $$(( $$(date +%s) - s )) s"; \
 	done; \
-	if [ $$fail -ne 0 ]; then echo "make check: FAILED"; exit 1; fi; \
-	echo "make check: all suites passed"
+	if [ -n "$$failed" ]; then echo "make check: FAILED:$$failed ($$(( $$(date +%s) - t0 )) s)"; exit 1; fi; \
+	echo "make check: all $(words $(TEST_BIN)) suites passed ($$(( $$(date +%s) - t0 )) s)"
 
 # ---- dependencies -------------------------------------------------------
 # Build-time packages (Debian names).  `make deps` installs the missing ones
@@ -128,7 +149,7 @@ check-run: all $(TEST_BIN)
 # files that `make vendor-debs` fetched into DIR/debs are unpacked into
 # DIR/root (never into /) and the build compiles and links against them,
 # with an rpath so the programs find the libraries at run time.
-APT_PKGS  := libsqlite3-dev libssl-dev libzip-dev libcjson-dev check pkg-config zlib1g-dev
+APT_PKGS  := libsqlite3-dev libssl-dev libzip-dev libcjson-dev check pkg-config zlib1g-dev python3
 VENDOR_DEBS := libsqlite3-dev libsqlite3-0 libssl-dev libssl3 libzip-dev libzip4 \
                libcjson-dev libcjson1 check libsubunit-dev libsubunit0 \
                zlib1g-dev zlib1g libbz2-1.0
@@ -171,16 +192,22 @@ asan: deps
 LINT_SRC = $(wildcard src/*/*.c src/*/*.h kernels/*.c kernels/*.h tests/*.c)
 BANNED := sprintf|strcpy|strcat|atoi|atof|strtok|gets
 lint:
+	$(Q)sh mk/deps-check.sh lint
 	@bad=$$(grep -nE '(^|[^_[:alnum:]])($(BANNED))[[:space:]]*\(' $(LINT_SRC) kernels/*.cu 2>/dev/null | grep -v snprintf); \
 	if [ -n "$$bad" ]; then echo "lint: banned functions (STYLE.md):"; echo "$$bad"; exit 1; fi
 	@clang-format --dry-run -Werror $(LINT_SRC) || { echo "lint: run 'clang-format -i' on the files above"; exit 1; }
 	@echo "lint: ok ($(words $(LINT_SRC)) files)"
 
+# make install [PREFIX=/usr/local] [DESTDIR=]: everything `evident run`
+# needs (mk/install.sh lists it: programs, the worker and the torch peer
+# script under libexec/evident, the measurement closure and the protocols
+# under share/evident, the library, its headers, evident.pc), each file
+# recorded in share/evident/install-manifest; make uninstall removes
+# exactly those.
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/evident
-	install -m 0755 $(PROGRAMS) $(EXTRA_PROGRAMS) $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 $(BUILD)/libevident.a $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 db/schema.sql $(DESTDIR)$(PREFIX)/share/evident/
+	$(Q)BUILD='$(BUILD)' PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' VERSION='$(VERSION)' sh mk/install.sh install
+uninstall:
+	$(Q)BUILD='$(BUILD)' PREFIX='$(PREFIX)' DESTDIR='$(DESTDIR)' VERSION='$(VERSION)' sh mk/install.sh uninstall
 
 # A store holds measurements that may have taken a GPU host many minutes:
 # clean removes everything else under $(BUILD) and says how to remove a
@@ -197,6 +224,11 @@ clean:
 # generated sources, extra programs, extra targets.
 include $(wildcard src/*/module.mk)
 -include kernels/build.mk
+# the kernels' objects (kernels/build.mk, when nvcc is found) wait for the
+# dependency check too
+ifneq ($(CUDA_LIB_OBJ),)
+$(CUDA_LIB_OBJ) $(BUILD)/cuda/kernel_bench_main.o: | deps-check
+endif
 -include tests/fuzz/fuzz.mk
 
 -include $(LIB_OBJ:.o=.d) $(CLI_OBJ:.o=.d) $(MAIN_SRC:%.c=$(BUILD)/obj/%.d) $(TEST_SRC:%.c=$(BUILD)/obj/%.d)

@@ -12,6 +12,8 @@
  * job whose output fails validation.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -1753,7 +1755,7 @@ static Suite *bundle_suite(void)
 int main(void)
 {
     SRunner *sr = srunner_create(bundle_suite());
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

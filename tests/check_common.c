@@ -5,6 +5,8 @@
  * hex encoding/decoding with its refusals.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <dirent.h>
 #include <errno.h>
 #include <stdint.h>
@@ -577,7 +579,7 @@ int main(void)
     SRunner *sr = srunner_create(common_suite());
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -5,6 +5,8 @@
  * through the reader).
  */
 #include <check.h>
+
+#include "progress.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -551,7 +553,7 @@ int main(void)
     SRunner *sr = srunner_create(csv_suite());
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -6,6 +6,8 @@
  * plus the extremes, written and re-read bit for bit.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -814,7 +816,7 @@ int main(void)
     SRunner *sr = srunner_create(json_suite());
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -13,6 +13,8 @@
  * under ASan) samples every 61st pattern instead.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdint.h>
@@ -1106,7 +1108,7 @@ int main(void)
 {
     SRunner *sr = srunner_create(kernels_suite());
     int failed;
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed == 0 ? 0 : 1;

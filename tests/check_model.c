@@ -14,6 +14,8 @@
  *   and its doubles read back to the same bits.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -1009,7 +1011,7 @@ START_TEST(test_store_observations_are_hot_medians_of_last_attempts_with_failure
 }
 END_TEST
 
-START_TEST(test_evident_fit_db_records_the_fit_it_writes)
+START_TEST(test_evident_fit_db_record_records_the_fit_it_writes)
 {
     char dir[] = "/tmp/check_model_XXXXXX", db[600], out[600];
     ck_assert_ptr_nonnull(mkdtemp(dir));
@@ -1017,7 +1019,7 @@ START_TEST(test_evident_fit_db_records_the_fit_it_writes)
     snprintf(out, sizeof out, "%s/model.json", dir);
     int64_t run;
     build_seed_store(db, &run);
-    char *argv[] = {"evident", "fit", "--db", db, "--out", out, NULL};
+    char *argv[] = {"evident", "fit", "--db", db, "--record", "--out", out, NULL};
     ck_assert_int_eq(run_evident(dir, argv), 0);
     ev_buf file = EV_BUF_INIT;
     ev_err serr = {{0}};
@@ -1093,7 +1095,7 @@ static Suite *model_suite(void)
     TCase *st = tcase_create("store");
     tcase_set_timeout(st, 30);
     tcase_add_test(st, test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded);
-    tcase_add_test(st, test_evident_fit_db_records_the_fit_it_writes);
+    tcase_add_test(st, test_evident_fit_db_record_records_the_fit_it_writes);
     suite_add_tcase(s, st);
     return s;
 }
@@ -1101,7 +1103,7 @@ static Suite *model_suite(void)
 int main(void)
 {
     SRunner *sr = srunner_create(model_suite());
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

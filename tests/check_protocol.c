@@ -5,6 +5,8 @@
  * exactly the retryable outcomes; the run status follows DESIGN.md.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -919,7 +921,7 @@ int main(void)
     tcase_add_test(tc, test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -8,6 +8,8 @@
  * attempt as interrupted.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -2158,7 +2160,7 @@ int main(void)
     tcase_add_test(tc, test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs);
     suite_add_tcase(s, tc);
     sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

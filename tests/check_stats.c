@@ -5,6 +5,8 @@
  * asserted bit for bit), plus the refusals.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -350,7 +352,7 @@ int main(void)
     SRunner *sr = srunner_create(stats_suite());
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

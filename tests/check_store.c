@@ -6,6 +6,8 @@
  * disk); every evident write goes through the store API.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1229,7 +1231,7 @@ int main(void)
     SRunner *sr = srunner_create(store_suite());
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

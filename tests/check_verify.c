@@ -14,6 +14,8 @@
  * to change.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -3077,14 +3079,14 @@ int main(void)
 {
     build_fixtures();
     SRunner *sr = srunner_create(verify_suite());
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     /* again, with every samples.csv streamed in pieces of 61 bytes (lines
      * and the header fall across pieces): the same verdicts and reasons */
     vb_stream_piece = 61;
     sr = srunner_create(verify_suite());
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed += srunner_ntests_failed(sr);
     srunner_free(sr);
     if (!failed) {

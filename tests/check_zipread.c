@@ -6,6 +6,8 @@
  * a substring of the expected reason.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1312,7 +1314,7 @@ int main(void)
     SRunner *sr = srunner_create(zipread_suite());
     int failed;
 
-    srunner_run_all(sr, CK_NORMAL);
+    ev_check_run_all(sr);
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

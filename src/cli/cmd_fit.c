@@ -1,8 +1,9 @@
 /*
  * cmd_fit.c: 'evident fit'.  Fits the cost model (src/model/) from a CSV
  * table of medians (--observations, with --sms) or from a run in the store
- * (--db, recording the fit there), writes model.json to --out or stdout,
- * and says on stdout what it found.  Exit 0 fitted, 1 the fit failed (bad
+ * (--db; the store is written only with --record), writes model.json to
+ * --out or stdout (nothing else goes to stdout), and says on stderr what
+ * it found.  Exit 0 fitted, 1 the fit failed (bad
  * table, too few geometries, store error), 2 usage or an unreadable path;
  * nothing is written when it fails (--out is replaced atomically).
  */
@@ -18,7 +19,7 @@
 #include "store/store.h"
 
 static const char fit_usage[] =
-    "usage: evident fit (--db FILE [--run ID] | --observations FILE.csv --sms N)\n"
+    "usage: evident fit (--db FILE [--run ID] [--record] | --observations FILE.csv --sms N)\n"
     "                   [--threshold 0.05] [--out FILE]\n"
     "\n"
     "Fits q = a0 + aP*P + aD*ceil(P/S)*b*W by NNLS (all eight active subsets),\n"
@@ -26,10 +27,14 @@ static const char fit_usage[] =
     "\n"
     "  --observations FILE  CSV: op,rows,cols,dtype,default_rows,schedule,median_us[,role]\n"
     "  --sms N              S: SM count (cuda) or worker threads (cpu); with --observations\n"
-    "  --db FILE            the store: main-phase hot medians of the run; the fit is recorded\n"
+    "  --observations -     reads the CSV from stdin\n"
+    "  --db FILE            the store: main-phase hot medians of the run (opened read-only)\n"
+    "  --record             with --db: also record the fit in the store (a new fits row)\n"
     "  --run ID             the run in the store (default: the newest)\n"
     "  --threshold T        a candidate must be predicted more than T lower (default 0.05)\n"
-    "  --out FILE           write model.json there (default: stdout)\n"
+    "  --out FILE           write model.json there (default, or '-': stdout)\n"
+    "\n"
+    "model.json is the only thing on stdout; what the fit found goes to stderr.\n"
     "\n"
     "exit status: 0 fitted, 1 the fit failed, 2 usage or unreadable path\n";
 
@@ -64,8 +69,8 @@ static int exit_for(ev_status rc)
     return rc == EV_EIO ? EV_EXIT_USAGE : EV_EXIT_FAIL;
 }
 
-/* Prints the one-paragraph summary of a fit on stdout (or stderr when the
- * JSON itself goes to stdout). */
+/* Prints the one-paragraph summary of a fit to `to` (stderr: a message,
+ * never mixed with model.json), naming out_path when one was written. */
 static void print_summary(FILE *to, const ev_fit *f, const char *out_path)
 {
     const ev_nnls *r = ev_fit_nnls(f);
@@ -127,78 +132,78 @@ int ev_cmd_fit(int argc, char **argv)
     size_t n_obs = 0, n_excl = 0;
     ev_store *store = NULL;
     ev_fit *fit = NULL;
+    enum { OPT_OBS, OPT_SMS, OPT_DB, OPT_RUN, OPT_THRESHOLD, OPT_OUT, OPT_RECORD };
+    static const ev_cli_opt opts[] = {{"--observations", 1}, {"--sms", 1}, {"--db", 1},    {"--run", 1},
+                                      {"--threshold", 1},    {"--out", 1}, {"--record", 0}};
+    const char *v = NULL;
+    int k, record = 0;
+    ev_cli cli;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    ev_cli_init(&cli, "evident fit", opts, sizeof opts / sizeof opts[0], argc, argv);
+    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+        switch (k) {
+        case EV_CLI_HELP:
             fputs(fit_usage, stdout);
             return EV_EXIT_OK;
-        }
-        if (!strcmp(a, "--version")) {
+        case EV_CLI_VERSION:
             printf("evident fit %s\n", EV_VERSION);
             return EV_EXIT_OK;
-        }
-        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-        int takes = !strcmp(a, "--observations") || !strcmp(a, "--sms") || !strcmp(a, "--db") ||
-                    !strcmp(a, "--run") || !strcmp(a, "--threshold") || !strcmp(a, "--out");
-        if (!takes) {
-            fprintf(stderr, "evident fit: unknown argument '%s' (try 'evident fit --help')\n", a);
+        case EV_CLI_BAD:
             return EV_EXIT_USAGE;
-        }
-        if (!v) {
-            fprintf(stderr, "evident fit: %s needs a value\n", a);
-            return EV_EXIT_USAGE;
-        }
-        i++;
-        if (!strcmp(a, "--observations"))
+        case EV_CLI_POSITIONAL:
+            return ev_cli_usage(cli.cmd, "unexpected argument '%s'", v);
+        case OPT_OBS:
             obs_path = v;
-        else if (!strcmp(a, "--db"))
+            break;
+        case OPT_DB:
             db_path = v;
-        else if (!strcmp(a, "--out"))
+            break;
+        case OPT_OUT:
             out_path = v;
-        else if (!strcmp(a, "--sms")) {
-            if (parse_i64(v, 1, &sms)) {
-                fprintf(stderr, "evident fit: --sms '%s' is not an integer >= 1\n", v);
-                return EV_EXIT_USAGE;
-            }
+            break;
+        case OPT_RECORD:
+            record = 1;
+            break;
+        case OPT_SMS:
+            if (parse_i64(v, 1, &sms))
+                return ev_cli_usage(cli.cmd, "--sms '%s' is not an integer >= 1", v);
             have_sms = 1;
-        } else if (!strcmp(a, "--run")) {
-            if (parse_i64(v, 1, &run_id)) {
-                fprintf(stderr, "evident fit: --run '%s' is not an integer >= 1\n", v);
-                return EV_EXIT_USAGE;
-            }
+            break;
+        case OPT_RUN:
+            if (parse_i64(v, 1, &run_id))
+                return ev_cli_usage(cli.cmd, "--run '%s' is not an integer >= 1", v);
             have_run = 1;
-        } else if (parse_threshold(v, &threshold)) {
-            fprintf(stderr, "evident fit: --threshold '%s' is not a number in [0, 1)\n", v);
-            return EV_EXIT_USAGE;
+            break;
+        case OPT_THRESHOLD:
+            if (parse_threshold(v, &threshold))
+                return ev_cli_usage(cli.cmd, "--threshold '%s' is not a number in [0, 1)", v);
+            break;
         }
     }
-    if (!!obs_path == !!db_path) {
-        fprintf(stderr, "evident fit: give exactly one of --observations FILE.csv or --db FILE\n");
-        return EV_EXIT_USAGE;
-    }
-    if (obs_path && (!have_sms || have_run)) {
-        fprintf(stderr, "evident fit: --observations needs --sms N (and takes no --run)\n");
-        return EV_EXIT_USAGE;
-    }
-    if (db_path && have_sms) {
-        fprintf(stderr, "evident fit: --db takes S from the run's bindings, not --sms\n");
-        return EV_EXIT_USAGE;
-    }
+    if (!!obs_path == !!db_path)
+        return ev_cli_usage(cli.cmd, "give exactly one of --observations FILE.csv or --db FILE");
+    if (obs_path && (!have_sms || have_run || record))
+        return ev_cli_usage(cli.cmd, "--observations needs --sms N (and takes no --run or --record)");
+    if (db_path && have_sms)
+        return ev_cli_usage(cli.cmd, "--db takes S from the run's bindings, not --sms");
+    if (db_path && ev_cli_is_std(db_path))
+        return ev_cli_usage(cli.cmd, "--db -: the store is a file, not stdin");
+    if ((obs_path && (code = ev_cli_input(cli.cmd, "--observations", obs_path))) ||
+        (db_path && (code = ev_cli_input(cli.cmd, "--db", db_path))) ||
+        (db_path && record && (code = ev_cli_store_rw(cli.cmd, "--db", db_path))) ||
+        (out_path && (code = ev_cli_output(cli.cmd, "--out", out_path))))
+        return code;
 
     if (obs_path) {
-        if ((rc = ev_read_file(obs_path, &in, &err))) {
-            fprintf(stderr, "evident fit: %s\n", err.msg); /* err names the path */
-            code = EV_EXIT_USAGE;
+        if ((code = ev_cli_read(cli.cmd, obs_path, &in)))
             goto out;
-        }
         if ((rc = ev_obs_from_csv(in.data ? in.data : "", in.len, &obs, &n_obs, &err))) {
             fprintf(stderr, "evident fit: %s: %s\n", obs_path, err.msg);
             code = EV_EXIT_FAIL;
             goto out;
         }
     } else {
-        if ((rc = ev_store_open(db_path, 0, &store, &err))) {
+        if ((rc = ev_store_open(db_path, record ? 0 : EV_STORE_READONLY, &store, &err))) {
             fprintf(stderr, "evident fit: %s: %s\n", db_path, err.msg);
             code = exit_for(rc == EV_ENOTFOUND ? EV_EIO : rc);
             goto out;
@@ -209,7 +214,7 @@ int ev_cmd_fit(int argc, char **argv)
             goto out;
         }
         if ((rc = ev_obs_from_store(store, run_id, &obs, &n_obs, &excl, &n_excl, &sms, &err))) {
-            fprintf(stderr, "evident fit: %s: run %lld: %s\n", db_path, (long long)run_id, err.msg);
+            fprintf(stderr, "evident fit: %s: %s\n", db_path, err.msg);
             code = EV_EXIT_FAIL;
             goto out;
         }
@@ -226,31 +231,21 @@ int ev_cmd_fit(int argc, char **argv)
         code = EV_EXIT_FAIL;
         goto out;
     }
-    if (store) {
+    if (record) {
         int64_t fit_id = 0;
         if ((rc = ev_store_add_fit(store, run_id, now_ns(), json.data, &fit_id, &err))) {
             fprintf(stderr, "evident fit: %s: recording the fit: %s\n", db_path, err.msg);
             code = EV_EXIT_FAIL;
             goto out;
         }
-        printf("fit: recorded as fit %lld of run %lld in %s\n", (long long)fit_id, (long long)run_id,
-               db_path);
+        fprintf(stderr, "fit: recorded as fit %lld of run %lld in %s\n", (long long)fit_id, (long long)run_id,
+                db_path);
     }
-    if (out_path) {
-        if ((rc = ev_write_file(out_path, json.data, json.len, &err))) {
-            fprintf(stderr, "evident fit: %s: %s\n", out_path, err.msg);
-            code = EV_EXIT_USAGE;
-            goto out;
-        }
-        print_summary(stdout, fit, out_path);
-    } else {
-        if (fwrite(json.data, 1, json.len, stdout) != json.len || fflush(stdout)) {
-            fprintf(stderr, "evident fit: writing model.json to stdout failed\n");
-            code = EV_EXIT_FAIL;
-            goto out;
-        }
-        print_summary(stderr, fit, NULL);
-    }
+    /* model.json is the data (stdout without --out, or with --out -); what
+     * was found is a message */
+    if ((code = ev_cli_write(cli.cmd, out_path ? out_path : "-", json.data, json.len)))
+        goto out;
+    print_summary(stderr, fit, out_path && !ev_cli_is_std(out_path) ? out_path : NULL);
 out:
     ev_fit_free(fit);
     ev_store_close(store);

@@ -4,7 +4,8 @@
  * Reads every member of the bundle, then writes report.html (or, with
  * --markdown, the docs' case table) from them with src/evidence/report.h: the
  * same function the exporter ran, so a report regenerated from an intact
- * bundle equals its report.html byte for byte.  Exit 0 on success, 1 when
+ * bundle equals its report.html byte for byte.  BUNDLE "-" reads stdin,
+ * --out - writes stdout.  Exit 0 on success, 1 when
  * the file is readable but not a bundle the report can be drawn from, 2 on
  * usage errors and unreadable or unwritable paths.
  *
@@ -23,15 +24,17 @@
 static const char report_usage[] =
     "usage: evident report BUNDLE.zip [--markdown] --out FILE\n"
     "\n"
-    "Writes the human view of a bundle, drawn from its members only:\n"
+    "Writes the human view of a bundle (BUNDLE.zip, or '-' for stdin), drawn from\n"
+    "its members only:\n"
     "report.html (by default) or the markdown case table (--markdown).\n"
     "\n"
     "  --markdown     write the case table in markdown instead of HTML\n"
-    "  --out FILE     where to write it (temporary file, then rename)\n"
+    "  --out FILE     where to write it (temporary file, then rename); '-': stdout\n"
     "  --help         this text\n"
     "  --version      the version\n"
     "\n"
-    "exit status: 0 success, 1 not a usable bundle, 2 usage or unreadable path\n";
+    "exit status: 0 success, 1 not a usable bundle, 2 usage, a bundle that cannot be\n"
+    "read or an output that cannot be written\n";
 
 /* The members of an archive read by the verifier's hardened reader. */
 typedef struct members {
@@ -84,65 +87,56 @@ static ev_status read_members(const void *p, size_t n, members *ms, ev_err *err)
 
 int ev_cmd_report(int argc, char **argv)
 {
-    const char *in = NULL, *out = NULL;
-    int markdown = 0;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            fputs(report_usage, stdout);
-            return EV_EXIT_OK;
-        }
-        if (!strcmp(a, "--version")) {
-            printf("evident report %s\n", EV_VERSION);
-            return EV_EXIT_OK;
-        }
-        if (!strcmp(a, "--markdown")) {
-            markdown = 1;
-        } else if (!strcmp(a, "--out")) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "evident report: --out needs a value\n");
-                return EV_EXIT_USAGE;
-            }
-            out = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "evident report: unknown argument '%s' (try --help)\n", a);
-            return EV_EXIT_USAGE;
-        } else if (!in) {
-            in = a;
-        } else {
-            fprintf(stderr, "evident report: one bundle only ('%s')\n", a);
-            return EV_EXIT_USAGE;
-        }
-    }
-    if (!in || !out) {
-        fprintf(stderr, "evident report: a bundle and --out are required (try --help)\n");
-        return EV_EXIT_USAGE;
-    }
-
-    ev_err err;
-    err.msg[0] = '\0';
+    enum { OPT_MARKDOWN, OPT_OUT };
+    static const ev_cli_opt opts[] = {{"--markdown", 0}, {"--out", 1}};
+    const char *in = NULL, *out = NULL, *v = NULL;
+    int markdown = 0, k, code = EV_EXIT_OK;
+    ev_cli cli;
+    ev_err err = {""};
     ev_buf zip = EV_BUF_INIT, text = EV_BUF_INIT;
     members ms = {NULL, NULL, 0};
-    int code = EV_EXIT_OK;
-    ev_status rc = ev_read_file(in, &zip, &err);
-    if (rc) {
-        code = EV_EXIT_USAGE;
-        goto out;
+    ev_status rc = EV_OK;
+
+    ev_cli_init(&cli, "evident report", opts, sizeof opts / sizeof opts[0], argc, argv);
+    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+        switch (k) {
+        case EV_CLI_HELP:
+            fputs(report_usage, stdout);
+            return EV_EXIT_OK;
+        case EV_CLI_VERSION:
+            printf("evident report %s\n", EV_VERSION);
+            return EV_EXIT_OK;
+        case EV_CLI_BAD:
+            return EV_EXIT_USAGE;
+        case EV_CLI_POSITIONAL:
+            if (in)
+                return ev_cli_usage(cli.cmd, "one bundle only ('%s' and '%s')", in, v);
+            in = v;
+            break;
+        case OPT_MARKDOWN:
+            markdown = 1;
+            break;
+        case OPT_OUT:
+            out = v;
+            break;
+        }
     }
+    if (!in || !out)
+        return ev_cli_usage(cli.cmd, "a bundle and --out are required");
+    if ((code = ev_cli_input(cli.cmd, "bundle", in)) || (code = ev_cli_output(cli.cmd, "--out", out)) ||
+        (code = ev_cli_read(cli.cmd, in, &zip)))
+        goto out;
     rc = read_members(zip.data, zip.len, &ms, &err);
     if (!rc)
         rc = markdown ? ev_report_markdown(ms.m, ms.n, &text, &err) : ev_report_html(ms.m, ms.n, &text, &err);
     if (rc) {
         ev_err_prefix(&err, "%s", in);
+        fprintf(stderr, "evident report: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
         code = EV_EXIT_FAIL;
         goto out;
     }
-    rc = ev_write_file(out, text.data ? text.data : "", text.len, &err);
-    if (rc)
-        code = EV_EXIT_USAGE;
+    code = ev_cli_write(cli.cmd, out, text.data, text.len);
 out:
-    if (rc)
-        fprintf(stderr, "evident report: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
     members_free(&ms);
     ev_buf_free(&zip);
     ev_buf_free(&text);

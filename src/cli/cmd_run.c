@@ -7,8 +7,12 @@
  * (whatever its status: failures are recorded evidence; with --strict,
  * only when every main and policy job completed, at once or after its
  * rescue), 1 the run could not finish (stopped by a signal, store or
- * process failure) or, with --strict, a job failed after rescue, 2 usage
- * or unreadable path.
+ * process failure) or, with --strict, a job failed after rescue, 2 usage,
+ * a path that cannot be read or written (checked before anything is
+ * created: cli_args.c), a backend the worker was built without (nothing
+ * is recorded), or what this host cannot run.  The worker, the peer
+ * script and the measurement closure are found from this program's own
+ * location (cli_paths.c): a build tree or an installation.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -70,25 +74,6 @@ static void on_progress(void *ctx, const ev_progress *p)
     fflush(stderr);
 }
 
-/* build/evident-worker next to this executable.  Returns 0 on success. */
-static int worker_path(char *out, size_t cap)
-{
-    char self[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    char *slash;
-
-    if (n <= 0)
-        return -1;
-    self[n] = '\0';
-    slash = strrchr(self, '/');
-    if (!slash)
-        return -1;
-    *slash = '\0';
-    if ((size_t)snprintf(out, cap, "%s/evident-worker", self) >= cap)
-        return -1;
-    return 0;
-}
-
 static const char usage[] =
     "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
     "                   [--strict] [--cases SPEC] [--arms LIST [--model BUNDLE]] [--stage-ahead K]\n"
@@ -109,7 +94,8 @@ static const char usage[] =
     "exit: 0 the run finished (its status says whether every job completed;\n"
     "with --strict: and every main and policy job completed, at once or after\n"
     "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
-    "with --strict, a job failed after rescue, 2 usage.\n";
+    "with --strict, a job failed after rescue, 2 usage, a path that cannot be\n"
+    "read or written, a backend this build lacks, or what this host cannot run.\n";
 
 /* Prints the run's case table (the report's markdown, from the bundle the
  * exporter builds in memory): a protocol with external kernels shows them
@@ -139,8 +125,26 @@ int ev_cmd_run(int argc, char **argv)
     ev_run_result res;
     ev_err err = {""};
     prog_ctx pc = {0, 0};
-    char wpath[PATH_MAX];
-    const char *db = "build/evidence/evidence.db";
+    static const char default_db[] = "build/evidence/evidence.db";
+    enum {
+        OPT_PROTOCOL,
+        OPT_BACKEND,
+        OPT_DB,
+        OPT_RESUME,
+        OPT_STRICT,
+        OPT_CASES,
+        OPT_ARMS,
+        OPT_MODEL,
+        OPT_STAGE
+    };
+    static const ev_cli_opt opts[] = {{"--protocol", 1}, {"--backend", 1}, {"--db", 1},
+                                      {"--resume", 0},   {"--strict", 0},  {"--cases", 1},
+                                      {"--arms", 1},     {"--model", 1},   {"--stage-ahead", 1}};
+    ev_cli cli;
+    ev_cli_paths paths;
+    const char *v = NULL;
+    const char *db = default_db;
+    int k, code;
     struct sigaction sa;
     ev_status rc;
     int strict = 0;
@@ -148,77 +152,74 @@ int ev_cmd_run(int argc, char **argv)
 
     memset(&o, 0, sizeof o);
     o.backend = "cpu";
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    ev_cli_init(&cli, "evident run", opts, sizeof opts / sizeof opts[0], argc, argv);
+    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+        switch (k) {
+        case EV_CLI_HELP:
             fputs(usage, stdout);
             return EV_EXIT_OK;
-        } else if (!strcmp(a, "--version")) {
+        case EV_CLI_VERSION:
             printf("evident run %s\n", EV_VERSION);
             return EV_EXIT_OK;
-        } else if (!strcmp(a, "--resume")) {
-            o.resume = 1;
-        } else if (!strcmp(a, "--strict")) {
-            strict = 1;
-        } else if (!v) {
-            fprintf(stderr, "evident run: %s needs a value (try --help)\n", a);
+        case EV_CLI_BAD:
             return EV_EXIT_USAGE;
-        } else if (!strcmp(a, "--protocol")) {
-            o.protocol_path = v, i++;
-        } else if (!strcmp(a, "--backend")) {
-            o.backend = v, i++;
-        } else if (!strcmp(a, "--db")) {
-            db = v, i++;
-        } else if (!strcmp(a, "--cases")) {
-            o.cases = v, i++;
-        } else if (!strcmp(a, "--arms")) {
-            o.arms = v, i++;
-        } else if (!strcmp(a, "--model")) {
-            o.model_bundle = v, i++;
-        } else if (!strcmp(a, "--stage-ahead")) {
+        case EV_CLI_POSITIONAL:
+            return ev_cli_usage(cli.cmd, "unexpected argument '%s'", v);
+        case OPT_PROTOCOL:
+            o.protocol_path = v;
+            break;
+        case OPT_BACKEND:
+            o.backend = v;
+            break;
+        case OPT_DB:
+            db = v;
+            break;
+        case OPT_RESUME:
+            o.resume = 1;
+            break;
+        case OPT_STRICT:
+            strict = 1;
+            break;
+        case OPT_CASES:
+            o.cases = v;
+            break;
+        case OPT_ARMS:
+            o.arms = v;
+            break;
+        case OPT_MODEL:
+            o.model_bundle = v;
+            break;
+        case OPT_STAGE: {
             char *end;
             errno = 0;
             stage = strtol(v, &end, 10);
-            if (errno || end == v || *end || stage < 0 || stage > EV_MAX_STAGE_AHEAD) {
-                fprintf(stderr, "evident run: --stage-ahead must be an integer from 0 to %d, not '%s'\n",
-                        EV_MAX_STAGE_AHEAD, v);
-                return EV_EXIT_USAGE;
-            }
-            i++;
-        } else {
-            fprintf(stderr, "evident run: unknown argument '%s' (try --help)\n", a);
-            return EV_EXIT_USAGE;
+            if (errno || end == v || *end || stage < 0 || stage > EV_MAX_STAGE_AHEAD)
+                return ev_cli_usage(cli.cmd, "--stage-ahead must be an integer from 0 to %d, not '%s'",
+                                    EV_MAX_STAGE_AHEAD, v);
+            break;
+        }
         }
     }
-    if (!o.protocol_path) {
-        fprintf(stderr, "evident run: --protocol FILE is required (try --help)\n");
-        return EV_EXIT_USAGE;
-    }
-    if (o.model_bundle && !o.cases && !o.arms) {
-        fprintf(stderr, "evident run: --model is for a subset's auto arm: give --cases or --arms too\n");
-        return EV_EXIT_USAGE;
-    }
-    if (strcmp(o.backend, "cpu") && strcmp(o.backend, "cuda")) {
-        fprintf(stderr, "evident run: --backend must be cuda or cpu, not '%s'\n", o.backend);
-        return EV_EXIT_USAGE;
-    }
-    if (access(o.protocol_path, R_OK)) {
-        fprintf(stderr, "evident run: cannot read %s: %s\n", o.protocol_path, strerror(errno));
-        return EV_EXIT_USAGE;
-    }
-    if (worker_path(wpath, sizeof wpath) || access(wpath, X_OK)) {
-        fprintf(stderr, "evident run: build/evident-worker is missing beside this program (run make)\n");
-        return EV_EXIT_USAGE;
-    }
-    if (access("db/schema.sql", R_OK)) {
-        fprintf(stderr, "evident run: run it from the repository root (db/schema.sql not found)\n");
-        return EV_EXIT_USAGE;
-    }
+    if (!o.protocol_path)
+        return ev_cli_usage(cli.cmd, "--protocol FILE is required");
+    if (o.model_bundle && !o.cases && !o.arms)
+        return ev_cli_usage(cli.cmd, "--model is for a subset's auto arm: give --cases or --arms too");
+    if (strcmp(o.backend, "cpu") && strcmp(o.backend, "cuda"))
+        return ev_cli_usage(cli.cmd, "--backend must be cuda or cpu, not '%s'", o.backend);
+    if (ev_cli_is_std(o.protocol_path) || (o.model_bundle && ev_cli_is_std(o.model_bundle)) ||
+        ev_cli_is_std(db))
+        return ev_cli_usage(cli.cmd, "'-' is not a file here: the protocol, --model and --db are files");
+    if ((code = ev_cli_input(cli.cmd, "--protocol", o.protocol_path)) ||
+        (o.model_bundle && (code = ev_cli_input(cli.cmd, "--model", o.model_bundle))) ||
+        (code = ev_cli_find_paths(cli.cmd, &paths)))
+        return code;
     /* The default store's directory is created; a given --db must be in an existing one. */
-    if (!strcmp(db, "build/evidence/evidence.db")) {
+    if (!strcmp(db, default_db)) {
         mkdir("build", 0777);
         mkdir("build/evidence", 0777);
     }
+    if ((code = ev_cli_store_rw(cli.cmd, "--db", db)))
+        return code;
     if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK)) {
         fprintf(stderr, "evident run: pipe: %s\n", strerror(errno));
         return EV_EXIT_FAIL;
@@ -232,8 +233,9 @@ int ev_cmd_run(int argc, char **argv)
 
     pc.tty = isatty(2);
     o.db_path = db;
-    o.worker_path = wpath;
-    o.source_root = ".";
+    o.worker_path = paths.worker;
+    o.source_root = paths.source_root;
+    o.peer_script = paths.peer_script;
     o.python = "python3";
     o.stop = &stop_flag;
     o.stop_fd = stop_pipe[0];
@@ -252,9 +254,13 @@ int ev_cmd_run(int argc, char **argv)
                 (long long)res.run_id, res.jobs_run);
         return EV_EXIT_FAIL;
     }
+    if (rc == EV_EUNSUPPORTED) {
+        fprintf(stderr, "evident run: %s\n", err.msg);
+        return EV_EXIT_USAGE;
+    }
     if (rc) {
         fprintf(stderr, "evident run: %s: %s\n", ev_strerror(rc), err.msg);
-        return rc == EV_EUSAGE || rc == EV_EFORMAT ? EV_EXIT_USAGE : EV_EXIT_FAIL;
+        return rc == EV_EUSAGE || rc == EV_EFORMAT || rc == EV_EUNSUPPORTED ? EV_EXIT_USAGE : EV_EXIT_FAIL;
     }
     printf(
         "run %lld: %s%s%s (%zu jobs this invocation, %zu failed, %zu skipped; wall %.2f s, demanded %.2f s, "

@@ -1,29 +1,33 @@
 /*
- * evident_main.c: build/evident, the dispatcher for run, fit, export and
- * report.  Each subcommand answers --help and --version itself.
+ * evident_main.c: build/evident, the dispatcher for run, fit, export,
+ * report and stamp.  Each subcommand answers --help and --version itself.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
 
-static const char usage[] = "usage: evident <command> [options]\n"
-                            "\n"
-                            "commands:\n"
-                            "  run     --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
-                            "  fit     (--db FILE [--run ID] | --observations FILE.csv --sms N)\n"
-                            "          [--threshold 0.05] [--out FILE]\n"
-                            "  export  --db FILE [--run ID] --out FILE.zip\n"
-                            "  report  BUNDLE.zip [--markdown] --out FILE\n"
-                            "  stamp   (writes .evident-stamp for a copy of this checkout)\n"
-                            "\n"
-                            "'evident <command> --help' describes each command.\n"
-                            "exit status: 0 success, 1 the work failed, 2 usage or unreadable path\n";
+static const char usage[] =
+    "usage: evident <command> [options]\n"
+    "\n"
+    "commands:\n"
+    "  run     --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume] [--strict]\n"
+    "  fit     (--db FILE [--run ID] [--record] | --observations FILE.csv --sms N)\n"
+    "          [--threshold 0.05] [--out FILE]\n"
+    "  export  --db FILE [--run ID] --out FILE.zip\n"
+    "  report  BUNDLE.zip [--markdown] --out FILE\n"
+    "  stamp   [--out FILE] (writes .evident-stamp for a copy of this checkout)\n"
+    "\n"
+    "'evident <command> --help' describes each command.  A FILE of '-' is stdout\n"
+    "(stdin for an input); data goes to stdout, messages to stderr.\n"
+    "exit status: 0 success, 1 the work failed, 2 usage, a path that cannot be read\n"
+    "or written, or what this build or host cannot run\n";
 
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fputs(usage, stderr);
+        fprintf(stderr,
+                "evident: a command is needed: run, fit, export, report or stamp (try 'evident --help')\n");
         return EV_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -44,6 +48,9 @@ int main(int argc, char **argv)
         return ev_cmd_report(argc - 1, argv + 1);
     if (!strcmp(argv[1], "stamp"))
         return ev_cmd_stamp(argc - 1, argv + 1);
-    fprintf(stderr, "evident: unknown command '%s' (try 'evident --help')\n", argv[1]);
+    if (argv[1][0] == '-')
+        fprintf(stderr, "evident: unknown option %s (try 'evident --help')\n", argv[1]);
+    else
+        fprintf(stderr, "evident: unknown command '%s' (try 'evident --help')\n", argv[1]);
     return EV_EXIT_USAGE;
 }

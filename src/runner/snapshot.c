@@ -177,32 +177,37 @@ void ev_git_info_tree(const char *root, const char *tree_hash, char commit[64], 
         *dirty = 1; /* the stamp names a commit whose measured files these are not */
 }
 
-ev_status ev_stamp_write(const char *root, ev_err *err)
+ev_status ev_stamp_text(const char *root, char text[256], ev_err *err)
 {
     ev_snapshot snap;
-    char commit[64], path[4096], text[256];
+    char commit[64];
     const char *from;
     int dirty;
-    FILE *f;
     ev_status rc;
 
     if ((rc = ev_snapshot_take(root, &snap, err)))
         return rc;
     ev_git_info(root, commit, &dirty, &from);
-    snprintf(text, sizeof text, "{\"commit\": \"%s\", \"dirty\": %s, \"tree\": \"%s\"}\n", commit,
-             dirty ? "true" : "false", snap.tree_hash);
-    ev_snapshot_free(&snap);
-    if (strcmp(from, "git"))
+    if (strcmp(from, "git")) {
+        ev_snapshot_free(&snap);
         return ev_err_set(err, EV_EUSAGE, "stamp: %s is not a git checkout: a stamp is written where git is",
                           root);
-    snprintf(path, sizeof path, "%s/.evident-stamp", root);
-    if (!(f = fopen(path, "w")) || fputs(text, f) < 0 || fclose(f)) {
-        if (f)
-            fclose(f);
-        return ev_err_set(err, EV_EIO, "stamp: cannot write %s", path);
     }
-    fputs(text, stdout);
+    snprintf(text, 256, "{\"commit\": \"%s\", \"dirty\": %s, \"tree\": \"%s\"}\n", commit,
+             dirty ? "true" : "false", snap.tree_hash);
+    ev_snapshot_free(&snap);
     return EV_OK;
+}
+
+ev_status ev_stamp_write(const char *root, ev_err *err)
+{
+    char path[4096], text[256];
+    ev_status rc;
+
+    if ((rc = ev_stamp_text(root, text, err)))
+        return rc;
+    snprintf(path, sizeof path, "%s/.evident-stamp", root);
+    return ev_write_file(path, text, strlen(text), err);
 }
 
 void ev_git_info(const char *root, char commit[64], int *dirty, const char **from)

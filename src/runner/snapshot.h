@@ -45,9 +45,13 @@ void ev_git_info(const char *root, char commit[64], int *dirty, const char **fro
 void ev_git_info_tree(const char *root, const char *tree_hash, char commit[64], int *dirty,
                       const char **from);
 
-/* Writes root/.evident-stamp from git ({"commit", "dirty", "tree": the
- * measured files' tree hash}) and prints it.  EV_EUSAGE where root is not
- * a git checkout; EV_EIO. */
+/* The stamp of the tree at root, from git: one line of JSON,
+ * {"commit", "dirty", "tree": the measured files' tree hash}.  OUT:
+ * text[256].  EV_EUSAGE where root is not a git checkout. */
+ev_status ev_stamp_text(const char *root, char text[256], ev_err *err);
+
+/* Writes ev_stamp_text's line to root/.evident-stamp.  EV_EUSAGE where
+ * root is not a git checkout; EV_EIO. */
 ev_status ev_stamp_write(const char *root, ev_err *err);
 
 /* Copies in[0..n) to out with every absolute path (a '/' that starts a

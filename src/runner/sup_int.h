@@ -177,6 +177,10 @@ static inline int stopping(const sup *s)
     return s->o->stop && *s->o->stop;
 }
 
+/* supervisor.c: the torch peer script of the run (opts->peer_script, or
+ * the source root's kernels/peer_torch.py) into out[cap]. */
+void sup_peer_script(const ev_run_opts *o, char *out, size_t cap);
+
 /* sup_records.c */
 void sup_apply_rules(const sup *s, const char *arm, att *a);
 void sup_att_free(att *a);

@@ -61,8 +61,7 @@ static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
     if (j->pj.phase == EV_PHASE_RESCUE)
         argv[ac++] = "--retry";
     if (!strcmp(j->pj.arm, "torch-compile")) {
-        snprintf(w->script, sizeof w->script, "%s/kernels/peer_torch.py",
-                 s->o->source_root ? s->o->source_root : ".");
+        sup_peer_script(s->o, w->script, sizeof w->script);
         argv[ac++] = "--python";
         argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
         argv[ac++] = "--peer-script";

@@ -46,7 +46,7 @@ static ev_status compile_ahead(sup *s, ev_err *err)
         free(need);
         return EV_OK;
     }
-    snprintf(script, sizeof script, "%s/kernels/peer_torch.py", s->o->source_root ? s->o->source_root : ".");
+    sup_peer_script(s->o, script, sizeof script);
     ev_torch_cache_path(s->o->db_path, s->run_id, cache, sizeof cache);
     memset(&o, 0, sizeof o);
     o.proto = &s->proto;
@@ -121,6 +121,51 @@ static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *
     return EV_OK;
 }
 
+/* See sup_int.h. */
+void sup_peer_script(const ev_run_opts *o, char *out, size_t cap)
+{
+    if (o->peer_script)
+        snprintf(out, cap, "%s", o->peer_script);
+    else
+        snprintf(out, cap, "%s/kernels/peer_torch.py", o->source_root ? o->source_root : ".");
+}
+
+/*
+ * Asks the worker which backends it was built with (evident-worker
+ * --backends prints them on one line).  Returns EV_OK when o->backend is
+ * one; EV_EUNSUPPORTED, saying so, when it is not (a build without nvcc
+ * has no cuda backend); EV_EPROC when the worker cannot answer.  Checked
+ * before the store is opened, so a run the build cannot do records
+ * nothing.
+ */
+static ev_status backend_built(const ev_run_opts *o, ev_err *err)
+{
+    char *argv[] = {(char *)o->worker_path, "--backends", NULL};
+    ev_buf out = EV_BUF_INIT;
+    ev_status rc = EV_OK;
+    int st = ev_proc_capture(argv, &out, 0, 256);
+    const char *p = out.data ? out.data : "";
+    size_t n = strlen(o->backend);
+    int found = 0;
+
+    while (st == 0 && *p && !found) {
+        size_t len = strcspn(p, " \n");
+        found = len == n && !strncmp(p, o->backend, n);
+        p += len + (p[len] != '\0');
+    }
+    if (st != 0)
+        rc =
+            ev_err_set(err, EV_EPROC, "the worker %s does not answer --backends (exit %d): rebuild it (make)",
+                       o->worker_path, st);
+    else if (!found)
+        rc = ev_err_set(err, EV_EUNSUPPORTED,
+                        "--backend %s: this build has no %s backend (nvcc was not found when it was built): "
+                        "rebuild where the CUDA toolkit is installed, or use --backend cpu",
+                        o->backend, o->backend);
+    ev_buf_free(&out);
+    return rc;
+}
+
 ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 {
     sup s;
@@ -175,7 +220,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 
     if ((rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
                                    s.proto.n_kernels, o->backend, err)) ||
-        (rc = host_bounds(&s.proto, o->backend, err)) ||
+        (rc = host_bounds(&s.proto, o->backend, err)) || (rc = backend_built(o, err)) ||
         (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
         (rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))
         goto out;

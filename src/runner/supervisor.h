@@ -36,6 +36,7 @@ typedef struct ev_run_opts {
     const char *worker_path;     /* build/evident-worker */
     const char *source_root;     /* the repository root (snapshot, git) */
     const char *python;          /* python3 for torch-compile (unused on cpu) */
+    const char *peer_script;     /* peer_torch.py; NULL: source_root/kernels/peer_torch.py */
     volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM handlers; may be NULL */
     int stop_fd;                 /* readable when stop is set (self-pipe); -1: none */
     void (*progress)(void *ctx, const ev_progress *p);
@@ -87,7 +88,9 @@ typedef struct ev_run_result {
  * Runs (or with opts->resume continues) a run.  OUT: *res (also filled on
  * EV_EINTR).  EV_EINTR when stopped by a signal (children ended and
  * recorded interrupted, store consistent); EV_EUSAGE when --resume finds
- * no run or a different protocol; other statuses with err set.
+ * no run or a different protocol; EV_EUNSUPPORTED when the worker was
+ * built without opts->backend (nothing is created); other statuses with
+ * err set.
  */
 ev_status ev_run(const ev_run_opts *opts, ev_run_result *res, ev_err *err);
 

@@ -5,6 +5,7 @@
  * streams records (docs/runner.md).  It never opens the database.  Fault
  * arms end the process here (exit, signal, hang, stop after k samples).
  *
+ *   evident-worker --backends   (prints the backends built in: "cpu" or "cpu cuda")
  *   evident-worker --backend cpu|cuda --protocol-fd N --record-fd N
  *                  (--probe | --case I --arm A --job-key K [--retry]
  *                   [--coef A0,AP,AD] [--python PY --peer-script FILE [--torch-cache DIR]
@@ -132,6 +133,14 @@ int main(int argc, char **argv)
             retry = 1;
         } else if (!strcmp(a, "--version")) {
             printf("evident-worker %s\n", EV_VERSION);
+            return 0;
+        } else if (!strcmp(a, "--backends")) {
+            /* the backends built in, for evident run to check before it records anything */
+#ifdef EV_HAVE_CUDA
+            printf("cpu cuda\n");
+#else
+            printf("cpu\n");
+#endif
             return 0;
         } else if (!v) {
             fprintf(stderr, "evident-worker: %s needs a value\n", a);

@@ -41,14 +41,14 @@ static const char help_text[] =
     "\n"
     "exit status: 0 PASS, 1 FAIL, 2 usage error, unreadable path or no verdict for want of memory\n";
 
-/* Prints a usage error (one line plus the usage) and returns exit 2. */
+/* Prints a usage error (one line, as every evident command words one)
+ * and returns exit 2. */
 static int usage_error(const char *why, const char *arg)
 {
     if (arg)
-        fprintf(stderr, "verify-bundle: %s '%s'\n", why, arg);
+        fprintf(stderr, "verify-bundle: %s '%s' (try 'verify-bundle --help')\n", why, arg);
     else
-        fprintf(stderr, "verify-bundle: %s\n", why);
-    fputs(usage, stderr);
+        fprintf(stderr, "verify-bundle: %s (try 'verify-bundle --help')\n", why);
     return EXIT_USAGE;
 }
 
@@ -84,7 +84,7 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--json")) {
             json = 1;
         } else if (!strcmp(a, "--source-tree") || !strcmp(a, "--expect-root")) {
-            if (i + 1 >= argc)
+            if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
                 return usage_error("missing value after", a);
             const char **slot = a[2] == 's' ? &opts.source_tree : &opts.expect_root;
             if (*slot)

@@ -41,7 +41,11 @@ FUZZ_BINS    := $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/fuzz_%)
 .SECONDARY: $(FUZZ_ALL_OBJ) $(FUZZ_TARGETS:%=$(FUZZ_BUILD)/obj/tests/fuzz/fuzz_%.o)
 fuzz-build: $(FUZZ_BINS)
 
-$(FUZZ_BUILD)/obj/%.o: %.c
+.PHONY: fuzz-deps-check
+fuzz-deps-check:
+	$(Q)FUZZ_CC='$(FUZZ_CC)' sh mk/deps-check.sh fuzz
+
+$(FUZZ_BUILD)/obj/%.o: %.c | deps-check fuzz-deps-check
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  FUZZCC  $<")
 	$(Q)$(FUZZ_CC) $(EV_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@

@@ -1,0 +1,574 @@
+/*
+ * check_cli.c: the command line's conventions, with the built programs
+ * run as real processes on fixtures made here (a small cpu protocol run
+ * into a store, its bundle, files of other kinds, a directory that cannot
+ * be written).  The README's exit-status table is read and every row run:
+ * its exit status, a refusal in one line on stderr, and the words that
+ * line must say.  Then what the table cannot say: fit's stdout is only
+ * model.json and the store is written only with --record; `-` is stdout
+ * for export and report; --backend cuda on a build without nvcc records
+ * nothing; every command names an unknown option as unknown.
+ */
+#include <check.h>
+
+#include "progress.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "buf.h"
+
+static char g_dir[256];  /* the fixtures */
+static char g_ro[300];   /* a directory that cannot be written, "" when none could be made */
+static int g_ro_mounted; /* g_ro is a read-only tmpfs (root) */
+static int g_has_cuda;   /* the worker was built with the cuda backend */
+static int g_git;        /* the working directory is a git checkout */
+
+static const char tiny_protocol[] =
+    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    " \"host_threads\": 2, \"reference_arms\": false,\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"arms\": [\"default\"],\n"
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+    "\"default_rows\": 4}]}\n";
+
+static const char faulty_protocol[] =
+    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    " \"host_threads\": 2, \"reference_arms\": false,\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
+    " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3}],\n"
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+    "\"default_rows\": 4}]}\n";
+
+/* g_dir/name into out[cap]. */
+static void fixture(const char *name, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s/%s", g_dir, name);
+}
+
+/* What a program did: its exit status, stdout and stderr. */
+typedef struct ran {
+    int rc;
+    ev_buf out, err;
+} ran;
+
+static void ran_free(ran *r)
+{
+    ev_buf_free(&r->out);
+    ev_buf_free(&r->err);
+}
+
+/* Runs argv (argv[0] "evident", "verify-bundle" or "evident-worker": the
+ * built program) with stdin from /dev/null, stdout and stderr into files
+ * read back into *r (NUL-terminated).  r->rc is the exit status (128 +
+ * signal when killed), -1 when the program could not be run.  No check
+ * assertion: the fixtures are made with it before any test runs. */
+static void run_argv(char *const *argv, ran *r)
+{
+    const char *b = getenv("EV_BUILD");
+    char exe[512], outp[400], errp[400];
+    ev_err err;
+    int st;
+    pid_t pid;
+
+    memset(r, 0, sizeof r[0]);
+    r->rc = -1;
+    snprintf(exe, sizeof exe, "%s/%s", b && *b ? b : "build", argv[0]);
+    fixture("stdout.txt", outp, sizeof outp);
+    fixture("stderr.txt", errp, sizeof errp);
+    pid = fork();
+    if (pid == 0) {
+        int in = open("/dev/null", O_RDONLY), fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644),
+            fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (in < 0 || fo < 0 || fe < 0)
+            _exit(127);
+        dup2(in, 0);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(exe, argv);
+        _exit(127);
+    }
+    if (pid > 0 && waitpid(pid, &st, 0) == pid)
+        r->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    if (ev_read_file(outp, &r->out, &err) || ev_read_file(errp, &r->err, &err))
+        r->rc = -1;
+    if (ev_buf_puts(&r->out, "") || ev_buf_puts(&r->err, ""))
+        r->rc = -1;
+}
+
+/* Lines in b (a last line without '\n' counts). */
+static size_t lines(const ev_buf *b)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < b->len; i++)
+        n += b->data[i] == '\n';
+    return n + (b->len && b->data[b->len - 1] != '\n');
+}
+
+/* ---- fixtures ---------------------------------------------------------------- */
+
+/* Writes text to g_dir/name. */
+static void put(const char *name, const void *text, size_t n)
+{
+    char p[400];
+    ev_err err;
+    fixture(name, p, sizeof p);
+    if (ev_write_file(p, text, n, &err)) {
+        fprintf(stderr, "check_cli: %s\n", err.msg);
+        exit(1);
+    }
+}
+
+/* Makes every fixture the table names; exits on failure (before any test). */
+static void build_fixtures(void)
+{
+    char tiny[400], store[400], bundle[400];
+    memset(&g_dir, 0, sizeof g_dir);
+    snprintf(g_dir, sizeof g_dir, "/tmp/evident-cli-XXXXXX");
+    if (!mkdtemp(g_dir)) {
+        perror("check_cli: mkdtemp");
+        exit(1);
+    }
+    put("tiny.json", tiny_protocol, sizeof tiny_protocol - 1);
+    put("faulty.json", faulty_protocol, sizeof faulty_protocol - 1);
+    put("bad.csv",
+        "op,rows,cols,dtype,default_rows,schedule,median_us\nreduce_sum,17,1024,fp16,4,rows9,1.0\n", 87);
+    put("bad.zip", "this is not a zip archive\n", 26);
+    {
+        char junk[4096];
+        for (size_t i = 0; i < sizeof junk; i++)
+            junk[i] = (char)(i * 131 + 7);
+        put("bad.db", junk, sizeof junk);
+    }
+    fixture("tiny.json", tiny, sizeof tiny);
+    fixture("store.db", store, sizeof store);
+    fixture("bundle.zip", bundle, sizeof bundle);
+    char *run[] = {"evident", "run", "--protocol", tiny, "--backend", "cpu", "--db", store, NULL};
+    char *exp[] = {"evident", "export", "--db", store, "--out", bundle, NULL};
+    char *backends[] = {"evident-worker", "--backends", NULL};
+    ran r;
+    run_argv(run, &r);
+    if (r.rc) {
+        fprintf(stderr, "check_cli: the fixture run failed (%d): %s\n", r.rc, r.err.data);
+        exit(1);
+    }
+    ran_free(&r);
+    run_argv(exp, &r);
+    if (r.rc) {
+        fprintf(stderr, "check_cli: the fixture export failed (%d): %s\n", r.rc, r.err.data);
+        exit(1);
+    }
+    ran_free(&r);
+    run_argv(backends, &r);
+    g_has_cuda = r.rc == 0 && strstr(r.out.data, "cuda") != NULL;
+    ran_free(&r);
+    g_git = system("git rev-parse --git-dir >/dev/null 2>&1") == 0;
+
+    /* RO: a directory no one can write in (a read-only tmpfs as root, who
+     * ignores permissions; mode 0555 otherwise) */
+    fixture("ro", g_ro, sizeof g_ro);
+    if (mkdir(g_ro, 0755)) {
+        g_ro[0] = '\0';
+    } else if (geteuid() == 0) {
+        if (mount("tmpfs", g_ro, "tmpfs", MS_RDONLY, "size=64k") == 0)
+            g_ro_mounted = 1;
+        else
+            g_ro[0] = '\0';
+    } else if (chmod(g_ro, 0555)) {
+        g_ro[0] = '\0';
+    }
+}
+
+static void remove_fixtures(void)
+{
+    char cmd[700];
+    if (g_ro_mounted)
+        umount(g_ro);
+    snprintf(cmd, sizeof cmd, "chmod -R u+w '%s' 2>/dev/null; rm -rf '%s'", g_dir, g_dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "check_cli: could not remove %s\n", g_dir);
+}
+
+/* ---- the README's table ----------------------------------------------------------- */
+
+/* One row of the table. */
+typedef struct row {
+    char command[64], when[256], example[512], says[128];
+    int exit;
+    int line; /* in README.md */
+} row;
+
+/* Trims spaces around s in place; returns s. */
+static char *trim(char *s)
+{
+    size_t n;
+    while (*s == ' ')
+        s++;
+    n = strlen(s);
+    while (n && (s[n - 1] == ' ' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+/* Copies s without its enclosing backticks into out[cap]. */
+static void unquote(const char *s, char *out, size_t cap)
+{
+    size_t n = strlen(s);
+    if (n >= 2 && s[0] == '`' && s[n - 1] == '`')
+        snprintf(out, cap, "%.*s", (int)(n - 2), s + 1);
+    else
+        snprintf(out, cap, "%s", s);
+}
+
+/* Reads README.md's exit-status table (after its marker) into *rows. */
+static size_t read_table(row **rows)
+{
+    FILE *f = fopen("README.md", "r");
+    char line[2048];
+    int at = 0, in = 0;
+    size_t n = 0;
+
+    ck_assert_msg(f != NULL, "README.md not found (run from the repository root)");
+    *rows = calloc(200, sizeof **rows);
+    ck_assert_ptr_nonnull(*rows);
+    while (fgets(line, sizeof line, f)) {
+        at++;
+        if (strstr(line, "<!-- exit-status table: tests/check_cli.c runs every row -->")) {
+            in = 1;
+            continue;
+        }
+        if (!in)
+            continue;
+        if (line[0] != '|')
+            break;
+        if (!strncmp(line, "| command", 9) || !strncmp(line, "|---", 4))
+            continue;
+        char *cells[6];
+        size_t k = 0;
+        char *p = line + 1;
+        while (k < 6 && p) {
+            char *bar = strstr(p, " |");
+            if (bar)
+                *bar = '\0';
+            cells[k++] = trim(p);
+            p = bar ? bar + 2 : NULL;
+        }
+        ck_assert_msg(k >= 5, "README.md:%d: a row of the exit-status table needs 5 cells", at);
+        ck_assert_uint_lt(n, 200);
+        row *r = &(*rows)[n++];
+        r->line = at;
+        unquote(cells[0], r->command, sizeof r->command);
+        {
+            char *end;
+            long e = strtol(cells[1], &end, 10);
+            ck_assert_msg(*cells[1] && !*end && e >= 0 && e <= 2, "README.md:%d: exit '%s' is not 0, 1 or 2",
+                          at, cells[1]);
+            r->exit = (int)e;
+        }
+        snprintf(r->when, sizeof r->when, "%s", cells[2]);
+        unquote(cells[3], r->example, sizeof r->example);
+        snprintf(r->says, sizeof r->says, "%s", cells[4]);
+    }
+    fclose(f);
+    return n;
+}
+
+/* The example's words with the placeholders replaced (into store[cap],
+ * pointers in argv[max], NULL-terminated).  NEW is a path of its own for
+ * each row.  Returns 0, or -1 when the row needs RO and there is none. */
+static int expand(const row *r, char *store, size_t cap, char **argv, size_t max)
+{
+    char words[512], *save = NULL, *w;
+    size_t used = 0, n = 0;
+
+    snprintf(words, sizeof words, "%s", r->example);
+    for (w = strtok_r(words, " ", &save); w && n + 1 < max; w = strtok_r(NULL, " ", &save)) {
+        char val[600];
+        if (!strcmp(w, "TINY"))
+            fixture("tiny.json", val, sizeof val);
+        else if (!strcmp(w, "FAULTY"))
+            fixture("faulty.json", val, sizeof val);
+        else if (!strcmp(w, "STORE"))
+            fixture("store.db", val, sizeof val);
+        else if (!strcmp(w, "BUNDLE"))
+            fixture("bundle.zip", val, sizeof val);
+        else if (!strcmp(w, "BADZIP"))
+            fixture("bad.zip", val, sizeof val);
+        else if (!strcmp(w, "BADDB"))
+            fixture("bad.db", val, sizeof val);
+        else if (!strcmp(w, "BADCSV"))
+            fixture("bad.csv", val, sizeof val);
+        else if (!strcmp(w, "CSV"))
+            snprintf(val, sizeof val, "tests/fixtures/seed16.csv");
+        else if (!strcmp(w, "DIR"))
+            snprintf(val, sizeof val, "%s", g_dir);
+        else if (!strcmp(w, "MISSING"))
+            snprintf(val, sizeof val, "%s/no-such-dir/file", g_dir);
+        else if (!strcmp(w, "NEW"))
+            snprintf(val, sizeof val, "%s/new-%d", g_dir, r->line);
+        else if (!strncmp(w, "RO/", 3)) {
+            if (!g_ro[0])
+                return -1;
+            snprintf(val, sizeof val, "%s/%s", g_ro, w + 3);
+        } else
+            snprintf(val, sizeof val, "%s", w);
+        size_t len = strlen(val) + 1;
+        ck_assert_uint_le(used + len, cap);
+        memcpy(store + used, val, len);
+        argv[n++] = store + used;
+        used += len;
+    }
+    argv[n] = NULL;
+    return 0;
+}
+
+/* 1 when tests/<file> defines START_TEST(<name>): a row run by that test. */
+static int test_exists(const char *ref)
+{
+    char file[256], name[256], want[300];
+    ev_buf b = EV_BUF_INIT;
+    ev_err err;
+    int found;
+
+    if (sscanf(ref, "tests/%255[^:]: %255s", file, name) != 2)
+        return 0;
+    snprintf(want, sizeof want, "tests/%s", file);
+    if (ev_read_file(want, &b, &err) || ev_buf_puts(&b, ""))
+        return 0;
+    snprintf(want, sizeof want, "START_TEST(%s)", name);
+    found = strstr(b.data, want) != NULL;
+    ev_buf_free(&b);
+    return found;
+}
+
+START_TEST(test_every_row_of_the_readme_exit_status_table_holds)
+{
+    row *rows;
+    size_t n = read_table(&rows), run = 0, by_test = 0;
+    int seen[3] = {0, 0, 0};
+
+    ck_assert_msg(n >= 40, "README.md's exit-status table has %zu rows", n);
+    for (size_t i = 0; i < n; i++) {
+        const row *r = &rows[i];
+        char store[4096], *argv[32];
+        ran x;
+        seen[r->exit] = 1;
+        if (!strncmp(r->example, "tests/", 6)) {
+            ck_assert_msg(test_exists(r->example), "README.md:%d: no such test: %s", r->line, r->example);
+            by_test++;
+            continue;
+        }
+        /* what this build or checkout cannot show */
+        if (strstr(r->when, "without nvcc") && g_has_cuda) {
+            fprintf(stderr, "check_cli: README.md:%d not run: this build has the cuda backend\n", r->line);
+            continue;
+        }
+        if (strstr(r->when, "git checkout") && !g_git) {
+            fprintf(stderr, "check_cli: README.md:%d not run: not a git checkout\n", r->line);
+            continue;
+        }
+        if (expand(r, store, sizeof store, argv, 32)) {
+            fprintf(stderr, "check_cli: README.md:%d not run: no unwritable directory could be made\n",
+                    r->line);
+            continue;
+        }
+        ck_assert_msg(!strcmp(argv[0], "evident") || !strcmp(argv[0], "verify-bundle"),
+                      "README.md:%d: the example runs neither evident nor verify-bundle", r->line);
+        run_argv(argv, &x);
+        ck_assert_msg(x.rc == r->exit, "README.md:%d: `%s` exited %d, the table says %d; stderr: %s", r->line,
+                      r->example, x.rc, r->exit, x.err.data);
+        if (r->exit == 2)
+            ck_assert_msg(lines(&x.err) == 1, "README.md:%d: `%s`: the refusal is %zu lines, not one: %s",
+                          r->line, r->example, lines(&x.err), x.err.data);
+        if (r->says[0])
+            ck_assert_msg(strstr(x.err.data, r->says), "README.md:%d: `%s`: stderr does not say '%s': %s",
+                          r->line, r->example, r->says, x.err.data);
+        ran_free(&x);
+        run++;
+    }
+    ck_assert_msg(seen[0] && seen[1] && seen[2], "the table lacks an exit status");
+    fprintf(stderr,
+            "check_cli: %zu rows of README.md's exit-status table run here, %zu by the tests they name\n",
+            run, by_test);
+    free(rows);
+}
+END_TEST
+
+/* ---- what the table cannot say ---------------------------------------------------- */
+
+START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record)
+{
+    char store[400], copy[400], cmd[900];
+    fixture("store.db", store, sizeof store);
+    fixture("fit-copy.db", copy, sizeof copy);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", store, copy);
+    ck_assert_int_eq(system(cmd), 0);
+    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    ev_err err;
+    ck_assert_int_eq(ev_read_file(copy, &before, &err), EV_OK);
+
+    char *csv[] = {"evident", "fit", "--observations", "tests/fixtures/seed16.csv", "--sms", "24", NULL};
+    ran x;
+    run_argv(csv, &x);
+    ck_assert_int_eq(x.rc, 0);
+    cJSON *j = cJSON_Parse(x.out.data);
+    ck_assert_msg(j != NULL, "fit's stdout is not JSON: %.200s", x.out.data);
+    ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(j, "model"));
+    cJSON_Delete(j);
+    ck_assert_ptr_nonnull(strstr(x.err.data, "fit: a0="));
+    ran_free(&x);
+
+    /* from the store: read-only without --record (the file is unchanged) */
+    char *db[] = {"evident", "fit", "--db", copy, NULL};
+    run_argv(db, &x);
+    ck_assert_msg(x.rc == 0 || x.rc == 1, "%s", x.err.data);
+    ck_assert_ptr_null(strstr(x.out.data, "fit:"));
+    ck_assert_ptr_null(strstr(x.err.data, "recorded"));
+    ran_free(&x);
+    ck_assert_int_eq(ev_read_file(copy, &after, &err), EV_OK);
+    ck_assert_uint_eq(before.len, after.len);
+    ck_assert(!memcmp(before.data, after.data, before.len));
+    ev_buf_free(&before);
+    ev_buf_free(&after);
+}
+END_TEST
+
+/* check_model.c holds the recording of a fit that succeeds
+ * (test_evident_fit_db_record_records_the_fit_it_writes); here the tiny
+ * run's fit fails (one geometry; on a noisy host a job may even be
+ * failed-protocol, another reason): --record then writes nothing and
+ * says why in one line. */
+START_TEST(test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why)
+{
+    char store[400], copy[400], cmd[900];
+    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    ev_err err;
+    fixture("store.db", store, sizeof store);
+    fixture("record-copy.db", copy, sizeof copy);
+    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", store, copy);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(ev_read_file(copy, &before, &err), EV_OK);
+    char *rec[] = {"evident", "fit", "--db", copy, "--record", NULL};
+    ran x;
+    run_argv(rec, &x);
+    ck_assert_msg(x.rc == 1 && lines(&x.err) == 1, "rc %d: %s", x.rc, x.err.data);
+    ck_assert_ptr_nonnull(strstr(x.err.data, "evident fit: "));
+    ck_assert_uint_eq(x.out.len, 0);
+    ran_free(&x);
+    ck_assert_int_eq(ev_read_file(copy, &after, &err), EV_OK);
+    ck_assert_uint_eq(before.len, after.len);
+    ck_assert(!memcmp(before.data, after.data, before.len));
+    ev_buf_free(&before);
+    ev_buf_free(&after);
+}
+END_TEST
+
+START_TEST(test_dash_is_stdout_for_export_and_report)
+{
+    char store[400], bundle[400], dash[400];
+    ev_buf file = EV_BUF_INIT;
+    ev_err err;
+    fixture("store.db", store, sizeof store);
+    fixture("bundle.zip", bundle, sizeof bundle);
+    ck_assert_int_eq(ev_read_file(bundle, &file, &err), EV_OK);
+
+    char *exp[] = {"evident", "export", "--db", store, "--out", "-", NULL};
+    ran x;
+    run_argv(exp, &x);
+    ck_assert_int_eq(x.rc, 0);
+    ck_assert_uint_eq(x.out.len, file.len);
+    ck_assert(!memcmp(x.out.data, file.data, file.len)); /* the same bytes as the file */
+    ck_assert_ptr_nonnull(strstr(x.err.data, "evident export: root "));
+    ran_free(&x);
+
+    char *rep[] = {"evident", "report", bundle, "--markdown", "--out", "-", NULL};
+    run_argv(rep, &x);
+    ck_assert_int_eq(x.rc, 0);
+    ck_assert_ptr_nonnull(strstr(x.out.data, "| reduce_sum 17x1024 fp16 B4 |"));
+    ran_free(&x);
+    fixture("-", dash, sizeof dash);
+    ck_assert_msg(access(dash, F_OK) != 0, "a file named '-' was written");
+    ck_assert_msg(access("-", F_OK) != 0, "a file named '-' was written in the working directory");
+    ev_buf_free(&file);
+}
+END_TEST
+
+START_TEST(test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_nothing)
+{
+    char tiny[400], db[400];
+    if (g_has_cuda) {
+        fprintf(stderr,
+                "check_cli: this build has the cuda backend: the build-without-nvcc refusal not run\n");
+        return;
+    }
+    fixture("tiny.json", tiny, sizeof tiny);
+    fixture("cuda.db", db, sizeof db);
+    char *argv[] = {"evident", "run", "--protocol", tiny, "--backend", "cuda", "--db", db, NULL};
+    ran x;
+    run_argv(argv, &x);
+    ck_assert_int_eq(x.rc, 2);
+    ck_assert_uint_eq(lines(&x.err), 1);
+    ck_assert_ptr_nonnull(strstr(x.err.data, "this build has no cuda backend"));
+    ck_assert_msg(access(db, F_OK) != 0, "a store was created");
+    ran_free(&x);
+}
+END_TEST
+
+START_TEST(test_every_command_names_an_unknown_option_as_unknown)
+{
+    static const char *const cmds[][3] = {{"evident", "run", NULL},    {"evident", "fit", NULL},
+                                          {"evident", "export", NULL}, {"evident", "report", NULL},
+                                          {"evident", "stamp", NULL},  {"verify-bundle", NULL, NULL}};
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char *argv[4];
+        size_t n = 0;
+        for (; n < 2 && cmds[i][n]; n++)
+            argv[n] = (char *)cmds[i][n];
+        argv[n++] = "--bogus";
+        argv[n] = NULL;
+        ran x;
+        run_argv(argv, &x);
+        ck_assert_int_eq(x.rc, 2);
+        ck_assert_uint_eq(lines(&x.err), 1);
+        ck_assert_msg(strstr(x.err.data, "unknown option") && strstr(x.err.data, "--bogus") &&
+                          !strstr(x.err.data, "needs a value"),
+                      "%s %s: %s", cmds[i][0], cmds[i][1] ? cmds[i][1] : "", x.err.data);
+        ran_free(&x);
+    }
+}
+END_TEST
+
+static Suite *cli_suite(void)
+{
+    Suite *s = suite_create("cli");
+    TCase *t = tcase_create("commands");
+    tcase_set_timeout(t, 300);
+    tcase_add_test(t, test_every_row_of_the_readme_exit_status_table_holds);
+    tcase_add_test(t, test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record);
+    tcase_add_test(t, test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why);
+    tcase_add_test(t, test_dash_is_stdout_for_export_and_report);
+    tcase_add_test(t, test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_nothing);
+    tcase_add_test(t, test_every_command_names_an_unknown_option_as_unknown);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    build_fixtures();
+    SRunner *sr = srunner_create(cli_suite());
+    ev_check_run_all(sr);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    remove_fixtures();
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
