@@ -2733,7 +2733,7 @@ static const char *evident_log(char *buf, size_t cap);
 START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing)
 {
     static const char proto[] =
-        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 10, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -2754,9 +2754,10 @@ START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothi
         "\"default_rows\": 4},\n"
         "           {\"op\": \"reduce_max\", \"rows\": 48, \"cols\": 64, \"dtype\": \"bf16\", "
         "\"default_rows\": 2}]}\n";
-    /* six calibration geometries besides the 0-row one: the fit survives
-     * cases that this host's noise fails by a sample rule (2 ms samples:
-     * on a loaded 2-core host three of four geometries once failed) */
+    /* six calibration geometries besides the 0-row one and 10 ms samples:
+     * the fit survives cases that this host's noise fails by a sample rule
+     * (with 2 ms samples and four geometries, a loaded 2-core host once
+     * failed three of them, and with six, five) */
     char pp[320], db[320], zip[320], last[1024], log[8192];
     snprintf(pp, sizeof pp, "%s/zero.json", g_dir);
     snprintf(db, sizeof db, "%s/zero.db", g_dir);
