@@ -22,17 +22,13 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
         return ev_err_set(err, EV_EINVAL, "selector: B = %lld, schedule %d", (long long)B, (int)sched);
     if (be == EV_SEL_CPU && threads < 1)
         return ev_err_set(err, EV_EINVAL, "selector: %lld cpu threads", (long long)threads);
-    b = ev_sched_rows(sched, B);
+    b = ev_sched_rows_of(sched, B, s->cols, s->dtype);
     t = ev_reduce_lanes(s->cols, s->dtype);
-    if (sched == EV_SCHED_SHORT) {
-        int64_t per_row = ev_short_threads(s->cols, s->dtype);
-        if (per_row < 1)
-            return ev_err_set(
-                err, EV_EINVAL,
-                "selector: short is for rows of at most 32 chunks of 16 bytes, not %lld %s elements",
-                (long long)s->cols, ev_dtype_name(s->dtype));
-        b = EV_SHORT_PROGRAM / per_row;
-    }
+    if (b < 1)
+        return ev_err_set(
+            err, EV_EINVAL,
+            "selector: short is for rows of at most 32 chunks of 16 bytes, not %lld %s elements",
+            (long long)s->cols, ev_dtype_name(s->dtype));
     memset(&p, 0, sizeof p);
     len = snprintf(p.entry, sizeof p.entry, "%s_%s_%s", ev_op_name(s->op), ev_dtype_name(s->dtype),
                    ev_sched_name(sched));
@@ -57,7 +53,8 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
 }
 
 ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, const ev_coef *coef, int64_t S,
-                             double threshold, ev_launch_plan *out, ev_decision *dec, ev_err *err)
+                             double threshold, unsigned scheds, ev_launch_plan *out, ev_decision *dec,
+                             ev_err *err)
 {
     ev_decision d;
     ev_status rc;
@@ -71,7 +68,7 @@ ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, co
     if (coef != NULL && s->rows > 0) {
         if (S < 1)
             return ev_err_set(err, EV_EINVAL, "selector: S = %lld", (long long)S);
-        rc = ev_model_decide(coef, s->rows, s->cols, B, S, threshold, &d);
+        rc = ev_model_decide(coef, s->rows, s->cols, s->dtype, B, S, threshold, scheds, &d);
         if (rc)
             return ev_err_set(err, rc, "selector: the model could not decide R=%lld N=%lld B=%lld S=%lld",
                               (long long)s->rows, (long long)s->cols, (long long)B, (long long)S);

@@ -6,15 +6,16 @@
  *   entry  "<op>_<dtype>_<sched>", e.g. "reduce_sum_fp16_default",
  *          "reduce_max_bf16_rows2" (the kernels' extern "C" names)
  *   t      = ev_reduce_lanes(N, dtype)  (threads per row, from W)
- *   b      = rows per program (B for default, K for rowsK; short:
- *            EV_SHORT_PROGRAM / ev_short_threads(N, dtype), and only for
- *            rows of at most 32 chunks: EV_EINVAL otherwise)
+ *   b      = rows per program, ev_sched_rows_of (B for default, K for
+ *            rowsK; short: EV_SHORT_PROGRAM / ev_short_threads(N, dtype),
+ *            and only for rows of at most 32 chunks: EV_EINVAL otherwise)
  *   block  = (min(b * t, 1024), 1, 1); short: (EV_SHORT_PROGRAM, 1, 1)
  *   grid   = (ceil(R / b), 1, 1)   (R = 0: nothing is launched)
  * The cpu backend's receipt: the same entry name, grid = (tasks, 1, 1) and
  * block = (rows per task, 1, 1).
- * The decision is the cost model's (ev_model_decide) for any binding;
- * without coefficients the default is kept.
+ * The decision is the cost model's (ev_model_decide) for any binding,
+ * among the protocol's declared schedules; without coefficients the
+ * default is kept.
  */
 #ifndef EV_SELECTOR_H
 #define EV_SELECTOR_H
@@ -50,12 +51,15 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
 
 /*
  * Decides with the model (coef NULL: default) for shape s, default rows B,
- * S = SMs (cuda) or worker threads (cpu), and plans the selected schedule.
- * R = 0 is the default without asking the model (nothing is launched).
- * OUT: *out, and *dec when dec is non-NULL (predictions of every schedule).
+ * S = SMs (cuda) or worker threads (cpu), among the declared schedules
+ * scheds (a protocol's model_schedules, EV_SCHED_BIT mask), and plans the
+ * selected schedule.  R = 0 is the default without asking the model
+ * (nothing is launched).  OUT: *out, and *dec when dec is non-NULL
+ * (predictions of every schedule).  EV_EINVAL as ev_model_decide.
  */
 ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, const ev_coef *coef, int64_t S,
-                             double threshold, ev_launch_plan *out, ev_decision *dec, ev_err *err);
+                             double threshold, unsigned scheds, ev_launch_plan *out, ev_decision *dec,
+                             ev_err *err);
 
 #ifdef __cplusplus
 }

@@ -924,19 +924,22 @@ START_TEST(test_selector_reproduces_the_seed_decisions_and_launch_shapes)
     ev_launch_plan p;
     ev_decision dec;
     ev_err err;
-    ck_assert_int_eq(ev_selector_select(EV_SEL_CUDA, &a, 4, &seed, 24, 0.05, &p, &dec, &err), EV_OK);
+    ck_assert_int_eq(
+        ev_selector_select(EV_SEL_CUDA, &a, 4, &seed, 24, 0.05, EV_SCHEDS_DEFAULT, &p, &dec, &err), EV_OK);
     ck_assert_int_eq(dec.selected, EV_SCHED_ROWS1);
     ck_assert_str_eq(p.entry, "reduce_sum_fp16_rows1");
     ck_assert_int_eq(p.grid[0], 17);
     ck_assert_int_eq(p.block[0], 32);
     ck_assert_int_eq(p.grid[1] * p.grid[2] * p.block[1] * p.block[2], 1);
-    ck_assert_int_eq(ev_selector_select(EV_SEL_CUDA, &d, 4, &seed, 24, 0.05, &p, &dec, &err), EV_OK);
+    ck_assert_int_eq(
+        ev_selector_select(EV_SEL_CUDA, &d, 4, &seed, 24, 0.05, EV_SCHEDS_DEFAULT, &p, &dec, &err), EV_OK);
     ck_assert_int_eq(dec.selected, EV_SCHED_DEFAULT);
     ck_assert_str_eq(p.entry, "reduce_max_fp16_default");
     ck_assert_int_eq(p.grid[0], 256);
     ck_assert_int_eq(p.block[0], 128);
     /* no coefficients: the default; the cpu receipt is tasks x rows per task */
-    ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &a, 4, NULL, 2, 0.05, &p, NULL, &err), EV_OK);
+    ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &a, 4, NULL, 2, 0.05, EV_SCHEDS_DEFAULT, &p, NULL, &err),
+                     EV_OK);
     ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
     ck_assert_int_eq(p.grid[0], 5);
     ck_assert_int_eq(p.block[0], 4);

@@ -54,7 +54,7 @@ static ev_obs *load_seed(size_t *n)
 /* Fits obs with S = 24 and threshold 0.05. */
 static ev_fit *fit_obs(const ev_obs *obs, size_t n)
 {
-    ev_fit_input in = {obs, n, NULL, 0, 24, 0.05};
+    ev_fit_input in = {obs, n, NULL, 0, 24, 0.05, EV_SCHEDS_DEFAULT};
     ev_fit *f = NULL;
     ev_err err;
     ck_assert_msg(ev_model_fit(&in, &f, &err) == EV_OK, "%s", err.msg);
@@ -451,11 +451,12 @@ START_TEST(test_a_candidate_exactly_at_the_threshold_keeps_the_default)
     /* a0 = aP = 0, aD = 1, R = 2, N = 1, S = 1: default B4 = 4, rows1 = rows2 = 2 */
     ev_coef c = {0, 0, 1};
     ev_decision d;
-    ck_assert(ev_model_decide(&c, 2, 1, 4, 1, 0.5, &d) == EV_OK); /* bar = 2: not strictly lower */
+    ck_assert(ev_model_decide(&c, 2, 1, EV_DTYPE_FP32, 4, 1, 0.5, EV_SCHEDS_DEFAULT, &d) ==
+              EV_OK); /* bar = 2: not strictly lower */
     ck_assert(d.predicted[EV_SCHED_DEFAULT] == 4.0 && d.predicted[EV_SCHED_ROWS1] == 2.0);
     ck_assert_int_eq(d.selected, EV_SCHED_DEFAULT);
     ck_assert_int_eq(d.rows_per_program, 4);
-    ck_assert(ev_model_decide(&c, 2, 1, 4, 1, 0.49, &d) == EV_OK);
+    ck_assert(ev_model_decide(&c, 2, 1, EV_DTYPE_FP32, 4, 1, 0.49, EV_SCHEDS_DEFAULT, &d) == EV_OK);
     ck_assert_int_eq(d.selected, EV_SCHED_ROWS1); /* equal rows1/rows2 prefer rows1 */
     ck_assert_int_eq(d.rows_per_program, 1);
 }
@@ -466,15 +467,15 @@ START_TEST(test_the_lowest_qualifying_candidate_wins)
     /* pred = 100 - P, R = 20, B = 4: default 95, rows1 80, rows2 90 */
     ev_coef c = {100, -1, 0};
     ev_decision d;
-    ck_assert(ev_model_decide(&c, 20, 8, 4, 24, 0.05, &d) == EV_OK);
+    ck_assert(ev_model_decide(&c, 20, 8, EV_DTYPE_FP32, 4, 24, 0.05, EV_SCHEDS_DEFAULT, &d) == EV_OK);
     ck_assert_int_eq(d.selected, EV_SCHED_ROWS1);
     /* pred = P: default 5, rows1 20, rows2 10: nothing qualifies */
     ev_coef c2 = {0, 1, 0};
-    ck_assert(ev_model_decide(&c2, 20, 8, 4, 24, 0.05, &d) == EV_OK);
+    ck_assert(ev_model_decide(&c2, 20, 8, EV_DTYPE_FP32, 4, 24, 0.05, EV_SCHEDS_DEFAULT, &d) == EV_OK);
     ck_assert_int_eq(d.selected, EV_SCHED_DEFAULT);
     /* pred = 100 + P with rows2 only below: R = 3, B = 1 (rows1 is the default, skipped) */
     ev_coef c3 = {100, 1, 0};
-    ck_assert(ev_model_decide(&c3, 30, 8, 1, 24, 0.05, &d) == EV_OK);
+    ck_assert(ev_model_decide(&c3, 30, 8, EV_DTYPE_FP32, 1, 24, 0.05, EV_SCHEDS_DEFAULT, &d) == EV_OK);
     ck_assert(d.predicted[EV_SCHED_ROWS1] == d.predicted[EV_SCHED_DEFAULT]);
     ck_assert_int_eq(d.selected, EV_SCHED_ROWS2); /* 115 < 0.95 * 130 */
 }
@@ -485,7 +486,7 @@ START_TEST(test_rows4_is_predicted_but_never_selected)
     /* R = 8, N = 1, S = 2, aP = 2, aD = 1: default B8 10, rows4 8, rows2 12, rows1 20 */
     ev_coef c = {0, 2, 1};
     ev_decision d;
-    ck_assert(ev_model_decide(&c, 8, 1, 8, 2, 0.05, &d) == EV_OK);
+    ck_assert(ev_model_decide(&c, 8, 1, EV_DTYPE_FP32, 8, 2, 0.05, EV_SCHEDS_DEFAULT, &d) == EV_OK);
     ck_assert(d.predicted[EV_SCHED_DEFAULT] == 10.0);
     ck_assert(d.predicted[EV_SCHED_ROWS4] == 8.0);
     ck_assert_int_eq(d.selected, EV_SCHED_DEFAULT);
@@ -496,10 +497,10 @@ START_TEST(test_a_bad_binding_or_threshold_is_refused)
 {
     ev_coef c = {1, 0, 0};
     ev_decision d;
-    ck_assert_int_eq(ev_model_decide(&c, 0, 8, 4, 24, 0.05, &d), EV_EINVAL);
-    ck_assert_int_eq(ev_model_decide(&c, 8, 8, 0, 24, 0.05, &d), EV_EINVAL);
-    ck_assert_int_eq(ev_model_decide(&c, 8, 8, 4, 24, 1.0, &d), EV_EINVAL);
-    ck_assert_int_eq(ev_model_decide(&c, 8, 8, 4, 24, NAN, &d), EV_EINVAL);
+    ck_assert_int_eq(ev_model_decide(&c, 0, 8, EV_DTYPE_FP32, 4, 24, 0.05, EV_SCHEDS_DEFAULT, &d), EV_EINVAL);
+    ck_assert_int_eq(ev_model_decide(&c, 8, 8, EV_DTYPE_FP32, 0, 24, 0.05, EV_SCHEDS_DEFAULT, &d), EV_EINVAL);
+    ck_assert_int_eq(ev_model_decide(&c, 8, 8, EV_DTYPE_FP32, 4, 24, 1.0, EV_SCHEDS_DEFAULT, &d), EV_EINVAL);
+    ck_assert_int_eq(ev_model_decide(&c, 8, 8, EV_DTYPE_FP32, 4, 24, NAN, EV_SCHEDS_DEFAULT, &d), EV_EINVAL);
 }
 END_TEST
 
@@ -516,7 +517,7 @@ static ev_status fit_text(const char *body, ev_err *err)
     size_t n = 0;
     ev_status rc = ev_obs_from_csv(buf, strlen(buf), &obs, &n, err);
     if (!rc) {
-        ev_fit_input in = {obs, n, NULL, 0, 24, 0.05};
+        ev_fit_input in = {obs, n, NULL, 0, 24, 0.05, EV_SCHEDS_DEFAULT};
         ev_fit *f = NULL;
         rc = ev_model_fit(&in, &f, err);
         ev_fit_free(f);
@@ -632,7 +633,7 @@ START_TEST(test_fewer_than_two_geometries_are_refused)
     ev_obs *obs = NULL;
     size_t n = 0;
     ck_assert_msg(ev_obs_from_csv(buf, strlen(buf), &obs, &n, &err) == EV_OK, "%s", err.msg);
-    ev_fit_input in = {obs, n, NULL, 0, 24, 0.05};
+    ev_fit_input in = {obs, n, NULL, 0, 24, 0.05, EV_SCHEDS_DEFAULT};
     ev_fit *f = NULL;
     ck_assert_int_eq(ev_model_fit(&in, &f, &err), EV_EFORMAT);
     ck_assert_ptr_null(f);
@@ -979,7 +980,7 @@ START_TEST(test_store_observations_are_hot_medians_of_last_attempts_with_failure
     ev_excluded *ex = NULL;
     size_t n = 0, nx = 0;
     int64_t sms = 0;
-    OK(ev_obs_from_store(s, run, &obs, &n, &ex, &nx, &sms, &serr));
+    OK(ev_obs_from_store(s, run, EV_SCHEDS_DEFAULT, &obs, &n, &ex, &nx, &sms, &serr));
     ck_assert_int_eq(sms, 24);
     ck_assert_uint_eq(n, 48);
     ck_assert_uint_eq(nx, 2);
@@ -998,7 +999,7 @@ START_TEST(test_store_observations_are_hot_medians_of_last_attempts_with_failure
                       "%zu: %.17g vs %.17g", i, obs[i].median_us, seed[i].median_us);
     }
     /* the fit from the store reproduces the CSV fit's decisions */
-    ev_fit_input in = {obs, n, ex, nx, sms, 0.05};
+    ev_fit_input in = {obs, n, ex, nx, sms, 0.05, EV_SCHEDS_DEFAULT};
     ev_fit *f = NULL;
     OK(ev_model_fit(&in, &f, &serr));
     ck_assert(fabs(ev_fit_coef(f)->a0 - 0.90290) <= 5e-6);

@@ -1849,7 +1849,7 @@ START_TEST(test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedul
             cpu_job(&proto, (int64_t)ci, &job, &a, &threads);
             ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
             ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &shape, proto.cases[ci].default_rows, &coefs[k],
-                                                threads, 0.05, &want, NULL, &err),
+                                                threads, 0.05, EV_SCHEDS_DEFAULT, &want, NULL, &err),
                              EV_OK);
             same_receipt(&a, &want);
             job.arm = "fault-ws";

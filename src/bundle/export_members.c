@@ -467,18 +467,31 @@ static double protocol_threshold(const xload *L)
     return t;
 }
 
+/* The run's declared schedules (its protocol's model_schedules;
+ * EV_SCHEDS_DEFAULT when the protocol does not parse). */
+static unsigned protocol_scheds(const xload *L)
+{
+    unsigned m = EV_SCHEDS_DEFAULT;
+    ev_protocol p;
+    memset(&p, 0, sizeof p);
+    if (!ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &p, NULL))
+        m = p.model_schedules;
+    ev_protocol_free(&p);
+    return m;
+}
+
 /* Builds model.json into out: observations from the medians, fit, print. */
 ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
 {
-    static const char *const arms[3] = {"default", "rows1", "rows2"};
     ev_status rc = EV_OK;
+    unsigned scheds = protocol_scheds(L);
     ev_obs *obs = NULL;
     ev_excluded *exc = NULL;
     size_t n_obs = 0, n_exc = 0;
     ev_fit *fit = NULL;
 
     if (L->cases.n) {
-        obs = calloc(L->cases.n * 3, sizeof *obs);
+        obs = calloc(L->cases.n * EV_SCHED_COUNT, sizeof *obs);
         exc = calloc(L->cases.n, sizeof *exc);
         if (!obs || !exc) {
             rc = ev_err_set(err, EV_ENOMEM, "export: out of memory building the observations");
@@ -488,11 +501,13 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
     for (size_t i = 0; i < L->cases.n; i++) {
         const xcase *c = ex_vec_at(&L->cases, i);
         ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
-        ev_obs_sched sched[3];
+        ev_obs_sched sched[EV_SCHED_COUNT];
         memset(sched, 0, sizeof sched);
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < EV_SCHED_COUNT; k++) {
             size_t nr;
-            const xjob *const *jr = ex_main_jobs(L, c->case_index, arms[k], &nr);
+            if (!(scheds & EV_SCHED_BIT(k)))
+                continue; /* not declared: not read */
+            const xjob *const *jr = ex_main_jobs(L, c->case_index, ev_sched_name((ev_sched)k), &nr);
             for (size_t q = 0; q < nr; q++) {
                 const xjob *js = jr[q];
                 ev_obs_job j;
@@ -510,7 +525,7 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
                 ev_obs_add(&sched[k], &j);
             }
         }
-        ev_obs_select(&oc, sched, obs, &n_obs, exc, &n_exc);
+        ev_obs_select(&oc, sched, scheds, obs, &n_obs, exc, &n_exc);
     }
 
     int64_t sms = 1;
@@ -535,6 +550,7 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
     in.n_excluded = n_exc;
     in.sms = sms;
     in.threshold = protocol_threshold(L);
+    in.scheds = scheds;
     ev_err ferr;
     ferr.msg[0] = '\0';
     ev_status frc = ev_model_fit(&in, &fit, &ferr);

@@ -123,6 +123,7 @@ int ev_cmd_fit(int argc, char **argv)
     int64_t sms = 0, run_id = 0;
     int have_sms = 0, have_run = 0;
     double threshold = 0.05;
+    unsigned scheds = EV_SCHEDS_DEFAULT; /* --db: the run protocol's model_schedules */
     int code = EV_EXIT_OK;
     ev_status rc = EV_OK;
     ev_err err = {{0}};
@@ -213,14 +214,15 @@ int ev_cmd_fit(int argc, char **argv)
             code = EV_EXIT_FAIL;
             goto out;
         }
-        if ((rc = ev_obs_from_store(store, run_id, &obs, &n_obs, &excl, &n_excl, &sms, &err))) {
+        if ((rc = ev_obs_run_scheds(store, run_id, &scheds, &err)) ||
+            (rc = ev_obs_from_store(store, run_id, scheds, &obs, &n_obs, &excl, &n_excl, &sms, &err))) {
             fprintf(stderr, "evident fit: %s: %s\n", db_path, err.msg);
             code = EV_EXIT_FAIL;
             goto out;
         }
     }
 
-    ev_fit_input fin = {obs, n_obs, excl, n_excl, sms, threshold};
+    ev_fit_input fin = {obs, n_obs, excl, n_excl, sms, threshold, scheds};
     if ((rc = ev_model_fit(&fin, &fit, &err))) {
         fprintf(stderr, "evident fit: %s: %s\n", obs_path ? obs_path : db_path, err.msg);
         code = EV_EXIT_FAIL;

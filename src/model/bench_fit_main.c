@@ -80,7 +80,7 @@ static double time_lib(const char *csv, int64_t sms)
         ev_buf out = EV_BUF_INIT;
         ev_status rc = ev_obs_from_csv(in.data, in.len, &obs, &n, &err);
         if (!rc) {
-            ev_fit_input fi = {obs, n, NULL, 0, sms, 0.05};
+            ev_fit_input fi = {obs, n, NULL, 0, sms, 0.05, EV_SCHEDS_DEFAULT};
             rc = ev_model_fit(&fi, &f, &err);
         }
         if (!rc)

@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "reduce_cpu.h"
+
 const char *const ev_coef_names[3] = {"a0", "aP", "aD"};
 
 static const char *const sched_names[EV_SCHED_COUNT] = {"default", "rows1", "rows2", "rows4", "short"};
@@ -57,6 +59,29 @@ int64_t ev_sched_rows(ev_sched s, int64_t default_rows)
     default:
         return 0;
     }
+}
+
+/* See model.h. */
+int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt)
+{
+    int64_t p;
+    if (s != EV_SCHED_SHORT)
+        return ev_sched_rows(s, B);
+    if (ev_dtype_size(dt) == 0 || (p = ev_short_threads(N, dt)) < 1)
+        return 0;
+    return EV_SHORT_PROGRAM / p;
+}
+
+/* See model.h. */
+int ev_scheds_valid(unsigned scheds)
+{
+    return (scheds & EV_SCHED_BIT(EV_SCHED_DEFAULT)) && !(scheds & ~EV_SCHEDS_ALL);
+}
+
+/* 1 when s is a fixed-rows candidate whose rows equal B: the default itself. */
+static int sched_implied(ev_sched s, int64_t B)
+{
+    return s != EV_SCHED_DEFAULT && s < EV_MODEL_SCHEDS && ev_sched_rows(s, B) == B;
 }
 
 /* ceil(a / b) for a >= 0, b >= 1, without overflow. */
@@ -102,37 +127,41 @@ double ev_model_predict(const ev_coef *c, const ev_features *f)
 }
 
 /*
- * The decision rule (see model.h).  EV_EINVAL for R, N, B, S below 1 or a
- * threshold outside [0, 1) or not finite; EV_ERANGE when a feature
- * overflows.  OUT: *out.
+ * The decision rule (see model.h).  Every fixed-rows schedule is
+ * predicted, short where it applies; only the declared candidates are
+ * weighed against the default.  OUT: *out.
  */
-ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, int64_t B, int64_t S, double threshold,
-                          ev_decision *out)
+ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, ev_dtype dt, int64_t B, int64_t S,
+                          double threshold, unsigned scheds, ev_decision *out)
 {
-    if (!c || !out || !(threshold >= 0.0 && threshold < 1.0))
+    if (!c || !out || !(threshold >= 0.0 && threshold < 1.0) || !ev_scheds_valid(scheds) ||
+        ev_dtype_size(dt) == 0)
         return EV_EINVAL;
     ev_decision d;
-    for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
+    int64_t rows[EV_SCHED_COUNT];
+    for (int s = 0; s < EV_SCHED_COUNT; s++) {
         ev_features f;
-        ev_status rc = ev_model_features(R, N, ev_sched_rows((ev_sched)s, B), S, &f);
+        rows[s] = ev_sched_rows_of((ev_sched)s, B, N, dt);
+        d.predicted[s] = NAN;
+        if (rows[s] < 1 && s >= EV_MODEL_SCHEDS)
+            continue; /* short on rows it does not apply to */
+        ev_status rc = ev_model_features(R, N, rows[s], S, &f);
         if (rc)
             return rc;
         d.predicted[s] = ev_model_predict(c, &f);
     }
     double bar = (1.0 - threshold) * d.predicted[EV_SCHED_DEFAULT];
     d.selected = EV_SCHED_DEFAULT;
-    static const ev_sched cand[2] = {EV_SCHED_ROWS1, EV_SCHED_ROWS2};
-    for (int i = 0; i < 2; i++) {
-        ev_sched s = cand[i];
-        if (ev_sched_rows(s, B) == B)
-            continue; /* this candidate is the default itself */
+    for (int s = EV_SCHED_DEFAULT + 1; s < EV_SCHED_COUNT; s++) {
+        if (!(scheds & EV_SCHED_BIT(s)) || rows[s] < 1 || rows[s] == B)
+            continue; /* not declared, not applying, or the default itself */
         if (!(d.predicted[s] < bar))
             continue;
-        /* strictly lower wins; equal keeps the earlier (rows1) */
+        /* strictly lower wins; equal keeps the earlier */
         if (d.selected == EV_SCHED_DEFAULT || d.predicted[s] < d.predicted[d.selected])
-            d.selected = s;
+            d.selected = (ev_sched)s;
     }
-    d.rows_per_program = ev_sched_rows(d.selected, B);
+    d.rows_per_program = rows[d.selected];
     *out = d;
     return EV_OK;
 }
@@ -439,15 +468,30 @@ static int same_case(const ev_obs *a, const ev_obs *b)
            !strncmp(a->dtype, b->dtype, sizeof a->dtype);
 }
 
-/* 1 when observation o carries fitting weight. */
-static int obs_fitted(const ev_obs *o)
+/* 1 when observation o carries fitting weight: a calibration observation
+ * of a declared schedule. */
+static int obs_fitted(const ev_obs *o, unsigned scheds)
 {
-    return o->role == EV_ROLE_CALIBRATION &&
-           (o->sched == EV_SCHED_DEFAULT || o->sched == EV_SCHED_ROWS1 || o->sched == EV_SCHED_ROWS2);
+    return o->role == EV_ROLE_CALIBRATION && (scheds & EV_SCHED_BIT(o->sched));
 }
 
-/* Validates one observation (not its relations).  EV_EFORMAT with err. */
-static ev_status obs_check(const ev_obs *o, int64_t sms, ev_err *err)
+/* Rows per program of o's schedule (ev_sched_rows_of; 0 for an unknown
+ * dtype or a schedule that does not apply). */
+static int64_t obs_rows(const ev_obs *o)
+{
+    ev_dtype dt;
+    char name[sizeof o->dtype + 1];
+    size_t l = bounded_len(o->dtype, sizeof o->dtype);
+    memcpy(name, o->dtype, l);
+    name[l] = '\0';
+    if (ev_dtype_parse(name, &dt))
+        return 0;
+    return ev_sched_rows_of(o->sched, o->default_rows, o->cols, dt);
+}
+
+/* Validates one observation (not its relations) against the declared
+ * schedules.  EV_EFORMAT with err. */
+static ev_status obs_check(const ev_obs *o, int64_t sms, unsigned scheds, ev_err *err)
 {
     char where[200];
     obs_where(o, where, sizeof where);
@@ -455,8 +499,11 @@ static ev_status obs_check(const ev_obs *o, int64_t sms, ev_err *err)
         return ev_err_set(err, EV_EFORMAT, "%s: unknown op", where);
     if (bounded_len(o->dtype, sizeof o->dtype) == sizeof o->dtype || !dtype_known(o->dtype))
         return ev_err_set(err, EV_EFORMAT, "%s: unknown dtype", where);
-    if ((unsigned)o->sched >= EV_MODEL_SCHEDS)
+    if ((unsigned)o->sched >= EV_SCHED_COUNT)
         return ev_err_set(err, EV_EFORMAT, "%s: unknown schedule", where);
+    if (o->sched >= EV_MODEL_SCHEDS && !(scheds & EV_SCHED_BIT(o->sched)))
+        return ev_err_set(err, EV_EFORMAT, "%s: schedule %s is not one of the declared model_schedules",
+                          where, ev_sched_name(o->sched));
     if (o->role != EV_ROLE_CALIBRATION && o->role != EV_ROLE_HOLDOUT)
         return ev_err_set(err, EV_EFORMAT, "%s: unknown role", where);
     if (o->rows < 1)
@@ -472,7 +519,11 @@ static ev_status obs_check(const ev_obs *o, int64_t sms, ev_err *err)
         return ev_err_set(err, EV_EFORMAT, "%s: median_us %g is not positive and finite", where,
                           o->median_us);
     ev_features f;
-    if (ev_model_features(o->rows, o->cols, ev_sched_rows(o->sched, o->default_rows), sms, &f))
+    if (obs_rows(o) < 1)
+        return ev_err_set(err, EV_EFORMAT, "%s: schedule %s does not apply to %lld columns of %.*s", where,
+                          ev_sched_name(o->sched), (long long)o->cols,
+                          (int)bounded_len(o->dtype, sizeof o->dtype), o->dtype);
+    if (ev_model_features(o->rows, o->cols, obs_rows(o), sms, &f))
         return ev_err_set(err, EV_EFORMAT, "%s: features overflow (R, N or B too large)", where);
     return EV_OK;
 }
@@ -581,7 +632,8 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
             c->pub.cols = o->cols;
             c->pub.default_rows = o->default_rows;
             c->pub.role = o->role;
-            for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
+            c->pub.scheds = f->scheds;
+            for (int s = 0; s < EV_SCHED_COUNT; s++) {
                 c->obs[s] = SIZE_MAX;
                 c->pub.observed[s] = NAN;
             }
@@ -594,7 +646,7 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
         }
         c->obs[o->sched] = i;
         c->pub.observed[o->sched] = o->median_us;
-        f->res[i].fitted = obs_fitted(o);
+        f->res[i].fitted = obs_fitted(o, f->scheds);
         if (f->res[i].fitted) {
             f->geoms[gi].n_fit++;
             f->geoms[gi].calibration = 1;
@@ -602,23 +654,26 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
     }
     for (size_t k = 0; k < f->n_cases; k++) {
         ev_case_int *c = &f->cases[k];
-        static const ev_sched need[3] = {EV_SCHED_DEFAULT, EV_SCHED_ROWS1, EV_SCHED_ROWS2};
-        for (int q = 0; q < 3; q++) {
-            if (c->obs[need[q]] != SIZE_MAX)
-                continue;
-            if (q > 0 && ev_sched_rows(need[q], c->pub.default_rows) == c->pub.default_rows) {
-                /* the candidate is the default itself (B = 1 or 2): implied, not fitted */
-                c->pub.observed[need[q]] = c->pub.observed[EV_SCHED_DEFAULT];
+        ev_dtype dt = EV_DTYPE_FP32;
+        ev_dtype_parse(c->pub.dtype, &dt); /* known: obs_check */
+        for (int q = 0; q < EV_SCHED_COUNT; q++) {
+            ev_sched need = (ev_sched)q;
+            if (!(f->scheds & EV_SCHED_BIT(q)) || c->obs[q] != SIZE_MAX ||
+                ev_sched_rows_of(need, c->pub.default_rows, c->pub.cols, dt) < 1)
+                continue; /* not declared, observed, or not applying (short on long rows) */
+            if (sched_implied(need, c->pub.default_rows) && c->obs[EV_SCHED_DEFAULT] != SIZE_MAX) {
+                /* the candidate is the default itself (rowsK with B = K): implied, not fitted */
+                c->pub.observed[q] = c->pub.observed[EV_SCHED_DEFAULT];
                 continue;
             }
             size_t any = SIZE_MAX;
-            for (int s = 0; s < EV_MODEL_SCHEDS; s++)
+            for (int s = 0; s < EV_SCHED_COUNT; s++)
                 if (c->obs[s] != SIZE_MAX && any == SIZE_MAX)
                     any = c->obs[s];
             obs_where(&f->obs[any], where, sizeof where);
             return ev_err_set(err, EV_EFORMAT, "%s: case %s %lldx%lld %s B%lld has no %s row", where,
                               c->pub.op, (long long)c->pub.rows, (long long)c->pub.cols, c->pub.dtype,
-                              (long long)c->pub.default_rows, ev_sched_name(need[q]));
+                              (long long)c->pub.default_rows, ev_sched_name(need));
         }
     }
     for (size_t g = 0; g < f->n_geoms; g++)
@@ -663,7 +718,7 @@ static void max_residual(const ev_fit *f, int logo, ev_fit_maxres *out)
     ev_fit_maxres m = {0.0, 0, EV_SCHED_DEFAULT, 0.0, 0, EV_SCHED_DEFAULT};
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_case_int *c = &f->cases[k];
-        for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
+        for (int s = 0; s < EV_SCHED_COUNT; s++) {
             size_t i = c->obs[s];
             if (i == SIZE_MAX || !f->res[i].fitted)
                 continue;
@@ -703,8 +758,13 @@ ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err)
         rc = ev_err_set(err, EV_EFORMAT, "fit: threshold %g is outside [0, 1)", in->threshold);
         goto out;
     }
+    unsigned scheds = in->scheds ? in->scheds : EV_SCHEDS_DEFAULT;
+    if (!ev_scheds_valid(scheds)) {
+        rc = ev_err_set(err, EV_EFORMAT, "fit: schedule set 0x%x does not hold default", scheds);
+        goto out;
+    }
     for (size_t i = 0; i < in->n_obs; i++)
-        if ((rc = obs_check(&in->obs[i], in->sms, err)))
+        if ((rc = obs_check(&in->obs[i], in->sms, scheds, err)))
             goto out;
     f = calloc(1, sizeof *f);
     if (!f) {
@@ -713,6 +773,7 @@ ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err)
     }
     f->sms = in->sms;
     f->threshold = in->threshold;
+    f->scheds = scheds;
     f->n_obs = in->n_obs;
     f->obs = calloc_n(in->n_obs, sizeof(ev_obs));
     f->res = calloc_n(in->n_obs, sizeof(ev_obs_res));
@@ -750,7 +811,7 @@ ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err)
     for (size_t i = 0; i < f->n_obs; i++) {
         const ev_obs *o = &f->obs[i];
         ev_features ft;
-        rc = ev_model_features(o->rows, o->cols, ev_sched_rows(o->sched, o->default_rows), f->sms, &ft);
+        rc = ev_model_features(o->rows, o->cols, obs_rows(o), f->sms, &ft);
         if (rc) { /* checked in obs_check */
             rc = ev_err_set(err, EV_EFORMAT, "fit: features overflow");
             goto out;
@@ -783,12 +844,14 @@ ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err)
     for (size_t k = 0; k < f->n_cases; k++) {
         ev_case_int *c = &f->cases[k];
         const ev_geom *g = &f->geoms[c->geom];
-        rc = ev_model_decide(&f->full.coef, c->pub.rows, c->pub.cols, c->pub.default_rows, f->sms,
-                             f->threshold, &c->pub.full);
+        ev_dtype dt = EV_DTYPE_FP32;
+        ev_dtype_parse(c->pub.dtype, &dt); /* known: obs_check */
+        rc = ev_model_decide(&f->full.coef, c->pub.rows, c->pub.cols, dt, c->pub.default_rows, f->sms,
+                             f->threshold, f->scheds, &c->pub.full);
         if (!rc && c->pub.role == EV_ROLE_CALIBRATION) {
             c->pub.has_logo = 1;
-            rc = ev_model_decide(&f->folds[g->fold].nnls.coef, c->pub.rows, c->pub.cols, c->pub.default_rows,
-                                 f->sms, f->threshold, &c->pub.logo);
+            rc = ev_model_decide(&f->folds[g->fold].nnls.coef, c->pub.rows, c->pub.cols, dt,
+                                 c->pub.default_rows, f->sms, f->threshold, f->scheds, &c->pub.logo);
         }
         if (rc) {
             rc = ev_err_set(err, rc, "fit: decision failed for %s %lldx%lld", c->pub.op,
@@ -828,14 +891,15 @@ out:
     return rc;
 }
 
-/* Observed selected / best observed of default, rows1, rows2 (full fit). */
+/* Observed selected / best observed of the declared schedules (full fit;
+ * a schedule not observed on the case, short on long rows, is left out). */
 double ev_model_holdout_ratio(const ev_fit_case *c)
 {
+    unsigned scheds = c->scheds ? c->scheds : EV_SCHEDS_DEFAULT;
     double best = c->observed[EV_SCHED_DEFAULT];
-    if (c->observed[EV_SCHED_ROWS1] < best)
-        best = c->observed[EV_SCHED_ROWS1];
-    if (c->observed[EV_SCHED_ROWS2] < best)
-        best = c->observed[EV_SCHED_ROWS2];
+    for (int s = EV_SCHED_DEFAULT + 1; s < EV_SCHED_COUNT; s++)
+        if ((scheds & EV_SCHED_BIT(s)) && c->observed[s] < best)
+            best = c->observed[s];
     return c->observed[c->full.selected] / best;
 }
 

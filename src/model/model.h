@@ -17,15 +17,17 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "dtype.h"
 #include "status.h"
 
 /*
  * Schedules.  default = the case's own B; rowsK = K rows per program;
  * short = several short rows a warp (kernels/reduce_short.cuh), whose
- * rows per program depend on the row (the selector's plan says them).
- * The model predicts and selects among the first EV_MODEL_SCHEDS only
- * (the fixed-rows schedules of its form); short is measured, not yet one
- * of its candidates.
+ * rows per program depend on the row (ev_sched_rows_of).  The first
+ * EV_MODEL_SCHEDS are the fixed-rows schedules the model always predicts;
+ * which schedules it fits and chooses from is a protocol's
+ * "model_schedules" (a mask of EV_SCHED_BIT, EV_SCHEDS_DEFAULT when
+ * absent).
  */
 typedef enum ev_sched {
     EV_SCHED_DEFAULT = 0,
@@ -37,11 +39,30 @@ typedef enum ev_sched {
 } ev_sched;
 #define EV_MODEL_SCHEDS 4 /* default, rows1, rows2, rows4 */
 
+/* A set of schedules: bit s for ev_sched s.  EV_SCHEDS_DEFAULT is the set
+ * of a protocol without "model_schedules" (the seed's three). */
+#define EV_SCHED_BIT(s) (1u << (unsigned)(s))
+#define EV_SCHEDS_DEFAULT                                                                                    \
+    (EV_SCHED_BIT(EV_SCHED_DEFAULT) | EV_SCHED_BIT(EV_SCHED_ROWS1) | EV_SCHED_BIT(EV_SCHED_ROWS2))
+#define EV_SCHEDS_ALL ((1u << EV_SCHED_COUNT) - 1u)
+/* 1 when scheds is a set a fit or a decision accepts: it holds default
+ * and no bit beyond EV_SCHED_COUNT. */
+int ev_scheds_valid(unsigned scheds);
+
 const char *ev_sched_name(ev_sched s);               /* "default", "rows1", ... */
 int ev_sched_parse(const char *name, ev_sched *out); /* 0 ok, -1 unknown */
 /* Rows per program of s for a case whose default is B (0 for short and
  * an unknown schedule). */
 int64_t ev_sched_rows(ev_sched s, int64_t default_rows);
+/*
+ * Rows per program b of s on a case of default rows B and N columns of
+ * dtype dt: the one definition the fit's features, the decision and the
+ * selector's plan use.  B for default, K for rowsK, and for short
+ * EV_SHORT_PROGRAM / ev_short_threads(N, dt) (kernels/reduce_cpu.h).
+ * 0 where s does not apply (short on rows of more than 32 chunks of 16
+ * bytes) or is unknown.
+ */
+int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt);
 
 typedef struct ev_coef {
     double a0, aP, aD;
@@ -57,20 +78,26 @@ double ev_model_predict(const ev_coef *c, const ev_features *f);
 
 /* A decision for any binding (R, N, B, S): not a lookup by case. */
 typedef struct ev_decision {
-    double predicted[EV_MODEL_SCHEDS]; /* us per op, every schedule of the model */
-    ev_sched selected;                 /* default, rows1 or rows2 */
-    int64_t rows_per_program;          /* of the selected schedule */
+    double predicted[EV_SCHED_COUNT]; /* us per op: the four fixed-rows schedules, and short
+                                         where it applies (NaN elsewhere) */
+    ev_sched selected;                /* default or one of the declared candidates */
+    int64_t rows_per_program;         /* of the selected schedule */
 } ev_decision;
 
 /*
- * Decides: a candidate (rows1, rows2) is selected only when its prediction
- * is strictly more than `threshold` (0.05) lower than the default's, i.e.
- * pred < (1 - threshold) * pred_default; the lowest qualifying wins; equal
- * rows1/rows2 prefer rows1; otherwise default.  rows4 is predicted, never
- * selected.  When B equals a candidate's rows, that candidate is the default.
+ * Decides among the schedules of scheds (ev_scheds_valid) for R rows of N
+ * columns of dtype dt, default rows B, S SMs or threads.  Candidates are
+ * the declared schedules other than default, in enum order (rows1, rows2,
+ * rows4, short), less those whose rows per program equal B (the default
+ * itself) and those that do not apply (ev_sched_rows_of 0).  A candidate
+ * qualifies only when pred < (1 - threshold) * pred_default (strict); the
+ * lowest qualifying wins, an equal prediction keeps the earlier; none
+ * keeps the default.  EV_EINVAL for R, N, B, S below 1, a threshold
+ * outside [0, 1) or not finite, a bad dt or scheds; EV_ERANGE when a
+ * feature overflows.  OUT: *out.
  */
-ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, int64_t B, int64_t S, double threshold,
-                          ev_decision *out);
+ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, ev_dtype dt, int64_t B, int64_t S,
+                          double threshold, unsigned scheds, ev_decision *out);
 
 /* ---- fitting ----------------------------------------------------------- */
 
@@ -100,6 +127,7 @@ typedef struct ev_fit_input {
     size_t n_excluded;
     int64_t sms;      /* S */
     double threshold; /* 0.05 */
+    unsigned scheds;  /* the declared schedules (EV_SCHED_BIT mask); 0: EV_SCHEDS_DEFAULT */
 } ev_fit_input;
 
 typedef struct ev_fit ev_fit; /* opaque result: coefficients, folds, decisions ... */
@@ -178,10 +206,12 @@ typedef struct ev_fit_case {
     const char *op, *dtype;
     int64_t rows, cols, default_rows;
     ev_role role;
-    ev_decision full;                 /* decision of the full fit */
-    int has_logo;                     /* calibration cases only */
-    ev_decision logo;                 /* decision of the fold that held this geometry out */
-    double observed[EV_MODEL_SCHEDS]; /* median, NaN when not observed */
+    ev_decision full;                /* decision of the full fit */
+    int has_logo;                    /* calibration cases only */
+    ev_decision logo;                /* decision of the fold that held this geometry out */
+    double observed[EV_SCHED_COUNT]; /* median, NaN when not observed (an implied
+                                         candidate: the default's) */
+    unsigned scheds;                 /* the fit's declared schedules */
 } ev_fit_case;
 size_t ev_fit_case_count(const ev_fit *f);
 const ev_fit_case *ev_fit_case_at(const ev_fit *f, size_t i);
@@ -206,17 +236,17 @@ typedef struct ev_fit_maxres {
 void ev_fit_max_residual(const ev_fit *f, int logo, ev_fit_maxres *out);
 
 /* Held-out regret over holdout cases: observed selected / min observed of
- * default, rows1, rows2.  Plain geometric mean and maximum over the cases;
+ * the declared schedules.  Plain geometric mean and maximum over the cases;
  * NaN when there are none.  OUT: *n the number of holdout cases. */
 void ev_fit_holdout_regret(const ev_fit *f, double *geomean, double *max, size_t *n);
-/* Observed selected (full fit) / min observed of default, rows1, rows2. */
+/* Observed selected (full fit) / min observed of c->scheds (those observed). */
 double ev_model_holdout_ratio(const ev_fit_case *c);
 
 /* ---- reading observations from the store -------------------------------- */
 
 struct ev_store;
 /* What the observation rule needs of one main-phase job of a case: one of
- * default, rows1, rows2 (index = ev_sched), in one round. */
+ * its schedules (index = ev_sched), in one round. */
 typedef struct ev_obs_job {
     int64_t round;       /* 1.. (the plan's round of the job) */
     const char *outcome; /* its outcome name ("completed", "failed-exit", ...) */
@@ -248,34 +278,45 @@ typedef struct ev_obs_case {
 /*
  * The one rule choosing the fit's observations (the store loader, the
  * exporter and the verifier each call it through a small adapter, so the
- * model they fit is the same): a case with R or N below 1 is excluded as
- * "no-op case (R = r, N = n)"; otherwise each of default, rows1, rows2
- * that has no usable round adds its reason (that of its lowest unusable
- * round: "missing", its outcome, "no binding", "no hot samples"; a
- * rows1/rows2 job that is not in the run because its rows equal B is
- * implied by the default), the reasons joined by "; ", and a case with any
- * reason is excluded.  A case without one adds an observation per schedule
- * present, its median the ev_round_estimate of its usable rounds' medians
- * (a failed round is left out; with one round it is that round's median).  Appends to
- * obs[*n_obs] or to ex[*n_ex] (room for 3 and 1 entries).
+ * model they fit is the same), over the declared schedules scheds
+ * (EV_SCHED_BIT mask, EV_SCHEDS_DEFAULT for a protocol without
+ * "model_schedules"; sched[] indexed by ev_sched, the others ignored): a
+ * case with R or N below 1 is excluded as "no-op case (R = r, N = n)";
+ * otherwise each declared schedule that applies to the case
+ * (ev_sched_rows_of > 0; short on longer rows is neither required nor
+ * observed) and has no usable round adds its reason (that of its lowest
+ * unusable round: "missing", its outcome, "no binding", "no hot samples";
+ * a fixed-rows candidate that is not in the run because its rows equal B
+ * is implied by the default), the reasons joined by "; ", and a case with
+ * any reason is excluded.  A case without one adds an observation per
+ * declared, applying schedule present, its median the ev_round_estimate of
+ * its usable rounds' medians (a failed round is left out; with one round
+ * it is that round's median).  Appends to obs[*n_obs] or to ex[*n_ex]
+ * (room for EV_SCHED_COUNT and 1 entries).
  */
-void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[3], ev_obs *obs, size_t *n_obs,
-                   ev_excluded *ex, size_t *n_ex);
+void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[EV_SCHED_COUNT], unsigned scheds,
+                   ev_obs *obs, size_t *n_obs, ev_excluded *ex, size_t *n_ex);
 
 /*
  * The fit's observations for run_id: main-phase hot medians (median of
  * per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph), in double,
- * over the hot samples of the job's last attempt) of default, rows1 and
- * rows2 of every case whose jobs completed (a rows1/rows2 job that is not
- * planned because its rows equal B is implied by the default); holdout
+ * over the hot samples of the job's last attempt) of the declared
+ * schedules scheds (ev_obs_select's rule) of every case whose jobs
+ * completed; holdout
  * cases with role holdout.  A case with a missing or failed job (or R or N
  * below 1) is listed in *excl with the reason, in the exporter's words
  * ("rows2: failed-exit"; several joined by "; ").  *sms is the bindings'
  * thread count (S), which must agree across the jobs read.
  * OUT: *obs, *n, *excl, *n_excl (malloc'd; *excl NULL when empty), *sms.
  */
-ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, size_t *n, ev_excluded **excl,
-                            size_t *n_excl, int64_t *sms, ev_err *err);
+ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds, ev_obs **obs, size_t *n,
+                            ev_excluded **excl, size_t *n_excl, int64_t *sms, ev_err *err);
+
+/* The declared schedules of run_id: its stored protocol's
+ * "model_schedules" (runner/protocol.h; EV_SCHEDS_DEFAULT when the bytes
+ * do not parse, as the exporter reads them).  EV_ENOTFOUND for no such
+ * run.  OUT: *scheds. */
+ev_status ev_obs_run_scheds(struct ev_store *s, int64_t run_id, unsigned *scheds, ev_err *err);
 
 /*
  * Reads observations from CSV text with header

@@ -12,20 +12,20 @@
 typedef struct ev_geom {
     int64_t rows, cols, default_rows, width;
     int calibration; /* has at least one calibration case */
-    size_t n_fit;    /* fitted observations (calibration default/rows1/rows2) */
+    size_t n_fit;    /* fitted observations (calibration, declared schedules) */
     size_t fold;     /* fold index when calibration */
 } ev_geom;
 
 /* Per fitted or observed observation: predictions and residuals. */
 typedef struct ev_obs_res {
-    int fitted;                  /* calibration default/rows1/rows2 */
+    int fitted;                  /* calibration, of a declared schedule */
     double pred_full, pred_logo; /* pred_logo NaN when not a calibration obs */
 } ev_obs_res;
 
 typedef struct ev_case_int {
     ev_fit_case pub;
     size_t geom;
-    size_t obs[EV_MODEL_SCHEDS]; /* index into ev_fit.obs, or SIZE_MAX */
+    size_t obs[EV_SCHED_COUNT]; /* index into ev_fit.obs, or SIZE_MAX */
 } ev_case_int;
 
 typedef struct ev_fold {
@@ -42,6 +42,7 @@ struct ev_fit {
     size_t n_excluded;
     int64_t sms;
     double threshold;
+    unsigned scheds; /* declared schedules (EV_SCHED_BIT mask) */
 
     ev_geom *geoms; /* sorted by (R, N, B) */
     size_t n_geoms;

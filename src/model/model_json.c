@@ -8,6 +8,7 @@
 #include "model_int.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "json.h"
@@ -135,12 +136,30 @@ static void put_geom(cJSON *o, const ev_geom *g, ev_status *rc)
     put_i(o, "W", g->width, rc);
 }
 
-/* Adds {"default": .., "rows1": .., ...} of v under k. */
-static void put_per_sched(cJSON *o, const char *k, const double *v, ev_status *rc)
+/* Adds {"default": .., "rows1": .., "rows2": .., "rows4": ..} of v under
+ * k, and "short" when scheds declares it (so a fit without it keeps the
+ * bytes it had before short was a schedule). */
+static void put_per_sched(cJSON *o, const char *k, const double *v, unsigned scheds, ev_status *rc)
 {
     cJSON *x = put_obj(o, k, rc);
-    for (int s = 0; s < EV_MODEL_SCHEDS; s++)
-        put_d(x, ev_sched_name((ev_sched)s), v[s], rc);
+    for (int s = 0; s < EV_SCHED_COUNT; s++)
+        if (s < EV_MODEL_SCHEDS || (scheds & EV_SCHED_BIT(s)))
+            put_d(x, ev_sched_name((ev_sched)s), v[s], rc);
+}
+
+/* Adds the names of the schedules in scheds, in enum order, under k. */
+static void put_scheds(cJSON *o, const char *k, unsigned scheds, ev_status *rc)
+{
+    cJSON *a = put_arr(o, k, rc);
+    for (int s = 0; s < EV_SCHED_COUNT && !*rc; s++) {
+        if (!(scheds & EV_SCHED_BIT(s)))
+            continue;
+        cJSON *n = cJSON_CreateString(ev_sched_name((ev_sched)s));
+        if (!n || !cJSON_AddItemToArray(a, n)) {
+            cJSON_Delete(n);
+            *rc = EV_ENOMEM;
+        }
+    }
 }
 
 /* Adds scales, active subset, coefficients and every subset of a solve. */
@@ -203,6 +222,8 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
     put_d(root, "rank_tolerance", EV_NNLS_RANK_TOL, &rc);
     put_i(root, "sms", f->sms, &rc);
     put_d(root, "threshold", f->threshold, &rc);
+    if (f->scheds != EV_SCHEDS_DEFAULT)
+        put_scheds(root, "model_schedules", f->scheds, &rc);
     put_i(root, "n_observations", (int64_t)f->n_obs, &rc);
     put_coef(root, "coefficients", &f->full.coef, &rc);
     put_mask(root, "active_subset", f->full.best, &rc);
@@ -257,12 +278,12 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
         cJSON *d = push_obj(decs, &rc);
         put_case_id(d, c, &rc);
         put_s(d, "role", c->role == EV_ROLE_HOLDOUT ? "holdout" : "calibration", &rc);
-        put_per_sched(d, "predicted", c->full.predicted, &rc);
+        put_per_sched(d, "predicted", c->full.predicted, f->scheds, &rc);
         if (c->has_logo)
-            put_per_sched(d, "predicted_logo", c->logo.predicted, &rc);
+            put_per_sched(d, "predicted_logo", c->logo.predicted, f->scheds, &rc);
         else
             put_null(d, "predicted_logo", &rc);
-        put_per_sched(d, "observed", c->observed, &rc);
+        put_per_sched(d, "observed", c->observed, f->scheds, &rc);
         put_s(d, "selected", ev_sched_name(c->full.selected), &rc);
         put_i(d, "selected_rows_per_program", c->full.rows_per_program, &rc);
         put_s(d, "logo_selected", c->has_logo ? ev_sched_name(c->logo.selected) : NULL, &rc);
@@ -284,10 +305,20 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
     put_d(root, "policy_geomean_logo", f->policy_geomean_logo, &rc);
 
     cJSON *hr = put_obj(root, "holdout_regret", &rc);
-    put_s(hr, "definition",
-          "observed selected / min observed of default, rows1, rows2; "
-          "plain geometric mean and maximum over holdout cases",
-          &rc);
+    {
+        /* "default, rows1, rows2" for the default set: today's bytes */
+        char def[160] = "observed selected / min observed of ";
+        size_t l = strlen(def);
+        for (int s = 0, first = 1; s < EV_SCHED_COUNT; s++) {
+            if (!(f->scheds & EV_SCHED_BIT(s)))
+                continue;
+            int w = snprintf(def + l, sizeof def - l, "%s%s", first ? "" : ", ", ev_sched_name((ev_sched)s));
+            l += w > 0 && (size_t)w < sizeof def - l ? (size_t)w : 0;
+            first = 0;
+        }
+        snprintf(def + l, sizeof def - l, "; plain geometric mean and maximum over holdout cases");
+        put_s(hr, "definition", def, &rc);
+    }
     cJSON *hc = put_arr(hr, "cases", &rc);
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_fit_case *c = &f->cases[k].pub;
@@ -313,7 +344,7 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
     cJSON *ro = put_arr(res, "observations", &rc);
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_case_int *c = &f->cases[k];
-        for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
+        for (int s = 0; s < EV_SCHED_COUNT; s++) {
             size_t i = c->obs[s];
             if (i == SIZE_MAX)
                 continue;

@@ -1,9 +1,10 @@
 /*
  * model_obs.c: the one rule that chooses the fit's observations from a
  * run's main-phase jobs (model.h, ev_obs_select).  The store loader
- * (model_store.c), the exporter (bundle/export.c) and the verifier
- * (verify/verify_derive.c) each read their own records into ev_obs_job
- * triples and call it, so none can fit another model than the others.
+ * (model_store.c), the exporter (bundle/export_members.c) and the
+ * verifier (verify/verify_derive.c) each read their own records into
+ * ev_obs_sched per schedule and call it with the protocol's declared
+ * schedules, so none can fit another model than the others.
  */
 #include <stdio.h>
 #include <string.h>
@@ -39,24 +40,40 @@ void ev_obs_add(ev_obs_sched *s, const ev_obs_job *j)
     }
 }
 
-void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[3], ev_obs *obs, size_t *n_obs,
-                   ev_excluded *ex, size_t *n_ex)
+/* 1 when schedule q is observed on case c under scheds: declared and
+ * applying (ev_sched_rows_of > 0; an unknown dtype makes short not apply,
+ * and the fit refuses the dtype). */
+static int sched_applies(const ev_obs_case *c, unsigned scheds, int q)
+{
+    ev_dtype dt;
+    if (!(scheds & EV_SCHED_BIT(q)))
+        return 0;
+    if (!c->dtype || ev_dtype_parse(c->dtype, &dt))
+        return q < EV_MODEL_SCHEDS;
+    return ev_sched_rows_of((ev_sched)q, c->default_rows, c->cols, dt) > 0;
+}
+
+void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[EV_SCHED_COUNT], unsigned scheds,
+                   ev_obs *obs, size_t *n_obs, ev_excluded *ex, size_t *n_ex)
 {
     char why[160] = "";
     size_t wl = 0;
-    double est[3] = {0, 0, 0};
+    double est[EV_SCHED_COUNT] = {0};
 
     if (c->rows < 1 || c->cols < 1) {
         int w = snprintf(why, sizeof why, "no-op case (R = %lld, N = %lld)", (long long)c->rows,
                          (long long)c->cols);
         wl = w > 0 ? (size_t)w : 0;
     }
-    for (int q = 0; q < 3 && !(c->rows < 1 || c->cols < 1); q++) {
+    for (int q = 0; q < EV_SCHED_COUNT && !(c->rows < 1 || c->cols < 1); q++) {
         const ev_obs_sched *j = &sched[q];
         const char *r = NULL;
+        if (!sched_applies(c, scheds, q))
+            continue; /* not declared, or short on rows it does not fit */
         if (!j->present) {
-            if (q > 0 && ev_sched_rows((ev_sched)q, c->default_rows) == c->default_rows)
-                continue; /* rows1/rows2 is the default itself: implied */
+            if (q > 0 && q < EV_MODEL_SCHEDS &&
+                ev_sched_rows((ev_sched)q, c->default_rows) == c->default_rows)
+                continue; /* a rowsK with K = B is the default itself: implied */
             r = "missing";
         } else if (!j->n_med) {
             r = j->why;
@@ -81,8 +98,8 @@ void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[3], ev_obs *ob
         copy_name(e->reason, sizeof e->reason, why);
         return;
     }
-    for (int q = 0; q < 3; q++) {
-        if (!sched[q].present)
+    for (int q = 0; q < EV_SCHED_COUNT; q++) {
+        if (!sched[q].present || !sched_applies(c, scheds, q))
             continue;
         ev_obs *o = &obs[(*n_obs)++];
         memset(o, 0, sizeof *o);

@@ -2,18 +2,18 @@
  * model_store.c: the fit's observations read from the evidence store, for
  * `evident fit --db` and the runner's fit phase.  Through the store's named
  * queries only (no SQL here): the run's cases, its main-phase schedule jobs
- * (arms default, rows1, rows2, rows4), the last attempt of each job, that
+ * (the arms of the declared schedules), the last attempt of each job, that
  * attempt's outcome (ev_outcome_derive over its process record and
  * validations), its hot samples and its binding's thread count (S).
  *
- * A case is observed when its default, rows1 and rows2 main jobs completed
- * with hot samples (a candidate whose rows equal B and that was not planned
- * is implied by the default); its observation per schedule is the median
+ * Which cases are observed is ev_obs_select's rule (model_obs.c) over the
+ * protocol's declared schedules; an observation per schedule is the median
  * (ev_median) of per_op_us = elapsed_ms * 1000 / (replays *
  * ops_per_graph) over the hot samples of the job's last attempt.  Other
  * cases are excluded with every failing arm's reason, in the words of the
- * exporter's refit (src/bundle/export.c).  rows4 is not read: it carries no
- * weight and the bundle's refit does not read it either.
+ * exporter's refit (src/bundle/export_members.c).  A schedule the protocol
+ * does not declare is not read: it carries no weight and the bundle's
+ * refit does not read it either.
  */
 #include "model.h"
 
@@ -24,6 +24,7 @@
 
 #include "evidence/samples.h"
 #include "runner/plan.h"
+#include "runner/protocol.h"
 #include "stats.h"
 #include "store/outcome.h"
 #include "store/store.h"
@@ -62,6 +63,7 @@ typedef struct st_ctx {
     size_t n_att, cap_att;
     st_sample *smp;
     size_t n_smp, cap_smp;
+    unsigned scheds; /* the declared schedules: only their jobs are read */
     ev_err *err;
 } st_ctx;
 
@@ -134,8 +136,8 @@ static ev_status on_job(void *vctx, const ev_row *r)
     const char *phase = ev_row_text(r, 2), *arm = ev_row_text(r, 4);
     ev_sched s;
     if (!phase || strcmp(phase, "main") || ev_row_is_null(r, 3) || !ev_row_is_null(r, 6) ||
-        ev_sched_parse(arm, &s) || (int)s >= 3)
-        return EV_OK; /* not a main-phase default, rows1 or rows2 job of a case */
+        ev_sched_parse(arm, &s) || !(c->scheds & EV_SCHED_BIT(s)))
+        return EV_OK; /* not a main-phase job of a declared schedule of a case */
     st_case *k = find_case(c, ev_row_i64(r, 3));
     if (!k)
         return ev_err_set(c->err, EV_EFORMAT, "job %lld names case %lld, which the run does not have",
@@ -266,13 +268,14 @@ static int hot_median(const st_ctx *c, const st_attempt *a, double *scratch, dou
 }
 
 /* See model.h. */
-ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, size_t *n, ev_excluded **excl,
-                            size_t *n_excl, int64_t *sms, ev_err *err)
+ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds, ev_obs **obs, size_t *n,
+                            ev_excluded **excl, size_t *n_excl, int64_t *sms, ev_err *err)
 {
     ev_status rc = EV_OK;
     st_ctx c;
     memset(&c, 0, sizeof c);
     c.run_id = run_id;
+    c.scheds = scheds;
     c.err = err;
     ev_obs *ov = NULL;
     ev_excluded *ev = NULL;
@@ -292,7 +295,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
         goto out;
     }
     size_t bytes;
-    if (ev_size_mul(c.n_cases, EV_MODEL_SCHEDS * sizeof *ov, &bytes) || !(ov = calloc(1, bytes)) ||
+    if (ev_size_mul(c.n_cases, EV_SCHED_COUNT * sizeof *ov, &bytes) || !(ov = calloc(1, bytes)) ||
         !(ev = calloc(c.n_cases, sizeof *ev)) ||
         !(scratch = calloc(c.n_smp ? c.n_smp : 1, sizeof *scratch))) {
         rc = ev_err_set(err, EV_ENOMEM, "store observations: out of memory");
@@ -301,7 +304,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
     qsort(c.jobs, c.n_jobs, sizeof *c.jobs, cmp_st_job);
     for (size_t k = 0, jx = 0; k < c.n_cases; k++) {
         const st_case *cs = &c.cases[k];
-        ev_obs_sched sched[3];
+        ev_obs_sched sched[EV_SCHED_COUNT];
         ev_obs_case oc = {cs->op,   cs->dtype,        cs->rows,
                           cs->cols, cs->default_rows, cs->role == EV_ROLE_HOLDOUT};
         memset(sched, 0, sizeof sched);
@@ -330,7 +333,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, ev_obs **obs, si
                 goto out;
             }
         }
-        ev_obs_select(&oc, sched, ov, &no, ev, &ne);
+        ev_obs_select(&oc, sched, scheds, ov, &no, ev, &ne);
     }
     if (S < 1) {
         rc = ev_err_set(err, EV_EFIT, "run %lld: no case has completed default, rows1 and rows2 jobs",
@@ -356,5 +359,41 @@ out:
     free(c.jobs);
     free(c.att);
     free(c.smp);
+    return rc;
+}
+
+/* The EV_Q_RUN row's protocol bytes, parsed for their declared schedules. */
+typedef struct st_run {
+    unsigned scheds;
+    int found;
+    ev_err *err;
+} st_run;
+
+/* EV_Q_RUN row: ..., protocol_bytes (col 9).  Bytes that do not parse as
+ * a protocol declare EV_SCHEDS_DEFAULT, as the exporter reads them
+ * (bundle/export_members.c). */
+static ev_status on_run(void *vctx, const ev_row *r)
+{
+    st_run *x = vctx;
+    size_t len = 0;
+    const void *p = ev_row_blob(r, 9, &len);
+    ev_protocol proto;
+    x->scheds = EV_SCHEDS_DEFAULT;
+    if (!ev_protocol_parse(p ? p : "", p ? len : 0, &proto, NULL))
+        x->scheds = proto.model_schedules;
+    x->found = 1;
+    ev_protocol_free(&proto);
+    return EV_OK;
+}
+
+/* See model.h. */
+ev_status ev_obs_run_scheds(struct ev_store *s, int64_t run_id, unsigned *scheds, ev_err *err)
+{
+    st_run x = {0, 0, err};
+    ev_status rc = ev_store_query(s, EV_Q_RUN, run_id, on_run, &x, err);
+    if (!rc && !x.found)
+        rc = ev_err_set(err, EV_ENOTFOUND, "run %lld not found", (long long)run_id);
+    if (!rc)
+        *scheds = x.scheds;
     return rc;
 }

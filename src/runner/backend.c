@@ -36,7 +36,7 @@ ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_s
             return ev_err_set(err, EV_EINVAL, "binding refused: no kernel for schedule %s", job->arm);
         return ev_selector_plan(be, s, sched, B, S, out, err);
     }
-    if ((rc = ev_selector_select(be, s, B, job->coef, S, job->threshold, &p, NULL, err)))
+    if ((rc = ev_selector_select(be, s, B, job->coef, S, job->threshold, job->scheds, &p, NULL, err)))
         return rc;
     if (job->wrong_schedule) {
         int64_t chosen = p.rows_per_program;

@@ -63,6 +63,7 @@ typedef struct ev_backend_job {
     int64_t rows_per_program; /* NATIVE: b of the schedule (B for default) */
     const ev_coef *coef;      /* AUTO: the fitted coefficients; NULL: no fit, default */
     double threshold;         /* AUTO: decision threshold */
+    unsigned scheds;          /* AUTO: the protocol's model_schedules (EV_SCHED_BIT mask) */
     int wrong_schedule;       /* AUTO: fault arm: launch a schedule the selector did not
                                  choose (ev_backend_schedule); receipts stay honest */
     int64_t ceiling_bytes;    /* CEILING: bytes streamed per op */

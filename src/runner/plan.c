@@ -86,10 +86,8 @@ int64_t ev_plan_label_round(const char *label)
     return *p == '\0' || !strcmp(p, "-retry-1") ? r : 0;
 }
 
-/* Returns 1 when arm runs on case ci of proto (rows4 not where B is 4;
- * short only where a row holds at most 32 chunks, ev_short_threads; a
- * fault arm only on its cases).  Phases are the caller's business. */
-static int arm_applies(const ev_protocol *proto, const char *arm, size_t ci)
+/* See plan.h. */
+int ev_plan_arm_applies(const ev_protocol *proto, const char *arm, size_t ci)
 {
     const ev_proto_fault *f = ev_protocol_fault(proto, arm);
     ev_dtype dt;
@@ -124,7 +122,7 @@ static void add_main_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, ev
 {
     for (size_t ci = 0; ci < proto->n_cases; ci++)
         for (size_t a = 0; a < proto->n_arms; a++)
-            if (!policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci))
+            if (!policy_arm(proto, proto->arms[a]) && ev_plan_arm_applies(proto, proto->arms[a], ci))
                 fill_job(&plan->jobs[(*n)++], ph, (int64_t)ci, proto->arms[a], label, r);
     if (proto->reference_arms) {
         fill_job(&plan->jobs[(*n)++], ph, -1, "floor", label, r);
@@ -141,7 +139,7 @@ static void add_policy_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, 
     for (size_t ci = 0; ci < proto->n_cases; ci++) {
         fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, "auto", label, r);
         for (size_t a = 0; a < proto->n_arms; a++)
-            if (policy_arm(proto, proto->arms[a]) && arm_applies(proto, proto->arms[a], ci))
+            if (policy_arm(proto, proto->arms[a]) && ev_plan_arm_applies(proto, proto->arms[a], ci))
                 fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, proto->arms[a], label, r);
     }
 }

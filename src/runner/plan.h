@@ -75,6 +75,11 @@ void ev_plan_free(ev_plan *plan); /* NULL-safe; leaves it zeroed */
  * the exporter, the figures and the verifier call it. */
 int64_t ev_plan_label_round(const char *label);
 
+/* 1 when arm runs on case ci of proto: rows4 not where B is 4, short only
+ * where a row holds at most 32 chunks (ev_short_threads), a fault arm
+ * only on its cases.  Phases are the caller's business. */
+int ev_plan_arm_applies(const ev_protocol *proto, const char *arm, size_t ci);
+
 /* Index of the job with job_key in plan, or -1. */
 ptrdiff_t ev_plan_find(const ev_plan *plan, const char *job_key);
 

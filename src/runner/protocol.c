@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 
 #include "json.h"
+#include "model/model.h"
 #include "sha256.h"
 
 #define MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
@@ -365,6 +366,47 @@ static ev_status get_model_from(const cJSON *root, ev_protocol *p, ev_err *err)
     return EV_OK;
 }
 
+/*
+ * "model_schedules" into p->model_schedules (arms parsed first): absent
+ * leaves EV_SCHEDS_DEFAULT; otherwise a non-empty array of distinct
+ * schedule names (model/model.h), default among them, each one of arms.
+ * EV_EFORMAT naming the entry and the rule.
+ */
+static ev_status get_model_schedules(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(root, "model_schedules"), *it;
+    unsigned mask = 0;
+    size_t i = 0;
+    if (!arr)
+        return EV_OK;
+    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
+        return ev_err_set(err, EV_EFORMAT, "model_schedules: must be a non-empty array of schedule names");
+    cJSON_ArrayForEach(it, arr)
+    {
+        ev_sched s;
+        int listed = 0;
+        if (!cJSON_IsString(it))
+            return ev_err_set(err, EV_EFORMAT, "model_schedules[%zu]: must be a string", i);
+        if (ev_sched_parse(it->valuestring, &s))
+            return ev_err_set(err, EV_EFORMAT, "model_schedules[%zu]: unknown schedule '%.40s'", i,
+                              it->valuestring);
+        if (mask & EV_SCHED_BIT(s))
+            return ev_err_set(err, EV_EFORMAT, "model_schedules[%zu]: duplicate schedule '%s'", i,
+                              it->valuestring);
+        for (size_t a = 0; a < p->n_arms; a++)
+            listed |= !strcmp(p->arms[a], it->valuestring);
+        if (!listed)
+            return ev_err_set(err, EV_EFORMAT, "model_schedules[%zu]: '%s' is not one of arms", i,
+                              it->valuestring);
+        mask |= EV_SCHED_BIT(s);
+        i++;
+    }
+    if (!(mask & EV_SCHED_BIT(EV_SCHED_DEFAULT)))
+        return ev_err_set(err, EV_EFORMAT, "model_schedules: must list default");
+    p->model_schedules = mask;
+    return EV_OK;
+}
+
 /* Sets DESIGN.md's defaults on a zeroed protocol. */
 static void set_defaults(ev_protocol *p)
 {
@@ -380,6 +422,7 @@ static void set_defaults(ev_protocol *p)
     p->retries = 1;
     p->rounds = 1;
     p->decision_threshold = 0.05;
+    p->model_schedules = EV_SCHEDS_DEFAULT;
     p->sum_bound_factor = 1;
     p->sample_band = 0.5;
     p->clock_band = 0.9;
@@ -419,6 +462,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "allow_fault_arms",
                                        "fault_arms",
                                        "kernels",
+                                       "model_schedules",
                                        NULL};
     static const char *const tol_keys[] = {"sum_bound_factor", "sample_band", "clock_band", NULL};
     static const char *const ref_keys[] = {"cuda", "cpu", NULL};
@@ -613,6 +657,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         memcpy(p->arms[i], it->valuestring, strlen(it->valuestring) + 1);
         i++;
     }
+    if ((rc = get_model_schedules(root, p, err)))
+        return rc;
     /* A job must be able to take its warm-up and samples inside its timeout,
      * with as much again for start, calibration, cold samples and checks. */
     if (p->warmup_ms + (double)p->samples * p->target_sample_ms > p->job_timeout_s * 1000.0 / 2)

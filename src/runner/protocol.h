@@ -7,7 +7,8 @@
  * Parsing refuses, with the field named ("cases[3].rows: must be >= 0"):
  * bytes that are not strict JSON (src/common/json.h, any finite decimal),
  * unknown keys, wrong types, out-of-range values, unknown arms, fault arms
- * without "allow_fault_arms": true.  The file format is documented field by
+ * without "allow_fault_arms": true, a "model_schedules" that is not a list
+ * of distinct known schedules holding default, each one of arms.  The file format is documented field by
  * field in docs/runner.md; defaults are those of DESIGN.md ("Measurement
  * protocol").
  */
@@ -119,6 +120,9 @@ typedef struct ev_protocol {
     int64_t retries;           /* 0 or 1: rescue retries per retryable failure */
     int64_t rounds;            /* >= 1: rounds per (case, arm), one job each (1) */
     double decision_threshold; /* the model's strict threshold (0.05) */
+    unsigned model_schedules;  /* "model_schedules": the schedules the model fits and chooses from,
+                                  a mask of EV_SCHED_BIT (model/model.h); EV_SCHEDS_DEFAULT when
+                                  absent (default, rows1, rows2) */
     double sum_bound_factor;   /* multiplies the oracle's SUM bound (1) */
     double sample_band;        /* a hot sample must be within target x (1 +- band) (0.5) */
     double clock_band;         /* a hot sample's SM clock >= band x the attempt's highest (0.9; 0: off) */

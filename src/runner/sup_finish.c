@@ -142,7 +142,7 @@ ev_status sup_fit_phase(sup *s, ev_err *err)
     ev_err fe = {""};
     ev_status rc = EV_OK;
 
-    if (ev_obs_from_store(s->st, s->run_id, &obs, &n_obs, &ex, &n_ex, &sms, &fe)) {
+    if (ev_obs_from_store(s->st, s->run_id, s->proto.model_schedules, &obs, &n_obs, &ex, &n_ex, &sms, &fe)) {
         snprintf(s->res->fit_note, sizeof s->res->fit_note,
                  "no fit (observations: %.200s): auto runs the default schedule", fe.msg);
         goto out;
@@ -154,6 +154,7 @@ ev_status sup_fit_phase(sup *s, ev_err *err)
     in.n_excluded = n_ex;
     in.sms = sms > 0 ? sms : s->sms;
     in.threshold = s->proto.decision_threshold;
+    in.scheds = s->proto.model_schedules;
     if (ev_model_fit(&in, &fit, &fe)) {
         snprintf(s->res->fit_note, sizeof s->res->fit_note, "no fit (%.200s): auto runs the default schedule",
                  fe.msg);

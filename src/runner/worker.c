@@ -636,6 +636,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     job.rows_per_program = rows_pp;
     job.coef = a->coef;
     job.threshold = p->decision_threshold;
+    job.scheds = p->model_schedules;
     if (kind == EV_ARM_CEILING) {
         const ev_proto_ref *ref = &cfg.ref;
         int64_t bytes =

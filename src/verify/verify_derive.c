@@ -717,27 +717,25 @@ static void vd_model(vd_ctx *x)
         return;
     }
     size_t n_cases = b->proto->n_cases;
-    obs = calloc(n_cases * 3 + 1, sizeof *obs);
+    obs = calloc(n_cases * EV_SCHED_COUNT + 1, sizeof *obs);
     ex = calloc(n_cases + 1, sizeof *ex);
     if (!obs || !ex) {
         x->r->oom = 1;
         goto out;
     }
-    static const char *const arms[3] = {"default", "rows1", "rows2"};
+    unsigned scheds = b->proto->model_schedules;
     for (size_t ci = 0; ci < n_cases; ci++) {
         const ev_proto_case *c = &b->proto->cases[ci];
         ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
-        ev_obs_sched sched[3];
+        ev_obs_sched sched[EV_SCHED_COUNT];
         memset(sched, 0, sizeof sched);
         for (size_t k = 0; k < b->n_vjobs; k++) {
             const vb_vjob *v = &b->vjobs[k];
-            int s;
+            ev_sched s;
             if (v->case_index != (int64_t)ci || v->retry_of || strcmp(v->phase, "main"))
                 continue;
-            for (s = 0; s < 3 && strcmp(v->arm, arms[s]); s++)
-                ;
-            if (s == 3)
-                continue;
+            if (ev_sched_parse(v->arm, &s) || !(scheds & EV_SCHED_BIT(s)))
+                continue; /* not a declared schedule's job */
             ev_obs_job j;
             int64_t last;
             int ln = 1;
@@ -751,7 +749,7 @@ static void vd_model(vd_ctx *x)
             j.median_us = x->hot_median[k];
             ev_obs_add(&sched[s], &j);
         }
-        ev_obs_select(&oc, sched, obs, &n_obs, ex, &n_ex);
+        ev_obs_select(&oc, sched, scheds, obs, &n_obs, ex, &n_ex);
     }
     /* S: the binding threads of the lowest-id completed main job with one. */
     int64_t sms = 1;
@@ -768,7 +766,7 @@ static void vd_model(vd_ctx *x)
             break;
         }
     }
-    ev_fit_input in = {obs, n_obs, ex, n_ex, sms, b->proto->decision_threshold};
+    ev_fit_input in = {obs, n_obs, ex, n_ex, sms, b->proto->decision_threshold, scheds};
     ev_status rc = ev_model_fit(&in, &fit, &err);
     if (rc == EV_ENOMEM) {
         x->r->oom = 1;

@@ -241,9 +241,10 @@ void vd_selector(vd_ctx *x)
                 continue;
             }
             memset(&dec, 0, sizeof dec);
-            rc = is_auto
-                     ? ev_selector_select(be, &sh, B, have_coef ? &coef : NULL, th, thr, &plan, &dec, &err)
-                     : ev_selector_plan(be, &sh, sched, B, th, &plan, &err);
+            rc = is_auto ? ev_selector_select(be, &sh, B, have_coef ? &coef : NULL, th, thr,
+                                              b->proto ? b->proto->model_schedules : EV_SCHEDS_DEFAULT, &plan,
+                                              &dec, &err)
+                         : ev_selector_plan(be, &sh, sched, B, th, &plan, &err);
             if (rc) {
                 vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: the selector cannot plan it: %s", v->key,
                         (long long)att, err.msg);
@@ -269,15 +270,16 @@ void vd_selector(vd_ctx *x)
                 if (!strcmp(fn, plan.entry) && !memcmp(g, plan.grid, sizeof g) &&
                     !memcmp(bl, plan.block, sizeof bl))
                     continue;
-                char have[160], want[160], why[160] = "";
+                char have[160], want[160], why[224] = "";
                 vd_launch_text(have, sizeof have, fn, g, bl);
                 vd_launch_text(want, sizeof want, plan.entry, plan.grid, plan.block);
                 if (is_auto && have_coef)
                     snprintf(why, sizeof why,
-                             " (the model selects %s: predicted default %.6g, rows1 %.6g, rows2 %.6g us; S = "
-                             "%lld, threshold %g)",
+                             " (the model selects %s: predicted default %.6g, rows1 %.6g, rows2 %.6g, rows4 "
+                             "%.6g, short %.6g us; S = %lld, threshold %g)",
                              ev_sched_name(dec.selected), dec.predicted[EV_SCHED_DEFAULT],
-                             dec.predicted[EV_SCHED_ROWS1], dec.predicted[EV_SCHED_ROWS2], (long long)th,
+                             dec.predicted[EV_SCHED_ROWS1], dec.predicted[EV_SCHED_ROWS2],
+                             dec.predicted[EV_SCHED_ROWS4], dec.predicted[EV_SCHED_SHORT], (long long)th,
                              thr);
                 else if (is_auto)
                     snprintf(why, sizeof why, " (model.json has no fit: the default is kept)");
