@@ -481,15 +481,172 @@ START_TEST(test_the_lowest_qualifying_candidate_wins)
 }
 END_TEST
 
-START_TEST(test_rows4_is_predicted_but_never_selected)
+START_TEST(test_rows4_is_predicted_but_selected_only_when_declared_and_not_the_default)
 {
     /* R = 8, N = 1, S = 2, aP = 2, aD = 1: default B8 10, rows4 8, rows2 12, rows1 20 */
     ev_coef c = {0, 2, 1};
     ev_decision d;
+    const unsigned with4 = EV_SCHEDS_DEFAULT | EV_SCHED_BIT(EV_SCHED_ROWS4);
     ck_assert(ev_model_decide(&c, 8, 1, EV_DTYPE_FP32, 8, 2, 0.05, EV_SCHEDS_DEFAULT, &d) == EV_OK);
     ck_assert(d.predicted[EV_SCHED_DEFAULT] == 10.0);
     ck_assert(d.predicted[EV_SCHED_ROWS4] == 8.0);
+    ck_assert_int_eq(d.selected, EV_SCHED_DEFAULT); /* not declared */
+    ck_assert(ev_model_decide(&c, 8, 1, EV_DTYPE_FP32, 8, 2, 0.05, with4, &d) == EV_OK);
+    ck_assert_int_eq(d.selected, EV_SCHED_ROWS4); /* 8 < 0.95 * 10 */
+    ck_assert_int_eq(d.rows_per_program, 4);
+    /* B = 4: rows4 is the default itself (8 = 8), skipped; rows2 12, rows1 20 */
+    ck_assert(ev_model_decide(&c, 8, 1, EV_DTYPE_FP32, 4, 2, 0.05, with4, &d) == EV_OK);
+    ck_assert(d.predicted[EV_SCHED_ROWS4] == d.predicted[EV_SCHED_DEFAULT]);
     ck_assert_int_eq(d.selected, EV_SCHED_DEFAULT);
+    ck_assert_int_eq(d.rows_per_program, 4);
+}
+END_TEST
+
+/* short's b is 128 / p (ev_sched_rows_of): p = 8 threads a row of 256
+ * fp16 (32 chunks), so 16 rows a program; 130x96 fp32 is 24 chunks, p = 8,
+ * b = 16; 17x1024 fp16 (128 chunks) is not short's. */
+START_TEST(test_short_rows_per_program_are_128_over_its_threads_a_row)
+{
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_SHORT, 8, 256, EV_DTYPE_FP16), 16);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_SHORT, 8, 96, EV_DTYPE_FP32), 16);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_SHORT, 8, 64, EV_DTYPE_FP16), 64);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_SHORT, 8, 16, EV_DTYPE_FP32), 128);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_SHORT, 4, 1024, EV_DTYPE_FP16), 0);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_DEFAULT, 8, 1024, EV_DTYPE_FP16), 8);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_ROWS4, 8, 1024, EV_DTYPE_FP16), 4);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_COUNT, 8, 1024, EV_DTYPE_FP16), 0);
+}
+END_TEST
+
+/* The committed H200 run's coefficients (receipts/h200, S = 132) with
+ * h200.json's five schedules: short on 131072x256 fp16 MAX B8 (18.2 us
+ * against default 20.9; rows4 26.3), and not on 256x128 bf16, 2048x64
+ * fp16 or 1000x100 fp16, which keep the default; with the default set
+ * 131072x256 keeps the default too. */
+START_TEST(test_the_h200_coefficients_pick_short_on_131072x256_only)
+{
+    static const struct {
+        int64_t R, N, B;
+        ev_dtype dt;
+        ev_sched want, want_default_set;
+    } cs[] = {
+        {131072, 256, 8, EV_DTYPE_FP16, EV_SCHED_SHORT, EV_SCHED_DEFAULT},
+        {256, 128, 8, EV_DTYPE_BF16, EV_SCHED_DEFAULT, EV_SCHED_DEFAULT},  /* short 1.49 against 1.33 */
+        {2048, 64, 8, EV_DTYPE_FP16, EV_SCHED_DEFAULT, EV_SCHED_DEFAULT},  /* short 1.50 against 1.40 */
+        {1000, 100, 4, EV_DTYPE_FP16, EV_SCHED_DEFAULT, EV_SCHED_DEFAULT}, /* short 1.50 against 1.40 */
+    };
+    ev_coef c = {1.2617, 3.376e-4, 5.499e-5};
+    for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+        ev_decision d, d0;
+        ck_assert(ev_model_decide(&c, cs[i].R, cs[i].N, cs[i].dt, cs[i].B, 132, 0.05, EV_SCHEDS_ALL, &d) ==
+                  EV_OK);
+        ck_assert(ev_model_decide(&c, cs[i].R, cs[i].N, cs[i].dt, cs[i].B, 132, 0.05, EV_SCHEDS_DEFAULT,
+                                  &d0) == EV_OK);
+        ck_assert_msg(d.selected == cs[i].want,
+                      "%lldx%lld: %s (default %.4f rows1 %.4f rows2 %.4f rows4 %.4f "
+                      "short %.4f)",
+                      (long long)cs[i].R, (long long)cs[i].N, ev_sched_name(d.selected),
+                      d.predicted[EV_SCHED_DEFAULT], d.predicted[EV_SCHED_ROWS1], d.predicted[EV_SCHED_ROWS2],
+                      d.predicted[EV_SCHED_ROWS4], d.predicted[EV_SCHED_SHORT]);
+        ck_assert_int_eq(d0.selected, cs[i].want_default_set);
+        ck_assert(isfinite(d.predicted[EV_SCHED_SHORT]));
+    }
+    ev_decision d;
+    ck_assert(ev_model_decide(&c, 131072, 256, EV_DTYPE_FP16, 8, 132, 0.05, EV_SCHEDS_ALL, &d) == EV_OK);
+    ck_assert(fabs(d.predicted[EV_SCHED_SHORT] - 18.2) < 0.05);
+    ck_assert(fabs(d.predicted[EV_SCHED_DEFAULT] - 20.9) < 0.05);
+    ck_assert_int_eq(d.rows_per_program, 16);
+}
+END_TEST
+
+/* short on rows it does not fit is neither predicted nor a candidate,
+ * even where it would be cheap; a set without default or a bad dtype is
+ * refused. */
+START_TEST(test_short_does_not_apply_to_long_rows_and_a_bad_set_is_refused)
+{
+    ev_coef c = {0, 1, 0}; /* pred = P: short's 128 rows a program would win */
+    ev_decision d;
+    ck_assert(ev_model_decide(&c, 8192, 8192, EV_DTYPE_FP32, 4, 132, 0.05, EV_SCHEDS_ALL, &d) == EV_OK);
+    ck_assert(isnan(d.predicted[EV_SCHED_SHORT]));
+    ck_assert_int_eq(d.selected, EV_SCHED_DEFAULT);
+    ck_assert(ev_model_decide(&c, 8192, 16, EV_DTYPE_FP32, 4, 132, 0.05, EV_SCHEDS_ALL, &d) == EV_OK);
+    ck_assert_int_eq(d.selected, EV_SCHED_SHORT); /* 64 programs against 2048 */
+    ck_assert_int_eq(d.rows_per_program, 128);
+    ck_assert_int_eq(ev_model_decide(&c, 8, 8, EV_DTYPE_FP32, 4, 24, 0.05, EV_SCHED_BIT(EV_SCHED_ROWS1), &d),
+                     EV_EINVAL);
+    ck_assert_int_eq(ev_model_decide(&c, 8, 8, EV_DTYPE_FP32, 4, 24, 0.05, 1u << EV_SCHED_COUNT | 1u, &d),
+                     EV_EINVAL);
+    ck_assert_int_eq(ev_model_decide(&c, 8, 8, (ev_dtype)99, 4, 24, 0.05, EV_SCHEDS_DEFAULT, &d), EV_EINVAL);
+}
+END_TEST
+
+/* A declared rows4 is fitted on calibration cases (and implied by the
+ * default where B = 4), written in model.json with the declared list; a
+ * declared schedule missing from a case, or short under a set without it,
+ * is refused; the default set keeps model.json free of both keys. */
+START_TEST(test_a_declared_schedule_is_fitted_and_required)
+{
+    size_t n;
+    ev_obs *seed = load_seed(&n);
+    ev_obs *obs = calloc(2 * n, sizeof *obs);
+    ev_err err = {{0}};
+    ev_fit *f = NULL;
+    ev_buf js = EV_BUF_INIT;
+    size_t m = 0, n4 = 0;
+    const unsigned with4 = EV_SCHEDS_DEFAULT | EV_SCHED_BIT(EV_SCHED_ROWS4);
+    ck_assert_ptr_nonnull(obs);
+    for (size_t i = 0; i < n; i++) {
+        obs[m++] = seed[i];
+        if (seed[i].sched == EV_SCHED_DEFAULT && seed[i].default_rows != 4) {
+            obs[m] = seed[i];
+            obs[m].sched = EV_SCHED_ROWS4;
+            obs[m++].median_us = seed[i].median_us * 0.9;
+            n4++;
+        }
+    }
+    ck_assert_uint_eq(n4, 8);
+    ev_fit_input in = {seed, n, NULL, 0, 24, 0.05, with4};
+    ck_assert_int_eq(ev_model_fit(&in, &f, &err), EV_EFORMAT); /* the seed table has no rows4 */
+    ck_assert_msg(strstr(err.msg, "has no rows4 row"), "%s", err.msg);
+    in.obs = obs;
+    in.n_obs = m;
+    ck_assert_msg(ev_model_fit(&in, &f, &err) == EV_OK, "%s", err.msg);
+    ck_assert_uint_eq(ev_fit_nnls(f)->n_rows, n + n4); /* every declared calibration observation */
+    for (size_t k = 0; k < ev_fit_case_count(f); k++) {
+        const ev_fit_case *c = ev_fit_case_at(f, k);
+        if (c->default_rows == 4)
+            ck_assert(c->observed[EV_SCHED_ROWS4] == c->observed[EV_SCHED_DEFAULT]);
+    }
+    ck_assert_int_eq(ev_fit_to_json(f, &js, &err), EV_OK);
+    ck_assert_ptr_nonnull(
+        strstr(js.data, "\"model_schedules\":\t[\"default\", \"rows1\", \"rows2\", \"rows4\"]"));
+    ck_assert_ptr_null(strstr(js.data, "\"short\""));
+    ck_assert_ptr_nonnull(strstr(js.data, "min observed of default, rows1, rows2, rows4;"));
+    ev_fit_free(f);
+    f = NULL;
+    ev_buf_free(&js);
+    /* the default set: neither key, rows4 rows predicted, not fitted */
+    in.scheds = EV_SCHEDS_DEFAULT;
+    ck_assert_msg(ev_model_fit(&in, &f, &err) == EV_OK, "%s", err.msg);
+    ck_assert_uint_eq(ev_fit_nnls(f)->n_rows, n);
+    ck_assert_int_eq(ev_fit_to_json(f, &js, &err), EV_OK);
+    ck_assert_ptr_null(strstr(js.data, "model_schedules"));
+    ev_fit_free(f);
+    f = NULL;
+    ev_buf_free(&js);
+    /* short under a set without it; short on rows it does not fit */
+    obs[0].sched = EV_SCHED_SHORT; /* 17x1024 fp16: 128 chunks */
+    ck_assert_int_eq(ev_model_fit(&in, &f, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "schedule short is not one of the declared model_schedules"), "%s",
+                  err.msg);
+    in.scheds = EV_SCHEDS_ALL;
+    ck_assert_int_eq(ev_model_fit(&in, &f, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "schedule short does not apply to 1024 columns of fp16"), "%s", err.msg);
+    in.scheds = EV_SCHED_BIT(EV_SCHED_ROWS1);
+    ck_assert_int_eq(ev_model_fit(&in, &f, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "does not hold default"), "%s", err.msg);
+    free(obs);
+    free(seed);
 }
 END_TEST
 
@@ -1065,7 +1222,11 @@ static Suite *model_suite(void)
     tcase_add_test(dec, test_features_pad_width_to_a_power_of_two_and_count_waves);
     tcase_add_test(dec, test_a_candidate_exactly_at_the_threshold_keeps_the_default);
     tcase_add_test(dec, test_the_lowest_qualifying_candidate_wins);
-    tcase_add_test(dec, test_rows4_is_predicted_but_never_selected);
+    tcase_add_test(dec, test_rows4_is_predicted_but_selected_only_when_declared_and_not_the_default);
+    tcase_add_test(dec, test_short_rows_per_program_are_128_over_its_threads_a_row);
+    tcase_add_test(dec, test_the_h200_coefficients_pick_short_on_131072x256_only);
+    tcase_add_test(dec, test_short_does_not_apply_to_long_rows_and_a_bad_set_is_refused);
+    tcase_add_test(dec, test_a_declared_schedule_is_fitted_and_required);
     tcase_add_test(dec, test_a_bad_binding_or_threshold_is_refused);
     suite_add_tcase(s, dec);
 

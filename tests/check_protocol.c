@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "model/model.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/subset.h"
@@ -158,6 +159,24 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\", \"fault-t\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
      "\"fault_arms\": [{\"name\": \"fault-t\", \"kind\": \"throttle\", \"mhz\": 0}]}",
      "fault_arms[0].mhz: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": \"default\"}",
+     "model_schedules: must be a non-empty array of schedule names"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": []}",
+     "model_schedules: must be a non-empty array of schedule names"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": [\"default\", 2]}",
+     "model_schedules[1]: must be a string"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": [\"default\", "
+     "\"rows8\"]}",
+     "model_schedules[1]: unknown schedule 'rows8'"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"rows1\"], \"cases\": [CASE], \"model_schedules\": "
+     "[\"rows1\"]}",
+     "model_schedules: must list default"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"rows1\"], \"cases\": [CASE], \"model_schedules\": "
+     "[\"default\", \"rows1\", \"rows1\"]}",
+     "model_schedules[2]: duplicate schedule 'rows1'"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"rows1\"], \"cases\": [CASE], \"model_schedules\": "
+     "[\"default\", \"rows1\", \"short\"]}",
+     "model_schedules[2]: 'short' is not one of arms"},
 };
 
 /* 100,000 cases: refused at once, with the limit and the reason, before
@@ -204,6 +223,29 @@ START_TEST(test_a_malformed_protocol_is_refused_with_the_field_named)
 }
 END_TEST
 
+/* "model_schedules" is a mask in enum order whatever the file's order;
+ * absent, it is today's default, rows1, rows2. */
+START_TEST(test_model_schedules_are_read_as_a_set_and_default_to_the_seeds_three)
+{
+    char text[1024];
+    ev_protocol p;
+    ev_err err = {""};
+
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s]}", good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_uint_eq(p.model_schedules, EV_SCHEDS_DEFAULT);
+    ev_protocol_free(&p);
+    snprintf(text, sizeof text,
+             "{\"seed\": 1, \"arms\": [\"short\", \"rows4\", \"default\"], \"cases\": [%s], "
+             "\"model_schedules\": [\"short\", \"default\", \"rows4\"]}",
+             good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_uint_eq(p.model_schedules, EV_SCHED_BIT(EV_SCHED_DEFAULT) | EV_SCHED_BIT(EV_SCHED_ROWS4) |
+                                             EV_SCHED_BIT(EV_SCHED_SHORT));
+    ev_protocol_free(&p);
+}
+END_TEST
+
 START_TEST(test_the_shipped_protocols_parse_and_plan)
 {
     ev_protocol p;
@@ -230,6 +272,7 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
     ck_assert_uint_ge(holdout, 12);
     ck_assert_int_eq(p.cases[16].rows, 8192);
     ck_assert_int_eq(p.cases[16].cols, 8192);
+    ck_assert_uint_eq(p.model_schedules, EV_SCHEDS_ALL); /* the model chooses among all five */
     /* short only where a row holds at most 32 chunks: 256x128 bf16 (twice),
      * 131072x256 fp16, 2048x64 fp16, 1000x100 fp16; not 17x1024 fp16 */
     ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
@@ -905,6 +948,7 @@ int main(void)
 
     tcase_add_test(tc, test_a_minimal_protocol_gets_the_design_defaults);
     tcase_add_test(tc, test_a_protocol_of_100000_cases_is_refused_at_once);
+    tcase_add_test(tc, test_model_schedules_are_read_as_a_set_and_default_to_the_seeds_three);
     tcase_add_loop_test(tc, test_a_malformed_protocol_is_refused_with_the_field_named, 0,
                         (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, test_the_shipped_protocols_parse_and_plan);
