@@ -222,7 +222,7 @@ const ev_fit_case *ev_fit_case_at(const ev_fit *f, size_t i);
 double ev_fit_policy_geomean(const ev_fit *f, int logo);
 
 /* Largest residual by absolute value over the fitted observations
- * (calibration default/rows1/rows2): relative (pred - obs) / obs and
+ * (calibration, declared schedules): relative (pred - obs) / obs and
  * absolute pred - obs (us), signed as found.  OUT: *rel, *abs and the case
  * index and schedule of each. */
 typedef struct ev_fit_maxres {
