@@ -618,6 +618,26 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
         ck_assert_msg(strstr(ko.data, "\"ext-k\""), "%s", ko.data);
         ev_buf_free(&ko);
     }
+    /* the model's declared schedules keep only the kept arms; without
+     * default the subset is refused with the reason */
+    {
+        char mt[2048];
+        ev_buf mo = EV_BUF_INIT;
+        ev_protocol q;
+        snprintf(mt, sizeof mt,
+                 "{\"seed\": 3, \"arms\": [\"default\", \"rows1\", \"short\"], \"model_schedules\": "
+                 "[\"default\", \"rows1\", \"short\"], \"cases\": [%s]}",
+                 good_case);
+        ck_assert_msg(ev_protocol_subset(mt, strlen(mt), NULL, "default,rows1", NULL, &mo, &err) == EV_OK,
+                      "%s", err.msg);
+        ck_assert_msg(ev_protocol_parse(mo.data, mo.len, &q, &err) == EV_OK, "%s", err.msg);
+        ck_assert_uint_eq(q.model_schedules, EV_SCHED_BIT(EV_SCHED_DEFAULT) | EV_SCHED_BIT(EV_SCHED_ROWS1));
+        ev_protocol_free(&q);
+        ev_buf_reset(&mo);
+        ck_assert_int_eq(ev_protocol_subset(mt, strlen(mt), NULL, "rows1", NULL, &mo, &err), EV_EFORMAT);
+        ck_assert_msg(strstr(err.msg, "model_schedules"), "%s", err.msg);
+        ev_buf_free(&mo);
+    }
     /* a model named: auto uses its coefficients, to the bit */
     {
         ev_proto_model m = {1, SHA0, 0.1, -2.5000000000000001e-07, 1.0 / 3};

@@ -183,6 +183,14 @@ ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const c
             cJSON_AddItemToArray(na, cJSON_CreateString(it->valuestring));
         cJSON_ReplaceItemInObjectCaseSensitive(root, "arms", na);
     }
+    /* the model's declared schedules keep only the kept arms (a subset
+     * without default is refused by the parse below, with the reason) */
+    cJSON *ms = cJSON_GetObjectItemCaseSensitive(root, "model_schedules");
+    for (cJSON *m = arms && cJSON_IsArray(ms) ? ms->child : NULL, *next; m; m = next) {
+        next = m->next;
+        if (cJSON_IsString(m) && !in_list(arms, m->valuestring))
+            cJSON_Delete(cJSON_DetachItemViaPointer(ms, m));
+    }
     /* external kernels whose arm is not kept are dropped too */
     cJSON *kernels = cJSON_GetObjectItemCaseSensitive(root, "kernels");
     for (cJSON *kd = kernels ? kernels->child : NULL, *next; kd; kd = next) {
