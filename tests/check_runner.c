@@ -1018,6 +1018,63 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
 }
 END_TEST
 
+/* A protocol declaring model_schedules with rows4 and short (130x96 fp32
+ * B8 has short rows: 24 chunks, 16 rows a program; 33x128 fp32 B4 takes
+ * rows4 as its default; 9x512 fp32 is too long for short): the run fits
+ * over the five schedules, its auto jobs follow the selector over them,
+ * the export writes the declared list in model.json, and the bundle
+ * verifies (the refit and the selector check both read the mask). */
+START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_and_verifies)
+{
+    const char *proto = write_file(
+        "scheds.json",
+        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, "
+        "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
+        " \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
+        " \"model_schedules\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "  {\"op\": \"reduce_max\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", \"default_rows\": 4},\n"
+        "  {\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 256, \"dtype\": \"fp16\", \"default_rows\": 8},\n"
+        "  {\"op\": \"reduce_max\", \"rows\": 9, \"cols\": 512, \"dtype\": \"fp32\", \"default_rows\": 8,"
+        " \"role\": \"holdout\"}]}\n");
+    int rc = wait_exit(start_run(proto, 0));
+    snap s;
+    read_snap(&s);
+    ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc); /* 1: a sample rule broken by this host's noise */
+    ck_assert(s.has_status);
+    int noise = 0;
+    size_t n_short = 0, n_auto = 0;
+    for (size_t i = 0; i < s.n_jobs; i++) {
+        if (!strncmp(s.jobs[i].key, "rescue/", 7))
+            continue;
+        n_short += strstr(s.jobs[i].key, "/short/") != NULL;
+        n_auto += strstr(s.jobs[i].key, "/auto/") != NULL;
+        const att_info *a = last_att(&s, s.jobs[i].key, NULL);
+        ck_assert_ptr_nonnull(a);
+        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED ||
+                          completed_up_to_noise(&s, s.jobs[i].key, &noise),
+                      "%s", s.jobs[i].key);
+    }
+    ck_assert_uint_eq(n_short, 3); /* not on 9x512 fp32 */
+    ck_assert_uint_eq(n_auto, 4);
+    ck_assert_msg(s.fits == 1 || noise > 0, "%d fits and no noise", (int)s.fits);
+    free(s.samples);
+    char db[512], zip[512], log[4096], model[600];
+    snprintf(db, sizeof db, "%s/evidence.db", dir);
+    snprintf(zip, sizeof zip, "%s/scheds.zip", dir);
+    snprintf(model, sizeof model, "unzip -p '%s' model.json | grep -q '\"model_schedules\"'", zip);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    if (s.fits == 1)
+        ck_assert_msg(system(model) == 0, "model.json of %s does not declare model_schedules", zip);
+}
+END_TEST
+
 /* SIGTERM in every phase: before the first job (store creation, the
  * environment probe), during main, the fit and policy, rescue and recheck.
  * Each time the run stops within a few seconds with exit 1 and says how to
@@ -2137,6 +2194,7 @@ int main(void)
     tcase_add_test(tc, test_resume_refuses_a_different_protocol);
     suite_add_tcase(s, tc);
     tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
+    tcase_add_test(tc, test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_and_verifies);
     tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
     tcase_add_test(tc, test_a_subset_run_is_its_own_protocol_and_verifies);
     tcase_add_test(tc, test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused);

@@ -1563,6 +1563,34 @@ START_TEST(test_flipped_model_decision_fails_rederive)
 }
 END_TEST
 
+/* The schedules the model chooses from are the protocol's: a
+ * protocol.json edited to declare another set (rows1 dropped: the
+ * fixture's auto jobs that launch rows1 then disagree with it, and so does
+ * the refit), or a model.json that claims another set, fails. */
+START_TEST(test_a_declared_schedule_set_the_receipts_disagree_with_fails)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    tm_replace(
+        &l, "protocol.json", "\"arms\": [\"default\", \"rows1\", \"rows2\"],",
+        "\"arms\": [\"default\", \"rows1\", \"rows2\"], \"model_schedules\": [\"default\", \"rows2\"],");
+    ev_vreport *r = tamper_verify(&l, "scheds-protocol", NULL, NULL);
+    ck_assert_msg(ev_vreport_failures(r) > 0, "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    tm_load(&l, g_good);
+    tm_replace(
+        &l, "model.json", "\"threshold\":\t0.050000000000000003,",
+        "\"threshold\":\t0.050000000000000003,\n\t\"model_schedules\":\t[\"default\", \"rows1\", \"rows2\", "
+        "\"rows4\"],");
+    r = tamper_verify(&l, "scheds-model", NULL, NULL);
+    expect_fail(r, "rederive", "model.json", "");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 START_TEST(test_fixture_auto_jobs_follow_a_non_default_selection)
 {
     /* The selector check is not vacuous: some auto job of the good bundle
@@ -3052,6 +3080,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_tampered_across_case_interval_fails_rederive);
     tcase_add_test(t, test_tampered_job_p95_fails_rederive);
     tcase_add_test(t, test_fixture_auto_jobs_follow_a_non_default_selection);
+    tcase_add_test(t, test_a_declared_schedule_set_the_receipts_disagree_with_fails);
     tcase_add_test(t, test_auto_receipt_of_a_schedule_the_selector_did_not_choose_fails_rederive);
     tcase_add_test(t, test_native_receipt_with_another_grid_fails_rederive);
     tcase_add_test(t, test_native_receipt_naming_another_entry_fails_rederive);
