@@ -1903,6 +1903,7 @@ START_TEST(test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedul
             job.arm = "auto";
             job.coef = &coefs[k];
             job.threshold = 0.05;
+            job.scheds = EV_SCHEDS_DEFAULT;
             cpu_job(&proto, (int64_t)ci, &job, &a, &threads);
             ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
             ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &shape, proto.cases[ci].default_rows, &coefs[k],
