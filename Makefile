@@ -149,7 +149,8 @@ check-run: all $(TEST_BIN)
 # files that `make vendor-debs` fetched into DIR/debs are unpacked into
 # DIR/root (never into /) and the build compiles and links against them,
 # with an rpath so the programs find the libraries at run time.
-APT_PKGS  := libsqlite3-dev libssl-dev libzip-dev libcjson-dev check pkg-config zlib1g-dev python3
+APT_PKGS  := libsqlite3-dev libssl-dev libzip-dev libcjson-dev check pkg-config zlib1g-dev python3 \
+             openssl python3-cryptography
 VENDOR_DEBS := libsqlite3-dev libsqlite3-0 libssl-dev libssl3 libzip-dev libzip4 \
                libcjson-dev libcjson1 check libsubunit-dev libsubunit0 \
                zlib1g-dev zlib1g libbz2-1.0

@@ -319,7 +319,7 @@ static char g_case[300];
 /* Verifies path; returns the report (caller frees). */
 static ev_vreport *verify(const char *path, const char *tree, const char *root)
 {
-    ev_verify_opts o = {tree, root};
+    ev_verify_opts o = {tree, root, NULL, NULL};
     ev_vreport *r = NULL;
     ev_err err = {{0}};
     ck_assert_msg(ev_verify_bundle(path, &o, &r, &err) == EV_OK, "verify: %s", err.msg);

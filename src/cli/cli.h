@@ -29,6 +29,8 @@ int ev_cmd_fit(int argc, char **argv);    /* cmd_fit.c */
 int ev_cmd_export(int argc, char **argv); /* cmd_export.c */
 int ev_cmd_report(int argc, char **argv); /* cmd_report.c */
 int ev_cmd_stamp(int argc, char **argv);  /* cmd_stamp.c */
+int ev_cmd_keygen(int argc, char **argv); /* cmd_sign.c */
+int ev_cmd_sign(int argc, char **argv);   /* cmd_sign.c */
 
 /* ---- options (cli_args.c) ------------------------------------------------ */
 

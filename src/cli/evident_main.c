@@ -17,6 +17,8 @@ static const char usage[] =
     "  export  --db FILE [--run ID] --out FILE.zip\n"
     "  report  BUNDLE.zip [--markdown] --out FILE\n"
     "  stamp   [--out FILE] (writes .evident-stamp for a copy of this checkout)\n"
+    "  keygen  --out KEY (an Ed25519 key pair: KEY and KEY.pub)\n"
+    "  sign    BUNDLE.zip --key KEY [--out FILE] [--sigstore-bundle FILE]\n"
     "\n"
     "'evident <command> --help' describes each command.  A FILE of '-' is stdout\n"
     "(stdin for an input); data goes to stdout, messages to stderr.\n"
@@ -48,6 +50,10 @@ int main(int argc, char **argv)
         return ev_cmd_report(argc - 1, argv + 1);
     if (!strcmp(argv[1], "stamp"))
         return ev_cmd_stamp(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "keygen"))
+        return ev_cmd_keygen(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "sign"))
+        return ev_cmd_sign(argc - 1, argv + 1);
     if (argv[1][0] == '-')
         fprintf(stderr, "evident: unknown option %s (try 'evident --help')\n", argv[1]);
     else

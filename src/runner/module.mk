@@ -50,8 +50,12 @@ $(BUILD)/obj/src/runner/sup_finish.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst
 #   - exit 1, after the bundle and report are written, when the run did not
 #     complete every job after rescue (--strict) or did not finish; the
 #     message says which, and that the store is kept (FRESH=1 starts anew).
+#   - SIGN_KEY=KEY (a key from `evident keygen`, KEY.pub beside it): the
+#     bundle is then signed (delivery.zip.intoto.json, src/sign/) and the
+#     signature verified, on the host that measured (issue 21, item 4).
 BACKEND ?=
 PROTOCOL ?=
+SIGN_KEY ?=
 FRESH ?=
 EVIDENCE_DIR := $(BUILD)/evidence
 .PHONY: evidence
@@ -99,6 +103,11 @@ evidence: all
 	  exit 1; \
 	fi; \
 	[ $$verrc = 0 ] || exit $$verrc; \
+	if [ -n '$(SIGN_KEY)' ]; then \
+	  ./$(BUILD)/evident sign "$$dir/delivery.zip" --key '$(SIGN_KEY)' >/dev/null && \
+	  ./$(BUILD)/verify-bundle "$$dir/delivery.zip" --key '$(SIGN_KEY).pub' --expect-root "$$root" >/dev/null || exit $$?; \
+	  echo "make evidence: signed: $$dir/delivery.zip.intoto.json (verify-bundle $$dir/delivery.zip --key $(SIGN_KEY).pub)"; \
+	fi; \
 	echo "$$root"
 
 # External cuda kernels are built with the nvcc and the architecture our

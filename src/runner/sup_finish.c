@@ -61,7 +61,7 @@ ev_status sup_environment(sup *s, ev_err *err)
         if (cJSON_IsString(uuid)) {
             char uh[65];
             if (uuid->valuestring[0]) {
-                ev_host_hash(uuid->valuestring, uh);
+                ev_host_hash_salted(s->host_salt, uuid->valuestring, uh);
                 cJSON_AddStringToObject(dev, "uuid_hash", uh);
             }
             cJSON_DeleteItemFromObjectCaseSensitive(dev, "uuid");
@@ -69,13 +69,15 @@ ev_status sup_environment(sup *s, ev_err *err)
     }
     uname(&u);
     snprintf(kernel, sizeof kernel, "%s %s %s", u.sysname, u.release, u.machine);
-    ev_host_hash(u.nodename, hh);
+    ev_host_hash_salted(s->host_salt, u.nodename, hh);
     ev_json_add_str(env, "backend", s->o->backend);
     ev_json_add_str(env, "host_hash", hh);
+    if (s->host_salt[0])
+        ev_json_add_str(env, "host_salt", s->host_salt);
     if (!ev_read_file("/etc/machine-id", &mid, NULL) && mid.len) {
         char mh[65];
         mid.data[strcspn(mid.data, "\n")] = '\0';
-        ev_host_hash(mid.data, mh);
+        ev_host_hash_salted(s->host_salt, mid.data, mh);
         ev_json_add_str(env, "machine_id_hash", mh);
     }
     ev_json_add_str(env, "kernel", kernel);

@@ -38,6 +38,7 @@
 #include "json.h"
 #include "model/model.h"
 #include "plan.h"
+#include "runner/host_salt.h"
 #include "proc.h"
 #include "protocol.h"
 #include "record.h"
@@ -101,6 +102,7 @@ typedef struct sup {
     size_t n_js;
     int64_t sms;
     char host_hash[65];
+    char host_salt[33]; /* runner/host_salt.h: "" for the constant salt */
     ev_coef coef;
     int have_coef;
     int64_t t0;

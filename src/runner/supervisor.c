@@ -254,7 +254,9 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     res->run_id = s.run_id;
 
     gethostname(hn, sizeof hn - 1);
-    ev_host_hash(hn, s.host_hash);
+    if ((rc = ev_host_salt_for(s.st, s.run_id, s.host_salt, err)))
+        goto out;
+    ev_host_hash_salted(s.host_salt, hn, s.host_hash);
     if ((rc = ev_store_add_invocation(s.st, s.run_id, wall_ns(), o->resume, s.host_hash, &s.inv_id, err)))
         goto out;
     s.memfd = memfd_create("evident-protocol", MFD_CLOEXEC);

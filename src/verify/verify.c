@@ -53,7 +53,7 @@ ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vrep
     ev_status rc = EV_OK;
     ev_vreport *r = NULL;
     vb_bundle *b = NULL;
-    ev_verify_opts none = {NULL, NULL};
+    ev_verify_opts none = {NULL, NULL, NULL, NULL};
     if (!opts)
         opts = &none;
     if (!path)
@@ -73,6 +73,12 @@ ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vrep
             goto out;
     } else {
         vr_not_requested(r, VR_SOURCES);
+    }
+    if (opts->key) {
+        if (!b->zip)
+            vr_not_run(r, VR_ATTEST, "the archive was refused (check 1): no member was read");
+        else if ((rc = vc_attest(b, opts, r, err)))
+            goto out;
     }
     *out = r;
     r = NULL;
@@ -107,7 +113,7 @@ ev_status ev_verify_compare(const char *path_a, const char *path_b, ev_vreport *
     ev_status rc = EV_OK;
     ev_vreport *r = NULL, *ra = NULL, *rb = NULL;
     vb_bundle *a = NULL, *b = NULL;
-    ev_verify_opts none = {NULL, NULL};
+    ev_verify_opts none = {NULL, NULL, NULL, NULL};
 
     if (!path_a || !path_b)
         return ev_err_set(err, EV_EIO, "--compare needs two bundles");

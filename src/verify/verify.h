@@ -19,6 +19,8 @@
  *   6 rederive  medians, refit, selector, output hashes, report.html
  *   7 sources   --source-tree DIR: member bytes and closure completeness
  *   8 compare   --compare A B
+ *   9 attest    --key KEY.pub: the signed in-toto Statement (src/sign/)
+ *               covers exactly the bundle's raw members and records
  */
 #ifndef EV_VERIFY_H
 #define EV_VERIFY_H
@@ -32,6 +34,8 @@
 typedef struct ev_verify_opts {
     const char *source_tree; /* check 7 runs only when set */
     const char *expect_root; /* 64 hex digits: the committed ROOT */
+    const char *key;         /* check 9 (attest) runs only when set: a public key PEM */
+    const char *attestation; /* the DSSE envelope; NULL: <bundle>.intoto.json */
 } ev_verify_opts;
 
 typedef enum ev_verdict {
@@ -76,6 +80,15 @@ size_t ev_vreport_failures(const ev_vreport *r);
  */
 int ev_vreport_first_failure(const ev_vreport *r, const char **check, const char **member,
                              const char **reason);
+
+/* Writes a SLSA Verification Summary Attestation of r's verdict on the
+ * bundle at path to out (src/sign/attest.h): the bundle file's SHA-256,
+ * every check run, PASSED/FAILED; signed into a DSSE envelope with the
+ * private key at key_path when given, else the bare Statement.  EV_EIO
+ * (err says why) for an unreadable bundle or key or an unwritable out;
+ * EV_EFORMAT for a key file that is no Ed25519 private key. */
+ev_status ev_vreport_vsa(const ev_vreport *r, const char *path, const char *out, const char *key_path,
+                         ev_err *err);
 
 /* Appends the human report: one line per check, then every failure and
  * note, then the verdict line (with the authenticity caveat). */

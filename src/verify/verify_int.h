@@ -30,6 +30,7 @@ enum {
     VR_REDERIVE,
     VR_SOURCES,
     VR_COMPARE,
+    VR_ATTEST,
     VR_NCHECKS
 };
 
@@ -60,6 +61,9 @@ struct ev_vreport {
     char root_hex[EV_SHA256_HEX_LEN + 1];
     int root_expected; /* --expect-root given */
     int root_matches;
+    int signed_ok;          /* check 9 passed: the raw records carry a valid signature */
+    char *attestation_path; /* the envelope check 9 read, or NULL */
+    char attestation_sha[EV_SHA256_HEX_LEN + 1];
     int oom; /* an allocation failed while recording: FAIL */
 };
 
@@ -199,6 +203,10 @@ void vc_rederive(vb_bundle *b, ev_vreport *r);
 /* EV_EIO when dir is not a readable directory (exit 2); else EV_OK. */
 ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err);
 void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r);
+/* Check 9 (verify_attest.c).  EV_EIO (err says why) when the key or the
+ * envelope cannot be read at all (exit 2); EV_ENOMEM; else EV_OK with
+ * every problem recorded under "attest". */
+ev_status vc_attest(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r, ev_err *err);
 
 /* ---- shared helpers ------------------------------------------------------ */
 

@@ -18,9 +18,11 @@
 #define EXIT_FAIL  1
 #define EXIT_USAGE 2
 
-static const char usage[] = "usage: verify-bundle FILE.zip [--source-tree DIR] [--expect-root HEX] [--json]\n"
-                            "       verify-bundle --compare A.zip B.zip [--json]\n"
-                            "       verify-bundle --help | --version\n";
+static const char usage[] =
+    "usage: verify-bundle FILE.zip [--source-tree DIR] [--expect-root HEX] [--json]\n"
+    "       verify-bundle FILE.zip --key KEY.pub [--attestation FILE] [--vsa OUT [--vsa-key KEY]]\n"
+    "       verify-bundle --compare A.zip B.zip [--json]\n"
+    "       verify-bundle --help | --version\n";
 
 static const char help_text[] =
     "\n"
@@ -35,6 +37,11 @@ static const char help_text[] =
     "  6 rederive  medians, the model refit, the selector, output hashes, report.html\n"
     "  7 sources   with --source-tree DIR: sources/ equal DIR's measurement closure\n"
     "  8 compare   with --compare A B: plans, outcomes, receipts, outputs, timings\n"
+    "  9 attest    with --key KEY.pub: the DSSE envelope (--attestation, default\n"
+    "              FILE.zip.intoto.json) is signed by KEY and its in-toto subjects are\n"
+    "              exactly the raw members and records, with their SHA-256\n"
+    "  --vsa OUT   writes a SLSA verification summary of the verdict (signed with\n"
+    "              --vsa-key KEY, the private key, when given)\n"
     "\n"
     "Every check runs and every failure is reported.  Without --expect-root a PASS\n"
     "shows internal consistency, not authenticity: pass the committed ROOT.\n"
@@ -69,7 +76,8 @@ static int is_hex64(const char *s)
 int main(int argc, char **argv)
 {
     const char *file = NULL, *cmp_a = NULL, *cmp_b = NULL;
-    ev_verify_opts opts = {NULL, NULL};
+    ev_verify_opts opts = {NULL, NULL, NULL, NULL};
+    const char *vsa = NULL, *vsa_key = NULL;
     int json = 0, compare = 0;
 
     for (int i = 1; i < argc; i++) {
@@ -90,6 +98,17 @@ int main(int argc, char **argv)
             if (*slot)
                 return usage_error("given twice:", a);
             *slot = argv[++i];
+        } else if (!strcmp(a, "--key") || !strcmp(a, "--attestation") || !strcmp(a, "--vsa") ||
+                   !strcmp(a, "--vsa-key")) {
+            const char **slot = a[2] == 'k'   ? &opts.key
+                                : a[2] == 'a' ? &opts.attestation
+                                : a[5]        ? &vsa_key
+                                              : &vsa;
+            if (i + 1 >= argc)
+                return usage_error("missing value after", a);
+            if (*slot)
+                return usage_error("given twice:", a);
+            *slot = argv[++i];
         } else if (!strcmp(a, "--compare")) {
             if (compare)
                 return usage_error("given twice:", a);
@@ -106,10 +125,14 @@ int main(int argc, char **argv)
             file = a;
         }
     }
-    if (compare && (file || opts.source_tree || opts.expect_root))
+    if (compare && (file || opts.source_tree || opts.expect_root || opts.key || opts.attestation || vsa))
         return usage_error("--compare takes two bundles and only --json", NULL);
     if (!compare && !file)
         return usage_error("no bundle given", NULL);
+    if ((opts.attestation && !opts.key) || (vsa_key && !vsa))
+        return usage_error(opts.attestation && !opts.key ? "--attestation needs --key KEY.pub"
+                                                         : "--vsa-key needs --vsa OUT",
+                           NULL);
     if (opts.expect_root && !is_hex64(opts.expect_root))
         return usage_error("--expect-root needs 64 hex digits, got", opts.expect_root);
 
@@ -144,6 +167,11 @@ int main(int argc, char **argv)
         fflush(stdout);
     }
     ev_buf_free(&out);
+    if (vsa && (rc = ev_vreport_vsa(rep, file, vsa, vsa_key, &err))) {
+        fprintf(stderr, "verify-bundle: --vsa: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
+        ev_vreport_free(rep);
+        return EXIT_USAGE;
+    }
 
     if (!passed) {
         const char *check = "run", *member = "-", *reason = "verification failed";

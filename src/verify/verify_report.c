@@ -15,7 +15,7 @@
 #include "json.h"
 
 static const char *const vr_names[VR_NCHECKS] = {
-    "archive", "members", "formats", "plan", "protocol", "rederive", "sources", "compare",
+    "archive", "members", "formats", "plan", "protocol", "rederive", "sources", "compare", "attest",
 };
 
 static const char *const vr_titles[VR_NCHECKS] = {
@@ -27,6 +27,7 @@ static const char *const vr_titles[VR_NCHECKS] = {
     "derived numbers rebuilt from the raw records",
     "sources equal the source tree",
     "two bundles compared",
+    "signed raw records (in-toto, DSSE, Ed25519)",
 };
 
 /* Returns the short name of check c ("archive" ...), or "?" when out of range. */
@@ -195,6 +196,7 @@ void ev_vreport_free(ev_vreport *r)
         free(r->checks[c].not_run_reason);
     }
     free(r->path);
+    free(r->attestation_path);
     free(r);
 }
 
@@ -286,6 +288,12 @@ static const char *vr_meaning(const ev_vreport *r)
                "timings are reported as ratios, not gated";
     if (!ev_vreport_passed(r))
         return "the bundle is not valid evidence";
+    if (r->signed_ok && r->root_expected && r->root_matches)
+        return "internally consistent, its root digest equals the expected root, and its raw records carry a "
+               "valid signature of the given key";
+    if (r->signed_ok)
+        return "internally consistent, and its raw records carry a valid signature of the given key (who "
+               "holds that key is for the reader to know)";
     if (r->root_expected && r->root_matches)
         return "internally consistent, and its root digest equals the expected root "
                "(authentic as far as that root is)";

@@ -2,7 +2,8 @@
 # hostile-input readers: the zip reader (fuzz_zipread), the strict JSON
 # reader (fuzz_json) and the strict CSV reader (fuzz_csv); and a
 # differential target (fuzz_samples): the verifier's samples.csv reading,
-# whole, with continuation rows and streamed, must agree exactly.
+# whole, with continuation rows and streamed, must agree exactly; and the
+# DSSE envelope reader of signed receipts (fuzz_dsse).
 # Included by the top Makefile.
 #
 #   make fuzz-build                  build build/fuzz/fuzz_<target>
@@ -23,7 +24,7 @@
 FUZZ_CC      ?= clang
 FUZZ_BUILD   ?= build/fuzz
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS ?= zipread json csv samples
+FUZZ_TARGETS ?= zipread json csv samples dsse
 FUZZ_RSS_MB  ?= 2048
 FUZZ_SAN     := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 FUZZ_CFLAGS  := -std=c11 -g -O1 -Wall -Wextra -ffp-contract=off $(FUZZ_SAN)
@@ -51,6 +52,11 @@ $(FUZZ_BUILD)/obj/%.o: %.c | deps-check fuzz-deps-check
 	$(Q)$(FUZZ_CC) $(EV_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
 $(FUZZ_BUILD)/fuzz_samples: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_samples.o $(FUZZ_ALL_OBJ) $(SCHEMA_SQL_O)
+	@$(if $(Q),echo "  FUZZLD  $@")
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(EV_LDFLAGS) $^ $(EV_LDLIBS) -o $@
+
+$(FUZZ_BUILD)/fuzz_dsse: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_dsse.o $(FUZZ_LIB_OBJ) \
+                         $(FUZZ_BUILD)/obj/src/sign/dsse.o $(FUZZ_BUILD)/obj/src/sign/key.o
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(EV_LDFLAGS) $^ $(EV_LDLIBS) -o $@
 
