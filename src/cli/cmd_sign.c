@@ -7,7 +7,8 @@
  * with the hardened reader, builds the in-toto Statement of its raw
  * members and records (src/sign/attest.h), signs it into a DSSE envelope
  * and writes BUNDLE.zip.intoto.json (or --out), and with --sigstore-bundle
- * the same envelope as a Sigstore bundle v0.3.  Exit 0 success, 1 the
+ * the same envelope as a Sigstore bundle v0.3 ('-' for either: stdout;
+ * options and paths are read by the shared parser, cli_args.c).  Exit 0 success, 1 the
  * file is readable but no bundle that can be signed, 2 usage error or an
  * unreadable or unwritable path.
  */
@@ -47,29 +48,35 @@ static const char sign_usage[] =
 
 int ev_cmd_keygen(int argc, char **argv)
 {
-    const char *out = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    static const ev_cli_opt opts[] = {{"--out", 1}};
+    const char *out = NULL, *v = NULL;
+    ev_cli cli;
+    int k_opt, code;
+
+    ev_cli_init(&cli, "evident keygen", opts, 1, argc, argv);
+    while ((k_opt = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+        switch (k_opt) {
+        case EV_CLI_HELP:
             fputs(keygen_usage, stdout);
             return EV_EXIT_OK;
-        }
-        if (!strcmp(a, "--version")) {
+        case EV_CLI_VERSION:
             printf("evident keygen %s\n", EV_VERSION);
             return EV_EXIT_OK;
-        }
-        if (!strcmp(a, "--out") && i + 1 < argc && !out) {
-            out = argv[++i];
-        } else {
-            fprintf(stderr, "evident keygen: unexpected argument '%s' (usage: evident keygen --out KEY)\n",
-                    a);
+        case EV_CLI_BAD:
             return EV_EXIT_USAGE;
+        case EV_CLI_POSITIONAL:
+            return ev_cli_usage(cli.cmd, "unexpected argument '%s'", v);
+        default:
+            out = v;
+            break;
         }
     }
-    if (!out || !out[0]) {
-        fprintf(stderr, "evident keygen: --out KEY is required (try --help)\n");
-        return EV_EXIT_USAGE;
-    }
+    if (!out || !out[0])
+        return ev_cli_usage(cli.cmd, "--out KEY is required");
+    if (ev_cli_is_std(out))
+        return ev_cli_usage(cli.cmd, "--out -: a key pair is two files (KEY and KEY.pub), not stdout");
+    if ((code = ev_cli_output(cli.cmd, "--out", out)))
+        return code;
     ev_err err = {{0}};
     ev_key *k = NULL;
     ev_buf pub = EV_BUF_INIT;
@@ -89,42 +96,48 @@ int ev_cmd_keygen(int argc, char **argv)
 
 int ev_cmd_sign(int argc, char **argv)
 {
-    const char *in = NULL, *key = NULL, *out = NULL, *sig_bundle = NULL;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+    static const ev_cli_opt opts[] = {{"--key", 1}, {"--out", 1}, {"--sigstore-bundle", 1}};
+    const char *in = NULL, *key = NULL, *out = NULL, *sig_bundle = NULL, *v = NULL;
+    ev_cli cli;
+    int k_opt, bad;
+
+    ev_cli_init(&cli, "evident sign", opts, 3, argc, argv);
+    while ((k_opt = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+        switch (k_opt) {
+        case EV_CLI_HELP:
             fputs(sign_usage, stdout);
             return EV_EXIT_OK;
-        }
-        if (!strcmp(a, "--version")) {
+        case EV_CLI_VERSION:
             printf("evident sign %s\n", EV_VERSION);
             return EV_EXIT_OK;
-        }
-        const char **slot = !strcmp(a, "--key")               ? &key
-                            : !strcmp(a, "--out")             ? &out
-                            : !strcmp(a, "--sigstore-bundle") ? &sig_bundle
-                                                              : NULL;
-        if (slot) {
-            if (i + 1 >= argc || *slot) {
-                fprintf(stderr, "evident sign: %s %s (try --help)\n", a,
-                        *slot ? "given twice" : "needs a value");
-                return EV_EXIT_USAGE;
-            }
-            *slot = argv[++i];
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "evident sign: unknown argument '%s' (try --help)\n", a);
+        case EV_CLI_BAD:
             return EV_EXIT_USAGE;
-        } else if (!in) {
-            in = a;
-        } else {
-            fprintf(stderr, "evident sign: one bundle only ('%s')\n", a);
-            return EV_EXIT_USAGE;
+        case EV_CLI_POSITIONAL:
+            if (in)
+                return ev_cli_usage(cli.cmd, "one bundle only ('%s')", v);
+            in = v;
+            break;
+        case 0:
+            key = v;
+            break;
+        case 1:
+            out = v;
+            break;
+        default:
+            sig_bundle = v;
+            break;
         }
     }
-    if (!in || !key) {
-        fprintf(stderr, "evident sign: a bundle and --key KEY are required (try --help)\n");
-        return EV_EXIT_USAGE;
-    }
+    if (!in || !key)
+        return ev_cli_usage(cli.cmd, "a bundle and --key KEY are required");
+    if (ev_cli_is_std(in))
+        return ev_cli_usage(cli.cmd, "the bundle must be a file, not '-' (the envelope is named after it)");
+    if (out && sig_bundle && ev_cli_is_std(out) && ev_cli_is_std(sig_bundle))
+        return ev_cli_usage(cli.cmd, "--out and --sigstore-bundle cannot both be '-'");
+    if ((bad = ev_cli_input(cli.cmd, "bundle", in)) || (bad = ev_cli_input(cli.cmd, "--key", key)) ||
+        (out && (bad = ev_cli_output(cli.cmd, "--out", out))) ||
+        (sig_bundle && (bad = ev_cli_output(cli.cmd, "--sigstore-bundle", sig_bundle))))
+        return bad;
 
     ev_err err = {{0}};
     ev_key *k = NULL;
@@ -146,15 +159,17 @@ int ev_cmd_sign(int argc, char **argv)
     if ((rc = ev_json_print(env, 1, &text)) ||
         (rc = out ? ev_buf_puts(&path, out) : ev_buf_printf(&path, "%s.intoto.json", in)))
         goto out;
-    code = EV_EXIT_USAGE;
-    if ((rc = ev_write_file(path.data, text.data, text.len, &err)))
+    if ((code = ev_cli_write("evident sign", path.data, text.data, text.len)))
         goto out;
+    code = EV_EXIT_FAIL;
     if (sig_bundle) {
-        if ((rc = ev_attest_sigstore_bundle(env, k, &sb)) ||
-            (rc = ev_write_file(sig_bundle, sb.data, sb.len, &err)))
+        if ((rc = ev_attest_sigstore_bundle(env, k, &sb)))
+            goto out;
+        if ((code = ev_cli_write("evident sign", sig_bundle, sb.data, sb.len)))
             goto out;
     }
-    printf("%s\n", path.data);
+    if (!ev_cli_is_std(path.data))
+        printf("%s\n", path.data);
     code = EV_EXIT_OK;
 out:
     if (rc)
