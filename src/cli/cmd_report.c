@@ -51,38 +51,11 @@ static void members_free(members *ms)
     memset(ms, 0, sizeof *ms);
 }
 
-/*
- * Reads every member of the zip bytes p[0..n) into *ms through
- * src/verify/zipread.h (bounded layout parse, libzip with ZIP_CHECKCONS,
- * every member read to its end).  EV_EFORMAT with err naming the first
- * problem (and how many there were) when the archive is refused.
- */
+/* Reads every member of the zip bytes p[0..n) into *ms (the one bundle
+ * reader, ev_members_read_zip). */
 static ev_status read_members(const void *p, size_t n, members *ms, ev_err *err)
 {
-    ev_zip_problems *probs = NULL;
-    ev_status rc = ev_zip_problems_new(&probs);
-    if (rc)
-        return ev_err_set(err, rc, "out of memory");
-    rc = ev_zip_read_mem(p, n, NULL, &ms->z, probs, err);
-    if (rc == EV_EVERIFY) {
-        const ev_zip_problem *q = ev_zip_problems_at(probs, 0);
-        rc = ev_err_set(err, EV_EFORMAT, "not a readable bundle: %s: %s (%zu problems)", q ? q->member : "-",
-                        q ? q->reason : "refused", ev_zip_problems_count(probs));
-    }
-    ev_zip_problems_free(probs);
-    if (rc)
-        return rc;
-    ms->n = ev_zip_count(ms->z);
-    ms->m = calloc(ms->n + 1, sizeof *ms->m);
-    if (!ms->m)
-        return ev_err_set(err, EV_ENOMEM, "out of memory");
-    for (size_t i = 0; i < ms->n; i++) {
-        const ev_zip_member *x = ev_zip_at(ms->z, i);
-        ms->m[i].name = x->name;
-        ms->m[i].data = x->data;
-        ms->m[i].len = (size_t)x->size;
-    }
-    return EV_OK;
+    return ev_members_read_zip(p, n, &ms->z, &ms->m, &ms->n, err);
 }
 
 int ev_cmd_report(int argc, char **argv)

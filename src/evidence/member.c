@@ -3,9 +3,11 @@
  */
 #include "evidence/member.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "names.h"
+#include "verify/zipread.h"
 
 /* Returns the first member named name, or NULL. */
 const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name)
@@ -21,4 +23,50 @@ int ev_member_name_ok(const char *name)
 {
     char why[96];
     return name && !ev_name_problem(name, strlen(name), why, sizeof why);
+}
+
+ev_status ev_members_read_zip(const void *p, size_t n, struct ev_zip **z, ev_member **m, size_t *count,
+                              ev_err *err)
+{
+    ev_zip_problems *probs = NULL;
+    ev_zip *zz = NULL;
+    ev_member *mm = NULL;
+    size_t k = 0;
+    ev_status rc = ev_zip_problems_new(&probs);
+
+    if (rc) {
+        rc = ev_err_set(err, rc, "out of memory");
+        goto out;
+    }
+    rc = ev_zip_read_mem(p, n, NULL, &zz, probs, err);
+    if (rc == EV_EVERIFY) {
+        const ev_zip_problem *q = ev_zip_problems_at(probs, 0);
+        rc = ev_err_set(err, EV_EFORMAT,
+                        "not a readable bundle: %s: %s (%zu problems; verify-bundle says more)",
+                        q ? q->member : "-", q ? q->reason : "refused", ev_zip_problems_count(probs));
+    }
+    if (rc)
+        goto out;
+    k = ev_zip_count(zz);
+    mm = calloc(k + 1, sizeof *mm);
+    if (!mm) {
+        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < k; i++) {
+        const ev_zip_member *x = ev_zip_at(zz, i);
+        mm[i].name = x->name;
+        mm[i].data = x->data;
+        mm[i].len = (size_t)x->size;
+    }
+    *z = zz;
+    *m = mm;
+    *count = k;
+    zz = NULL;
+    mm = NULL;
+out:
+    ev_zip_problems_free(probs);
+    ev_zip_free(zz);
+    free(mm);
+    return rc;
 }

@@ -11,6 +11,10 @@
 
 #include <stddef.h>
 
+#include "status.h"
+
+struct ev_zip;
+
 typedef struct ev_member {
     const char *name; /* '/'-separated, see docs/bundle-format.md */
     const void *data; /* may be NULL when len == 0 */
@@ -20,6 +24,19 @@ typedef struct ev_member {
 /* Returns the member named name in m[0..n), or NULL when absent (linear
  * search; the lists are short apart from sources and outputs). */
 const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name);
+
+/*
+ * Reads the zip bytes p[0..n) with the verifier's hardened reader
+ * (src/verify/zipread.h: bounded layout parse, libzip with ZIP_CHECKCONS,
+ * every member read to its end) and lists its members, pointing into the
+ * archive.  OUT: *z (ev_zip_free) and *m (free; *count entries, one more
+ * zeroed).  EV_EFORMAT with err "not a readable bundle: MEMBER: REASON (N
+ * problems; verify-bundle says more)" when the archive is refused;
+ * EV_ENOMEM.  Nothing is written through the OUT pointers on failure.
+ * The one reader of a bundle outside verify-bundle (report, sign).
+ */
+ev_status ev_members_read_zip(const void *p, size_t n, struct ev_zip **z, ev_member **m, size_t *count,
+                              ev_err *err);
 
 /* Returns 1 when name fits the member-name rule (src/common/names.h, the
  * one the verifier's zip reader and the runner's snapshot apply), else 0. */

@@ -416,42 +416,26 @@ out:
 ev_status ev_attest_bundle_read(const char *path, ev_attest_bundle *b, ev_err *err)
 {
     ev_attest_bundle x = {0};
-    ev_zip_problems *probs = NULL;
     ev_status rc = ev_read_file(path, &x.raw, err);
     if (rc) {
         rc = rc == EV_ENOMEM ? rc : EV_EIO;
         goto out;
     }
-    if ((rc = ev_sha256_hex(x.raw.data ? x.raw.data : "", x.raw.len, x.sha256_hex)) ||
-        (rc = ev_zip_problems_new(&probs))) {
+    if ((rc = ev_sha256_hex(x.raw.data ? x.raw.data : "", x.raw.len, x.sha256_hex))) {
         ev_err_set(err, rc, "out of memory");
         goto out;
     }
-    rc = ev_zip_read_mem(x.raw.data ? x.raw.data : "", x.raw.len, NULL, &x.z, probs, err);
-    if (rc == EV_EVERIFY) {
-        const ev_zip_problem *q = ev_zip_problems_at(probs, 0);
-        rc = ev_err_set(err, EV_EFORMAT,
-                        "%s is not a readable bundle: %s: %s (%zu problems; verify-bundle says more)", path,
-                        q ? q->member : "-", q ? q->reason : "refused", ev_zip_problems_count(probs));
-    }
-    if (rc)
+    if ((rc = ev_members_read_zip(x.raw.data ? x.raw.data : "", x.raw.len, &x.z, &x.m, &x.n, err))) {
+        if (rc == EV_EFORMAT) { /* name the file */
+            char why[sizeof err->msg];
+            snprintf(why, sizeof why, "%s", err->msg);
+            ev_err_set(err, rc, "%s: %s", path, why);
+        }
         goto out;
-    x.n = ev_zip_count(x.z);
-    x.m = calloc(x.n + 1, sizeof *x.m);
-    if (!x.m) {
-        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < x.n; i++) {
-        const ev_zip_member *zm = ev_zip_at(x.z, i);
-        x.m[i].name = zm->name;
-        x.m[i].data = zm->data;
-        x.m[i].len = (size_t)zm->size;
     }
     *b = x;
     memset(&x, 0, sizeof x);
 out:
-    ev_zip_problems_free(probs);
     ev_attest_bundle_free(&x);
     return rc;
 }
