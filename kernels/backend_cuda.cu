@@ -363,7 +363,11 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
         goto out;
     es = ev_dtype_size(c->b.shape.dtype);
     c->out_len = c->b.shape.rows > 0 ? (size_t)c->b.shape.rows * es : 0;
-    CU(cudaMalloc(&c->d_in, job->input_len ? job->input_len : 16), "input buffer");
+    /* the native kernels read aligned 16-byte blocks (reduce_default.cuh,
+     * EV_CHUNK_LOADS): the allocation ends on a 16-byte boundary, its tail
+     * zeroed */
+    CU(cudaMalloc(&c->d_in, ev_input_alloc_bytes(job->input_len)), "input buffer");
+    CU(cudaMemset(c->d_in, 0, ev_input_alloc_bytes(job->input_len)), "input tail");
     if (job->kind == EV_ARM_EXTERNAL) {
         if ((rc = ext_load(c, job, err)))
             goto out;

@@ -33,6 +33,11 @@ int ev_op_parse(const char *name, ev_op *out)
 }
 
 /* Returns the largest power of two dividing p's address, at most 256. */
+size_t ev_input_alloc_bytes(size_t len)
+{
+    return len < 16 ? 16 : (len + 15) & ~(size_t)15;
+}
+
 unsigned ev_binding_align(const void *p)
 {
     uintptr_t a = (uintptr_t)p;

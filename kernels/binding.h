@@ -51,6 +51,15 @@ typedef struct ev_binding {
     size_t out_need;    /* bytes it writes: R*esize */
 } ev_binding;
 
+/*
+ * Bytes to allocate for an input of len bytes: len rounded up to a 16-byte
+ * boundary, at least 16.  The native kernels read whole aligned 16-byte
+ * blocks that each hold at least one byte of a row (reduce_default.cuh,
+ * EV_CHUNK_LOADS), so a buffer that starts and ends on 16 bytes holds
+ * every byte they read.
+ */
+size_t ev_input_alloc_bytes(size_t len);
+
 /* Largest power of two dividing the address p, capped at 256 (256 for NULL). */
 unsigned ev_binding_align(const void *p);
 

@@ -69,6 +69,12 @@ static const kb_case kb_cases[] = {
     {"reduce_sum", "fp32", 37, 100, 101, 4, 0},
     /* special values in short rows: aligned, and unaligned with a partial chunk */
     {"reduce_sum", "bf16", 24, 128, 128, 8, 1},    {"reduce_sum", "fp16", 24, 200, 203, 4, 1},
+    /* the holdouts of h200.json with unaligned rows or a partial last chunk */
+    {"reduce_sum", "fp16", 100, 1000, 1003, 4, 0}, {"reduce_max", "fp32", 300, 777, 800, 4, 0},
+    {"reduce_max", "bf16", 7, 3000, 3000, 4, 0},   {"reduce_sum", "fp32", 1, 4096, 4096, 4, 0},
+    /* every row offset mod 16 with a partial last chunk, fp32 (4, 8, 12) and 16-bit (2 .. 14) */
+    {"reduce_sum", "fp32", 9, 257, 259, 4, 0},     {"reduce_max", "bf16", 9, 1021, 1023, 2, 0},
+    {"reduce_sum", "bf16", 17, 30, 31, 4, 0},      {"reduce_max", "fp16", 17, 13, 15, 8, 0},
 };
 
 static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short", "cub"};
@@ -333,7 +339,10 @@ int main(int argc, char **argv)
         }
         if (kc->special)
             kb_specials(h_in, kc->rows, kc->cols, kc->stride, es, sh.dtype == EV_DTYPE_FP16);
-        KB_CHECK(cudaMalloc(&d_in, in_len + 16), "input");
+        /* exactly as the backend allocates it (backend_cuda.cu): to the next
+         * 16-byte boundary, so that a memory checker sees any read past it */
+        KB_CHECK(cudaMalloc(&d_in, ev_input_alloc_bytes(in_len)), "input");
+        KB_CHECK(cudaMemset(d_in, 0, ev_input_alloc_bytes(in_len)), "input tail");
         KB_CHECK(cudaMalloc(&d_out, out_len + 16), "output");
         KB_CHECK(cudaMemcpy(d_in, h_in, in_len, cudaMemcpyHostToDevice), "copy in");
         memset(&b, 0, sizeof b);

@@ -437,6 +437,75 @@ __device__ __forceinline__ void ev_loads_issued(int fence)
 #endif
 }
 
+/* ---- v5: every chunk from aligned 16-byte blocks ------------------------- */
+
+/*
+ * EV_CHUNK_LOADS (issue 18, v5; 1 is the default): in the straight-line
+ * step (a lane of at most four chunks, the partial last chunk counted) and
+ * in the short schedule, a row that does not start on 16 bytes and the
+ * partial last chunk are read as aligned 16-byte blocks too, where v4 read
+ * them element by element (and the partial chunk after the lane's other
+ * chunks had been added: a second round trip).  Chunk c of a row that
+ * starts s bytes past a 16-byte boundary is bytes s .. s + 15 of blocks c
+ * and c + 1 counted from the row's first block (ev_shift32); the partial
+ * chunk's elements at or past the row's end become the pad element
+ * (ev_chunk_mask).  So every slot receives the same elements in the same
+ * order as v4: the same bits.  Reads stay inside the input: every block
+ * read holds at least one byte of an element of the row (block c + 1 is
+ * read only when the chunk reaches into it), and the input's allocation
+ * starts and ends on a 16-byte boundary (backend_cuda.cu and kernel-bench
+ * round it up).  0: v4's loads.
+ */
+#ifndef EV_CHUNK_LOADS
+#define EV_CHUNK_LOADS 1
+#endif
+
+/* Bytes s .. s + 15 of the 32 bytes a, b (s even, 0 .. 14; s = 0 gives a). */
+__device__ __forceinline__ uint4 ev_shift32(const uint4 &a, const uint4 &b, int s)
+{
+    int two = s & 8, one = s & 4;
+    unsigned sh = (unsigned)(s & 3) * 8u;
+    /* whole words first: by two words, then by one, then the half word */
+    uint32_t e0 = two ? a.z : a.x, e1 = two ? a.w : a.y, e2 = two ? b.x : a.z, e3 = two ? b.y : a.w;
+    uint32_t e4 = two ? b.z : b.x, e5 = two ? b.w : b.y;
+    uint32_t f0 = one ? e1 : e0, f1 = one ? e2 : e1, f2 = one ? e3 : e2, f3 = one ? e4 : e3;
+    uint32_t f4 = one ? e5 : e4;
+    return make_uint4(__funnelshift_r(f0, f1, sh), __funnelshift_r(f1, f2, sh), __funnelshift_r(f2, f3, sh),
+                      __funnelshift_r(f3, f4, sh));
+}
+
+/* Chunk v with its elements cnt .. V - 1 replaced by the pad element of pw. */
+template <int DT> __device__ __forceinline__ uint4 ev_chunk_mask(const uint4 &v, int cnt, uint32_t pw)
+{
+    uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        uint32_t keep;
+        if (ev_dt<DT>::size == 4)
+            keep = j < cnt ? 0xffffffffu : 0u;
+        else
+            keep = (2 * j < cnt ? 0x0000ffffu : 0u) | (2 * j + 1 < cnt ? 0xffff0000u : 0u);
+        w[j] = (w[j] & keep) | (pw & ~keep);
+    }
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/*
+ * Chunk c of a row whose first block is blk and which starts s bytes into
+ * it: a whole chunk (c < full) or the partial last one (c == full, part
+ * elements), from one or two aligned blocks.
+ */
+template <int DT>
+__device__ __forceinline__ uint4 ev_chunk_load(const uint4 *blk, int s, int64_t c, int64_t full, int part,
+                                               uint32_t pw)
+{
+    uint4 a = ev_ld16(blk + c), b = a;
+    if (s != 0 && (c < full || s + part * ev_dt<DT>::size > 16))
+        b = ev_ld16(blk + c + 1);
+    uint4 v = ev_shift32(a, b, s);
+    return c < full ? v : ev_chunk_mask<DT>(v, part, pw);
+}
+
 /* ---- one row by one group of t lanes ------------------------------------ */
 
 /*
@@ -457,6 +526,25 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
     /* mode 4: the fence where one step holds all of a lane's two or more chunks */
     const int fence = blockDim.x <= 512 && full > t && full <= 8 * (int64_t)t;
 
+#if EV_CHUNK_LOADS
+    const int part = (int)(n - full * V);
+    if (n > 0 && T != 0 && full + (part > 0) <= 4 * (int64_t)T) {
+        /* EV_SPECIALIZE and v5: at most four chunks a lane, the partial one
+         * counted, straight-line code from aligned blocks */
+        const int s = (int)((uintptr_t)row & 15u);
+        const uint4 *blk = reinterpret_cast<const uint4 *>(row - s);
+        const int64_t chunks = full + (part > 0);
+        uint4 v[4];
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            v[k] = c + k * T < chunks ? ev_chunk_load<DT>(blk, s, c + k * T, full, part, pw) : pad;
+        ev_loads_issued(fence);
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc.vec(v[k]);
+        return;
+    }
+#endif
     if (n > 0 && ((uintptr_t)row & 15u) == 0 && T != 0 && full <= 4 * (int64_t)T) {
         /* EV_SPECIALIZE: at most four chunks a lane, straight-line code */
         const uint4 *vrow = reinterpret_cast<const uint4 *>(row);

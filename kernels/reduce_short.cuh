@@ -79,6 +79,13 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
 #pragma unroll
     for (int m = 0; m < 4; m++) {
         int lane = k + P * m;
+#if EV_CHUNK_LOADS
+        if (n > 0 && lane < full + (part > 0)) { /* v5: from aligned blocks */
+            const int s = (int)((uintptr_t)row & 15u);
+            v[m] = ev_chunk_load<DT>(reinterpret_cast<const uint4 *>(row - s), s, lane, full, part, pw);
+            continue;
+        }
+#endif
         if (lane < full)
             v[m] = aligned ? ev_ld16(vrow + lane) : ev_chunk_scalar<DT>(row, (int64_t)lane * V, V, pw);
         else if (lane == full && part > 0)
