@@ -449,7 +449,11 @@ __device__ __forceinline__ void ev_loads_issued(int fence)
  * starts s bytes past a 16-byte boundary is bytes s .. s + 15 of blocks c
  * and c + 1 counted from the row's first block (ev_shift32); the partial
  * chunk's elements at or past the row's end become the pad element
- * (ev_chunk_mask).  So every slot receives the same elements in the same
+ * (ev_chunk_mask).  A step issues all its loads before it uses any
+ * (ev_chunk_blocks, then ev_chunk_join): built the other way, with each
+ * chunk's shift right after its loads, ptxas kept the uses next to the
+ * loads and a step took one round trip a chunk (1.1-1.5x slower on the
+ * H200, docs/perf-notes.md v5).  So every slot receives the same elements in the same
  * order as v4: the same bits.  Reads stay inside the input: every block
  * read holds at least one byte of an element of the row (block c + 1 is
  * read only when the chunk reaches into it), and the input's allocation
@@ -491,19 +495,30 @@ template <int DT> __device__ __forceinline__ uint4 ev_chunk_mask(const uint4 &v,
 }
 
 /*
- * Chunk c of a row whose first block is blk and which starts s bytes into
- * it: a whole chunk (c < full) or the partial last one (c == full, part
- * elements), from one or two aligned blocks.
+ * The blocks of chunk c of a row whose first block is blk and which starts
+ * s bytes into it (chunks = full whole chunks and a partial one of part
+ * elements): *a and, where the chunk reaches into it, *b; the pad chunk
+ * where c holds nothing.  Loads only: every load of a step is issued
+ * before any of them is used (ev_chunk_join after ev_loads_issued), which
+ * is what keeps a step at one round trip.
  */
 template <int DT>
-__device__ __forceinline__ uint4 ev_chunk_load(const uint4 *blk, int s, int64_t c, int64_t full, int part,
-                                               uint32_t pw)
+__device__ __forceinline__ void ev_chunk_blocks(uint4 *a, uint4 *b, const uint4 *blk, int s, int64_t c,
+                                                int64_t full, int part, const uint4 &pad)
 {
-    uint4 a = ev_ld16(blk + c), b = a;
-    if (s != 0 && (c < full || s + part * ev_dt<DT>::size > 16))
-        b = ev_ld16(blk + c + 1);
+    int64_t chunks = full + (part > 0);
+    *a = c < chunks ? ev_ld16(blk + c) : pad;
+    *b = c < chunks && s != 0 && (c < full || s + part * ev_dt<DT>::size > 16) ? ev_ld16(blk + c + 1) : pad;
+}
+
+/* Chunk c from its blocks a, b (ev_chunk_blocks): shifted by s, the partial
+ * chunk (c == full) masked with the pad element of pw. */
+template <int DT>
+__device__ __forceinline__ uint4 ev_chunk_join(const uint4 &a, const uint4 &b, int s, int64_t c, int64_t full,
+                                               int part, uint32_t pw)
+{
     uint4 v = ev_shift32(a, b, s);
-    return c < full ? v : ev_chunk_mask<DT>(v, part, pw);
+    return c == full ? ev_chunk_mask<DT>(v, part, pw) : v;
 }
 
 /* ---- one row by one group of t lanes ------------------------------------ */
@@ -533,15 +548,24 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
          * counted, straight-line code from aligned blocks */
         const int s = (int)((uintptr_t)row & 15u);
         const uint4 *blk = reinterpret_cast<const uint4 *>(row - s);
-        const int64_t chunks = full + (part > 0);
-        uint4 v[4];
+        uint4 a[4], b[4];
+        if (s == 0) { /* an aligned row (the whole group's: one row a group) needs no second block */
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                a[k] = c + k * T < full + (part > 0) ? ev_ld16(blk + c + k * T) : pad;
+            ev_loads_issued(fence);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc.vec(c + k * T == full ? ev_chunk_mask<DT>(a[k], part, pw) : a[k]);
+            return;
+        }
 #pragma unroll
         for (int k = 0; k < 4; k++)
-            v[k] = c + k * T < chunks ? ev_chunk_load<DT>(blk, s, c + k * T, full, part, pw) : pad;
+            ev_chunk_blocks<DT>(&a[k], &b[k], blk, s, c + k * T, full, part, pad);
         ev_loads_issued(fence);
 #pragma unroll
         for (int k = 0; k < 4; k++)
-            acc.vec(v[k]);
+            acc.vec(ev_chunk_join<DT>(a[k], b[k], s, c + k * T, full, part, pw));
         return;
     }
 #endif

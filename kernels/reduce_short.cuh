@@ -76,16 +76,24 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
     int part = (int)(n - full * V); /* elements of the partial chunk (lane `full`) */
     int aligned = n > 0 && ((uintptr_t)row & 15u) == 0;
     const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
+#if EV_CHUNK_LOADS
+    /* v5: from aligned blocks, every load before any use */
+    const int s = (int)((uintptr_t)row & 15u);
+    const uint4 *blk = reinterpret_cast<const uint4 *>(row - s);
+    uint4 a[4], b[4];
+    (void)aligned;
+    (void)vrow;
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+        ev_chunk_blocks<DT>(&a[m], &b[m], blk, s, k + P * m, full, part, pad);
+    ev_loads_issued(1);
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+        v[m] = ev_chunk_join<DT>(a[m], b[m], s, k + P * m, full, part, pw);
+#else
 #pragma unroll
     for (int m = 0; m < 4; m++) {
         int lane = k + P * m;
-#if EV_CHUNK_LOADS
-        if (n > 0 && lane < full + (part > 0)) { /* v5: from aligned blocks */
-            const int s = (int)((uintptr_t)row & 15u);
-            v[m] = ev_chunk_load<DT>(reinterpret_cast<const uint4 *>(row - s), s, lane, full, part, pw);
-            continue;
-        }
-#endif
         if (lane < full)
             v[m] = aligned ? ev_ld16(vrow + lane) : ev_chunk_scalar<DT>(row, (int64_t)lane * V, V, pw);
         else if (lane == full && part > 0)
@@ -94,6 +102,7 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
             v[m] = pad;
     }
     ev_loads_issued(1);
+#endif
 }
 
 template <int OP, int DT, int P> struct ev_short_row;
