@@ -543,10 +543,12 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
 
 #if EV_CHUNK_LOADS
     const int part = (int)(n - full * V);
-    if (n > 0 && T != 0 && full + (part > 0) <= 4 * (int64_t)T) {
+    const int s0 = (int)((uintptr_t)row & 15u);
+    if (n > 0 && T != 0 && (s0 != 0 || part != 0) && full + (part > 0) <= 4 * (int64_t)T) {
         /* EV_SPECIALIZE and v5: at most four chunks a lane, the partial one
          * counted, straight-line code from aligned blocks */
-        const int s = (int)((uintptr_t)row & 15u);
+        /* (an aligned row without a partial chunk takes v4's step below) */
+        const int s = s0;
         const uint4 *blk = reinterpret_cast<const uint4 *>(row - s);
         uint4 a[4], b[4];
         if (s == 0) { /* an aligned row (the whole group's: one row a group) needs no second block */

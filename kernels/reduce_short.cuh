@@ -77,12 +77,17 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
     int aligned = n > 0 && ((uintptr_t)row & 15u) == 0;
     const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
 #if EV_CHUNK_LOADS
+    if (aligned && part == 0) { /* v4's loads: one block a chunk, nothing to shift or mask */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+            v[m] = k + P * m < full ? ev_ld16(vrow + k + P * m) : pad;
+        ev_loads_issued(1);
+        return;
+    }
     /* v5: from aligned blocks, every load before any use */
     const int s = (int)((uintptr_t)row & 15u);
     const uint4 *blk = reinterpret_cast<const uint4 *>(row - s);
     uint4 a[4], b[4];
-    (void)aligned;
-    (void)vrow;
 #pragma unroll
     for (int m = 0; m < 4; m++)
         ev_chunk_blocks<DT>(&a[m], &b[m], blk, s, k + P * m, full, part, pad);
