@@ -11,12 +11,15 @@
 #  3. when HEAD's measured files differ from that commit's, it says the
 #     evidence is stale and which files changed, without failing: a fix in
 #     the runner lands on its own, and a kernel's claims need a new run.
+#  4. where receipts/<host>/delivery.zip.intoto.json is committed, it
+#     verifies with receipts/<host>/evidence-key.pub and the root.
 # Stale, tampered or unverifiable evidence (a commit missing from the
 # history, a dirty bundle without MEASURED_AT) fails CI.
 set -euo pipefail
 closure=(kernels src/runner protocols db/schema.sql) # docs/runner.md, "Provenance"
 n=0
 stale=0
+signed=0
 for db in receipts/*/evidence.db; do
     [ -e "$db" ] || continue
     dir=$(dirname "$db")
@@ -56,6 +59,21 @@ EOF
     git archive "$measured" -- "${closure[@]}" | tar -x -C "$tmp/tree"
     echo "receipts: $dir: verifying against the measured files of commit $measured (bundle records $recorded, $dirty)"
     build/verify-bundle "$dir/delivery.zip" --source-tree "$tmp/tree" --expect-root "$(cat "$dir/ROOT")"
+    # 4. signed evidence (issue 21): the envelope made on the host that
+    #    measured verifies with the public key committed beside it, with the
+    #    root; one without the other is an error.
+    env_file=$dir/delivery.zip.intoto.json pub=$dir/evidence-key.pub
+    if [ -e "$env_file" ] || [ -e "$pub" ]; then
+        if [ ! -e "$env_file" ] || [ ! -e "$pub" ]; then
+            echo "receipts: $dir: a signature needs both $env_file and $pub: commit both (ci/gpu-evidence.sh brings them back) or neither"
+            exit 1
+        fi
+        build/verify-bundle "$dir/delivery.zip" --key "$pub" --attestation "$env_file" --expect-root "$(cat "$dir/ROOT")" >/dev/null ||
+            { echo "receipts: $dir: the signature ($env_file) does not verify with $pub (verify-bundle above)"; \
+              build/verify-bundle "$dir/delivery.zip" --key "$pub" --attestation "$env_file" --expect-root "$(cat "$dir/ROOT")" | grep -v "^  ok" ; exit 1; }
+        echo "receipts: $dir: signed: the envelope verifies with $pub"
+        signed=$((signed + 1))
+    fi
     changed=$(git diff --name-only "$measured" HEAD -- "${closure[@]}")
     if [ -n "$changed" ]; then
         stale=$((stale + 1))
@@ -67,4 +85,4 @@ EOF
     trap - EXIT
     n=$((n + 1))
 done
-echo "receipts: $n host bundle(s) equal their re-export and verify against the commit they were measured at ($stale stale for HEAD)"
+echo "receipts: $n host bundle(s) equal their re-export and verify against the commit they were measured at ($stale stale for HEAD, $signed signed)"

@@ -3,7 +3,9 @@
 # gpu-work/ carried): build with the vendored packages, validate the
 # kernels, then run (or --resume) protocols/h200.json for at most SECONDS,
 # stopping cleanly with SIGINT, and bring the store back under $OUT.  When
-# the run has finished, export and verify the bundle too.  Not a CI gate.
+# the run has finished, export and verify the bundle too, then sign it with
+# a key made on the host for the run and verify the signature.  Not a CI
+# gate.
 #   usage: ci/gpu-evidence.sh SECONDS [PROTOCOL]
 set -uo pipefail
 secs=${1:?seconds}
@@ -43,4 +45,14 @@ if [ "$rc" = 0 ]; then
     build/evident export --db "$db" --out "$out/delivery.zip" > "$out/ROOT" && \
     build/verify-bundle "$out/delivery.zip" --source-tree . --expect-root "$(cat "$out/ROOT")" > "$out/verify.txt" 2>&1
     echo "export+verify rc=$?"; tail -12 "$out/verify.txt"
+    # Signed on the host that measured, with a key made here for this run
+    # (issue 21): the private half stays in gpu-work/ and goes with the
+    # machine; the envelope and the public half come back under $OUT.
+    key=gpu-work/evidence-key
+    rm -f "$key" "$key.pub"
+    build/evident keygen --out "$key" && build/evident sign "$out/delivery.zip" --key "$key" &&
+        build/verify-bundle "$out/delivery.zip" --key "$key.pub" --expect-root "$(cat "$out/ROOT")" \
+            > "$out/verify-signed.txt" 2>&1
+    echo "sign+verify rc=$?"; tail -3 "$out/verify-signed.txt"
+    cp "$key.pub" "$out/evidence-key.pub"
 fi

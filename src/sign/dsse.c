@@ -256,11 +256,8 @@ out:
 ev_status ev_dsse_verify(const ev_dsse *d, const ev_key *k, ev_err *err)
 {
     if (d->keyid && d->keyid[0] && strcmp(d->keyid, ev_key_id(k)))
-        return ev_err_set(
-            err, EV_EVERIFY,
-            "the envelope's keyid %.64s is not the given key's %s: wrong key, or the envelope was "
-            "signed by another",
-            d->keyid, ev_key_id(k));
+        return ev_err_set(err, EV_EVERIFY, "the envelope's keyid %.64s is not the given key's %s", d->keyid,
+                          ev_key_id(k));
     ev_buf pae = EV_BUF_INIT;
     ev_status rc = ev_dsse_pae(d->payload_type, d->payload.data, d->payload.len, &pae);
     if (rc)
