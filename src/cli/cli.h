@@ -24,13 +24,15 @@
 #define EV_EXIT_FAIL  1
 #define EV_EXIT_USAGE 2
 
-int ev_cmd_run(int argc, char **argv);    /* cmd_run.c */
-int ev_cmd_fit(int argc, char **argv);    /* cmd_fit.c */
-int ev_cmd_export(int argc, char **argv); /* cmd_export.c */
-int ev_cmd_report(int argc, char **argv); /* cmd_report.c */
-int ev_cmd_stamp(int argc, char **argv);  /* cmd_stamp.c */
-int ev_cmd_keygen(int argc, char **argv); /* cmd_sign.c */
-int ev_cmd_sign(int argc, char **argv);   /* cmd_sign.c */
+int ev_cmd_run(int argc, char **argv);     /* cmd_run.c */
+int ev_cmd_fit(int argc, char **argv);     /* cmd_fit.c */
+int ev_cmd_export(int argc, char **argv);  /* cmd_export.c */
+int ev_cmd_report(int argc, char **argv);  /* cmd_report.c */
+int ev_cmd_results(int argc, char **argv); /* cmd_results.c */
+int ev_cmd_compare(int argc, char **argv); /* cmd_compare.c */
+int ev_cmd_stamp(int argc, char **argv);   /* cmd_stamp.c */
+int ev_cmd_keygen(int argc, char **argv);  /* cmd_sign.c */
+int ev_cmd_sign(int argc, char **argv);    /* cmd_sign.c */
 
 /* ---- options (cli_args.c) ------------------------------------------------ */
 

@@ -410,12 +410,27 @@ void rp_rep_free(rep *r)
 /* Parses the members a report needs into r. */
 ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err)
 {
+    return rp_rep_load_with(m, n, NULL, r, err);
+}
+
+/* rp_rep_load, with figures (when non-NULL; taken over, freed on failure
+ * too) in place of validation.json's "figures". */
+ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r, ev_err *err)
+{
     ev_status rc;
     memset(r, 0, sizeof *r);
     if ((rc = parse_member(m, n, "validation.json", 1, &r->val, err)) ||
         (rc = parse_member(m, n, "model.json", 0, &r->model, err)) ||
-        (rc = parse_member(m, n, "provenance.json", 0, &r->prov, err)))
+        (rc = parse_member(m, n, "provenance.json", 0, &r->prov, err))) {
+        cJSON_Delete(figures);
         return rc;
+    }
+    if (figures) {
+        if (cJSON_IsObject(r->val) && cJSON_GetObjectItemCaseSensitive(r->val, "figures"))
+            cJSON_ReplaceItemInObjectCaseSensitive(r->val, "figures", figures);
+        else if (!cJSON_IsObject(r->val) || !cJSON_AddItemToObject(r->val, "figures", figures))
+            cJSON_Delete(figures);
+    }
     r->jobs = cJSON_GetObjectItemCaseSensitive(r->val, "jobs");
     r->cases = cJSON_GetObjectItemCaseSensitive(r->val, "cases");
     if (!cJSON_IsArray(r->jobs) || !cJSON_IsArray(r->cases) ||

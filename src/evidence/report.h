@@ -37,4 +37,16 @@ ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
  */
 ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
 
+/*
+ * Appends the results as data (docs/results.md): one row per case and arm
+ * that has a main or policy job (median or estimate over rounds, its 95%
+ * interval and basis, bytes per op, GB/s, the percentage of the same run's
+ * ceiling, outcome and reason), as JSON ("format": EV_RESULTS_FORMAT, the
+ * run, its root digest when receipts.json is among the members) or, with
+ * csv, as CSV whose first column names the format on every row.  Errors
+ * as ev_report_html.
+ */
+#define EV_RESULTS_FORMAT "evident-results/1"
+ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, ev_err *err);
+
 #endif
