@@ -1,6 +1,7 @@
 /*
  * check_results.c: the results as data (`evident results`), two runs
- * compared (`evident compare`) and report.html's headline, on real cpu
+ * compared (`evident compare`) and report.html's headline (and its red
+ * notice for a bundle that does not verify), on real cpu
  * bundles made here through the real pipeline (evident run, evident
  * export): one with one round, one with three.  A second bundle of each is
  * the first with one arm's raw samples made 16 times slower (samples.csv
@@ -446,6 +447,66 @@ START_TEST(test_compare_over_rounds_finds_the_slowed_arm_with_a_welch_interval)
 }
 END_TEST
 
+/* ---- report.html's headline ------------------------------------------------------ */
+
+START_TEST(test_the_report_leads_with_the_headline_and_an_intact_bundle_gets_its_own_page)
+{
+    char a[400], html[400], cmd[1400];
+    bundle b;
+    ev_buf page = EV_BUF_INIT;
+    ev_err err = {""};
+    fixture("a.zip", a, sizeof a);
+    fixture("a.html", html, sizeof html);
+    snprintf(cmd, sizeof cmd, "%s/evident report %s --out %s 2> %s/a-report.err", build_dir(), a, html,
+             g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    ck_assert_int_eq(ev_read_file(html, &page, &err), EV_OK);
+    bundle_read("a.zip", &b);
+    const ev_member *held = ev_member_find(b.m, b.n, "report.html");
+    ck_assert_ptr_nonnull(held);
+    ck_assert_uint_eq(held->len, page.len);
+    ck_assert(!memcmp(held->data, page.data, page.len)); /* the member, byte for byte */
+    ck_assert_int_eq(ev_buf_puts(&page, ""), EV_OK);
+    const char *head = strstr(page.data, "<h2>Headline</h2>"), *run = strstr(page.data, "<h2>Run</h2>");
+    ck_assert_msg(head && run && head < run, "the headline is not first");
+    ck_assert_ptr_null(strstr(page.data, "class=\"alarm\""));
+    ck_assert_ptr_nonnull(strstr(head, "<th>auto / best peer</th>"));
+    ck_assert_ptr_nonnull(strstr(head, "(backend cpu)"));
+    ck_assert_ptr_nonnull(strstr(head, "<th>ceiling</th>"));
+    ck_assert_ptr_nonnull(strstr(page.data, "GB/s"));
+    ck_assert_ptr_nonnull(strstr(page.data, "<h2>Cases and arms</h2>"));
+    ev_buf_free(&page);
+    bundle_free(&b);
+}
+END_TEST
+
+START_TEST(test_a_bundle_whose_raw_samples_disagree_is_reported_with_a_red_notice)
+{
+    char a[400], html[400], cmd[1400];
+    ev_buf page = EV_BUF_INIT;
+    ev_err err = {""};
+    if (!g_arm1[0]) {
+        fprintf(stderr, "check_results: no slowed copy on this host: not run\n");
+        return;
+    }
+    fixture("a-slow.zip", a, sizeof a);
+    fixture("a-slow.html", html, sizeof html);
+    snprintf(cmd, sizeof cmd, "%s/evident report %s --out %s 2> %s/slow-report.err", build_dir(), a, html,
+             g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    ck_assert_int_eq(ev_read_file(html, &page, &err), EV_OK); /* written all the same */
+    ck_assert_int_eq(ev_buf_puts(&page, ""), EV_OK);
+    const char *alarm = strstr(page.data, "<div class=\"alarm\">"), *head = strstr(page.data, "<h2>Headline");
+    ck_assert_msg(alarm && head && alarm < head, "no notice above the headline");
+    ck_assert_ptr_nonnull(strstr(alarm, "does not verify"));
+    ck_assert_ptr_nonnull(strstr(alarm, "samples.csv"));
+    snprintf(cmd, sizeof cmd, "grep -q 'written with a notice: verify-bundle: FAIL' %s/slow-report.err",
+             g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    ev_buf_free(&page);
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
@@ -459,6 +520,11 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_a_run_compared_with_itself_has_ratios_of_one_and_nothing_significant);
     tcase_add_test(t, test_compare_finds_an_arm_made_slower_and_fail_slower_exits_1);
     tcase_add_test(t, test_compare_over_rounds_finds_the_slowed_arm_with_a_welch_interval);
+    suite_add_tcase(s, t);
+    t = tcase_create("report");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_the_report_leads_with_the_headline_and_an_intact_bundle_gets_its_own_page);
+    tcase_add_test(t, test_a_bundle_whose_raw_samples_disagree_is_reported_with_a_red_notice);
     suite_add_tcase(s, t);
     return s;
 }

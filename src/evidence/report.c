@@ -490,6 +490,27 @@ int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v)
     return 1;
 }
 
+/* Returns 1 when case idx has auto / best peer: sets *peer, *ratio (the
+ * figures pair's headline ratio; without figures the ratio of the
+ * estimates) and *verdict ("win", "loss", "n.s.", or "-" when the figures
+ * have no pair).  0 (nothing written) when auto or every peer lacks an
+ * estimate.  The case table's column and the headline's counts. */
+int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, const char **verdict)
+{
+    const char *pn;
+    double au, pu, ar;
+    if (!rp_arm_estimate(r, idx, "auto", "policy", &au) || !rp_md_best_peer(r, idx, &pn, &pu))
+        return 0;
+    const cJSON *ap = rp_fig_pair(r, idx, "auto", pn);
+    ar = au / pu;
+    if (ap && !rp_jnum(ap, "ratio", &ar))
+        return 0;
+    *peer = pn;
+    *ratio = ar;
+    *verdict = rp_verdict_short(ap);
+    return 1;
+}
+
 /* Returns 1 and sets *bytes to the in_span of the last attempt's binding
  * of job j (the bytes one ceiling op reads) when it is a positive number;
  * else 0. */

@@ -28,6 +28,15 @@
 ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
 
 /*
+ * ev_report_html with, when problem is non-NULL, a red notice at the top
+ * saying the bundle does not verify and why (problem: one line, e.g.
+ * verify-bundle's first failure).  `evident report` passes what its own
+ * verification found; the exporter and the verifier pass NULL, so an
+ * intact bundle's page is the same bytes either way.
+ */
+ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err);
+
+/*
  * Appends the markdown results document to out, from the same members: a
  * header (run, protocol, status, the floor median, the ceiling median and
  * its bytes per second), the case table (one row per case: hot medians of

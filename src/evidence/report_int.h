@@ -5,6 +5,7 @@
  *   report.c       reading: the members parsed, indexed and looked up; what
  *                  a table cell shows (a job's median or outcome, the best
  *                  peer, a failure's reason)
+ *   report_head.c  report.html's top: the headline and the case x arm matrix
  *   report_html.c  report.html: the sections and their tables
  *   report_svg.c   the per-case charts (inline SVG)
  *   report_md.c    the markdown case table
@@ -65,6 +66,7 @@ typedef struct rp_arm_stat {
 /* report.c */
 const char *rp_arm_cell(const rep *r, int64_t idx, const char *arm, const char *phase, char *t, size_t cap);
 int rp_arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phase, double *v);
+int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, const char **verdict);
 const char *rp_arm_phase(const char *arm);
 const char *rp_case_label(const cJSON *c, char *t, size_t cap);
 const char *rp_failure_reason(const cJSON *j, char *t, size_t cap);
@@ -90,8 +92,13 @@ const char *rp_verdict_short(const cJSON *p);
 /* report_html.c */
 const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against);
 const char *rp_fmt(char t[48], double v, int d);
+ev_status rp_put_arm_headers(const rep *r, ev_buf *b);
 ev_status rp_put_esc(ev_buf *b, const char *s);
 ev_status rp_put_md(ev_buf *b, const char *s);
+
+/* report_head.c */
+ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b);
+ev_status rp_sec_matrix(const rep *r, ev_buf *b);
 
 /* report_results.c */
 int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outcome, char *reason,
