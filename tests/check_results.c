@@ -1,7 +1,7 @@
 /*
  * check_results.c: the results as data (`evident results`), two runs
  * compared (`evident compare`) and report.html's headline (and its red
- * notice for a bundle that does not verify), on real cpu
+ * notice for a bundle that does not verify) and db/views.sql, on real cpu
  * bundles made here through the real pipeline (evident run, evident
  * export): one with one round, one with three.  A second bundle of each is
  * the first with one arm's raw samples made 16 times slower (samples.csv
@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 #include "buf.h"
 #include "sha256.h"
@@ -30,13 +31,15 @@
 
 static char g_dir[256];
 
-/* One round (a), three rounds (r); the arms default, rows1 and rows2. */
+/* One round (a: the arms default, rows1, rows2 and a fault arm that
+ * always exits 3), three rounds (r: default, rows1, rows2). */
 static const char one_round[] =
     "{\"seed\": 11, \"samples\": 5, \"warmup_ms\": 10, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"host_threads\": 2,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
-    " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
+    " \"arms\": [\"default\", \"rows1\", \"rows2\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
+    " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3}],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
     "\"default_rows\": 4}]}\n";
 static const char three_rounds[] =
@@ -268,7 +271,7 @@ START_TEST(test_results_give_one_row_per_case_and_arm_with_gb_per_s_and_the_ceil
     ck_assert_int_eq(ev_sha256_hex(rc->data, rc->len, root), EV_OK);
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(j, "root")->valuestring, root);
     const cJSON *rows = cJSON_GetObjectItemCaseSensitive(j, "rows");
-    ck_assert_int_eq(cJSON_GetArraySize(rows), 4); /* one case x default, rows1, rows2, auto */
+    ck_assert_int_eq(cJSON_GetArraySize(rows), 5); /* one case x default, rows1, rows2, auto, fault-exit */
     double ceil_gbps = cJSON_GetObjectItemCaseSensitive(j, "ceiling_gb_per_s")->valuedouble;
     size_t estimated = 0;
     cJSON_ArrayForEach(r, rows)
@@ -277,6 +280,13 @@ START_TEST(test_results_give_one_row_per_case_and_arm_with_gb_per_s_and_the_ceil
         const cJSON *med = cJSON_GetObjectItemCaseSensitive(r, "median_us");
         ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(r, "bytes_per_op")->valuedouble,
                             (17.0 * 1024 + 17) * 2);
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(r, "arm")->valuestring, "fault-exit")) {
+            ck_assert_str_eq(oc, "failed-exit");
+            ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(r, "reason")->valuestring,
+                             "exit code 3 (retry-1: failed-exit)");
+            ck_assert(cJSON_IsNull(med));
+            continue;
+        }
         if (strcmp(oc, "completed")) {
             ck_assert_msg(cJSON_IsString(cJSON_GetObjectItemCaseSensitive(r, "reason")),
                           "a failure without why");
@@ -293,7 +303,7 @@ START_TEST(test_results_give_one_row_per_case_and_arm_with_gb_per_s_and_the_ceil
         ck_assert(cJSON_GetArrayItem(ci, 0)->valuedouble <= us &&
                   us <= cJSON_GetArrayItem(ci, 1)->valuedouble);
     }
-    fprintf(stderr, "check_results: %zu of 4 arms completed on this host\n", estimated);
+    fprintf(stderr, "check_results: %zu of 4 timed arms completed on this host\n", estimated);
     cJSON_Delete(j);
 
     /* CSV: a header and the same rows, the format in the first column */
@@ -306,7 +316,7 @@ START_TEST(test_results_give_one_row_per_case_and_arm_with_gb_per_s_and_the_ceil
     for (const char *p = out.data; (p = strstr(p, "\nevident-results/1,0,reduce_sum,17,1024,1024,fp16,"));
          p++)
         lines++;
-    ck_assert_uint_eq(lines, 4);
+    ck_assert_uint_eq(lines, 5);
     ev_buf_free(&out);
     bundle_free(&b);
 }
@@ -507,6 +517,101 @@ START_TEST(test_a_bundle_whose_raw_samples_disagree_is_reported_with_a_red_notic
 }
 END_TEST
 
+/* ---- db/views.sql ------------------------------------------------------------------ */
+
+/* One row of a query: column 0 as text, column 1 as a double or text. */
+typedef struct qrow {
+    char key[200], text[300];
+    double v;
+    int has_v;
+} qrow;
+
+/* Runs db/views.sql, then sql, on the store g_dir/name opened read-only;
+ * returns the rows (free) and their count in *n. */
+static qrow *views_query(const char *name, const char *sql, size_t *n)
+{
+    char p[400];
+    ev_buf views = EV_BUF_INIT;
+    ev_err err = {""};
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    qrow *v = NULL;
+    size_t cap = 0;
+    char *msg = NULL;
+    fixture(name, p, sizeof p);
+    ck_assert_int_eq(ev_read_file("db/views.sql", &views, &err), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&views, ""), EV_OK);
+    ck_assert_int_eq(sqlite3_open_v2(p, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    ck_assert_msg(sqlite3_exec(db, views.data, NULL, NULL, &msg) == SQLITE_OK, "db/views.sql: %s", msg);
+    ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+    *n = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 16;
+            v = realloc(v, cap * sizeof *v);
+            ck_assert_ptr_nonnull(v);
+        }
+        qrow *r = &v[(*n)++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->key, sizeof r->key, "%s", (const char *)sqlite3_column_text(st, 0));
+        if (sqlite3_column_type(st, 1) == SQLITE_FLOAT) {
+            r->v = sqlite3_column_double(st, 1);
+            r->has_v = 1;
+        } else if (sqlite3_column_type(st, 1) == SQLITE_TEXT) {
+            snprintf(r->text, sizeof r->text, "%s", (const char *)sqlite3_column_text(st, 1));
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    ev_buf_free(&views);
+    return v;
+}
+
+START_TEST(test_the_store_views_give_validation_json_medians_to_the_bit_and_failures_with_reasons)
+{
+    bundle b;
+    size_t n = 0, matched = 0;
+    qrow *v = views_query("a.db", "SELECT job_key, median_us FROM job_hot_medians ORDER BY job_id", &n);
+    bundle_read("a.zip", &b);
+    const ev_member *vm = ev_member_find(b.m, b.n, "validation.json");
+    cJSON *val = cJSON_ParseWithLength(vm->data, vm->len);
+    ck_assert_ptr_nonnull(val);
+    const cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(val, "jobs"))
+    {
+        const cJSON *med = cJSON_GetObjectItemCaseSensitive(j, "median_us");
+        const char *key = cJSON_GetObjectItemCaseSensitive(j, "job_key")->valuestring;
+        if (!cJSON_IsNumber(med))
+            continue;
+        size_t i = 0;
+        while (i < n && strcmp(v[i].key, key))
+            i++;
+        ck_assert_msg(i < n, "%s: no row in job_hot_medians", key);
+        /* cJSON reads the %.17g text back to the same bits */
+        ck_assert_msg(v[i].has_v && v[i].v == med->valuedouble, "%s: view %.17g, validation.json %.17g", key,
+                      v[i].v, med->valuedouble);
+        matched++;
+    }
+    ck_assert_uint_eq(matched, n);
+    ck_assert_uint_ge(matched, 2); /* at least the reference arms */
+    free(v);
+    cJSON_Delete(val);
+    bundle_free(&b);
+
+    v = views_query(
+        "a.db", "SELECT job_key, reason FROM failure_reasons WHERE arm = 'fault-exit' ORDER BY job_id", &n);
+    ck_assert_uint_eq(n, 2); /* the job and its rescue */
+    ck_assert_str_eq(v[0].text, "exit code 3");
+    ck_assert_str_eq(v[1].text, "exit code 3");
+    free(v);
+    v = views_query("r.db", "SELECT arm, estimate_us FROM case_arm_medians", &n);
+    ck_assert_uint_ge(n, 1);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(v[i].has_v && v[i].v > 0);
+    free(v);
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
@@ -520,6 +625,10 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_a_run_compared_with_itself_has_ratios_of_one_and_nothing_significant);
     tcase_add_test(t, test_compare_finds_an_arm_made_slower_and_fail_slower_exits_1);
     tcase_add_test(t, test_compare_over_rounds_finds_the_slowed_arm_with_a_welch_interval);
+    suite_add_tcase(s, t);
+    t = tcase_create("views");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_the_store_views_give_validation_json_medians_to_the_bit_and_failures_with_reasons);
     suite_add_tcase(s, t);
     t = tcase_create("report");
     tcase_set_timeout(t, 120);
