@@ -355,6 +355,21 @@ const char *rp_case_label(const cJSON *c, char *t, size_t cap)
     return t;
 }
 
+/* Writes "IDX: label" of the case whose case_index is idx into t ("IDX"
+ * alone when there is none): how the long tables name a case. */
+const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap)
+{
+    const cJSON *c;
+    char lab[160];
+    cJSON_ArrayForEach(c, r->cases) if (rp_jint(c, "case_index", -1) == idx)
+    {
+        snprintf(t, cap, "%" PRId64 ": %s", idx, rp_case_label(c, lab, sizeof lab));
+        return t;
+    }
+    snprintf(t, cap, "%" PRId64, idx);
+    return t;
+}
+
 /* Writes into t why job j (not completed) failed, from its last attempt. */
 const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
 {

@@ -229,7 +229,7 @@ ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b)
             rc = rp_put_esc(b, problem);
         if (!rc)
             rc = ev_buf_puts(
-                b, "  What follows is what its members claim, not what its raw records show.</div>\n");
+                b, "<br>What follows is what its members claim, not what its raw records show.</div>\n");
     }
     if (!rc)
         rc = ev_buf_puts(b, "<h2>Headline</h2>\n<table class=\"head\">\n");

@@ -546,10 +546,10 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
     {
         if (rc)
             break;
-        snprintf(t, sizeof t, "%" PRId64, rp_jint(p, "case_index", -1));
+        char cn[200];
         rc = ev_buf_puts(b, "<tr>");
         if (!rc)
-            rc = td(b, "n", t);
+            rc = td(b, NULL, rp_case_name(r, rp_jint(p, "case_index", -1), cn, sizeof cn));
         if (!rc)
             rc = td(b, NULL, rp_jstr(p, "arm"));
         if (!rc)
@@ -649,10 +649,10 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
     {
         if (rc)
             break;
-        snprintf(t, sizeof t, "%" PRId64, rp_jint(p, "case_index", -1));
+        char cn[200];
         rc = ev_buf_puts(b, "<tr>");
         if (!rc)
-            rc = td(b, "n", t);
+            rc = td(b, NULL, rp_case_name(r, rp_jint(p, "case_index", -1), cn, sizeof cn));
         if (!rc)
             rc = td(b, NULL, rp_jstr(p, "arm"));
         if (!rc)
@@ -777,10 +777,10 @@ static ev_status sec_drift(const rep *r, ev_buf *b)
     {
         if (rc)
             break;
-        snprintf(t, sizeof t, "%" PRId64, rp_jint(x, "case_index", -1));
+        char cn[200];
         rc = ev_buf_puts(b, "<tr>");
         if (!rc)
-            rc = td(b, "n", t);
+            rc = td(b, NULL, rp_case_name(r, rp_jint(x, "case_index", -1), cn, sizeof cn));
         if (!rc)
             rc = td(b, "n",
                     rp_jnum(x, "main_median_us", &v) ? rp_fmt(t, v, 4) : rp_jstr(x, "main_median_us_reason"));

@@ -69,6 +69,7 @@ int rp_arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phas
 int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, const char **verdict);
 const char *rp_arm_phase(const char *arm);
 const char *rp_case_label(const cJSON *c, char *t, size_t cap);
+const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap);
 const char *rp_failure_reason(const cJSON *j, char *t, size_t cap);
 const cJSON *rp_find_decision(const rep *r, const cJSON *c);
 const cJSON *rp_find_job(const rep *r, int64_t idx, const char *arm, const char *phase);
