@@ -170,11 +170,15 @@ static ev_status auto_rows(const rep *r, ev_buf *b)
                  rp_jint(p, "not_significant", 0));
         if (has_ci)
             snprintf(line + strlen(line), sizeof line - strlen(line), " (interval: cases resampled)");
+        if (rp_jint(p, "n_cases", 0) == 0)
+            snprintf(line, sizeof line, "no case where both completed");
         rc = ev_buf_puts(b, "<tr><th>auto / ");
         if (!rc)
             rc = rp_put_esc(b, g);
         if (!rc)
-            rc = ev_buf_printf(b, "</th><td class=\"%s\">", has && v > 1.0 ? "bad" : has ? "ok" : "n");
+            rc = ev_buf_puts(b, !has      ? "</th><td>"
+                                : v > 1.0 ? "</th><td class=\"bad\">"
+                                          : "</th><td class=\"ok\">");
         if (!rc)
             rc = rp_put_esc(b, line);
         if (!rc)
@@ -205,10 +209,9 @@ static ev_status auto_rows(const rep *r, ev_buf *b)
     else
         snprintf(line, sizeof line, "no case has both auto and a peer completed");
     if (!rc)
-        rc = ev_buf_printf(b, "<tr><th>auto / best peer</th><td class=\"%s\"><strong>",
-                           has_g && g > 1.0 ? "bad"
-                           : has_g          ? "ok"
-                                            : "n");
+        rc = ev_buf_puts(b, !has_g    ? "<tr><th>auto / best peer</th><td><strong>"
+                            : g > 1.0 ? "<tr><th>auto / best peer</th><td class=\"bad\"><strong>"
+                                      : "<tr><th>auto / best peer</th><td class=\"ok\"><strong>");
     if (!rc)
         rc = rp_put_esc(b, line);
     if (!rc)

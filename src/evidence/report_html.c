@@ -96,7 +96,7 @@ static const char style[] = "body{font-family:sans-serif;margin:2em;color:#111}"
                             "div.alarm{background:#b00;color:#fff;padding:0.6em 1em;margin:0 0 1em 0;"
                             "font-size:1.1em}"
                             "table.head th{background:#f4f4f4;white-space:nowrap}"
-                            "small{color:#444}";
+                            "small{color:#444;white-space:nowrap}";
 
 /* The run and provenance table. */
 static ev_status sec_run(const rep *r, ev_buf *b)
