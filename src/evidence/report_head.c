@@ -219,7 +219,9 @@ static ev_status auto_rows(const rep *r, ev_buf *b)
     return rc;
 }
 
-/* See report_int.h. */
+/* Appends the headline: problem (when non-NULL) as a red notice first,
+ * then auto against the peers, the run and the checks, the device and
+ * host, the ceiling and the floor.  EV_ENOMEM. */
 ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b)
 {
     char t[200], u[48];
@@ -257,7 +259,10 @@ ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b)
     return rc;
 }
 
-/* See report_int.h. */
+/* Appends the case x arm matrix: per cell the estimate, GB/s and the
+ * percentage of the ceiling (when the run has one), the case's fastest arm
+ * in bold, an arm without an estimate in red with its outcome; an empty
+ * cell where the run planned no such job.  EV_ENOMEM. */
 ev_status rp_sec_matrix(const rep *r, ev_buf *b)
 {
     const cJSON *c;

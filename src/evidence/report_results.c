@@ -60,7 +60,11 @@ static const cJSON *fig_job_of(const rep *r, const cJSON *j)
     return rp_ix_find(r, key);
 }
 
-/* See report_int.h. */
+/* Fills *s with the estimate of case idx and arm and its 95% interval
+ * (rp_arm_stat in report_int.h says what each basis stands on).  Returns
+ * 1 when there is an estimate (s->has_ci says whether there is an interval:
+ * not with one usable round of several, nor without a bootstrap interval),
+ * 0 when none (s zeroed but for the round counts). */
 int rp_arm_stat_get(const rep *r, int64_t idx, const char *arm, rp_arm_stat *s)
 {
     char key[200];
@@ -112,7 +116,11 @@ int rp_arm_stat_get(const rep *r, int64_t idx, const char *arm, rp_arm_stat *s)
     return 1;
 }
 
-/* See report_int.h. */
+/* The outcome of case idx and arm over its main and policy jobs (no
+ * retries): "completed" when every one completed, else the first failed
+ * one's outcome, with why into reason[cap] (rp_failure_reason, and its
+ * rescue's outcome); reason is "" when completed.  Returns 1, or 0 (nothing
+ * written) when the run planned no such job. */
 int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outcome, char *reason, size_t cap)
 {
     const cJSON *j, *bad = NULL;
