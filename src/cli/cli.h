@@ -117,6 +117,25 @@ int ev_cli_write(const char *cmd, const char *path, const void *data, size_t n);
  * "CMD: <reason>" and returns EV_EXIT_USAGE (EV_EXIT_FAIL for memory). */
 int ev_cli_read(const char *cmd, const char *path, ev_buf *out);
 
+/* A bundle read into memory: its bytes and its members, pointing into them. */
+typedef struct ev_cli_bundle {
+    ev_buf zip;
+    struct ev_zip *z;
+    struct ev_member *m; /* n members (ev_members_read_zip) */
+    size_t n;
+} ev_cli_bundle;
+
+/*
+ * Reads the bundle at path ("-": stdin) with ev_cli_read, then lists its
+ * members with the one bundle reader (ev_members_read_zip).  Returns 0
+ * (OUT: *b, freed with ev_cli_bundle_free), or prints "CMD: <reason>" and
+ * returns EV_EXIT_USAGE (the path cannot be read) or EV_EXIT_FAIL ("CMD:
+ * PATH: not a readable bundle: ...", or no memory).  *b holds nothing
+ * that needs freeing on failure.
+ */
+int ev_cli_read_bundle(const char *cmd, const char *path, ev_cli_bundle *b);
+void ev_cli_bundle_free(ev_cli_bundle *b); /* NULL-safe, leaves *b empty */
+
 /* ---- where the programs' files are (cli_paths.c) -------------------------- */
 
 /* Where this program finds what `evident run` needs. */

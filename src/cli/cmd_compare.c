@@ -4,8 +4,8 @@
  *
  * Per case and arm the ratio B / A with its 95% interval and significance,
  * from the two bundles' raw samples (src/evidence/compare.h), and a summary
- * line.  Each bundle is read with the one bundle reader
- * (ev_members_read_zip).  Exit 0 on success, 1 when --fail-slower is given
+ * line.  Each bundle is read with ev_cli_read_bundle (the one bundle
+ * reader).  Exit 0 on success, 1 when --fail-slower is given
  * and some significant slow-down exceeds it, or a file is readable but not
  * a bundle; 2 on usage errors and unreadable or unwritable paths.
  * `verify-bundle --compare` stays the reproducibility gate: this command
@@ -19,7 +19,6 @@
 
 #include "cli.h"
 #include "evidence/compare.h"
-#include "verify/zipread.h"
 
 static const char compare_usage[] =
     "usage: evident compare A.zip B.zip [--markdown|--json] [--fail-slower PCT] [--out FILE]\n"
@@ -38,22 +37,6 @@ static const char compare_usage[] =
     "exit status: 0 success, 1 a significant slow-down beyond --fail-slower or a file\n"
     "that is not a usable bundle, 2 usage, a bundle that cannot be read or an output\n"
     "that cannot be written\n";
-
-/* One bundle read into members. */
-typedef struct bundle {
-    ev_buf zip;
-    ev_zip *z;
-    ev_member *m;
-    size_t n;
-} bundle;
-
-/* Frees what b holds. */
-static void bundle_free(bundle *b)
-{
-    free(b->m);
-    ev_zip_free(b->z);
-    ev_buf_free(&b->zip);
-}
 
 /* Reads the percentage text s into *pct: a finite decimal >= 0.  Returns
  * 0, or -1 when it is not one. */
@@ -78,7 +61,7 @@ int ev_cmd_compare(int argc, char **argv)
     ev_cli cli;
     ev_err err = {""};
     ev_buf text = EV_BUF_INIT;
-    bundle b[2];
+    ev_cli_bundle b[2];
     size_t gated = 0;
     ev_status rc = EV_OK;
 
@@ -127,16 +110,10 @@ int ev_cmd_compare(int argc, char **argv)
     if (code || (code = ev_cli_output(cli.cmd, "--out", out)))
         goto out;
     for (int i = 0; i < 2 && !code; i++)
-        code = ev_cli_read(cli.cmd, in[i], &b[i].zip);
+        code = ev_cli_read_bundle(cli.cmd, in[i], &b[i]);
     if (code)
         goto out;
-    for (int i = 0; i < 2 && !rc; i++) {
-        rc = ev_members_read_zip(b[i].zip.data, b[i].zip.len, &b[i].z, &b[i].m, &b[i].n, &err);
-        if (rc)
-            ev_err_prefix(&err, "%s", in[i]);
-    }
-    if (!rc)
-        rc = ev_compare_write(b[0].m, b[0].n, b[1].m, b[1].n, &co, &text, &gated, &err);
+    rc = ev_compare_write(b[0].m, b[0].n, b[1].m, b[1].n, &co, &text, &gated, &err);
     if (rc) {
         fprintf(stderr, "evident compare: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
         code = EV_EXIT_FAIL;
@@ -150,7 +127,7 @@ int ev_cmd_compare(int argc, char **argv)
     }
 out:
     for (int i = 0; i < 2; i++)
-        bundle_free(&b[i]);
+        ev_cli_bundle_free(&b[i]);
     ev_buf_free(&text);
     return code;
 }

@@ -24,7 +24,6 @@
 #include "cli.h"
 #include "evidence/report.h"
 #include "verify/verify.h"
-#include "verify/zipread.h"
 
 static const char report_usage[] =
     "usage: evident report BUNDLE.zip [--markdown] --out FILE\n"
@@ -43,21 +42,6 @@ static const char report_usage[] =
     "\n"
     "exit status: 0 success, 1 not a usable bundle, 2 usage, a bundle that cannot be\n"
     "read or an output that cannot be written\n";
-
-/* The members of an archive read by the verifier's hardened reader. */
-typedef struct members {
-    ev_zip *z;
-    ev_member *m;
-    size_t n;
-} members;
-
-/* Frees what read_members allocated. */
-static void members_free(members *ms)
-{
-    free(ms->m);
-    ev_zip_free(ms->z);
-    memset(ms, 0, sizeof *ms);
-}
 
 /* Verifies the bundle file at path (checks 1-6).  Returns 0 when it
  * passes; 1 with problem[cap] naming its first failure when it does not
@@ -89,13 +73,6 @@ static int verify_problem(const char *path, char *problem, size_t cap)
     return bad;
 }
 
-/* Reads every member of the zip bytes p[0..n) into *ms (the one bundle
- * reader, ev_members_read_zip). */
-static ev_status read_members(const void *p, size_t n, members *ms, ev_err *err)
-{
-    return ev_members_read_zip(p, n, &ms->z, &ms->m, &ms->n, err);
-}
-
 int ev_cmd_report(int argc, char **argv)
 {
     enum { OPT_MARKDOWN, OPT_OUT };
@@ -105,8 +82,8 @@ int ev_cmd_report(int argc, char **argv)
     char problem[1200] = "";
     ev_cli cli;
     ev_err err = {""};
-    ev_buf zip = EV_BUF_INIT, text = EV_BUF_INIT;
-    members ms = {NULL, NULL, 0};
+    ev_buf text = EV_BUF_INIT;
+    ev_cli_bundle bun;
     ev_status rc = EV_OK;
 
     ev_cli_init(&cli, "evident report", opts, sizeof opts / sizeof opts[0], argc, argv);
@@ -135,17 +112,16 @@ int ev_cmd_report(int argc, char **argv)
     }
     if (!in || !out)
         return ev_cli_usage(cli.cmd, "a bundle and --out are required");
+    memset(&bun, 0, sizeof bun);
     if ((code = ev_cli_input(cli.cmd, "bundle", in)) || (code = ev_cli_output(cli.cmd, "--out", out)) ||
-        (code = ev_cli_read(cli.cmd, in, &zip)))
+        (code = ev_cli_read_bundle(cli.cmd, in, &bun)))
         goto out;
-    rc = read_members(zip.data, zip.len, &ms, &err);
-    if (!rc)
-        bad = verify_problem(in, problem, sizeof problem);
-    if (!rc && markdown && bad)
+    bad = verify_problem(in, problem, sizeof problem);
+    if (markdown && bad)
         rc = ev_buf_printf(&text, "**This bundle does not verify.** %s\n\n", problem);
     if (!rc)
-        rc = markdown ? ev_report_markdown(ms.m, ms.n, &text, &err)
-                      : ev_report_html_flagged(ms.m, ms.n, bad ? problem : NULL, &text, &err);
+        rc = markdown ? ev_report_markdown(bun.m, bun.n, &text, &err)
+                      : ev_report_html_flagged(bun.m, bun.n, bad ? problem : NULL, &text, &err);
     if (rc) {
         ev_err_prefix(&err, "%s", in);
         fprintf(stderr, "evident report: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
@@ -156,8 +132,7 @@ int ev_cmd_report(int argc, char **argv)
     if (!code && bad)
         fprintf(stderr, "evident report: %s: written with a notice: %s\n", in, problem);
 out:
-    members_free(&ms);
-    ev_buf_free(&zip);
+    ev_cli_bundle_free(&bun);
     ev_buf_free(&text);
     return code;
 }

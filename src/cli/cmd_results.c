@@ -3,7 +3,7 @@
  *
  * The results as data (docs/results.md): one row per case and arm, drawn
  * from the bundle's members with src/evidence/report.h (the lookups the
- * report uses), read with the one bundle reader (ev_members_read_zip).
+ * report uses), read with ev_cli_read_bundle (the one bundle reader).
  * BUNDLE "-" reads stdin; --out defaults to stdout.  Exit 0 on success, 1
  * when the file is readable but not a bundle, 2 on usage errors and
  * unreadable or unwritable paths.
@@ -14,7 +14,6 @@
 
 #include "cli.h"
 #include "evidence/report.h"
-#include "verify/zipread.h"
 
 static const char results_usage[] =
     "usage: evident results BUNDLE.zip --json|--csv [--out FILE]\n"
@@ -41,10 +40,8 @@ int ev_cmd_results(int argc, char **argv)
     int json = 0, csv = 0, k, code = EV_EXIT_OK;
     ev_cli cli;
     ev_err err = {""};
-    ev_buf zip = EV_BUF_INIT, text = EV_BUF_INIT;
-    ev_zip *z = NULL;
-    ev_member *m = NULL;
-    size_t n = 0;
+    ev_buf text = EV_BUF_INIT;
+    ev_cli_bundle bun;
     ev_status rc = EV_OK;
 
     ev_cli_init(&cli, "evident results", opts, sizeof opts / sizeof opts[0], argc, argv);
@@ -78,12 +75,11 @@ int ev_cmd_results(int argc, char **argv)
         return ev_cli_usage(cli.cmd, "a bundle is required");
     if (json == csv)
         return ev_cli_usage(cli.cmd, "one of --json or --csv is required");
+    memset(&bun, 0, sizeof bun);
     if ((code = ev_cli_input(cli.cmd, "bundle", in)) || (code = ev_cli_output(cli.cmd, "--out", out)) ||
-        (code = ev_cli_read(cli.cmd, in, &zip)))
+        (code = ev_cli_read_bundle(cli.cmd, in, &bun)))
         goto out;
-    rc = ev_members_read_zip(zip.data, zip.len, &z, &m, &n, &err);
-    if (!rc)
-        rc = ev_results_write(m, n, csv, &text, &err);
+    rc = ev_results_write(bun.m, bun.n, csv, &text, &err);
     if (rc) {
         ev_err_prefix(&err, "%s", in);
         fprintf(stderr, "evident results: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
@@ -92,9 +88,7 @@ int ev_cmd_results(int argc, char **argv)
     }
     code = ev_cli_write(cli.cmd, out, text.data, text.len);
 out:
-    free(m);
-    ev_zip_free(z);
-    ev_buf_free(&zip);
+    ev_cli_bundle_free(&bun);
     ev_buf_free(&text);
     return code;
 }
