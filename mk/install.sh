@@ -8,7 +8,8 @@
 #   share/evident/: the measurement closure a run snapshots (kernels/,
 #     src/runner/, protocols/, db/schema.sql: docs/runner.md,
 #     "Provenance"), its .evident-stamp (the commit and dirty flag of this
-#     checkout, for the installed files' tree hash), and the protocols
+#     checkout, for the installed files' tree hash), and the protocols;
+#     share/evident/views.sql (db/views.sql, the store's views)
 #   lib/libevident.a, include/evident/ (the library's headers, in their
 #     source directories), lib/pkgconfig/evident.pc
 # The installed evident finds them from its own location (src/cli/
@@ -107,6 +108,10 @@ for f in $(find kernels src/runner protocols -type f | LC_ALL=C sort) db/schema.
     case $f in *[!A-Za-z0-9._/+-]*) echo "make install: odd file name '$f' in the closure" >&2; exit 1 ;; esac
     put "$f" "share/evident/$f" 0644
 done
+
+# the store's views for the sqlite3 CLI (docs/store.md): not part of the
+# closure, beside it
+put db/views.sql share/evident/views.sql 0644
 
 # the library's headers (not the modules' *_int.h), in their directories
 for f in $(find src -name '*.h' ! -name '*_int.h' ! -path 'src/cli/*' ! -path '*/fixture/*' | LC_ALL=C sort); do

@@ -525,9 +525,10 @@ END_TEST
 
 START_TEST(test_every_command_names_an_unknown_option_as_unknown)
 {
-    static const char *const cmds[][3] = {{"evident", "run", NULL},    {"evident", "fit", NULL},
-                                          {"evident", "export", NULL}, {"evident", "report", NULL},
-                                          {"evident", "stamp", NULL},  {"verify-bundle", NULL, NULL}};
+    static const char *const cmds[][3] = {{"evident", "run", NULL},     {"evident", "fit", NULL},
+                                          {"evident", "export", NULL},  {"evident", "report", NULL},
+                                          {"evident", "stamp", NULL},   {"evident", "results", NULL},
+                                          {"evident", "compare", NULL}, {"verify-bundle", NULL, NULL}};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char *argv[4];
         size_t n = 0;

@@ -23,7 +23,10 @@ receipts: $(BUILD)/evident
 # loaded in headless Chromium (Debian's package, installed when missing):
 # no console message may appear, and a screenshot is taken
 # ($(BUILD)/test-browser/report.png).  A page that does log an error is
-# loaded first, so the check is shown to be able to fail.
+# loaded first, so the check is shown to be able to fail.  Then the same
+# for a failing bundle (one raw sample in samples.csv doubled, by
+# tests/tamper-sample.py): its page must open with the red notice
+# (failing.png).
 BROWSER_DIR = $(BUILD)/test-browser
 CHROMIUM_RUN = timeout 120 chromium --headless --no-sandbox --disable-gpu --hide-scrollbars \
 	--window-size=1100,1800 --enable-logging=stderr --v=0
@@ -46,3 +49,12 @@ test-browser: all
 	if grep -q 'CONSOLE' $$d/chromium.log; then echo "test-browser: console messages:"; grep 'CONSOLE' $$d/chromium.log; exit 1; fi; \
 	test -s $$d/report.png || { echo "test-browser: no screenshot"; exit 1; }; \
 	echo "test-browser: report.html of a cpu bundle loads with no console message; screenshot $(BROWSER_DIR)/report.png"
+	$(Q)python3 tests/tamper-sample.py $(BROWSER_DIR)/delivery.zip $(BROWSER_DIR)/failing.zip
+	$(Q)$(BUILD)/evident report $(BROWSER_DIR)/failing.zip --out $(BROWSER_DIR)/failing.html 2> $(BROWSER_DIR)/failing.log
+	$(Q)d=$(abspath $(BROWSER_DIR)); \
+	grep -q '<div class="alarm"><strong>This bundle does not verify.</strong>' $$d/failing.html \
+	  || { echo "test-browser: the failing bundle's page has no red notice"; exit 1; }; \
+	$(CHROMIUM_RUN) --screenshot=$$d/failing.png file://$$d/failing.html 2> $$d/chromium-failing.log; \
+	if grep -q 'CONSOLE' $$d/chromium-failing.log; then echo "test-browser: console messages:"; grep 'CONSOLE' $$d/chromium-failing.log; exit 1; fi; \
+	test -s $$d/failing.png || { echo "test-browser: no screenshot of the failing page"; exit 1; }; \
+	echo "test-browser: a failing bundle's page opens with the red notice and loads with no console message; screenshot $(BROWSER_DIR)/failing.png"

@@ -24,13 +24,15 @@
 #define EV_EXIT_FAIL  1
 #define EV_EXIT_USAGE 2
 
-int ev_cmd_run(int argc, char **argv);    /* cmd_run.c */
-int ev_cmd_fit(int argc, char **argv);    /* cmd_fit.c */
-int ev_cmd_export(int argc, char **argv); /* cmd_export.c */
-int ev_cmd_report(int argc, char **argv); /* cmd_report.c */
-int ev_cmd_stamp(int argc, char **argv);  /* cmd_stamp.c */
-int ev_cmd_keygen(int argc, char **argv); /* cmd_sign.c */
-int ev_cmd_sign(int argc, char **argv);   /* cmd_sign.c */
+int ev_cmd_run(int argc, char **argv);     /* cmd_run.c */
+int ev_cmd_fit(int argc, char **argv);     /* cmd_fit.c */
+int ev_cmd_export(int argc, char **argv);  /* cmd_export.c */
+int ev_cmd_report(int argc, char **argv);  /* cmd_report.c */
+int ev_cmd_results(int argc, char **argv); /* cmd_results.c */
+int ev_cmd_compare(int argc, char **argv); /* cmd_compare.c */
+int ev_cmd_stamp(int argc, char **argv);   /* cmd_stamp.c */
+int ev_cmd_keygen(int argc, char **argv);  /* cmd_sign.c */
+int ev_cmd_sign(int argc, char **argv);    /* cmd_sign.c */
 
 /* ---- options (cli_args.c) ------------------------------------------------ */
 
@@ -114,6 +116,25 @@ int ev_cli_write(const char *cmd, const char *path, const void *data, size_t n);
 /* Reads path, or stdin when path is "-", into out.  Returns 0, or prints
  * "CMD: <reason>" and returns EV_EXIT_USAGE (EV_EXIT_FAIL for memory). */
 int ev_cli_read(const char *cmd, const char *path, ev_buf *out);
+
+/* A bundle read into memory: its bytes and its members, pointing into them. */
+typedef struct ev_cli_bundle {
+    ev_buf zip;
+    struct ev_zip *z;
+    struct ev_member *m; /* n members (ev_members_read_zip) */
+    size_t n;
+} ev_cli_bundle;
+
+/*
+ * Reads the bundle at path ("-": stdin) with ev_cli_read, then lists its
+ * members with the one bundle reader (ev_members_read_zip).  Returns 0
+ * (OUT: *b, freed with ev_cli_bundle_free), or prints "CMD: <reason>" and
+ * returns EV_EXIT_USAGE (the path cannot be read) or EV_EXIT_FAIL ("CMD:
+ * PATH: not a readable bundle: ...", or no memory).  *b holds nothing
+ * that needs freeing on failure.
+ */
+int ev_cli_read_bundle(const char *cmd, const char *path, ev_cli_bundle *b);
+void ev_cli_bundle_free(ev_cli_bundle *b); /* NULL-safe, leaves *b empty */
 
 /* ---- where the programs' files are (cli_paths.c) -------------------------- */
 

@@ -14,6 +14,8 @@
 
 #include "buf.h"
 #include "cli.h"
+#include "evidence/member.h"
+#include "verify/zipread.h"
 
 void ev_cli_init(ev_cli *p, const char *cmd, const ev_cli_opt *opts, size_t n_opts, int argc, char **argv)
 {
@@ -227,4 +229,32 @@ int ev_cli_read(const char *cmd, const char *path, ev_buf *out)
         return EV_EXIT_USAGE;
     }
     return 0;
+}
+
+int ev_cli_read_bundle(const char *cmd, const char *path, ev_cli_bundle *b)
+{
+    ev_err err = {""};
+    int code;
+    memset(b, 0, sizeof *b);
+    if ((code = ev_cli_read(cmd, path, &b->zip)))
+        goto fail;
+    if (ev_members_read_zip(b->zip.data, b->zip.len, &b->z, &b->m, &b->n, &err)) {
+        fprintf(stderr, "%s: %s: %s\n", cmd, path, err.msg[0] ? err.msg : "not a readable bundle");
+        code = EV_EXIT_FAIL;
+        goto fail;
+    }
+    return 0;
+fail:
+    ev_cli_bundle_free(b);
+    return code;
+}
+
+void ev_cli_bundle_free(ev_cli_bundle *b)
+{
+    if (!b)
+        return;
+    free(b->m);
+    ev_zip_free(b->z);
+    ev_buf_free(&b->zip);
+    memset(b, 0, sizeof *b);
 }

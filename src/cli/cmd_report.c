@@ -11,7 +11,11 @@
  *
  * The archive is read with the verifier's hardened reader
  * (src/verify/zipread.h), so a report is never drawn from an archive that
- * verify-bundle's first check would refuse.
+ * verify-bundle's first check would refuse.  A bundle file is also
+ * verified (checks 1-6, src/verify/verify.h): when it fails, the report
+ * opens with a red notice naming the first failure and is written all
+ * the same (exit 0: the report is a view; verify-bundle is the verdict),
+ * and stderr says so in one line.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,7 +23,7 @@
 
 #include "cli.h"
 #include "evidence/report.h"
-#include "verify/zipread.h"
+#include "verify/verify.h"
 
 static const char report_usage[] =
     "usage: evident report BUNDLE.zip [--markdown] --out FILE\n"
@@ -33,29 +37,40 @@ static const char report_usage[] =
     "  --help         this text\n"
     "  --version      the version\n"
     "\n"
+    "A bundle file that does not verify (verify-bundle's checks 1-6) is reported with\n"
+    "a red notice at the top naming its first failure (stderr says so too).\n"
+    "\n"
     "exit status: 0 success, 1 not a usable bundle, 2 usage, a bundle that cannot be\n"
     "read or an output that cannot be written\n";
 
-/* The members of an archive read by the verifier's hardened reader. */
-typedef struct members {
-    ev_zip *z;
-    ev_member *m;
-    size_t n;
-} members;
-
-/* Frees what read_members allocated. */
-static void members_free(members *ms)
+/* Verifies the bundle file at path (checks 1-6).  Returns 0 when it
+ * passes; 1 with problem[cap] naming its first failure when it does not
+ * (or when it could not be verified: the reason).  A bundle read from
+ * stdin ("-") is not verified here (0). */
+static int verify_problem(const char *path, char *problem, size_t cap)
 {
-    free(ms->m);
-    ev_zip_free(ms->z);
-    memset(ms, 0, sizeof *ms);
-}
-
-/* Reads every member of the zip bytes p[0..n) into *ms (the one bundle
- * reader, ev_members_read_zip). */
-static ev_status read_members(const void *p, size_t n, members *ms, ev_err *err)
-{
-    return ev_members_read_zip(p, n, &ms->z, &ms->m, &ms->n, err);
+    ev_verify_opts o = {NULL, NULL, NULL, NULL};
+    ev_vreport *vr = NULL;
+    ev_err err = {""};
+    const char *check, *member, *reason;
+    int bad = 0;
+    if (ev_cli_is_std(path))
+        return 0;
+    if (ev_verify_bundle(path, &o, &vr, &err)) {
+        snprintf(problem, cap, "verify-bundle could not check it: %s", err.msg);
+        bad = 1;
+    } else if (!ev_vreport_passed(vr)) {
+        if (ev_vreport_first_failure(vr, &check, &member, &reason))
+            snprintf(problem, cap,
+                     "verify-bundle: FAIL %s: %s: %s (%zu failure%s in all; verify-bundle says more)", check,
+                     member, reason, ev_vreport_failures(vr), ev_vreport_failures(vr) == 1 ? "" : "s");
+        else
+            snprintf(problem, cap, "verify-bundle: FAIL (%s)",
+                     ev_vreport_out_of_memory(vr) ? "out of memory" : "no failure named");
+        bad = 1;
+    }
+    ev_vreport_free(vr);
+    return bad;
 }
 
 int ev_cmd_report(int argc, char **argv)
@@ -63,11 +78,12 @@ int ev_cmd_report(int argc, char **argv)
     enum { OPT_MARKDOWN, OPT_OUT };
     static const ev_cli_opt opts[] = {{"--markdown", 0}, {"--out", 1}};
     const char *in = NULL, *out = NULL, *v = NULL;
-    int markdown = 0, k, code = EV_EXIT_OK;
+    int markdown = 0, k, code = EV_EXIT_OK, bad = 0;
+    char problem[1200] = "";
     ev_cli cli;
     ev_err err = {""};
-    ev_buf zip = EV_BUF_INIT, text = EV_BUF_INIT;
-    members ms = {NULL, NULL, 0};
+    ev_buf text = EV_BUF_INIT;
+    ev_cli_bundle bun;
     ev_status rc = EV_OK;
 
     ev_cli_init(&cli, "evident report", opts, sizeof opts / sizeof opts[0], argc, argv);
@@ -96,12 +112,16 @@ int ev_cmd_report(int argc, char **argv)
     }
     if (!in || !out)
         return ev_cli_usage(cli.cmd, "a bundle and --out are required");
+    memset(&bun, 0, sizeof bun);
     if ((code = ev_cli_input(cli.cmd, "bundle", in)) || (code = ev_cli_output(cli.cmd, "--out", out)) ||
-        (code = ev_cli_read(cli.cmd, in, &zip)))
+        (code = ev_cli_read_bundle(cli.cmd, in, &bun)))
         goto out;
-    rc = read_members(zip.data, zip.len, &ms, &err);
+    bad = verify_problem(in, problem, sizeof problem);
+    if (markdown && bad)
+        rc = ev_buf_printf(&text, "**This bundle does not verify.** %s\n\n", problem);
     if (!rc)
-        rc = markdown ? ev_report_markdown(ms.m, ms.n, &text, &err) : ev_report_html(ms.m, ms.n, &text, &err);
+        rc = markdown ? ev_report_markdown(bun.m, bun.n, &text, &err)
+                      : ev_report_html_flagged(bun.m, bun.n, bad ? problem : NULL, &text, &err);
     if (rc) {
         ev_err_prefix(&err, "%s", in);
         fprintf(stderr, "evident report: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
@@ -109,9 +129,10 @@ int ev_cmd_report(int argc, char **argv)
         goto out;
     }
     code = ev_cli_write(cli.cmd, out, text.data, text.len);
+    if (!code && bad)
+        fprintf(stderr, "evident report: %s: written with a notice: %s\n", in, problem);
 out:
-    members_free(&ms);
-    ev_buf_free(&zip);
+    ev_cli_bundle_free(&bun);
     ev_buf_free(&text);
     return code;
 }

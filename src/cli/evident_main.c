@@ -1,6 +1,6 @@
 /*
  * evident_main.c: build/evident, the dispatcher for run, fit, export,
- * report and stamp.  Each subcommand answers --help and --version itself.
+ * report, results, compare, stamp, keygen and sign.  Each subcommand answers --help and --version itself.
  */
 #include <stdio.h>
 #include <string.h>
@@ -16,6 +16,8 @@ static const char usage[] =
     "          [--threshold 0.05] [--out FILE]\n"
     "  export  --db FILE [--run ID] --out FILE.zip\n"
     "  report  BUNDLE.zip [--markdown] --out FILE\n"
+    "  results BUNDLE.zip --json|--csv [--out FILE] (one row per case and arm)\n"
+    "  compare A.zip B.zip [--markdown|--json] [--fail-slower PCT] [--out FILE]\n"
     "  stamp   [--out FILE] (writes .evident-stamp for a copy of this checkout)\n"
     "  keygen  --out KEY (an Ed25519 key pair: KEY and KEY.pub)\n"
     "  sign    BUNDLE.zip --key KEY [--out FILE] [--sigstore-bundle FILE]\n"
@@ -28,8 +30,8 @@ static const char usage[] =
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr,
-                "evident: a command is needed: run, fit, export, report or stamp (try 'evident --help')\n");
+        fprintf(stderr, "evident: a command is needed: run, fit, export, report, results, compare or stamp "
+                        "(try 'evident --help')\n");
         return EV_EXIT_USAGE;
     }
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
@@ -48,6 +50,10 @@ int main(int argc, char **argv)
         return ev_cmd_export(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))
         return ev_cmd_report(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "results"))
+        return ev_cmd_results(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "compare"))
+        return ev_cmd_compare(argc - 1, argv + 1);
     if (!strcmp(argv[1], "stamp"))
         return ev_cmd_stamp(argc - 1, argv + 1);
     if (!strcmp(argv[1], "keygen"))

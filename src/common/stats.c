@@ -243,6 +243,27 @@ ev_status ev_t975(int64_t dof, double *out)
     return EV_OK;
 }
 
+ev_status ev_log_se95(double lo, double hi, double *se)
+{
+    if (!isfinite(lo) || !isfinite(hi) || !(lo > 0) || !(hi >= lo))
+        return EV_EINVAL;
+    *se = (log(hi) - log(lo)) / (2 * EV_Z975);
+    return EV_OK;
+}
+
+double ev_welch_t975(double v_a, double dof_a, double v_b, double dof_b)
+{
+    double den = (dof_a > 0 ? v_a * v_a / dof_a : 0) + (dof_b > 0 ? v_b * v_b / dof_b : 0);
+    double dof =
+        den > 0 ? (v_a + v_b) * (v_a + v_b) / den : (dof_a > 0 ? dof_a : 0) + (dof_b > 0 ? dof_b : 0);
+    double t = EV_Z975;
+    if (!(dof > 0))
+        return t;
+    int64_t k = dof >= EV_T975_MAX_DOF ? EV_T975_MAX_DOF : (int64_t)floor(dof);
+    ev_t975(k < 1 ? 1 : k, &t);
+    return t;
+}
+
 /* A value and its weight, sorted together. */
 typedef struct vw {
     double v, w;

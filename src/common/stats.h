@@ -40,6 +40,22 @@ ev_status ev_round_estimate(const double *v, size_t n, double *out);
  * table of correctly rounded values.  EV_EINVAL outside. */
 #define EV_T975_MAX_DOF 63
 ev_status ev_t975(int64_t dof, double *out);
+/* The 0.975 quantile of the standard normal: the factor of a 95% interval
+ * read as normal (a within-process bootstrap interval). */
+#define EV_Z975 1.959963984540054
+/* The standard error of a log estimate read off its central 95% interval
+ * [lo, hi] as a normal one: (log hi - log lo) / (2 EV_Z975).  EV_EINVAL
+ * unless 0 < lo <= hi, both finite.  OUT: *se. */
+ev_status ev_log_se95(double lo, double hi, double *se);
+/* The half-width factor of a 95% interval on the difference of two
+ * independent estimates with variances v_a, v_b (squared standard errors)
+ * and degrees of freedom dof_a, dof_b (0: read as normal, infinite):
+ * Welch-Satterthwaite's dof over the sides that have one (their sum when
+ * both variances are 0), rounded down and held to 1..EV_T975_MAX_DOF, and
+ * ev_t975 of it; EV_Z975 when neither side has degrees of freedom.  The
+ * comparisons of two runs (verify-bundle --compare's agreement, evident
+ * compare) use it. */
+double ev_welch_t975(double v_a, double dof_a, double v_b, double dof_b);
 /* Weighted geometric mean exp(sum w log x / sum w), pairs summed in order
  * of x (then w).  EV_EINVAL when n == 0, any x <= 0 or not finite, any w < 0
  * or not finite, or sum w == 0. */

@@ -355,6 +355,21 @@ const char *rp_case_label(const cJSON *c, char *t, size_t cap)
     return t;
 }
 
+/* Writes "IDX: label" of the case whose case_index is idx into t ("IDX"
+ * alone when there is none): how the long tables name a case. */
+const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap)
+{
+    const cJSON *c;
+    char lab[160];
+    cJSON_ArrayForEach(c, r->cases) if (rp_jint(c, "case_index", -1) == idx)
+    {
+        snprintf(t, cap, "%" PRId64 ": %s", idx, rp_case_label(c, lab, sizeof lab));
+        return t;
+    }
+    snprintf(t, cap, "%" PRId64, idx);
+    return t;
+}
+
 /* Writes into t why job j (not completed) failed, from its last attempt. */
 const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
 {
@@ -410,12 +425,27 @@ void rp_rep_free(rep *r)
 /* Parses the members a report needs into r. */
 ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err)
 {
+    return rp_rep_load_with(m, n, NULL, r, err);
+}
+
+/* rp_rep_load, with figures (when non-NULL; taken over, freed on failure
+ * too) in place of validation.json's "figures". */
+ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r, ev_err *err)
+{
     ev_status rc;
     memset(r, 0, sizeof *r);
     if ((rc = parse_member(m, n, "validation.json", 1, &r->val, err)) ||
         (rc = parse_member(m, n, "model.json", 0, &r->model, err)) ||
-        (rc = parse_member(m, n, "provenance.json", 0, &r->prov, err)))
+        (rc = parse_member(m, n, "provenance.json", 0, &r->prov, err))) {
+        cJSON_Delete(figures);
         return rc;
+    }
+    if (figures) {
+        if (cJSON_IsObject(r->val) && cJSON_GetObjectItemCaseSensitive(r->val, "figures"))
+            cJSON_ReplaceItemInObjectCaseSensitive(r->val, "figures", figures);
+        else if (!cJSON_IsObject(r->val) || !cJSON_AddItemToObject(r->val, "figures", figures))
+            cJSON_Delete(figures);
+    }
     r->jobs = cJSON_GetObjectItemCaseSensitive(r->val, "jobs");
     r->cases = cJSON_GetObjectItemCaseSensitive(r->val, "cases");
     if (!cJSON_IsArray(r->jobs) || !cJSON_IsArray(r->cases) ||
@@ -472,6 +502,27 @@ int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v)
         return 0;
     *name = best;
     *v = bm;
+    return 1;
+}
+
+/* Returns 1 when case idx has auto / best peer: sets *peer, *ratio (the
+ * figures pair's headline ratio; without figures the ratio of the
+ * estimates) and *verdict ("win", "loss", "n.s.", or "-" when the figures
+ * have no pair).  0 (nothing written) when auto or every peer lacks an
+ * estimate.  The case table's column and the headline's counts. */
+int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, const char **verdict)
+{
+    const char *pn;
+    double au, pu, ar;
+    if (!rp_arm_estimate(r, idx, "auto", "policy", &au) || !rp_md_best_peer(r, idx, &pn, &pu))
+        return 0;
+    const cJSON *ap = rp_fig_pair(r, idx, "auto", pn);
+    ar = au / pu;
+    if (ap && !rp_jnum(ap, "ratio", &ar))
+        return 0;
+    *peer = pn;
+    *ratio = ar;
+    *verdict = rp_verdict_short(ap);
     return 1;
 }
 

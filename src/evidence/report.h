@@ -28,6 +28,15 @@
 ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
 
 /*
+ * ev_report_html with, when problem is non-NULL, a red notice at the top
+ * saying the bundle does not verify and why (problem: one line, e.g.
+ * verify-bundle's first failure).  `evident report` passes what its own
+ * verification found; the exporter and the verifier pass NULL, so an
+ * intact bundle's page is the same bytes either way.
+ */
+ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err);
+
+/*
  * Appends the markdown results document to out, from the same members: a
  * header (run, protocol, status, the floor median, the ceiling median and
  * its bytes per second), the case table (one row per case: hot medians of
@@ -36,5 +45,17 @@ ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
  * losses against the best peer with their geometric mean.
  */
 ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
+
+/*
+ * Appends the results as data (docs/results.md): one row per case and arm
+ * that has a main or policy job (median or estimate over rounds, its 95%
+ * interval and basis, bytes per op, GB/s, the percentage of the same run's
+ * ceiling, outcome and reason), as JSON ("format": EV_RESULTS_FORMAT, the
+ * run, its root digest when receipts.json is among the members) or, with
+ * csv, as CSV whose first column names the format on every row.  Errors
+ * as ev_report_html.
+ */
+#define EV_RESULTS_FORMAT "evident-results/1"
+ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, ev_err *err);
 
 #endif

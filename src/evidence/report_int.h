@@ -5,10 +5,14 @@
  *   report.c       reading: the members parsed, indexed and looked up; what
  *                  a table cell shows (a job's median or outcome, the best
  *                  peer, a failure's reason)
+ *   report_head.c  report.html's top: the headline and the case x arm matrix
  *   report_html.c  report.html: the sections and their tables
  *   report_svg.c   the per-case charts (inline SVG)
  *   report_md.c    the markdown case table
- * Private to src/bundle/.
+ *   report_results.c  the results as data (JSON, CSV) and the rules the
+ *                  report, the results and the comparison share: bytes
+ *                  moved, the ceiling, an estimate's interval
+ * Private to src/evidence/.
  */
 #ifndef EV_REPORT_INT_H
 #define EV_REPORT_INT_H
@@ -45,11 +49,27 @@ typedef struct kv {
     size_t order; /* insertion order: the first of equal keys wins */
 } kv;
 
+/* The estimate of one case and arm and its 95% interval (report_results.c):
+ * over rounds, a t interval on the mean log of the usable rounds' medians
+ * (dof = usable - 1); with one round, the job's percentile bootstrap
+ * interval of its median, read on the log scale as normal (dof 0). */
+typedef struct rp_arm_stat {
+    int has_est;
+    double est_us; /* the figures' estimate over rounds (one round: the median) */
+    int64_t n_rounds, n_usable;
+    int has_ci;
+    double lo, hi;                /* the interval, us per op */
+    double log_mean, log_se, dof; /* what the interval stands on */
+    const char *basis;            /* "rounds", "within-process", or NULL */
+} rp_arm_stat;
+
 /* report.c */
 const char *rp_arm_cell(const rep *r, int64_t idx, const char *arm, const char *phase, char *t, size_t cap);
 int rp_arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phase, double *v);
+int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, const char **verdict);
 const char *rp_arm_phase(const char *arm);
 const char *rp_case_label(const cJSON *c, char *t, size_t cap);
+const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap);
 const char *rp_failure_reason(const cJSON *j, char *t, size_t cap);
 const cJSON *rp_find_decision(const rep *r, const cJSON *c);
 const cJSON *rp_find_job(const rep *r, int64_t idx, const char *arm, const char *phase);
@@ -66,14 +86,27 @@ int rp_md_median(const cJSON *j, double *v);
 const cJSON *rp_md_ref_job(const rep *r, const char *arm, int *used_retry);
 void rp_rep_free(rep *r);
 ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err);
+ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r, ev_err *err);
 int64_t rp_rounds_of(const rep *r);
 const char *rp_verdict_short(const cJSON *p);
 
 /* report_html.c */
 const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against);
 const char *rp_fmt(char t[48], double v, int d);
+ev_status rp_put_arm_headers(const rep *r, ev_buf *b);
 ev_status rp_put_esc(ev_buf *b, const char *s);
 ev_status rp_put_md(ev_buf *b, const char *s);
+
+/* report_head.c */
+ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b);
+ev_status rp_sec_matrix(const rep *r, ev_buf *b);
+
+/* report_results.c */
+int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outcome, char *reason,
+                   size_t cap);
+int rp_arm_stat_get(const rep *r, int64_t idx, const char *arm, rp_arm_stat *s);
+int rp_case_bytes(const cJSON *c, double *bytes);
+int rp_ceiling_bpus(const rep *r, double *bpus);
 
 /* report_svg.c */
 int rp_numv(const cJSON *n, double *v);

@@ -154,26 +154,24 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
             if (!rc)
                 rc = rp_put_md(&b, rp_arm_cell(&r, idx, r.arms[i], rp_arm_phase(r.arms[i]), t, sizeof t));
         }
+        const char *vd = "-";
+        double ar = 0;
         int have_auto = rp_arm_estimate(&r, idx, "auto", "policy", &auto_us);
         int have_peer = rp_md_best_peer(&r, idx, &peer, &peer_us);
-        const cJSON *ap = have_peer ? rp_fig_pair(&r, idx, "auto", peer) : NULL;
-        double ar = have_auto && have_peer ? auto_us / peer_us : 0;
-        /* the pair's headline ratio; without figures the ratio of the
-         * estimates, with no verdict (not significant) */
-        int have_ratio = have_auto && have_peer && (!ap || rp_jnum(ap, "ratio", &ar));
+        int have_ratio = rp_auto_vs_best(&r, idx, &peer, &ar, &vd);
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
             rc = rp_put_md(&b, have_peer ? peer : NULL);
         if (!rc && have_ratio)
-            rc = ev_buf_printf(&b, " | %s %s", rp_fmt(u, ar, 3), rp_verdict_short(ap));
+            rc = ev_buf_printf(&b, " | %s %s", rp_fmt(u, ar, 3), vd);
         else if (!rc)
             rc = ev_buf_puts(&b, " | -");
         if (!rc)
             rc = ev_buf_printf(&b, " | %s", have_auto && have_floor ? rp_fmt(u, auto_us / floor_us, 3) : "-");
         if (have_ratio) {
             ratios[n_ratios] = ar;
-            verdicts[n_ratios++] = rp_verdict_short(ap);
+            verdicts[n_ratios++] = vd;
         }
         if (!rc)
             rc = ev_buf_puts(&b, " | ");

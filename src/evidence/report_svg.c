@@ -36,8 +36,44 @@ static int job_interval(const rep *r, const cJSON *j, double *med, double *lo, d
            rp_numv(cJSON_GetArrayItem(ci, 1), hi);
 }
 
+/* A step of 1, 2 or 5 x 10^k for about five ticks over [0, span] (span >
+ * 0), found with basic operations only, so every host draws the same
+ * ticks. */
+static double tick_step(double span)
+{
+    double raw = span / 5, p = 1;
+    while (p * 10 <= raw)
+        p *= 10;
+    while (p > raw)
+        p /= 10;
+    double f = raw / p;
+    return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * p;
+}
+
+/* Appends the x axis from L to R for [0, vmax] at y: its line and ticks
+ * labelled in us. */
+static ev_status put_axis(ev_buf *b, int L, int R, double vmax, double y)
+{
+    double step = tick_step(vmax);
+    ev_status rc =
+        ev_buf_printf(b, "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#999\"/>\n", L, y, R, y);
+    for (int k = 0; !rc && k <= 12 && k * step <= vmax; k++) {
+        double x = L + (R - L) * (k * step) / vmax;
+        rc = ev_buf_printf(b,
+                           "<line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#999\"/>"
+                           "<text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" text-anchor=\"middle\">%g</text>\n",
+                           x, y, x, y + 4, x, y + 14, k * step);
+    }
+    if (!rc)
+        rc = ev_buf_printf(
+            b, "<text x=\"%d\" y=\"%.2f\" font-size=\"10\" text-anchor=\"end\">us per op</text>\n", R + 40,
+            y + 14);
+    return rc;
+}
+
 /* Per case: a chart of every arm's hot median and its interval, the floor
- * marked (x axis linear from 0). */
+ * and the time one op would take at the run's ceiling marked (x axis
+ * linear from 0, ticks in us). */
 ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
 {
     const int W = 640, L = 120, R = 600, H = 18;
@@ -50,15 +86,22 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
             fj = j;
     }
     int have_floor = fj && rp_jnum(fj, "median_us", &floor_us);
+    double bpus = 0;
+    int have_ceil = rp_ceiling_bpus(r, &bpus);
     ev_status rc =
         ev_buf_puts(b, "<h2>Hot medians with 95% bootstrap intervals, per case</h2>\n"
                        "<p>Dot: median of the hot samples (us per op); bar: its percentile bootstrap "
-                       "interval (validation.json figures); dashed line: the per-op launch floor.</p>\n");
+                       "interval (validation.json figures); red dashed line: the per-op launch floor; green "
+                       "dashed line: the time one op of the case would take at the run's streaming ceiling "
+                       "(its bytes over the ceiling's bandwidth).</p>\n");
     const cJSON *c;
     cJSON_ArrayForEach(c, r->cases)
     {
         int64_t idx = rp_jint(c, "case_index", -1);
-        double vmax = have_floor ? floor_us : 0;
+        double vmax = have_floor ? floor_us : 0, bytes = 0, ceil_us = 0;
+        int show_ceil = have_ceil && rp_case_bytes(c, &bytes) && bytes > 0;
+        if (show_ceil && (ceil_us = bytes / bpus) > vmax)
+            vmax = ceil_us;
         size_t rows = 0;
         for (size_t i = 0; i < r->n_arms; i++) {
             double m, lo, hi;
@@ -82,11 +125,11 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
             continue;
         }
         vmax *= 1.1;
-        int h = (int)rows * H + 30;
+        int h = (int)rows * H + 56;
         rc = ev_buf_printf(b,
                            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" "
                            "role=\"img\">\n",
-                           W, h);
+                           W + 40, h);
         size_t row = 0;
         for (size_t i = 0; i < r->n_arms && !rc; i++) {
             double m, lo, hi;
@@ -108,19 +151,22 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
         }
         double axis = 10.0 + (double)rows * H;
         if (!rc)
-            rc = ev_buf_printf(
-                b,
-                "<line x1=\"%d\" y1=\"%.2f\" x2=\"%d\" y2=\"%.2f\" stroke=\"#999\"/>"
-                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\">0</text>"
-                "<text x=\"%d\" y=\"%.2f\" font-size=\"10\" text-anchor=\"end\">%.4g us</text>\n",
-                L, axis, R, axis, L, axis + 12, R, axis + 12, vmax);
+            rc = put_axis(b, L, R, vmax, axis);
         if (!rc && have_floor) {
             double xf = L + (R - L) * floor_us / vmax;
             rc = ev_buf_printf(b,
                                "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" "
                                "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
                                "fill=\"#d62728\">floor %.4g us</text>\n",
-                               xf, xf, axis, xf + 12, axis + 12, floor_us);
+                               xf, xf, axis, xf + 4, axis + 26, floor_us);
+        }
+        if (!rc && show_ceil) {
+            double xc = L + (R - L) * ceil_us / vmax;
+            rc = ev_buf_printf(b,
+                               "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#2ca02c\" "
+                               "stroke-dasharray=\"2 2\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
+                               "fill=\"#2ca02c\" text-anchor=\"end\">ceiling %.4g us</text>\n",
+                               xc, xc, axis, xc - 4, axis + 38, ceil_us);
         }
         if (!rc)
             rc = ev_buf_puts(b, "</svg>\n");

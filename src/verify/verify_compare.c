@@ -47,10 +47,9 @@ static int vc_pair_log(const cJSON *p, double *m, double *se, double *dof, int *
         return 0;
     lo = cJSON_GetArrayItem(iv, 0)->valuedouble;
     hi = cJSON_GetArrayItem(iv, 1)->valuedouble;
-    if (!(lo > 0) || !(hi >= lo))
+    if (ev_log_se95(lo, hi, se))
         return 0;
     *m = log(ratio);
-    *se = (log(hi) - log(lo)) / (2 * 1.959963984540054);
     *dof = 0;
     return 1;
 }
@@ -92,18 +91,9 @@ static void vc_agreement(const vb_bundle *a, const vb_bundle *b, ev_vreport *r)
         next_b = pb ? pb->next : NULL;
         if (!pb || !vc_pair_log(pb, &m2, &s2, &d2, &r2) || r1 != r2)
             continue;
-        double v1 = s1 * s1, v2 = s2 * s2, se = sqrt(v1 + v2), t = 1.959963984540054, d = m2 - m1;
-        if (r1) {
-            double den = (d1 > 0 ? v1 * v1 / d1 : 0) + (d2 > 0 ? v2 * v2 / d2 : 0);
-            double dof = den > 0 ? (v1 + v2) * (v1 + v2) / den : d1 + d2;
-            int64_t k = (int64_t)floor(dof);
-            if (k < 1)
-                k = 1;
-            if (k > EV_T975_MAX_DOF)
-                k = EV_T975_MAX_DOF;
-            ev_t975(k, &t);
-            n_rounds++;
-        }
+        double v1 = s1 * s1, v2 = s2 * s2, se = sqrt(v1 + v2), d = m2 - m1;
+        double t = ev_welch_t975(v1, d1, v2, d2);
+        n_rounds += r1;
         n++;
         int ok = fabs(d) <= t * se;
         agree += ok;

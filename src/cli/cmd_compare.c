@@ -1,0 +1,133 @@
+/*
+ * cmd_compare.c: 'evident compare A.zip B.zip [--markdown|--json]
+ * [--fail-slower PCT] [--out FILE]'.
+ *
+ * Per case and arm the ratio B / A with its 95% interval and significance,
+ * from the two bundles' raw samples (src/evidence/compare.h), and a summary
+ * line.  Each bundle is read with ev_cli_read_bundle (the one bundle
+ * reader).  Exit 0 on success, 1 when --fail-slower is given
+ * and some significant slow-down exceeds it, or a file is readable but not
+ * a bundle; 2 on usage errors and unreadable or unwritable paths.
+ * `verify-bundle --compare` stays the reproducibility gate: this command
+ * says how the timings moved.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "evidence/compare.h"
+
+static const char compare_usage[] =
+    "usage: evident compare A.zip B.zip [--markdown|--json] [--fail-slower PCT] [--out FILE]\n"
+    "\n"
+    "Compares run B against run A case by case and arm by arm: B / A of each\n"
+    "estimate, its 95% interval and whether it is significant, from the bundles'\n"
+    "raw samples (docs/results.md), then a summary line.\n"
+    "\n"
+    "  --markdown         a markdown table (the default)\n"
+    "  --json             JSON (\"format\": \"" EV_COMPARE_FORMAT "\")\n"
+    "  --fail-slower PCT  exit 1 when any significant slow-down is more than PCT percent\n"
+    "  --out FILE         where to write it (temporary file, then rename); default '-': stdout\n"
+    "  --help             this text\n"
+    "  --version          the version\n"
+    "\n"
+    "exit status: 0 success, 1 a significant slow-down beyond --fail-slower or a file\n"
+    "that is not a usable bundle, 2 usage, a bundle that cannot be read or an output\n"
+    "that cannot be written\n";
+
+/* Reads the percentage text s into *pct: a finite decimal >= 0.  Returns
+ * 0, or -1 when it is not one. */
+static int parse_pct(const char *s, double *pct)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (!*s || errno || !end || *end || !isfinite(v) || v < 0)
+        return -1;
+    *pct = v;
+    return 0;
+}
+
+int ev_cmd_compare(int argc, char **argv)
+{
+    enum { OPT_MARKDOWN, OPT_JSON, OPT_FAIL, OPT_OUT };
+    static const ev_cli_opt opts[] = {{"--markdown", 0}, {"--json", 0}, {"--fail-slower", 1}, {"--out", 1}};
+    const char *in[2] = {NULL, NULL}, *out = "-", *v = NULL;
+    int markdown = 0, k, code = EV_EXIT_OK;
+    ev_compare_opts co = {0, 0, 0};
+    ev_cli cli;
+    ev_err err = {""};
+    ev_buf text = EV_BUF_INIT;
+    ev_cli_bundle b[2];
+    size_t gated = 0;
+    ev_status rc = EV_OK;
+
+    memset(b, 0, sizeof b);
+    ev_cli_init(&cli, "evident compare", opts, sizeof opts / sizeof opts[0], argc, argv);
+    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+        switch (k) {
+        case EV_CLI_HELP:
+            fputs(compare_usage, stdout);
+            return EV_EXIT_OK;
+        case EV_CLI_VERSION:
+            printf("evident compare %s\n", EV_VERSION);
+            return EV_EXIT_OK;
+        case EV_CLI_BAD:
+            return EV_EXIT_USAGE;
+        case EV_CLI_POSITIONAL:
+            if (in[1])
+                return ev_cli_usage(cli.cmd, "two bundles only ('%s' is a third)", v);
+            in[in[0] ? 1 : 0] = v;
+            break;
+        case OPT_MARKDOWN:
+            markdown = 1;
+            break;
+        case OPT_JSON:
+            co.json = 1;
+            break;
+        case OPT_FAIL:
+            if (parse_pct(v, &co.fail_slower))
+                return ev_cli_usage(cli.cmd, "--fail-slower %s: a percentage >= 0 is needed", v);
+            co.gate = 1;
+            break;
+        case OPT_OUT:
+            out = v;
+            break;
+        }
+    }
+    if (!in[1])
+        return ev_cli_usage(cli.cmd, "two bundles, A and B, are required");
+    if (markdown && co.json)
+        return ev_cli_usage(cli.cmd, "--markdown and --json exclude each other");
+    for (int i = 0; i < 2; i++)
+        if (ev_cli_is_std(in[i]))
+            return ev_cli_usage(cli.cmd, "bundle %s must be a file", in[i]);
+    for (int i = 0; i < 2 && !code; i++)
+        code = ev_cli_input(cli.cmd, i ? "bundle B" : "bundle A", in[i]);
+    if (code || (code = ev_cli_output(cli.cmd, "--out", out)))
+        goto out;
+    for (int i = 0; i < 2 && !code; i++)
+        code = ev_cli_read_bundle(cli.cmd, in[i], &b[i]);
+    if (code)
+        goto out;
+    rc = ev_compare_write(b[0].m, b[0].n, b[1].m, b[1].n, &co, &text, &gated, &err);
+    if (rc) {
+        fprintf(stderr, "evident compare: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
+        code = EV_EXIT_FAIL;
+        goto out;
+    }
+    code = ev_cli_write(cli.cmd, out, text.data, text.len);
+    if (!code && gated) {
+        fprintf(stderr, "evident compare: %zu significant slow-down%s beyond %g%% (B / A > %g)\n", gated,
+                gated == 1 ? "" : "s", co.fail_slower, 1.0 + co.fail_slower / 100.0);
+        code = EV_EXIT_FAIL;
+    }
+out:
+    for (int i = 0; i < 2; i++)
+        ev_cli_bundle_free(&b[i]);
+    ev_buf_free(&text);
+    return code;
+}

@@ -1,0 +1,334 @@
+/*
+ * report_head.c: the top of report.html (report_int.h): the headline (the
+ * device and host the run measured, the run's status and what the page can
+ * say of the bundle's own checks, auto against each peer and the best
+ * one), then one compact case x arm matrix of time, GB/s and the fraction
+ * of the same run's ceiling.  The long tables follow in report_html.c.
+ */
+#include "report_int.h"
+
+/* Appends "<tr><th>h</th><td>escaped v</td></tr>". */
+static ev_status row(ev_buf *b, const char *h, const char *v)
+{
+    ev_status rc = ev_buf_printf(b, "<tr><th>%s</th><td>", h);
+    if (!rc)
+        rc = rp_put_esc(b, v);
+    if (!rc)
+        rc = ev_buf_puts(b, "</td></tr>\n");
+    return rc;
+}
+
+/* The environment record of the run's first invocation, or NULL. */
+static const cJSON *first_environment(const rep *r)
+{
+    const cJSON *inv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r->val, "invocations"), 0);
+    const cJSON *e = inv ? cJSON_GetObjectItemCaseSensitive(inv, "environment") : NULL;
+    return cJSON_IsObject(e) ? e : NULL;
+}
+
+/* The lowest and highest SM clock any job's hot samples recorded (figures
+ * "jobs").  Returns 1 when some job recorded one. */
+static int clocks_seen(const rep *r, double *lo, double *hi)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *j;
+    int any = 0;
+    double a, c;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
+    {
+        if (!rp_jnum(j, "sm_clock_min_mhz", &a) || !rp_jnum(j, "sm_clock_max_mhz", &c))
+            continue;
+        if (!any || a < *lo)
+            *lo = a;
+        if (!any || c > *hi)
+            *hi = c;
+        any = 1;
+    }
+    return any;
+}
+
+/* The device and host rows. */
+static ev_status facts(const rep *r, ev_buf *b)
+{
+    const cJSON *e = first_environment(r);
+    const cJSON *d = e ? cJSON_GetObjectItemCaseSensitive(e, "device") : NULL;
+    const cJSON *inv = cJSON_GetObjectItemCaseSensitive(r->val, "invocations");
+    char t[300];
+    double v, w;
+    ev_status rc = EV_OK;
+    if (!cJSON_IsObject(d))
+        return row(b, "device", "not recorded");
+    snprintf(t, sizeof t, "%s (backend %s)", rp_jstr(d, "name") ? rp_jstr(d, "name") : "?",
+             rp_jstr(d, "backend") ? rp_jstr(d, "backend") : "?");
+    rc = row(b, "device", t);
+    snprintf(t, sizeof t, "%" PRId64 " %s; compute capability %s; memory %.1f GiB; %s %.1f MiB",
+             rp_jint(d, "sms", -1),
+             !strcmp(rp_jstr(d, "backend") ? rp_jstr(d, "backend") : "", "cuda") ? "SMs" : "threads",
+             rp_jstr(d, "compute_capability") && *rp_jstr(d, "compute_capability")
+                 ? rp_jstr(d, "compute_capability")
+                 : "-",
+             rp_jnum(d, "memory_bytes", &v) ? v / 1073741824.0 : 0.0,
+             !strcmp(rp_jstr(d, "backend") ? rp_jstr(d, "backend") : "", "cuda") ? "L2" : "last-level cache",
+             rp_jnum(d, "cache_bytes", &w) ? w / 1048576.0 : 0.0);
+    if (!rc)
+        rc = row(b, "size", t);
+    const char *dv = rp_jstr(d, "driver_version"), *rv = rp_jstr(d, "runtime_version");
+    snprintf(t, sizeof t, "driver %s, runtime %s", dv && *dv ? dv : "-", rv && *rv ? rv : "-");
+    if (!rc)
+        rc = row(b, "driver and runtime", t);
+    int64_t clk = rp_jint(d, "clock_mhz", -1), mclk = rp_jint(d, "memory_clock_mhz", -1);
+    double lo = 0, hi = 0;
+    int seen = clocks_seen(r, &lo, &hi);
+    if (clk > 0)
+        snprintf(t, sizeof t, "SM %" PRId64 " MHz, memory %" PRId64 " MHz (as the device reported them)", clk,
+                 mclk);
+    else
+        snprintf(t, sizeof t, "not reported by this backend");
+    if (!rc)
+        rc = row(b, "clocks", t);
+    if (seen)
+        snprintf(t, sizeof t, "%.0f - %.0f MHz over every hot sample that recorded one", lo, hi);
+    else
+        snprintf(t, sizeof t, "no sample recorded an SM clock");
+    if (!rc)
+        rc = row(b, "SM clock seen", t);
+    snprintf(t, sizeof t, "%s; compiler %s; %" PRId64 " threads on CPUs %s",
+             rp_jstr(e, "kernel") ? rp_jstr(e, "kernel") : "-",
+             rp_jstr(e, "compiler") ? rp_jstr(e, "compiler") : "-", rp_jint(e, "threads", -1),
+             rp_jstr(e, "affinity") ? rp_jstr(e, "affinity") : "-");
+    if (!rc)
+        rc = row(b, "host", t);
+    if (!rc)
+        rc = row(
+            b, "peer versions",
+            "torch, triton and CUB versions are not kept by the store; the peers' source bytes are members "
+            "(sources/kernels/)");
+    if (!rc && cJSON_GetArraySize(inv) > 1) {
+        snprintf(t, sizeof t,
+                 "%d invocations (--resume); the first one's environment is shown, each one's is "
+                 "in validation.json",
+                 cJSON_GetArraySize(inv));
+        rc = row(b, "invocations", t);
+    }
+    return rc;
+}
+
+/* The run's status and what the page can say of the bundle's checks. */
+static ev_status verdict_rows(const rep *r, ev_buf *b)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
+    const char *st = rp_jstr(run, "status"), *rs = rp_jstr(run, "rescue_status");
+    char t[300];
+    ev_status rc = ev_buf_printf(b, "<tr><th>run status</th><td class=\"%s\">",
+                                 st && !strcmp(st, "completed") ? "ok" : "bad");
+    snprintf(t, sizeof t, "%s%s%s", st ? st : "-", rs ? ", " : "", rs ? rs : "");
+    if (!rc)
+        rc = rp_put_esc(b, t);
+    if (!rc)
+        rc = ev_buf_puts(b, "</td></tr>\n");
+    snprintf(t, sizeof t, "%s%s",
+             r->prov && rp_jstr(r->prov, "git_commit") ? rp_jstr(r->prov, "git_commit") : "-",
+             r->prov && rp_jtrue(r->prov, "git_dirty") ? " (dirty)" : "");
+    if (!rc)
+        rc = row(b, "measured at", t);
+    if (!rc)
+        rc = row(b, "source tree", r->prov ? rp_jstr(r->prov, "source_tree_hash") : NULL);
+    if (!rc)
+        rc = ev_buf_puts(b, "<tr><th>checks</th><td>verify-bundle regenerates this page from the bundle's "
+                            "other members byte for byte and rebuilds every derived number from the raw "
+                            "records; a bundle that fails is shown with a red notice at the top by "
+                            "<code>evident report</code>.  The root digest is the SHA-256 of receipts.json, "
+                            "which lists this page, so the page cannot hold it: <code>verify-bundle "
+                            "delivery.zip --expect-root $(cat ROOT)</code> binds it, <code>evident results "
+                            "--json</code> prints it.</td></tr>\n");
+    return rc;
+}
+
+/* auto against each peer (figures "across": geometric mean with its
+ * case-bootstrap interval, wins / losses / not significant) and against
+ * the best peer of each case. */
+static ev_status auto_rows(const rep *r, ev_buf *b)
+{
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *p, *c;
+    char t[48], u[48], w[48], line[400];
+    double v, lo, hi;
+    size_t n = 0, wins = 0, losses = 0, ns = 0;
+    ev_status rc = EV_OK;
+    cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "across"))
+    {
+        const char *a = rp_jstr(p, "arm"), *g = rp_jstr(p, "against");
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(p, "geomean_ratio_ci");
+        if (rc || !a || !g || strcmp(a, "auto"))
+            continue;
+        int has = rp_jnum(p, "geomean_ratio", &v);
+        int has_ci = rp_numv(cJSON_GetArrayItem(ci, 0), &lo) && rp_numv(cJSON_GetArrayItem(ci, 1), &hi);
+        snprintf(line, sizeof line,
+                 "geometric mean %s %s%s%s%s%s over %" PRId64 " cases: %" PRId64 " wins / %" PRId64
+                 " losses / %" PRId64 " n.s.",
+                 has ? rp_fmt(t, v, 3) : "-", has_ci ? "[" : "", has_ci ? rp_fmt(u, lo, 3) : "",
+                 has_ci ? ", " : "", has_ci ? rp_fmt(w, hi, 3) : "", has_ci ? "]" : "",
+                 rp_jint(p, "n_cases", 0), rp_jint(p, "wins", 0), rp_jint(p, "losses", 0),
+                 rp_jint(p, "not_significant", 0));
+        if (has_ci)
+            snprintf(line + strlen(line), sizeof line - strlen(line), " (interval: cases resampled)");
+        if (rp_jint(p, "n_cases", 0) == 0)
+            snprintf(line, sizeof line, "no case where both completed");
+        rc = ev_buf_puts(b, "<tr><th>auto / ");
+        if (!rc)
+            rc = rp_put_esc(b, g);
+        if (!rc)
+            rc = ev_buf_puts(b, !has      ? "</th><td>"
+                                : v > 1.0 ? "</th><td class=\"bad\">"
+                                          : "</th><td class=\"ok\">");
+        if (!rc)
+            rc = rp_put_esc(b, line);
+        if (!rc)
+            rc = ev_buf_puts(b, "</td></tr>\n");
+    }
+    double *ratios = malloc((size_t)(cJSON_GetArraySize(r->cases) + 1) * sizeof *ratios), g = 0;
+    if (!ratios)
+        return EV_ENOMEM;
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        const char *peer, *vd;
+        double ar;
+        if (!rp_auto_vs_best(r, rp_jint(c, "case_index", -1), &peer, &ar, &vd))
+            continue;
+        ratios[n++] = ar;
+        wins += !strcmp(vd, "win");
+        losses += !strcmp(vd, "loss");
+        ns += strcmp(vd, "win") && strcmp(vd, "loss");
+    }
+    int has_g = n && !ev_geomean(ratios, n, &g);
+    free(ratios);
+    if (has_g)
+        snprintf(
+            line, sizeof line,
+            "geometric mean %s over %zu cases: %zu wins / %zu losses / %zu n.s. (the faster completed peer "
+            "of each case; no interval across the mix)",
+            rp_fmt(t, g, 3), n, wins, losses, ns);
+    else
+        snprintf(line, sizeof line, "no case has both auto and a peer completed");
+    if (!rc)
+        rc = ev_buf_puts(b, !has_g    ? "<tr><th>auto / best peer</th><td><strong>"
+                            : g > 1.0 ? "<tr><th>auto / best peer</th><td class=\"bad\"><strong>"
+                                      : "<tr><th>auto / best peer</th><td class=\"ok\"><strong>");
+    if (!rc)
+        rc = rp_put_esc(b, line);
+    if (!rc)
+        rc = ev_buf_puts(b, "</strong></td></tr>\n");
+    return rc;
+}
+
+/* Appends the headline: problem (when non-NULL) as a red notice first,
+ * then auto against the peers, the run and the checks, the device and
+ * host, the ceiling and the floor.  EV_ENOMEM. */
+ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b)
+{
+    char t[200], u[48];
+    double bpus, fl;
+    int used;
+    ev_status rc = EV_OK;
+    if (problem) {
+        rc = ev_buf_puts(b, "<div class=\"alarm\"><strong>This bundle does not verify.</strong> ");
+        if (!rc)
+            rc = rp_put_esc(b, problem);
+        if (!rc)
+            rc = ev_buf_puts(
+                b, "<br>What follows is what its members claim, not what its raw records show.</div>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "<h2>Headline</h2>\n<table class=\"head\">\n");
+    if (!rc)
+        rc = auto_rows(r, b);
+    if (!rc)
+        rc = verdict_rows(r, b);
+    if (!rc)
+        rc = facts(r, b);
+    if (!rc && rp_ceiling_bpus(r, &bpus)) {
+        snprintf(t, sizeof t,
+                 "%s GB/s (a streaming read in this run; every %% of the ceiling below is of it)",
+                 rp_fmt(u, bpus / 1e3, 2));
+        rc = row(b, "ceiling", t);
+    }
+    if (!rc && rp_md_median(rp_md_ref_job(r, "floor", &used), &fl)) {
+        snprintf(t, sizeof t, "%s us per op (an empty launch in this run)", rp_fmt(u, fl, 4));
+        rc = row(b, "floor", t);
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* Appends the case x arm matrix: per cell the estimate, GB/s and the
+ * percentage of the ceiling (when the run has one), the case's fastest arm
+ * in bold, an arm without an estimate in red with its outcome; an empty
+ * cell where the run planned no such job.  EV_ENOMEM. */
+ev_status rp_sec_matrix(const rep *r, ev_buf *b)
+{
+    const cJSON *c;
+    double bpus = 0;
+    int have_ceil = rp_ceiling_bpus(r, &bpus);
+    ev_status rc =
+        ev_buf_printf(b,
+                      "<h2>Cases and arms</h2>\n<p>Each cell: the estimate in us per op (the hot "
+                      "median; with several rounds the geometric mean of their medians), then GB/s "
+                      "(bytes one op moves: every input element read, one output per row written)%s; "
+                      "the fastest arm of each case in bold; a red cell names the outcome of a job that did "
+                      "not complete.</p>\n"
+                      "<table>\n<tr><th>case</th><th>bytes per op</th>",
+                      have_ceil ? " and the % of the same run's ceiling" : "");
+    if (!rc)
+        rc = rp_put_arm_headers(r, b);
+    if (!rc)
+        rc = ev_buf_puts(b, "</tr>\n");
+    cJSON_ArrayForEach(c, r->cases)
+    {
+        int64_t idx = rp_jint(c, "case_index", -1);
+        double bytes = 0;
+        int have_bytes = rp_case_bytes(c, &bytes);
+        char lab[160], t[48], u[48], w[48];
+        double fastest = 0;
+        rp_arm_stat st;
+        for (size_t i = 0; i < r->n_arms; i++)
+            if (rp_arm_stat_get(r, idx, r->arms[i], &st) && st.est_us > 0 &&
+                (!fastest || st.est_us < fastest))
+                fastest = st.est_us;
+        if (rc)
+            break;
+        rc = ev_buf_puts(b, "<tr><td>");
+        if (!rc)
+            rc = rp_put_esc(b, rp_case_label(c, lab, sizeof lab));
+        if (!rc)
+            rc = ev_buf_printf(b, "</td><td class=\"n\">%s</td>", have_bytes ? rp_fmt(t, bytes, 0) : "-");
+        for (size_t i = 0; i < r->n_arms && !rc; i++) {
+            const char *oc;
+            char reason[300];
+            if (!rp_arm_outcome(r, idx, r->arms[i], &oc, reason, sizeof reason)) {
+                rc = ev_buf_puts(b, "<td></td>");
+                continue;
+            }
+            if (!rp_arm_stat_get(r, idx, r->arms[i], &st) || !(st.est_us > 0)) {
+                rc = ev_buf_puts(b, "<td class=\"bad\">");
+                if (!rc)
+                    rc = rp_put_esc(b, oc);
+                if (!rc)
+                    rc = ev_buf_puts(b, "</td>");
+                continue;
+            }
+            double gbps = have_bytes ? bytes / st.est_us / 1e3 : 0;
+            int best = st.est_us == fastest;
+            rc = ev_buf_printf(b, "<td class=\"n\">%s%s%s<br><small>%s GB/s", best ? "<strong>" : "",
+                               rp_fmt(t, st.est_us, 4), best ? "</strong>" : "",
+                               have_bytes ? rp_fmt(u, gbps, 1) : "-");
+            if (!rc && have_ceil && have_bytes)
+                rc = ev_buf_printf(b, ", %s%%", rp_fmt(w, 100.0 * gbps / (bpus / 1e3), 1));
+            if (!rc)
+                rc = ev_buf_puts(b, "</small></td>");
+        }
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
