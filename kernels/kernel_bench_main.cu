@@ -3,7 +3,8 @@
  * benchmark of the reductions (run it on the GPU host; no store involved).
  *
  * For every case and schedule (default, rows1, rows2, rows4; short where a
- * row holds at most 32 chunks) and the cub
+ * row holds at most 32 chunks; the split-row experiment where a row has 64
+ * lanes or more) and the cub
  * peer: seeded input (kernels/inputs.h), poisoned output, one launch, then
  *   - native kernels: output equal to the CPU twin (ev_reduce_rows) bit
  *     for bit, and valid against the FP64 oracle;
@@ -77,8 +78,9 @@ static const kb_case kb_cases[] = {
     {"reduce_sum", "bf16", 17, 30, 31, 4, 0},      {"reduce_max", "fp16", 17, 13, 15, 8, 0},
 };
 
-static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short", "cub"};
+static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short", "split", "cub"};
 #define KB_NATIVE 5 /* kb_scheds[0 .. 4] are the selector's schedules */
+#define KB_SPLIT 5  /* the split-row experiment (reduce_split.cuh): equal to the twin too */
 
 #define KB_CHECK(call, what)                                                                           \
     do {                                                                                               \
@@ -90,7 +92,7 @@ static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short",
     } while (0)
 
 typedef struct kb_arm {
-    int kind; /* 0 plan, 1 cub, 2 floor, 3 ceiling */
+    int kind; /* 0 plan, 1 cub, 2 floor, 3 ceiling, 4 split */
     const ev_launch_plan *plan;
     const ev_binding *b;
     ev_cub_peer *cub;
@@ -194,6 +196,7 @@ static void kb_enqueue(const kb_arm *a, cudaStream_t s)
     case 0: rc = ev_cuda_reduce_launch(a->plan, a->b, s, &err); break;
     case 1: rc = ev_cub_peer_launch(a->cub, s, &err); break;
     case 2: rc = ev_cuda_floor_launch(s, &err); break;
+    case 4: rc = ev_cuda_split_launch(a->b, s, NULL, 0, &err); break;
     default: rc = ev_cuda_ceiling_launch(a->ceil, a->ceil_len, a->sms, a->sink, s, &err); break;
     }
     if (rc) {
@@ -381,6 +384,12 @@ int main(int argc, char **argv)
                 }
                 a.kind = 0;
                 a.plan = &plan;
+            } else if (si == KB_SPLIT) {
+                if (ev_reduce_lanes(sh.cols, sh.dtype) < 64)
+                    continue; /* one warp a row: nothing to split */
+                a.kind = 4;
+                ev_cuda_split_launch(&b, s, plan.entry, sizeof plan.entry, &err);
+                KB_CHECK(cudaStreamSynchronize(s), "sync");
             } else {
                 a.kind = 1;
                 if (ev_cub_peer_new(&b, &a.cub, &err)) {
@@ -395,7 +404,7 @@ int main(int argc, char **argv)
             KB_CHECK(cudaGetLastError(), "launch");
             KB_CHECK(cudaMemcpy(h_out, d_out, out_len, cudaMemcpyDeviceToHost), "copy out");
             ev_oracle_validate(&sh, h_in, h_out, &v, &err);
-            if (si < KB_NATIVE)
+            if (si <= KB_SPLIT)
                 twin_ok = memcmp(h_out, h_twin, out_len) == 0;
             if (!v.passed || !twin_ok)
                 failed = 1;

@@ -6,6 +6,7 @@
  * Variants, one line each:
  *   reduce_<op>_<dtype>_default   b rows per program (reduce_default.cuh)
  *   reduce_<op>_<dtype>_rows{1,2,4}  (reduce_candidates.cuh)
+ *   reduce_<op>_<dtype>_split     the split-row experiment (reduce_split.cuh)
  *   ev_floor                      empty kernel: the per-op launch floor
  *   ev_ceiling                    streaming 16-byte reads: the read ceiling
  */
@@ -15,6 +16,7 @@
 
 #include "reduce_candidates.cuh"
 #include "reduce_short.cuh"
+#include "reduce_split.cuh"
 
 extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 #include "status.h"
@@ -148,4 +150,56 @@ extern "C" ev_status ev_cuda_ceiling_launch(const void *buf, size_t n, int sms, 
     (void)cudaGetLastError();
     ev_ceiling<<<sms * 4, 512, 0, (cudaStream_t)stream>>>((const uint4 *)buf, (long long)(n / 16), sink);
     return ev_launch_status("ev_ceiling", err);
+}
+
+/* The split-row experiment's entries, by op and dtype (reduce_split.cuh). */
+typedef void (*ev_split_fn)(const void *, void *, long long, long long, long long, int);
+static const struct {
+    const char *name;
+    ev_split_fn fn;
+} ev_split_entries[] = {
+    {"reduce_sum_fp32_split", reduce_sum_fp32_split}, {"reduce_sum_fp16_split", reduce_sum_fp16_split},
+    {"reduce_sum_bf16_split", reduce_sum_bf16_split}, {"reduce_max_fp32_split", reduce_max_fp32_split},
+    {"reduce_max_fp16_split", reduce_max_fp16_split}, {"reduce_max_bf16_split", reduce_max_bf16_split},
+};
+
+extern "C" ev_status ev_cuda_split_launch(const ev_binding *b, void *stream, char *entry, size_t cap, ev_err *err)
+{
+    const ev_shape *sh = &b->shape;
+    int t = (int)ev_reduce_lanes(sh->cols, sh->dtype), g = ev_split_blocks(t);
+    char name[64];
+    snprintf(name, sizeof name, "%s_%s_split", sh->op == EV_OP_SUM ? "reduce_sum" : "reduce_max",
+             ev_dtype_name(sh->dtype));
+    if (entry)
+        snprintf(entry, cap, "%s", name);
+    if (g < 1)
+        return ev_err_set(err, EV_EINVAL, "split: rows of %lld columns have 32 lanes: nothing to split",
+                          (long long)sh->cols);
+    if (sh->rows > 0x7fffffff / g)
+        return ev_err_set(err, EV_EINVAL, "split: %lld rows x %d blocks exceed a grid", (long long)sh->rows, g);
+    if (sh->rows == 0)
+        return EV_OK;
+    ev_split_fn fn = NULL;
+    for (size_t i = 0; i < sizeof ev_split_entries / sizeof ev_split_entries[0]; i++)
+        if (strcmp(ev_split_entries[i].name, name) == 0)
+            fn = ev_split_entries[i].fn;
+    if (fn == NULL)
+        return ev_err_set(err, EV_EINVAL, "split: no entry %s", name);
+    cudaLaunchConfig_t cfg = {};
+    cudaLaunchAttribute at[1] = {};
+    cfg.gridDim = dim3((unsigned)(sh->rows * g));
+    cfg.blockDim = dim3((unsigned)(t / g));
+    cfg.stream = (cudaStream_t)stream;
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = (unsigned)g;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    (void)cudaGetLastError();
+    cudaError_t e = cudaLaunchKernelEx(&cfg, fn, b->in, b->out, (long long)sh->rows, (long long)sh->cols,
+                                       (long long)sh->stride, t);
+    if (e != cudaSuccess)
+        return ev_err_set(err, EV_ECUDA, "%s: launch: %s", name, cudaGetErrorString(e));
+    return ev_launch_status(name, err);
 }

@@ -1,0 +1,112 @@
+/*
+ * reduce_split.cuh: the split-row experiment (issue 18): a row's lanes
+ * spread over a thread block cluster, so that few long rows use many SMs.
+ * Not a selector schedule yet: kernel-bench times and validates it
+ * (ev_cuda_split_launch, reduce_cuda.h) beside the schedules.
+ *
+ * Variants, one line each:
+ *   reduce_{sum,max}_{fp32,fp16,bf16}_split   row r by cluster r of G
+ *                                             blocks of t / G threads
+ *
+ * For a row of t >= 64 documented lanes (kernels/reduce_cpu.h), G =
+ * min(8, t / 32) blocks (8: the portable cluster size) form one cluster a
+ * row; block j of the cluster executes lanes j * (t / G) .. (j + 1) * (t /
+ * G) - 1, whole warps of the documented order.
+ * How the order is kept: each lane folds its chunks (lane, lane + t, ...,
+ * with t the row's lane count, not the block's size) exactly as the
+ * default does, and each warp's slot tree and lane butterfly are its own;
+ * so warp w of the row holds the default's value of warp w.  The warps'
+ * values meet in block 0 of the cluster: its warp 0 reads warp w's value
+ * into lane w from the shared memory of block w / (warps a block), through
+ * distributed shared memory, which is the lane the default's warp 0 reads
+ * it into from its own shared memory, and runs the same butterfly with the
+ * same identity padding: every sum is the default's, and the CPU twin's,
+ * bit for bit.  MAX folds its keys as the default does.  The second
+ * cluster barrier keeps every block's shared memory alive until block 0
+ * has read it.
+ */
+#ifndef EV_REDUCE_SPLIT_CUH
+#define EV_REDUCE_SPLIT_CUH
+
+#include <cooperative_groups.h>
+
+#include "reduce_default.cuh"
+
+#define EV_SPLIT_BLOCK_MAX 128 /* t / G for t = 1024, G = 8 */
+
+/* Blocks a row of t lanes takes (0: t = 32, no split). */
+__host__ __device__ __forceinline__ int ev_split_blocks(int t)
+{
+    return t < 64 ? 0 : t / 32 < 8 ? t / 32 : 8;
+}
+
+template <int OP, int DT, int T, int G>
+__device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride)
+{
+    namespace cg = cooperative_groups;
+    __shared__ int red[2 * (T / G / 32)]; /* this block's warps' values (two ints each for MAX) */
+    cg::cluster_group cl = cg::this_cluster();
+    const int per = T / G, wpb = per / 32, nw = T / 32;
+    int j = (int)cl.block_rank(), w = (int)threadIdx.x / 32, L = (int)threadIdx.x & 31;
+    int64_t r = (int64_t)blockIdx.x / G;
+    const unsigned char *row = reinterpret_cast<const unsigned char *>(in) + r * stride * ev_dt<DT>::size;
+    ev_acc<OP, DT> acc;
+    acc.init();
+    ev_lane_fold<OP, DT, T>(acc, row, r < R ? N : 0, T, j * per + (int)threadIdx.x);
+    if constexpr (OP == EV_OP_SUM_) {
+        float v = acc.warp();
+        if (L == 0)
+            red[w] = __float_as_int(v);
+    } else {
+        int hi, lo;
+        acc.lanes(&hi, &lo);
+        hi = __reduce_max_sync(0xffffffffu, hi);
+        lo = __reduce_min_sync(0xffffffffu, lo);
+        if (L == 0) {
+            red[2 * w] = hi;
+            red[2 * w + 1] = lo;
+        }
+    }
+    cl.sync();
+    if (j == 0 && w == 0 && r < R) {
+        const int *src = L < nw ? cl.map_shared_rank(red, L / wpb) : red;
+        int k = L % wpb;
+        if constexpr (OP == EV_OP_SUM_) {
+            float x = L < nw ? __int_as_float(src[k]) : -0.0f;
+#pragma unroll
+            for (int m = 16; m >= 1; m /= 2)
+                x = __fadd_rn(x, __shfl_xor_sync(0xffffffffu, x, m));
+            if (L == 0)
+                ev_dt<DT>::store(out, r, x);
+        } else {
+            int hi = L < nw ? src[2 * k] : ev_mk<DT>::neg_inf, lo = L < nw ? src[2 * k + 1] : ev_mk<DT>::pos_inf;
+            hi = __reduce_max_sync(0xffffffffu, hi);
+            lo = __reduce_min_sync(0xffffffffu, lo);
+            if (L == 0)
+                ev_dt<DT>::store(out, r, ev_max_value<DT>(hi, lo));
+        }
+    }
+    cl.sync();
+}
+
+#define EV_SPLIT_ENTRY(opname, dtname, OP, DT)                                                         \
+    extern "C" __global__ void __launch_bounds__(EV_SPLIT_BLOCK_MAX) reduce_##opname##_##dtname##_split( \
+        const void *in, void *out, long long R, long long N, long long stride, int t)                  \
+    {                                                                                                  \
+        switch (t) {                                                                                   \
+        case 64: ev_split_program<OP, DT, 64, 2>(in, out, R, N, stride); break;                        \
+        case 128: ev_split_program<OP, DT, 128, 4>(in, out, R, N, stride); break;                      \
+        case 256: ev_split_program<OP, DT, 256, 8>(in, out, R, N, stride); break;                      \
+        case 512: ev_split_program<OP, DT, 512, 8>(in, out, R, N, stride); break;                      \
+        default: ev_split_program<OP, DT, 1024, 8>(in, out, R, N, stride); break;                      \
+        }                                                                                              \
+    }
+
+EV_SPLIT_ENTRY(sum, fp32, EV_OP_SUM_, EV_DT_FP32_)
+EV_SPLIT_ENTRY(sum, fp16, EV_OP_SUM_, EV_DT_FP16_)
+EV_SPLIT_ENTRY(sum, bf16, EV_OP_SUM_, EV_DT_BF16_)
+EV_SPLIT_ENTRY(max, fp32, EV_OP_MAX_, EV_DT_FP32_)
+EV_SPLIT_ENTRY(max, fp16, EV_OP_MAX_, EV_DT_FP16_)
+EV_SPLIT_ENTRY(max, bf16, EV_OP_MAX_, EV_DT_BF16_)
+
+#endif
