@@ -76,14 +76,10 @@ typedef struct xcase {
 
 typedef struct xattempt {
     int64_t attempt_id, job_id, attempt, invocation_id, started_ns;
-    int has_process;
+    ev_process_facts facts; /* as the store read them (ev_row_attempt); validation_failed
+                               set when the outcome is derived */
     int has_pid;
     int64_t pid;
-    int has_exit;
-    int64_t exit_code;
-    int has_signal;
-    int64_t signal;
-    int timed_out, interrupted, skipped, records_ok;
     int64_t record_count, ended_ns, wall_ns;
     char *skip_reason, *protocol_error, *affinity, *stderr_tail;
     ev_outcome outcome; /* derived */

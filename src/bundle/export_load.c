@@ -147,68 +147,73 @@ static ev_status redact_dup(xload *L, const char *s, char **out)
 
 /* ---- loading -------------------------------------------------------------- */
 
-/* Row callbacks: each copies one row of its named query into L. */
+/* Row callbacks: each copies one row of its named query into L, read
+ * through the store's typed rows (store.h). */
 
 static ev_status on_run(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xrun *x = &L->run;
-    size_t plen = 0;
-    const void *p = ev_row_blob(r, 9, &plen);
+    ev_run_rec g;
     ev_status rc;
-    x->run_id = ev_row_i64(r, 0);
-    x->seed = ev_row_i64(r, 4);
-    x->git_dirty = (int)ev_row_i64(r, 6);
-    x->created_ns = ev_row_i64(r, 8);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->protocol_id)) ||
-        (rc = redact_dup(L, ev_row_text(r, 2), &x->protocol_path)) ||
-        (rc = dup_str(L, ev_row_text(r, 3), &x->backend)) ||
-        (rc = dup_str(L, ev_row_text(r, 5), &x->git_commit)) ||
-        (rc = dup_str(L, ev_row_text(r, 7), &x->source_tree_hash)) ||
-        (rc = dup_blob(L, p, plen, &x->protocol)))
+    ev_row_run(r, &g);
+    x->run_id = g.run_id;
+    x->seed = g.seed;
+    x->git_dirty = g.git_dirty;
+    x->created_ns = g.created_ns;
+    if ((rc = dup_str(L, g.protocol_id, &x->protocol_id)) ||
+        (rc = redact_dup(L, g.protocol_path, &x->protocol_path)) ||
+        (rc = dup_str(L, g.backend, &x->backend)) || (rc = dup_str(L, g.git_commit, &x->git_commit)) ||
+        (rc = dup_str(L, g.source_tree_hash, &x->source_tree_hash)) ||
+        (rc = dup_blob(L, g.protocol, g.protocol_len, &x->protocol)))
         return rc;
-    x->protocol_len = plen;
+    x->protocol_len = g.protocol_len;
     return EV_OK;
 }
 
 static ev_status on_status(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
+    ev_run_status_rec g;
     ev_status rc;
+    ev_row_run_status(r, &g);
     L->status.have = 1;
-    L->status.finished_ns = ev_row_i64(r, 2);
-    if ((rc = dup_str(L, ev_row_text(r, 0), &L->status.status)))
+    L->status.finished_ns = g.finished_ns;
+    if ((rc = dup_str(L, g.status, &L->status.status)))
         return rc;
-    return dup_str(L, ev_row_text(r, 1), &L->status.rescue_status);
+    return dup_str(L, g.rescue_status, &L->status.rescue_status);
 }
 
 static ev_status on_inv(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xinv *x;
+    ev_invocation_rec g;
     ev_status rc = vec_push(&L->invs, (void **)&x);
     if (rc)
         return rc;
-    x->invocation_id = ev_row_i64(r, 0);
-    x->started_ns = ev_row_i64(r, 1);
-    x->resumed = (int)ev_row_i64(r, 2);
-    if ((rc = dup_str(L, ev_row_text(r, 3), &x->host_hash)) ||
-        (rc = dup_str(L, ev_row_text(r, 4), &x->profile_id)))
+    ev_row_invocation(r, &g);
+    x->invocation_id = g.invocation_id;
+    x->started_ns = g.started_ns;
+    x->resumed = g.resumed;
+    if ((rc = dup_str(L, g.host_hash, &x->host_hash)) || (rc = dup_str(L, g.profile_id, &x->profile_id)))
         return rc;
-    return dup_str(L, ev_row_text(r, 5), &x->env_json);
+    return dup_str(L, g.env_json, &x->env_json);
 }
 
 static ev_status on_source(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xsource *x;
-    size_t len = 0;
-    const void *b = ev_row_blob(r, 2, &len);
+    ev_source_rec g;
     ev_status rc = vec_push(&L->sources, (void **)&x);
-    if (rc || (rc = dup_str(L, ev_row_text(r, 0), &x->path)) ||
-        (rc = dup_str(L, ev_row_text(r, 1), &x->sha256)) || (rc = dup_blob(L, b, len, &x->bytes)))
+    if (rc)
         return rc;
-    x->len = len;
+    ev_row_source(r, &g);
+    if ((rc = dup_str(L, g.path, &x->path)) || (rc = dup_str(L, g.sha256, &x->sha256)) ||
+        (rc = dup_blob(L, g.bytes, g.len, &x->bytes)))
+        return rc;
+    x->len = g.len;
     return EV_OK;
 }
 
@@ -216,90 +221,89 @@ static ev_status on_case(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xcase *x;
+    ev_case_rec g;
     ev_status rc = vec_push(&L->cases, (void **)&x);
     if (rc)
         return rc;
-    x->case_index = ev_row_i64(r, 0);
-    x->rows = ev_row_i64(r, 2);
-    x->cols = ev_row_i64(r, 3);
-    x->stride = ev_row_i64(r, 4);
-    x->default_rows = ev_row_i64(r, 6);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->op)) || (rc = dup_str(L, ev_row_text(r, 5), &x->dtype)))
+    ev_row_case(r, &g);
+    x->case_index = g.case_index;
+    x->rows = g.rows;
+    x->cols = g.cols;
+    x->stride = g.stride;
+    x->default_rows = g.default_rows;
+    if ((rc = dup_str(L, g.op, &x->op)) || (rc = dup_str(L, g.dtype, &x->dtype)))
         return rc;
-    return dup_str(L, ev_row_text(r, 7), &x->role);
+    return dup_str(L, g.role, &x->role);
 }
 
 static ev_status on_job(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xjob *x;
+    ev_job_rec g;
     ev_status rc = vec_push(&L->jobs, (void **)&x);
     if (rc)
         return rc;
-    x->job_id = ev_row_i64(r, 0);
-    x->has_case = !ev_row_is_null(r, 3);
-    x->case_index = x->has_case ? ev_row_i64(r, 3) : -1;
-    x->has_retry = !ev_row_is_null(r, 6);
-    x->retry_of = x->has_retry ? ev_row_i64(r, 6) : 0;
-    x->plan_order = ev_row_i64(r, 7);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->job_key)) ||
-        (rc = dup_str(L, ev_row_text(r, 2), &x->phase)) || (rc = dup_str(L, ev_row_text(r, 4), &x->arm)))
+    ev_row_job(r, &g);
+    x->job_id = g.job_id;
+    x->has_case = g.has_case;
+    x->case_index = g.case_index;
+    x->has_retry = g.has_retry;
+    x->retry_of = g.retry_of;
+    x->plan_order = g.plan_order;
+    if ((rc = dup_str(L, g.job_key, &x->job_key)) || (rc = dup_str(L, g.phase, &x->phase)) ||
+        (rc = dup_str(L, g.arm, &x->arm)))
         return rc;
-    return dup_str(L, ev_row_text(r, 5), &x->label);
+    return dup_str(L, g.label, &x->label);
 }
 
 static ev_status on_attempt(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xattempt *x;
+    ev_attempt_rec g;
     ev_status rc = vec_push(&L->atts, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->job_id = ev_row_i64(r, 1);
-    x->attempt = ev_row_i64(r, 2);
-    x->invocation_id = ev_row_i64(r, 3);
-    x->started_ns = ev_row_i64(r, 4);
-    x->has_process = !ev_row_is_null(r, 5) && ev_row_i64(r, 5) != 0;
-    if (!x->has_process)
+    ev_row_attempt(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->job_id = g.job_id;
+    x->attempt = g.attempt;
+    x->invocation_id = g.invocation_id;
+    x->started_ns = g.started_ns;
+    x->facts = g.facts;
+    if (!g.facts.has_process)
         return EV_OK;
-    x->has_pid = !ev_row_is_null(r, 6);
-    x->pid = ev_row_i64(r, 6);
-    x->has_exit = !ev_row_is_null(r, 7);
-    x->exit_code = ev_row_i64(r, 7);
-    x->has_signal = !ev_row_is_null(r, 8);
-    x->signal = ev_row_i64(r, 8);
-    x->timed_out = ev_row_i64(r, 9) != 0;
-    x->interrupted = ev_row_i64(r, 10) != 0;
-    x->skipped = ev_row_i64(r, 11) != 0;
-    x->record_count = ev_row_i64(r, 13);
-    x->records_ok = ev_row_i64(r, 14) != 0;
-    x->ended_ns = ev_row_i64(r, 18);
-    x->wall_ns = ev_row_i64(r, 19);
-    if ((rc = redact_dup(L, ev_row_text(r, 12), &x->skip_reason)) ||
-        (rc = redact_dup(L, ev_row_text(r, 15), &x->protocol_error)) ||
-        (rc = dup_str(L, ev_row_text(r, 16), &x->affinity)))
+    x->has_pid = g.has_pid;
+    x->pid = g.pid;
+    x->record_count = g.record_count;
+    x->ended_ns = g.ended_ns;
+    x->wall_ns = g.wall_ns;
+    if ((rc = redact_dup(L, g.skip_reason, &x->skip_reason)) ||
+        (rc = redact_dup(L, g.protocol_error, &x->protocol_error)) ||
+        (rc = dup_str(L, g.affinity, &x->affinity)))
         return rc;
-    return redact_dup(L, ev_row_text(r, 17), &x->stderr_tail);
+    return redact_dup(L, g.stderr_tail, &x->stderr_tail);
 }
 
 static ev_status on_sample(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xsample *x;
+    ev_sample_rec g;
     ev_status rc = vec_push(&L->samples, (void **)&x);
     if (rc)
         return rc;
-    const char *timing = ev_row_text(r, 1);
-    x->attempt_id = ev_row_i64(r, 0);
-    x->hot = timing && !strcmp(timing, "hot");
-    x->sample_index = ev_row_i64(r, 2);
-    x->replays = ev_row_i64(r, 3);
-    x->ops_per_graph = ev_row_i64(r, 4);
-    x->elapsed_ms = ev_row_double(r, 5);
-    x->has_clock = !ev_row_is_null(r, 6);
-    x->sm_clock_mhz = ev_row_i64(r, 6);
-    if (!timing || (strcmp(timing, "hot") && strcmp(timing, "cold")) || ev_row_is_null(r, 5))
+    ev_row_sample(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->hot = g.timing && !strcmp(g.timing, "hot");
+    x->sample_index = g.sample_index;
+    x->replays = g.replays;
+    x->ops_per_graph = g.ops_per_graph;
+    x->elapsed_ms = g.elapsed_ms;
+    x->has_clock = g.has_clock;
+    x->sm_clock_mhz = g.sm_clock_mhz;
+    if (!g.timing || (strcmp(g.timing, "hot") && strcmp(g.timing, "cold")) || g.elapsed_null)
         return EV_EFORMAT;
     return EV_OK;
 }
@@ -308,36 +312,40 @@ static ev_status on_binding(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xbinding *x;
+    ev_binding_rec g;
     ev_status rc = vec_push(&L->bindings, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->rows = ev_row_i64(r, 3);
-    x->cols = ev_row_i64(r, 4);
-    x->stride = ev_row_i64(r, 5);
-    x->in_span = ev_row_i64(r, 6);
-    x->out_span = ev_row_i64(r, 7);
-    x->in_align = ev_row_i64(r, 8);
-    x->out_align = ev_row_i64(r, 9);
-    x->threads = ev_row_i64(r, 10);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->op)))
+    ev_row_binding(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->rows = g.rows;
+    x->cols = g.cols;
+    x->stride = g.stride;
+    x->in_span = g.in_span;
+    x->out_span = g.out_span;
+    x->in_align = g.in_align;
+    x->out_align = g.out_align;
+    x->threads = g.threads;
+    if ((rc = dup_str(L, g.op, &x->op)))
         return rc;
-    return dup_str(L, ev_row_text(r, 2), &x->dtype);
+    return dup_str(L, g.dtype, &x->dtype);
 }
 
 static ev_status on_warmup(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xwarmup *x;
+    ev_warmup_rec g;
     ev_status rc = vec_push(&L->warmups, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->target_null = ev_row_is_null(r, 1);
-    x->target_ms = ev_row_double(r, 1);
-    x->elapsed_null = ev_row_is_null(r, 2);
-    x->elapsed_ms = ev_row_double(r, 2);
-    x->replays = ev_row_i64(r, 3);
+    ev_row_warmup(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->target_null = g.target_null;
+    x->target_ms = g.target_ms;
+    x->elapsed_null = g.elapsed_null;
+    x->elapsed_ms = g.elapsed_ms;
+    x->replays = g.replays;
     return EV_OK;
 }
 
@@ -345,17 +353,19 @@ static ev_status on_cal(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xcal *x;
+    ev_calibration_rec g;
     ev_status rc = vec_push(&L->cals, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->step = ev_row_i64(r, 1);
-    x->replays = ev_row_i64(r, 2);
-    x->elapsed_null = ev_row_is_null(r, 3);
-    x->elapsed_ms = ev_row_double(r, 3);
-    x->chosen = ev_row_i64(r, 4) != 0;
-    x->target_null = ev_row_is_null(r, 5);
-    x->target_ms = ev_row_double(r, 5);
+    ev_row_calibration(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->step = g.step;
+    x->replays = g.replays;
+    x->elapsed_null = g.elapsed_null;
+    x->elapsed_ms = g.elapsed_ms;
+    x->chosen = g.chosen;
+    x->target_null = g.target_null;
+    x->target_ms = g.target_ms;
     return EV_OK;
 }
 
@@ -363,24 +373,28 @@ static ev_status on_cold(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xcold *x;
+    ev_cold_rec g;
     ev_status rc = vec_push(&L->colds, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->elapsed_ns = ev_row_i64(r, 2);
-    return dup_str(L, ev_row_text(r, 1), &x->name);
+    ev_row_cold(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->elapsed_ns = g.elapsed_ns;
+    return dup_str(L, g.name, &x->name);
 }
 
 static ev_status on_flush(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xflush *x;
+    ev_flush_rec g;
     ev_status rc = vec_push(&L->flushes, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->flush_bytes = ev_row_i64(r, 1);
-    x->cache_bytes = ev_row_i64(r, 2);
+    ev_row_flush(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->flush_bytes = g.flush_bytes;
+    x->cache_bytes = g.cache_bytes;
     return EV_OK;
 }
 
@@ -388,53 +402,55 @@ static ev_status on_val(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xval *x;
-    size_t len = 0;
-    const void *b = ev_row_blob(r, 7, &len);
+    ev_validation_rec g;
     ev_status rc = vec_push(&L->vals, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->passed = ev_row_i64(r, 2) != 0;
-    x->mae_null = ev_row_is_null(r, 3);
-    x->max_abs_err = ev_row_double(r, 3);
-    x->bound_null = ev_row_is_null(r, 4);
-    x->bound = ev_row_double(r, 4);
-    x->mismatches = ev_row_i64(r, 5);
-    x->has_output = !ev_row_is_null(r, 7);
-    x->output_len = len;
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->stage)) || (rc = dup_str(L, ev_row_text(r, 6), &x->sha256)))
+    ev_row_validation(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->passed = g.passed;
+    x->mae_null = g.mae_null;
+    x->max_abs_err = g.max_abs_err;
+    x->bound_null = g.bound_null;
+    x->bound = g.bound;
+    x->mismatches = g.mismatches;
+    x->has_output = g.has_output;
+    x->output_len = g.output_len;
+    if ((rc = dup_str(L, g.stage, &x->stage)) || (rc = dup_str(L, g.output_sha256, &x->sha256)))
         return rc;
-    return dup_blob(L, b, len, &x->output);
+    return dup_blob(L, g.output, g.output_len, &x->output);
 }
 
 static ev_status on_node(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xnode *x;
+    ev_graph_node_rec g;
     ev_status rc = vec_push(&L->nodes, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->node_index = ev_row_i64(r, 1);
-    for (int k = 0; k < 3; k++) {
-        x->grid[k] = ev_row_i64(r, 3 + k);
-        x->block[k] = ev_row_i64(r, 6 + k);
-    }
-    return dup_str(L, ev_row_text(r, 2), &x->function);
+    ev_row_graph_node(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->node_index = g.node_index;
+    memcpy(x->grid, g.grid, sizeof x->grid);
+    memcpy(x->block, g.block, sizeof x->block);
+    return dup_str(L, g.function, &x->function);
 }
 
 static ev_status on_fit(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xfit *x;
+    ev_fit_rec g;
     ev_status rc = vec_push(&L->fits, (void **)&x);
     if (rc)
         return rc;
-    x->fit_id = ev_row_i64(r, 0);
-    x->created_ns = ev_row_i64(r, 1);
-    if ((rc = dup_str(L, ev_row_text(r, 2), &x->model_json)))
+    ev_row_fit(r, &g);
+    x->fit_id = g.fit_id;
+    x->created_ns = g.created_ns;
+    if ((rc = dup_str(L, g.model_json, &x->model_json)))
         return rc;
-    return dup_str(L, ev_row_text(r, 3), &x->sha256);
+    return dup_str(L, g.sha256, &x->sha256);
 }
 
 /* Checks that v's rows are strictly ascending by the comparator cmp
