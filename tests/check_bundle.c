@@ -39,6 +39,7 @@
 #include "bundle/export.h"
 #include "evidence/figures.h"
 #include "figures_rebuild.h"
+#include "run_prog.h"
 #include "evidence/member.h"
 #include "evidence/report.h"
 #include "bundle/zipwrite.h"
@@ -371,41 +372,17 @@ static const cJSON *job_by_key(const cJSON *val, const char *key)
     return NULL;
 }
 
-/* Runs argv (stdout into out when non-NULL), returns the exit status. */
+/* Runs the built program argv[0] ("evident") with argv (run_prog.h;
+ * stdout into out when non-NULL); returns its exit status. */
 static int run_cmd(char *const argv[], ev_buf *out)
 {
-    int fd[2];
-    ck_assert_int_eq(pipe(fd), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    char chunk[4096];
-    ssize_t r;
-    while ((r = read(fd[0], chunk, sizeof chunk)) > 0)
-        if (out)
-            ev_buf_append(out, chunk, (size_t)r);
-    close(fd[0]);
-    int st = 0;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-/* The path of build/evident (EV_BUILD set by make check, else build). */
-static void evident_path(char *p, size_t cap)
-{
-    const char *b = getenv("EV_BUILD");
-    snprintf(p, cap, "%s/evident", b && *b ? b : "build");
+    ev_ran x;
+    ev_prog_run(tmpdir, argv, 0, &x);
+    ck_assert_msg(x.rc >= 0 && x.rc < 128, "%s exited with %d: %s", argv[0], x.rc, x.err.data);
+    if (out)
+        ck_assert_int_eq(ev_buf_append(out, x.out.data, x.out.len), EV_OK);
+    ev_ran_free(&x);
+    return x.rc;
 }
 
 /* ---- tests: the zip writer -------------------------------------------------------- */
@@ -1586,8 +1563,7 @@ END_TEST
 
 START_TEST(test_export_command_prints_the_root_and_uses_the_documented_exit_codes)
 {
-    char ev[300], out[400], missing[400];
-    evident_path(ev, sizeof ev);
+    char ev[] = "evident", out[400], missing[400];
     snprintf(out, sizeof out, "%s/cli.zip", tmpdir);
     snprintf(missing, sizeof missing, "%s/nope.db", tmpdir);
     ev_buf o = EV_BUF_INIT;
