@@ -45,14 +45,8 @@ typedef struct dvec {
 /* Appends x.  EV_ENOMEM. */
 static ev_status dvec_push(dvec *d, double x)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 1024;
-        double *v = realloc(d->v, cap * sizeof *v);
-        if (!v)
-            return EV_ENOMEM;
-        d->v = v;
-        d->cap = cap;
-    }
+    if (ev_grow((void **)&d->v, &d->cap, d->n, sizeof *d->v))
+        return EV_ENOMEM;
     d->v[d->n++] = x;
     return EV_OK;
 }

@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buf.h"
+
 const char *const ev_closure_roots[] = {"kernels", "src/runner", "protocols", "db/schema.sql", NULL};
 
 #define MAX_DEPTH 32
@@ -24,15 +26,7 @@ typedef struct plist {
 static ev_status plist_add(plist *l, const char *s)
 {
     char *d;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return EV_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    if (!(d = strdup(s)))
+    if (ev_grow((void **)&l->v, &l->cap, l->n, sizeof *l->v) || !(d = strdup(s)))
         return EV_ENOMEM;
     l->v[l->n++] = d;
     return EV_OK;

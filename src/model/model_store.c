@@ -67,22 +67,6 @@ typedef struct st_ctx {
     ev_err *err;
 } st_ctx;
 
-/* Grows *p (elements of sz bytes) so that one more fits.  EV_ENOMEM. */
-static ev_status grow(void **p, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return EV_OK;
-    size_t nc = *cap ? *cap * 2 : 32, bytes;
-    if (ev_size_mul(nc, sz, &bytes))
-        return EV_ENOMEM;
-    void *q = realloc(*p, bytes);
-    if (!q)
-        return EV_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return EV_OK;
-}
-
 /* Copies text (NULL as "") into dst[cap]; -1 when it does not fit. */
 static int put_text(char *dst, size_t cap, const char *s)
 {
@@ -99,7 +83,7 @@ static ev_status on_case(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
     ev_case_rec g;
-    if (grow((void **)&c->cases, &c->cap_cases, c->n_cases, sizeof *c->cases))
+    if (ev_grow((void **)&c->cases, &c->cap_cases, c->n_cases, sizeof *c->cases))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
     ev_row_case(r, &g);
     st_case *k = &c->cases[c->n_cases];
@@ -143,7 +127,7 @@ static ev_status on_job(void *vctx, const ev_row *r)
     if (!k)
         return ev_err_set(c->err, EV_EFORMAT, "job %lld names case %lld, which the run does not have",
                           (long long)g.job_id, (long long)g.case_index);
-    if (grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs, sizeof *c->jobs))
+    if (ev_grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs, sizeof *c->jobs))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
     c->jobs[c->n_jobs++] = (st_job){k->case_index, g.job_id, ev_plan_label_round(g.label), s};
     return EV_OK;
@@ -164,7 +148,7 @@ static ev_status on_attempt(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
     ev_attempt_rec g;
-    if (grow((void **)&c->att, &c->cap_att, c->n_att, sizeof *c->att))
+    if (ev_grow((void **)&c->att, &c->cap_att, c->n_att, sizeof *c->att))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
     ev_row_attempt(r, &g);
     st_attempt *a = &c->att[c->n_att++];
@@ -219,7 +203,7 @@ static ev_status on_sample(void *vctx, const ev_row *r)
     ev_row_sample(r, &g);
     if (!g.timing || strcmp(g.timing, "hot"))
         return EV_OK;
-    if (grow((void **)&c->smp, &c->cap_smp, c->n_smp, sizeof *c->smp))
+    if (ev_grow((void **)&c->smp, &c->cap_smp, c->n_smp, sizeof *c->smp))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
     st_sample *s = &c->smp[c->n_smp++];
     s->attempt_id = g.attempt_id;

@@ -33,16 +33,8 @@ typedef struct vs_list {
 /* Appends a copy of s.  EV_ENOMEM on failure (list unchanged). */
 static ev_status vs_push(vs_list *l, const char *s)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 64;
-        char **p = realloc(l->p, nc * sizeof *p);
-        if (!p)
-            return EV_ENOMEM;
-        l->p = p;
-        l->cap = nc;
-    }
-    char *d = strdup(s);
-    if (!d)
+    char *d;
+    if (ev_grow((void **)&l->p, &l->cap, l->n, sizeof *l->p) || !(d = strdup(s)))
         return EV_ENOMEM;
     l->p[l->n++] = d;
     return EV_OK;
