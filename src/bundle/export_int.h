@@ -113,26 +113,15 @@ typedef struct xbinding {
     int64_t rows, cols, stride, in_span, out_span, in_align, out_align, threads;
 } xbinding;
 
-typedef struct xwarmup {
-    int64_t attempt_id, replays;
-    double target_ms, elapsed_ms;
-    int target_null, elapsed_null;
-} xwarmup;
-
-typedef struct xcal {
-    int64_t attempt_id, step, replays;
-    double elapsed_ms, target_ms;
-    int elapsed_null, target_null, chosen;
-} xcal;
+/* Records without text are kept as the store reads them (store.h). */
+typedef ev_warmup_rec xwarmup;
+typedef ev_calibration_rec xcal;
+typedef ev_flush_rec xflush;
 
 typedef struct xcold {
     int64_t attempt_id, elapsed_ns;
     char *name;
 } xcold;
-
-typedef struct xflush {
-    int64_t attempt_id, flush_bytes, cache_bytes;
-} xflush;
 
 typedef struct xval {
     int64_t attempt_id, mismatches;

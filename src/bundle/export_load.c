@@ -9,16 +9,8 @@
 /* Appends one zeroed element to v.  OUT: *slot.  EV_ENOMEM (v unchanged). */
 static ev_status vec_push(vec *v, void **slot)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16, bytes;
-        if (ev_size_mul(cap, v->size, &bytes))
-            return EV_ENOMEM;
-        void *p = realloc(v->v, bytes);
-        if (!p)
-            return EV_ENOMEM;
-        v->v = p;
-        v->cap = cap;
-    }
+    if (ev_grow(&v->v, &v->cap, v->n, v->size))
+        return EV_ENOMEM;
     char *e = (char *)v->v + v->n * v->size;
     memset(e, 0, v->size);
     v->n++;
@@ -35,15 +27,9 @@ void *ex_vec_at(const vec *v, size_t i)
 /* Records p as owned by L (freed with it).  EV_ENOMEM frees p itself. */
 ev_status ex_own(xload *L, void *p)
 {
-    if (L->n_owned == L->cap_owned) {
-        size_t cap = L->cap_owned ? L->cap_owned * 2 : 256;
-        void **q = realloc(L->owned, cap * sizeof *q);
-        if (!q) {
-            free(p);
-            return EV_ENOMEM;
-        }
-        L->owned = q;
-        L->cap_owned = cap;
+    if (ev_grow((void **)&L->owned, &L->cap_owned, L->n_owned, sizeof *L->owned)) {
+        free(p);
+        return EV_ENOMEM;
     }
     L->owned[L->n_owned++] = p;
     return EV_OK;
@@ -335,38 +321,20 @@ static ev_status on_warmup(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xwarmup *x;
-    ev_warmup_rec g;
     ev_status rc = vec_push(&L->warmups, (void **)&x);
-    if (rc)
-        return rc;
-    ev_row_warmup(r, &g);
-    x->attempt_id = g.attempt_id;
-    x->target_null = g.target_null;
-    x->target_ms = g.target_ms;
-    x->elapsed_null = g.elapsed_null;
-    x->elapsed_ms = g.elapsed_ms;
-    x->replays = g.replays;
-    return EV_OK;
+    if (!rc)
+        ev_row_warmup(r, x);
+    return rc;
 }
 
 static ev_status on_cal(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xcal *x;
-    ev_calibration_rec g;
     ev_status rc = vec_push(&L->cals, (void **)&x);
-    if (rc)
-        return rc;
-    ev_row_calibration(r, &g);
-    x->attempt_id = g.attempt_id;
-    x->step = g.step;
-    x->replays = g.replays;
-    x->elapsed_null = g.elapsed_null;
-    x->elapsed_ms = g.elapsed_ms;
-    x->chosen = g.chosen;
-    x->target_null = g.target_null;
-    x->target_ms = g.target_ms;
-    return EV_OK;
+    if (!rc)
+        ev_row_calibration(r, x);
+    return rc;
 }
 
 static ev_status on_cold(void *ctx, const ev_row *r)
@@ -387,15 +355,10 @@ static ev_status on_flush(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xflush *x;
-    ev_flush_rec g;
     ev_status rc = vec_push(&L->flushes, (void **)&x);
-    if (rc)
-        return rc;
-    ev_row_flush(r, &g);
-    x->attempt_id = g.attempt_id;
-    x->flush_bytes = g.flush_bytes;
-    x->cache_bytes = g.cache_bytes;
-    return EV_OK;
+    if (!rc)
+        ev_row_flush(r, x);
+    return rc;
 }
 
 static ev_status on_val(void *ctx, const ev_row *r)
