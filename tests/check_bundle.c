@@ -1663,9 +1663,6 @@ static Suite *bundle_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(bundle_suite());
-    ev_check_run_all(sr);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(bundle_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -357,16 +357,36 @@ END_TEST
 
 /* ---- what the table cannot say ---------------------------------------------------- */
 
-START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record)
+/* Copies the fixture store to g_dir/name.  OUT: copy[cap] its path,
+ * *before its bytes (an empty ev_buf on entry). */
+static void store_copy(const char *name, char *copy, size_t cap, ev_buf *before)
 {
-    char store[400], copy[400], cmd[900];
+    char store[400], cmd[900];
+    ev_err err;
     fixture("store.db", store, sizeof store);
-    fixture("fit-copy.db", copy, sizeof copy);
+    fixture(name, copy, cap);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", store, copy);
     ck_assert_int_eq(system(cmd), 0);
-    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    ck_assert_int_eq(ev_read_file(copy, before, &err), EV_OK);
+}
+
+/* Asserts that path still holds the bytes of *before, and frees them. */
+static void assert_unchanged(const char *path, ev_buf *before)
+{
+    ev_buf after = EV_BUF_INIT;
     ev_err err;
-    ck_assert_int_eq(ev_read_file(copy, &before, &err), EV_OK);
+    ck_assert_int_eq(ev_read_file(path, &after, &err), EV_OK);
+    ck_assert_msg(before->len == after.len && !memcmp(before->data, after.data, after.len), "%s was written",
+                  path);
+    ev_buf_free(before);
+    ev_buf_free(&after);
+}
+
+START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record)
+{
+    char copy[400];
+    ev_buf before = EV_BUF_INIT;
+    store_copy("fit-copy.db", copy, sizeof copy, &before);
 
     char *csv[] = {"evident", "fit", "--observations", "tests/fixtures/seed16.csv", "--sms", "24", NULL};
     ev_ran x;
@@ -386,11 +406,7 @@ START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_w
     ck_assert_ptr_null(strstr(x.out.data, "fit:"));
     ck_assert_ptr_null(strstr(x.err.data, "recorded"));
     ev_ran_free(&x);
-    ck_assert_int_eq(ev_read_file(copy, &after, &err), EV_OK);
-    ck_assert_uint_eq(before.len, after.len);
-    ck_assert(!memcmp(before.data, after.data, before.len));
-    ev_buf_free(&before);
-    ev_buf_free(&after);
+    assert_unchanged(copy, &before);
 }
 END_TEST
 
@@ -401,14 +417,9 @@ END_TEST
  * says why in one line. */
 START_TEST(test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why)
 {
-    char store[400], copy[400], cmd[900];
-    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
-    ev_err err;
-    fixture("store.db", store, sizeof store);
-    fixture("record-copy.db", copy, sizeof copy);
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", store, copy);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(ev_read_file(copy, &before, &err), EV_OK);
+    char copy[400];
+    ev_buf before = EV_BUF_INIT;
+    store_copy("record-copy.db", copy, sizeof copy, &before);
     char *rec[] = {"evident", "fit", "--db", copy, "--record", NULL};
     ev_ran x;
     run_argv(rec, &x);
@@ -416,11 +427,7 @@ START_TEST(test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why)
     ck_assert_ptr_nonnull(strstr(x.err.data, "evident fit: "));
     ck_assert_uint_eq(x.out.len, 0);
     ev_ran_free(&x);
-    ck_assert_int_eq(ev_read_file(copy, &after, &err), EV_OK);
-    ck_assert_uint_eq(before.len, after.len);
-    ck_assert(!memcmp(before.data, after.data, before.len));
-    ev_buf_free(&before);
-    ev_buf_free(&after);
+    assert_unchanged(copy, &before);
 }
 END_TEST
 
@@ -517,10 +524,7 @@ static Suite *cli_suite(void)
 int main(void)
 {
     build_fixtures();
-    SRunner *sr = srunner_create(cli_suite());
-    ev_check_run_all(sr);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(cli_suite());
     remove_fixtures();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -602,11 +602,6 @@ static Suite *common_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(common_suite());
-    int failed;
-
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(common_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -2177,7 +2177,6 @@ int main(void)
 {
     Suite *s = suite_create("runner");
     TCase *tc = tcase_create("end-to-end");
-    SRunner *sr;
     int failed;
 
     tcase_add_checked_fixture(tc, setup, teardown);
@@ -2218,9 +2217,6 @@ int main(void)
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);
     tcase_add_test(tc, test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    failed = ev_check_suite(s);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

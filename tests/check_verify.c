@@ -3083,17 +3083,11 @@ static Suite *verify_suite(void)
 int main(void)
 {
     build_fixtures();
-    SRunner *sr = srunner_create(verify_suite());
-    ev_check_run_all(sr);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(verify_suite());
     /* again, with every samples.csv streamed in pieces of 61 bytes (lines
      * and the header fall across pieces): the same verdicts and reasons */
     vb_stream_piece = 61;
-    sr = srunner_create(verify_suite());
-    ev_check_run_all(sr);
-    failed += srunner_ntests_failed(sr);
-    srunner_free(sr);
+    failed += ev_check_suite(verify_suite());
     if (!failed) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);
