@@ -133,28 +133,52 @@ static ev_status redact_dup(xload *L, const char *s, char **out)
 
 /* ---- loading -------------------------------------------------------------- */
 
-/* Row callbacks: each copies one row of its named query into L, read
- * through the store's typed rows (store.h). */
+/* Replaces the row's text *s (NULL stays NULL) with a copy owned by L. */
+static ev_status own_str(xload *L, const char **s)
+{
+    char *p;
+    ev_status rc = dup_str(L, *s, &p);
+    if (!rc)
+        *s = p;
+    return rc;
+}
+
+/* Replaces the row's text *s (NULL stays NULL) with a redacted copy owned
+ * by L. */
+static ev_status own_redacted(xload *L, const char **s)
+{
+    char *p;
+    ev_status rc = redact_dup(L, *s, &p);
+    if (!rc)
+        *s = p;
+    return rc;
+}
+
+/* Replaces the row's blob *b of len bytes with a copy owned by L (NULL
+ * when empty, as dup_blob gives). */
+static ev_status own_blob(xload *L, const void **b, size_t len)
+{
+    void *p;
+    ev_status rc = dup_blob(L, *b, len, &p);
+    if (!rc)
+        *b = p;
+    return rc;
+}
+
+/* Row callbacks: each reads one row of its named query into L through the
+ * store's typed rows (store.h), then takes copies of the row's text. */
 
 static ev_status on_run(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xrun *x = &L->run;
-    ev_run_rec g;
     ev_status rc;
-    ev_row_run(r, &g);
-    x->run_id = g.run_id;
-    x->seed = g.seed;
-    x->git_dirty = g.git_dirty;
-    x->created_ns = g.created_ns;
-    if ((rc = dup_str(L, g.protocol_id, &x->protocol_id)) ||
-        (rc = redact_dup(L, g.protocol_path, &x->protocol_path)) ||
-        (rc = dup_str(L, g.backend, &x->backend)) || (rc = dup_str(L, g.git_commit, &x->git_commit)) ||
-        (rc = dup_str(L, g.source_tree_hash, &x->source_tree_hash)) ||
-        (rc = dup_blob(L, g.protocol, g.protocol_len, &x->protocol)))
+    ev_row_run(r, x);
+    if ((rc = own_str(L, &x->protocol_id)) || (rc = own_redacted(L, &x->protocol_path)) ||
+        (rc = own_str(L, &x->backend)) || (rc = own_str(L, &x->git_commit)) ||
+        (rc = own_str(L, &x->source_tree_hash)))
         return rc;
-    x->protocol_len = g.protocol_len;
-    return EV_OK;
+    return own_blob(L, &x->protocol, x->protocol_len);
 }
 
 static ev_status on_status(void *ctx, const ev_row *r)
@@ -165,61 +189,50 @@ static ev_status on_status(void *ctx, const ev_row *r)
     ev_row_run_status(r, &g);
     L->status.have = 1;
     L->status.finished_ns = g.finished_ns;
-    if ((rc = dup_str(L, g.status, &L->status.status)))
+    L->status.status = g.status;
+    L->status.rescue_status = g.rescue_status;
+    if ((rc = own_str(L, &L->status.status)))
         return rc;
-    return dup_str(L, g.rescue_status, &L->status.rescue_status);
+    return own_str(L, &L->status.rescue_status);
 }
 
 static ev_status on_inv(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xinv *x;
-    ev_invocation_rec g;
     ev_status rc = vec_push(&L->invs, (void **)&x);
     if (rc)
         return rc;
-    ev_row_invocation(r, &g);
-    x->invocation_id = g.invocation_id;
-    x->started_ns = g.started_ns;
-    x->resumed = g.resumed;
-    if ((rc = dup_str(L, g.host_hash, &x->host_hash)) || (rc = dup_str(L, g.profile_id, &x->profile_id)))
+    ev_row_invocation(r, x);
+    if ((rc = own_str(L, &x->host_hash)) || (rc = own_str(L, &x->profile_id)))
         return rc;
-    return dup_str(L, g.env_json, &x->env_json);
+    return own_str(L, &x->env_json);
 }
 
 static ev_status on_source(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xsource *x;
-    ev_source_rec g;
     ev_status rc = vec_push(&L->sources, (void **)&x);
     if (rc)
         return rc;
-    ev_row_source(r, &g);
-    if ((rc = dup_str(L, g.path, &x->path)) || (rc = dup_str(L, g.sha256, &x->sha256)) ||
-        (rc = dup_blob(L, g.bytes, g.len, &x->bytes)))
+    ev_row_source(r, x);
+    if ((rc = own_str(L, &x->path)) || (rc = own_str(L, &x->sha256)))
         return rc;
-    x->len = g.len;
-    return EV_OK;
+    return own_blob(L, &x->bytes, x->len);
 }
 
 static ev_status on_case(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xcase *x;
-    ev_case_rec g;
     ev_status rc = vec_push(&L->cases, (void **)&x);
     if (rc)
         return rc;
-    ev_row_case(r, &g);
-    x->case_index = g.case_index;
-    x->rows = g.rows;
-    x->cols = g.cols;
-    x->stride = g.stride;
-    x->default_rows = g.default_rows;
-    if ((rc = dup_str(L, g.op, &x->op)) || (rc = dup_str(L, g.dtype, &x->dtype)))
+    ev_row_case(r, x);
+    if ((rc = own_str(L, &x->op)) || (rc = own_str(L, &x->dtype)))
         return rc;
-    return dup_str(L, g.role, &x->role);
+    return own_str(L, &x->role);
 }
 
 static ev_status on_job(void *ctx, const ev_row *r)
@@ -237,10 +250,13 @@ static ev_status on_job(void *ctx, const ev_row *r)
     x->has_retry = g.has_retry;
     x->retry_of = g.retry_of;
     x->plan_order = g.plan_order;
-    if ((rc = dup_str(L, g.job_key, &x->job_key)) || (rc = dup_str(L, g.phase, &x->phase)) ||
-        (rc = dup_str(L, g.arm, &x->arm)))
+    x->job_key = g.job_key;
+    x->phase = g.phase;
+    x->arm = g.arm;
+    x->label = g.label;
+    if ((rc = own_str(L, &x->job_key)) || (rc = own_str(L, &x->phase)) || (rc = own_str(L, &x->arm)))
         return rc;
-    return dup_str(L, g.label, &x->label);
+    return own_str(L, &x->label);
 }
 
 static ev_status on_attempt(void *ctx, const ev_row *r)
@@ -265,11 +281,14 @@ static ev_status on_attempt(void *ctx, const ev_row *r)
     x->record_count = g.record_count;
     x->ended_ns = g.ended_ns;
     x->wall_ns = g.wall_ns;
-    if ((rc = redact_dup(L, g.skip_reason, &x->skip_reason)) ||
-        (rc = redact_dup(L, g.protocol_error, &x->protocol_error)) ||
-        (rc = dup_str(L, g.affinity, &x->affinity)))
+    x->skip_reason = g.skip_reason;
+    x->protocol_error = g.protocol_error;
+    x->affinity = g.affinity;
+    x->stderr_tail = g.stderr_tail;
+    if ((rc = own_redacted(L, &x->skip_reason)) || (rc = own_redacted(L, &x->protocol_error)) ||
+        (rc = own_str(L, &x->affinity)))
         return rc;
-    return redact_dup(L, g.stderr_tail, &x->stderr_tail);
+    return own_redacted(L, &x->stderr_tail);
 }
 
 static ev_status on_sample(void *ctx, const ev_row *r)
@@ -298,23 +317,13 @@ static ev_status on_binding(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xbinding *x;
-    ev_binding_rec g;
     ev_status rc = vec_push(&L->bindings, (void **)&x);
     if (rc)
         return rc;
-    ev_row_binding(r, &g);
-    x->attempt_id = g.attempt_id;
-    x->rows = g.rows;
-    x->cols = g.cols;
-    x->stride = g.stride;
-    x->in_span = g.in_span;
-    x->out_span = g.out_span;
-    x->in_align = g.in_align;
-    x->out_align = g.out_align;
-    x->threads = g.threads;
-    if ((rc = dup_str(L, g.op, &x->op)))
+    ev_row_binding(r, x);
+    if ((rc = own_str(L, &x->op)))
         return rc;
-    return dup_str(L, g.dtype, &x->dtype);
+    return own_str(L, &x->dtype);
 }
 
 static ev_status on_warmup(void *ctx, const ev_row *r)
@@ -341,14 +350,11 @@ static ev_status on_cold(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xcold *x;
-    ev_cold_rec g;
     ev_status rc = vec_push(&L->colds, (void **)&x);
     if (rc)
         return rc;
-    ev_row_cold(r, &g);
-    x->attempt_id = g.attempt_id;
-    x->elapsed_ns = g.elapsed_ns;
-    return dup_str(L, g.name, &x->name);
+    ev_row_cold(r, x);
+    return own_str(L, &x->name);
 }
 
 static ev_status on_flush(void *ctx, const ev_row *r)
@@ -379,41 +385,36 @@ static ev_status on_val(void *ctx, const ev_row *r)
     x->mismatches = g.mismatches;
     x->has_output = g.has_output;
     x->output_len = g.output_len;
-    if ((rc = dup_str(L, g.stage, &x->stage)) || (rc = dup_str(L, g.output_sha256, &x->sha256)))
+    x->stage = g.stage;
+    x->sha256 = g.output_sha256;
+    x->output = g.output;
+    if ((rc = own_str(L, &x->stage)) || (rc = own_str(L, &x->sha256)))
         return rc;
-    return dup_blob(L, g.output, g.output_len, &x->output);
+    return own_blob(L, &x->output, x->output_len);
 }
 
 static ev_status on_node(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xnode *x;
-    ev_graph_node_rec g;
     ev_status rc = vec_push(&L->nodes, (void **)&x);
     if (rc)
         return rc;
-    ev_row_graph_node(r, &g);
-    x->attempt_id = g.attempt_id;
-    x->node_index = g.node_index;
-    memcpy(x->grid, g.grid, sizeof x->grid);
-    memcpy(x->block, g.block, sizeof x->block);
-    return dup_str(L, g.function, &x->function);
+    ev_row_graph_node(r, x);
+    return own_str(L, &x->function);
 }
 
 static ev_status on_fit(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xfit *x;
-    ev_fit_rec g;
     ev_status rc = vec_push(&L->fits, (void **)&x);
     if (rc)
         return rc;
-    ev_row_fit(r, &g);
-    x->fit_id = g.fit_id;
-    x->created_ns = g.created_ns;
-    if ((rc = dup_str(L, g.model_json, &x->model_json)))
+    ev_row_fit(r, x);
+    if ((rc = own_str(L, &x->model_json)))
         return rc;
-    return dup_str(L, g.sha256, &x->sha256);
+    return own_str(L, &x->sha256);
 }
 
 /* Checks that v's rows are strictly ascending by the comparator cmp
