@@ -1186,7 +1186,13 @@ START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
         pid_t pid = start_run_db(proto, db, 0);
         double t0 = now_s();
         if (ph == 0) {
-            usleep(30000);
+            /* the store exists: the supervisor opened it, after evident run
+             * installed its SIGTERM handler (a fixed sleep was too short for
+             * a loaded host, where the signal then killed the process) */
+            while (access(db, F_OK) != 0) {
+                ck_assert_msg(now_s() - t0 < 60, "setup: the store was never created");
+                usleep(2000);
+            }
         } else {
             /* the first job of the phase has ended: the next is running */
             for (;;) {
@@ -2200,6 +2206,7 @@ int main(void)
     tcase_add_test(tc, test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused);
     tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
     tc = tcase_create("external");
+    tcase_add_checked_fixture(tc, setup, teardown); /* its stores in a fresh directory, not in / */
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
