@@ -16,7 +16,10 @@
 # Stale, tampered or unverifiable evidence (a commit missing from the
 # history, a dirty bundle without MEASURED_AT) fails CI.
 set -euo pipefail
-closure=(kernels src/runner protocols db/schema.sql) # docs/runner.md, "Provenance"
+# the measurement closure's roots, from the program that owns them
+# (src/evidence/closure.c; docs/runner.md, "Provenance")
+roots=$(build/evident stamp --roots)
+mapfile -t closure <<< "$roots"
 n=0
 stale=0
 signed=0

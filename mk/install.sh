@@ -103,8 +103,10 @@ put "$BUILD/libevident.a" lib/libevident.a 0644
 
 # the measurement closure, exactly as a run in this checkout snapshots it
 # (regular files; symlinks are skipped there too): its tree hash is then
-# this checkout's, and the stamp below names it
-for f in $(find kernels src/runner protocols -type f | LC_ALL=C sort) db/schema.sql; do
+# this checkout's, and the stamp below names it; its roots come from the
+# program that owns them (src/evidence/closure.c)
+roots=$("$BUILD/evident" stamp --roots)
+for f in $(find $roots -type f | LC_ALL=C sort); do
     case $f in *[!A-Za-z0-9._/+-]*) echo "make install: odd file name '$f' in the closure" >&2; exit 1 ;; esac
     put "$f" "share/evident/$f" 0644
 done

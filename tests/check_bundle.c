@@ -38,6 +38,8 @@
 #include "stats.h"
 #include "bundle/export.h"
 #include "evidence/figures.h"
+#include "figures_rebuild.h"
+#include "run_prog.h"
 #include "evidence/member.h"
 #include "evidence/report.h"
 #include "bundle/zipwrite.h"
@@ -370,41 +372,17 @@ static const cJSON *job_by_key(const cJSON *val, const char *key)
     return NULL;
 }
 
-/* Runs argv (stdout into out when non-NULL), returns the exit status. */
+/* Runs the built program argv[0] ("evident") with argv (run_prog.h;
+ * stdout into out when non-NULL); returns its exit status. */
 static int run_cmd(char *const argv[], ev_buf *out)
 {
-    int fd[2];
-    ck_assert_int_eq(pipe(fd), 0);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        dup2(fd[1], 1);
-        close(fd[0]);
-        close(fd[1]);
-        int devnull = open("/dev/null", O_WRONLY);
-        if (devnull >= 0)
-            dup2(devnull, 2);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(fd[1]);
-    char chunk[4096];
-    ssize_t r;
-    while ((r = read(fd[0], chunk, sizeof chunk)) > 0)
-        if (out)
-            ev_buf_append(out, chunk, (size_t)r);
-    close(fd[0]);
-    int st = 0;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert(WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-/* The path of build/evident (EV_BUILD set by make check, else build). */
-static void evident_path(char *p, size_t cap)
-{
-    const char *b = getenv("EV_BUILD");
-    snprintf(p, cap, "%s/evident", b && *b ? b : "build");
+    ev_ran x;
+    ev_prog_run(tmpdir, argv, 0, &x);
+    ck_assert_msg(x.rc >= 0 && x.rc < 128, "%s exited with %d: %s", argv[0], x.rc, x.err.data);
+    if (out)
+        ck_assert_int_eq(ev_buf_append(out, x.out.data, x.out.len), EV_OK);
+    ev_ran_free(&x);
+    return x.rc;
 }
 
 /* ---- tests: the zip writer -------------------------------------------------------- */
@@ -1488,75 +1466,10 @@ START_TEST(test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_
     ev_err err = {{0}};
     ev_bundle *b = export_fixture();
     cJSON *val = parse_member(b, "validation.json");
-    const ev_member *csvm = member(b, "samples.csv");
-    static const char *const header[] = {
-        "run_id",       "job_id",     "attempt",         "op",           "rows",
-        "cols",         "stride",     "dtype",           "default_rows", "role",
-        "arm",          "phase",      "label",           "outcome",      "timing",
-        "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
-        "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz"};
-    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(val, "jobs");
-    size_t nj = (size_t)cJSON_GetArraySize(jobs);
-    ev_fig_job *fj = calloc(nj, sizeof *fj);
-    double *hot = calloc((size_t)fixture_samples, sizeof *hot),
-           *cold = calloc((size_t)fixture_samples, sizeof *cold);
-    size_t nh = 0, nc = 0, i = 0;
-    const cJSON *j;
-    cJSON_ArrayForEach(j, jobs)
-    {
-        ev_fig_job *f = &fj[i++];
-        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "case_index");
-        const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "last_attempt");
-        int64_t job_id = (int64_t)cJSON_GetObjectItemCaseSensitive(j, "job_id")->valuedouble;
-        f->job_key = cJSON_GetObjectItemCaseSensitive(j, "job_key")->valuestring;
-        f->phase = cJSON_GetObjectItemCaseSensitive(j, "phase")->valuestring;
-        f->arm = cJSON_GetObjectItemCaseSensitive(j, "arm")->valuestring;
-        f->outcome = cJSON_GetObjectItemCaseSensitive(j, "outcome")->valuestring;
-        f->case_index = cJSON_IsNumber(ci) ? (int64_t)ci->valuedouble : -1;
-        f->retry = !cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "retry_of"));
-        f->hot = hot + nh;
-        f->cold = cold + nc;
-        if (!cJSON_IsNumber(la))
-            continue;
-        ev_csv *c = NULL;
-        CHK(ev_csv_open(csvm->data, csvm->len, header, 24, NULL, &c, &err));
-        int have = 0;
-        for (;;) {
-            CHK(ev_csv_next(c, &have, &err));
-            if (!have)
-                break;
-            int64_t jid, att;
-            double v;
-            CHK(ev_csv_get_i64(c, 1, &jid, &err));
-            CHK(ev_csv_get_i64(c, 2, &att, &err));
-            if (jid != job_id || att != (int64_t)la->valuedouble)
-                continue;
-            CHK(ev_csv_get_double(c, 19, &v, &err));
-            if (!strcmp(ev_csv_field(c, 14), "hot")) {
-                hot[nh++] = v;
-                f->n_hot++;
-                if (ev_csv_field(c, 23)[0]) {
-                    int64_t clk;
-                    CHK(ev_csv_get_i64(c, 23, &clk, &err));
-                    if (!f->has_clock || clk < f->clock_min)
-                        f->clock_min = clk;
-                    if (!f->has_clock || clk > f->clock_max)
-                        f->clock_max = clk;
-                    f->has_clock = 1;
-                }
-            } else {
-                cold[nc++] = v;
-                f->n_cold++;
-            }
-        }
-        ev_csv_close(c);
-        /* hot and cold were interleaved per job: keep each job's runs contiguous */
-        ck_assert(f->n_cold == 0 || f->cold + f->n_cold == cold + nc);
-    }
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(val, "run");
-    ev_fig_input in = {fj, nj, (int64_t)cJSON_GetObjectItemCaseSensitive(run, "seed")->valuedouble};
+    size_t n;
+    const ev_member *m = ev_bundle_members(b, &n);
     cJSON *rebuilt = NULL;
-    CHK(ev_figures_build(&in, &rebuilt, &err));
+    CHK(ev_figures_rebuild(m, n, &rebuilt, &err));
     cJSON *exported = cJSON_DetachItemFromObjectCaseSensitive(val, "figures");
     ck_assert_ptr_nonnull(exported);
     ck_assert_int_eq(ev_figures_canon(exported), EV_OK);
@@ -1567,9 +1480,6 @@ START_TEST(test_figures_rebuilt_from_samples_csv_by_the_documented_recipe_equal_
     free(e);
     cJSON_Delete(rebuilt);
     cJSON_Delete(exported);
-    free(fj);
-    free(hot);
-    free(cold);
     cJSON_Delete(val);
     ev_bundle_free(b);
 }
@@ -1653,8 +1563,7 @@ END_TEST
 
 START_TEST(test_export_command_prints_the_root_and_uses_the_documented_exit_codes)
 {
-    char ev[300], out[400], missing[400];
-    evident_path(ev, sizeof ev);
+    char ev[] = "evident", out[400], missing[400];
     snprintf(out, sizeof out, "%s/cli.zip", tmpdir);
     snprintf(missing, sizeof missing, "%s/nope.db", tmpdir);
     ev_buf o = EV_BUF_INIT;
@@ -1762,9 +1671,6 @@ static Suite *bundle_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(bundle_suite());
-    ev_check_run_all(sr);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(bundle_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -25,6 +25,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
+#include "run_prog.h"
 
 static char g_dir[256];  /* the fixtures */
 static char g_ro[300];   /* a directory that cannot be written, "" when none could be made */
@@ -55,63 +56,13 @@ static void fixture(const char *name, char *out, size_t cap)
     snprintf(out, cap, "%s/%s", g_dir, name);
 }
 
-/* What a program did: its exit status, stdout and stderr. */
-typedef struct ran {
-    int rc;
-    ev_buf out, err;
-} ran;
-
-static void ran_free(ran *r)
-{
-    ev_buf_free(&r->out);
-    ev_buf_free(&r->err);
-}
-
 /* Runs argv (argv[0] "evident", "verify-bundle" or "evident-worker": the
- * built program) with stdin from /dev/null, stdout and stderr into files
- * read back into *r (NUL-terminated).  r->rc is the exit status (128 +
- * signal when killed), -1 when the program could not be run.  No check
- * assertion: the fixtures are made with it before any test runs. */
-static void run_argv(char *const *argv, ran *r)
+ * built program) with its stdout and stderr kept in the fixtures'
+ * directory (run_prog.h; no check assertion: the fixtures are made with
+ * it before any test runs). */
+static void run_argv(char *const *argv, ev_ran *r)
 {
-    const char *b = getenv("EV_BUILD");
-    char exe[512], outp[400], errp[400];
-    ev_err err;
-    int st;
-    pid_t pid;
-
-    memset(r, 0, sizeof r[0]);
-    r->rc = -1;
-    snprintf(exe, sizeof exe, "%s/%s", b && *b ? b : "build", argv[0]);
-    fixture("stdout.txt", outp, sizeof outp);
-    fixture("stderr.txt", errp, sizeof errp);
-    pid = fork();
-    if (pid == 0) {
-        int in = open("/dev/null", O_RDONLY), fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644),
-            fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (in < 0 || fo < 0 || fe < 0)
-            _exit(127);
-        dup2(in, 0);
-        dup2(fo, 1);
-        dup2(fe, 2);
-        execv(exe, argv);
-        _exit(127);
-    }
-    if (pid > 0 && waitpid(pid, &st, 0) == pid)
-        r->rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-    if (ev_read_file(outp, &r->out, &err) || ev_read_file(errp, &r->err, &err))
-        r->rc = -1;
-    if (ev_buf_puts(&r->out, "") || ev_buf_puts(&r->err, ""))
-        r->rc = -1;
-}
-
-/* Lines in b (a last line without '\n' counts). */
-static size_t lines(const ev_buf *b)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < b->len; i++)
-        n += b->data[i] == '\n';
-    return n + (b->len && b->data[b->len - 1] != '\n');
+    ev_prog_run(g_dir, argv, 0, r);
 }
 
 /* ---- fixtures ---------------------------------------------------------------- */
@@ -155,22 +106,22 @@ static void build_fixtures(void)
     char *run[] = {"evident", "run", "--protocol", tiny, "--backend", "cpu", "--db", store, NULL};
     char *exp[] = {"evident", "export", "--db", store, "--out", bundle, NULL};
     char *backends[] = {"evident-worker", "--backends", NULL};
-    ran r;
+    ev_ran r;
     run_argv(run, &r);
     if (r.rc) {
         fprintf(stderr, "check_cli: the fixture run failed (%d): %s\n", r.rc, r.err.data);
         exit(1);
     }
-    ran_free(&r);
+    ev_ran_free(&r);
     run_argv(exp, &r);
     if (r.rc) {
         fprintf(stderr, "check_cli: the fixture export failed (%d): %s\n", r.rc, r.err.data);
         exit(1);
     }
-    ran_free(&r);
+    ev_ran_free(&r);
     run_argv(backends, &r);
     g_has_cuda = r.rc == 0 && strstr(r.out.data, "cuda") != NULL;
-    ran_free(&r);
+    ev_ran_free(&r);
     g_git = system("git rev-parse --git-dir >/dev/null 2>&1") == 0;
 
     /* RO: a directory no one can write in (a read-only tmpfs as root, who
@@ -360,7 +311,7 @@ START_TEST(test_every_row_of_the_readme_exit_status_table_holds)
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
         char store[4096], *argv[32];
-        ran x;
+        ev_ran x;
         seen[r->exit] = 1;
         if (!strncmp(r->example, "tests/", 6)) {
             ck_assert_msg(test_exists(r->example), "README.md:%d: no such test: %s", r->line, r->example);
@@ -387,12 +338,13 @@ START_TEST(test_every_row_of_the_readme_exit_status_table_holds)
         ck_assert_msg(x.rc == r->exit, "README.md:%d: `%s` exited %d, the table says %d; stderr: %s", r->line,
                       r->example, x.rc, r->exit, x.err.data);
         if (r->exit == 2)
-            ck_assert_msg(lines(&x.err) == 1, "README.md:%d: `%s`: the refusal is %zu lines, not one: %s",
-                          r->line, r->example, lines(&x.err), x.err.data);
+            ck_assert_msg(ev_prog_lines(&x.err) == 1,
+                          "README.md:%d: `%s`: the refusal is %zu lines, not one: %s", r->line, r->example,
+                          ev_prog_lines(&x.err), x.err.data);
         if (r->says[0])
             ck_assert_msg(strstr(x.err.data, r->says), "README.md:%d: `%s`: stderr does not say '%s': %s",
                           r->line, r->example, r->says, x.err.data);
-        ran_free(&x);
+        ev_ran_free(&x);
         run++;
     }
     ck_assert_msg(seen[0] && seen[1] && seen[2], "the table lacks an exit status");
@@ -405,19 +357,39 @@ END_TEST
 
 /* ---- what the table cannot say ---------------------------------------------------- */
 
-START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record)
+/* Copies the fixture store to g_dir/name.  OUT: copy[cap] its path,
+ * *before its bytes (an empty ev_buf on entry). */
+static void store_copy(const char *name, char *copy, size_t cap, ev_buf *before)
 {
-    char store[400], copy[400], cmd[900];
+    char store[400], cmd[900];
+    ev_err err;
     fixture("store.db", store, sizeof store);
-    fixture("fit-copy.db", copy, sizeof copy);
+    fixture(name, copy, cap);
     snprintf(cmd, sizeof cmd, "cp '%s' '%s'", store, copy);
     ck_assert_int_eq(system(cmd), 0);
-    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    ck_assert_int_eq(ev_read_file(copy, before, &err), EV_OK);
+}
+
+/* Asserts that path still holds the bytes of *before, and frees them. */
+static void assert_unchanged(const char *path, ev_buf *before)
+{
+    ev_buf after = EV_BUF_INIT;
     ev_err err;
-    ck_assert_int_eq(ev_read_file(copy, &before, &err), EV_OK);
+    ck_assert_int_eq(ev_read_file(path, &after, &err), EV_OK);
+    ck_assert_msg(before->len == after.len && !memcmp(before->data, after.data, after.len), "%s was written",
+                  path);
+    ev_buf_free(before);
+    ev_buf_free(&after);
+}
+
+START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record)
+{
+    char copy[400];
+    ev_buf before = EV_BUF_INIT;
+    store_copy("fit-copy.db", copy, sizeof copy, &before);
 
     char *csv[] = {"evident", "fit", "--observations", "tests/fixtures/seed16.csv", "--sms", "24", NULL};
-    ran x;
+    ev_ran x;
     run_argv(csv, &x);
     ck_assert_int_eq(x.rc, 0);
     cJSON *j = cJSON_Parse(x.out.data);
@@ -425,7 +397,7 @@ START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_w
     ck_assert_ptr_nonnull(cJSON_GetObjectItemCaseSensitive(j, "model"));
     cJSON_Delete(j);
     ck_assert_ptr_nonnull(strstr(x.err.data, "fit: a0="));
-    ran_free(&x);
+    ev_ran_free(&x);
 
     /* from the store: read-only without --record (the file is unchanged) */
     char *db[] = {"evident", "fit", "--db", copy, NULL};
@@ -433,12 +405,8 @@ START_TEST(test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_w
     ck_assert_msg(x.rc == 0 || x.rc == 1, "%s", x.err.data);
     ck_assert_ptr_null(strstr(x.out.data, "fit:"));
     ck_assert_ptr_null(strstr(x.err.data, "recorded"));
-    ran_free(&x);
-    ck_assert_int_eq(ev_read_file(copy, &after, &err), EV_OK);
-    ck_assert_uint_eq(before.len, after.len);
-    ck_assert(!memcmp(before.data, after.data, before.len));
-    ev_buf_free(&before);
-    ev_buf_free(&after);
+    ev_ran_free(&x);
+    assert_unchanged(copy, &before);
 }
 END_TEST
 
@@ -449,26 +417,17 @@ END_TEST
  * says why in one line. */
 START_TEST(test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why)
 {
-    char store[400], copy[400], cmd[900];
-    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
-    ev_err err;
-    fixture("store.db", store, sizeof store);
-    fixture("record-copy.db", copy, sizeof copy);
-    snprintf(cmd, sizeof cmd, "cp '%s' '%s'", store, copy);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(ev_read_file(copy, &before, &err), EV_OK);
+    char copy[400];
+    ev_buf before = EV_BUF_INIT;
+    store_copy("record-copy.db", copy, sizeof copy, &before);
     char *rec[] = {"evident", "fit", "--db", copy, "--record", NULL};
-    ran x;
+    ev_ran x;
     run_argv(rec, &x);
-    ck_assert_msg(x.rc == 1 && lines(&x.err) == 1, "rc %d: %s", x.rc, x.err.data);
+    ck_assert_msg(x.rc == 1 && ev_prog_lines(&x.err) == 1, "rc %d: %s", x.rc, x.err.data);
     ck_assert_ptr_nonnull(strstr(x.err.data, "evident fit: "));
     ck_assert_uint_eq(x.out.len, 0);
-    ran_free(&x);
-    ck_assert_int_eq(ev_read_file(copy, &after, &err), EV_OK);
-    ck_assert_uint_eq(before.len, after.len);
-    ck_assert(!memcmp(before.data, after.data, before.len));
-    ev_buf_free(&before);
-    ev_buf_free(&after);
+    ev_ran_free(&x);
+    assert_unchanged(copy, &before);
 }
 END_TEST
 
@@ -482,19 +441,19 @@ START_TEST(test_dash_is_stdout_for_export_and_report)
     ck_assert_int_eq(ev_read_file(bundle, &file, &err), EV_OK);
 
     char *exp[] = {"evident", "export", "--db", store, "--out", "-", NULL};
-    ran x;
+    ev_ran x;
     run_argv(exp, &x);
     ck_assert_int_eq(x.rc, 0);
     ck_assert_uint_eq(x.out.len, file.len);
     ck_assert(!memcmp(x.out.data, file.data, file.len)); /* the same bytes as the file */
     ck_assert_ptr_nonnull(strstr(x.err.data, "evident export: root "));
-    ran_free(&x);
+    ev_ran_free(&x);
 
     char *rep[] = {"evident", "report", bundle, "--markdown", "--out", "-", NULL};
     run_argv(rep, &x);
     ck_assert_int_eq(x.rc, 0);
     ck_assert_ptr_nonnull(strstr(x.out.data, "| reduce_sum 17x1024 fp16 B4 |"));
-    ran_free(&x);
+    ev_ran_free(&x);
     fixture("-", dash, sizeof dash);
     ck_assert_msg(access(dash, F_OK) != 0, "a file named '-' was written");
     ck_assert_msg(access("-", F_OK) != 0, "a file named '-' was written in the working directory");
@@ -513,13 +472,13 @@ START_TEST(test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_
     fixture("tiny.json", tiny, sizeof tiny);
     fixture("cuda.db", db, sizeof db);
     char *argv[] = {"evident", "run", "--protocol", tiny, "--backend", "cuda", "--db", db, NULL};
-    ran x;
+    ev_ran x;
     run_argv(argv, &x);
     ck_assert_int_eq(x.rc, 2);
-    ck_assert_uint_eq(lines(&x.err), 1);
+    ck_assert_uint_eq(ev_prog_lines(&x.err), 1);
     ck_assert_ptr_nonnull(strstr(x.err.data, "this build has no cuda backend"));
     ck_assert_msg(access(db, F_OK) != 0, "a store was created");
-    ran_free(&x);
+    ev_ran_free(&x);
 }
 END_TEST
 
@@ -536,14 +495,14 @@ START_TEST(test_every_command_names_an_unknown_option_as_unknown)
             argv[n] = (char *)cmds[i][n];
         argv[n++] = "--bogus";
         argv[n] = NULL;
-        ran x;
+        ev_ran x;
         run_argv(argv, &x);
         ck_assert_int_eq(x.rc, 2);
-        ck_assert_uint_eq(lines(&x.err), 1);
+        ck_assert_uint_eq(ev_prog_lines(&x.err), 1);
         ck_assert_msg(strstr(x.err.data, "unknown option") && strstr(x.err.data, "--bogus") &&
                           !strstr(x.err.data, "needs a value"),
                       "%s %s: %s", cmds[i][0], cmds[i][1] ? cmds[i][1] : "", x.err.data);
-        ran_free(&x);
+        ev_ran_free(&x);
     }
 }
 END_TEST
@@ -566,10 +525,7 @@ static Suite *cli_suite(void)
 int main(void)
 {
     build_fixtures();
-    SRunner *sr = srunner_create(cli_suite());
-    ev_check_run_all(sr);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(cli_suite());
     remove_fixtures();
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

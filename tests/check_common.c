@@ -184,6 +184,31 @@ START_TEST(test_buf_steal_hands_over_the_storage)
 }
 END_TEST
 
+START_TEST(test_grow_doubles_an_array_keeping_its_elements_and_refuses_sizes_that_overflow)
+{
+    int64_t *v = NULL;
+    size_t cap = 0, n = 0;
+    for (int64_t i = 0; i < 100; i++) {
+        ck_assert_int_eq(ev_grow((void **)&v, &cap, n, sizeof *v), EV_OK);
+        ck_assert_uint_gt(cap, n);
+        v[n++] = i * 7;
+    }
+    ck_assert_uint_eq(cap, 128); /* 16, 32, 64, 128 */
+    for (size_t i = 0; i < n; i++)
+        ck_assert_int_eq(v[i], (int64_t)i * 7);
+    /* room left: nothing moves */
+    int64_t *before = v;
+    ck_assert_int_eq(ev_grow((void **)&v, &cap, 50, sizeof *v), EV_OK);
+    ck_assert_ptr_eq(v, before);
+    ck_assert_uint_eq(cap, 128);
+    /* a size that overflows: refused, the array and its capacity unchanged */
+    ck_assert_int_eq(ev_grow((void **)&v, &cap, cap, SIZE_MAX / 64), EV_ENOMEM);
+    ck_assert_ptr_eq(v, before);
+    ck_assert_uint_eq(cap, 128);
+    free(v);
+}
+END_TEST
+
 START_TEST(test_size_arithmetic_detects_overflow)
 {
     size_t r = 7;
@@ -546,6 +571,7 @@ static Suite *common_suite(void)
     tcase_add_test(tc, test_buf_refuses_sizes_that_overflow);
     tcase_add_test(tc, test_buf_steal_hands_over_the_storage);
     tcase_add_test(tc, test_size_arithmetic_detects_overflow);
+    tcase_add_test(tc, test_grow_doubles_an_array_keeping_its_elements_and_refuses_sizes_that_overflow);
     tcase_add_test(tc, test_alloc_big_aligns_large_arrays_and_refuses_absurd_sizes);
     tcase_add_test(tc, test_write_then_read_file_round_trips_bytes);
     tcase_add_test(tc, test_write_file_replaces_an_existing_file_whole);
@@ -576,11 +602,6 @@ static Suite *common_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(common_suite());
-    int failed;
-
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(common_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -550,11 +550,6 @@ static Suite *csv_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(csv_suite());
-    int failed;
-
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(csv_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

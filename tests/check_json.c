@@ -813,11 +813,6 @@ static Suite *json_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(json_suite());
-    int failed;
-
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(json_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -1109,10 +1109,6 @@ static Suite *kernels_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(kernels_suite());
-    int failed;
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(kernels_suite());
     return failed == 0 ? 0 : 1;
 }

@@ -1264,9 +1264,6 @@ static Suite *model_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(model_suite());
-    ev_check_run_all(sr);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(model_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

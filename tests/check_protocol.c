@@ -963,7 +963,6 @@ int main(void)
 {
     Suite *s = suite_create("protocol");
     TCase *tc = tcase_create("core");
-    SRunner *sr;
     int failed;
 
     tcase_add_test(tc, test_a_minimal_protocol_gets_the_design_defaults);
@@ -984,9 +983,6 @@ int main(void)
     tcase_add_test(tc, test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original);
     tcase_add_test(tc, test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job);
     suite_add_tcase(s, tc);
-    sr = srunner_create(s);
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    failed = ev_check_suite(s);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

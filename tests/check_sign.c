@@ -12,6 +12,8 @@
  * the point is what the statement says, not the signature.
  */
 #include <check.h>
+
+#include "progress.h"
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -682,10 +684,7 @@ static Suite *sign_suite(void)
 int main(void)
 {
     build_fixtures();
-    SRunner *sr = srunner_create(sign_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(sign_suite());
     if (!failed) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -349,11 +349,6 @@ static Suite *stats_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(stats_suite());
-    int failed;
-
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(stats_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

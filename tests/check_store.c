@@ -1228,11 +1228,6 @@ static Suite *store_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(store_suite());
-    int failed;
-
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(store_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -35,6 +35,7 @@
 #include "evidence/report.h"
 #include "bundle/zipwrite.h"
 #include "json.h"
+#include "run_prog.h"
 #include "runner/snapshot.h"
 #include "selector.h"
 #include "sha256.h"
@@ -2375,85 +2376,59 @@ END_TEST
  * line of stderr in last (and stdout in out when non-NULL). */
 static size_t g_as_limit; /* run_bin's child: RLIMIT_AS in bytes, 0 for none */
 
-static int run_bin(const char *const *args, char *last, size_t cap, ev_buf *out)
+/* argv for the built program name with args (NULL-terminated, at most 14)
+ * into argv[16]. */
+static void prog_argv(const char *name, const char *const *args, const char **argv)
 {
-    char bin[512], errp[512], outp[512];
-    const char *b = getenv("EV_BUILD");
-    snprintf(bin, sizeof bin, "%s/verify-bundle", b ? b : "build");
-    snprintf(errp, sizeof errp, "%s/stderr.txt", g_dir);
-    snprintf(outp, sizeof outp, "%s/stdout.txt", g_dir);
-    const char *argv[16];
     size_t n = 0;
-    argv[n++] = bin;
+    argv[n++] = name;
     for (; args[n - 1] && n < 15; n++)
         argv[n] = args[n - 1];
     argv[n] = NULL;
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0644),
-            fo = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fe, 2);
-        dup2(fo, 1);
-        if (g_as_limit) {
-            struct rlimit rl = {g_as_limit, g_as_limit};
-            setrlimit(RLIMIT_AS, &rl);
-        }
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st), "verify-bundle did not exit normally");
-    ev_buf e = EV_BUF_INIT;
-    ev_err err;
-    ck_assert_int_eq(ev_read_file(errp, &e, &err), EV_OK);
-    last[0] = '\0';
-    if (e.len) {
-        size_t end = e.len;
-        while (end > 0 && e.data[end - 1] == '\n')
-            end--;
-        size_t start = end;
-        while (start > 0 && e.data[start - 1] != '\n')
-            start--;
-        snprintf(last, cap, "%.*s", (int)(end - start), e.data + start);
-    }
-    ev_buf_free(&e);
-    if (out) {
-        ev_buf_free(out);
-        ck_assert_int_eq(ev_read_file(outp, out, &err), EV_OK);
-    }
-    ck_assert_int_ne(WEXITSTATUS(st), 127);
-    return WEXITSTATUS(st);
 }
 
-/* Runs build/evident with args (stdout and stderr to files in g_dir);
- * returns its exit status. */
+static int run_bin(const char *const *args, char *last, size_t cap, ev_buf *out)
+{
+    const char *argv[16];
+    ev_ran x;
+    prog_argv("verify-bundle", args, argv);
+    ev_prog_run(g_dir, (char *const *)argv, g_as_limit, &x);
+    ck_assert_msg(x.rc >= 0 && x.rc < 128, "verify-bundle did not exit normally (%d)", x.rc);
+    last[0] = '\0';
+    if (x.err.len) {
+        size_t end = x.err.len;
+        while (end > 0 && x.err.data[end - 1] == '\n')
+            end--;
+        size_t start = end;
+        while (start > 0 && x.err.data[start - 1] != '\n')
+            start--;
+        snprintf(last, cap, "%.*s", (int)(end - start), x.err.data + start);
+    }
+    if (out) {
+        ev_buf_free(out);
+        ck_assert_int_eq(ev_buf_append(out, x.out.data, x.out.len), EV_OK);
+    }
+    ev_ran_free(&x);
+    ck_assert_int_ne(x.rc, 127);
+    return x.rc;
+}
+
+/* Runs build/evident with args; its stdout, then its stderr, are kept in
+ * g_dir/evident.log (evident_log).  Returns its exit status. */
 static int run_evident(const char *const *args)
 {
-    char bin[512], logp[512];
-    const char *b = getenv("EV_BUILD");
-    snprintf(bin, sizeof bin, "%s/evident", b ? b : "build");
-    snprintf(logp, sizeof logp, "%s/evident.log", g_dir);
     const char *argv[16];
-    size_t n = 0;
-    argv[n++] = bin;
-    for (; args[n - 1] && n < 15; n++)
-        argv[n] = args[n - 1];
-    argv[n] = NULL;
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fd = open(logp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    ck_assert_msg(WIFEXITED(st), "evident did not exit normally");
-    return WEXITSTATUS(st);
+    char logp[512];
+    ev_ran x;
+    ev_err err;
+    prog_argv("evident", args, argv);
+    ev_prog_run(g_dir, (char *const *)argv, 0, &x);
+    ck_assert_msg(x.rc >= 0 && x.rc < 128, "evident did not exit normally (%d)", x.rc);
+    snprintf(logp, sizeof logp, "%s/evident.log", g_dir);
+    ck_assert_int_eq(ev_buf_append(&x.out, x.err.data, x.err.len), EV_OK);
+    ck_assert_int_eq(ev_write_file(logp, x.out.data, x.out.len, &err), EV_OK);
+    ev_ran_free(&x);
+    return x.rc;
 }
 
 /* A real cpu run whose policy phase holds the wrong-schedule fault arm
@@ -3143,17 +3118,11 @@ static Suite *verify_suite(void)
 int main(void)
 {
     build_fixtures();
-    SRunner *sr = srunner_create(verify_suite());
-    ev_check_run_all(sr);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(verify_suite());
     /* again, with every samples.csv streamed in pieces of 61 bytes (lines
      * and the header fall across pieces): the same verdicts and reasons */
     vb_stream_piece = 61;
-    sr = srunner_create(verify_suite());
-    ev_check_run_all(sr);
-    failed += srunner_ntests_failed(sr);
-    srunner_free(sr);
+    failed += ev_check_suite(verify_suite());
     if (!failed) {
         char cmd[300];
         snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_dir);

@@ -1311,11 +1311,6 @@ static Suite *zipread_suite(void)
 
 int main(void)
 {
-    SRunner *sr = srunner_create(zipread_suite());
-    int failed;
-
-    ev_check_run_all(sr);
-    failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    int failed = ev_check_suite(zipread_suite());
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;
 }

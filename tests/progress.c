@@ -96,3 +96,14 @@ void ev_check_run_all(SRunner *sr)
     if (fd >= 0)
         unlink(b.tap);
 }
+
+int ev_check_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    int failed;
+
+    ev_check_run_all(sr);
+    failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed;
+}

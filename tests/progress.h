@@ -12,4 +12,8 @@
 /* srunner_run_all(sr, CK_NORMAL) with the progress lines. */
 void ev_check_run_all(SRunner *sr);
 
+/* Runs suite s (taken over: freed with its runner) with the progress
+ * lines; returns how many of its tests failed. */
+int ev_check_suite(Suite *s);
+
 #endif

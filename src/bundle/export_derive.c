@@ -161,22 +161,11 @@ ev_status ex_derive(xload *L, ev_err *err)
     for (size_t i = 0; i < L->atts.n; i++) {
         xattempt *a = ex_vec_at(&L->atts, i);
         size_t b, e;
-        ev_process_facts f;
-        memset(&f, 0, sizeof f);
-        f.has_process = a->has_process;
-        f.has_exit = a->has_exit;
-        f.exit_code = a->exit_code;
-        f.has_signal = a->has_signal;
-        f.signal = a->signal;
-        f.timed_out = a->timed_out;
-        f.interrupted = a->interrupted;
-        f.skipped = a->skipped;
-        f.records_ok = a->records_ok;
         ex_attempt_range(&L->vals, a->attempt_id, &b, &e);
         for (size_t k = b; k < e; k++)
             if (!((const xval *)ex_vec_at(&L->vals, k))->passed)
-                f.validation_failed = 1;
-        a->outcome = ev_outcome_derive(&f);
+                a->facts.validation_failed = 1;
+        a->outcome = ev_outcome_derive(&a->facts);
         for (size_t k = b; k < e; k++) {
             xval *v = ex_vec_at(&L->vals, k);
             v->job_id = a->job_id;

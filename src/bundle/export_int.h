@@ -43,56 +43,41 @@
 
 /* ---- loaded records ------------------------------------------------------ */
 
-typedef struct xrun {
-    int64_t run_id, seed, created_ns;
-    char *protocol_id, *protocol_path, *backend, *git_commit, *source_tree_hash;
-    int git_dirty;
-    void *protocol;
-    size_t protocol_len;
-} xrun;
+/* Records kept as the store reads them (store.h), their text and bytes
+ * copied into the load (protocol_path redacted). */
+typedef ev_run_rec xrun;
+typedef ev_invocation_rec xinv; /* profile_id / env_json NULL: no environment row */
+typedef ev_source_rec xsource;  /* bytes NULL when empty */
+typedef ev_case_rec xcase;
+typedef ev_binding_rec xbinding;
+typedef ev_warmup_rec xwarmup;
+typedef ev_calibration_rec xcal;
+typedef ev_cold_rec xcold;
+typedef ev_flush_rec xflush;
+typedef ev_graph_node_rec xnode;
+typedef ev_fit_rec xfit;
 
 typedef struct xstatus {
     int have;
-    char *status, *rescue_status;
+    const char *status, *rescue_status;
     int64_t finished_ns;
 } xstatus;
 
-typedef struct xinv {
-    int64_t invocation_id, started_ns;
-    int resumed;
-    char *host_hash, *profile_id, *env_json; /* profile/env NULL: no environment row */
-} xinv;
-
-typedef struct xsource {
-    char *path, *sha256;
-    void *bytes;
-    size_t len;
-} xsource;
-
-typedef struct xcase {
-    int64_t case_index, rows, cols, stride, default_rows;
-    char *op, *dtype, *role;
-} xcase;
-
 typedef struct xattempt {
     int64_t attempt_id, job_id, attempt, invocation_id, started_ns;
-    int has_process;
+    ev_process_facts facts; /* as the store read them (ev_row_attempt); validation_failed
+                               set when the outcome is derived */
     int has_pid;
     int64_t pid;
-    int has_exit;
-    int64_t exit_code;
-    int has_signal;
-    int64_t signal;
-    int timed_out, interrupted, skipped, records_ok;
     int64_t record_count, ended_ns, wall_ns;
-    char *skip_reason, *protocol_error, *affinity, *stderr_tail;
+    const char *skip_reason, *protocol_error, *affinity, *stderr_tail;
     ev_outcome outcome; /* derived */
 } xattempt;
 
 typedef struct xjob {
     int64_t job_id, case_index, retry_of, plan_order;
     int has_case, has_retry;
-    char *job_key, *phase, *arm, *label;
+    const char *job_key, *phase, *arm, *label;
     /* derived */
     size_t att0, n_att;      /* range in the attempts array */
     const xcase *c;          /* NULL for reference arms */
@@ -111,52 +96,15 @@ typedef struct xsample {
     double elapsed_ms, per_op_us;
 } xsample;
 
-typedef struct xbinding {
-    int64_t attempt_id;
-    char *op, *dtype;
-    int64_t rows, cols, stride, in_span, out_span, in_align, out_align, threads;
-} xbinding;
-
-typedef struct xwarmup {
-    int64_t attempt_id, replays;
-    double target_ms, elapsed_ms;
-    int target_null, elapsed_null;
-} xwarmup;
-
-typedef struct xcal {
-    int64_t attempt_id, step, replays;
-    double elapsed_ms, target_ms;
-    int elapsed_null, target_null, chosen;
-} xcal;
-
-typedef struct xcold {
-    int64_t attempt_id, elapsed_ns;
-    char *name;
-} xcold;
-
-typedef struct xflush {
-    int64_t attempt_id, flush_bytes, cache_bytes;
-} xflush;
-
 typedef struct xval {
     int64_t attempt_id, mismatches;
-    char *stage, *sha256;
+    const char *stage, *sha256;
     int passed, mae_null, bound_null, has_output;
     double max_abs_err, bound;
-    void *output;
+    const void *output;
     size_t output_len;
     int64_t job_id, attempt; /* derived: for the member name */
 } xval;
-
-typedef struct xnode {
-    int64_t attempt_id, node_index, grid[3], block[3];
-    char *function;
-} xnode;
-
-typedef struct xfit {
-    int64_t fit_id, created_ns;
-    char *model_json, *sha256;
-} xfit;
 
 /* A growable array of fixed-size elements. */
 typedef struct vec {

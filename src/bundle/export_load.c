@@ -9,16 +9,8 @@
 /* Appends one zeroed element to v.  OUT: *slot.  EV_ENOMEM (v unchanged). */
 static ev_status vec_push(vec *v, void **slot)
 {
-    if (v->n == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16, bytes;
-        if (ev_size_mul(cap, v->size, &bytes))
-            return EV_ENOMEM;
-        void *p = realloc(v->v, bytes);
-        if (!p)
-            return EV_ENOMEM;
-        v->v = p;
-        v->cap = cap;
-    }
+    if (ev_grow(&v->v, &v->cap, v->n, v->size))
+        return EV_ENOMEM;
     char *e = (char *)v->v + v->n * v->size;
     memset(e, 0, v->size);
     v->n++;
@@ -35,15 +27,9 @@ void *ex_vec_at(const vec *v, size_t i)
 /* Records p as owned by L (freed with it).  EV_ENOMEM frees p itself. */
 ev_status ex_own(xload *L, void *p)
 {
-    if (L->n_owned == L->cap_owned) {
-        size_t cap = L->cap_owned ? L->cap_owned * 2 : 256;
-        void **q = realloc(L->owned, cap * sizeof *q);
-        if (!q) {
-            free(p);
-            return EV_ENOMEM;
-        }
-        L->owned = q;
-        L->cap_owned = cap;
+    if (ev_grow((void **)&L->owned, &L->cap_owned, L->n_owned, sizeof *L->owned)) {
+        free(p);
+        return EV_ENOMEM;
     }
     L->owned[L->n_owned++] = p;
     return EV_OK;
@@ -147,39 +133,67 @@ static ev_status redact_dup(xload *L, const char *s, char **out)
 
 /* ---- loading -------------------------------------------------------------- */
 
-/* Row callbacks: each copies one row of its named query into L. */
+/* Replaces the row's text *s (NULL stays NULL) with a copy owned by L. */
+static ev_status own_str(xload *L, const char **s)
+{
+    char *p;
+    ev_status rc = dup_str(L, *s, &p);
+    if (!rc)
+        *s = p;
+    return rc;
+}
+
+/* Replaces the row's text *s (NULL stays NULL) with a redacted copy owned
+ * by L. */
+static ev_status own_redacted(xload *L, const char **s)
+{
+    char *p;
+    ev_status rc = redact_dup(L, *s, &p);
+    if (!rc)
+        *s = p;
+    return rc;
+}
+
+/* Replaces the row's blob *b of len bytes with a copy owned by L (NULL
+ * when empty, as dup_blob gives). */
+static ev_status own_blob(xload *L, const void **b, size_t len)
+{
+    void *p;
+    ev_status rc = dup_blob(L, *b, len, &p);
+    if (!rc)
+        *b = p;
+    return rc;
+}
+
+/* Row callbacks: each reads one row of its named query into L through the
+ * store's typed rows (store.h), then takes copies of the row's text. */
 
 static ev_status on_run(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xrun *x = &L->run;
-    size_t plen = 0;
-    const void *p = ev_row_blob(r, 9, &plen);
     ev_status rc;
-    x->run_id = ev_row_i64(r, 0);
-    x->seed = ev_row_i64(r, 4);
-    x->git_dirty = (int)ev_row_i64(r, 6);
-    x->created_ns = ev_row_i64(r, 8);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->protocol_id)) ||
-        (rc = redact_dup(L, ev_row_text(r, 2), &x->protocol_path)) ||
-        (rc = dup_str(L, ev_row_text(r, 3), &x->backend)) ||
-        (rc = dup_str(L, ev_row_text(r, 5), &x->git_commit)) ||
-        (rc = dup_str(L, ev_row_text(r, 7), &x->source_tree_hash)) ||
-        (rc = dup_blob(L, p, plen, &x->protocol)))
+    ev_row_run(r, x);
+    if ((rc = own_str(L, &x->protocol_id)) || (rc = own_redacted(L, &x->protocol_path)) ||
+        (rc = own_str(L, &x->backend)) || (rc = own_str(L, &x->git_commit)) ||
+        (rc = own_str(L, &x->source_tree_hash)))
         return rc;
-    x->protocol_len = plen;
-    return EV_OK;
+    return own_blob(L, &x->protocol, x->protocol_len);
 }
 
 static ev_status on_status(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
+    ev_run_status_rec g;
     ev_status rc;
+    ev_row_run_status(r, &g);
     L->status.have = 1;
-    L->status.finished_ns = ev_row_i64(r, 2);
-    if ((rc = dup_str(L, ev_row_text(r, 0), &L->status.status)))
+    L->status.finished_ns = g.finished_ns;
+    L->status.status = g.status;
+    L->status.rescue_status = g.rescue_status;
+    if ((rc = own_str(L, &L->status.status)))
         return rc;
-    return dup_str(L, ev_row_text(r, 1), &L->status.rescue_status);
+    return own_str(L, &L->status.rescue_status);
 }
 
 static ev_status on_inv(void *ctx, const ev_row *r)
@@ -189,27 +203,23 @@ static ev_status on_inv(void *ctx, const ev_row *r)
     ev_status rc = vec_push(&L->invs, (void **)&x);
     if (rc)
         return rc;
-    x->invocation_id = ev_row_i64(r, 0);
-    x->started_ns = ev_row_i64(r, 1);
-    x->resumed = (int)ev_row_i64(r, 2);
-    if ((rc = dup_str(L, ev_row_text(r, 3), &x->host_hash)) ||
-        (rc = dup_str(L, ev_row_text(r, 4), &x->profile_id)))
+    ev_row_invocation(r, x);
+    if ((rc = own_str(L, &x->host_hash)) || (rc = own_str(L, &x->profile_id)))
         return rc;
-    return dup_str(L, ev_row_text(r, 5), &x->env_json);
+    return own_str(L, &x->env_json);
 }
 
 static ev_status on_source(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xsource *x;
-    size_t len = 0;
-    const void *b = ev_row_blob(r, 2, &len);
     ev_status rc = vec_push(&L->sources, (void **)&x);
-    if (rc || (rc = dup_str(L, ev_row_text(r, 0), &x->path)) ||
-        (rc = dup_str(L, ev_row_text(r, 1), &x->sha256)) || (rc = dup_blob(L, b, len, &x->bytes)))
+    if (rc)
         return rc;
-    x->len = len;
-    return EV_OK;
+    ev_row_source(r, x);
+    if ((rc = own_str(L, &x->path)) || (rc = own_str(L, &x->sha256)))
+        return rc;
+    return own_blob(L, &x->bytes, x->len);
 }
 
 static ev_status on_case(void *ctx, const ev_row *r)
@@ -219,87 +229,86 @@ static ev_status on_case(void *ctx, const ev_row *r)
     ev_status rc = vec_push(&L->cases, (void **)&x);
     if (rc)
         return rc;
-    x->case_index = ev_row_i64(r, 0);
-    x->rows = ev_row_i64(r, 2);
-    x->cols = ev_row_i64(r, 3);
-    x->stride = ev_row_i64(r, 4);
-    x->default_rows = ev_row_i64(r, 6);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->op)) || (rc = dup_str(L, ev_row_text(r, 5), &x->dtype)))
+    ev_row_case(r, x);
+    if ((rc = own_str(L, &x->op)) || (rc = own_str(L, &x->dtype)))
         return rc;
-    return dup_str(L, ev_row_text(r, 7), &x->role);
+    return own_str(L, &x->role);
 }
 
 static ev_status on_job(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xjob *x;
+    ev_job_rec g;
     ev_status rc = vec_push(&L->jobs, (void **)&x);
     if (rc)
         return rc;
-    x->job_id = ev_row_i64(r, 0);
-    x->has_case = !ev_row_is_null(r, 3);
-    x->case_index = x->has_case ? ev_row_i64(r, 3) : -1;
-    x->has_retry = !ev_row_is_null(r, 6);
-    x->retry_of = x->has_retry ? ev_row_i64(r, 6) : 0;
-    x->plan_order = ev_row_i64(r, 7);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->job_key)) ||
-        (rc = dup_str(L, ev_row_text(r, 2), &x->phase)) || (rc = dup_str(L, ev_row_text(r, 4), &x->arm)))
+    ev_row_job(r, &g);
+    x->job_id = g.job_id;
+    x->has_case = g.has_case;
+    x->case_index = g.case_index;
+    x->has_retry = g.has_retry;
+    x->retry_of = g.retry_of;
+    x->plan_order = g.plan_order;
+    x->job_key = g.job_key;
+    x->phase = g.phase;
+    x->arm = g.arm;
+    x->label = g.label;
+    if ((rc = own_str(L, &x->job_key)) || (rc = own_str(L, &x->phase)) || (rc = own_str(L, &x->arm)))
         return rc;
-    return dup_str(L, ev_row_text(r, 5), &x->label);
+    return own_str(L, &x->label);
 }
 
 static ev_status on_attempt(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xattempt *x;
+    ev_attempt_rec g;
     ev_status rc = vec_push(&L->atts, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->job_id = ev_row_i64(r, 1);
-    x->attempt = ev_row_i64(r, 2);
-    x->invocation_id = ev_row_i64(r, 3);
-    x->started_ns = ev_row_i64(r, 4);
-    x->has_process = !ev_row_is_null(r, 5) && ev_row_i64(r, 5) != 0;
-    if (!x->has_process)
+    ev_row_attempt(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->job_id = g.job_id;
+    x->attempt = g.attempt;
+    x->invocation_id = g.invocation_id;
+    x->started_ns = g.started_ns;
+    x->facts = g.facts;
+    if (!g.facts.has_process)
         return EV_OK;
-    x->has_pid = !ev_row_is_null(r, 6);
-    x->pid = ev_row_i64(r, 6);
-    x->has_exit = !ev_row_is_null(r, 7);
-    x->exit_code = ev_row_i64(r, 7);
-    x->has_signal = !ev_row_is_null(r, 8);
-    x->signal = ev_row_i64(r, 8);
-    x->timed_out = ev_row_i64(r, 9) != 0;
-    x->interrupted = ev_row_i64(r, 10) != 0;
-    x->skipped = ev_row_i64(r, 11) != 0;
-    x->record_count = ev_row_i64(r, 13);
-    x->records_ok = ev_row_i64(r, 14) != 0;
-    x->ended_ns = ev_row_i64(r, 18);
-    x->wall_ns = ev_row_i64(r, 19);
-    if ((rc = redact_dup(L, ev_row_text(r, 12), &x->skip_reason)) ||
-        (rc = redact_dup(L, ev_row_text(r, 15), &x->protocol_error)) ||
-        (rc = dup_str(L, ev_row_text(r, 16), &x->affinity)))
+    x->has_pid = g.has_pid;
+    x->pid = g.pid;
+    x->record_count = g.record_count;
+    x->ended_ns = g.ended_ns;
+    x->wall_ns = g.wall_ns;
+    x->skip_reason = g.skip_reason;
+    x->protocol_error = g.protocol_error;
+    x->affinity = g.affinity;
+    x->stderr_tail = g.stderr_tail;
+    if ((rc = own_redacted(L, &x->skip_reason)) || (rc = own_redacted(L, &x->protocol_error)) ||
+        (rc = own_str(L, &x->affinity)))
         return rc;
-    return redact_dup(L, ev_row_text(r, 17), &x->stderr_tail);
+    return own_redacted(L, &x->stderr_tail);
 }
 
 static ev_status on_sample(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xsample *x;
+    ev_sample_rec g;
     ev_status rc = vec_push(&L->samples, (void **)&x);
     if (rc)
         return rc;
-    const char *timing = ev_row_text(r, 1);
-    x->attempt_id = ev_row_i64(r, 0);
-    x->hot = timing && !strcmp(timing, "hot");
-    x->sample_index = ev_row_i64(r, 2);
-    x->replays = ev_row_i64(r, 3);
-    x->ops_per_graph = ev_row_i64(r, 4);
-    x->elapsed_ms = ev_row_double(r, 5);
-    x->has_clock = !ev_row_is_null(r, 6);
-    x->sm_clock_mhz = ev_row_i64(r, 6);
-    if (!timing || (strcmp(timing, "hot") && strcmp(timing, "cold")) || ev_row_is_null(r, 5))
+    ev_row_sample(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->hot = g.timing && !strcmp(g.timing, "hot");
+    x->sample_index = g.sample_index;
+    x->replays = g.replays;
+    x->ops_per_graph = g.ops_per_graph;
+    x->elapsed_ms = g.elapsed_ms;
+    x->has_clock = g.has_clock;
+    x->sm_clock_mhz = g.sm_clock_mhz;
+    if (!g.timing || (strcmp(g.timing, "hot") && strcmp(g.timing, "cold")) || g.elapsed_null)
         return EV_EFORMAT;
     return EV_OK;
 }
@@ -311,18 +320,10 @@ static ev_status on_binding(void *ctx, const ev_row *r)
     ev_status rc = vec_push(&L->bindings, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->rows = ev_row_i64(r, 3);
-    x->cols = ev_row_i64(r, 4);
-    x->stride = ev_row_i64(r, 5);
-    x->in_span = ev_row_i64(r, 6);
-    x->out_span = ev_row_i64(r, 7);
-    x->in_align = ev_row_i64(r, 8);
-    x->out_align = ev_row_i64(r, 9);
-    x->threads = ev_row_i64(r, 10);
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->op)))
+    ev_row_binding(r, x);
+    if ((rc = own_str(L, &x->op)))
         return rc;
-    return dup_str(L, ev_row_text(r, 2), &x->dtype);
+    return own_str(L, &x->dtype);
 }
 
 static ev_status on_warmup(void *ctx, const ev_row *r)
@@ -330,15 +331,9 @@ static ev_status on_warmup(void *ctx, const ev_row *r)
     xload *L = ctx;
     xwarmup *x;
     ev_status rc = vec_push(&L->warmups, (void **)&x);
-    if (rc)
-        return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->target_null = ev_row_is_null(r, 1);
-    x->target_ms = ev_row_double(r, 1);
-    x->elapsed_null = ev_row_is_null(r, 2);
-    x->elapsed_ms = ev_row_double(r, 2);
-    x->replays = ev_row_i64(r, 3);
-    return EV_OK;
+    if (!rc)
+        ev_row_warmup(r, x);
+    return rc;
 }
 
 static ev_status on_cal(void *ctx, const ev_row *r)
@@ -346,17 +341,9 @@ static ev_status on_cal(void *ctx, const ev_row *r)
     xload *L = ctx;
     xcal *x;
     ev_status rc = vec_push(&L->cals, (void **)&x);
-    if (rc)
-        return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->step = ev_row_i64(r, 1);
-    x->replays = ev_row_i64(r, 2);
-    x->elapsed_null = ev_row_is_null(r, 3);
-    x->elapsed_ms = ev_row_double(r, 3);
-    x->chosen = ev_row_i64(r, 4) != 0;
-    x->target_null = ev_row_is_null(r, 5);
-    x->target_ms = ev_row_double(r, 5);
-    return EV_OK;
+    if (!rc)
+        ev_row_calibration(r, x);
+    return rc;
 }
 
 static ev_status on_cold(void *ctx, const ev_row *r)
@@ -366,9 +353,8 @@ static ev_status on_cold(void *ctx, const ev_row *r)
     ev_status rc = vec_push(&L->colds, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->elapsed_ns = ev_row_i64(r, 2);
-    return dup_str(L, ev_row_text(r, 1), &x->name);
+    ev_row_cold(r, x);
+    return own_str(L, &x->name);
 }
 
 static ev_status on_flush(void *ctx, const ev_row *r)
@@ -376,35 +362,35 @@ static ev_status on_flush(void *ctx, const ev_row *r)
     xload *L = ctx;
     xflush *x;
     ev_status rc = vec_push(&L->flushes, (void **)&x);
-    if (rc)
-        return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->flush_bytes = ev_row_i64(r, 1);
-    x->cache_bytes = ev_row_i64(r, 2);
-    return EV_OK;
+    if (!rc)
+        ev_row_flush(r, x);
+    return rc;
 }
 
 static ev_status on_val(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xval *x;
-    size_t len = 0;
-    const void *b = ev_row_blob(r, 7, &len);
+    ev_validation_rec g;
     ev_status rc = vec_push(&L->vals, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->passed = ev_row_i64(r, 2) != 0;
-    x->mae_null = ev_row_is_null(r, 3);
-    x->max_abs_err = ev_row_double(r, 3);
-    x->bound_null = ev_row_is_null(r, 4);
-    x->bound = ev_row_double(r, 4);
-    x->mismatches = ev_row_i64(r, 5);
-    x->has_output = !ev_row_is_null(r, 7);
-    x->output_len = len;
-    if ((rc = dup_str(L, ev_row_text(r, 1), &x->stage)) || (rc = dup_str(L, ev_row_text(r, 6), &x->sha256)))
+    ev_row_validation(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->passed = g.passed;
+    x->mae_null = g.mae_null;
+    x->max_abs_err = g.max_abs_err;
+    x->bound_null = g.bound_null;
+    x->bound = g.bound;
+    x->mismatches = g.mismatches;
+    x->has_output = g.has_output;
+    x->output_len = g.output_len;
+    x->stage = g.stage;
+    x->sha256 = g.output_sha256;
+    x->output = g.output;
+    if ((rc = own_str(L, &x->stage)) || (rc = own_str(L, &x->sha256)))
         return rc;
-    return dup_blob(L, b, len, &x->output);
+    return own_blob(L, &x->output, x->output_len);
 }
 
 static ev_status on_node(void *ctx, const ev_row *r)
@@ -414,13 +400,8 @@ static ev_status on_node(void *ctx, const ev_row *r)
     ev_status rc = vec_push(&L->nodes, (void **)&x);
     if (rc)
         return rc;
-    x->attempt_id = ev_row_i64(r, 0);
-    x->node_index = ev_row_i64(r, 1);
-    for (int k = 0; k < 3; k++) {
-        x->grid[k] = ev_row_i64(r, 3 + k);
-        x->block[k] = ev_row_i64(r, 6 + k);
-    }
-    return dup_str(L, ev_row_text(r, 2), &x->function);
+    ev_row_graph_node(r, x);
+    return own_str(L, &x->function);
 }
 
 static ev_status on_fit(void *ctx, const ev_row *r)
@@ -430,11 +411,10 @@ static ev_status on_fit(void *ctx, const ev_row *r)
     ev_status rc = vec_push(&L->fits, (void **)&x);
     if (rc)
         return rc;
-    x->fit_id = ev_row_i64(r, 0);
-    x->created_ns = ev_row_i64(r, 1);
-    if ((rc = dup_str(L, ev_row_text(r, 2), &x->model_json)))
+    ev_row_fit(r, x);
+    if ((rc = own_str(L, &x->model_json)))
         return rc;
-    return dup_str(L, ev_row_text(r, 3), &x->sha256);
+    return own_str(L, &x->sha256);
 }
 
 /* Checks that v's rows are strictly ascending by the comparator cmp

@@ -66,17 +66,17 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
     ev_jb_i64(b, o, "invocation_id", a->invocation_id);
     ev_jb_ns(b, o, "started_ns", a->started_ns);
     ev_jb_str(b, o, "outcome", ev_outcome_name(a->outcome));
-    if (a->has_process) {
+    if (a->facts.has_process) {
         cJSON *p = ev_jb_obj(b, o, "process");
         ev_jb_i64n(b, p, "pid", a->has_pid, a->pid);
-        ev_jb_i64n(b, p, "exit_code", a->has_exit, a->exit_code);
-        ev_jb_i64n(b, p, "signal", a->has_signal, a->signal);
-        ev_jb_bool(b, p, "timed_out", a->timed_out);
-        ev_jb_bool(b, p, "interrupted", a->interrupted);
-        ev_jb_bool(b, p, "skipped", a->skipped);
+        ev_jb_i64n(b, p, "exit_code", a->facts.has_exit, a->facts.exit_code);
+        ev_jb_i64n(b, p, "signal", a->facts.has_signal, a->facts.signal);
+        ev_jb_bool(b, p, "timed_out", a->facts.timed_out);
+        ev_jb_bool(b, p, "interrupted", a->facts.interrupted);
+        ev_jb_bool(b, p, "skipped", a->facts.skipped);
         ev_jb_str(b, p, "skip_reason", a->skip_reason);
         ev_jb_i64(b, p, "record_count", a->record_count);
-        ev_jb_bool(b, p, "records_ok", a->records_ok);
+        ev_jb_bool(b, p, "records_ok", a->facts.records_ok);
         ev_jb_str(b, p, "protocol_error", a->protocol_error);
         ev_jb_str(b, p, "affinity", a->affinity);
         ev_jb_str(b, p, "stderr_tail", a->stderr_tail);

@@ -74,6 +74,24 @@ void ev_cli_init(ev_cli *p, const char *cmd, const ev_cli_opt *opts, size_t n_op
  */
 int ev_cli_next(ev_cli *p, const char **val);
 
+/* What ev_cli_step answered itself: the command returns *code. */
+#define EV_CLI_EXIT (-6)
+
+/*
+ * ev_cli_next with the answers every command gives alike, so that a
+ * command's option loop holds only its own options: --help prints usage
+ * on stdout and --version "CMD EV_VERSION" (*code EV_EXIT_OK), a refused
+ * option (its reason already printed by ev_cli_next) gives *code
+ * EV_EXIT_USAGE; each returns EV_CLI_EXIT.  Otherwise returns what
+ * ev_cli_next does (an option's index, EV_CLI_POSITIONAL, EV_CLI_END).
+ */
+int ev_cli_step(ev_cli *p, const char *usage, const char **val, int *code);
+
+/* For a command that takes no positional argument: prints "CMD:
+ * unexpected argument 'ARG' (try 'CMD --help')" and returns
+ * EV_EXIT_USAGE. */
+int ev_cli_unexpected(const ev_cli *p, const char *arg);
+
 /* Prints "CMD: <message> (try 'CMD --help')" on stderr and returns
  * EV_EXIT_USAGE: the one form of every usage error. */
 int ev_cli_usage(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -80,6 +80,32 @@ int ev_cli_next(ev_cli *p, const char **val)
     return (int)k;
 }
 
+int ev_cli_step(ev_cli *p, const char *usage, const char **val, int *code)
+{
+    int k = ev_cli_next(p, val);
+
+    switch (k) {
+    case EV_CLI_HELP:
+        fputs(usage, stdout);
+        *code = EV_EXIT_OK;
+        return EV_CLI_EXIT;
+    case EV_CLI_VERSION:
+        printf("%s %s\n", p->cmd, EV_VERSION);
+        *code = EV_EXIT_OK;
+        return EV_CLI_EXIT;
+    case EV_CLI_BAD:
+        *code = EV_EXIT_USAGE;
+        return EV_CLI_EXIT;
+    default:
+        return k;
+    }
+}
+
+int ev_cli_unexpected(const ev_cli *p, const char *arg)
+{
+    return ev_cli_usage(p->cmd, "unexpected argument '%s'", arg);
+}
+
 int ev_cli_is_std(const char *path)
 {
     return path && !strcmp(path, "-");

@@ -141,18 +141,12 @@ int ev_cmd_fit(int argc, char **argv)
     ev_cli cli;
 
     ev_cli_init(&cli, "evident fit", opts, sizeof opts / sizeof opts[0], argc, argv);
-    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+    while ((k = ev_cli_step(&cli, fit_usage, &v, &code)) != EV_CLI_END) {
         switch (k) {
-        case EV_CLI_HELP:
-            fputs(fit_usage, stdout);
-            return EV_EXIT_OK;
-        case EV_CLI_VERSION:
-            printf("evident fit %s\n", EV_VERSION);
-            return EV_EXIT_OK;
-        case EV_CLI_BAD:
-            return EV_EXIT_USAGE;
+        case EV_CLI_EXIT:
+            return code;
         case EV_CLI_POSITIONAL:
-            return ev_cli_usage(cli.cmd, "unexpected argument '%s'", v);
+            return ev_cli_unexpected(&cli, v);
         case OPT_OBS:
             obs_path = v;
             break;

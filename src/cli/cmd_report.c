@@ -87,16 +87,10 @@ int ev_cmd_report(int argc, char **argv)
     ev_status rc = EV_OK;
 
     ev_cli_init(&cli, "evident report", opts, sizeof opts / sizeof opts[0], argc, argv);
-    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+    while ((k = ev_cli_step(&cli, report_usage, &v, &code)) != EV_CLI_END) {
         switch (k) {
-        case EV_CLI_HELP:
-            fputs(report_usage, stdout);
-            return EV_EXIT_OK;
-        case EV_CLI_VERSION:
-            printf("evident report %s\n", EV_VERSION);
-            return EV_EXIT_OK;
-        case EV_CLI_BAD:
-            return EV_EXIT_USAGE;
+        case EV_CLI_EXIT:
+            return code;
         case EV_CLI_POSITIONAL:
             if (in)
                 return ev_cli_usage(cli.cmd, "one bundle only ('%s' and '%s')", in, v);

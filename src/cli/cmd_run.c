@@ -153,18 +153,12 @@ int ev_cmd_run(int argc, char **argv)
     memset(&o, 0, sizeof o);
     o.backend = "cpu";
     ev_cli_init(&cli, "evident run", opts, sizeof opts / sizeof opts[0], argc, argv);
-    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+    while ((k = ev_cli_step(&cli, usage, &v, &code)) != EV_CLI_END) {
         switch (k) {
-        case EV_CLI_HELP:
-            fputs(usage, stdout);
-            return EV_EXIT_OK;
-        case EV_CLI_VERSION:
-            printf("evident run %s\n", EV_VERSION);
-            return EV_EXIT_OK;
-        case EV_CLI_BAD:
-            return EV_EXIT_USAGE;
+        case EV_CLI_EXIT:
+            return code;
         case EV_CLI_POSITIONAL:
-            return ev_cli_usage(cli.cmd, "unexpected argument '%s'", v);
+            return ev_cli_unexpected(&cli, v);
         case OPT_PROTOCOL:
             o.protocol_path = v;
             break;

@@ -54,18 +54,12 @@ int ev_cmd_keygen(int argc, char **argv)
     int k_opt, code;
 
     ev_cli_init(&cli, "evident keygen", opts, 1, argc, argv);
-    while ((k_opt = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+    while ((k_opt = ev_cli_step(&cli, keygen_usage, &v, &code)) != EV_CLI_END) {
         switch (k_opt) {
-        case EV_CLI_HELP:
-            fputs(keygen_usage, stdout);
-            return EV_EXIT_OK;
-        case EV_CLI_VERSION:
-            printf("evident keygen %s\n", EV_VERSION);
-            return EV_EXIT_OK;
-        case EV_CLI_BAD:
-            return EV_EXIT_USAGE;
+        case EV_CLI_EXIT:
+            return code;
         case EV_CLI_POSITIONAL:
-            return ev_cli_usage(cli.cmd, "unexpected argument '%s'", v);
+            return ev_cli_unexpected(&cli, v);
         default:
             out = v;
             break;
@@ -102,16 +96,10 @@ int ev_cmd_sign(int argc, char **argv)
     int k_opt, bad;
 
     ev_cli_init(&cli, "evident sign", opts, 3, argc, argv);
-    while ((k_opt = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+    while ((k_opt = ev_cli_step(&cli, sign_usage, &v, &bad)) != EV_CLI_END) {
         switch (k_opt) {
-        case EV_CLI_HELP:
-            fputs(sign_usage, stdout);
-            return EV_EXIT_OK;
-        case EV_CLI_VERSION:
-            printf("evident sign %s\n", EV_VERSION);
-            return EV_EXIT_OK;
-        case EV_CLI_BAD:
-            return EV_EXIT_USAGE;
+        case EV_CLI_EXIT:
+            return bad;
         case EV_CLI_POSITIONAL:
             if (in)
                 return ev_cli_usage(cli.cmd, "one bundle only ('%s')", v);

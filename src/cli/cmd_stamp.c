@@ -7,51 +7,64 @@
  * writes it there instead (make install stamps the installed closure),
  * '-' on stdout.  The line written is printed on stdout.  Exit 0, 1 when
  * the stamp cannot be made, 2 usage, not a git checkout, or an output
- * that cannot be written.
+ * that cannot be written.  `evident stamp --roots` prints the measurement
+ * closure's roots (src/evidence/closure.h), one a line, and writes
+ * nothing: scripts that need the closure (ci/gate-30-receipts.sh) ask for
+ * it instead of keeping a copy.
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
+#include "evidence/closure.h"
 #include "runner/snapshot.h"
 
 static const char stamp_usage[] =
     "usage: evident stamp [--out FILE]\n"
+    "       evident stamp --roots\n"
     "\n"
     "Writes .evident-stamp (the git commit, the dirty flag and the measured files'\n"
     "tree hash) in the repository root, or to FILE ('-': stdout), for a copy of\n"
-    "the tree that has no usable .git.\n"
+    "the tree that has no usable .git.  --roots prints the measurement closure's\n"
+    "roots (the directories and files a run snapshots), one a line, and writes\n"
+    "nothing.\n"
     "\n"
     "exit status: 0 written, 1 it could not be made, 2 usage, not a git checkout,\n"
     "or an output that cannot be written\n";
 
 int ev_cmd_stamp(int argc, char **argv)
 {
-    static const ev_cli_opt opts[] = {{"--out", 1}};
+    enum { OPT_OUT, OPT_ROOTS };
+    static const ev_cli_opt opts[] = {{"--out", 1}, {"--roots", 0}};
     const char *out = ".evident-stamp", *v = NULL;
     char text[256];
     ev_err err = {""};
     ev_cli cli;
     ev_status rc;
-    int k, code;
+    int k, code, roots = 0, have_out = 0;
 
-    ev_cli_init(&cli, "evident stamp", opts, 1, argc, argv);
-    while ((k = ev_cli_next(&cli, &v)) != EV_CLI_END) {
+    ev_cli_init(&cli, "evident stamp", opts, sizeof opts / sizeof opts[0], argc, argv);
+    while ((k = ev_cli_step(&cli, stamp_usage, &v, &code)) != EV_CLI_END) {
         switch (k) {
-        case EV_CLI_HELP:
-            fputs(stamp_usage, stdout);
-            return EV_EXIT_OK;
-        case EV_CLI_VERSION:
-            printf("evident stamp %s\n", EV_VERSION);
-            return EV_EXIT_OK;
-        case EV_CLI_BAD:
-            return EV_EXIT_USAGE;
+        case EV_CLI_EXIT:
+            return code;
         case EV_CLI_POSITIONAL:
-            return ev_cli_usage(cli.cmd, "unexpected argument '%s'", v);
-        default:
+            return ev_cli_unexpected(&cli, v);
+        case OPT_OUT:
             out = v;
+            have_out = 1;
+            break;
+        case OPT_ROOTS:
+            roots = 1;
             break;
         }
+    }
+    if (roots) {
+        if (have_out)
+            return ev_cli_usage(cli.cmd, "--roots writes nothing: it takes no --out");
+        for (const char *const *r = ev_closure_roots; *r; r++)
+            printf("%s\n", *r);
+        return fflush(stdout) ? EV_EXIT_FAIL : EV_EXIT_OK;
     }
     if ((code = ev_cli_output(cli.cmd, "--out", out)))
         return code;

@@ -86,6 +86,24 @@ static ev_status buf_reserve(ev_buf *b, size_t extra)
     return EV_OK;
 }
 
+ev_status ev_grow(void **p, size_t *cap, size_t n, size_t size)
+{
+    size_t nc, bytes;
+    void *q;
+
+    if (n < *cap)
+        return EV_OK;
+    nc = 16;
+    if ((*cap && ev_size_mul(*cap, 2, &nc)) || ev_size_mul(nc, size, &bytes))
+        return EV_ENOMEM;
+    q = realloc(*p, bytes);
+    if (!q)
+        return EV_ENOMEM;
+    *p = q;
+    *cap = nc;
+    return EV_OK;
+}
+
 /* Appends n bytes of p; EV_ENOMEM leaves b unchanged. */
 ev_status ev_buf_append(ev_buf *b, const void *p, size_t n)
 {

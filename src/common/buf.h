@@ -49,6 +49,15 @@ ev_status ev_write_file(const char *path, const void *p, size_t n, ev_err *err);
  * them ignores the advice). */
 void *ev_alloc_big(size_t n);
 
+/*
+ * The one growth rule of the project's arrays: makes room for element n
+ * of the array *p of *cap elements of size bytes each (n <= *cap, the
+ * elements in use): when it is full, doubles *cap (16 at first) with
+ * checked sizes and reallocates.  Returns EV_OK, or EV_ENOMEM with *p and
+ * *cap unchanged.
+ */
+ev_status ev_grow(void **p, size_t *cap, size_t n, size_t size);
+
 /* Checked size arithmetic: return 0 and set *out, or 1 on overflow. */
 int ev_size_mul(size_t a, size_t b, size_t *out);
 int ev_size_add(size_t a, size_t b, size_t *out);

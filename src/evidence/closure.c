@@ -10,33 +10,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "strs.h"
+
 const char *const ev_closure_roots[] = {"kernels", "src/runner", "protocols", "db/schema.sql", NULL};
 
 #define MAX_DEPTH 32
-
-/* A growing list of relative paths. */
-typedef struct plist {
-    char **v;
-    size_t n, cap;
-} plist;
-
-/* Appends a copy of s.  EV_ENOMEM (list unchanged). */
-static ev_status plist_add(plist *l, const char *s)
-{
-    char *d;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        char **v = realloc(l->v, cap * sizeof *v);
-        if (!v)
-            return EV_ENOMEM;
-        l->v = v;
-        l->cap = cap;
-    }
-    if (!(d = strdup(s)))
-        return EV_ENOMEM;
-    l->v[l->n++] = d;
-    return EV_OK;
-}
 
 /* Reports rel to odd with errno's text. */
 static void odd_errno(ev_closure_odd_fn odd, void *ctx, ev_closure_odd kind, const char *rel,
@@ -51,7 +29,7 @@ static void odd_errno(ev_closure_odd_fn odd, void *ctx, ev_closure_odd kind, con
 
 /* Adds root/rel: a regular file, or every regular file under a directory. */
 static ev_status walk(const char *root, const char *rel, int depth, ev_closure_odd_fn odd, void *ctx,
-                      plist *l)
+                      ev_strs *l)
 {
     char full[4096], child[4096];
     struct stat st;
@@ -70,7 +48,7 @@ static ev_status walk(const char *root, const char *rel, int depth, ev_closure_o
         return EV_OK;
     }
     if (S_ISREG(st.st_mode))
-        return plist_add(l, rel);
+        return ev_strs_push(l, rel);
     if (!S_ISDIR(st.st_mode)) {
         if (odd)
             odd(ctx, EV_CLOSURE_NOT_REGULAR, rel,
@@ -100,16 +78,10 @@ static ev_status walk(const char *root, const char *rel, int depth, ev_closure_o
     return rc;
 }
 
-/* qsort comparator: byte order of paths. */
-static int cmp_path(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_extra, ev_closure_odd_fn odd,
                           void *ctx, char ***paths, size_t *n)
 {
-    plist l = {NULL, 0, 0};
+    ev_strs l = EV_STRS_INIT;
     ev_status rc = EV_OK;
     size_t w = 0;
 
@@ -123,7 +95,7 @@ ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_e
         ev_closure_free(l.v, l.n);
         return rc;
     }
-    qsort(l.v, l.n, sizeof *l.v, cmp_path);
+    qsort(l.v, l.n, sizeof *l.v, ev_strs_cmp);
     for (size_t i = 0; i < l.n; i++) { /* an extra file already under a root: once */
         if (w && !strcmp(l.v[w - 1], l.v[i])) {
             free(l.v[i]);

@@ -16,6 +16,7 @@
 
 #include "sha256.h"
 #include "evidence/figures.h"
+#include "evidence/figures_rebuild.h"
 #include "evidence/jbuild.h"
 
 /* One bundle as the comparison reads it. */

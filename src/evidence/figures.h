@@ -86,22 +86,4 @@ ev_status ev_fig_mann_whitney(const double *a, size_t na, const double *b, size_
  */
 ev_status ev_fig_median_dist(size_t n, double *p);
 
-/*
- * The verifier's side, done once here: rebuilds the figures from a
- * bundle's samples.csv and validation.json (the recipe of
- * docs/bundle-format.md, "figures": each job's last-attempt hot and cold
- * per_op_us in samples.csv row order, the run seed) and compares them with
- * validation.json's "figures", both canonicalised and printed with
- * ev_json_print(tree, 1).
- *
- * ev_figures_rebuild: OUT: *out, the rebuilt object.  EV_EFORMAT with err
- * naming the member and the row or key when the members cannot be read
- * (missing, not strict JSON or CSV, a job's rows not contiguous).
- * ev_figures_verify: EV_OK when equal; EV_EVERIFY with err naming the
- * first differing line (of the printed objects) when not, or when
- * validation.json has no "figures"; EV_EFORMAT as above.
- */
-ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *err);
-ev_status ev_figures_verify(const ev_member *m, size_t n, ev_err *err);
-
 #endif

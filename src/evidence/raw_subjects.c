@@ -31,16 +31,8 @@ void ev_subjects_free(ev_subjects *s)
 /* Appends (name, hex) to s, copying name.  EV_ENOMEM. */
 static ev_status subjects_push(ev_subjects *s, const char *name, const char *hex)
 {
-    if (s->n == s->cap) {
-        size_t nc = s->cap ? s->cap * 2 : 64;
-        ev_subject *p = realloc(s->s, nc * sizeof *p);
-        if (!p)
-            return EV_ENOMEM;
-        s->s = p;
-        s->cap = nc;
-    }
-    char *nm = strdup(name);
-    if (!nm)
+    char *nm;
+    if (ev_grow((void **)&s->s, &s->cap, s->n, sizeof *s->s) || !(nm = strdup(name)))
         return EV_ENOMEM;
     s->s[s->n].name = nm;
     memcpy(s->s[s->n].sha256_hex, hex, EV_SHA256_HEX_LEN);

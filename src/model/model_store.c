@@ -67,22 +67,6 @@ typedef struct st_ctx {
     ev_err *err;
 } st_ctx;
 
-/* Grows *p (elements of sz bytes) so that one more fits.  EV_ENOMEM. */
-static ev_status grow(void **p, size_t *cap, size_t n, size_t sz)
-{
-    if (n < *cap)
-        return EV_OK;
-    size_t nc = *cap ? *cap * 2 : 32, bytes;
-    if (ev_size_mul(nc, sz, &bytes))
-        return EV_ENOMEM;
-    void *q = realloc(*p, bytes);
-    if (!q)
-        return EV_ENOMEM;
-    *p = q;
-    *cap = nc;
-    return EV_OK;
-}
-
 /* Copies text (NULL as "") into dst[cap]; -1 when it does not fit. */
 static int put_text(char *dst, size_t cap, const char *s)
 {
@@ -94,23 +78,23 @@ static int put_text(char *dst, size_t cap, const char *s)
     return 0;
 }
 
-/* EV_Q_CASES row: case_index, op, rows, cols, stride, dtype, default_rows, role. */
+/* EV_Q_CASES row (ev_case_rec). */
 static ev_status on_case(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
-    if (grow((void **)&c->cases, &c->cap_cases, c->n_cases, sizeof *c->cases))
+    ev_case_rec g;
+    if (ev_grow((void **)&c->cases, &c->cap_cases, c->n_cases, sizeof *c->cases))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
+    ev_row_case(r, &g);
     st_case *k = &c->cases[c->n_cases];
     memset(k, 0, sizeof *k);
-    k->case_index = ev_row_i64(r, 0);
-    if (put_text(k->op, sizeof k->op, ev_row_text(r, 1)) ||
-        put_text(k->dtype, sizeof k->dtype, ev_row_text(r, 5)))
+    k->case_index = g.case_index;
+    if (put_text(k->op, sizeof k->op, g.op) || put_text(k->dtype, sizeof k->dtype, g.dtype))
         return ev_err_set(c->err, EV_EFORMAT, "case %lld: op or dtype too long", (long long)k->case_index);
-    k->rows = ev_row_i64(r, 2);
-    k->cols = ev_row_i64(r, 3);
-    k->default_rows = ev_row_i64(r, 6);
-    const char *role = ev_row_text(r, 7);
-    k->role = role && !strcmp(role, "holdout") ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
+    k->rows = g.rows;
+    k->cols = g.cols;
+    k->default_rows = g.default_rows;
+    k->role = g.role && !strcmp(g.role, "holdout") ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
     c->n_cases++;
     return EV_OK;
 }
@@ -129,23 +113,23 @@ static st_case *find_case(st_ctx *c, int64_t ci)
     return lo < c->n_cases && c->cases[lo].case_index == ci ? &c->cases[lo] : NULL;
 }
 
-/* EV_Q_JOBS row: job_id, job_key, phase, case_index, arm, label, retry_of, plan_order. */
+/* EV_Q_JOBS row (ev_job_rec). */
 static ev_status on_job(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
-    const char *phase = ev_row_text(r, 2), *arm = ev_row_text(r, 4);
+    ev_job_rec g;
     ev_sched s;
-    if (!phase || strcmp(phase, "main") || ev_row_is_null(r, 3) || !ev_row_is_null(r, 6) ||
-        ev_sched_parse(arm, &s) || !(c->scheds & EV_SCHED_BIT(s)))
+    ev_row_job(r, &g);
+    if (!g.phase || strcmp(g.phase, "main") || !g.has_case || g.has_retry || ev_sched_parse(g.arm, &s) ||
+        !(c->scheds & EV_SCHED_BIT(s)))
         return EV_OK; /* not a main-phase job of a declared schedule of a case */
-    st_case *k = find_case(c, ev_row_i64(r, 3));
+    st_case *k = find_case(c, g.case_index);
     if (!k)
         return ev_err_set(c->err, EV_EFORMAT, "job %lld names case %lld, which the run does not have",
-                          (long long)ev_row_i64(r, 0), (long long)ev_row_i64(r, 3));
-    if (grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs, sizeof *c->jobs))
+                          (long long)g.job_id, (long long)g.case_index);
+    if (ev_grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs, sizeof *c->jobs))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
-    c->jobs[c->n_jobs++] =
-        (st_job){k->case_index, ev_row_i64(r, 0), ev_plan_label_round(ev_row_text(r, 5)), s};
+    c->jobs[c->n_jobs++] = (st_job){k->case_index, g.job_id, ev_plan_label_round(g.label), s};
     return EV_OK;
 }
 
@@ -158,32 +142,22 @@ static int cmp_st_job(const void *pa, const void *pb)
     return (a->job_id > b->job_id) - (a->job_id < b->job_id);
 }
 
-/* EV_Q_ATTEMPTS row: attempt_id, job_id, attempt, invocation_id, started_ns,
- * has_process, pid, exit_code, signal, timed_out, interrupted, skipped,
- * skip_reason, record_count, records_ok, ... */
+/* EV_Q_ATTEMPTS row (ev_attempt_rec: the process facts as the store
+ * reads them). */
 static ev_status on_attempt(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
-    if (grow((void **)&c->att, &c->cap_att, c->n_att, sizeof *c->att))
+    ev_attempt_rec g;
+    if (ev_grow((void **)&c->att, &c->cap_att, c->n_att, sizeof *c->att))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
+    ev_row_attempt(r, &g);
     st_attempt *a = &c->att[c->n_att++];
     memset(a, 0, sizeof *a);
-    a->attempt_id = ev_row_i64(r, 0);
-    a->job_id = ev_row_i64(r, 1);
-    a->attempt = ev_row_i64(r, 2);
+    a->attempt_id = g.attempt_id;
+    a->job_id = g.job_id;
+    a->attempt = g.attempt;
     a->threads = -1;
-    ev_process_facts *f = &a->facts;
-    f->has_process = !ev_row_is_null(r, 5) && ev_row_i64(r, 5) != 0;
-    if (f->has_process) {
-        f->has_exit = !ev_row_is_null(r, 7);
-        f->exit_code = f->has_exit ? ev_row_i64(r, 7) : 0;
-        f->has_signal = !ev_row_is_null(r, 8);
-        f->signal = f->has_signal ? ev_row_i64(r, 8) : 0;
-        f->timed_out = ev_row_i64(r, 9) != 0;
-        f->interrupted = ev_row_i64(r, 10) != 0;
-        f->skipped = ev_row_i64(r, 11) != 0;
-        f->records_ok = ev_row_i64(r, 14) != 0;
-    }
+    a->facts = g.facts;
     return EV_OK;
 }
 
@@ -197,40 +171,43 @@ static st_attempt *find_attempt(st_ctx *c, int64_t id)
     return NULL;
 }
 
-/* EV_Q_VALIDATIONS row: attempt_id, stage, passed, ... */
+/* EV_Q_VALIDATIONS row (ev_validation_rec). */
 static ev_status on_validation(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
-    st_attempt *a = find_attempt(c, ev_row_i64(r, 0));
-    if (a && ev_row_i64(r, 2) == 0)
+    ev_validation_rec g;
+    ev_row_validation(r, &g);
+    st_attempt *a = find_attempt(c, g.attempt_id);
+    if (a && !g.passed)
         a->facts.validation_failed = 1;
     return EV_OK;
 }
 
-/* EV_Q_BINDINGS row: attempt_id, op, dtype, rows, cols, stride, in_span,
- * out_span, in_align, out_align, threads. */
+/* EV_Q_BINDINGS row (ev_binding_rec): the attempt's threads. */
 static ev_status on_binding(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
-    st_attempt *a = find_attempt(c, ev_row_i64(r, 0));
+    ev_binding_rec g;
+    ev_row_binding(r, &g);
+    st_attempt *a = find_attempt(c, g.attempt_id);
     if (a)
-        a->threads = ev_row_i64(r, 10);
+        a->threads = g.threads;
     return EV_OK;
 }
 
-/* EV_Q_SAMPLES row: attempt_id, timing, sample_index, replays, ops_per_graph,
- * elapsed_ms, sm_clock_mhz.  Keeps hot samples with per_op_us. */
+/* EV_Q_SAMPLES row (ev_sample_rec).  Keeps hot samples with per_op_us. */
 static ev_status on_sample(void *vctx, const ev_row *r)
 {
     st_ctx *c = vctx;
-    const char *timing = ev_row_text(r, 1);
-    if (!timing || strcmp(timing, "hot"))
+    ev_sample_rec g;
+    ev_row_sample(r, &g);
+    if (!g.timing || strcmp(g.timing, "hot"))
         return EV_OK;
-    if (grow((void **)&c->smp, &c->cap_smp, c->n_smp, sizeof *c->smp))
+    if (ev_grow((void **)&c->smp, &c->cap_smp, c->n_smp, sizeof *c->smp))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
     st_sample *s = &c->smp[c->n_smp++];
-    s->attempt_id = ev_row_i64(r, 0);
-    if (ev_per_op_us(ev_row_double(r, 5), ev_row_i64(r, 3), ev_row_i64(r, 4), &s->per_op_us))
+    s->attempt_id = g.attempt_id;
+    if (ev_per_op_us(g.elapsed_ms, g.replays, g.ops_per_graph, &s->per_op_us))
         s->per_op_us = NAN; /* a row no sample rule would pass: no observation */
     return EV_OK;
 }
@@ -369,17 +346,18 @@ typedef struct st_run {
     ev_err *err;
 } st_run;
 
-/* EV_Q_RUN row: ..., protocol_bytes (col 9).  Bytes that do not parse as
- * a protocol declare EV_SCHEDS_DEFAULT, as the exporter reads them
- * (bundle/export_members.c). */
+/* EV_Q_RUN row (ev_run_rec): its protocol bytes.  Bytes that do not
+ * parse as a protocol declare EV_SCHEDS_DEFAULT, as the exporter reads
+ * them (bundle/export_members.c). */
 static ev_status on_run(void *vctx, const ev_row *r)
 {
     st_run *x = vctx;
-    size_t len = 0;
-    const void *p = ev_row_blob(r, 9, &len);
+    ev_run_rec g;
     ev_protocol proto;
+    ev_row_run(r, &g);
+    const char *p = g.protocol;
     x->scheds = EV_SCHEDS_DEFAULT;
-    if (!ev_protocol_parse(p ? p : "", p ? len : 0, &proto, NULL))
+    if (!ev_protocol_parse(p ? p : "", p ? g.protocol_len : 0, &proto, NULL))
         x->scheds = proto.model_schedules;
     x->found = 1;
     ev_protocol_free(&proto);

@@ -13,6 +13,7 @@
  */
 #include "store.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -59,6 +60,7 @@ struct ev_store {
 
 struct ev_row {
     sqlite3_stmt *st;
+    ev_query q; /* the named query the row is of (the typed readers check it) */
 };
 
 /* ---- status translation ------------------------------------------------ */
@@ -1293,6 +1295,7 @@ ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, 
         }
     }
     row.st = st;
+    row.q = q;
     while ((src = sqlite3_step(st)) == SQLITE_ROW) {
         rc = fn(ctx, &row);
         if (rc)
@@ -1389,6 +1392,224 @@ const void *ev_row_blob(const ev_row *r, int col, size_t *len)
     if (len)
         *len = n > 0 ? (size_t)n : 0;
     return p ? p : empty;
+}
+
+/* ---- typed rows (store.h): each query's columns, by their place in the
+ * SQL above ---------------------------------------------------------------- */
+
+/* Column c as an integer, and *has 1 unless it is SQL NULL (then 0). */
+static int64_t row_i64_null(const ev_row *r, int c, int *has)
+{
+    *has = !ev_row_is_null(r, c);
+    return ev_row_i64(r, c);
+}
+
+/* Column c as a double, and *null 1 when it is SQL NULL (then 0.0). */
+static double row_double_null(const ev_row *r, int c, int *null)
+{
+    *null = ev_row_is_null(r, c);
+    return ev_row_double(r, c);
+}
+
+void ev_row_run(const ev_row *r, ev_run_rec *o)
+{
+    assert(r->q == EV_Q_RUNS || r->q == EV_Q_RUN);
+    memset(o, 0, sizeof *o);
+    o->run_id = ev_row_i64(r, 0);
+    o->protocol_id = ev_row_text(r, 1);
+    o->protocol_path = ev_row_text(r, 2);
+    o->backend = ev_row_text(r, 3);
+    o->seed = ev_row_i64(r, 4);
+    o->git_commit = ev_row_text(r, 5);
+    o->git_dirty = (int)ev_row_i64(r, 6);
+    o->source_tree_hash = ev_row_text(r, 7);
+    o->created_ns = ev_row_i64(r, 8);
+    if (r->q == EV_Q_RUN)
+        o->protocol = ev_row_blob(r, 9, &o->protocol_len);
+}
+
+void ev_row_run_status(const ev_row *r, ev_run_status_rec *o)
+{
+    assert(r->q == EV_Q_RUN_STATUS);
+    o->status = ev_row_text(r, 0);
+    o->rescue_status = ev_row_text(r, 1);
+    o->finished_ns = ev_row_i64(r, 2);
+}
+
+void ev_row_invocation(const ev_row *r, ev_invocation_rec *o)
+{
+    assert(r->q == EV_Q_INVOCATIONS);
+    o->invocation_id = ev_row_i64(r, 0);
+    o->started_ns = ev_row_i64(r, 1);
+    o->resumed = (int)ev_row_i64(r, 2);
+    o->host_hash = ev_row_text(r, 3);
+    o->profile_id = ev_row_text(r, 4);
+    o->env_json = ev_row_text(r, 5);
+}
+
+void ev_row_source(const ev_row *r, ev_source_rec *o)
+{
+    assert(r->q == EV_Q_SOURCES);
+    o->path = ev_row_text(r, 0);
+    o->sha256 = ev_row_text(r, 1);
+    o->bytes = ev_row_blob(r, 2, &o->len);
+}
+
+void ev_row_case(const ev_row *r, ev_case_rec *o)
+{
+    assert(r->q == EV_Q_CASES);
+    o->case_index = ev_row_i64(r, 0);
+    o->op = ev_row_text(r, 1);
+    o->rows = ev_row_i64(r, 2);
+    o->cols = ev_row_i64(r, 3);
+    o->stride = ev_row_i64(r, 4);
+    o->dtype = ev_row_text(r, 5);
+    o->default_rows = ev_row_i64(r, 6);
+    o->role = ev_row_text(r, 7);
+}
+
+void ev_row_job(const ev_row *r, ev_job_rec *o)
+{
+    assert(r->q == EV_Q_JOBS);
+    o->job_id = ev_row_i64(r, 0);
+    o->job_key = ev_row_text(r, 1);
+    o->phase = ev_row_text(r, 2);
+    o->case_index = row_i64_null(r, 3, &o->has_case);
+    if (!o->has_case)
+        o->case_index = -1;
+    o->arm = ev_row_text(r, 4);
+    o->label = ev_row_text(r, 5);
+    o->retry_of = row_i64_null(r, 6, &o->has_retry);
+    o->plan_order = ev_row_i64(r, 7);
+}
+
+void ev_row_attempt(const ev_row *r, ev_attempt_rec *o)
+{
+    ev_process_facts *f = &o->facts;
+
+    assert(r->q == EV_Q_ATTEMPTS);
+    memset(o, 0, sizeof *o);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->job_id = ev_row_i64(r, 1);
+    o->attempt = ev_row_i64(r, 2);
+    o->invocation_id = ev_row_i64(r, 3);
+    o->started_ns = ev_row_i64(r, 4);
+    f->has_process = !ev_row_is_null(r, 5) && ev_row_i64(r, 5) != 0;
+    if (!f->has_process)
+        return;
+    o->pid = row_i64_null(r, 6, &o->has_pid);
+    f->exit_code = row_i64_null(r, 7, &f->has_exit);
+    f->signal = row_i64_null(r, 8, &f->has_signal);
+    f->timed_out = ev_row_i64(r, 9) != 0;
+    f->interrupted = ev_row_i64(r, 10) != 0;
+    f->skipped = ev_row_i64(r, 11) != 0;
+    o->skip_reason = ev_row_text(r, 12);
+    o->record_count = ev_row_i64(r, 13);
+    f->records_ok = ev_row_i64(r, 14) != 0;
+    o->protocol_error = ev_row_text(r, 15);
+    o->affinity = ev_row_text(r, 16);
+    o->stderr_tail = ev_row_text(r, 17);
+    o->ended_ns = ev_row_i64(r, 18);
+    o->wall_ns = ev_row_i64(r, 19);
+}
+
+void ev_row_sample(const ev_row *r, ev_sample_rec *o)
+{
+    assert(r->q == EV_Q_SAMPLES);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->timing = ev_row_text(r, 1);
+    o->sample_index = ev_row_i64(r, 2);
+    o->replays = ev_row_i64(r, 3);
+    o->ops_per_graph = ev_row_i64(r, 4);
+    o->elapsed_ms = row_double_null(r, 5, &o->elapsed_null);
+    o->sm_clock_mhz = row_i64_null(r, 6, &o->has_clock);
+}
+
+void ev_row_binding(const ev_row *r, ev_binding_rec *o)
+{
+    assert(r->q == EV_Q_BINDINGS);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->op = ev_row_text(r, 1);
+    o->dtype = ev_row_text(r, 2);
+    o->rows = ev_row_i64(r, 3);
+    o->cols = ev_row_i64(r, 4);
+    o->stride = ev_row_i64(r, 5);
+    o->in_span = ev_row_i64(r, 6);
+    o->out_span = ev_row_i64(r, 7);
+    o->in_align = ev_row_i64(r, 8);
+    o->out_align = ev_row_i64(r, 9);
+    o->threads = ev_row_i64(r, 10);
+}
+
+void ev_row_warmup(const ev_row *r, ev_warmup_rec *o)
+{
+    assert(r->q == EV_Q_WARMUPS);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->target_ms = row_double_null(r, 1, &o->target_null);
+    o->elapsed_ms = row_double_null(r, 2, &o->elapsed_null);
+    o->replays = ev_row_i64(r, 3);
+}
+
+void ev_row_calibration(const ev_row *r, ev_calibration_rec *o)
+{
+    assert(r->q == EV_Q_CALIBRATIONS);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->step = ev_row_i64(r, 1);
+    o->replays = ev_row_i64(r, 2);
+    o->elapsed_ms = row_double_null(r, 3, &o->elapsed_null);
+    o->chosen = ev_row_i64(r, 4) != 0;
+    o->target_ms = row_double_null(r, 5, &o->target_null);
+}
+
+void ev_row_cold(const ev_row *r, ev_cold_rec *o)
+{
+    assert(r->q == EV_Q_COLD);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->name = ev_row_text(r, 1);
+    o->elapsed_ns = ev_row_i64(r, 2);
+}
+
+void ev_row_flush(const ev_row *r, ev_flush_rec *o)
+{
+    assert(r->q == EV_Q_FLUSHES);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->flush_bytes = ev_row_i64(r, 1);
+    o->cache_bytes = ev_row_i64(r, 2);
+}
+
+void ev_row_validation(const ev_row *r, ev_validation_rec *o)
+{
+    assert(r->q == EV_Q_VALIDATIONS);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->stage = ev_row_text(r, 1);
+    o->passed = ev_row_i64(r, 2) != 0;
+    o->max_abs_err = row_double_null(r, 3, &o->mae_null);
+    o->bound = row_double_null(r, 4, &o->bound_null);
+    o->mismatches = ev_row_i64(r, 5);
+    o->output_sha256 = ev_row_text(r, 6);
+    o->has_output = !ev_row_is_null(r, 7);
+    o->output = ev_row_blob(r, 7, &o->output_len);
+}
+
+void ev_row_graph_node(const ev_row *r, ev_graph_node_rec *o)
+{
+    assert(r->q == EV_Q_GRAPH_NODES);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->node_index = ev_row_i64(r, 1);
+    o->function = ev_row_text(r, 2);
+    for (int k = 0; k < 3; k++) {
+        o->grid[k] = ev_row_i64(r, 3 + k);
+        o->block[k] = ev_row_i64(r, 6 + k);
+    }
+}
+
+void ev_row_fit(const ev_row *r, ev_fit_rec *o)
+{
+    assert(r->q == EV_Q_FITS);
+    o->fit_id = ev_row_i64(r, 0);
+    o->created_ns = ev_row_i64(r, 1);
+    o->model_json = ev_row_text(r, 2);
+    o->sha256 = ev_row_text(r, 3);
 }
 
 /* ---- one writer ------------------------------------------------------- */

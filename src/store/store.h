@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "status.h"
+#include "store/outcome.h"
 
 #define EV_STORE_VERSION 1
 
@@ -199,7 +200,8 @@ ev_status ev_store_set_run_status(ev_store *s, int64_t run_id, const char *statu
 
 /* ---- reads ------------------------------------------------------------- */
 
-/* A row of a named query: typed column accessors (0-based columns). */
+/* A row of a named query: column accessors (0-based columns; readers
+ * outside this module use the typed rows below instead). */
 typedef struct ev_row ev_row;
 int64_t ev_row_i64(const ev_row *r, int col);
 double ev_row_double(const ev_row *r, int col);
@@ -287,6 +289,159 @@ typedef enum ev_query {
  * during the call).  A callback's non-EV_OK status stops the query and is
  * returned as is; err is then left to the callback. */
 ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, void *ctx, ev_err *err);
+
+/* ---- typed rows ----------------------------------------------------------
+ *
+ * A named query's row as a struct, filled by store.c, the one place that
+ * knows each query's columns (the readers stand beside the SQL), so no
+ * reader outside store.c names a column by its number.  Text and blob
+ * pointers point into the row: valid only during the callback (copy what
+ * is kept); SQL NULL text is NULL.  A nullable integer has a has_* flag
+ * and reads 0 when NULL; a nullable double has a *_null flag and reads
+ * 0.0.  Each reader asserts that the row is one of its query's.
+ */
+
+/* EV_Q_RUNS and EV_Q_RUN. */
+typedef struct ev_run_rec {
+    int64_t run_id, seed, created_ns;
+    const char *protocol_id, *protocol_path, *backend, *git_commit, *source_tree_hash;
+    int git_dirty;
+    const void *protocol; /* EV_Q_RUN's protocol_bytes; NULL for EV_Q_RUNS or SQL NULL */
+    size_t protocol_len;
+} ev_run_rec;
+void ev_row_run(const ev_row *r, ev_run_rec *out);
+
+/* EV_Q_RUN_STATUS. */
+typedef struct ev_run_status_rec {
+    const char *status, *rescue_status; /* rescue_status may be NULL */
+    int64_t finished_ns;
+} ev_run_status_rec;
+void ev_row_run_status(const ev_row *r, ev_run_status_rec *out);
+
+/* EV_Q_INVOCATIONS. */
+typedef struct ev_invocation_rec {
+    int64_t invocation_id, started_ns;
+    int resumed;
+    const char *host_hash, *profile_id, *env_json; /* the last two NULL without an environment row */
+} ev_invocation_rec;
+void ev_row_invocation(const ev_row *r, ev_invocation_rec *out);
+
+/* EV_Q_SOURCES. */
+typedef struct ev_source_rec {
+    const char *path, *sha256;
+    const void *bytes; /* NULL for SQL NULL; an empty blob is non-NULL with len 0 */
+    size_t len;
+} ev_source_rec;
+void ev_row_source(const ev_row *r, ev_source_rec *out);
+
+/* EV_Q_CASES. */
+typedef struct ev_case_rec {
+    int64_t case_index, rows, cols, stride, default_rows;
+    const char *op, *dtype, *role;
+} ev_case_rec;
+void ev_row_case(const ev_row *r, ev_case_rec *out);
+
+/* EV_Q_JOBS. */
+typedef struct ev_job_rec {
+    int64_t job_id, plan_order;
+    const char *job_key, *phase, *arm, *label;
+    int has_case;
+    int64_t case_index; /* -1 when NULL (reference arms) */
+    int has_retry;
+    int64_t retry_of; /* 0 when NULL */
+} ev_job_rec;
+void ev_row_job(const ev_row *r, ev_job_rec *out);
+
+/*
+ * EV_Q_ATTEMPTS: the attempt and its process record.  facts holds the
+ * raw process facts an outcome is derived from (store/outcome.h), read
+ * here once for every reader of the store; validation_failed is left 0
+ * (it comes from EV_Q_VALIDATIONS).  Without a process row
+ * (facts.has_process 0) every process field is 0 or NULL.
+ */
+typedef struct ev_attempt_rec {
+    int64_t attempt_id, job_id, attempt, invocation_id, started_ns;
+    ev_process_facts facts;
+    int has_pid;
+    int64_t pid, record_count, ended_ns, wall_ns;
+    const char *skip_reason, *protocol_error, *affinity, *stderr_tail; /* NULL when NULL */
+} ev_attempt_rec;
+void ev_row_attempt(const ev_row *r, ev_attempt_rec *out);
+
+/* EV_Q_SAMPLES. */
+typedef struct ev_sample_rec {
+    int64_t attempt_id, sample_index, replays, ops_per_graph;
+    const char *timing; /* "hot" or "cold" as the schema allows; NULL for SQL NULL */
+    int elapsed_null;
+    double elapsed_ms;
+    int has_clock;
+    int64_t sm_clock_mhz;
+} ev_sample_rec;
+void ev_row_sample(const ev_row *r, ev_sample_rec *out);
+
+/* EV_Q_BINDINGS. */
+typedef struct ev_binding_rec {
+    int64_t attempt_id, rows, cols, stride, in_span, out_span, in_align, out_align, threads;
+    const char *op, *dtype;
+} ev_binding_rec;
+void ev_row_binding(const ev_row *r, ev_binding_rec *out);
+
+/* EV_Q_WARMUPS. */
+typedef struct ev_warmup_rec {
+    int64_t attempt_id, replays;
+    int target_null, elapsed_null;
+    double target_ms, elapsed_ms;
+} ev_warmup_rec;
+void ev_row_warmup(const ev_row *r, ev_warmup_rec *out);
+
+/* EV_Q_CALIBRATIONS. */
+typedef struct ev_calibration_rec {
+    int64_t attempt_id, step, replays;
+    int chosen;
+    int elapsed_null, target_null;
+    double elapsed_ms, target_ms;
+} ev_calibration_rec;
+void ev_row_calibration(const ev_row *r, ev_calibration_rec *out);
+
+/* EV_Q_COLD. */
+typedef struct ev_cold_rec {
+    int64_t attempt_id, elapsed_ns;
+    const char *name;
+} ev_cold_rec;
+void ev_row_cold(const ev_row *r, ev_cold_rec *out);
+
+/* EV_Q_FLUSHES. */
+typedef struct ev_flush_rec {
+    int64_t attempt_id, flush_bytes, cache_bytes;
+} ev_flush_rec;
+void ev_row_flush(const ev_row *r, ev_flush_rec *out);
+
+/* EV_Q_VALIDATIONS. */
+typedef struct ev_validation_rec {
+    int64_t attempt_id, mismatches;
+    const char *stage, *output_sha256;
+    int passed;
+    int mae_null, bound_null;
+    double max_abs_err, bound;
+    int has_output;
+    const void *output; /* NULL when NULL */
+    size_t output_len;
+} ev_validation_rec;
+void ev_row_validation(const ev_row *r, ev_validation_rec *out);
+
+/* EV_Q_GRAPH_NODES. */
+typedef struct ev_graph_node_rec {
+    int64_t attempt_id, node_index, grid[3], block[3];
+    const char *function;
+} ev_graph_node_rec;
+void ev_row_graph_node(const ev_row *r, ev_graph_node_rec *out);
+
+/* EV_Q_FITS. */
+typedef struct ev_fit_rec {
+    int64_t fit_id, created_ns;
+    const char *model_json, *sha256;
+} ev_fit_rec;
+void ev_row_fit(const ev_row *r, ev_fit_rec *out);
 
 /* The newest run id (OUT: *run_id); EV_ENOTFOUND when the store is empty. */
 ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err);

@@ -853,8 +853,8 @@ static void vd_report(vd_ctx *x)
  * input is docs/bundle-format.md's ("figures"): per job, in job_id order,
  * the per_op_us of its last attempt's hot and cold rows in samples.csv
  * order, taken from the rows this verifier already parsed strictly (check
- * 3), so samples.csv is read once; ev_figures_verify does the same from
- * the raw members.
+ * 3), so samples.csv is read once; the tests' ev_figures_verify (test
+ * support, tests/figures_rebuild.c) does the same from the raw members.
  */
 static void vd_figures(vd_ctx *x)
 {

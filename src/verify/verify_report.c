@@ -90,16 +90,10 @@ static void vr_push(ev_vreport *r, vr_item **items, size_t *n, size_t *cap, size
         free(text);
         return;
     }
-    if (*n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 8;
-        vr_item *p = realloc(*items, nc * sizeof *p);
-        if (!p) {
-            r->oom = 1;
-            free(text);
-            return;
-        }
-        *items = p;
-        *cap = nc;
+    if (ev_grow((void **)items, cap, *n, sizeof **items)) {
+        r->oom = 1;
+        free(text);
+        return;
     }
     char *m = strdup(member ? member : "-");
     if (!m) {

@@ -21,48 +21,9 @@
 #include <sys/stat.h>
 
 #include "evidence/closure.h"
+#include "strs.h"
 #include "runner/protocol.h"
 #include "verify_int.h"
-
-/* A growable list of relative paths. */
-typedef struct vs_list {
-    char **p;
-    size_t n, cap;
-} vs_list;
-
-/* Appends a copy of s.  EV_ENOMEM on failure (list unchanged). */
-static ev_status vs_push(vs_list *l, const char *s)
-{
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? l->cap * 2 : 64;
-        char **p = realloc(l->p, nc * sizeof *p);
-        if (!p)
-            return EV_ENOMEM;
-        l->p = p;
-        l->cap = nc;
-    }
-    char *d = strdup(s);
-    if (!d)
-        return EV_ENOMEM;
-    l->p[l->n++] = d;
-    return EV_OK;
-}
-
-/* Frees the list's strings and array. */
-static void vs_list_free(vs_list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->p[i]);
-    free(l->p);
-    l->p = NULL;
-    l->n = l->cap = 0;
-}
-
-/* qsort comparator over char * (bytewise). */
-static int vs_cmp(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Joins dir "/" rel into buf (heap).  NULL on allocation failure. */
 static char *vs_join(const char *dir, const char *rel)
@@ -87,7 +48,7 @@ static void on_odd(void *ctx, ev_closure_odd kind, const char *rel, const char *
 ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
 {
     ev_status rc = EV_OK;
-    vs_list tree = {NULL, 0, 0}, changed = {NULL, 0, 0}, why = {NULL, 0, 0};
+    ev_strs tree = EV_STRS_INIT, changed = EV_STRS_INIT, why = EV_STRS_INIT;
     (void)err;
     vr_use(r, VR_SOURCES);
 
@@ -104,7 +65,7 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
                 ex[n_ex] = extra[n_ex];
                 n_ex++;
             }
-        if ((rc = ev_closure_list(dir, ex, n_ex, on_odd, r, &tree.p, &tree.n)))
+        if ((rc = ev_closure_list(dir, ex, n_ex, on_odd, r, &tree.v, &tree.n)))
             goto out;
         tree.cap = tree.n;
     }
@@ -120,10 +81,10 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
         n_sources++;
         const char *rel = m->name + 8;
         const char *key = rel;
-        if (!bsearch(&key, tree.p, tree.n, sizeof *tree.p, vs_cmp)) {
-            if ((rc = vs_push(&changed, rel)) ||
-                (rc = vs_push(&why,
-                              "in the bundle but not in DIR's measurement closure (removed, or outside it)")))
+        if (!bsearch(&key, tree.v, tree.n, sizeof *tree.v, ev_strs_cmp)) {
+            if ((rc = ev_strs_push(&changed, rel)) ||
+                (rc = ev_strs_push(
+                     &why, "in the bundle but not in DIR's measurement closure (removed, or outside it)")))
                 goto out;
             continue;
         }
@@ -147,8 +108,8 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
             snprintf(msg, sizeof msg,
                      "differs from the source tree's file (%zu bytes there, %zu in the bundle)", file.len,
                      m->len);
-            if (!(rc = vs_push(&changed, rel)))
-                rc = vs_push(&why, msg);
+            if (!(rc = ev_strs_push(&changed, rel)))
+                rc = ev_strs_push(&why, msg);
         }
         ev_buf_free(&file);
         if (rc)
@@ -156,26 +117,26 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
     }
     /* Every closure file must be a member. */
     for (size_t i = 0; i < tree.n; i++) {
-        char *name = vs_join("sources", tree.p[i]);
+        char *name = vs_join("sources", tree.v[i]);
         if (!name) {
             rc = EV_ENOMEM;
             goto out;
         }
         const vb_member *m = vb_find(b, name);
         free(name);
-        if (!m && ((rc = vs_push(&changed, tree.p[i])) ||
-                   (rc = vs_push(&why, "in DIR's measurement closure but not in the bundle"))))
+        if (!m && ((rc = ev_strs_push(&changed, tree.v[i])) ||
+                   (rc = ev_strs_push(&why, "in DIR's measurement closure but not in the bundle"))))
             goto out;
     }
     if (changed.n > 0) {
         ev_buf list = EV_BUF_INIT;
         for (size_t i = 0; i < changed.n && !rc; i++)
-            rc = ev_buf_printf(&list, "%s%s", i ? ", " : "", changed.p[i]);
+            rc = ev_buf_printf(&list, "%s%s", i ? ", " : "", changed.v[i]);
         if (!rc)
             vr_fail(r, VR_SOURCES, "sources/", "stale evidence: %zu changed files: %s", changed.n, list.data);
         ev_buf_free(&list);
         for (size_t i = 0; i < changed.n && !rc; i++)
-            vr_fail(r, VR_SOURCES, changed.p[i], "%s", why.p[i]);
+            vr_fail(r, VR_SOURCES, changed.v[i], "%s", why.v[i]);
         if (rc)
             goto out;
     } else {
@@ -183,8 +144,8 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
                 n_sources, tree.n);
     }
 out:
-    vs_list_free(&tree);
-    vs_list_free(&changed);
-    vs_list_free(&why);
+    ev_strs_free(&tree);
+    ev_strs_free(&changed);
+    ev_strs_free(&why);
     return rc;
 }

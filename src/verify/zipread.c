@@ -183,16 +183,8 @@ ev_status ev_zip_problems_add(ev_zip_problems *p, const char *check, const char 
         rc = ev_buf_puts(&reason, line);
     if (!rc && !(check_copy = strdup(check)))
         rc = EV_ENOMEM;
-    if (!rc && p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 16;
-        ev_zip_problem *v = realloc(p->v, cap * sizeof *v);
-        if (!v)
-            rc = EV_ENOMEM;
-        else {
-            p->v = v;
-            p->cap = cap;
-        }
-    }
+    if (!rc)
+        rc = ev_grow((void **)&p->v, &p->cap, p->n, sizeof *p->v);
     if (rc)
         goto out;
     p->v[p->n].check = check_copy;

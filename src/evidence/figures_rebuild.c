@@ -1,14 +1,13 @@
 /*
- * figures_rebuild.c: the figures rebuilt from a bundle's members and
- * compared with the ones it holds (see figures.h), so the verifier and
- * the tests follow one recipe.
+ * figures_rebuild.c: a bundle's figures rebuilt from its raw members
+ * (figures_rebuild.h), for evident compare and the tests.
  *
  * samples.csv is read in one pass: its rows are ordered by job_id, attempt,
  * timing and sample_index, so each job's hot (and cold) values of its last
  * attempt are one contiguous run of the hot (cold) array; a job whose rows
  * are not contiguous is a malformed bundle.
  */
-#include "evidence/figures.h"
+#include "evidence/figures_rebuild.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -16,15 +15,18 @@
 #include "buf.h"
 #include "csv.h"
 #include "json.h"
+#include "evidence/figures.h"
+#include "evidence/samples.h"
 
-/* samples.csv's documented header (docs/bundle-format.md). */
-static const char *const samples_header[] = {
-    "run_id",       "job_id",     "attempt",         "op",           "rows",
-    "cols",         "stride",     "dtype",           "default_rows", "role",
-    "arm",          "phase",      "label",           "outcome",      "timing",
-    "sample_index", "replays",    "ops_per_graph",   "elapsed_ms",   "per_op_us",
-    "job_key",      "attempt_id", "attempt_outcome", "sm_clock_mhz"};
-#define SAMPLES_COLS (sizeof samples_header / sizeof samples_header[0])
+/* The index of column name in samples.csv (evidence/samples.h, the one
+ * list of its columns); the name must be one of them. */
+static size_t col(const char *name)
+{
+    size_t i = 0;
+    while (i < ev_samples_ncols && strcmp(ev_samples_columns[i], name))
+        i++;
+    return i;
+}
 
 /* One job as read from validation.json, with where its values went. */
 typedef struct rjob {
@@ -43,14 +45,8 @@ typedef struct dvec {
 /* Appends x.  EV_ENOMEM. */
 static ev_status dvec_push(dvec *d, double x)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 1024;
-        double *v = realloc(d->v, cap * sizeof *v);
-        if (!v)
-            return EV_ENOMEM;
-        d->v = v;
-        d->cap = cap;
-    }
+    if (ev_grow((void **)&d->v, &d->cap, d->n, sizeof *d->v))
+        return EV_ENOMEM;
     d->v[d->n++] = x;
     return EV_OK;
 }
@@ -76,7 +72,7 @@ static ptrdiff_t find_job(const rjob *js, size_t n, int64_t id)
     return lo < n && js[lo].job_id == id ? (ptrdiff_t)lo : -1;
 }
 
-/* See figures.h. */
+/* See figures_rebuild.h. */
 ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *err)
 {
     ev_status rc = EV_OK;
@@ -135,11 +131,13 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
         i++;
     }
 
-    if ((rc =
-             ev_csv_open(sm->data ? sm->data : "", sm->len, samples_header, SAMPLES_COLS, NULL, &csv, err))) {
+    if ((rc = ev_csv_open(sm->data ? sm->data : "", sm->len, ev_samples_columns, ev_samples_ncols, NULL, &csv,
+                          err))) {
         ev_err_prefix(err, "figures: samples.csv");
         goto out;
     }
+    const size_t c_job = col("job_id"), c_att = col("attempt"), c_timing = col("timing"),
+                 c_us = col("per_op_us"), c_clock = col("sm_clock_mhz");
     ptrdiff_t cur = -1;
     for (;;) {
         int have = 0;
@@ -149,8 +147,8 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
             break;
         if (!have)
             break;
-        if ((rc = ev_csv_get_i64(csv, 1, &job_id, err)) || (rc = ev_csv_get_i64(csv, 2, &attempt, err)) ||
-            (rc = ev_csv_get_double(csv, 19, &v, err)))
+        if ((rc = ev_csv_get_i64(csv, c_job, &job_id, err)) ||
+            (rc = ev_csv_get_i64(csv, c_att, &attempt, err)) || (rc = ev_csv_get_double(csv, c_us, &v, err)))
             break;
         ptrdiff_t k = find_job(rj, nj, job_id);
         if (k < 0) {
@@ -171,7 +169,7 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
         if (!rj[k].has_last || attempt != rj[k].last_attempt)
             continue;
         ev_fig_job *f = &fj[k];
-        int is_hot = !strcmp(ev_csv_field(csv, 14), "hot");
+        int is_hot = !strcmp(ev_csv_field(csv, c_timing), "hot");
         if (is_hot) {
             if (!rj[k].seen_hot) {
                 rj[k].hot0 = hot.n;
@@ -184,9 +182,9 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
             if ((rc = dvec_push(&hot, v)))
                 break;
             f->n_hot++;
-            if (ev_csv_field(csv, 23)[0]) {
+            if (ev_csv_field(csv, c_clock)[0]) {
                 int64_t clk;
-                if ((rc = ev_csv_get_i64(csv, 23, &clk, err)))
+                if ((rc = ev_csv_get_i64(csv, c_clock, &clk, err)))
                     break;
                 if (!f->has_clock || clk < f->clock_min)
                     f->clock_min = clk;
@@ -227,56 +225,6 @@ out:
     free(fj);
     free(hot.v);
     free(cold.v);
-    cJSON_Delete(val);
-    return rc;
-}
-
-/* Prints tree (pretty) into b.  EV_ENOMEM. */
-static ev_status print_into(const cJSON *tree, ev_buf *b)
-{
-    return ev_json_print(tree, 1, b);
-}
-
-/* See figures.h. */
-ev_status ev_figures_verify(const ev_member *m, size_t n, ev_err *err)
-{
-    ev_status rc;
-    cJSON *rebuilt = NULL, *val = NULL;
-    ev_buf a = EV_BUF_INIT, b = EV_BUF_INIT;
-    const ev_member *vm = ev_member_find(m, n, "validation.json");
-    if ((rc = ev_figures_rebuild(m, n, &rebuilt, err)))
-        goto out;
-    if ((rc = ev_json_parse(vm->data ? vm->data : "", vm->len, EV_JSON_CANONICAL, &val, err)))
-        goto out;
-    cJSON *held = cJSON_GetObjectItemCaseSensitive(val, "figures");
-    if (!cJSON_IsObject(held)) {
-        rc = ev_err_set(err, EV_EVERIFY, "validation.json: no \"figures\" object");
-        goto out;
-    }
-    if ((rc = ev_figures_canon(held)) || (rc = print_into(held, &a)) || (rc = print_into(rebuilt, &b))) {
-        ev_err_set(err, rc, "figures: %s", ev_strerror(rc));
-        goto out;
-    }
-    if (a.len != b.len || memcmp(a.data, b.data, a.len)) {
-        size_t line = 1, k = 0;
-        while (k < a.len && k < b.len && a.data[k] == b.data[k])
-            line += a.data[k++] == '\n';
-        size_t e = k;
-        while (e < a.len && a.data[e] != '\n' && e - k < 120)
-            e++;
-        size_t s0 = k;
-        while (s0 > 0 && a.data[s0 - 1] != '\n' && k - s0 < 120)
-            s0--;
-        rc = ev_err_set(
-            err, EV_EVERIFY,
-            "validation.json: figures differ from their rebuild from samples.csv at line %zu of the "
-            "object: '%.*s'",
-            line, (int)(e - s0), a.data + s0);
-    }
-out:
-    ev_buf_free(&a);
-    ev_buf_free(&b);
-    cJSON_Delete(rebuilt);
     cJSON_Delete(val);
     return rc;
 }
