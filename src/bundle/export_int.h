@@ -61,6 +61,9 @@ typedef struct xinv {
     int64_t invocation_id, started_ns;
     int resumed;
     char *host_hash, *profile_id, *env_json; /* profile/env NULL: no environment row */
+    int has_shard;                           /* a shards row (db/migrate-2.sql) */
+    int64_t shard_index, shard_count;
+    char *shard_phase;
 } xinv;
 
 typedef struct xsource {
@@ -173,6 +176,7 @@ typedef struct xload {
     size_t n_owned, cap_owned;
     const struct xjob **main_ix; /* phase-main, non-retry jobs with a case, by (case, arm, job_id) */
     size_t n_main_ix;
+    int64_t shard_count; /* the run's shards (docs/runner.md "Shards"); 0: unsharded */
 } xload;
 
 /* One member being built: owned name and bytes. */

@@ -198,6 +198,26 @@ static ev_status on_inv(void *ctx, const ev_row *r)
     return dup_str(L, ev_row_text(r, 5), &x->env_json);
 }
 
+/* EV_Q_SHARDS row: the shard its invocation ran (invocations are loaded
+ * first, in invocation_id order). */
+static ev_status on_shard(void *ctx, const ev_row *r)
+{
+    xload *L = ctx;
+    int64_t id = ev_row_i64(r, 0);
+    for (size_t i = 0; i < L->invs.n; i++) {
+        xinv *x = ex_vec_at(&L->invs, i);
+        if (x->invocation_id != id)
+            continue;
+        x->has_shard = 1;
+        x->shard_index = ev_row_i64(r, 1);
+        x->shard_count = ev_row_i64(r, 2);
+        if (x->shard_count > L->shard_count)
+            L->shard_count = x->shard_count;
+        return dup_str(L, ev_row_text(r, 3), &x->shard_phase);
+    }
+    return EV_OK;
+}
+
 static ev_status on_source(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
@@ -533,6 +553,7 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         {EV_Q_RUN, on_run, "run"},
         {EV_Q_RUN_STATUS, on_status, "run status"},
         {EV_Q_INVOCATIONS, on_inv, "invocations"},
+        {EV_Q_SHARDS, on_shard, "shards"},
         {EV_Q_SOURCES, on_source, "sources"},
         {EV_Q_CASES, on_case, "cases"},
         {EV_Q_JOBS, on_job, "jobs"},

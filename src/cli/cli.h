@@ -31,6 +31,7 @@ int ev_cmd_report(int argc, char **argv); /* cmd_report.c */
 int ev_cmd_stamp(int argc, char **argv);  /* cmd_stamp.c */
 int ev_cmd_keygen(int argc, char **argv); /* cmd_sign.c */
 int ev_cmd_sign(int argc, char **argv);   /* cmd_sign.c */
+int ev_cmd_merge(int argc, char **argv);  /* cmd_merge.c */
 
 /* ---- options (cli_args.c) ------------------------------------------------ */
 
