@@ -2333,6 +2333,49 @@ START_TEST(test_shard_options_are_refused_in_one_line_when_malformed)
 }
 END_TEST
 
+/* --gpus on the cpu backend: the devices are labels, and what is tested is
+ * the orchestration a GPU host runs too: one shard per device at once, on
+ * disjoint CPUs, the merges, one bundle that verifies. */
+START_TEST(test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return; /* two shards need two CPUs (refused on one: the next test) */
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0,1 --db $D/g.db && $E export --db $D/g.db --out "
+                              "$D/g.zip >/dev/null && $V $D/g.zip"),
+                     0);
+    /* each shard's attempts on its own CPUs, and none on the other's */
+    ck_assert_int_eq(
+        shard_sh("test $(sqlite3 $D/g.db 'select count(distinct s.shard_index || \":\" || "
+                 "p.affinity) from processes p join attempts a using (attempt_id) join shards s on "
+                 "s.invocation_id = a.invocation_id') = 2 && test $(sqlite3 $D/g.db 'select "
+                 "count(distinct p.affinity) from processes p') = 2"),
+        0);
+    /* at once: each shard's main phase began before the other's ended */
+    ck_assert_int_eq(
+        shard_sh("sqlite3 $D/g.db \"select s.shard_index, min(a.started_ns), max(p.ended_ns) from "
+                 "attempts a join processes p using (attempt_id) join shards s on s.invocation_id = "
+                 "a.invocation_id where s.phase = 'main' group by 1\" | awk -F'|' '{b[$1]=$2; e[$1]=$3} "
+                 "END {exit !(b[0] < e[1] && b[1] < e[0])}'"),
+        0);
+}
+END_TEST
+
+START_TEST(test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line)
+{
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0,0 --db $D/g.db"), 2);
+    ck_assert(shard_log_has("device 0 is named twice"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 1,x --db $D/g.db"), 2);
+    ck_assert(shard_log_has("--gpus must be all or a list of device numbers"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0, --db $D/g.db"), 2);
+    ck_assert(shard_log_has("a trailing comma"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus $(seq -s, 0 $(nproc)) --db $D/g.db"), 2);
+    ck_assert(shard_log_has("for disjoint CPU sets"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0 --shard 0/1 --phase main --db $D/g.db"), 2);
+    ck_assert(shard_log_has("--gpus makes its own shards"));
+    ck_assert_int_eq(shard_sh("test ! -e $D/g.db && test ! -e $D/g.db.shard-0.db"), 0);
+}
+END_TEST
+
 /* The partition: by case, every case's jobs in one shard, the reference
  * arms in each; the union of the shards' plans is the whole plan. */
 START_TEST(test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms)
@@ -2412,6 +2455,8 @@ int main(void)
     tcase_add_test(tc, test_a_bundle_of_one_shard_fails_naming_the_missing_shard_and_its_jobs);
     tcase_add_test(tc,
                    test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_and_an_existing_output);
+    tcase_add_test(tc, test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies);
+    tcase_add_test(tc, test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("worker");

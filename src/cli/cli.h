@@ -116,6 +116,32 @@ int ev_cli_write(const char *cmd, const char *path, const void *data, size_t n);
  * "CMD: <reason>" and returns EV_EXIT_USAGE (EV_EXIT_FAIL for memory). */
 int ev_cli_read(const char *cmd, const char *path, ev_buf *out);
 
+/* ---- one shard per device (cmd_gpus.c) ------------------------------------ */
+
+/* What `evident run --gpus` runs. */
+typedef struct ev_gpus_run {
+    const char *protocol, *backend, *db;
+    const char *stage; /* --stage-ahead as given, or NULL */
+    int strict;
+    int dev[64]; /* the devices, one shard each */
+    int n;
+} ev_gpus_run;
+
+/*
+ * Reads --gpus: "all" (cuda: every device `nvidia-smi -L` lists; cpu: one)
+ * or a list of distinct device numbers "0,1,3".  OUT: dev[0..*n).  Returns
+ * 0, or the usage exit code after the one-line reason.
+ */
+int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, int *dev, int *n);
+
+/*
+ * Runs the protocol as one shard per device at once (each with its device
+ * alone visible and a disjoint slice of this process's CPUs), the main
+ * phase, its merge, the rest phase, and the merge of the whole run into
+ * g->db (which must be new).  Returns the exit code; prints its progress.
+ */
+int ev_cli_run_gpus(const char *cmd, const ev_gpus_run *g);
+
 /* ---- where the programs' files are (cli_paths.c) -------------------------- */
 
 /* Where this program finds what `evident run` needs. */

@@ -78,7 +78,7 @@ static void on_progress(void *ctx, const ev_progress *p)
 static const char usage[] =
     "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
     "                   [--strict] [--cases SPEC] [--arms LIST [--model BUNDLE]] [--stage-ahead K]\n"
-    "                   [--shard I/N --phase main|rest [--main MERGED.db]]\n"
+    "                   [--shard I/N --phase main|rest [--main MERGED.db]] [--gpus all|LIST]\n"
     "\n"
     "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
     "one worker process per job, and records everything in the store\n"
@@ -99,6 +99,9 @@ static const char usage[] =
     "--phase rest --main MERGED.db (policy with that fit, rescue, recheck).\n"
     "'--shard /N' takes I from SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX.\n"
     "A shard's store is continued when run again (it appends, as --resume).\n"
+    "--gpus all|0,1,... runs one shard per device of this host at once (each\n"
+    "sees its device alone, on CPUs disjoint from the others'), then the merges,\n"
+    "into --db (a new store; the shards' are <db>.shard-<I>.db).\n"
     "exit: 0 the run finished (its status says whether every job completed;\n"
     "with --strict: and every main and policy job completed, at once or after\n"
     "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
@@ -191,11 +194,13 @@ int ev_cmd_run(int argc, char **argv)
         OPT_STAGE,
         OPT_SHARD,
         OPT_PHASE,
-        OPT_MAIN
+        OPT_MAIN,
+        OPT_GPUS
     };
     static const ev_cli_opt opts[] = {{"--protocol", 1},    {"--backend", 1}, {"--db", 1},    {"--resume", 0},
                                       {"--strict", 0},      {"--cases", 1},   {"--arms", 1},  {"--model", 1},
-                                      {"--stage-ahead", 1}, {"--shard", 1},   {"--phase", 1}, {"--main", 1}};
+                                      {"--stage-ahead", 1}, {"--shard", 1},   {"--phase", 1}, {"--main", 1},
+                                      {"--gpus", 1}};
     ev_cli cli;
     ev_cli_paths paths;
     const char *v = NULL;
@@ -205,6 +210,7 @@ int ev_cmd_run(int argc, char **argv)
     ev_status rc;
     int strict = 0;
     long stage = -1;
+    const char *gpus = NULL, *stage_arg = NULL;
 
     memset(&o, 0, sizeof o);
     o.backend = "cpu";
@@ -255,8 +261,12 @@ int ev_cmd_run(int argc, char **argv)
         case OPT_MAIN:
             o.main_db = v;
             break;
+        case OPT_GPUS:
+            gpus = v;
+            break;
         case OPT_STAGE: {
             char *end;
+            stage_arg = v;
             errno = 0;
             stage = strtol(v, &end, 10);
             if (errno || end == v || *end || stage < 0 || stage > EV_MAX_STAGE_AHEAD)
@@ -296,6 +306,23 @@ int ev_cmd_run(int argc, char **argv)
     if (!strcmp(db, default_db)) {
         mkdir("build", 0777);
         mkdir("build/evidence", 0777);
+    }
+    if (gpus) {
+        ev_gpus_run g;
+        if (o.shard_count || o.resume || o.cases || o.arms)
+            return ev_cli_usage(cli.cmd,
+                                "--gpus makes its own shards: not with --shard, --resume, --cases or --arms");
+        if ((code = ev_cli_output(cli.cmd, "--db", db)))
+            return code;
+        memset(&g, 0, sizeof g);
+        g.protocol = o.protocol_path;
+        g.backend = o.backend;
+        g.db = db;
+        g.stage = stage_arg;
+        g.strict = strict;
+        if ((code = ev_cli_gpus_parse(cli.cmd, gpus, o.backend, g.dev, &g.n)))
+            return code;
+        return ev_cli_run_gpus(cli.cmd, &g);
     }
     if ((code = ev_cli_store_rw(cli.cmd, "--db", db)))
         return code;
