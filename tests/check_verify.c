@@ -3218,6 +3218,43 @@ START_TEST(test_a_bundle_cut_to_one_shard_fails_plan_naming_the_missing_jobs_and
 }
 END_TEST
 
+/* In a sharded bundle each case's auto / floor is taken against the floor
+ * of its own shard's device (report_int.h, rp_case_floor), and the
+ * impossible-timing rule holds it to that floor. */
+START_TEST(test_a_sharded_reports_auto_over_floor_uses_each_cases_own_shards_floor)
+{
+    static const char check[] =
+        "import json, sys, zipfile\n"
+        "v = json.loads(zipfile.ZipFile(sys.argv[1]).read('validation.json'))\n"
+        "fl = {j['shard']: j['median_us'] for j in v['jobs'] if j['arm'] == 'floor' and j['phase'] == "
+        "'main'}\n"
+        "n = v['shards']['count']\n"
+        "rows = [l for l in open(sys.argv[2]) if l.startswith('| reduce')]\n"
+        "head = [l for l in open(sys.argv[2]) if l.startswith('| Operation')][0].split('|')\n"
+        "col = [c.strip() for c in head].index('auto / floor')\n"
+        "auto = {j['case_index']: j['median_us'] for j in v['jobs'] if j['arm'] == 'auto' and "
+        "j['median_us']}\n"
+        "cases = sorted(auto)\n"
+        "assert len(rows) == len(v['cases']) and len(fl) == n\n"
+        "for i, c in enumerate(v['cases']):\n"
+        "    ci = c['case_index']\n"
+        "    if ci not in auto: continue\n"
+        "    f = fl[ci % n]\n"
+        "    want = '%.3f' % (auto[ci] / f) if f else '-'\n"
+        "    got = rows[i].split('|')[col].strip()\n"
+        "    assert got == want, (ci, got, want)\n";
+    char py[320], md[320], cmd[1200];
+    const char *zip = sharded_bundle();
+    snprintf(py, sizeof py, "%s/floor-check.py", g_dir);
+    snprintf(md, sizeof md, "%s/sharded.md", g_dir);
+    write_tree_file(g_dir, "floor-check.py", check, sizeof check - 1);
+    const char *rep[] = {"report", zip, "--markdown", "--out", md, NULL};
+    ck_assert_int_eq(run_evident(rep), 0);
+    snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s'", py, zip, md);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ suite */
 
 static Suite *verify_suite(void)
@@ -3309,6 +3346,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_an_attempt_credited_to_another_shards_invocation_fails_plan_naming_both);
     tcase_add_test(t, test_a_shard_list_that_disagrees_with_the_invocations_fails_plan);
     tcase_add_test(t, test_a_bundle_cut_to_one_shard_fails_plan_naming_the_missing_jobs_and_their_shard);
+    tcase_add_test(t, test_a_sharded_reports_auto_over_floor_uses_each_cases_own_shards_floor);
     suite_add_tcase(s, t);
     return s;
 }

@@ -58,7 +58,13 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
     cJSON_ArrayForEach(c, r->cases)
     {
         int64_t idx = rp_jint(c, "case_index", -1);
-        double vmax = have_floor ? floor_us : 0;
+        /* a sharded run: the floor of the case's own shard, the device it ran on */
+        double case_floor = floor_us;
+        int have_case_floor = have_floor, retried;
+        const cJSON *cf = rp_case_floor(r, idx, &retried);
+        if (cf)
+            have_case_floor = rp_jnum(cf, "median_us", &case_floor);
+        double vmax = have_case_floor ? case_floor : 0;
         size_t rows = 0;
         for (size_t i = 0; i < r->n_arms; i++) {
             double m, lo, hi;
@@ -114,13 +120,13 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
                 "<text x=\"%d\" y=\"%.2f\" font-size=\"10\">0</text>"
                 "<text x=\"%d\" y=\"%.2f\" font-size=\"10\" text-anchor=\"end\">%.4g us</text>\n",
                 L, axis, R, axis, L, axis + 12, R, axis + 12, vmax);
-        if (!rc && have_floor) {
-            double xf = L + (R - L) * floor_us / vmax;
+        if (!rc && have_case_floor) {
+            double xf = L + (R - L) * case_floor / vmax;
             rc = ev_buf_printf(b,
                                "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" "
                                "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
                                "fill=\"#d62728\">floor %.4g us</text>\n",
-                               xf, xf, axis, xf + 12, axis + 12, floor_us);
+                               xf, xf, axis, xf + 12, axis + 12, case_floor);
         }
         if (!rc)
             rc = ev_buf_puts(b, "</svg>\n");
