@@ -129,8 +129,9 @@ typedef struct ev_gpus_run {
 
 /*
  * Reads --gpus: "all" (cuda: every device `nvidia-smi -L` lists; cpu: one)
- * or a list of distinct device numbers "0,1,3".  OUT: dev[0..*n).  Returns
- * 0, or the usage exit code after the one-line reason.
+ * or a list of distinct device numbers "0,1,3", at most 64.  OUT:
+ * dev[0..*n) (written only on success).  Returns 0, or the usage exit
+ * code after the one-line reason.
  */
 int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, int *dev, int *n);
 

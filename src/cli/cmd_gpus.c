@@ -44,10 +44,10 @@ static int count_cuda_devices(void)
 }
 
 /* See cli.h. */
-int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, int *dev, int *n)
+int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, int *dev_out, int *n)
 {
     const char *p = spec;
-    int k = 0;
+    int k = 0, dev[GPUS_MAX];
 
     if (!strcmp(spec, "all")) {
         int c = strcmp(backend, "cuda") ? 1 : count_cuda_devices();
@@ -57,7 +57,7 @@ int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, in
         if (c > GPUS_MAX)
             c = GPUS_MAX;
         for (k = 0; k < c; k++)
-            dev[k] = k;
+            dev_out[k] = k;
         *n = c;
         return 0;
     }
@@ -81,6 +81,7 @@ int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, in
     }
     if (!k)
         return ev_cli_usage(cmd, "--gpus needs all or a list of device numbers");
+    memcpy(dev_out, dev, (size_t)k * sizeof *dev);
     *n = k;
     return 0;
 }

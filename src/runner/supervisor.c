@@ -168,8 +168,7 @@ static ev_status backend_built(const ev_run_opts *o, ev_err *err)
 
 /* ---- shards ----------------------------------------------------------- */
 
-/* ev_store_query callback: collects the EV_Q_SHARDS rows' (index, count)
- * into a shard_seen. */
+/* The shards a store's run names (EV_Q_SHARDS, read by on_shard). */
 typedef struct shard_seen {
     int64_t index, count; /* the first row's; -1 none */
     int mixed;            /* a row with another index or count */
@@ -177,6 +176,8 @@ typedef struct shard_seen {
     size_t n_have;
 } shard_seen;
 
+/* EV_Q_SHARDS row: keeps the first row's index and count, notes a row of
+ * another shard (mixed), and marks the index seen (have, when given). */
 static ev_status on_shard(void *ctx, const ev_row *r)
 {
     shard_seen *c = ctx;
@@ -258,6 +259,8 @@ typedef struct main_jobs {
     char missing[160];   /* the first job the plan does not have, "" none */
 } main_jobs;
 
+/* EV_Q_JOBS row of the merged main phase: counts the whole plan's main
+ * jobs, and keeps the first job the plan does not have (not a rescue). */
 static ev_status on_main_job(void *ctx, const ev_row *r)
 {
     main_jobs *m = ctx;
