@@ -2179,6 +2179,248 @@ START_TEST(test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its
 }
 END_TEST
 
+/* ---- shards (docs/runner.md, "Shards") ---------------------------------- */
+
+/* A small protocol for the shard tests: 4 cases, 3 arms, the reference
+ * arms, short samples. */
+static const char shard_protocol[] =
+    "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    " \"host_threads\": 1, \"job_timeout_s\": 60, \"tolerances\": {\"sample_band\": 0.9},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304, \"flush_max_bytes\": 1048576}},\n"
+    " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+    "\"default_rows\": 4},\n"
+    "           {\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", \"default_rows\": "
+    "8},\n"
+    "           {\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", \"default_rows\": "
+    "8},\n"
+    "           {\"op\": \"reduce_max\", \"rows\": 37, \"cols\": 257, \"stride\": 260, \"dtype\": \"bf16\",\n"
+    "            \"default_rows\": 4, \"role\": \"holdout\"}]}\n";
+
+/* Runs a shell command in dir (E: build/evident, V: build/verify-bundle,
+ * P: the shard protocol, D: dir); returns its exit status. */
+static int shard_sh(const char *script)
+{
+    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
+    char cwd[1024], *cmd;
+    size_t n = strlen(script) + 4096;
+    int st;
+    ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    write_file("p.json", shard_protocol);
+    cmd = malloc(n);
+    ck_assert_ptr_nonnull(cmd);
+    snprintf(cmd, n,
+             "cd '%s' && E='%s/%s/evident' V='%s/%s/verify-bundle' P='%s/p.json' D='%s' && { %s ; } "
+             ">>'%s/sh.log' 2>&1",
+             cwd, cwd, build, cwd, build, dir, dir, script, dir);
+    st = system(cmd);
+    free(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/* 1 when dir/sh.log holds text. */
+static int shard_log_has(const char *text)
+{
+    char path[600];
+    ev_buf b = EV_BUF_INIT;
+    ev_err err;
+    int hit;
+    snprintf(path, sizeof path, "%s/sh.log", dir);
+    ck_assert_int_eq(ev_read_file(path, &b, &err), EV_OK);
+    hit = b.data && strstr(b.data, text) != NULL;
+    ev_buf_free(&b);
+    return hit;
+}
+
+/* Both shards' main phase, the merge, both rests, the final merge. */
+static const char shard_pipeline[] =
+    "for i in 0 1; do $E run --protocol $P --shard $i/2 --phase main --db $D/s$i.db || exit 10; done; "
+    "$E merge $D/s0.db $D/s1.db --out $D/main.db || exit 11; "
+    "for i in 0 1; do $E run --protocol $P --shard $i/2 --phase rest --main $D/main.db --db $D/s$i.db "
+    "|| exit 12; done; "
+    "$E merge $D/s0.db $D/s1.db --out $D/all.db || exit 13; "
+    "$E export --db $D/all.db --out $D/all.zip || exit 14";
+
+START_TEST(test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_verifies)
+{
+    /* SLURM_ARRAY_TASK_ID names the index when --shard gives only /N */
+    char script[4096];
+    snprintf(
+        script, sizeof script, "%s",
+        "for i in 0 1; do $E run --protocol $P --shard $i/2 --phase main --db $D/s$i.db || exit 10; done; "
+        "$E merge $D/s0.db $D/s1.db --out $D/main.db || exit 11; "
+        "for i in 0 1; do SLURM_ARRAY_TASK_ID=$i $E run --protocol $P --shard /2 --phase rest "
+        "--main $D/main.db --db $D/s$i.db || exit 12; done; "
+        "$E merge $D/s0.db $D/s1.db --out $D/all.db || exit 13; "
+        "$E export --db $D/all.db --out $D/all.zip || exit 14; $V $D/all.zip || exit 15");
+    ck_assert_int_eq(shard_sh(script), 0);
+    /* the plan equals a one-process run's: the same job keys, the floor and
+     * ceiling once per shard */
+    ck_assert_int_eq(
+        shard_sh("$E run --protocol $P --db $D/one.db >/dev/null || exit 20; "
+                 "sqlite3 $D/one.db \"select job_key from jobs where phase != 'rescue'\" | sort "
+                 ">$D/one.txt; sqlite3 $D/all.db \"select job_key from jobs where phase != 'rescue'\" "
+                 "| sed 's,/shard-[01]$,,' | sort -u >$D/all.txt; cmp $D/one.txt $D/all.txt || exit "
+                 "21; test $(sqlite3 $D/all.db \"select count(*) from jobs where arm = 'floor' and phase = "
+                 "'main'\") = 2 "
+                 "|| exit 22; test $(sqlite3 $D/all.db \"select count(distinct shard_index) from "
+                 "shards\") = 2 || exit 23"),
+        0);
+    /* every shard's invocations and environments came along */
+    ck_assert_int_eq(
+        shard_sh("test $(sqlite3 $D/all.db 'select count(*) from invocations i join environments "
+                 "e using (invocation_id) join shards s using (invocation_id)') = 4"),
+        0);
+}
+END_TEST
+
+START_TEST(test_a_bundle_of_one_shard_fails_naming_the_missing_shard_and_its_jobs)
+{
+    ck_assert_int_eq(shard_sh(shard_pipeline), 0);
+    ck_assert_int_eq(shard_sh("$E export --db $D/s0.db --out $D/s0.zip >/dev/null && $V $D/s0.zip"), 1);
+    ck_assert(shard_log_has("shard 1 of 2 has no invocation"));
+    ck_assert(shard_log_has("planned job main/1/default/initial (shard 1 of 2) is missing"));
+    ck_assert(shard_log_has("planned job main/-/floor/initial/shard-1 (shard 1 of 2) is missing"));
+}
+END_TEST
+
+START_TEST(test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_and_an_existing_output)
+{
+    ck_assert_int_eq(
+        shard_sh("for i in 0 1; do $E run --protocol $P --shard $i/2 --phase main --db $D/s$i.db "
+                 ">/dev/null || exit 10; done"),
+        0);
+    ck_assert_int_eq(shard_sh("$E merge $D/s0.db --out $D/m.db"), 2);
+    ck_assert(shard_log_has("shard 1/2 is missing"));
+    ck_assert_int_eq(shard_sh("$E merge $D/s0.db $D/s0.db $D/s1.db --out $D/m.db"), 2);
+    ck_assert(shard_log_has("s0.db and ") && shard_log_has("s0.db are both shard 0/2"));
+    /* a job of shard 1 written into shard 0's store */
+    ck_assert_int_eq(
+        shard_sh("cp $D/s0.db $D/bad.db && sqlite3 $D/bad.db \"insert into jobs (run_id, job_key, "
+                 "phase, case_index, arm, label, plan_order) values (1, 'main/1/rows1/initial', "
+                 "'main', 1, 'rows1', 'initial', 9999)\""),
+        0);
+    ck_assert_int_eq(shard_sh("$E merge $D/bad.db $D/s1.db --out $D/m.db"), 2);
+    ck_assert(shard_log_has("is shard 1's job: conflicting stores"));
+    /* the shard's main phase not ended: its rest is refused; then the merges */
+    ck_assert_int_eq(shard_sh("test ! -e $D/m.db && $E merge $D/s0.db $D/s1.db --out $D/m.db"), 0);
+    ck_assert_int_eq(shard_sh("$E merge $D/s0.db $D/s1.db --out $D/m.db"), 2);
+    ck_assert(shard_log_has("exists: a merge never replaces a store"));
+    /* a shard run again continues its store: it appends an invocation, no job twice */
+    ck_assert_int_eq(
+        shard_sh("$E run --protocol $P --shard 0/2 --phase main --db $D/s0.db >/dev/null && "
+                 "test $(sqlite3 $D/s0.db 'select count(*) from invocations') = 2 && "
+                 "test $(sqlite3 $D/s0.db \"select count(*) from shards where phase = 'main'\") = 2"),
+        0);
+    /* another shard's store, or an unsharded one, is refused */
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --shard 1/2 --phase main --db $D/s0.db"), 2);
+    ck_assert(shard_log_has("holds shard 0/2"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --shard 0/2 --phase rest --main $D/s1.db --db $D/s0.db"),
+                     2);
+    ck_assert(shard_log_has("is not a merge of 2 shards") || shard_log_has("shard 0/2 is not in it"));
+}
+END_TEST
+
+START_TEST(test_shard_options_are_refused_in_one_line_when_malformed)
+{
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --shard 2/2 --phase main --db $D/x.db"), 2);
+    ck_assert(shard_log_has("the index must be an integer from 0 to 1, not '2'"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --shard 0/2 --db $D/x.db"), 2);
+    ck_assert(shard_log_has("--shard needs --phase main or --phase rest"));
+    ck_assert_int_eq(shard_sh("env -u SLURM_ARRAY_TASK_ID -u JOB_COMPLETION_INDEX $E run --protocol $P "
+                              "--shard /2 --phase main --db $D/x.db"),
+                     2);
+    ck_assert(shard_log_has("neither SLURM_ARRAY_TASK_ID nor JOB_COMPLETION_INDEX is set"));
+    ck_assert_int_eq(
+        shard_sh("JOB_COMPLETION_INDEX=x $E run --protocol $P --shard /2 --phase main --db $D/x.db"), 2);
+    ck_assert(shard_log_has("(JOB_COMPLETION_INDEX) must be an integer from 0 to 1, not 'x'"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --shard 0/2 --phase rest --db $D/x.db"), 2);
+    ck_assert(shard_log_has("--phase rest needs --main"));
+    ck_assert_int_eq(shard_sh("test ! -e $D/x.db"), 0);
+}
+END_TEST
+
+/* --gpus on the cpu backend: the devices are labels, and what is tested is
+ * the orchestration a GPU host runs too: one shard per device at once, on
+ * disjoint CPUs, the merges, one bundle that verifies. */
+START_TEST(test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return; /* two shards need two CPUs (refused on one: the next test) */
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0,1 --db $D/g.db && $E export --db $D/g.db --out "
+                              "$D/g.zip >/dev/null && $V $D/g.zip"),
+                     0);
+    /* each shard's attempts on its own CPUs, and none on the other's */
+    ck_assert_int_eq(
+        shard_sh("test $(sqlite3 $D/g.db 'select count(distinct s.shard_index || \":\" || "
+                 "p.affinity) from processes p join attempts a using (attempt_id) join shards s on "
+                 "s.invocation_id = a.invocation_id') = 2 && test $(sqlite3 $D/g.db 'select "
+                 "count(distinct p.affinity) from processes p') = 2"),
+        0);
+    /* at once: each shard's main phase began before the other's ended */
+    ck_assert_int_eq(
+        shard_sh("sqlite3 $D/g.db \"select s.shard_index, min(a.started_ns), max(p.ended_ns) from "
+                 "attempts a join processes p using (attempt_id) join shards s on s.invocation_id = "
+                 "a.invocation_id where s.phase = 'main' group by 1\" | awk -F'|' '{b[$1]=$2; e[$1]=$3} "
+                 "END {exit !(b[0] < e[1] && b[1] < e[0])}'"),
+        0);
+}
+END_TEST
+
+START_TEST(test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line)
+{
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0,0 --db $D/g.db"), 2);
+    ck_assert(shard_log_has("device 0 is named twice"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 1,x --db $D/g.db"), 2);
+    ck_assert(shard_log_has("--gpus must be all or a list of device numbers"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0, --db $D/g.db"), 2);
+    ck_assert(shard_log_has("a trailing comma"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus $(seq -s, 0 $(nproc)) --db $D/g.db"), 2);
+    ck_assert(shard_log_has("for disjoint CPU sets"));
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0 --shard 0/1 --phase main --db $D/g.db"), 2);
+    ck_assert(shard_log_has("--gpus makes its own shards"));
+    ck_assert_int_eq(shard_sh("test ! -e $D/g.db && test ! -e $D/g.db.shard-0.db"), 0);
+}
+END_TEST
+
+/* The partition: by case, every case's jobs in one shard, the reference
+ * arms in each; the union of the shards' plans is the whole plan. */
+START_TEST(test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms)
+{
+    ev_protocol p;
+    ev_plan one, three, part;
+    ev_err err = {""};
+    size_t total = 0;
+
+    ck_assert_int_eq(ev_protocol_parse(shard_protocol, strlen(shard_protocol), &p, &err), EV_OK);
+    ck_assert_int_eq(ev_plan_build(&p, &one, &err), EV_OK);
+    ck_assert_int_eq(ev_plan_build_sharded(&p, 3, &three, &err), EV_OK);
+    ck_assert_uint_eq(three.n, one.n + 2 * 2); /* floor and ceiling, 2 more copies each */
+    for (int64_t k = 0; k < 3; k++) {
+        ck_assert_int_eq(ev_plan_build_sharded(&p, 3, &part, &err), EV_OK);
+        ev_plan_keep_shard(&part, k);
+        for (size_t i = 0; i < part.n; i++) {
+            const ev_plan_job *j = &part.jobs[i];
+            ck_assert_int_eq(ev_plan_job_shard(j->job_key, j->case_index, 3), k);
+            if (j->case_index >= 0)
+                ck_assert_int_eq(j->case_index % 3, k);
+        }
+        total += part.n;
+        ev_plan_free(&part);
+    }
+    ck_assert_uint_eq(total, three.n);
+    ck_assert_int_ge(ev_plan_find(&three, "main/-/floor/initial/shard-2"), 0);
+    ck_assert_int_lt(ev_plan_find(&three, "main/-/floor/initial"), 0);
+    ck_assert_int_eq(ev_plan_shard_of(-1, 3), -1);
+    ev_plan_free(&one);
+    ev_plan_free(&three);
+    ck_assert_int_eq(ev_plan_build_sharded(&p, 1, &one, &err), EV_OK);
+    ck_assert_int_ge(ev_plan_find(&one, "main/-/floor/initial"), 0); /* one shard: the unsharded plan */
+    ev_plan_free(&one);
+    ev_protocol_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runner");
@@ -2211,6 +2453,19 @@ int main(void)
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
     suite_add_tcase(s, tc);
+    tc = tcase_create("shards");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms);
+    tcase_add_test(tc, test_shard_options_are_refused_in_one_line_when_malformed);
+    tcase_add_test(tc, test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_verifies);
+    tcase_add_test(tc, test_a_bundle_of_one_shard_fails_naming_the_missing_shard_and_its_jobs);
+    tcase_add_test(tc,
+                   test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_and_an_existing_output);
+    tcase_add_test(tc, test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies);
+    tcase_add_test(tc, test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line);
+    suite_add_tcase(s, tc);
+
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);

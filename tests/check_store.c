@@ -28,6 +28,8 @@
 
 extern const char ev_schema_sql[];
 extern const size_t ev_schema_sql_len;
+extern const char ev_migrate2_sql[];
+extern const size_t ev_migrate2_sql_len;
 
 static char tmpdir[256];
 static char dbpath[300];
@@ -285,7 +287,7 @@ static void slurp(const char *path, ev_buf *b)
 
 /* ---- opening, schema, versions ----------------------------------------- */
 
-START_TEST(test_new_store_gets_schema_version_1_in_wal_mode)
+START_TEST(test_new_store_gets_the_current_schema_version_in_wal_mode)
 {
     ev_store *s = open_rw();
     sqlite3 *db;
@@ -296,7 +298,7 @@ START_TEST(test_new_store_gets_schema_version_1_in_wal_mode)
     ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     ck_assert_str_eq(mode, "wal");
-    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 18);
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 19);
     sqlite3_close(db);
     s = open_rw(); /* reopening an existing store migrates nothing */
     ev_store_close(s);
@@ -313,6 +315,81 @@ START_TEST(test_embedded_schema_equals_db_schema_sql)
 }
 END_TEST
 
+START_TEST(test_embedded_migration_equals_db_migrate_2_sql)
+{
+    ev_buf b = EV_BUF_INIT;
+    slurp("db/migrate-2.sql", &b);
+    ck_assert_uint_eq(b.len, ev_migrate2_sql_len);
+    ck_assert_int_eq(memcmp(b.data, ev_migrate2_sql, b.len), 0);
+    ev_buf_free(&b);
+}
+END_TEST
+
+/* Counts rows (an ev_store_query callback; ctx: an int). */
+static ev_status count_any(void *ctx, const ev_row *r)
+{
+    (void)r;
+    (*(int *)ctx)++;
+    return EV_OK;
+}
+
+/* A version-1 store (db/schema.sql alone, as every store before shards):
+ * read-only it is read as it is, byte for byte unchanged, with no shards;
+ * opened writable it is migrated to version 2 in one step, its rows kept. */
+START_TEST(test_a_version_1_store_is_read_as_it_is_and_migrated_when_opened_writable)
+{
+    sqlite3 *db;
+    ev_store *s = NULL;
+    ev_err e = {{0}};
+    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    int rows = 0;
+    int64_t run = 0;
+
+    ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA journal_mode = WAL", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, ev_schema_sql, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db,
+                     "PRAGMA user_version = 1; INSERT INTO runs VALUES (1, 'p', x'7b7d', 'p.json', "
+                     "'cpu', 1, 'unknown', 1, 't', 5); INSERT INTO invocations VALUES (1, 1, 6, 0, "
+                     "'h')",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    slurp(dbpath, &before);
+    ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_last_run(s, &run, &e), EV_OK);
+    ck_assert_int_eq(run, 1);
+    ck_assert_int_eq(ev_store_query(s, EV_Q_SHARDS, 1, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 0);
+    ck_assert_int_eq(ev_store_query(s, EV_Q_INVOCATIONS, 1, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 1);
+    ev_store_close(s);
+    slurp(dbpath, &after);
+    ck_assert_uint_eq(before.len, after.len);
+    ck_assert_int_eq(memcmp(before.data, after.data, before.len), 0);
+
+    ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_add_shard(s, 1, 0, 2, "main", &e), EV_OK);
+    ck_assert_int_eq(ev_store_add_shard(s, 1, 1, 2, "main", &e), EV_EDB); /* once per invocation */
+    ck_assert_int_eq(ev_store_add_shard(s, 2, 0, 2, "main", &e), EV_EDB); /* no such invocation */
+    rows = 0;
+    ck_assert_int_eq(ev_store_query(s, EV_Q_SHARDS, 1, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 1);
+    ev_store_close(s);
+    db = raw_open();
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), 2);
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM runs"), 1);
+    ck_assert_int_eq(sqlite3_exec(db, "UPDATE shards SET shard_index = 1", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT);
+    ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO shards VALUES (1, 3, 2, 'main')", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT);
+    sqlite3_close(db);
+    ev_buf_free(&before);
+    ev_buf_free(&after);
+}
+END_TEST
+
 START_TEST(test_newer_schema_version_is_refused)
 {
     ev_store *s = open_rw();
@@ -321,12 +398,12 @@ START_TEST(test_newer_schema_version_is_refused)
 
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     s = NULL;
     ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_EUNSUPPORTED);
     ck_assert_ptr_null(s);
-    ck_assert_msg(strstr(e.msg, "version 2") && strstr(e.msg, "newer"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "version 3") && strstr(e.msg, "newer"), "%s", e.msg);
 }
 END_TEST
 
@@ -1194,8 +1271,10 @@ static Suite *store_suite(void)
 
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_new_store_gets_schema_version_1_in_wal_mode);
+    tcase_add_test(tc, test_new_store_gets_the_current_schema_version_in_wal_mode);
     tcase_add_test(tc, test_embedded_schema_equals_db_schema_sql);
+    tcase_add_test(tc, test_embedded_migration_equals_db_migrate_2_sql);
+    tcase_add_test(tc, test_a_version_1_store_is_read_as_it_is_and_migrated_when_opened_writable);
     tcase_add_test(tc, test_newer_schema_version_is_refused);
     tcase_add_test(tc, test_foreign_database_is_refused);
     tcase_add_test(tc, test_missing_file_without_create_is_an_io_error);

@@ -3028,6 +3028,246 @@ START_TEST(test_binary_compare_exit_codes)
 }
 END_TEST
 
+/* ------------------------------------------------------------ shards */
+
+/* A real run of two shards (docs/runner.md, "Shards"): main, merge, rest,
+ * merge, export, into g_dir/sharded.zip, made once (the forked tests share
+ * g_dir).  Returns its path. */
+static const char *sharded_bundle(void)
+{
+    static const char proto[] =
+        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "           {\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8}]}\n";
+    static char zip[320];
+    char pp[320], db[2][320], mainp[320], all[320];
+    struct stat sb;
+    snprintf(zip, sizeof zip, "%s/sharded.zip", g_dir);
+    if (stat(zip, &sb) == 0)
+        return zip;
+    snprintf(pp, sizeof pp, "%s/sharded.json", g_dir);
+    snprintf(mainp, sizeof mainp, "%s/sharded-main.db", g_dir);
+    snprintf(all, sizeof all, "%s/sharded-all.db", g_dir);
+    write_tree_file(g_dir, "sharded.json", proto, sizeof proto - 1);
+    for (int i = 0; i < 2; i++) {
+        char shard[8];
+        snprintf(db[i], sizeof db[i], "%s/sharded-%d.db", g_dir, i);
+        snprintf(shard, sizeof shard, "%d/2", i);
+        const char *run[] = {"run",     "--protocol", pp,     "--shard", shard,
+                             "--phase", "main",       "--db", db[i],     NULL};
+        ck_assert_int_eq(run_evident(run), 0);
+    }
+    const char *m1[] = {"merge", db[0], db[1], "--out", mainp, NULL};
+    ck_assert_int_eq(run_evident(m1), 0);
+    for (int i = 0; i < 2; i++) {
+        char shard[8];
+        snprintf(shard, sizeof shard, "%d/2", i);
+        const char *run[] = {"run",  "--protocol", pp,    "--shard", shard, "--phase",
+                             "rest", "--main",     mainp, "--db",    db[i], NULL};
+        ck_assert_int_eq(run_evident(run), 0);
+    }
+    const char *m2[] = {"merge", db[0], db[1], "--out", all, NULL};
+    ck_assert_int_eq(run_evident(m2), 0);
+    char part[330];
+    snprintf(part, sizeof part, "%s.part", zip);
+    const char *exp[] = {"export", "--db", all, "--out", part, NULL};
+    ck_assert_int_eq(run_evident(exp), 0);
+    ck_assert_int_eq(rename(part, zip), 0);
+    return zip;
+}
+
+/* The first job of validation.json v whose case is case_index. */
+static cJSON *job_of_case(cJSON *v, int64_t case_index)
+{
+    cJSON *j;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        cJSON *c = cJSON_GetObjectItem(j, "case_index");
+        if (cJSON_IsNumber(c) && (int64_t)c->valuedouble == case_index)
+            return j;
+    }
+    ck_abort_msg("no job of case %lld", (long long)case_index);
+    return NULL;
+}
+
+/* The id of the first invocation of shard k in validation.json v. */
+static int64_t invocation_of_shard(cJSON *v, int64_t k)
+{
+    cJSON *x;
+    cJSON_ArrayForEach(x, cJSON_GetObjectItem(v, "invocations"))
+    {
+        cJSON *sh = cJSON_GetObjectItem(x, "shard");
+        if (sh && (int64_t)cJSON_GetObjectItem(sh, "index")->valuedouble == k)
+            return (int64_t)cJSON_GetObjectItem(x, "invocation_id")->valuedouble;
+    }
+    ck_abort_msg("no invocation of shard %lld", (long long)k);
+    return -1;
+}
+
+START_TEST(test_a_merged_bundle_of_two_shards_passes_and_lists_its_shards)
+{
+    tm_list l;
+    ev_vreport *r = verify(sharded_bundle(), NULL, NULL);
+    expect_pass(r);
+    ev_vreport_free(r);
+    tm_load(&l, sharded_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *sh = cJSON_GetObjectItem(v, "shards");
+    ck_assert_ptr_nonnull(sh);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(sh, "count")->valuedouble, 2);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(sh, "list")), 2);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(job_of_case(v, 1), "shard")->valuedouble, 1);
+    cJSON_Delete(v);
+    tm_free(&l);
+}
+END_TEST
+
+/* A job moved to the other shard in validation.json: the partition
+ * (ev_plan_shard_of) says where it belongs. */
+START_TEST(test_a_job_listed_in_another_shard_than_the_partitions_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, sharded_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON_ReplaceItemInObject(job_of_case(v, 1), "shard", cJSON_CreateNumber(0));
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "shard-moved", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "but the partition puts it in shard 1");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* An attempt credited to an invocation of the other shard: the shard a
+ * job's attempts ran in is the shard the partition gives it. */
+START_TEST(test_an_attempt_credited_to_another_shards_invocation_fails_plan_naming_both)
+{
+    tm_list l;
+    tm_load(&l, sharded_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    int64_t other = invocation_of_shard(v, 0);
+    cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(job_of_case(v, 1), "attempts"), 0);
+    cJSON_ReplaceItemInObject(a, "invocation_id", cJSON_CreateNumber((double)other));
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "shard-credited", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "(shard 1 of 2): attempt 1 ran in invocation");
+    expect_fail(r, "plan", "validation.json", "which is shard 0's");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* The shard list must name exactly each shard's invocations, and an
+ * invocation may name a shard only in a bundle that lists its shards. */
+START_TEST(test_a_shard_list_that_disagrees_with_the_invocations_fails_plan)
+{
+    tm_list l;
+    tm_load(&l, sharded_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *list = cJSON_GetObjectItem(cJSON_GetObjectItem(v, "shards"), "list");
+    cJSON_DeleteItemFromArray(cJSON_GetObjectItem(cJSON_GetArrayItem(list, 1), "invocations"), 0);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "shard-list", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "does not list every invocation of shard 1");
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    tm_load(&l, sharded_bundle());
+    v = tm_json(&l, "validation.json");
+    cJSON_DeleteItemFromObject(v, "shards");
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    r = tamper_verify(&l, "shard-unlisted", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "names a shard, but the bundle lists no shards");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* A bundle from a subset of the shards (shard 1's invocations and jobs
+ * cut out, and every member made consistent again) FAILs naming the
+ * missing shard and its jobs. */
+START_TEST(test_a_bundle_cut_to_one_shard_fails_plan_naming_the_missing_jobs_and_their_shard)
+{
+    tm_list l;
+    tm_load(&l, sharded_bundle());
+    cJSON *v = tm_json(&l, "validation.json");
+    cJSON *invs = cJSON_GetObjectItem(v, "invocations"), *jobs = cJSON_GetObjectItem(v, "jobs");
+    for (int i = cJSON_GetArraySize(invs) - 1; i >= 0; i--) {
+        cJSON *sh = cJSON_GetObjectItem(cJSON_GetArrayItem(invs, i), "shard");
+        if ((int)cJSON_GetObjectItem(sh, "index")->valuedouble == 1)
+            cJSON_DeleteItemFromArray(invs, i);
+    }
+    cJSON_DeleteItemFromArray(
+        cJSON_GetObjectItem(
+            cJSON_GetArrayItem(cJSON_GetObjectItem(cJSON_GetObjectItem(v, "shards"), "list"), 1),
+            "invocations"),
+        0);
+    for (int i = cJSON_GetArraySize(jobs) - 1; i >= 0; i--)
+        if ((int)cJSON_GetObjectItem(cJSON_GetArrayItem(jobs, i), "shard")->valuedouble == 1)
+            cJSON_DeleteItemFromArray(jobs, i);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "shard-subset", NULL, NULL);
+    expect_fail(r, "plan", "validation.json", "shard 1 of 2 has no invocation");
+    expect_fail(r, "plan", "validation.json", "planned job main/1/default/initial (shard 1 of 2) is missing");
+    expect_fail(r, "plan", "validation.json",
+                "planned job main/-/ceiling/initial/shard-1 (shard 1 of 2) is missing");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
+/* In a sharded bundle each case's auto / floor is taken against the floor
+ * of its own shard's device (report_int.h, rp_case_floor), and the
+ * impossible-timing rule holds it to that floor. */
+START_TEST(test_a_sharded_reports_auto_over_floor_uses_each_cases_own_shards_floor)
+{
+    static const char check[] =
+        "import json, sys, zipfile\n"
+        "v = json.loads(zipfile.ZipFile(sys.argv[1]).read('validation.json'))\n"
+        "fl = {j['shard']: j['median_us'] for j in v['jobs'] if j['arm'] == 'floor' and j['phase'] == "
+        "'main'}\n"
+        "for j in v['jobs']:\n"
+        "    if j['arm'] == 'floor' and j['phase'] == 'rescue' and fl.get(j['shard']) is None:\n"
+        "        fl[j['shard']] = j['median_us']\n"
+        "n = v['shards']['count']\n"
+        "rows = [l for l in open(sys.argv[2]) if l.startswith('| reduce')]\n"
+        "head = [l for l in open(sys.argv[2]) if l.startswith('| Operation')][0].split('|')\n"
+        "col = [c.strip() for c in head].index('auto / floor')\n"
+        "auto = {j['case_index']: j['median_us'] for j in v['jobs'] if j['arm'] == 'auto' and "
+        "j['median_us']}\n"
+        "cases = sorted(auto)\n"
+        "assert len(rows) == len(v['cases']) and len(fl) == n\n"
+        "for i, c in enumerate(v['cases']):\n"
+        "    ci = c['case_index']\n"
+        "    if ci not in auto: continue\n"
+        "    f = fl[ci % n]\n"
+        "    want = '%.3f' % (auto[ci] / f) if f else '-'\n"
+        "    got = rows[i].split('|')[col].strip()\n"
+        "    assert got == want, (ci, got, want)\n";
+    char py[320], md[320], cmd[1200];
+    const char *zip = sharded_bundle();
+    snprintf(py, sizeof py, "%s/floor-check.py", g_dir);
+    snprintf(md, sizeof md, "%s/sharded.md", g_dir);
+    write_tree_file(g_dir, "floor-check.py", check, sizeof check - 1);
+    const char *rep[] = {"report", zip, "--markdown", "--out", md, NULL};
+    ck_assert_int_eq(run_evident(rep), 0);
+    snprintf(cmd, sizeof cmd, "python3 '%s' '%s' '%s'", py, zip, md);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* ------------------------------------------------------------ suite */
 
 static Suite *verify_suite(void)
@@ -3111,6 +3351,15 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_binary_exit_codes);
     tcase_add_test(t, test_binary_pass_and_json);
     tcase_add_test(t, test_binary_compare_exit_codes);
+    suite_add_tcase(s, t);
+    t = tcase_create("shards");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_a_merged_bundle_of_two_shards_passes_and_lists_its_shards);
+    tcase_add_test(t, test_a_job_listed_in_another_shard_than_the_partitions_fails_plan);
+    tcase_add_test(t, test_an_attempt_credited_to_another_shards_invocation_fails_plan_naming_both);
+    tcase_add_test(t, test_a_shard_list_that_disagrees_with_the_invocations_fails_plan);
+    tcase_add_test(t, test_a_bundle_cut_to_one_shard_fails_plan_naming_the_missing_jobs_and_their_shard);
+    tcase_add_test(t, test_a_sharded_reports_auto_over_floor_uses_each_cases_own_shards_floor);
     suite_add_tcase(s, t);
     return s;
 }

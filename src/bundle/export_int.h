@@ -46,8 +46,7 @@
 /* Records kept as the store reads them (store.h), their text and bytes
  * copied into the load (protocol_path redacted). */
 typedef ev_run_rec xrun;
-typedef ev_invocation_rec xinv; /* profile_id / env_json NULL: no environment row */
-typedef ev_source_rec xsource;  /* bytes NULL when empty */
+typedef ev_source_rec xsource; /* bytes NULL when empty */
 typedef ev_case_rec xcase;
 typedef ev_binding_rec xbinding;
 typedef ev_warmup_rec xwarmup;
@@ -62,6 +61,17 @@ typedef struct xstatus {
     const char *status, *rescue_status;
     int64_t finished_ns;
 } xstatus;
+
+/* An invocation as the store reads it (ev_invocation_rec, its text owned
+ * by the load) and the shard it ran, if any (ev_shard_rec). */
+typedef struct xinv {
+    int64_t invocation_id, started_ns;
+    int resumed;
+    const char *host_hash, *profile_id, *env_json; /* profile/env NULL: no environment row */
+    int has_shard;                                 /* a shards row (db/migrate-2.sql) */
+    int64_t shard_index, shard_count;
+    const char *shard_phase;
+} xinv;
 
 typedef struct xattempt {
     int64_t attempt_id, job_id, attempt, invocation_id, started_ns;
@@ -121,6 +131,7 @@ typedef struct xload {
     size_t n_owned, cap_owned;
     const struct xjob **main_ix; /* phase-main, non-retry jobs with a case, by (case, arm, job_id) */
     size_t n_main_ix;
+    int64_t shard_count; /* the run's shards (docs/runner.md "Shards"); 0: unsharded */
 } xload;
 
 /* One member being built: owned name and bytes. */

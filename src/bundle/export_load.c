@@ -203,10 +203,40 @@ static ev_status on_inv(void *ctx, const ev_row *r)
     ev_status rc = vec_push(&L->invs, (void **)&x);
     if (rc)
         return rc;
-    ev_row_invocation(r, x);
+    ev_invocation_rec v;
+    ev_row_invocation(r, &v);
+    memset(x, 0, sizeof *x);
+    x->invocation_id = v.invocation_id;
+    x->started_ns = v.started_ns;
+    x->resumed = v.resumed;
+    x->host_hash = v.host_hash;
+    x->profile_id = v.profile_id;
+    x->env_json = v.env_json;
     if ((rc = own_str(L, &x->host_hash)) || (rc = own_str(L, &x->profile_id)))
         return rc;
     return own_str(L, &x->env_json);
+}
+
+/* EV_Q_SHARDS row: the shard its invocation ran (invocations are loaded
+ * first, in invocation_id order). */
+static ev_status on_shard(void *ctx, const ev_row *r)
+{
+    xload *L = ctx;
+    ev_shard_rec h;
+    ev_row_shard(r, &h);
+    for (size_t i = 0; i < L->invs.n; i++) {
+        xinv *x = ex_vec_at(&L->invs, i);
+        if (x->invocation_id != h.invocation_id)
+            continue;
+        x->has_shard = 1;
+        x->shard_index = h.shard_index;
+        x->shard_count = h.shard_count;
+        if (x->shard_count > L->shard_count)
+            L->shard_count = x->shard_count;
+        x->shard_phase = h.phase;
+        return own_str(L, &x->shard_phase);
+    }
+    return EV_OK;
 }
 
 static ev_status on_source(void *ctx, const ev_row *r)
@@ -513,6 +543,7 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         {EV_Q_RUN, on_run, "run"},
         {EV_Q_RUN_STATUS, on_status, "run status"},
         {EV_Q_INVOCATIONS, on_inv, "invocations"},
+        {EV_Q_SHARDS, on_shard, "shards"},
         {EV_Q_SOURCES, on_source, "sources"},
         {EV_Q_CASES, on_case, "cases"},
         {EV_Q_JOBS, on_job, "jobs"},

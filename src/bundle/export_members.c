@@ -4,6 +4,7 @@
  * exactly as docs/bundle-format.md says (export_int.h).
  */
 #include "export_int.h"
+#include "runner/plan.h"
 
 void ex_output_name(const xval *v, char *name, size_t cap)
 {
@@ -202,9 +203,24 @@ static void json_drift(ev_jb *b, const xload *L, cJSON *root)
     cJSON *arr = ev_jb_arr(b, d, "cases");
     int have = 0;
     double mn = 0, mx = 0;
-    for (size_t i = 0; i < L->jobs.n; i++) {
-        const xjob *r = ex_vec_at(&L->jobs, i);
-        if (strcmp(r->phase, "recheck") || strcmp(r->arm, "default") || !r->has_case)
+    /* in case order: the recheck jobs' job_id order is case order in one
+     * run's store, not in a merge of shards (docs/runner.md, "Shards") */
+    for (size_t i = 0, k = 0; i < L->cases.n; i++) {
+        const xcase *c = ex_vec_at(&L->cases, i);
+        const xjob *r = NULL;
+        for (; !r && k < L->jobs.n; k++) {
+            const xjob *x = ex_vec_at(&L->jobs, k);
+            if (!strcmp(x->phase, "recheck") && !strcmp(x->arm, "default") && x->has_case &&
+                x->case_index == c->case_index)
+                r = x;
+        }
+        for (size_t q = 0; !r && q < L->jobs.n; q++) {
+            const xjob *x = ex_vec_at(&L->jobs, q);
+            if (!strcmp(x->phase, "recheck") && !strcmp(x->arm, "default") && x->has_case &&
+                x->case_index == c->case_index)
+                r = x;
+        }
+        if (!r)
             continue;
         const xjob *m = ex_main_job(L, r->case_index, "default");
         cJSON *o = ev_jb_obj(b, arr, NULL);
@@ -354,6 +370,31 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
             ev_jb_null(&b, o, "environment");
             ev_jb_str(&b, o, "environment_reason", why);
         }
+        if (x->has_shard) {
+            /* the shard this invocation ran (its environment is the shard's identity) */
+            cJSON *sh = ev_jb_obj(&b, o, "shard");
+            ev_jb_i64(&b, sh, "index", x->shard_index);
+            ev_jb_i64(&b, sh, "count", x->shard_count);
+            ev_jb_str(&b, sh, "phase", x->shard_phase);
+        }
+    }
+    if (L->shard_count > 0) {
+        /* the bundle's shards: only a sharded run has the member (old bundles keep their bytes) */
+        cJSON *shs = ev_jb_obj(&b, root, "shards");
+        ev_jb_i64(&b, shs, "count", L->shard_count);
+        ev_jb_str(&b, shs, "partition",
+                  "case: shard = case_index mod count; floor and ceiling in every shard");
+        cJSON *list = ev_jb_arr(&b, shs, "list");
+        for (int64_t k = 0; k < L->shard_count; k++) {
+            cJSON *one = ev_jb_obj(&b, list, NULL);
+            ev_jb_i64(&b, one, "index", k);
+            cJSON *ids = ev_jb_arr(&b, one, "invocations");
+            for (size_t i = 0; i < L->invs.n; i++) {
+                const xinv *x = ex_vec_at(&L->invs, i);
+                if (x->has_shard && x->shard_index == k && ids)
+                    cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)x->invocation_id));
+            }
+        }
     }
 
     cJSON *cases = ev_jb_arr(&b, root, "cases");
@@ -386,6 +427,9 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
         ev_jb_i64(&b, o, "plan_order", j->plan_order);
         ev_jb_str(&b, o, "retry_of", j->orig ? j->orig->job_key : NULL);
         ev_jb_i64n(&b, o, "retry_of_job_id", j->has_retry, j->retry_of);
+        if (L->shard_count > 0)
+            ev_jb_i64(&b, o, "shard",
+                      ev_plan_job_shard(j->job_key, j->has_case ? j->case_index : -1, L->shard_count));
         ev_jb_str(&b, o, "outcome", ev_outcome_name(j->outcome));
         ev_jb_i64n(&b, o, "last_attempt", j->n_att > 0,
                    j->n_att ? ((const xattempt *)ex_vec_at(&L->atts, j->att0 + j->n_att - 1))->attempt : 0);

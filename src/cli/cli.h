@@ -33,6 +33,7 @@ int ev_cmd_compare(int argc, char **argv); /* cmd_compare.c */
 int ev_cmd_stamp(int argc, char **argv);   /* cmd_stamp.c */
 int ev_cmd_keygen(int argc, char **argv);  /* cmd_sign.c */
 int ev_cmd_sign(int argc, char **argv);    /* cmd_sign.c */
+int ev_cmd_merge(int argc, char **argv);   /* cmd_merge.c */
 
 /* ---- options (cli_args.c) ------------------------------------------------ */
 
@@ -153,6 +154,33 @@ typedef struct ev_cli_bundle {
  */
 int ev_cli_read_bundle(const char *cmd, const char *path, ev_cli_bundle *b);
 void ev_cli_bundle_free(ev_cli_bundle *b); /* NULL-safe, leaves *b empty */
+
+/* ---- one shard per device (cmd_gpus.c) ------------------------------------ */
+
+/* What `evident run --gpus` runs. */
+typedef struct ev_gpus_run {
+    const char *protocol, *backend, *db;
+    const char *stage; /* --stage-ahead as given, or NULL */
+    int strict;
+    int dev[64]; /* the devices, one shard each */
+    int n;
+} ev_gpus_run;
+
+/*
+ * Reads --gpus: "all" (cuda: every device `nvidia-smi -L` lists; cpu: one)
+ * or a list of distinct device numbers "0,1,3", at most 64.  OUT:
+ * dev[0..*n) (written only on success).  Returns 0, or the usage exit
+ * code after the one-line reason.
+ */
+int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, int *dev, int *n);
+
+/*
+ * Runs the protocol as one shard per device at once (each with its device
+ * alone visible and a disjoint slice of this process's CPUs), the main
+ * phase, its merge, the rest phase, and the merge of the whole run into
+ * g->db (which must be new).  Returns the exit code; prints its progress.
+ */
+int ev_cli_run_gpus(const char *cmd, const ev_gpus_run *g);
 
 /* ---- where the programs' files are (cli_paths.c) -------------------------- */
 

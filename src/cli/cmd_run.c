@@ -27,6 +27,7 @@
 #include "bundle/export.h"
 #include "evidence/report.h"
 #include "cli.h"
+#include "runner/plan.h"
 #include "runner/supervisor.h"
 #include "store/store.h"
 
@@ -77,6 +78,7 @@ static void on_progress(void *ctx, const ev_progress *p)
 static const char usage[] =
     "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
     "                   [--strict] [--cases SPEC] [--arms LIST [--model BUNDLE]] [--stage-ahead K]\n"
+    "                   [--shard I/N --phase main|rest [--main MERGED.db]] [--gpus all|LIST]\n"
     "\n"
     "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
     "one worker process per job, and records everything in the store\n"
@@ -91,6 +93,15 @@ static const char usage[] =
     "--stage-ahead K starts the next job and the torch-compile jobs among the\n"
     "next K (0..16) before their turn; each waits, CPU work only, until the\n"
     "device is free (default 12 on cuda, 0 on cpu, where the CPU is measured).\n"
+    "--shard I/N runs shard I of N (the cases c with c mod N = I, and the floor\n"
+    "and ceiling in every shard) into a store of its own, one phase at a time:\n"
+    "--phase main, then, after 'evident merge' of every shard's main phase,\n"
+    "--phase rest --main MERGED.db (policy with that fit, rescue, recheck).\n"
+    "'--shard /N' takes I from SLURM_ARRAY_TASK_ID, else JOB_COMPLETION_INDEX.\n"
+    "A shard's store is continued when run again (it appends, as --resume).\n"
+    "--gpus all|0,1,... runs one shard per device of this host at once (each\n"
+    "sees its device alone, on CPUs disjoint from the others'), then the merges,\n"
+    "into --db (a new store; the shards' are <db>.shard-<I>.db).\n"
     "exit: 0 the run finished (its status says whether every job completed;\n"
     "with --strict: and every main and policy job completed, at once or after\n"
     "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
@@ -119,6 +130,51 @@ static void print_table(const char *db, int64_t run_id)
     ev_store_close(st);
 }
 
+/*
+ * Reads --shard "I/N" (or "/N": I from SLURM_ARRAY_TASK_ID, else
+ * JOB_COMPLETION_INDEX) into *index and *count.  Returns 0, or the usage
+ * exit code after the one-line reason.
+ */
+static int parse_shard(const char *cmd, const char *v, int64_t *index, int64_t *count)
+{
+    const char *slash = strchr(v, '/'), *from = NULL, *iv;
+    char *end;
+    long long i, n;
+
+    if (!slash)
+        return ev_cli_usage(cmd,
+                            "--shard must be I/N (or /N with the index from SLURM_ARRAY_TASK_ID or "
+                            "JOB_COMPLETION_INDEX), not '%s'",
+                            v);
+    errno = 0;
+    n = strtoll(slash + 1, &end, 10);
+    if (errno || end == slash + 1 || *end || n < 1 || n > EV_PLAN_MAX_SHARDS)
+        return ev_cli_usage(cmd, "--shard %s: N must be an integer from 1 to %d", v, EV_PLAN_MAX_SHARDS);
+    if (slash == v) {
+        from = getenv("SLURM_ARRAY_TASK_ID")    ? "SLURM_ARRAY_TASK_ID"
+               : getenv("JOB_COMPLETION_INDEX") ? "JOB_COMPLETION_INDEX"
+                                                : NULL;
+        if (!from)
+            return ev_cli_usage(cmd,
+                                "--shard %s: no index given and neither SLURM_ARRAY_TASK_ID nor "
+                                "JOB_COMPLETION_INDEX is set",
+                                v);
+        iv = getenv(from);
+    } else {
+        iv = v;
+    }
+    errno = 0;
+    i = strtoll(iv, &end, 10);
+    if (errno || end == iv || (from ? *end != '\0' : end != slash) || *iv == '-' || *iv == '+' || i < 0 ||
+        i >= n)
+        return ev_cli_usage(cmd, "--shard %s: the index%s%s%s must be an integer from 0 to %lld, not '%.*s'",
+                            v, from ? " (" : "", from ? from : "", from ? ")" : "", n - 1,
+                            from ? (int)strlen(iv) : (int)(slash - v), iv);
+    *index = i;
+    *count = n;
+    return 0;
+}
+
 int ev_cmd_run(int argc, char **argv)
 {
     ev_run_opts o;
@@ -135,11 +191,16 @@ int ev_cmd_run(int argc, char **argv)
         OPT_CASES,
         OPT_ARMS,
         OPT_MODEL,
-        OPT_STAGE
+        OPT_STAGE,
+        OPT_SHARD,
+        OPT_PHASE,
+        OPT_MAIN,
+        OPT_GPUS
     };
-    static const ev_cli_opt opts[] = {{"--protocol", 1}, {"--backend", 1}, {"--db", 1},
-                                      {"--resume", 0},   {"--strict", 0},  {"--cases", 1},
-                                      {"--arms", 1},     {"--model", 1},   {"--stage-ahead", 1}};
+    static const ev_cli_opt opts[] = {{"--protocol", 1},    {"--backend", 1}, {"--db", 1},    {"--resume", 0},
+                                      {"--strict", 0},      {"--cases", 1},   {"--arms", 1},  {"--model", 1},
+                                      {"--stage-ahead", 1}, {"--shard", 1},   {"--phase", 1}, {"--main", 1},
+                                      {"--gpus", 1}};
     ev_cli cli;
     ev_cli_paths paths;
     const char *v = NULL;
@@ -149,6 +210,7 @@ int ev_cmd_run(int argc, char **argv)
     ev_status rc;
     int strict = 0;
     long stage = -1;
+    const char *gpus = NULL, *stage_arg = NULL;
 
     memset(&o, 0, sizeof o);
     o.backend = "cpu";
@@ -183,8 +245,22 @@ int ev_cmd_run(int argc, char **argv)
         case OPT_MODEL:
             o.model_bundle = v;
             break;
+        case OPT_SHARD:
+            if ((code = parse_shard(cli.cmd, v, &o.shard_index, &o.shard_count)))
+                return code;
+            break;
+        case OPT_PHASE:
+            o.shard_phase = v;
+            break;
+        case OPT_MAIN:
+            o.main_db = v;
+            break;
+        case OPT_GPUS:
+            gpus = v;
+            break;
         case OPT_STAGE: {
             char *end;
+            stage_arg = v;
             errno = 0;
             stage = strtol(v, &end, 10);
             if (errno || end == v || *end || stage < 0 || stage > EV_MAX_STAGE_AHEAD)
@@ -198,19 +274,49 @@ int ev_cmd_run(int argc, char **argv)
         return ev_cli_usage(cli.cmd, "--protocol FILE is required");
     if (o.model_bundle && !o.cases && !o.arms)
         return ev_cli_usage(cli.cmd, "--model is for a subset's auto arm: give --cases or --arms too");
+    if (o.shard_count && !o.shard_phase)
+        return ev_cli_usage(cli.cmd,
+                            "--shard needs --phase main or --phase rest (a shard runs one phase at a time)");
+    if (o.shard_phase && !o.shard_count)
+        return ev_cli_usage(cli.cmd, "--phase is for a shard: give --shard I/N too");
+    if (o.shard_phase && strcmp(o.shard_phase, "main") && strcmp(o.shard_phase, "rest"))
+        return ev_cli_usage(cli.cmd, "--phase must be main or rest, not '%s'", o.shard_phase);
+    if (o.shard_phase && !strcmp(o.shard_phase, "rest") && !o.main_db)
+        return ev_cli_usage(
+            cli.cmd, "--phase rest needs --main MERGED.db (evident merge of every shard's main phase)");
+    if (o.main_db && !(o.shard_phase && !strcmp(o.shard_phase, "rest")))
+        return ev_cli_usage(cli.cmd, "--main is for --phase rest");
     if (strcmp(o.backend, "cpu") && strcmp(o.backend, "cuda"))
         return ev_cli_usage(cli.cmd, "--backend must be cuda or cpu, not '%s'", o.backend);
     if (ev_cli_is_std(o.protocol_path) || (o.model_bundle && ev_cli_is_std(o.model_bundle)) ||
-        ev_cli_is_std(db))
+        (o.main_db && ev_cli_is_std(o.main_db)) || ev_cli_is_std(db))
         return ev_cli_usage(cli.cmd, "'-' is not a file here: the protocol, --model and --db are files");
     if ((code = ev_cli_input(cli.cmd, "--protocol", o.protocol_path)) ||
         (o.model_bundle && (code = ev_cli_input(cli.cmd, "--model", o.model_bundle))) ||
+        (o.main_db && (code = ev_cli_input(cli.cmd, "--main", o.main_db))) ||
         (code = ev_cli_find_paths(cli.cmd, &paths)))
         return code;
     /* The default store's directory is created; a given --db must be in an existing one. */
     if (!strcmp(db, default_db)) {
         mkdir("build", 0777);
         mkdir("build/evidence", 0777);
+    }
+    if (gpus) {
+        ev_gpus_run g;
+        if (o.shard_count || o.resume || o.cases || o.arms)
+            return ev_cli_usage(cli.cmd,
+                                "--gpus makes its own shards: not with --shard, --resume, --cases or --arms");
+        if ((code = ev_cli_output(cli.cmd, "--db", db)))
+            return code;
+        memset(&g, 0, sizeof g);
+        g.protocol = o.protocol_path;
+        g.backend = o.backend;
+        g.db = db;
+        g.stage = stage_arg;
+        g.strict = strict;
+        if ((code = ev_cli_gpus_parse(cli.cmd, gpus, o.backend, g.dev, &g.n)))
+            return code;
+        return ev_cli_run_gpus(cli.cmd, &g);
     }
     if ((code = ev_cli_store_rw(cli.cmd, "--db", db)))
         return code;
@@ -255,6 +361,14 @@ int ev_cmd_run(int argc, char **argv)
     if (rc) {
         fprintf(stderr, "evident run: %s: %s\n", ev_strerror(rc), err.msg);
         return rc == EV_EUSAGE || rc == EV_EFORMAT || rc == EV_EUNSUPPORTED ? EV_EXIT_USAGE : EV_EXIT_FAIL;
+    }
+    if (o.shard_count && !res.finished) {
+        printf("run %lld: shard %lld/%lld, phase %s done (%zu jobs of its partition so far, %zu this "
+               "invocation, "
+               "%zu failed; wall %.2f s, demanded %.2f s)\n",
+               (long long)res.run_id, (long long)o.shard_index, (long long)o.shard_count, o.shard_phase,
+               res.shard_jobs, res.jobs_run, res.failures, res.wall_s, res.demanded_s);
+        return EV_EXIT_OK;
     }
     printf(
         "run %lld: %s%s%s (%zu jobs this invocation, %zu failed, %zu skipped; wall %.2f s, demanded %.2f s, "

@@ -1,6 +1,6 @@
 /*
- * evident_main.c: build/evident, the dispatcher for run, fit, export,
- * report, results, compare, stamp, keygen and sign.  Each subcommand answers --help and --version itself.
+ * evident_main.c: build/evident, the dispatcher for run, fit, merge,
+ * export, report, results, compare, stamp, keygen and sign.  Each subcommand answers --help and --version itself.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,8 +12,10 @@ static const char usage[] =
     "\n"
     "commands:\n"
     "  run     --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume] [--strict]\n"
+    "          [--shard I/N --phase main|rest [--main MERGED.db]]\n"
     "  fit     (--db FILE [--run ID] [--record] | --observations FILE.csv --sms N)\n"
     "          [--threshold 0.05] [--out FILE]\n"
+    "  merge   SHARD.db... --out MERGED.db (the stores of a run's shards)\n"
     "  export  --db FILE [--run ID] --out FILE.zip\n"
     "  report  BUNDLE.zip [--markdown] --out FILE\n"
     "  results BUNDLE.zip --json|--csv [--out FILE] (one row per case and arm)\n"
@@ -46,6 +48,8 @@ int main(int argc, char **argv)
         return ev_cmd_run(argc - 1, argv + 1);
     if (!strcmp(argv[1], "fit"))
         return ev_cmd_fit(argc - 1, argv + 1);
+    if (!strcmp(argv[1], "merge"))
+        return ev_cmd_merge(argc - 1, argv + 1);
     if (!strcmp(argv[1], "export"))
         return ev_cmd_export(argc - 1, argv + 1);
     if (!strcmp(argv[1], "report"))

@@ -12,6 +12,7 @@
 #include "evidence/report.h"
 
 #include "report_int.h"
+#include "runner/plan.h"
 
 /* ---- reading helpers ------------------------------------------------------ */
 
@@ -483,6 +484,30 @@ const cJSON *rp_md_ref_job(const rep *r, const char *arm, int *used_retry)
         return rj;
     }
     return j;
+}
+
+/* See report_int.h. */
+const cJSON *rp_case_floor(const rep *r, int64_t idx, int *used_retry)
+{
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(r->val, "shards"), *j, *rj;
+    int64_t n = sh ? rp_jint(sh, "count", 1) : 1, want;
+    double v;
+    *used_retry = 0;
+    if (n <= 1 || idx < 0)
+        return NULL;
+    want = ev_plan_shard_of(idx, n);
+    cJSON_ArrayForEach(j, r->jobs)
+    {
+        const char *a = rp_jstr(j, "arm"), *ph = rp_jstr(j, "phase");
+        if (!a || !ph || strcmp(a, "floor") || strcmp(ph, "main") || rp_jint(j, "shard", -1) != want)
+            continue;
+        if (!rp_md_median(j, &v) && (rj = rp_find_retry(r, rp_jstr(j, "job_key"))) && rp_md_median(rj, &v)) {
+            *used_retry = 1;
+            return rj;
+        }
+        return j;
+    }
+    return NULL;
 }
 
 /* Returns 1 and sets *name and *v to the fastest of the case's peers by

@@ -84,6 +84,12 @@ int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v);
 int rp_md_ceiling_bytes(const cJSON *j, double *bytes);
 int rp_md_median(const cJSON *j, double *v);
 const cJSON *rp_md_ref_job(const rep *r, const char *arm, int *used_retry);
+/* The floor a case's ratios take in a sharded bundle (validation.json
+ * "shards", docs/runner.md "Shards"): the main-phase floor of the case's
+ * own shard (ev_plan_shard_of), or its retry when only that has a median;
+ * NULL in an unsharded bundle (the run's one floor stands) or when the
+ * shard has none. */
+const cJSON *rp_case_floor(const rep *r, int64_t idx, int *used_retry);
 void rp_rep_free(rep *r);
 ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err);
 ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r, ev_err *err);

@@ -167,8 +167,15 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
             rc = ev_buf_printf(&b, " | %s %s", rp_fmt(u, ar, 3), vd);
         else if (!rc)
             rc = ev_buf_puts(&b, " | -");
+        /* a sharded run: the floor of the case's own shard, the device it ran on */
+        double case_floor = floor_us;
+        int have_case_floor = have_floor, retried;
+        const cJSON *cf = rp_case_floor(&r, idx, &retried);
+        if (cf)
+            have_case_floor = rp_md_median(cf, &case_floor);
         if (!rc)
-            rc = ev_buf_printf(&b, " | %s", have_auto && have_floor ? rp_fmt(u, auto_us / floor_us, 3) : "-");
+            rc = ev_buf_printf(&b, " | %s",
+                               have_auto && have_case_floor ? rp_fmt(u, auto_us / case_floor, 3) : "-");
         if (have_ratio) {
             ratios[n_ratios] = ar;
             verdicts[n_ratios++] = vd;

@@ -98,7 +98,13 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
     cJSON_ArrayForEach(c, r->cases)
     {
         int64_t idx = rp_jint(c, "case_index", -1);
-        double vmax = have_floor ? floor_us : 0, bytes = 0, ceil_us = 0;
+        /* a sharded run: the floor of the case's own shard, the device it ran on */
+        double case_floor = floor_us;
+        int have_case_floor = have_floor, retried;
+        const cJSON *cf = rp_case_floor(r, idx, &retried);
+        if (cf)
+            have_case_floor = rp_jnum(cf, "median_us", &case_floor);
+        double vmax = have_case_floor ? case_floor : 0, bytes = 0, ceil_us = 0;
         int show_ceil = have_ceil && rp_case_bytes(c, &bytes) && bytes > 0;
         if (show_ceil && (ceil_us = bytes / bpus) > vmax)
             vmax = ceil_us;
@@ -152,13 +158,13 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
         double axis = 10.0 + (double)rows * H;
         if (!rc)
             rc = put_axis(b, L, R, vmax, axis);
-        if (!rc && have_floor) {
-            double xf = L + (R - L) * floor_us / vmax;
+        if (!rc && have_case_floor) {
+            double xf = L + (R - L) * case_floor / vmax;
             rc = ev_buf_printf(b,
                                "<line x1=\"%.2f\" y1=\"4\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#d62728\" "
                                "stroke-dasharray=\"4 3\"/><text x=\"%.2f\" y=\"%.2f\" font-size=\"10\" "
                                "fill=\"#d62728\">floor %.4g us</text>\n",
-                               xf, xf, axis, xf + 4, axis + 26, floor_us);
+                               xf, xf, axis, xf + 4, axis + 26, case_floor);
         }
         if (!rc && show_ceil) {
             double xc = L + (R - L) * ceil_us / vmax;

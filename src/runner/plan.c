@@ -40,7 +40,7 @@ static uint64_t splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-/* Fills *j (plan_order and retry_of set by the caller). */
+/* Fills *j (plan_order and retry_of set by the caller; shard 0, no replica). */
 static void fill_job(ev_plan_job *j, ev_phase phase, int64_t case_index, const char *arm, const char *label,
                      int64_t round)
 {
@@ -208,8 +208,121 @@ ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
     }
     plan.n_recheck = proto->n_cases;
     plan.n = n;
+    plan.shard_count = 1;
+    plan.full_main = plan.n_main;
     *out = plan;
     return EV_OK;
+}
+
+int64_t ev_plan_shard_of(int64_t case_index, int64_t n_shards)
+{
+    if (case_index < 0)
+        return -1;
+    return n_shards > 1 ? case_index % n_shards : 0;
+}
+
+int64_t ev_plan_job_shard(const char *job_key, int64_t case_index, int64_t n_shards)
+{
+    const char *p = strstr(job_key, "/shard-");
+    int64_t v = 0;
+
+    if (case_index >= 0)
+        return ev_plan_shard_of(case_index, n_shards);
+    if (!p || !p[7])
+        return n_shards == 1 ? 0 : -1;
+    for (p += 7; *p >= '0' && *p <= '9' && v <= n_shards; p++)
+        v = v * 10 + (*p - '0');
+    return *p == '\0' && v < n_shards ? v : -1;
+}
+
+/* Appends "/shard-<shard>" to j's key and marks it a replica of shard. */
+static void make_replica(ev_plan_job *j, int64_t shard)
+{
+    size_t len = strlen(j->job_key);
+    snprintf(j->job_key + len, sizeof j->job_key - len, "/shard-%lld", (long long)shard);
+    j->shard = shard;
+    j->replica = 1;
+}
+
+ev_status ev_plan_build_sharded(const ev_protocol *proto, int64_t n_shards, ev_plan *out, ev_err *err)
+{
+    ev_plan one, plan;
+    size_t n_ref = 0, cap, n = 0;
+    ev_status rc;
+
+    memset(out, 0, sizeof *out);
+    if (n_shards < 1 || n_shards > EV_PLAN_MAX_SHARDS)
+        return ev_err_set(err, EV_ERANGE, "plan: %lld shards (1 to %d)", (long long)n_shards,
+                          EV_PLAN_MAX_SHARDS);
+    if ((rc = ev_plan_build(proto, &one, err)))
+        return rc;
+    if (n_shards == 1) {
+        *out = one;
+        return EV_OK;
+    }
+    for (size_t i = 0; i < one.n; i++)
+        n_ref += one.jobs[i].case_index < 0;
+    memset(&plan, 0, sizeof plan);
+    if (ev_size_mul(n_ref, (size_t)n_shards - 1, &cap) || ev_size_add(cap, one.n, &cap)) {
+        ev_plan_free(&one);
+        return ev_err_set(err, EV_ERANGE, "plan: too many jobs");
+    }
+    plan.jobs = calloc(cap ? cap : 1, sizeof *plan.jobs);
+    if (!plan.jobs) {
+        ev_plan_free(&one);
+        return ev_err_set(err, EV_ENOMEM, "plan: out of memory");
+    }
+    for (size_t i = 0; i < one.n; i++) {
+        const ev_plan_job *j = &one.jobs[i];
+        size_t before = n;
+        if (j->case_index >= 0) {
+            plan.jobs[n] = *j;
+            plan.jobs[n++].shard = ev_plan_shard_of(j->case_index, n_shards);
+        } else {
+            for (int64_t k = 0; k < n_shards; k++) {
+                plan.jobs[n] = *j;
+                make_replica(&plan.jobs[n++], k);
+            }
+        }
+        if (i < one.n_main)
+            plan.n_main += n - before;
+        else if (i < one.n_main + one.n_policy)
+            plan.n_policy += n - before;
+        else
+            plan.n_recheck += n - before;
+    }
+    plan.n = n;
+    for (size_t i = 0; i < n; i++)
+        plan.jobs[i].plan_order =
+            (int64_t)(i < plan.n_main                   ? i
+                      : i < plan.n_main + plan.n_policy ? i - plan.n_main
+                                                        : i - plan.n_main - plan.n_policy);
+    plan.shard_count = n_shards;
+    plan.full_main = plan.n_main;
+    ev_plan_free(&one);
+    *out = plan;
+    return EV_OK;
+}
+
+void ev_plan_keep_shard(ev_plan *plan, int64_t shard)
+{
+    size_t n = 0, m = 0, p = 0, r = 0;
+
+    for (size_t i = 0; i < plan->n; i++) {
+        if (plan->jobs[i].shard != shard)
+            continue;
+        if (i < plan->n_main)
+            m++;
+        else if (i < plan->n_main + plan->n_policy)
+            p++;
+        else
+            r++;
+        plan->jobs[n++] = plan->jobs[i];
+    }
+    plan->n = n;
+    plan->n_main = m;
+    plan->n_policy = p;
+    plan->n_recheck = r;
 }
 
 void ev_plan_free(ev_plan *plan)
@@ -254,7 +367,15 @@ ev_status ev_plan_rescue(const ev_protocol *proto, const ev_plan *plan, const ev
                 snprintf(label, sizeof label, "round-%lld-retry-1", (long long)plan->jobs[i].round);
             fill_job(&r[k], EV_PHASE_RESCUE, plan->jobs[i].case_index, plan->jobs[i].arm, label,
                      plan->jobs[i].round);
-            r[k].plan_order = (int64_t)k;
+            r[k].shard = plan->jobs[i].shard;
+            if (plan->jobs[i].replica)
+                make_replica(&r[k], plan->jobs[i].shard);
+            if (plan->shard_count > 1)
+                r[k].plan_order = plan->jobs[i].phase == EV_PHASE_MAIN
+                                      ? plan->jobs[i].plan_order
+                                      : (int64_t)plan->full_main + plan->jobs[i].plan_order;
+            else
+                r[k].plan_order = (int64_t)k;
             r[k].retry_of = (int64_t)i;
             k++;
         }

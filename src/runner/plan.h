@@ -56,18 +56,58 @@ typedef struct ev_plan_job {
     int64_t plan_order; /* 0.. within the phase */
     int64_t retry_of;   /* rescue: index into the plan array of
                                      the original job; -1 otherwise */
+    int64_t shard;      /* the shard that runs it (ev_plan_shard_of); 0 unsharded */
+    int replica;        /* 1: a reference arm's copy for its shard (key ends "/shard-<I>") */
 } ev_plan_job;
 
 typedef struct ev_plan {
     ev_plan_job *jobs; /* main (in plan order), then policy, then recheck */
     size_t n;
     size_t n_main, n_policy, n_recheck;
+    int64_t shard_count; /* 1 unsharded; N: the plan of N shards (ev_plan_build_sharded) */
+    size_t full_main;    /* main jobs of the whole plan (before ev_plan_keep_shard) */
 } ev_plan;
 
 /* Builds the main, policy and recheck jobs of proto.  OUT: *out (release
  * with ev_plan_free); zeroed on failure. */
 ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err);
 void ev_plan_free(ev_plan *plan); /* NULL-safe; leaves it zeroed */
+
+/*
+ * Shards (docs/runner.md, "Shards").  The partition is by case: the one
+ * rule, used by `evident run --shard`, `evident merge` and verify-bundle,
+ * is ev_plan_shard_of.  Every job of case c (main, policy, recheck, and a
+ * rescue of one of them) runs in shard c mod N, so the arms of one case
+ * are measured on one device and compared there.  A reference arm (floor,
+ * ceiling: case -1) runs in every shard, each shard's own copy, so every
+ * ratio is taken against the same device's floor and ceiling.
+ */
+
+/* The most shards a plan may have. */
+#define EV_PLAN_MAX_SHARDS 4096
+
+/* The shard of N (n_shards >= 1) that runs the jobs of case case_index, or
+ * -1 for a reference arm (case -1): every shard runs its own copy. */
+int64_t ev_plan_shard_of(int64_t case_index, int64_t n_shards);
+
+/* The shard of a job of a plan of n_shards, from its key and case: a
+ * case's job ev_plan_shard_of, a reference arm's copy the I of its key's
+ * "/shard-<I>" suffix (-1 when it has none or I is not below n_shards). */
+int64_t ev_plan_job_shard(const char *job_key, int64_t case_index, int64_t n_shards);
+
+/*
+ * The plan of proto split over n_shards (1..EV_PLAN_MAX_SHARDS).  With 1
+ * it is ev_plan_build's plan exactly.  With N > 1 each reference-arm job
+ * becomes N jobs at its place in the order, one per shard, job_key
+ * "<key>/shard-<I>" (replica 1), and plan_order is renumbered 0.. within
+ * each phase over the result; every job's shard is set.  OUT: *out.
+ */
+ev_status ev_plan_build_sharded(const ev_protocol *proto, int64_t n_shards, ev_plan *out, ev_err *err);
+
+/* Keeps only the jobs of shard (0..plan->shard_count-1), in order, with
+ * their plan_order (the whole plan's) and the phase counts updated:
+ * the plan one shard runs. */
+void ev_plan_keep_shard(ev_plan *plan, int64_t shard);
 
 /* The round a job label names: 1 for "initial" and "retry-1", r for
  * "round-<r>" and "round-<r>-retry-1" (r >= 1 in plain decimal), 0 for
@@ -87,7 +127,12 @@ ptrdiff_t ev_plan_find(const ev_plan *plan, const char *job_key);
  * The rescue jobs: outcomes[i] is the outcome of plan->jobs[i] (only the
  * main and policy entries are read).  When proto->retries is 0 there are
  * none.  OUT: *out, *n_out (malloc'd array the caller frees; NULL and 0
- * when empty), each with phase rescue, label "retry-1", retry_of = i.
+ * when empty), each with phase rescue, label "retry-1", retry_of = i, the
+ * shard (and replica suffix) of the job it retries.  plan_order: 0.. in
+ * that order for an unsharded plan; for a plan of N > 1 shards, the
+ * original's place in the whole plan (its plan_order in main, full_main +
+ * its plan_order in policy), which each shard knows without the others'
+ * outcomes, so the shards' rescue jobs never collide in a merge.
  */
 ev_status ev_plan_rescue(const ev_protocol *proto, const ev_plan *plan, const ev_outcome *outcomes,
                          ev_plan_job **out, size_t *n_out, ev_err *err);

@@ -132,7 +132,7 @@ out:
  * the fit once per run.  A failed fit is not a run failure: fit_note says
  * why and auto runs the default schedule.
  */
-ev_status sup_fit_phase(sup *s, ev_err *err)
+ev_status sup_fit_phase(sup *s, ev_store *from, int64_t run, ev_err *err)
 {
     ev_obs *obs = NULL;
     ev_excluded *ex = NULL;
@@ -144,7 +144,7 @@ ev_status sup_fit_phase(sup *s, ev_err *err)
     ev_err fe = {""};
     ev_status rc = EV_OK;
 
-    if (ev_obs_from_store(s->st, s->run_id, s->proto.model_schedules, &obs, &n_obs, &ex, &n_ex, &sms, &fe)) {
+    if (ev_obs_from_store(from, run, s->proto.model_schedules, &obs, &n_obs, &ex, &n_ex, &sms, &fe)) {
         snprintf(s->res->fit_note, sizeof s->res->fit_note,
                  "no fit (observations: %.200s): auto runs the default schedule", fe.msg);
         goto out;

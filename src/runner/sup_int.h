@@ -210,6 +210,8 @@ ev_status sup_on_status(void *ctx, const ev_row *r);
 /* sup_finish.c */
 ev_status sup_environment(sup *s, ev_err *err);
 ev_status sup_finish(sup *s, ev_err *err);
-ev_status sup_fit_phase(sup *s, ev_err *err);
+/* The fit of run `run` of store `from` (s->st, or a merged main phase's),
+ * recorded in s->st once; its coefficients are auto's. */
+ev_status sup_fit_phase(sup *s, ev_store *from, int64_t run, ev_err *err);
 
 #endif

@@ -166,12 +166,190 @@ static ev_status backend_built(const ev_run_opts *o, ev_err *err)
     return rc;
 }
 
+/* ---- shards ----------------------------------------------------------- */
+
+/* The shards a store's run names (EV_Q_SHARDS, read by on_shard). */
+typedef struct shard_seen {
+    int64_t index, count; /* the first row's; -1 none */
+    int mixed;            /* a row with another index or count */
+    uint64_t *have;       /* bit per shard index seen (merged stores) */
+    size_t n_have;
+} shard_seen;
+
+/* EV_Q_SHARDS row: keeps the first row's index and count, notes a row of
+ * another shard (mixed), and marks the index seen (have, when given). */
+static ev_status on_shard(void *ctx, const ev_row *r)
+{
+    shard_seen *c = ctx;
+    int64_t i = ev_row_i64(r, 1), n = ev_row_i64(r, 2);
+    if (c->index < 0) {
+        c->index = i;
+        c->count = n;
+    } else if (c->index != i || c->count != n) {
+        c->mixed = 1;
+    }
+    if (c->have && i >= 0 && (size_t)i < c->n_have * 64 && n == c->count)
+        c->have[i / 64] |= UINT64_C(1) << (i % 64);
+    return EV_OK;
+}
+
+/*
+ * A shard's store: continues the run it holds (OUT: *resume = 1) when it
+ * is this shard's (the same index and count), starts one when it is empty
+ * (*resume = 0; --phase rest refuses that: its main phase is not there).
+ * A store holding an unsharded run, or another shard's, is refused
+ * (EV_EUSAGE), so no shard's records land in another's store.
+ */
+static ev_status shard_store(sup *s, int *resume, ev_err *err)
+{
+    const ev_run_opts *o = s->o;
+    shard_seen seen = {-1, -1, 0, NULL, 0};
+    int64_t run;
+    ev_err ignore = {""};
+    ev_status rc;
+
+    if (ev_store_last_run(s->st, &run, &ignore)) {
+        if (o->shard_phase && !strcmp(o->shard_phase, "rest"))
+            return ev_err_set(
+                err, EV_EUSAGE,
+                "--phase rest: store %s holds no run of shard %lld/%lld: run --phase main into it "
+                "first",
+                o->db_path, (long long)o->shard_index, (long long)o->shard_count);
+        *resume = 0;
+        return EV_OK;
+    }
+    if ((rc = ev_store_query(s->st, EV_Q_SHARDS, run, on_shard, &seen, err)))
+        return rc;
+    if (seen.index < 0)
+        return ev_err_set(
+            err, EV_EUSAGE,
+            "--shard %lld/%lld: store %s holds run %lld, which is not a shard's: give a store of "
+            "its own to each shard",
+            (long long)o->shard_index, (long long)o->shard_count, o->db_path, (long long)run);
+    if (seen.mixed || seen.index != o->shard_index || seen.count != o->shard_count)
+        return ev_err_set(err, EV_EUSAGE,
+                          "--shard %lld/%lld: store %s holds shard %lld/%lld%s: give each shard the store it "
+                          "started",
+                          (long long)o->shard_index, (long long)o->shard_count, o->db_path,
+                          (long long)seen.index, (long long)seen.count,
+                          seen.mixed ? " (and others: a merge)" : "");
+    *resume = 1;
+    return EV_OK;
+}
+
+/* --phase rest: every main job of the shard must have ended (an outcome
+ * that is not interrupted), else EV_EUSAGE naming the first that has not. */
+static ev_status shard_main_done(sup *s, ev_err *err)
+{
+    for (size_t i = 0; i < s->n_js; i++) {
+        const jstate *j = &s->js[i];
+        if (j->pj.phase == EV_PHASE_MAIN && (!j->has_outcome || j->outcome == EV_OUT_INTERRUPTED))
+            return ev_err_set(err, EV_EUSAGE,
+                              "--phase rest: job %s of shard %lld/%lld has not ended: run --phase main again "
+                              "first (it continues where it stopped)",
+                              j->pj.job_key, (long long)s->o->shard_index, (long long)s->o->shard_count);
+    }
+    return EV_OK;
+}
+
+/* What on_main_job (an EV_Q_JOBS callback) finds in a merged main phase. */
+typedef struct main_jobs {
+    const ev_plan *plan; /* the whole plan */
+    size_t found;        /* its main jobs seen */
+    char missing[160];   /* the first job the plan does not have, "" none */
+} main_jobs;
+
+/* EV_Q_JOBS row of the merged main phase: counts the whole plan's main
+ * jobs, and keeps the first job the plan does not have (not a rescue). */
+static ev_status on_main_job(void *ctx, const ev_row *r)
+{
+    main_jobs *m = ctx;
+    ptrdiff_t k = ev_plan_find(m->plan, ev_row_text(r, 1));
+    if (k >= 0 && (size_t)k < m->plan->n_main)
+        m->found++;
+    else if (k < 0 && strncmp(ev_row_text(r, 1), "rescue/", 7) && !m->missing[0])
+        snprintf(m->missing, sizeof m->missing, "%s", ev_row_text(r, 1));
+    return EV_OK;
+}
+
+/*
+ * --phase rest: the fit of the merged main phase.  main_db must hold one
+ * run of this protocol, merged from all N shards (their shard rows), with
+ * exactly the whole plan's main jobs; its fit (ev_obs_from_store over
+ * every shard's main-phase medians) is recorded in this shard's store
+ * once, and auto uses it.  Anything else is EV_EUSAGE with the reason.
+ */
+static ev_status shard_fit(sup *s, ev_err *err)
+{
+    const ev_run_opts *o = s->o;
+    ev_store *m = NULL;
+    ev_plan whole;
+    run_ctx rcx;
+    main_jobs mj;
+    uint64_t have[EV_PLAN_MAX_SHARDS / 64];
+    shard_seen seen = {-1, -1, 0, have, EV_PLAN_MAX_SHARDS / 64};
+    int64_t run;
+    ev_status rc;
+
+    memset(&whole, 0, sizeof whole);
+    memset(&rcx, 0, sizeof rcx);
+    memset(have, 0, sizeof have);
+    if (!o->main_db)
+        return ev_err_set(err, EV_EUSAGE, "--phase rest needs --main MERGED.db (the merged main phase)");
+    if ((rc = ev_store_open(o->main_db, EV_STORE_READONLY, &m, err)))
+        return rc == EV_EIO ? EV_EUSAGE : rc;
+    if (ev_store_last_run(m, &run, err)) {
+        rc = ev_err_set(err, EV_EUSAGE, "--main %s: the store has no run", o->main_db);
+        goto out;
+    }
+    if ((rc = ev_store_query(m, EV_Q_RUN, run, sup_on_run, &rcx, err)) ||
+        (rc = ev_store_query(m, EV_Q_SHARDS, run, on_shard, &seen, err)))
+        goto out;
+    if (strcmp(rcx.protocol_id, s->proto_id)) {
+        rc = ev_err_set(err, EV_EUSAGE, "--main %s: its run measured protocol %.12s..., this one is %.12s...",
+                        o->main_db, rcx.protocol_id, s->proto_id);
+        goto out;
+    }
+    if (seen.count != o->shard_count) {
+        rc = ev_err_set(err, EV_EUSAGE, "--main %s: it is not a merge of %lld shards (it holds %lld)",
+                        o->main_db, (long long)o->shard_count, (long long)(seen.count < 0 ? 0 : seen.count));
+        goto out;
+    }
+    for (int64_t i = 0; i < o->shard_count; i++)
+        if (!(have[i / 64] >> (i % 64) & 1)) {
+            rc = ev_err_set(err, EV_EUSAGE, "--main %s: shard %lld/%lld is not in it: merge every shard",
+                            o->main_db, (long long)i, (long long)o->shard_count);
+            goto out;
+        }
+    if ((rc = ev_plan_build_sharded(&s->proto, o->shard_count, &whole, err)))
+        goto out;
+    memset(&mj, 0, sizeof mj);
+    mj.plan = &whole;
+    if ((rc = ev_store_query(m, EV_Q_JOBS, run, on_main_job, &mj, err)))
+        goto out;
+    if (mj.missing[0] || mj.found != whole.n_main) {
+        rc = ev_err_set(
+            err, EV_EUSAGE,
+            "--main %s: it holds %zu of the plan's %zu main jobs%s%s: merge the main phase of every "
+            "shard (evident merge)",
+            o->main_db, mj.found, whole.n_main, mj.missing[0] ? ", and unplanned job " : "", mj.missing);
+        goto out;
+    }
+    rc = sup_fit_phase(s, m, run, err);
+out:
+    ev_plan_free(&whole);
+    ev_store_close(m);
+    return rc;
+}
+
 ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 {
     sup s;
     ev_status rc;
     char hn[256] = "";
     int64_t t;
+    int resume = o->resume;
+    int rest = o->shard_count > 0 && o->shard_phase && !strcmp(o->shard_phase, "rest");
 
     memset(&s, 0, sizeof s);
     memset(res, 0, sizeof *res);
@@ -180,7 +358,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.memfd = -1;
     s.lock_fd = -1;
     s.t0 = mono_ns();
-    res->resumed = o->resume;
+    res->resumed = resume;
 
     if ((rc = ev_read_file_max(o->protocol_path, EV_PROTO_MAX_BYTES, &s.bytes, err))) {
         rc = EV_EUSAGE;
@@ -206,8 +384,10 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     }
     if ((rc = ev_protocol_parse(s.bytes.data ? s.bytes.data : "", s.bytes.len, &s.proto, err)) ||
         (rc = ev_protocol_id(s.bytes.data ? s.bytes.data : "", s.bytes.len, s.proto_id)) ||
-        (rc = ev_plan_build(&s.proto, &s.plan, err)))
+        (rc = ev_plan_build_sharded(&s.proto, o->shard_count > 0 ? o->shard_count : 1, &s.plan, err)))
         goto out;
+    if (o->shard_count > 0)
+        ev_plan_keep_shard(&s.plan, o->shard_index);
     s.js = calloc(s.plan.n + 1, sizeof *s.js);
     if (!s.js) {
         rc = ev_err_set(err, EV_ENOMEM, "out of memory");
@@ -224,7 +404,9 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
         (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
         (rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))
         goto out;
-    if (o->resume) {
+    if (o->shard_count > 0 && (rc = shard_store(&s, &resume, err)))
+        goto out;
+    if (resume) {
         run_ctx rcx;
         memset(&rcx, 0, sizeof rcx);
         if (ev_store_last_run(s.st, &s.run_id, err)) {
@@ -257,7 +439,9 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     if ((rc = ev_host_salt_for(s.st, s.run_id, s.host_salt, err)))
         goto out;
     ev_host_hash_salted(s.host_salt, hn, s.host_hash);
-    if ((rc = ev_store_add_invocation(s.st, s.run_id, wall_ns(), o->resume, s.host_hash, &s.inv_id, err)))
+    if ((rc = ev_store_add_invocation(s.st, s.run_id, wall_ns(), resume, s.host_hash, &s.inv_id, err)) ||
+        (o->shard_count > 0 &&
+         (rc = ev_store_add_shard(s.st, s.inv_id, o->shard_index, o->shard_count, o->shard_phase, err))))
         goto out;
     s.memfd = memfd_create("evident-protocol", MFD_CLOEXEC);
     if (s.memfd < 0 || write(s.memfd, s.bytes.data, s.bytes.len) != (ssize_t)s.bytes.len) {
@@ -280,10 +464,15 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     for (size_t i = 0; i < s.n_js; i++)
         if (s.js[i].has_outcome && s.js[i].outcome != EV_OUT_INTERRUPTED)
             s.done++;
-    if ((rc = compile_ahead(&s, err)) || (rc = sup_run_phase(&s, EV_PHASE_MAIN, err)))
+    res->shard_jobs = s.n_js;
+    if (rest && (rc = shard_main_done(&s, err)))
         goto out;
+    if (!rest && ((rc = compile_ahead(&s, err)) || (rc = sup_run_phase(&s, EV_PHASE_MAIN, err))))
+        goto out;
+    if (o->shard_count > 0 && !rest)
+        goto out; /* --phase main: the merge and its fit come next */
     t = mono_ns();
-    rc = sup_fit_phase(&s, err);
+    rc = rest ? shard_fit(&s, err) : sup_fit_phase(&s, s.st, s.run_id, err);
     res->fit_s = (double)(mono_ns() - t) / 1e9;
     if (rc || (rc = sup_run_phase(&s, EV_PHASE_POLICY, err)) || (rc = sup_finish(&s, err)))
         goto out;

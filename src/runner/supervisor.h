@@ -46,6 +46,15 @@ typedef struct ev_run_opts {
      * their turn and released when the device is free; 0: none (every
      * job starts at its turn).  ev_run_stage_default gives the backend's. */
     int stage_ahead;
+    /* Shards (docs/runner.md, "Shards"): shard_count 0 runs the whole
+     * protocol; N >= 1 runs shard shard_index of N (ev_plan_shard_of), one
+     * phase per invocation: shard_phase "main" (the main phase, then it
+     * stops) or "rest" (policy, rescue, recheck, with the fit of main_db:
+     * the merged main-phase stores of all N shards).  A store that holds
+     * the shard's run is continued (as --resume), never replaced. */
+    int64_t shard_index, shard_count;
+    const char *shard_phase;
+    const char *main_db;
 } ev_run_opts;
 
 /* The most jobs staged at once, and the most stage_ahead accepts. */
@@ -82,6 +91,7 @@ typedef struct ev_run_result {
     size_t ahead_cases, ahead_failed;
     char ahead_note[256]; /* the first compile-ahead failure, "" when none */
     size_t n_kernels;     /* the protocol's external kernels (ext_kernel.h) */
+    size_t shard_jobs;    /* a shard: the jobs of its partition in the phases it ran */
 } ev_run_result;
 
 /*

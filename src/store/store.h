@@ -34,7 +34,7 @@
 #include "status.h"
 #include "store/outcome.h"
 
-#define EV_STORE_VERSION 1
+#define EV_STORE_VERSION 2
 
 typedef struct ev_store ev_store; /* opaque */
 
@@ -48,7 +48,9 @@ enum {
  * and what to do; a missing file without EV_STORE_CREATE EV_EIO; a schema
  * newer than EV_STORE_VERSION EV_EUNSUPPORTED; a SQLite database that is
  * not an evident store EV_EFORMAT; READONLY|CREATE EV_EINVAL.  A read-only
- * open needs an existing store at EV_STORE_VERSION (EV_EREADONLY else). */
+ * open needs an existing store (EV_EREADONLY for an empty file); an older
+ * schema (version 1) is read as it is, without its later tables (no
+ * shards), so committed stores are never rewritten by a reader. */
 ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err);
 void ev_store_close(ev_store *s); /* NULL-safe */
 
@@ -193,6 +195,27 @@ ev_status ev_store_add_graph_node(ev_store *s, int64_t attempt_id, const ev_node
 /* Stores model_json with its SHA-256 (hex, computed here).  OUT: *fit_id. */
 ev_status ev_store_add_fit(ev_store *s, int64_t run_id, int64_t created_ns, const char *model_json,
                            int64_t *fit_id, ev_err *err);
+/* Records that invocation_id ran shard shard_index of shard_count, phase
+ * "main" or "rest" (db/migrate-2.sql; docs/runner.md "Shards"). */
+ev_status ev_store_add_shard(ev_store *s, int64_t invocation_id, int64_t shard_index, int64_t shard_count,
+                             const char *phase, ev_err *err);
+
+/*
+ * Merging (`evident merge`): copies run src_run of the store at src_path
+ * into run dst_run of s, in one transaction: its invocations with their
+ * environments and shard rows, its jobs, attempts and every row that hangs
+ * off an attempt (processes, bindings, samples, warm-ups, calibrations,
+ * cold timings, flushes, validations, graph nodes), each id shifted past
+ * the largest already in s, so the union is key-disjoint by construction;
+ * with with_run, first the run row (as dst_run), its sources and cases.
+ * Fits and the run status are the caller's (the merge decides them).  A
+ * job key already in dst_run is refused by the schema (EV_EDB) and
+ * nothing of the call is left.  s must be writable, with no transaction
+ * open; the source is attached read for the call and detached after.
+ */
+ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, int64_t src_run, int with_run,
+                            ev_err *err);
+
 /* Sets the run status once; a second call fails with EV_EDB (the schema's
  * append-only trigger: the row exists) and the first status stays. */
 ev_status ev_store_set_run_status(ev_store *s, int64_t run_id, const char *status,
@@ -257,6 +280,9 @@ typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
  *  EV_Q_HOT_COUNTS   job_key, phase, case_index (NULL), arm, n, min_us, max_us: hot
  *                    samples of the last attempt of each completed job
  *                                                                   ORDER BY job_key
+ *  EV_Q_SHARDS       invocation_id, shard_index, shard_count, phase: the shard each
+ *                    invocation ran (none for an unsharded run, or a version-1
+ *                    store read as it is)                           ORDER BY invocation_id
  *
  * Integer columns that hold flags are 0/1; has_process is 1 when the
  * attempt has a process row.  Timing sorts as text ('cold' before 'hot').
@@ -282,6 +308,7 @@ typedef enum ev_query {
     EV_Q_OUTCOMES,
     EV_Q_FAILURES,
     EV_Q_HOT_COUNTS,
+    EV_Q_SHARDS,
     EV_Q_COUNT
 } ev_query;
 
@@ -325,6 +352,13 @@ typedef struct ev_invocation_rec {
     const char *host_hash, *profile_id, *env_json; /* the last two NULL without an environment row */
 } ev_invocation_rec;
 void ev_row_invocation(const ev_row *r, ev_invocation_rec *out);
+
+/* EV_Q_SHARDS. */
+typedef struct ev_shard_rec {
+    int64_t invocation_id, shard_index, shard_count;
+    const char *phase;
+} ev_shard_rec;
+void ev_row_shard(const ev_row *r, ev_shard_rec *out);
 
 /* EV_Q_SOURCES. */
 typedef struct ev_source_rec {

@@ -26,6 +26,8 @@
  */
 #include "verify_derive_int.h"
 
+#include "runner/plan.h"
+
 /* 1 when two doubles have the same bits. */
 static int vd_same_bits(double a, double b)
 {
@@ -253,31 +255,54 @@ static void vd_impossible(vd_ctx *x)
 {
     const vb_bundle *b = x->b;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const cJSON *shards = cJSON_GetObjectItemCaseSensitive(b->validation, "shards");
     const char *be = vj_str(run, "backend");
-    double floor_us = NAN, ceiling_bpus = NAN;
+    int64_t n = 1;
+    /* per shard (docs/runner.md, "Shards"): a case is held to the floor and
+     * ceiling of the device it ran on; an unsharded run has one of each */
+    if (shards && (vj_i64(shards, "count", &n) || n < 1 || n > EV_PLAN_MAX_SHARDS))
+        n = 1; /* check 4 FAILs the listing */
+    double *floor_us = malloc((size_t)n * sizeof *floor_us),
+           *ceiling_bpus = malloc((size_t)n * sizeof *ceiling_bpus);
+    if (!floor_us || !ceiling_bpus) {
+        x->r->oom = 1;
+        free(floor_us);
+        free(ceiling_bpus);
+        return;
+    }
+    for (int64_t s = 0; s < n; s++)
+        floor_us[s] = ceiling_bpus[s] = NAN;
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
-        if (v->case_index >= 0 || strcmp(v->phase, "main") || v->retry_of)
+        int64_t s = n > 1 ? ev_plan_job_shard(v->key, -1, n) : 0;
+        if (v->case_index >= 0 || strcmp(v->phase, "main") || v->retry_of || s < 0)
             continue;
         if (!strcmp(v->arm, "floor") && isfinite(x->hot_median[k]))
-            floor_us = x->hot_median[k];
+            floor_us[s] = x->hot_median[k];
         if (!strcmp(v->arm, "ceiling") && isfinite(x->hot_median[k]) && x->hot_median[k] > 0 &&
             vd_in_span(v) > 0)
-            ceiling_bpus = (double)vd_in_span(v) / x->hot_median[k];
+            ceiling_bpus[s] = (double)vd_in_span(v) / x->hot_median[k];
     }
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
         const cJSON *c = vd_case(b, v->case_index);
-        int64_t rows = 0;
+        int64_t rows = 0, s = n > 1 ? ev_plan_shard_of(v->case_index, n) : 0;
         char why[400];
         if (v->case_index < 0 || !c || vj_i64(c, "rows", &rows) || !isfinite(x->hot_median[k]))
             continue;
         /* an external kernel on cpu is a direct call, not a launch through the pool the floor measures */
         int floor_applies = !(be && !strcmp(be, "cpu") && !strncmp(v->arm, "ext-", 4));
         if (ev_rule_impossible(x->hot_median[k], isfinite(x->cold_median[k]) ? x->cold_median[k] : INFINITY,
-                               vd_in_span(v), rows, floor_us, floor_applies, ceiling_bpus, why, sizeof why))
-            vr_fail(x->r, VR_REDERIVE, VV, "job %s: %s", v->key, why);
+                               vd_in_span(v), rows, floor_us[s], floor_applies, ceiling_bpus[s], why,
+                               sizeof why)) {
+            char note[64] = "";
+            if (n > 1)
+                snprintf(note, sizeof note, " (shard %lld of %lld)", (long long)s, (long long)n);
+            vr_fail(x->r, VR_REDERIVE, VV, "job %s%s: %s", v->key, note, why);
+        }
     }
+    free(floor_us);
+    free(ceiling_bpus);
 }
 
 /* Index of the job (phase, case, arm) with no retry_of, or -1. */

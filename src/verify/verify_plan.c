@@ -554,6 +554,160 @@ static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
     }
 }
 
+/* ---- shards (docs/runner.md, "Shards") ---------------------------------- */
+
+/* The shards a bundle lists: count (1 for an unsharded bundle, which has
+ * no "shards" member and no invocation naming one) and, per invocation,
+ * the shard it ran. */
+typedef struct vp_shards {
+    int64_t count;
+    int64_t *inv; /* (invocation_id, shard index) pairs, sorted by id */
+    size_t n_inv;
+    int ok; /* the listing is well-formed (else count is 1, and the plan check says so) */
+} vp_shards;
+
+/*
+ * Reads and checks validation.json's "shards" (count, partition, list)
+ * against each invocation's "shard": the same count, an index below it,
+ * phase main or rest, each listed shard's invocations exactly those that
+ * name it, and every shard of the count holding at least one invocation
+ * (a bundle of a subset of the shards FAILs here, and names the jobs it
+ * lacks below).  OUT: *sh (inv malloc'd).
+ */
+static void vp_read_shards(const vb_bundle *b, ev_vreport *r, vp_shards *sh)
+{
+    const cJSON *top = cJSON_GetObjectItemCaseSensitive(b->validation, "shards");
+    const cJSON *invs = cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"), *x;
+    size_t n = cJSON_IsArray(invs) ? (size_t)cJSON_GetArraySize(invs) : 0;
+    int64_t count = 1;
+
+    memset(sh, 0, sizeof *sh);
+    sh->count = 1;
+    sh->ok = 1;
+    if (top && (vj_i64(top, "count", &count) || count < 1 || count > EV_PLAN_MAX_SHARDS)) {
+        vr_fail(r, VR_PLAN, VP, "shards.count is not an integer from 1 to %d", EV_PLAN_MAX_SHARDS);
+        sh->ok = 0;
+        return;
+    }
+    if (!(sh->inv = calloc(2 * n + 2, sizeof *sh->inv))) {
+        ((ev_vreport *)r)->oom = 1;
+        return;
+    }
+    cJSON_ArrayForEach(x, invs)
+    {
+        const cJSON *s = cJSON_GetObjectItemCaseSensitive(x, "shard");
+        int64_t id = 0, idx = 0, cnt = 0;
+        const char *ph = vj_str(s, "phase");
+        vj_i64(x, "invocation_id", &id);
+        if (!s)
+            continue;
+        if (!top) {
+            vr_fail(r, VR_PLAN, VP, "invocation %lld names a shard, but the bundle lists no shards",
+                    (long long)id);
+            sh->ok = 0;
+            continue;
+        }
+        if (vj_i64(s, "index", &idx) || vj_i64(s, "count", &cnt) || cnt != count || idx < 0 || idx >= cnt ||
+            !ph || (strcmp(ph, "main") && strcmp(ph, "rest"))) {
+            vr_fail(r, VR_PLAN, VP,
+                    "invocation %lld: its shard is not {index below %lld, count %lld, phase main or rest}",
+                    (long long)id, (long long)count, (long long)count);
+            sh->ok = 0;
+            continue;
+        }
+        sh->inv[2 * sh->n_inv] = id;
+        sh->inv[2 * sh->n_inv + 1] = idx;
+        sh->n_inv++;
+    }
+    if (!top)
+        return;
+    sh->count = count;
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(top, "list");
+    if (!cJSON_IsArray(list) || cJSON_GetArraySize(list) != count) {
+        vr_fail(r, VR_PLAN, VP, "shards.list does not list the %lld shards", (long long)count);
+        sh->ok = 0;
+        return;
+    }
+    int64_t k = 0;
+    cJSON_ArrayForEach(x, list)
+    {
+        const cJSON *ids = cJSON_GetObjectItemCaseSensitive(x, "invocations"), *id;
+        int64_t idx = -1;
+        size_t want = 0, have = 0;
+        for (size_t i = 0; i < sh->n_inv; i++)
+            want += sh->inv[2 * i + 1] == k;
+        if (vj_i64(x, "index", &idx) || idx != k || !cJSON_IsArray(ids)) {
+            vr_fail(r, VR_PLAN, VP, "shards.list[%lld] is not shard %lld with its invocations", (long long)k,
+                    (long long)k);
+            sh->ok = 0;
+        } else {
+            cJSON_ArrayForEach(id, ids)
+            {
+                int found = 0;
+                for (size_t i = 0; i < sh->n_inv && cJSON_IsNumber(id); i++)
+                    found |= sh->inv[2 * i] == (int64_t)id->valuedouble && sh->inv[2 * i + 1] == k;
+                have += found;
+                if (!found) {
+                    vr_fail(r, VR_PLAN, VP, "shards.list[%lld] names an invocation that is not shard %lld's",
+                            (long long)k, (long long)k);
+                    sh->ok = 0;
+                }
+            }
+            if (have != want) {
+                vr_fail(r, VR_PLAN, VP, "shards.list[%lld] does not list every invocation of shard %lld",
+                        (long long)k, (long long)k);
+                sh->ok = 0;
+            }
+        }
+        if (!want)
+            vr_fail(
+                r, VR_PLAN, VP,
+                "shard %lld of %lld has no invocation: the bundle holds a subset of the shards (merge every "
+                "shard's store)",
+                (long long)k, (long long)count);
+        k++;
+    }
+    qsort(sh->inv, sh->n_inv, 2 * sizeof *sh->inv, vp_cmp_i64);
+}
+
+/* " (shard I of N)" for a job's messages in a sharded bundle, "" otherwise. */
+static const char *vp_shard_note(const vp_shards *sh, int64_t shard)
+{
+    static _Thread_local char text[64];
+    if (sh->count <= 1)
+        return "";
+    snprintf(text, sizeof text, " (shard %lld of %lld)", (long long)shard, (long long)sh->count);
+    return text;
+}
+
+/* A sharded bundle's job: its "shard" is the plan's (ev_plan_shard_of's
+ * partition), and every attempt ran in an invocation of that shard. */
+static void vp_job_shard(const vp_shards *sh, const vb_vjob *v, const ev_plan_job *p, ev_vreport *r)
+{
+    const cJSON *a;
+    int64_t have = -1;
+    size_t at = 0;
+    if (sh->count <= 1)
+        return;
+    if (vj_i64(v->j, "shard", &have) || have != p->shard)
+        vr_fail(r, VR_PLAN, VP, "job %s: shard %lld, but the partition puts it in shard %lld", p->job_key,
+                (long long)have, (long long)p->shard);
+    cJSON_ArrayForEach(a, v->attempts)
+    {
+        int64_t id = 0;
+        at++;
+        if (vj_i64(a, "invocation_id", &id))
+            continue; /* vp_attempt_invocations says so */
+        const int64_t *hit = bsearch(&id, sh->inv, sh->n_inv, 2 * sizeof *sh->inv, vp_cmp_i64);
+        if (hit && hit[1] != p->shard)
+            vr_fail(r, VR_PLAN, VP, "job %s%s: attempt %zu ran in invocation %lld, which is shard %lld's",
+                    p->job_key, vp_shard_note(sh, p->shard), at, (long long)id, (long long)hit[1]);
+        else if (!hit)
+            vr_fail(r, VR_PLAN, VP, "job %s%s: attempt %zu ran in invocation %lld, which names no shard",
+                    p->job_key, vp_shard_note(sh, p->shard), at, (long long)id);
+    }
+}
+
 void vc_plan(vb_bundle *b, ev_vreport *r)
 {
     ev_err err = {{0}};
@@ -563,7 +717,9 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     ev_outcome *outcomes = NULL, *rescue_oc = NULL;
     vb_vjob **bykey = NULL;
     unsigned char *matched = NULL;
+    vp_shards sh;
     memset(&plan, 0, sizeof plan);
+    memset(&sh, 0, sizeof sh);
     vr_use(r, VR_PLAN);
 
     const vb_member *pm = vb_find(b, "protocol.json");
@@ -596,8 +752,9 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     vp_environments(b, r);
     vp_attempt_invocations(b, r);
     vp_device_serial(b, r);
+    vp_read_shards(b, r, &sh);
 
-    if ((rc = ev_plan_build(b->proto, &plan, &err))) {
+    if ((rc = ev_plan_build_sharded(b->proto, sh.count, &plan, &err))) {
         if (rc == EV_ENOMEM)
             r->oom = 1;
         else
@@ -626,12 +783,14 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         vb_vjob **hit = bsearch(&kp, bykey, b->n_vjobs, sizeof *bykey, vp_cmp_key);
         outcomes[i] = EV_OUT_INTERRUPTED;
         if (!hit) {
-            vr_fail(r, VR_PLAN, VP, "planned job %s is missing (dropped or relabelled)", p->job_key);
+            vr_fail(r, VR_PLAN, VP, "planned job %s%s is missing (dropped or relabelled)", p->job_key,
+                    vp_shard_note(&sh, p->shard));
             continue;
         }
         matched[*hit - b->vjobs] = 1;
         outcomes[i] = (ev_outcome)(*hit)->derived;
         vp_same_job(*hit, p, NULL, r);
+        vp_job_shard(&sh, *hit, p, r);
         int64_t rid;
         int rnull = 0;
         if (vj_i64_null((*hit)->j, "retry_of_job_id", &rid, &rnull) || !rnull)
@@ -658,13 +817,15 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         vb_vjob **hit = bsearch(&kp, bykey, b->n_vjobs, sizeof *bykey, vp_cmp_key);
         rescue_oc[i] = EV_OUT_INTERRUPTED;
         if (!hit) {
-            vr_fail(r, VR_PLAN, VP, "rescue job %s is missing: %s failed retryably and must be retried once",
-                    p->job_key, plan.jobs[p->retry_of].job_key);
+            vr_fail(r, VR_PLAN, VP,
+                    "rescue job %s%s is missing: %s failed retryably and must be retried once", p->job_key,
+                    vp_shard_note(&sh, p->shard), plan.jobs[p->retry_of].job_key);
             continue;
         }
         matched[*hit - b->vjobs] = 1;
         rescue_oc[i] = (ev_outcome)(*hit)->derived;
         vp_same_job(*hit, p, plan.jobs[p->retry_of].job_key, r);
+        vp_job_shard(&sh, *hit, p, r);
         /* retry_of_job_id names the original's job id. */
         vb_vjob okey, *okp = &okey;
         okey.key = plan.jobs[p->retry_of].job_key;
@@ -706,7 +867,12 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
                 cJSON_IsString(hr) ? hr->valuestring : "null", rst ? rst : "null");
     vr_note(r, VR_PLAN, VP, "%zu planned jobs and %zu rescue jobs regenerated; run status %s%s%s", plan.n,
             n_rescue, st, rst ? ", " : "", rst ? rst : "");
+    if (sh.count > 1)
+        vr_note(r, VR_PLAN, VP,
+                "%lld shards, partitioned by case (ev_plan_shard_of), each with its invocations",
+                (long long)sh.count);
 out:
+    free(sh.inv);
     ev_plan_free(&plan);
     free(rescue);
     free(rescue_oc);
