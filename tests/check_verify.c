@@ -3057,7 +3057,7 @@ static const char *sharded_bundle(void)
     snprintf(all, sizeof all, "%s/sharded-all.db", g_dir);
     write_tree_file(g_dir, "sharded.json", proto, sizeof proto - 1);
     for (int i = 0; i < 2; i++) {
-        char shard[8];
+        char shard[24];
         snprintf(db[i], sizeof db[i], "%s/sharded-%d.db", g_dir, i);
         snprintf(shard, sizeof shard, "%d/2", i);
         const char *run[] = {"run",     "--protocol", pp,     "--shard", shard,
@@ -3067,7 +3067,7 @@ static const char *sharded_bundle(void)
     const char *m1[] = {"merge", db[0], db[1], "--out", mainp, NULL};
     ck_assert_int_eq(run_evident(m1), 0);
     for (int i = 0; i < 2; i++) {
-        char shard[8];
+        char shard[24];
         snprintf(shard, sizeof shard, "%d/2", i);
         const char *run[] = {"run",  "--protocol", pp,    "--shard", shard, "--phase",
                              "rest", "--main",     mainp, "--db",    db[i], NULL};
