@@ -2206,13 +2206,15 @@ static int shard_sh(const char *script)
     size_t n = strlen(script) + 4096;
     int st;
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
+    if (build[0] == '/') /* an absolute EV_BUILD is used as it is */
+        cwd[0] = '\0';
     write_file("p.json", shard_protocol);
     cmd = malloc(n);
     ck_assert_ptr_nonnull(cmd);
     snprintf(cmd, n,
              "cd '%s' && E='%s/%s/evident' V='%s/%s/verify-bundle' P='%s/p.json' D='%s' && { %s ; } "
              ">>'%s/sh.log' 2>&1",
-             cwd, cwd, build, cwd, build, dir, dir, script, dir);
+             cwd[0] ? cwd : ".", cwd, build, cwd, build, dir, dir, script, dir);
     st = system(cmd);
     free(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;

@@ -1,30 +1,30 @@
 /*
- * progress.c: srunner_run_all with progress (progress.h).  A
- * thread of the runner's process prints, every 10 s until the run ends,
- * "  <program>: N tests ended, T s" on stdout; N is read from a TAP log
- * (one line per ended test) that check writes as each test ends, in a
- * temporary file removed afterwards.  Test processes are forked from the
- * runner's thread only, so they carry no progress thread.
+ * progress.c: srunner_run_all with progress (progress.h).  A beat
+ * process, forked from the runner before any test runs, prints every 10 s
+ * until the run ends "  <program>: N tests ended, T s" on stdout; N is read
+ * from a TAP log (one line per ended test) that check writes as each test
+ * ends, in a temporary file removed afterwards.
+ *
+ * A process and not a thread: check forks every test from the runner, and
+ * a fork from a process with a second thread copies whatever lock that
+ * thread held at the instant of the fork.  Under AddressSanitizer a test
+ * forked while the thread was starting (or in fopen) inherited a held
+ * allocator lock and hung until its timeout (CI, 2026-12-01: check_bundle,
+ * check_results, check_runner and check_stats).  The runner stays single
+ * threaded, so every forked test starts clean.
  */
 #include <errno.h>
-#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "progress.h"
 
 #define EV_PROGRESS_S 10
-
-typedef struct beat {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    int done;
-    char tap[64];
-    struct timespec t0;
-} beat;
 
 /* Tests ended so far: the lines of the TAP log that start "ok" or "not ok". */
 static size_t ended(const char *tap)
@@ -41,60 +41,59 @@ static size_t ended(const char *tap)
     return n;
 }
 
-/* The progress thread: a line every EV_PROGRESS_S s until b->done. */
-static void *beat_main(void *arg)
+/* The beat process: a line every EV_PROGRESS_S s while the runner (its
+ * parent) lives; the runner ends it with SIGTERM, and it ends by itself
+ * when the runner is gone (its parent is then another process). */
+static void beat_main(const char *tap, pid_t runner)
 {
-    beat *b = arg;
-    struct timespec at = b->t0;
+    struct timespec t0, now, at;
+    long s = 0;
 
-    pthread_mutex_lock(&b->mu);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
-        at.tv_sec += EV_PROGRESS_S;
-        while (!b->done && pthread_cond_timedwait(&b->cv, &b->mu, &at) != ETIMEDOUT)
-            ;
-        if (b->done)
-            break;
-        fprintf(stdout, "  %s: %zu tests ended, %ld s\n", program_invocation_short_name, ended(b->tap),
-                (long)(at.tv_sec - b->t0.tv_sec));
+        s += EV_PROGRESS_S;
+        at.tv_sec = t0.tv_sec + s;
+        at.tv_nsec = t0.tv_nsec;
+        /* Sleep to the next beat in steps of at most 1 s, to notice the
+         * runner's end soon. */
+        for (;;) {
+            if (getppid() != runner)
+                _exit(0);
+            clock_gettime(CLOCK_MONOTONIC, &now);
+            if (now.tv_sec > at.tv_sec || (now.tv_sec == at.tv_sec && now.tv_nsec >= at.tv_nsec))
+                break;
+            sleep(1);
+        }
+        fprintf(stdout, "  %s: %zu tests ended, %ld s\n", program_invocation_short_name, ended(tap), s);
         fflush(stdout);
     }
-    pthread_mutex_unlock(&b->mu);
-    return NULL;
 }
 
 void ev_check_run_all(SRunner *sr)
 {
-    beat b;
-    pthread_t th;
-    pthread_condattr_t ca;
-    int fd, started;
+    char tap[64];
+    int fd;
+    pid_t runner = getpid(), beat;
 
-    memset(&b, 0, sizeof b);
-    snprintf(b.tap, sizeof b.tap, "/tmp/evident-check-tap-XXXXXX");
-    fd = mkstemp(b.tap);
+    snprintf(tap, sizeof tap, "/tmp/evident-check-tap-XXXXXX");
+    fd = mkstemp(tap);
     if (fd >= 0) {
         close(fd);
-        srunner_set_tap(sr, b.tap);
+        srunner_set_tap(sr, tap);
     }
-    pthread_mutex_init(&b.mu, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&b.cv, &ca);
-    pthread_condattr_destroy(&ca);
-    clock_gettime(CLOCK_MONOTONIC, &b.t0);
-    fflush(stdout); /* nothing buffered is copied into the forked tests */
-    started = pthread_create(&th, NULL, beat_main, &b) == 0;
+    fflush(stdout); /* nothing buffered is copied into the beat or the tests */
+    fflush(stderr);
+    beat = fork();
+    if (beat == 0)
+        beat_main(tap, runner); /* does not return */
     srunner_run_all(sr, CK_NORMAL);
-    pthread_mutex_lock(&b.mu);
-    b.done = 1;
-    pthread_cond_signal(&b.cv);
-    pthread_mutex_unlock(&b.mu);
-    if (started)
-        pthread_join(th, NULL);
-    pthread_cond_destroy(&b.cv);
-    pthread_mutex_destroy(&b.mu);
+    if (beat > 0) {
+        kill(beat, SIGTERM);
+        while (waitpid(beat, NULL, 0) < 0 && errno == EINTR)
+            ;
+    }
     if (fd >= 0)
-        unlink(b.tap);
+        unlink(tap);
 }
 
 int ev_check_suite(Suite *s)
