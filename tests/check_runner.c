@@ -10,6 +10,7 @@
 #include <check.h>
 
 #include "progress.h"
+#include "run_prog.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -2201,20 +2202,17 @@ static const char shard_protocol[] =
  * P: the shard protocol, D: dir); returns its exit status. */
 static int shard_sh(const char *script)
 {
-    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
-    char cwd[1024], *cmd;
+    char cwd[1024], e[512], v[512], *cmd;
     size_t n = strlen(script) + 4096;
     int st;
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
-    if (build[0] == '/') /* an absolute EV_BUILD is used as it is */
-        cwd[0] = '\0';
+    ev_prog_path("evident", e, sizeof e); /* relative to cwd, where the script runs, or absolute */
+    ev_prog_path("verify-bundle", v, sizeof v);
     write_file("p.json", shard_protocol);
     cmd = malloc(n);
     ck_assert_ptr_nonnull(cmd);
-    snprintf(cmd, n,
-             "cd '%s' && E='%s/%s/evident' V='%s/%s/verify-bundle' P='%s/p.json' D='%s' && { %s ; } "
-             ">>'%s/sh.log' 2>&1",
-             cwd[0] ? cwd : ".", cwd, build, cwd, build, dir, dir, script, dir);
+    snprintf(cmd, n, "cd '%s' && E='%s' V='%s' P='%s/p.json' D='%s' && { %s ; } >>'%s/sh.log' 2>&1", cwd, e,
+             v, dir, dir, script, dir);
     st = system(cmd);
     free(cmd);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128;

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,29 +42,19 @@ static size_t ended(const char *tap)
     return n;
 }
 
-/* The beat process: a line every EV_PROGRESS_S s while the runner (its
- * parent) lives; the runner ends it with SIGTERM, and it ends by itself
- * when the runner is gone (its parent is then another process). */
-static void beat_main(const char *tap, pid_t runner)
+/* The beat process: a line every EV_PROGRESS_S s from t0 on.  The runner
+ * ends it with SIGTERM; should the runner die first, the kernel sends it
+ * SIGKILL (PR_SET_PDEATHSIG; the getppid test covers a runner that died
+ * before the prctl). */
+static void beat_main(const char *tap, pid_t runner, struct timespec t0)
 {
-    struct timespec t0, now, at;
-    long s = 0;
-
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        s += EV_PROGRESS_S;
-        at.tv_sec = t0.tv_sec + s;
-        at.tv_nsec = t0.tv_nsec;
-        /* Sleep to the next beat in steps of at most 1 s, to notice the
-         * runner's end soon. */
-        for (;;) {
-            if (getppid() != runner)
-                _exit(0);
-            clock_gettime(CLOCK_MONOTONIC, &now);
-            if (now.tv_sec > at.tv_sec || (now.tv_sec == at.tv_sec && now.tv_nsec >= at.tv_nsec))
-                break;
-            sleep(1);
-        }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != runner)
+        _exit(0);
+    for (long s = EV_PROGRESS_S;; s += EV_PROGRESS_S) {
+        struct timespec at = {t0.tv_sec + s, t0.tv_nsec};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, NULL) == EINTR)
+            ;
         fprintf(stdout, "  %s: %zu tests ended, %ld s\n", program_invocation_short_name, ended(tap), s);
         fflush(stdout);
     }
@@ -74,6 +65,7 @@ void ev_check_run_all(SRunner *sr)
     char tap[64];
     int fd;
     pid_t runner = getpid(), beat;
+    struct timespec t0;
 
     snprintf(tap, sizeof tap, "/tmp/evident-check-tap-XXXXXX");
     fd = mkstemp(tap);
@@ -83,9 +75,10 @@ void ev_check_run_all(SRunner *sr)
     }
     fflush(stdout); /* nothing buffered is copied into the beat or the tests */
     fflush(stderr);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     beat = fork();
     if (beat == 0)
-        beat_main(tap, runner); /* does not return */
+        beat_main(tap, runner, t0); /* does not return */
     srunner_run_all(sr, CK_NORMAL);
     if (beat > 0) {
         kill(beat, SIGTERM);

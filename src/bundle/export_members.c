@@ -391,8 +391,8 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
             cJSON *ids = ev_jb_arr(&b, one, "invocations");
             for (size_t i = 0; i < L->invs.n; i++) {
                 const xinv *x = ex_vec_at(&L->invs, i);
-                if (x->has_shard && x->shard_index == k && ids)
-                    cJSON_AddItemToArray(ids, cJSON_CreateNumber((double)x->invocation_id));
+                if (x->has_shard && x->shard_index == k)
+                    ev_jb_i64(&b, ids, NULL, x->invocation_id);
             }
         }
     }
