@@ -10,9 +10,9 @@ protocol=${1:-protocols/gpus-h200.json}
 db=build/gpus-proof.db
 mkdir -p "$out"
 rm -f "$db" "$db".*
-start=$(date +%s.%N)
+start=$(date +%s)
 build/evident run --protocol "$protocol" --backend cuda --gpus all --db "$db" > "$out/gpus-run.txt" 2>&1
-echo "gpus run rc=$? wall $(echo "$(date +%s.%N) - $start" | bc) s"; tail -8 "$out/gpus-run.txt"
+echo "gpus run rc=$? wall $(( $(date +%s) - start )) s"; tail -8 "$out/gpus-run.txt"
 build/evident export --db "$db" --out "$out/gpus-delivery.zip" > "$out/gpus-ROOT" &&
     build/verify-bundle "$out/gpus-delivery.zip" --source-tree . --expect-root "$(cat "$out/gpus-ROOT")" > "$out/gpus-verify.txt" 2>&1
 echo "gpus export+verify rc=$?"; tail -6 "$out/gpus-verify.txt"

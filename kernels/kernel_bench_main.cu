@@ -3,8 +3,8 @@
  * benchmark of the reductions (run it on the GPU host; no store involved).
  *
  * For every case and schedule (default, rows1, rows2, rows4; short where a
- * row holds at most 32 chunks; the split-row experiment where a row has 64
- * lanes or more) and the cub
+ * row holds at most 32 chunks; split where a row holds more than 64 KiB
+ * padded) and the cub
  * peer: seeded input (kernels/inputs.h), poisoned output, one launch, then
  *   - native kernels: output equal to the CPU twin (ev_reduce_rows) bit
  *     for bit, and valid against the FP64 oracle;
@@ -79,8 +79,7 @@ static const kb_case kb_cases[] = {
 };
 
 static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short", "split", "cub"};
-#define KB_NATIVE 5 /* kb_scheds[0 .. 4] are the selector's schedules */
-#define KB_SPLIT 5  /* the split-row experiment (reduce_split.cuh): equal to the twin too */
+#define KB_NATIVE 6 /* kb_scheds[0 .. 5] are the selector's schedules */
 
 #define KB_CHECK(call, what)                                                                           \
     do {                                                                                               \
@@ -92,7 +91,7 @@ static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short",
     } while (0)
 
 typedef struct kb_arm {
-    int kind; /* 0 plan, 1 cub, 2 floor, 3 ceiling, 4 split */
+    int kind; /* 0 plan, 1 cub, 2 floor, 3 ceiling */
     const ev_launch_plan *plan;
     const ev_binding *b;
     ev_cub_peer *cub;
@@ -196,7 +195,6 @@ static void kb_enqueue(const kb_arm *a, cudaStream_t s)
     case 0: rc = ev_cuda_reduce_launch(a->plan, a->b, s, &err); break;
     case 1: rc = ev_cub_peer_launch(a->cub, s, &err); break;
     case 2: rc = ev_cuda_floor_launch(s, &err); break;
-    case 4: rc = ev_cuda_split_launch(a->b, s, NULL, 0, &err); break;
     default: rc = ev_cuda_ceiling_launch(a->ceil, a->ceil_len, a->sms, a->sink, s, &err); break;
     }
     if (rc) {
@@ -376,20 +374,14 @@ int main(int argc, char **argv)
             if (si < KB_NATIVE) {
                 ev_sched sc;
                 ev_sched_parse(kb_scheds[si], &sc);
-                if (sc == EV_SCHED_SHORT && ev_short_threads(sh.cols, sh.dtype) < 1)
-                    continue; /* rows of more than 32 chunks */
+                if (ev_sched_rows_of(sc, kc->B, sh.cols, sh.dtype) < 1)
+                    continue; /* short on rows of more than 32 chunks, split on rows of 64 KiB or less */
                 if (ev_selector_plan(EV_SEL_CUDA, &sh, sc, kc->B, 0, &plan, &err)) {
                     fprintf(stderr, "kernel-bench: %s\n", err.msg);
                     return 1;
                 }
                 a.kind = 0;
                 a.plan = &plan;
-            } else if (si == KB_SPLIT) {
-                if (ev_reduce_lanes(sh.cols, sh.dtype) < 64)
-                    continue; /* one warp a row: nothing to split */
-                a.kind = 4;
-                ev_cuda_split_launch(&b, s, plan.entry, sizeof plan.entry, &err);
-                KB_CHECK(cudaStreamSynchronize(s), "sync");
             } else {
                 a.kind = 1;
                 if (ev_cub_peer_new(&b, &a.cub, &err)) {
@@ -404,7 +396,7 @@ int main(int argc, char **argv)
             KB_CHECK(cudaGetLastError(), "launch");
             KB_CHECK(cudaMemcpy(h_out, d_out, out_len, cudaMemcpyDeviceToHost), "copy out");
             ev_oracle_validate(&sh, h_in, h_out, &v, &err);
-            if (si <= KB_SPLIT)
+            if (si < KB_NATIVE)
                 twin_ok = memcmp(h_out, h_twin, out_len) == 0;
             if (!v.passed || !twin_ok)
                 failed = 1;

@@ -43,3 +43,11 @@ int64_t ev_short_threads(int64_t cols, ev_dtype d)
     p = ev_pow2ceil(chunks) / 4;
     return p < 1 ? 1 : p > 8 ? 8 : p;
 }
+
+int64_t ev_split_programs(int64_t cols, ev_dtype d)
+{
+    int64_t size = (int64_t)ev_dtype_size(d);
+    if (cols < 1 || size < 1 || cols > INT64_MAX / 2 / size)
+        return 0;
+    return ev_pow2ceil(cols) * size > 65536 ? EV_SPLIT_PROGRAMS : 0;
+}

@@ -6,7 +6,8 @@
  * Variants, one line each:
  *   reduce_<op>_<dtype>_default   b rows per program (reduce_default.cuh)
  *   reduce_<op>_<dtype>_rows{1,2,4}  (reduce_candidates.cuh)
- *   reduce_<op>_<dtype>_split     the split-row experiment (reduce_split.cuh)
+ *   reduce_<op>_<dtype>_short     several short rows a warp (reduce_short.cuh)
+ *   reduce_<op>_<dtype>_split     one long row over a cluster (reduce_split.cuh)
  *   ev_floor                      empty kernel: the per-op launch floor
  *   ev_ceiling                    streaming 16-byte reads: the read ceiling
  */
@@ -26,6 +27,8 @@ extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 }
 
 static_assert(EV_SHORT_BLOCK == EV_SHORT_PROGRAM, "the short program's size: reduce_short.cuh and reduce_cpu.h");
+static_assert(EV_SPLIT_PROGRAMS == 8 && EV_MAX_LANES / EV_SPLIT_PROGRAMS == EV_SPLIT_BLOCK_MAX,
+              "the split row's cluster: reduce_split.cuh (t = 1024: G = 8 blocks of 128) and reduce_cpu.h");
 
 /* in is nothing, out is nothing: the launch floor. */
 extern "C" __global__ void ev_floor(void)
@@ -58,11 +61,12 @@ extern "C" __global__ void ev_ceiling(const uint4 *in, long long n16, uint32_t *
 typedef void (*ev_default_fn)(const void *, void *, long long, long long, long long, int, int);
 typedef void (*ev_rows_fn)(const void *, void *, long long, long long, long long, int);
 typedef void (*ev_short_fn)(const void *, void *, long long, long long, long long, int);
+typedef void (*ev_split_fn)(const void *, void *, long long, long long, long long, int);
 
 typedef struct ev_entry {
     const char *name;
     const void *func;
-    int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (b from the row) */
+    int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (b from the row); -3 split */
 } ev_entry;
 
 #define EV_E(op, dt)                                                                                   \
@@ -70,7 +74,8 @@ typedef struct ev_entry {
         {"reduce_" #op "_" #dt "_rows1", (const void *)reduce_##op##_##dt##_rows1, 1},                 \
         {"reduce_" #op "_" #dt "_rows2", (const void *)reduce_##op##_##dt##_rows2, 2},                 \
         {"reduce_" #op "_" #dt "_rows4", (const void *)reduce_##op##_##dt##_rows4, 4},                 \
-        {"reduce_" #op "_" #dt "_short", (const void *)reduce_##op##_##dt##_short, -2}
+        {"reduce_" #op "_" #dt "_short", (const void *)reduce_##op##_##dt##_short, -2},                \
+        {"reduce_" #op "_" #dt "_split", (const void *)reduce_##op##_##dt##_split, -3}
 
 static const ev_entry ev_entries[] = {
     EV_E(sum, fp32), EV_E(sum, fp16), EV_E(sum, bf16), EV_E(max, fp32), EV_E(max, fp16), EV_E(max, bf16),
@@ -115,16 +120,37 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
     if (e == NULL || e->rows == -1)
         return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
     int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
+    int64_t g = e->rows == -3 ? ev_split_programs(sh->cols, sh->dtype) : 1; /* programs a row */
     if ((e->rows == -2 && (sp < 1 || p->rows_per_program != EV_SHORT_PROGRAM / sp ||
                            p->block[0] != EV_SHORT_PROGRAM)) ||
-        (e->rows > 0 && e->rows != p->rows_per_program) || p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
-        p->grid[0] != sh->rows / p->rows_per_program + (sh->rows % p->rows_per_program != 0) ||
+        (e->rows == -3 && (g < 1 || p->rows_per_program != 1 || p->block[0] != p->lanes / g)) ||
+        p->cluster != g || (e->rows > 0 && e->rows != p->rows_per_program) ||
+        p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
+        p->grid[0] != (sh->rows / p->rows_per_program + (sh->rows % p->rows_per_program != 0)) * g ||
         p->grid[0] > 0x7fffffff || p->block[0] < 32 || p->block[0] > 1024)
         return ev_err_set(err, EV_EINVAL, "cuda launch: plan %s does not match the binding", p->entry);
     if (sh->rows == 0)
         return EV_OK;
     (void)cudaGetLastError(); /* clear a stale error so the check below is this launch's */
-    if (e->rows == -2)
+    if (e->rows == -3) {
+        /* a cluster of g blocks a row: a launch attribute, captured into
+         * the graph's kernel node like the launch itself */
+        cudaLaunchConfig_t cfg = {};
+        cudaLaunchAttribute at[1] = {};
+        cfg.gridDim = grid;
+        cfg.blockDim = block;
+        cfg.stream = s;
+        at[0].id = cudaLaunchAttributeClusterDimension;
+        at[0].val.clusterDim.x = (unsigned)g;
+        at[0].val.clusterDim.y = 1;
+        at[0].val.clusterDim.z = 1;
+        cfg.attrs = at;
+        cfg.numAttrs = 1;
+        cudaError_t ce = cudaLaunchKernelEx(&cfg, (ev_split_fn)e->func, b->in, b->out, (long long)sh->rows,
+                                            (long long)sh->cols, (long long)sh->stride, (int)p->lanes);
+        if (ce != cudaSuccess)
+            return ev_err_set(err, EV_ECUDA, "%s: launch: %s", p->entry, cudaGetErrorString(ce));
+    } else if (e->rows == -2)
         ((ev_short_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride, (int)sp);
     else if (e->rows == 0)
         ((ev_default_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
@@ -150,56 +176,4 @@ extern "C" ev_status ev_cuda_ceiling_launch(const void *buf, size_t n, int sms, 
     (void)cudaGetLastError();
     ev_ceiling<<<sms * 4, 512, 0, (cudaStream_t)stream>>>((const uint4 *)buf, (long long)(n / 16), sink);
     return ev_launch_status("ev_ceiling", err);
-}
-
-/* The split-row experiment's entries, by op and dtype (reduce_split.cuh). */
-typedef void (*ev_split_fn)(const void *, void *, long long, long long, long long, int);
-static const struct {
-    const char *name;
-    ev_split_fn fn;
-} ev_split_entries[] = {
-    {"reduce_sum_fp32_split", reduce_sum_fp32_split}, {"reduce_sum_fp16_split", reduce_sum_fp16_split},
-    {"reduce_sum_bf16_split", reduce_sum_bf16_split}, {"reduce_max_fp32_split", reduce_max_fp32_split},
-    {"reduce_max_fp16_split", reduce_max_fp16_split}, {"reduce_max_bf16_split", reduce_max_bf16_split},
-};
-
-extern "C" ev_status ev_cuda_split_launch(const ev_binding *b, void *stream, char *entry, size_t cap, ev_err *err)
-{
-    const ev_shape *sh = &b->shape;
-    int t = (int)ev_reduce_lanes(sh->cols, sh->dtype), g = ev_split_blocks(t);
-    char name[64];
-    snprintf(name, sizeof name, "%s_%s_split", sh->op == EV_OP_SUM ? "reduce_sum" : "reduce_max",
-             ev_dtype_name(sh->dtype));
-    if (entry)
-        snprintf(entry, cap, "%s", name);
-    if (g < 1)
-        return ev_err_set(err, EV_EINVAL, "split: rows of %lld columns have 32 lanes: nothing to split",
-                          (long long)sh->cols);
-    if (sh->rows > 0x7fffffff / g)
-        return ev_err_set(err, EV_EINVAL, "split: %lld rows x %d blocks exceed a grid", (long long)sh->rows, g);
-    if (sh->rows == 0)
-        return EV_OK;
-    ev_split_fn fn = NULL;
-    for (size_t i = 0; i < sizeof ev_split_entries / sizeof ev_split_entries[0]; i++)
-        if (strcmp(ev_split_entries[i].name, name) == 0)
-            fn = ev_split_entries[i].fn;
-    if (fn == NULL)
-        return ev_err_set(err, EV_EINVAL, "split: no entry %s", name);
-    cudaLaunchConfig_t cfg = {};
-    cudaLaunchAttribute at[1] = {};
-    cfg.gridDim = dim3((unsigned)(sh->rows * g));
-    cfg.blockDim = dim3((unsigned)(t / g));
-    cfg.stream = (cudaStream_t)stream;
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = (unsigned)g;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
-    (void)cudaGetLastError();
-    cudaError_t e = cudaLaunchKernelEx(&cfg, fn, b->in, b->out, (long long)sh->rows, (long long)sh->cols,
-                                       (long long)sh->stride, t);
-    if (e != cudaSuccess)
-        return ev_err_set(err, EV_ECUDA, "%s: launch: %s", name, cudaGetErrorString(e));
-    return ev_launch_status(name, err);
 }

@@ -45,6 +45,14 @@ int64_t ev_reduce_vec(ev_dtype d);
  * .cuh; reduce.cu checks they agree), so EV_SHORT_PROGRAM / p rows. */
 int64_t ev_short_threads(int64_t cols, ev_dtype d);
 #define EV_SHORT_PROGRAM 128
+/* The split schedule's programs a row G (kernels/reduce_split.cuh): for
+ * rows whose padded width W holds more than 64 KiB (t = EV_MAX_LANES
+ * lanes, each folding several 64-byte blocks), EV_SPLIT_PROGRAMS blocks
+ * of t / G threads (a thread block cluster of the portable size); 0 for
+ * shorter rows, whose lanes fold one block each and gain nothing from a
+ * split but its cluster barriers (docs/perf-notes.md, the split row). */
+int64_t ev_split_programs(int64_t cols, ev_dtype d);
+#define EV_SPLIT_PROGRAMS 8
 
 /*
  * Reduces rows [r0, r1) of a checked binding on the calling thread (host

@@ -24,12 +24,6 @@ extern "C" {
  * the binding; EV_ECUDA with the CUDA error text otherwise. */
 ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_binding *b, void *stream, ev_err *err);
 
-/* The split-row experiment (reduce_split.cuh; kernel-bench only, not a
- * selector schedule): row r by a cluster of G = min(8, t / 32) blocks of
- * t / G threads.  The entry's name goes to entry (cap bytes) when non-NULL.
- * EV_EINVAL for rows of 32 lanes (nothing to split) or too many rows. */
-ev_status ev_cuda_split_launch(const ev_binding *b, void *stream, char *entry, size_t cap, ev_err *err);
-
 /* The floor: the empty kernel "ev_floor" on (1, 1, 1) x (32, 1, 1). */
 ev_status ev_cuda_floor_launch(void *stream, ev_err *err);
 /* The ceiling: "ev_ceiling" streams n bytes (16-byte aligned buffer, n a

@@ -1,17 +1,19 @@
 /*
- * reduce_split.cuh: the split-row experiment (issue 18): a row's lanes
- * spread over a thread block cluster, so that few long rows use many SMs.
- * Not a selector schedule yet: kernel-bench times and validates it
- * (ev_cuda_split_launch, reduce_cuda.h) beside the schedules.
+ * reduce_split.cuh: the split schedule (issue 18): one long row spread over
+ * a thread block cluster, so that few long rows use many SMs.  A selector
+ * schedule (EV_SCHED_SPLIT) for rows whose padded width holds more than
+ * 64 KiB (ev_split_programs, kernels/reduce_cpu.h): there the row has t =
+ * 1024 documented lanes (kernels/reduce_cpu.h), each folding several
+ * 64-byte blocks one after another, and the split divides that serial
+ * fold by G.  On shorter rows each lane folds one block and a split adds
+ * only its two cluster barriers (measured: docs/perf-notes.md).
  *
  * Variants, one line each:
- *   reduce_{sum,max}_{fp32,fp16,bf16}_split   row r by cluster r of G
- *                                             blocks of t / G threads
+ *   reduce_{sum,max}_{fp32,fp16,bf16}_split   row r by cluster r of G = 8
+ *                                             blocks of t / G = 128 threads
  *
- * For a row of t >= 64 documented lanes (kernels/reduce_cpu.h), G =
- * min(8, t / 32) blocks (8: the portable cluster size) form one cluster a
- * row; block j of the cluster executes lanes j * (t / G) .. (j + 1) * (t /
- * G) - 1, whole warps of the documented order.
+ * Block j of row r's cluster (blockIdx.x = r * G + j) executes lanes j *
+ * (t / G) .. (j + 1) * (t / G) - 1, whole warps of the documented order.
  * How the order is kept: each lane folds its chunks (lane, lane + t, ...,
  * with t the row's lane count, not the block's size) exactly as the
  * default does, and each warp's slot tree and lane butterfly are its own;
@@ -33,12 +35,6 @@
 #include "reduce_default.cuh"
 
 #define EV_SPLIT_BLOCK_MAX 128 /* t / G for t = 1024, G = 8 */
-
-/* Blocks a row of t lanes takes (0: t = 32, no split). */
-__host__ __device__ __forceinline__ int ev_split_blocks(int t)
-{
-    return t < 64 ? 0 : t / 32 < 8 ? t / 32 : 8;
-}
 
 template <int OP, int DT, int T, int G>
 __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride)
@@ -89,17 +85,14 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
     cl.sync();
 }
 
+/* t is the plan's lane count, 1024 wherever split applies (the launch
+ * checks the plan against the binding, reduce.cu). */
 #define EV_SPLIT_ENTRY(opname, dtname, OP, DT)                                                         \
     extern "C" __global__ void __launch_bounds__(EV_SPLIT_BLOCK_MAX) reduce_##opname##_##dtname##_split( \
         const void *in, void *out, long long R, long long N, long long stride, int t)                  \
     {                                                                                                  \
-        switch (t) {                                                                                   \
-        case 64: ev_split_program<OP, DT, 64, 2>(in, out, R, N, stride); break;                        \
-        case 128: ev_split_program<OP, DT, 128, 4>(in, out, R, N, stride); break;                      \
-        case 256: ev_split_program<OP, DT, 256, 8>(in, out, R, N, stride); break;                      \
-        case 512: ev_split_program<OP, DT, 512, 8>(in, out, R, N, stride); break;                      \
-        default: ev_split_program<OP, DT, 1024, 8>(in, out, R, N, stride); break;                      \
-        }                                                                                              \
+        (void)t;                                                                                       \
+        ev_split_program<OP, DT, 1024, 8>(in, out, R, N, stride);                                      \
     }
 
 EV_SPLIT_ENTRY(sum, fp32, EV_OP_SUM_, EV_DT_FP32_)

@@ -24,6 +24,10 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
         return ev_err_set(err, EV_EINVAL, "selector: %lld cpu threads", (long long)threads);
     b = ev_sched_rows_of(sched, B, s->cols, s->dtype);
     t = ev_reduce_lanes(s->cols, s->dtype);
+    if (b < 1 && sched == EV_SCHED_SPLIT)
+        return ev_err_set(err, EV_EINVAL,
+                          "selector: split is for rows over 64 KiB padded, not %lld %s elements",
+                          (long long)s->cols, ev_dtype_name(s->dtype));
     if (b < 1)
         return ev_err_set(
             err, EV_EINVAL,
@@ -38,10 +42,16 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
     p.sched = sched;
     p.rows_per_program = b;
     p.lanes = t;
-    p.grid[0] = n;
+    p.cluster = be == EV_SEL_CUDA ? ev_sched_split_of(sched, s->cols, s->dtype) : 1;
+    if (n > INT64_MAX / p.cluster)
+        return ev_err_set(err, EV_EINVAL, "selector: %lld rows over %lld programs each overflow a grid",
+                          (long long)s->rows, (long long)p.cluster);
+    p.grid[0] = n * p.cluster;
     p.grid[1] = p.grid[2] = 1;
     p.block[1] = p.block[2] = 1;
-    if (be == EV_SEL_CUDA && sched == EV_SCHED_SHORT) {
+    if (be == EV_SEL_CUDA && sched == EV_SCHED_SPLIT) {
+        p.block[0] = t / p.cluster;
+    } else if (be == EV_SEL_CUDA && sched == EV_SCHED_SHORT) {
         p.block[0] = EV_SHORT_PROGRAM;
     } else if (be == EV_SEL_CUDA) {
         p.block[0] = b * t > 1024 || b > 1024 ? 1024 : b * t;

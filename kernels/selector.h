@@ -9,10 +9,13 @@
  *   b      = rows per program, ev_sched_rows_of (B for default, K for
  *            rowsK; short: EV_SHORT_PROGRAM / ev_short_threads(N, dtype),
  *            and only for rows of at most 32 chunks: EV_EINVAL otherwise)
- *   block  = (min(b * t, 1024), 1, 1); short: (EV_SHORT_PROGRAM, 1, 1)
- *   grid   = (ceil(R / b), 1, 1)   (R = 0: nothing is launched)
+ *   block  = (min(b * t, 1024), 1, 1); short: (EV_SHORT_PROGRAM, 1, 1);
+ *            split: (t / G, 1, 1), G = ev_split_programs(N, dtype)
+ *   grid   = (ceil(R / b) * G, 1, 1)   (G = 1 but for split; R = 0:
+ *            nothing is launched); split launches clusters of G blocks
  * The cpu backend's receipt: the same entry name, grid = (tasks, 1, 1) and
- * block = (rows per task, 1, 1).
+ * block = (rows per task, 1, 1); split runs a row a task there (G = 1: a
+ * host thread has no cluster to spread a row over).
  * The decision is the cost model's (ev_model_decide) for any binding,
  * among the protocol's declared schedules; without coefficients the
  * default is kept.
@@ -36,6 +39,7 @@ typedef struct ev_launch_plan {
     ev_sched sched;
     int64_t rows_per_program; /* b */
     int64_t lanes;            /* t */
+    int64_t cluster;          /* G: blocks a row (split), 1 otherwise */
 } ev_launch_plan;
 
 /* Backends the plan is made for. */

@@ -1061,6 +1061,35 @@ START_TEST(test_selector_plans_short_only_for_rows_of_at_most_32_chunks)
 }
 END_TEST
 
+/* split (reduce_split.cuh): on cuda a row of more than 64 KiB padded is a
+ * cluster of G = 8 blocks of t / G = 128 threads, grid R G; on cpu a row a
+ * task (grid R, block 1, cluster 1); shorter rows are refused with the
+ * reason, and every other schedule plans a cluster of 1. */
+START_TEST(test_selector_plans_split_as_a_cluster_of_8_blocks_a_long_row)
+{
+    ev_shape a = {EV_OP_SUM, EV_DTYPE_FP32, 32, 1048576, 1048576};
+    ev_launch_plan p;
+    ev_err err;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_SPLIT, 4, 0, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp32_split");
+    ck_assert_int_eq(p.lanes, 1024);
+    ck_assert_int_eq(p.cluster, 8);
+    ck_assert_int_eq(p.block[0], 128);
+    ck_assert_int_eq(p.grid[0], 256);
+    ck_assert_int_eq(p.rows_per_program, 1);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &a, EV_SCHED_SPLIT, 4, 2, &p, &err), EV_OK);
+    ck_assert_int_eq(p.cluster, 1);
+    ck_assert_int_eq(p.grid[0], 32);
+    ck_assert_int_eq(p.block[0], 1);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_ROWS1, 4, 0, &p, &err), EV_OK);
+    ck_assert_int_eq(p.cluster, 1);
+    ck_assert_int_eq(p.grid[0], 32);
+    a.cols = a.stride = 16384; /* exactly 64 KiB */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_SPLIT, 4, 0, &p, &err), EV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "over 64 KiB") != NULL, "%s", err.msg);
+}
+END_TEST
+
 /* Builds the suite. */
 static Suite *kernels_suite(void)
 {
@@ -1100,6 +1129,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_pool_runs_every_task_exactly_once_across_batches);
     tcase_add_test(misc, test_selector_reproduces_the_seed_decisions_and_launch_shapes);
     tcase_add_test(misc, test_selector_plans_short_only_for_rows_of_at_most_32_chunks);
+    tcase_add_test(misc, test_selector_plans_split_as_a_cluster_of_8_blocks_a_long_row);
     suite_add_tcase(s, conv);
     suite_add_tcase(s, red);
     suite_add_tcase(s, misc);

@@ -27,6 +27,7 @@
 
 #include "json.h"
 #include "model/model.h"
+#include "reduce_cpu.h"
 #include "store/store.h"
 
 /* ---- helpers ---------------------------------------------------------------- */
@@ -515,6 +516,76 @@ START_TEST(test_short_rows_per_program_are_128_over_its_threads_a_row)
     ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_DEFAULT, 8, 1024, EV_DTYPE_FP16), 8);
     ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_ROWS4, 8, 1024, EV_DTYPE_FP16), 4);
     ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_COUNT, 8, 1024, EV_DTYPE_FP16), 0);
+}
+END_TEST
+
+/* split applies where the padded row holds more than 64 KiB
+ * (ev_split_programs): G = 8 programs of one row each, b = 1; everything
+ * else has G = 1.  16384 fp32 columns are exactly 64 KiB: not split's. */
+START_TEST(test_split_applies_only_to_rows_over_64_kib_padded)
+{
+    ck_assert_int_eq(ev_split_programs(16384, EV_DTYPE_FP32), 0);
+    ck_assert_int_eq(ev_split_programs(16385, EV_DTYPE_FP32), 8);
+    ck_assert_int_eq(ev_split_programs(32768, EV_DTYPE_BF16), 0);
+    ck_assert_int_eq(ev_split_programs(32769, EV_DTYPE_FP16), 8);
+    ck_assert_int_eq(ev_split_programs(1048576, EV_DTYPE_FP32), 8);
+    ck_assert_int_eq(ev_split_programs(0, EV_DTYPE_FP32), 0);
+    ck_assert_int_eq(ev_split_programs(INT64_MAX, EV_DTYPE_FP32), 0);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_SPLIT, 4, 1048576, EV_DTYPE_FP32), 1);
+    ck_assert_int_eq(ev_sched_rows_of(EV_SCHED_SPLIT, 4, 8191, EV_DTYPE_BF16), 0);
+    ck_assert_int_eq(ev_sched_split_of(EV_SCHED_SPLIT, 1048576, EV_DTYPE_FP32), 8);
+    ck_assert_int_eq(ev_sched_split_of(EV_SCHED_SPLIT, 8192, EV_DTYPE_FP32), 0);
+    ck_assert_int_eq(ev_sched_split_of(EV_SCHED_ROWS1, 1048576, EV_DTYPE_FP32), 1);
+    ck_assert_int_eq(ev_sched_split_of(EV_SCHED_DEFAULT, 1048576, EV_DTYPE_FP32), 1);
+    ev_sched s;
+    ck_assert_int_eq(ev_sched_parse("split", &s), 0);
+    ck_assert_int_eq(s, EV_SCHED_SPLIT);
+    ck_assert_str_eq(ev_sched_name(EV_SCHED_SPLIT), "split");
+}
+END_TEST
+
+/* split's features in the seed's form: P = R G programs of b = 1 row of W
+ * / G columns, D = ceil(P / S) b W / G.  32x1048576 fp32, S = 132: P =
+ * 256, D = 2 x 131072; rows1 there: P = 32, D = 1048576.  G = 1 is
+ * ev_model_features; a G that does not divide W is refused. */
+START_TEST(test_split_features_count_g_programs_a_row_of_w_over_g)
+{
+    ev_features f, g;
+    ck_assert(ev_sched_features(EV_SCHED_SPLIT, 32, 1048576, EV_DTYPE_FP32, 4, 132, &f) == EV_OK);
+    ck_assert(f.one == 1.0 && f.P == 256.0 && f.D == 262144.0);
+    ck_assert(ev_sched_features(EV_SCHED_ROWS1, 32, 1048576, EV_DTYPE_FP32, 4, 132, &f) == EV_OK);
+    ck_assert(f.P == 32.0 && f.D == 1048576.0);
+    ck_assert(ev_model_features_g(37, 257, 4, 1, 24, &f) == EV_OK);
+    ck_assert(ev_model_features(37, 257, 4, 24, &g) == EV_OK);
+    ck_assert(f.P == g.P && f.D == g.D);
+    ck_assert_int_eq(ev_model_features_g(3, 100, 1, 3, 24, &f), EV_EINVAL); /* W = 128 */
+    ck_assert_int_eq(ev_model_features_g(3, 100, 1, 0, 24, &f), EV_EINVAL);
+    ck_assert_int_eq(ev_sched_features(EV_SCHED_SPLIT, 3, 8191, EV_DTYPE_BF16, 4, 132, &f), EV_EINVAL);
+}
+END_TEST
+
+/* With the committed H200 coefficients and split declared, 32x1048576
+ * fp32 B4 takes split (predicted 15.8 us against rows1 58.9), also with B
+ * = 1, where split's b equals B but it is not the default; split is
+ * neither predicted nor chosen on 3x8191 bf16 (16 KiB rows), and without
+ * split declared the choice is rows1 as before. */
+START_TEST(test_the_h200_coefficients_pick_split_on_32x1048576)
+{
+    ev_coef c = {1.2617, 3.376e-4, 5.499e-5};
+    ev_decision d;
+    ck_assert(ev_model_decide(&c, 32, 1048576, EV_DTYPE_FP32, 4, 132, 0.05, EV_SCHEDS_ALL, &d) == EV_OK);
+    ck_assert_int_eq(d.selected, EV_SCHED_SPLIT);
+    ck_assert_int_eq(d.rows_per_program, 1);
+    ck_assert(fabs(d.predicted[EV_SCHED_SPLIT] - 15.76) < 0.01);
+    ck_assert(fabs(d.predicted[EV_SCHED_ROWS1] - 58.93) < 0.01);
+    ck_assert(ev_model_decide(&c, 32, 1048576, EV_DTYPE_FP32, 1, 132, 0.05, EV_SCHEDS_ALL, &d) == EV_OK);
+    ck_assert_int_eq(d.selected, EV_SCHED_SPLIT);
+    ck_assert(ev_model_decide(&c, 32, 1048576, EV_DTYPE_FP32, 4, 132, 0.05,
+                              EV_SCHEDS_ALL & ~EV_SCHED_BIT(EV_SCHED_SPLIT), &d) == EV_OK);
+    ck_assert_int_eq(d.selected, EV_SCHED_ROWS1);
+    ck_assert(ev_model_decide(&c, 3, 8191, EV_DTYPE_BF16, 4, 132, 0.05, EV_SCHEDS_ALL, &d) == EV_OK);
+    ck_assert(isnan(d.predicted[EV_SCHED_SPLIT]));
+    ck_assert_int_eq(d.selected, EV_SCHED_ROWS1);
 }
 END_TEST
 
@@ -1205,6 +1276,9 @@ static Suite *model_suite(void)
     Suite *s = suite_create("model");
     TCase *seed = tcase_create("seed");
     tcase_add_test(seed, test_seed_table_reproduces_the_checkpoint_coefficients);
+    tcase_add_test(seed, test_split_applies_only_to_rows_over_64_kib_padded);
+    tcase_add_test(seed, test_split_features_count_g_programs_a_row_of_w_over_g);
+    tcase_add_test(seed, test_the_h200_coefficients_pick_split_on_32x1048576);
     tcase_add_test(seed, test_seed_table_selects_rows1_for_14_cases_and_keeps_both_1024x512_defaults);
     tcase_add_test(seed, test_seed_table_policy_geomean_is_0_56989_in_full_fit_and_logo);
     tcase_add_test(seed, test_seed_table_largest_logo_residuals_match_the_checkpoint);

@@ -272,7 +272,7 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
     ck_assert_uint_ge(holdout, 12);
     ck_assert_int_eq(p.cases[16].rows, 8192);
     ck_assert_int_eq(p.cases[16].cols, 8192);
-    ck_assert_uint_eq(p.model_schedules, EV_SCHEDS_ALL); /* the model chooses among all five */
+    ck_assert_uint_eq(p.model_schedules, EV_SCHEDS_ALL); /* the model chooses among all six */
     /* short only where a row holds at most 32 chunks: 256x128 bf16 (twice),
      * 131072x256 fp16, 2048x64 fp16, 1000x100 fp16; not 17x1024 fp16 */
     ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
@@ -287,6 +287,20 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
             }
         ck_assert_uint_eq(n_short, 5);
         ck_assert_int_lt(ev_plan_find(&plan, "main/0/short/initial"), 0);
+    }
+    /* split only where a row holds more than 64 KiB padded: 32x1048576 fp32
+     * alone; not 8192x8192 fp32 or 33x16384 bf16 (32 KiB rows) */
+    {
+        size_t n_split = 0;
+        for (size_t i = 0; i < plan.n_main; i++)
+            if (!strcmp(plan.jobs[i].arm, "split")) {
+                const ev_proto_case *c = &p.cases[plan.jobs[i].case_index];
+                ck_assert_int_eq(c->rows, 32);
+                ck_assert_int_eq(c->cols, 1048576);
+                n_split++;
+            }
+        ck_assert_uint_eq(n_split, 1);
+        ck_assert_int_lt(ev_plan_find(&plan, "main/16/split/initial"), 0);
     }
     ev_plan_free(&plan);
     /* the anchors' protocol, sized for the device budget (docs/runner.md) */

@@ -281,8 +281,8 @@ const char *rp_verdict_short(const cJSON *p)
 /* Rank of a known arm in the case table (unknown arms after, bytewise). */
 static int arm_rank(const char *a)
 {
-    static const char *const order[] = {"default", "rows1", "rows2", "rows4",
-                                        "short",   "auto",  "cub",   "torch-compile"};
+    static const char *const order[] = {"default", "rows1", "rows2", "rows4",        "short",
+                                        "split",   "auto",  "cub",   "torch-compile"};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
         if (!strcmp(a, order[i]))
             return (int)i;

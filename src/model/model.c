@@ -21,7 +21,8 @@
 
 const char *const ev_coef_names[3] = {"a0", "aP", "aD"};
 
-static const char *const sched_names[EV_SCHED_COUNT] = {"default", "rows1", "rows2", "rows4", "short"};
+static const char *const sched_names[EV_SCHED_COUNT] = {"default", "rows1", "rows2",
+                                                        "rows4",   "short", "split"};
 
 /* Returns the name of s, or "?" when s is out of range. */
 const char *ev_sched_name(ev_sched s)
@@ -65,11 +66,19 @@ int64_t ev_sched_rows(ev_sched s, int64_t default_rows)
 int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt)
 {
     int64_t p;
+    if (s == EV_SCHED_SPLIT)
+        return ev_split_programs(N, dt) > 0 ? 1 : 0;
     if (s != EV_SCHED_SHORT)
         return ev_sched_rows(s, B);
     if (ev_dtype_size(dt) == 0 || (p = ev_short_threads(N, dt)) < 1)
         return 0;
     return EV_SHORT_PROGRAM / p;
+}
+
+/* See model.h. */
+int64_t ev_sched_split_of(ev_sched s, int64_t N, ev_dtype dt)
+{
+    return s == EV_SCHED_SPLIT ? ev_split_programs(N, dt) : 1;
 }
 
 /* See model.h. */
@@ -98,7 +107,13 @@ static int64_t ceil_div(int64_t a, int64_t b)
  */
 ev_status ev_model_features(int64_t R, int64_t N, int64_t b, int64_t S, ev_features *out)
 {
-    if (R < 1 || N < 1 || b < 1 || S < 1)
+    return ev_model_features_g(R, N, b, 1, S, out);
+}
+
+/* See model.h: the form's P and D with each row over G programs. */
+ev_status ev_model_features_g(int64_t R, int64_t N, int64_t b, int64_t G, int64_t S, ev_features *out)
+{
+    if (R < 1 || N < 1 || b < 1 || S < 1 || G < 1)
         return EV_EINVAL;
     int64_t W = 1;
     while (W < N) {
@@ -106,15 +121,29 @@ ev_status ev_model_features(int64_t R, int64_t N, int64_t b, int64_t S, ev_featu
             return EV_ERANGE;
         W *= 2;
     }
-    int64_t P = ceil_div(R, b);
+    if (W % G != 0)
+        return EV_EINVAL;
+    int64_t P;
+    if (__builtin_mul_overflow(ceil_div(R, b), G, &P))
+        return EV_ERANGE;
     int64_t waves = ceil_div(P, S);
     int64_t D;
-    if (__builtin_mul_overflow(waves, b, &D) || __builtin_mul_overflow(D, W, &D))
+    if (__builtin_mul_overflow(waves, b, &D) || __builtin_mul_overflow(D, W / G, &D))
         return EV_ERANGE;
     out->one = 1.0;
     out->P = (double)P;
     out->D = (double)D;
     return EV_OK;
+}
+
+/* See model.h. */
+ev_status ev_sched_features(ev_sched s, int64_t R, int64_t N, ev_dtype dt, int64_t B, int64_t S,
+                            ev_features *out)
+{
+    int64_t b = ev_sched_rows_of(s, B, N, dt), G = ev_sched_split_of(s, N, dt);
+    if (b < 1 || G < 1)
+        return EV_EINVAL;
+    return ev_model_features_g(R, N, b, G, S, out);
 }
 
 /* q = a0 + aP * P + aD * D, summed left to right. */
@@ -144,8 +173,8 @@ ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, ev_dtype dt, i
         rows[s] = ev_sched_rows_of((ev_sched)s, B, N, dt);
         d.predicted[s] = NAN;
         if (rows[s] < 1 && s >= EV_MODEL_SCHEDS)
-            continue; /* short on rows it does not apply to */
-        ev_status rc = ev_model_features(R, N, rows[s], S, &f);
+            continue; /* short or split on rows it does not apply to */
+        ev_status rc = ev_sched_features((ev_sched)s, R, N, dt, B, S, &f);
         if (rc)
             return rc;
         d.predicted[s] = ev_model_predict(c, &f);
@@ -153,7 +182,7 @@ ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, ev_dtype dt, i
     double bar = (1.0 - threshold) * d.predicted[EV_SCHED_DEFAULT];
     d.selected = EV_SCHED_DEFAULT;
     for (int s = EV_SCHED_DEFAULT + 1; s < EV_SCHED_COUNT; s++) {
-        if (!(scheds & EV_SCHED_BIT(s)) || rows[s] < 1 || rows[s] == B)
+        if (!(scheds & EV_SCHED_BIT(s)) || rows[s] < 1 || (rows[s] == B && s != EV_SCHED_SPLIT))
             continue; /* not declared, not applying, or the default itself */
         if (!(d.predicted[s] < bar))
             continue;
@@ -475,18 +504,33 @@ static int obs_fitted(const ev_obs *o, unsigned scheds)
     return o->role == EV_ROLE_CALIBRATION && (scheds & EV_SCHED_BIT(o->sched));
 }
 
+/* o's dtype into *dt.  -1 when it is not a known dtype. */
+static int obs_dtype(const ev_obs *o, ev_dtype *dt)
+{
+    char name[sizeof o->dtype + 1];
+    size_t l = bounded_len(o->dtype, sizeof o->dtype);
+    memcpy(name, o->dtype, l);
+    name[l] = '\0';
+    return ev_dtype_parse(name, dt) ? -1 : 0;
+}
+
 /* Rows per program of o's schedule (ev_sched_rows_of; 0 for an unknown
  * dtype or a schedule that does not apply). */
 static int64_t obs_rows(const ev_obs *o)
 {
     ev_dtype dt;
-    char name[sizeof o->dtype + 1];
-    size_t l = bounded_len(o->dtype, sizeof o->dtype);
-    memcpy(name, o->dtype, l);
-    name[l] = '\0';
-    if (ev_dtype_parse(name, &dt))
+    if (obs_dtype(o, &dt))
         return 0;
     return ev_sched_rows_of(o->sched, o->default_rows, o->cols, dt);
+}
+
+/* The features of o's binding under its schedule (ev_sched_features). */
+static ev_status obs_features(const ev_obs *o, int64_t sms, ev_features *f)
+{
+    ev_dtype dt;
+    if (obs_dtype(o, &dt))
+        return EV_EINVAL;
+    return ev_sched_features(o->sched, o->rows, o->cols, dt, o->default_rows, sms, f);
 }
 
 /* Validates one observation (not its relations) against the declared
@@ -523,7 +567,7 @@ static ev_status obs_check(const ev_obs *o, int64_t sms, unsigned scheds, ev_err
         return ev_err_set(err, EV_EFORMAT, "%s: schedule %s does not apply to %lld columns of %.*s", where,
                           ev_sched_name(o->sched), (long long)o->cols,
                           (int)bounded_len(o->dtype, sizeof o->dtype), o->dtype);
-    if (ev_model_features(o->rows, o->cols, obs_rows(o), sms, &f))
+    if (obs_features(o, sms, &f))
         return ev_err_set(err, EV_EFORMAT, "%s: features overflow (R, N or B too large)", where);
     return EV_OK;
 }
@@ -811,7 +855,7 @@ ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err)
     for (size_t i = 0; i < f->n_obs; i++) {
         const ev_obs *o = &f->obs[i];
         ev_features ft;
-        rc = ev_model_features(o->rows, o->cols, obs_rows(o), f->sms, &ft);
+        rc = obs_features(o, f->sms, &ft);
         if (rc) { /* checked in obs_check */
             rc = ev_err_set(err, EV_EFORMAT, "fit: features overflow");
             goto out;

@@ -23,7 +23,9 @@
 /*
  * Schedules.  default = the case's own B; rowsK = K rows per program;
  * short = several short rows a warp (kernels/reduce_short.cuh), whose
- * rows per program depend on the row (ev_sched_rows_of).  The first
+ * rows per program depend on the row (ev_sched_rows_of); split = one long
+ * row over G programs (a thread block cluster, kernels/reduce_split.cuh),
+ * G from the row (ev_sched_split_of).  The first
  * EV_MODEL_SCHEDS are the fixed-rows schedules the model always predicts;
  * which schedules it fits and chooses from is a protocol's
  * "model_schedules" (a mask of EV_SCHED_BIT, EV_SCHEDS_DEFAULT when
@@ -35,6 +37,7 @@ typedef enum ev_sched {
     EV_SCHED_ROWS2,
     EV_SCHED_ROWS4,
     EV_SCHED_SHORT,
+    EV_SCHED_SPLIT,
     EV_SCHED_COUNT
 } ev_sched;
 #define EV_MODEL_SCHEDS 4 /* default, rows1, rows2, rows4 */
@@ -58,11 +61,19 @@ int64_t ev_sched_rows(ev_sched s, int64_t default_rows);
  * Rows per program b of s on a case of default rows B and N columns of
  * dtype dt: the one definition the fit's features, the decision and the
  * selector's plan use.  B for default, K for rowsK, and for short
- * EV_SHORT_PROGRAM / ev_short_threads(N, dt) (kernels/reduce_cpu.h).
- * 0 where s does not apply (short on rows of more than 32 chunks of 16
- * bytes) or is unknown.
+ * EV_SHORT_PROGRAM / ev_short_threads(N, dt) (kernels/reduce_cpu.h), 1
+ * for split (a program holds one G-th of one row).  0 where s does not
+ * apply (short on rows of more than 32 chunks of 16 bytes, split on rows
+ * of at most 64 KiB padded: ev_split_programs) or is unknown.
  */
 int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt);
+/*
+ * Programs a row of s takes, G: ev_split_programs(N, dt) for split (0
+ * where it does not apply), 1 for every other schedule.  With b =
+ * ev_sched_rows_of, a binding of R rows has P = ceil(R / b) * G programs
+ * of b rows of W / G padded columns (docs/model.md).
+ */
+int64_t ev_sched_split_of(ev_sched s, int64_t N, ev_dtype dt);
 
 typedef struct ev_coef {
     double a0, aP, aD;
@@ -73,6 +84,19 @@ typedef struct ev_features {
     double one, P, D; /* 1, P, ceil(P/S) * b * W */
 } ev_features;
 ev_status ev_model_features(int64_t R, int64_t N, int64_t b, int64_t S, ev_features *out);
+/* As ev_model_features with each row over G programs: P = ceil(R / b) *
+ * G, D = ceil(P / S) * b * (W / G); G = 1 is ev_model_features.
+ * EV_EINVAL when G is below 1 or does not divide W. */
+ev_status ev_model_features_g(int64_t R, int64_t N, int64_t b, int64_t G, int64_t S, ev_features *out);
+/*
+ * The features of schedule s for R rows of N columns of dtype dt, default
+ * rows B, S SMs or threads: ev_model_features_g with b = ev_sched_rows_of
+ * and G = ev_sched_split_of.  The one function the fit, the decision and
+ * the verifier's refit form features with.  EV_EINVAL where s does not
+ * apply, as ev_model_features_g otherwise.  OUT: *out.
+ */
+ev_status ev_sched_features(ev_sched s, int64_t R, int64_t N, ev_dtype dt, int64_t B, int64_t S,
+                            ev_features *out);
 /* Predicted microseconds per op. */
 double ev_model_predict(const ev_coef *c, const ev_features *f);
 

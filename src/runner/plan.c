@@ -9,6 +9,7 @@
 
 #include "buf.h"
 #include "dtype.h"
+#include "model/model.h"
 #include "reduce_cpu.h"
 
 #include <stdio.h>
@@ -94,9 +95,11 @@ int ev_plan_arm_applies(const ev_protocol *proto, const char *arm, size_t ci)
 
     if (!strcmp(arm, "rows4") && proto->cases[ci].default_rows == 4)
         return 0;
-    if (!strcmp(arm, "short") &&
-        (ev_dtype_parse(proto->cases[ci].dtype, &dt) || ev_short_threads(proto->cases[ci].cols, dt) < 1))
-        return 0;
+    ev_sched s;
+    if (!ev_sched_parse(arm, &s) && s != EV_SCHED_DEFAULT &&
+        (ev_dtype_parse(proto->cases[ci].dtype, &dt) ||
+         ev_sched_rows_of(s, proto->cases[ci].default_rows, proto->cases[ci].cols, dt) < 1))
+        return 0; /* short or split on a row it does not apply to (ev_sched_rows_of) */
     if (f && f->cases) {
         for (size_t k = 0; k < f->n_cases; k++)
             if (f->cases[k] == (int64_t)ci)

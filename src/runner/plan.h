@@ -116,7 +116,8 @@ void ev_plan_keep_shard(ev_plan *plan, int64_t shard);
 int64_t ev_plan_label_round(const char *label);
 
 /* 1 when arm runs on case ci of proto: rows4 not where B is 4, short only
- * where a row holds at most 32 chunks (ev_short_threads), a fault arm
+ * where a row holds at most 32 chunks, split only on rows over 64 KiB
+ * padded (both: ev_sched_rows_of above 0), a fault arm
  * only on its cases.  Phases are the caller's business. */
 int ev_plan_arm_applies(const ev_protocol *proto, const char *arm, size_t ci);
 

@@ -746,10 +746,10 @@ int ev_arm_classify(const ev_protocol *proto, const char *arm, ev_arm_kind *kind
         ev_arm_kind kind;
         int64_t rows;
     } builtin[] = {
-        {"default", EV_ARM_NATIVE, 0},      {"rows1", EV_ARM_NATIVE, 1},    {"rows2", EV_ARM_NATIVE, 2},
-        {"rows4", EV_ARM_NATIVE, 4},        {"short", EV_ARM_NATIVE, 0},    {"auto", EV_ARM_AUTO, 0},
-        {"floor", EV_ARM_FLOOR, 0},         {"ceiling", EV_ARM_CEILING, 0}, {"cub", EV_ARM_CUB, 0},
-        {"torch-compile", EV_ARM_TORCH, 0},
+        {"default", EV_ARM_NATIVE, 0}, {"rows1", EV_ARM_NATIVE, 1},        {"rows2", EV_ARM_NATIVE, 2},
+        {"rows4", EV_ARM_NATIVE, 4},   {"short", EV_ARM_NATIVE, 0},        {"split", EV_ARM_NATIVE, 0},
+        {"auto", EV_ARM_AUTO, 0},      {"floor", EV_ARM_FLOOR, 0},         {"ceiling", EV_ARM_CEILING, 0},
+        {"cub", EV_ARM_CUB, 0},        {"torch-compile", EV_ARM_TORCH, 0},
     };
 
     for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)

@@ -276,11 +276,11 @@ void vd_selector(vd_ctx *x)
                 if (is_auto && have_coef)
                     snprintf(why, sizeof why,
                              " (the model selects %s: predicted default %.6g, rows1 %.6g, rows2 %.6g, rows4 "
-                             "%.6g, short %.6g us; S = %lld, threshold %g)",
+                             "%.6g, short %.6g, split %.6g us; S = %lld, threshold %g)",
                              ev_sched_name(dec.selected), dec.predicted[EV_SCHED_DEFAULT],
                              dec.predicted[EV_SCHED_ROWS1], dec.predicted[EV_SCHED_ROWS2],
-                             dec.predicted[EV_SCHED_ROWS4], dec.predicted[EV_SCHED_SHORT], (long long)th,
-                             thr);
+                             dec.predicted[EV_SCHED_ROWS4], dec.predicted[EV_SCHED_SHORT],
+                             dec.predicted[EV_SCHED_SPLIT], (long long)th, thr);
                 else if (is_auto)
                     snprintf(why, sizeof why, " (model.json has no fit: the default is kept)");
                 vr_fail(x->r, VR_REDERIVE, VV,
