@@ -15,10 +15,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "reduce_candidates.cuh"
-#include "reduce_short.cuh"
-#include "reduce_split.cuh"
-
 extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 #include "status.h"
 #include "model/model.h"
@@ -26,9 +22,13 @@ extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 #include "reduce_cuda.h"
 }
 
+#include "reduce_candidates.cuh"
+#include "reduce_short.cuh"
+#include "reduce_split.cuh"
+
 static_assert(EV_SHORT_BLOCK == EV_SHORT_PROGRAM, "the short program's size: reduce_short.cuh and reduce_cpu.h");
-static_assert(EV_SPLIT_PROGRAMS == 8 && EV_MAX_LANES / EV_SPLIT_PROGRAMS == EV_SPLIT_BLOCK_MAX,
-              "the split row's cluster: reduce_split.cuh (t = 1024: G = 8 blocks of 128) and reduce_cpu.h");
+static_assert(EV_SPLIT_PROGRAMS >= 2 && EV_SPLIT_PROGRAMS <= 16 && EV_MAX_LANES % (32 * EV_SPLIT_PROGRAMS) == 0,
+              "the split row's cluster: G blocks of whole warps, at most 16 (reduce_split.cuh, reduce_cpu.h)");
 
 /* in is nothing, out is nothing: the launch floor. */
 extern "C" __global__ void ev_floor(void)
@@ -146,6 +146,16 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         at[0].val.clusterDim.z = 1;
         cfg.attrs = at;
         cfg.numAttrs = 1;
+        cudaStreamCaptureStatus cap = cudaStreamCaptureStatusNone;
+        if (g > 8 && cudaStreamIsCapturing(s, &cap) == cudaSuccess && cap == cudaStreamCaptureStatusNone) {
+            /* more than the portable 8 blocks a cluster: allowed per
+             * function, set outside a capture (the first, validated launch
+             * of every job is not captured) */
+            cudaError_t ae = cudaFuncSetAttribute(e->func, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+            if (ae != cudaSuccess)
+                return ev_err_set(err, EV_ECUDA, "%s: cluster of %lld: %s", p->entry, (long long)g,
+                                  cudaGetErrorString(ae));
+        }
         cudaError_t ce = cudaLaunchKernelEx(&cfg, (ev_split_fn)e->func, b->in, b->out, (long long)sh->rows,
                                             (long long)sh->cols, (long long)sh->stride, (int)p->lanes);
         if (ce != cudaSuccess)

@@ -52,7 +52,9 @@ int64_t ev_short_threads(int64_t cols, ev_dtype d);
  * shorter rows, whose lanes fold one block each and gain nothing from a
  * split but its cluster barriers (docs/perf-notes.md, the split row). */
 int64_t ev_split_programs(int64_t cols, ev_dtype d);
+#ifndef EV_SPLIT_PROGRAMS /* a build may try another (a power of two, 2 .. 16) */
 #define EV_SPLIT_PROGRAMS 8
+#endif
 
 /*
  * Reduces rows [r0, r1) of a checked binding on the calling thread (host

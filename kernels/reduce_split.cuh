@@ -34,7 +34,10 @@
 
 #include "reduce_default.cuh"
 
-#define EV_SPLIT_BLOCK_MAX 128 /* t / G for t = 1024, G = 8 */
+/* EV_MAX_LANES and EV_SPLIT_PROGRAMS: reduce_cpu.h, which the including
+ * .cu file includes first (inside its extern "C" block) */
+
+#define EV_SPLIT_BLOCK_MAX (EV_MAX_LANES / EV_SPLIT_PROGRAMS) /* t / G: 128 for t = 1024, G = 8 */
 
 template <int OP, int DT, int T, int G>
 __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride)
@@ -92,7 +95,7 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
         const void *in, void *out, long long R, long long N, long long stride, int t)                  \
     {                                                                                                  \
         (void)t;                                                                                       \
-        ev_split_program<OP, DT, 1024, 8>(in, out, R, N, stride);                                      \
+        ev_split_program<OP, DT, EV_MAX_LANES, EV_SPLIT_PROGRAMS>(in, out, R, N, stride);                                      \
     }
 
 EV_SPLIT_ENTRY(sum, fp32, EV_OP_SUM_, EV_DT_FP32_)

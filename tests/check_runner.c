@@ -32,6 +32,7 @@
 #include "runner/protocol.h"
 #include "runner/snapshot.h"
 #include "runner/worker.h"
+#include "runner/job.h"
 #include "selector.h"
 #include "store/outcome.h"
 #include "store/store.h"
@@ -1822,7 +1823,7 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     memset(&cfg, 0, sizeof cfg);
     cfg.host_threads = proto->host_threads;
     cfg.ref = proto->ref_cpu;
-    ck_assert_int_eq(ev_worker_input(proto, ci, &shape, &in, &len, &err), EV_OK);
+    ck_assert_int_eq(ev_job_input(proto, ci, &shape, &in, &len, &err), EV_OK);
     job->c = proto->cases[ci];
     job->input = in;
     job->input_len = len;
@@ -1833,7 +1834,7 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     ck_assert_int_eq(ev_backend_cpu_ops.poison(impl, 0xff, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.launch(impl, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, out, b.out_len, &err), EV_OK);
-    ev_worker_check(proto, &shape, in, NULL, out, &v);
+    ev_job_check(proto, &shape, in, NULL, out, &v);
     ck_assert_msg(v.passed, "case %lld arm %s: %lld mismatches", (long long)ci, job->arm,
                   (long long)v.mismatches);
     ck_assert_int_eq(ev_backend_cpu_ops.capture(impl, 100, &nodes, &n_nodes, &err), EV_OK);
@@ -2274,6 +2275,39 @@ START_TEST(test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_v
 }
 END_TEST
 
+/* Two rounds (rounds > 1: every main job once a round) and a --cases
+ * subset, each as two shards: the merged bundle verifies and its plan is
+ * a one-process run's of the same protocol and subset (floor and ceiling
+ * once a shard); the two-round plan holds round-2 jobs, the subset's
+ * three cases (numbered 0-2 in the subset). */
+START_TEST(test_two_rounds_and_a_cases_subset_run_as_two_shards_merge_and_verify)
+{
+    char script[4096];
+    static const char *const variants[][3] = {
+        {"s/\"seed\": 11,/\"seed\": 11, \"rounds\": 2,/", "", "grep -q '/round-2$' $D/one.txt"},
+        {"s/x/x/", "--cases 0,2,3", "test $(grep -c '^main/[0-9]*/default/' $D/one.txt) = 3"},
+    };
+    for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
+        snprintf(
+            script, sizeof script,
+            "rm -f $D/*.db* $D/all.zip; sed '%s' $P > $D/p2.json; P=$D/p2.json; C='%s'; "
+            "for i in 0 1; do $E run --protocol $P $C --shard $i/2 --phase main --db $D/s$i.db || exit 10; "
+            "done; $E merge $D/s0.db $D/s1.db --out $D/main.db || exit 11; "
+            "for i in 0 1; do $E run --protocol $P $C --shard $i/2 --phase rest --main $D/main.db "
+            "--db $D/s$i.db || exit 12; done; "
+            "$E merge $D/s0.db $D/s1.db --out $D/all.db || exit 13; "
+            "$E export --db $D/all.db --out $D/all.zip || exit 14; $V $D/all.zip || exit 15; "
+            "$E run --protocol $P $C --db $D/one.db >/dev/null || exit 20; "
+            "sqlite3 $D/one.db \"select job_key from jobs where phase != 'rescue'\" | sort >$D/one.txt; "
+            "sqlite3 $D/all.db \"select job_key from jobs where phase != 'rescue'\" "
+            "| sed 's,/shard-[01]$,,' | sort -u >$D/all.txt; cmp $D/one.txt $D/all.txt || exit 21; %s || "
+            "exit 22",
+            variants[k][0], variants[k][1], variants[k][2]);
+        ck_assert_msg(shard_sh(script) == 0, "variant %zu (see %s/sh.log)", k, dir);
+    }
+}
+END_TEST
+
 START_TEST(test_a_bundle_of_one_shard_fails_naming_the_missing_shard_and_its_jobs)
 {
     ck_assert_int_eq(shard_sh(shard_pipeline), 0);
@@ -2459,6 +2493,7 @@ int main(void)
     tcase_add_test(tc, test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms);
     tcase_add_test(tc, test_shard_options_are_refused_in_one_line_when_malformed);
     tcase_add_test(tc, test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_verifies);
+    tcase_add_test(tc, test_two_rounds_and_a_cases_subset_run_as_two_shards_merge_and_verify);
     tcase_add_test(tc, test_a_bundle_of_one_shard_fails_naming_the_missing_shard_and_its_jobs);
     tcase_add_test(tc,
                    test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_and_an_existing_output);

@@ -23,7 +23,7 @@
 #include "backend.h"
 #include "buf.h"
 #include "proc.h"
-#include "worker.h"
+#include "torch_peer.h"
 
 void ev_torch_cache_path(const char *db_path, int64_t run_id, char *buf, size_t cap)
 {

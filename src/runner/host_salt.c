@@ -23,7 +23,9 @@ typedef struct salt_scan {
 static ev_status on_invocation(void *ctx, const ev_row *row)
 {
     salt_scan *sc = ctx;
-    const char *env = ev_row_text(row, 5);
+    ev_invocation_rec inv;
+    ev_row_invocation(row, &inv);
+    const char *env = inv.env_json;
     if (sc->seen_env || !env)
         return EV_OK;
     sc->seen_env = 1;
@@ -44,8 +46,10 @@ typedef struct run_list {
 static ev_status on_run(void *ctx, const ev_row *row)
 {
     run_list *l = ctx;
+    ev_run_rec run;
+    ev_row_run(row, &run);
     if (l->n < sizeof l->ids / sizeof l->ids[0])
-        l->ids[l->n++] = ev_row_i64(row, 0);
+        l->ids[l->n++] = run.run_id;
     return EV_OK;
 }
 

@@ -50,8 +50,10 @@ typedef struct msrc {
 static ev_status on_runs(void *ctx, const ev_row *r)
 {
     msrc *m = ctx;
+    ev_run_rec run;
+    ev_row_run(r, &run);
     m->n_runs++;
-    m->run = ev_row_i64(r, 0);
+    m->run = run.run_id;
     return EV_OK;
 }
 
@@ -59,28 +61,29 @@ static ev_status on_runs(void *ctx, const ev_row *r)
 static ev_status on_run(void *ctx, const ev_row *r)
 {
     msrc *m = ctx;
-    size_t len = 0;
-    const void *b = ev_row_blob(r, 9, &len);
-    snprintf(m->protocol_id, sizeof m->protocol_id, "%s", ev_row_text(r, 1));
-    snprintf(m->backend, sizeof m->backend, "%s", ev_row_text(r, 3));
-    snprintf(m->commit, sizeof m->commit, "%s", ev_row_text(r, 5));
-    m->dirty = ev_row_i64(r, 6);
-    snprintf(m->tree, sizeof m->tree, "%s", ev_row_text(r, 7));
-    return b ? ev_buf_append(&m->bytes, b, len) : EV_OK;
+    ev_run_rec run;
+    ev_row_run(r, &run);
+    snprintf(m->protocol_id, sizeof m->protocol_id, "%s", run.protocol_id);
+    snprintf(m->backend, sizeof m->backend, "%s", run.backend);
+    snprintf(m->commit, sizeof m->commit, "%s", run.git_commit);
+    m->dirty = run.git_dirty;
+    snprintf(m->tree, sizeof m->tree, "%s", run.source_tree_hash);
+    return run.protocol ? ev_buf_append(&m->bytes, run.protocol, run.protocol_len) : EV_OK;
 }
 
 /* EV_Q_SHARDS: the store's shard, and whether it ran the rest phase. */
 static ev_status on_shards(void *ctx, const ev_row *r)
 {
     msrc *m = ctx;
-    int64_t i = ev_row_i64(r, 1), n = ev_row_i64(r, 2);
+    ev_shard_rec sh;
+    ev_row_shard(r, &sh);
     if (m->index < 0) {
-        m->index = i;
-        m->count = n;
-    } else if (m->index != i || m->count != n) {
+        m->index = sh.shard_index;
+        m->count = sh.shard_count;
+    } else if (m->index != sh.shard_index || m->count != sh.shard_count) {
         m->mixed = 1;
     }
-    if (!strcmp(ev_row_text(r, 3), "rest"))
+    if (!strcmp(sh.phase, "rest"))
         m->rest = 1;
     return EV_OK;
 }
@@ -98,10 +101,12 @@ static ev_status on_jobs(void *ctx, const ev_row *r)
         m->cap_jobs = c;
     }
     mjob *j = &m->jobs[m->n_jobs];
+    ev_job_rec jr;
+    ev_row_job(r, &jr);
     memset(j, 0, sizeof *j);
-    j->job_id = ev_row_i64(r, 0);
+    j->job_id = jr.job_id;
     j->outcome = EV_OUT_INTERRUPTED;
-    if (!(j->key = strdup(ev_row_text(r, 1))))
+    if (!(j->key = strdup(jr.job_key)))
         return EV_ENOMEM;
     m->n_jobs++;
     return EV_OK;
@@ -119,11 +124,12 @@ static int cmp_job_id(const void *k, const void *e)
 static ev_status on_outcome(void *ctx, const ev_row *r)
 {
     msrc *m = ctx;
-    int64_t id = ev_row_i64(r, 1), att = ev_row_i64(r, 2);
-    mjob *j = bsearch(&id, m->jobs, m->n_jobs, sizeof *m->jobs, cmp_job_id);
+    ev_outcome_rec oc;
+    ev_row_outcome(r, &oc);
+    mjob *j = bsearch(&oc.job_id, m->jobs, m->n_jobs, sizeof *m->jobs, cmp_job_id);
     ev_outcome o;
-    if (j && att > j->last_attempt && !ev_outcome_parse(ev_row_text(r, 3), &o)) {
-        j->last_attempt = att;
+    if (j && oc.attempt > j->last_attempt && !ev_outcome_parse(oc.outcome, &o)) {
+        j->last_attempt = oc.attempt;
         j->outcome = o;
     }
     return EV_OK;
@@ -133,9 +139,11 @@ static ev_status on_outcome(void *ctx, const ev_row *r)
 static ev_status on_fit(void *ctx, const ev_row *r)
 {
     msrc *m = ctx;
+    ev_fit_rec f;
+    ev_row_fit(r, &f);
     free(m->fit);
-    m->fit_ns = ev_row_i64(r, 1);
-    return (m->fit = strdup(ev_row_text(r, 2))) ? EV_OK : EV_ENOMEM;
+    m->fit_ns = f.created_ns;
+    return (m->fit = strdup(f.model_json)) ? EV_OK : EV_ENOMEM;
 }
 
 /* Opens and reads one shard's store into *m (m->path set). */

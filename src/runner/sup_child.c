@@ -270,23 +270,3 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
     ev_buf_free(&tail);
     return rc;
 }
-
-/* Fills facts for ev_outcome_derive from a process row's values. */
-ev_outcome sup_derive(int has_process, const ev_process_row *p, int validation_failed)
-{
-    ev_process_facts f;
-    memset(&f, 0, sizeof f);
-    f.has_process = has_process;
-    if (has_process) {
-        f.has_exit = p->has_exit;
-        f.exit_code = p->exit_code;
-        f.has_signal = p->has_signal;
-        f.signal = p->signal;
-        f.timed_out = p->timed_out;
-        f.interrupted = p->interrupted;
-        f.skipped = p->skipped;
-        f.records_ok = p->records_ok;
-        f.validation_failed = validation_failed;
-    }
-    return ev_outcome_derive(&f);
-}

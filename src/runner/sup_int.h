@@ -191,7 +191,6 @@ ev_status sup_on_lines(sup *s, att *a, ev_buf *buf);
 void sup_proto_err(att *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* sup_child.c */
-ev_outcome sup_derive(int has_process, const ev_process_row *p, int validation_failed);
 ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err);
 ev_status sup_spawn_worker(sup *s, char *const argv[], int gated, wproc *w, ev_err *err);
 void sup_wproc_cancel(wproc *w);

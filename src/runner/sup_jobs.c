@@ -239,7 +239,9 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     if (rc)
         return rc;
     j->has_outcome = 1;
-    j->outcome = sup_derive(1, &p, a.validation_failed);
+    ev_process_facts f;
+    ev_process_row_facts(&p, a.validation_failed, &f);
+    j->outcome = ev_outcome_derive(&f);
     snprintf(j->skip_reason, sizeof j->skip_reason, "%.159s", a.skipped ? a.skip_reason : "");
     s->done++;
     s->job_s_sum += (double)ce.wall_ns / 1e9;

@@ -46,18 +46,19 @@ static ev_status on_job(void *ctx, const ev_row *r)
     load_ctx *l = ctx;
     sup *s = l->s;
     jstate *j;
-    const char *key = ev_row_text(r, 1);
+    ev_job_rec jr;
 
+    ev_row_job(r, &jr);
     /* Jobs were inserted in plan order, so the next row is almost always
      * the next planned job: looked up by position, by search only when not
      * (a protocol of many cases resumes in linear time). */
-    if (l->next < s->n_js && !strcmp(s->js[l->next].pj.job_key, key)) {
-        s->js[l->next++].job_id = ev_row_i64(r, 0);
+    if (l->next < s->n_js && !strcmp(s->js[l->next].pj.job_key, jr.job_key)) {
+        s->js[l->next++].job_id = jr.job_id;
         return EV_OK;
     }
     for (size_t i = 0; i < s->n_js; i++)
-        if (!strcmp(s->js[i].pj.job_key, key)) {
-            s->js[i].job_id = ev_row_i64(r, 0);
+        if (!strcmp(s->js[i].pj.job_key, jr.job_key)) {
+            s->js[i].job_id = jr.job_id;
             return EV_OK;
         }
     /* A rescue job (not in the static plan). */
@@ -67,14 +68,14 @@ static ev_status on_job(void *ctx, const ev_row *r)
     s->js = j;
     j = &s->js[s->n_js++];
     memset(j, 0, sizeof *j);
-    j->job_id = ev_row_i64(r, 0);
-    snprintf(j->pj.job_key, sizeof j->pj.job_key, "%s", key);
-    ev_phase_parse(ev_row_text(r, 2), &j->pj.phase);
-    j->pj.case_index = ev_row_is_null(r, 3) ? -1 : ev_row_i64(r, 3);
-    snprintf(j->pj.arm, sizeof j->pj.arm, "%s", ev_row_text(r, 4));
-    snprintf(j->pj.label, sizeof j->pj.label, "%s", ev_row_text(r, 5));
+    j->job_id = jr.job_id;
+    snprintf(j->pj.job_key, sizeof j->pj.job_key, "%s", jr.job_key);
+    ev_phase_parse(jr.phase, &j->pj.phase);
+    j->pj.case_index = jr.case_index;
+    snprintf(j->pj.arm, sizeof j->pj.arm, "%s", jr.arm);
+    snprintf(j->pj.label, sizeof j->pj.label, "%s", jr.label);
     j->pj.round = ev_plan_label_round(j->pj.label);
-    j->pj.plan_order = ev_row_i64(r, 7);
+    j->pj.plan_order = jr.plan_order;
     j->pj.retry_of = -1;
     return EV_OK;
 }
@@ -83,7 +84,10 @@ static ev_status on_job(void *ctx, const ev_row *r)
 static ev_status on_validation(void *ctx, const ev_row *r)
 {
     load_ctx *l = ctx;
-    if (ev_row_i64(r, 2) == 0 && push_i64(&l->bad, &l->n_bad, &l->cap_bad, ev_row_i64(r, 0)))
+    ev_validation_rec v;
+
+    ev_row_validation(r, &v);
+    if (!v.passed && push_i64(&l->bad, &l->n_bad, &l->cap_bad, v.attempt_id))
         return EV_ENOMEM;
     return EV_OK;
 }
@@ -93,34 +97,22 @@ static ev_status on_attempt(void *ctx, const ev_row *r)
 {
     load_ctx *l = ctx;
     sup *s = l->s;
-    int64_t aid = ev_row_i64(r, 0), job = ev_row_i64(r, 1);
-    int has = !ev_row_is_null(r, 5) && ev_row_i64(r, 5);
-    ev_process_row p;
-    int bad = 0;
+    ev_attempt_rec a;
 
-    memset(&p, 0, sizeof p);
-    if (has) {
-        p.has_exit = !ev_row_is_null(r, 7);
-        p.exit_code = p.has_exit ? ev_row_i64(r, 7) : 0;
-        p.has_signal = !ev_row_is_null(r, 8);
-        p.signal = p.has_signal ? ev_row_i64(r, 8) : 0;
-        p.timed_out = (int)ev_row_i64(r, 9);
-        p.interrupted = (int)ev_row_i64(r, 10);
-        p.skipped = (int)ev_row_i64(r, 11);
-        p.records_ok = (int)ev_row_i64(r, 14);
-    } else if (push_i64(&l->dangling, &l->n_dang, &l->cap_dang, aid)) {
+    ev_row_attempt(r, &a);
+    if (!a.facts.has_process && push_i64(&l->dangling, &l->n_dang, &l->cap_dang, a.attempt_id))
         return EV_ENOMEM;
-    }
-    bad = l->n_bad && bsearch(&aid, l->bad, l->n_bad, sizeof *l->bad, cmp_i64) != NULL;
-    const int64_t *hit = bsearch(&job, l->by_job, l->n_by_job, 2 * sizeof *l->by_job, cmp_i64);
+    a.facts.validation_failed = a.facts.has_process && l->n_bad &&
+                                bsearch(&a.attempt_id, l->bad, l->n_bad, sizeof *l->bad, cmp_i64) != NULL;
+    const int64_t *hit = bsearch(&a.job_id, l->by_job, l->n_by_job, 2 * sizeof *l->by_job, cmp_i64);
     if (hit) {
         jstate *j = &s->js[hit[1]];
-        j->last_attempt = ev_row_i64(r, 2);
-        j->last_attempt_id = aid;
+        j->last_attempt = a.attempt;
+        j->last_attempt_id = a.attempt_id;
         j->has_outcome = 1;
-        j->outcome = sup_derive(has, &p, bad);
+        j->outcome = ev_outcome_derive(&a.facts);
         snprintf(j->skip_reason, sizeof j->skip_reason, "%s",
-                 has && p.skipped && !ev_row_is_null(r, 12) ? ev_row_text(r, 12) : "");
+                 a.facts.skipped && a.skip_reason ? a.skip_reason : "");
     }
     return EV_OK;
 }
@@ -254,16 +246,20 @@ out:
 ev_status sup_on_run(void *ctx, const ev_row *r)
 {
     run_ctx *c = ctx;
-    snprintf(c->protocol_id, sizeof c->protocol_id, "%s", ev_row_text(r, 1));
-    snprintf(c->backend, sizeof c->backend, "%s", ev_row_text(r, 3));
+    ev_run_rec run;
+    ev_row_run(r, &run);
+    snprintf(c->protocol_id, sizeof c->protocol_id, "%s", run.protocol_id);
+    snprintf(c->backend, sizeof c->backend, "%s", run.backend);
     return EV_OK;
 }
 ev_status sup_on_status(void *ctx, const ev_row *r)
 {
     ev_run_result *res = ctx;
+    ev_run_status_rec st;
+    ev_row_run_status(r, &st);
     res->finished = 1;
-    snprintf(res->status, sizeof res->status, "%s", ev_row_text(r, 0));
-    snprintf(res->rescue_status, sizeof res->rescue_status, "%s", ev_row_text(r, 1) ? ev_row_text(r, 1) : "");
+    snprintf(res->status, sizeof res->status, "%s", st.status);
+    snprintf(res->rescue_status, sizeof res->rescue_status, "%s", st.rescue_status ? st.rescue_status : "");
     return EV_OK;
 }
 ev_status sup_on_count(void *ctx, const ev_row *r)

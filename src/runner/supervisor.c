@@ -181,7 +181,9 @@ typedef struct shard_seen {
 static ev_status on_shard(void *ctx, const ev_row *r)
 {
     shard_seen *c = ctx;
-    int64_t i = ev_row_i64(r, 1), n = ev_row_i64(r, 2);
+    ev_shard_rec sh;
+    ev_row_shard(r, &sh);
+    int64_t i = sh.shard_index, n = sh.shard_count;
     if (c->index < 0) {
         c->index = i;
         c->count = n;
@@ -264,11 +266,13 @@ typedef struct main_jobs {
 static ev_status on_main_job(void *ctx, const ev_row *r)
 {
     main_jobs *m = ctx;
-    ptrdiff_t k = ev_plan_find(m->plan, ev_row_text(r, 1));
+    ev_job_rec jr;
+    ev_row_job(r, &jr);
+    ptrdiff_t k = ev_plan_find(m->plan, jr.job_key);
     if (k >= 0 && (size_t)k < m->plan->n_main)
         m->found++;
-    else if (k < 0 && strncmp(ev_row_text(r, 1), "rescue/", 7) && !m->missing[0])
-        snprintf(m->missing, sizeof m->missing, "%s", ev_row_text(r, 1));
+    else if (k < 0 && strncmp(jr.job_key, "rescue/", 7) && !m->missing[0])
+        snprintf(m->missing, sizeof m->missing, "%s", jr.job_key);
     return EV_OK;
 }
 

@@ -1,6 +1,6 @@
 /*
  * torch_peer.c: the torch-compile job inside build/evident-worker
- * (worker.h, ev_worker_torch).  The peer is kernels/peer_torch.py, one
+ * (torch_peer.h, ev_worker_torch).  The peer is kernels/peer_torch.py, one
  * python3 process per job, started here as a child in the worker's own
  * process group (the supervisor's watchdog and stop signal reach it), with
  * the same pinning (inherited affinity) and the same input bytes (written
@@ -13,7 +13,7 @@
  * flush, cold samples, calibration, warmup, hot samples; then validation
  * first and final; end.
  */
-#include "worker.h"
+#include "torch_peer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "job.h"
 #include "json.h"
 #include "sha256.h"
 
@@ -62,7 +63,7 @@ static ev_status skip_job(const ev_worker_args *a, ev_rec_out *out, const char *
 
     if (!h)
         return ev_err_set(err, EV_ENOMEM, "hello: out of memory");
-    ev_worker_affinity(aff, sizeof aff);
+    ev_job_affinity(aff, sizeof aff);
     ev_json_add_i64(h, "version", 1);
     ev_json_add_i64(h, "pid", (int64_t)getpid());
     ev_json_add_str(h, "job_key", a->job_key);
@@ -193,7 +194,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     pid_t pid = -1, parent;
     ev_status rc;
 
-    if ((rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)))
+    if ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
         return rc;
     out_len = (size_t)shape.rows * ev_dtype_size(shape.dtype);
     snprintf(dir, sizeof dir, "%s/evident-torch-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
@@ -311,7 +312,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (read(xp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
         exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
     /* the oracle while python imports (before the gate: CPU only) */
-    if (!exec_errno && (rc = ev_worker_expect(&shape, input, &expect, err))) {
+    if (!exec_errno && (rc = ev_job_expect(&shape, input, &expect, err))) {
         kill(pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
@@ -361,8 +362,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (!skipped) {
         int64_t spawned = (int64_t)t_spawn.tv_sec * 1000000000LL + t_spawn.tv_nsec;
         if ((a->spawn_ns > 0 && a->entered_ns >= a->spawn_ns &&
-             (rc = ev_worker_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
-            (a->entered_ns > 0 && (rc = ev_worker_cold(out, "prep", spawned - a->entered_ns, err))))
+             (rc = ev_job_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
+            (a->entered_ns > 0 && (rc = ev_job_cold(out, "prep", spawned - a->entered_ns, err))))
             goto out;
     }
     if (!skipped) {
@@ -371,15 +372,15 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = read_output(first_path, out_len, &o1, err)) ||
             (rc = read_output(final_path, out_len, &o2, err)))
             goto out;
-        ev_worker_check(p, &shape, input, expect, o1, &v1);
-        if ((rc = ev_worker_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
+        ev_job_check(p, &shape, input, expect, o1, &v1);
+        if ((rc = ev_job_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
             goto out;
-        ev_worker_check(p, &shape, input, expect, o2, &v2);
+        ev_job_check(p, &shape, input, expect, o2, &v2);
         if ((rc = ev_sha256_hex(o2, out_len, h2)))
             goto out;
         if (strcmp(h1, h2))
             v2.passed = 0; /* replay determinism broken */
-        if ((rc = ev_worker_validation(out, "final", &v2, o2, out_len, 0, h2, err)))
+        if ((rc = ev_job_validation(out, "final", &v2, o2, out_len, 0, h2, err)))
             goto out;
     }
     {

@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <sys/random.h>
 #include <stdlib.h>
@@ -19,10 +18,12 @@
 #include <unistd.h>
 
 #include "inputs.h"
+#include "job.h"
 #include "json.h"
 #include "oracle.h"
 #include "sha256.h"
 #include "stats.h"
+#include "torch_peer.h"
 
 /* Monotonic time in ns. */
 static int64_t now_ns(void)
@@ -58,47 +59,6 @@ ev_status ev_worker_gate(const ev_worker_args *a, int64_t *waited_ns, ev_err *er
     return EV_OK;
 }
 
-ev_status ev_worker_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err)
-{
-    cJSON *c;
-
-    if (elapsed_ns < 0)
-        return EV_OK;
-    if (!(c = ev_rec_new(EV_REC_COLD)))
-        return ev_err_set(err, EV_ENOMEM, "cold: out of memory");
-    ev_json_add_str(c, "name", name);
-    ev_json_add_i64(c, "elapsed_ns", elapsed_ns);
-    return ev_rec_write(out, c, err);
-}
-
-void ev_worker_affinity(char *buf, size_t cap)
-{
-    cpu_set_t set;
-    size_t len = 0;
-    int first = 1;
-
-    buf[0] = '\0';
-    if (sched_getaffinity(0, sizeof set, &set))
-        return;
-    for (int i = 0; i < CPU_SETSIZE; i++) {
-        int j;
-        if (!CPU_ISSET(i, &set))
-            continue;
-        for (j = i; j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, &set); j++)
-            ;
-        if (len < cap) {
-            int w = j > i ? snprintf(buf + len, cap - len, "%s%d-%d", first ? "" : ",", i, j)
-                          : snprintf(buf + len, cap - len, "%s%d", first ? "" : ",", i);
-            len += w > 0 ? (size_t)w : 0;
-        }
-        first = 0;
-        i = j;
-    }
-    if (len >= cap)
-        buf[cap - 1] = '\0';
-}
-
-/* Adds the device fields of d to obj. */
 static void add_device(cJSON *obj, const ev_device_info *d)
 {
     cJSON *dev = cJSON_AddObjectToObject(obj, "device");
@@ -159,7 +119,7 @@ ev_status ev_worker_probe(const ev_protocol *proto, const ev_backend_ops *ops, e
     memset(&cfg, 0, sizeof cfg);
     cfg.host_threads = proto->host_threads;
     cfg.ref = *ev_protocol_ref(proto, ops->name);
-    ev_worker_affinity(start_affinity, sizeof start_affinity);
+    ev_job_affinity(start_affinity, sizeof start_affinity);
     if ((rc = ops->open(&cfg, &impl, err)) || (rc = ops->info(impl, &d, err)) ||
         (rc = hello(out, "probe", "-", &d, err)))
         goto out;
@@ -167,127 +127,6 @@ ev_status ev_worker_probe(const ev_protocol *proto, const ev_backend_ops *ops, e
 out:
     ops->close(impl);
     return rc;
-}
-
-/* Writes a validation record for out_bytes (hex of the bytes on stage
- * first).  OUT: hash (64 hex + NUL). */
-static ev_status validation(ev_rec_out *out, const char *stage, const ev_validation *chk, const void *bytes,
-                            size_t len, int with_bytes, char hash[65], ev_err *err)
-{
-    cJSON *r = ev_rec_new(EV_REC_VALIDATION);
-    ev_status rc;
-
-    if (!r)
-        return ev_err_set(err, EV_ENOMEM, "validation: out of memory");
-    if ((rc = ev_sha256_hex(bytes, len, hash))) {
-        cJSON_Delete(r);
-        return ev_err_set(err, rc, "validation: sha256 failed");
-    }
-    ev_json_add_str(r, "stage", stage);
-    cJSON_AddBoolToObject(r, "passed", chk->passed);
-    ev_json_add_double(r, "max_abs_err", chk->max_abs_err);
-    ev_json_add_double(r, "bound", chk->bound);
-    ev_json_add_i64(r, "mismatches", chk->mismatches);
-    ev_json_add_str(r, "output_sha256", hash);
-    if (with_bytes) {
-        char *hex = malloc(len * 2 + 1);
-        if (!hex) {
-            cJSON_Delete(r);
-            return ev_err_set(err, EV_ENOMEM, "validation: out of memory");
-        }
-        ev_hex_encode(bytes, len, hex);
-        ev_json_add_str(r, "output_hex", hex);
-        free(hex);
-    }
-    return ev_rec_write(out, r, err);
-}
-
-ev_status ev_worker_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,
-                          ev_err *err)
-{
-    ev_shape s;
-    size_t es, n = 0;
-    void *b;
-    ev_status rc;
-
-    if (case_index < 0 || (size_t)case_index >= p->n_cases)
-        return ev_err_set(err, EV_EINVAL, "case %lld is not in the protocol", (long long)case_index);
-    if ((rc = ev_backend_shape(&p->cases[case_index], &s, err)))
-        return rc;
-    es = ev_dtype_size(s.dtype);
-    if (s.rows > 0 && (ev_size_mul((size_t)(s.rows - 1), (size_t)s.stride, &n) ||
-                       ev_size_add(n, (size_t)s.cols, &n) || ev_size_mul(n, es, &n)))
-        return ev_err_set(err, EV_ERANGE, "case %lld: input size overflows", (long long)case_index);
-    b = malloc(n ? n : 1);
-    if (!b)
-        return ev_err_set(err, EV_ENOMEM, "input: cannot allocate %zu bytes", n);
-    if ((rc = ev_inputs_fill(&s, (uint64_t)p->seed, (uint64_t)case_index, b, n, err))) {
-        free(b);
-        return rc;
-    }
-    *shape = s;
-    *buf = b;
-    *len = n;
-    return EV_OK;
-}
-
-void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, const ev_oracle_row *rows,
-                     const void *out, ev_validation *v)
-{
-    ev_err e;
-    size_t es = ev_dtype_size(s->dtype), row = (size_t)s->stride * es;
-    double f = p->sum_bound_factor;
-
-    if (rows ? ev_oracle_validate_rows(s, rows, out, v, &e) : ev_oracle_validate(s, in, out, v, &e)) {
-        memset(v, 0, sizeof *v);
-        v->mismatches = s->rows;
-        v->first_bad = 0;
-        return;
-    }
-    if (v->passed || s->op != EV_OP_SUM || !(f > 1))
-        return;
-    /* A wider SUM bound (tolerances.sum_bound_factor > 1): recheck row by
-     * row; a row passes when the oracle passed it, or when its error is
-     * finite, non-zero and within factor x its bound. */
-    v->mismatches = 0;
-    v->first_bad = -1;
-    v->bound *= f;
-    for (int64_t r = 0; r < s->rows; r++) {
-        ev_shape one = *s;
-        ev_validation w;
-        const unsigned char *o1 = (const unsigned char *)out + (size_t)r * es;
-        one.rows = 1;
-        if ((rows ? ev_oracle_validate_rows(&one, &rows[r], o1, &w, &e)
-                  : ev_oracle_validate(&one, (const unsigned char *)in + (size_t)r * row, o1, &w, &e)) ||
-            !(w.passed || (w.max_abs_err > 0 && w.max_abs_err <= f * w.bound))) {
-            if (v->first_bad < 0)
-                v->first_bad = r;
-            v->mismatches++;
-        }
-    }
-    v->passed = v->mismatches == 0;
-}
-
-ev_status ev_worker_expect(const ev_shape *s, const void *in, ev_oracle_row **rows, ev_err *err)
-{
-    ev_oracle_row *r = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *r);
-    ev_status rc;
-
-    *rows = NULL;
-    if (!r)
-        return ev_err_set(err, EV_ENOMEM, "oracle: out of memory");
-    if ((rc = ev_oracle_rows(s, in, r, err))) {
-        free(r);
-        return rc;
-    }
-    *rows = r;
-    return EV_OK;
-}
-
-ev_status ev_worker_validation(ev_rec_out *out, const char *stage, const ev_validation *v, const void *bytes,
-                               size_t len, int with_bytes, char hash[65], ev_err *err)
-{
-    return validation(out, stage, v, bytes, len, with_bytes, hash, err);
 }
 
 /* The input the kernel was given must be unchanged after its validated
@@ -410,7 +249,7 @@ static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl
 
     if ((rc = a->ops->read_output(impl, outbuf, out_len, err)))
         return rc;
-    ev_worker_check(a->proto, s, input, expect, outbuf, &chk);
+    ev_job_check(a->proto, s, input, expect, outbuf, &chk);
     if (!chk.passed) {
         fprintf(stderr,
                 "%s: the output of hot sample %lld is wrong after its input was rewritten between timed "
@@ -418,13 +257,13 @@ static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl
                 a->arm, (long long)i, t->n, (long long)s->rows, (long long)chk.mismatches,
                 (long long)chk.first_bad);
         *stop = 1;
-        return validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
+        return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
     }
     if ((rc = input_intact(a, impl, input, in_len, err)) ||
         (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
         return rc;
     t->ns += now_ns() - t0;
-    return ev_worker_cold(out, "input-rotation", t->ns, err);
+    return ev_job_cold(out, "input-rotation", t->ns, err);
 }
 
 /* Writes a sample record. */
@@ -598,12 +437,12 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         return ev_err_set(err, EV_EPROC,
                           "external kernel %s did not compile (the compiler's message is above)", a->arm);
     }
-    ev_worker_affinity(start_affinity, sizeof start_affinity);
+    ev_job_affinity(start_affinity, sizeof start_affinity);
     /* CPU-only preparation first (the input bytes); then the gate; only
      * then the device (docs/runner.md, "Staged processes"). */
     validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
-    if (validate && ((rc = ev_worker_input(p, a->case_index, &shape, &input, &in_len, err)) ||
-                     (rc = ev_worker_expect(&shape, input, &expect, err))))
+    if (validate && ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)) ||
+                     (rc = ev_job_expect(&shape, input, &expect, err))))
         goto out;
     t_ready = real_ns();
     if ((rc = ev_worker_gate(a, &gate_wait, err)))
@@ -685,10 +524,10 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     /* Where the job's time went before its first launch (docs/runner.md,
      * "Where a job's time goes"). */
     if ((a->spawn_ns > 0 && a->entered_ns >= a->spawn_ns &&
-         (rc = ev_worker_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
-        (a->entered_ns > 0 && (rc = ev_worker_cold(out, "prep", t_ready - a->entered_ns, err))) ||
-        (a->gate_fd >= 0 && (rc = ev_worker_cold(out, "gate-wait", gate_wait, err))) ||
-        (rc = ev_worker_cold(out, "device-open", t_open, err)))
+         (rc = ev_job_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
+        (a->entered_ns > 0 && (rc = ev_job_cold(out, "prep", t_ready - a->entered_ns, err))) ||
+        (a->gate_fd >= 0 && (rc = ev_job_cold(out, "gate-wait", gate_wait, err))) ||
+        (rc = ev_job_cold(out, "device-open", t_open, err)))
         goto out;
 
     /* Poison, first launch (process-cold, host clock), validate. */
@@ -716,8 +555,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             goto out;
         if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
             outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
-        ev_worker_check(p, &shape, input, expect, outbuf, &chk);
-        if ((rc = validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)) ||
+        ev_job_check(p, &shape, input, expect, outbuf, &chk);
+        if ((rc = ev_job_validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)) ||
             (rc = input_intact(a, impl, input, in_len, err)))
             goto out;
     }
@@ -813,7 +652,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             goto out;
         if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
             outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
-        ev_worker_check(p, &shape, input, expect, outbuf, &chk);
+        ev_job_check(p, &shape, input, expect, outbuf, &chk);
         if ((rc = ev_sha256_hex(outbuf, bind.out_len, hash2))) {
             ev_err_set(err, rc, "sha256 failed");
             goto out;
@@ -821,7 +660,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (strcmp(hash1, hash2)) {
             chk.passed = 0; /* replay determinism broken */
         }
-        if ((rc = validation(out, "final", &chk, outbuf, bind.out_len, 0, hash2, err)) ||
+        if ((rc = ev_job_validation(out, "final", &chk, outbuf, bind.out_len, 0, hash2, err)) ||
             (rc = input_intact(a, impl, input, in_len, err)))
             goto out;
     }

@@ -58,9 +58,6 @@ typedef struct ev_worker_args {
  */
 ev_status ev_worker_gate(const ev_worker_args *a, int64_t *waited_ns, ev_err *err);
 
-/* Writes a cold record (name, elapsed_ns) when elapsed_ns >= 0. */
-ev_status ev_worker_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err);
-
 /*
  * Runs one job, writing every record to out, the end record last.  A peer
  * the backend cannot run (EV_EUNSUPPORTED at bind) writes a skip record
@@ -69,57 +66,6 @@ ev_status ev_worker_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, 
  * caller exits non-zero).
  */
 ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err);
-
-/*
- * The torch-compile job (src/runner/torch_peer.c): writes the case's input
- * bytes (ev_worker_input) to a file in a fresh temporary directory, runs
- * `python peer_script` as a child in this process's group (so the
- * supervisor's watchdog and stop end it too), relays its records byte for
- * byte, then validates the two output files it wrote (--out-first,
- * --out-final) with ev_worker_check and writes the validation records and
- * the end record.  A peer that cannot run here (torch does not import, no
- * CUDA device, the cpu backend) writes hello, skip (the host's own error
- * text) and end; so does an interpreter that cannot be started.  Returns
- * EV_OK after the end record; otherwise a failure with err set (the peer's
- * own exit status or signal named) and no end record.
- */
-ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err);
-
-/*
- * Sets the torch peer's environment in a child about to exec python: the
- * run's compile cache under cache (cuda only; NULL: none) and one inductor
- * compile thread.  The one place both the timed job and the ahead-of-time
- * compile (compile_ahead.h) take it from, so their cache keys agree.
- * Returns 0, or -1 when setenv failed.
- */
-int ev_torch_env(const char *cache, const char *backend);
-
-/* The input bytes of case case_index of p (kernels/inputs.h, case key =
- * case index): ((R-1) x stride + N) elements, nothing when R = 0.
- * OUT: *shape, *buf (malloc'd, at least 1 byte), *len. */
-ev_status ev_worker_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,
-                          ev_err *err);
-
-/* Validates R outputs against the FP64 oracle (kernels/oracle.h), the SUM
- * bound widened by the protocol's sum_bound_factor when it is above 1;
- * rows: the oracle's rows of in (ev_worker_expect), or NULL to compute
- * them from in.  OUT: *v (a shape the oracle refuses counts every row as a
- * mismatch). */
-void ev_worker_check(const ev_protocol *p, const ev_shape *s, const void *in, const ev_oracle_row *rows,
-                     const void *out, ev_validation *v);
-
-/* The oracle's rows of the input at in (ev_oracle_rows), for
- * ev_worker_check's rows: a job computes them before its gate.  OUT:
- * *rows (malloc'd). */
-ev_status ev_worker_expect(const ev_shape *s, const void *in, ev_oracle_row **rows, ev_err *err);
-
-/* Writes a validation record of stage "first" or "final" for the output
- * bytes (with their hex when with_bytes).  OUT: hash, their SHA-256 hex. */
-ev_status ev_worker_validation(ev_rec_out *out, const char *stage, const ev_validation *v, const void *bytes,
-                               size_t len, int with_bytes, char hash[65], ev_err *err);
-
-/* The CPUs this process may run on, as "0-3,8" (sched_getaffinity). */
-void ev_worker_affinity(char *buf, size_t cap);
 
 /* Writes a hello record describing the backend's device only (the
  * supervisor's probe for the environment receipt), then end. */

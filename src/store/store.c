@@ -1676,6 +1676,21 @@ void ev_row_job(const ev_row *r, ev_job_rec *o)
     o->plan_order = ev_row_i64(r, 7);
 }
 
+void ev_process_row_facts(const ev_process_row *p, int validation_failed, ev_process_facts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->has_process = 1;
+    o->has_exit = p->has_exit;
+    o->exit_code = p->exit_code;
+    o->has_signal = p->has_signal;
+    o->signal = p->signal;
+    o->timed_out = p->timed_out != 0;
+    o->interrupted = p->interrupted != 0;
+    o->skipped = p->skipped != 0;
+    o->records_ok = p->records_ok != 0;
+    o->validation_failed = validation_failed != 0;
+}
+
 void ev_row_attempt(const ev_row *r, ev_attempt_rec *o)
 {
     ev_process_facts *f = &o->facts;
@@ -1803,6 +1818,15 @@ void ev_row_fit(const ev_row *r, ev_fit_rec *o)
     o->created_ns = ev_row_i64(r, 1);
     o->model_json = ev_row_text(r, 2);
     o->sha256 = ev_row_text(r, 3);
+}
+
+void ev_row_outcome(const ev_row *r, ev_outcome_rec *o)
+{
+    assert(r->q == EV_Q_OUTCOMES);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->job_id = ev_row_i64(r, 1);
+    o->attempt = ev_row_i64(r, 2);
+    o->outcome = ev_row_text(r, 3);
 }
 
 /* ---- one writer ------------------------------------------------------- */

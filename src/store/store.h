@@ -147,6 +147,10 @@ typedef struct ev_process_row {
     int64_t ended_ns, wall_ns;
 } ev_process_row;
 ev_status ev_store_add_process(ev_store *s, int64_t attempt_id, const ev_process_row *p, ev_err *err);
+/* The facts an outcome is derived from (store/outcome.h) of a process row
+ * about to be written, as ev_row_attempt reads them back from the stored
+ * row; validation_failed as EV_Q_VALIDATIONS would say it.  OUT: *out. */
+void ev_process_row_facts(const ev_process_row *p, int validation_failed, ev_process_facts *out);
 
 typedef struct ev_binding_row {
     const char *op, *dtype;
@@ -476,6 +480,13 @@ typedef struct ev_fit_rec {
     const char *model_json, *sha256;
 } ev_fit_rec;
 void ev_row_fit(const ev_row *r, ev_fit_rec *out);
+
+/* EV_Q_OUTCOMES: an attempt's outcome as the attempt_outcomes view names it. */
+typedef struct ev_outcome_rec {
+    int64_t attempt_id, job_id, attempt;
+    const char *outcome;
+} ev_outcome_rec;
+void ev_row_outcome(const ev_row *r, ev_outcome_rec *out);
 
 /* The newest run id (OUT: *run_id); EV_ENOTFOUND when the store is empty. */
 ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err);

@@ -1,0 +1,171 @@
+/*
+ * job.c: what every job process shares (job.h), whether its kernel runs in
+ * the worker (worker.c) or in the torch peer's python (torch_peer.c): the
+ * case's input and the oracle's rows of it, validation and its record, the
+ * cold-time records and the process's CPUs.
+ */
+#include "job.h"
+
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backend.h"
+#include "inputs.h"
+#include "json.h"
+#include "sha256.h"
+
+ev_status ev_job_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err)
+{
+    cJSON *c;
+
+    if (elapsed_ns < 0)
+        return EV_OK;
+    if (!(c = ev_rec_new(EV_REC_COLD)))
+        return ev_err_set(err, EV_ENOMEM, "cold: out of memory");
+    ev_json_add_str(c, "name", name);
+    ev_json_add_i64(c, "elapsed_ns", elapsed_ns);
+    return ev_rec_write(out, c, err);
+}
+
+void ev_job_affinity(char *buf, size_t cap)
+{
+    cpu_set_t set;
+    size_t len = 0;
+    int first = 1;
+
+    buf[0] = '\0';
+    if (sched_getaffinity(0, sizeof set, &set))
+        return;
+    for (int i = 0; i < CPU_SETSIZE; i++) {
+        int j;
+        if (!CPU_ISSET(i, &set))
+            continue;
+        for (j = i; j + 1 < CPU_SETSIZE && CPU_ISSET(j + 1, &set); j++)
+            ;
+        if (len < cap) {
+            int w = j > i ? snprintf(buf + len, cap - len, "%s%d-%d", first ? "" : ",", i, j)
+                          : snprintf(buf + len, cap - len, "%s%d", first ? "" : ",", i);
+            len += w > 0 ? (size_t)w : 0;
+        }
+        first = 0;
+        i = j;
+    }
+    if (len >= cap)
+        buf[cap - 1] = '\0';
+}
+
+/* Adds the device fields of d to obj. */
+ev_status ev_job_validation(ev_rec_out *out, const char *stage, const ev_validation *chk, const void *bytes,
+                            size_t len, int with_bytes, char hash[65], ev_err *err)
+{
+    cJSON *r = ev_rec_new(EV_REC_VALIDATION);
+    ev_status rc;
+
+    if (!r)
+        return ev_err_set(err, EV_ENOMEM, "validation: out of memory");
+    if ((rc = ev_sha256_hex(bytes, len, hash))) {
+        cJSON_Delete(r);
+        return ev_err_set(err, rc, "validation: sha256 failed");
+    }
+    ev_json_add_str(r, "stage", stage);
+    cJSON_AddBoolToObject(r, "passed", chk->passed);
+    ev_json_add_double(r, "max_abs_err", chk->max_abs_err);
+    ev_json_add_double(r, "bound", chk->bound);
+    ev_json_add_i64(r, "mismatches", chk->mismatches);
+    ev_json_add_str(r, "output_sha256", hash);
+    if (with_bytes) {
+        char *hex = malloc(len * 2 + 1);
+        if (!hex) {
+            cJSON_Delete(r);
+            return ev_err_set(err, EV_ENOMEM, "validation: out of memory");
+        }
+        ev_hex_encode(bytes, len, hex);
+        ev_json_add_str(r, "output_hex", hex);
+        free(hex);
+    }
+    return ev_rec_write(out, r, err);
+}
+
+ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,
+                       ev_err *err)
+{
+    ev_shape s;
+    size_t es, n = 0;
+    void *b;
+    ev_status rc;
+
+    if (case_index < 0 || (size_t)case_index >= p->n_cases)
+        return ev_err_set(err, EV_EINVAL, "case %lld is not in the protocol", (long long)case_index);
+    if ((rc = ev_backend_shape(&p->cases[case_index], &s, err)))
+        return rc;
+    es = ev_dtype_size(s.dtype);
+    if (s.rows > 0 && (ev_size_mul((size_t)(s.rows - 1), (size_t)s.stride, &n) ||
+                       ev_size_add(n, (size_t)s.cols, &n) || ev_size_mul(n, es, &n)))
+        return ev_err_set(err, EV_ERANGE, "case %lld: input size overflows", (long long)case_index);
+    b = malloc(n ? n : 1);
+    if (!b)
+        return ev_err_set(err, EV_ENOMEM, "input: cannot allocate %zu bytes", n);
+    if ((rc = ev_inputs_fill(&s, (uint64_t)p->seed, (uint64_t)case_index, b, n, err))) {
+        free(b);
+        return rc;
+    }
+    *shape = s;
+    *buf = b;
+    *len = n;
+    return EV_OK;
+}
+
+void ev_job_check(const ev_protocol *p, const ev_shape *s, const void *in, const ev_oracle_row *rows,
+                  const void *out, ev_validation *v)
+{
+    ev_err e;
+    size_t es = ev_dtype_size(s->dtype), row = (size_t)s->stride * es;
+    double f = p->sum_bound_factor;
+
+    if (rows ? ev_oracle_validate_rows(s, rows, out, v, &e) : ev_oracle_validate(s, in, out, v, &e)) {
+        memset(v, 0, sizeof *v);
+        v->mismatches = s->rows;
+        v->first_bad = 0;
+        return;
+    }
+    if (v->passed || s->op != EV_OP_SUM || !(f > 1))
+        return;
+    /* A wider SUM bound (tolerances.sum_bound_factor > 1): recheck row by
+     * row; a row passes when the oracle passed it, or when its error is
+     * finite, non-zero and within factor x its bound. */
+    v->mismatches = 0;
+    v->first_bad = -1;
+    v->bound *= f;
+    for (int64_t r = 0; r < s->rows; r++) {
+        ev_shape one = *s;
+        ev_validation w;
+        const unsigned char *o1 = (const unsigned char *)out + (size_t)r * es;
+        one.rows = 1;
+        if ((rows ? ev_oracle_validate_rows(&one, &rows[r], o1, &w, &e)
+                  : ev_oracle_validate(&one, (const unsigned char *)in + (size_t)r * row, o1, &w, &e)) ||
+            !(w.passed || (w.max_abs_err > 0 && w.max_abs_err <= f * w.bound))) {
+            if (v->first_bad < 0)
+                v->first_bad = r;
+            v->mismatches++;
+        }
+    }
+    v->passed = v->mismatches == 0;
+}
+
+ev_status ev_job_expect(const ev_shape *s, const void *in, ev_oracle_row **rows, ev_err *err)
+{
+    ev_oracle_row *r = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *r);
+    ev_status rc;
+
+    *rows = NULL;
+    if (!r)
+        return ev_err_set(err, EV_ENOMEM, "oracle: out of memory");
+    if ((rc = ev_oracle_rows(s, in, r, err))) {
+        free(r);
+        return rc;
+    }
+    *rows = r;
+    return EV_OK;
+}
