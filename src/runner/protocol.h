@@ -66,14 +66,18 @@ typedef enum ev_fault_kind {
     EV_FAULT_OVERRUN,       /* each hot sample runs `value` x the replays it records */
     EV_FAULT_THROTTLE,      /* the last hot sample reports an SM clock of `value` MHz, the others
                                the device's (or 1000 where the backend reads none) */
-    EV_FAULT_WRONG_SCHEDULE /* policy phase: an auto job that launches a schedule
+    EV_FAULT_WRONG_SCHEDULE, /* policy phase: an auto job that launches a schedule
                                the selector did not choose (honest receipts) */
+    EV_FAULT_CONTENDED,      /* the last hot sample reports `value` other compute processes
+                                on the device (the device record's per-sample facts) */
+    EV_FAULT_THROTTLED       /* the last hot sample reports NVML throttle reason bits `value` */
 } ev_fault_kind;
 
 typedef struct ev_proto_fault {
     char name[EV_PROTO_NAME_MAX]; /* "fault-..." as listed in arms */
     ev_fault_kind kind;
-    int64_t value;     /* exit code, signal number, k samples, or the overrun factor */
+    int64_t value;     /* exit code, signal number, k samples, the overrun factor, MHz,
+                          other processes (contended) or reason bits (throttled) */
     int original_only; /* "when": "original": not in retry-1 jobs */
     int64_t *cases;    /* case indexes it runs on; NULL: all */
     size_t n_cases;
