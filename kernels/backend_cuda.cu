@@ -209,7 +209,8 @@ static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *er
      * before every sample; where it has none, nothing is set and the state
      * reads -1. */
     if (c->prop.persistingL2CacheMaxSize > 0) {
-        CU(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0), "cudaDeviceSetLimit(PersistingL2CacheSize, 0)");
+        CU(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0),
+           "cudaDeviceSetLimit(PersistingL2CacheSize, 0)");
         c->l2_persisting = 1;
     }
     if (cudaDeviceGetPCIBusId(pci, sizeof pci, c->dev) == cudaSuccess)

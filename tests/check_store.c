@@ -424,8 +424,8 @@ START_TEST(test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_
     att2 = add_attempt(s, job, 2, inv);
     ev_store_close(s);
     db = raw_open(); /* back to version 2: the table as migrate-3.sql did not yet make it */
-    ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE attempt_devices; PRAGMA user_version = 2", NULL, NULL, NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db, "DROP TABLE attempt_devices; PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     slurp(dbpath, &before);
     ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e), EV_OK);
@@ -454,9 +454,9 @@ START_TEST(test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_
     ck_assert_int_eq(sqlite3_exec(db, "UPDATE attempt_devices SET json = '{}'", NULL, NULL, NULL),
                      SQLITE_CONSTRAINT);
     ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM attempt_devices", NULL, NULL, NULL), SQLITE_CONSTRAINT);
-    ck_assert_int_eq(sqlite3_exec(db, "INSERT OR REPLACE INTO attempt_devices VALUES (1, '{}')", NULL, NULL,
-                                  NULL),
-                     SQLITE_CONSTRAINT);
+    ck_assert_int_eq(
+        sqlite3_exec(db, "INSERT OR REPLACE INTO attempt_devices VALUES (1, '{}')", NULL, NULL, NULL),
+        SQLITE_CONSTRAINT);
     sqlite3_close(db);
     ev_buf_free(&before);
     ev_buf_free(&after);

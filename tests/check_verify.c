@@ -2785,8 +2785,9 @@ static void set_ints(cJSON *d, const char *key, const long long *vals, int n)
 /* GPU hygiene (issue 16; sample_rules.h): a real cpu run with the
  * contended fault arm (its last hot sample reports 2 other compute
  * processes) and the throttled fault arm (NVML reasons 0x48: HwSlowdown |
- * HwThermalSlowdown), in the original jobs only: the supervisor records
- * both attempts failed-protocol, the samples named in the reason, and
+ * HwThermalSlowdown), and the no-device fault arm (no device record), in
+ * the original jobs only: the supervisor records the three attempts
+ * failed-protocol, the samples named in the reason, and
  * rescues them; every attempt has its device record (the cpu backend's
  * facts unknown, -1, never a failure) and the honest bundle PASSes.  The
  * same bundle FAILs check 5 when a completed attempt's device record says
@@ -2800,11 +2801,13 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
-        " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\"], \"allow_fault_arms\": true,\n"
+        " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\", \"fault-nodev\"], \"allow_fault_arms\": "
+        "true,\n"
         " \"fault_arms\": [{\"name\": \"fault-busy\", \"kind\": \"contended\", \"processes\": 2, \"when\": "
         "\"original\"},\n"
         "                {\"name\": \"fault-hot\", \"kind\": \"throttled\", \"reasons\": 72, \"when\": "
-        "\"original\"}],\n"
+        "\"original\"},\n"
+        "                {\"name\": \"fault-nodev\", \"kind\": \"no-device\", \"when\": \"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
     char pp[320], db[320], zip[320], last[1024];
@@ -2830,19 +2833,23 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
                                       "the GPU (hot samples 2)"},
         {"main/0/fault-hot/initial", "protocol rule: 1 hot samples taken while the GPU was throttled for "
                                      "power or heat (hot samples 2; NVML reasons 0x48)"},
+        {"main/0/fault-nodev/initial",
+         "completed without a device record (docs/runner.md, \"Worker records\")"},
     };
-    for (int k = 0; k < 2; k++) {
+    for (int k = 0; k < 3; k++) {
         cJSON *j = job_by_key(v, failed[k].key);
         ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "failed-protocol");
         cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
-        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring,
-                         failed[k].why);
+        ck_assert_str_eq(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring,
+            failed[k].why);
     }
     cJSON *dj = job_by_key(v, "main/0/default/initial");
     cJSON *d = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(dj, "attempts"), 0), "device");
     ck_assert_int_eq((int)cJSON_GetObjectItem(d, "other_processes")->valuedouble, -1); /* cpu: unknown */
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_throttle_reasons")), 3);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "rotation"), "before")->valuedouble >= 1, 1);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "rotation"), "before")->valuedouble >= 1,
+                     1);
     int retry_completed =
         !strcmp(cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-busy/retry-1"), "outcome")->valuestring,
                 "completed");
@@ -2863,8 +2870,9 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         switch (t) {
         case 0:
             set_ints(d, "hot_other_processes", busy, 3);
-            want = "attempt 1 (completed): 1 hot samples taken while another compute process used the GPU (hot "
-                   "samples 1)";
+            want =
+                "attempt 1 (completed): 1 hot samples taken while another compute process used the GPU (hot "
+                "samples 1)";
             break;
         case 1: /* 0x4 SwPowerCap counts; 0x1 GpuIdle does not */
             set_ints(d, "hot_throttle_reasons", hot, 3);
@@ -2880,7 +2888,8 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         case 3:
             rot = cJSON_GetObjectItem(d, "rotation");
             cJSON_ReplaceItemInObjectCaseSensitive(
-                rot, "before", cJSON_CreateNumber(cJSON_GetObjectItem(rot, "before")->valuedouble == 1 ? 2 : 1));
+                rot, "before",
+                cJSON_CreateNumber(cJSON_GetObjectItem(rot, "before")->valuedouble == 1 ? 2 : 1));
             want = "device record's rotation (before hot sample";
             break;
         case 4:
@@ -3486,7 +3495,8 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_check_5);
-    tcase_add_test(t, test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it);
+    tcase_add_test(t,
+                   test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it);
     tcase_add_test(t, test_the_bundle_format_is_read_first_and_older_bundles_verify);
     tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
     tcase_add_test(t, test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing);

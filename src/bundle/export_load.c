@@ -77,8 +77,9 @@ void ex_xload_free(xload *L)
         free(L->owned[i]);
     free(L->owned);
     free(L->main_ix);
-    vec *vs[] = {&L->invs,    &L->sources, &L->cases, &L->jobs,    &L->atts, &L->samples, &L->bindings,
-                 &L->warmups, &L->cals,    &L->colds, &L->flushes, &L->vals, &L->nodes,   &L->fits, &L->devices};
+    vec *vs[] = {&L->invs,    &L->sources,  &L->cases,   &L->jobs, &L->atts,
+                 &L->samples, &L->bindings, &L->warmups, &L->cals, &L->colds,
+                 &L->flushes, &L->vals,     &L->nodes,   &L->fits, &L->devices};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         free(vs[i]->v);
     memset(L, 0, sizeof *L);

@@ -98,14 +98,14 @@ typedef struct ev_node_receipt {
  * it shares the host with whatever runs there, and says so by -1).
  * Unknown is never a failure (sample_rules.h). */
 typedef struct ev_device_state {
-    int64_t other_processes;  /* compute processes on the device besides this one (NVML's list,
+    int64_t other_processes;     /* compute processes on the device besides this one (NVML's list,
                                  less one: this process holds a context; -1 when the list is
                                  empty, as in a container whose NVML cannot see processes) */
-    int self_seen;            /* 1: this pid is in NVML's list; 0: not (a pid namespace), or unknown */
-    int64_t throttle_reasons; /* NVML clocks event (throttle) reason bits, as NVML defines them */
-    int64_t ecc;              /* ECC mode now: 1 on, 0 off */
-    int64_t mig;              /* MIG mode now: 1 on, 0 off */
-    int64_t persistence;      /* persistence mode: 1 on, 0 off */
+    int self_seen;               /* 1: this pid is in NVML's list; 0: not (a pid namespace), or unknown */
+    int64_t throttle_reasons;    /* NVML clocks event (throttle) reason bits, as NVML defines them */
+    int64_t ecc;                 /* ECC mode now: 1 on, 0 off */
+    int64_t mig;                 /* MIG mode now: 1 on, 0 off */
+    int64_t persistence;         /* persistence mode: 1 on, 0 off */
     int64_t persisting_l2_bytes; /* cudaLimitPersistingL2CacheSize read back after it was set to 0 */
     char cub_version[16];        /* the linked CUB's CUB_VERSION as "major.minor.subminor"; "" */
 } ev_device_state;

@@ -224,7 +224,7 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
                                        "mhz",  "when", "cases", "processes", "reasons", NULL};
     static const char *const kinds[] = {"exit",         "signal",         "hang",    "garbage",  "stop-after",
                                         "wrong-output", "wrong-schedule", "overrun", "throttle", "contended",
-                                        "throttled",    NULL};
+                                        "throttled",    "no-device",      NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -292,11 +292,14 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
         need = "reasons";
         if ((rc = get_int(obj, path, "reasons", 1, 1, INT64_C(1) << 40, &f->value, err)))
             return rc;
+    } else if (!strcmp(kind, "no-device")) {
+        f->kind = EV_FAULT_NO_DEVICE;
     } else {
         f->kind = EV_FAULT_WRONG_SCHEDULE;
     }
     /* A value key that does not belong to this kind is refused. */
-    static const char *const value_keys[] = {"code", "signal", "samples", "factor", "mhz", "processes", "reasons"};
+    static const char *const value_keys[] = {"code", "signal",    "samples", "factor",
+                                             "mhz",  "processes", "reasons"};
     for (size_t v = 0; v < 7; v++)
         if ((!need || strcmp(need, value_keys[v])) && cJSON_GetObjectItemCaseSensitive(obj, value_keys[v]))
             return ev_err_set(err, EV_EFORMAT, "%s.%s: not a field of kind '%s'", path, value_keys[v], kind);

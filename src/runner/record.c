@@ -11,7 +11,7 @@
 #include "json.h"
 
 static const char *const type_names[EV_REC_COUNT] = {
-    "hello", "skip",   "binding",     "validation", "cold", "flush",
+    "hello", "skip",   "binding",     "validation", "cold",   "flush",
     "node",  "warmup", "calibration", "sample",     "device", "end",
 };
 

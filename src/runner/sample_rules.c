@@ -186,10 +186,11 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
                    "%zu hot samples taken while another compute process used the GPU (hot samples %s)",
                    n_busy, busy);
         if (n_throttled)
-            breach(fn, ctx, &n, V,
-                   "%zu hot samples taken while the GPU was throttled for power or heat (hot samples %s; NVML "
-                   "reasons 0x%llx)",
-                   n_throttled, hot, bits);
+            breach(
+                fn, ctx, &n, V,
+                "%zu hot samples taken while the GPU was throttled for power or heat (hot samples %s; NVML "
+                "reasons 0x%llx)",
+                n_throttled, hot, bits);
     }
     if (bad_replays)
         breach(fn, ctx, &n, S, "%zu hot samples not at the chosen %lld replays", bad_replays,
@@ -358,8 +359,8 @@ static int dev_rotation(const cJSON *r, char *why, size_t cap)
 
 int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char *why, size_t cap)
 {
-    static const char *const ints[] = {"other_processes", "throttle_reasons", "persisting_l2_bytes", "ecc",
-                                       "mig", "persistence"};
+    static const char *const ints[] = {
+        "other_processes", "throttle_reasons", "persisting_l2_bytes", "ecc", "mig", "persistence"};
     static const char *const arrays[] = {"hot_other_processes", "hot_throttle_reasons"};
     const cJSON *it;
     int64_t x;
@@ -371,8 +372,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
     cJSON_ArrayForEach(it, d)
     {
         const char *k = it->string;
-        int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
-                    !strcmp(k, "versions");
+        int known =
+            !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") || !strcmp(k, "versions");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)

@@ -878,7 +878,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (a->fault && a->fault_hook)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }
-    if ((rc = device_record(out, a, impl, kind, &rot, hot_other, hot_reasons, n_hot, err)))
+    if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
+        (rc = device_record(out, a, impl, kind, &rot, hot_other, hot_reasons, n_hot, err)))
         goto out;
     if (validate) {
         if ((rc = a->ops->read_output(impl, outbuf, bind.out_len, err)))

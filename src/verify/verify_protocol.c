@@ -141,11 +141,12 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
         cJSON_ArrayForEach(e, list) ok = ok && (int64_t)e->valuedouble == want[k++];
     }
     if (!ok)
-        vr_fail(r, VR_PROTOCOL, VP,
-                "job %s attempt %lld: device record's rotation (before hot sample %lld, %d rows) is not the one "
-                "its seed picks for %lld hot samples of %lld rows (before %lld, %zu rows)",
-                v->key, (long long)att, (long long)got_before, cJSON_GetArraySize(list), (long long)samples,
-                (long long)rows, (long long)before, n);
+        vr_fail(
+            r, VR_PROTOCOL, VP,
+            "job %s attempt %lld: device record's rotation (before hot sample %lld, %d rows) is not the one "
+            "its seed picks for %lld hot samples of %lld rows (before %lld, %zu rows)",
+            v->key, (long long)att, (long long)got_before, cJSON_GetArraySize(list), (long long)samples,
+            (long long)rows, (long long)before, n);
 }
 
 /* Checks one attempt of job v against the protocol's rules. */
@@ -191,7 +192,8 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
         const cJSON *bd = cJSON_GetObjectItemCaseSensitive(a, "binding");
         int64_t rows = 0;
         if (ev_rule_device_read(dev, smp ? smp + n_cold : NULL, n_hot, why, sizeof why)) {
-            vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: device record: %s", v->key, (long long)att, why);
+            vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: device record: %s", v->key, (long long)att,
+                    why);
         } else {
             vk_versions(sv, v, att, dev, r);
             if (cJSON_IsObject(bd) && !vj_i64(bd, "rows", &rows))
