@@ -13,7 +13,12 @@
  * launches it with the ABI's arguments and the declared geometry, its
  * output between guard regions that read_output checks; none of the
  * kernel's code runs on the host.
- * The SM clock comes from NVML, loaded with dlopen where it exists.
+ * The SM clock and the device's state (other compute processes, clock
+ * throttle reasons, ECC, MIG and persistence mode) come from NVML, loaded
+ * with dlopen where it exists; each NVML function is looked up by name and
+ * a missing one reads as unknown.  The persisting-L2 limit is set to 0 at
+ * open and the persisting lines are reset before every timed sample,
+ * outside its events (issue 16: a persisting window survives the flush).
  * Every CUDA call is checked, and the last error after every launch.
  */
 #include <cuda.h>
@@ -23,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 #include "status.h"
@@ -41,13 +47,46 @@ typedef int (*nvml_init_fn)(void);
 typedef int (*nvml_shutdown_fn)(void);
 typedef int (*nvml_by_pci_fn)(const char *, void **);
 typedef int (*nvml_clock_fn)(void *, int, unsigned *);
+/* The prototypes below are NVML's (nvml.h), declared by hand: NVML is
+ * optional, found at run time, and its header is not installed here.  An
+ * nvmlEnableState_t is an int (0 disabled, 1 enabled); every function
+ * returns nvmlReturn_t, 0 for NVML_SUCCESS. */
+typedef struct ev_nvml_proc { /* nvmlProcessInfo_t (v2 and v3 functions) */
+    unsigned pid;
+    unsigned long long used_memory;
+    unsigned gpu_instance, compute_instance;
+} ev_nvml_proc;
+typedef int (*nvml_procs_fn)(void *, unsigned *, ev_nvml_proc *);
+typedef int (*nvml_reasons_fn)(void *, unsigned long long *);
+typedef int (*nvml_pair_fn)(void *, int *, int *); /* ECC: current, pending; MIG likewise */
+typedef int (*nvml_one_fn)(void *, int *);         /* persistence mode */
+
+/* NVML_ERROR_INSUFFICIENT_SIZE: the process list has more entries than asked. */
+#define NVML_INSUFFICIENT_SIZE 7
+/* Entries asked of the process list (more are counted, not read). */
+#define NVML_PROCS 64
 
 typedef struct ev_nvml {
     void *lib;
     void *dev;
     nvml_clock_fn clock, max_clock;
     nvml_shutdown_fn shutdown;
+    nvml_procs_fn procs;     /* nvmlDeviceGetComputeRunningProcesses{_v3,_v2,} */
+    nvml_reasons_fn reasons; /* nvmlDeviceGetCurrentClocksEventReasons, or ...ThrottleReasons */
+    nvml_pair_fn ecc, mig;   /* nvmlDeviceGetEccMode, nvmlDeviceGetMigMode */
+    nvml_one_fn persistence; /* nvmlDeviceGetPersistenceMode */
 } ev_nvml;
+
+/* The first of names[n] that lib exports, or NULL. */
+static void *ev_dlsym_first(void *lib, const char *const *names, int n)
+{
+    for (int i = 0; i < n; i++) {
+        void *f = dlsym(lib, names[i]);
+        if (f != NULL)
+            return f;
+    }
+    return NULL;
+}
 
 /* Loads NVML and finds the device with PCI bus id pci; leaves n->dev NULL
  * (clock unavailable) on any failure. */
@@ -64,6 +103,18 @@ static void ev_nvml_open(ev_nvml *n, const char *pci)
     n->clock = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetClockInfo");
     n->max_clock = (nvml_clock_fn)dlsym(n->lib, "nvmlDeviceGetMaxClockInfo");
     n->shutdown = (nvml_shutdown_fn)dlsym(n->lib, "nvmlShutdown");
+    {
+        static const char *const procs[] = {"nvmlDeviceGetComputeRunningProcesses_v3",
+                                            "nvmlDeviceGetComputeRunningProcesses_v2",
+                                            "nvmlDeviceGetComputeRunningProcesses"};
+        static const char *const reasons[] = {"nvmlDeviceGetCurrentClocksEventReasons",
+                                              "nvmlDeviceGetCurrentClocksThrottleReasons"};
+        n->procs = (nvml_procs_fn)ev_dlsym_first(n->lib, procs, 3);
+        n->reasons = (nvml_reasons_fn)ev_dlsym_first(n->lib, reasons, 2);
+        n->ecc = (nvml_pair_fn)dlsym(n->lib, "nvmlDeviceGetEccMode");
+        n->mig = (nvml_pair_fn)dlsym(n->lib, "nvmlDeviceGetMigMode");
+        n->persistence = (nvml_one_fn)dlsym(n->lib, "nvmlDeviceGetPersistenceMode");
+    }
     if (init == NULL || by_pci == NULL || n->clock == NULL || init() != 0)
         return;
     if (by_pci(pci, &n->dev) != 0)
@@ -92,6 +143,7 @@ typedef struct cuda_impl {
     int64_t flush_bytes;
     void *flush;
     int flush_value;
+    int l2_persisting; /* 1: the persisting-L2 limit was set to 0; reset before every sample */
     /* the job */
     ev_arm_kind kind;
     ev_binding b;
@@ -152,6 +204,15 @@ static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *er
     CU(cudaEventCreate(&c->e0), "cudaEventCreate");
     CU(cudaEventCreate(&c->e1), "cudaEventCreate");
     c->flush_bytes = ev_sized(cfg->ref.flush_cache_multiple, c->prop.l2CacheSize, cfg->ref.flush_max_bytes);
+    /* No persisting-L2 window (issue 16): where the device has one
+     * (persistingL2CacheMaxSize > 0) its limit is 0 and its lines are reset
+     * before every sample; where it has none, nothing is set and the state
+     * reads -1. */
+    if (c->prop.persistingL2CacheMaxSize > 0) {
+        CU(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0),
+           "cudaDeviceSetLimit(PersistingL2CacheSize, 0)");
+        c->l2_persisting = 1;
+    }
     if (cudaDeviceGetPCIBusId(pci, sizeof pci, c->dev) == cudaSuccess)
         ev_nvml_open(&c->nvml, pci);
 out:
@@ -456,6 +517,20 @@ out:
     return rc;
 }
 
+/* Resets the persisting L2 lines (synchronised, before a sample's first
+ * event: outside its timing); nothing where the device has no persisting
+ * L2. */
+static ev_status ev_l2_reset(cuda_impl *c, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    if (!c->l2_persisting)
+        return EV_OK;
+    CU(cudaStreamSynchronize(c->stream), "sync before cudaCtxResetPersistingL2Cache");
+    CU(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+out:
+    return rc;
+}
+
 static ev_status cuda_cold_launch(void *impl, double *ms, ev_err *err)
 {
     ev_status rc = EV_OK;
@@ -465,6 +540,8 @@ static ev_status cuda_cold_launch(void *impl, double *ms, ev_err *err)
         CU(cudaMalloc(&c->flush, (size_t)c->flush_bytes), "flush buffer");
     if (c->flush_bytes > 0)
         CU(cudaMemsetAsync(c->flush, (c->flush_value++) & 0xff, (size_t)c->flush_bytes, c->stream), "flush");
+    if ((rc = ev_l2_reset(c, err)))
+        goto out;
     CU(cudaEventRecord(c->e0, c->stream), "cudaEventRecord");
     if ((rc = ev_enqueue(c, err)))
         goto out;
@@ -644,6 +721,8 @@ static ev_status cuda_replay(void *impl, int64_t k, double *ms, ev_err *err)
     float f = 0.0f;
     if (c->exec == NULL)
         return ev_err_set(err, EV_EINVAL, "replay before capture");
+    if ((rc = ev_l2_reset(c, err)))
+        goto out;
     CU(cudaEventRecord(c->e0, c->stream), "cudaEventRecord");
     for (int64_t i = 0; i < k; i++)
         CU(cudaGraphLaunch(c->exec, c->stream), "cudaGraphLaunch");
@@ -691,8 +770,71 @@ out:
     return rc;
 }
 
+/* Counts the compute processes NVML lists on the device.  OUT: *others
+ * (the count less one: this process holds a context on it, whatever pid
+ * NVML reports for it; -1 when the list is empty or cannot be read) and
+ * *self (1 when getpid() is in the list: no pid namespace between). */
+static void ev_nvml_others(const ev_nvml *n, int64_t *others, int *self)
+{
+    ev_nvml_proc list[NVML_PROCS + 1]; /* one spare entry in case this NVML's is longer */
+    unsigned count = NVML_PROCS;
+    unsigned me = (unsigned)getpid();
+    int r;
+
+    *others = -1;
+    *self = 0;
+    if (n->dev == NULL || n->procs == NULL)
+        return;
+    memset(list, 0, sizeof list);
+    r = n->procs(n->dev, &count, list);
+    if (r != 0 && r != NVML_INSUFFICIENT_SIZE)
+        return;
+    if (r == 0)
+        for (unsigned i = 0; i < count && i < NVML_PROCS; i++)
+            if (list[i].pid == me)
+                *self = 1;
+    if (count > 0)
+        *others = (int64_t)count - 1;
+}
+
+/* See backend.h: NVML's view of the device, the persisting-L2 limit read
+ * back, and the linked CUB's version. */
+static ev_status cuda_state(void *impl, ev_device_state *out, ev_err *err)
+{
+    cuda_impl *c = (cuda_impl *)impl;
+    ev_device_state st;
+    const ev_nvml *n = &c->nvml;
+    unsigned long long reasons = 0;
+    int cur = 0, pending = 0;
+    size_t limit = 0;
+
+    (void)err;
+    ev_device_state_unknown(&st);
+    ev_nvml_others(n, &st.other_processes, &st.self_seen);
+    if (n->dev != NULL) {
+        if (n->reasons != NULL && n->reasons(n->dev, &reasons) == 0)
+            st.throttle_reasons = (int64_t)(reasons & 0x7fffffffffffffffULL);
+        if (n->ecc != NULL && n->ecc(n->dev, &cur, &pending) == 0)
+            st.ecc = cur != 0;
+        if (n->mig != NULL && n->mig(n->dev, &cur, &pending) == 0)
+            st.mig = cur != 0;
+        if (n->persistence != NULL && n->persistence(n->dev, &cur) == 0)
+            st.persistence = cur != 0;
+    }
+    if (c->l2_persisting) {
+        cudaError_t e = cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize);
+        if (e == cudaSuccess)
+            st.persisting_l2_bytes = (int64_t)limit;
+        else
+            (void)cudaGetLastError(); /* unknown, not a failure: the limit was set at open */
+    }
+    snprintf(st.cub_version, sizeof st.cub_version, "%s", ev_cub_peer_version());
+    *out = st;
+    return EV_OK;
+}
+
 extern "C" const ev_backend_ops ev_backend_cuda_ops = {
     "cuda",      cuda_open,     cuda_close,       cuda_info,        cuda_bind,
     cuda_poison, cuda_launch,   cuda_read_output, cuda_cold_launch, cuda_capture,
-    cuda_replay, cuda_sm_clock, cuda_read_input,  cuda_write_input,
+    cuda_replay, cuda_sm_clock, cuda_read_input,  cuda_write_input, cuda_state,
 };

@@ -68,6 +68,20 @@ void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *bu
     ev_fill_row(s, st, (unsigned char *)buf + (size_t)r * (size_t)s->stride * ev_dtype_size(s->dtype));
 }
 
+void ev_inputs_rotation(uint64_t seed, int64_t samples, int64_t rows, int64_t *before, size_t *n,
+                        int64_t *rows_out)
+{
+    uint64_t st = seed;
+    *before = -1;
+    *n = 0;
+    if (rows < 1 || samples < 2)
+        return;
+    *before = 1 + (int64_t)(ev_splitmix64(&st) % (uint64_t)(samples - 1));
+    *n = rows >= 16 ? (size_t)(rows / 16) : 1;
+    for (size_t i = 0; rows_out && i < *n; i++)
+        rows_out[i] = (int64_t)(ev_splitmix64(&st) % (uint64_t)rows);
+}
+
 ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, void *buf, size_t span,
                          ev_err *err)
 {

@@ -55,6 +55,17 @@ ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, vo
  */
 void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *buf);
 
+/*
+ * The rotation a secret seed picks for an attempt of `samples` hot samples
+ * over an input of `rows` rows (worker.c; the verifier regenerates it from
+ * the seed in the device record): *before, the hot sample it precedes
+ * (1 .. samples - 1), and *n rows rewritten (rows / 16, at least one),
+ * their indexes in rows_out[0 .. *n) when rows_out is not NULL (room for
+ * *n).  No rotation (rows < 1 or samples < 2): *before = -1, *n = 0.
+ */
+void ev_inputs_rotation(uint64_t seed, int64_t samples, int64_t rows, int64_t *before, size_t *n,
+                        int64_t *rows_out);
+
 /* Fills n bytes of an output buffer with EV_POISON_OUT_BYTE. */
 void ev_inputs_poison_output(void *buf, size_t n);
 

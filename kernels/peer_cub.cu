@@ -10,6 +10,7 @@
  */
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_runtime.h>
+#include <stdio.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
@@ -180,4 +181,13 @@ extern "C" void ev_cub_peer_free(ev_cub_peer *p)
     if (p->temp != NULL)
         (void)cudaFree(p->temp);
     free(p);
+}
+
+/* CUB_VERSION is MMMmmmpp (cub/version.cuh); the parts as text, at compile time. */
+extern "C" const char *ev_cub_peer_version(void)
+{
+    static char v[24];
+    if (!v[0])
+        snprintf(v, sizeof v, "%d.%d.%d", CUB_VERSION / 100000, CUB_VERSION / 100 % 1000, CUB_VERSION % 100);
+    return v;
 }

@@ -24,6 +24,9 @@ ev_status ev_cub_peer_new(const ev_binding *b, ev_cub_peer **out, ev_err *err);
 ev_status ev_cub_peer_launch(ev_cub_peer *p, void *stream, ev_err *err);
 /* Frees the temp storage; NULL-safe. */
 void ev_cub_peer_free(ev_cub_peer *p);
+/* The CUB this peer was compiled with: CUB_VERSION as
+ * "major.minor.subminor" (a static string; issue 19: the store keeps it). */
+const char *ev_cub_peer_version(void);
 
 #ifdef __cplusplus
 }

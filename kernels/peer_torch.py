@@ -13,7 +13,7 @@ samples timed with CUDA events, launch output again.
 
 Records go to --record-fd as one JSON object per line, in the worker's
 record format (src/runner/record.h): hello, binding, cold, flush, sample
-(cold), calibration, warmup, sample (hot), end.  Validation is NOT done
+(cold), calibration, warmup, sample (hot), device, end.  Validation is NOT done
 here: the two output arrays are written to --out-first and --out-final and
 the C side validates them with the same FP64 oracle (kernels/oracle.h) and
 writes the validation records.  Where torch does not import (or has no
@@ -372,6 +372,17 @@ def main():
     for i in range(a.samples):
         ms = replay(r)
         rec.emit("sample", timing="hot", index=i, replays=r, ops_per_graph=a.ops, elapsed_ms=ms)
+    # the device record (docs/runner.md "Worker records"), after the samples:
+    # the versions of torch and triton that compiled and ran the reduction
+    # (issue 19); the peer gets no rotated input and reads no NVML state,
+    # so those facts are unknown (-1), which is never a failure
+    tri = sys.modules.get("triton")
+    versions = {"torch": str(torch.__version__)}
+    if tri is not None and getattr(tri, "__version__", None):
+        versions["triton"] = str(tri.__version__)
+    rec.emit("device", rotation=None, other_processes=-1, self_seen=False, throttle_reasons=-1, ecc=-1,
+             mig=-1, persistence=-1, persisting_l2_bytes=-1, versions=versions,
+             hot_other_processes=[-1] * a.samples, hot_throttle_reasons=[-1] * a.samples)
     torch.cuda.synchronize()
     with open(a.out_final, "wb") as f:
         f.write(gout.contiguous().cpu().view(torch.uint8).numpy().tobytes() if a.rows else b"")

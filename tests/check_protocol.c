@@ -159,6 +159,18 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\", \"fault-t\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
      "\"fault_arms\": [{\"name\": \"fault-t\", \"kind\": \"throttle\", \"mhz\": 0}]}",
      "fault_arms[0].mhz: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-c\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-c\", \"kind\": \"contended\"}]}",
+     "fault_arms[0].processes: missing"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-c\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-c\", \"kind\": \"contended\", \"processes\": 0}]}",
+     "fault_arms[0].processes: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-r\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-r\", \"kind\": \"throttled\", \"reasons\": 0}]}",
+     "fault_arms[0].reasons: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-r\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-r\", \"kind\": \"throttled\", \"reasons\": 8, \"mhz\": 5}]}",
+     "fault_arms[0].mhz: not a field of kind 'throttled'"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": \"default\"}",
      "model_schedules: must be a non-empty array of schedule names"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": []}",

@@ -26,10 +26,13 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "inputs.h"
+#include "json.h"
 #include "runner/backend.h"
 #include "runner/compile_ahead.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
+#include "runner/sample_rules.h"
 #include "runner/snapshot.h"
 #include "runner/worker.h"
 #include "runner/job.h"
@@ -2181,6 +2184,54 @@ START_TEST(test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its
 }
 END_TEST
 
+/* The device record (issue 16): one, after the last hot sample and before
+ * the final validation, with the secret rotation seed (16 hex digits,
+ * never written before the samples), the rotation the seed picks, the
+ * cpu backend's facts unknown (-1) and one per-sample fact per hot sample;
+ * the supervisor's reader (sample_rules.h) accepts it. */
+START_TEST(test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples)
+{
+    ev_buf recs = EV_BUF_INIT;
+    const char *dev, *last_hot, *seed;
+    ev_err e = {{0}};
+    cJSON *d = NULL;
+
+    ck_assert_int_eq(run_worker(0, "default", NULL, &recs), 0);
+    dev = strstr(recs.data, "{\"type\":\"device\"");
+    ck_assert_ptr_nonnull(dev);
+    ck_assert_ptr_null(strstr(dev + 1, "{\"type\":\"device\""));
+    seed = strstr(recs.data, "\"seed\":\"");
+    ck_assert_ptr_eq(seed, strstr(dev, "\"seed\":\"")); /* the seed appears nowhere before */
+    ck_assert_uint_eq(strspn(seed + 8, "0123456789abcdef"), 16);
+    last_hot = strstr(recs.data, "\"timing\":\"hot\",\"index\":1,");
+    ck_assert_ptr_nonnull(last_hot);
+    ck_assert(last_hot < dev);
+    ck_assert(dev < strstr(recs.data, "\"stage\":\"final\""));
+    ck_assert_int_eq(ev_json_parse(dev, strcspn(dev, "\n"), 0, &d, &e), EV_OK);
+    ev_rule_sample hot[2];
+    char why[256] = "";
+    ck_assert_msg(ev_rule_device_read(d, hot, 2, why, sizeof why) == 0, "%s", why);
+    ck_assert_int_eq(hot[0].other_processes, -1);
+    ck_assert_int_eq(hot[1].throttle_reasons, -1);
+    ck_assert_int_eq(ev_rule_device_read(d, hot, 3, why, sizeof why), -1); /* three hot samples: refused */
+    ck_assert_msg(strstr(why, "hot_other_processes: must be an array of 3 integers"), "%s", why);
+    cJSON *rot = cJSON_GetObjectItem(d, "rotation");
+    int64_t before, rows[4];
+    size_t n;
+    ev_inputs_rotation(strtoull(cJSON_GetObjectItem(rot, "seed")->valuestring, NULL, 16), 2, 17, &before, &n,
+                       rows);
+    ck_assert_int_eq(before, 1);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq((int64_t)cJSON_GetObjectItem(rot, "before")->valuedouble, before);
+    ck_assert_int_eq((int64_t)cJSON_GetArrayItem(cJSON_GetObjectItem(rot, "rows"), 0)->valuedouble, rows[0]);
+    cJSON_AddItemToObject(d, "extra", cJSON_CreateNumber(1));
+    ck_assert_int_eq(ev_rule_device_read(d, hot, 2, why, sizeof why), -1); /* an unknown member: refused */
+    ck_assert_msg(strstr(why, "extra: not a member"), "%s", why);
+    cJSON_Delete(d);
+    ev_buf_free(&recs);
+}
+END_TEST
+
 /* ---- shards (docs/runner.md, "Shards") ---------------------------------- */
 
 /* A small protocol for the shard tests: 4 cases, 3 arms, the reference
@@ -2510,6 +2561,7 @@ int main(void)
     tcase_add_test(tc, test_torch_compile_is_skipped_with_the_hosts_own_import_error);
     tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
+    tcase_add_test(tc, test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);
     tcase_add_test(tc, test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs);

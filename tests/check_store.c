@@ -30,6 +30,8 @@ extern const char ev_schema_sql[];
 extern const size_t ev_schema_sql_len;
 extern const char ev_migrate2_sql[];
 extern const size_t ev_migrate2_sql_len;
+extern const char ev_migrate3_sql[];
+extern const size_t ev_migrate3_sql_len;
 
 static char tmpdir[256];
 static char dbpath[300];
@@ -298,7 +300,7 @@ START_TEST(test_new_store_gets_the_current_schema_version_in_wal_mode)
     ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     ck_assert_str_eq(mode, "wal");
-    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 19);
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 20);
     sqlite3_close(db);
     s = open_rw(); /* reopening an existing store migrates nothing */
     ev_store_close(s);
@@ -311,6 +313,16 @@ START_TEST(test_embedded_schema_equals_db_schema_sql)
     slurp("db/schema.sql", &b);
     ck_assert_uint_eq(b.len, ev_schema_sql_len);
     ck_assert_int_eq(memcmp(b.data, ev_schema_sql, b.len), 0);
+    ev_buf_free(&b);
+}
+END_TEST
+
+START_TEST(test_embedded_migration_equals_db_migrate_3_sql)
+{
+    ev_buf b = EV_BUF_INIT;
+    slurp("db/migrate-3.sql", &b);
+    ck_assert_uint_eq(b.len, ev_migrate3_sql_len);
+    ck_assert_int_eq(memcmp(b.data, ev_migrate3_sql, b.len), 0);
     ev_buf_free(&b);
 }
 END_TEST
@@ -335,7 +347,8 @@ static ev_status count_any(void *ctx, const ev_row *r)
 
 /* A version-1 store (db/schema.sql alone, as every store before shards):
  * read-only it is read as it is, byte for byte unchanged, with no shards;
- * opened writable it is migrated to version 2 in one step, its rows kept. */
+ * opened writable it is migrated to the current version in one step, its
+ * rows kept. */
 START_TEST(test_a_version_1_store_is_read_as_it_is_and_migrated_when_opened_writable)
 {
     sqlite3 *db;
@@ -378,12 +391,72 @@ START_TEST(test_a_version_1_store_is_read_as_it_is_and_migrated_when_opened_writ
     ck_assert_int_eq(rows, 1);
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), 2);
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM runs"), 1);
     ck_assert_int_eq(sqlite3_exec(db, "UPDATE shards SET shard_index = 1", NULL, NULL, NULL),
                      SQLITE_CONSTRAINT);
     ck_assert_int_eq(sqlite3_exec(db, "INSERT INTO shards VALUES (1, 3, 2, 'main')", NULL, NULL, NULL),
                      SQLITE_CONSTRAINT);
+    sqlite3_close(db);
+    ev_buf_free(&before);
+    ev_buf_free(&after);
+}
+END_TEST
+
+/* A version-2 store (schema.sql and migrate-2.sql, as every store before
+ * device records): read-only it is read as it is, byte for byte
+ * unchanged, with no device records (and none can be added); opened
+ * writable it is migrated to version 3, and its device records are one
+ * JSON object per attempt, append-only. */
+START_TEST(test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_migrated)
+{
+    sqlite3 *db;
+    ev_store *s = NULL;
+    ev_err e = {{0}};
+    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    int rows = 0;
+    int64_t run = 0, inv = 0, job, att, att2;
+
+    s = open_rw();
+    add_base(s, &run, &inv);
+    job = add_job(s, run, "main/0/default/default", "main", 0, "default", "default", 0, 0);
+    att = add_attempt(s, job, 1, inv);
+    att2 = add_attempt(s, job, 2, inv);
+    ev_store_close(s);
+    db = raw_open(); /* back to version 2: the table as migrate-3.sql did not yet make it */
+    ck_assert_int_eq(
+        sqlite3_exec(db, "DROP TABLE attempt_devices; PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    slurp(dbpath, &before);
+    ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_version(s), 2);
+    ck_assert_int_eq(ev_store_query(s, EV_Q_DEVICES, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 0);
+    ck_assert_int_eq(ev_store_add_device(s, att, "{}", &e), EV_EREADONLY);
+    ev_store_close(s);
+    slurp(dbpath, &after);
+    ck_assert_uint_eq(before.len, after.len);
+    ck_assert_int_eq(memcmp(before.data, after.data, before.len), 0);
+
+    ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_version(s), 3);
+    ck_assert_int_eq(ev_store_add_device(s, att, "{\"rotation\":null}", &e), EV_OK);
+    ck_assert_int_eq(ev_store_add_device(s, att, "{}", &e), EV_EDB);       /* once per attempt */
+    ck_assert_int_eq(ev_store_add_device(s, att2, "[1]", &e), EV_EDB);     /* not an object */
+    ck_assert_int_eq(ev_store_add_device(s, att2, "{\"a\":", &e), EV_EDB); /* not JSON */
+    ck_assert_int_eq(ev_store_add_device(s, att + 99, "{}", &e), EV_EDB);  /* no such attempt */
+    rows = 0;
+    ck_assert_int_eq(ev_store_query(s, EV_Q_DEVICES, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 1);
+    ev_store_close(s);
+    db = raw_open();
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), 3);
+    ck_assert_int_eq(sqlite3_exec(db, "UPDATE attempt_devices SET json = '{}'", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT);
+    ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM attempt_devices", NULL, NULL, NULL), SQLITE_CONSTRAINT);
+    ck_assert_int_eq(
+        sqlite3_exec(db, "INSERT OR REPLACE INTO attempt_devices VALUES (1, '{}')", NULL, NULL, NULL),
+        SQLITE_CONSTRAINT);
     sqlite3_close(db);
     ev_buf_free(&before);
     ev_buf_free(&after);
@@ -398,12 +471,12 @@ START_TEST(test_newer_schema_version_is_refused)
 
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 3", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     s = NULL;
     ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_EUNSUPPORTED);
     ck_assert_ptr_null(s);
-    ck_assert_msg(strstr(e.msg, "version 3") && strstr(e.msg, "newer"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "version 4") && strstr(e.msg, "newer"), "%s", e.msg);
 }
 END_TEST
 
@@ -1074,6 +1147,7 @@ static void build_story(int64_t *run_out)
     OK(ev_store_add_calibration(s, a, 1, 1000, 99.5, 1, 100.0, &e_));
     OK(ev_store_add_cold_timing(s, a, "first-launch", 1234567, &e_));
     OK(ev_store_add_flush(s, a, 100663296, 52428800, &e_));
+    OK(ev_store_add_device(s, a, "{\"seed\":\"00ff\"}", &e_));
     OK(ev_store_add_graph_node(s, a, &n, &e_));
     /* j2: main rows1 of case 0, exits 2: a failure. */
     j2 = add_job(s, run, "main/0/rows1/rows1", "main", 0, "rows1", "rows1", 0, 1);
@@ -1205,6 +1279,7 @@ START_TEST(test_every_query_returns_the_documented_columns_in_order)
          "6|first|1|0.0|0.001|0|00ff|NULL\n"},
         {EV_Q_GRAPH_NODES, "attempt_id,node_index,function,grid_x,grid_y,grid_z,block_x,block_y,block_z",
          "1|0|reduce_rows2|32|1|1|256|1|1\n"},
+        {EV_Q_DEVICES, "attempt_id,json", "1|{\"seed\":\"00ff\"}\n"},
         {EV_Q_FITS, "fit_id,created_ns,model_json,sha256",
          "1|7777|{\"a0\":0.9}|" /* sha256 of {"a0":0.9} */
          "dd4bdf618b51b99b1219343557c1fc1301126db4e95d97bf6f0992855f1d3f9d\n"},
@@ -1274,6 +1349,8 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_new_store_gets_the_current_schema_version_in_wal_mode);
     tcase_add_test(tc, test_embedded_schema_equals_db_schema_sql);
     tcase_add_test(tc, test_embedded_migration_equals_db_migrate_2_sql);
+    tcase_add_test(tc, test_embedded_migration_equals_db_migrate_3_sql);
+    tcase_add_test(tc, test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_migrated);
     tcase_add_test(tc, test_a_version_1_store_is_read_as_it_is_and_migrated_when_opened_writable);
     tcase_add_test(tc, test_newer_schema_version_is_refused);
     tcase_add_test(tc, test_foreign_database_is_refused);

@@ -2761,6 +2761,157 @@ START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_
 }
 END_TEST
 
+/* The device record of job key's first attempt in validation.json of l
+ * (its tree in *v, which the caller puts back or deletes). */
+static cJSON *device_of(tm_list *l, const char *key, cJSON **v)
+{
+    *v = tm_json(l, "validation.json");
+    cJSON *j = job_by_key(*v, key);
+    ck_assert_ptr_nonnull(j);
+    cJSON *d = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0), "device");
+    ck_assert_msg(cJSON_IsObject(d), "job %s has no device record", key);
+    return d;
+}
+
+/* Replaces d's member key with the integer array vals[n]. */
+static void set_ints(cJSON *d, const char *key, const long long *vals, int n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (int i = 0; i < n; i++)
+        cJSON_AddItemToArray(a, cJSON_CreateNumber((double)vals[i]));
+    cJSON_ReplaceItemInObjectCaseSensitive(d, key, a);
+}
+
+/* GPU hygiene (issue 16; sample_rules.h): a real cpu run with the
+ * contended fault arm (its last hot sample reports 2 other compute
+ * processes) and the throttled fault arm (NVML reasons 0x48: HwSlowdown |
+ * HwThermalSlowdown), and the no-device fault arm (no device record), in
+ * the original jobs only: the supervisor records the three attempts
+ * failed-protocol, the samples named in the reason, and
+ * rescues them; every attempt has its device record (the cpu backend's
+ * facts unknown, -1, never a failure) and the honest bundle PASSes.  The
+ * same bundle FAILs check 5 when a completed attempt's device record says
+ * another process used the GPU or the GPU throttled, when a completed
+ * attempt has none, when its rotation is not its seed's, when a member is
+ * malformed, and when two attempts of one arm name different peer
+ * versions. */
+START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it)
+{
+    static const char proto[] =
+        "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\", \"fault-nodev\"], \"allow_fault_arms\": "
+        "true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-busy\", \"kind\": \"contended\", \"processes\": 2, \"when\": "
+        "\"original\"},\n"
+        "                {\"name\": \"fault-hot\", \"kind\": \"throttled\", \"reasons\": 72, \"when\": "
+        "\"original\"},\n"
+        "                {\"name\": \"fault-nodev\", \"kind\": \"no-device\", \"when\": \"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+    char pp[320], db[320], zip[320], last[1024];
+    snprintf(pp, sizeof pp, "%s/hyg.json", g_dir);
+    snprintf(db, sizeof db, "%s/hyg.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/hyg.zip", g_dir);
+    unlink(db); /* the suite runs twice in one directory */
+    write_tree_file(g_dir, "hyg.json", proto, sizeof proto - 1);
+    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_int_eq(run_evident(run), 0);
+    ck_assert_int_eq(run_evident(exp), 0);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    tm_list l;
+    tm_load(&l, zip);
+    cJSON *v = tm_json(&l, "validation.json");
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(v, "run"), "store_schema")->valuedouble, 3);
+    static const struct {
+        const char *key, *why;
+    } failed[] = {
+        {"main/0/fault-busy/initial", "protocol rule: 1 hot samples taken while another compute process used "
+                                      "the GPU (hot samples 2)"},
+        {"main/0/fault-hot/initial", "protocol rule: 1 hot samples taken while the GPU was throttled for "
+                                     "power or heat (hot samples 2; NVML reasons 0x48)"},
+        {"main/0/fault-nodev/initial",
+         "completed without a device record (docs/runner.md, \"Worker records\")"},
+    };
+    for (int k = 0; k < 3; k++) {
+        cJSON *j = job_by_key(v, failed[k].key);
+        ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "failed-protocol");
+        cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+        ck_assert_str_eq(
+            cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring,
+            failed[k].why);
+    }
+    cJSON *dj = job_by_key(v, "main/0/default/initial");
+    cJSON *d = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(dj, "attempts"), 0), "device");
+    ck_assert_int_eq((int)cJSON_GetObjectItem(d, "other_processes")->valuedouble, -1); /* cpu: unknown */
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_throttle_reasons")), 3);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "rotation"), "before")->valuedouble >= 1,
+                     1);
+    int retry_completed =
+        !strcmp(cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-busy/retry-1"), "outcome")->valuestring,
+                "completed");
+    int default_completed = !strcmp(cJSON_GetObjectItem(dj, "outcome")->valuestring, "completed");
+    cJSON_Delete(v);
+    tm_free(&l);
+    if (!retry_completed || !default_completed) /* this host's noise broke another rule: nothing to tamper */
+        return;
+
+    static const long long busy[] = {0, 1, 0}, hot[] = {0, 4, 1}, short_list[] = {-1, -1};
+    for (int t = 0; t < 6; t++) {
+        const char *key = t == 5 ? "main/0/default/initial" : "rescue/0/fault-busy/retry-1";
+        const char *want = NULL;
+        cJSON *rot;
+        char tag[32];
+        tm_load(&l, zip);
+        d = device_of(&l, key, &v);
+        switch (t) {
+        case 0:
+            set_ints(d, "hot_other_processes", busy, 3);
+            want =
+                "attempt 1 (completed): 1 hot samples taken while another compute process used the GPU (hot "
+                "samples 1)";
+            break;
+        case 1: /* 0x4 SwPowerCap counts; 0x1 GpuIdle does not */
+            set_ints(d, "hot_throttle_reasons", hot, 3);
+            want = "attempt 1 (completed): 1 hot samples taken while the GPU was throttled for power or heat "
+                   "(hot samples 1; NVML reasons 0x4)";
+            break;
+        case 2:
+            cJSON_ReplaceItemInObjectCaseSensitive(
+                cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0), "device",
+                cJSON_CreateNull());
+            want = "attempt 1 (completed): no device record, in a run stored with schema 3";
+            break;
+        case 3:
+            rot = cJSON_GetObjectItem(d, "rotation");
+            cJSON_ReplaceItemInObjectCaseSensitive(
+                rot, "before",
+                cJSON_CreateNumber(cJSON_GetObjectItem(rot, "before")->valuedouble == 1 ? 2 : 1));
+            want = "device record's rotation (before hot sample";
+            break;
+        case 4:
+            set_ints(d, "hot_other_processes", short_list, 2);
+            want = "device record: hot_other_processes: must be an array of 3 integers, one per hot sample";
+            break;
+        default: /* the arm's recheck names no versions: the two disagree */
+            cJSON_AddItemToObject(cJSON_GetObjectItem(d, "versions"), "cub", cJSON_CreateString("9.9.9"));
+            want = "device record names peer versions {}, another attempt of arm default named "
+                   "{\"cub\":\"9.9.9\"}";
+            break;
+        }
+        tm_json_put(&l, "validation.json", v);
+        snprintf(tag, sizeof tag, "device-%d", t);
+        ev_vreport *r = tamper_verify(&l, tag, NULL, NULL);
+        expect_fail(r, "protocol", "validation.json", want);
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
+}
+END_TEST
+
 static const char *evident_log(char *buf, size_t cap);
 
 /* A real cpu run of a protocol with a 0-row calibration case: the fit
@@ -3344,6 +3495,8 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_check_5);
+    tcase_add_test(t,
+                   test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it);
     tcase_add_test(t, test_the_bundle_format_is_read_first_and_older_bundles_verify);
     tcase_add_test(t, test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue);
     tcase_add_test(t, test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing);

@@ -53,6 +53,7 @@ typedef ev_warmup_rec xwarmup;
 typedef ev_calibration_rec xcal;
 typedef ev_cold_rec xcold;
 typedef ev_flush_rec xflush;
+typedef ev_device_rec xdevice;
 typedef ev_graph_node_rec xnode;
 typedef ev_fit_rec xfit;
 
@@ -127,6 +128,8 @@ typedef struct xload {
     xrun run;
     xstatus status;
     vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes, fits;
+    vec devices;           /* attempt_devices rows (schema 3; none in an older store) */
+    int64_t store_version; /* the store's schema version: 3 and later export device records */
     void **owned;
     size_t n_owned, cap_owned;
     const struct xjob **main_ix; /* phase-main, non-retry jobs with a case, by (case, arm, job_id) */

@@ -77,8 +77,9 @@ void ex_xload_free(xload *L)
         free(L->owned[i]);
     free(L->owned);
     free(L->main_ix);
-    vec *vs[] = {&L->invs,    &L->sources, &L->cases, &L->jobs,    &L->atts, &L->samples, &L->bindings,
-                 &L->warmups, &L->cals,    &L->colds, &L->flushes, &L->vals, &L->nodes,   &L->fits};
+    vec *vs[] = {&L->invs,    &L->sources,  &L->cases,   &L->jobs, &L->atts,
+                 &L->samples, &L->bindings, &L->warmups, &L->cals, &L->colds,
+                 &L->flushes, &L->vals,     &L->nodes,   &L->fits, &L->devices};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         free(vs[i]->v);
     memset(L, 0, sizeof *L);
@@ -397,6 +398,17 @@ static ev_status on_flush(void *ctx, const ev_row *r)
     return rc;
 }
 
+static ev_status on_device(void *ctx, const ev_row *r)
+{
+    xload *L = ctx;
+    xdevice *x;
+    ev_status rc = vec_push(&L->devices, (void **)&x);
+    if (rc)
+        return rc;
+    ev_row_device(r, x);
+    return own_str(L, &x->json);
+}
+
 static ev_status on_val(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
@@ -534,6 +546,8 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
     L->vals.size = sizeof(xval);
     L->nodes.size = sizeof(xnode);
     L->fits.size = sizeof(xfit);
+    L->devices.size = sizeof(xdevice);
+    L->store_version = ev_store_version(s);
 
     static const struct {
         ev_query q;
@@ -557,6 +571,7 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         {EV_Q_VALIDATIONS, on_val, "validations"},
         {EV_Q_GRAPH_NODES, on_node, "graph nodes"},
         {EV_Q_FITS, on_fit, "fits"},
+        {EV_Q_DEVICES, on_device, "device records"},
     };
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
         rc = ev_store_query(s, qs[i].q, run_id, qs[i].fn, L, err);
@@ -582,7 +597,8 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         (rc = check_sorted(&L->colds, cmp_cold, "cold timings", err)) ||
         (rc = check_sorted(&L->flushes, cmp_att_only, "flushes", err)) ||
         (rc = check_sorted(&L->vals, cmp_val, "validations", err)) ||
-        (rc = check_sorted(&L->nodes, cmp_node, "graph nodes", err)))
+        (rc = check_sorted(&L->nodes, cmp_node, "graph nodes", err)) ||
+        (rc = check_sorted(&L->devices, cmp_att_only, "device records", err)))
         return rc;
     return EV_OK;
 }

@@ -194,6 +194,18 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
     }
     ev_jb_i64(b, o, "hot_samples", nh);
     ev_jb_i64(b, o, "cold_samples", nc);
+
+    /* The device record (schema 3; docs/bundle-format.md): as the
+     * supervisor checked and stored it, or null; an older store's attempts
+     * have no member, so its bundle keeps its bytes. */
+    if (L->store_version >= 3 && L->devices.n > 0) {
+        ex_attempt_range(&L->devices, a->attempt_id, &lo, &hi);
+        cJSON *d = lo < hi ? cJSON_Parse(((const xdevice *)ex_vec_at(&L->devices, lo))->json) : NULL;
+        if (d)
+            ev_jb_put(b, o, "device", d);
+        else
+            ev_jb_null(b, o, "device");
+    }
 }
 
 /* Adds the drift object to root. */
@@ -338,6 +350,9 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
     ev_jb_str(&b, run, "backend", L->run.backend);
     ev_jb_i64(&b, run, "seed", L->run.seed);
     ev_jb_ns(&b, run, "created_ns", L->run.created_ns);
+    if (L->store_version >= 3 && L->devices.n > 0) /* a run stored with device records: every completed
+                                                      attempt has one (older bundles keep their bytes) */
+        ev_jb_i64(&b, run, "store_schema", L->store_version);
     if (L->status.have) {
         ev_jb_str(&b, run, "status", L->status.status);
     } else {

@@ -6,6 +6,7 @@
  * of the same run's ceiling.  The long tables follow in report_html.c.
  */
 #include "report_int.h"
+#include "runner/sample_rules.h"
 
 /* Appends "<tr><th>h</th><td>escaped v</td></tr>". */
 static ev_status row(ev_buf *b, const char *h, const char *v)
@@ -44,6 +45,103 @@ static int clocks_seen(const rep *r, double *lo, double *hi)
         any = 1;
     }
     return any;
+}
+
+/* Adds "arm: name version" for each version of device record d to
+ * t[cap] unless it is there. */
+static void add_versions(char *t, size_t cap, const char *arm, const cJSON *d)
+{
+    const cJSON *v;
+    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(d, "versions"))
+    {
+        char one[160];
+        size_t len = strlen(t);
+        if (!cJSON_IsString(v))
+            continue;
+        snprintf(one, sizeof one, "%s %s %s", arm ? arm : "?", v->string, v->valuestring);
+        if (!strstr(t, one))
+            snprintf(t + len, cap - len, "%s%s", len ? "; " : "", one);
+    }
+}
+
+/* Joins "name v" for a device fact (-1 unknown, else 0 off / 1 on) into t. */
+static void add_mode(char *t, size_t cap, const char *name, int64_t lo, int64_t hi)
+{
+    size_t len = strlen(t);
+    snprintf(t + len, cap - len, "%s%s %s", len ? ", " : "", name,
+             hi < 0     ? "unknown"
+             : lo == hi ? (hi ? "on" : "off")
+                        : "mixed");
+}
+
+/* The peer versions and the device's hygiene, from the attempts' device
+ * records (a run stored with schema 3: validation.json's run.store_schema);
+ * an older bundle says the store kept none. */
+static ev_status device_rows(const rep *r, ev_buf *b)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run"), *j, *a;
+    char vers[600] = "", hyg[600] = "";
+    int64_t n = 0, busy = 0, throttled = 0, unknown = 0, l2 = -2;
+    int64_t lo[3] = {2, 2, 2}, hi[3] = {-1, -1, -1};
+    static const char *const modes[3] = {"ecc", "mig", "persistence"};
+    ev_status rc;
+    if (rp_jint(run, "store_schema", 0) < 3)
+        return row(b, "peer versions",
+                   "torch, triton and CUB versions are not kept by the store; the peers' source bytes are "
+                   "members (sources/kernels/)");
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(r->val, "jobs"))
+    {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
+        {
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(a, "device"), *x;
+            if (!cJSON_IsObject(d))
+                continue;
+            n++;
+            add_versions(vers, sizeof vers, rp_jstr(j, "arm"), d);
+            int any_busy = 0, any_hot = 0, known = 0;
+            cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(d, "hot_other_processes"))
+            {
+                known |= x->valuedouble >= 0;
+                any_busy |= x->valuedouble > 0;
+            }
+            cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(d, "hot_throttle_reasons"))
+            {
+                known |= x->valuedouble >= 0;
+                any_hot |= x->valuedouble > 0 && ((int64_t)x->valuedouble & EV_RULE_THROTTLE_MASK);
+            }
+            busy += any_busy;
+            throttled += any_hot;
+            unknown += !known;
+            for (int k = 0; k < 3; k++) {
+                int64_t m = rp_jint(d, modes[k], -1);
+                if (m >= 0 && m < lo[k])
+                    lo[k] = m;
+                if (m > hi[k])
+                    hi[k] = m;
+            }
+            int64_t l = rp_jint(d, "persisting_l2_bytes", -1);
+            if (l > l2)
+                l2 = l;
+        }
+    }
+    rc = row(b, "peer versions", vers[0] ? vers : "none recorded (no peer arm, or no version read)");
+    snprintf(hyg, sizeof hyg,
+             "%" PRId64 " attempts with a device record: %" PRId64
+             " with a hot sample beside another compute "
+             "process, %" PRId64 " throttled for power or heat, %" PRId64 " unknown (no NVML facts)",
+             n, busy, throttled, unknown);
+    for (int k = 0; k < 3; k++)
+        add_mode(hyg, sizeof hyg, modes[k], lo[k], hi[k]);
+    {
+        size_t len = strlen(hyg);
+        if (l2 >= 0)
+            snprintf(hyg + len, sizeof hyg - len, ", persisting L2 limit %" PRId64 " bytes (at most)", l2);
+        else
+            snprintf(hyg + len, sizeof hyg - len, ", persisting L2 limit unknown");
+    }
+    if (!rc)
+        rc = row(b, "GPU hygiene", hyg);
+    return rc;
 }
 
 /* The device and host rows. */
@@ -98,10 +196,7 @@ static ev_status facts(const rep *r, ev_buf *b)
     if (!rc)
         rc = row(b, "host", t);
     if (!rc)
-        rc = row(
-            b, "peer versions",
-            "torch, triton and CUB versions are not kept by the store; the peers' source bytes are members "
-            "(sources/kernels/)");
+        rc = device_rows(r, b);
     if (!rc && cJSON_GetArraySize(inv) > 1) {
         snprintf(t, sizeof t,
                  "%d invocations (--resume); the first one's environment is shown, each one's is "

@@ -48,3 +48,9 @@ ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_s
     *out = p;
     return EV_OK;
 }
+
+void ev_device_state_unknown(ev_device_state *s)
+{
+    memset(s, 0, sizeof *s);
+    s->other_processes = s->throttle_reasons = s->ecc = s->mig = s->persistence = s->persisting_l2_bytes = -1;
+}

@@ -14,7 +14,9 @@
  *   -> cold_launch x cold_samples -> capture(ops_per_graph) -> replay ...
  *   -> read_output (validate again) -> close; read_input after each
  *   validated read_output (the input must be unchanged); write_input once
- *   between two hot samples (the rotated input, validated after the next)
+ *   between two hot samples (the rotated input, validated after the next);
+ *   state after every hot sample and once after the last (the device
+ *   record, docs/runner.md "Worker records")
  * Every entry returns ev_status with err filled on failure; OUT parameters
  * are written only on success.  A backend never prints and never exits.
  */
@@ -90,6 +92,24 @@ typedef struct ev_node_receipt {
     int64_t grid[3], block[3];
 } ev_node_receipt;
 
+/* What the device's state was, as the backend can read it (issue 16, GPU
+ * hygiene).  -1 where unknown: no NVML, the call absent from this NVML or
+ * failed, or a backend that cannot say (the cpu backend knows none of it:
+ * it shares the host with whatever runs there, and says so by -1).
+ * Unknown is never a failure (sample_rules.h). */
+typedef struct ev_device_state {
+    int64_t other_processes;     /* compute processes on the device besides this one (NVML's list,
+                                 less one: this process holds a context; -1 when the list is
+                                 empty, as in a container whose NVML cannot see processes) */
+    int self_seen;               /* 1: this pid is in NVML's list; 0: not (a pid namespace), or unknown */
+    int64_t throttle_reasons;    /* NVML clocks event (throttle) reason bits, as NVML defines them */
+    int64_t ecc;                 /* ECC mode now: 1 on, 0 off */
+    int64_t mig;                 /* MIG mode now: 1 on, 0 off */
+    int64_t persistence;         /* persistence mode: 1 on, 0 off */
+    int64_t persisting_l2_bytes; /* cudaLimitPersistingL2CacheSize read back after it was set to 0 */
+    char cub_version[16];        /* the linked CUB's CUB_VERSION as "major.minor.subminor"; "" */
+} ev_device_state;
+
 typedef struct ev_backend_ops {
     const char *name; /* "cpu" | "cuda" */
     /* OUT: *impl, the backend's state. */
@@ -127,6 +147,10 @@ typedef struct ev_backend_ops {
     /* Copies len bytes of src over the bound input at byte offset off
      * (synchronised, outside any timing): the worker's rotated input. */
     ev_status (*write_input)(void *impl, size_t off, const void *src, size_t len, ev_err *err);
+    /* Reads the device's state (outside any timing).  OUT: *out, every
+     * field it cannot read -1 (or "").  An absent NVML or NVML call is not
+     * an error; a failed CUDA call is (EV_ECUDA). */
+    ev_status (*state)(void *impl, ev_device_state *out, ev_err *err);
 } ev_backend_ops;
 
 /*
@@ -146,6 +170,9 @@ ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_s
 /* The shape of a case (op and dtype names parsed).  OUT: *s.  EV_EINVAL
  * for an unknown op or dtype. */
 ev_status ev_backend_shape(const ev_proto_case *c, ev_shape *s, ev_err *err);
+
+/* Sets every field of *s to unknown (-1, ""). */
+void ev_device_state_unknown(ev_device_state *s);
 
 /* The cpu backend (src/runner/backend_cpu.c). */
 extern const ev_backend_ops ev_backend_cpu_ops;

@@ -440,7 +440,18 @@ static ev_status cpu_write_input(void *impl, size_t off, const void *src, size_t
     return EV_OK;
 }
 
+/* The cpu backend reads no device state: no NVML, and the host's other
+ * processes are not a device's (every field unknown, never a failure). */
+static ev_status cpu_state(void *impl, ev_device_state *out, ev_err *err)
+{
+    (void)impl;
+    (void)err;
+    ev_device_state_unknown(out);
+    return EV_OK;
+}
+
 const ev_backend_ops ev_backend_cpu_ops = {
-    "cpu",           cpu_open,        cpu_close,   cpu_info,   cpu_bind,     cpu_poison,     cpu_launch,
-    cpu_read_output, cpu_cold_launch, cpu_capture, cpu_replay, cpu_sm_clock, cpu_read_input, cpu_write_input,
+    "cpu",      cpu_open,     cpu_close,       cpu_info,        cpu_bind,
+    cpu_poison, cpu_launch,   cpu_read_output, cpu_cold_launch, cpu_capture,
+    cpu_replay, cpu_sm_clock, cpu_read_input,  cpu_write_input, cpu_state,
 };

@@ -57,23 +57,28 @@ typedef enum ev_arm_kind {
 /* The failure a fault arm injects (docs/runner.md says where each fires). */
 typedef enum ev_fault_kind {
     EV_FAULT_NONE = 0,
-    EV_FAULT_EXIT,          /* exit(value) after the first validation */
-    EV_FAULT_SIGNAL,        /* raise(value) after the first validation */
-    EV_FAULT_HANG,          /* block forever during the warm-up */
-    EV_FAULT_GARBAGE,       /* write a line that is not a record, carry on */
-    EV_FAULT_STOP_AFTER,    /* exit 0 after `value` hot samples, no end record */
-    EV_FAULT_WRONG_OUTPUT,  /* corrupt the output before validating it */
-    EV_FAULT_OVERRUN,       /* each hot sample runs `value` x the replays it records */
-    EV_FAULT_THROTTLE,      /* the last hot sample reports an SM clock of `value` MHz, the others
+    EV_FAULT_EXIT,           /* exit(value) after the first validation */
+    EV_FAULT_SIGNAL,         /* raise(value) after the first validation */
+    EV_FAULT_HANG,           /* block forever during the warm-up */
+    EV_FAULT_GARBAGE,        /* write a line that is not a record, carry on */
+    EV_FAULT_STOP_AFTER,     /* exit 0 after `value` hot samples, no end record */
+    EV_FAULT_WRONG_OUTPUT,   /* corrupt the output before validating it */
+    EV_FAULT_OVERRUN,        /* each hot sample runs `value` x the replays it records */
+    EV_FAULT_THROTTLE,       /* the last hot sample reports an SM clock of `value` MHz, the others
                                the device's (or 1000 where the backend reads none) */
-    EV_FAULT_WRONG_SCHEDULE /* policy phase: an auto job that launches a schedule
+    EV_FAULT_WRONG_SCHEDULE, /* policy phase: an auto job that launches a schedule
                                the selector did not choose (honest receipts) */
+    EV_FAULT_CONTENDED,      /* the last hot sample reports `value` other compute processes
+                                on the device (the device record's per-sample facts) */
+    EV_FAULT_THROTTLED,      /* the last hot sample reports NVML throttle reason bits `value` */
+    EV_FAULT_NO_DEVICE       /* no device record after the samples */
 } ev_fault_kind;
 
 typedef struct ev_proto_fault {
     char name[EV_PROTO_NAME_MAX]; /* "fault-..." as listed in arms */
     ev_fault_kind kind;
-    int64_t value;     /* exit code, signal number, k samples, or the overrun factor */
+    int64_t value;     /* exit code, signal number, k samples, the overrun factor, MHz,
+                          other processes (contended) or reason bits (throttled) */
     int original_only; /* "when": "original": not in retry-1 jobs */
     int64_t *cases;    /* case indexes it runs on; NULL: all */
     size_t n_cases;

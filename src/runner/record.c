@@ -11,8 +11,8 @@
 #include "json.h"
 
 static const char *const type_names[EV_REC_COUNT] = {
-    "hello", "skip",   "binding",     "validation", "cold", "flush",
-    "node",  "warmup", "calibration", "sample",     "end",
+    "hello", "skip",   "binding",     "validation", "cold",   "flush",
+    "node",  "warmup", "calibration", "sample",     "device", "end",
 };
 
 const char *ev_rec_type_name(ev_rec_type t)

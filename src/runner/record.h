@@ -2,7 +2,7 @@
  * record.h: the worker's record stream (docs/runner.md, "Worker records").
  * A worker writes one JSON object per line to its record fd; the first
  * member is "type" (hello, skip, binding, validation, cold, flush, node,
- * warmup, calibration, sample, end).  Doubles are written exactly
+ * warmup, calibration, sample, device, end).  Doubles are written exactly
  * (ev_json_add_double); the reader accepts any finite decimal, so a python
  * peer writing repr(float) is read to the same bits.
  *
@@ -32,6 +32,7 @@ typedef enum ev_rec_type {
     EV_REC_WARMUP,
     EV_REC_CALIBRATION,
     EV_REC_SAMPLE,
+    EV_REC_DEVICE, /* once, after the samples: the device's state and the attempt's facts */
     EV_REC_END,
     EV_REC_COUNT
 } ev_rec_type;

@@ -17,13 +17,17 @@
  *    exception to both: at a chosen count of 1 replay a longer sample (or
  *    median) is kept (fewer than one replay is impossible);
  *  - cold samples are single launches, after a flush of at least
- *    flush_cache_multiple x the cache (or the declared cap).
+ *    flush_cache_multiple x the cache (or the declared cap);
+ *  - no hot sample taken while another compute process used the device,
+ *    or while NVML said it was throttled for power or heat
+ *    (EV_RULE_THROTTLE_MASK); unknown (-1) is never a breach.
  * An attempt that did not complete is held to the counts only (never more
  * samples than declared), the ops per graph, the single launches and the
  * flush: its outcome says why it has fewer.
  */
 #include "sample_rules.h"
 
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,6 +51,17 @@ static void breach(ev_rule_breach_fn fn, void *ctx, int *n, ev_rule_member m, co
     (*n)++;
     if (fn)
         fn(ctx, m, text);
+}
+
+/* Appends sample index i, the k-th listed, to list[cap] ("0, 3, 7"; after
+ * eight, "..." once). */
+static void list_index(char *list, size_t cap, size_t k, size_t i)
+{
+    size_t len = strlen(list);
+    if (k < 8)
+        snprintf(list + len, cap - len, "%s%zu", k ? ", " : "", i);
+    else if (k == 8)
+        snprintf(list + len, cap - len, ", ...");
 }
 
 /* The warm-up and calibration rules of a completed attempt.  OUT: *chosen,
@@ -152,6 +167,31 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
             "%zu hot samples at an SM clock below clock_band %.17g x the attempt's highest %lld MHz (lowest "
             "%lld MHz): the device was throttled while it was measured",
             slow, p->clock_band, (long long)top, (long long)low);
+    /* The device's hygiene (issue 16): no hot sample of a completed attempt
+     * while another process used the GPU, or throttled for power or heat. */
+    if (completed) {
+        char busy[96] = "", hot[96] = "";
+        size_t n_busy = 0, n_throttled = 0;
+        long long bits = 0;
+        for (size_t i = 0; i < a->n_hot; i++) {
+            if (a->hot[i].other_processes > 0)
+                list_index(busy, sizeof busy, n_busy++, i);
+            if (a->hot[i].throttle_reasons > 0 && (a->hot[i].throttle_reasons & EV_RULE_THROTTLE_MASK)) {
+                list_index(hot, sizeof hot, n_throttled++, i);
+                bits |= a->hot[i].throttle_reasons & EV_RULE_THROTTLE_MASK;
+            }
+        }
+        if (n_busy)
+            breach(fn, ctx, &n, V,
+                   "%zu hot samples taken while another compute process used the GPU (hot samples %s)",
+                   n_busy, busy);
+        if (n_throttled)
+            breach(
+                fn, ctx, &n, V,
+                "%zu hot samples taken while the GPU was throttled for power or heat (hot samples %s; NVML "
+                "reasons 0x%llx)",
+                n_throttled, hot, bits);
+    }
     if (bad_replays)
         breach(fn, ctx, &n, S, "%zu hot samples not at the chosen %lld replays", bad_replays,
                (long long)chosen);
@@ -249,6 +289,156 @@ int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t r
                  cold_us, (long long)in_span, (double)in_span / cold_us / 1e3, EV_RULE_BW_MARGIN,
                  ceiling_bpus / 1e3);
         return 1;
+    }
+    return 0;
+}
+
+/* An integer member in [lo, hi] (exact in a double).  Returns 0 and *out,
+ * or -1. */
+static int dev_int(const cJSON *it, int64_t lo, int64_t hi, int64_t *out)
+{
+    double v;
+    if (!cJSON_IsNumber(it))
+        return -1;
+    v = it->valuedouble;
+    if (!(v == floor(v)) || v < (double)lo || v > (double)hi || fabs(v) > 9007199254740992.0)
+        return -1;
+    *out = (int64_t)v;
+    return 0;
+}
+
+/* The rotation member: null, or {seed, before, rows}.  Returns 0 or -1
+ * with why. */
+static int dev_rotation(const cJSON *r, char *why, size_t cap)
+{
+    const cJSON *it;
+    int64_t x;
+    if (cJSON_IsNull(r))
+        return 0;
+    if (!cJSON_IsObject(r)) {
+        snprintf(why, cap, "rotation: must be null or an object");
+        return -1;
+    }
+    cJSON_ArrayForEach(it, r)
+    {
+        const char *k = it->string;
+        if (!strcmp(k, "seed")) {
+            if (!cJSON_IsString(it) || strlen(it->valuestring) != 16 ||
+                strspn(it->valuestring, "0123456789abcdef") != 16) {
+                snprintf(why, cap, "rotation.seed: must be 16 lowercase hex digits");
+                return -1;
+            }
+        } else if (!strcmp(k, "before")) {
+            if (dev_int(it, 1, 1000000, &x)) {
+                snprintf(why, cap, "rotation.before: must be a hot sample index >= 1");
+                return -1;
+            }
+        } else if (!strcmp(k, "rows")) {
+            const cJSON *e;
+            if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) < 1) {
+                snprintf(why, cap, "rotation.rows: must be a non-empty array of row indexes");
+                return -1;
+            }
+            cJSON_ArrayForEach(e, it) if (dev_int(e, 0, INT64_C(1) << 40, &x))
+            {
+                snprintf(why, cap, "rotation.rows: must be a non-empty array of row indexes");
+                return -1;
+            }
+        } else {
+            snprintf(why, cap, "rotation.%.32s: not a member of the rotation", k);
+            return -1;
+        }
+    }
+    if (!cJSON_GetObjectItemCaseSensitive(r, "seed") || !cJSON_GetObjectItemCaseSensitive(r, "before") ||
+        !cJSON_GetObjectItemCaseSensitive(r, "rows")) {
+        snprintf(why, cap, "rotation: needs seed, before and rows");
+        return -1;
+    }
+    return 0;
+}
+
+int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char *why, size_t cap)
+{
+    static const char *const ints[] = {
+        "other_processes", "throttle_reasons", "persisting_l2_bytes", "ecc", "mig", "persistence"};
+    static const char *const arrays[] = {"hot_other_processes", "hot_throttle_reasons"};
+    const cJSON *it;
+    int64_t x;
+
+    if (!cJSON_IsObject(d)) {
+        snprintf(why, cap, "not a JSON object");
+        return -1;
+    }
+    cJSON_ArrayForEach(it, d)
+    {
+        const char *k = it->string;
+        int known =
+            !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") || !strcmp(k, "versions");
+        for (size_t i = 0; i < 6; i++)
+            known |= !strcmp(k, ints[i]);
+        for (size_t i = 0; i < 2; i++)
+            known |= !strcmp(k, arrays[i]);
+        if (!known) {
+            snprintf(why, cap, "%.32s: not a member of the device record", k);
+            return -1;
+        }
+    }
+    it = cJSON_GetObjectItemCaseSensitive(d, "type");
+    if (it && !(cJSON_IsString(it) && !strcmp(it->valuestring, "device"))) {
+        snprintf(why, cap, "type: must be \"device\"");
+        return -1;
+    }
+    if (dev_rotation(cJSON_GetObjectItemCaseSensitive(d, "rotation"), why, cap))
+        return -1;
+    for (size_t i = 0; i < 6; i++)
+        if (dev_int(cJSON_GetObjectItemCaseSensitive(d, ints[i]), -1, i < 3 ? INT64_C(1) << 53 : 1, &x)) {
+            snprintf(why, cap, "%s: must be an integer %s", ints[i], i < 3 ? ">= -1" : "-1, 0 or 1");
+            return -1;
+        }
+    if (!cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(d, "self_seen"))) {
+        snprintf(why, cap, "self_seen: must be true or false");
+        return -1;
+    }
+    it = cJSON_GetObjectItemCaseSensitive(d, "versions");
+    if (!cJSON_IsObject(it)) {
+        snprintf(why, cap, "versions: must be an object");
+        return -1;
+    }
+    {
+        const cJSON *v;
+        cJSON_ArrayForEach(v, it)
+        {
+            if (strcmp(v->string, "cub") && strcmp(v->string, "torch") && strcmp(v->string, "triton")) {
+                snprintf(why, cap, "versions.%.32s: not cub, torch or triton", v->string);
+                return -1;
+            }
+            if (!cJSON_IsString(v) || strlen(v->valuestring) >= 64) {
+                snprintf(why, cap, "versions.%s: must be a string under 64 bytes", v->string);
+                return -1;
+            }
+        }
+    }
+    for (size_t k = 0; k < 2; k++) {
+        const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, arrays[k]), *e;
+        if (!cJSON_IsArray(arr) || (size_t)cJSON_GetArraySize(arr) != n_hot) {
+            snprintf(why, cap, "%s: must be an array of %zu integers, one per hot sample", arrays[k], n_hot);
+            return -1;
+        }
+        cJSON_ArrayForEach(e, arr) if (dev_int(e, -1, INT64_C(1) << 53, &x))
+        {
+            snprintf(why, cap, "%s: must be integers >= -1", arrays[k]);
+            return -1;
+        }
+    }
+    for (size_t k = 0; k < 2; k++) {
+        const cJSON *e = cJSON_GetObjectItemCaseSensitive(d, arrays[k])->child;
+        for (size_t i = 0; i < n_hot && e; i++, e = e->next) {
+            dev_int(e, -1, INT64_C(1) << 53, &x);
+            if (k == 0)
+                hot[i].other_processes = x;
+            else
+                hot[i].throttle_reasons = x;
+        }
     }
     return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * sample_rules.h: the one definition of the rules an attempt's samples must
  * keep under its protocol (warm-up, calibration, sample and cold counts,
- * replays and ops per sample, the two bands, the SM clock, the flush).  The supervisor
+ * replays and ops per sample, the two bands, the SM clock, the device's
+ * hygiene, the flush).  The supervisor
  * applies it when an attempt's records have arrived (a breach makes the
  * attempt failed-protocol, its reason the breach, its samples kept); the
  * verifier's check 5 applies it to every attempt of a bundle.  Pure: no
@@ -13,6 +14,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <cjson/cJSON.h>
 
 #include "protocol.h"
 
@@ -28,7 +31,24 @@ typedef struct ev_rule_sample {
     double elapsed_ms;
     int64_t replays, ops_per_graph;
     int64_t sm_clock_mhz; /* -1: not read (the cpu backend, no NVML, the torch peer) */
+    /* From the attempt's device record (hot samples only; -1: unknown, as
+     * on the cpu backend, without NVML, for the torch peer, or in a store
+     * older than schema 3): */
+    int64_t other_processes;  /* other compute processes on the device after the sample */
+    int64_t throttle_reasons; /* NVML clocks event reason bits after the sample */
 } ev_rule_sample;
+
+/*
+ * NVML's clocks event (throttle) reason bits that mean the device slowed
+ * itself for power or heat while it was measured: SwPowerCap (0x4),
+ * HwSlowdown (0x8: power brake or thermal, the hardware's), SwThermalSlowdown
+ * (0x20), HwThermalSlowdown (0x40), HwPowerBrakeSlowdown (0x80).  Not
+ * counted: GpuIdle (0x1: the device idles between two samples, when NVML
+ * is read), ApplicationsClocksSetting (0x2) and DisplayClockSetting
+ * (0x100: clocks someone set, held by the clock_band rule if they move),
+ * SyncBoost (0x10: a clock shared with another GPU of a sync-boost group).
+ */
+#define EV_RULE_THROTTLE_MASK 0xECLL
 
 /* One calibration step as the rules see it. */
 typedef struct ev_rule_step {
@@ -75,6 +95,21 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
  */
 int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, char *out,
                     size_t cap);
+
+/*
+ * Reads device record d (the worker's "device" record, docs/runner.md
+ * "Worker records"; the same object as the bundle's attempt "device"
+ * member) of an attempt with n_hot hot samples, checking every member:
+ * rotation (null, or seed: 16 lowercase hex digits, before >= 1, rows:
+ * row indexes >= 0), other_processes, throttle_reasons and
+ * persisting_l2_bytes (integers >= -1), ecc, mig and persistence (-1, 0
+ * or 1), self_seen (a boolean), versions (an object of cub, torch, triton:
+ * strings under 64 bytes), hot_other_processes and hot_throttle_reasons
+ * (n_hot integers >= -1 each); "type" ("device") is allowed, nothing else.
+ * OUT: the per-sample facts into hot[0 .. n_hot).  Returns 0, or -1 with
+ * why[cap] naming the member (hot is left as it was).
+ */
+int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char *why, size_t cap);
 
 /* The member's file name ("validation.json", "samples.csv"). */
 const char *ev_rule_member_name(ev_rule_member m);

@@ -134,6 +134,7 @@ typedef struct att {
     char affinity[256];
     int validation_failed;
     int warmup;
+    int has_device;   /* its device record was stored (the per-sample facts are in hot) */
     cJSON *hello_rec; /* probe: the hello record */
     /* What the sample rules look at (sample_rules.h), as committed. */
     ev_rule_attempt rules;

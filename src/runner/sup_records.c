@@ -52,7 +52,8 @@ void sup_att_free(att *a)
  * otherwise completed (exit 0, every record well-formed, end seen, not
  * skipped, every validation passed): a breach makes it failed-protocol,
  * the breach its protocol_error; its samples stay as committed.  The
- * verifier applies the same function to the bundle.
+ * verifier applies the same function to the bundle.  So does an attempt
+ * without its device record (every worker writes one after the samples).
  */
 void sup_apply_rules(const sup *s, const char *arm, att *a)
 {
@@ -64,6 +65,8 @@ void sup_apply_rules(const sup *s, const char *arm, att *a)
     a->rules.cold = a->cold;
     if (ev_rules_reason(&s->proto, s->o->backend, &a->rules, why, sizeof why) > 0)
         sup_proto_err(a, "%s", why);
+    if (!a->has_device)
+        sup_proto_err(a, "completed without a device record (docs/runner.md, \"Worker records\")");
 }
 
 /* Records the first protocol error of an attempt. */
@@ -294,12 +297,44 @@ ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
             break;
         rc = ev_store_add_sample(s->st, id, &x, &e);
         if (rc == EV_OK) {
-            ev_rule_sample rs = {x.elapsed_ms, x.replays, x.ops_per_graph, x.sm_clock_mhz};
+            ev_rule_sample rs = {x.elapsed_ms, x.replays, x.ops_per_graph, x.sm_clock_mhz, -1, -1};
             int hot = !strcmp(x.timing, "hot");
             if (hot ? grow((void **)&a->hot, &a->rules.n_hot, &a->cap_hot, sizeof rs, &rs)
                     : grow((void **)&a->cold, &a->rules.n_cold, &a->cap_cold, sizeof rs, &rs))
                 return ev_err_set(NULL, EV_ENOMEM, "out of memory");
         }
+        break;
+    }
+    case EV_REC_DEVICE: {
+        /* checked member by member (sample_rules.h: the verifier reads the
+         * bundle's copy with the same function), stored printed without
+         * its type; its per-sample facts join the hot samples for the rules */
+        char why[256];
+        ev_buf text = EV_BUF_INIT;
+        cJSON *copy;
+        if (a->has_device) {
+            sup_proto_err(a, "record %lld: second device record", (long long)a->count);
+            return EV_OK;
+        }
+        if (ev_rule_device_read(r, a->hot, a->rules.n_hot, why, sizeof why)) {
+            ev_err_set(&e, EV_EFORMAT, "%s", why);
+            break;
+        }
+        if (!(copy = cJSON_Duplicate(r, 1)))
+            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+        cJSON_DeleteItemFromObjectCaseSensitive(copy, "type");
+        rc = ev_json_print(copy, 0, &text);
+        cJSON_Delete(copy);
+        if (rc) {
+            ev_buf_free(&text);
+            return ev_err_set(NULL, rc, "out of memory");
+        }
+        if (text.len && text.data[text.len - 1] == '\n')
+            text.data[--text.len] = '\0';
+        rc = ev_store_add_device(s->st, id, text.data, &e);
+        ev_buf_free(&text);
+        if (rc == EV_OK)
+            a->has_device = 1;
         break;
     }
     default:

@@ -10,7 +10,7 @@
  * writes from the two output files the peer leaves (--out-first,
  * --out-final), checked by the same FP64 oracle as every other arm.
  * Record order of a measured torch job: the peer's hello, binding, cold,
- * flush, cold samples, calibration, warmup, hot samples; then validation
+ * flush, cold samples, calibration, warmup, hot samples, device; then validation
  * first and final; end.
  */
 #include "torch_peer.h"

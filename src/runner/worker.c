@@ -2,7 +2,7 @@
  * worker.c: the per-job protocol (worker.h).  Order of records for a
  * measured job: hello, binding, validation(first), cold(first-launch),
  * flush, sample(cold) x cold_samples, node x nodes, calibration x steps,
- * warmup, sample(hot) x samples, validation(final), end.  Calibration runs
+ * warmup, sample(hot) x samples, device, validation(final), end.  Calibration runs
  * inside the warm-up: its replays count towards the warm-up record, so the
  * warm-up is at least warmup_ms in total (docs/runner.md).
  */
@@ -177,23 +177,19 @@ typedef struct rotation {
  * without rows, or with fewer than two samples. */
 static ev_status rotation_plan(rotation *t, const ev_shape *s, int64_t samples, ev_err *err)
 {
-    uint64_t st;
     memset(t, 0, sizeof *t);
     t->before = -1;
     if (s->rows < 1 || samples < 2)
         return EV_OK;
     if (getrandom(&t->seed, sizeof t->seed, 0) != (ssize_t)sizeof t->seed)
         return ev_err_set(err, EV_EIO, "rotation: getrandom: %s", strerror(errno));
-    st = t->seed;
-    t->before = 1 + (int64_t)(ev_splitmix64(&st) % (uint64_t)(samples - 1));
-    t->n = s->rows >= 16 ? (size_t)(s->rows / 16) : 1;
+    ev_inputs_rotation(t->seed, samples, s->rows, &t->before, &t->n, NULL);
     t->rows = malloc(t->n * sizeof *t->rows);
     t->saved = malloc(t->n * (size_t)s->cols * ev_dtype_size(s->dtype));
     t->oracle = malloc(t->n * sizeof *t->oracle);
     if (!t->rows || !t->saved || !t->oracle)
         return ev_err_set(err, EV_ENOMEM, "rotation: out of memory");
-    for (size_t i = 0; i < t->n; i++)
-        t->rows[i] = (int64_t)(ev_splitmix64(&st) % (uint64_t)s->rows);
+    ev_inputs_rotation(t->seed, samples, s->rows, &t->before, &t->n, t->rows);
     return EV_OK;
 }
 
@@ -300,6 +296,60 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
     return ev_rec_write(out, r, err);
 }
 
+/*
+ * The device record (issue 16; docs/runner.md "Worker records"), written
+ * once after the samples: the secret rotation seed (only now, so no
+ * kernel could have read it from the stream while it was measured), the
+ * device's state read now (backend `state`: -1 unknown), the peer's
+ * version (the cub arm: the CUB it was compiled with), and per hot sample
+ * the other compute processes and throttle reasons read after it
+ * (other[n], reasons[n]).
+ */
+static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
+                               const rotation *rot, const int64_t *other, const int64_t *reasons, int64_t n,
+                               ev_err *err)
+{
+    cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr;
+    ev_device_state st;
+    ev_err ignored;
+    char seed[17];
+
+    if (!r)
+        return ev_err_set(err, EV_ENOMEM, "device: out of memory");
+    if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
+        ev_device_state_unknown(&st);
+    if (rot->before >= 0) {
+        cJSON *o = cJSON_AddObjectToObject(r, "rotation"), *rows;
+        snprintf(seed, sizeof seed, "%016llx", (unsigned long long)rot->seed);
+        if (o) {
+            ev_json_add_str(o, "seed", seed);
+            ev_json_add_i64(o, "before", rot->before);
+            if ((rows = cJSON_AddArrayToObject(o, "rows")) != NULL)
+                for (size_t i = 0; i < rot->n; i++)
+                    ev_json_push_i64(rows, rot->rows[i]);
+        }
+    } else {
+        cJSON_AddNullToObject(r, "rotation");
+    }
+    ev_json_add_i64(r, "other_processes", st.other_processes);
+    cJSON_AddBoolToObject(r, "self_seen", st.self_seen);
+    ev_json_add_i64(r, "throttle_reasons", st.throttle_reasons);
+    ev_json_add_i64(r, "ecc", st.ecc);
+    ev_json_add_i64(r, "mig", st.mig);
+    ev_json_add_i64(r, "persistence", st.persistence);
+    ev_json_add_i64(r, "persisting_l2_bytes", st.persisting_l2_bytes);
+    v = cJSON_AddObjectToObject(r, "versions");
+    if (v && kind == EV_ARM_CUB && st.cub_version[0])
+        ev_json_add_str(v, "cub", st.cub_version);
+    ho = cJSON_AddArrayToObject(r, "hot_other_processes");
+    hr = cJSON_AddArrayToObject(r, "hot_throttle_reasons");
+    for (int64_t i = 0; i < n && ho && hr; i++) {
+        ev_json_push_i64(ho, other[i]);
+        ev_json_push_i64(hr, reasons[i]);
+    }
+    return ev_rec_write(out, r, err);
+}
+
 /* Calibration steps at most (the trial included). */
 #define CAL_STEPS 8
 
@@ -402,6 +452,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
     rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
+    int64_t *hot_other = NULL, *hot_reasons = NULL, n_hot = 0; /* per hot sample (the device record) */
     int stop = 0;
     ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
     size_t n_nodes = 0;
@@ -616,9 +667,16 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         goto out;
     if (validate && (rc = rotation_plan(&rot, &shape, p->samples, err)))
         goto out;
+    hot_other = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hot_other);
+    hot_reasons = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hot_reasons);
+    if (!hot_other || !hot_reasons) {
+        rc = ev_err_set(err, EV_ENOMEM, "device state: out of memory");
+        goto out;
+    }
     for (int64_t i = 0; i < p->samples; i++) {
         int64_t mhz = 0;
         ev_err ignored;
+        ev_device_state st;
         int have = 0;
         /* The overrun fault runs more replays than the sample records. */
         int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
@@ -633,13 +691,25 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             mhz = i == p->samples - 1 ? a->fault->value : have ? mhz : 1000;
             have = 1;
         }
+        /* the device's hygiene after the sample, outside its timing (the
+         * contended and throttled faults: the last sample's, injected) */
+        if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
+            ev_device_state_unknown(&st);
+        hot_other[i] = st.other_processes;
+        hot_reasons[i] = st.throttle_reasons;
+        if (a->fault && a->fault->kind == EV_FAULT_CONTENDED && i == p->samples - 1)
+            hot_other[i] = a->fault->value;
+        if (a->fault && a->fault->kind == EV_FAULT_THROTTLED && i == p->samples - 1)
+            hot_reasons[i] = a->fault->value;
+        n_hot = i + 1;
         if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))
             goto out;
         if (i == rot.before && (rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,
                                                     bind.out_len, i, out, &stop, err)))
             goto out;
         if (stop) {
-            rc = end(out, err);
+            if ((rc = device_record(out, a, impl, kind, &rot, hot_other, hot_reasons, n_hot, err)) == EV_OK)
+                rc = end(out, err);
             goto out;
         }
         if (i == rot.before && i == p->samples - 1 && (rc = a->ops->replay(impl, 1, &ms, err)))
@@ -647,6 +717,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (a->fault && a->fault_hook)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }
+    if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
+        (rc = device_record(out, a, impl, kind, &rot, hot_other, hot_reasons, n_hot, err)))
+        goto out;
     if (validate) {
         if ((rc = a->ops->read_output(impl, outbuf, bind.out_len, err)))
             goto out;
@@ -667,6 +740,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     rc = end(out, err);
 out:
     rotation_free(&rot);
+    free(hot_other);
+    free(hot_reasons);
     free(nodes);
     free(outbuf);
     free(input);

@@ -34,6 +34,9 @@ extern const size_t ev_schema_sql_len;
 /* db/migrate-2.sql (version 1 -> 2: the shards table), likewise. */
 extern const char ev_migrate2_sql[];
 extern const size_t ev_migrate2_sql_len;
+/* db/migrate-3.sql (version 2 -> 3: the attempt_devices table), likewise. */
+extern const char ev_migrate3_sql[];
+extern const size_t ev_migrate3_sql_len;
 
 /* Milliseconds a connection waits for another writer's lock. */
 #define STORE_BUSY_TIMEOUT_MS 30000
@@ -48,6 +51,7 @@ typedef struct store_migration {
 static const store_migration store_migrations[] = {
     {1, ev_schema_sql},
     {2, ev_migrate2_sql},
+    {3, ev_migrate3_sql},
 };
 
 /* Transaction state of a connection (explicit ev_store_begin/commit). */
@@ -465,7 +469,7 @@ static ev_status store_migrate(ev_store *s, ev_err *err)
         goto out;
     }
     if (s->readonly && version >= 1)
-        goto out; /* an older schema is read as it is (migrate-2.sql: no shards) */
+        goto out; /* an older schema is read as it is (no shards before 2, no device records before 3) */
     if (s->readonly) {
         rc =
             ev_err_set(err, EV_EREADONLY,
@@ -1246,6 +1250,38 @@ ev_status ev_store_add_shard(ev_store *s, int64_t invocation_id, int64_t shard_i
                       bind_shard, &a, NULL, "record a shard", err);
 }
 
+typedef struct device_args {
+    int64_t attempt_id;
+    const char *json;
+} device_args;
+
+static void bind_device(binder *b, const void *arg) /* binds device_args */
+{
+    const device_args *a = arg;
+    b_i64(b, a->attempt_id);
+    b_text(b, a->json);
+}
+
+/* Records an attempt's device record (db/migrate-3.sql): once per attempt,
+ * a JSON object (the schema refuses anything else). */
+ev_status ev_store_add_device(ev_store *s, int64_t attempt_id, const char *json, ev_err *err)
+{
+    device_args a = {attempt_id, json};
+    ev_status rc = check_args(s, json, "record an attempt's device", err);
+    if (rc)
+        return rc;
+    if (s->version < 3)
+        return ev_err_set(err, EV_EREADONLY, "store %s: schema version %lld has no device records", s->path,
+                          (long long)s->version);
+    return insert_one(s, "INSERT INTO attempt_devices (attempt_id, json) VALUES (?,?)", bind_device, &a, NULL,
+                      "record an attempt's device", err);
+}
+
+int64_t ev_store_version(const ev_store *s)
+{
+    return s ? s->version : 0;
+}
+
 /* ---- merge ------------------------------------------------------------- */
 
 /* One INSERT ... SELECT of the copy: ?1 the source run, ?2 the target run,
@@ -1304,6 +1340,12 @@ static const char *const copy_sql[] = {
                                                               "x.attempt_id, x.node_index",
 };
 
+/* The device records (db/migrate-3.sql), copied only from a source that
+ * has them (a version-2 shard store, read as it is, has none). */
+static const char copy_devices_sql[] =
+    "INSERT INTO main.attempt_devices (attempt_id, json) SELECT x.attempt_id + ?5, x.json" ATT_FROM(
+        "attempt_devices") " ORDER BY x.attempt_id";
+
 /* The run's own rows (run, sources, cases), copied from the first source
  * only: ?1 the source run, ?2 the target run. */
 static const char *const copy_run_sql[] = {
@@ -1350,7 +1392,7 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
                             ev_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int64_t p[5] = {src_run, dst_run, 0, 0, 0};
+    int64_t p[5] = {src_run, dst_run, 0, 0, 0}, has_devices = 0;
     ev_status rc;
     int src, attached = 0;
 
@@ -1377,6 +1419,10 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
     for (size_t i = 0; i < sizeof copy_sql / sizeof copy_sql[0]; i++)
         if ((rc = copy_step(s, copy_sql[i], p, err)))
             goto fail;
+    if ((rc = store_int_query(s, "SELECT COUNT(*) FROM src.sqlite_master WHERE name = 'attempt_devices'",
+                              &has_devices, "merge a store", err)) ||
+        (has_devices && (rc = copy_step(s, copy_devices_sql, p, err))))
+        goto fail;
     rc = store_exec(s, "COMMIT", "merge a store", err);
     if (!rc)
         goto out;
@@ -1454,6 +1500,9 @@ static const char *const query_sql[EV_Q_COUNT] = {
     [EV_Q_SHARDS] = "SELECT h.invocation_id, h.shard_index, h.shard_count, h.phase FROM shards h "
                     "JOIN invocations i ON i.invocation_id = h.invocation_id WHERE i.run_id = ?1 "
                     "ORDER BY h.invocation_id",
+    [EV_Q_DEVICES] = "SELECT d.attempt_id, d.json FROM attempt_devices d "
+                     "JOIN attempts a ON a.attempt_id = d.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+                     "WHERE j.run_id = ?1 ORDER BY d.attempt_id",
 };
 
 /* Runs named query q (see store.h).  Callback statuses pass through. */
@@ -1468,6 +1517,8 @@ ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, 
         return ev_err_set(err, EV_EINVAL, "store: bad query arguments");
     if (q == EV_Q_SHARDS && s->version < 2)
         return EV_OK; /* a version-1 store (read as it is) has no shards */
+    if (q == EV_Q_DEVICES && s->version < 3)
+        return EV_OK; /* nor an older store device records */
     rc = store_prepare(s, query_sql[q], &st, "run a query", err);
     if (rc)
         goto out;
@@ -1638,6 +1689,13 @@ void ev_row_shard(const ev_row *r, ev_shard_rec *o)
     o->shard_index = ev_row_i64(r, 1);
     o->shard_count = ev_row_i64(r, 2);
     o->phase = ev_row_text(r, 3);
+}
+
+void ev_row_device(const ev_row *r, ev_device_rec *o)
+{
+    assert(r->q == EV_Q_DEVICES);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->json = ev_row_text(r, 1);
 }
 
 void ev_row_source(const ev_row *r, ev_source_rec *o)

@@ -34,7 +34,7 @@
 #include "status.h"
 #include "store/outcome.h"
 
-#define EV_STORE_VERSION 2
+#define EV_STORE_VERSION 3
 
 typedef struct ev_store ev_store; /* opaque */
 
@@ -49,9 +49,13 @@ enum {
  * newer than EV_STORE_VERSION EV_EUNSUPPORTED; a SQLite database that is
  * not an evident store EV_EFORMAT; READONLY|CREATE EV_EINVAL.  A read-only
  * open needs an existing store (EV_EREADONLY for an empty file); an older
- * schema (version 1) is read as it is, without its later tables (no
- * shards), so committed stores are never rewritten by a reader. */
+ * schema (version 1 or 2) is read as it is, without its later tables (no
+ * shards before 2, no device records before 3), so committed stores are
+ * never rewritten by a reader. */
 ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err);
+/* The schema version the store was opened at (user_version): below
+ * EV_STORE_VERSION only for an older store opened read-only; 0 for NULL. */
+int64_t ev_store_version(const ev_store *s);
 void ev_store_close(ev_store *s); /* NULL-safe */
 
 /*
@@ -204,6 +208,12 @@ ev_status ev_store_add_fit(ev_store *s, int64_t run_id, int64_t created_ns, cons
 ev_status ev_store_add_shard(ev_store *s, int64_t invocation_id, int64_t shard_index, int64_t shard_count,
                              const char *phase, ev_err *err);
 
+/* Records attempt_id's device record, json a JSON object as the supervisor
+ * checked and printed it (db/migrate-3.sql; docs/runner.md "Worker
+ * records", device).  Once per attempt (a second: EV_EDB, the schema's
+ * append-only trigger); not a JSON object: EV_EDB (the schema's CHECK). */
+ev_status ev_store_add_device(ev_store *s, int64_t attempt_id, const char *json, ev_err *err);
+
 /*
  * Merging (`evident merge`): copies run src_run of the store at src_path
  * into run dst_run of s, in one transaction: its invocations with their
@@ -287,6 +297,8 @@ typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
  *  EV_Q_SHARDS       invocation_id, shard_index, shard_count, phase: the shard each
  *                    invocation ran (none for an unsharded run, or a version-1
  *                    store read as it is)                           ORDER BY invocation_id
+ *  EV_Q_DEVICES      attempt_id, json: each attempt's device record (none in a
+ *                    store of schema version below 3)             ORDER BY attempt_id
  *
  * Integer columns that hold flags are 0/1; has_process is 1 when the
  * attempt has a process row.  Timing sorts as text ('cold' before 'hot').
@@ -313,6 +325,7 @@ typedef enum ev_query {
     EV_Q_FAILURES,
     EV_Q_HOT_COUNTS,
     EV_Q_SHARDS,
+    EV_Q_DEVICES,
     EV_Q_COUNT
 } ev_query;
 
@@ -363,6 +376,13 @@ typedef struct ev_shard_rec {
     const char *phase;
 } ev_shard_rec;
 void ev_row_shard(const ev_row *r, ev_shard_rec *out);
+
+/* EV_Q_DEVICES. */
+typedef struct ev_device_rec {
+    int64_t attempt_id;
+    const char *json;
+} ev_device_rec;
+void ev_row_device(const ev_row *r, ev_device_rec *out);
 
 /* EV_Q_SOURCES. */
 typedef struct ev_source_rec {

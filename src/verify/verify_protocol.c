@@ -7,6 +7,15 @@
  * docs/verify.md lists them).  This file only reads the attempt out of the
  * bundle and reports each breach against its job and attempt.
  *
+ * The device record (schema 3, db/migrate-3.sql): in a run whose
+ * validation.json says store_schema >= 3, every completed attempt has its
+ * "device" member; each one present is read by ev_rule_device_read (the
+ * supervisor's reader), its per-sample facts join the hot samples for the
+ * hygiene rule, its rotation is the one its seed picks (ev_inputs_rotation,
+ * regenerated here), and the peer versions it names agree across the
+ * run's attempts of the same arm.  An older bundle has no such member and
+ * is held to nothing of it.
+ *
  * One more rule belongs here, since only a bundle can break it: an attempt
  * whose process row says it failed a protocol rule (protocol_error starts
  * with EV_RULE_PREFIX) must show exactly that breach when the rules are
@@ -16,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "inputs.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
 #include "stats.h"
@@ -75,9 +85,73 @@ static int read_warmup_steps(const char *key, int64_t att, const cJSON *a, ev_ru
     return 0;
 }
 
+/* The peer versions first seen per arm (versions checked consistent). */
+typedef struct seen_versions {
+    const char *arm[64];
+    char *text[64];
+    size_t n;
+} seen_versions;
+
+/* Checks that device record d of attempt att of job v names the versions
+ * the arm's first device record named. */
+static void vk_versions(seen_versions *sv, const vb_vjob *v, int64_t att, const cJSON *d, ev_vreport *r)
+{
+    char *text = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(d, "versions"));
+    size_t i;
+    if (!text) {
+        r->oom = 1;
+        return;
+    }
+    for (i = 0; i < sv->n && strcmp(sv->arm[i], v->arm); i++)
+        ;
+    if (i < sv->n) {
+        if (strcmp(sv->text[i], text))
+            vr_fail(r, VR_PROTOCOL, VP,
+                    "job %s attempt %lld: device record names peer versions %s, another attempt of arm %s "
+                    "named %s: one run measures one build of each peer",
+                    v->key, (long long)att, text, v->arm, sv->text[i]);
+        free(text);
+        return;
+    }
+    if (sv->n == sizeof sv->arm / sizeof sv->arm[0]) {
+        free(text);
+        return;
+    }
+    sv->arm[sv->n] = v->arm;
+    sv->text[sv->n++] = text;
+}
+
+/* Checks that the rotation of device record d is the one its seed picks for
+ * samples hot samples over rows rows. */
+static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t samples, int64_t rows,
+                        ev_vreport *r)
+{
+    const cJSON *rot = cJSON_GetObjectItemCaseSensitive(d, "rotation");
+    const cJSON *list = cJSON_GetObjectItemCaseSensitive(rot, "rows"), *e;
+    int64_t before, want[64], got_before;
+    size_t n, k = 0;
+    uint64_t seed;
+    if (!cJSON_IsObject(rot) || vj_i64(rot, "before", &got_before))
+        return; /* no rotation: nothing to regenerate */
+    seed = strtoull(vj_str(rot, "seed"), NULL, 16);
+    ev_inputs_rotation(seed, samples, rows, &before, &n, NULL);
+    int ok = before == got_before && (size_t)cJSON_GetArraySize(list) == n;
+    if (ok && n <= sizeof want / sizeof want[0]) {
+        ev_inputs_rotation(seed, samples, rows, &before, &n, want);
+        cJSON_ArrayForEach(e, list) ok = ok && (int64_t)e->valuedouble == want[k++];
+    }
+    if (!ok)
+        vr_fail(
+            r, VR_PROTOCOL, VP,
+            "job %s attempt %lld: device record's rotation (before hot sample %lld, %d rows) is not the one "
+            "its seed picks for %lld hot samples of %lld rows (before %lld, %zu rows)",
+            v->key, (long long)att, (long long)got_before, cJSON_GetArraySize(list), (long long)samples,
+            (long long)rows, (long long)before, n);
+}
+
 /* Checks one attempt of job v against the protocol's rules. */
 static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_protocol *p,
-                       const char *backend, ev_vreport *r)
+                       const char *backend, int schema, seen_versions *sv, ev_vreport *r)
 {
     int64_t att;
     const char *oc_name = vj_str(a, "outcome");
@@ -101,6 +175,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
         smp[i].replays = s->replays;
         smp[i].ops_per_graph = s->ops_per_graph;
         smp[i].sm_clock_mhz = s->sm_clock == INT64_MIN ? -1 : s->sm_clock;
+        smp[i].other_processes = smp[i].throttle_reasons = -1;
     }
     ra.cold = smp;
     ra.n_cold = n_cold;
@@ -111,6 +186,25 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
                    !vj_i64(f, "cache_bytes", &ra.cache_bytes);
     if (read_warmup_steps(v->key, att, a, &ra, &steps, r))
         goto out;
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(a, "device");
+    if (schema >= 3 && cJSON_IsObject(dev)) {
+        char why[256];
+        const cJSON *bd = cJSON_GetObjectItemCaseSensitive(a, "binding");
+        int64_t rows = 0;
+        if (ev_rule_device_read(dev, smp ? smp + n_cold : NULL, n_hot, why, sizeof why)) {
+            vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: device record: %s", v->key, (long long)att,
+                    why);
+        } else {
+            vk_versions(sv, v, att, dev, r);
+            if (cJSON_IsObject(bd) && !vj_i64(bd, "rows", &rows))
+                vk_rotation(v, att, dev, p->samples, rows, r);
+        }
+    } else if (schema >= 3 && oc == EV_OUT_COMPLETED) {
+        vr_fail(r, VR_PROTOCOL, VP,
+                "job %s attempt %lld (completed): no device record, in a run stored with schema %d (every "
+                "completed attempt has one)",
+                v->key, (long long)att, schema);
+    }
 
     ra.completed = oc == EV_OUT_COMPLETED;
     breach_ctx bc = {r, v->key, oc_name, att};
@@ -159,14 +253,21 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
         backend = "cpu";
     }
     size_t n_attempts = 0;
+    int64_t schema = 0;
+    seen_versions sv;
+    memset(&sv, 0, sizeof sv);
+    if (vj_i64(run, "store_schema", &schema))
+        schema = 0; /* a bundle from a store before schema 3: no device records to hold it to */
     for (size_t i = 0; i < b->n_vjobs; i++) {
         const cJSON *a;
         cJSON_ArrayForEach(a, b->vjobs[i].attempts)
         {
-            vk_attempt(b, &b->vjobs[i], a, b->proto, backend, r);
+            vk_attempt(b, &b->vjobs[i], a, b->proto, backend, (int)schema, &sv, r);
             n_attempts++;
         }
     }
+    for (size_t i = 0; i < sv.n; i++)
+        free(sv.text[i]);
     vr_note(r, VR_PROTOCOL, "-",
             "%zu attempts held to: warm-up >= %.17g ms, %lld hot + %lld cold samples, median hot sample in "
             "[%.17g, %.17g] x %.17g ms (sample_band), every hot sample in [1/%g, %g] x that",
