@@ -5,7 +5,9 @@
 # first timed case, ncu's warp-state statistics of rows1.
 #   usage: ci/gpu-ab.sh "NAME=DEFS NAME=DEFS ..." [KB_CASES]
 #   e.g.   ci/gpu-ab.sh "v3=-DEV_SPECIALIZE=0 v4=-DEV_SPECIALIZE=1" 0,1,2
-# DEFS use commas for spaces (-DA=1,-DB=2).  Ratios are to the first build.
+# DEFS use commas for spaces (-DA=1,-DB=2) and reach the C twins too (OPT),
+# so a define of the order (EV_LANE_BYTES) changes both.  Ratios are to
+# the first build.
 set -uo pipefail
 out=${OUT:-build/gpu-out}
 variants=${1:?usage: ci/gpu-ab.sh "NAME=DEFS ..." [KB_CASES]}
@@ -15,7 +17,7 @@ names=()
 for v in $variants; do
     n=${v%%=*} d=${v#*=}
     names+=("$n")
-    ( make DEPS=.deps BUILD=build-$n KERNEL_DEFS="${d//,/ }" -j8 build-$n/kernel-bench > "$out/build-$n.log" 2>&1 ||
+    ( make DEPS=.deps BUILD=build-$n KERNEL_DEFS="${d//,/ }" OPT="-O2 -g ${d//,/ }" -j8 build-$n/kernel-bench > "$out/build-$n.log" 2>&1 ||
         tail -20 "$out/build-$n.log" ) &
 done
 wait

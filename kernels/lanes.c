@@ -19,7 +19,7 @@ static int64_t ev_pow2ceil(int64_t n)
 int64_t ev_reduce_lanes(int64_t cols, ev_dtype d)
 {
     int64_t bytes = ev_pow2ceil(cols < 1 ? 1 : cols) * (int64_t)ev_dtype_size(d);
-    int64_t t = bytes / 64;
+    int64_t t = bytes / EV_LANE_BYTES;
     if (t < 32)
         t = 32;
     if (t > EV_MAX_LANES)

@@ -32,6 +32,12 @@ extern "C" {
 
 /* The most lanes per row of the fixed order. */
 #define EV_MAX_LANES 1024
+/* Bytes of the padded row a lane owns, 64 in the documented order: a
+ * build may try another (16 or 32, kernel-bench's A/B of the v6 order,
+ * docs/perf-notes.md); it changes the SUM bits, the CPU twin's with them. */
+#ifndef EV_LANE_BYTES
+#define EV_LANE_BYTES 64
+#endif
 
 /* Lanes per row t of the fixed order, for N columns of dtype d (32 ..
  * EV_MAX_LANES; kernels/lanes.c). */
