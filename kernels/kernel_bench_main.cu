@@ -76,6 +76,9 @@ static const kb_case kb_cases[] = {
     /* every row offset mod 16 with a partial last chunk, fp32 (4, 8, 12) and 16-bit (2 .. 14) */
     {"reduce_sum", "fp32", 9, 257, 259, 4, 0},     {"reduce_max", "bf16", 9, 1021, 1023, 2, 0},
     {"reduce_sum", "bf16", 17, 30, 31, 4, 0},      {"reduce_max", "fp16", 17, 13, 15, 8, 0},
+    /* holdouts of h200.json whose default program has b t > 512 threads, and two with 256-512 */
+    {"reduce_sum", "bf16", 16384, 4096, 4096, 8, 0}, {"reduce_sum", "fp32", 96, 2048, 2048, 8, 0},
+    {"reduce_sum", "bf16", 4096, 512, 512, 8, 0},    {"reduce_max", "fp32", 512, 1024, 1024, 8, 0},
 };
 
 static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short", "split", "cub"};

@@ -61,6 +61,14 @@ int64_t ev_split_programs(int64_t cols, ev_dtype d);
 #ifndef EV_SPLIT_PROGRAMS /* a build may try another (a power of two, 2 .. 16) */
 #define EV_SPLIT_PROGRAMS 8
 #endif
+/* The most threads a program of several rows (default, rows2, rows4) gets
+ * (kernels/selector.c): min(b t, max(t, EV_PROGRAM_THREADS)); the groups
+ * of t lanes it cannot hold run as passes of the same program, one row a
+ * group a pass, so a row's order is unchanged.  A build may try 256 or 512
+ * (a power of two, 32 .. 1024; docs/perf-notes.md, "program threads"). */
+#ifndef EV_PROGRAM_THREADS
+#define EV_PROGRAM_THREADS 1024
+#endif
 
 /*
  * Reduces rows [r0, r1) of a checked binding on the calling thread (host

@@ -54,7 +54,8 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
     } else if (be == EV_SEL_CUDA && sched == EV_SCHED_SHORT) {
         p.block[0] = EV_SHORT_PROGRAM;
     } else if (be == EV_SEL_CUDA) {
-        p.block[0] = b * t > 1024 || b > 1024 ? 1024 : b * t;
+        int64_t cap = t > EV_PROGRAM_THREADS ? t : EV_PROGRAM_THREADS;
+        p.block[0] = b > cap || b * t > cap ? cap : b * t;
     } else {
         p.block[0] = b;
     }
