@@ -379,7 +379,7 @@ int main(int argc, char **argv)
                 ev_sched_parse(kb_scheds[si], &sc);
                 if (ev_sched_rows_of(sc, kc->B, sh.cols, sh.dtype) < 1)
                     continue; /* short on rows of more than 32 chunks, split on rows of 64 KiB or less */
-                if (ev_selector_plan(EV_SEL_CUDA, &sh, sc, kc->B, 0, &plan, &err)) {
+                if (ev_selector_plan(EV_SEL_CUDA, &sh, sc, kc->B, prop.multiProcessorCount, &plan, &err)) {
                     fprintf(stderr, "kernel-bench: %s\n", err.msg);
                     return 1;
                 }

@@ -62,12 +62,16 @@ int64_t ev_split_programs(int64_t cols, ev_dtype d);
 #define EV_SPLIT_PROGRAMS 8
 #endif
 /* The most threads a program of several rows (default, rows2, rows4) gets
- * (kernels/selector.c): min(b t, max(t, EV_PROGRAM_THREADS)); the groups
- * of t lanes it cannot hold run as passes of the same program, one row a
- * group a pass, so a row's order is unchanged.  A build may try 256 or 512
- * (a power of two, 32 .. 1024; docs/perf-notes.md, "program threads"). */
+ * where its grid fills the device (kernels/selector.c: P >= 2 S programs,
+ * S the SM count): min(b t, max(t, EV_PROGRAM_THREADS)); elsewhere
+ * min(b t, 1024).  The groups of t lanes a program cannot hold run as
+ * passes of the same program, one row a group a pass, so a row's order is
+ * unchanged.  Measured side by side (docs/perf-notes.md, "program
+ * threads"): 8192x8192 fp32 default 71.2 -> 66.0 us, 16384x4096 bf16 B8
+ * default 41.9 -> 34.4; on small grids (3x8191, 96x2048) the passes cost
+ * 1.4-1.5x, hence the grid condition.  A power of two, 32 .. 1024. */
 #ifndef EV_PROGRAM_THREADS
-#define EV_PROGRAM_THREADS 1024
+#define EV_PROGRAM_THREADS 256
 #endif
 
 /*

@@ -27,7 +27,8 @@
  * Widening: fp16 by the hardware (cvt.f32.f16, exact for every fp16 value
  * including subnormals; a NaN stays a NaN, and every NaN output is stored
  * canonical), bf16 by a shift (exact).
- * A program (block) has min(b*t, 1024) threads: blockDim/t groups of t lanes
+ * A program (block) has blockDim.x threads (kernels/selector.c: b*t, at most 1024,
+ * and at most max(t, 256) where the grid fills the device): blockDim/t groups of t lanes
  * (t is a power of two), one row per group per pass, passes = ceil(b /
  * groups).  t = 32 uses no shared memory and no barrier; t > 32 uses one
  * barrier per pass (double-buffered shared memory, so no second barrier).
@@ -727,7 +728,7 @@ template <int DT, int T> struct ev_row<EV_OP_MAX_, DT, T> {
 /*
  * One program: rows [blockIdx.x * b, +b) of in (R rows of `stride`
  * elements) into out, t lanes per row (a power of two, 32..1024),
- * blockDim.x = min(b*t, 1024).  Shared memory: two buffers of 32 slots
+ * blockDim.x = the selector's (a multiple of t).  Shared memory: two buffers of 32 slots
  * (two ints each), alternating by pass, so the pass after next rewrites a
  * buffer only after every thread has passed the barrier between.
  */

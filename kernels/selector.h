@@ -9,7 +9,9 @@
  *   b      = rows per program, ev_sched_rows_of (B for default, K for
  *            rowsK; short: EV_SHORT_PROGRAM / ev_short_threads(N, dtype),
  *            and only for rows of at most 32 chunks: EV_EINVAL otherwise)
- *   block  = (min(b * t, 1024), 1, 1); short: (EV_SHORT_PROGRAM, 1, 1);
+ *   block  = (min(b * t, 1024), 1, 1), or (min(b * t, max(t,
+ *            EV_PROGRAM_THREADS)), 1, 1) where ceil(R / b) >= 2 S (S the
+ *            SMs, reduce_cpu.h); short: (EV_SHORT_PROGRAM, 1, 1);
  *            split: (t / G, 1, 1), G = ev_split_programs(N, dtype)
  *   grid   = (ceil(R / b) * G, 1, 1)   (G = 1 but for split; R = 0:
  *            nothing is launched); split launches clusters of G blocks
@@ -47,7 +49,9 @@ typedef enum ev_sel_backend { EV_SEL_CUDA = 0, EV_SEL_CPU = 1 } ev_sel_backend;
 
 /*
  * The launch of schedule sched for shape s with default rows B on backend
- * be (threads: cpu worker threads; ignored on cuda).  OUT: *out.
+ * be (threads: cpu worker threads; on cuda the SM count S, which caps
+ * the threads of a program of several rows where the grid fills the
+ * device; 0: no cap).  OUT: *out.
  * EV_EINVAL for a bad shape, B < 1 or an unknown schedule.
  */
 ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B, int64_t threads,

@@ -1034,6 +1034,40 @@ START_TEST(test_short_schedule_order_equals_the_documented_order)
 }
 END_TEST
 
+/*
+ * A program of several rows gets at most max(t, EV_PROGRAM_THREADS)
+ * threads where its grid fills the device (P >= 2 S) and up to 1024 where
+ * it does not (docs/perf-notes.md, "program threads": the passes cost
+ * small grids 1.4x, and 1024-thread programs cost full grids 1.1-1.2x).
+ */
+START_TEST(test_selector_caps_a_full_grid_s_programs_at_fewer_threads)
+{
+    ev_shape big = {EV_OP_SUM, EV_DTYPE_BF16, 16384, 4096, 4096}; /* t = 128, P = 2048 at B = 8 */
+    ev_shape wide = {EV_OP_SUM, EV_DTYPE_FP32, 8192, 8192, 8192}; /* t = 512 */
+    ev_shape few = {EV_OP_SUM, EV_DTYPE_FP32, 96, 2048, 2048};    /* t = 128, P = 12 at B = 8 */
+    ev_launch_plan p;
+    ev_err err;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &big, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], EV_PROGRAM_THREADS);
+    ck_assert_int_eq(p.grid[0], 2048);
+    ck_assert_int_eq(p.rows_per_program, 8);
+    /* the same grid on a device of 1100 SMs does not fill it */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &big, EV_SCHED_DEFAULT, 8, 1100, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 1024);
+    /* never fewer than a row's lanes */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &wide, EV_SCHED_ROWS2, 4, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 512);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &few, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 1024);
+    /* S unknown (0): no cap */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &big, EV_SCHED_DEFAULT, 8, 0, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 1024);
+    /* the cpu receipt is unchanged: rows per task */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &big, EV_SCHED_DEFAULT, 8, 2, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 8);
+}
+END_TEST
+
 START_TEST(test_selector_plans_short_only_for_rows_of_at_most_32_chunks)
 {
     ev_shape a = {EV_OP_MAX, EV_DTYPE_FP16, 131072, 256, 256};
@@ -1129,6 +1163,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_pool_runs_every_task_exactly_once_across_batches);
     tcase_add_test(misc, test_selector_reproduces_the_seed_decisions_and_launch_shapes);
     tcase_add_test(misc, test_selector_plans_short_only_for_rows_of_at_most_32_chunks);
+    tcase_add_test(misc, test_selector_caps_a_full_grid_s_programs_at_fewer_threads);
     tcase_add_test(misc, test_selector_plans_split_as_a_cluster_of_8_blocks_a_long_row);
     suite_add_tcase(s, conv);
     suite_add_tcase(s, red);
