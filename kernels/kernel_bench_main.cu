@@ -215,7 +215,13 @@ static void kb_enqueue(const kb_arm *a, cudaStream_t s)
 static int kb_l2_mode(void)
 {
     const char *e = getenv("KB_WORKER_L2");
-    return e ? atoi(e) : 0;
+    char *end = NULL;
+    long m = e ? strtol(e, &end, 10) : 0;
+    if (e && (end == e || *end || m < 0 || m > 3)) {
+        fprintf(stderr, "kernel-bench: KB_WORKER_L2=%s: want 0 .. 3 (bit 0 the limit, bit 1 the reset)\n", e);
+        exit(2);
+    }
+    return (int)m;
 }
 
 /* Returns the median microseconds per op of a (100-op graph, 7 samples). */
