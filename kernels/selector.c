@@ -56,7 +56,8 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
     } else if (be == EV_SEL_CUDA) {
         /* a grid that fills the device runs its groups as passes of fewer
          * threads (reduce_cpu.h, EV_PROGRAM_THREADS); threads is S here */
-        int64_t cap = threads > 0 && n >= 2 * threads ? (t > EV_PROGRAM_THREADS ? t : EV_PROGRAM_THREADS) : 1024;
+        int64_t cap =
+            threads > 0 && n >= 2 * threads ? (t > EV_PROGRAM_THREADS ? t : EV_PROGRAM_THREADS) : 1024;
         p.block[0] = b > cap || b * t > cap ? cap : b * t;
     } else {
         p.block[0] = b;
