@@ -6,7 +6,10 @@
  * selector; capture records `ops` launches in one CUDA graph (stream
  * capture), instantiates it and reads each kernel node back from the graph
  * that was instantiated (function name, grid, block); replay launches the
- * instantiated graph k times between two events.  Cold launches follow a
+ * instantiated graph k times between two events.  A job bound with a
+ * second input set (backend.h) holds two inputs and two outputs (the cub
+ * peer two peers, an external kernel two guarded outputs) and the graph's
+ * ops alternate between them (ev_backend_op_set).  Cold launches follow a
  * cudaMemsetAsync of a flush buffer of flush_bytes (2 x L2 by default).
  * An external kernel (ext_kernel.h) is a cubin of device code only: this
  * backend loads it (cudaLibraryLoadFromFile), finds the declared entry and
@@ -16,9 +19,14 @@
  * The SM clock and the device's state (other compute processes, clock
  * throttle reasons, ECC, MIG and persistence mode) come from NVML, loaded
  * with dlopen where it exists; each NVML function is looked up by name and
- * a missing one reads as unknown.  The persisting-L2 limit is set to 0 at
- * open and the persisting lines are reset before every timed sample,
- * outside its events (issue 16: a persisting window survives the flush).
+ * a missing one reads as unknown.  The persisting-L2 limit is set to 0 and
+ * the persisting lines are reset once, at open (issue 16: a persisting
+ * window survives the flush); the limit is read back with the device's
+ * state after every hot sample.  Not a reset before every sample: on the
+ * H200 that reset made every op of the sample after it 0.175 us slower
+ * (docs/experiments/h200-l2-reset.txt), and with the limit at 0 there is
+ * nothing for it to reset: a kernel is device code and cannot set a
+ * window or the limit.
  * Every CUDA call is checked, and the last error after every launch.
  */
 #include <cuda.h>
@@ -143,25 +151,26 @@ typedef struct cuda_impl {
     int64_t flush_bytes;
     void *flush;
     int flush_value;
-    int l2_persisting; /* 1: the persisting-L2 limit was set to 0; reset before every sample */
+    int l2_persisting; /* 1: the persisting-L2 limit was set to 0 and its lines reset at open */
     /* the job */
     ev_arm_kind kind;
-    ev_binding b;
+    int sets;        /* input sets bound: 1, or 2 (backend.h) */
+    ev_binding b[2]; /* the checked binding of each set */
     ev_launch_plan plan;
-    void *d_in, *d_out;
+    void *d_in[2], *d_out[2];
     size_t out_len;
-    ev_cub_peer *cub;
+    ev_cub_peer *cub[2];
     void *ceil;
     size_t ceil_len;
     uint32_t *sink;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    /* EXTERNAL: the loaded cubin, its entry, the geometry, guard + output + guard */
+    /* EXTERNAL: the loaded cubin, its entry, the geometry, guard + output + guard a set */
     cudaLibrary_t ext_lib;
     cudaKernel_t ext_kern;
     char ext_entry[64];
     dim3 ext_grid, ext_block;
-    unsigned char *ext_base;
+    unsigned char *ext_base[2];
 } cuda_impl;
 
 /* Bytes of guard on each side of an external kernel's output (a multiple
@@ -206,11 +215,12 @@ static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *er
     c->flush_bytes = ev_sized(cfg->ref.flush_cache_multiple, c->prop.l2CacheSize, cfg->ref.flush_max_bytes);
     /* No persisting-L2 window (issue 16): where the device has one
      * (persistingL2CacheMaxSize > 0) its limit is 0 and its lines are reset
-     * before every sample; where it has none, nothing is set and the state
-     * reads -1. */
+     * here, before any kernel of the job; where it has none, nothing is set
+     * and the state reads -1. */
     if (c->prop.persistingL2CacheMaxSize > 0) {
         CU(cudaDeviceSetLimit(cudaLimitPersistingL2CacheSize, 0),
            "cudaDeviceSetLimit(PersistingL2CacheSize, 0)");
+        CU(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
         c->l2_persisting = 1;
     }
     if (cudaDeviceGetPCIBusId(pci, sizeof pci, c->dev) == cudaSuccess)
@@ -233,12 +243,14 @@ static void cuda_close(void *impl)
         (void)cudaGraphExecDestroy(c->exec);
     if (c->graph)
         (void)cudaGraphDestroy(c->graph);
-    ev_cub_peer_free(c->cub);
-    (void)cudaFree(c->d_in);
-    if (c->ext_base)
-        (void)cudaFree(c->ext_base); /* c->d_out points into it */
-    else
-        (void)cudaFree(c->d_out);
+    for (int k = 0; k < 2; k++) {
+        ev_cub_peer_free(c->cub[k]);
+        (void)cudaFree(c->d_in[k]);
+        if (c->ext_base[k])
+            (void)cudaFree(c->ext_base[k]); /* c->d_out[k] points into it */
+        else
+            (void)cudaFree(c->d_out[k]);
+    }
     if (c->ext_lib)
         (void)cudaLibraryUnload(c->ext_lib);
     (void)cudaFree(c->ceil);
@@ -309,17 +321,14 @@ static ev_status ev_job_shape(const ev_backend_job *job, ev_shape *s, ev_err *er
 }
 
 /* EXTERNAL: checks the declared geometry against this device's limits,
- * loads the cubin, finds the entry, and allocates the output between two
- * guard regions of GUARD_BYTE (d_out points past the first). */
+ * loads the cubin and finds the entry. */
 static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
 {
-    ev_status rc = EV_OK;
-    size_t span = c->out_len + 2 * EXT_GUARD;
     cudaError_t e;
 
     if (job->ext_lib == NULL)
         return ev_err_set(err, EV_EINVAL, "external kernel %s: no built cubin", job->arm);
-    if (c->b.shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
+    if (c->b[0].shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
                                 job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
         return ev_err_set(err, EV_EINVAL,
                           "external kernel %s: grid %lld x block %lld is outside this device's limits (grid "
@@ -342,19 +351,28 @@ static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
     snprintf(c->ext_entry, sizeof c->ext_entry, "%s", job->ext_entry);
     c->ext_grid = dim3((unsigned)job->ext_grid, 1, 1);
     c->ext_block = dim3((unsigned)job->ext_block, 1, 1);
-    CU(cudaMalloc((void **)&c->ext_base, span), "output buffer");
-    CU(cudaMemset(c->ext_base, GUARD_BYTE, span), "output guards");
-    c->d_out = c->ext_base + EXT_GUARD;
+    return EV_OK;
+}
+
+/* EXTERNAL: allocates set k's output between two guard regions of
+ * GUARD_BYTE (d_out[k] points past the first). */
+static ev_status ext_output(cuda_impl *c, int k, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    size_t span = c->out_len + 2 * EXT_GUARD;
+    CU(cudaMalloc((void **)&c->ext_base[k], span), "output buffer");
+    CU(cudaMemset(c->ext_base[k], GUARD_BYTE, span), "output guards");
+    c->d_out[k] = c->ext_base[k] + EXT_GUARD;
 out:
     return rc;
 }
 
-/* EXTERNAL: enqueues one launch of the entry (nothing for R = 0). */
-static ev_status ext_launch(cuda_impl *c, ev_err *err)
+/* EXTERNAL: enqueues one launch of the entry on set k (nothing for R = 0). */
+static ev_status ext_launch(cuda_impl *c, int k, ev_err *err)
 {
-    const void *in = c->b.in;
-    void *out = c->b.out;
-    int64_t rows = c->b.shape.rows, cols = c->b.shape.cols, stride = c->b.shape.stride;
+    const void *in = c->b[k].in;
+    void *out = c->b[k].out;
+    int64_t rows = c->b[k].shape.rows, cols = c->b[k].shape.cols, stride = c->b[k].shape.stride;
     void *args[] = {&in, &out, &rows, &cols, &stride};
     cudaError_t e;
     if (rows == 0)
@@ -368,14 +386,14 @@ static ev_status ext_launch(cuda_impl *c, ev_err *err)
     return EV_OK;
 }
 
-/* EXTERNAL: the guard regions still hold GUARD_BYTE.  EV_EPROC naming the
- * side and how many bytes were written. */
-static ev_status ext_check_guards(cuda_impl *c, ev_err *err)
+/* EXTERNAL: set k's guard regions still hold GUARD_BYTE.  EV_EPROC naming
+ * the side and how many bytes were written. */
+static ev_status ext_check_guards(cuda_impl *c, int k, ev_err *err)
 {
     ev_status rc = EV_OK;
     unsigned char g[2][EXT_GUARD];
-    CU(cudaMemcpy(g[0], c->ext_base, EXT_GUARD, cudaMemcpyDeviceToHost), "read guards");
-    CU(cudaMemcpy(g[1], c->ext_base + EXT_GUARD + c->out_len, EXT_GUARD, cudaMemcpyDeviceToHost),
+    CU(cudaMemcpy(g[0], c->ext_base[k], EXT_GUARD, cudaMemcpyDeviceToHost), "read guards");
+    CU(cudaMemcpy(g[1], c->ext_base[k] + EXT_GUARD + c->out_len, EXT_GUARD, cudaMemcpyDeviceToHost),
        "read guards");
     for (int side = 0; side < 2; side++) {
         size_t bad = 0;
@@ -420,42 +438,45 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
         *out = r;
         return EV_OK;
     }
-    if ((rc = ev_job_shape(job, &c->b.shape, err)))
+    if ((rc = ev_job_shape(job, &c->b[0].shape, err)))
         goto out;
-    es = ev_dtype_size(c->b.shape.dtype);
-    c->out_len = c->b.shape.rows > 0 ? (size_t)c->b.shape.rows * es : 0;
-    /* the native kernels read aligned 16-byte blocks (reduce_default.cuh,
-     * EV_CHUNK_LOADS): the allocation ends on a 16-byte boundary, its tail
-     * zeroed */
-    CU(cudaMalloc(&c->d_in, ev_input_alloc_bytes(job->input_len)), "input buffer");
-    CU(cudaMemset(c->d_in, 0, ev_input_alloc_bytes(job->input_len)), "input tail");
-    if (job->kind == EV_ARM_EXTERNAL) {
-        if ((rc = ext_load(c, job, err)))
+    es = ev_dtype_size(c->b[0].shape.dtype);
+    c->out_len = c->b[0].shape.rows > 0 ? (size_t)c->b[0].shape.rows * es : 0;
+    if (job->kind == EV_ARM_EXTERNAL && (rc = ext_load(c, job, err)))
+        goto out;
+    c->sets = job->input2 ? 2 : 1;
+    for (int k = 0; k < c->sets; k++) {
+        /* the native kernels read aligned 16-byte blocks (reduce_default.cuh,
+         * EV_CHUNK_LOADS): the allocation ends on a 16-byte boundary, its
+         * tail zeroed */
+        CU(cudaMalloc(&c->d_in[k], ev_input_alloc_bytes(job->input_len)), "input buffer");
+        CU(cudaMemset(c->d_in[k], 0, ev_input_alloc_bytes(job->input_len)), "input tail");
+        if (job->kind == EV_ARM_EXTERNAL) {
+            if ((rc = ext_output(c, k, err)))
+                goto out;
+        } else {
+            CU(cudaMalloc(&c->d_out[k], c->out_len ? c->out_len : 16), "output buffer");
+        }
+        if (job->input_len)
+            CU(cudaMemcpy(c->d_in[k], k ? job->input2 : job->input, job->input_len, cudaMemcpyHostToDevice),
+               "input copy");
+        if ((rc = ev_binding_make(&c->b[k], &c->b[0].shape, c->d_in[k], job->input_len, c->d_out[k],
+                                  c->out_len, err)))
             goto out;
-    } else {
-        CU(cudaMalloc(&c->d_out, c->out_len ? c->out_len : 16), "output buffer");
+        if (job->kind == EV_ARM_CUB && (rc = ev_cub_peer_new(&c->b[k], &c->cub[k], err)))
+            goto out;
     }
-    if (job->input_len)
-        CU(cudaMemcpy(c->d_in, job->input, job->input_len, cudaMemcpyHostToDevice), "input copy");
-    c->b.in = c->d_in;
-    c->b.in_span = job->input_len;
-    c->b.out = c->d_out;
-    c->b.out_span = c->out_len;
-    if ((rc = ev_binding_check(&c->b, err)))
-        goto out;
-    if (job->kind == EV_ARM_CUB) {
-        if ((rc = ev_cub_peer_new(&c->b, &c->cub, err)))
-            goto out;
-    } else if (job->kind != EV_ARM_EXTERNAL) {
-        /* native, auto and the wrong-schedule fault arm: the selector's plan */
-        rc = ev_backend_schedule(job, &c->b.shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
+    if (job->kind != EV_ARM_CUB && job->kind != EV_ARM_EXTERNAL) {
+        /* native, auto and the wrong-schedule fault arm: the selector's plan
+         * (one for both sets: their shapes and alignments are the same) */
+        rc = ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
         if (rc)
             goto out;
     }
-    r.in_span = (int64_t)c->b.in_span;
-    r.out_span = (int64_t)c->b.out_span;
-    r.in_align = c->b.in_align;
-    r.out_align = c->b.out_align;
+    r.in_span = (int64_t)c->b[0].in_span;
+    r.out_span = (int64_t)c->b[0].out_span;
+    r.in_align = c->b[0].in_align;
+    r.out_align = c->b[0].out_align;
     r.out_len = c->out_len;
     *out = r;
 out:
@@ -466,16 +487,15 @@ static ev_status cuda_poison(void *impl, int byte, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    if (c->out_len) {
-        CU(cudaMemsetAsync(c->d_out, byte, c->out_len, c->stream), "poison");
-        CU(cudaStreamSynchronize(c->stream), "poison sync");
-    }
+    for (int k = 0; k < c->sets && c->out_len; k++)
+        CU(cudaMemsetAsync(c->d_out[k], byte, c->out_len, c->stream), "poison");
+    CU(cudaStreamSynchronize(c->stream), "poison sync");
 out:
     return rc;
 }
 
-/* Enqueues one op of the bound arm on the stream (no sync). */
-static ev_status ev_enqueue(cuda_impl *c, ev_err *err)
+/* Enqueues one op of the bound arm on input set k on the stream (no sync). */
+static ev_status ev_enqueue(cuda_impl *c, int k, ev_err *err)
 {
     switch (c->kind) {
     case EV_ARM_FLOOR:
@@ -484,11 +504,11 @@ static ev_status ev_enqueue(cuda_impl *c, ev_err *err)
         return ev_cuda_ceiling_launch(c->ceil, c->ceil_len, c->prop.multiProcessorCount, c->sink, c->stream,
                                       err);
     case EV_ARM_CUB:
-        return ev_cub_peer_launch(c->cub, c->stream, err);
+        return ev_cub_peer_launch(c->cub[k], c->stream, err);
     case EV_ARM_EXTERNAL:
-        return ext_launch(c, err);
+        return ext_launch(c, k, err);
     default:
-        return ev_cuda_reduce_launch(&c->plan, &c->b, c->stream, err);
+        return ev_cuda_reduce_launch(&c->plan, &c->b[k], c->stream, err);
     }
 }
 
@@ -496,37 +516,25 @@ static ev_status cuda_launch(void *impl, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    if ((rc = ev_enqueue(c, err)))
+    if ((rc = ev_enqueue(c, 0, err)))
         goto out;
     CU(cudaStreamSynchronize(c->stream), "launch sync");
 out:
     return rc;
 }
 
-static ev_status cuda_read_output(void *impl, void *dst, size_t len, ev_err *err)
+static ev_status cuda_read_output(void *impl, int set, void *dst, size_t len, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
+    if (set < 0 || set >= (c->sets ? c->sets : 1))
+        return ev_err_set(err, EV_EINVAL, "read_output: input set %d of %d", set, c->sets);
     if (len > c->out_len)
         return ev_err_set(err, EV_EINVAL, "read_output: %zu bytes asked, %zu bound", len, c->out_len);
     if (len)
-        CU(cudaMemcpy(dst, c->d_out, len, cudaMemcpyDeviceToHost), "read output");
-    if (c->ext_base)
-        rc = ext_check_guards(c, err);
-out:
-    return rc;
-}
-
-/* Resets the persisting L2 lines (synchronised, before a sample's first
- * event: outside its timing); nothing where the device has no persisting
- * L2. */
-static ev_status ev_l2_reset(cuda_impl *c, ev_err *err)
-{
-    ev_status rc = EV_OK;
-    if (!c->l2_persisting)
-        return EV_OK;
-    CU(cudaStreamSynchronize(c->stream), "sync before cudaCtxResetPersistingL2Cache");
-    CU(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
+        CU(cudaMemcpy(dst, c->d_out[set], len, cudaMemcpyDeviceToHost), "read output");
+    if (c->ext_base[set])
+        rc = ext_check_guards(c, set, err);
 out:
     return rc;
 }
@@ -540,10 +548,8 @@ static ev_status cuda_cold_launch(void *impl, double *ms, ev_err *err)
         CU(cudaMalloc(&c->flush, (size_t)c->flush_bytes), "flush buffer");
     if (c->flush_bytes > 0)
         CU(cudaMemsetAsync(c->flush, (c->flush_value++) & 0xff, (size_t)c->flush_bytes, c->stream), "flush");
-    if ((rc = ev_l2_reset(c, err)))
-        goto out;
     CU(cudaEventRecord(c->e0, c->stream), "cudaEventRecord");
-    if ((rc = ev_enqueue(c, err)))
+    if ((rc = ev_enqueue(c, 0, err)))
         goto out;
     CU(cudaEventRecord(c->e1, c->stream), "cudaEventRecord");
     CU(cudaEventSynchronize(c->e1), "cold sync");
@@ -649,7 +655,7 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
     CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     capturing = 1;
     for (int64_t i = 0; i < ops; i++)
-        if ((rc = ev_enqueue(c, err)))
+        if ((rc = ev_enqueue(c, ev_backend_op_set(ops, i, c->sets), err)))
             goto out;
     capturing = 0;
     CU(cudaStreamEndCapture(c->stream, &g), "cudaStreamEndCapture");
@@ -721,8 +727,6 @@ static ev_status cuda_replay(void *impl, int64_t k, double *ms, ev_err *err)
     float f = 0.0f;
     if (c->exec == NULL)
         return ev_err_set(err, EV_EINVAL, "replay before capture");
-    if ((rc = ev_l2_reset(c, err)))
-        goto out;
     CU(cudaEventRecord(c->e0, c->stream), "cudaEventRecord");
     for (int64_t i = 0; i < k; i++)
         CU(cudaGraphLaunch(c->exec, c->stream), "cudaGraphLaunch");
@@ -746,14 +750,16 @@ static ev_status cuda_sm_clock(void *impl, int64_t *mhz, ev_err *err)
     return EV_OK;
 }
 
-static ev_status cuda_read_input(void *impl, void *dst, size_t len, ev_err *err)
+static ev_status cuda_read_input(void *impl, int set, void *dst, size_t len, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    if (len > c->b.in_span)
-        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b.in_span);
+    if (set < 0 || set >= (c->sets ? c->sets : 1))
+        return ev_err_set(err, EV_EINVAL, "read_input: input set %d of %d", set, c->sets);
+    if (len > c->b[set].in_span)
+        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b[set].in_span);
     if (len)
-        CU(cudaMemcpy(dst, c->d_in, len, cudaMemcpyDeviceToHost), "read input");
+        CU(cudaMemcpy(dst, c->d_in[set], len, cudaMemcpyDeviceToHost), "read input");
 out:
     return rc;
 }
@@ -762,10 +768,10 @@ static ev_status cuda_write_input(void *impl, size_t off, const void *src, size_
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    if (off > c->b.in_span || len > c->b.in_span - off)
-        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off, c->b.in_span);
+    if (off > c->b[0].in_span || len > c->b[0].in_span - off)
+        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off, c->b[0].in_span);
     if (len)
-        CU(cudaMemcpy((unsigned char *)c->d_in + off, src, len, cudaMemcpyHostToDevice), "write input");
+        CU(cudaMemcpy((unsigned char *)c->d_in[0] + off, src, len, cudaMemcpyHostToDevice), "write input");
 out:
     return rc;
 }

@@ -102,3 +102,14 @@ ev_status ev_binding_check(ev_binding *b, ev_err *err)
     b->out_need = out_need;
     return EV_OK;
 }
+
+ev_status ev_binding_make(ev_binding *b, const ev_shape *s, const void *in, size_t in_span, void *out,
+                          size_t out_span, ev_err *err)
+{
+    b->shape = *s;
+    b->in = in;
+    b->in_span = in_span;
+    b->out = out;
+    b->out_span = out_span;
+    return ev_binding_check(b, err);
+}

@@ -73,6 +73,11 @@ unsigned ev_binding_align(const void *p);
  */
 ev_status ev_binding_check(ev_binding *b, ev_err *err);
 
+/* Sets b to shape s over in[in_span] and out[out_span], then checks it
+ * (ev_binding_check): how a backend binds each of a job's input sets. */
+ev_status ev_binding_make(ev_binding *b, const ev_shape *s, const void *in, size_t in_span, void *out,
+                          size_t out_span, ev_err *err);
+
 #ifdef __cplusplus
 }
 #endif

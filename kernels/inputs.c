@@ -68,6 +68,12 @@ void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *bu
     ev_fill_row(s, st, (unsigned char *)buf + (size_t)r * (size_t)s->stride * ev_dtype_size(s->dtype));
 }
 
+void ev_inputs_second_set(const ev_shape *s, uint64_t seed, void *buf)
+{
+    for (int64_t r = 0; r < s->rows; r++)
+        ev_inputs_rewrite_row(s, seed ^ 0x5ec0d5e7a11ce5edull, r, buf);
+}
+
 void ev_inputs_rotation(uint64_t seed, int64_t samples, int64_t rows, int64_t *before, size_t *n,
                         int64_t *rows_out)
 {

@@ -56,6 +56,15 @@ ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, vo
 void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *buf);
 
 /*
+ * Makes the second input set of an attempt (issue 16: two input sets, with
+ * their own contents and addresses, alternate through the ops of one
+ * graph) from buf, a copy of its first: every row is rewritten as
+ * ev_inputs_rewrite_row does, from the streams of the attempt's secret
+ * seed (salted: the rotated rows' streams are other ones).
+ */
+void ev_inputs_second_set(const ev_shape *s, uint64_t seed, void *buf);
+
+/*
  * The rotation a secret seed picks for an attempt of `samples` hot samples
  * over an input of `rows` rows (worker.c; the verifier regenerates it from
  * the seed in the device record): *before, the hot sample it precedes

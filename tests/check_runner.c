@@ -1488,7 +1488,9 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
              "want = {\"ext-cheat-stale\": (\"failed-validation\", \"\"),\n"
              "        \"ext-cheat-zero-input\": (\"failed-exit\", \"wrote its own input\"),\n"
              "        \"ext-cheat-spill\": (\"failed-exit\", \"wrote outside its output\"),\n"
-             "        \"ext-cheat-cache\": (\"failed-validation\", \"after its input was rewritten\")}\n"
+             "        \"ext-cheat-cache\": (\"failed-validation\", \"after its input was rewritten\"),\n"
+             "        \"ext-cheat-batch\": (\"failed-validation\", \"still holds the poison\"),\n"
+             "        \"ext-cheat-first-set\": (\"failed-validation\", \"the second input set\")}\n"
              "seen, bad = set(), []\n"
              "for j in v[\"jobs\"]:\n"
              "    if j[\"arm\"] in want:\n"
@@ -1836,7 +1838,7 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     ck_assert_ptr_nonnull(out);
     ck_assert_int_eq(ev_backend_cpu_ops.poison(impl, 0xff, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.launch(impl, &err), EV_OK);
-    ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, out, b.out_len, &err), EV_OK);
+    ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, 0, out, b.out_len, &err), EV_OK);
     ev_job_check(proto, &shape, in, NULL, out, &v);
     ck_assert_msg(v.passed, "case %lld arm %s: %lld mismatches", (long long)ci, job->arm,
                   (long long)v.mismatches);

@@ -54,3 +54,8 @@ void ev_device_state_unknown(ev_device_state *s)
     memset(s, 0, sizeof *s);
     s->other_processes = s->throttle_reasons = s->ecc = s->mig = s->persistence = s->persisting_l2_bytes = -1;
 }
+
+int ev_backend_op_set(int64_t ops, int64_t i, int sets)
+{
+    return sets == 2 ? (int)((ops - 1 - i) % 2) : 0;
+}

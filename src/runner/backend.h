@@ -15,6 +15,10 @@
  *   -> read_output (validate again) -> close; read_input after each
  *   validated read_output (the input must be unchanged); write_input once
  *   between two hot samples (the rotated input, validated after the next);
+ *   a validated job binds two input sets (input and input2, each with an
+ *   output of its own): launch and cold_launch run set 0, the ops of a
+ *   captured graph alternate between the sets (ev_backend_op_set: the last
+ *   op is set 0's), read_output and read_input name the set;
  *   state after every hot sample and once after the last (the device
  *   record, docs/runner.md "Worker records")
  * Every entry returns ev_status with err filled on failure; OUT parameters
@@ -71,6 +75,9 @@ typedef struct ev_backend_job {
     int64_t ceiling_bytes;    /* CEILING: bytes streamed per op */
     const void *input;        /* the input bytes: R rows of `stride` elements (row-major, */
     size_t input_len;         /*   the last row may end at cols), from kernels/inputs.h */
+    const void *input2;       /* the second input set (issue 16): input_len bytes of the same
+                                 layout, other contents; NULL: one set (bind allocates a second
+                                 input and output only for it) */
     const char *ext_lib;      /* EXTERNAL: the built kernel (cpu: a shared object; cuda: a cubin) */
     const char *ext_entry;    /* EXTERNAL: its entry for the case's op and dtype */
     int64_t ext_grid;         /* EXTERNAL, cuda: the declared grid and block evaluated for */
@@ -120,20 +127,21 @@ typedef struct ev_backend_ops {
      * the selector.  A refused binding (span, alignment, overlap, N = 0):
      * EV_EINVAL, nothing launched. */
     ev_status (*bind)(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err);
-    /* Fills the output buffer with bytes of value byte: EV_POISON_OUT_BYTE
-     * (0xFF: NaN in every dtype) before the first launch,
-     * EV_POISON_OUT_BYTE2 before the rotated sample (inputs.h). */
+    /* Fills the output buffer of every set with bytes of value byte:
+     * EV_POISON_OUT_BYTE (0xFF: NaN in every dtype) before the first
+     * launch, EV_POISON_OUT_BYTE2 before the rotated sample (inputs.h). */
     ev_status (*poison)(void *impl, int byte, ev_err *err);
     /* One launch, synchronised. */
     ev_status (*launch)(void *impl, ev_err *err);
-    /* Copies out_len bytes of output to dst. */
-    ev_status (*read_output)(void *impl, void *dst, size_t len, ev_err *err);
+    /* Copies len (<= out_len) bytes of set's output (0, or 1 when bound
+     * with input2) to dst, checking an external kernel's guards. */
+    ev_status (*read_output)(void *impl, int set, void *dst, size_t len, ev_err *err);
     /* Flushes flush_bytes of cache, then one timed launch.  OUT: *ms
      * (device-timed: events on cuda, CLOCK_MONOTONIC on cpu). */
     ev_status (*cold_launch)(void *impl, double *ms, ev_err *err);
-    /* Captures ops launches into one graph (cuda) or batch (cpu) and reads
-     * back its kernel nodes.  OUT: *nodes (malloc'd; the caller frees),
-     * *n_nodes. */
+    /* Captures ops launches into one graph (cuda) or batch (cpu), op i on
+     * input set ev_backend_op_set(ops, i, sets), and reads back its kernel
+     * nodes.  OUT: *nodes (malloc'd; the caller frees), *n_nodes. */
     ev_status (*capture)(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes, ev_err *err);
     /* Replays the captured graph k times back to back.  OUT: *ms, elapsed
      * as the timer returned it. */
@@ -141,10 +149,10 @@ typedef struct ev_backend_ops {
     /* Current SM clock.  OUT: *mhz; EV_EUNSUPPORTED when unavailable
      * (no NVML, or the cpu backend): the sample records null. */
     ev_status (*sm_clock)(void *impl, int64_t *mhz, ev_err *err);
-    /* Copies len bytes of the bound input back to dst: the worker checks,
-     * after every validated launch, that no kernel wrote its input. */
-    ev_status (*read_input)(void *impl, void *dst, size_t len, ev_err *err);
-    /* Copies len bytes of src over the bound input at byte offset off
+    /* Copies len bytes of set's bound input back to dst: the worker
+     * checks, after every validated launch, that no kernel wrote its input. */
+    ev_status (*read_input)(void *impl, int set, void *dst, size_t len, ev_err *err);
+    /* Copies len bytes of src over set 0's bound input at byte offset off
      * (synchronised, outside any timing): the worker's rotated input. */
     ev_status (*write_input)(void *impl, size_t off, const void *src, size_t len, ev_err *err);
     /* Reads the device's state (outside any timing).  OUT: *out, every
@@ -170,6 +178,16 @@ ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_s
 /* The shape of a case (op and dtype names parsed).  OUT: *s.  EV_EINVAL
  * for an unknown op or dtype. */
 ev_status ev_backend_shape(const ev_proto_case *c, ev_shape *s, ev_err *err);
+
+/*
+ * The input set that op i (0 <= i < ops) of a captured graph runs on, for
+ * a job bound with sets (1 or 2) input sets: with two, the ops alternate
+ * and the last op is set 0's, so the graph leaves set 0's output as one
+ * launch does (the final validation compares them) and a kernel that skips
+ * the ops of either set leaves that set's output as it was.  Both backends
+ * capture with it.
+ */
+int ev_backend_op_set(int64_t ops, int64_t i, int sets);
 
 /* Sets every field of *s to unknown (-1, ""). */
 void ev_device_state_unknown(ev_device_state *s);

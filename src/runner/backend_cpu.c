@@ -13,7 +13,9 @@
  * EV_EUNSUPPORTED and its reason, which the worker records as a skip.  An
  * external kernel (ext_kernel.h) is its shared object's entry, called once
  * per op on the worker's thread (receipt: the entry, grid and block 1), its
- * output between two guard regions checked at every read_output.
+ * output between two guard regions checked at every read_output.  A job
+ * bound with a second input set (backend.h) holds two inputs and two
+ * outputs; a batch's calls alternate between them (ev_backend_op_set).
  */
 #include "backend.h"
 
@@ -38,17 +40,18 @@ typedef struct cpu_impl {
     ev_cpu_pool *pool;
     int64_t threads, cache_bytes, flush_bytes;
     ev_arm_kind kind;
-    ev_binding b;        /* the checked binding (reduction arms) */
+    int sets;            /* input sets bound: 1, or 2 (backend.h) */
+    ev_binding b[2];     /* the checked binding of each set (reduction arms) */
     ev_launch_plan plan; /* the selector's plan: the receipt */
     ev_cpu_receipt run;  /* the same partition, as the pool runs it */
-    void *in, *out;
+    void *in[2], *out[2];
     size_t out_len;
     unsigned char *flush, *ceil;
     size_t ceil_len, flush_mapped, ceil_mapped;
-    int64_t ops;              /* calls per batch (capture) */
-    void *ext_so;             /* EXTERNAL: dlopen handle */
-    evident_cpu_entry ext_fn; /* EXTERNAL: the entry */
-    unsigned char *ext_base;  /* EXTERNAL: guard + output + guard */
+    int64_t ops;                /* calls per batch (capture) */
+    void *ext_so;               /* EXTERNAL: dlopen handle */
+    evident_cpu_entry ext_fn;   /* EXTERNAL: the entry */
+    unsigned char *ext_base[2]; /* EXTERNAL: guard + output + guard, a set each */
 } cpu_impl;
 
 static volatile uint64_t sink; /* keeps the ceiling read and flush alive */
@@ -144,11 +147,13 @@ static void cpu_close(void *impl)
     if (!c)
         return;
     ev_cpu_pool_free(c->pool);
-    free(c->in);
-    if (c->ext_base)
-        free(c->ext_base); /* c->out points into it */
-    else
-        free(c->out);
+    for (int k = 0; k < 2; k++) {
+        free(c->in[k]);
+        if (c->ext_base[k])
+            free(c->ext_base[k]); /* c->out[k] points into it */
+        else
+            free(c->out[k]);
+    }
     if (c->ext_so)
         dlclose(c->ext_so);
     unmap(c->flush, c->flush_mapped);
@@ -240,10 +245,9 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         *out = b;
         return EV_OK;
     }
-    if ((rc = ev_backend_shape(&job->c, &c->b.shape, err)))
+    if ((rc = ev_backend_shape(&job->c, &c->b[0].shape, err)))
         return rc;
-    c->out_len = c->b.shape.rows > 0 ? (size_t)c->b.shape.rows * ev_dtype_size(c->b.shape.dtype) : 0;
-    c->in = alloc256(job->input_len);
+    c->out_len = c->b[0].shape.rows > 0 ? (size_t)c->b[0].shape.rows * ev_dtype_size(c->b[0].shape.dtype) : 0;
     if (job->kind == EV_ARM_EXTERNAL) {
         if (!job->ext_entry)
             return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no entry for %s/%s", job->arm, job->c.op,
@@ -257,39 +261,41 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         if (!c->ext_fn)
             return ev_err_set(err, EV_EINVAL, "external kernel %s: its source defines no entry '%s'",
                               job->arm, job->ext_entry);
-        /* the output between guards: a write outside it is seen at read_output */
-        c->ext_base = alloc256(c->out_len + 2 * EXT_GUARD);
-        if (!c->ext_base)
-            return ev_err_set(err, EV_ENOMEM, "binding: out of memory");
-        memset(c->ext_base, GUARD_BYTE, c->out_len + 2 * EXT_GUARD);
-        c->out = c->ext_base + EXT_GUARD;
-    } else {
-        c->out = alloc256(c->out_len);
     }
-    if (!c->in || !c->out)
-        return ev_err_set(err, EV_ENOMEM, "binding: out of memory");
-    if (job->input_len)
-        memcpy(c->in, job->input, job->input_len);
-    c->b.in = c->in;
-    c->b.in_span = job->input_len;
-    c->b.out = c->out;
-    c->b.out_span = c->out_len;
-    if (job->kind == EV_ARM_EXTERNAL) {
-        if ((rc = ev_binding_check(&c->b, err)))
+    c->sets = job->input2 ? 2 : 1;
+    for (int k = 0; k < c->sets; k++) {
+        c->in[k] = alloc256(job->input_len);
+        if (job->kind == EV_ARM_EXTERNAL) {
+            /* the output between guards: a write outside it is seen at read_output */
+            c->ext_base[k] = alloc256(c->out_len + 2 * EXT_GUARD);
+            if (c->ext_base[k]) {
+                memset(c->ext_base[k], GUARD_BYTE, c->out_len + 2 * EXT_GUARD);
+                c->out[k] = c->ext_base[k] + EXT_GUARD;
+            }
+        } else {
+            c->out[k] = alloc256(c->out_len);
+        }
+        if (!c->in[k] || !c->out[k])
+            return ev_err_set(err, EV_ENOMEM, "binding: out of memory");
+        if (job->input_len)
+            memcpy(c->in[k], k ? job->input2 : job->input, job->input_len);
+        if ((rc = ev_binding_make(&c->b[k], &c->b[0].shape, c->in[k], job->input_len, c->out[k], c->out_len,
+                                  err)))
             return rc;
+    }
+    if (job->kind == EV_ARM_EXTERNAL) {
         snprintf(c->plan.entry, sizeof c->plan.entry, "%s", job->ext_entry);
         for (int d = 0; d < 3; d++)
             c->plan.grid[d] = c->plan.block[d] = 1;
         b.threads = 1;
-    } else if ((rc = ev_binding_check(&c->b, err)) ||
-               (rc = ev_backend_schedule(job, &c->b.shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
-               (rc = ev_reduce_cpu_plan(&c->b.shape, ev_sched_name(c->plan.sched), c->plan.rows_per_program,
-                                        c->threads, &c->run, err)))
+    } else if ((rc = ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
+               (rc = ev_reduce_cpu_plan(&c->b[0].shape, ev_sched_name(c->plan.sched),
+                                        c->plan.rows_per_program, c->threads, &c->run, err)))
         return rc;
-    b.in_span = (int64_t)c->b.in_span;
-    b.out_span = (int64_t)c->b.out_span;
-    b.in_align = c->b.in_align;
-    b.out_align = c->b.out_align;
+    b.in_span = (int64_t)c->b[0].in_span;
+    b.out_span = (int64_t)c->b[0].out_span;
+    b.in_align = c->b[0].in_align;
+    b.out_align = c->b[0].out_align;
     b.out_len = c->out_len;
     *out = b;
     return EV_OK;
@@ -299,13 +305,14 @@ static ev_status cpu_poison(void *impl, int byte, ev_err *err)
 {
     cpu_impl *c = impl;
     (void)err;
-    if (c->out_len)
-        memset(c->out, byte, c->out_len);
+    for (int k = 0; k < c->sets && c->out_len; k++)
+        memset(c->out[k], byte, c->out_len);
     return EV_OK;
 }
 
-/* One call of the bound arm.  EV_EINVAL when the plan does not fit the pool. */
-static ev_status call_once(cpu_impl *c, ev_err *err)
+/* One call of the bound arm on input set k.  EV_EINVAL when the plan does
+ * not fit the pool. */
+static ev_status call_once(cpu_impl *c, int k, ev_err *err)
 {
     if (c->kind == EV_ARM_FLOOR) {
         ev_cpu_floor(c->pool);
@@ -316,36 +323,41 @@ static ev_status call_once(cpu_impl *c, ev_err *err)
         return EV_OK;
     }
     if (c->kind == EV_ARM_EXTERNAL) {
-        int r = c->ext_fn(c->b.in, c->b.out, c->b.shape.rows, c->b.shape.cols, c->b.shape.stride);
+        int r =
+            c->ext_fn(c->b[k].in, c->b[k].out, c->b[k].shape.rows, c->b[k].shape.cols, c->b[k].shape.stride);
         return r ? ev_err_set(err, EV_EPROC, "external kernel: its entry %s returned %d", c->plan.entry, r)
                  : EV_OK;
     }
-    return ev_reduce_cpu_run(c->pool, &c->b, &c->run, err);
+    return ev_reduce_cpu_run(c->pool, &c->b[k], &c->run, err);
 }
 
 static ev_status cpu_launch(void *impl, ev_err *err)
 {
-    return call_once(impl, err);
+    return call_once(impl, 0, err);
 }
 
-static ev_status cpu_read_output(void *impl, void *dst, size_t len, ev_err *err)
+static ev_status cpu_read_output(void *impl, int set, void *dst, size_t len, ev_err *err)
 {
     cpu_impl *c = impl;
+    const unsigned char *g;
+    if (set < 0 || set >= (c->sets ? c->sets : 1))
+        return ev_err_set(err, EV_EINVAL, "read_output: input set %d of %d", set, c->sets);
     if (len > c->out_len)
         return ev_err_set(err, EV_EINVAL, "read_output: %zu bytes asked, %zu bound", len, c->out_len);
-    if (c->ext_base)
+    if ((g = c->ext_base[set]) != NULL)
         for (size_t i = 0; i < EXT_GUARD; i++) {
-            if (c->ext_base[EXT_GUARD - 1 - i] != GUARD_BYTE)
+            if (g[EXT_GUARD - 1 - i] != GUARD_BYTE)
                 return ev_err_set(err, EV_EVERIFY,
                                   "external kernel %s wrote outside its output: %zu byte(s) before out[0]",
                                   c->plan.entry, i + 1);
-            if (c->ext_base[EXT_GUARD + c->out_len + i] != GUARD_BYTE)
+            if (g[EXT_GUARD + c->out_len + i] != GUARD_BYTE)
                 return ev_err_set(
                     err, EV_EVERIFY,
                     "external kernel %s wrote outside its output: %zu byte(s) past out[rows - 1]",
                     c->plan.entry, i + 1);
         }
-    memcpy(dst, c->out, len);
+    if (len)
+        memcpy(dst, c->out[set], len);
     return EV_OK;
 }
 
@@ -368,7 +380,7 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
     }
     sink = s;
     t0 = now_ns();
-    if ((rc = call_once(c, err)))
+    if ((rc = call_once(c, 0, err)))
         return rc;
     *ms = (double)(now_ns() - t0) / 1e6;
     return EV_OK;
@@ -406,7 +418,7 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, ev_err *err)
     t0 = now_ns();
     for (int64_t i = 0; i < k; i++)
         for (int64_t j = 0; j < c->ops; j++)
-            if ((rc = call_once(c, err)))
+            if ((rc = call_once(c, ev_backend_op_set(c->ops, j, c->sets), err)))
                 return rc;
     t1 = now_ns();
     *ms = (double)(t1 - t0) / 1e6;
@@ -420,23 +432,26 @@ static ev_status cpu_sm_clock(void *impl, int64_t *mhz, ev_err *err)
     return ev_err_set(err, EV_EUNSUPPORTED, "no SM clock on the cpu backend");
 }
 
-static ev_status cpu_read_input(void *impl, void *dst, size_t len, ev_err *err)
+static ev_status cpu_read_input(void *impl, int set, void *dst, size_t len, ev_err *err)
 {
     cpu_impl *c = impl;
-    if (len > c->b.in_span)
-        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b.in_span);
+    if (set < 0 || set >= (c->sets ? c->sets : 1))
+        return ev_err_set(err, EV_EINVAL, "read_input: input set %d of %d", set, c->sets);
+    if (len > c->b[set].in_span)
+        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b[set].in_span);
     if (len)
-        memcpy(dst, c->in, len);
+        memcpy(dst, c->in[set], len);
     return EV_OK;
 }
 
 static ev_status cpu_write_input(void *impl, size_t off, const void *src, size_t len, ev_err *err)
 {
     cpu_impl *c = impl;
-    if (off > c->b.in_span || len > c->b.in_span - off)
-        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off, c->b.in_span);
+    if (off > c->b[0].in_span || len > c->b[0].in_span - off)
+        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off,
+                          c->b[0].in_span);
     if (len)
-        memcpy((unsigned char *)c->in + off, src, len);
+        memcpy((unsigned char *)c->in[0] + off, src, len);
     return EV_OK;
 }
 

@@ -372,8 +372,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
     cJSON_ArrayForEach(it, d)
     {
         const char *k = it->string;
-        int known =
-            !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") || !strcmp(k, "versions");
+        int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
+                    !strcmp(k, "versions") || !strcmp(k, "input_sets");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
@@ -395,6 +395,12 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
             snprintf(why, cap, "%s: must be an integer %s", ints[i], i < 3 ? ">= -1" : "-1, 0 or 1");
             return -1;
         }
+    /* input_sets: absent in records written before the two input sets */
+    it = cJSON_GetObjectItemCaseSensitive(d, "input_sets");
+    if (it && dev_int(it, 1, 2, &x)) {
+        snprintf(why, cap, "input_sets: must be 1 or 2");
+        return -1;
+    }
     if (!cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(d, "self_seen"))) {
         snprintf(why, cap, "self_seen: must be true or false");
         return -1;

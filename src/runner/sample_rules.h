@@ -103,7 +103,8 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
  * rotation (null, or seed: 16 lowercase hex digits, before >= 1, rows:
  * row indexes >= 0), other_processes, throttle_reasons and
  * persisting_l2_bytes (integers >= -1), ecc, mig and persistence (-1, 0
- * or 1), self_seen (a boolean), versions (an object of cub, torch, triton:
+ * or 1), input_sets (1 or 2; absent in records written before the two
+ * input sets), self_seen (a boolean), versions (an object of cub, torch, triton:
  * strings under 64 bytes), hot_other_processes and hot_throttle_reasons
  * (n_hot integers >= -1 each); "type" ("device") is allowed, nothing else.
  * OUT: the per-sample facts into hot[0 .. n_hot).  Returns 0, or -1 with

@@ -132,7 +132,8 @@ out:
 /* The input the kernel was given must be unchanged after its validated
  * launch (issue 16: a kernel that writes its input, so that the reference
  * agrees, fails).  EV_EVERIFY naming the first changed byte. */
-static ev_status input_intact(const ev_worker_args *a, void *impl, const void *input, size_t len, ev_err *err)
+static ev_status input_intact(const ev_worker_args *a, void *impl, int set, const void *input, size_t len,
+                              ev_err *err)
 {
     unsigned char *back;
     ev_status rc;
@@ -141,13 +142,13 @@ static ev_status input_intact(const ev_worker_args *a, void *impl, const void *i
         return EV_OK;
     if (!(back = malloc(len)))
         return ev_err_set(err, EV_ENOMEM, "input check: out of memory");
-    rc = a->ops->read_input(impl, back, len, err);
+    rc = a->ops->read_input(impl, set, back, len, err);
     if (!rc && memcmp(back, input, len)) {
         size_t i = 0;
         while (i < len && back[i] == ((const unsigned char *)input)[i])
             i++;
-        rc = ev_err_set(err, EV_EVERIFY, "%s wrote its own input: byte %zu of %zu changed after a launch",
-                        a->arm, i, len);
+        rc = ev_err_set(err, EV_EVERIFY, "%s wrote its own input: byte %zu of %zu changed after a launch%s",
+                        a->arm, i, len, set ? " (the second input set)" : "");
     }
     free(back);
     return rc;
@@ -162,6 +163,11 @@ static ev_status input_intact(const ev_worker_args *a, void *impl, const void *i
  * contents; then the rows are put back, so the final output is the
  * first's again.  A kernel that caches or replays its output (keyed by
  * pointer, by contents seen before, or by launch count) fails here.
+ * The same seed makes the second input set (ev_inputs_second_set): the
+ * ops of every graph alternate between the case's input and it, each with
+ * its own output (backend.h), and both outputs are validated after the
+ * rotated sample and after the last, so a kernel that does the work of
+ * one op in several and skips the rest (batch-and-skip) fails too.
  */
 typedef struct rotation {
     uint64_t seed;
@@ -173,16 +179,19 @@ typedef struct rotation {
     int64_t ns;            /* time spent, outside every timing */
 } rotation;
 
-/* Plans a rotation for shape s with samples hot samples: none for a case
- * without rows, or with fewer than two samples. */
+/* Draws the attempt's secret seed for shape s (none for a case without
+ * rows) and plans its rotation with samples hot samples (none with fewer
+ * than two samples). */
 static ev_status rotation_plan(rotation *t, const ev_shape *s, int64_t samples, ev_err *err)
 {
     memset(t, 0, sizeof *t);
     t->before = -1;
-    if (s->rows < 1 || samples < 2)
+    if (s->rows < 1)
         return EV_OK;
     if (getrandom(&t->seed, sizeof t->seed, 0) != (ssize_t)sizeof t->seed)
         return ev_err_set(err, EV_EIO, "rotation: getrandom: %s", strerror(errno));
+    if (samples < 2)
+        return EV_OK;
     ev_inputs_rotation(t->seed, samples, s->rows, &t->before, &t->n, NULL);
     t->rows = malloc(t->n * sizeof *t->rows);
     t->saved = malloc(t->n * (size_t)s->cols * ev_dtype_size(s->dtype));
@@ -234,6 +243,54 @@ static ev_status rotation_apply(rotation *t, const ev_worker_args *a, void *impl
  * output is the job's final validation, failed (failed-validation, the
  * reason on stderr), and *stop says the job ends there.
  */
+/* What a wrong output after a poisoned sample says about itself: that no
+ * op wrote it (every byte still EV_POISON_OUT_BYTE2), or nothing. */
+static const char *poison_left(const unsigned char *out, size_t len)
+{
+    size_t i = 0;
+    while (i < len && out[i] == EV_POISON_OUT_BYTE2)
+        i++;
+    return len && i == len
+               ? "; it still holds the poison written before the sample: no op of the graph wrote it"
+               : "";
+}
+
+/*
+ * The second input set's output (set 1) must be the oracle's of its
+ * contents, and its input unchanged: after the rotated sample i (its
+ * output was poisoned before it) and after the last (i = -1).  A wrong
+ * output is the job's final validation, failed, as rotation_check's.
+ */
+static ev_status second_check(const ev_worker_args *a, void *impl, const ev_shape *s, const void *input2,
+                              size_t in_len, const ev_oracle_row *expect2, unsigned char *outbuf,
+                              size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
+{
+    ev_validation chk;
+    char hash[65];
+    ev_status rc;
+
+    if (!input2)
+        return EV_OK;
+    if ((rc = a->ops->read_output(impl, 1, outbuf, out_len, err)))
+        return rc;
+    ev_job_check(a->proto, s, input2, expect2, outbuf, &chk);
+    if (!chk.passed) {
+        char when[64];
+        if (i >= 0)
+            snprintf(when, sizeof when, "hot sample %lld", (long long)i);
+        else
+            snprintf(when, sizeof when, "the last hot sample");
+        fprintf(
+            stderr,
+            "%s: the output of the second input set (every other op of each graph, other contents at "
+            "other addresses, from a secret seed) is wrong after %s: %lld mismatches, first in row %lld%s\n",
+            a->arm, when, (long long)chk.mismatches, (long long)chk.first_bad, poison_left(outbuf, out_len));
+        *stop = 1;
+        return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
+    }
+    return input_intact(a, impl, 1, input2, in_len, err);
+}
+
 static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl, const ev_shape *s,
                                 void *input, size_t in_len, ev_oracle_row *expect, unsigned char *outbuf,
                                 size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
@@ -243,19 +300,19 @@ static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl
     char hash[65];
     ev_status rc;
 
-    if ((rc = a->ops->read_output(impl, outbuf, out_len, err)))
+    if ((rc = a->ops->read_output(impl, 0, outbuf, out_len, err)))
         return rc;
     ev_job_check(a->proto, s, input, expect, outbuf, &chk);
     if (!chk.passed) {
         fprintf(stderr,
                 "%s: the output of hot sample %lld is wrong after its input was rewritten between timed "
-                "replays (%zu of %lld rows, from a secret seed): %lld mismatches, first in row %lld\n",
+                "replays (%zu of %lld rows, from a secret seed): %lld mismatches, first in row %lld%s\n",
                 a->arm, (long long)i, t->n, (long long)s->rows, (long long)chk.mismatches,
-                (long long)chk.first_bad);
+                (long long)chk.first_bad, poison_left(outbuf, out_len));
         *stop = 1;
         return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
     }
-    if ((rc = input_intact(a, impl, input, in_len, err)) ||
+    if ((rc = input_intact(a, impl, 0, input, in_len, err)) ||
         (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
         return rc;
     t->ns += now_ns() - t0;
@@ -301,13 +358,14 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
  * once after the samples: the secret rotation seed (only now, so no
  * kernel could have read it from the stream while it was measured), the
  * device's state read now (backend `state`: -1 unknown), the peer's
- * version (the cub arm: the CUB it was compiled with), and per hot sample
- * the other compute processes and throttle reasons read after it
- * (other[n], reasons[n]).
+ * version (the cub arm: the CUB it was compiled with), the input sets the
+ * graph's ops alternated between (sets: 2 for a validated job with rows,
+ * else 1), and per hot sample the other compute processes and throttle
+ * reasons read after it (other[n], reasons[n]).
  */
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
-                               const rotation *rot, const int64_t *other, const int64_t *reasons, int64_t n,
-                               ev_err *err)
+                               const rotation *rot, int sets, const int64_t *other, const int64_t *reasons,
+                               int64_t n, ev_err *err)
 {
     cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr;
     ev_device_state st;
@@ -338,6 +396,7 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
     ev_json_add_i64(r, "mig", st.mig);
     ev_json_add_i64(r, "persistence", st.persistence);
     ev_json_add_i64(r, "persisting_l2_bytes", st.persisting_l2_bytes);
+    ev_json_add_i64(r, "input_sets", sets);
     v = cJSON_AddObjectToObject(r, "versions");
     if (v && kind == EV_ARM_CUB && st.cub_version[0])
         ev_json_add_str(v, "cub", st.cub_version);
@@ -454,9 +513,10 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
     int64_t *hot_other = NULL, *hot_reasons = NULL, n_hot = 0; /* per hot sample (the device record) */
     int stop = 0;
-    ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
+    ev_oracle_row *expect = NULL;  /* the oracle's rows, computed before the gate */
+    ev_oracle_row *expect2 = NULL; /* the second input set's */
     size_t n_nodes = 0;
-    void *impl = NULL, *input = NULL;
+    void *impl = NULL, *input = NULL, *input2 = NULL;
     unsigned char *outbuf = NULL;
     size_t in_len = 0;
     int64_t rows_pp = 0, chosen = 1, t0, hot_ops, t_ready, gate_wait = 0, t_open = 0;
@@ -493,8 +553,19 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
      * then the device (docs/runner.md, "Staged processes"). */
     validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
     if (validate && ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)) ||
-                     (rc = ev_job_expect(&shape, input, &expect, err))))
+                     (rc = ev_job_expect(&shape, input, &expect, err)) ||
+                     (rc = rotation_plan(&rot, &shape, p->samples, err))))
         goto out;
+    if (validate && shape.rows > 0) { /* the second input set, from the secret seed */
+        if (!(input2 = malloc(in_len ? in_len : 1))) {
+            rc = ev_err_set(err, EV_ENOMEM, "second input set: out of memory");
+            goto out;
+        }
+        memcpy(input2, input, in_len);
+        ev_inputs_second_set(&shape, rot.seed, input2);
+        if ((rc = ev_job_expect(&shape, input2, &expect2, err)))
+            goto out;
+    }
     t_ready = real_ns();
     if ((rc = ev_worker_gate(a, &gate_wait, err)))
         goto out;
@@ -539,6 +610,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         job.c = p->cases[a->case_index];
         job.input = input;
         job.input_len = in_len;
+        job.input2 = input2;
     }
     rc = a->ops->bind(impl, &job, &bind, err);
     if (rc == EV_EUNSUPPORTED) {
@@ -602,13 +674,13 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             goto out;
     }
     if (validate) {
-        if ((rc = a->ops->read_output(impl, outbuf, bind.out_len, err)))
+        if ((rc = a->ops->read_output(impl, 0, outbuf, bind.out_len, err)))
             goto out;
         if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
             outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
         ev_job_check(p, &shape, input, expect, outbuf, &chk);
         if ((rc = ev_job_validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)) ||
-            (rc = input_intact(a, impl, input, in_len, err)))
+            (rc = input_intact(a, impl, 0, input, in_len, err)))
             goto out;
     }
     if (a->fault && a->fault_hook)
@@ -665,8 +737,6 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
 
     if ((rc = warm_and_calibrate(a, impl, out, &chosen, err)))
         goto out;
-    if (validate && (rc = rotation_plan(&rot, &shape, p->samples, err)))
-        goto out;
     hot_other = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hot_other);
     hot_reasons = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hot_reasons);
     if (!hot_other || !hot_reasons) {
@@ -704,11 +774,14 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         n_hot = i + 1;
         if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))
             goto out;
-        if (i == rot.before && (rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,
-                                                    bind.out_len, i, out, &stop, err)))
+        if (i == rot.before && ((rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,
+                                                     bind.out_len, i, out, &stop, err)) ||
+                                (!stop && (rc = second_check(a, impl, &shape, input2, in_len, expect2, outbuf,
+                                                             bind.out_len, i, out, &stop, err)))))
             goto out;
         if (stop) {
-            if ((rc = device_record(out, a, impl, kind, &rot, hot_other, hot_reasons, n_hot, err)) == EV_OK)
+            if ((rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, hot_other, hot_reasons, n_hot,
+                                    err)) == EV_OK)
                 rc = end(out, err);
             goto out;
         }
@@ -718,10 +791,17 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }
     if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
-        (rc = device_record(out, a, impl, kind, &rot, hot_other, hot_reasons, n_hot, err)))
+        (rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, hot_other, hot_reasons, n_hot, err)))
         goto out;
+    if (validate && (rc = second_check(a, impl, &shape, input2, in_len, expect2, outbuf, bind.out_len, -1,
+                                       out, &stop, err)))
+        goto out;
+    if (stop) {
+        rc = end(out, err);
+        goto out;
+    }
     if (validate) {
-        if ((rc = a->ops->read_output(impl, outbuf, bind.out_len, err)))
+        if ((rc = a->ops->read_output(impl, 0, outbuf, bind.out_len, err)))
             goto out;
         if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
             outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
@@ -734,7 +814,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             chk.passed = 0; /* replay determinism broken */
         }
         if ((rc = ev_job_validation(out, "final", &chk, outbuf, bind.out_len, 0, hash2, err)) ||
-            (rc = input_intact(a, impl, input, in_len, err)))
+            (rc = input_intact(a, impl, 0, input, in_len, err)))
             goto out;
     }
     rc = end(out, err);
@@ -745,7 +825,9 @@ out:
     free(nodes);
     free(outbuf);
     free(input);
+    free(input2);
     free(expect);
+    free(expect2);
     a->ops->close(impl);
     return rc;
 }
