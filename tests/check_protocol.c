@@ -171,6 +171,15 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\", \"fault-r\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
      "\"fault_arms\": [{\"name\": \"fault-r\", \"kind\": \"throttled\", \"reasons\": 8, \"mhz\": 5}]}",
      "fault_arms[0].mhz: not a field of kind 'throttled'"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-l\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-l\", \"kind\": \"late\"}]}",
+     "fault_arms[0].ms: missing"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-l\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-l\", \"kind\": \"late\", \"ms\": 0}]}",
+     "fault_arms[0].ms: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\", \"fault-l\"], \"cases\": [CASE], \"allow_fault_arms\": true, "
+     "\"fault_arms\": [{\"name\": \"fault-l\", \"kind\": \"throttled\", \"reasons\": 8, \"ms\": 5}]}",
+     "fault_arms[0].ms: not a field of kind 'throttled'"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": \"default\"}",
      "model_schedules: must be a non-empty array of schedule names"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"model_schedules\": []}",

@@ -2785,14 +2785,16 @@ static void set_ints(cJSON *d, const char *key, const long long *vals, int n)
 /* GPU hygiene (issue 16; sample_rules.h): a real cpu run with the
  * contended fault arm (its last hot sample reports 2 other compute
  * processes) and the throttled fault arm (NVML reasons 0x48: HwSlowdown |
- * HwThermalSlowdown), and the no-device fault arm (no device record), in
- * the original jobs only: the supervisor records the three attempts
+ * HwThermalSlowdown), the late fault arm (its last hot sample's wall
+ * clock reads 50 ms over its events: late device work) and the no-device
+ * fault arm (no device record), in
+ * the original jobs only: the supervisor records the four attempts
  * failed-protocol, the samples named in the reason, and
  * rescues them; every attempt has its device record (the cpu backend's
  * facts unknown, -1, never a failure) and the honest bundle PASSes.  The
  * same bundle FAILs check 5 when a completed attempt's device record says
- * another process used the GPU or the GPU throttled, when a completed
- * attempt has none, when its rotation is not its seed's, when a member is
+ * another process used the GPU or the GPU throttled, or a sample's wall
+ * clock outlasted its events, when a completed attempt has none, when its rotation is not its seed's, when a member is
  * malformed, and when two attempts of one arm name different peer
  * versions. */
 START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it)
@@ -2801,11 +2803,13 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
-        " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\", \"fault-nodev\"], \"allow_fault_arms\": "
-        "true,\n"
+        " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\", \"fault-nodev\", \"fault-late\"], "
+        "\"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-busy\", \"kind\": \"contended\", \"processes\": 2, \"when\": "
         "\"original\"},\n"
         "                {\"name\": \"fault-hot\", \"kind\": \"throttled\", \"reasons\": 72, \"when\": "
+        "\"original\"},\n"
+        "                {\"name\": \"fault-late\", \"kind\": \"late\", \"ms\": 50, \"when\": "
         "\"original\"},\n"
         "                {\"name\": \"fault-nodev\", \"kind\": \"no-device\", \"when\": \"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
@@ -2835,19 +2839,28 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
                                      "power or heat (hot samples 2; NVML reasons 0x48)"},
         {"main/0/fault-nodev/initial",
          "completed without a device record (docs/runner.md, \"Worker records\")"},
+        {"main/0/fault-late/initial", "protocol rule: 1 hot samples whose device work outlasted their timed "
+                                      "events (hot samples 2; worst: "},
     };
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         cJSON *j = job_by_key(v, failed[k].key);
         ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "failed-protocol");
         cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
-        ck_assert_str_eq(
-            cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring,
-            failed[k].why);
+        const char *why =
+            cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring;
+        if (k < 3)
+            ck_assert_str_eq(why, failed[k].why);
+        else /* the late one's figures are this host's */
+            ck_assert_msg(!strncmp(why, failed[k].why, strlen(failed[k].why)) &&
+                              strstr(why, "over 1.5 x + 1 ms"),
+                          "%s", why);
     }
     cJSON *dj = job_by_key(v, "main/0/default/initial");
     cJSON *d = cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(dj, "attempts"), 0), "device");
     ck_assert_int_eq((int)cJSON_GetObjectItem(d, "other_processes")->valuedouble, -1); /* cpu: unknown */
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_throttle_reasons")), 3);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_wall_ms")), 3);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(d, "input_sets")->valuedouble, 2);
     ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "rotation"), "before")->valuedouble >= 1,
                      1);
     int retry_completed =
@@ -2860,7 +2873,7 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         return;
 
     static const long long busy[] = {0, 1, 0}, hot[] = {0, 4, 1}, short_list[] = {-1, -1};
-    for (int t = 0; t < 6; t++) {
+    for (int t = 0; t < 8; t++) {
         const char *key = t == 5 ? "main/0/default/initial" : "rescue/0/fault-busy/retry-1";
         const char *want = NULL;
         cJSON *rot;
@@ -2895,6 +2908,18 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         case 4:
             set_ints(d, "hot_other_processes", short_list, 2);
             want = "device record: hot_other_processes: must be an array of 3 integers, one per hot sample";
+            break;
+        case 6: /* the second sample's wall 40 ms over its events: late device work */
+        {
+            cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(d, "hot_wall_ms"), 1);
+            cJSON_SetNumberValue(w, w->valuedouble + 40.0);
+            want = "attempt 1 (completed): 1 hot samples whose device work outlasted their timed events (hot "
+                   "samples 1; worst: ";
+            break;
+        }
+        case 7:
+            cJSON_SetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "hot_wall_ms"), 0), -2.0);
+            want = "device record: hot_wall_ms: must be numbers >= 0, or -1 (unknown)";
             break;
         default: /* the arm's recheck names no versions: the two disagree */
             cJSON_AddItemToObject(cJSON_GetObjectItem(d, "versions"), "cub", cJSON_CreateString("9.9.9"));

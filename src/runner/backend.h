@@ -144,8 +144,12 @@ typedef struct ev_backend_ops {
      * nodes.  OUT: *nodes (malloc'd; the caller frees), *n_nodes. */
     ev_status (*capture)(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes, ev_err *err);
     /* Replays the captured graph k times back to back.  OUT: *ms, elapsed
-     * as the timer returned it. */
-    ev_status (*replay)(void *impl, int64_t k, double *ms, ev_err *err);
+     * as the timer returned it; *wall_ms (when not NULL), the host's wall
+     * clock from before the first event to when the whole device is idle
+     * (cuda: cudaDeviceSynchronize after the last event; cpu: no thread of
+     * the process left beyond those at bind, waited for up to
+     * EV_LATE_WAIT_MS): the late-work rule's second clock (sample_rules.h). */
+    ev_status (*replay)(void *impl, int64_t k, double *ms, double *wall_ms, ev_err *err);
     /* Current SM clock.  OUT: *mhz; EV_EUNSUPPORTED when unavailable
      * (no NVML, or the cpu backend): the sample records null. */
     ev_status (*sm_clock)(void *impl, int64_t *mhz, ev_err *err);
@@ -188,6 +192,11 @@ ev_status ev_backend_shape(const ev_proto_case *c, ev_shape *s, ev_err *err);
  * capture with it.
  */
 int ev_backend_op_set(int64_t ops, int64_t i, int sets);
+
+/* How long the cpu backend's replay waits for threads a kernel left
+ * running (late work) before it stops waiting: the wall then reads at
+ * least this, over any sample's events. */
+#define EV_LATE_WAIT_MS 1000
 
 /* Sets every field of *s to unknown (-1, ""). */
 void ev_device_state_unknown(ev_device_state *s);

@@ -220,11 +220,11 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
 /* Parses fault_arms[i] into *f (allocating its case list). */
 static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_proto_fault *f, ev_err *err)
 {
-    static const char *const keys[] = {"name", "kind", "code",  "signal",    "samples", "factor",
-                                       "mhz",  "when", "cases", "processes", "reasons", NULL};
+    static const char *const keys[] = {"name", "kind",  "code",      "signal",  "samples", "factor", "mhz",
+                                       "when", "cases", "processes", "reasons", "ms",      NULL};
     static const char *const kinds[] = {"exit",         "signal",         "hang",    "garbage",  "stop-after",
                                         "wrong-output", "wrong-schedule", "overrun", "throttle", "contended",
-                                        "throttled",    "no-device",      NULL};
+                                        "throttled",    "no-device",      "late",    NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -294,13 +294,18 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
             return rc;
     } else if (!strcmp(kind, "no-device")) {
         f->kind = EV_FAULT_NO_DEVICE;
+    } else if (!strcmp(kind, "late")) {
+        f->kind = EV_FAULT_LATE;
+        need = "ms";
+        if ((rc = get_int(obj, path, "ms", 1, 1, 100000, &f->value, err)))
+            return rc;
     } else {
         f->kind = EV_FAULT_WRONG_SCHEDULE;
     }
     /* A value key that does not belong to this kind is refused. */
     static const char *const value_keys[] = {"code", "signal",    "samples", "factor",
-                                             "mhz",  "processes", "reasons"};
-    for (size_t v = 0; v < 7; v++)
+                                             "mhz",  "processes", "reasons", "ms"};
+    for (size_t v = 0; v < 8; v++)
         if ((!need || strcmp(need, value_keys[v])) && cJSON_GetObjectItemCaseSensitive(obj, value_keys[v]))
             return ev_err_set(err, EV_EFORMAT, "%s.%s: not a field of kind '%s'", path, value_keys[v], kind);
     cases = cJSON_GetObjectItemCaseSensitive(obj, "cases");

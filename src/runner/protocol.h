@@ -71,14 +71,16 @@ typedef enum ev_fault_kind {
     EV_FAULT_CONTENDED,      /* the last hot sample reports `value` other compute processes
                                 on the device (the device record's per-sample facts) */
     EV_FAULT_THROTTLED,      /* the last hot sample reports NVML throttle reason bits `value` */
-    EV_FAULT_NO_DEVICE       /* no device record after the samples */
+    EV_FAULT_NO_DEVICE,      /* no device record after the samples */
+    EV_FAULT_LATE            /* the last hot sample's wall clock reads `value` ms over its events
+                                (late device work, sample_rules.h) */
 } ev_fault_kind;
 
 typedef struct ev_proto_fault {
     char name[EV_PROTO_NAME_MAX]; /* "fault-..." as listed in arms */
     ev_fault_kind kind;
     int64_t value;     /* exit code, signal number, k samples, the overrun factor, MHz,
-                          other processes (contended) or reason bits (throttled) */
+                          other processes (contended), reason bits (throttled) or ms (late) */
     int original_only; /* "when": "original": not in retry-1 jobs */
     int64_t *cases;    /* case indexes it runs on; NULL: all */
     size_t n_cases;

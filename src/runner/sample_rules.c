@@ -191,6 +191,26 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
                 "%zu hot samples taken while the GPU was throttled for power or heat (hot samples %s; NVML "
                 "reasons 0x%llx)",
                 n_throttled, hot, bits);
+        /* late device work: the worst sample's figures in the reason */
+        char late[96] = "";
+        size_t n_late = 0;
+        double worst_wall = 0, worst_el = 0;
+        for (size_t i = 0; i < a->n_hot; i++) {
+            const ev_rule_sample *s = &a->hot[i];
+            if (s->wall_ms >= 0 && s->wall_ms > EV_RULE_LATE_FACTOR * s->elapsed_ms + EV_RULE_LATE_SLACK_MS) {
+                list_index(late, sizeof late, n_late++, i);
+                if (s->wall_ms - s->elapsed_ms > worst_wall - worst_el) {
+                    worst_wall = s->wall_ms;
+                    worst_el = s->elapsed_ms;
+                }
+            }
+        }
+        if (n_late)
+            breach(fn, ctx, &n, V,
+                   "%zu hot samples whose device work outlasted their timed events (hot samples %s; worst: "
+                   "%.3f ms on the host's wall clock around the synchronised replay against %.3f ms between "
+                   "its events, over %g x + %g ms)",
+                   n_late, late, worst_wall, worst_el, EV_RULE_LATE_FACTOR, EV_RULE_LATE_SLACK_MS);
     }
     if (bad_replays)
         breach(fn, ctx, &n, S, "%zu hot samples not at the chosen %lld replays", bad_replays,
@@ -373,7 +393,7 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
     {
         const char *k = it->string;
         int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
-                    !strcmp(k, "versions") || !strcmp(k, "input_sets");
+                    !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
@@ -445,6 +465,23 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
             else
                 hot[i].throttle_reasons = x;
         }
+    }
+    /* hot_wall_ms: absent in records written before late work was kept */
+    it = cJSON_GetObjectItemCaseSensitive(d, "hot_wall_ms");
+    if (it) {
+        const cJSON *e;
+        size_t i = 0;
+        if (!cJSON_IsArray(it) || (size_t)cJSON_GetArraySize(it) != n_hot) {
+            snprintf(why, cap, "hot_wall_ms: must be an array of %zu numbers, one per hot sample", n_hot);
+            return -1;
+        }
+        cJSON_ArrayForEach(e, it) if (!cJSON_IsNumber(e) || !(e->valuedouble >= 0 || e->valuedouble == -1) ||
+                                      !isfinite(e->valuedouble))
+        {
+            snprintf(why, cap, "hot_wall_ms: must be numbers >= 0, or -1 (unknown)");
+            return -1;
+        }
+        cJSON_ArrayForEach(e, it) hot[i++].wall_ms = e->valuedouble;
     }
     return 0;
 }

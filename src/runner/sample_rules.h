@@ -36,7 +36,25 @@ typedef struct ev_rule_sample {
      * older than schema 3): */
     int64_t other_processes;  /* other compute processes on the device after the sample */
     int64_t throttle_reasons; /* NVML clocks event reason bits after the sample */
+    double wall_ms;           /* host wall clock around the synchronised sample (hot_wall_ms);
+                                 < 0: unknown (the torch peer, records before it was kept) */
 } ev_rule_sample;
+
+/*
+ * Late device work (issue 16): work the timed events did not hold, such as
+ * work on a side stream the timer misses.  The backend measures each hot
+ * sample twice: between its events (elapsed_ms) and on the host's wall
+ * clock from before its first event to when the whole device is idle
+ * (cuda: cudaDeviceSynchronize, every stream of the context; cpu: no thread
+ * left beyond those at bind, waited for up to a second).  Honest samples
+ * read a wall a few tens of microseconds over their events (the launch
+ * and the synchronisation); a sample whose wall exceeds EV_RULE_LATE_FACTOR
+ * x its events plus EV_RULE_LATE_SLACK_MS held work the timer missed.  The
+ * margin allows host jitter on a loaded machine; a kernel can hide at most
+ * a third of its work under it.
+ */
+#define EV_RULE_LATE_FACTOR   1.5
+#define EV_RULE_LATE_SLACK_MS 1.0
 
 /*
  * NVML's clocks event (throttle) reason bits that mean the device slowed
@@ -104,7 +122,8 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
  * row indexes >= 0), other_processes, throttle_reasons and
  * persisting_l2_bytes (integers >= -1), ecc, mig and persistence (-1, 0
  * or 1), input_sets (1 or 2; absent in records written before the two
- * input sets), self_seen (a boolean), versions (an object of cub, torch, triton:
+ * input sets), hot_wall_ms (n_hot numbers >= 0 or -1, into hot[i].wall_ms;
+ * absent before late work was kept: unknown), self_seen (a boolean), versions (an object of cub, torch, triton:
  * strings under 64 bytes), hot_other_processes and hot_throttle_reasons
  * (n_hot integers >= -1 each); "type" ("device") is allowed, nothing else.
  * OUT: the per-sample facts into hot[0 .. n_hot).  Returns 0, or -1 with

@@ -297,7 +297,7 @@ ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
             break;
         rc = ev_store_add_sample(s->st, id, &x, &e);
         if (rc == EV_OK) {
-            ev_rule_sample rs = {x.elapsed_ms, x.replays, x.ops_per_graph, x.sm_clock_mhz, -1, -1};
+            ev_rule_sample rs = {x.elapsed_ms, x.replays, x.ops_per_graph, x.sm_clock_mhz, -1, -1, -1};
             int hot = !strcmp(x.timing, "hot");
             if (hot ? grow((void **)&a->hot, &a->rules.n_hot, &a->cap_hot, sizeof rs, &rs)
                     : grow((void **)&a->cold, &a->rules.n_cold, &a->cap_cold, sizeof rs, &rs))

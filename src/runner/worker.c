@@ -361,13 +361,18 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
  * version (the cub arm: the CUB it was compiled with), the input sets the
  * graph's ops alternated between (sets: 2 for a validated job with rows,
  * else 1), and per hot sample the other compute processes and throttle
- * reasons read after it (other[n], reasons[n]).
+ * reasons read after it and the host's wall clock around it (h).
  */
+typedef struct hot_facts {
+    int64_t *other, *reasons; /* NVML's, after each hot sample (-1: unknown) */
+    double *wall;             /* ms on the host's wall clock around each (late work) */
+    int64_t n;                /* hot samples taken */
+} hot_facts;
+
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
-                               const rotation *rot, int sets, const int64_t *other, const int64_t *reasons,
-                               int64_t n, ev_err *err)
+                               const rotation *rot, int sets, const hot_facts *h, ev_err *err)
 {
-    cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr;
+    cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr, *hw;
     ev_device_state st;
     ev_err ignored;
     char seed[17];
@@ -402,9 +407,11 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
         ev_json_add_str(v, "cub", st.cub_version);
     ho = cJSON_AddArrayToObject(r, "hot_other_processes");
     hr = cJSON_AddArrayToObject(r, "hot_throttle_reasons");
-    for (int64_t i = 0; i < n && ho && hr; i++) {
-        ev_json_push_i64(ho, other[i]);
-        ev_json_push_i64(hr, reasons[i]);
+    hw = cJSON_AddArrayToObject(r, "hot_wall_ms");
+    for (int64_t i = 0; i < h->n && ho && hr && hw; i++) {
+        ev_json_push_i64(ho, h->other[i]);
+        ev_json_push_i64(hr, h->reasons[i]);
+        cJSON_AddItemToArray(hw, cJSON_CreateNumber(h->wall[i]));
     }
     return ev_rec_write(out, r, err);
 }
@@ -442,7 +449,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
             int64_t want = reps((pre - elapsed) / per);
             k = want < 2 * k ? want : 2 * k;
         }
-        if ((rc = a->ops->replay(impl, k, &ms, err)))
+        if ((rc = a->ops->replay(impl, k, &ms, NULL, err)))
             return rc;
         elapsed += ms;
         replays += k;
@@ -462,7 +469,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
         for (;;) {
             int done;
             double med = 0;
-            if ((rc = a->ops->replay(impl, r, &ms, err)))
+            if ((rc = a->ops->replay(impl, r, &ms, NULL, err)))
                 return rc;
             elapsed += ms;
             replays += r;
@@ -485,7 +492,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
     while (elapsed < p->warmup_ms) {
         double left = p->warmup_ms - elapsed;
         int64_t kk = per > 0 ? reps(left / per) : 1;
-        if ((rc = a->ops->replay(impl, kk, &ms, err)))
+        if ((rc = a->ops->replay(impl, kk, &ms, NULL, err)))
             return rc;
         elapsed += ms;
         replays += kk;
@@ -511,7 +518,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
     rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
-    int64_t *hot_other = NULL, *hot_reasons = NULL, n_hot = 0; /* per hot sample (the device record) */
+    hot_facts hf = {NULL, NULL, NULL, 0}; /* per hot sample (the device record) */
     int stop = 0;
     ev_oracle_row *expect = NULL;  /* the oracle's rows, computed before the gate */
     ev_oracle_row *expect2 = NULL; /* the second input set's */
@@ -737,9 +744,10 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
 
     if ((rc = warm_and_calibrate(a, impl, out, &chosen, err)))
         goto out;
-    hot_other = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hot_other);
-    hot_reasons = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hot_reasons);
-    if (!hot_other || !hot_reasons) {
+    hf.other = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.other);
+    hf.reasons = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.reasons);
+    hf.wall = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.wall);
+    if (!hf.other || !hf.reasons || !hf.wall) {
         rc = ev_err_set(err, EV_ENOMEM, "device state: out of memory");
         goto out;
     }
@@ -753,8 +761,10 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (i == rot.before && ((rc = rotation_apply(&rot, a, impl, &shape, input, expect, 1, err)) ||
                                 (rc = a->ops->poison(impl, EV_POISON_OUT_BYTE2, err))))
             goto out;
-        if ((rc = a->ops->replay(impl, run, &ms, err)))
+        if ((rc = a->ops->replay(impl, run, &ms, &hf.wall[i], err)))
             goto out;
+        if (a->fault && a->fault->kind == EV_FAULT_LATE && i == p->samples - 1)
+            hf.wall[i] = ms + (double)a->fault->value; /* the late fault: work after the events */
         have = a->ops->sm_clock(impl, &mhz, &ignored) == EV_OK;
         if (a->fault && a->fault->kind == EV_FAULT_THROTTLE) {
             /* the throttle fault: the last sample at the fault's clock (simulated where none is read) */
@@ -765,13 +775,13 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
          * contended and throttled faults: the last sample's, injected) */
         if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
             ev_device_state_unknown(&st);
-        hot_other[i] = st.other_processes;
-        hot_reasons[i] = st.throttle_reasons;
+        hf.other[i] = st.other_processes;
+        hf.reasons[i] = st.throttle_reasons;
         if (a->fault && a->fault->kind == EV_FAULT_CONTENDED && i == p->samples - 1)
-            hot_other[i] = a->fault->value;
+            hf.other[i] = a->fault->value;
         if (a->fault && a->fault->kind == EV_FAULT_THROTTLED && i == p->samples - 1)
-            hot_reasons[i] = a->fault->value;
-        n_hot = i + 1;
+            hf.reasons[i] = a->fault->value;
+        hf.n = i + 1;
         if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))
             goto out;
         if (i == rot.before && ((rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,
@@ -780,18 +790,17 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
                                                              bind.out_len, i, out, &stop, err)))))
             goto out;
         if (stop) {
-            if ((rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, hot_other, hot_reasons, n_hot,
-                                    err)) == EV_OK)
+            if ((rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, &hf, err)) == EV_OK)
                 rc = end(out, err);
             goto out;
         }
-        if (i == rot.before && i == p->samples - 1 && (rc = a->ops->replay(impl, 1, &ms, err)))
+        if (i == rot.before && i == p->samples - 1 && (rc = a->ops->replay(impl, 1, &ms, NULL, err)))
             goto out; /* untimed: the final validation reads the output of the input put back */
         if (a->fault && a->fault_hook)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }
     if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
-        (rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, hot_other, hot_reasons, n_hot, err)))
+        (rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, &hf, err)))
         goto out;
     if (validate && (rc = second_check(a, impl, &shape, input2, in_len, expect2, outbuf, bind.out_len, -1,
                                        out, &stop, err)))
@@ -820,8 +829,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     rc = end(out, err);
 out:
     rotation_free(&rot);
-    free(hot_other);
-    free(hot_reasons);
+    free(hf.other);
+    free(hf.reasons);
+    free(hf.wall);
     free(nodes);
     free(outbuf);
     free(input);

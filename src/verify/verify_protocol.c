@@ -176,6 +176,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
         smp[i].ops_per_graph = s->ops_per_graph;
         smp[i].sm_clock_mhz = s->sm_clock == INT64_MIN ? -1 : s->sm_clock;
         smp[i].other_processes = smp[i].throttle_reasons = -1;
+        smp[i].wall_ms = -1;
     }
     ra.cold = smp;
     ra.n_cold = n_cold;
