@@ -2214,10 +2214,13 @@ START_TEST(test_the_worker_writes_its_device_record_and_the_secret_seed_only_aft
     ck_assert_int_eq(ev_json_parse(dev, strcspn(dev, "\n"), 0, &d, &e), EV_OK);
     ev_rule_sample hot[2];
     char why[256] = "";
-    ck_assert_msg(ev_rule_device_read(d, hot, 2, why, sizeof why) == 0, "%s", why);
+    ev_rule_sample cold[1];
+    ck_assert_msg(ev_rule_device_read(d, hot, 2, cold, 1, why, sizeof why) == 0, "%s", why);
+    ck_assert_int_eq(cold[0].other_processes, -1);
     ck_assert_int_eq(hot[0].other_processes, -1);
     ck_assert_int_eq(hot[1].throttle_reasons, -1);
-    ck_assert_int_eq(ev_rule_device_read(d, hot, 3, why, sizeof why), -1); /* three hot samples: refused */
+    ck_assert_int_eq(ev_rule_device_read(d, hot, 3, cold, 1, why, sizeof why),
+                     -1); /* three hot samples: refused */
     ck_assert_msg(strstr(why, "hot_other_processes: must be an array of 3 integers"), "%s", why);
     cJSON *rot = cJSON_GetObjectItem(d, "rotation");
     int64_t before, rows[4];
@@ -2229,7 +2232,8 @@ START_TEST(test_the_worker_writes_its_device_record_and_the_secret_seed_only_aft
     ck_assert_int_eq((int64_t)cJSON_GetObjectItem(rot, "before")->valuedouble, before);
     ck_assert_int_eq((int64_t)cJSON_GetArrayItem(cJSON_GetObjectItem(rot, "rows"), 0)->valuedouble, rows[0]);
     cJSON_AddItemToObject(d, "extra", cJSON_CreateNumber(1));
-    ck_assert_int_eq(ev_rule_device_read(d, hot, 2, why, sizeof why), -1); /* an unknown member: refused */
+    ck_assert_int_eq(ev_rule_device_read(d, hot, 2, cold, 1, why, sizeof why),
+                     -1); /* an unknown member: refused */
     ck_assert_msg(strstr(why, "extra: not a member"), "%s", why);
     cJSON_Delete(d);
     ev_buf_free(&recs);

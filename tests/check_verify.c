@@ -2860,6 +2860,7 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
     ck_assert_int_eq((int)cJSON_GetObjectItem(d, "other_processes")->valuedouble, -1); /* cpu: unknown */
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_throttle_reasons")), 3);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_wall_ms")), 3);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "cold_other_processes")), 1);
     ck_assert_int_eq((int)cJSON_GetObjectItem(d, "input_sets")->valuedouble, 2);
     ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "rotation"), "before")->valuedouble >= 1,
                      1);
@@ -2873,7 +2874,7 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         return;
 
     static const long long busy[] = {0, 1, 0}, hot[] = {0, 4, 1}, short_list[] = {-1, -1};
-    for (int t = 0; t < 8; t++) {
+    for (int t = 0; t < 10; t++) {
         const char *key = t == 5 ? "main/0/default/initial" : "rescue/0/fault-busy/retry-1";
         const char *want = NULL;
         cJSON *rot;
@@ -2920,6 +2921,16 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         case 7:
             cJSON_SetNumberValue(cJSON_GetArrayItem(cJSON_GetObjectItem(d, "hot_wall_ms"), 0), -2.0);
             want = "device record: hot_wall_ms: must be numbers >= 0, or -1 (unknown)";
+            break;
+        case 8: /* the cold sample taken while another process used the GPU */
+            set_ints(d, "cold_other_processes", busy + 1, 1);
+            want = "attempt 1 (completed): 1 cold samples taken while another compute process used the GPU "
+                   "(cold samples 0)";
+            break;
+        case 9:
+            set_ints(d, "cold_throttle_reasons", short_list, 2);
+            want =
+                "device record: cold_throttle_reasons: must be an array of 1 integers, one per cold sample";
             break;
         default: /* the arm's recheck names no versions: the two disagree */
             cJSON_AddItemToObject(cJSON_GetObjectItem(d, "versions"), "cub", cJSON_CreateString("9.9.9"));

@@ -167,30 +167,36 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
             "%zu hot samples at an SM clock below clock_band %.17g x the attempt's highest %lld MHz (lowest "
             "%lld MHz): the device was throttled while it was measured",
             slow, p->clock_band, (long long)top, (long long)low);
-    /* The device's hygiene (issue 16): no hot sample of a completed attempt
-     * while another process used the GPU, or throttled for power or heat. */
+    /* The device's hygiene (issue 16): no sample of a completed attempt
+     * (hot, then cold) while another process used the GPU, or throttled
+     * for power or heat. */
     if (completed) {
-        char busy[96] = "", hot[96] = "";
-        size_t n_busy = 0, n_throttled = 0;
-        long long bits = 0;
-        for (size_t i = 0; i < a->n_hot; i++) {
-            if (a->hot[i].other_processes > 0)
-                list_index(busy, sizeof busy, n_busy++, i);
-            if (a->hot[i].throttle_reasons > 0 && (a->hot[i].throttle_reasons & EV_RULE_THROTTLE_MASK)) {
-                list_index(hot, sizeof hot, n_throttled++, i);
-                bits |= a->hot[i].throttle_reasons & EV_RULE_THROTTLE_MASK;
+        for (int c = 0; c < 2; c++) {
+            const ev_rule_sample *smp = c ? a->cold : a->hot;
+            size_t ns = c ? a->n_cold : a->n_hot;
+            const char *which = c ? "cold" : "hot";
+            char busy[96] = "", hot[96] = "";
+            size_t n_busy = 0, n_throttled = 0;
+            long long bits = 0;
+            for (size_t i = 0; i < ns; i++) {
+                if (smp[i].other_processes > 0)
+                    list_index(busy, sizeof busy, n_busy++, i);
+                if (smp[i].throttle_reasons > 0 && (smp[i].throttle_reasons & EV_RULE_THROTTLE_MASK)) {
+                    list_index(hot, sizeof hot, n_throttled++, i);
+                    bits |= smp[i].throttle_reasons & EV_RULE_THROTTLE_MASK;
+                }
             }
+            if (n_busy)
+                breach(fn, ctx, &n, V,
+                       "%zu %s samples taken while another compute process used the GPU (%s samples %s)",
+                       n_busy, which, which, busy);
+            if (n_throttled)
+                breach(
+                    fn, ctx, &n, V,
+                    "%zu %s samples taken while the GPU was throttled for power or heat (%s samples %s; NVML "
+                    "reasons 0x%llx)",
+                    n_throttled, which, which, hot, bits);
         }
-        if (n_busy)
-            breach(fn, ctx, &n, V,
-                   "%zu hot samples taken while another compute process used the GPU (hot samples %s)",
-                   n_busy, busy);
-        if (n_throttled)
-            breach(
-                fn, ctx, &n, V,
-                "%zu hot samples taken while the GPU was throttled for power or heat (hot samples %s; NVML "
-                "reasons 0x%llx)",
-                n_throttled, hot, bits);
         /* late device work: the worst sample's figures in the reason */
         char late[96] = "";
         size_t n_late = 0;
@@ -377,7 +383,29 @@ static int dev_rotation(const cJSON *r, char *why, size_t cap)
     return 0;
 }
 
-int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char *why, size_t cap)
+/* An optional array member k of n integers >= -1 (cold_... : absent in
+ * records before cold samples were judged).  Returns 0 (absent or well
+ * formed) or -1 with why. */
+static int dev_opt_ints(const cJSON *d, const char *k, size_t n, char *why, size_t cap)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, k), *e;
+    int64_t x;
+    if (!arr)
+        return 0;
+    if (!cJSON_IsArray(arr) || (size_t)cJSON_GetArraySize(arr) != n) {
+        snprintf(why, cap, "%s: must be an array of %zu integers, one per cold sample", k, n);
+        return -1;
+    }
+    cJSON_ArrayForEach(e, arr) if (dev_int(e, -1, INT64_C(1) << 53, &x))
+    {
+        snprintf(why, cap, "%s: must be integers >= -1", k);
+        return -1;
+    }
+    return 0;
+}
+
+int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_rule_sample *cold,
+                        size_t n_cold, char *why, size_t cap)
 {
     static const char *const ints[] = {
         "other_processes", "throttle_reasons", "persisting_l2_bytes", "ecc", "mig", "persistence"};
@@ -393,7 +421,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
     {
         const char *k = it->string;
         int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
-                    !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms");
+                    !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms") ||
+                    !strcmp(k, "cold_other_processes") || !strcmp(k, "cold_throttle_reasons");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
@@ -466,6 +495,9 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
                 hot[i].throttle_reasons = x;
         }
     }
+    if (dev_opt_ints(d, "cold_other_processes", n_cold, why, cap) ||
+        dev_opt_ints(d, "cold_throttle_reasons", n_cold, why, cap))
+        return -1;
     /* hot_wall_ms: absent in records written before late work was kept */
     it = cJSON_GetObjectItemCaseSensitive(d, "hot_wall_ms");
     if (it) {
@@ -482,6 +514,18 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char 
             return -1;
         }
         cJSON_ArrayForEach(e, it) hot[i++].wall_ms = e->valuedouble;
+    }
+    for (int k = 0; k < 2; k++) {
+        const cJSON *arr =
+            cJSON_GetObjectItemCaseSensitive(d, k ? "cold_throttle_reasons" : "cold_other_processes");
+        const cJSON *e = arr ? arr->child : NULL;
+        for (size_t i = 0; i < n_cold && e; i++, e = e->next) {
+            dev_int(e, -1, INT64_C(1) << 53, &x);
+            if (k == 0)
+                cold[i].other_processes = x;
+            else
+                cold[i].throttle_reasons = x;
+        }
     }
     return 0;
 }

@@ -31,9 +31,9 @@ typedef struct ev_rule_sample {
     double elapsed_ms;
     int64_t replays, ops_per_graph;
     int64_t sm_clock_mhz; /* -1: not read (the cpu backend, no NVML, the torch peer) */
-    /* From the attempt's device record (hot samples only; -1: unknown, as
-     * on the cpu backend, without NVML, for the torch peer, or in a store
-     * older than schema 3): */
+    /* From the attempt's device record (-1: unknown, as on the cpu
+     * backend, without NVML, for the torch peer, in a store older than
+     * schema 3, or for a cold sample of a record before they were kept): */
     int64_t other_processes;  /* other compute processes on the device after the sample */
     int64_t throttle_reasons; /* NVML clocks event reason bits after the sample */
     double wall_ms;           /* host wall clock around the synchronised sample (hot_wall_ms);
@@ -123,13 +123,16 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
  * persisting_l2_bytes (integers >= -1), ecc, mig and persistence (-1, 0
  * or 1), input_sets (1 or 2; absent in records written before the two
  * input sets), hot_wall_ms (n_hot numbers >= 0 or -1, into hot[i].wall_ms;
- * absent before late work was kept: unknown), self_seen (a boolean), versions (an object of cub, torch, triton:
+ * absent before late work was kept: unknown), cold_other_processes and
+ * cold_throttle_reasons (n_cold integers >= -1 each, into cold[i]; absent
+ * before cold samples were judged: unknown), self_seen (a boolean), versions (an object of cub, torch, triton:
  * strings under 64 bytes), hot_other_processes and hot_throttle_reasons
  * (n_hot integers >= -1 each); "type" ("device") is allowed, nothing else.
- * OUT: the per-sample facts into hot[0 .. n_hot).  Returns 0, or -1 with
- * why[cap] naming the member (hot is left as it was).
+ * OUT: the per-sample facts into hot[0 .. n_hot) and cold[0 .. n_cold).
+ * Returns 0, or -1 with why[cap] naming the member (hot and cold are left as it was).
  */
-int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, char *why, size_t cap);
+int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_rule_sample *cold,
+                        size_t n_cold, char *why, size_t cap);
 
 /* The member's file name ("validation.json", "samples.csv"). */
 const char *ev_rule_member_name(ev_rule_member m);

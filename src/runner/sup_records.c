@@ -316,7 +316,7 @@ ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
             sup_proto_err(a, "record %lld: second device record", (long long)a->count);
             return EV_OK;
         }
-        if (ev_rule_device_read(r, a->hot, a->rules.n_hot, why, sizeof why)) {
+        if (ev_rule_device_read(r, a->hot, a->rules.n_hot, a->cold, a->rules.n_cold, why, sizeof why)) {
             ev_err_set(&e, EV_EFORMAT, "%s", why);
             break;
         }

@@ -360,13 +360,16 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
  * device's state read now (backend `state`: -1 unknown), the peer's
  * version (the cub arm: the CUB it was compiled with), the input sets the
  * graph's ops alternated between (sets: 2 for a validated job with rows,
- * else 1), and per hot sample the other compute processes and throttle
- * reasons read after it and the host's wall clock around it (h).
+ * else 1), per hot sample the other compute processes and throttle
+ * reasons read after it and the host's wall clock around it, and per cold
+ * sample the other processes and reasons read after it (h).
  */
 typedef struct hot_facts {
-    int64_t *other, *reasons; /* NVML's, after each hot sample (-1: unknown) */
-    double *wall;             /* ms on the host's wall clock around each (late work) */
-    int64_t n;                /* hot samples taken */
+    int64_t *other, *reasons;           /* NVML's, after each hot sample (-1: unknown) */
+    double *wall;                       /* ms on the host's wall clock around each (late work) */
+    int64_t n;                          /* hot samples taken */
+    int64_t *cold_other, *cold_reasons; /* NVML's, after each cold sample */
+    int64_t n_cold;                     /* cold samples taken */
 } hot_facts;
 
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
@@ -412,6 +415,12 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
         ev_json_push_i64(ho, h->other[i]);
         ev_json_push_i64(hr, h->reasons[i]);
         cJSON_AddItemToArray(hw, cJSON_CreateNumber(h->wall[i]));
+    }
+    ho = cJSON_AddArrayToObject(r, "cold_other_processes");
+    hr = cJSON_AddArrayToObject(r, "cold_throttle_reasons");
+    for (int64_t i = 0; i < h->n_cold && ho && hr; i++) {
+        ev_json_push_i64(ho, h->cold_other[i]);
+        ev_json_push_i64(hr, h->cold_reasons[i]);
     }
     return ev_rec_write(out, r, err);
 }
@@ -518,7 +527,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
     rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
-    hot_facts hf = {NULL, NULL, NULL, 0}; /* per hot sample (the device record) */
+    hot_facts hf = {NULL, NULL, NULL, 0, NULL, NULL, 0}; /* per sample (the device record) */
     int stop = 0;
     ev_oracle_row *expect = NULL;  /* the oracle's rows, computed before the gate */
     ev_oracle_row *expect2 = NULL; /* the second input set's */
@@ -703,9 +712,23 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = ev_rec_write(out, f, err)))
             goto out;
     }
+    hf.cold_other = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_other);
+    hf.cold_reasons = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_reasons);
+    if (!hf.cold_other || !hf.cold_reasons) {
+        rc = ev_err_set(err, EV_ENOMEM, "device state: out of memory");
+        goto out;
+    }
     for (int64_t i = 0; i < p->cold_samples; i++) {
+        ev_device_state st;
+        ev_err ignored;
         if ((rc = a->ops->cold_launch(impl, &ms, err)) || (rc = sample(out, "cold", i, 1, 1, ms, 0, 0, err)))
             goto out;
+        /* the device's hygiene after the cold sample, outside its timing */
+        if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
+            ev_device_state_unknown(&st);
+        hf.cold_other[i] = st.other_processes;
+        hf.cold_reasons[i] = st.throttle_reasons;
+        hf.n_cold = i + 1;
     }
 
     /* Capture, read back the nodes. */
@@ -832,6 +855,8 @@ out:
     free(hf.other);
     free(hf.reasons);
     free(hf.wall);
+    free(hf.cold_other);
+    free(hf.cold_reasons);
     free(nodes);
     free(outbuf);
     free(input);

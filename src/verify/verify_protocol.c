@@ -192,7 +192,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
         char why[256];
         const cJSON *bd = cJSON_GetObjectItemCaseSensitive(a, "binding");
         int64_t rows = 0;
-        if (ev_rule_device_read(dev, smp ? smp + n_cold : NULL, n_hot, why, sizeof why)) {
+        if (ev_rule_device_read(dev, smp ? smp + n_cold : NULL, n_hot, smp, n_cold, why, sizeof why)) {
             vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: device record: %s", v->key, (long long)att,
                     why);
         } else {
