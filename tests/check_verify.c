@@ -2852,7 +2852,7 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
             ck_assert_str_eq(why, failed[k].why);
         else /* the late one's figures are this host's */
             ck_assert_msg(!strncmp(why, failed[k].why, strlen(failed[k].why)) &&
-                              strstr(why, "over 1.5 x + 1 ms"),
+                              strstr(why, "over 1.5 x + 20 ms"),
                           "%s", why);
     }
     cJSON *dj = job_by_key(v, "main/0/default/initial");

@@ -32,6 +32,9 @@
 #include "evident_kernel.h"
 #include "reduce_cpu.h"
 
+/* Threads of the process remembered at bind (late work). */
+#define BIND_THREADS 256
+
 /* Bytes of guard on each side of an external kernel's output. */
 #define EXT_GUARD  4096
 #define GUARD_BYTE 0xA5
@@ -49,11 +52,12 @@ typedef struct cpu_impl {
     size_t out_len;
     unsigned char *flush, *ceil;
     size_t ceil_len, flush_mapped, ceil_mapped;
-    int64_t ops;                /* calls per batch (capture) */
-    int64_t threads_at_bind;    /* the process's threads when bound (-1: unknown): late work */
-    void *ext_so;               /* EXTERNAL: dlopen handle */
-    evident_cpu_entry ext_fn;   /* EXTERNAL: the entry */
-    unsigned char *ext_base[2]; /* EXTERNAL: guard + output + guard, a set each */
+    int64_t ops;                        /* calls per batch (capture) */
+    int64_t bind_threads[BIND_THREADS]; /* the process's thread ids when bound (late work) */
+    int64_t n_bind_threads;             /* how many (-1: unknown, or more than the array holds) */
+    void *ext_so;                       /* EXTERNAL: dlopen handle */
+    evident_cpu_entry ext_fn;           /* EXTERNAL: the entry */
+    unsigned char *ext_base[2];         /* EXTERNAL: guard + output + guard, a set each */
 } cpu_impl;
 
 static volatile uint64_t sink; /* keeps the ceiling read and flush alive */
@@ -143,6 +147,48 @@ static void unmap(void *p, size_t mapped)
         munmap(p, mapped);
 }
 
+/* The ids of the process's threads now (entries of /proc/self/task) into
+ * ids[cap]; returns how many there are (more than cap are counted, not
+ * kept), or -1 when it cannot say. */
+static int64_t thread_ids(int64_t *ids, size_t cap)
+{
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *e;
+    int64_t n = 0;
+    if (!d)
+        return -1;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long long id = strtoll(e->d_name, &end, 10);
+        if (e->d_name[0] == '.' || *end)
+            continue;
+        if ((size_t)n < cap)
+            ids[n] = id;
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* 1 when a thread runs now that did not at bind (a kernel's thread: late
+ * work), 0 when none does or the threads cannot be read.  By id, not by
+ * count: a runtime's own thread that ends after bind must not hide one. */
+static int thread_left(const cpu_impl *c)
+{
+    int64_t now[BIND_THREADS];
+    int64_t n = thread_ids(now, BIND_THREADS);
+    if (c->n_bind_threads < 0 || n < 0 || n > BIND_THREADS)
+        return 0;
+    for (int64_t i = 0; i < n; i++) {
+        int known = 0;
+        for (int64_t j = 0; j < c->n_bind_threads && !known; j++)
+            known = now[i] == c->bind_threads[j];
+        if (!known)
+            return 1;
+    }
+    return 0;
+}
+
 static void cpu_close(void *impl)
 {
     cpu_impl *c = impl;
@@ -156,7 +202,10 @@ static void cpu_close(void *impl)
         else
             free(c->out[k]);
     }
-    if (c->ext_so)
+    /* a kernel that left threads running keeps its code mapped: unloading
+     * it under them would crash the process after its records (the late
+     * rule has judged it; the process exits next) */
+    if (c->ext_so && !thread_left(c))
         dlclose(c->ext_so);
     unmap(c->flush, c->flush_mapped);
     unmap(c->ceil, c->ceil_mapped);
@@ -215,21 +264,6 @@ static void *alloc256(size_t n)
     return posix_memalign(&p, 256, n ? n : 1) ? NULL : p;
 }
 
-/* The process's threads now (entries of /proc/self/task), or -1 when it
- * cannot say. */
-static int64_t thread_count(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *e;
-    int64_t n = 0;
-    if (!d)
-        return -1;
-    while ((e = readdir(d)) != NULL)
-        n += e->d_name[0] != '.';
-    closedir(d);
-    return n;
-}
-
 static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err)
 {
     cpu_impl *c = impl;
@@ -238,7 +272,9 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
 
     memset(&b, 0, sizeof b);
     c->kind = job->kind;
-    c->threads_at_bind = thread_count();
+    c->n_bind_threads = thread_ids(c->bind_threads, BIND_THREADS);
+    if (c->n_bind_threads > BIND_THREADS)
+        c->n_bind_threads = -1;
     b.threads = c->threads;
     if (job->kind == EV_ARM_CUB)
         return ev_err_set(
@@ -441,8 +477,7 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
     t1 = now_ns();
     /* late work: a thread the kernel left running (the cpu's side stream)
      * is waited for, up to EV_LATE_WAIT_MS, on the wall clock */
-    while (wall_ms && c->threads_at_bind > 0 && thread_count() > c->threads_at_bind &&
-           waited++ < EV_LATE_WAIT_MS) {
+    while (wall_ms && thread_left(c) && waited++ < EV_LATE_WAIT_MS) {
         struct timespec ms1 = {0, 1000000};
         nanosleep(&ms1, NULL);
     }

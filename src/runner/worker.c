@@ -528,6 +528,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_node_receipt *nodes = NULL;
     rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
     hot_facts hf = {NULL, NULL, NULL, 0, NULL, NULL, 0}; /* per sample (the device record) */
+    double untimed_wall = 0;
     int stop = 0;
     ev_oracle_row *expect = NULL;  /* the oracle's rows, computed before the gate */
     ev_oracle_row *expect2 = NULL; /* the second input set's */
@@ -817,8 +818,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
                 rc = end(out, err);
             goto out;
         }
-        if (i == rot.before && i == p->samples - 1 && (rc = a->ops->replay(impl, 1, &ms, NULL, err)))
-            goto out; /* untimed: the final validation reads the output of the input put back */
+        if (i == rot.before && i == p->samples - 1 && (rc = a->ops->replay(impl, 1, &ms, &untimed_wall, err)))
+            goto out; /* untimed, synchronised (late work ended): the final validation reads the output of
+                         the input put back */
         if (a->fault && a->fault_hook)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }

@@ -5,9 +5,10 @@
  * right by the time they are read.  Caught by the late-work rule: the
  * backend's wall clock around a hot sample waits until no thread beyond
  * those at bind is left (up to a second), and a sample whose wall exceeds
- * 1.5 x its timed interval + 1 ms fails the attempt (failed-protocol). */
+ * 1.5 x its timed interval + 20 ms fails the attempt (failed-protocol). */
 #include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride);
 
@@ -15,12 +16,12 @@ typedef struct slot {
     const float *in;
     float *out;
     int64_t rows, cols, stride;
-    int pending;
 } slot;
 
-static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t cv = PTHREAD_COND_INITIALIZER;
-static slot slots[2]; /* one per output pointer: the two input sets */
+/* one slot per output pointer (the two input sets); the side thread polls
+ * (no futex: a thread blocked in one at exit upset the sanitizers' exit) */
+static slot slots[2];
+static volatile int pending[2];
 static uint64_t calls;
 
 static void sum(const slot *j)
@@ -37,23 +38,25 @@ static void *side(void *arg)
 {
     (void)arg;
     for (;;) {
-        slot j;
-        int k = -1;
-        pthread_mutex_lock(&mu);
-        while (!slots[0].pending && !slots[1].pending)
-            pthread_cond_wait(&cv, &mu);
-        k = slots[0].pending ? 0 : 1;
-        j = slots[k];
-        slots[k].pending = 0;
-        pthread_mutex_unlock(&mu);
-        sum(&j);
+        int busy = 0;
+        for (int k = 0; k < 2; k++)
+            if (__atomic_load_n(&pending[k], __ATOMIC_ACQUIRE)) {
+                slot j = slots[k];
+                __atomic_store_n(&pending[k], 0, __ATOMIC_RELEASE);
+                sum(&j);
+                busy = 1;
+            }
+        if (!busy) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
     }
     return NULL;
 }
 
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride)
 {
-    slot j = {in, out, rows, cols, stride, 1};
+    slot j = {in, out, rows, cols, stride};
     if (calls++ == 0) {
         sum(&j);
         return 0;
@@ -64,10 +67,8 @@ int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t str
             return 1;
         pthread_detach(t);
     }
-    pthread_mutex_lock(&mu);
     int k = slots[0].out == out || slots[0].out == NULL ? 0 : 1;
-    slots[k] = j;
-    pthread_cond_signal(&cv);
-    pthread_mutex_unlock(&mu);
+    slots[k] = j; /* the same pointers every call of a set: a copy the side thread takes mid-write is whole */
+    __atomic_store_n(&pending[k], 1, __ATOMIC_RELEASE);
     return 0;
 }
