@@ -468,7 +468,7 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     }
     if (job->kind != EV_ARM_CUB && job->kind != EV_ARM_EXTERNAL) {
         /* native, auto and the wrong-schedule fault arm: the selector's plan
-         * (one for both sets: their shapes and alignments are the same) */
+         * (one for both sets: it depends on the shape alone) */
         rc = ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
         if (rc)
             goto out;

@@ -383,17 +383,19 @@ static int dev_rotation(const cJSON *r, char *why, size_t cap)
     return 0;
 }
 
-/* An optional array member k of n integers >= -1 (cold_... : absent in
- * records before cold samples were judged).  Returns 0 (absent or well
- * formed) or -1 with why. */
-static int dev_opt_ints(const cJSON *d, const char *k, size_t n, char *why, size_t cap)
+/* Array member k of n integers >= -1, one per `what` ("hot", "cold")
+ * sample; absent is well formed unless required (the cold arrays are
+ * absent in records before cold samples were judged).  Returns 0, or -1
+ * with why. */
+static int dev_sample_ints(const cJSON *d, const char *k, size_t n, const char *what, int required, char *why,
+                           size_t cap)
 {
     const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, k), *e;
     int64_t x;
-    if (!arr)
+    if (!arr && !required)
         return 0;
     if (!cJSON_IsArray(arr) || (size_t)cJSON_GetArraySize(arr) != n) {
-        snprintf(why, cap, "%s: must be an array of %zu integers, one per cold sample", k, n);
+        snprintf(why, cap, "%s: must be an array of %zu integers, one per %s sample", k, n, what);
         return -1;
     }
     cJSON_ArrayForEach(e, arr) if (dev_int(e, -1, INT64_C(1) << 53, &x))
@@ -404,12 +406,29 @@ static int dev_opt_ints(const cJSON *d, const char *k, size_t n, char *why, size
     return 0;
 }
 
+/* Copies array member k (checked by dev_sample_ints; absent: nothing)
+ * into smp[0 .. n): other_processes, or throttle_reasons when reasons. */
+static void dev_sample_fill(const cJSON *d, const char *k, ev_rule_sample *smp, size_t n, int reasons)
+{
+    const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, k);
+    const cJSON *e = arr ? arr->child : NULL;
+    int64_t x = -1;
+    for (size_t i = 0; i < n && e; i++, e = e->next) {
+        dev_int(e, -1, INT64_C(1) << 53, &x);
+        if (reasons)
+            smp[i].throttle_reasons = x;
+        else
+            smp[i].other_processes = x;
+    }
+}
+
 int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_rule_sample *cold,
                         size_t n_cold, char *why, size_t cap)
 {
     static const char *const ints[] = {
         "other_processes", "throttle_reasons", "persisting_l2_bytes", "ecc", "mig", "persistence"};
     static const char *const arrays[] = {"hot_other_processes", "hot_throttle_reasons"};
+    static const char *const cold_arrays[] = {"cold_other_processes", "cold_throttle_reasons"};
     const cJSON *it;
     int64_t x;
 
@@ -421,12 +440,11 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
     {
         const char *k = it->string;
         int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
-                    !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms") ||
-                    !strcmp(k, "cold_other_processes") || !strcmp(k, "cold_throttle_reasons");
+                    !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
-            known |= !strcmp(k, arrays[i]);
+            known |= !strcmp(k, arrays[i]) || !strcmp(k, cold_arrays[i]);
         if (!known) {
             snprintf(why, cap, "%.32s: not a member of the device record", k);
             return -1;
@@ -473,31 +491,10 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
             }
         }
     }
-    for (size_t k = 0; k < 2; k++) {
-        const cJSON *arr = cJSON_GetObjectItemCaseSensitive(d, arrays[k]), *e;
-        if (!cJSON_IsArray(arr) || (size_t)cJSON_GetArraySize(arr) != n_hot) {
-            snprintf(why, cap, "%s: must be an array of %zu integers, one per hot sample", arrays[k], n_hot);
+    for (size_t k = 0; k < 2; k++)
+        if (dev_sample_ints(d, arrays[k], n_hot, "hot", 1, why, cap) ||
+            dev_sample_ints(d, cold_arrays[k], n_cold, "cold", 0, why, cap))
             return -1;
-        }
-        cJSON_ArrayForEach(e, arr) if (dev_int(e, -1, INT64_C(1) << 53, &x))
-        {
-            snprintf(why, cap, "%s: must be integers >= -1", arrays[k]);
-            return -1;
-        }
-    }
-    for (size_t k = 0; k < 2; k++) {
-        const cJSON *e = cJSON_GetObjectItemCaseSensitive(d, arrays[k])->child;
-        for (size_t i = 0; i < n_hot && e; i++, e = e->next) {
-            dev_int(e, -1, INT64_C(1) << 53, &x);
-            if (k == 0)
-                hot[i].other_processes = x;
-            else
-                hot[i].throttle_reasons = x;
-        }
-    }
-    if (dev_opt_ints(d, "cold_other_processes", n_cold, why, cap) ||
-        dev_opt_ints(d, "cold_throttle_reasons", n_cold, why, cap))
-        return -1;
     /* hot_wall_ms: absent in records written before late work was kept */
     it = cJSON_GetObjectItemCaseSensitive(d, "hot_wall_ms");
     if (it) {
@@ -516,16 +513,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         cJSON_ArrayForEach(e, it) hot[i++].wall_ms = e->valuedouble;
     }
     for (int k = 0; k < 2; k++) {
-        const cJSON *arr =
-            cJSON_GetObjectItemCaseSensitive(d, k ? "cold_throttle_reasons" : "cold_other_processes");
-        const cJSON *e = arr ? arr->child : NULL;
-        for (size_t i = 0; i < n_cold && e; i++, e = e->next) {
-            dev_int(e, -1, INT64_C(1) << 53, &x);
-            if (k == 0)
-                cold[i].other_processes = x;
-            else
-                cold[i].throttle_reasons = x;
-        }
+        dev_sample_fill(d, arrays[k], hot, n_hot, k);
+        dev_sample_fill(d, cold_arrays[k], cold, n_cold, k);
     }
     return 0;
 }

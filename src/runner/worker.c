@@ -237,12 +237,6 @@ static ev_status rotation_apply(rotation *t, const ev_worker_args *a, void *impl
     return EV_OK;
 }
 
-/*
- * After the rotated sample i: the output must be the oracle's of the new
- * contents, and the input unchanged; then the rows are put back.  A wrong
- * output is the job's final validation, failed (failed-validation, the
- * reason on stderr), and *stop says the job ends there.
- */
 /* What a wrong output after a poisoned sample says about itself: that no
  * op wrote it (every byte still EV_POISON_OUT_BYTE2), or nothing. */
 static const char *poison_left(const unsigned char *out, size_t len)
@@ -256,64 +250,72 @@ static const char *poison_left(const unsigned char *out, size_t len)
 }
 
 /*
- * The second input set's output (set 1) must be the oracle's of its
- * contents, and its input unchanged: after the rotated sample i (its
- * output was poisoned before it) and after the last (i = -1).  A wrong
- * output is the job's final validation, failed, as rotation_check's.
+ * Set `set`'s output after a poisoned timed sample must be the oracle's of
+ * input (its rows expect), and that input unchanged.  A wrong output is
+ * the job's final validation, failed: the reason on stderr ("the output
+ * of <what> is wrong<after>: ..."), and *stop says the job ends there.
+ */
+static ev_status output_check(const ev_worker_args *a, void *impl, int set, const ev_shape *s,
+                              const void *input, size_t in_len, const ev_oracle_row *expect,
+                              unsigned char *outbuf, size_t out_len, const char *what, const char *after,
+                              ev_rec_out *out, int *stop, ev_err *err)
+{
+    ev_validation chk;
+    char hash[65];
+    ev_status rc;
+
+    if ((rc = a->ops->read_output(impl, set, outbuf, out_len, err)))
+        return rc;
+    ev_job_check(a->proto, s, input, expect, outbuf, &chk);
+    if (!chk.passed) {
+        fprintf(stderr, "%s: the output of %s is wrong%s: %lld mismatches, first in row %lld%s\n", a->arm,
+                what, after, (long long)chk.mismatches, (long long)chk.first_bad,
+                poison_left(outbuf, out_len));
+        *stop = 1;
+        return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
+    }
+    return input_intact(a, impl, set, input, in_len, err);
+}
+
+/*
+ * The second input set's output (set 1): after the rotated sample i (its
+ * output was poisoned before it) and after the last (i = -1).
  */
 static ev_status second_check(const ev_worker_args *a, void *impl, const ev_shape *s, const void *input2,
                               size_t in_len, const ev_oracle_row *expect2, unsigned char *outbuf,
                               size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
 {
-    ev_validation chk;
-    char hash[65];
-    ev_status rc;
-
+    char after[64];
     if (!input2)
         return EV_OK;
-    if ((rc = a->ops->read_output(impl, 1, outbuf, out_len, err)))
-        return rc;
-    ev_job_check(a->proto, s, input2, expect2, outbuf, &chk);
-    if (!chk.passed) {
-        char when[64];
-        if (i >= 0)
-            snprintf(when, sizeof when, "hot sample %lld", (long long)i);
-        else
-            snprintf(when, sizeof when, "the last hot sample");
-        fprintf(
-            stderr,
-            "%s: the output of the second input set (every other op of each graph, other contents at "
-            "other addresses, from a secret seed) is wrong after %s: %lld mismatches, first in row %lld%s\n",
-            a->arm, when, (long long)chk.mismatches, (long long)chk.first_bad, poison_left(outbuf, out_len));
-        *stop = 1;
-        return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
-    }
-    return input_intact(a, impl, 1, input2, in_len, err);
+    if (i >= 0)
+        snprintf(after, sizeof after, " after hot sample %lld", (long long)i);
+    else
+        snprintf(after, sizeof after, " after the last hot sample");
+    return output_check(
+        a, impl, 1, s, input2, in_len, expect2, outbuf, out_len,
+        "the second input set (every other op of each graph, other contents at other addresses, "
+        "from a secret seed)",
+        after, out, stop, err);
 }
 
+/* After the rotated sample i: set 0's output must be the oracle's of the
+ * new contents (output_check); then the rows are put back. */
 static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl, const ev_shape *s,
                                 void *input, size_t in_len, ev_oracle_row *expect, unsigned char *outbuf,
                                 size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
 {
     int64_t t0 = now_ns();
-    ev_validation chk;
-    char hash[65];
+    char what[48], after[160];
     ev_status rc;
 
-    if ((rc = a->ops->read_output(impl, 0, outbuf, out_len, err)))
-        return rc;
-    ev_job_check(a->proto, s, input, expect, outbuf, &chk);
-    if (!chk.passed) {
-        fprintf(stderr,
-                "%s: the output of hot sample %lld is wrong after its input was rewritten between timed "
-                "replays (%zu of %lld rows, from a secret seed): %lld mismatches, first in row %lld%s\n",
-                a->arm, (long long)i, t->n, (long long)s->rows, (long long)chk.mismatches,
-                (long long)chk.first_bad, poison_left(outbuf, out_len));
-        *stop = 1;
-        return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
-    }
-    if ((rc = input_intact(a, impl, 0, input, in_len, err)) ||
-        (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
+    snprintf(what, sizeof what, "hot sample %lld", (long long)i);
+    snprintf(after, sizeof after,
+             " after its input was rewritten between timed replays (%zu of %lld rows, from a secret seed)",
+             t->n, (long long)s->rows);
+    if ((rc = output_check(a, impl, 0, s, input, in_len, expect, outbuf, out_len, what, after, out, stop,
+                           err)) ||
+        *stop || (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
         return rc;
     t->ns += now_ns() - t0;
     return ev_job_cold(out, "input-rotation", t->ns, err);
@@ -364,16 +366,16 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
  * reasons read after it and the host's wall clock around it, and per cold
  * sample the other processes and reasons read after it (h).
  */
-typedef struct hot_facts {
+typedef struct sample_facts {
     int64_t *other, *reasons;           /* NVML's, after each hot sample (-1: unknown) */
     double *wall;                       /* ms on the host's wall clock around each (late work) */
     int64_t n;                          /* hot samples taken */
     int64_t *cold_other, *cold_reasons; /* NVML's, after each cold sample */
     int64_t n_cold;                     /* cold samples taken */
-} hot_facts;
+} sample_facts;
 
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
-                               const rotation *rot, int sets, const hot_facts *h, ev_err *err)
+                               const rotation *rot, int sets, const sample_facts *h, ev_err *err)
 {
     cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr, *hw;
     ev_device_state st;
@@ -414,7 +416,7 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
     for (int64_t i = 0; i < h->n && ho && hr && hw; i++) {
         ev_json_push_i64(ho, h->other[i]);
         ev_json_push_i64(hr, h->reasons[i]);
-        cJSON_AddItemToArray(hw, cJSON_CreateNumber(h->wall[i]));
+        ev_json_push_double(hw, h->wall[i]);
     }
     ho = cJSON_AddArrayToObject(r, "cold_other_processes");
     hr = cJSON_AddArrayToObject(r, "cold_throttle_reasons");
@@ -527,7 +529,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
     rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
-    hot_facts hf = {NULL, NULL, NULL, 0, NULL, NULL, 0}; /* per sample (the device record) */
+    sample_facts hf = {NULL, NULL, NULL, 0, NULL, NULL, 0}; /* per sample (the device record) */
     double untimed_wall = 0;
     int stop = 0;
     ev_oracle_row *expect = NULL;  /* the oracle's rows, computed before the gate */
