@@ -87,6 +87,14 @@ __device__ __forceinline__ uint32_t ev_d_f32_to_bf16(float f)
     return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
 }
 
+/* EV_STORE_CVT (issue 18, v7; 1 is the default): fp16 outputs rounded by
+ * the hardware's cvt.rn.f16.f32 instead of ev_d_f32_to_fp16's integer
+ * code (the same bits: kernel-bench checks every output against its twin).
+ * 0: v6's software rounding. */
+#ifndef EV_STORE_CVT
+#define EV_STORE_CVT 1
+#endif
+
 /* ---- element access ------------------------------------------------------ */
 
 /*
@@ -147,7 +155,14 @@ template <> struct ev_dt<EV_DT_FP16_> {
     }
     __device__ static void store(void *out, int64_t r, float y)
     {
+#if EV_STORE_CVT
+        /* cvt.rn.f16.f32 rounds as ev_d_f32_to_fp16 does (RNE, subnormals, overflow
+         * to Inf); only its NaN differs, so the canonical one is selected */
+        uint16_t h = __half_as_ushort(__float2half_rn(y));
+        reinterpret_cast<uint16_t *>(out)[r] = y != y ? (uint16_t)0x7e00u : h;
+#else
         reinterpret_cast<uint16_t *>(out)[r] = (uint16_t)ev_d_f32_to_fp16(y);
+#endif
     }
 };
 template <> struct ev_dt<EV_DT_BF16_> {
@@ -654,19 +669,51 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
 }
 
 /*
- * Returns, in lane 0 of the group, the reduction of n elements at row (n = 0
- * for a group without a row: it still takes part in the barrier).  red is
- * the group's t/32 slots of shared memory for this pass (two ints per slot
- * for MAX).  When t > 32 every thread of the block must call this the same
- * number of times (it holds one __syncthreads); t is uniform per launch.
+ * EV_LEAN (issue 18, v7; 1 is the default): a program whose every row
+ * starts on 16 bytes and holds whole chunks only (the input's start and
+ * the row stride in bytes multiples of 16, N a multiple of V) and whose
+ * lanes hold at most four chunks each (N / V <= 4 t) folds its rows by
+ * ev_lane_fold_lean: one straight-line step of 32-bit index arithmetic,
+ * no alignment, partial-chunk or long-row code, no fence.  The ncu
+ * profile of v6 (docs/perf-notes.md) counted 238 instructions a warp on
+ * 17x1024 fp16, most of them that code's 64-bit bounds and branches.
+ * The same chunks in the same order into the same slots: the same bits.
+ * 0: every row by ev_lane_fold (v6).
  */
-template <int DT, int T>
-__device__ float ev_row_reduce_sum(const unsigned char *row, int64_t n, int t, int lane, float *red)
+#ifndef EV_LEAN
+#define EV_LEAN 1
+#endif
+#ifndef EV_LEAN_FENCE /* 1: v3's membar.cta after the lean step's loads */
+#define EV_LEAN_FENCE 0
+#endif
+
+/* The chunks lane, lane + T, lane + 2T, lane + 3T of an aligned row of
+ * full whole chunks (full = 0: none) into v, the pad chunk where a lane
+ * holds none: a lean program's one step (EV_LEAN above). */
+template <int OP, int DT, int T>
+__device__ __forceinline__ void ev_lean_load(uint4 *v, const unsigned char *row, int full, int lane)
 {
-    ev_acc<EV_OP_SUM_, DT> acc;
-    t = T ? T : t;
-    acc.init();
-    ev_lane_fold<EV_OP_SUM_, DT, T>(acc, row, n, t, lane);
+    typedef ev_dt<DT> D;
+    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf;
+    const uint4 pad = make_uint4(pw, pw, pw, pw);
+    const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
+#pragma unroll
+    for (int k = 0; k < 4; k++)
+        v[k] = lane + k * T < full ? ev_ld16(vrow + lane + k * T) : pad;
+#if EV_LEAN_FENCE
+    asm volatile("membar.cta;" ::: "memory");
+#endif
+}
+
+/*
+ * The group's combination of its lanes' accumulators: returns, in lane 0
+ * of the group, the row's reduction.  red is the group's t/32 slots of
+ * shared memory for this pass (two ints per slot for MAX).  When t > 32
+ * every thread of the block must call this the same number of times (it
+ * holds one __syncthreads); t is uniform per launch.
+ */
+template <int DT> __device__ float ev_group_sum(const ev_acc<EV_OP_SUM_, DT> &acc, int t, int lane, float *red)
+{
     float v = acc.warp();
     if (t > 32) {
         int nw = t / 32, w = lane / 32;
@@ -683,14 +730,9 @@ __device__ float ev_row_reduce_sum(const unsigned char *row, int64_t n, int t, i
     return v;
 }
 
-template <int DT, int T>
-__device__ float ev_row_reduce_max(const unsigned char *row, int64_t n, int t, int lane, int *red)
+template <int DT> __device__ float ev_group_max(const ev_acc<EV_OP_MAX_, DT> &acc, int t, int lane, int *red)
 {
-    ev_acc<EV_OP_MAX_, DT> acc;
     int hi, lo;
-    t = T ? T : t;
-    acc.init();
-    ev_lane_fold<EV_OP_MAX_, DT, T>(acc, row, n, t, lane);
     acc.lanes(&hi, &lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
     lo = __reduce_min_sync(0xffffffffu, lo);
@@ -711,19 +753,26 @@ __device__ float ev_row_reduce_max(const unsigned char *row, int64_t n, int t, i
     return ev_max_value<DT>(hi, lo);
 }
 
-template <int OP, int DT, int T> struct ev_row;
-template <int DT, int T> struct ev_row<EV_OP_SUM_, DT, T> {
-    __device__ static float reduce(const unsigned char *row, int64_t n, int t, int lane, int *red)
+/* ev_group_sum or ev_group_max by OP (red as ints). */
+template <int OP, int DT> struct ev_group;
+template <int DT> struct ev_group<EV_OP_SUM_, DT> {
+    __device__ static float combine(const ev_acc<EV_OP_SUM_, DT> &acc, int t, int lane, int *red)
     {
-        return ev_row_reduce_sum<DT, T>(row, n, t, lane, reinterpret_cast<float *>(red));
+        return ev_group_sum<DT>(acc, t, lane, reinterpret_cast<float *>(red));
     }
 };
-template <int DT, int T> struct ev_row<EV_OP_MAX_, DT, T> {
-    __device__ static float reduce(const unsigned char *row, int64_t n, int t, int lane, int *red)
+template <int DT> struct ev_group<EV_OP_MAX_, DT> {
+    __device__ static float combine(const ev_acc<EV_OP_MAX_, DT> &acc, int t, int lane, int *red)
     {
-        return ev_row_reduce_max<DT, T>(row, n, t, lane, red);
+        return ev_group_max<DT>(acc, t, lane, red);
     }
 };
+
+/* lg(t) for a lane count t: a constant where T is one. */
+template <int T> __device__ __forceinline__ int ev_lanes_shift(int t)
+{
+    return T == 32 ? 5 : T == 64 ? 6 : T == 128 ? 7 : T == 256 ? 8 : T == 512 ? 9 : T == 1024 ? 10 : __ffs(t) - 1;
+}
 
 /*
  * One program: rows [blockIdx.x * b, +b) of in (R rows of `stride`
@@ -733,12 +782,12 @@ template <int DT, int T> struct ev_row<EV_OP_MAX_, DT, T> {
  * buffer only after every thread has passed the barrier between.
  */
 template <int OP, int DT, int T>
-__device__ void ev_reduce_program_t(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b,
-                                    int t)
+__device__ __forceinline__ void ev_reduce_passes(const void *in, void *out, int64_t R, int64_t N, int64_t stride,
+                                                 int b, int t)
 {
     __shared__ int red[2][64];
     t = T ? T : t;
-    int sh = __ffs(t) - 1;
+    int sh = ev_lanes_shift<T>(t);
     int groups = (int)blockDim.x >> sh, g = (int)threadIdx.x >> sh, lane = (int)threadIdx.x & (t - 1);
     int64_t row0 = (int64_t)blockIdx.x * b;
     int buf = 0;
@@ -747,10 +796,85 @@ __device__ void ev_reduce_program_t(const void *in, void *out, int64_t R, int64_
         int valid = base + g < b && r < R;
         const unsigned char *row =
             reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
-        float v = ev_row<OP, DT, T>::reduce(row, valid ? N : 0, t, lane, red[buf] + 2 * g * (t / 32));
+        ev_acc<OP, DT> acc;
+        acc.init();
+        ev_lane_fold<OP, DT, T>(acc, row, valid ? N : 0, t, lane);
+        float v = ev_group<OP, DT>::combine(acc, t, lane, red[buf] + 2 * g * (t / 32));
         if (valid && lane == 0)
             ev_dt<DT>::store(out, r, v);
     }
+}
+
+/*
+ * EV_LEAN_PIPE (v7; 1 is the default): in a lean program of several
+ * passes, the next pass's chunks are loaded before this pass's are added
+ * and combined, so its loads are in flight across this pass's shuffles
+ * and barrier.  0: each pass loads its chunks when it starts (v6).
+ */
+#ifndef EV_LEAN_PIPE
+#define EV_LEAN_PIPE 1
+#endif
+
+/* The lean program (EV_LEAN above): ev_reduce_passes for rows of at most
+ * four whole chunks a lane, each row's chunks loaded by ev_lean_load. */
+template <int OP, int DT, int T>
+__device__ __forceinline__ void ev_reduce_passes_lean(const void *in, void *out, int64_t R, int64_t N,
+                                                      int64_t stride, int b)
+{
+    __shared__ int red[2][64];
+    const int sh = ev_lanes_shift<T>(T);
+    const int groups = (int)blockDim.x >> sh, g = (int)threadIdx.x >> sh, lane = (int)threadIdx.x & (T - 1);
+    const int full = (int)(N / (16 / ev_dt<DT>::size));
+    const unsigned char *base_in = reinterpret_cast<const unsigned char *>(in);
+    const int64_t row_bytes = stride * ev_dt<DT>::size;
+    int64_t r = (int64_t)blockIdx.x * b + g;
+    int valid = g < b && r < R;
+    uint4 v[4];
+    ev_lean_load<OP, DT, T>(v, base_in + (valid ? r * row_bytes : 0), valid ? full : 0, lane);
+    int buf = 0;
+    for (int base = 0; base < b; base += groups, buf ^= 1) {
+        int64_t rn = r + groups;
+        int vn = base + groups + g < b && rn < R;
+#if EV_LEAN_PIPE
+        uint4 w[4];
+        ev_lean_load<OP, DT, T>(w, base_in + (vn ? rn * row_bytes : 0), vn ? full : 0, lane);
+#endif
+        ev_acc<OP, DT> acc;
+        acc.init();
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            acc.vec(v[k]);
+        float y = ev_group<OP, DT>::combine(acc, T, lane, red[buf] + 2 * g * (T / 32));
+        if (valid && lane == 0)
+            ev_dt<DT>::store(out, r, y);
+#if EV_LEAN_PIPE
+#pragma unroll
+        for (int k = 0; k < 4; k++)
+            v[k] = w[k];
+#else
+        if (base + groups < b)
+            ev_lean_load<OP, DT, T>(v, base_in + (vn ? rn * row_bytes : 0), vn ? full : 0, lane);
+#endif
+        r = rn;
+        valid = vn;
+    }
+}
+
+template <int OP, int DT, int T>
+__device__ void ev_reduce_program_t(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b,
+                                    int t)
+{
+#if EV_LEAN
+    if constexpr (T != 0) {
+        const int V = 16 / ev_dt<DT>::size;
+        if (((uintptr_t)in & 15u) == 0 && ((stride * ev_dt<DT>::size) & 15) == 0 && N % V == 0 &&
+            N <= 4 * (int64_t)T * V) {
+            ev_reduce_passes_lean<OP, DT, T>(in, out, R, N, stride, b);
+            return;
+        }
+    }
+#endif
+    ev_reduce_passes<OP, DT, T>(in, out, R, N, stride, b, t);
 }
 
 /*
