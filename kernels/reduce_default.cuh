@@ -806,13 +806,16 @@ __device__ __forceinline__ void ev_reduce_passes(const void *in, void *out, int6
 }
 
 /*
- * EV_LEAN_PIPE (v7; 1 is the default): in a lean program of several
- * passes, the next pass's chunks are loaded before this pass's are added
- * and combined, so its loads are in flight across this pass's shuffles
- * and barrier.  0: each pass loads its chunks when it starts (v6).
+ * EV_LEAN_PIPE (v7 experiment; 0 is the default): 1 loads a lean
+ * program's next pass's chunks before this pass's are added and combined,
+ * so they are in flight across this pass's shuffles and barrier.  It
+ * lost side by side (docs/experiments/h200-lean-v7.txt): 131072x256 fp16
+ * MAX default 46.31 us against 43.13 with 0, 8192x8192 fp32 default 61.97
+ * against 61.25, the small cases 1.00-1.04 of 0.  0: each pass loads its
+ * chunks when it starts.
  */
 #ifndef EV_LEAN_PIPE
-#define EV_LEAN_PIPE 1
+#define EV_LEAN_PIPE 0
 #endif
 
 /* The lean program (EV_LEAN above): ev_reduce_passes for rows of at most
