@@ -672,19 +672,19 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
  * EV_LEAN (issue 18, v7; 1 is the default): a program whose every row
  * starts on 16 bytes and holds whole chunks only (the input's start and
  * the row stride in bytes multiples of 16, N a multiple of V) and whose
- * lanes hold at most four chunks each (N / V <= 4 t) folds its rows by
- * ev_lane_fold_lean: one straight-line step of 32-bit index arithmetic,
- * no alignment, partial-chunk or long-row code, no fence.  The ncu
- * profile of v6 (docs/perf-notes.md) counted 238 instructions a warp on
- * 17x1024 fp16, most of them that code's 64-bit bounds and branches.
- * The same chunks in the same order into the same slots: the same bits.
- * 0: every row by ev_lane_fold (v6).
+ * lanes hold at most four chunks each (N / V <= 4 t) loads each row by
+ * ev_lean_load: one straight-line step of 32-bit index arithmetic, no
+ * alignment, partial-chunk or long-row code, no fence.  The ncu profile
+ * of v6 (docs/perf-notes.md) counted 238 instructions a warp on 17x1024
+ * fp16, most of them that code's 64-bit bounds and branches.  The same
+ * chunks in the same order into the same slots: the same bits.  Measured
+ * and left out (docs/experiments/h200-lean-v7.txt): v3's fence after the
+ * lean loads (1-3% slower) and the next pass's loads issued before this
+ * pass's combination (131072x256 fp16 MAX default 46.31 us against
+ * 43.13).  0: every row by ev_lane_fold (v6).
  */
 #ifndef EV_LEAN
 #define EV_LEAN 1
-#endif
-#ifndef EV_LEAN_FENCE /* 1: v3's membar.cta after the lean step's loads */
-#define EV_LEAN_FENCE 0
 #endif
 
 /* The chunks lane, lane + T, lane + 2T, lane + 3T of an aligned row of
@@ -700,9 +700,6 @@ __device__ __forceinline__ void ev_lean_load(uint4 *v, const unsigned char *row,
 #pragma unroll
     for (int k = 0; k < 4; k++)
         v[k] = lane + k * T < full ? ev_ld16(vrow + lane + k * T) : pad;
-#if EV_LEAN_FENCE
-    asm volatile("membar.cta;" ::: "memory");
-#endif
 }
 
 /*
@@ -781,7 +778,7 @@ template <int T> __device__ __forceinline__ int ev_lanes_shift(int t)
  * (two ints each), alternating by pass, so the pass after next rewrites a
  * buffer only after every thread has passed the barrier between.
  */
-template <int OP, int DT, int T>
+template <int OP, int DT, int T, int LEAN>
 __device__ __forceinline__ void ev_reduce_passes(const void *in, void *out, int64_t R, int64_t N, int64_t stride,
                                                  int b, int t)
 {
@@ -798,68 +795,18 @@ __device__ __forceinline__ void ev_reduce_passes(const void *in, void *out, int6
             reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
         ev_acc<OP, DT> acc;
         acc.init();
-        ev_lane_fold<OP, DT, T>(acc, row, valid ? N : 0, t, lane);
+        if constexpr (LEAN) {
+            uint4 v[4];
+            ev_lean_load<OP, DT, T>(v, row, valid ? (int)(N / (16 / ev_dt<DT>::size)) : 0, lane);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                acc.vec(v[k]);
+        } else {
+            ev_lane_fold<OP, DT, T>(acc, row, valid ? N : 0, t, lane);
+        }
         float v = ev_group<OP, DT>::combine(acc, t, lane, red[buf] + 2 * g * (t / 32));
         if (valid && lane == 0)
             ev_dt<DT>::store(out, r, v);
-    }
-}
-
-/*
- * EV_LEAN_PIPE (v7 experiment; 0 is the default): 1 loads a lean
- * program's next pass's chunks before this pass's are added and combined,
- * so they are in flight across this pass's shuffles and barrier.  It
- * lost side by side (docs/experiments/h200-lean-v7.txt): 131072x256 fp16
- * MAX default 46.31 us against 43.13 with 0, 8192x8192 fp32 default 61.97
- * against 61.25, the small cases 1.00-1.04 of 0.  0: each pass loads its
- * chunks when it starts.
- */
-#ifndef EV_LEAN_PIPE
-#define EV_LEAN_PIPE 0
-#endif
-
-/* The lean program (EV_LEAN above): ev_reduce_passes for rows of at most
- * four whole chunks a lane, each row's chunks loaded by ev_lean_load. */
-template <int OP, int DT, int T>
-__device__ __forceinline__ void ev_reduce_passes_lean(const void *in, void *out, int64_t R, int64_t N,
-                                                      int64_t stride, int b)
-{
-    __shared__ int red[2][64];
-    const int sh = ev_lanes_shift<T>(T);
-    const int groups = (int)blockDim.x >> sh, g = (int)threadIdx.x >> sh, lane = (int)threadIdx.x & (T - 1);
-    const int full = (int)(N / (16 / ev_dt<DT>::size));
-    const unsigned char *base_in = reinterpret_cast<const unsigned char *>(in);
-    const int64_t row_bytes = stride * ev_dt<DT>::size;
-    int64_t r = (int64_t)blockIdx.x * b + g;
-    int valid = g < b && r < R;
-    uint4 v[4];
-    ev_lean_load<OP, DT, T>(v, base_in + (valid ? r * row_bytes : 0), valid ? full : 0, lane);
-    int buf = 0;
-    for (int base = 0; base < b; base += groups, buf ^= 1) {
-        int64_t rn = r + groups;
-        int vn = base + groups + g < b && rn < R;
-#if EV_LEAN_PIPE
-        uint4 w[4];
-        ev_lean_load<OP, DT, T>(w, base_in + (vn ? rn * row_bytes : 0), vn ? full : 0, lane);
-#endif
-        ev_acc<OP, DT> acc;
-        acc.init();
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            acc.vec(v[k]);
-        float y = ev_group<OP, DT>::combine(acc, T, lane, red[buf] + 2 * g * (T / 32));
-        if (valid && lane == 0)
-            ev_dt<DT>::store(out, r, y);
-#if EV_LEAN_PIPE
-#pragma unroll
-        for (int k = 0; k < 4; k++)
-            v[k] = w[k];
-#else
-        if (base + groups < b)
-            ev_lean_load<OP, DT, T>(v, base_in + (vn ? rn * row_bytes : 0), vn ? full : 0, lane);
-#endif
-        r = rn;
-        valid = vn;
     }
 }
 
@@ -872,12 +819,12 @@ __device__ void ev_reduce_program_t(const void *in, void *out, int64_t R, int64_
         const int V = 16 / ev_dt<DT>::size;
         if (((uintptr_t)in & 15u) == 0 && ((stride * ev_dt<DT>::size) & 15) == 0 && N % V == 0 &&
             N <= 4 * (int64_t)T * V) {
-            ev_reduce_passes_lean<OP, DT, T>(in, out, R, N, stride, b);
+            ev_reduce_passes<OP, DT, T, 1>(in, out, R, N, stride, b, t);
             return;
         }
     }
 #endif
-    ev_reduce_passes<OP, DT, T>(in, out, R, N, stride, b, t);
+    ev_reduce_passes<OP, DT, T, 0>(in, out, R, N, stride, b, t);
 }
 
 /*

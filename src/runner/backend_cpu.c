@@ -177,8 +177,10 @@ static int thread_left(const cpu_impl *c)
 {
     int64_t now[BIND_THREADS];
     int64_t n = thread_ids(now, BIND_THREADS);
-    if (c->n_bind_threads < 0 || n < 0 || n > BIND_THREADS)
+    if (c->n_bind_threads < 0 || n < 0)
         return 0;
+    if (n > BIND_THREADS) /* more than bind's at most BIND_THREADS: one is new */
+        return 1;
     for (int64_t i = 0; i < n; i++) {
         int known = 0;
         for (int64_t j = 0; j < c->n_bind_threads && !known; j++)
