@@ -44,6 +44,11 @@ int64_t ev_short_threads(int64_t cols, ev_dtype d)
     return p < 1 ? 1 : p > 8 ? 8 : p;
 }
 
+int64_t ev_thin_threads(int64_t cols, ev_dtype d)
+{
+    return EV_THIN ? ev_short_threads(cols, d) : 0;
+}
+
 int64_t ev_split_programs(int64_t cols, ev_dtype d)
 {
     int64_t size = (int64_t)ev_dtype_size(d);

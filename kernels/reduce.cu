@@ -58,8 +58,8 @@ extern "C" __global__ void ev_ceiling(const uint4 *in, long long n16, uint32_t *
         sink[blockIdx.x] = x0;
 }
 
-typedef void (*ev_default_fn)(const void *, void *, long long, long long, long long, int, int);
-typedef void (*ev_rows_fn)(const void *, void *, long long, long long, long long, int);
+typedef void (*ev_default_fn)(const void *, void *, long long, long long, long long, int, int, int);
+typedef void (*ev_rows_fn)(const void *, void *, long long, long long, long long, int, int);
 typedef void (*ev_short_fn)(const void *, void *, long long, long long, long long, int);
 typedef void (*ev_split_fn)(const void *, void *, long long, long long, long long, int);
 
@@ -121,13 +121,15 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
     int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
     int64_t g = e->rows == -3 ? ev_split_programs(sh->cols, sh->dtype) : 1; /* programs a row */
+    int64_t tp = e->rows >= 0 ? ev_thin_threads(sh->cols, sh->dtype) : 0; /* a thin program's threads a row */
     if ((e->rows == -2 && (sp < 1 || p->rows_per_program != EV_SHORT_PROGRAM / sp ||
                            p->block[0] != EV_SHORT_PROGRAM)) ||
         (e->rows == -3 && (g < 1 || p->rows_per_program != 1 || p->block[0] != p->lanes / g)) ||
         p->cluster != g || (e->rows > 0 && e->rows != p->rows_per_program) ||
         p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
         p->grid[0] != (sh->rows / p->rows_per_program + (sh->rows % p->rows_per_program != 0)) * g ||
-        p->grid[0] > 0x7fffffff || p->block[0] < 32 || p->block[0] > 1024)
+        p->grid[0] > 0x7fffffff || p->block[0] < 32 || p->block[0] > 1024 ||
+        p->block[0] % (tp > 0 ? 32 : p->lanes / g) != 0)
         return ev_err_set(err, EV_EINVAL, "cuda launch: plan %s does not match the binding", p->entry);
     if (sh->rows == 0)
         return EV_OK;
@@ -164,10 +166,10 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         ((ev_short_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride, (int)sp);
     else if (e->rows == 0)
         ((ev_default_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
-                                                       (int)p->rows_per_program, (int)p->lanes);
+                                                       (int)p->rows_per_program, (int)p->lanes, (int)tp);
     else
         ((ev_rows_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
-                                                    (int)p->lanes);
+                                                    (int)p->lanes, (int)tp);
     return ev_launch_status(p->entry, err);
 }
 

@@ -73,6 +73,17 @@ int64_t ev_split_programs(int64_t cols, ev_dtype d);
 #ifndef EV_PROGRAM_THREADS
 #define EV_PROGRAM_THREADS 256
 #endif
+/* The threads a row of a default or rowsK program on cuda (issue 18, v8,
+ * the thin program of kernels/reduce_default.cuh): a row of at most 32
+ * chunks is read by p = ev_short_threads(cols, d) threads, as in the short
+ * program, so a program of b rows has b p threads, rounded up to whole
+ * warps and at most 1024 (kernels/selector.c); 0 for longer rows, whose
+ * programs keep t lanes a row.  EV_THIN 0: always 0 (v7's programs, for
+ * measuring side by side). */
+int64_t ev_thin_threads(int64_t cols, ev_dtype d);
+#ifndef EV_THIN
+#define EV_THIN 1
+#endif
 
 /*
  * Reduces rows [r0, r1) of a checked binding on the calling thread (host

@@ -27,7 +27,9 @@
  * Widening: fp16 by the hardware (cvt.f32.f16, exact for every fp16 value
  * including subnormals; a NaN stays a NaN, and every NaN output is stored
  * canonical), bf16 by a shift (exact).
- * A program (block) has blockDim.x threads (kernels/selector.c: b*t, at most 1024,
+ * Rows of at most 32 chunks go to the thin program (below: p threads a
+ * row, p = ev_thin_threads > 0, passed by the launcher).  Other rows:
+ * a program (block) has blockDim.x threads (kernels/selector.c: b*t, at most 1024,
  * and at most max(t, 256) where the grid fills the device): blockDim/t groups of t lanes
  * (t is a power of two), one row per group per pass, passes = ceil(b /
  * groups).  t = 32 uses no shared memory and no barrier; t > 32 uses one
@@ -703,6 +705,46 @@ __device__ __forceinline__ void ev_lean_load(uint4 *v, const unsigned char *row,
 }
 
 /*
+ * EV_LEAN_U (issue 18, v8; 1 is the default): the lean step for the other
+ * rows of at most four chunks a lane, the partial last chunk counted:
+ * rows that do not start on 16 bytes, or end in a partial chunk.  v5's
+ * loads (ev_chunk_blocks, ev_chunk_join: aligned blocks, shifted, the
+ * partial chunk masked) with 32-bit indices, in a program that goes to it
+ * whole (no per-row branch to the long-row loops).  The same chunks in the
+ * same order: the same bits.  0: such rows by ev_lane_fold (v7).
+ */
+#ifndef EV_LEAN_U
+#define EV_LEAN_U 1
+#endif
+
+/* The chunks lane + kT (k < 4) of a row of n elements (n = 0: none) that
+ * starts anywhere on an element, the last chunk possibly partial, into v
+ * (shifted and masked; the pad chunk where a lane holds none). */
+template <int OP, int DT, int T>
+__device__ __forceinline__ void ev_lean_load_u(uint4 *v, const unsigned char *row, int n, int lane)
+{
+    typedef ev_dt<DT> D;
+    const int V = 16 / D::size;
+    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf;
+    const uint4 pad = make_uint4(pw, pw, pw, pw);
+    const int full = n / V, part = n - full * V, chunks = full + (part > 0);
+    const int s = (int)((uintptr_t)row & 15u);
+    const uint4 *blk = reinterpret_cast<const uint4 *>(row - s);
+    uint4 a[4], b[4];
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        int c = lane + k * T;
+        a[k] = c < chunks ? ev_ld16(blk + c) : pad;
+        b[k] = c < chunks && s != 0 && (c < full || s + part * D::size > 16) ? ev_ld16(blk + c + 1) : pad;
+    }
+#pragma unroll
+    for (int k = 0; k < 4; k++) {
+        uint4 x = ev_shift32(a[k], b[k], s);
+        v[k] = lane + k * T == full ? ev_chunk_mask<DT>(x, part, pw) : x;
+    }
+}
+
+/*
  * The group's combination of its lanes' accumulators: returns, in lane 0
  * of the group, the row's reduction.  red is the group's t/32 slots of
  * shared memory for this pass (two ints per slot for MAX).  When t > 32
@@ -777,6 +819,8 @@ template <int T> __device__ __forceinline__ int ev_lanes_shift(int t)
  * blockDim.x = the selector's (a multiple of t).  Shared memory: two buffers of 32 slots
  * (two ints each), alternating by pass, so the pass after next rewrites a
  * buffer only after every thread has passed the barrier between.
+ * LEAN: 0 each row by ev_lane_fold, 1 by ev_lean_load (EV_LEAN), 2 by
+ * ev_lean_load_u (EV_LEAN_U).
  */
 template <int OP, int DT, int T, int LEAN>
 __device__ __forceinline__ void ev_reduce_passes(const void *in, void *out, int64_t R, int64_t N, int64_t stride,
@@ -795,9 +839,12 @@ __device__ __forceinline__ void ev_reduce_passes(const void *in, void *out, int6
             reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
         ev_acc<OP, DT> acc;
         acc.init();
-        if constexpr (LEAN) {
+        if constexpr (LEAN != 0) {
             uint4 v[4];
-            ev_lean_load<OP, DT, T>(v, row, valid ? (int)(N / (16 / ev_dt<DT>::size)) : 0, lane);
+            if constexpr (LEAN == 1)
+                ev_lean_load<OP, DT, T>(v, row, valid ? (int)(N / (16 / ev_dt<DT>::size)) : 0, lane);
+            else
+                ev_lean_load_u<OP, DT, T>(v, row, valid ? (int)N : 0, lane);
 #pragma unroll
             for (int k = 0; k < 4; k++)
                 acc.vec(v[k]);
@@ -822,6 +869,12 @@ __device__ void ev_reduce_program_t(const void *in, void *out, int64_t R, int64_
             ev_reduce_passes<OP, DT, T, 1>(in, out, R, N, stride, b, t);
             return;
         }
+#if EV_LEAN_U
+        if (N <= 4 * (int64_t)T * V) { /* ceil(N / V) <= 4T: the partial chunk counted */
+            ev_reduce_passes<OP, DT, T, 2>(in, out, R, N, stride, b, t);
+            return;
+        }
+#endif
     }
 #endif
     ev_reduce_passes<OP, DT, T, 0>(in, out, R, N, stride, b, t);
@@ -873,13 +926,213 @@ __device__ void ev_reduce_program(const void *in, void *out, int64_t R, int64_t 
     ev_reduce_program_t<OP, DT, 0>(in, out, R, N, stride, b, t);
 }
 
+/* ---- the thin program: rows of at most 32 chunks, p threads a row ------- */
+
+/*
+ * For rows of at most 32 chunks (ceil(N / V) <= 32, V = 16 / esize: rows
+ * of at most 512 bytes), whose documented lane count is t = 32 and whose
+ * lanes hold at most one chunk each (kernels/reduce_cpu.h): chunk c of a
+ * row (the last one partial, padded with the exact no-op element) belongs
+ * to lane c.  p = clamp(pow2ceil(chunks) / 4, 1, 8) threads read a row
+ * (ev_short_threads, kernels/lanes.c), so a thread reads at most four
+ * chunks, all in flight at once.  The short schedule's programs
+ * (reduce_short.cuh) and, since v8, the default and rowsK programs on such
+ * rows (ev_thin_threads, kernels/selector.c) are thin programs.
+ * How the order is kept: thread k of a row executes the 32 / p lanes
+ * k + p*m (m = 0, 1, ...); only m < 4 can hold a chunk.  Each lane's slots
+ * are its chunk's elements added to -0.0, reduced by the slot tree (V/2 ..
+ * 1) as in the default; the lane butterfly (xor 16 .. 1) is executed in
+ * two parts: its steps of distance d >= p pair lanes of the same thread
+ * (m and m ^ (d/p)), done in registers as u[m] + u[m + h] (h = d/p; the
+ * partner's own + other is the same bits, IEEE addition being
+ * commutative); the lanes m >= 4 hold no chunk, so their values are -0.0
+ * and the steps h >= 4 add -0.0 to u[0..3], an exact no-op, leaving
+ * (u0 + u2) + (u1 + u3); then the steps d < p by __shfl_xor_sync inside
+ * the row's p threads.  So every sum equals the t-lane program's, and the
+ * CPU twin's, bit for bit.  MAX folds its keys as the default does (order
+ * immaterial).
+ */
+
+/*
+ * The 16-byte chunk at element `first` of row from scalar loads: elements
+ * first .. first + cnt - 1, the rest of the chunk the pad word's element.
+ */
+template <int DT>
+__device__ __forceinline__ uint4 ev_chunk_scalar(const unsigned char *row, int64_t first, int cnt, uint32_t pw)
+{
+    typedef ev_dt<DT> D;
+    const int V = 16 / D::size;
+    uint32_t w[4];
+    if (D::size == 4) {
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            w[j] = j < cnt ? D::bits(row, first + j) : pw;
+    } else {
+#pragma unroll
+        for (int j = 0; j < 4; j++) {
+            uint32_t lo = 2 * j < cnt ? D::bits(row, first + 2 * j) : (pw & 0xffffu);
+            uint32_t hi = 2 * j + 1 < cnt ? D::bits(row, first + 2 * j + 1) : (pw >> 16);
+            w[j] = lo | hi << 16;
+        }
+    }
+    (void)V;
+    return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+/*
+ * Loads the chunks of lanes k + P*m, m < 4, of a row of n elements (n = 0:
+ * none) into v (the pad chunk where a lane holds none).
+ */
+template <int OP, int DT, int P>
+__device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row, int64_t n, int k)
+{
+    typedef ev_dt<DT> D;
+    const int V = 16 / D::size;
+    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf;
+    const uint4 pad = make_uint4(pw, pw, pw, pw);
+    int64_t full = n / V;
+    int part = (int)(n - full * V); /* elements of the partial chunk (lane `full`) */
+    int aligned = n > 0 && ((uintptr_t)row & 15u) == 0;
+    const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
+#if EV_CHUNK_LOADS
+    if (aligned && part == 0) { /* v4's loads: one block a chunk, nothing to shift or mask */
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+            v[m] = k + P * m < full ? ev_ld16(vrow + k + P * m) : pad;
+        ev_loads_issued(1);
+        return;
+    }
+    /* v5: from aligned blocks, every load before any use */
+    const int s = (int)((uintptr_t)row & 15u);
+    const uint4 *blk = reinterpret_cast<const uint4 *>(row - s);
+    uint4 a[4], b[4];
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+        ev_chunk_blocks<DT>(&a[m], &b[m], blk, s, k + P * m, full, part, pad);
+    ev_loads_issued(1);
+#pragma unroll
+    for (int m = 0; m < 4; m++)
+        v[m] = ev_chunk_join<DT>(a[m], b[m], s, k + P * m, full, part, pw);
+#else
+#pragma unroll
+    for (int m = 0; m < 4; m++) {
+        int lane = k + P * m;
+        if (lane < full)
+            v[m] = aligned ? ev_ld16(vrow + lane) : ev_chunk_scalar<DT>(row, (int64_t)lane * V, V, pw);
+        else if (lane == full && part > 0)
+            v[m] = ev_chunk_scalar<DT>(row, full * V, part, pw);
+        else
+            v[m] = pad;
+    }
+    ev_loads_issued(1);
+#endif
+}
+
+template <int OP, int DT, int P> struct ev_short_row;
+
+/* SUM: the lanes' slot trees, the in-thread butterfly steps, the shuffles. */
+template <int DT, int P> struct ev_short_row<EV_OP_SUM_, DT, P> {
+    __device__ static float reduce(const unsigned char *row, int64_t n, int k)
+    {
+        uint4 v[4];
+        float u[4];
+        ev_short_load<EV_OP_SUM_, DT, P>(v, row, n, k);
+#pragma unroll
+        for (int m = 0; m < 4; m++) {
+            ev_acc<EV_OP_SUM_, DT> acc;
+            acc.init();
+            acc.vec(v[m]);
+            u[m] = acc.slots();
+        }
+        /* the in-thread steps h = E/2 .. 4 add -0 to u[0..3] (lanes m >= 4
+         * hold no chunk): exact no-ops, left out; then h = 2 and h = 1 */
+        float x = __fadd_rn(__fadd_rn(u[0], u[2]), __fadd_rn(u[1], u[3]));
+#pragma unroll
+        for (int d = P / 2; d >= 1; d /= 2)
+            x = __fadd_rn(x, __shfl_xor_sync(0xffffffffu, x, d));
+        return x;
+    }
+};
+
+/* MAX: every chunk of the thread into one (hi, lo), then the row's threads. */
+template <int DT, int P> struct ev_short_row<EV_OP_MAX_, DT, P> {
+    __device__ static float reduce(const unsigned char *row, int64_t n, int k)
+    {
+        uint4 v[4];
+        ev_acc<EV_OP_MAX_, DT> acc;
+        int hi, lo;
+        ev_short_load<EV_OP_MAX_, DT, P>(v, row, n, k);
+        acc.init();
+#pragma unroll
+        for (int m = 0; m < 4; m++)
+            acc.vec(v[m]);
+        acc.lanes(&hi, &lo);
+#pragma unroll
+        for (int d = P / 2; d >= 1; d /= 2) {
+            hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, d));
+            lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, d));
+        }
+        return ev_max_value<DT>(hi, lo);
+    }
+};
+
+/*
+ * One thin program: rows [blockIdx.x * b, + b) of in (R rows of `stride`
+ * elements, N <= 32 chunks) into out, P threads a row, blockDim.x / P rows
+ * a pass (blockDim.x a multiple of 32).  Every thread takes part in the
+ * shuffles (a thread past the program's rows with n = 0).
+ */
+template <int OP, int DT, int P>
+__device__ __forceinline__ void ev_thin_rows(const void *in, void *out, int64_t R, int64_t N, int64_t stride,
+                                             int b)
+{
+    int groups = (int)blockDim.x / P, g = (int)threadIdx.x / P, k = (int)threadIdx.x & (P - 1);
+    int64_t row0 = (int64_t)blockIdx.x * b;
+    for (int base = 0; base < b; base += groups) {
+        int64_t r = row0 + base + g;
+        int valid = base + g < b && r < R;
+        const unsigned char *row =
+            reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
+        float v = ev_short_row<OP, DT, P>::reduce(row, valid ? N : 0, k);
+        if (valid && k == 0)
+            ev_dt<DT>::store(out, r, v);
+    }
+}
+
+/* The thin program of p (1, 2, 4 or 8) threads a row. */
+template <int OP, int DT>
+__device__ void ev_thin_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b, int p)
+{
+    switch (p) {
+    case 1: ev_thin_rows<OP, DT, 1>(in, out, R, N, stride, b); break;
+    case 2: ev_thin_rows<OP, DT, 2>(in, out, R, N, stride, b); break;
+    case 4: ev_thin_rows<OP, DT, 4>(in, out, R, N, stride, b); break;
+    default: ev_thin_rows<OP, DT, 8>(in, out, R, N, stride, b); break;
+    }
+}
+
+/*
+ * The program of a default or rowsK entry: the thin program where the
+ * selector gave p > 0 threads a row (ev_thin_threads), t lanes a row
+ * otherwise.
+ */
+template <int OP, int DT>
+__device__ __forceinline__ void ev_rows_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride,
+                                                int b, int t, int p)
+{
+    if (p > 0)
+        ev_thin_program<OP, DT>(in, out, R, N, stride, b, p);
+    else
+        ev_reduce_program<OP, DT>(in, out, R, N, stride, b, t);
+}
+
 /* EV_DEVICE_CODE_ONLY: the device helpers without the entries (peer_cub.cu). */
 #ifndef EV_DEVICE_CODE_ONLY
 #define EV_DEFAULT_ENTRY(opname, dtname, OP, DT)                                                       \
     extern "C" __global__ void __launch_bounds__(1024) reduce_##opname##_##dtname##_default(                                  \
-        const void *in, void *out, long long R, long long N, long long stride, int b, int t)           \
+        const void *in, void *out, long long R, long long N, long long stride, int b, int t, int p)    \
     {                                                                                                  \
-        ev_reduce_program<OP, DT>(in, out, R, N, stride, b, t);                                        \
+        ev_rows_program<OP, DT>(in, out, R, N, stride, b, t, p);                                       \
     }
 
 EV_DEFAULT_ENTRY(sum, fp32, EV_OP_SUM_, EV_DT_FP32_)

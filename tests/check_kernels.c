@@ -1068,6 +1068,47 @@ START_TEST(test_selector_caps_a_full_grid_s_programs_at_fewer_threads)
 }
 END_TEST
 
+/* v8, the thin program (kernels/reduce_default.cuh): on cuda a default or
+ * rowsK program of rows of at most 32 chunks has p = ev_short_threads
+ * threads a row, b p rounded up to whole warps and at most 1024; longer
+ * rows keep b t; the cpu receipt is unchanged. */
+START_TEST(test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks)
+{
+    ev_shape a = {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 128};   /* 16 chunks: p = 4 */
+    ev_shape m = {EV_OP_MAX, EV_DTYPE_FP16, 131072, 256, 256}; /* 32 chunks: p = 8 */
+    ev_shape l = {EV_OP_SUM, EV_DTYPE_FP16, 64, 257, 257};     /* 33 chunks: t lanes */
+    ev_launch_plan p;
+    ev_err err;
+    ck_assert_int_eq(ev_thin_threads(128, EV_DTYPE_BF16), EV_THIN ? 4 : 0);
+    ck_assert_int_eq(ev_thin_threads(257, EV_DTYPE_FP16), 0);
+    if (!EV_THIN)
+        return;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 32); /* 8 rows x 4 threads */
+    ck_assert_int_eq(p.grid[0], 32);
+    ck_assert_int_eq(p.lanes, 32);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_ROWS1, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 32); /* 4 threads, a whole warp */
+    ck_assert_int_eq(p.grid[0], 256);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 64, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 256);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 1000, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 1024); /* 4000 threads: passes of 256 rows */
+    ck_assert_int_eq(p.grid[0], 1);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &m, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 64);
+    ck_assert_int_eq(p.grid[0], 16384);
+    /* short keeps its own program */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &m, EV_SCHED_SHORT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], EV_SHORT_PROGRAM);
+    /* 33 chunks: t = 32 lanes a row */
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &l, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 256);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &a, EV_SCHED_DEFAULT, 8, 2, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 8);
+}
+END_TEST
+
 START_TEST(test_selector_plans_short_only_for_rows_of_at_most_32_chunks)
 {
     ev_shape a = {EV_OP_MAX, EV_DTYPE_FP16, 131072, 256, 256};
@@ -1163,6 +1204,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_pool_runs_every_task_exactly_once_across_batches);
     tcase_add_test(misc, test_selector_reproduces_the_seed_decisions_and_launch_shapes);
     tcase_add_test(misc, test_selector_plans_short_only_for_rows_of_at_most_32_chunks);
+    tcase_add_test(misc, test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks);
     tcase_add_test(misc, test_selector_caps_a_full_grid_s_programs_at_fewer_threads);
     tcase_add_test(misc, test_selector_plans_split_as_a_cluster_of_8_blocks_a_long_row);
     suite_add_tcase(s, conv);
