@@ -54,6 +54,32 @@ static void *side(void *arg)
     return NULL;
 }
 
+#ifdef CHEAT_CROWD
+/* crowd.c's idle threads: they sleep until the process exits */
+static void *idle(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        struct timespec ts = {1, 0};
+        nanosleep(&ts, NULL);
+    }
+    return NULL;
+}
+
+/* Starts CHEAT_CROWD idle threads (small stacks); 1 when one cannot start. */
+static int crowd(void)
+{
+    pthread_attr_t a;
+    int bad = pthread_attr_init(&a) || pthread_attr_setstacksize(&a, 65536);
+    for (int i = 0; i < CHEAT_CROWD && !bad; i++) {
+        pthread_t t;
+        bad = pthread_create(&t, &a, idle, NULL) || pthread_detach(t);
+    }
+    pthread_attr_destroy(&a);
+    return bad;
+}
+#endif
+
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride)
 {
     slot j = {in, out, rows, cols, stride};
@@ -66,6 +92,10 @@ int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t str
         if (pthread_create(&t, NULL, side, NULL))
             return 1;
         pthread_detach(t);
+#ifdef CHEAT_CROWD
+        if (crowd())
+            return 1;
+#endif
     }
     int k = slots[0].out == out || slots[0].out == NULL ? 0 : 1;
     slots[k] = j; /* the same pointers every call of a set: a copy the side thread takes mid-write is whole */
