@@ -1074,7 +1074,7 @@ END_TEST
  * rows keep b t; the cpu receipt is unchanged. */
 START_TEST(test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks)
 {
-    ev_shape a = {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 128};   /* 16 chunks: p = 4 */
+    ev_shape a = {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 128};    /* 16 chunks: p = 4 */
     ev_shape m = {EV_OP_MAX, EV_DTYPE_FP16, 131072, 256, 256}; /* 32 chunks: p = 8 */
     ev_shape l = {EV_OP_SUM, EV_DTYPE_FP16, 64, 257, 257};     /* 33 chunks: t lanes */
     ev_launch_plan p;

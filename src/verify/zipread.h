@@ -78,6 +78,9 @@ const ev_zip_member *ev_zip_find(const ev_zip *z, const char *name);
 /* Frees the members and their bytes; NULL-safe. */
 void ev_zip_free(ev_zip *z);
 
+/* The check name of every problem of a zip reading. */
+#define EV_ZIP_CHECK "archive"
+
 /* One problem found in an archive. */
 typedef struct ev_zip_problem {
     const char *check;  /* "archive" */
