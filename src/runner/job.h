@@ -1,8 +1,9 @@
 /*
  * job.h: what every job process shares, whether its kernel runs in the
- * worker (worker.c) or in the torch peer's python (torch_peer.c): the
- * case's input and the oracle's rows of it, validation and its record, the
- * cold-time records and the process's CPUs.  Both call it; it calls
+ * worker (worker.c) or in the torch peer's python (torch_peer.c): its
+ * arguments (ev_worker_args), the case's input and the oracle's rows of
+ * it, validation and its record, the cold-time records and the process's
+ * CPUs.  Both call it; it calls
  * neither (no circle between the worker and the peer).
  */
 #ifndef EV_JOB_H
@@ -11,11 +12,48 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "binding.h"
+#include "model/model.h"
 #include "oracle.h"
 #include "protocol.h"
 #include "record.h"
 #include "status.h"
+
+/* A job's arguments, whichever process runs its kernel (the worker, or
+ * the torch peer through it). */
+/* Where a fault hook is called. */
+typedef enum ev_fault_stage {
+    EV_STAGE_VALIDATED = 0, /* after the first validation record */
+    EV_STAGE_WARMUP,        /* when the warm-up starts */
+    EV_STAGE_SAMPLE         /* after hot sample n (n = 1..samples) */
+} ev_fault_stage;
+
+typedef struct ev_worker_args {
+    const ev_protocol *proto;
+    const ev_backend_ops *ops;
+    int64_t case_index; /* -1 for floor and ceiling */
+    const char *arm;
+    const char *job_key;         /* echoed in hello */
+    const ev_coef *coef;         /* auto: coefficients, or NULL (no fit: default) */
+    const ev_proto_fault *fault; /* the active fault, or NULL */
+    /* Called at each stage when fault is set; may end the process. */
+    void (*fault_hook)(void *ctx, const ev_proto_fault *f, ev_fault_stage stage, int64_t n);
+    void *fault_ctx;
+    const char *python;      /* torch-compile: the interpreter ("python3") */
+    const char *peer_script; /* torch-compile: kernels/peer_torch.py */
+    const char *torch_cache; /* torch-compile: the run's compile cache directory, or NULL */
+    /* Staging (docs/runner.md, "Staged processes"): the job does its
+     * CPU-only preparation, then blocks reading one byte from gate_fd
+     * before it touches the device; -1: no gate. */
+    int gate_fd;
+    int64_t spawn_ns;         /* CLOCK_REALTIME when the supervisor forked it; 0: unknown */
+    int64_t entered_ns;       /* CLOCK_REALTIME when main() began */
+    int64_t compile_ahead_ns; /* torch-compile: the case's ahead-of-time compile, 0: none */
+    const char *kernel_lib;   /* external arm: the built kernel, or NULL */
+    const char
+        *kernel_error; /* external arm: a file holding the compiler's message (the build failed), or NULL */
+} ev_worker_args;
 
 /* Writes a cold record (name, elapsed_ns) when elapsed_ns >= 0. */
 ev_status ev_job_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err);

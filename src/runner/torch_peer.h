@@ -5,9 +5,9 @@
 #ifndef EV_TORCH_PEER_H
 #define EV_TORCH_PEER_H
 
+#include "job.h"
 #include "record.h"
 #include "status.h"
-#include "worker.h"
 
 /*
  * The torch-compile job (src/runner/torch_peer.c): writes the case's input
