@@ -121,7 +121,7 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
     int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
     int64_t g = e->rows == -3 ? ev_split_programs(sh->cols, sh->dtype) : 1; /* programs a row */
-    int64_t tp = e->rows >= 0 ? ev_thin_threads(sh->cols, sh->dtype) : 0; /* a thin program's threads a row */
+    int64_t tp = e->rows >= 0 ? ev_row_threads(sh->cols, sh->dtype) : 0; /* a default or rowsK row's threads */
     if ((e->rows == -2 && (sp < 1 || p->rows_per_program != EV_SHORT_PROGRAM / sp ||
                            p->block[0] != EV_SHORT_PROGRAM)) ||
         (e->rows == -3 && (g < 1 || p->rows_per_program != 1 || p->block[0] != p->lanes / g)) ||
@@ -129,7 +129,7 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
         p->grid[0] != (sh->rows / p->rows_per_program + (sh->rows % p->rows_per_program != 0)) * g ||
         p->grid[0] > 0x7fffffff || p->block[0] < 32 || p->block[0] > 1024 ||
-        p->block[0] % (tp > 0 ? 32 : p->lanes / g) != 0)
+        p->block[0] % (tp > 0 ? (tp < 32 ? 32 : tp) : p->lanes / g) != 0)
         return ev_err_set(err, EV_EINVAL, "cuda launch: plan %s does not match the binding", p->entry);
     if (sh->rows == 0)
         return EV_OK;

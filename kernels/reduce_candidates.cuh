@@ -15,9 +15,9 @@
 
 #define EV_ROWS_ENTRY(opname, dtname, OP, DT, K)                                                       \
     extern "C" __global__ void __launch_bounds__(1024) reduce_##opname##_##dtname##_rows##K(                                  \
-        const void *in, void *out, long long R, long long N, long long stride, int t, int p)           \
+        const void *in, void *out, long long R, long long N, long long stride, int t, int rt)          \
     {                                                                                                  \
-        ev_rows_program<OP, DT>(in, out, R, N, stride, K, t, p);                                       \
+        ev_rows_program<OP, DT>(in, out, R, N, stride, K, t, rt);                                      \
     }
 
 #define EV_ROWS_ENTRIES(K)                                                                             \

@@ -84,6 +84,15 @@ int64_t ev_thin_threads(int64_t cols, ev_dtype d);
 #ifndef EV_THIN
 #define EV_THIN 1
 #endif
+/* The threads a row of a default or rowsK program on cuda: the thin
+ * program's p where ev_thin_threads > 0; 32 for rows of t = 64 lanes
+ * (EV_PAIR: one warp a row, two lanes a thread, kernels/reduce_default.cuh
+ * "paired lanes"); t otherwise.  kernels/selector.c plans b times this
+ * (whole warps), the launcher passes it to the entry. */
+int64_t ev_row_threads(int64_t cols, ev_dtype d);
+#ifndef EV_PAIR
+#define EV_PAIR 1
+#endif
 
 /*
  * Reduces rows [r0, r1) of a checked binding on the calling thread (host

@@ -28,7 +28,9 @@
  * including subnormals; a NaN stays a NaN, and every NaN output is stored
  * canonical), bf16 by a shift (exact).
  * Rows of at most 32 chunks go to the thin program (below: p threads a
- * row, p = ev_thin_threads > 0, passed by the launcher).  Other rows:
+ * row, p = ev_thin_threads > 0), rows of t = 64 lanes to paired lanes (one
+ * warp a row), both by the threads a row the launcher passes
+ * (ev_row_threads).  Other rows:
  * a program (block) has blockDim.x threads (kernels/selector.c: b*t, at most 1024,
  * and at most max(t, 256) where the grid fills the device): blockDim/t groups of t lanes
  * (t is a power of two), one row per group per pass, passes = ceil(b /
@@ -1111,17 +1113,114 @@ __device__ void ev_thin_program(const void *in, void *out, int64_t R, int64_t N,
     }
 }
 
+/* ---- paired lanes: a row of t = 64 lanes by one warp ---------------------- */
+
 /*
- * The program of a default or rowsK entry: the thin program where the
- * selector gave p > 0 threads a row (ev_thin_threads), t lanes a row
- * otherwise.
+ * EV_PAIR (issue 18, v8; 1 is the default): a row of t = 64 lanes (a
+ * padded row of 4096 bytes: at most four chunks a lane) is executed by one
+ * warp, thread k holding lanes k and k + 32 (ev_row_threads gives 32
+ * threads a row).  How the order is kept: lane k's accumulator is warp 0's
+ * lane k and lane k + 32's is warp 1's, each folded as in the t-lane
+ * program; each is reduced by the slot tree and the lane butterfly
+ * (ev_acc::warp), giving the two warps' values w0 and w1 that the t-lane
+ * program writes to shared memory; its combination (warp 0's butterfly
+ * over w0, w1 and thirty -0.0, an exact no-op each, IEEE addition being
+ * commutative) is w0 + w1 bit for bit, which is what the warp adds here,
+ * without shared memory or a barrier.  MAX: both lanes' keys into one
+ * (hi, lo) (order immaterial).  0: two warps and the barrier (v7).
+ */
+template <int OP, int DT> struct ev_pair;
+template <int DT> struct ev_pair<EV_OP_SUM_, DT> {
+    __device__ static float combine(const ev_acc<EV_OP_SUM_, DT> &a0, const ev_acc<EV_OP_SUM_, DT> &a1)
+    {
+        return __fadd_rn(a0.warp(), a1.warp());
+    }
+};
+template <int DT> struct ev_pair<EV_OP_MAX_, DT> {
+    /* MAX: both lanes' chunks went into a0 (order immaterial); a1 is empty */
+    __device__ static float combine(const ev_acc<EV_OP_MAX_, DT> &a0, const ev_acc<EV_OP_MAX_, DT> &a1)
+    {
+        int hi, lo;
+        (void)a1;
+        a0.lanes(&hi, &lo);
+        hi = __reduce_max_sync(0xffffffffu, hi);
+        lo = __reduce_min_sync(0xffffffffu, lo);
+        return ev_max_value<DT>(hi, lo);
+    }
+};
+
+/*
+ * One paired program: rows [blockIdx.x * b, + b) of in, one warp a row,
+ * blockDim.x / 32 rows a pass.  LEAN 1: every row starts on 16 bytes and
+ * holds whole chunks (ev_lean_load); 2: any row (ev_lean_load_u).
+ */
+template <int OP, int DT, int LEAN>
+__device__ __forceinline__ void ev_pair_rows(const void *in, void *out, int64_t R, int64_t N, int64_t stride,
+                                             int b)
+{
+    const int V = 16 / ev_dt<DT>::size;
+    int warps = (int)blockDim.x >> 5, g = (int)threadIdx.x >> 5, lane = (int)threadIdx.x & 31;
+    int64_t row0 = (int64_t)blockIdx.x * b;
+    for (int base = 0; base < b; base += warps) {
+        int64_t r = row0 + base + g;
+        int valid = base + g < b && r < R;
+        const unsigned char *row =
+            reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
+        ev_acc<OP, DT> a0, a1;
+        a0.init();
+        a1.init();
+        ev_acc<OP, DT> &second = OP == EV_OP_SUM_ ? a1 : a0; /* MAX: one (hi, lo) */
+        uint4 v0[4], v1[4];
+        if constexpr (LEAN == 1) { /* eight 16-byte loads in flight */
+            ev_lean_load<OP, DT, 64>(v0, row, valid ? (int)(N / V) : 0, lane);
+            ev_lean_load<OP, DT, 64>(v1, row, valid ? (int)(N / V) : 0, lane + 32);
+#pragma unroll
+            for (int k = 0; k < 4; k++) {
+                a0.vec(v0[k]);
+                second.vec(v1[k]);
+            }
+        } else { /* a lane at a time: sixteen blocks would not fit in 64 registers */
+            ev_lean_load_u<OP, DT, 64>(v0, row, valid ? (int)N : 0, lane);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                a0.vec(v0[k]);
+            ev_lean_load_u<OP, DT, 64>(v1, row, valid ? (int)N : 0, lane + 32);
+#pragma unroll
+            for (int k = 0; k < 4; k++)
+                second.vec(v1[k]);
+        }
+        float v = ev_pair<OP, DT>::combine(a0, a1);
+        if (valid && lane == 0)
+            ev_dt<DT>::store(out, r, v);
+    }
+}
+
+/* The paired program: ev_pair_rows, lean where every row allows it. */
+template <int OP, int DT>
+__device__ void ev_pair_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride, int b)
+{
+    const int V = 16 / ev_dt<DT>::size;
+    if (((uintptr_t)in & 15u) == 0 && ((stride * ev_dt<DT>::size) & 15) == 0 && N % V == 0)
+        ev_pair_rows<OP, DT, 1>(in, out, R, N, stride, b);
+    else
+        ev_pair_rows<OP, DT, 2>(in, out, R, N, stride, b);
+}
+
+/*
+ * The program of a default or rowsK entry, by the threads a row rt the
+ * selector planned (ev_row_threads): the thin program for rt < 32, paired
+ * lanes for rt = 32 on rows of t = 64 lanes, t lanes a row otherwise.
  */
 template <int OP, int DT>
 __device__ __forceinline__ void ev_rows_program(const void *in, void *out, int64_t R, int64_t N, int64_t stride,
-                                                int b, int t, int p)
+                                                int b, int t, int rt)
 {
-    if (p > 0)
-        ev_thin_program<OP, DT>(in, out, R, N, stride, b, p);
+    if (rt > 0 && rt < 32)
+        ev_thin_program<OP, DT>(in, out, R, N, stride, b, rt);
+#if EV_PAIR
+    else if (rt == 32 && t == 64)
+        ev_pair_program<OP, DT>(in, out, R, N, stride, b);
+#endif
     else
         ev_reduce_program<OP, DT>(in, out, R, N, stride, b, t);
 }
@@ -1130,9 +1229,9 @@ __device__ __forceinline__ void ev_rows_program(const void *in, void *out, int64
 #ifndef EV_DEVICE_CODE_ONLY
 #define EV_DEFAULT_ENTRY(opname, dtname, OP, DT)                                                       \
     extern "C" __global__ void __launch_bounds__(1024) reduce_##opname##_##dtname##_default(                                  \
-        const void *in, void *out, long long R, long long N, long long stride, int b, int t, int p)    \
+        const void *in, void *out, long long R, long long N, long long stride, int b, int t, int rt)   \
     {                                                                                                  \
-        ev_rows_program<OP, DT>(in, out, R, N, stride, b, t, p);                                       \
+        ev_rows_program<OP, DT>(in, out, R, N, stride, b, t, rt);                                      \
     }
 
 EV_DEFAULT_ENTRY(sum, fp32, EV_OP_SUM_, EV_DT_FP32_)

@@ -53,19 +53,16 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
         p.block[0] = t / p.cluster;
     } else if (be == EV_SEL_CUDA && sched == EV_SCHED_SHORT) {
         p.block[0] = EV_SHORT_PROGRAM;
-    } else if (be == EV_SEL_CUDA && ev_thin_threads(s->cols, s->dtype) > 0) {
-        /* rows of at most 32 chunks: p threads a row (the thin program,
-         * reduce_cpu.h), whole warps; more rows than 1024 threads hold run
-         * as passes */
-        int64_t tp = ev_thin_threads(s->cols, s->dtype);
-        int64_t th = b > 1024 / tp ? 1024 : b * tp;
-        p.block[0] = (th + 31) / 32 * 32;
     } else if (be == EV_SEL_CUDA) {
-        /* a grid that fills the device runs its groups as passes of fewer
-         * threads (reduce_cpu.h, EV_PROGRAM_THREADS); threads is S here */
+        /* rt threads a row (reduce_cpu.h, ev_row_threads: t lanes, or
+         * fewer threads holding them: the thin program, paired lanes),
+         * whole warps; a grid that fills the device runs its rows as
+         * passes of fewer threads (EV_PROGRAM_THREADS); threads is S here */
+        int64_t rt = ev_row_threads(s->cols, s->dtype);
         int64_t cap =
-            threads > 0 && n >= 2 * threads ? (t > EV_PROGRAM_THREADS ? t : EV_PROGRAM_THREADS) : 1024;
-        p.block[0] = b > cap || b * t > cap ? cap : b * t;
+            threads > 0 && n >= 2 * threads ? (rt > EV_PROGRAM_THREADS ? rt : EV_PROGRAM_THREADS) : 1024;
+        int64_t th = b > cap / rt ? cap : b * rt;
+        p.block[0] = (th + 31) / 32 * 32;
     } else {
         p.block[0] = b;
     }

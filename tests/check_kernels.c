@@ -1109,6 +1109,35 @@ START_TEST(test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks)
 }
 END_TEST
 
+/* v8, paired lanes (kernels/reduce_default.cuh): a row of t = 64 lanes is
+ * one warp on cuda (32 threads a row), so b rows are b warps; t = 32 and
+ * t = 128 rows keep t threads. */
+START_TEST(test_selector_plans_one_warp_a_row_of_64_lanes)
+{
+    ev_shape a = {EV_OP_SUM, EV_DTYPE_FP16, 65, 2048, 2048}; /* 4096 bytes: t = 64 */
+    ev_shape c = {EV_OP_SUM, EV_DTYPE_FP32, 96, 2048, 2048}; /* t = 128 */
+    ev_shape d = {EV_OP_MAX, EV_DTYPE_FP32, 300, 777, 800};  /* t = 64, unaligned end */
+    ev_launch_plan p;
+    ev_err err;
+    ck_assert_int_eq(ev_reduce_lanes(2048, EV_DTYPE_FP16), 64);
+    ck_assert_int_eq(ev_row_threads(2048, EV_DTYPE_FP16), EV_PAIR ? 32 : 64);
+    ck_assert_int_eq(ev_row_threads(2048, EV_DTYPE_FP32), 128);
+    ck_assert_int_eq(ev_row_threads(128, EV_DTYPE_BF16), ev_thin_threads(128, EV_DTYPE_BF16) ? 4 : 32);
+    if (!EV_PAIR)
+        return;
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 256);
+    ck_assert_int_eq(p.lanes, 64);
+    ck_assert_int_eq(p.grid[0], 9);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_ROWS1, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 32);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &d, EV_SCHED_DEFAULT, 4, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 128);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &c, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 1024);
+}
+END_TEST
+
 START_TEST(test_selector_plans_short_only_for_rows_of_at_most_32_chunks)
 {
     ev_shape a = {EV_OP_MAX, EV_DTYPE_FP16, 131072, 256, 256};
@@ -1205,6 +1234,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_selector_reproduces_the_seed_decisions_and_launch_shapes);
     tcase_add_test(misc, test_selector_plans_short_only_for_rows_of_at_most_32_chunks);
     tcase_add_test(misc, test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks);
+    tcase_add_test(misc, test_selector_plans_one_warp_a_row_of_64_lanes);
     tcase_add_test(misc, test_selector_caps_a_full_grid_s_programs_at_fewer_threads);
     tcase_add_test(misc, test_selector_plans_split_as_a_cluster_of_8_blocks_a_long_row);
     suite_add_tcase(s, conv);
