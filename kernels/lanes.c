@@ -49,10 +49,10 @@ int64_t ev_thin_threads(int64_t cols, ev_dtype d)
     return EV_THIN ? ev_short_threads(cols, d) : 0;
 }
 
-int64_t ev_row_threads(int64_t cols, ev_dtype d)
+int64_t ev_row_threads(int64_t cols, ev_dtype d, int64_t b)
 {
     int64_t p = ev_thin_threads(cols, d), t = ev_reduce_lanes(cols, d);
-    if (p > 0)
+    if (p > 0 && b >= 32 / p)
         return p;
     return EV_PAIR && t == 64 ? 32 : t;
 }

@@ -84,12 +84,15 @@ int64_t ev_thin_threads(int64_t cols, ev_dtype d);
 #ifndef EV_THIN
 #define EV_THIN 1
 #endif
-/* The threads a row of a default or rowsK program on cuda: the thin
- * program's p where ev_thin_threads > 0; 32 for rows of t = 64 lanes
- * (EV_PAIR: one warp a row, two lanes a thread, kernels/reduce_default.cuh
- * "paired lanes"); t otherwise.  kernels/selector.c plans b times this
- * (whole warps), the launcher passes it to the entry. */
-int64_t ev_row_threads(int64_t cols, ev_dtype d);
+/* The threads a row of a default or rowsK program of b rows on cuda: the
+ * thin program's p where ev_thin_threads > 0 and the b rows fill at least
+ * a warp (b p >= 32: thinner programs, mostly idle warps, measured 1.06-1.22
+ * slower than t lanes a row, docs/perf-notes.md v8); 32 for rows of t = 64
+ * lanes (EV_PAIR: one warp a row, two lanes a thread,
+ * kernels/reduce_default.cuh "paired lanes"); t otherwise.
+ * kernels/selector.c plans b times this (whole warps), the launcher passes
+ * it to the entry. */
+int64_t ev_row_threads(int64_t cols, ev_dtype d, int64_t b);
 #ifndef EV_PAIR
 #define EV_PAIR 1
 #endif
