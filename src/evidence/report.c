@@ -6,8 +6,10 @@
  * writes plain HTML tables: failures and skips first, then per case every
  * arm's hot median, the model, held-out regret and drift.  Everything is
  * formatted with fixed printf conversions, so the same members give the
- * same bytes on every host.  This file reads; report_html.c, report_svg.c
- * and report_md.c write (report_int.h lists them).
+ * same bytes on every host.  This file reads, and holds the writing
+ * helpers every writer shares (escaping, a markdown cell, a number's fixed
+ * format); report_svg.c, report_head.c, report_html.c and report_md.c write
+ * (report_int.h lists them, lowest first).
  */
 #include "evidence/report.h"
 
@@ -44,6 +46,16 @@ int64_t rp_jint(const cJSON *o, const char *key, int64_t dflt)
 int rp_jtrue(const cJSON *o, const char *key)
 {
     return cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, key));
+}
+
+/* Reads a number node, raw exact text or parsed.  Returns 1 and sets *v. */
+int rp_numv(const cJSON *n, double *v)
+{
+    if (cJSON_IsNumber(n)) {
+        *v = n->valuedouble;
+        return 1;
+    }
+    return 0;
 }
 
 /* Parses member name of m[0..n) into *out (NULL when absent and !required).
@@ -183,6 +195,60 @@ static ev_status rep_index(rep *r)
     return rc;
 }
 
+/* ---- writing helpers ------------------------------------------------------- */
+
+/* Appends s with &, <, >, " and ' escaped (NULL appends "-"). */
+ev_status rp_put_esc(ev_buf *b, const char *s)
+{
+    ev_status rc = EV_OK;
+    if (!s)
+        return ev_buf_puts(b, "-");
+    for (const char *p = s; *p && !rc; p++) {
+        switch (*p) {
+        case '&':
+            rc = ev_buf_puts(b, "&amp;");
+            break;
+        case '<':
+            rc = ev_buf_puts(b, "&lt;");
+            break;
+        case '>':
+            rc = ev_buf_puts(b, "&gt;");
+            break;
+        case '"':
+            rc = ev_buf_puts(b, "&quot;");
+            break;
+        case '\'':
+            rc = ev_buf_puts(b, "&#39;");
+            break;
+        default:
+            rc = ev_buf_append(b, p, 1);
+            break;
+        }
+    }
+    return rc;
+}
+
+/* Appends s as a markdown table cell ('|' escaped; NULL appends "-"). */
+ev_status rp_put_md(ev_buf *b, const char *s)
+{
+    ev_status rc = EV_OK;
+    if (!s)
+        return ev_buf_puts(b, "-");
+    for (const char *p = s; *p && !rc; p++)
+        rc = *p == '|' ? ev_buf_puts(b, "\\|") : ev_buf_append(b, p, 1);
+    return rc;
+}
+
+/* Formats a double with d decimals into t (or "-" when not finite). */
+const char *rp_fmt(char t[48], double v, int d)
+{
+    if (!isfinite(v))
+        snprintf(t, 48, "-");
+    else
+        snprintf(t, 48, "%.*f", d, v);
+    return t;
+}
+
 /* ---- what the tables show ------------------------------------------------- */
 
 /* The first job of case idx, arm and phase (no retry), or NULL. */
@@ -200,6 +266,14 @@ const cJSON *rp_find_retry(const rep *r, const char *job_key)
     if (!job_key)
         return NULL;
     snprintf(key, sizeof key, "R|%s", job_key);
+    return rp_ix_find(r, key);
+}
+
+/* The figures' pair arm / against of case idx, or NULL. */
+const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against)
+{
+    char key[200];
+    snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", idx, arm, against);
     return rp_ix_find(r, key);
 }
 

@@ -3,7 +3,8 @@
  * device and host the run measured, the run's status and what the page can
  * say of the bundle's own checks, auto against each peer and the best
  * one), then one compact case x arm matrix of time, GB/s and the fraction
- * of the same run's ceiling.  The long tables follow in report_html.c.
+ * of the same run's ceiling, and the arm header cells it shares with the
+ * case table.  The long tables follow in report_html.c.
  */
 #include "report_int.h"
 #include "runner/sample_rules.h"
@@ -351,6 +352,20 @@ ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b)
     }
     if (!rc)
         rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/* Appends one <th> per arm column of the case table, in order. */
+ev_status rp_put_arm_headers(const rep *r, ev_buf *b)
+{
+    ev_status rc = EV_OK;
+    for (size_t i = 0; i < r->n_arms && !rc; i++) {
+        rc = ev_buf_puts(b, "<th>");
+        if (!rc)
+            rc = rp_put_esc(b, r->arms[i]);
+        if (!rc)
+            rc = ev_buf_puts(b, "</th>");
+    }
     return rc;
 }
 

@@ -1,54 +1,12 @@
 /*
  * report_html.c: report.html from the parsed members: the sections in
  * order (the run, failures, cases, the model, the figures' tables, jobs,
- * residuals, drift), plain HTML with fixed printf conversions
- * (report_int.h).
+ * residuals, drift), plain HTML with fixed printf conversions; the top
+ * of the page is report_head.c's, the charts report_svg.c's (report_int.h).
  */
 #include "report_int.h"
 
 /* ---- writing helpers ------------------------------------------------------- */
-
-/* Appends s with &, <, >, " and ' escaped (NULL appends "-"). */
-ev_status rp_put_esc(ev_buf *b, const char *s)
-{
-    ev_status rc = EV_OK;
-    if (!s)
-        return ev_buf_puts(b, "-");
-    for (const char *p = s; *p && !rc; p++) {
-        switch (*p) {
-        case '&':
-            rc = ev_buf_puts(b, "&amp;");
-            break;
-        case '<':
-            rc = ev_buf_puts(b, "&lt;");
-            break;
-        case '>':
-            rc = ev_buf_puts(b, "&gt;");
-            break;
-        case '"':
-            rc = ev_buf_puts(b, "&quot;");
-            break;
-        case '\'':
-            rc = ev_buf_puts(b, "&#39;");
-            break;
-        default:
-            rc = ev_buf_append(b, p, 1);
-            break;
-        }
-    }
-    return rc;
-}
-
-/* Appends s as a markdown table cell ('|' escaped; NULL appends "-"). */
-ev_status rp_put_md(ev_buf *b, const char *s)
-{
-    ev_status rc = EV_OK;
-    if (!s)
-        return ev_buf_puts(b, "-");
-    for (const char *p = s; *p && !rc; p++)
-        rc = *p == '|' ? ev_buf_puts(b, "\\|") : ev_buf_append(b, p, 1);
-    return rc;
-}
 
 /* Appends "<td>escaped s</td>" (class cls when non-NULL). */
 static ev_status td(ev_buf *b, const char *cls, const char *s)
@@ -58,30 +16,6 @@ static ev_status td(ev_buf *b, const char *cls, const char *s)
         rc = rp_put_esc(b, s);
     if (!rc)
         rc = ev_buf_puts(b, "</td>");
-    return rc;
-}
-
-/* Formats a double with d decimals into t (or "-" when not finite). */
-const char *rp_fmt(char t[48], double v, int d)
-{
-    if (!isfinite(v))
-        snprintf(t, 48, "-");
-    else
-        snprintf(t, 48, "%.*f", d, v);
-    return t;
-}
-
-/* Appends one <th> per arm column of the case table, in order. */
-ev_status rp_put_arm_headers(const rep *r, ev_buf *b)
-{
-    ev_status rc = EV_OK;
-    for (size_t i = 0; i < r->n_arms && !rc; i++) {
-        rc = ev_buf_puts(b, "<th>");
-        if (!rc)
-            rc = rp_put_esc(b, r->arms[i]);
-        if (!rc)
-            rc = ev_buf_puts(b, "</th>");
-    }
     return rc;
 }
 
@@ -433,13 +367,6 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             rc = ev_buf_printf(b, "maximum %s.</p>\n", rp_jnum(hr, "max", &v) ? rp_fmt(t, v, 5) : "-");
     }
     return rc;
-}
-
-const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against)
-{
-    char key[200];
-    snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", idx, arm, against);
-    return rp_ix_find(r, key);
 }
 
 /* The pair auto / best peer of case idx (figures), or NULL. */

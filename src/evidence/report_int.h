@@ -1,17 +1,20 @@
 /*
  * report_int.h: what the report's files share (report.h is the interface):
  * the parsed members a report is drawn from, and the functions one file
- * calls in another.  The files, in reading order:
+ * calls in another.  The files, lowest first (each calls only files
+ * listed before it):
  *   report.c       reading: the members parsed, indexed and looked up; what
  *                  a table cell shows (a job's median or outcome, the best
- *                  peer, a failure's reason)
- *   report_head.c  report.html's top: the headline and the case x arm matrix
- *   report_html.c  report.html: the sections and their tables
- *   report_svg.c   the per-case charts (inline SVG)
- *   report_md.c    the markdown case table
+ *                  peer, a failure's reason); the writing helpers all share
+ *                  (HTML escaping, a markdown cell, a number's format)
  *   report_results.c  the results as data (JSON, CSV) and the rules the
  *                  report, the results and the comparison share: bytes
  *                  moved, the ceiling, an estimate's interval
+ *   report_svg.c   the per-case charts (inline SVG)
+ *   report_head.c  report.html's top: the headline and the case x arm
+ *                  matrix; the arm header cells
+ *   report_html.c  report.html: the sections and their tables
+ *   report_md.c    the markdown case table
  * Private to src/evidence/.
  */
 #ifndef EV_REPORT_INT_H
@@ -71,6 +74,7 @@ const char *rp_arm_phase(const char *arm);
 const char *rp_case_label(const cJSON *c, char *t, size_t cap);
 const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap);
 const char *rp_failure_reason(const cJSON *j, char *t, size_t cap);
+const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against);
 const cJSON *rp_find_decision(const rep *r, const cJSON *c);
 const cJSON *rp_find_job(const rep *r, int64_t idx, const char *arm, const char *phase);
 const cJSON *rp_find_retry(const rep *r, const char *job_key);
@@ -84,6 +88,7 @@ int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v);
 int rp_md_ceiling_bytes(const cJSON *j, double *bytes);
 int rp_md_median(const cJSON *j, double *v);
 const cJSON *rp_md_ref_job(const rep *r, const char *arm, int *used_retry);
+int rp_numv(const cJSON *n, double *v);
 /* The floor a case's ratios take in a sharded bundle (validation.json
  * "shards", docs/runner.md "Shards"): the main-phase floor of the case's
  * own shard (ev_plan_shard_of), or its retry when only that has a median;
@@ -96,16 +101,10 @@ ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r,
 int64_t rp_rounds_of(const rep *r);
 const char *rp_verdict_short(const cJSON *p);
 
-/* report_html.c */
-const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against);
+/* report.c: the writing helpers */
 const char *rp_fmt(char t[48], double v, int d);
-ev_status rp_put_arm_headers(const rep *r, ev_buf *b);
 ev_status rp_put_esc(ev_buf *b, const char *s);
 ev_status rp_put_md(ev_buf *b, const char *s);
-
-/* report_head.c */
-ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b);
-ev_status rp_sec_matrix(const rep *r, ev_buf *b);
 
 /* report_results.c */
 int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outcome, char *reason,
@@ -115,7 +114,11 @@ int rp_case_bytes(const cJSON *c, double *bytes);
 int rp_ceiling_bpus(const rep *r, double *bpus);
 
 /* report_svg.c */
-int rp_numv(const cJSON *n, double *v);
 ev_status rp_sec_case_charts(const rep *r, ev_buf *b);
+
+/* report_head.c */
+ev_status rp_put_arm_headers(const rep *r, ev_buf *b);
+ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b);
+ev_status rp_sec_matrix(const rep *r, ev_buf *b);
 
 #endif

@@ -6,16 +6,6 @@
 
 /* ---- figures (issue 7): the charts --------------------------------------------- */
 
-/* Reads a number node, raw exact text or parsed.  Returns 1 and sets *v. */
-int rp_numv(const cJSON *n, double *v)
-{
-    if (cJSON_IsNumber(n)) {
-        *v = n->valuedouble;
-        return 1;
-    }
-    return 0;
-}
-
 /* The figures' per-job object of job_key, or NULL. */
 static const cJSON *fig_job(const rep *r, const char *job_key)
 {

@@ -4,7 +4,8 @@
  * runs, a worker process, and the functions one file calls in another.
  * The files, in reading order:
  *   supervisor.c   ev_run: the phases in order, host bounds, compile ahead
- *   sup_jobs.c     the job loop: argv, staging, one attempt, one phase
+ *   sup_jobs.c     the job loop: the peer script, argv, staging, one
+ *                  attempt, one phase
  *   sup_child.c    a worker process: spawn, watch, reap; its outcome
  *   sup_records.c  committing a worker's records; the sample rules
  *   sup_state.c    the store's state for resume; creating a run
@@ -180,10 +181,6 @@ static inline int stopping(const sup *s)
     return s->o->stop && *s->o->stop;
 }
 
-/* supervisor.c: the torch peer script of the run (opts->peer_script, or
- * the source root's kernels/peer_torch.py) into out[cap]. */
-void sup_peer_script(const ev_run_opts *o, char *out, size_t cap);
-
 /* sup_records.c */
 void sup_apply_rules(const sup *s, const char *arm, att *a);
 void sup_att_free(att *a);
@@ -198,6 +195,9 @@ void sup_wproc_cancel(wproc *w);
 
 /* sup_jobs.c */
 ev_status sup_run_phase(sup *s, ev_phase ph, ev_err *err);
+/* The torch peer script of the run (opts->peer_script, or the source
+ * root's kernels/peer_torch.py) into out[cap]. */
+void sup_peer_script(const ev_run_opts *o, char *out, size_t cap);
 
 /* sup_state.c */
 ev_status sup_add_job(sup *s, const ev_plan_job *pj, int64_t retry_of, int64_t *job_id, ev_err *err);

@@ -1,6 +1,7 @@
 /*
- * sup_jobs.c: the job loop: a job's worker arguments, staged processes
- * (docs/runner.md, "Staged processes"), one attempt, one phase (sup_int.h).
+ * sup_jobs.c: the job loop: the run's torch peer script, a job's worker
+ * arguments, staged processes (docs/runner.md, "Staged processes"), one
+ * attempt, one phase (sup_int.h).
  */
 #include "sup_int.h"
 
@@ -20,6 +21,15 @@ static void progress(sup *s, const jstate *j, int ended)
     p.elapsed_s = (double)(mono_ns() - s->t0) / 1e9;
     p.eta_s = s->job_s_n ? s->job_s_sum / (double)s->job_s_n * (double)(s->total - s->done) : -1;
     s->o->progress(s->o->progress_ctx, &p);
+}
+
+/* See sup_int.h. */
+void sup_peer_script(const ev_run_opts *o, char *out, size_t cap)
+{
+    if (o->peer_script)
+        snprintf(out, cap, "%s", o->peer_script);
+    else
+        snprintf(out, cap, "%s/kernels/peer_torch.py", o->source_root ? o->source_root : ".");
 }
 
 /* The argument strings of one worker command line. */

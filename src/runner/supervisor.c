@@ -121,15 +121,6 @@ static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *
     return EV_OK;
 }
 
-/* See sup_int.h. */
-void sup_peer_script(const ev_run_opts *o, char *out, size_t cap)
-{
-    if (o->peer_script)
-        snprintf(out, cap, "%s", o->peer_script);
-    else
-        snprintf(out, cap, "%s/kernels/peer_torch.py", o->source_root ? o->source_root : ".");
-}
-
 /*
  * Asks the worker which backends it was built with (evident-worker
  * --backends prints them on one line).  Returns EV_OK when o->backend is
