@@ -1,8 +1,10 @@
 /*
  * verify_bundle.c: the verifier's bundle: a bundle file read into memory
- * and through the hardened reader (check 1), its members sorted for
- * lookup, and the lookups every check uses (verify_int.h).  The checks
- * call this module, never the driver (verify.c), which calls them.
+ * and through the hardened reader (check 1), samples.csv streamed as it
+ * is read (verify_samples.c), its members sorted for lookup
+ * (verify_lookup.c holds the lookups every check uses; verify_int.h).
+ * The checks call these modules, never the driver (verify.c), which
+ * calls them.
  */
 #include "verify.h"
 
@@ -34,22 +36,6 @@ int vb_is_listed_prefix(const char *name)
 static int vb_cmp_member(const void *a, const void *b)
 {
     return strcmp(((const vb_member *)a)->name, ((const vb_member *)b)->name);
-}
-
-const vb_member *vb_find(const vb_bundle *b, const char *name)
-{
-    size_t lo = 0, hi = b ? b->n : 0;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int c = strcmp(b->m[mid].name, name);
-        if (c == 0)
-            return &b->m[mid];
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return NULL;
 }
 
 void vb_free(vb_bundle *b)

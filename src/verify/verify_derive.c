@@ -47,15 +47,6 @@ static const cJSON *vd_attempt(const vb_vjob *v, int64_t att)
     return NULL;
 }
 
-/* The case object of validation.json with this index, or NULL. */
-const cJSON *vd_case(const vb_bundle *b, int64_t ci)
-{
-    const cJSON *cases = cJSON_GetObjectItemCaseSensitive(b->validation, "cases");
-    if (ci < 0 || !cJSON_IsArray(cases) || ci >= cJSON_GetArraySize(cases))
-        return NULL;
-    return cJSON_GetArrayItem(cases, (int)ci);
-}
-
 /* Rows of samples.csv against validation.json's jobs and attempts. */
 static void vd_rows(vd_ctx *x)
 {
@@ -99,7 +90,7 @@ static void vd_rows(vd_ctx *x)
             vr_fail(r, VR_REDERIVE, VS,
                     "job %lld: job_key, phase, arm, label or outcome differ from validation.json's %s",
                     (long long)sj->job_id, v->key);
-        const cJSON *c = vd_case(b, v->case_index);
+        const cJSON *c = vb_case(b, v->case_index);
         if (v->case_index < 0) {
             if (sj->op[0])
                 vr_fail(r, VR_REDERIVE, VS, "job %s has no case, yet its rows name one", v->key);
@@ -285,7 +276,7 @@ static void vd_impossible(vd_ctx *x)
     }
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
-        const cJSON *c = vd_case(b, v->case_index);
+        const cJSON *c = vb_case(b, v->case_index);
         int64_t rows = 0, s = n > 1 ? ev_plan_shard_of(v->case_index, n) : 0;
         char why[400];
         if (v->case_index < 0 || !c || vj_i64(c, "rows", &rows) || !isfinite(x->hot_median[k]))

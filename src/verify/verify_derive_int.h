@@ -44,9 +44,6 @@ typedef struct vd_ctx {
     double *hot_median, *cold_median;
 } vd_ctx;
 
-/* verify_derive.c */
-const cJSON *vd_case(const vb_bundle *b, int64_t ci);
-
 /* verify_selector.c */
 void vd_selector(vd_ctx *x);
 

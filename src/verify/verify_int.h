@@ -160,8 +160,11 @@ typedef struct vb_bundle {
  * the archive failed check 1). */
 ev_status vb_load(const char *path, ev_vreport *r, vb_bundle **out, ev_err *err);
 void vb_free(vb_bundle *b); /* NULL-safe */
-/* Member by exact name, or NULL. */
+/* verify_lookup.c: member by exact name, or NULL. */
 const vb_member *vb_find(const vb_bundle *b, const char *name);
+/* verify_lookup.c: the case object of validation.json with index ci, or
+ * NULL. */
+const cJSON *vb_case(const vb_bundle *b, int64_t ci);
 
 /* ---- checks ------------------------------------------------------------- */
 

@@ -140,7 +140,7 @@ void vd_selector(vd_ctx *x)
             /* an external arm launches the entry its protocol declares, with
              * the declared geometry evaluated for the case on cuda (one call
              * per op on cpu: grid and block 1) */
-            const cJSON *c = vd_case(b, v->case_index), *a;
+            const cJSON *c = vb_case(b, v->case_index), *a;
             const char *cop = vj_str(c, "op"), *cdt = vj_str(c, "dtype");
             const char *want = cop && cdt ? ev_ext_entry_for(ek, cop, cdt) : NULL;
             int64_t wg[3] = {1, 1, 1}, wb[3] = {1, 1, 1}, crows = 0, ccols = 0, cstride = 0;
@@ -187,7 +187,7 @@ void vd_selector(vd_ctx *x)
         }
         if (!is_auto && ev_sched_parse(v->arm, &sched))
             continue; /* peers, reference and fault arms: not the selector's */
-        const cJSON *c = vd_case(b, v->case_index), *a;
+        const cJSON *c = vb_case(b, v->case_index), *a;
         int64_t B;
         if (!c || vj_i64(c, "default_rows", &B)) {
             vr_fail(x->r, VR_REDERIVE, VV, "job %s: no case with default_rows for the selector", v->key);
