@@ -6,7 +6,8 @@ resolved as the compiler does (the including file's directory, then
 -Isrc -Isrc/common -Ikernels); a strongly connected component of more
 than one file is a circle.
 
-Calls: from the objects of a build (build/obj/src/**/*.o): nm gives each
+Calls: from the objects of a build (build/obj/src/**/*.o whose source
+src/**/*.c exists): nm gives each
 object's defined (T, D, B, R) and undefined (U) symbols; A -> B when A
 uses a symbol B defines.  A component of more than one file is a circle.
 
@@ -76,7 +77,13 @@ def include_graph():
 
 
 def call_graph(build):
-    objs = sorted(glob.glob(os.path.join(build, "obj/src/**/*.o"), recursive=True))
+    # only objects of sources that exist: a stale object of a moved or
+    # removed file would show a call that is no longer there
+    objs = sorted(
+        o
+        for o in glob.glob(os.path.join(build, "obj/src/**/*.o"), recursive=True)
+        if os.path.exists(os.path.relpath(o, os.path.join(build, "obj"))[:-2] + ".c")
+    )
     defs, uses = {}, {}
     for o in objs:
         out = subprocess.run(["nm", o], capture_output=True, text=True, check=True).stdout
