@@ -49,10 +49,19 @@ int64_t ev_thin_threads(int64_t cols, ev_dtype d)
     return EV_THIN ? ev_short_threads(cols, d) : 0;
 }
 
-int64_t ev_row_threads(int64_t cols, ev_dtype d, int64_t b)
+/* 1 when the lean program (v7, kernels/reduce_default.cuh) takes every
+ * row: rows of whole chunks, each starting on 16 bytes (the allocation's
+ * own alignment, 256 bytes, is the worker's). */
+static int ev_rows_lean(int64_t cols, int64_t stride, ev_dtype d)
+{
+    int64_t size = (int64_t)ev_dtype_size(d), v = ev_reduce_vec(d);
+    return v > 0 && cols % v == 0 && stride % (16 / size) == 0;
+}
+
+int64_t ev_row_threads(int64_t cols, int64_t stride, ev_dtype d, int64_t b)
 {
     int64_t p = ev_thin_threads(cols, d), t = ev_reduce_lanes(cols, d);
-    if (p > 0 && b >= 32 / p)
+    if (p > 0 && (b >= 32 / p || (EV_THIN_RULE == 2 && b >= 8 / p && !ev_rows_lean(cols, stride, d))))
         return p;
     return EV_PAIR && t == 64 ? 32 : t;
 }

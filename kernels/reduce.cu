@@ -121,7 +121,7 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
     int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
     int64_t g = e->rows == -3 ? ev_split_programs(sh->cols, sh->dtype) : 1; /* programs a row */
-    int64_t tp = e->rows >= 0 ? ev_row_threads(sh->cols, sh->dtype, p->rows_per_program) : 0; /* a row's threads */
+    int64_t tp = e->rows >= 0 ? ev_row_threads(sh->cols, sh->stride, sh->dtype, p->rows_per_program) : 0; /* a row's threads */
     if ((e->rows == -2 && (sp < 1 || p->rows_per_program != EV_SHORT_PROGRAM / sp ||
                            p->block[0] != EV_SHORT_PROGRAM)) ||
         (e->rows == -3 && (g < 1 || p->rows_per_program != 1 || p->block[0] != p->lanes / g)) ||

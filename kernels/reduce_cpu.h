@@ -85,14 +85,24 @@ int64_t ev_thin_threads(int64_t cols, ev_dtype d);
 #define EV_THIN 1
 #endif
 /* The threads a row of a default or rowsK program of b rows on cuda: the
- * thin program's p where ev_thin_threads > 0 and the b rows fill at least
- * a warp (b p >= 32: thinner programs, mostly idle warps, measured 1.06-1.22
- * slower than t lanes a row, docs/perf-notes.md v8); 32 for rows of t = 64
- * lanes (EV_PAIR: one warp a row, two lanes a thread,
- * kernels/reduce_default.cuh "paired lanes"); t otherwise.
- * kernels/selector.c plans b times this (whole warps), the launcher passes
- * it to the entry. */
-int64_t ev_row_threads(int64_t cols, ev_dtype d, int64_t b);
+ * thin program's p where ev_thin_threads > 0 and either the b rows fill a
+ * warp (b p >= 32) or the lean program does not take the rows (a partial
+ * chunk, or rows not on 16 bytes) and b p >= 8 (EV_THIN_RULE 2); 32 for
+ * rows of t = 64 lanes (EV_PAIR: one warp a row, two lanes a thread,
+ * kernels/reduce_default.cuh "paired lanes"); t otherwise.  Measured side
+ * by side on the H200 (docs/perf-notes.md v8, v9): thinner programs on
+ * lean rows ran 1.06-1.22 slower than t lanes a row on 8 of 12 programs
+ * (256x128 bf16 rows1/2/4, 2048x64 fp16 default/rows1/rows2), the
+ * lean program being the faster there; on 1000x100 fp16 (a partial
+ * chunk) the thin program read 0.91-0.92 of t lanes at b p = 8 and 16
+ * and 1.05 at b p = 4.  kernels/selector.c plans b times this (whole
+ * warps), the launcher passes it to the entry. */
+int64_t ev_row_threads(int64_t cols, int64_t stride, ev_dtype d, int64_t b);
+/* EV_THIN_RULE (issue 18, v9; 2 is the default): 1 keeps v8's rule (the
+ * thin program only where b p >= 32), for measuring side by side. */
+#ifndef EV_THIN_RULE
+#define EV_THIN_RULE 2
+#endif
 #ifndef EV_PAIR
 #define EV_PAIR 1
 #endif

@@ -58,7 +58,7 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
          * fewer threads holding them: the thin program, paired lanes),
          * whole warps; a grid that fills the device runs its rows as
          * passes of fewer threads (EV_PROGRAM_THREADS); threads is S here */
-        int64_t rt = ev_row_threads(s->cols, s->dtype, b);
+        int64_t rt = ev_row_threads(s->cols, s->stride, s->dtype, b);
         int64_t cap =
             threads > 0 && n >= 2 * threads ? (rt > EV_PROGRAM_THREADS ? rt : EV_PROGRAM_THREADS) : 1024;
         int64_t th = b > cap / rt ? cap : b * rt;

@@ -12,9 +12,10 @@
  *   block  = (min(b * t, 1024), 1, 1), or (min(b * t, max(t,
  *            EV_PROGRAM_THREADS)), 1, 1) where ceil(R / b) >= 2 S (S the
  *            SMs, reduce_cpu.h); default and rowsK on rows of at most
- *            32 chunks (p = ev_thin_threads(N, dtype) > 0) with b p >= 32,
+ *            32 chunks (p = ev_thin_threads(N, dtype) > 0) with b p >= 32
+ *            (or b p >= 8 on rows the lean program does not take),
  *            and on rows of t = 64 lanes: b rt threads, rt =
- *            ev_row_threads(N, dtype, b) (p, or 32: one warp a row),
+ *            ev_row_threads(N, stride, dtype, b) (p, or 32: one warp a row),
  *            rounded up to a multiple of 32, capped as above; short:
  *            (EV_SHORT_PROGRAM, 1, 1);
  *            split: (t / G, 1, 1), G = ev_split_programs(N, dtype)

@@ -1090,8 +1090,16 @@ START_TEST(test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks)
     ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_ROWS1, 8, 132, &p, &err), EV_OK);
     ck_assert_int_eq(p.block[0], 32); /* b p = 4 < 32: t = 32 lanes, not the thin program */
     ck_assert_int_eq(p.grid[0], 256);
-    ck_assert_int_eq(ev_row_threads(128, EV_DTYPE_BF16, 1), ev_reduce_lanes(128, EV_DTYPE_BF16));
-    ck_assert_int_eq(ev_row_threads(256, EV_DTYPE_FP16, 4), 8); /* b p = 32: thin */
+    ck_assert_int_eq(ev_row_threads(128, 128, EV_DTYPE_BF16, 1), ev_reduce_lanes(128, EV_DTYPE_BF16));
+    ck_assert_int_eq(ev_row_threads(256, 256, EV_DTYPE_FP16, 4), 8); /* b p = 32: thin */
+    /* b p = 16 on lean rows (whole chunks on 16 bytes): t lanes under
+     * either rule; on rows of a partial chunk (or not on 16 bytes) the
+     * thin program from b p = 8 under EV_THIN_RULE 2 */
+    ck_assert_int_eq(ev_row_threads(64, 64, EV_DTYPE_FP16, 8), 32);
+    ck_assert_int_eq(ev_row_threads(100, 100, EV_DTYPE_FP16, 4), EV_THIN_RULE == 2 ? 4 : 32);
+    ck_assert_int_eq(ev_row_threads(100, 100, EV_DTYPE_FP16, 2), EV_THIN_RULE == 2 ? 4 : 32); /* b p = 8 */
+    ck_assert_int_eq(ev_row_threads(100, 100, EV_DTYPE_FP16, 1), 32); /* b p = 4: t lanes */
+    ck_assert_int_eq(ev_row_threads(64, 68, EV_DTYPE_FP16, 8), EV_THIN_RULE == 2 ? 2 : 32);
     ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 64, 132, &p, &err), EV_OK);
     ck_assert_int_eq(p.block[0], 256);
     ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 1000, 132, &p, &err), EV_OK);
@@ -1122,10 +1130,11 @@ START_TEST(test_selector_plans_one_warp_a_row_of_64_lanes)
     ev_launch_plan p;
     ev_err err;
     ck_assert_int_eq(ev_reduce_lanes(2048, EV_DTYPE_FP16), 64);
-    ck_assert_int_eq(ev_row_threads(2048, EV_DTYPE_FP16, 8), EV_PAIR ? 32 : 64);
-    ck_assert_int_eq(ev_row_threads(2048, EV_DTYPE_FP32, 8), 128);
-    ck_assert_int_eq(ev_row_threads(128, EV_DTYPE_BF16, 8), ev_thin_threads(128, EV_DTYPE_BF16) ? 4 : 32);
-    ck_assert_int_eq(ev_row_threads(128, EV_DTYPE_BF16, 4), 32); /* 16 threads: not a warp's worth */
+    ck_assert_int_eq(ev_row_threads(2048, 2048, EV_DTYPE_FP16, 8), EV_PAIR ? 32 : 64);
+    ck_assert_int_eq(ev_row_threads(2048, 2048, EV_DTYPE_FP32, 8), 128);
+    ck_assert_int_eq(ev_row_threads(128, 128, EV_DTYPE_BF16, 8),
+                     ev_thin_threads(128, EV_DTYPE_BF16) ? 4 : 32);
+    ck_assert_int_eq(ev_row_threads(128, 128, EV_DTYPE_BF16, 4), 32); /* 16 threads: not a warp's worth */
     if (!EV_PAIR)
         return;
     ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
