@@ -27,7 +27,7 @@
 #include "evidence/compare.h"
 #include "evidence/member.h"
 #include "evidence/report.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 static char g_dir[256];
 

@@ -34,7 +34,7 @@
 #include "sign/dsse.h"
 #include "sign/key.h"
 #include "verify/fixture/vfixture.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 static char g_dir[256];   /* mkdtemp directory of this run */
 static char g_good[300];  /* the good bundle, signed: g_good.intoto.json */

@@ -42,7 +42,7 @@
 #include "verify/fixture/vfixture.h"
 #include "verify/verify.h"
 #include "verify/verify_int.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 /* ------------------------------------------------------------ fixture */
 

@@ -18,7 +18,7 @@
 
 #include "buf.h"
 #include "sha256.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 /* ------------------------------------------------------------ raw writer */
 

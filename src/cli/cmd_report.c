@@ -10,7 +10,7 @@
  * usage errors and unreadable or unwritable paths.
  *
  * The archive is read with the verifier's hardened reader
- * (src/verify/zipread.h), so a report is never drawn from an archive that
+ * (src/common/zipread.h), so a report is never drawn from an archive that
  * verify-bundle's first check would refuse.  A bundle file is also
  * verified (checks 1-6, src/verify/verify.h): when it fails, the report
  * opens with a red notice naming the first failure and is written all

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "names.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 /* Returns the first member named name, or NULL. */
 const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name)

@@ -27,7 +27,7 @@ const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name);
 
 /*
  * Reads the zip bytes p[0..n) with the verifier's hardened reader
- * (src/verify/zipread.h: bounded layout parse, libzip with ZIP_CHECKCONS,
+ * (src/common/zipread.h: bounded layout parse, libzip with ZIP_CHECKCONS,
  * every member read to its end) and lists its members, pointing into the
  * archive.  OUT: *z (ev_zip_free) and *m (free; *count entries, one more
  * zeroed).  EV_EFORMAT with err "not a readable bundle: MEMBER: REASON (N

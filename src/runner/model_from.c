@@ -12,7 +12,7 @@
 #include "buf.h"
 #include "json.h"
 #include "sha256.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 /* A member of z parsed as strict JSON, or NULL with *why set. */
 static cJSON *member_json(const ev_zip *z, const char *name, const char **why)

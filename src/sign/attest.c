@@ -14,7 +14,7 @@
 
 #include "json.h"
 #include "sign/dsse.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 ev_status ev_attest_rfc3339(int64_t t_ns, char buf[40])
 {

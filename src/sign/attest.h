@@ -95,7 +95,7 @@ ev_status ev_attest_vsa(const ev_vsa_in *in, ev_buf *out);
 ev_status ev_attest_rfc3339(int64_t t_ns, char buf[40]);
 
 /* A bundle's members read by the verifier's hardened reader
- * (src/verify/zipread.h).  ev_attest_bundle_free releases it. */
+ * (src/common/zipread.h).  ev_attest_bundle_free releases it. */
 typedef struct ev_attest_bundle {
     struct ev_zip *z;
     ev_member *m;

@@ -8,7 +8,7 @@
  * the exit code.
  *
  * Checks, in order (names as they appear in reports and on stderr):
- *   1 archive   hardened zip reading (src/verify/zipread.h)
+ *   1 archive   hardened zip reading (src/common/zipread.h)
  *   2 members   required set + receipts.json's sources/ and outputs/,
  *               sizes and SHA-256 equal their receipts, --expect-root
  *   3 formats   strict JSON (canonical numbers) and strict CSV

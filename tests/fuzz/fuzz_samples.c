@@ -21,7 +21,7 @@
 #include <string.h>
 
 #include "verify/verify_int.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 /* One judgement: the report's check-3 part and the table. */
 typedef struct judged {

@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "sha256.h"
-#include "verify/zipread.h"
+#include "zipread.h"
 
 /* Aborts (a finding) when s holds a byte outside printable ASCII. */
 static void assert_printable(const char *s)
