@@ -14,6 +14,7 @@
 
 #include "export_int.h"
 #include "evidence/receipts.h"
+#include "evidence/member.h"
 
 /* ---- packaging ----------------------------------------------------------- */
 
@@ -128,15 +129,16 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
     char tree[EV_SHA256_HEX_LEN + 1];
     char name[600];
 
-    if ((rc = bundle_add_copy(B, "protocol.json", L->run.protocol, L->run.protocol_len)))
+    if ((rc = bundle_add_copy(B, EV_MEMBER_PROTOCOL, L->run.protocol, L->run.protocol_len)))
         goto oom;
-    if ((rc = ex_write_samples_csv(L, &buf)) || (rc = bundle_add_buf(B, "samples.csv", &buf)))
+    if ((rc = ex_write_samples_csv(L, &buf)) || (rc = bundle_add_buf(B, EV_MEMBER_SAMPLES, &buf)))
         goto oom;
     if ((rc = ex_write_model(L, &model, err)))
         goto out;
-    if ((rc = ex_write_validation(L, &model, &buf, err)) || (rc = bundle_add_buf(B, "validation.json", &buf)))
+    if ((rc = ex_write_validation(L, &model, &buf, err)) ||
+        (rc = bundle_add_buf(B, EV_MEMBER_VALIDATION, &buf)))
         goto oom;
-    if ((rc = bundle_add_buf(B, "model.json", &model)))
+    if ((rc = bundle_add_buf(B, EV_MEMBER_MODEL, &model)))
         goto oom;
 
     if (L->sources.n) {
@@ -153,7 +155,7 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
             rc = ev_err_set(err, EV_EDB, "export: snapshot rows out of order at %s", x->path);
             goto out;
         }
-        if ((size_t)snprintf(name, sizeof name, "sources/%s", x->path) >= sizeof name ||
+        if ((size_t)snprintf(name, sizeof name, EV_MEMBER_SOURCES "%s", x->path) >= sizeof name ||
             !ev_member_name_ok(name)) {
             rc = ev_err_set(err, EV_EFORMAT, "export: snapshot path not allowed as a member name: '%s'",
                             x->path);
@@ -164,9 +166,9 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
     }
     if ((rc = ev_bundle_tree_hash(paths, shas, L->sources.n, tree)))
         goto oom;
-    if ((rc = ex_write_proof(L, tree, &buf)) || (rc = bundle_add_buf(B, "proof-receipts.json", &buf)))
+    if ((rc = ex_write_proof(L, tree, &buf)) || (rc = bundle_add_buf(B, EV_MEMBER_PROOF, &buf)))
         goto oom;
-    if ((rc = ex_write_provenance(L, tree, &buf)) || (rc = bundle_add_buf(B, "provenance.json", &buf)))
+    if ((rc = ex_write_provenance(L, tree, &buf)) || (rc = bundle_add_buf(B, EV_MEMBER_PROVENANCE, &buf)))
         goto oom;
 
     for (size_t i = 0; i < L->vals.n; i++) {
@@ -181,11 +183,11 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
     bundle_sort(B);
     if ((rc = ev_report_html(B->m, B->n, &buf, err)))
         goto out;
-    if ((rc = bundle_add_buf(B, "report.html", &buf)))
+    if ((rc = bundle_add_buf(B, EV_MEMBER_REPORT, &buf)))
         goto oom;
     bundle_sort(B);
     if ((rc = write_receipts(B, &buf)) || (rc = ev_sha256_hex(buf.data, buf.len, B->root)) ||
-        (rc = bundle_add_buf(B, "receipts.json", &buf)))
+        (rc = bundle_add_buf(B, EV_MEMBER_RECEIPTS, &buf)))
         goto oom;
     bundle_sort(B);
     goto out;

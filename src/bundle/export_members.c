@@ -5,10 +5,11 @@
  */
 #include "export_int.h"
 #include "runner/plan.h"
+#include "evidence/member.h"
 
 void ex_output_name(const xval *v, char *name, size_t cap)
 {
-    snprintf(name, cap, "outputs/%" PRId64 "-%" PRId64 ".bin", v->job_id, v->attempt);
+    snprintf(name, cap, EV_MEMBER_OUTPUTS "%" PRId64 "-%" PRId64 ".bin", v->job_id, v->attempt);
 }
 
 /* Writes samples.csv into out. */

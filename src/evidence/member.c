@@ -9,6 +9,22 @@
 #include "names.h"
 #include "zipread.h"
 
+const char *const ev_member_required[] = {
+    EV_MEMBER_MODEL,    EV_MEMBER_PROOF,  EV_MEMBER_PROTOCOL, EV_MEMBER_PROVENANCE,
+    EV_MEMBER_RECEIPTS, EV_MEMBER_REPORT, EV_MEMBER_SAMPLES,  EV_MEMBER_VALIDATION,
+};
+const size_t ev_member_n_required = sizeof ev_member_required / sizeof ev_member_required[0];
+
+int ev_member_is_source(const char *name)
+{
+    return !strncmp(name, EV_MEMBER_SOURCES, sizeof EV_MEMBER_SOURCES - 1);
+}
+
+int ev_member_is_output(const char *name)
+{
+    return !strncmp(name, EV_MEMBER_OUTPUTS, sizeof EV_MEMBER_OUTPUTS - 1);
+}
+
 /* Returns the first member named name, or NULL. */
 const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name)
 {

@@ -15,6 +15,33 @@
 
 struct ev_zip;
 
+/*
+ * The members' names (docs/bundle-format.md): the exporter writes them,
+ * the verifier requires them, the report and the signer read them.  The
+ * fixed members, then the two folders whose members are listed one by one
+ * in receipts.json: the measurement closure's source bytes and the jobs'
+ * outputs.
+ */
+#define EV_MEMBER_MODEL      "model.json"
+#define EV_MEMBER_PROOF      "proof-receipts.json"
+#define EV_MEMBER_PROTOCOL   "protocol.json"
+#define EV_MEMBER_PROVENANCE "provenance.json"
+#define EV_MEMBER_RECEIPTS   "receipts.json"
+#define EV_MEMBER_REPORT     "report.html"
+#define EV_MEMBER_SAMPLES    "samples.csv"
+#define EV_MEMBER_VALIDATION "validation.json"
+#define EV_MEMBER_SOURCES    "sources/"
+#define EV_MEMBER_OUTPUTS    "outputs/"
+
+/* Every fixed member a bundle must hold, sorted by name: the list the
+ * verifier's check 2 requires (the exporter writes each by its macro). */
+extern const char *const ev_member_required[];
+extern const size_t ev_member_n_required;
+
+/* Returns 1 for a name under sources/, resp. outputs/, else 0. */
+int ev_member_is_source(const char *name);
+int ev_member_is_output(const char *name);
+
 typedef struct ev_member {
     const char *name; /* '/'-separated, see docs/bundle-format.md */
     const void *data; /* may be NULL when len == 0 */

@@ -11,11 +11,12 @@
 
 #include "buf.h"
 #include "json.h"
+#include "evidence/member.h"
 
 int ev_member_is_raw(const char *name)
 {
-    return !strcmp(name, "protocol.json") || !strcmp(name, "samples.csv") || !strncmp(name, "sources/", 8) ||
-           !strncmp(name, "outputs/", 8);
+    return !strcmp(name, EV_MEMBER_PROTOCOL) || !strcmp(name, EV_MEMBER_SAMPLES) ||
+           ev_member_is_source(name) || ev_member_is_output(name);
 }
 
 void ev_subjects_free(ev_subjects *s)

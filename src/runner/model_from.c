@@ -13,6 +13,7 @@
 #include "json.h"
 #include "sha256.h"
 #include "zipread.h"
+#include "evidence/member.h"
 
 /* A member of z parsed as strict JSON, or NULL with *why set. */
 static cJSON *member_json(const ev_zip *z, const char *name, const char **why)
@@ -62,9 +63,10 @@ ev_status ev_model_from_bundle(const char *path, const char *protocol_id, const 
     }
     if (rc)
         goto out;
-    if (!(val = member_json(z, "validation.json", &why)) || !(model = member_json(z, "model.json", &why))) {
+    if (!(val = member_json(z, EV_MEMBER_VALIDATION, &why)) ||
+        !(model = member_json(z, EV_MEMBER_MODEL, &why))) {
         rc = ev_err_set(err, EV_EUSAGE, "--model: %s: %s %s; name an earlier run's delivery.zip", path,
-                        val ? "model.json" : "validation.json", why);
+                        val ? EV_MEMBER_MODEL : EV_MEMBER_VALIDATION, why);
         goto out;
     }
     run = cJSON_GetObjectItemCaseSensitive(val, "run");

@@ -33,6 +33,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "evidence/member.h"
 
 #define RULE_TEXT 320
 /* samples is at most 1000 (protocol.c): the median needs no allocation. */
@@ -292,7 +293,7 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
 
 const char *ev_rule_member_name(ev_rule_member m)
 {
-    return m == EV_RULE_SAMPLES_CSV ? "samples.csv" : "validation.json";
+    return m == EV_RULE_SAMPLES_CSV ? EV_MEMBER_SAMPLES : EV_MEMBER_VALIDATION;
 }
 
 int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t rows, double floor_us,

@@ -21,6 +21,7 @@
 #include "names.h"
 #include "proc.h"
 #include "sha256.h"
+#include "evidence/member.h"
 
 /* The first entry the closure walk could not read (its odd callback). */
 typedef struct walk_error {
@@ -64,7 +65,7 @@ ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size
     for (size_t i = 0; i < l.n; i++) {
         char member[EV_NAME_MAX + 16], why[96];
         const char *bad;
-        int len = snprintf(member, sizeof member, "sources/%s", l.v[i]);
+        int len = snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", l.v[i]);
         bad = len < 0 || (size_t)len >= sizeof member ? "name too long"
                                                       : ev_name_problem(member, (size_t)len, why, sizeof why);
         if (bad) {

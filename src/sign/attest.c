@@ -15,6 +15,7 @@
 #include "json.h"
 #include "sign/dsse.h"
 #include "zipread.h"
+#include "evidence/member.h"
 
 ev_status ev_attest_rfc3339(int64_t t_ns, char buf[40])
 {
@@ -182,9 +183,9 @@ ev_status ev_attest_statement(const ev_member *m, size_t n, ev_buf *out, ev_err 
     char(*hex)[EV_SHA256_HEX_LEN + 1] = NULL;
     ev_subjects subj = {0};
 
-    if ((rc = parse_member(m, n, "protocol.json", &protocol, err)) ||
-        (rc = parse_member(m, n, "provenance.json", &prov, err)) ||
-        (rc = parse_member(m, n, "validation.json", &val, err)))
+    if ((rc = parse_member(m, n, EV_MEMBER_PROTOCOL, &protocol, err)) ||
+        (rc = parse_member(m, n, EV_MEMBER_PROVENANCE, &prov, err)) ||
+        (rc = parse_member(m, n, EV_MEMBER_VALIDATION, &val, err)))
         goto out;
     ms = calloc(n ? n : 1, sizeof *ms);
     hex = calloc(n ? n : 1, sizeof *hex);
@@ -200,7 +201,7 @@ ev_status ev_attest_statement(const ev_member *m, size_t n, ev_buf *out, ev_err 
         }
         ms[i].name = m[i].name;
         ms[i].sha256_hex = hex[i];
-        if (!strcmp(m[i].name, "protocol.json"))
+        if (!strcmp(m[i].name, EV_MEMBER_PROTOCOL))
             proto_sha = hex[i];
     }
     if ((rc = ev_raw_subjects(ms, n, val, &subj, err)))

@@ -126,8 +126,8 @@ ev_status vc_attest(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r, ev_err
     if ((rc = ev_raw_subjects(ms, b->n, b->validation, &subj, &why))) {
         if (rc == EV_ENOMEM)
             goto out;
-        vr_fail(r, VR_ATTEST, "validation.json", "%s (check 3 says why): its raw records cannot be matched",
-                why.msg);
+        vr_fail(r, VR_ATTEST, EV_MEMBER_VALIDATION,
+                "%s (check 3 says why): its raw records cannot be matched", why.msg);
         rc = EV_OK;
         goto out;
     }

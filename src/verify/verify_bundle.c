@@ -20,18 +20,6 @@
 #include "verify_int.h"
 #include "zipread.h"
 
-const char *const vb_required[] = {
-    "model.json",    "proof-receipts.json", "protocol.json", "provenance.json",
-    "receipts.json", "report.html",         "samples.csv",   "validation.json",
-};
-const size_t vb_n_required = sizeof vb_required / sizeof vb_required[0];
-
-/* Returns 1 for names under sources/ or outputs/. */
-int vb_is_listed_prefix(const char *name)
-{
-    return !strncmp(name, "sources/", 8) || !strncmp(name, "outputs/", 8);
-}
-
 /* qsort comparator: members by name (bytewise). */
 static int vb_cmp_member(const void *a, const void *b)
 {
@@ -155,7 +143,7 @@ ev_status vb_load(const char *path, ev_vreport *r, vb_bundle **out, ev_err *err)
         b->m[i].sha_hex = zm->sha256_hex;
     }
     qsort(b->m, b->n, sizeof *b->m, vb_cmp_member);
-    const vb_member *rec = vb_find(b, "receipts.json");
+    const vb_member *rec = vb_find(b, EV_MEMBER_RECEIPTS);
     if (rec) {
         memcpy(b->root_hex, rec->sha_hex, EV_SHA256_HEX_LEN + 1);
         b->have_root = 1;

@@ -222,13 +222,13 @@ static int vc_nodes_equal(const cJSON *a, const cJSON *b)
 void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
 {
     vr_use(r, VR_COMPARE);
-    const vb_member *pa = vb_find(a, "protocol.json"), *pb = vb_find(b, "protocol.json");
+    const vb_member *pa = vb_find(a, EV_MEMBER_PROTOCOL), *pb = vb_find(b, EV_MEMBER_PROTOCOL);
     if (!pa || !pb) {
         vr_not_run(r, VR_COMPARE, "a bundle has no protocol.json");
         return;
     }
     if (strcmp(pa->sha_hex, pb->sha_hex)) {
-        vr_fail(r, VR_COMPARE, "protocol.json",
+        vr_fail(r, VR_COMPARE, EV_MEMBER_PROTOCOL,
                 "the bundles ran different protocols (%s vs %s): not comparable", pa->sha_hex, pb->sha_hex);
         return;
     }
@@ -240,7 +240,8 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
     const cJSON *rb = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
     const char *ba = vj_str(ra, "backend"), *bb = vj_str(rb, "backend");
     if (!ba || !bb || strcmp(ba, bb))
-        vr_fail(r, VR_COMPARE, "validation.json", "backends differ (%s vs %s)", ba ? ba : "?", bb ? bb : "?");
+        vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "backends differ (%s vs %s)", ba ? ba : "?",
+                bb ? bb : "?");
 
     /* Timing summary first (notes are capped; the summary must survive). */
     size_t n_ratio = 0;
@@ -269,20 +270,21 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
         const vb_vjob *ja = &a->vjobs[i];
         const vb_vjob *jb = vc_job_by_key(b, ja->key);
         if (!jb) {
-            vr_fail(r, VR_COMPARE, "validation.json", "job %s is in A only", ja->key);
+            vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s is in A only", ja->key);
             continue;
         }
         if (strcmp(ja->outcome, jb->outcome))
-            vr_fail(r, VR_COMPARE, "validation.json", "job %s: outcome %s in A, %s in B", ja->key,
+            vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s: outcome %s in A, %s in B", ja->key,
                     ja->outcome, jb->outcome);
         const cJSON *la = vc_last_attempt(ja), *lb = vc_last_attempt(jb);
         if (la && lb && !vc_nodes_equal(la, lb))
-            vr_fail(r, VR_COMPARE, "validation.json", "job %s: entry/grid receipts (graph nodes) differ",
+            vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s: entry/grid receipts (graph nodes) differ",
                     ja->key);
         const cJSON *va = vc_first_validation(la), *vb = vc_first_validation(lb);
         const char *ha = vj_str(va, "output_sha256"), *hb = vj_str(vb, "output_sha256");
         if ((ha != NULL) != (hb != NULL)) {
-            vr_fail(r, VR_COMPARE, "validation.json", "job %s: an output hash in one bundle only", ja->key);
+            vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s: an output hash in one bundle only",
+                    ja->key);
         } else if (ha && strcmp(ha, hb)) {
             const char *na = vj_str(va, "output_member"), *nb = vj_str(vb, "output_member");
             const vb_member *ma = na ? vb_find(a, na) : NULL, *mb = nb ? vb_find(b, nb) : NULL;
@@ -292,8 +294,8 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
             if (ma && mb && dtype)
                 vc_values(ma, mb, dtype, ja->key, r);
             else
-                vr_fail(r, VR_COMPARE, "validation.json", "job %s: output hashes differ (%s vs %s)", ja->key,
-                        ha, hb);
+                vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s: output hashes differ (%s vs %s)",
+                        ja->key, ha, hb);
         }
         double ma_us, mb_us;
         int na = 1, nb = 1;
@@ -305,5 +307,5 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
     }
     for (size_t i = 0; i < b->n_vjobs; i++)
         if (!vc_job_by_key(a, b->vjobs[i].key))
-            vr_fail(r, VR_COMPARE, "validation.json", "job %s is in B only", b->vjobs[i].key);
+            vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s is in B only", b->vjobs[i].key);
 }

@@ -325,7 +325,7 @@ static void vd_store_fit(vd_ctx *x)
     vb_bundle *b = x->b;
     const cJSON *sf = cJSON_GetObjectItemCaseSensitive(b->validation, "store_fit");
     const cJSON *eq = cJSON_GetObjectItemCaseSensitive(sf, "equals_model_json");
-    const vb_member *mj = vb_find(b, "model.json");
+    const vb_member *mj = vb_find(b, EV_MEMBER_MODEL);
     const char *sha = vj_str(sf, "sha256");
     int64_t fits, id;
     int id_null = 0;
@@ -431,7 +431,7 @@ static void vd_summary(vd_ctx *x)
     for (size_t i = 0; i < b->samples.n; i++)
         b->samples.rows[i].hot ? hot++ : cold++;
     for (size_t i = 0; i < b->n; i++)
-        outputs += !strncmp(b->m[i].name, "outputs/", 8);
+        outputs += ev_member_is_output(b->m[i].name);
     if (vj_i64(s, "planned_jobs", &v) || v != (int64_t)b->n_vjobs)
         vr_fail(x->r, VR_REDERIVE, VV, "summary.planned_jobs is not the %zu jobs", b->n_vjobs);
     for (int o = 0; o < EV_OUT_COUNT; o++)
@@ -485,7 +485,7 @@ static void vd_outputs(vd_ctx *x)
                     continue;
                 const vb_member *m = cJSON_IsString(mem) ? vb_find(b, mem->valuestring) : NULL;
                 int64_t size;
-                if (!m || strncmp(m->name, "outputs/", 8)) {
+                if (!m || !ev_member_is_output(m->name)) {
                     vr_fail(x->r, VR_REDERIVE, VV, "job %s: output_member %s is not an outputs/ member",
                             v->key, cJSON_IsString(mem) ? mem->valuestring : "(not a string)");
                     continue;
@@ -508,7 +508,7 @@ static void vd_outputs(vd_ctx *x)
         }
     }
     for (size_t i = 0; i < b->n; i++)
-        if (!strncmp(b->m[i].name, "outputs/", 8) && !named[i])
+        if (ev_member_is_output(b->m[i].name) && !named[i])
             vr_fail(x->r, VR_REDERIVE, b->m[i].name, "no validation record names this output");
     free(named);
 }
@@ -554,7 +554,7 @@ static void vd_projections(vd_ctx *x, const char *tree_hex)
         vj_ns(run, "created_ns", &created))
         goto out; /* check 4 reports a malformed run object */
     for (size_t i = 0; i < b->n; i++)
-        if (!strncmp(b->m[i].name, "sources/", 8))
+        if (ev_member_is_source(b->m[i].name))
             src[ns++] = (ev_proj_source){b->m[i].name + 8, b->m[i].sha_hex, b->m[i].len};
     cJSON_ArrayForEach(iv, invs)
     {
@@ -568,7 +568,7 @@ static void vd_projections(vd_ctx *x, const char *tree_hex)
         if (ev_proof_build(&in, &out))
             x->r->oom = 1;
         else
-            vd_same_member(x, "proof-receipts.json", &out);
+            vd_same_member(x, EV_MEMBER_PROOF, &out);
         ev_buf_reset(&out);
     }
     if (b->provenance) {
@@ -577,7 +577,7 @@ static void vd_projections(vd_ctx *x, const char *tree_hex)
                    *rec = vj_str(b->provenance, "recorded_source_tree_hash"),
                    *exporter = vj_str(b->provenance, "exporter");
         if (!commit || !rec || !exporter || !cJSON_IsBool(dirty)) {
-            vr_fail(x->r, VR_REDERIVE, "provenance.json",
+            vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROVENANCE,
                     "git_commit, git_dirty, recorded_source_tree_hash or exporter is missing or of the wrong "
                     "type");
             goto out;
@@ -587,7 +587,7 @@ static void vd_projections(vd_ctx *x, const char *tree_hex)
         if (ev_provenance_build(&in, &out))
             x->r->oom = 1;
         else
-            vd_same_member(x, "provenance.json", &out);
+            vd_same_member(x, EV_MEMBER_PROVENANCE, &out);
     }
 out:
     ev_buf_free(&out);
@@ -605,14 +605,14 @@ static void vd_sources(vd_ctx *x)
     ev_source_file *files = calloc(b->n ? b->n : 1, sizeof *files);
     size_t nf = 0;
     char hex[EV_SHA256_HEX_LEN + 1];
-    const vb_member *des = vb_find(b, "sources/" EV_BUNDLE_DEFAULT_ENTRY_SOURCE);
+    const vb_member *des = vb_find(b, EV_MEMBER_SOURCES EV_BUNDLE_DEFAULT_ENTRY_SOURCE);
     size_t before = ev_vreport_failures(x->r);
     if (!files) {
         x->r->oom = 1;
         return;
     }
     for (size_t i = 0; i < b->n; i++)
-        if (!strncmp(b->m[i].name, "sources/", 8)) {
+        if (ev_member_is_source(b->m[i].name)) {
             files[nf].path = (char *)(b->m[i].name + 8); /* read only */
             memcpy(files[nf].sha256, b->m[i].sha_hex, 65);
             nf++;
@@ -624,7 +624,7 @@ static void vd_sources(vd_ctx *x)
     if (b->provenance) {
         const char *h = vj_str(b->provenance, "recorded_source_tree_hash");
         if (!h || strcmp(h, hex))
-            vr_fail(x->r, VR_REDERIVE, "provenance.json",
+            vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROVENANCE,
                     "recorded_source_tree_hash (the runner's, taken before measuring) is not %s, the hash of "
                     "the sources/ members: the sources are not the snapshot the run hashed",
                     hex);
@@ -634,20 +634,20 @@ static void vd_sources(vd_ctx *x)
         const char *dp = vj_str(d, "path"), *ds = vj_str(d, "sha256");
         if (des ? (!dp || !ds || strcmp(dp, EV_BUNDLE_DEFAULT_ENTRY_SOURCE) || strcmp(ds, des->sha_hex))
                 : !cJSON_IsNull(d))
-            vr_fail(x->r, VR_REDERIVE, "proof-receipts.json",
+            vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROOF,
                     "default_entry_source is not {%s, %s}, the SHA-256 of the sources/ member",
                     EV_BUNDLE_DEFAULT_ENTRY_SOURCE, des ? des->sha_hex : "null: no such member");
     }
     if (b->provenance) {
         const char *h = vj_str(b->provenance, "source_tree_hash");
         if (!h || strcmp(h, hex))
-            vr_fail(x->r, VR_REDERIVE, "provenance.json",
+            vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROVENANCE,
                     "source_tree_hash is not %s, the hash of the sources/ members", hex);
     }
     if (b->proof) {
         const char *h = vj_str(b->proof, "source_tree_hash");
         if (!h || strcmp(h, hex))
-            vr_fail(x->r, VR_REDERIVE, "proof-receipts.json", "source_tree_hash is not %s", hex);
+            vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROOF, "source_tree_hash is not %s", hex);
         const cJSON *ks = cJSON_GetObjectItemCaseSensitive(b->proof, "kernel_sources");
         const cJSON *e = cJSON_IsArray(ks) ? ks->child : NULL;
         for (size_t i = 0; i < b->n; i++) {
@@ -658,15 +658,14 @@ static void vd_sources(vd_ctx *x)
             int64_t size;
             if (!e || !p || !s || vj_i64(e, "size", &size) || strcmp(p, m->name + 8) ||
                 strcmp(s, m->sha_hex) || size != (int64_t)m->len) {
-                vr_fail(x->r, VR_REDERIVE, "proof-receipts.json", "kernel_sources does not list %s as it is",
+                vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROOF, "kernel_sources does not list %s as it is",
                         m->name);
                 goto out;
             }
             e = e->next;
         }
         if (e)
-            vr_fail(x->r, VR_REDERIVE, "proof-receipts.json",
-                    "kernel_sources lists files that are not members");
+            vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROOF, "kernel_sources lists files that are not members");
     }
     /* the whole members, when no field-level check has objected above */
     if (ev_vreport_failures(x->r) == before)
@@ -719,7 +718,7 @@ static int vd_tree_equal(const cJSON *a, const cJSON *b, double rel, char *path,
 static void vd_model(vd_ctx *x)
 {
     vb_bundle *b = x->b;
-    const vb_member *mm = vb_find(b, "model.json");
+    const vb_member *mm = vb_find(b, EV_MEMBER_MODEL);
     ev_obs *obs = NULL;
     ev_excluded *ex = NULL;
     size_t n_obs = 0, n_ex = 0;
@@ -728,7 +727,7 @@ static void vd_model(vd_ctx *x)
     ev_err err = {{0}};
     cJSON *mine = NULL;
     if (!mm || !b->model) {
-        vr_fail(x->r, VR_REDERIVE, "model.json",
+        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
                 "cannot be compared: missing or not strict JSON (checks 2, 3)");
         return;
     }
@@ -795,11 +794,11 @@ static void vd_model(vd_ctx *x)
             goto out;
         }
     } else if ((rc = ev_fit_to_json(fit, &out, &err))) {
-        vr_fail(x->r, VR_REDERIVE, "model.json", "the refit cannot be written: %s", err.msg);
+        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL, "the refit cannot be written: %s", err.msg);
         goto out;
     }
     if (out.len == mm->len && !memcmp(out.data, mm->data, mm->len)) {
-        vr_note(x->r, VR_REDERIVE, "model.json",
+        vr_note(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
                 "refit from samples.csv (%zu observations, %zu excluded cases, S = %lld) "
                 "equals the member byte for byte",
                 n_obs, n_ex, (long long)sms);
@@ -808,10 +807,10 @@ static void vd_model(vd_ctx *x)
     char path[256] = "";
     if (ev_json_parse(out.data, out.len, 0, &mine, &err) == EV_OK &&
         vd_tree_equal(mine, b->model, 1e-12, path, sizeof path))
-        vr_note(x->r, VR_REDERIVE, "model.json",
+        vr_note(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
                 "refit equals the member with doubles within 1e-12 relative (bytes differ)");
     else
-        vr_fail(x->r, VR_REDERIVE, "model.json", "the refit from samples.csv differs (%s)",
+        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL, "the refit from samples.csv differs (%s)",
                 path[0] ? path : "not comparable");
 out:
     cJSON_Delete(mine);
@@ -824,7 +823,7 @@ out:
 /* report.html regenerated from the other members. */
 static void vd_report(vd_ctx *x)
 {
-    const vb_member *h = vb_find(x->b, "report.html");
+    const vb_member *h = vb_find(x->b, EV_MEMBER_REPORT);
     if (!h)
         return; /* check 2 reported it */
     vb_bundle *b = x->b;
@@ -837,7 +836,7 @@ static void vd_report(vd_ctx *x)
         return;
     }
     for (size_t i = 0; i < b->n; i++) {
-        if (!strcmp(b->m[i].name, "report.html") || !strcmp(b->m[i].name, "receipts.json"))
+        if (!strcmp(b->m[i].name, EV_MEMBER_REPORT) || !strcmp(b->m[i].name, EV_MEMBER_RECEIPTS))
             continue;
         ms[n].name = b->m[i].name;
         ms[n].data = b->m[i].data;
@@ -848,12 +847,12 @@ static void vd_report(vd_ctx *x)
     if (rc == EV_ENOMEM)
         x->r->oom = 1;
     else if (rc)
-        vr_fail(x->r, VR_REDERIVE, "report.html", "cannot be regenerated: %s", err.msg);
+        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_REPORT, "cannot be regenerated: %s", err.msg);
     else if (out.len != h->len || memcmp(out.data, h->data, h->len)) {
         size_t i = 0;
         while (i < out.len && i < h->len && out.data[i] == (char)h->data[i])
             i++;
-        vr_fail(x->r, VR_REDERIVE, "report.html",
+        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_REPORT,
                 "differs from the report regenerated from the other members "
                 "(first difference at byte %zu)",
                 i);

@@ -34,8 +34,8 @@
 #include "evidence/projections.h"
 #include "evidence/report.h"
 
-#define VV "validation.json"
-#define VS "samples.csv"
+#define VV EV_MEMBER_VALIDATION
+#define VS EV_MEMBER_SAMPLES
 
 /* Derived medians per job (parallel to b->vjobs); NaN when none. */
 typedef struct vd_ctx {

@@ -92,27 +92,27 @@ void vc_formats(vb_bundle *b, ev_vreport *r)
 {
     vr_use(r, VR_FORMATS);
     /* receipts.json was parsed (canonically) by check 2. */
-    vf_json_member(b, "protocol.json", 0, &b->protocol, r);
-    vf_json_member(b, "validation.json", 1, &b->validation, r);
-    vf_json_member(b, "model.json", 1, &b->model, r);
-    vf_json_member(b, "proof-receipts.json", 1, &b->proof, r);
-    vf_json_member(b, "provenance.json", 1, &b->provenance, r);
-    vf_format_tag(b->validation, "validation.json", "evident-validation/1", r);
-    vf_format_tag(b->proof, "proof-receipts.json", "evident-proof-receipts/1", r);
-    vf_format_tag(b->provenance, "provenance.json", "evident-provenance/1", r);
+    vf_json_member(b, EV_MEMBER_PROTOCOL, 0, &b->protocol, r);
+    vf_json_member(b, EV_MEMBER_VALIDATION, 1, &b->validation, r);
+    vf_json_member(b, EV_MEMBER_MODEL, 1, &b->model, r);
+    vf_json_member(b, EV_MEMBER_PROOF, 1, &b->proof, r);
+    vf_json_member(b, EV_MEMBER_PROVENANCE, 1, &b->provenance, r);
+    vf_format_tag(b->validation, EV_MEMBER_VALIDATION, "evident-validation/1", r);
+    vf_format_tag(b->proof, EV_MEMBER_PROOF, "evident-proof-receipts/1", r);
+    vf_format_tag(b->provenance, EV_MEMBER_PROVENANCE, "evident-provenance/1", r);
     vb_read_samples(b, r);
-    vf_printed(b, "validation.json", b->validation, r);
-    vf_printed(b, "proof-receipts.json", b->proof, r);
-    vf_printed(b, "provenance.json", b->provenance, r);
+    vf_printed(b, EV_MEMBER_VALIDATION, b->validation, r);
+    vf_printed(b, EV_MEMBER_PROOF, b->proof, r);
+    vf_printed(b, EV_MEMBER_PROVENANCE, b->provenance, r);
 
-    const vb_member *h = vb_find(b, "report.html");
+    const vb_member *h = vb_find(b, EV_MEMBER_REPORT);
     if (h) {
         /* Text rules of docs/bundle-format.md: UTF-8, no NUL, one final LF. */
         if (memchr(h->data, '\0', h->len))
-            vr_fail(r, VR_FORMATS, "report.html", "holds a NUL byte");
+            vr_fail(r, VR_FORMATS, EV_MEMBER_REPORT, "holds a NUL byte");
         if (!ev_utf8_valid((const unsigned char *)h->data, h->len))
-            vr_fail(r, VR_FORMATS, "report.html", "is not valid UTF-8");
+            vr_fail(r, VR_FORMATS, EV_MEMBER_REPORT, "is not valid UTF-8");
         if (h->len == 0 || h->data[h->len - 1] != '\n')
-            vr_fail(r, VR_FORMATS, "report.html", "does not end with a newline");
+            vr_fail(r, VR_FORMATS, EV_MEMBER_REPORT, "does not end with a newline");
     }
 }

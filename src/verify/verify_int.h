@@ -17,6 +17,7 @@
 #include "sha256.h"
 #include "status.h"
 #include "verify.h"
+#include "evidence/member.h"
 #include "evidence/samples.h"
 
 /* ---- report ------------------------------------------------------------ */
@@ -213,10 +214,6 @@ ev_status vc_attest(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r, ev_err
 
 /* ---- shared helpers ------------------------------------------------------ */
 
-/* The fixed members every bundle holds (receipts.json included). */
-extern const char *const vb_required[];
-extern const size_t vb_n_required;
-
 /* samples.csv's header, in order. */
 
 /* JSON accessors over parsed members.  Each returns 0 and sets *out, or -1
@@ -255,8 +252,5 @@ int vb_format17(double v, char buf[32]);
  * canonical, or too small or large: the caller decides with strtod and
  * vb_format17, which is the rule). */
 int vb_read17(const char *s, size_t n, double *out);
-
-/* 1 when name is under sources/ or outputs/. */
-int vb_is_listed_prefix(const char *name);
 
 #endif

@@ -18,8 +18,8 @@
 /* Returns 1 when name is one of the fixed required members. */
 static int vm_is_required(const char *name)
 {
-    for (size_t i = 0; i < vb_n_required; i++)
-        if (!strcmp(vb_required[i], name))
+    for (size_t i = 0; i < ev_member_n_required; i++)
+        if (!strcmp(ev_member_required[i], name))
             return 1;
     return 0;
 }
@@ -45,7 +45,7 @@ static ev_status vm_canonical_receipts(const vb_bundle *b, int version, ev_buf *
     if (!r)
         return EV_ENOMEM;
     for (size_t i = 0; i < b->n; i++) {
-        if (!strcmp(b->m[i].name, "receipts.json"))
+        if (!strcmp(b->m[i].name, EV_MEMBER_RECEIPTS))
             continue;
         r[k].name = b->m[i].name;
         r[k].size = (int64_t)b->m[i].len;
@@ -65,7 +65,7 @@ static void vm_check_entry(vb_bundle *b, const cJSON *e, size_t idx, const char 
     const cJSON *sha = cJSON_GetObjectItemCaseSensitive(e, "sha256");
     if (!cJSON_IsObject(e) || !cJSON_IsString(name) || !cJSON_IsNumber(size) || !cJSON_IsString(sha) ||
         cJSON_GetArraySize(e) != 3) {
-        vr_fail(r, VR_MEMBERS, "receipts.json",
+        vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS,
                 "members[%zu] is not an object of exactly name (string), size (number), sha256 (string)",
                 idx);
         return;
@@ -73,13 +73,13 @@ static void vm_check_entry(vb_bundle *b, const cJSON *e, size_t idx, const char 
     const char *nm = name->valuestring;
     double sz = size->valuedouble;
     if (prev && strcmp(prev, nm) >= 0)
-        vr_fail(r, VR_MEMBERS, "receipts.json",
+        vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS,
                 "members[%zu] '%s' is not after '%s' (names must be sorted and unique)", idx, nm, prev);
-    if (!strcmp(nm, "receipts.json")) {
-        vr_fail(r, VR_MEMBERS, "receipts.json", "lists itself");
+    if (!strcmp(nm, EV_MEMBER_RECEIPTS)) {
+        vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "lists itself");
         return;
     }
-    if (!vm_is_required(nm) && !vb_is_listed_prefix(nm))
+    if (!vm_is_required(nm) && !(ev_member_is_source(nm) || ev_member_is_output(nm)))
         vr_fail(r, VR_MEMBERS, nm,
                 "listed in receipts.json but not a bundle member name "
                 "(neither required nor under sources/ or outputs/)");
@@ -105,16 +105,16 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
     ev_err err = {{0}};
     vr_use(r, VR_MEMBERS);
 
-    const vb_member *rec = vb_find(b, "receipts.json");
+    const vb_member *rec = vb_find(b, EV_MEMBER_RECEIPTS);
     if (!rec) {
-        vr_fail(r, VR_MEMBERS, "receipts.json", "missing required member (it lists every other member)");
+        vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "missing required member (it lists every other member)");
     } else {
         ev_status rc =
             ev_json_parse((const char *)rec->data, rec->len, EV_JSON_CANONICAL, &b->receipts, &err);
         if (rc == EV_ENOMEM)
             r->oom = 1;
         else if (rc)
-            vr_fail(r, VR_MEMBERS, "receipts.json", "not strict JSON: %s", err.msg);
+            vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "not strict JSON: %s", err.msg);
     }
 
     if (b->receipts) {
@@ -122,7 +122,7 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
         const cJSON *arr = cJSON_GetObjectItemCaseSensitive(b->receipts, "members");
         const cJSON *bf = cJSON_GetObjectItemCaseSensitive(b->receipts, "bundle_format");
         if (!cJSON_IsString(fmt) || strcmp(fmt->valuestring, "evident-receipts/1"))
-            vr_fail(r, VR_MEMBERS, "receipts.json", "\"format\" is not \"evident-receipts/1\"");
+            vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "\"format\" is not \"evident-receipts/1\"");
         /* The bundle format, read first (docs/bundle-format.md, "Bundle
          * format versions"): no key is format 1, which this verifier reads
          * with the same checks. */
@@ -132,12 +132,12 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
             b->format = EV_BUNDLE_FORMAT;
         else
             vr_fail(
-                r, VR_MEMBERS, "receipts.json",
+                r, VR_MEMBERS, EV_MEMBER_RECEIPTS,
                 "bundle_format %.17g: this verifier reads bundle formats 1 (no bundle_format key) to %d; a "
                 "newer bundle needs a newer verify-bundle",
                 cJSON_IsNumber(bf) ? bf->valuedouble : -1.0, EV_BUNDLE_FORMAT);
         if (!cJSON_IsArray(arr)) {
-            vr_fail(r, VR_MEMBERS, "receipts.json", "\"members\" is not an array");
+            vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "\"members\" is not an array");
         } else {
             const char *prev = NULL;
             size_t idx = 0;
@@ -152,10 +152,10 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
     }
 
     /* Required members: present in the archive and listed. */
-    for (size_t i = 0; i < vb_n_required; i++) {
-        const char *nm = vb_required[i];
+    for (size_t i = 0; i < ev_member_n_required; i++) {
+        const char *nm = ev_member_required[i];
         const vb_member *m = vb_find(b, nm);
-        if (!strcmp(nm, "receipts.json"))
+        if (!strcmp(nm, EV_MEMBER_RECEIPTS))
             continue;
         if (!m)
             vr_fail(r, VR_MEMBERS, nm, "missing required member");
@@ -165,9 +165,9 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
     /* Extra members: in the archive but not listed (or not allowed at all). */
     for (size_t i = 0; i < b->n; i++) {
         const vb_member *m = &b->m[i];
-        if (!strcmp(m->name, "receipts.json") || m->listed || vm_is_required(m->name))
+        if (!strcmp(m->name, EV_MEMBER_RECEIPTS) || m->listed || vm_is_required(m->name))
             continue;
-        if (!vb_is_listed_prefix(m->name))
+        if (!(ev_member_is_source(m->name) || ev_member_is_output(m->name)))
             vr_fail(r, VR_MEMBERS, m->name, "extra member: not a bundle member name");
         else if (b->receipts)
             vr_fail(r, VR_MEMBERS, m->name, "extra member: not listed in receipts.json");
@@ -180,17 +180,17 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
         if (rc)
             r->oom = 1;
         else if (canon.len != rec->len || memcmp(canon.data, rec->data, rec->len))
-            vr_fail(r, VR_MEMBERS, "receipts.json",
+            vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS,
                     "not the canonical listing (docs/bundle-format.md): same entries, different bytes");
         ev_buf_free(&canon);
     }
 
     if (o && o->expect_root) {
         if (!b->have_root)
-            vr_fail(r, VR_MEMBERS, "receipts.json", "no root digest to compare with --expect-root %s",
+            vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "no root digest to compare with --expect-root %s",
                     o->expect_root);
         else if (strcasecmp(b->root_hex, o->expect_root))
-            vr_fail(r, VR_MEMBERS, "receipts.json", "root digest %s does not equal --expect-root %s",
+            vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "root digest %s does not equal --expect-root %s",
                     b->root_hex, o->expect_root);
         else
             r->root_matches = 1;

@@ -24,7 +24,7 @@
 #include "store/outcome.h"
 #include "verify_int.h"
 
-#define VP "validation.json"
+#define VP EV_MEMBER_VALIDATION
 
 /* qsort comparator: jobs by job_id. */
 static int vp_cmp_id(const void *a, const void *b)
@@ -275,7 +275,7 @@ static void vp_index_jobs(vb_bundle *b, ev_vreport *r)
 /* Compares validation.json's run and cases with protocol.json. */
 static void vp_run_and_cases(vb_bundle *b, const ev_protocol *proto, ev_vreport *r)
 {
-    const vb_member *pm = vb_find(b, "protocol.json");
+    const vb_member *pm = vb_find(b, EV_MEMBER_PROTOCOL);
     char id[EV_SHA256_HEX_LEN + 1];
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
     if (ev_sha256_hex(pm->data, pm->len, id)) {
@@ -301,7 +301,7 @@ static void vp_run_and_cases(vb_bundle *b, const ev_protocol *proto, ev_vreport 
     if (b->provenance) {
         const char *pid = vj_str(b->provenance, "protocol_id");
         if (!pid || strcmp(pid, id))
-            vr_fail(r, VR_PLAN, "provenance.json", "protocol_id is not the SHA-256 of protocol.json (%s)",
+            vr_fail(r, VR_PLAN, EV_MEMBER_PROVENANCE, "protocol_id is not the SHA-256 of protocol.json (%s)",
                     id);
     }
     const cJSON *cases = cJSON_GetObjectItemCaseSensitive(b->validation, "cases");
@@ -391,7 +391,7 @@ static void vp_environments(const vb_bundle *b, ev_vreport *r)
     }
     const char *pid = vj_str(b->provenance, "profile_id");
     if (b->provenance && (first ? !pid || strcmp(pid, first) : pid != NULL))
-        vr_fail(r, VR_PLAN, "provenance.json", "profile_id %s is not the first invocation's (%s)",
+        vr_fail(r, VR_PLAN, EV_MEMBER_PROVENANCE, "profile_id %s is not the first invocation's (%s)",
                 pid ? pid : "null", first ? first : "null");
 }
 
@@ -546,9 +546,9 @@ static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
         char path[600], member[700];
         if (!ev_ext_closure_file(b->proto->kernels, i, pp, be, path, sizeof path))
             continue;
-        snprintf(member, sizeof member, "sources/%s", path);
+        snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", path);
         if (!vb_find(b, member))
-            vr_fail(r, VR_PLAN, "protocol.json",
+            vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL,
                     "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
                     b->proto->kernels[i].name, be, path, member);
     }
@@ -722,7 +722,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     memset(&sh, 0, sizeof sh);
     vr_use(r, VR_PLAN);
 
-    const vb_member *pm = vb_find(b, "protocol.json");
+    const vb_member *pm = vb_find(b, EV_MEMBER_PROTOCOL);
     if (!pm || !b->protocol) {
         vr_not_run(r, VR_PLAN, "protocol.json is missing or not strict JSON (checks 2, 3)");
         return;
@@ -739,7 +739,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         if (rc == EV_ENOMEM)
             r->oom = 1;
         else
-            vr_fail(r, VR_PLAN, "protocol.json", "refused by the protocol parser: %s", err.msg);
+            vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL, "refused by the protocol parser: %s", err.msg);
         return;
     }
     if (!b->validation) {
@@ -758,7 +758,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         if (rc == EV_ENOMEM)
             r->oom = 1;
         else
-            vr_fail(r, VR_PLAN, "protocol.json", "no plan can be built from it: %s", err.msg);
+            vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL, "no plan can be built from it: %s", err.msg);
         goto out;
     }
     bykey = malloc((b->n_vjobs ? b->n_vjobs : 1) * sizeof *bykey);
@@ -802,7 +802,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         if (rc == EV_ENOMEM)
             r->oom = 1;
         else
-            vr_fail(r, VR_PLAN, "protocol.json", "no rescue plan: %s", err.msg);
+            vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL, "no rescue plan: %s", err.msg);
         goto out;
     }
     rescue_oc = calloc(n_rescue ? n_rescue : 1, sizeof *rescue_oc);

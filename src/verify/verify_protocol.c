@@ -32,7 +32,7 @@
 #include "store/outcome.h"
 #include "verify_int.h"
 
-#define VP "validation.json"
+#define VP EV_MEMBER_VALIDATION
 
 typedef struct breach_ctx {
     ev_vreport *r;

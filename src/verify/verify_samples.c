@@ -152,7 +152,7 @@ static void vf_row_fail(vf_state *s, size_t line, const char *what)
 {
     s->fails++;
     if (!s->quiet && s->fails <= VF_MAX_ROW_FAILS)
-        vr_fail(s->r, VR_FORMATS, "samples.csv", "line %zu: %s", line, what);
+        vr_fail(s->r, VR_FORMATS, EV_MEMBER_SAMPLES, "line %zu: %s", line, what);
 }
 
 /* Reads an optional integer cell (empty allowed when opt).  Returns 0 and
@@ -753,7 +753,7 @@ ev_status vb_stream_start(vb_bundle *b, ev_zip_stream *zs)
     }
     st->started = 1;
     b->sstream = st;
-    zs->name = "samples.csv";
+    zs->name = EV_MEMBER_SAMPLES;
     zs->put = vs_put;
     zs->ctx = st;
     return EV_OK;
@@ -780,7 +780,7 @@ void vb_stream_finish(vb_bundle *b)
  * without streaming.  NULL when that fails (out of memory). */
 static const vb_member *vs_text(vb_bundle *b, vb_member *hold)
 {
-    const vb_member *m = vb_find(b, "samples.csv");
+    const vb_member *m = vb_find(b, EV_MEMBER_SAMPLES);
     if (!m || m->data)
         return m;
     vb_stream_rereads++;
@@ -792,7 +792,7 @@ static const vb_member *vs_text(vb_bundle *b, vb_member *hold)
         return NULL;
     }
     ev_zip_problems_free(probs);
-    const ev_zip_member *zm = ev_zip_find(b->zip2, "samples.csv");
+    const ev_zip_member *zm = ev_zip_find(b->zip2, EV_MEMBER_SAMPLES);
     if (!zm)
         return NULL;
     *hold = *m;
@@ -804,14 +804,14 @@ static const vb_member *vs_text(vb_bundle *b, vb_member *hold)
 void vb_read_samples(vb_bundle *b, ev_vreport *r)
 {
     struct vb_sstream *st = b->sstream;
-    if (st && st->accepted && vb_find(b, "samples.csv")) {
+    if (st && st->accepted && vb_find(b, EV_MEMBER_SAMPLES)) {
         b->samples = st->t;
         memset(&st->t, 0, sizeof st->t);
         b->samples_ok = 1;
         return;
     }
     vb_member hold;
-    const vb_member *m = vb_find(b, "samples.csv");
+    const vb_member *m = vb_find(b, EV_MEMBER_SAMPLES);
     ev_err err = {{0}};
     vf_state s;
     memset(&s, 0, sizeof s);
@@ -826,7 +826,7 @@ void vb_read_samples(vb_bundle *b, ev_vreport *r)
         return;
     }
     if (m->len == 0 || m->data[m->len - 1] != '\n')
-        vr_fail(r, VR_FORMATS, "samples.csv", "does not end with a newline");
+        vr_fail(r, VR_FORMATS, EV_MEMBER_SAMPLES, "does not end with a newline");
     /* One allocation for every row: count the line ends first. */
     size_t lines = vf_newlines((const char *)m->data, m->len) + 1, bytes;
     if (ev_size_mul(lines, sizeof *b->samples.rows, &bytes) || !(b->samples.rows = ev_alloc_big(bytes))) {
@@ -840,11 +840,11 @@ void vb_read_samples(vb_bundle *b, ev_vreport *r)
     if (rc == EV_ENOMEM)
         r->oom = 1;
     else if (header_bad) {
-        vr_fail(r, VR_FORMATS, "samples.csv", "header: %s", err.msg);
+        vr_fail(r, VR_FORMATS, EV_MEMBER_SAMPLES, "header: %s", err.msg);
         return;
     } else if (rc)
-        vr_fail(r, VR_FORMATS, "samples.csv", "%s", err.msg);
+        vr_fail(r, VR_FORMATS, EV_MEMBER_SAMPLES, "%s", err.msg);
     if (s.fails > VF_MAX_ROW_FAILS)
-        vr_fail(r, VR_FORMATS, "samples.csv", "%zu bad rows in all", s.fails);
+        vr_fail(r, VR_FORMATS, EV_MEMBER_SAMPLES, "%zu bad rows in all", s.fails);
     b->samples_ok = s.fails == 0 && !r->oom;
 }

@@ -43,7 +43,7 @@ static int vd_model_coef(vd_ctx *x, int *have, ev_coef *c, double *thr)
         return 0;
     }
     if (!m) {
-        vr_fail(x->r, VR_REDERIVE, "model.json",
+        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
                 "missing or not strict JSON: no selector check (checks 2, 3)");
         return -1;
     }
@@ -54,7 +54,7 @@ static int vd_model_coef(vd_ctx *x, int *have, ev_coef *c, double *thr)
     }
     if (!cJSON_IsObject(co) || vj_dbl(co, "a0", &c->a0) || vj_dbl(co, "aP", &c->aP) ||
         vj_dbl(co, "aD", &c->aD) || vj_dbl(m, "threshold", thr)) {
-        vr_fail(x->r, VR_REDERIVE, "model.json",
+        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
                 "no coefficients {a0, aP, aD} and threshold for the selector");
         return -1;
     }

@@ -76,7 +76,7 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
     size_t n_sources = 0;
     for (size_t i = 0; i < b->n; i++) {
         const vb_member *m = &b->m[i];
-        if (strncmp(m->name, "sources/", 8))
+        if (!ev_member_is_source(m->name))
             continue;
         n_sources++;
         const char *rel = m->name + 8;
@@ -133,15 +133,16 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
         for (size_t i = 0; i < changed.n && !rc; i++)
             rc = ev_buf_printf(&list, "%s%s", i ? ", " : "", changed.v[i]);
         if (!rc)
-            vr_fail(r, VR_SOURCES, "sources/", "stale evidence: %zu changed files: %s", changed.n, list.data);
+            vr_fail(r, VR_SOURCES, EV_MEMBER_SOURCES, "stale evidence: %zu changed files: %s", changed.n,
+                    list.data);
         ev_buf_free(&list);
         for (size_t i = 0; i < changed.n && !rc; i++)
             vr_fail(r, VR_SOURCES, changed.v[i], "%s", why.v[i]);
         if (rc)
             goto out;
     } else {
-        vr_note(r, VR_SOURCES, "sources/", "%zu source members equal DIR's measurement closure of %zu files",
-                n_sources, tree.n);
+        vr_note(r, VR_SOURCES, EV_MEMBER_SOURCES,
+                "%zu source members equal DIR's measurement closure of %zu files", n_sources, tree.n);
     }
 out:
     ev_strs_free(&tree);
