@@ -1194,6 +1194,52 @@ static void build_seed_store(const char *path, int64_t *run_id)
     ev_store_close(s);
 }
 
+/* S, the thread count the fit uses, is one rule over the observed rounds
+ * (ev_obs_select folds it in for the store loader, the exporter and the
+ * verifier alike): the count the usable rounds of the declared schedules
+ * bound, excluded cases included; an unusable round or an undeclared
+ * schedule does not count; two counts are refused; none gives 1. */
+START_TEST(test_s_is_the_thread_count_the_usable_rounds_bound_and_two_are_refused)
+{
+    ev_obs obs[2 * EV_SCHED_COUNT];
+    ev_excluded ex[2];
+    size_t n = 0, nx = 0;
+    ev_obs_case c = {"reduce_sum", "fp32", 64, 64, 4, 0};
+    ev_obs_sms acc = {0, 0};
+    ev_obs_sched sched[EV_SCHED_COUNT];
+    int64_t S = 0;
+    ev_err serr = {{0}};
+
+    OK(ev_obs_sms_get(&acc, &S, &serr));
+    ck_assert_int_eq(S, 1); /* nothing bound: 1 */
+
+    /* a failed round with another count and a round of an undeclared
+     * schedule do not count; the usable rounds bound 24 */
+    memset(sched, 0, sizeof sched);
+    for (int q = 0; q < 3; q++) {
+        ev_obs_job ok = {1, "completed", 1, 1, 2.0 + q, 24};
+        ev_obs_job bad = {2, "failed-exit", 1, 0, 0.0, 99};
+        ev_obs_add(&sched[q], &ok);
+        ev_obs_add(&sched[q], &bad);
+    }
+    ev_obs_job other = {1, "completed", 1, 1, 1.0, 7};
+    ev_obs_add(&sched[EV_SCHED_ROWS4], &other);
+    ev_obs_select(&c, sched, EV_SCHEDS_DEFAULT, obs, &n, ex, &nx, &acc);
+    ck_assert_uint_eq(n, 3);
+    OK(ev_obs_sms_get(&acc, &S, &serr));
+    ck_assert_int_eq(S, 24);
+
+    /* an excluded case's usable rounds count too: 16 is a second count */
+    memset(sched, 0, sizeof sched);
+    ev_obs_job sixteen = {1, "completed", 1, 1, 2.0, 16};
+    ev_obs_add(&sched[EV_SCHED_DEFAULT], &sixteen);
+    ev_obs_select(&c, sched, EV_SCHEDS_DEFAULT, obs, &n, ex, &nx, &acc);
+    ck_assert_uint_eq(nx, 1); /* rows1 and rows2 missing */
+    ck_assert_int_eq(ev_obs_sms_get(&acc, &S, &serr), EV_EFIT);
+    ck_assert_msg(strstr(serr.msg, "24") && strstr(serr.msg, "16"), "%s", serr.msg);
+}
+END_TEST
+
 START_TEST(test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded)
 {
     char dir[] = "/tmp/check_model_XXXXXX", db[600];
@@ -1330,6 +1376,7 @@ static Suite *model_suite(void)
 
     TCase *st = tcase_create("store");
     tcase_set_timeout(st, 30);
+    tcase_add_test(st, test_s_is_the_thread_count_the_usable_rounds_bound_and_two_are_refused);
     tcase_add_test(st, test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded);
     tcase_add_test(st, test_evident_fit_db_record_records_the_fit_it_writes);
     suite_add_tcase(s, st);

@@ -304,13 +304,8 @@ static void json_figures(ev_jb *b, const xload *L, cJSON *root, ev_err *err)
                     continue;
                 vals[used++] = x->per_op_us;
                 n++;
-                if (hot && x->has_clock) {
-                    if (!f->has_clock || x->sm_clock_mhz < f->clock_min)
-                        f->clock_min = x->sm_clock_mhz;
-                    if (!f->has_clock || x->sm_clock_mhz > f->clock_max)
-                        f->clock_max = x->sm_clock_mhz;
-                    f->has_clock = 1;
-                }
+                if (hot && x->has_clock)
+                    ev_fig_job_clock(f, x->sm_clock_mhz);
             }
             if (hot) {
                 f->hot = start;
@@ -549,6 +544,7 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
     ev_excluded *exc = NULL;
     size_t n_obs = 0, n_exc = 0;
     ev_fit *fit = NULL;
+    ev_obs_sms acc = {0, 0};
 
     if (L->cases.n) {
         obs = calloc(L->cases.n * EV_SCHED_COUNT, sizeof *obs);
@@ -579,27 +575,15 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
                     const xattempt *a = ex_vec_at(&L->atts, js->att0 + js->n_att - 1);
                     ex_attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
                     j.has_binding = lo < hi;
+                    if (j.has_binding)
+                        j.threads = ((const xbinding *)ex_vec_at(&L->bindings, lo))->threads;
                 }
                 j.has_median = js->has_median;
                 j.median_us = js->median_us;
                 ev_obs_add(&sched[k], &j);
             }
         }
-        ev_obs_select(&oc, sched, scheds, obs, &n_obs, exc, &n_exc);
-    }
-
-    int64_t sms = 1;
-    for (size_t i = 0; i < L->jobs.n; i++) {
-        const xjob *j = ex_vec_at(&L->jobs, i);
-        if (strcmp(j->phase, "main") || j->outcome != EV_OUT_COMPLETED || !j->n_att)
-            continue;
-        const xattempt *a = ex_vec_at(&L->atts, j->att0 + j->n_att - 1);
-        size_t lo, hi;
-        ex_attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
-        if (lo < hi) {
-            sms = ((const xbinding *)ex_vec_at(&L->bindings, lo))->threads;
-            break;
-        }
+        ev_obs_select(&oc, sched, scheds, obs, &n_obs, exc, &n_exc, &acc);
     }
 
     ev_fit_input in;
@@ -608,12 +592,13 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
     in.n_obs = n_obs;
     in.excluded = exc;
     in.n_excluded = n_exc;
-    in.sms = sms;
     in.threshold = protocol_threshold(L);
     in.scheds = scheds;
     ev_err ferr;
     ferr.msg[0] = '\0';
-    ev_status frc = ev_model_fit(&in, &fit, &ferr);
+    ev_status frc = ev_obs_sms_get(&acc, &in.sms, &ferr);
+    if (!frc)
+        frc = ev_model_fit(&in, &fit, &ferr);
     if (frc == EV_ENOMEM) {
         rc = ev_err_set(err, frc, "export: out of memory fitting the model");
         goto out;

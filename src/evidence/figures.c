@@ -753,6 +753,16 @@ out:
 }
 
 /* See figures.h. */
+void ev_fig_job_clock(ev_fig_job *f, int64_t mhz)
+{
+    if (!f->has_clock || mhz < f->clock_min)
+        f->clock_min = mhz;
+    if (!f->has_clock || mhz > f->clock_max)
+        f->clock_max = mhz;
+    f->has_clock = 1;
+}
+
+/* See figures.h. */
 ev_status ev_figures_canon(cJSON *tree)
 {
     return ev_json_canon_numbers(tree);

@@ -53,6 +53,12 @@ typedef struct ev_fig_job {
     int64_t clock_min, clock_max;
 } ev_fig_job;
 
+/* Widens f's SM clock range by one hot sample's clock (MHz): the range is
+ * over the last attempt's hot samples that recorded one.  Each reader of
+ * the samples (the exporter, the verifier, the rebuild) calls it per such
+ * sample. */
+void ev_fig_job_clock(ev_fig_job *f, int64_t mhz);
+
 typedef struct ev_fig_input {
     const ev_fig_job *jobs; /* in job_id order */
     size_t n_jobs;

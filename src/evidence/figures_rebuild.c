@@ -186,11 +186,7 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
                 int64_t clk;
                 if ((rc = ev_csv_get_i64(csv, c_clock, &clk, err)))
                     break;
-                if (!f->has_clock || clk < f->clock_min)
-                    f->clock_min = clk;
-                if (!f->has_clock || clk > f->clock_max)
-                    f->clock_max = clk;
-                f->has_clock = 1;
+                ev_fig_job_clock(f, clk);
             }
         } else {
             if (!rj[k].seen_cold) {

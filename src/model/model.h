@@ -277,6 +277,7 @@ typedef struct ev_obs_job {
     int has_binding;     /* its last attempt recorded a binding */
     int has_median;      /* and hot samples: median_us is theirs */
     double median_us;
+    int64_t threads; /* with has_binding: the thread count (S) it bound */
 } ev_obs_job;
 
 /* One schedule of a case over its rounds: zero it, then ev_obs_add each
@@ -289,8 +290,22 @@ typedef struct ev_obs_sched {
     size_t n_med;
     int64_t why_round; /* the lowest unusable round, 0 none */
     char why[48];      /* its reason */
+    int64_t threads[2]; /* the first two thread counts its usable rounds bound, 0 none */
 } ev_obs_sched;
 void ev_obs_add(ev_obs_sched *s, const ev_obs_job *j);
+
+/* S, the thread count in the fit's features (ev_fit_input.sms), over a
+ * run: zero it and let ev_obs_select fold in every case.  It is the
+ * thread count that the usable rounds of the declared schedules bound
+ * (excluded cases too); two different counts are a conflict. */
+typedef struct ev_obs_sms {
+    int64_t S, other; /* the first count, a different one seen after it; 0 none */
+} ev_obs_sms;
+/* OUT: *S, the count, or 1 when no usable round bound one (a fit with no
+ * observation fails for that reason).  EV_EFIT when two rounds bound
+ * different counts (err says which: a merged run of hosts with different
+ * SM counts has no one S). */
+ev_status ev_obs_sms_get(const ev_obs_sms *acc, int64_t *S, ev_err *err);
 
 /* The one case the rule looks at (names are copied). */
 typedef struct ev_obs_case {
@@ -316,10 +331,11 @@ typedef struct ev_obs_case {
  * declared, applying schedule present, its median the ev_round_estimate of
  * its usable rounds' medians (a failed round is left out; with one round
  * it is that round's median).  Appends to obs[*n_obs] or to ex[*n_ex]
- * (room for EV_SCHED_COUNT and 1 entries).
+ * (room for EV_SCHED_COUNT and 1 entries), and folds the declared,
+ * applying schedules' thread counts into *sms (ev_obs_sms).
  */
 void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[EV_SCHED_COUNT], unsigned scheds,
-                   ev_obs *obs, size_t *n_obs, ev_excluded *ex, size_t *n_ex);
+                   ev_obs *obs, size_t *n_obs, ev_excluded *ex, size_t *n_ex, ev_obs_sms *sms);
 
 /*
  * The fit's observations for run_id: main-phase hot medians (median of
@@ -330,7 +346,7 @@ void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[EV_SCHED_COUNT
  * cases with role holdout.  A case with a missing or failed job (or R or N
  * below 1) is listed in *excl with the reason, in the exporter's words
  * ("rows2: failed-exit"; several joined by "; ").  *sms is the bindings'
- * thread count (S), which must agree across the jobs read.
+ * thread count (S, ev_obs_sms); EV_EFIT when no usable round bound one.
  * OUT: *obs, *n, *excl, *n_excl (malloc'd; *excl NULL when empty), *sms.
  */
 ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds, ev_obs **obs, size_t *n,

@@ -32,6 +32,10 @@ void ev_obs_add(ev_obs_sched *s, const ev_obs_job *j)
     if (!r) {
         if (s->n_med < EV_OBS_MAX_ROUNDS)
             s->med[s->n_med++] = j->median_us;
+        if (!s->threads[0])
+            s->threads[0] = j->threads;
+        else if (j->threads != s->threads[0] && !s->threads[1])
+            s->threads[1] = j->threads;
         return;
     }
     if (!s->why_round || j->round < s->why_round) {
@@ -53,12 +57,40 @@ static int sched_applies(const ev_obs_case *c, unsigned scheds, int q)
     return ev_sched_rows_of((ev_sched)q, c->default_rows, c->cols, dt) > 0;
 }
 
+/* Folds thread count t (0: none) into acc. */
+static void sms_fold(ev_obs_sms *acc, int64_t t)
+{
+    if (!t)
+        return;
+    if (!acc->S)
+        acc->S = t;
+    else if (t != acc->S && !acc->other)
+        acc->other = t;
+}
+
+ev_status ev_obs_sms_get(const ev_obs_sms *acc, int64_t *S, ev_err *err)
+{
+    if (acc->other)
+        return ev_err_set(err, EV_EFIT,
+                          "the observed jobs bound different thread counts S (%lld and %lld): no one S to fit",
+                          (long long)acc->S, (long long)acc->other);
+    *S = acc->S ? acc->S : 1;
+    return EV_OK;
+}
+
 void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[EV_SCHED_COUNT], unsigned scheds,
-                   ev_obs *obs, size_t *n_obs, ev_excluded *ex, size_t *n_ex)
+                   ev_obs *obs, size_t *n_obs, ev_excluded *ex, size_t *n_ex, ev_obs_sms *sms)
 {
     char why[160] = "";
     size_t wl = 0;
     double est[EV_SCHED_COUNT] = {0};
+
+    for (int q = 0; q < EV_SCHED_COUNT; q++) {
+        if (sched[q].present && sched_applies(c, scheds, q)) {
+            sms_fold(sms, sched[q].threads[0]);
+            sms_fold(sms, sched[q].threads[1]);
+        }
+    }
 
     if (c->rows < 1 || c->cols < 1) {
         int w = snprintf(why, sizeof why, "no-op case (R = %lld, N = %lld)", (long long)c->rows,

@@ -258,7 +258,7 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds,
     ev_excluded *ev = NULL;
     double *scratch = NULL;
     size_t no = 0, ne = 0;
-    int64_t S = -1;
+    ev_obs_sms acc = {0, 0};
 
     if ((rc = ev_store_query(s, EV_Q_CASES, run_id, on_case, &c, err)) ||
         (rc = ev_store_query(s, EV_Q_JOBS, run_id, on_job, &c, err)) ||
@@ -298,25 +298,18 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds,
             j.outcome = a ? ev_outcome_name(ev_outcome_derive(&a->facts)) : "interrupted";
             j.has_binding = a && a->threads >= 1;
             j.has_median = a && !hot_median(&c, a, scratch, &j.median_us, rb, sizeof rb);
+            j.threads = j.has_binding ? a->threads : 0;
             ev_obs_add(&sched[sj->sched], &j);
-            if (strcmp(j.outcome, "completed") || !j.has_binding || !j.has_median)
-                continue;
-            if (S < 0) {
-                S = a->threads;
-            } else if (S != a->threads) {
-                rc = ev_err_set(err, EV_EFORMAT,
-                                "jobs of run %lld bound different thread counts S (%lld and %lld)",
-                                (long long)run_id, (long long)S, (long long)a->threads);
-                goto out;
-            }
         }
-        ev_obs_select(&oc, sched, scheds, ov, &no, ev, &ne);
+        ev_obs_select(&oc, sched, scheds, ov, &no, ev, &ne, &acc);
     }
-    if (S < 1) {
+    if (!acc.S) {
         rc = ev_err_set(err, EV_EFIT, "run %lld: no case has completed default, rows1 and rows2 jobs",
                         (long long)run_id);
         goto out;
     }
+    if ((rc = ev_obs_sms_get(&acc, sms, err)))
+        goto out;
     *obs = ov;
     *n = no;
     if (ne == 0) {
@@ -325,7 +318,6 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds,
     }
     *excl = ev;
     *n_excl = ne;
-    *sms = S;
     ov = NULL;
     ev = NULL;
 out:

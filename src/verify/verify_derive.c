@@ -739,6 +739,7 @@ static void vd_model(vd_ctx *x)
         goto out;
     }
     unsigned scheds = b->proto->model_schedules;
+    ev_obs_sms acc = {0, 0};
     for (size_t ci = 0; ci < n_cases; ci++) {
         const ev_proto_case *c = &b->proto->cases[ci];
         ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
@@ -757,32 +758,23 @@ static void vd_model(vd_ctx *x)
             memset(&j, 0, sizeof j);
             j.round = ev_plan_label_round(v->label);
             j.outcome = v->outcome;
-            if (!vj_i64_null(v->j, "last_attempt", &last, &ln) && !ln)
-                j.has_binding =
-                    cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding"));
+            if (!vj_i64_null(v->j, "last_attempt", &last, &ln) && !ln) {
+                const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding");
+                j.has_binding = cJSON_IsObject(bind);
+                if (j.has_binding && vj_i64(bind, "threads", &j.threads))
+                    j.threads = 0; /* malformed: the binding checks say so */
+            }
             j.has_median = !isnan(x->hot_median[k]);
             j.median_us = x->hot_median[k];
             ev_obs_add(&sched[s], &j);
         }
-        ev_obs_select(&oc, sched, scheds, obs, &n_obs, ex, &n_ex);
+        ev_obs_select(&oc, sched, scheds, obs, &n_obs, ex, &n_ex, &acc);
     }
-    /* S: the binding threads of the lowest-id completed main job with one. */
     int64_t sms = 1;
-    for (size_t k = 0; k < b->n_vjobs; k++) {
-        const vb_vjob *v = &b->vjobs[k];
-        int64_t last, th;
-        int ln = 1;
-        if (strcmp(v->phase, "main") || strcmp(v->outcome, "completed") ||
-            vj_i64_null(v->j, "last_attempt", &last, &ln) || ln)
-            continue;
-        const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding");
-        if (cJSON_IsObject(bind) && !vj_i64(bind, "threads", &th)) {
-            sms = th;
-            break;
-        }
-    }
+    ev_status rc = ev_obs_sms_get(&acc, &sms, &err);
     ev_fit_input in = {obs, n_obs, ex, n_ex, sms, b->proto->decision_threshold, scheds};
-    ev_status rc = ev_model_fit(&in, &fit, &err);
+    if (!rc)
+        rc = ev_model_fit(&in, &fit, &err);
     if (rc == EV_ENOMEM) {
         x->r->oom = 1;
         goto out;
@@ -924,13 +916,8 @@ static void vd_figures(vd_ctx *x)
         for (size_t i = first + n_cold; i < first + n_cold + n_hot; i++) {
             const vb_sample *s = &b->samples.rows[i];
             hot[nh++] = s->per_op_us;
-            if (s->sm_clock == INT64_MIN)
-                continue;
-            if (!f->has_clock || s->sm_clock < f->clock_min)
-                f->clock_min = s->sm_clock;
-            if (!f->has_clock || s->sm_clock > f->clock_max)
-                f->clock_max = s->sm_clock;
-            f->has_clock = 1;
+            if (s->sm_clock != INT64_MIN)
+                ev_fig_job_clock(f, s->sm_clock);
         }
     }
     ev_fig_input in = {fj, b->n_vjobs, seed};
