@@ -29,7 +29,7 @@
 #include "sha256.h"
 #include "stats.h"
 #include "evidence/figures.h"
-#include "evidence/jbuild.h"
+#include "jbuild.h"
 #include "evidence/projections.h"
 #include "evidence/report.h"
 #include "bundle/zipwrite.h"

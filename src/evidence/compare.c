@@ -17,7 +17,7 @@
 #include "sha256.h"
 #include "evidence/figures.h"
 #include "evidence/figures_rebuild.h"
-#include "evidence/jbuild.h"
+#include "jbuild.h"
 
 /* One bundle as the comparison reads it. */
 typedef struct side {

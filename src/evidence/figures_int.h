@@ -23,7 +23,7 @@
 
 #include "json.h"
 #include "stats.h"
-#include "evidence/jbuild.h"
+#include "jbuild.h"
 #include "runner/plan.h"
 
 /* ---- the exact distribution of a bootstrap median's ranks ---------------- */

@@ -11,7 +11,7 @@
 #include <cjson/cJSON.h>
 
 #include "json.h"
-#include "evidence/jbuild.h"
+#include "jbuild.h"
 
 /* The snapshot file with this path, or NULL. */
 static const ev_proj_source *find_source(const ev_proof_in *in, const char *path)

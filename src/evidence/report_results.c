@@ -16,7 +16,7 @@
 #include "dtype.h"
 #include "evidence/figures.h"
 #include "sha256.h"
-#include "evidence/jbuild.h"
+#include "jbuild.h"
 
 /* ---- the shared rules ------------------------------------------------------- */
 

@@ -288,8 +288,8 @@ typedef struct ev_obs_sched {
     int present;                   /* a job of the schedule is in the run */
     double med[EV_OBS_MAX_ROUNDS]; /* usable rounds' hot medians */
     size_t n_med;
-    int64_t why_round; /* the lowest unusable round, 0 none */
-    char why[48];      /* its reason */
+    int64_t why_round;  /* the lowest unusable round, 0 none */
+    char why[48];       /* its reason */
     int64_t threads[2]; /* the first two thread counts its usable rounds bound, 0 none */
 } ev_obs_sched;
 void ev_obs_add(ev_obs_sched *s, const ev_obs_job *j);

@@ -1,6 +1,7 @@
 /*
- * model_json.c: writes a fit as model.json.  Every double goes through
- * ev_json_add_double (exact %.17g text; NaN and Inf become null), keys come
+ * model_json.c: writes a fit as model.json, on the shared builder
+ * (jbuild.h).  Every double goes through ev_jb_num (exact %.17g text; NaN
+ * and Inf become a bare null), keys come
  * in a fixed order and arrays in the fit's sorted order, so the same fit
  * gives the same bytes.  The keys are those of DESIGN.md ("Receipts and
  * bundle": model.json) and issue 3; docs/model.md describes each.
@@ -11,300 +12,201 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "json.h"
-
-/*
- * Sticky-status builders: each does nothing when *rc is already set, and
- * sets *rc on failure, so the writer reads as a plain list of keys.
- */
-static void put_d(cJSON *o, const char *k, double v, ev_status *rc)
-{
-    if (!*rc && !o)
-        *rc = EV_ENOMEM;
-    if (!*rc)
-        *rc = ev_json_add_double(o, k, v);
-}
-
-/* Adds an integer (see put_d). */
-static void put_i(cJSON *o, const char *k, int64_t v, ev_status *rc)
-{
-    if (!*rc && !o)
-        *rc = EV_ENOMEM;
-    if (!*rc)
-        *rc = ev_json_add_i64(o, k, v);
-}
-
-/* Adds a string, or null for NULL (see put_d). */
-static void put_s(cJSON *o, const char *k, const char *s, ev_status *rc)
-{
-    if (!*rc && !o)
-        *rc = EV_ENOMEM;
-    if (!*rc)
-        *rc = ev_json_add_str(o, k, s);
-}
-
-/* Adds a boolean (see put_d). */
-static void put_b(cJSON *o, const char *k, int v, ev_status *rc)
-{
-    if (!*rc && (!o || !cJSON_AddBoolToObject(o, k, v ? 1 : 0)))
-        *rc = EV_ENOMEM;
-}
-
-/* Adds and returns a new object under k (NULL and *rc set on failure). */
-static cJSON *put_obj(cJSON *o, const char *k, ev_status *rc)
-{
-    if (*rc)
-        return NULL;
-    cJSON *c = o ? cJSON_AddObjectToObject(o, k) : NULL;
-    if (!c)
-        *rc = EV_ENOMEM;
-    return c;
-}
-
-/* Adds and returns a new array under k (NULL and *rc set on failure). */
-static cJSON *put_arr(cJSON *o, const char *k, ev_status *rc)
-{
-    if (*rc)
-        return NULL;
-    cJSON *c = o ? cJSON_AddArrayToObject(o, k) : NULL;
-    if (!c)
-        *rc = EV_ENOMEM;
-    return c;
-}
-
-/* Appends and returns a new object to array a. */
-static cJSON *push_obj(cJSON *a, ev_status *rc)
-{
-    if (*rc)
-        return NULL;
-    cJSON *c = cJSON_CreateObject();
-    if (!c || !a || !cJSON_AddItemToArray(a, c)) {
-        cJSON_Delete(c);
-        *rc = EV_ENOMEM;
-        return NULL;
-    }
-    return c;
-}
-
-/* Adds null under k. */
-static void put_null(cJSON *o, const char *k, ev_status *rc)
-{
-    if (!*rc && (!o || !cJSON_AddNullToObject(o, k)))
-        *rc = EV_ENOMEM;
-}
+#include "jbuild.h"
 
 /* Adds {"a0", "aP", "aD"} under k. */
-static void put_coef(cJSON *o, const char *k, const ev_coef *c, ev_status *rc)
+static void put_coef(ev_jb *b, cJSON *o, const char *k, const ev_coef *c)
 {
-    cJSON *x = put_obj(o, k, rc);
-    put_d(x, "a0", c->a0, rc);
-    put_d(x, "aP", c->aP, rc);
-    put_d(x, "aD", c->aD, rc);
+    cJSON *x = ev_jb_obj(b, o, k);
+    ev_jb_num(b, x, "a0", c->a0);
+    ev_jb_num(b, x, "aP", c->aP);
+    ev_jb_num(b, x, "aD", c->aD);
 }
 
 /* Adds the names of the coefficients in mask as an array under k. */
-static void put_mask(cJSON *o, const char *k, unsigned mask, ev_status *rc)
+static void put_mask(ev_jb *b, cJSON *o, const char *k, unsigned mask)
 {
-    cJSON *a = put_arr(o, k, rc);
-    for (int j = 0; j < 3 && !*rc; j++) {
+    cJSON *a = ev_jb_arr(b, o, k);
+    for (int j = 0; j < 3; j++) {
         if (!(mask & (1u << j)))
             continue;
-        cJSON *s = cJSON_CreateString(ev_coef_names[j]);
-        if (!s || !cJSON_AddItemToArray(a, s)) {
-            cJSON_Delete(s);
-            *rc = EV_ENOMEM;
-        }
+        ev_jb_str(b, a, NULL, ev_coef_names[j]);
     }
 }
 
 /* Adds a case's identity: op, rows, cols, dtype, default_rows. */
-static void put_case_id(cJSON *o, const ev_fit_case *c, ev_status *rc)
+static void put_case_id(ev_jb *b, cJSON *o, const ev_fit_case *c)
 {
-    put_s(o, "op", c->op, rc);
-    put_i(o, "rows", c->rows, rc);
-    put_i(o, "cols", c->cols, rc);
-    put_s(o, "dtype", c->dtype, rc);
-    put_i(o, "default_rows", c->default_rows, rc);
+    ev_jb_str(b, o, "op", c->op);
+    ev_jb_i64(b, o, "rows", c->rows);
+    ev_jb_i64(b, o, "cols", c->cols);
+    ev_jb_str(b, o, "dtype", c->dtype);
+    ev_jb_i64(b, o, "default_rows", c->default_rows);
 }
 
 /* Adds a geometry {rows, cols, default_rows, W}. */
-static void put_geom(cJSON *o, const ev_geom *g, ev_status *rc)
+static void put_geom(ev_jb *b, cJSON *o, const ev_geom *g)
 {
-    put_i(o, "rows", g->rows, rc);
-    put_i(o, "cols", g->cols, rc);
-    put_i(o, "default_rows", g->default_rows, rc);
-    put_i(o, "W", g->width, rc);
+    ev_jb_i64(b, o, "rows", g->rows);
+    ev_jb_i64(b, o, "cols", g->cols);
+    ev_jb_i64(b, o, "default_rows", g->default_rows);
+    ev_jb_i64(b, o, "W", g->width);
 }
 
 /* Adds {"default": .., "rows1": .., "rows2": .., "rows4": ..} of v under
  * k, and "short" when scheds declares it (so a fit without it keeps the
  * bytes it had before short was a schedule). */
-static void put_per_sched(cJSON *o, const char *k, const double *v, unsigned scheds, ev_status *rc)
+static void put_per_sched(ev_jb *b, cJSON *o, const char *k, const double *v, unsigned scheds)
 {
-    cJSON *x = put_obj(o, k, rc);
+    cJSON *x = ev_jb_obj(b, o, k);
     for (int s = 0; s < EV_SCHED_COUNT; s++)
         if (s < EV_MODEL_SCHEDS || (scheds & EV_SCHED_BIT(s)))
-            put_d(x, ev_sched_name((ev_sched)s), v[s], rc);
+            ev_jb_num(b, x, ev_sched_name((ev_sched)s), v[s]);
 }
 
 /* Adds the names of the schedules in scheds, in enum order, under k. */
-static void put_scheds(cJSON *o, const char *k, unsigned scheds, ev_status *rc)
+static void put_scheds(ev_jb *b, cJSON *o, const char *k, unsigned scheds)
 {
-    cJSON *a = put_arr(o, k, rc);
-    for (int s = 0; s < EV_SCHED_COUNT && !*rc; s++) {
+    cJSON *a = ev_jb_arr(b, o, k);
+    for (int s = 0; s < EV_SCHED_COUNT; s++) {
         if (!(scheds & EV_SCHED_BIT(s)))
             continue;
-        cJSON *n = cJSON_CreateString(ev_sched_name((ev_sched)s));
-        if (!n || !cJSON_AddItemToArray(a, n)) {
-            cJSON_Delete(n);
-            *rc = EV_ENOMEM;
-        }
+        ev_jb_str(b, a, NULL, ev_sched_name((ev_sched)s));
     }
 }
 
 /* Adds scales, active subset, coefficients and every subset of a solve. */
-static void put_nnls(cJSON *o, const ev_nnls *r, ev_status *rc)
+static void put_nnls(ev_jb *b, cJSON *o, const ev_nnls *r)
 {
-    put_i(o, "n_train", (int64_t)r->n_rows, rc);
-    cJSON *sc = put_obj(o, "scales", rc);
-    put_d(sc, "one", r->scale[0], rc);
-    put_d(sc, "P", r->scale[1], rc);
-    put_d(sc, "D", r->scale[2], rc);
-    put_coef(o, "coefficients", &r->coef, rc);
-    put_mask(o, "active_subset", r->best, rc);
-    cJSON *subs = put_arr(o, "subsets", rc);
+    ev_jb_i64(b, o, "n_train", (int64_t)r->n_rows);
+    cJSON *sc = ev_jb_obj(b, o, "scales");
+    ev_jb_num(b, sc, "one", r->scale[0]);
+    ev_jb_num(b, sc, "P", r->scale[1]);
+    ev_jb_num(b, sc, "D", r->scale[2]);
+    put_coef(b, o, "coefficients", &r->coef);
+    put_mask(b, o, "active_subset", r->best);
+    cJSON *subs = ev_jb_arr(b, o, "subsets");
     for (unsigned m = 0; m < EV_SUBSET_COUNT; m++) {
         const ev_subset_result *s = &r->subset[m];
-        cJSON *x = push_obj(subs, rc);
-        put_mask(x, "subset", m, rc);
-        put_b(x, "feasible", s->status == EV_SUBSET_FEASIBLE, rc);
-        put_b(x, "chosen", m == r->best, rc);
+        cJSON *x = ev_jb_obj(b, subs, NULL);
+        put_mask(b, x, "subset", m);
+        ev_jb_bool(b, x, "feasible", s->status == EV_SUBSET_FEASIBLE);
+        ev_jb_bool(b, x, "chosen", m == r->best);
         if (s->status == EV_SUBSET_SINGULAR) {
-            put_null(x, "objective", rc);
-            put_null(x, "coefficients", rc);
-            put_s(x, "rejected", "singular system", rc);
+            ev_jb_null(b, x, "objective");
+            ev_jb_null(b, x, "coefficients");
+            ev_jb_str(b, x, "rejected", "singular system");
         } else {
-            put_d(x, "objective", s->objective, rc);
-            put_coef(x, "coefficients", &s->coef, rc);
+            ev_jb_num(b, x, "objective", s->objective);
+            put_coef(b, x, "coefficients", &s->coef);
             if (s->status == EV_SUBSET_NEGATIVE)
-                put_s(x, "rejected", "negative coefficient", rc);
+                ev_jb_str(b, x, "rejected", "negative coefficient");
             else
-                put_null(x, "rejected", rc);
+                ev_jb_null(b, x, "rejected");
         }
     }
 }
 
 /* Adds {value, op, rows, ..., schedule} of a residual maximum under k. */
-static void put_maxres(cJSON *o, const char *k, const ev_fit *f, double v, size_t ci, ev_sched s,
-                       ev_status *rc)
+static void put_maxres(ev_jb *b, cJSON *o, const char *k, const ev_fit *f, double v, size_t ci, ev_sched s)
 {
-    cJSON *x = put_obj(o, k, rc);
-    put_d(x, "value", v, rc);
-    put_case_id(x, &f->cases[ci].pub, rc);
-    put_s(x, "schedule", ev_sched_name(s), rc);
+    cJSON *x = ev_jb_obj(b, o, k);
+    ev_jb_num(b, x, "value", v);
+    put_case_id(b, x, &f->cases[ci].pub);
+    ev_jb_str(b, x, "schedule", ev_sched_name(s));
 }
 
 /* See model.h.  Appends model.json (pretty, LF, ending in a newline). */
 ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
 {
-    ev_status rc = EV_OK;
+    ev_jb jb = {EV_OK}, *b = &jb;
     cJSON *root = cJSON_CreateObject();
-    if (!root) {
-        rc = EV_ENOMEM;
-        goto out;
-    }
-    put_s(root, "model", "q = a0 + aP*P + aD*ceil(P/S)*b*W", &rc);
-    put_s(root, "solver",
-          "nnls: all 8 active subsets of {a0,aP,aD}, each by Householder QR of the "
-          "weighted max-abs-scaled system; smallest feasible objective, ties to fewer "
-          "coefficients then lower subset mask",
-          &rc);
-    put_d(root, "rank_tolerance", EV_NNLS_RANK_TOL, &rc);
-    put_i(root, "sms", f->sms, &rc);
-    put_d(root, "threshold", f->threshold, &rc);
+    if (!root)
+        jb.rc = EV_ENOMEM;
+    ev_jb_str(b, root, "model", "q = a0 + aP*P + aD*ceil(P/S)*b*W");
+    ev_jb_str(b, root, "solver",
+              "nnls: all 8 active subsets of {a0,aP,aD}, each by Householder QR of the "
+              "weighted max-abs-scaled system; smallest feasible objective, ties to fewer "
+              "coefficients then lower subset mask");
+    ev_jb_num(b, root, "rank_tolerance", EV_NNLS_RANK_TOL);
+    ev_jb_i64(b, root, "sms", f->sms);
+    ev_jb_num(b, root, "threshold", f->threshold);
     if (f->scheds != EV_SCHEDS_DEFAULT)
-        put_scheds(root, "model_schedules", f->scheds, &rc);
-    put_i(root, "n_observations", (int64_t)f->n_obs, &rc);
-    put_coef(root, "coefficients", &f->full.coef, &rc);
-    put_mask(root, "active_subset", f->full.best, &rc);
-    cJSON *sc = put_obj(root, "scales", &rc);
-    put_d(sc, "one", f->full.scale[0], &rc);
-    put_d(sc, "P", f->full.scale[1], &rc);
-    put_d(sc, "D", f->full.scale[2], &rc);
-    cJSON *wts = put_arr(root, "weights", &rc);
+        put_scheds(b, root, "model_schedules", f->scheds);
+    ev_jb_i64(b, root, "n_observations", (int64_t)f->n_obs);
+    put_coef(b, root, "coefficients", &f->full.coef);
+    put_mask(b, root, "active_subset", f->full.best);
+    cJSON *sc = ev_jb_obj(b, root, "scales");
+    ev_jb_num(b, sc, "one", f->full.scale[0]);
+    ev_jb_num(b, sc, "P", f->full.scale[1]);
+    ev_jb_num(b, sc, "D", f->full.scale[2]);
+    cJSON *wts = ev_jb_arr(b, root, "weights");
     for (size_t g = 0; g < f->n_geoms; g++) {
         if (!f->geoms[g].calibration)
             continue;
-        cJSON *x = push_obj(wts, &rc);
-        put_geom(x, &f->geoms[g], &rc);
-        put_i(x, "observations", (int64_t)f->geoms[g].n_fit, &rc);
-        put_d(x, "weight_each", f->geom_weight[g], &rc);
+        cJSON *x = ev_jb_obj(b, wts, NULL);
+        put_geom(b, x, &f->geoms[g]);
+        ev_jb_i64(b, x, "observations", (int64_t)f->geoms[g].n_fit);
+        ev_jb_num(b, x, "weight_each", f->geom_weight[g]);
     }
-    cJSON *full = put_obj(root, "fit", &rc);
-    if (full)
-        put_nnls(full, &f->full, &rc);
+    cJSON *full = ev_jb_obj(b, root, "fit");
+    put_nnls(b, full, &f->full);
     /* the issue lists subsets at the top level too */
-    if (!rc) {
-        cJSON *subs = cJSON_GetObjectItemCaseSensitive(full, "subsets");
-        cJSON *dup = subs ? cJSON_Duplicate(subs, 1) : NULL;
-        if (!dup || !cJSON_AddItemToObject(root, "subsets", dup)) {
-            cJSON_Delete(dup);
-            rc = EV_ENOMEM;
-        }
-    }
+    if (!b->rc)
+        ev_jb_put(b, root, "subsets", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(full, "subsets"), 1));
 
-    cJSON *folds = put_arr(root, "folds", &rc);
+    cJSON *folds = ev_jb_arr(b, root, "folds");
     for (size_t i = 0; i < f->n_cal_geoms; i++) {
         const ev_fold *fd = &f->folds[i];
-        cJSON *x = push_obj(folds, &rc);
-        cJSON *h = put_obj(x, "held_out", &rc);
-        put_geom(h, &f->geoms[fd->geom], &rc);
+        cJSON *x = ev_jb_obj(b, folds, NULL);
+        cJSON *h = ev_jb_obj(b, x, "held_out");
+        put_geom(b, h, &f->geoms[fd->geom]);
         if (x)
-            put_nnls(x, &fd->nnls, &rc);
-        cJSON *dec = put_arr(x, "decisions", &rc);
+            put_nnls(b, x, &fd->nnls);
+        cJSON *dec = ev_jb_arr(b, x, "decisions");
         for (size_t k = 0; k < f->n_cases; k++) {
             const ev_case_int *c = &f->cases[k];
             if (c->geom != fd->geom || !c->pub.has_logo)
                 continue;
-            cJSON *d = push_obj(dec, &rc);
-            put_case_id(d, &c->pub, &rc); /* predictions: decisions[].predicted_logo */
-            put_s(d, "selected", ev_sched_name(c->pub.logo.selected), &rc);
+            cJSON *d = ev_jb_obj(b, dec, NULL);
+            put_case_id(b, d, &c->pub); /* predictions: decisions[].predicted_logo */
+            ev_jb_str(b, d, "selected", ev_sched_name(c->pub.logo.selected));
         }
     }
 
-    cJSON *decs = put_arr(root, "decisions", &rc);
+    cJSON *decs = ev_jb_arr(b, root, "decisions");
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_fit_case *c = &f->cases[k].pub;
-        cJSON *d = push_obj(decs, &rc);
-        put_case_id(d, c, &rc);
-        put_s(d, "role", c->role == EV_ROLE_HOLDOUT ? "holdout" : "calibration", &rc);
-        put_per_sched(d, "predicted", c->full.predicted, f->scheds, &rc);
+        cJSON *d = ev_jb_obj(b, decs, NULL);
+        put_case_id(b, d, c);
+        ev_jb_str(b, d, "role", c->role == EV_ROLE_HOLDOUT ? "holdout" : "calibration");
+        put_per_sched(b, d, "predicted", c->full.predicted, f->scheds);
         if (c->has_logo)
-            put_per_sched(d, "predicted_logo", c->logo.predicted, f->scheds, &rc);
+            put_per_sched(b, d, "predicted_logo", c->logo.predicted, f->scheds);
         else
-            put_null(d, "predicted_logo", &rc);
-        put_per_sched(d, "observed", c->observed, f->scheds, &rc);
-        put_s(d, "selected", ev_sched_name(c->full.selected), &rc);
-        put_i(d, "selected_rows_per_program", c->full.rows_per_program, &rc);
-        put_s(d, "logo_selected", c->has_logo ? ev_sched_name(c->logo.selected) : NULL, &rc);
+            ev_jb_null(b, d, "predicted_logo");
+        put_per_sched(b, d, "observed", c->observed, f->scheds);
+        ev_jb_str(b, d, "selected", ev_sched_name(c->full.selected));
+        ev_jb_i64(b, d, "selected_rows_per_program", c->full.rows_per_program);
+        ev_jb_str(b, d, "logo_selected", c->has_logo ? ev_sched_name(c->logo.selected) : NULL);
     }
 
-    cJSON *ex = put_arr(root, "excluded", &rc);
+    cJSON *ex = ev_jb_arr(b, root, "excluded");
     for (size_t i = 0; i < f->n_excluded; i++) {
         const ev_excluded *e = &f->excluded[i];
-        cJSON *x = push_obj(ex, &rc);
-        put_s(x, "op", e->op, &rc);
-        put_i(x, "rows", e->rows, &rc);
-        put_i(x, "cols", e->cols, &rc);
-        put_s(x, "dtype", e->dtype, &rc);
-        put_i(x, "default_rows", e->default_rows, &rc);
-        put_s(x, "reason", e->reason, &rc);
+        cJSON *x = ev_jb_obj(b, ex, NULL);
+        ev_jb_str(b, x, "op", e->op);
+        ev_jb_i64(b, x, "rows", e->rows);
+        ev_jb_i64(b, x, "cols", e->cols);
+        ev_jb_str(b, x, "dtype", e->dtype);
+        ev_jb_i64(b, x, "default_rows", e->default_rows);
+        ev_jb_str(b, x, "reason", e->reason);
     }
 
-    put_d(root, "policy_geomean", f->policy_geomean, &rc);
-    put_d(root, "policy_geomean_logo", f->policy_geomean_logo, &rc);
+    ev_jb_num(b, root, "policy_geomean", f->policy_geomean);
+    ev_jb_num(b, root, "policy_geomean_logo", f->policy_geomean_logo);
 
-    cJSON *hr = put_obj(root, "holdout_regret", &rc);
+    cJSON *hr = ev_jb_obj(b, root, "holdout_regret");
     {
         /* "default, rows1, rows2" for the default set: today's bytes */
         char def[160] = "observed selected / min observed of ";
@@ -317,31 +219,30 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
             first = 0;
         }
         snprintf(def + l, sizeof def - l, "; plain geometric mean and maximum over holdout cases");
-        put_s(hr, "definition", def, &rc);
+        ev_jb_str(b, hr, "definition", def);
     }
-    cJSON *hc = put_arr(hr, "cases", &rc);
+    cJSON *hc = ev_jb_arr(b, hr, "cases");
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_fit_case *c = &f->cases[k].pub;
         if (c->role != EV_ROLE_HOLDOUT)
             continue;
-        cJSON *x = push_obj(hc, &rc);
-        put_case_id(x, c, &rc);
-        put_s(x, "selected", ev_sched_name(c->full.selected), &rc);
-        put_d(x, "regret", ev_model_holdout_ratio(c), &rc);
+        cJSON *x = ev_jb_obj(b, hc, NULL);
+        put_case_id(b, x, c);
+        ev_jb_str(b, x, "selected", ev_sched_name(c->full.selected));
+        ev_jb_num(b, x, "regret", ev_model_holdout_ratio(c));
     }
-    put_i(hr, "n", (int64_t)f->n_holdout, &rc);
-    put_d(hr, "geomean", f->regret_geomean, &rc);
-    put_d(hr, "max", f->regret_max, &rc);
+    ev_jb_i64(b, hr, "n", (int64_t)f->n_holdout);
+    ev_jb_num(b, hr, "geomean", f->regret_geomean);
+    ev_jb_num(b, hr, "max", f->regret_max);
     if (f->n_holdout == 0)
-        put_s(hr, "reason", "no holdout cases", &rc);
+        ev_jb_str(b, hr, "reason", "no holdout cases");
 
-    cJSON *res = put_obj(root, "residuals", &rc);
-    put_s(res, "definition",
-          "relative = (predicted - observed) / observed, absolute = predicted - "
-          "observed (us); maxima by absolute value over fitted observations, "
-          "signed",
-          &rc);
-    cJSON *ro = put_arr(res, "observations", &rc);
+    cJSON *res = ev_jb_obj(b, root, "residuals");
+    ev_jb_str(b, res, "definition",
+              "relative = (predicted - observed) / observed, absolute = predicted - "
+              "observed (us); maxima by absolute value over fitted observations, "
+              "signed");
+    cJSON *ro = ev_jb_arr(b, res, "observations");
     for (size_t k = 0; k < f->n_cases; k++) {
         const ev_case_int *c = &f->cases[k];
         for (int s = 0; s < EV_SCHED_COUNT; s++) {
@@ -350,48 +251,44 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
                 continue;
             const ev_obs_res *r = &f->res[i];
             double y = f->obs[i].median_us;
-            cJSON *x = push_obj(ro, &rc);
-            put_case_id(x, &c->pub, &rc);
-            put_s(x, "schedule", ev_sched_name((ev_sched)s), &rc);
-            put_b(x, "fitted", r->fitted, &rc);
-            put_d(x, "observed", y, &rc);
-            put_d(x, "predicted", r->pred_full, &rc);
-            put_d(x, "relative", (r->pred_full - y) / y, &rc);
-            put_d(x, "absolute", r->pred_full - y, &rc);
-            put_d(x, "predicted_logo", r->pred_logo, &rc);
-            put_d(x, "relative_logo", (r->pred_logo - y) / y, &rc);
-            put_d(x, "absolute_logo", r->pred_logo - y, &rc);
+            cJSON *x = ev_jb_obj(b, ro, NULL);
+            put_case_id(b, x, &c->pub);
+            ev_jb_str(b, x, "schedule", ev_sched_name((ev_sched)s));
+            ev_jb_bool(b, x, "fitted", r->fitted);
+            ev_jb_num(b, x, "observed", y);
+            ev_jb_num(b, x, "predicted", r->pred_full);
+            ev_jb_num(b, x, "relative", (r->pred_full - y) / y);
+            ev_jb_num(b, x, "absolute", r->pred_full - y);
+            ev_jb_num(b, x, "predicted_logo", r->pred_logo);
+            ev_jb_num(b, x, "relative_logo", (r->pred_logo - y) / y);
+            ev_jb_num(b, x, "absolute_logo", r->pred_logo - y);
         }
     }
-    put_maxres(res, "max_relative", f, f->maxres_full.rel, f->maxres_full.rel_case, f->maxres_full.rel_sched,
-               &rc);
-    put_maxres(res, "max_absolute", f, f->maxres_full.abs, f->maxres_full.abs_case, f->maxres_full.abs_sched,
-               &rc);
-    put_maxres(res, "max_relative_logo", f, f->maxres_logo.rel, f->maxres_logo.rel_case,
-               f->maxres_logo.rel_sched, &rc);
-    put_maxres(res, "max_absolute_logo", f, f->maxres_logo.abs, f->maxres_logo.abs_case,
-               f->maxres_logo.abs_sched, &rc);
+    put_maxres(b, res, "max_relative", f, f->maxres_full.rel, f->maxres_full.rel_case,
+               f->maxres_full.rel_sched);
+    put_maxres(b, res, "max_absolute", f, f->maxres_full.abs, f->maxres_full.abs_case,
+               f->maxres_full.abs_sched);
+    put_maxres(b, res, "max_relative_logo", f, f->maxres_logo.rel, f->maxres_logo.rel_case,
+               f->maxres_logo.rel_sched);
+    put_maxres(b, res, "max_absolute_logo", f, f->maxres_logo.abs, f->maxres_logo.abs_case,
+               f->maxres_logo.abs_sched);
 
-    if (!rc)
-        rc = ev_json_print(root, 1, out);
-out:
-    cJSON_Delete(root);
+    ev_status rc = ev_jb_finish(b, root, out);
     if (rc)
         ev_err_set(err, rc, "model.json: %s", ev_strerror(rc));
     return rc;
 }
 
+/* See model.h. */
 ev_status ev_fit_failed_json(ev_status rc, const char *reason, ev_buf *out)
 {
+    ev_jb jb = {EV_OK}, *b = &jb;
     cJSON *t = cJSON_CreateObject();
-    ev_status prc;
-    if (!t || !cJSON_AddStringToObject(t, "format", "evident-model/1") || !cJSON_AddNullToObject(t, "fit") ||
-        !cJSON_AddStringToObject(t, "fit_reason", reason && reason[0] ? reason : ev_strerror(rc)) ||
-        !cJSON_AddStringToObject(t, "status", ev_strerror(rc))) {
-        cJSON_Delete(t);
-        return EV_ENOMEM;
-    }
-    prc = ev_json_print(t, 1, out);
-    cJSON_Delete(t);
-    return prc;
+    if (!t)
+        jb.rc = EV_ENOMEM;
+    ev_jb_str(b, t, "format", "evident-model/1");
+    ev_jb_null(b, t, "fit");
+    ev_jb_str(b, t, "fit_reason", reason && reason[0] ? reason : ev_strerror(rc));
+    ev_jb_str(b, t, "status", ev_strerror(rc));
+    return ev_jb_finish(b, t, out);
 }

@@ -71,9 +71,10 @@ static void sms_fold(ev_obs_sms *acc, int64_t t)
 ev_status ev_obs_sms_get(const ev_obs_sms *acc, int64_t *S, ev_err *err)
 {
     if (acc->other)
-        return ev_err_set(err, EV_EFIT,
-                          "the observed jobs bound different thread counts S (%lld and %lld): no one S to fit",
-                          (long long)acc->S, (long long)acc->other);
+        return ev_err_set(
+            err, EV_EFIT,
+            "the observed jobs bound different thread counts S (%lld and %lld): no one S to fit",
+            (long long)acc->S, (long long)acc->other);
     *S = acc->S ? acc->S : 1;
     return EV_OK;
 }

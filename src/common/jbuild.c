@@ -106,6 +106,13 @@ void ev_jb_dbl(ev_jb *b, cJSON *o, const char *key, int has, double v, const cha
 }
 
 /* See jbuild.h. */
+void ev_jb_num(ev_jb *b, cJSON *o, const char *key, double v)
+{
+    if (!b->rc && o)
+        b->rc = cJSON_IsArray(o) ? ev_json_push_double(o, v) : ev_json_add_double(o, key, v);
+}
+
+/* See jbuild.h. */
 ev_status ev_jb_finish(ev_jb *b, cJSON *tree, ev_buf *out)
 {
     ev_status rc = b->rc;

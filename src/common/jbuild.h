@@ -1,6 +1,6 @@
 /*
  * jbuild.h: a JSON tree builder with a sticky status, shared by the
- * exporter and the figures.  The first failure sticks in b->rc and every
+ * exporter, the figures, the report's results and model.json.  The first failure sticks in b->rc and every
  * later call does nothing, so a member is built as a straight list of
  * calls and checked once at the end (ev_jb_finish).  Doubles go in as
  * exact %.17g raw text (json.h); a missing or non-finite double becomes
@@ -41,6 +41,9 @@ void ev_jb_ns(ev_jb *b, cJSON *o, const char *key, int64_t v);
 /* A double, or (when !has or not finite) null plus, in an object,
  * "<key>_reason": reason, or "not finite". */
 void ev_jb_dbl(ev_jb *b, cJSON *o, const char *key, int has, double v, const char *reason);
+/* A double as exact %.17g raw text, NaN or Inf as a bare null (no reason
+ * key): model.json's numbers (ev_json_add_double). */
+void ev_jb_num(ev_jb *b, cJSON *o, const char *key, double v);
 /* Prints tree (pretty) into out and frees it; returns b->rc first, and
  * EV_ENOMEM when tree is NULL. */
 ev_status ev_jb_finish(ev_jb *b, cJSON *tree, ev_buf *out);
