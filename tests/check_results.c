@@ -24,6 +24,7 @@
 #include "buf.h"
 #include "sha256.h"
 #include "bundle/zipwrite.h"
+#include "evidence/attempt.h"
 #include "evidence/compare.h"
 #include "evidence/member.h"
 #include "evidence/report.h"
@@ -617,6 +618,65 @@ START_TEST(test_the_store_views_give_validation_json_medians_to_the_bit_and_fail
 }
 END_TEST
 
+/* One reader of an attempt's record (evidence/attempt.h) for the verifier
+ * and the report: the facts and the words come from one reading, and a
+ * malformed record is said to be one, with the rule it breaks. */
+START_TEST(test_one_reader_gives_an_attempts_outcome_facts_and_the_words_for_its_failure)
+{
+    static const char *const cases[][3] = {
+        /* process, validations, expected words (outcome failed-exit unless said) */
+        {"{\"exit_code\":3,\"signal\":null,\"timed_out\":false,\"interrupted\":false,\"skipped\":false,"
+         "\"records_ok\":true,\"ended_ns\":\"5\",\"wall_ns\":\"4\"}",
+         "[]", "exit code 3"},
+        {"{\"exit_code\":null,\"signal\":9,\"timed_out\":true,\"interrupted\":false,\"skipped\":false,"
+         "\"records_ok\":true,\"ended_ns\":\"5\",\"wall_ns\":\"4\"}",
+         "[]", "watchdog timeout"},
+        {"{\"exit_code\":0,\"signal\":null,\"timed_out\":false,\"interrupted\":false,\"skipped\":false,"
+         "\"records_ok\":false,\"protocol_error\":\"a gap\",\"ended_ns\":\"5\",\"wall_ns\":\"4\"}",
+         "[]", "a gap"},
+        {"null", "[]", "no process record"},
+        /* both an exit code and a signal: waitpid gives one */
+        {"{\"exit_code\":1,\"signal\":9,\"timed_out\":false,\"interrupted\":false,\"skipped\":false,"
+         "\"records_ok\":true,\"ended_ns\":\"5\",\"wall_ns\":\"4\"}",
+         "[]", "both an exit_code and a signal"},
+        {"{\"exit_code\":0,\"signal\":null,\"timed_out\":false,\"interrupted\":false,\"skipped\":false,"
+         "\"records_ok\":true,\"ended_ns\":\"05\",\"wall_ns\":\"4\"}",
+         "[]", "not a decimal string"},
+        {"{}", "[{\"stage\":\"middle\"}]", "neither first nor final"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char text[600], why_words[200];
+        snprintf(text, sizeof text, "{\"process\":%s,\"validations\":%s}", cases[i][0], cases[i][1]);
+        cJSON *a = cJSON_Parse(text);
+        ck_assert_ptr_nonnull(a);
+        ev_attempt_rec rec;
+        const char *why = NULL;
+        if (ev_attempt_read(a, &rec, &why)) {
+            ck_assert_msg(why && strstr(why, cases[i][2]), "%zu: %s", i, why ? why : "(none)");
+        } else {
+            ev_attempt_reason(&rec, "failed-exit", why_words, sizeof why_words);
+            ck_assert_str_eq(why_words, cases[i][2]);
+        }
+        cJSON_Delete(a);
+    }
+    /* a failed validation: its mismatches are the words, and the outcome
+     * derived from the same facts is failed-validation */
+    cJSON *a = cJSON_Parse("{\"process\":{\"exit_code\":0,\"signal\":null,\"timed_out\":false,"
+                           "\"interrupted\":false,\"skipped\":false,\"records_ok\":true,\"ended_ns\":\"5\","
+                           "\"wall_ns\":\"4\"},\"validations\":[{\"stage\":\"first\",\"passed\":false,"
+                           "\"mismatches\":7,\"output_sha256\":\"00\"}]}");
+    ev_attempt_rec rec;
+    const char *why = NULL;
+    char words[200];
+    ck_assert_msg(!ev_attempt_read(a, &rec, &why), "%s", why ? why : "");
+    ck_assert_int_eq(rec.stages, 1);
+    ck_assert_int_eq(ev_outcome_derive(&rec.facts), EV_OUT_FAILED_VALIDATION);
+    ck_assert_str_eq(ev_attempt_reason(&rec, "failed-validation", words, sizeof words),
+                     "output does not match the oracle (7 mismatches)");
+    cJSON_Delete(a);
+}
+END_TEST
+
 static Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
@@ -634,6 +694,7 @@ static Suite *results_suite(void)
     t = tcase_create("views");
     tcase_set_timeout(t, 60);
     tcase_add_test(t, test_the_store_views_give_validation_json_medians_to_the_bit_and_failures_with_reasons);
+    tcase_add_test(t, test_one_reader_gives_an_attempts_outcome_facts_and_the_words_for_its_failure);
     suite_add_tcase(s, t);
     t = tcase_create("report");
     tcase_set_timeout(t, 120);

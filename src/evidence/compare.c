@@ -179,11 +179,11 @@ static ev_status put_markdown(ev_buf *b, const side *A, const side *B, const cro
         const cJSON *run = cJSON_GetObjectItemCaseSensitive(sd[k]->r.val, "run");
         rc = ev_buf_printf(b, "- %s: run %" PRId64 ", backend ", who[k], rp_jint(run, "run_id", -1));
         if (!rc)
-            rc = rp_put_md(b, rp_jstr(run, "backend"));
+            rc = rp_put_md(b, ev_jr_str(run, "backend"));
         if (!rc)
             rc = ev_buf_puts(b, ", protocol ");
         if (!rc)
-            rc = rp_put_md(b, rp_jstr(run, "protocol_id"));
+            rc = rp_put_md(b, ev_jr_str(run, "protocol_id"));
         if (!rc)
             rc = ev_buf_printf(b, ", %" PRId64 " round(s), root %s\n", rp_rounds_of(&sd[k]->r),
                                sd[k]->root[0] ? sd[k]->root : "-");
@@ -245,8 +245,8 @@ static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v
         const cJSON *run = cJSON_GetObjectItemCaseSensitive(sd[k]->r.val, "run");
         cJSON *x = ev_jb_obj(&jb, root, who[k]);
         ev_jb_i64(&jb, x, "run_id", rp_jint(run, "run_id", -1));
-        ev_jb_str(&jb, x, "backend", rp_jstr(run, "backend"));
-        ev_jb_str(&jb, x, "protocol_id", rp_jstr(run, "protocol_id"));
+        ev_jb_str(&jb, x, "backend", ev_jr_str(run, "backend"));
+        ev_jb_str(&jb, x, "protocol_id", ev_jr_str(run, "protocol_id"));
         ev_jb_i64(&jb, x, "rounds", rp_rounds_of(&sd[k]->r));
         ev_jb_str(&jb, x, "root", sd[k]->root[0] ? sd[k]->root : NULL);
     }

@@ -14,16 +14,10 @@
 #include "evidence/report.h"
 
 #include "report_int.h"
+#include "evidence/attempt.h"
 #include "runner/plan.h"
 
 /* ---- reading helpers ------------------------------------------------------ */
-
-/* The string at key, or NULL when absent or not a string. */
-const char *rp_jstr(const cJSON *o, const char *key)
-{
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsString(v) ? v->valuestring : NULL;
-}
 
 /* Returns 1 and sets *out when key holds a number, else 0. */
 int rp_jnum(const cJSON *o, const char *key, double *out)
@@ -104,7 +98,7 @@ const cJSON *rp_ix_find(const rep *r, const char *key)
 /* Writes the decision key of a case-like object (op, dtype, R, N, B). */
 static void decision_key(const cJSON *c, char *key, size_t cap)
 {
-    const char *op = rp_jstr(c, "op"), *dt = rp_jstr(c, "dtype");
+    const char *op = ev_jr_str(c, "op"), *dt = ev_jr_str(c, "dtype");
     snprintf(key, cap, "D|%s|%s|%" PRId64 "|%" PRId64 "|%" PRId64, op ? op : "?", dt ? dt : "?",
              rp_jint(c, "rows", -1), rp_jint(c, "cols", -1), rp_jint(c, "default_rows", -1));
 }
@@ -147,7 +141,7 @@ static ev_status rep_index(rep *r)
     const cJSON *j, *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures");
     cJSON_ArrayForEach(j, r->jobs)
     {
-        const char *ro = rp_jstr(j, "retry_of"), *a = rp_jstr(j, "arm"), *p = rp_jstr(j, "phase");
+        const char *ro = ev_jr_str(j, "retry_of"), *a = ev_jr_str(j, "arm"), *p = ev_jr_str(j, "phase");
         if (rc)
             break;
         if (ro) {
@@ -160,7 +154,7 @@ static ev_status rep_index(rep *r)
     }
     cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "jobs"))
     {
-        const char *k = rp_jstr(j, "job_key");
+        const char *k = ev_jr_str(j, "job_key");
         if (rc || !k)
             continue;
         snprintf(key, sizeof key, "F|%s", k);
@@ -168,7 +162,7 @@ static ev_status rep_index(rep *r)
     }
     cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
     {
-        const char *a = rp_jstr(j, "arm"), *g = rp_jstr(j, "against");
+        const char *a = ev_jr_str(j, "arm"), *g = ev_jr_str(j, "against");
         if (rc || !a || !g)
             continue;
         snprintf(key, sizeof key, "P|%" PRId64 "|%s|%s", rp_jint(j, "case_index", -1), a, g);
@@ -176,7 +170,7 @@ static ev_status rep_index(rep *r)
     }
     cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(f, "arms"))
     {
-        const char *a = rp_jstr(j, "arm");
+        const char *a = ev_jr_str(j, "arm");
         if (rc || !a)
             continue;
         snprintf(key, sizeof key, "A|%" PRId64 "|%s", rp_jint(j, "case_index", -1), a);
@@ -290,15 +284,15 @@ const char *rp_job_cell(const rep *r, const cJSON *j, char *t, size_t cap)
     if (rp_jnum(j, "median_us", &v))
         snprintf(t, cap, "%s", rp_fmt(a, v, 4));
     else
-        snprintf(t, cap, "%s", rp_jstr(j, "outcome") ? rp_jstr(j, "outcome") : "?");
-    const cJSON *retry = rp_find_retry(r, rp_jstr(j, "job_key"));
+        snprintf(t, cap, "%s", ev_jr_str(j, "outcome") ? ev_jr_str(j, "outcome") : "?");
+    const cJSON *retry = rp_find_retry(r, ev_jr_str(j, "job_key"));
     if (retry) {
         size_t l = strlen(t);
         if (rp_jnum(retry, "median_us", &v))
             snprintf(t + l, cap - l, " (retry-1: %s)", rp_fmt(c, v, 4));
         else
             snprintf(t + l, cap - l, " (retry-1: %s)",
-                     rp_jstr(retry, "outcome") ? rp_jstr(retry, "outcome") : "?");
+                     ev_jr_str(retry, "outcome") ? ev_jr_str(retry, "outcome") : "?");
     }
     return t;
 }
@@ -346,7 +340,7 @@ int rp_arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phas
  * significant), or "-". */
 const char *rp_verdict_short(const cJSON *p)
 {
-    const char *v = p ? rp_jstr(p, "verdict") : NULL;
+    const char *v = p ? ev_jr_str(p, "verdict") : NULL;
     if (!v || !strcmp(v, "no ratio"))
         return "-";
     return strcmp(v, "not significant") ? v : "n.s.";
@@ -379,7 +373,7 @@ static ev_status collect_arms(rep *r)
     const cJSON *j;
     cJSON_ArrayForEach(j, r->jobs)
     {
-        const char *a = rp_jstr(j, "arm"), *p = rp_jstr(j, "phase");
+        const char *a = ev_jr_str(j, "arm"), *p = ev_jr_str(j, "phase");
         if (!a || !p || (strcmp(p, "main") && strcmp(p, "policy")) || rp_jint(j, "case_index", -1) < 0)
             continue;
         int seen = 0;
@@ -420,7 +414,7 @@ const cJSON *rp_find_decision(const rep *r, const cJSON *c)
 const char *rp_case_label(const cJSON *c, char *t, size_t cap)
 {
     int64_t rows = rp_jint(c, "rows", 0), cols = rp_jint(c, "cols", 0), stride = rp_jint(c, "stride", 0);
-    const char *op = rp_jstr(c, "op"), *dt = rp_jstr(c, "dtype");
+    const char *op = ev_jr_str(c, "op"), *dt = ev_jr_str(c, "dtype");
     if (stride != cols)
         snprintf(t, cap, "%s %" PRId64 "x%" PRId64 " stride %" PRId64 " %s B%" PRId64, op ? op : "?", rows,
                  cols, stride, dt ? dt : "?", rp_jint(c, "default_rows", 0));
@@ -445,38 +439,20 @@ const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap)
     return t;
 }
 
-/* Writes into t why job j (not completed) failed, from its last attempt. */
+/* Writes into t why job j (not completed) failed, from its last attempt
+ * (ev_attempt_read, the verifier's reader, and ev_attempt_reason). */
 const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
 {
     const cJSON *atts = cJSON_GetObjectItemCaseSensitive(j, "attempts");
     const cJSON *last = cJSON_GetArrayItem(atts, cJSON_GetArraySize(atts) - 1);
-    const cJSON *p = last ? cJSON_GetObjectItemCaseSensitive(last, "process") : NULL;
-    const char *o = rp_jstr(j, "outcome");
-    double v;
-    if (!last) {
+    ev_attempt_rec rec;
+    const char *why = NULL;
+    if (!last)
         snprintf(t, cap, "never started");
-    } else if (!cJSON_IsObject(p)) {
-        snprintf(t, cap, "no process record");
-    } else if (o && !strcmp(o, "skipped")) {
-        snprintf(t, cap, "%s", rp_jstr(p, "skip_reason") ? rp_jstr(p, "skip_reason") : "skipped");
-    } else if (rp_jtrue(p, "timed_out")) {
-        snprintf(t, cap, "watchdog timeout");
-    } else if (rp_jnum(p, "signal", &v)) {
-        snprintf(t, cap, "signal %" PRId64, (int64_t)v);
-    } else if (rp_jnum(p, "exit_code", &v) && v != 0) {
-        snprintf(t, cap, "exit code %" PRId64, (int64_t)v);
-    } else if (rp_jstr(p, "protocol_error")) {
-        snprintf(t, cap, "%s", rp_jstr(p, "protocol_error"));
-    } else if (o && !strcmp(o, "failed-validation")) {
-        const cJSON *vs = cJSON_GetObjectItemCaseSensitive(last, "validations"), *x;
-        int64_t mism = 0;
-        cJSON_ArrayForEach(x, vs) if (!rp_jtrue(x, "passed")) mism += rp_jint(x, "mismatches", 0);
-        snprintf(t, cap, "output does not match the oracle (%" PRId64 " mismatches)", mism);
-    } else if (rp_jtrue(p, "interrupted")) {
-        snprintf(t, cap, "interrupted");
-    } else {
-        snprintf(t, cap, "-");
-    }
+    else if (ev_attempt_read(last, &rec, &why))
+        snprintf(t, cap, "malformed attempt record: %s", why);
+    else
+        ev_attempt_reason(&rec, ev_jr_str(j, "outcome"), t, cap);
     return t;
 }
 
@@ -553,7 +529,8 @@ const cJSON *rp_md_ref_job(const rep *r, const char *arm, int *used_retry)
     const cJSON *j = rp_find_job(r, -1, arm, "main"), *rj;
     double v;
     *used_retry = 0;
-    if (j && !rp_md_median(j, &v) && (rj = rp_find_retry(r, rp_jstr(j, "job_key"))) && rp_md_median(rj, &v)) {
+    if (j && !rp_md_median(j, &v) && (rj = rp_find_retry(r, ev_jr_str(j, "job_key"))) &&
+        rp_md_median(rj, &v)) {
         *used_retry = 1;
         return rj;
     }
@@ -572,10 +549,11 @@ const cJSON *rp_case_floor(const rep *r, int64_t idx, int *used_retry)
     want = ev_plan_shard_of(idx, n);
     cJSON_ArrayForEach(j, r->jobs)
     {
-        const char *a = rp_jstr(j, "arm"), *ph = rp_jstr(j, "phase");
+        const char *a = ev_jr_str(j, "arm"), *ph = ev_jr_str(j, "phase");
         if (!a || !ph || strcmp(a, "floor") || strcmp(ph, "main") || rp_jint(j, "shard", -1) != want)
             continue;
-        if (!rp_md_median(j, &v) && (rj = rp_find_retry(r, rp_jstr(j, "job_key"))) && rp_md_median(rj, &v)) {
+        if (!rp_md_median(j, &v) && (rj = rp_find_retry(r, ev_jr_str(j, "job_key"))) &&
+            rp_md_median(rj, &v)) {
             *used_retry = 1;
             return rj;
         }

@@ -98,7 +98,7 @@ static ev_status device_rows(const rep *r, ev_buf *b)
             if (!cJSON_IsObject(d))
                 continue;
             n++;
-            add_versions(vers, sizeof vers, rp_jstr(j, "arm"), d);
+            add_versions(vers, sizeof vers, ev_jr_str(j, "arm"), d);
             int any_busy = 0, any_hot = 0, known = 0;
             cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(d, "hot_other_processes"))
             {
@@ -156,21 +156,22 @@ static ev_status facts(const rep *r, ev_buf *b)
     ev_status rc = EV_OK;
     if (!cJSON_IsObject(d))
         return row(b, "device", "not recorded");
-    snprintf(t, sizeof t, "%s (backend %s)", rp_jstr(d, "name") ? rp_jstr(d, "name") : "?",
-             rp_jstr(d, "backend") ? rp_jstr(d, "backend") : "?");
+    snprintf(t, sizeof t, "%s (backend %s)", ev_jr_str(d, "name") ? ev_jr_str(d, "name") : "?",
+             ev_jr_str(d, "backend") ? ev_jr_str(d, "backend") : "?");
     rc = row(b, "device", t);
     snprintf(t, sizeof t, "%" PRId64 " %s; compute capability %s; memory %.1f GiB; %s %.1f MiB",
              rp_jint(d, "sms", -1),
-             !strcmp(rp_jstr(d, "backend") ? rp_jstr(d, "backend") : "", "cuda") ? "SMs" : "threads",
-             rp_jstr(d, "compute_capability") && *rp_jstr(d, "compute_capability")
-                 ? rp_jstr(d, "compute_capability")
+             !strcmp(ev_jr_str(d, "backend") ? ev_jr_str(d, "backend") : "", "cuda") ? "SMs" : "threads",
+             ev_jr_str(d, "compute_capability") && *ev_jr_str(d, "compute_capability")
+                 ? ev_jr_str(d, "compute_capability")
                  : "-",
              rp_jnum(d, "memory_bytes", &v) ? v / 1073741824.0 : 0.0,
-             !strcmp(rp_jstr(d, "backend") ? rp_jstr(d, "backend") : "", "cuda") ? "L2" : "last-level cache",
+             !strcmp(ev_jr_str(d, "backend") ? ev_jr_str(d, "backend") : "", "cuda") ? "L2"
+                                                                                     : "last-level cache",
              rp_jnum(d, "cache_bytes", &w) ? w / 1048576.0 : 0.0);
     if (!rc)
         rc = row(b, "size", t);
-    const char *dv = rp_jstr(d, "driver_version"), *rv = rp_jstr(d, "runtime_version");
+    const char *dv = ev_jr_str(d, "driver_version"), *rv = ev_jr_str(d, "runtime_version");
     snprintf(t, sizeof t, "driver %s, runtime %s", dv && *dv ? dv : "-", rv && *rv ? rv : "-");
     if (!rc)
         rc = row(b, "driver and runtime", t);
@@ -191,9 +192,9 @@ static ev_status facts(const rep *r, ev_buf *b)
     if (!rc)
         rc = row(b, "SM clock seen", t);
     snprintf(t, sizeof t, "%s; compiler %s; %" PRId64 " threads on CPUs %s",
-             rp_jstr(e, "kernel") ? rp_jstr(e, "kernel") : "-",
-             rp_jstr(e, "compiler") ? rp_jstr(e, "compiler") : "-", rp_jint(e, "threads", -1),
-             rp_jstr(e, "affinity") ? rp_jstr(e, "affinity") : "-");
+             ev_jr_str(e, "kernel") ? ev_jr_str(e, "kernel") : "-",
+             ev_jr_str(e, "compiler") ? ev_jr_str(e, "compiler") : "-", rp_jint(e, "threads", -1),
+             ev_jr_str(e, "affinity") ? ev_jr_str(e, "affinity") : "-");
     if (!rc)
         rc = row(b, "host", t);
     if (!rc)
@@ -212,7 +213,7 @@ static ev_status facts(const rep *r, ev_buf *b)
 static ev_status verdict_rows(const rep *r, ev_buf *b)
 {
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
-    const char *st = rp_jstr(run, "status"), *rs = rp_jstr(run, "rescue_status");
+    const char *st = ev_jr_str(run, "status"), *rs = ev_jr_str(run, "rescue_status");
     char t[300];
     ev_status rc = ev_buf_printf(b, "<tr><th>run status</th><td class=\"%s\">",
                                  st && !strcmp(st, "completed") ? "ok" : "bad");
@@ -222,12 +223,12 @@ static ev_status verdict_rows(const rep *r, ev_buf *b)
     if (!rc)
         rc = ev_buf_puts(b, "</td></tr>\n");
     snprintf(t, sizeof t, "%s%s",
-             r->prov && rp_jstr(r->prov, "git_commit") ? rp_jstr(r->prov, "git_commit") : "-",
+             r->prov && ev_jr_str(r->prov, "git_commit") ? ev_jr_str(r->prov, "git_commit") : "-",
              r->prov && rp_jtrue(r->prov, "git_dirty") ? " (dirty)" : "");
     if (!rc)
         rc = row(b, "measured at", t);
     if (!rc)
-        rc = row(b, "source tree", r->prov ? rp_jstr(r->prov, "source_tree_hash") : NULL);
+        rc = row(b, "source tree", r->prov ? ev_jr_str(r->prov, "source_tree_hash") : NULL);
     if (!rc)
         rc = ev_buf_puts(b, "<tr><th>checks</th><td>verify-bundle regenerates this page from the bundle's "
                             "other members byte for byte and rebuilds every derived number from the raw "
@@ -251,7 +252,7 @@ static ev_status auto_rows(const rep *r, ev_buf *b)
     ev_status rc = EV_OK;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "across"))
     {
-        const char *a = rp_jstr(p, "arm"), *g = rp_jstr(p, "against");
+        const char *a = ev_jr_str(p, "arm"), *g = ev_jr_str(p, "against");
         const cJSON *ci = cJSON_GetObjectItemCaseSensitive(p, "geomean_ratio_ci");
         if (rc || !a || !g || strcmp(a, "auto"))
             continue;

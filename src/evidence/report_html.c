@@ -36,7 +36,7 @@ static const char style[] = "body{font-family:sans-serif;margin:2em;color:#111}"
 static ev_status sec_run(const rep *r, ev_buf *b)
 {
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
-    const char *st = rp_jstr(run, "status"), *rs = rp_jstr(run, "rescue_status");
+    const char *st = ev_jr_str(run, "status"), *rs = ev_jr_str(run, "rescue_status");
     char t[64];
     ev_status rc = ev_buf_puts(b, "<h2>Run</h2>\n<table>\n");
     snprintf(t, sizeof t, "%" PRId64, rp_jint(run, "run_id", -1));
@@ -47,11 +47,11 @@ static ev_status sec_run(const rep *r, ev_buf *b)
     if (!rc)
         rc = ev_buf_puts(b, "</tr>\n<tr><th>backend</th>");
     if (!rc)
-        rc = td(b, NULL, rp_jstr(run, "backend"));
+        rc = td(b, NULL, ev_jr_str(run, "backend"));
     if (!rc)
         rc = ev_buf_puts(b, "</tr>\n<tr><th>status</th>");
     if (!rc)
-        rc = td(b, st && !strcmp(st, "completed") ? "ok" : "bad", st ? st : rp_jstr(run, "status_reason"));
+        rc = td(b, st && !strcmp(st, "completed") ? "ok" : "bad", st ? st : ev_jr_str(run, "status_reason"));
     if (!rc)
         rc = ev_buf_puts(b, "</tr>\n<tr><th>rescue status</th>");
     if (!rc)
@@ -59,11 +59,11 @@ static ev_status sec_run(const rep *r, ev_buf *b)
     if (!rc)
         rc = ev_buf_puts(b, "</tr>\n<tr><th>protocol id</th>");
     if (!rc)
-        rc = td(b, NULL, rp_jstr(run, "protocol_id"));
+        rc = td(b, NULL, ev_jr_str(run, "protocol_id"));
     if (!rc)
         rc = ev_buf_puts(b, "</tr>\n<tr><th>protocol path</th>");
     if (!rc)
-        rc = td(b, NULL, rp_jstr(run, "protocol_path"));
+        rc = td(b, NULL, ev_jr_str(run, "protocol_path"));
     if (!rc)
         rc = ev_buf_puts(b, "</tr>\n");
     if (r->prov && !rc) {
@@ -71,7 +71,7 @@ static ev_status sec_run(const rep *r, ev_buf *b)
         for (size_t i = 0; i < sizeof keys / sizeof keys[0] && !rc; i++) {
             rc = ev_buf_printf(b, "<tr><th>%s</th>", keys[i]);
             if (!rc)
-                rc = td(b, NULL, rp_jstr(r->prov, keys[i]));
+                rc = td(b, NULL, ev_jr_str(r->prov, keys[i]));
             if (!rc)
                 rc = ev_buf_puts(b, "</tr>\n");
         }
@@ -113,21 +113,21 @@ static ev_status sec_failures(const rep *r, ev_buf *b)
     const cJSON *j;
     cJSON_ArrayForEach(j, r->jobs)
     {
-        const char *o = rp_jstr(j, "outcome");
+        const char *o = ev_jr_str(j, "outcome");
         if (!o || !strcmp(o, "completed") || rc)
             continue;
         if (n_bad++ == 0)
             rc = ev_buf_puts(b, "<table>\n<tr><th>job</th><th>outcome</th><th>attempts</th><th>reason</th>"
                                 "<th>retry</th></tr>\n");
         char reason[600], att[32], retry[96];
-        const cJSON *rj = rp_find_retry(r, rp_jstr(j, "job_key"));
+        const cJSON *rj = rp_find_retry(r, ev_jr_str(j, "job_key"));
         snprintf(att, sizeof att, "%d", cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "attempts")));
         snprintf(retry, sizeof retry, "%s",
-                 rj ? (rp_jstr(rj, "outcome") ? rp_jstr(rj, "outcome") : "?") : "-");
+                 rj ? (ev_jr_str(rj, "outcome") ? ev_jr_str(rj, "outcome") : "?") : "-");
         if (!rc)
             rc = ev_buf_puts(b, "<tr>");
         if (!rc)
-            rc = td(b, NULL, rp_jstr(j, "job_key"));
+            rc = td(b, NULL, ev_jr_str(j, "job_key"));
         if (!rc)
             rc = td(b, "bad", o);
         if (!rc)
@@ -172,7 +172,7 @@ static ev_status sec_cases(const rep *r, ev_buf *b)
         if (!rc)
             rc = td(b, NULL, rp_case_label(c, lab, sizeof lab));
         if (!rc)
-            rc = td(b, NULL, rp_jstr(c, "role"));
+            rc = td(b, NULL, ev_jr_str(c, "role"));
         for (size_t i = 0; i < r->n_arms && !rc; i++) {
             const cJSON *j = rp_find_job(r, idx, r->arms[i], rp_arm_phase(r->arms[i]));
             double v;
@@ -183,9 +183,9 @@ static ev_status sec_cases(const rep *r, ev_buf *b)
             rc = td(b, "n", rp_job_cell(r, rp_find_job(r, idx, "default", "recheck"), t, sizeof t));
         const cJSON *d = rp_find_decision(r, c);
         if (!rc)
-            rc = td(b, NULL, d ? rp_jstr(d, "selected") : NULL);
+            rc = td(b, NULL, d ? ev_jr_str(d, "selected") : NULL);
         if (!rc)
-            rc = td(b, NULL, d ? rp_jstr(d, "logo_selected") : NULL);
+            rc = td(b, NULL, d ? ev_jr_str(d, "logo_selected") : NULL);
         if (!rc)
             rc = ev_buf_puts(b, "</tr>\n");
     }
@@ -206,9 +206,9 @@ static ev_status sec_cases(const rep *r, ev_buf *b)
         if (!rc)
             rc = ev_buf_puts(b, "<tr>");
         if (!rc)
-            rc = td(b, NULL, rp_jstr(j, "arm"));
+            rc = td(b, NULL, ev_jr_str(j, "arm"));
         if (!rc)
-            rc = td(b, NULL, rp_jstr(j, "phase"));
+            rc = td(b, NULL, ev_jr_str(j, "phase"));
         if (!rc)
             rc = td(b, "n", rp_job_cell(r, j, t, sizeof t));
         if (!rc)
@@ -231,7 +231,7 @@ static ev_status sec_model(const rep *r, ev_buf *b)
         if (!rc)
             rc = ev_buf_puts(b, "<p>The fit failed: ");
         if (!rc)
-            rc = rp_put_esc(b, rp_jstr(r->model, "fit_reason"));
+            rc = rp_put_esc(b, ev_jr_str(r->model, "fit_reason"));
         if (!rc)
             rc = ev_buf_puts(b, "</p>\n");
         return rc;
@@ -239,7 +239,7 @@ static ev_status sec_model(const rep *r, ev_buf *b)
     if (!rc)
         rc = ev_buf_puts(b, "<p><code>");
     if (!rc)
-        rc = rp_put_esc(b, rp_jstr(r->model, "model"));
+        rc = rp_put_esc(b, ev_jr_str(r->model, "model"));
     if (!rc)
         rc = ev_buf_printf(b, "</code>, S = %" PRId64 ", threshold %s</p>\n", rp_jint(r->model, "sms", 0),
                            rp_jnum(r->model, "threshold", &v) ? rp_fmt(t, v, 4) : "-");
@@ -280,7 +280,7 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             if (!rc)
                 rc = td(b, NULL, rp_case_label(x, lab, sizeof lab));
             if (!rc)
-                rc = td(b, NULL, rp_jstr(x, "reason"));
+                rc = td(b, NULL, ev_jr_str(x, "reason"));
             if (!rc)
                 rc = ev_buf_puts(b, "</tr>\n");
         }
@@ -299,7 +299,7 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             static const char *const sc[3] = {"default", "rows1", "rows2"};
             const cJSON *pr = cJSON_GetObjectItemCaseSensitive(x, "predicted");
             const cJSON *ob = cJSON_GetObjectItemCaseSensitive(x, "observed");
-            const char *sel = rp_jstr(x, "selected");
+            const char *sel = ev_jr_str(x, "selected");
             double ps = 0, pd = 0, os = 0, od = 0, best = 0;
             const char *fastest = NULL;
             char lab[160], u[48];
@@ -316,11 +316,11 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             if (!rc)
                 rc = td(b, NULL, rp_case_label(x, lab, sizeof lab));
             if (!rc)
-                rc = td(b, NULL, rp_jstr(x, "role"));
+                rc = td(b, NULL, ev_jr_str(x, "role"));
             if (!rc)
                 rc = td(b, NULL, sel);
             if (!rc)
-                rc = td(b, NULL, rp_jstr(x, "logo_selected"));
+                rc = td(b, NULL, ev_jr_str(x, "logo_selected"));
             if (!rc)
                 rc = td(b, "n",
                         sel && rp_jnum(pr, sel, &ps) && rp_jnum(pr, "default", &pd) ? rp_fmt(u, ps / pd, 4)
@@ -354,7 +354,7 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             if (!rc)
                 rc = td(b, NULL, rp_case_label(x, lab, sizeof lab));
             if (!rc)
-                rc = td(b, NULL, rp_jstr(x, "selected"));
+                rc = td(b, NULL, ev_jr_str(x, "selected"));
             if (!rc)
                 rc = td(b, "n", rp_jnum(x, "regret", &v) ? rp_fmt(t, v, 5) : "-");
             if (!rc)
@@ -423,7 +423,7 @@ static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
             continue;
         char lab[200], cl[160];
         const char *vd = rp_verdict_short(p);
-        snprintf(lab, sizeof lab, "%s vs %s (%s)", rp_case_label(c, cl, sizeof cl), rp_jstr(p, "against"),
+        snprintf(lab, sizeof lab, "%s vs %s (%s)", rp_case_label(c, cl, sizeof cl), ev_jr_str(p, "against"),
                  vd);
         double y = 10.0 + (double)row * H + H / 2.0;
         double x0 = L + (R - L) * (log(lo) - l0) / (l1 - l0), x1 = L + (R - L) * (log(hi) - l0) / (l1 - l0),
@@ -478,9 +478,9 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
         if (!rc)
             rc = td(b, NULL, rp_case_name(r, rp_jint(p, "case_index", -1), cn, sizeof cn));
         if (!rc)
-            rc = td(b, NULL, rp_jstr(p, "arm"));
+            rc = td(b, NULL, ev_jr_str(p, "arm"));
         if (!rc)
-            rc = td(b, NULL, rp_jstr(p, "against"));
+            rc = td(b, NULL, ev_jr_str(p, "against"));
         snprintf(t, sizeof t, "%" PRId64, rp_jint(p, "n_rounds", 0));
         if (!rc)
             rc = td(b, "n", t);
@@ -488,7 +488,7 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
             if (!rc)
                 rc = ev_buf_puts(b, "<td colspan=\"6\">");
             if (!rc)
-                rc = rp_put_esc(b, rp_jstr(p, "ratio_reason"));
+                rc = rp_put_esc(b, ev_jr_str(p, "ratio_reason"));
             if (!rc)
                 rc = ev_buf_puts(b, "</td></tr>\n");
             continue;
@@ -538,9 +538,9 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
         snprintf(t, sizeof t, "%" PRId64, rp_jint(p, "n_cases", 0));
         rc = ev_buf_puts(b, "<tr>");
         if (!rc)
-            rc = td(b, NULL, rp_jstr(p, "arm"));
+            rc = td(b, NULL, ev_jr_str(p, "arm"));
         if (!rc)
-            rc = td(b, NULL, rp_jstr(p, "against"));
+            rc = td(b, NULL, ev_jr_str(p, "against"));
         if (!rc)
             rc = td(b, "n", t);
         static const char *const keys[2][2] = {{"ratio_of_sums", "ratio_of_sums_ci"},
@@ -581,9 +581,9 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
         if (!rc)
             rc = td(b, NULL, rp_case_name(r, rp_jint(p, "case_index", -1), cn, sizeof cn));
         if (!rc)
-            rc = td(b, NULL, rp_jstr(p, "arm"));
+            rc = td(b, NULL, ev_jr_str(p, "arm"));
         if (!rc)
-            rc = td(b, NULL, rp_jstr(p, "against"));
+            rc = td(b, NULL, ev_jr_str(p, "against"));
         if (!rc)
             rc = td(b, "n", rp_jnum(p, "ratio", &v) ? rp_fmt(u, v, 4) : "-");
         if (!rc)
@@ -612,11 +612,11 @@ static ev_status sec_jobs(const rep *r, ev_buf *b)
         snprintf(t, sizeof t, "%" PRId64, rp_jint(j, "n_hot", 0));
         rc = ev_buf_puts(b, "<tr>");
         if (!rc)
-            rc = td(b, NULL, rp_jstr(j, "job_key"));
+            rc = td(b, NULL, ev_jr_str(j, "job_key"));
         if (!rc)
             rc = td(b, "n", t);
         if (!rc)
-            rc = td(b, "n", rp_jnum(j, "median_us", &v) ? rp_fmt(t, v, 4) : rp_jstr(j, "median_us_reason"));
+            rc = td(b, "n", rp_jnum(j, "median_us", &v) ? rp_fmt(t, v, 4) : ev_jr_str(j, "median_us_reason"));
         const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "median_ci");
         if (!rc && rp_numv(cJSON_GetArrayItem(ci, 0), &lo) && rp_numv(cJSON_GetArrayItem(ci, 1), &hi)) {
             char iv[100];
@@ -710,17 +710,18 @@ static ev_status sec_drift(const rep *r, ev_buf *b)
             rc = td(b, NULL, rp_case_name(r, rp_jint(x, "case_index", -1), cn, sizeof cn));
         if (!rc)
             rc = td(b, "n",
-                    rp_jnum(x, "main_median_us", &v) ? rp_fmt(t, v, 4) : rp_jstr(x, "main_median_us_reason"));
+                    rp_jnum(x, "main_median_us", &v) ? rp_fmt(t, v, 4)
+                                                     : ev_jr_str(x, "main_median_us_reason"));
         if (!rc)
             rc = td(b, "n",
                     rp_jnum(x, "recheck_median_us", &v) ? rp_fmt(t, v, 4)
-                                                        : rp_jstr(x, "recheck_median_us_reason"));
+                                                        : ev_jr_str(x, "recheck_median_us_reason"));
         if (!rc) {
             if (rp_jnum(x, "drift", &v)) {
                 snprintf(t, sizeof t, "%+.3f%%", v * 100.0);
                 rc = td(b, "n", t);
             } else {
-                rc = td(b, "bad", rp_jstr(x, "drift_reason"));
+                rc = td(b, "bad", ev_jr_str(x, "drift_reason"));
             }
         }
         if (!rc)

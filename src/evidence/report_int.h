@@ -30,6 +30,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "jread.h"
 #include "json.h"
 #include "stats.h"
 
@@ -82,7 +83,6 @@ const cJSON *rp_ix_find(const rep *r, const char *key);
 int64_t rp_jint(const cJSON *o, const char *key, int64_t dflt);
 int rp_jnum(const cJSON *o, const char *key, double *out);
 const char *rp_job_cell(const rep *r, const cJSON *j, char *t, size_t cap);
-const char *rp_jstr(const cJSON *o, const char *key);
 int rp_jtrue(const cJSON *o, const char *key);
 int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v);
 int rp_md_ceiling_bytes(const cJSON *j, double *bytes);

@@ -7,7 +7,7 @@
 static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_floor)
 {
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
-    const char *st = rp_jstr(run, "status"), *rs = rp_jstr(run, "rescue_status");
+    const char *st = ev_jr_str(run, "status"), *rs = ev_jr_str(run, "rescue_status");
     char t[48], u[48];
     double v, bytes;
     int fr, cr;
@@ -15,15 +15,15 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
     *have_floor = 0;
     ev_status rc = ev_buf_printf(b, "Run %" PRId64 " (backend ", rp_jint(run, "run_id", -1));
     if (!rc)
-        rc = rp_put_md(b, rp_jstr(run, "backend"));
+        rc = rp_put_md(b, ev_jr_str(run, "backend"));
     if (!rc)
         rc = ev_buf_puts(b, ", protocol ");
     if (!rc)
-        rc = rp_put_md(b, rp_jstr(run, "protocol_path"));
+        rc = rp_put_md(b, ev_jr_str(run, "protocol_path"));
     if (!rc)
         rc = ev_buf_puts(b, "): status ");
     if (!rc)
-        rc = rp_put_md(b, st ? st : rp_jstr(run, "status_reason"));
+        rc = rp_put_md(b, st ? st : ev_jr_str(run, "status_reason"));
     if (!rc)
         rc = ev_buf_puts(b, ", rescue status ");
     if (!rc)
@@ -40,7 +40,7 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
     } else if (!rc) {
         rc = ev_buf_puts(b, "- floor: ");
         if (!rc)
-            rc = rp_put_md(b, fj ? rp_jstr(fj, "outcome") : "not in this run");
+            rc = rp_put_md(b, fj ? ev_jr_str(fj, "outcome") : "not in this run");
         if (!rc)
             rc = ev_buf_puts(b, "; no auto / floor ratio\n");
     }
@@ -54,7 +54,7 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
     } else if (!rc) {
         rc = ev_buf_puts(b, "- ceiling: ");
         if (!rc)
-            rc = rp_put_md(b, cj ? rp_jstr(cj, "outcome") : "not in this run");
+            rc = rp_put_md(b, cj ? ev_jr_str(cj, "outcome") : "not in this run");
         if (!rc)
             rc = ev_buf_puts(b, "\n");
     }
@@ -148,7 +148,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
-            rc = rp_put_md(&b, rp_jstr(c, "role"));
+            rc = rp_put_md(&b, ev_jr_str(c, "role"));
         for (size_t i = 0; i < r.n_arms && !rc; i++) {
             rc = ev_buf_puts(&b, " | ");
             if (!rc)
@@ -188,11 +188,11 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
-            rc = rp_put_md(&b, d ? rp_jstr(d, "selected") : NULL);
+            rc = rp_put_md(&b, d ? ev_jr_str(d, "selected") : NULL);
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
-            rc = rp_put_md(&b, d ? rp_jstr(d, "logo_selected") : NULL);
+            rc = rp_put_md(&b, d ? ev_jr_str(d, "logo_selected") : NULL);
         if (!rc)
             rc = ev_buf_puts(&b, " |\n");
     }

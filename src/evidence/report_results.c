@@ -28,7 +28,7 @@ int rp_case_bytes(const cJSON *c, double *bytes)
 {
     ev_dtype d;
     int64_t rows = rp_jint(c, "rows", -1), cols = rp_jint(c, "cols", -1);
-    const char *dt = rp_jstr(c, "dtype");
+    const char *dt = ev_jr_str(c, "dtype");
     if (rows < 0 || cols < 0 || !dt || ev_dtype_parse(dt, &d))
         return 0;
     *bytes = ((double)rows * (double)cols + (double)rows) * (double)ev_dtype_size(d);
@@ -53,7 +53,7 @@ int rp_ceiling_bpus(const rep *r, double *bpus)
 static const cJSON *fig_job_of(const rep *r, const cJSON *j)
 {
     char key[200];
-    const char *k = j ? rp_jstr(j, "job_key") : NULL;
+    const char *k = j ? ev_jr_str(j, "job_key") : NULL;
     if (!k)
         return NULL;
     snprintf(key, sizeof key, "F|%s", k);
@@ -127,8 +127,8 @@ int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outc
     size_t n = 0;
     cJSON_ArrayForEach(j, r->jobs)
     {
-        const char *a = rp_jstr(j, "arm"), *p = rp_jstr(j, "phase"), *o = rp_jstr(j, "outcome");
-        if (!a || !p || strcmp(a, arm) || rp_jint(j, "case_index", -1) != idx || rp_jstr(j, "retry_of") ||
+        const char *a = ev_jr_str(j, "arm"), *p = ev_jr_str(j, "phase"), *o = ev_jr_str(j, "outcome");
+        if (!a || !p || strcmp(a, arm) || rp_jint(j, "case_index", -1) != idx || ev_jr_str(j, "retry_of") ||
             (strcmp(p, "main") && strcmp(p, "policy")))
             continue;
         n++;
@@ -142,13 +142,13 @@ int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outc
         *outcome = "completed";
         return 1;
     }
-    *outcome = rp_jstr(bad, "outcome") ? rp_jstr(bad, "outcome") : "?";
+    *outcome = ev_jr_str(bad, "outcome") ? ev_jr_str(bad, "outcome") : "?";
     rp_failure_reason(bad, reason, cap);
-    const cJSON *rj = rp_find_retry(r, rp_jstr(bad, "job_key"));
+    const cJSON *rj = rp_find_retry(r, ev_jr_str(bad, "job_key"));
     if (rj) {
         size_t l = strlen(reason);
         snprintf(reason + l, cap - l, " (retry-1: %s)",
-                 rp_jstr(rj, "outcome") ? rp_jstr(rj, "outcome") : "?");
+                 ev_jr_str(rj, "outcome") ? ev_jr_str(rj, "outcome") : "?");
     }
     return 1;
 }
@@ -223,7 +223,7 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
                              "gb_per_s,ceiling_gb_per_s,ceiling_pct\n");
         for (size_t i = 0; i < n_rows && !rc; i++) {
             const rrow *w = &rows[i];
-            const char *fields[4] = {rp_jstr(w->c, "op"), rp_jstr(w->c, "dtype"), rp_jstr(w->c, "role"),
+            const char *fields[4] = {ev_jr_str(w->c, "op"), ev_jr_str(w->c, "dtype"), ev_jr_str(w->c, "role"),
                                      w->arm};
             rc = ev_buf_printf(
                 &b,
@@ -275,9 +275,9 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
             jb.rc = EV_ENOMEM;
         ev_jb_str(&jb, root_o, "format", EV_RESULTS_FORMAT);
         ev_jb_i64(&jb, root_o, "run_id", rp_jint(run, "run_id", -1));
-        ev_jb_str(&jb, root_o, "backend", rp_jstr(run, "backend"));
-        ev_jb_str(&jb, root_o, "protocol_id", rp_jstr(run, "protocol_id"));
-        ev_jb_str(&jb, root_o, "status", rp_jstr(run, "status"));
+        ev_jb_str(&jb, root_o, "backend", ev_jr_str(run, "backend"));
+        ev_jb_str(&jb, root_o, "protocol_id", ev_jr_str(run, "protocol_id"));
+        ev_jb_str(&jb, root_o, "status", ev_jr_str(run, "status"));
         ev_jb_str(&jb, root_o, "root", have_root ? root : NULL);
         ev_jb_i64(&jb, root_o, "rounds", rp_rounds_of(&r));
         ev_jb_dbl(&jb, root_o, "ceiling_gb_per_s", have_ceil, ceil_bpus / 1e3, "no completed ceiling arm");
@@ -288,13 +288,13 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
             double gbps =
                 w->st.has_est && w->has_bytes && w->st.est_us > 0 ? w->bytes / w->st.est_us / 1e3 : 0;
             ev_jb_i64(&jb, o, "case_index", rp_jint(w->c, "case_index", -1));
-            ev_jb_str(&jb, o, "op", rp_jstr(w->c, "op"));
+            ev_jb_str(&jb, o, "op", ev_jr_str(w->c, "op"));
             ev_jb_i64(&jb, o, "rows", rp_jint(w->c, "rows", -1));
             ev_jb_i64(&jb, o, "cols", rp_jint(w->c, "cols", -1));
             ev_jb_i64(&jb, o, "stride", rp_jint(w->c, "stride", -1));
-            ev_jb_str(&jb, o, "dtype", rp_jstr(w->c, "dtype"));
+            ev_jb_str(&jb, o, "dtype", ev_jr_str(w->c, "dtype"));
             ev_jb_i64(&jb, o, "default_rows", rp_jint(w->c, "default_rows", -1));
-            ev_jb_str(&jb, o, "role", rp_jstr(w->c, "role"));
+            ev_jb_str(&jb, o, "role", ev_jr_str(w->c, "role"));
             ev_jb_str(&jb, o, "arm", w->arm);
             ev_jb_str(&jb, o, "outcome", w->outcome);
             ev_jb_str(&jb, o, "reason", w->reason[0] ? w->reason : NULL);

@@ -20,7 +20,7 @@ static const cJSON *fig_job(const rep *r, const char *job_key)
  * all three are numbers. */
 static int job_interval(const rep *r, const cJSON *j, double *med, double *lo, double *hi)
 {
-    const cJSON *f = j ? fig_job(r, rp_jstr(j, "job_key")) : NULL;
+    const cJSON *f = j ? fig_job(r, ev_jr_str(j, "job_key")) : NULL;
     const cJSON *ci = f ? cJSON_GetObjectItemCaseSensitive(f, "median_ci") : NULL;
     return f && rp_jnum(f, "median_us", med) && rp_numv(cJSON_GetArrayItem(ci, 0), lo) &&
            rp_numv(cJSON_GetArrayItem(ci, 1), hi);
@@ -71,7 +71,7 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
     const cJSON *fj = NULL, *j;
     cJSON_ArrayForEach(j, r->jobs)
     {
-        const char *a = rp_jstr(j, "arm");
+        const char *a = ev_jr_str(j, "arm");
         if (a && !strcmp(a, "floor"))
             fj = j;
     }

@@ -27,16 +27,17 @@
  * Returns 1 when the pair has them. */
 static int vc_pair_log(const cJSON *p, double *m, double *se, double *dof, int *rounds)
 {
-    const char *basis = vj_str(p, "basis");
+    const char *basis = ev_jr_str(p, "basis");
     const cJSON *iv = cJSON_GetObjectItemCaseSensitive(p, "interval");
     double ratio, sd, lo, hi;
     int64_t n;
     int null = 1;
-    if (!basis || vj_dbl(p, "ratio", &ratio) || !(ratio > 0) || vj_i64(p, "n_rounds", &n))
+    if (!basis || ev_jr_dbl(p, "ratio", &ratio) || !(ratio > 0) || ev_jr_i64(p, "n_rounds", &n))
         return 0;
     *rounds = !strcmp(basis, "rounds");
     if (*rounds) {
-        if (n < 2 || vj_dbl(p, "log_ratio_mean", m) || vj_dbl_null(p, "log_ratio_sd", &sd, &null) || null)
+        if (n < 2 || ev_jr_dbl(p, "log_ratio_mean", m) || ev_jr_dbl_null(p, "log_ratio_sd", &sd, &null) ||
+            null)
             return 0;
         *se = sd / sqrt((double)n);
         *dof = (double)(n - 1);
@@ -58,8 +59,8 @@ static int vc_pair_log(const cJSON *p, double *m, double *se, double *dof, int *
 static int vc_same_pair(const cJSON *p, int64_t ci, const char *arm, const char *against)
 {
     int64_t c;
-    const char *a = vj_str(p, "arm"), *g = vj_str(p, "against");
-    return a && g && !vj_i64(p, "case_index", &c) && c == ci && !strcmp(a, arm) && !strcmp(g, against);
+    const char *a = ev_jr_str(p, "arm"), *g = ev_jr_str(p, "against");
+    return a && g && !ev_jr_i64(p, "case_index", &c) && c == ci && !strcmp(a, arm) && !strcmp(g, against);
 }
 
 /* Notes, for every pair in both bundles' figures, whether the two runs'
@@ -78,10 +79,10 @@ static void vc_agreement(const vb_bundle *a, const vb_bundle *b, ev_vreport *r)
     cJSON_ArrayForEach(pa, cJSON_GetObjectItemCaseSensitive(fa, "pairs"))
     {
         int64_t ci;
-        const char *arm = vj_str(pa, "arm"), *ag = vj_str(pa, "against");
+        const char *arm = ev_jr_str(pa, "arm"), *ag = ev_jr_str(pa, "against");
         double m1, s1, d1, m2, s2, d2;
         int r1, r2;
-        if (!arm || !ag || vj_i64(pa, "case_index", &ci) || !vc_pair_log(pa, &m1, &s1, &d1, &r1))
+        if (!arm || !ag || ev_jr_i64(pa, "case_index", &ci) || !vc_pair_log(pa, &m1, &s1, &d1, &r1))
             continue;
         /* same protocol, same pair order: B's next pair is A's, else search */
         pb = next_b && vc_same_pair(next_b, ci, arm, ag) ? next_b : NULL;
@@ -141,7 +142,7 @@ static const cJSON *vc_first_validation(const cJSON *a)
     const cJSON *v;
     cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(a, "validations"))
     {
-        const char *st = vj_str(v, "stage");
+        const char *st = ev_jr_str(v, "stage");
         if (st && !strcmp(st, "first"))
             return v;
     }
@@ -238,7 +239,7 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
     }
     const cJSON *ra = cJSON_GetObjectItemCaseSensitive(a->validation, "run");
     const cJSON *rb = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *ba = vj_str(ra, "backend"), *bb = vj_str(rb, "backend");
+    const char *ba = ev_jr_str(ra, "backend"), *bb = ev_jr_str(rb, "backend");
     if (!ba || !bb || strcmp(ba, bb))
         vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "backends differ (%s vs %s)", ba ? ba : "?",
                 bb ? bb : "?");
@@ -250,8 +251,8 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
         const vb_vjob *jb = vc_job_by_key(b, a->vjobs[i].key);
         double x, y;
         int nx = 1, ny = 1;
-        if (jb && !vj_dbl_null(a->vjobs[i].j, "median_us", &x, &nx) &&
-            !vj_dbl_null(jb->j, "median_us", &y, &ny) && !nx && !ny && x > 0 && y > 0) {
+        if (jb && !ev_jr_dbl_null(a->vjobs[i].j, "median_us", &x, &nx) &&
+            !ev_jr_dbl_null(jb->j, "median_us", &y, &ny) && !nx && !ny && x > 0 && y > 0) {
             n_ratio++;
             log_sum += log(y / x);
             rmin = fmin(rmin, y / x);
@@ -281,16 +282,16 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
             vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s: entry/grid receipts (graph nodes) differ",
                     ja->key);
         const cJSON *va = vc_first_validation(la), *vb = vc_first_validation(lb);
-        const char *ha = vj_str(va, "output_sha256"), *hb = vj_str(vb, "output_sha256");
+        const char *ha = ev_jr_str(va, "output_sha256"), *hb = ev_jr_str(vb, "output_sha256");
         if ((ha != NULL) != (hb != NULL)) {
             vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s: an output hash in one bundle only",
                     ja->key);
         } else if (ha && strcmp(ha, hb)) {
-            const char *na = vj_str(va, "output_member"), *nb = vj_str(vb, "output_member");
+            const char *na = ev_jr_str(va, "output_member"), *nb = ev_jr_str(vb, "output_member");
             const vb_member *ma = na ? vb_find(a, na) : NULL, *mb = nb ? vb_find(b, nb) : NULL;
             const cJSON *cs = cJSON_GetObjectItemCaseSensitive(a->validation, "cases");
             const char *dtype =
-                ja->case_index >= 0 ? vj_str(cJSON_GetArrayItem(cs, (int)ja->case_index), "dtype") : NULL;
+                ja->case_index >= 0 ? ev_jr_str(cJSON_GetArrayItem(cs, (int)ja->case_index), "dtype") : NULL;
             if (ma && mb && dtype)
                 vc_values(ma, mb, dtype, ja->key, r);
             else
@@ -299,8 +300,8 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
         }
         double ma_us, mb_us;
         int na = 1, nb = 1;
-        if (!vj_dbl_null(ja->j, "median_us", &ma_us, &na) && !vj_dbl_null(jb->j, "median_us", &mb_us, &nb) &&
-            !na && !nb && ma_us > 0 && mb_us > 0) {
+        if (!ev_jr_dbl_null(ja->j, "median_us", &ma_us, &na) &&
+            !ev_jr_dbl_null(jb->j, "median_us", &mb_us, &nb) && !na && !nb && ma_us > 0 && mb_us > 0) {
             double ratio = mb_us / ma_us;
             vr_note(r, VR_COMPARE, ja->key, "median B/A = %.6f (%.17g us vs %.17g us)", ratio, mb_us, ma_us);
         }

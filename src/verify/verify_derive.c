@@ -41,7 +41,7 @@ static const cJSON *vd_attempt(const vb_vjob *v, int64_t att)
     cJSON_ArrayForEach(a, v->attempts)
     {
         int64_t n;
-        if (!vj_i64(a, "attempt", &n) && n == att)
+        if (!ev_jr_i64(a, "attempt", &n) && n == att)
             return a;
     }
     return NULL;
@@ -56,7 +56,7 @@ static void vd_rows(vd_ctx *x)
     size_t bad_per_op = 0;
     int64_t run_id = 0;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    if (vj_i64(run, "run_id", &run_id))
+    if (ev_jr_i64(run, "run_id", &run_id))
         vr_fail(r, VR_REDERIVE, VV, "run.run_id is not an integer");
     for (size_t i = 0; i < t->n; i++) {
         const vb_sample *s = &t->rows[i];
@@ -96,11 +96,11 @@ static void vd_rows(vd_ctx *x)
                 vr_fail(r, VR_REDERIVE, VS, "job %s has no case, yet its rows name one", v->key);
         } else {
             int64_t rows, cols, stride, dr;
-            const char *op = vj_str(c, "op"), *dt = vj_str(c, "dtype"), *role = vj_str(c, "role");
-            if (!c || vj_i64(c, "rows", &rows) || vj_i64(c, "cols", &cols) || vj_i64(c, "stride", &stride) ||
-                vj_i64(c, "default_rows", &dr) || !op || !dt || !role || rows != sj->rows ||
-                cols != sj->cols || stride != sj->stride || dr != sj->default_rows || strcmp(op, sj->op) ||
-                strcmp(dt, sj->dtype) || strcmp(role, sj->role))
+            const char *op = ev_jr_str(c, "op"), *dt = ev_jr_str(c, "dtype"), *role = ev_jr_str(c, "role");
+            if (!c || ev_jr_i64(c, "rows", &rows) || ev_jr_i64(c, "cols", &cols) ||
+                ev_jr_i64(c, "stride", &stride) || ev_jr_i64(c, "default_rows", &dr) || !op || !dt || !role ||
+                rows != sj->rows || cols != sj->cols || stride != sj->stride || dr != sj->default_rows ||
+                strcmp(op, sj->op) || strcmp(dt, sj->dtype) || strcmp(role, sj->role))
                 vr_fail(r, VR_REDERIVE, VS, "job %s: case cells differ from case %lld", v->key,
                         (long long)v->case_index);
         }
@@ -109,12 +109,12 @@ static void vd_rows(vd_ctx *x)
             const vb_sample *s = &t->rows[i];
             const cJSON *a = vd_attempt(v, s->attempt);
             int64_t aid;
-            const char *aoc = vj_str(a, "outcome");
+            const char *aoc = ev_jr_str(a, "outcome");
             if (!a)
                 vr_fail(r, VR_REDERIVE, VS,
                         "job %s: rows of attempt %lld, which validation.json does not have", v->key,
                         (long long)s->attempt);
-            else if (vj_i64(a, "attempt_id", &aid) || aid != s->attempt_id || !aoc ||
+            else if (ev_jr_i64(a, "attempt_id", &aid) || aid != s->attempt_id || !aoc ||
                      strcmp(aoc, ev_outcome_name((ev_outcome)s->attempt_outcome)))
                 vr_fail(r, VR_REDERIVE, VS,
                         "job %s attempt %lld: attempt_id or attempt_outcome differ from validation.json",
@@ -132,17 +132,17 @@ static void vd_rows(vd_ctx *x)
         {
             int64_t att, hot, cold;
             size_t first, n_cold, n_hot;
-            if (vj_i64(a, "attempt", &att))
+            if (ev_jr_i64(a, "attempt", &att))
                 continue;
             vb_rows_of(b, v->job_id, att, &first, &n_cold, &n_hot);
-            if (vj_i64(a, "hot_samples", &hot) || vj_i64(a, "cold_samples", &cold) || hot != (int64_t)n_hot ||
-                cold != (int64_t)n_cold)
+            if (ev_jr_i64(a, "hot_samples", &hot) || ev_jr_i64(a, "cold_samples", &cold) ||
+                hot != (int64_t)n_hot || cold != (int64_t)n_cold)
                 vr_fail(
                     r, VR_REDERIVE, VS,
                     "job %s attempt %lld: %zu hot and %zu cold rows, validation.json records %lld and %lld",
                     v->key, (long long)att, n_hot, n_cold,
-                    (long long)(vj_i64(a, "hot_samples", &hot) ? -1 : hot),
-                    (long long)(vj_i64(a, "cold_samples", &cold) ? -1 : cold));
+                    (long long)(ev_jr_i64(a, "hot_samples", &hot) ? -1 : hot),
+                    (long long)(ev_jr_i64(a, "cold_samples", &cold) ? -1 : cold));
         }
     }
 }
@@ -174,12 +174,12 @@ static void vd_check_median(ev_vreport *r, const vb_vjob *v, const char *key, do
     int is_null = 0;
     char rkey[48];
     snprintf(rkey, sizeof rkey, "%s_reason", key);
-    if (vj_dbl_null(v->j, key, &have, &is_null)) {
+    if (ev_jr_dbl_null(v->j, key, &have, &is_null)) {
         vr_fail(r, VR_REDERIVE, VV, "job %s: %s is neither a number nor null", v->key, key);
         return;
     }
     if (isnan(want)) {
-        const char *why = vj_str(v->j, rkey);
+        const char *why = ev_jr_str(v->j, rkey);
         if (!is_null)
             vr_fail(r, VR_REDERIVE, VV, "job %s: claims %s %.17g, but %s", v->key, key, have, want_reason);
         else if (!why || strcmp(why, want_reason))
@@ -210,9 +210,9 @@ static int vd_medians(vd_ctx *x)
         int last_null = 1;
         size_t first = 0, n_cold = 0, n_hot = 0;
         x->hot_median[k] = x->cold_median[k] = NAN;
-        if (!vj_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null)
+        if (!ev_jr_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null)
             vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
-        if (vj_i64(v->j, "hot_samples", &hot_rec) || hot_rec != (int64_t)n_hot)
+        if (ev_jr_i64(v->j, "hot_samples", &hot_rec) || hot_rec != (int64_t)n_hot)
             vr_fail(x->r, VR_REDERIVE, VV, "job %s: hot_samples is not the %zu hot rows of its last attempt",
                     v->key, n_hot);
         int completed = !strcmp(v->outcome, "completed");
@@ -236,7 +236,7 @@ static int64_t vd_in_span(const vb_vjob *v)
         v->attempts ? cJSON_GetArrayItem(v->attempts, cJSON_GetArraySize(v->attempts) - 1) : NULL;
     const cJSON *bind = a ? cJSON_GetObjectItemCaseSensitive(a, "binding") : NULL;
     int64_t n;
-    return cJSON_IsObject(bind) && !vj_i64(bind, "in_span", &n) ? n : -1;
+    return cJSON_IsObject(bind) && !ev_jr_i64(bind, "in_span", &n) ? n : -1;
 }
 
 /* Impossible timings (runner/sample_rules.h, ev_rule_impossible): no
@@ -247,11 +247,11 @@ static void vd_impossible(vd_ctx *x)
     const vb_bundle *b = x->b;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
     const cJSON *shards = cJSON_GetObjectItemCaseSensitive(b->validation, "shards");
-    const char *be = vj_str(run, "backend");
+    const char *be = ev_jr_str(run, "backend");
     int64_t n = 1;
     /* per shard (docs/runner.md, "Shards"): a case is held to the floor and
      * ceiling of the device it ran on; an unsharded run has one of each */
-    if (shards && (vj_i64(shards, "count", &n) || n < 1 || n > EV_PLAN_MAX_SHARDS))
+    if (shards && (ev_jr_i64(shards, "count", &n) || n < 1 || n > EV_PLAN_MAX_SHARDS))
         n = 1; /* check 4 FAILs the listing */
     double *floor_us = malloc((size_t)n * sizeof *floor_us),
            *ceiling_bpus = malloc((size_t)n * sizeof *ceiling_bpus);
@@ -279,7 +279,7 @@ static void vd_impossible(vd_ctx *x)
         const cJSON *c = vb_case(b, v->case_index);
         int64_t rows = 0, s = n > 1 ? ev_plan_shard_of(v->case_index, n) : 0;
         char why[400];
-        if (v->case_index < 0 || !c || vj_i64(c, "rows", &rows) || !isfinite(x->hot_median[k]))
+        if (v->case_index < 0 || !c || ev_jr_i64(c, "rows", &rows) || !isfinite(x->hot_median[k]))
             continue;
         /* an external kernel on cpu is a direct call, not a launch through the pool the floor measures */
         int floor_applies = !(be && !strcmp(be, "cpu") && !strncmp(v->arm, "ext-", 4));
@@ -312,7 +312,7 @@ static void vd_check_dbl(ev_vreport *r, const cJSON *o, const char *key, double 
 {
     double have;
     int is_null = 0;
-    if (vj_dbl_null(o, key, &have, &is_null) ||
+    if (ev_jr_dbl_null(o, key, &have, &is_null) ||
         (isnan(want) ? !is_null : (is_null || !vd_same_bits(have, want))))
         vr_fail(r, VR_REDERIVE, VV, "%s: %s is not the recomputed %.17g", where, key, want);
 }
@@ -326,10 +326,10 @@ static void vd_store_fit(vd_ctx *x)
     const cJSON *sf = cJSON_GetObjectItemCaseSensitive(b->validation, "store_fit");
     const cJSON *eq = cJSON_GetObjectItemCaseSensitive(sf, "equals_model_json");
     const vb_member *mj = vb_find(b, EV_MEMBER_MODEL);
-    const char *sha = vj_str(sf, "sha256");
+    const char *sha = ev_jr_str(sf, "sha256");
     int64_t fits, id;
     int id_null = 0;
-    if (vj_i64(sf, "fits", &fits) || fits < 0 || vj_i64_null(sf, "fit_id", &id, &id_null)) {
+    if (ev_jr_i64(sf, "fits", &fits) || fits < 0 || ev_jr_i64_null(sf, "fit_id", &id, &id_null)) {
         vr_fail(x->r, VR_REDERIVE, VV, "store_fit lacks fits or fit_id of the documented types");
         return;
     }
@@ -385,15 +385,15 @@ static void vd_drift(vd_ctx *x)
             snprintf(why, sizeof why, "recheck %s", b->vjobs[rk].outcome);
         if (!why[0] && !isnan(mm) && !isnan(rm))
             dv = rm / mm - 1.0;
-        const char *have_why = vj_str(d, "drift_reason");
+        const char *have_why = ev_jr_str(d, "drift_reason");
         if (why[0] ? (!have_why || strcmp(have_why, why))
                    : cJSON_GetObjectItemCaseSensitive(d, "drift_reason") != NULL)
             vr_fail(x->r, VR_REDERIVE, VV, "%s: drift_reason is not \"%s\"", where,
                     why[0] ? why : "(absent)");
-        if (vj_i64(d, "case_index", &dci) || dci != ci)
+        if (ev_jr_i64(d, "case_index", &dci) || dci != ci)
             vr_fail(x->r, VR_REDERIVE, VV, "%s: case_index differs", where);
         const cJSON *mkey = cJSON_GetObjectItemCaseSensitive(d, "main_job_key");
-        const char *rkey = vj_str(d, "recheck_job_key");
+        const char *rkey = ev_jr_str(d, "recheck_job_key");
         if (mk >= 0 ? !cJSON_IsString(mkey) || strcmp(mkey->valuestring, b->vjobs[mk].key)
                     : !cJSON_IsNull(mkey))
             vr_fail(x->r, VR_REDERIVE, VV, "%s: main_job_key is not %s", where,
@@ -432,22 +432,22 @@ static void vd_summary(vd_ctx *x)
         b->samples.rows[i].hot ? hot++ : cold++;
     for (size_t i = 0; i < b->n; i++)
         outputs += ev_member_is_output(b->m[i].name);
-    if (vj_i64(s, "planned_jobs", &v) || v != (int64_t)b->n_vjobs)
+    if (ev_jr_i64(s, "planned_jobs", &v) || v != (int64_t)b->n_vjobs)
         vr_fail(x->r, VR_REDERIVE, VV, "summary.planned_jobs is not the %zu jobs", b->n_vjobs);
     for (int o = 0; o < EV_OUT_COUNT; o++)
-        if (vj_i64(by, ev_outcome_name((ev_outcome)o), &v) || v != counts[o])
+        if (ev_jr_i64(by, ev_outcome_name((ev_outcome)o), &v) || v != counts[o])
             vr_fail(x->r, VR_REDERIVE, VV,
                     "summary.jobs_by_outcome.%s is not the %lld jobs with that outcome",
                     ev_outcome_name((ev_outcome)o), (long long)counts[o]);
-    if (vj_i64(s, "attempts", &v) || v != attempts)
+    if (ev_jr_i64(s, "attempts", &v) || v != attempts)
         vr_fail(x->r, VR_REDERIVE, VV, "summary.attempts is not %lld", (long long)attempts);
-    if (vj_i64(s, "samples", &v) || v != (int64_t)b->samples.n)
+    if (ev_jr_i64(s, "samples", &v) || v != (int64_t)b->samples.n)
         vr_fail(x->r, VR_REDERIVE, VV, "summary.samples is not the %zu rows of samples.csv", b->samples.n);
-    if (vj_i64(s, "hot_samples", &v) || v != hot)
+    if (ev_jr_i64(s, "hot_samples", &v) || v != hot)
         vr_fail(x->r, VR_REDERIVE, VV, "summary.hot_samples is not %lld", (long long)hot);
-    if (vj_i64(s, "cold_samples", &v) || v != cold)
+    if (ev_jr_i64(s, "cold_samples", &v) || v != cold)
         vr_fail(x->r, VR_REDERIVE, VV, "summary.cold_samples is not %lld", (long long)cold);
-    if (vj_i64(s, "outputs", &v) || v != outputs)
+    if (ev_jr_i64(s, "outputs", &v) || v != outputs)
         vr_fail(x->r, VR_REDERIVE, VV, "summary.outputs is not the %lld outputs/ members",
                 (long long)outputs);
 }
@@ -470,7 +470,7 @@ static void vd_outputs(vd_ctx *x)
             const char *first_sha = NULL, *final_sha = NULL;
             cJSON_ArrayForEach(val, vals)
             {
-                const char *stage = vj_str(val, "stage"), *sha = vj_str(val, "output_sha256");
+                const char *stage = ev_jr_str(val, "stage"), *sha = ev_jr_str(val, "output_sha256");
                 const cJSON *mem = cJSON_GetObjectItemCaseSensitive(val, "output_member");
                 if (!stage || !sha) {
                     vr_fail(x->r, VR_REDERIVE, VV, "job %s: a validation lacks stage or output_sha256",
@@ -495,11 +495,11 @@ static void vd_outputs(vd_ctx *x)
                 if (strcmp(m->sha_hex, sha))
                     vr_fail(x->r, VR_REDERIVE, m->name, "SHA-256 %s, but job %s records output_sha256 %s",
                             m->sha_hex, v->key, sha);
-                if (vj_i64(val, "output_size", &size) || size != (int64_t)m->len)
+                if (ev_jr_i64(val, "output_size", &size) || size != (int64_t)m->len)
                     vr_fail(x->r, VR_REDERIVE, m->name, "%zu bytes, but job %s records another output_size",
                             m->len, v->key);
             }
-            const char *aoc = vj_str(a, "outcome");
+            const char *aoc = ev_jr_str(a, "outcome");
             if (aoc && !strcmp(aoc, "completed") && first_sha && final_sha && strcmp(first_sha, final_sha))
                 vr_fail(x->r, VR_REDERIVE, VV,
                         "job %s: completed, yet its final output hash differs from the first "
@@ -545,13 +545,13 @@ static void vd_projections(vd_ctx *x, const char *tree_hex)
     const char **ids = calloc(n_inv + 1, sizeof *ids);
     ev_buf out = EV_BUF_INIT;
     int64_t run_id, seed, created;
-    const char *backend = vj_str(run, "backend"), *pid = vj_str(run, "protocol_id");
+    const char *backend = ev_jr_str(run, "backend"), *pid = ev_jr_str(run, "protocol_id");
     if (!src || !ids) {
         x->r->oom = 1;
         goto out;
     }
-    if (!backend || !pid || vj_i64(run, "run_id", &run_id) || vj_i64(run, "seed", &seed) ||
-        vj_ns(run, "created_ns", &created))
+    if (!backend || !pid || ev_jr_i64(run, "run_id", &run_id) || ev_jr_i64(run, "seed", &seed) ||
+        ev_jr_ns(run, "created_ns", &created))
         goto out; /* check 4 reports a malformed run object */
     for (size_t i = 0; i < b->n; i++)
         if (ev_member_is_source(b->m[i].name))
@@ -573,9 +573,9 @@ static void vd_projections(vd_ctx *x, const char *tree_hex)
     }
     if (b->provenance) {
         const cJSON *dirty = cJSON_GetObjectItemCaseSensitive(b->provenance, "git_dirty");
-        const char *commit = vj_str(b->provenance, "git_commit"),
-                   *rec = vj_str(b->provenance, "recorded_source_tree_hash"),
-                   *exporter = vj_str(b->provenance, "exporter");
+        const char *commit = ev_jr_str(b->provenance, "git_commit"),
+                   *rec = ev_jr_str(b->provenance, "recorded_source_tree_hash"),
+                   *exporter = ev_jr_str(b->provenance, "exporter");
         if (!commit || !rec || !exporter || !cJSON_IsBool(dirty)) {
             vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROVENANCE,
                     "git_commit, git_dirty, recorded_source_tree_hash or exporter is missing or of the wrong "
@@ -622,7 +622,7 @@ static void vd_sources(vd_ctx *x)
         goto out;
     }
     if (b->provenance) {
-        const char *h = vj_str(b->provenance, "recorded_source_tree_hash");
+        const char *h = ev_jr_str(b->provenance, "recorded_source_tree_hash");
         if (!h || strcmp(h, hex))
             vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROVENANCE,
                     "recorded_source_tree_hash (the runner's, taken before measuring) is not %s, the hash of "
@@ -631,7 +631,7 @@ static void vd_sources(vd_ctx *x)
     }
     if (b->proof) {
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(b->proof, "default_entry_source");
-        const char *dp = vj_str(d, "path"), *ds = vj_str(d, "sha256");
+        const char *dp = ev_jr_str(d, "path"), *ds = ev_jr_str(d, "sha256");
         if (des ? (!dp || !ds || strcmp(dp, EV_BUNDLE_DEFAULT_ENTRY_SOURCE) || strcmp(ds, des->sha_hex))
                 : !cJSON_IsNull(d))
             vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROOF,
@@ -639,13 +639,13 @@ static void vd_sources(vd_ctx *x)
                     EV_BUNDLE_DEFAULT_ENTRY_SOURCE, des ? des->sha_hex : "null: no such member");
     }
     if (b->provenance) {
-        const char *h = vj_str(b->provenance, "source_tree_hash");
+        const char *h = ev_jr_str(b->provenance, "source_tree_hash");
         if (!h || strcmp(h, hex))
             vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROVENANCE,
                     "source_tree_hash is not %s, the hash of the sources/ members", hex);
     }
     if (b->proof) {
-        const char *h = vj_str(b->proof, "source_tree_hash");
+        const char *h = ev_jr_str(b->proof, "source_tree_hash");
         if (!h || strcmp(h, hex))
             vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROOF, "source_tree_hash is not %s", hex);
         const cJSON *ks = cJSON_GetObjectItemCaseSensitive(b->proof, "kernel_sources");
@@ -654,9 +654,9 @@ static void vd_sources(vd_ctx *x)
             const vb_member *m = &b->m[i];
             if (strncmp(m->name, "sources/kernels/", 16))
                 continue;
-            const char *p = vj_str(e, "path"), *s = vj_str(e, "sha256");
+            const char *p = ev_jr_str(e, "path"), *s = ev_jr_str(e, "sha256");
             int64_t size;
-            if (!e || !p || !s || vj_i64(e, "size", &size) || strcmp(p, m->name + 8) ||
+            if (!e || !p || !s || ev_jr_i64(e, "size", &size) || strcmp(p, m->name + 8) ||
                 strcmp(s, m->sha_hex) || size != (int64_t)m->len) {
                 vr_fail(x->r, VR_REDERIVE, EV_MEMBER_PROOF, "kernel_sources does not list %s as it is",
                         m->name);
@@ -758,10 +758,10 @@ static void vd_model(vd_ctx *x)
             memset(&j, 0, sizeof j);
             j.round = ev_plan_label_round(v->label);
             j.outcome = v->outcome;
-            if (!vj_i64_null(v->j, "last_attempt", &last, &ln) && !ln) {
+            if (!ev_jr_i64_null(v->j, "last_attempt", &last, &ln) && !ln) {
                 const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding");
                 j.has_binding = cJSON_IsObject(bind);
-                if (j.has_binding && vj_i64(bind, "threads", &j.threads))
+                if (j.has_binding && ev_jr_i64(bind, "threads", &j.threads))
                     j.threads = 0; /* malformed: the binding checks say so */
             }
             j.has_median = !isnan(x->hot_median[k]);
@@ -879,7 +879,7 @@ static void vd_figures(vd_ctx *x)
     }
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
     const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(b->validation, "jobs"), *jo;
-    if (vj_i64(run, "seed", &seed)) {
+    if (ev_jr_i64(run, "seed", &seed)) {
         vr_fail(x->r, VR_REDERIVE, VV, "figures: run.seed is not an integer");
         goto out;
     }
@@ -887,7 +887,7 @@ static void vd_figures(vd_ctx *x)
     cJSON_ArrayForEach(jo, jobs)
     {
         int64_t id;
-        if (k >= b->n_vjobs || vj_i64(jo, "job_id", &id) || id != b->vjobs[k].job_id) {
+        if (k >= b->n_vjobs || ev_jr_i64(jo, "job_id", &id) || id != b->vjobs[k].job_id) {
             vr_fail(x->r, VR_REDERIVE, VV, "figures: jobs are not in job_id order");
             goto out;
         }
@@ -905,7 +905,7 @@ static void vd_figures(vd_ctx *x)
         f->case_index = v->case_index;
         f->retry = v->retry_of != NULL;
         f->outcome = v->outcome;
-        if (!vj_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null)
+        if (!ev_jr_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null)
             vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
         f->cold = cold + nc;
         f->n_cold = n_cold;

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "sha256.h"
+#include "jread.h"
 #include "status.h"
 #include "verify.h"
 #include "evidence/member.h"
@@ -216,19 +217,6 @@ ev_status vc_attest(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r, ev_err
 
 /* samples.csv's header, in order. */
 
-/* JSON accessors over parsed members.  Each returns 0 and sets *out, or -1
- * when the key is missing or of the wrong type (integers must be integral
- * and within +-2^53; *_ns fields are decimal strings: vj_ns). */
-int vj_i64(const cJSON *o, const char *key, int64_t *out);
-/* As vj_i64, but null is accepted: *is_null = 1 and *out untouched. */
-int vj_i64_null(const cJSON *o, const char *key, int64_t *out, int *is_null);
-int vj_dbl(const cJSON *o, const char *key, double *out);
-int vj_dbl_null(const cJSON *o, const char *key, double *out, int *is_null);
-int vj_bool(const cJSON *o, const char *key, int *out);
-/* The string value of key, or NULL when missing or not a string. */
-const char *vj_str(const cJSON *o, const char *key);
-/* A decimal-string integer (the *_ns fields). */
-int vj_ns(const cJSON *o, const char *key, int64_t *out);
 /* The job of validation.json with this job_id, or NULL (needs the index). */
 const vb_vjob *vb_job_by_id(const vb_bundle *b, int64_t job_id);
 

@@ -17,6 +17,7 @@
 
 #include "json.h"
 #include "names.h"
+#include "evidence/attempt.h"
 #include "evidence/projections.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
@@ -39,89 +40,17 @@ static int vp_cmp_key(const void *a, const void *b)
     return strcmp((*(vb_vjob *const *)a)->key, (*(vb_vjob *const *)b)->key);
 }
 
-/* Re-derives the outcome of one attempt from its process record and its
- * validations.  Returns 0 and sets *out and *stages (how many validation
- * stages it has, 0..2), or -1 when the record is malformed (reason in
- * *why): a stage other than first or final, or one twice; a process record
- * with both an exit code and a signal. */
+/* Re-derives the outcome of one attempt from its record (ev_attempt_read,
+ * the one reader).  Returns 0 and sets *out and *stages (how many
+ * validation stages it has, 0..2), or -1 when the record is malformed
+ * (reason in *why). */
 static int vp_derive_attempt(const cJSON *a, ev_outcome *out, int *stages, const char **why)
 {
-    ev_process_facts f;
-    memset(&f, 0, sizeof f);
-    const cJSON *p = cJSON_GetObjectItemCaseSensitive(a, "process");
-    const cJSON *vals = cJSON_GetObjectItemCaseSensitive(a, "validations");
-    if (!cJSON_IsArray(vals)) {
-        *why = "validations is not an array";
+    ev_attempt_rec rec;
+    if (ev_attempt_read(a, &rec, why))
         return -1;
-    }
-    const cJSON *v;
-    const char *first_sha = NULL;
-    int n_first = 0, n_final = 0;
-    cJSON_ArrayForEach(v, vals)
-    {
-        const char *st = vj_str(v, "stage");
-        if (st && !strcmp(st, "first"))
-            first_sha = vj_str(v, "output_sha256");
-        n_first += st && !strcmp(st, "first");
-        n_final += st && !strcmp(st, "final");
-        if (!st || (strcmp(st, "first") && strcmp(st, "final"))) {
-            *why = "a validation's stage is neither first nor final";
-            return -1;
-        }
-    }
-    if (n_first > 1 || n_final > 1) {
-        *why = "a validation stage appears twice (one first and one final per attempt)";
-        return -1;
-    }
-    *stages = n_first + n_final;
-    cJSON_ArrayForEach(v, vals)
-    {
-        int passed;
-        int64_t mism;
-        const char *st = vj_str(v, "stage"), *sha = vj_str(v, "output_sha256"), *bad;
-        if (vj_bool(v, "passed", &passed) || vj_i64(v, "mismatches", &mism) || !st || !sha) {
-            *why = "a validation lacks passed, mismatches, stage or output_sha256";
-            return -1;
-        }
-        /* The verdict follows from the numbers (store/outcome.h, the
-         * exporter's rule too): a flipped verdict is not an outcome. */
-        if ((bad = ev_validation_problem(!strcmp(st, "final"), passed, mism, sha, first_sha))) {
-            static _Thread_local char text[300];
-            snprintf(text, sizeof text, "its %s validation is %s", st, bad);
-            *why = text;
-            return -1;
-        }
-        if (!passed)
-            f.validation_failed = 1;
-    }
-    if (cJSON_IsNull(p)) {
-        f.has_process = 0;
-    } else if (cJSON_IsObject(p)) {
-        int null_exit = 0, null_sig = 0;
-        f.has_process = 1;
-        if (vj_i64_null(p, "exit_code", &f.exit_code, &null_exit) ||
-            vj_i64_null(p, "signal", &f.signal, &null_sig) || vj_bool(p, "timed_out", &f.timed_out) ||
-            vj_bool(p, "interrupted", &f.interrupted) || vj_bool(p, "skipped", &f.skipped) ||
-            vj_bool(p, "records_ok", &f.records_ok)) {
-            *why = "process record lacks exit_code, signal, timed_out, interrupted, skipped or records_ok";
-            return -1;
-        }
-        f.has_exit = !null_exit;
-        f.has_signal = !null_sig;
-        if (f.has_exit && f.has_signal) {
-            *why = "process record has both an exit_code and a signal (waitpid gives one or the other)";
-            return -1;
-        }
-        int64_t ns;
-        if (vj_ns(p, "ended_ns", &ns) || vj_ns(p, "wall_ns", &ns)) {
-            *why = "process record's ended_ns or wall_ns is not a decimal string";
-            return -1;
-        }
-    } else {
-        *why = "process is neither an object nor null";
-        return -1;
-    }
-    *out = ev_outcome_derive(&f);
+    *stages = rec.stages;
+    *out = ev_outcome_derive(&rec.facts);
     return 0;
 }
 
@@ -151,7 +80,7 @@ static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
     size_t k = 0;
     ev_outcome oc = EV_OUT_INTERRUPTED;
     j->derived_ok = 1;
-    if (vj_i64_null(j->j, "last_attempt", &last, &last_null)) {
+    if (ev_jr_i64_null(j->j, "last_attempt", &last, &last_null)) {
         vr_fail(r, VR_PLAN, VP, "job %s: last_attempt is not an integer or null", j->key);
         j->derived_ok = 0;
     }
@@ -160,9 +89,9 @@ static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
     {
         int64_t n;
         const char *why = NULL;
-        const char *rec = vj_str(a, "outcome");
+        const char *rec = ev_jr_str(a, "outcome");
         k++;
-        if (vj_i64(a, "attempt", &n) || n != (int64_t)k) {
+        if (ev_jr_i64(a, "attempt", &n) || n != (int64_t)k) {
             vr_fail(r, VR_PLAN, VP, "job %s: attempt %zu is not numbered %zu (attempts are 1, 2, ...)",
                     j->key, k, k);
             j->derived_ok = 0;
@@ -173,7 +102,7 @@ static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
         const cJSON *proc = cJSON_GetObjectItemCaseSensitive(a, "process");
         static const char *const texts[] = {"skip_reason", "protocol_error", "stderr_tail"};
         for (size_t t = 0; cJSON_IsObject(proc) && t < 3; t++) {
-            int red = vp_redacted(vj_str(proc, texts[t]));
+            int red = vp_redacted(ev_jr_str(proc, texts[t]));
             if (red < 0)
                 r->oom = 1;
             else if (!red)
@@ -181,7 +110,7 @@ static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
                         "job %s attempt %zu: process.%s holds an absolute path (not redacted)", j->key, k,
                         texts[t]);
         }
-        if (vj_ns(a, "started_ns", &ns)) {
+        if (ev_jr_ns(a, "started_ns", &ns)) {
             vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: started_ns is not a decimal string", j->key, k);
             j->derived_ok = 0;
             continue;
@@ -238,17 +167,18 @@ static void vp_index_jobs(vb_bundle *b, ev_vreport *r)
         vb_vjob *v = &b->vjobs[i];
         int null_case = 0;
         v->j = j;
-        v->key = vj_str(j, "job_key");
-        v->phase = vj_str(j, "phase");
-        v->arm = vj_str(j, "arm");
-        v->label = vj_str(j, "label");
-        v->outcome = vj_str(j, "outcome");
+        v->key = ev_jr_str(j, "job_key");
+        v->phase = ev_jr_str(j, "phase");
+        v->arm = ev_jr_str(j, "arm");
+        v->label = ev_jr_str(j, "label");
+        v->outcome = ev_jr_str(j, "outcome");
         v->attempts = cJSON_GetObjectItemCaseSensitive(j, "attempts");
         const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "retry_of");
         v->retry_of = cJSON_IsString(ro) ? ro->valuestring : NULL;
         if (!v->key || !v->phase || !v->arm || !v->label || !v->outcome || !cJSON_IsArray(v->attempts) ||
-            vj_i64(j, "job_id", &v->job_id) || vj_i64_null(j, "case_index", &v->case_index, &null_case) ||
-            vj_i64(j, "plan_order", &v->plan_order) || !(cJSON_IsString(ro) || cJSON_IsNull(ro))) {
+            ev_jr_i64(j, "job_id", &v->job_id) ||
+            ev_jr_i64_null(j, "case_index", &v->case_index, &null_case) ||
+            ev_jr_i64(j, "plan_order", &v->plan_order) || !(cJSON_IsString(ro) || cJSON_IsNull(ro))) {
             vr_fail(r, VR_PLAN, VP,
                     "jobs[%zu] lacks job_id, job_key, phase, case_index, arm, label, plan_order, "
                     "retry_of, outcome or attempts of the documented types",
@@ -282,24 +212,24 @@ static void vp_run_and_cases(vb_bundle *b, const ev_protocol *proto, ev_vreport 
         r->oom = 1;
         return;
     }
-    const char *rid = vj_str(run, "protocol_id");
+    const char *rid = ev_jr_str(run, "protocol_id");
     if (!rid || strcmp(rid, id))
         vr_fail(r, VR_PLAN, VP, "run.protocol_id is not the SHA-256 of protocol.json (%s)", id);
-    int red = vp_redacted(vj_str(run, "protocol_path"));
+    int red = vp_redacted(ev_jr_str(run, "protocol_path"));
     if (red < 0)
         r->oom = 1;
     else if (!red)
         vr_fail(r, VR_PLAN, VP, "run.protocol_path holds an absolute path (not redacted)");
     int64_t ns;
     const cJSON *fin = cJSON_GetObjectItemCaseSensitive(run, "finished_ns");
-    if (vj_ns(run, "created_ns", &ns) || (!cJSON_IsNull(fin) && vj_ns(run, "finished_ns", &ns)))
+    if (ev_jr_ns(run, "created_ns", &ns) || (!cJSON_IsNull(fin) && ev_jr_ns(run, "finished_ns", &ns)))
         vr_fail(r, VR_PLAN, VP,
                 "run.created_ns or run.finished_ns is not a decimal string (*_ns fields are)");
     int64_t seed;
-    if (vj_i64(run, "seed", &seed) || seed != proto->seed)
+    if (ev_jr_i64(run, "seed", &seed) || seed != proto->seed)
         vr_fail(r, VR_PLAN, VP, "run.seed is not protocol.json's seed %lld", (long long)proto->seed);
     if (b->provenance) {
-        const char *pid = vj_str(b->provenance, "protocol_id");
+        const char *pid = ev_jr_str(b->provenance, "protocol_id");
         if (!pid || strcmp(pid, id))
             vr_fail(r, VR_PLAN, EV_MEMBER_PROVENANCE, "protocol_id is not the SHA-256 of protocol.json (%s)",
                     id);
@@ -315,9 +245,9 @@ static void vp_run_and_cases(vb_bundle *b, const ev_protocol *proto, ev_vreport 
     {
         const ev_proto_case *pc = &proto->cases[i];
         int64_t ci, rows, cols, stride, dr;
-        const char *op = vj_str(c, "op"), *dt = vj_str(c, "dtype"), *role = vj_str(c, "role");
-        if (vj_i64(c, "case_index", &ci) || vj_i64(c, "rows", &rows) || vj_i64(c, "cols", &cols) ||
-            vj_i64(c, "stride", &stride) || vj_i64(c, "default_rows", &dr) || !op || !dt || !role ||
+        const char *op = ev_jr_str(c, "op"), *dt = ev_jr_str(c, "dtype"), *role = ev_jr_str(c, "role");
+        if (ev_jr_i64(c, "case_index", &ci) || ev_jr_i64(c, "rows", &rows) || ev_jr_i64(c, "cols", &cols) ||
+            ev_jr_i64(c, "stride", &stride) || ev_jr_i64(c, "default_rows", &dr) || !op || !dt || !role ||
             ci != (int64_t)i || rows != pc->rows || cols != pc->cols || stride != pc->stride ||
             dr != pc->default_rows || strcmp(op, pc->op) || strcmp(dt, pc->dtype) || strcmp(role, pc->role))
             vr_fail(r, VR_PLAN, VP, "cases[%zu] differs from protocol.json's case %zu", i, i);
@@ -367,7 +297,7 @@ static void vp_environments(const vb_bundle *b, ev_vreport *r)
                     *rec = cJSON_GetObjectItemCaseSensitive(x, "environment_record");
         i++;
         int64_t ns;
-        if (vj_ns(x, "started_ns", &ns))
+        if (ev_jr_ns(x, "started_ns", &ns))
             vr_fail(r, VR_PLAN, VP, "invocation %zu: started_ns is not a decimal string", i);
         if (cJSON_IsNull(id) && cJSON_IsNull(rec))
             continue; /* an invocation whose probe recorded no environment (first stays NULL) */
@@ -389,7 +319,7 @@ static void vp_environments(const vb_bundle *b, ev_vreport *r)
         i++;
         vp_environment_copy(x, i, r);
     }
-    const char *pid = vj_str(b->provenance, "profile_id");
+    const char *pid = ev_jr_str(b->provenance, "profile_id");
     if (b->provenance && (first ? !pid || strcmp(pid, first) : pid != NULL))
         vr_fail(r, VR_PLAN, EV_MEMBER_PROVENANCE, "profile_id %s is not the first invocation's (%s)",
                 pid ? pid : "null", first ? first : "null");
@@ -402,7 +332,7 @@ static void vp_environment_copy(const cJSON *x, size_t i, ev_vreport *r)
 {
     const cJSON *rec = cJSON_GetObjectItemCaseSensitive(x, "environment_record"),
                 *have = cJSON_GetObjectItemCaseSensitive(x, "environment");
-    const char *why_have = vj_str(x, "environment_reason");
+    const char *why_have = ev_jr_str(x, "environment_reason");
     cJSON *want = NULL, *copy = NULL;
     char why[256];
     ev_buf a = EV_BUF_INIT, c = EV_BUF_INIT;
@@ -442,7 +372,7 @@ static void vp_attempt_invocations(const vb_bundle *b, ev_vreport *r)
     }
     cJSON_ArrayForEach(x, invs)
     {
-        if (vj_i64(x, "invocation_id", &ids[k]) || (k && ids[k] <= ids[k - 1])) {
+        if (ev_jr_i64(x, "invocation_id", &ids[k]) || (k && ids[k] <= ids[k - 1])) {
             vr_fail(r, VR_PLAN, VP, "invocation %zu: invocation_id missing or not above the one before it",
                     k + 1);
             free(ids);
@@ -457,7 +387,7 @@ static void vp_attempt_invocations(const vb_bundle *b, ev_vreport *r)
         {
             int64_t id;
             at++;
-            if (vj_i64(a, "invocation_id", &id) || !bsearch(&id, ids, n, sizeof *ids, vp_cmp_i64))
+            if (ev_jr_i64(a, "invocation_id", &id) || !bsearch(&id, ids, n, sizeof *ids, vp_cmp_i64))
                 vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: invocation_id names no invocation of the bundle",
                         b->vjobs[i].key, at);
         }
@@ -500,8 +430,8 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
             const cJSON *p = cJSON_GetObjectItemCaseSensitive(a, "process");
             vp_hold x;
             at++;
-            if (!cJSON_IsObject(p) || vj_i64(a, "invocation_id", &x.inv) ||
-                vj_ns(a, "started_ns", &x.started) || vj_ns(p, "ended_ns", &x.ended))
+            if (!cJSON_IsObject(p) || ev_jr_i64(a, "invocation_id", &x.inv) ||
+                ev_jr_ns(a, "started_ns", &x.started) || ev_jr_ns(p, "ended_ns", &x.ended))
                 continue; /* refused above, or no process: nothing held the device */
             x.key = b->vjobs[i].key;
             x.attempt = at;
@@ -541,7 +471,7 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
 static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *pp = vj_str(run, "protocol_path"), *be = vj_str(run, "backend");
+    const char *pp = ev_jr_str(run, "protocol_path"), *be = ev_jr_str(run, "backend");
     for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels; i++) {
         char path[600], member[700];
         if (!ev_ext_closure_file(b->proto->kernels, i, pp, be, path, sizeof path))
@@ -584,7 +514,7 @@ static void vp_read_shards(const vb_bundle *b, ev_vreport *r, vp_shards *sh)
     memset(sh, 0, sizeof *sh);
     sh->count = 1;
     sh->ok = 1;
-    if (top && (vj_i64(top, "count", &count) || count < 1 || count > EV_PLAN_MAX_SHARDS)) {
+    if (top && (ev_jr_i64(top, "count", &count) || count < 1 || count > EV_PLAN_MAX_SHARDS)) {
         vr_fail(r, VR_PLAN, VP, "shards.count is not an integer from 1 to %d", EV_PLAN_MAX_SHARDS);
         sh->ok = 0;
         return;
@@ -597,8 +527,8 @@ static void vp_read_shards(const vb_bundle *b, ev_vreport *r, vp_shards *sh)
     {
         const cJSON *s = cJSON_GetObjectItemCaseSensitive(x, "shard");
         int64_t id = 0, idx = 0, cnt = 0;
-        const char *ph = vj_str(s, "phase");
-        vj_i64(x, "invocation_id", &id);
+        const char *ph = ev_jr_str(s, "phase");
+        ev_jr_i64(x, "invocation_id", &id);
         if (!s)
             continue;
         if (!top) {
@@ -607,8 +537,8 @@ static void vp_read_shards(const vb_bundle *b, ev_vreport *r, vp_shards *sh)
             sh->ok = 0;
             continue;
         }
-        if (vj_i64(s, "index", &idx) || vj_i64(s, "count", &cnt) || cnt != count || idx < 0 || idx >= cnt ||
-            !ph || (strcmp(ph, "main") && strcmp(ph, "rest"))) {
+        if (ev_jr_i64(s, "index", &idx) || ev_jr_i64(s, "count", &cnt) || cnt != count || idx < 0 ||
+            idx >= cnt || !ph || (strcmp(ph, "main") && strcmp(ph, "rest"))) {
             vr_fail(r, VR_PLAN, VP,
                     "invocation %lld: its shard is not {index below %lld, count %lld, phase main or rest}",
                     (long long)id, (long long)count, (long long)count);
@@ -636,7 +566,7 @@ static void vp_read_shards(const vb_bundle *b, ev_vreport *r, vp_shards *sh)
         size_t want = 0, have = 0;
         for (size_t i = 0; i < sh->n_inv; i++)
             want += sh->inv[2 * i + 1] == k;
-        if (vj_i64(x, "index", &idx) || idx != k || !cJSON_IsArray(ids)) {
+        if (ev_jr_i64(x, "index", &idx) || idx != k || !cJSON_IsArray(ids)) {
             vr_fail(r, VR_PLAN, VP, "shards.list[%lld] is not shard %lld with its invocations", (long long)k,
                     (long long)k);
             sh->ok = 0;
@@ -689,14 +619,14 @@ static void vp_job_shard(const vp_shards *sh, const vb_vjob *v, const ev_plan_jo
     size_t at = 0;
     if (sh->count <= 1)
         return;
-    if (vj_i64(v->j, "shard", &have) || have != p->shard)
+    if (ev_jr_i64(v->j, "shard", &have) || have != p->shard)
         vr_fail(r, VR_PLAN, VP, "job %s: shard %lld, but the partition puts it in shard %lld", p->job_key,
                 (long long)have, (long long)p->shard);
     cJSON_ArrayForEach(a, v->attempts)
     {
         int64_t id = 0;
         at++;
-        if (vj_i64(a, "invocation_id", &id))
+        if (ev_jr_i64(a, "invocation_id", &id))
             continue; /* vp_attempt_invocations says so */
         const int64_t *hit = bsearch(&id, sh->inv, sh->n_inv, 2 * sizeof *sh->inv, vp_cmp_i64);
         if (hit && hit[1] != p->shard)
@@ -793,7 +723,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         vp_job_shard(&sh, *hit, p, r);
         int64_t rid;
         int rnull = 0;
-        if (vj_i64_null((*hit)->j, "retry_of_job_id", &rid, &rnull) || !rnull)
+        if (ev_jr_i64_null((*hit)->j, "retry_of_job_id", &rid, &rnull) || !rnull)
             vr_fail(r, VR_PLAN, VP, "job %s: a planned job, yet retry_of_job_id is not null", p->job_key);
     }
 
@@ -833,7 +763,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         int64_t rid;
         int rnull = 0;
         if (orig &&
-            (vj_i64_null((*hit)->j, "retry_of_job_id", &rid, &rnull) || rnull || rid != (*orig)->job_id))
+            (ev_jr_i64_null((*hit)->j, "retry_of_job_id", &rid, &rnull) || rnull || rid != (*orig)->job_id))
             vr_fail(r, VR_PLAN, VP, "job %s: retry_of_job_id does not name %s (job %lld)", p->job_key,
                     okey.key, (long long)(*orig)->job_id);
     }
@@ -847,7 +777,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     const char *st = NULL, *rst = NULL;
     ev_plan_run_status(&plan, outcomes, rescue, rescue_oc, n_rescue, &st, &rst);
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *have = vj_str(run, "status");
+    const char *have = ev_jr_str(run, "status");
     const cJSON *hr = cJSON_GetObjectItemCaseSensitive(run, "rescue_status");
     if (!have)
         vr_fail(r, VR_PLAN, VP, "run.status is null: the run did not finish (resume it, then export again)");

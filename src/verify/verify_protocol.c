@@ -55,8 +55,8 @@ static int read_warmup_steps(const char *key, int64_t att, const cJSON *a, ev_ru
                              ev_rule_step **steps, ev_vreport *r)
 {
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(a, "warmup");
-    ra->has_warmup = cJSON_IsObject(w) && !vj_dbl(w, "target_ms", &ra->warmup_target_ms) &&
-                     !vj_dbl(w, "elapsed_ms", &ra->warmup_elapsed_ms);
+    ra->has_warmup = cJSON_IsObject(w) && !ev_jr_dbl(w, "target_ms", &ra->warmup_target_ms) &&
+                     !ev_jr_dbl(w, "elapsed_ms", &ra->warmup_elapsed_ms);
     const cJSON *cal = cJSON_GetObjectItemCaseSensitive(a, "calibrations");
     int n = cJSON_IsArray(cal) ? cJSON_GetArraySize(cal) : 0;
     *steps = n ? calloc((size_t)n, sizeof **steps) : NULL;
@@ -71,8 +71,8 @@ static int read_warmup_steps(const char *key, int64_t att, const cJSON *a, ev_ru
     cJSON_ArrayForEach(c, cal)
     {
         ev_rule_step st;
-        if (vj_bool(c, "chosen", &st.chosen) || vj_i64(c, "replays", &st.replays) ||
-            vj_dbl(c, "target_ms", &st.target_ms)) {
+        if (ev_jr_bool(c, "chosen", &st.chosen) || ev_jr_i64(c, "replays", &st.replays) ||
+            ev_jr_dbl(c, "target_ms", &st.target_ms)) {
             vr_fail(r, VR_PROTOCOL, VP,
                     "job %s attempt %lld: a calibration step lacks chosen, replays or target_ms", key,
                     (long long)att);
@@ -131,9 +131,9 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
     int64_t before, want[64], got_before;
     size_t n, k = 0;
     uint64_t seed;
-    if (!cJSON_IsObject(rot) || vj_i64(rot, "before", &got_before))
+    if (!cJSON_IsObject(rot) || ev_jr_i64(rot, "before", &got_before))
         return; /* no rotation: nothing to regenerate */
-    seed = strtoull(vj_str(rot, "seed"), NULL, 16);
+    seed = strtoull(ev_jr_str(rot, "seed"), NULL, 16);
     ev_inputs_rotation(seed, samples, rows, &before, &n, NULL);
     int ok = before == got_before && (size_t)cJSON_GetArraySize(list) == n;
     if (ok && n <= sizeof want / sizeof want[0]) {
@@ -154,9 +154,9 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
                        const char *backend, int schema, seen_versions *sv, ev_vreport *r)
 {
     int64_t att;
-    const char *oc_name = vj_str(a, "outcome");
+    const char *oc_name = ev_jr_str(a, "outcome");
     ev_outcome oc;
-    if (vj_i64(a, "attempt", &att) || !oc_name || ev_outcome_parse(oc_name, &oc))
+    if (ev_jr_i64(a, "attempt", &att) || !oc_name || ev_outcome_parse(oc_name, &oc))
         return; /* check 4 reported it */
     size_t first, n_cold, n_hot;
     vb_rows_of(b, v->job_id, att, &first, &n_cold, &n_hot);
@@ -183,8 +183,8 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
     ra.hot = smp ? smp + n_cold : NULL;
     ra.n_hot = n_hot;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(a, "flush");
-    ra.has_flush = cJSON_IsObject(f) && !vj_i64(f, "flush_bytes", &ra.flush_bytes) &&
-                   !vj_i64(f, "cache_bytes", &ra.cache_bytes);
+    ra.has_flush = cJSON_IsObject(f) && !ev_jr_i64(f, "flush_bytes", &ra.flush_bytes) &&
+                   !ev_jr_i64(f, "cache_bytes", &ra.cache_bytes);
     if (read_warmup_steps(v->key, att, a, &ra, &steps, r))
         goto out;
     const cJSON *dev = cJSON_GetObjectItemCaseSensitive(a, "device");
@@ -197,7 +197,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
                     why);
         } else {
             vk_versions(sv, v, att, dev, r);
-            if (cJSON_IsObject(bd) && !vj_i64(bd, "rows", &rows))
+            if (cJSON_IsObject(bd) && !ev_jr_i64(bd, "rows", &rows))
                 vk_rotation(v, att, dev, p->samples, rows, r);
         }
     } else if (schema >= 3 && oc == EV_OUT_COMPLETED) {
@@ -216,7 +216,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
 
     /* A claimed breach must be the one the records show. */
     const cJSON *proc = cJSON_GetObjectItemCaseSensitive(a, "process");
-    const char *perr = vj_str(proc, "protocol_error");
+    const char *perr = ev_jr_str(proc, "protocol_error");
     if (oc == EV_OUT_FAILED_PROTOCOL && perr && !strncmp(perr, EV_RULE_PREFIX, strlen(EV_RULE_PREFIX))) {
         char why[512];
         ra.completed = 1;
@@ -248,7 +248,7 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
         return;
     }
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *backend = vj_str(run, "backend");
+    const char *backend = ev_jr_str(run, "backend");
     if (!backend || !ev_protocol_ref(b->proto, backend)) {
         vr_fail(r, VR_PROTOCOL, VP, "run.backend is neither cpu nor cuda");
         backend = "cpu";
@@ -257,7 +257,7 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
     int64_t schema = 0;
     seen_versions sv;
     memset(&sv, 0, sizeof sv);
-    if (vj_i64(run, "store_schema", &schema))
+    if (ev_jr_i64(run, "store_schema", &schema))
         schema = 0; /* a bundle from a store before schema 3: no device records to hold it to */
     for (size_t i = 0; i < b->n_vjobs; i++) {
         const cJSON *a;

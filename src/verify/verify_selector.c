@@ -52,8 +52,8 @@ static int vd_model_coef(vd_ctx *x, int *have, ev_coef *c, double *thr)
         *thr = 0.05;
         return 0;
     }
-    if (!cJSON_IsObject(co) || vj_dbl(co, "a0", &c->a0) || vj_dbl(co, "aP", &c->aP) ||
-        vj_dbl(co, "aD", &c->aD) || vj_dbl(m, "threshold", thr)) {
+    if (!cJSON_IsObject(co) || ev_jr_dbl(co, "a0", &c->a0) || ev_jr_dbl(co, "aP", &c->aP) ||
+        ev_jr_dbl(co, "aD", &c->aD) || ev_jr_dbl(m, "threshold", thr)) {
         vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
                 "no coefficients {a0, aP, aD} and threshold for the selector");
         return -1;
@@ -79,12 +79,12 @@ static void vd_launch_text(char *buf, size_t cap, const char *fn, const int64_t 
  */
 static int vd_node_count(vd_ctx *x, const vb_vjob *v, const cJSON *a, const cJSON *nodes, int cuda)
 {
-    const char *oc = vj_str(a, "outcome");
+    const char *oc = ev_jr_str(a, "outcome");
     int64_t n = cJSON_GetArraySize(nodes), want, att = 0;
     if (!x->b->proto || !oc || strcmp(oc, "completed"))
         return 0; /* the worker fails an attempt whose count is wrong (worker.c); its record stands */
     want = cuda ? x->b->proto->ops_per_graph : 1;
-    vj_i64(a, "attempt", &att);
+    ev_jr_i64(a, "attempt", &att);
     if (!n || n == want)
         return 0;
     vr_fail(x->r, VR_REDERIVE, VV,
@@ -109,7 +109,7 @@ void vd_selector(vd_ctx *x)
 {
     vb_bundle *b = x->b;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *backend = vj_str(run, "backend");
+    const char *backend = ev_jr_str(run, "backend");
     ev_sel_backend be;
     ev_coef coef = {0, 0, 0};
     int have_coef = 0;
@@ -141,12 +141,12 @@ void vd_selector(vd_ctx *x)
              * the declared geometry evaluated for the case on cuda (one call
              * per op on cpu: grid and block 1) */
             const cJSON *c = vb_case(b, v->case_index), *a;
-            const char *cop = vj_str(c, "op"), *cdt = vj_str(c, "dtype");
+            const char *cop = ev_jr_str(c, "op"), *cdt = ev_jr_str(c, "dtype");
             const char *want = cop && cdt ? ev_ext_entry_for(ek, cop, cdt) : NULL;
             int64_t wg[3] = {1, 1, 1}, wb[3] = {1, 1, 1}, crows = 0, ccols = 0, cstride = 0;
             ev_err gerr = {{0}};
-            if (be == EV_SEL_CUDA && want && !vj_i64(c, "rows", &crows) && !vj_i64(c, "cols", &ccols) &&
-                !vj_i64(c, "stride", &cstride) && crows > 0 &&
+            if (be == EV_SEL_CUDA && want && !ev_jr_i64(c, "rows", &crows) && !ev_jr_i64(c, "cols", &ccols) &&
+                !ev_jr_i64(c, "stride", &cstride) && crows > 0 &&
                 ev_ext_geometry(ek, crows, ccols, cstride, &wg[0], &wb[0], &gerr)) {
                 vr_fail(x->r, VR_REDERIVE, VV, "job %s: %s", v->key, gerr.msg);
                 continue;
@@ -155,12 +155,12 @@ void vd_selector(vd_ctx *x)
             {
                 const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
                 int64_t att = 0, i = 0;
-                vj_i64(a, "attempt", &att);
+                ev_jr_i64(a, "attempt", &att);
                 if (vd_node_count(x, v, a, nodes, be == EV_SEL_CUDA))
                     continue;
                 cJSON_ArrayForEach(nd, nodes)
                 {
-                    const char *fn = vj_str(nd, "function");
+                    const char *fn = ev_jr_str(nd, "function");
                     int64_t g[3], bl[3];
                     char have[160], wtxt[160];
                     if (fn && vd_triple(nd, "grid", g) == 0 && vd_triple(nd, "block", bl) == 0 && want &&
@@ -189,7 +189,7 @@ void vd_selector(vd_ctx *x)
             continue; /* peers, reference and fault arms: not the selector's */
         const cJSON *c = vb_case(b, v->case_index), *a;
         int64_t B;
-        if (!c || vj_i64(c, "default_rows", &B)) {
+        if (!c || ev_jr_i64(c, "default_rows", &B)) {
             vr_fail(x->r, VR_REDERIVE, VV, "job %s: no case with default_rows for the selector", v->key);
             continue;
         }
@@ -198,15 +198,16 @@ void vd_selector(vd_ctx *x)
         {
             const cJSON *bind = cJSON_GetObjectItemCaseSensitive(a, "binding");
             const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
-            const char *aoc = vj_str(a, "outcome"), *bop = vj_str(bind, "op"), *bdt = vj_str(bind, "dtype");
-            const char *cop = vj_str(c, "op"), *cdt = vj_str(c, "dtype");
+            const char *aoc = ev_jr_str(a, "outcome"), *bop = ev_jr_str(bind, "op"),
+                       *bdt = ev_jr_str(bind, "dtype");
+            const char *cop = ev_jr_str(c, "op"), *cdt = ev_jr_str(c, "dtype");
             int64_t att = 0, th = 0, crows = 0, ccols = 0, cstride = 0;
             ev_shape sh;
             ev_launch_plan plan;
             ev_decision dec;
             ev_err err = {{0}};
             ev_status rc;
-            vj_i64(a, "attempt", &att);
+            ev_jr_i64(a, "attempt", &att);
             if (!cJSON_IsArray(nodes)) {
                 vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph_nodes is not an array", v->key,
                         (long long)att);
@@ -224,15 +225,15 @@ void vd_selector(vd_ctx *x)
             }
             memset(&sh, 0, sizeof sh);
             if (!bop || !bdt || ev_op_parse(bop, &sh.op) || ev_dtype_parse(bdt, &sh.dtype) ||
-                vj_i64(bind, "rows", &sh.rows) || vj_i64(bind, "cols", &sh.cols) ||
-                vj_i64(bind, "stride", &sh.stride) || vj_i64(bind, "threads", &th)) {
+                ev_jr_i64(bind, "rows", &sh.rows) || ev_jr_i64(bind, "cols", &sh.cols) ||
+                ev_jr_i64(bind, "stride", &sh.stride) || ev_jr_i64(bind, "threads", &th)) {
                 vr_fail(x->r, VR_REDERIVE, VV,
                         "job %s attempt %lld: binding lacks op, dtype, shape or threads", v->key,
                         (long long)att);
                 continue;
             }
-            if (!cop || !cdt || strcmp(cop, bop) || strcmp(cdt, bdt) || vj_i64(c, "rows", &crows) ||
-                vj_i64(c, "cols", &ccols) || vj_i64(c, "stride", &cstride) || crows != sh.rows ||
+            if (!cop || !cdt || strcmp(cop, bop) || strcmp(cdt, bdt) || ev_jr_i64(c, "rows", &crows) ||
+                ev_jr_i64(c, "cols", &ccols) || ev_jr_i64(c, "stride", &cstride) || crows != sh.rows ||
                 ccols != sh.cols || cstride != sh.stride) {
                 vr_fail(x->r, VR_REDERIVE, VV,
                         "job %s attempt %lld: binding %s %s %lldx%lld stride %lld is not its case's shape",
@@ -259,9 +260,9 @@ void vd_selector(vd_ctx *x)
             cJSON_ArrayForEach(nd, nodes)
             {
                 int64_t g[3], bl[3], idx = -1;
-                const char *fn = vj_str(nd, "function");
+                const char *fn = ev_jr_str(nd, "function");
                 n_nodes++;
-                vj_i64(nd, "node_index", &idx);
+                ev_jr_i64(nd, "node_index", &idx);
                 if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
                     vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed",
                             v->key, (long long)att, (long long)idx);

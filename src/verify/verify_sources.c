@@ -56,7 +56,7 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
         /* the closure's roots, and the protocol's external kernel sources
          * (ext_kernel.h's closure rule): one walk, the runner's */
         const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-        const char *pp = vj_str(run, "protocol_path"), *be = vj_str(run, "backend");
+        const char *pp = ev_jr_str(run, "protocol_path"), *be = ev_jr_str(run, "backend");
         char extra[EV_EXT_MAX_KERNELS][600];
         const char *ex[EV_EXT_MAX_KERNELS];
         size_t n_ex = 0;
