@@ -4,6 +4,8 @@
  */
 #include "sup_int.h"
 
+#include <stddef.h>
+
 /* Puts back the state *saved held before a batch whose rows were rolled
  * back, keeping the rule arrays' current storage (their counts go back). */
 static void att_restore(att *a, const att *saved)
@@ -88,17 +90,363 @@ static int get_bool(const cJSON *o, const char *key)
     return cJSON_IsBool(it) ? cJSON_IsTrue(it) : -1;
 }
 
+/* ---- the record codecs: what each data record holds, and where it goes ---- */
+
+/* The kinds of a record's fields. */
+typedef enum fkind {
+    FK_STR,  /* const char * */
+    FK_I64,  /* int64_t */
+    FK_DBL,  /* double */
+    FK_BOOL, /* int: true or false */
+    FK_CLK   /* int64_t: an integer, or null or absent (-1: unavailable) */
+} fkind;
+
+/* One field: its key, its kind and where it goes in the decoded row. */
+typedef struct rfield {
+    const char *key;
+    fkind kind;
+    size_t off;
+} rfield;
+
+/* The records without a store row type of their own. */
+typedef struct cold_rec {
+    const char *name;
+    int64_t elapsed_ns;
+} cold_rec;
+typedef struct flush_rec {
+    int64_t flush_bytes, cache_bytes;
+} flush_rec;
+typedef struct warmup_rec {
+    double target_ms, elapsed_ms;
+    int64_t replays;
+} warmup_rec;
+typedef struct calib_rec {
+    int chosen;
+    int64_t step, replays;
+    double elapsed_ms, target_ms;
+} calib_rec;
+
+/* Any decoded row. */
+typedef union rrow {
+    ev_binding_row binding;
+    ev_validation_row validation;
+    cold_rec cold;
+    flush_rec flush;
+    ev_node_row node;
+    warmup_rec warmup;
+    calib_rec calib;
+    ev_sample_row sample;
+} rrow;
+
+#define F(kind, type, member)                                                                                \
+    {                                                                                                        \
+#member, kind, offsetof(type, member)                                                                \
+    }
+static const rfield binding_f[] = {
+    F(FK_STR, ev_binding_row, op),        F(FK_STR, ev_binding_row, dtype),
+    F(FK_I64, ev_binding_row, rows),      F(FK_I64, ev_binding_row, cols),
+    F(FK_I64, ev_binding_row, stride),    F(FK_I64, ev_binding_row, in_span),
+    F(FK_I64, ev_binding_row, out_span),  F(FK_I64, ev_binding_row, in_align),
+    F(FK_I64, ev_binding_row, out_align), F(FK_I64, ev_binding_row, threads),
+};
+static const rfield validation_f[] = {
+    F(FK_BOOL, ev_validation_row, passed),     F(FK_STR, ev_validation_row, stage),
+    F(FK_DBL, ev_validation_row, max_abs_err), F(FK_DBL, ev_validation_row, bound),
+    F(FK_I64, ev_validation_row, mismatches),  F(FK_STR, ev_validation_row, output_sha256),
+};
+static const rfield cold_f[] = {F(FK_STR, cold_rec, name), F(FK_I64, cold_rec, elapsed_ns)};
+static const rfield flush_f[] = {F(FK_I64, flush_rec, flush_bytes), F(FK_I64, flush_rec, cache_bytes)};
+static const rfield node_f[] = {{"index", FK_I64, offsetof(ev_node_row, node_index)},
+                                F(FK_STR, ev_node_row, function)};
+static const rfield warmup_f[] = {F(FK_DBL, warmup_rec, target_ms), F(FK_DBL, warmup_rec, elapsed_ms),
+                                  F(FK_I64, warmup_rec, replays)};
+static const rfield calib_f[] = {F(FK_BOOL, calib_rec, chosen), F(FK_I64, calib_rec, step),
+                                 F(FK_I64, calib_rec, replays), F(FK_DBL, calib_rec, elapsed_ms),
+                                 F(FK_DBL, calib_rec, target_ms)};
+static const rfield sample_f[] = {
+    F(FK_STR, ev_sample_row, timing),     {"index", FK_I64, offsetof(ev_sample_row, sample_index)},
+    F(FK_I64, ev_sample_row, replays),    F(FK_I64, ev_sample_row, ops_per_graph),
+    F(FK_DBL, ev_sample_row, elapsed_ms), F(FK_CLK, ev_sample_row, sm_clock_mhz),
+};
+#undef F
+
+/* Decodes r's fields into row, in order; the first missing or mistyped one
+ * is the error (in e).  Returns 0 or -1. */
+static int decode(const cJSON *r, const rfield *f, size_t n, rrow *row, ev_err *e)
+{
+    for (size_t i = 0; i < n; i++) {
+        void *p = (char *)row + f[i].off;
+        const cJSON *it;
+        int v;
+        switch (f[i].kind) {
+        case FK_STR:
+            if (ev_json_get_str(r, f[i].key, (const char **)p, e))
+                return -1;
+            break;
+        case FK_I64:
+            if (ev_json_get_i64(r, f[i].key, (int64_t *)p, e))
+                return -1;
+            break;
+        case FK_DBL:
+            if (ev_json_get_double(r, f[i].key, (double *)p, e))
+                return -1;
+            break;
+        case FK_BOOL:
+            if ((v = get_bool(r, f[i].key)) < 0) {
+                ev_err_set(e, EV_EFORMAT, "%s: must be true or false", f[i].key);
+                return -1;
+            }
+            *(int *)p = v;
+            break;
+        case FK_CLK:
+            *(int64_t *)p = -1;
+            it = cJSON_GetObjectItemCaseSensitive(r, f[i].key);
+            if (it && !cJSON_IsNull(it) && ev_json_get_i64(r, f[i].key, (int64_t *)p, e))
+                return -1;
+            break;
+        }
+    }
+    return 0;
+}
+
+/* Stores a decoded row of attempt a and keeps what the sample rules need
+ * of it.  Returns the store's status (a constraint refusal becomes the
+ * attempt's protocol error), or EV_OK with e set for a record that is
+ * malformed beyond its fields. */
+typedef ev_status (*put_fn)(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e);
+
+static ev_status put_binding(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    (void)r;
+    return ev_store_add_binding(s->st, a->attempt_id, &x->binding, e);
+}
+
+/* The optional output_hex (the output's bytes) goes with the row. */
+static ev_status put_validation(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    ev_validation_row *v = &x->validation;
+    const cJSON *oh = cJSON_GetObjectItemCaseSensitive(r, "output_hex");
+    unsigned char *bytes = NULL;
+    if (oh) {
+        size_t len;
+        if (!cJSON_IsString(oh) || (len = strlen(oh->valuestring)) % 2) {
+            ev_err_set(e, EV_EFORMAT, "output_hex: must be an even-length hex string");
+            return EV_OK;
+        }
+        if (!(bytes = malloc(len / 2 + 1)))
+            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+        if (ev_hex_decode(oh->valuestring, len / 2, bytes)) {
+            free(bytes);
+            ev_err_set(e, EV_EFORMAT, "output_hex: not hex");
+            return EV_OK;
+        }
+        v->output = bytes;
+        v->output_len = len / 2;
+    }
+    if (!v->passed)
+        a->validation_failed = 1;
+    ev_status rc = ev_store_add_validation(s->st, a->attempt_id, v, e);
+    free(bytes);
+    return rc;
+}
+
+/* The first call's compile time and the device's open time are summed
+ * for the attempt. */
+static ev_status put_cold(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    const cold_rec *c = &x->cold;
+    (void)r;
+    ev_status rc = ev_store_add_cold_timing(s->st, a->attempt_id, c->name, c->elapsed_ns, e);
+    if (!rc && !strcmp(c->name, "compile-first-call"))
+        a->compile_ns += c->elapsed_ns;
+    else if (!rc && (!strcmp(c->name, "device-open") || !strcmp(c->name, "cuda-init")))
+        a->open_ns += c->elapsed_ns;
+    return rc;
+}
+
+static ev_status put_flush(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    (void)r;
+    ev_status rc = ev_store_add_flush(s->st, a->attempt_id, x->flush.flush_bytes, x->flush.cache_bytes, e);
+    if (rc == EV_OK) {
+        a->rules.has_flush = 1;
+        a->rules.flush_bytes = x->flush.flush_bytes;
+        a->rules.cache_bytes = x->flush.cache_bytes;
+    }
+    return rc;
+}
+
+/* grid and block are arrays of three integers. */
+static ev_status put_node(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    ev_node_row *n = &x->node;
+    const cJSON *g = cJSON_GetObjectItemCaseSensitive(r, "grid"),
+                *b = cJSON_GetObjectItemCaseSensitive(r, "block");
+    if (!cJSON_IsArray(g) || !cJSON_IsArray(b) || cJSON_GetArraySize(g) != 3 || cJSON_GetArraySize(b) != 3) {
+        ev_err_set(e, EV_EFORMAT, "grid and block: must be arrays of 3 integers");
+        return EV_OK;
+    }
+    for (int d = 0; d < 3; d++) {
+        n->grid[d] = (int64_t)cJSON_GetArrayItem(g, d)->valuedouble;
+        n->block[d] = (int64_t)cJSON_GetArrayItem(b, d)->valuedouble;
+    }
+    return ev_store_add_graph_node(s->st, a->attempt_id, n, e);
+}
+
+static ev_status put_warmup(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    const warmup_rec *w = &x->warmup;
+    (void)r;
+    a->warmup = 1;
+    ev_status rc = ev_store_add_warmup(s->st, a->attempt_id, w->target_ms, w->elapsed_ms, w->replays, e);
+    if (rc == EV_OK) {
+        a->rules.has_warmup = 1;
+        a->rules.warmup_target_ms = w->target_ms;
+        a->rules.warmup_elapsed_ms = w->elapsed_ms;
+    }
+    return rc;
+}
+
+static ev_status put_calibration(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    const calib_rec *c = &x->calib;
+    (void)r;
+    ev_status rc = ev_store_add_calibration(s->st, a->attempt_id, c->step, c->replays, c->elapsed_ms,
+                                            c->chosen, c->target_ms, e);
+    if (rc == EV_OK) {
+        ev_rule_step st = {c->replays, c->target_ms, c->chosen};
+        if (grow((void **)&a->steps, &a->rules.n_steps, &a->cap_steps, sizeof st, &st))
+            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
+static ev_status put_sample(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    const ev_sample_row *y = &x->sample;
+    (void)r;
+    ev_status rc = ev_store_add_sample(s->st, a->attempt_id, y, e);
+    if (rc == EV_OK) {
+        ev_rule_sample rs = {y->elapsed_ms, y->replays, y->ops_per_graph, y->sm_clock_mhz, -1, -1, -1};
+        int hot = !strcmp(y->timing, "hot");
+        if (hot ? grow((void **)&a->hot, &a->rules.n_hot, &a->cap_hot, sizeof rs, &rs)
+                : grow((void **)&a->cold, &a->rules.n_cold, &a->cap_cold, sizeof rs, &rs))
+            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
+/* Checked member by member (sample_rules.h: the verifier reads the
+ * bundle's copy with the same function), stored printed without its type;
+ * its per-sample facts join the hot samples for the rules. */
+static ev_status put_device(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+{
+    char why[256];
+    ev_buf text = EV_BUF_INIT;
+    cJSON *copy;
+    (void)x;
+    if (a->has_device) {
+        sup_proto_err(a, "record %lld: second device record", (long long)a->count);
+        return EV_OK;
+    }
+    if (ev_rule_device_read(r, a->hot, a->rules.n_hot, a->cold, a->rules.n_cold, why, sizeof why)) {
+        ev_err_set(e, EV_EFORMAT, "%s", why);
+        return EV_OK;
+    }
+    if (!(copy = cJSON_Duplicate(r, 1)))
+        return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+    cJSON_DeleteItemFromObjectCaseSensitive(copy, "type");
+    ev_status rc = ev_json_print(copy, 0, &text);
+    cJSON_Delete(copy);
+    if (rc) {
+        ev_buf_free(&text);
+        return ev_err_set(NULL, rc, "out of memory");
+    }
+    if (text.len && text.data[text.len - 1] == '\n')
+        text.data[--text.len] = '\0';
+    rc = ev_store_add_device(s->st, a->attempt_id, text.data, e);
+    ev_buf_free(&text);
+    if (rc == EV_OK)
+        a->has_device = 1;
+    return rc;
+}
+
+/* A data record's codec: its fields, and where its row goes. */
+typedef struct rcodec {
+    const rfield *fields;
+    size_t n_fields;
+    put_fn put;
+} rcodec;
+
+#define CODEC(f, put)                                                                                        \
+    {                                                                                                        \
+        f, sizeof f / sizeof f[0], put                                                                       \
+    }
+static const rcodec codecs[EV_REC_COUNT] = {
+    [EV_REC_BINDING] = CODEC(binding_f, put_binding),
+    [EV_REC_VALIDATION] = CODEC(validation_f, put_validation),
+    [EV_REC_COLD] = CODEC(cold_f, put_cold),
+    [EV_REC_FLUSH] = CODEC(flush_f, put_flush),
+    [EV_REC_NODE] = CODEC(node_f, put_node),
+    [EV_REC_WARMUP] = CODEC(warmup_f, put_warmup),
+    [EV_REC_CALIBRATION] = CODEC(calib_f, put_calibration),
+    [EV_REC_SAMPLE] = CODEC(sample_f, put_sample),
+    [EV_REC_DEVICE] = {NULL, 0, put_device},
+};
+#undef CODEC
+
+/* The control records (hello, skip, end): the attempt's state, nothing
+ * stored.  Returns 1 when t is one (handled; a malformed one sets e). */
+static int control(att *a, ev_rec_type t, const cJSON *r, ev_err *e)
+{
+    const char *str;
+    int64_t n;
+    switch (t) {
+    case EV_REC_HELLO:
+        if (a->hello) {
+            sup_proto_err(a, "record %lld: second hello", (long long)a->count);
+            return 1;
+        }
+        a->hello = 1;
+        if (ev_json_get_str(r, "affinity", &str, e))
+            return 1;
+        snprintf(a->affinity, sizeof a->affinity, "%s", str);
+        if (a->probe)
+            a->hello_rec = cJSON_Duplicate(r, 1);
+        return 1;
+    case EV_REC_SKIP:
+        if (ev_json_get_str(r, "reason", &str, e))
+            return 1;
+        a->skipped = 1;
+        snprintf(a->skip_reason, sizeof a->skip_reason, "%s", str);
+        return 1;
+    case EV_REC_END:
+        if (ev_json_get_i64(r, "records", &n, e))
+            return 1;
+        if (n != a->count - 1)
+            sup_proto_err(a, "end says %lld records, %lld came before it", (long long)n,
+                          (long long)(a->count - 1));
+        else
+            a->end = 1;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /*
- * Commits one parsed record of attempt a.  Returns EV_OK, or a store
- * failure that must stop the run (disk full, I/O); a record the store
- * refuses as a constraint violation, or a malformed one, becomes the
- * attempt's protocol error instead.
+ * Commits one parsed record of attempt a: a control record changes the
+ * attempt's state; a data record is decoded by its codec (codecs[]) and
+ * put into the store.  Returns EV_OK, or a store failure that must stop
+ * the run (disk full, I/O); a record the store refuses as a constraint
+ * violation, or a malformed one, becomes the attempt's protocol error
+ * instead.  A probe stores nothing.
  */
 ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
 {
     ev_err e = {""};
     ev_status rc = EV_OK;
-    int64_t id = a->attempt_id;
+    rrow row;
 
     if (!a->hello && t != EV_REC_HELLO) {
         sup_proto_err(a, "record %lld: '%s' before hello", (long long)a->count, ev_rec_type_name(t));
@@ -108,238 +456,16 @@ ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
         sup_proto_err(a, "record %lld: '%s' after end", (long long)a->count, ev_rec_type_name(t));
         return EV_OK;
     }
-    switch (t) {
-    case EV_REC_HELLO: {
-        const char *aff;
-        if (a->hello) {
-            sup_proto_err(a, "record %lld: second hello", (long long)a->count);
-            return EV_OK;
-        }
-        a->hello = 1;
-        if (ev_json_get_str(r, "affinity", &aff, &e))
-            break;
-        snprintf(a->affinity, sizeof a->affinity, "%s", aff);
-        if (a->probe)
-            a->hello_rec = cJSON_Duplicate(r, 1);
+    if (control(a, t, r, &e)) {
+        if (e.msg[0])
+            sup_proto_err(a, "record %lld (%s): %s", (long long)a->count, ev_rec_type_name(t), e.msg);
         return EV_OK;
     }
-    case EV_REC_SKIP: {
-        const char *why;
-        if (ev_json_get_str(r, "reason", &why, &e))
-            break;
-        a->skipped = 1;
-        snprintf(a->skip_reason, sizeof a->skip_reason, "%s", why);
+    if (a->probe || (unsigned)t >= EV_REC_COUNT || !codecs[t].put)
         return EV_OK;
-    }
-    case EV_REC_END: {
-        int64_t n;
-        if (ev_json_get_i64(r, "records", &n, &e))
-            break;
-        if (n != a->count - 1) {
-            sup_proto_err(a, "end says %lld records, %lld came before it", (long long)n,
-                          (long long)(a->count - 1));
-            return EV_OK;
-        }
-        a->end = 1;
-        return EV_OK;
-    }
-    default:
-        break;
-    }
-    if (e.msg[0]) {
-        sup_proto_err(a, "record %lld (%s): %s", (long long)a->count, ev_rec_type_name(t), e.msg);
-        return EV_OK;
-    }
-    if (a->probe)
-        return EV_OK;
-
-    switch (t) {
-    case EV_REC_BINDING: {
-        ev_binding_row b;
-        if (ev_json_get_str(r, "op", &b.op, &e) || ev_json_get_str(r, "dtype", &b.dtype, &e) ||
-            ev_json_get_i64(r, "rows", &b.rows, &e) || ev_json_get_i64(r, "cols", &b.cols, &e) ||
-            ev_json_get_i64(r, "stride", &b.stride, &e) || ev_json_get_i64(r, "in_span", &b.in_span, &e) ||
-            ev_json_get_i64(r, "out_span", &b.out_span, &e) ||
-            ev_json_get_i64(r, "in_align", &b.in_align, &e) ||
-            ev_json_get_i64(r, "out_align", &b.out_align, &e) ||
-            ev_json_get_i64(r, "threads", &b.threads, &e))
-            break;
-        rc = ev_store_add_binding(s->st, id, &b, &e);
-        break;
-    }
-    case EV_REC_VALIDATION: {
-        ev_validation_row v;
-        const char *hex = NULL;
-        unsigned char *bytes = NULL;
-        const cJSON *oh = cJSON_GetObjectItemCaseSensitive(r, "output_hex");
-        memset(&v, 0, sizeof v);
-        v.passed = get_bool(r, "passed");
-        if (v.passed < 0) {
-            ev_err_set(&e, EV_EFORMAT, "passed: must be true or false");
-            break;
-        }
-        if (ev_json_get_str(r, "stage", &v.stage, &e) ||
-            ev_json_get_double(r, "max_abs_err", &v.max_abs_err, &e) ||
-            ev_json_get_double(r, "bound", &v.bound, &e) ||
-            ev_json_get_i64(r, "mismatches", &v.mismatches, &e) ||
-            ev_json_get_str(r, "output_sha256", &v.output_sha256, &e))
-            break;
-        if (oh) {
-            size_t len;
-            if (!cJSON_IsString(oh) || (len = strlen(oh->valuestring)) % 2) {
-                ev_err_set(&e, EV_EFORMAT, "output_hex: must be an even-length hex string");
-                break;
-            }
-            hex = oh->valuestring;
-            bytes = malloc(len / 2 + 1);
-            if (!bytes)
-                return ev_err_set(NULL, EV_ENOMEM, "out of memory");
-            if (ev_hex_decode(hex, len / 2, bytes)) {
-                free(bytes);
-                ev_err_set(&e, EV_EFORMAT, "output_hex: not hex");
-                break;
-            }
-            v.output = bytes;
-            v.output_len = len / 2;
-        }
-        if (!v.passed)
-            a->validation_failed = 1;
-        rc = ev_store_add_validation(s->st, id, &v, &e);
-        free(bytes);
-        break;
-    }
-    case EV_REC_COLD: {
-        const char *name;
-        int64_t ns;
-        if (ev_json_get_str(r, "name", &name, &e) || ev_json_get_i64(r, "elapsed_ns", &ns, &e))
-            break;
-        rc = ev_store_add_cold_timing(s->st, id, name, ns, &e);
-        if (!rc && (!strcmp(name, "compile-first-call")))
-            a->compile_ns += ns;
-        else if (!rc && (!strcmp(name, "device-open") || !strcmp(name, "cuda-init")))
-            a->open_ns += ns;
-        break;
-    }
-    case EV_REC_FLUSH: {
-        int64_t fb, cb;
-        if (ev_json_get_i64(r, "flush_bytes", &fb, &e) || ev_json_get_i64(r, "cache_bytes", &cb, &e))
-            break;
-        rc = ev_store_add_flush(s->st, id, fb, cb, &e);
-        if (rc == EV_OK) {
-            a->rules.has_flush = 1;
-            a->rules.flush_bytes = fb;
-            a->rules.cache_bytes = cb;
-        }
-        break;
-    }
-    case EV_REC_NODE: {
-        ev_node_row n;
-        const cJSON *g = cJSON_GetObjectItemCaseSensitive(r, "grid"),
-                    *b = cJSON_GetObjectItemCaseSensitive(r, "block");
-        if (ev_json_get_i64(r, "index", &n.node_index, &e) || ev_json_get_str(r, "function", &n.function, &e))
-            break;
-        if (!cJSON_IsArray(g) || !cJSON_IsArray(b) || cJSON_GetArraySize(g) != 3 ||
-            cJSON_GetArraySize(b) != 3) {
-            ev_err_set(&e, EV_EFORMAT, "grid and block: must be arrays of 3 integers");
-            break;
-        }
-        for (int d = 0; d < 3; d++) {
-            n.grid[d] = (int64_t)cJSON_GetArrayItem(g, d)->valuedouble;
-            n.block[d] = (int64_t)cJSON_GetArrayItem(b, d)->valuedouble;
-        }
-        rc = ev_store_add_graph_node(s->st, id, &n, &e);
-        break;
-    }
-    case EV_REC_WARMUP: {
-        double target, ms;
-        int64_t reps;
-        if (ev_json_get_double(r, "target_ms", &target, &e) || ev_json_get_double(r, "elapsed_ms", &ms, &e) ||
-            ev_json_get_i64(r, "replays", &reps, &e))
-            break;
-        a->warmup = 1;
-        rc = ev_store_add_warmup(s->st, id, target, ms, reps, &e);
-        if (rc == EV_OK) {
-            a->rules.has_warmup = 1;
-            a->rules.warmup_target_ms = target;
-            a->rules.warmup_elapsed_ms = ms;
-        }
-        break;
-    }
-    case EV_REC_CALIBRATION: {
-        int64_t step, reps;
-        double ms, target;
-        int chosen = get_bool(r, "chosen");
-        if (chosen < 0) {
-            ev_err_set(&e, EV_EFORMAT, "chosen: must be true or false");
-            break;
-        }
-        if (ev_json_get_i64(r, "step", &step, &e) || ev_json_get_i64(r, "replays", &reps, &e) ||
-            ev_json_get_double(r, "elapsed_ms", &ms, &e) || ev_json_get_double(r, "target_ms", &target, &e))
-            break;
-        rc = ev_store_add_calibration(s->st, id, step, reps, ms, chosen, target, &e);
-        if (rc == EV_OK) {
-            ev_rule_step st = {reps, target, chosen};
-            if (grow((void **)&a->steps, &a->rules.n_steps, &a->cap_steps, sizeof st, &st))
-                return ev_err_set(NULL, EV_ENOMEM, "out of memory");
-        }
-        break;
-    }
-    case EV_REC_SAMPLE: {
-        ev_sample_row x;
-        const cJSON *clk = cJSON_GetObjectItemCaseSensitive(r, "sm_clock_mhz");
-        if (ev_json_get_str(r, "timing", &x.timing, &e) || ev_json_get_i64(r, "index", &x.sample_index, &e) ||
-            ev_json_get_i64(r, "replays", &x.replays, &e) ||
-            ev_json_get_i64(r, "ops_per_graph", &x.ops_per_graph, &e) ||
-            ev_json_get_double(r, "elapsed_ms", &x.elapsed_ms, &e))
-            break;
-        x.sm_clock_mhz = -1;
-        if (clk && !cJSON_IsNull(clk) && ev_json_get_i64(r, "sm_clock_mhz", &x.sm_clock_mhz, &e))
-            break;
-        rc = ev_store_add_sample(s->st, id, &x, &e);
-        if (rc == EV_OK) {
-            ev_rule_sample rs = {x.elapsed_ms, x.replays, x.ops_per_graph, x.sm_clock_mhz, -1, -1, -1};
-            int hot = !strcmp(x.timing, "hot");
-            if (hot ? grow((void **)&a->hot, &a->rules.n_hot, &a->cap_hot, sizeof rs, &rs)
-                    : grow((void **)&a->cold, &a->rules.n_cold, &a->cap_cold, sizeof rs, &rs))
-                return ev_err_set(NULL, EV_ENOMEM, "out of memory");
-        }
-        break;
-    }
-    case EV_REC_DEVICE: {
-        /* checked member by member (sample_rules.h: the verifier reads the
-         * bundle's copy with the same function), stored printed without
-         * its type; its per-sample facts join the hot samples for the rules */
-        char why[256];
-        ev_buf text = EV_BUF_INIT;
-        cJSON *copy;
-        if (a->has_device) {
-            sup_proto_err(a, "record %lld: second device record", (long long)a->count);
-            return EV_OK;
-        }
-        if (ev_rule_device_read(r, a->hot, a->rules.n_hot, a->cold, a->rules.n_cold, why, sizeof why)) {
-            ev_err_set(&e, EV_EFORMAT, "%s", why);
-            break;
-        }
-        if (!(copy = cJSON_Duplicate(r, 1)))
-            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
-        cJSON_DeleteItemFromObjectCaseSensitive(copy, "type");
-        rc = ev_json_print(copy, 0, &text);
-        cJSON_Delete(copy);
-        if (rc) {
-            ev_buf_free(&text);
-            return ev_err_set(NULL, rc, "out of memory");
-        }
-        if (text.len && text.data[text.len - 1] == '\n')
-            text.data[--text.len] = '\0';
-        rc = ev_store_add_device(s->st, id, text.data, &e);
-        ev_buf_free(&text);
-        if (rc == EV_OK)
-            a->has_device = 1;
-        break;
-    }
-    default:
-        break;
-    }
+    memset(&row, 0, sizeof row);
+    if (!decode(r, codecs[t].fields, codecs[t].n_fields, &row, &e))
+        rc = codecs[t].put(s, a, &row, r, &e);
     if (rc == EV_EDB || rc == EV_EFORMAT || rc == EV_EINVAL) {
         sup_proto_err(a, "record %lld (%s) refused by the store: %s", (long long)a->count,
                       ev_rec_type_name(t), e.msg);
