@@ -32,6 +32,7 @@
 #include "runner/compile_ahead.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
+#include "runner/record.h"
 #include "runner/sample_rules.h"
 #include "runner/snapshot.h"
 #include "runner/worker.h"
@@ -2045,6 +2046,60 @@ static const char fake_peer[] =
     "\"elapsed_ms\": 0.30000000000000004}\\n')\n"
     "w.write('{\"type\": \"end\", \"records\": 2}\\n')\n";
 
+/* The data records' one codec (runner/record.h): what the worker encodes
+ * the supervisor decodes to the same row; a sample without a clock is
+ * null on the wire and -1 again; a mistyped field or a bool that is not
+ * one is refused, naming the field. */
+START_TEST(test_every_data_record_decodes_to_the_row_it_was_encoded_from)
+{
+    ev_rec_row in[4], back;
+    ev_err e = {{0}};
+    memset(in, 0, sizeof in);
+    in[0].binding = (ev_binding_row){"reduce_sum", "fp16", 17, 1024, 1024, 34816, 68, 256, 256, 24};
+    in[1].calib = (ev_rec_calib){1, 3, 4096, 10.5, 10.0};
+    in[2].sample = (ev_sample_row){"hot", 7, 4096, 100, 0.1 + 0.2, -1};
+    in[3].validation = (ev_validation_row){"first", 0, 0.25, 0.125, 3, "ab", NULL, 0};
+    const ev_rec_type types[4] = {EV_REC_BINDING, EV_REC_CALIBRATION, EV_REC_SAMPLE, EV_REC_VALIDATION};
+    for (int k = 0; k < 4; k++) {
+        cJSON *r = ev_rec_encode(types[k], &in[k]);
+        ck_assert_ptr_nonnull(r);
+        ck_assert_int_eq(ev_rec_decode(types[k], r, &back, &e), 0);
+        /* strings are borrowed from the record: compared before it goes */
+        if (types[k] == EV_REC_BINDING)
+            ck_assert(!strcmp(back.binding.dtype, "fp16") && back.binding.in_span == 34816 &&
+                      back.binding.threads == 24);
+        if (types[k] == EV_REC_VALIDATION)
+            ck_assert(!strcmp(back.validation.stage, "first") && !back.validation.passed &&
+                      back.validation.mismatches == 3 && back.validation.bound == 0.125);
+        cJSON_Delete(r);
+    }
+    /* numbers and the clock, field by field */
+    cJSON *r = ev_rec_encode(EV_REC_SAMPLE, &in[2]);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(r, "sm_clock_mhz")));
+    ck_assert_int_eq(ev_rec_decode(EV_REC_SAMPLE, r, &back, &e), 0);
+    ck_assert_int_eq(back.sample.sm_clock_mhz, -1);
+    ck_assert(back.sample.elapsed_ms == 0.1 + 0.2); /* exact text: the same bits */
+    ck_assert_int_eq(back.sample.sample_index, 7);
+    cJSON_Delete(r);
+    r = ev_rec_encode(EV_REC_CALIBRATION, &in[1]);
+    ck_assert_int_eq(ev_rec_decode(EV_REC_CALIBRATION, r, &back, &e), 0);
+    ck_assert(back.calib.chosen == 1 && back.calib.step == 3 && back.calib.replays == 4096);
+    ck_assert(back.calib.elapsed_ms == 10.5 && back.calib.target_ms == 10.0);
+    /* refusals name the field */
+    cJSON_ReplaceItemInObjectCaseSensitive(r, "chosen", cJSON_CreateNumber(1));
+    ck_assert_int_eq(ev_rec_decode(EV_REC_CALIBRATION, r, &back, &e), -1);
+    ck_assert_str_eq(e.msg, "chosen: must be true or false");
+    cJSON_Delete(r);
+    r = ev_rec_encode(EV_REC_BINDING, &in[0]);
+    cJSON_ReplaceItemInObjectCaseSensitive(r, "threads", cJSON_CreateString("many"));
+    ck_assert_int_eq(ev_rec_decode(EV_REC_BINDING, r, &back, &e), -1);
+    ck_assert_msg(strstr(e.msg, "threads"), "%s", e.msg);
+    cJSON_Delete(r);
+    /* control records have no codec */
+    ck_assert_ptr_null(ev_rec_encode(EV_REC_HELLO, &in[0]));
+}
+END_TEST
+
 START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated)
 {
     char script[512];
@@ -2570,6 +2625,7 @@ int main(void)
     tcase_add_test(tc, test_torch_compile_is_skipped_with_the_hosts_own_import_error);
     tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
+    tcase_add_test(tc, test_every_data_record_decodes_to_the_row_it_was_encoded_from);
     tcase_add_test(tc, test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);

@@ -18,15 +18,10 @@
 
 ev_status ev_job_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err)
 {
-    cJSON *c;
-
     if (elapsed_ns < 0)
         return EV_OK;
-    if (!(c = ev_rec_new(EV_REC_COLD)))
-        return ev_err_set(err, EV_ENOMEM, "cold: out of memory");
-    ev_json_add_str(c, "name", name);
-    ev_json_add_i64(c, "elapsed_ns", elapsed_ns);
-    return ev_rec_write(out, c, err);
+    ev_rec_row x = {.cold = {name, elapsed_ns}};
+    return ev_rec_write(out, ev_rec_encode(EV_REC_COLD, &x), err);
 }
 
 void ev_job_affinity(char *buf, size_t cap)
@@ -60,21 +55,16 @@ void ev_job_affinity(char *buf, size_t cap)
 ev_status ev_job_validation(ev_rec_out *out, const char *stage, const ev_validation *chk, const void *bytes,
                             size_t len, int with_bytes, char hash[65], ev_err *err)
 {
-    cJSON *r = ev_rec_new(EV_REC_VALIDATION);
     ev_status rc;
 
+    if ((rc = ev_sha256_hex(bytes, len, hash)))
+        return ev_err_set(err, rc, "validation: sha256 failed");
+    ev_rec_row x = {
+        .validation = {stage, chk->passed, chk->max_abs_err, chk->bound, chk->mismatches, hash, NULL, 0}};
+    cJSON *r = ev_rec_encode(EV_REC_VALIDATION, &x);
     if (!r)
         return ev_err_set(err, EV_ENOMEM, "validation: out of memory");
-    if ((rc = ev_sha256_hex(bytes, len, hash))) {
-        cJSON_Delete(r);
-        return ev_err_set(err, rc, "validation: sha256 failed");
-    }
-    ev_json_add_str(r, "stage", stage);
-    cJSON_AddBoolToObject(r, "passed", chk->passed);
-    ev_json_add_double(r, "max_abs_err", chk->max_abs_err);
-    ev_json_add_double(r, "bound", chk->bound);
-    ev_json_add_i64(r, "mismatches", chk->mismatches);
-    ev_json_add_str(r, "output_sha256", hash);
+    /* the output's bytes, when asked for, go beside the codec's fields */
     if (with_bytes) {
         char *hex = malloc(len * 2 + 1);
         if (!hex) {

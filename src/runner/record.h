@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 
 #include "status.h"
+#include "store/store.h"
 
 /* Record types, in the order a complete job emits them (node, sample and
  * validation repeat; skip replaces everything between hello and end). */
@@ -62,5 +63,53 @@ ev_status ev_rec_relay(ev_rec_out *o, const char *line, size_t n, ev_err *err);
  * deletes) and *type.  EV_EFORMAT with err saying why: not strict JSON,
  * not an object, no or unknown "type". */
 ev_status ev_rec_parse(const char *line, size_t n, cJSON **out, ev_rec_type *type, ev_err *err);
+
+/* ---- the data records' codecs: one field list each, for the writer
+ * (ev_rec_encode: the worker) and the reader (ev_rec_decode: the
+ * supervisor), so the two cannot drift apart.  The torch peer (python)
+ * writes the same keys (docs/runner.md, "Worker records"). ---- */
+
+/* The records without a store row type of their own. */
+typedef struct ev_rec_cold {
+    const char *name;
+    int64_t elapsed_ns;
+} ev_rec_cold;
+typedef struct ev_rec_flush {
+    int64_t flush_bytes, cache_bytes;
+} ev_rec_flush;
+typedef struct ev_rec_warmup {
+    double target_ms, elapsed_ms;
+    int64_t replays;
+} ev_rec_warmup;
+typedef struct ev_rec_calib {
+    int chosen;
+    int64_t step, replays;
+    double elapsed_ms, target_ms;
+} ev_rec_calib;
+
+/* Any decoded row. */
+typedef union ev_rec_row {
+    ev_binding_row binding;
+    ev_validation_row validation;
+    ev_rec_cold cold;
+    ev_rec_flush flush;
+    ev_node_row node;
+    ev_rec_warmup warmup;
+    ev_rec_calib calib;
+    ev_sample_row sample;
+} ev_rec_row;
+
+/* Encodes a data record (binding, validation, cold, flush, node, warmup,
+ * calibration, sample) from its row (the ev_rec_row member of its type):
+ * {"type": ..., then the fields in codec order, the order the worker
+ * always wrote them in}; a sample's sm_clock_mhz
+ * of -1 is written as null.  NULL when out of memory or t has no codec
+ * (hello, skip, device and end are written by hand). */
+cJSON *ev_rec_encode(ev_rec_type t, const ev_rec_row *row);
+/* Decodes record r of type t into *row (zeroed first), the fields in
+ * codec order: the first missing or mistyped one is the error (-1, e says
+ * which; a bool that is not true or false: "<key>: must be true or
+ * false"); an absent or null sm_clock_mhz is -1.  0 when t has no codec. */
+int ev_rec_decode(ev_rec_type t, const cJSON *r, ev_rec_row *row, ev_err *e);
 
 #endif

@@ -4,8 +4,6 @@
  */
 #include "sup_int.h"
 
-#include <stddef.h>
-
 /* Puts back the state *saved held before a batch whose rows were rolled
  * back, keeping the rule arrays' current storage (their counts go back). */
 static void att_restore(att *a, const att *saved)
@@ -83,146 +81,22 @@ void sup_proto_err(att *a, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Reads an optional boolean member; -1 when missing or not a boolean. */
-static int get_bool(const cJSON *o, const char *key)
-{
-    const cJSON *it = cJSON_GetObjectItemCaseSensitive(o, key);
-    return cJSON_IsBool(it) ? cJSON_IsTrue(it) : -1;
-}
-
-/* ---- the record codecs: what each data record holds, and where it goes ---- */
-
-/* The kinds of a record's fields. */
-typedef enum fkind {
-    FK_STR,  /* const char * */
-    FK_I64,  /* int64_t */
-    FK_DBL,  /* double */
-    FK_BOOL, /* int: true or false */
-    FK_CLK   /* int64_t: an integer, or null or absent (-1: unavailable) */
-} fkind;
-
-/* One field: its key, its kind and where it goes in the decoded row. */
-typedef struct rfield {
-    const char *key;
-    fkind kind;
-    size_t off;
-} rfield;
-
-/* The records without a store row type of their own. */
-typedef struct cold_rec {
-    const char *name;
-    int64_t elapsed_ns;
-} cold_rec;
-typedef struct flush_rec {
-    int64_t flush_bytes, cache_bytes;
-} flush_rec;
-typedef struct warmup_rec {
-    double target_ms, elapsed_ms;
-    int64_t replays;
-} warmup_rec;
-typedef struct calib_rec {
-    int chosen;
-    int64_t step, replays;
-    double elapsed_ms, target_ms;
-} calib_rec;
-
-/* Any decoded row. */
-typedef union rrow {
-    ev_binding_row binding;
-    ev_validation_row validation;
-    cold_rec cold;
-    flush_rec flush;
-    ev_node_row node;
-    warmup_rec warmup;
-    calib_rec calib;
-    ev_sample_row sample;
-} rrow;
-
-#define F(kind, type, member)                                                                                \
-    {                                                                                                        \
-#member, kind, offsetof(type, member)                                                                \
-    }
-static const rfield binding_f[] = {
-    F(FK_STR, ev_binding_row, op),        F(FK_STR, ev_binding_row, dtype),
-    F(FK_I64, ev_binding_row, rows),      F(FK_I64, ev_binding_row, cols),
-    F(FK_I64, ev_binding_row, stride),    F(FK_I64, ev_binding_row, in_span),
-    F(FK_I64, ev_binding_row, out_span),  F(FK_I64, ev_binding_row, in_align),
-    F(FK_I64, ev_binding_row, out_align), F(FK_I64, ev_binding_row, threads),
-};
-static const rfield validation_f[] = {
-    F(FK_BOOL, ev_validation_row, passed),     F(FK_STR, ev_validation_row, stage),
-    F(FK_DBL, ev_validation_row, max_abs_err), F(FK_DBL, ev_validation_row, bound),
-    F(FK_I64, ev_validation_row, mismatches),  F(FK_STR, ev_validation_row, output_sha256),
-};
-static const rfield cold_f[] = {F(FK_STR, cold_rec, name), F(FK_I64, cold_rec, elapsed_ns)};
-static const rfield flush_f[] = {F(FK_I64, flush_rec, flush_bytes), F(FK_I64, flush_rec, cache_bytes)};
-static const rfield node_f[] = {{"index", FK_I64, offsetof(ev_node_row, node_index)},
-                                F(FK_STR, ev_node_row, function)};
-static const rfield warmup_f[] = {F(FK_DBL, warmup_rec, target_ms), F(FK_DBL, warmup_rec, elapsed_ms),
-                                  F(FK_I64, warmup_rec, replays)};
-static const rfield calib_f[] = {F(FK_BOOL, calib_rec, chosen), F(FK_I64, calib_rec, step),
-                                 F(FK_I64, calib_rec, replays), F(FK_DBL, calib_rec, elapsed_ms),
-                                 F(FK_DBL, calib_rec, target_ms)};
-static const rfield sample_f[] = {
-    F(FK_STR, ev_sample_row, timing),     {"index", FK_I64, offsetof(ev_sample_row, sample_index)},
-    F(FK_I64, ev_sample_row, replays),    F(FK_I64, ev_sample_row, ops_per_graph),
-    F(FK_DBL, ev_sample_row, elapsed_ms), F(FK_CLK, ev_sample_row, sm_clock_mhz),
-};
-#undef F
-
-/* Decodes r's fields into row, in order; the first missing or mistyped one
- * is the error (in e).  Returns 0 or -1. */
-static int decode(const cJSON *r, const rfield *f, size_t n, rrow *row, ev_err *e)
-{
-    for (size_t i = 0; i < n; i++) {
-        void *p = (char *)row + f[i].off;
-        const cJSON *it;
-        int v;
-        switch (f[i].kind) {
-        case FK_STR:
-            if (ev_json_get_str(r, f[i].key, (const char **)p, e))
-                return -1;
-            break;
-        case FK_I64:
-            if (ev_json_get_i64(r, f[i].key, (int64_t *)p, e))
-                return -1;
-            break;
-        case FK_DBL:
-            if (ev_json_get_double(r, f[i].key, (double *)p, e))
-                return -1;
-            break;
-        case FK_BOOL:
-            if ((v = get_bool(r, f[i].key)) < 0) {
-                ev_err_set(e, EV_EFORMAT, "%s: must be true or false", f[i].key);
-                return -1;
-            }
-            *(int *)p = v;
-            break;
-        case FK_CLK:
-            *(int64_t *)p = -1;
-            it = cJSON_GetObjectItemCaseSensitive(r, f[i].key);
-            if (it && !cJSON_IsNull(it) && ev_json_get_i64(r, f[i].key, (int64_t *)p, e))
-                return -1;
-            break;
-        }
-    }
-    return 0;
-}
+/* ---- where each data record goes (its fields: record.h, ev_rec_decode) ---- */
 
 /* Stores a decoded row of attempt a and keeps what the sample rules need
  * of it.  Returns the store's status (a constraint refusal becomes the
  * attempt's protocol error), or EV_OK with e set for a record that is
  * malformed beyond its fields. */
-typedef ev_status (*put_fn)(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e);
+typedef ev_status (*put_fn)(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e);
 
-static ev_status put_binding(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_binding(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     (void)r;
     return ev_store_add_binding(s->st, a->attempt_id, &x->binding, e);
 }
 
 /* The optional output_hex (the output's bytes) goes with the row. */
-static ev_status put_validation(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_validation(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     ev_validation_row *v = &x->validation;
     const cJSON *oh = cJSON_GetObjectItemCaseSensitive(r, "output_hex");
@@ -252,9 +126,9 @@ static ev_status put_validation(sup *s, att *a, rrow *x, const cJSON *r, ev_err 
 
 /* The first call's compile time and the device's open time are summed
  * for the attempt. */
-static ev_status put_cold(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_cold(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
-    const cold_rec *c = &x->cold;
+    const ev_rec_cold *c = &x->cold;
     (void)r;
     ev_status rc = ev_store_add_cold_timing(s->st, a->attempt_id, c->name, c->elapsed_ns, e);
     if (!rc && !strcmp(c->name, "compile-first-call"))
@@ -264,7 +138,7 @@ static ev_status put_cold(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
     return rc;
 }
 
-static ev_status put_flush(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_flush(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     (void)r;
     ev_status rc = ev_store_add_flush(s->st, a->attempt_id, x->flush.flush_bytes, x->flush.cache_bytes, e);
@@ -277,7 +151,7 @@ static ev_status put_flush(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
 }
 
 /* grid and block are arrays of three integers. */
-static ev_status put_node(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_node(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     ev_node_row *n = &x->node;
     const cJSON *g = cJSON_GetObjectItemCaseSensitive(r, "grid"),
@@ -293,9 +167,9 @@ static ev_status put_node(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
     return ev_store_add_graph_node(s->st, a->attempt_id, n, e);
 }
 
-static ev_status put_warmup(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_warmup(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
-    const warmup_rec *w = &x->warmup;
+    const ev_rec_warmup *w = &x->warmup;
     (void)r;
     a->warmup = 1;
     ev_status rc = ev_store_add_warmup(s->st, a->attempt_id, w->target_ms, w->elapsed_ms, w->replays, e);
@@ -307,9 +181,9 @@ static ev_status put_warmup(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
     return rc;
 }
 
-static ev_status put_calibration(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_calibration(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
-    const calib_rec *c = &x->calib;
+    const ev_rec_calib *c = &x->calib;
     (void)r;
     ev_status rc = ev_store_add_calibration(s->st, a->attempt_id, c->step, c->replays, c->elapsed_ms,
                                             c->chosen, c->target_ms, e);
@@ -321,7 +195,7 @@ static ev_status put_calibration(sup *s, att *a, rrow *x, const cJSON *r, ev_err
     return rc;
 }
 
-static ev_status put_sample(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_sample(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     const ev_sample_row *y = &x->sample;
     (void)r;
@@ -339,7 +213,7 @@ static ev_status put_sample(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
 /* Checked member by member (sample_rules.h: the verifier reads the
  * bundle's copy with the same function), stored printed without its type;
  * its per-sample facts join the hot samples for the rules. */
-static ev_status put_device(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
+static ev_status put_device(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     char why[256];
     ev_buf text = EV_BUF_INIT;
@@ -371,29 +245,18 @@ static ev_status put_device(sup *s, att *a, rrow *x, const cJSON *r, ev_err *e)
     return rc;
 }
 
-/* A data record's codec: its fields, and where its row goes. */
-typedef struct rcodec {
-    const rfield *fields;
-    size_t n_fields;
-    put_fn put;
-} rcodec;
-
-#define CODEC(f, put)                                                                                        \
-    {                                                                                                        \
-        f, sizeof f / sizeof f[0], put                                                                       \
-    }
-static const rcodec codecs[EV_REC_COUNT] = {
-    [EV_REC_BINDING] = CODEC(binding_f, put_binding),
-    [EV_REC_VALIDATION] = CODEC(validation_f, put_validation),
-    [EV_REC_COLD] = CODEC(cold_f, put_cold),
-    [EV_REC_FLUSH] = CODEC(flush_f, put_flush),
-    [EV_REC_NODE] = CODEC(node_f, put_node),
-    [EV_REC_WARMUP] = CODEC(warmup_f, put_warmup),
-    [EV_REC_CALIBRATION] = CODEC(calib_f, put_calibration),
-    [EV_REC_SAMPLE] = CODEC(sample_f, put_sample),
-    [EV_REC_DEVICE] = {NULL, 0, put_device},
+/* Where each data record's row goes. */
+static const put_fn puts_of[EV_REC_COUNT] = {
+    [EV_REC_BINDING] = put_binding,
+    [EV_REC_VALIDATION] = put_validation,
+    [EV_REC_COLD] = put_cold,
+    [EV_REC_FLUSH] = put_flush,
+    [EV_REC_NODE] = put_node,
+    [EV_REC_WARMUP] = put_warmup,
+    [EV_REC_CALIBRATION] = put_calibration,
+    [EV_REC_SAMPLE] = put_sample,
+    [EV_REC_DEVICE] = put_device,
 };
-#undef CODEC
 
 /* The control records (hello, skip, end): the attempt's state, nothing
  * stored.  Returns 1 when t is one (handled; a malformed one sets e). */
@@ -436,8 +299,8 @@ static int control(att *a, ev_rec_type t, const cJSON *r, ev_err *e)
 
 /*
  * Commits one parsed record of attempt a: a control record changes the
- * attempt's state; a data record is decoded by its codec (codecs[]) and
- * put into the store.  Returns EV_OK, or a store failure that must stop
+ * attempt's state; a data record is decoded by its codec (ev_rec_decode)
+ * and put into the store (puts_of[]).  Returns EV_OK, or a store failure that must stop
  * the run (disk full, I/O); a record the store refuses as a constraint
  * violation, or a malformed one, becomes the attempt's protocol error
  * instead.  A probe stores nothing.
@@ -446,7 +309,7 @@ ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
 {
     ev_err e = {""};
     ev_status rc = EV_OK;
-    rrow row;
+    ev_rec_row row;
 
     if (!a->hello && t != EV_REC_HELLO) {
         sup_proto_err(a, "record %lld: '%s' before hello", (long long)a->count, ev_rec_type_name(t));
@@ -461,11 +324,10 @@ ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r)
             sup_proto_err(a, "record %lld (%s): %s", (long long)a->count, ev_rec_type_name(t), e.msg);
         return EV_OK;
     }
-    if (a->probe || (unsigned)t >= EV_REC_COUNT || !codecs[t].put)
+    if (a->probe || (unsigned)t >= EV_REC_COUNT || !puts_of[t])
         return EV_OK;
-    memset(&row, 0, sizeof row);
-    if (!decode(r, codecs[t].fields, codecs[t].n_fields, &row, &e))
-        rc = codecs[t].put(s, a, &row, r, &e);
+    if (!ev_rec_decode(t, r, &row, &e))
+        rc = puts_of[t](s, a, &row, r, &e);
     if (rc == EV_EDB || rc == EV_EFORMAT || rc == EV_EINVAL) {
         sup_proto_err(a, "record %lld (%s) refused by the store: %s", (long long)a->count,
                       ev_rec_type_name(t), e.msg);

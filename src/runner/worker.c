@@ -249,6 +249,23 @@ static const char *poison_left(const unsigned char *out, size_t len)
                : "";
 }
 
+/* Reads set 0's output after a validated launch (first or final stage)
+ * into outbuf[len] and checks it against the oracle's rows expect into
+ * *chk; the wrong-output fault arm flips a bit of the first element
+ * before the check. */
+static ev_status stage_check(const ev_worker_args *a, void *impl, const ev_shape *s, const void *input,
+                             const ev_oracle_row *expect, unsigned char *outbuf, size_t len,
+                             ev_validation *chk, ev_err *err)
+{
+    ev_status rc = a->ops->read_output(impl, 0, outbuf, len, err);
+    if (rc)
+        return rc;
+    if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && len)
+        outbuf[ev_dtype_size(s->dtype) - 1] ^= 0x40;
+    ev_job_check(a->proto, s, input, expect, outbuf, chk);
+    return EV_OK;
+}
+
 /*
  * Set `set`'s output after a poisoned timed sample must be the oracle's of
  * input (its rows expect), and that input unchanged.  A wrong output is
@@ -325,34 +342,16 @@ static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl
 static ev_status sample(ev_rec_out *out, const char *timing, int64_t index, int64_t replays, int64_t ops,
                         double ms, int have_clock, int64_t mhz, ev_err *err)
 {
-    cJSON *r = ev_rec_new(EV_REC_SAMPLE);
-    if (!r)
-        return ev_err_set(err, EV_ENOMEM, "sample: out of memory");
-    ev_json_add_str(r, "timing", timing);
-    ev_json_add_i64(r, "index", index);
-    ev_json_add_i64(r, "replays", replays);
-    ev_json_add_i64(r, "ops_per_graph", ops);
-    ev_json_add_double(r, "elapsed_ms", ms);
-    if (have_clock)
-        ev_json_add_i64(r, "sm_clock_mhz", mhz);
-    else
-        cJSON_AddNullToObject(r, "sm_clock_mhz");
-    return ev_rec_write(out, r, err);
+    ev_rec_row x = {.sample = {timing, index, replays, ops, ms, have_clock ? mhz : -1}};
+    return ev_rec_write(out, ev_rec_encode(EV_REC_SAMPLE, &x), err);
 }
 
 /* Writes a calibration step record. */
 static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms, int chosen, double target,
                        ev_err *err)
 {
-    cJSON *r = ev_rec_new(EV_REC_CALIBRATION);
-    if (!r)
-        return ev_err_set(err, EV_ENOMEM, "calibration: out of memory");
-    ev_json_add_i64(r, "step", step);
-    ev_json_add_i64(r, "replays", replays);
-    ev_json_add_double(r, "elapsed_ms", ms);
-    cJSON_AddBoolToObject(r, "chosen", chosen);
-    ev_json_add_double(r, "target_ms", target);
-    return ev_rec_write(out, r, err);
+    ev_rec_row x = {.calib = {chosen, step, replays, ms, target}};
+    return ev_rec_write(out, ev_rec_encode(EV_REC_CALIBRATION, &x), err);
 }
 
 /*
@@ -508,15 +507,8 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
         elapsed += ms;
         replays += kk;
     }
-    {
-        cJSON *w = ev_rec_new(EV_REC_WARMUP);
-        if (!w)
-            return ev_err_set(err, EV_ENOMEM, "warmup: out of memory");
-        ev_json_add_double(w, "target_ms", p->warmup_ms);
-        ev_json_add_double(w, "elapsed_ms", elapsed);
-        ev_json_add_i64(w, "replays", replays);
-        return ev_rec_write(out, w, err);
-    }
+    ev_rec_row x = {.warmup = {p->warmup_ms, elapsed, replays}};
+    return ev_rec_write(out, ev_rec_encode(EV_REC_WARMUP, &x), err);
 }
 
 ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
@@ -644,22 +636,11 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (rc)
         goto out;
     {
-        cJSON *b = ev_rec_new(EV_REC_BINDING);
-        if (!b) {
-            rc = ev_err_set(err, EV_ENOMEM, "binding: out of memory");
-            goto out;
-        }
-        ev_json_add_str(b, "op", validate ? job.c.op : a->arm);
-        ev_json_add_str(b, "dtype", validate ? job.c.dtype : "-");
-        ev_json_add_i64(b, "rows", validate ? job.c.rows : 0);
-        ev_json_add_i64(b, "cols", validate ? job.c.cols : 0);
-        ev_json_add_i64(b, "stride", validate ? job.c.stride : 0);
-        ev_json_add_i64(b, "in_span", bind.in_span);
-        ev_json_add_i64(b, "out_span", bind.out_span);
-        ev_json_add_i64(b, "in_align", bind.in_align);
-        ev_json_add_i64(b, "out_align", bind.out_align);
-        ev_json_add_i64(b, "threads", bind.threads);
-        if ((rc = ev_rec_write(out, b, err)))
+        ev_rec_row x = {.binding = {validate ? job.c.op : a->arm, validate ? job.c.dtype : "-",
+                                    validate ? job.c.rows : 0, validate ? job.c.cols : 0,
+                                    validate ? job.c.stride : 0, bind.in_span, bind.out_span, bind.in_align,
+                                    bind.out_align, bind.threads}};
+        if ((rc = ev_rec_write(out, ev_rec_encode(EV_REC_BINDING, &x), err)))
             goto out;
     }
 
@@ -683,21 +664,11 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     t0 = now_ns();
     if ((rc = a->ops->launch(impl, err)))
         goto out;
-    {
-        cJSON *c = ev_rec_new(EV_REC_COLD);
-        if (c) {
-            ev_json_add_str(c, "name", "first-launch");
-            ev_json_add_i64(c, "elapsed_ns", now_ns() - t0);
-        }
-        if ((rc = ev_rec_write(out, c, err)))
-            goto out;
-    }
+    if ((rc = ev_job_cold(out, "first-launch", now_ns() - t0, err)))
+        goto out;
     if (validate) {
-        if ((rc = a->ops->read_output(impl, 0, outbuf, bind.out_len, err)))
+        if ((rc = stage_check(a, impl, &shape, input, expect, outbuf, bind.out_len, &chk, err)))
             goto out;
-        if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
-            outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
-        ev_job_check(p, &shape, input, expect, outbuf, &chk);
         if ((rc = ev_job_validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)) ||
             (rc = input_intact(a, impl, 0, input, in_len, err)))
             goto out;
@@ -707,12 +678,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
 
     /* Cold samples after a cache flush. */
     {
-        cJSON *f = ev_rec_new(EV_REC_FLUSH);
-        if (f) {
-            ev_json_add_i64(f, "flush_bytes", dev.flush_bytes);
-            ev_json_add_i64(f, "cache_bytes", dev.cache_bytes);
-        }
-        if ((rc = ev_rec_write(out, f, err)))
+        ev_rec_row x = {.flush = {dev.flush_bytes, dev.cache_bytes}};
+        if ((rc = ev_rec_write(out, ev_rec_encode(EV_REC_FLUSH, &x), err)))
             goto out;
     }
     hf.cold_other = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_other);
@@ -739,13 +706,13 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if ((rc = a->ops->capture(impl, hot_ops, &nodes, &n_nodes, err)))
         goto out;
     for (size_t i = 0; i < n_nodes; i++) {
-        cJSON *nd = ev_rec_new(EV_REC_NODE), *g, *bl;
+        ev_rec_row x = {.node = {(int64_t)i, nodes[i].function, {0}, {0}}};
+        cJSON *nd = ev_rec_encode(EV_REC_NODE, &x), *g, *bl;
         if (!nd) {
             rc = ev_err_set(err, EV_ENOMEM, "node: out of memory");
             goto out;
         }
-        ev_json_add_i64(nd, "index", (int64_t)i);
-        ev_json_add_str(nd, "function", nodes[i].function);
+        /* grid and block, arrays of three, go beside the codec's fields */
         g = cJSON_AddArrayToObject(nd, "grid");
         bl = cJSON_AddArrayToObject(nd, "block");
         for (int d = 0; d < 3 && g && bl; d++) {
@@ -837,11 +804,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         goto out;
     }
     if (validate) {
-        if ((rc = a->ops->read_output(impl, 0, outbuf, bind.out_len, err)))
+        if ((rc = stage_check(a, impl, &shape, input, expect, outbuf, bind.out_len, &chk, err)))
             goto out;
-        if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && bind.out_len)
-            outbuf[ev_dtype_size(shape.dtype) - 1] ^= 0x40;
-        ev_job_check(p, &shape, input, expect, outbuf, &chk);
         if ((rc = ev_sha256_hex(outbuf, bind.out_len, hash2))) {
             ev_err_set(err, rc, "sha256 failed");
             goto out;
