@@ -189,6 +189,20 @@ char *ev_buf_steal(ev_buf *b, size_t *len_out)
     return p;
 }
 
+/* See buf.h. */
+ev_status ev_read_some(int fd, const char *path, void *p, size_t n, size_t *got, ev_err *err)
+{
+    for (;;) {
+        ssize_t r = read(fd, p, n);
+        if (r >= 0) {
+            *got = (size_t)r;
+            return EV_OK;
+        }
+        if (errno != EINTR)
+            return ev_err_set(err, EV_EIO, "%s: cannot read: %s", path, strerror(errno));
+    }
+}
+
 /*
  * Reads the whole file at path.  OUT: *out is overwritten (its previous
  * storage is not freed: pass an empty buffer) with the bytes, NUL-terminated,
@@ -230,21 +244,16 @@ ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *er
         goto out;
     }
     for (;;) {
-        ssize_t got;
+        size_t got;
         if (b.cap - b.len - 1 == 0 && buf_reserve(&b, b.cap)) {
             rc = ev_err_set(err, EV_ENOMEM, "%s: out of memory", path);
             goto out;
         }
-        got = read(fd, b.data + b.len, b.cap - b.len - 1);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = ev_err_set(err, EV_EIO, "%s: cannot read: %s", path, strerror(errno));
+        if ((rc = ev_read_some(fd, path, b.data + b.len, b.cap - b.len - 1, &got, err)))
             goto out;
-        }
         if (got == 0)
             break;
-        b.len += (size_t)got;
+        b.len += got;
         if (b.len > max) { /* a pipe or device (/dev/zero) without end */
             rc = ev_err_set(err, EV_ERANGE, "%s: more than the %zu bytes this file may hold", path, max);
             goto out;

@@ -40,6 +40,10 @@ ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err);
  * max bytes is refused with EV_ERANGE, having read at most max + a buffer. */
 ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *err);
 /* Writes bytes to path atomically (temp file + fsync + rename). */
+/* Reads up to n bytes of fd (path names it in the error), retrying a read
+ * an interrupt cut short.  OUT: *got (0 at the end).  EV_EIO "<path>:
+ * cannot read: <why>". */
+ev_status ev_read_some(int fd, const char *path, void *p, size_t n, size_t *got, ev_err *err);
 ev_status ev_write_file(const char *path, const void *p, size_t n, ev_err *err);
 
 /* Memory for one large array or text of n bytes (n > 0), freed with

@@ -8,8 +8,6 @@
  */
 #include "sha256.h"
 
-#include "buf.h"
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -17,6 +15,8 @@
 #include <unistd.h>
 
 #include <openssl/evp.h>
+
+#include "buf.h"
 
 struct ev_sha256 {
     EVP_MD_CTX *ctx;
@@ -135,16 +135,12 @@ ev_status ev_sha256_file(const char *path, uint8_t out[EV_SHA256_LEN], ev_err *e
         goto out;
     }
     for (;;) {
-        ssize_t got = read(fd, chunk, CHUNK);
-        if (got < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = ev_err_set(err, EV_EIO, "%s: cannot read: %s", path, strerror(errno));
+        size_t got;
+        if ((rc = ev_read_some(fd, path, chunk, CHUNK, &got, err)))
             goto out;
-        }
         if (got == 0)
             break;
-        rc = ev_sha256_update(h, chunk, (size_t)got);
+        rc = ev_sha256_update(h, chunk, got);
         if (rc) {
             ev_err_set(err, rc, "%s: digest failed: %s", path, ev_strerror(rc));
             goto out;
