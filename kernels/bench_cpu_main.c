@@ -162,7 +162,8 @@ int main(int argc, char **argv)
         if (b.in == NULL || b.out == NULL || ev_inputs_fill(&b.shape, 1, i, (void *)b.in, in_len, &err) ||
             ev_binding_check(&b, &err) ||
             ev_reduce_cpu_plan(&b.shape, "default", c->b, threads, &plan, &err) ||
-            ev_reduce_cpu_run(pool, &b, &plan, &err) || ev_oracle_validate(&b.shape, b.in, b.out, &v, &err)) {
+            ev_reduce_cpu_run(pool, &b, &plan, &err) ||
+            ev_oracle_validate(&b.shape, b.in, b.out, 0, &v, &err)) {
             fprintf(stderr, "bench-kernels-cpu: case %zu: %s\n", i, err.msg);
             return 1;
         }

@@ -60,18 +60,30 @@ static void ev_fill_row(const ev_shape *s, uint64_t st[4], unsigned char *row)
     }
 }
 
-void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *buf)
+void ev_inputs_new_row(const ev_shape *s, uint64_t seed, int64_t r, void *row)
 {
     uint64_t st[4], sm = seed ^ ev_rotl((uint64_t)r * 0x9fb21c651e98df25ull + 1, 17);
     for (int k = 0; k < 4; k++)
         st[k] = ev_splitmix64(&sm);
-    ev_fill_row(s, st, (unsigned char *)buf + (size_t)r * (size_t)s->stride * ev_dtype_size(s->dtype));
+    ev_fill_row(s, st, row);
+}
+
+void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *buf)
+{
+    ev_inputs_new_row(s, seed, r,
+                      (unsigned char *)buf + (size_t)r * (size_t)s->stride * ev_dtype_size(s->dtype));
+}
+
+void ev_inputs_second_row(const ev_shape *s, uint64_t seed, int64_t r, void *row)
+{
+    ev_inputs_new_row(s, seed ^ 0x5ec0d5e7a11ce5edull, r, row);
 }
 
 void ev_inputs_second_set(const ev_shape *s, uint64_t seed, void *buf)
 {
     for (int64_t r = 0; r < s->rows; r++)
-        ev_inputs_rewrite_row(s, seed ^ 0x5ec0d5e7a11ce5edull, r, buf);
+        ev_inputs_second_row(s, seed, r,
+                             (unsigned char *)buf + (size_t)r * (size_t)s->stride * ev_dtype_size(s->dtype));
 }
 
 void ev_inputs_rotation(uint64_t seed, int64_t samples, int64_t rows, int64_t *before, size_t *n,
@@ -88,12 +100,24 @@ void ev_inputs_rotation(uint64_t seed, int64_t samples, int64_t rows, int64_t *b
         rows_out[i] = (int64_t)(ev_splitmix64(&st) % (uint64_t)rows);
 }
 
+void ev_inputs_stream_init(ev_inputs_stream *z, uint64_t seed, uint64_t case_key)
+{
+    uint64_t sm = seed ^ ev_rotl(case_key * 0xd1b54a32d192ed03ull, 29);
+    for (int k = 0; k < 4; k++)
+        z->st[k] = ev_splitmix64(&sm);
+}
+
+void ev_inputs_stream_row(const ev_shape *s, ev_inputs_stream *z, void *row)
+{
+    ev_fill_row(s, z->st, row);
+}
+
 ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, void *buf, size_t span,
                          ev_err *err)
 {
     unsigned char *p = buf;
     size_t es = ev_dtype_size(s->dtype);
-    uint64_t st[4], sm = seed ^ ev_rotl(case_key * 0xd1b54a32d192ed03ull, 29);
+    ev_inputs_stream z;
     size_t total;
 
     if ((unsigned)s->op >= EV_OP_COUNT || es == 0 || s->rows < 0 || s->cols < 1 || s->stride < s->cols)
@@ -108,13 +132,12 @@ ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, vo
         if (buf == NULL)
             return ev_err_set(err, EV_EINVAL, "inputs: NULL buffer");
     }
-    for (int k = 0; k < 4; k++)
-        st[k] = ev_splitmix64(&sm);
+    ev_inputs_stream_init(&z, seed, case_key);
     total = span / es;
     for (size_t i = 0; i < total; i++)
         ev_put_poison(s->dtype, p, i);
     for (int64_t r = 0; r < s->rows; r++)
-        ev_fill_row(s, st, p + (size_t)r * (size_t)s->stride * es);
+        ev_inputs_stream_row(s, &z, p + (size_t)r * (size_t)s->stride * es);
     if (span % es != 0)
         memset(p + total * es, 0xa5, span % es);
     return EV_OK;

@@ -48,12 +48,29 @@ ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, vo
                          ev_err *err);
 
 /*
+ * The (seed, case_key) stream row by row, for a reader that needs one row
+ * at a time (the checkable-case rule and verify-bundle's re-validation:
+ * a case's rows without its whole span in memory): after
+ * ev_inputs_stream_init, the k-th ev_inputs_stream_row call writes the
+ * cols valid elements of row k exactly as ev_inputs_fill does, and
+ * nothing else (no padding, no poison).
+ */
+typedef struct ev_inputs_stream {
+    uint64_t st[4];
+} ev_inputs_stream;
+void ev_inputs_stream_init(ev_inputs_stream *z, uint64_t seed, uint64_t case_key);
+void ev_inputs_stream_row(const ev_shape *s, ev_inputs_stream *z, void *row);
+
+/*
  * Rewrites the valid elements of row r (0 <= r < rows) of an input of shape
  * s at buf with new values of the same distribution, from the stream of
  * (seed, r): the rotated input of the no-cheats defence (the worker's
  * secret per-attempt seed; docs/defenses.md).  Padding is left as it is.
  */
 void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *buf);
+/* The values ev_inputs_rewrite_row(s, seed, r, ...) writes, at row (cols
+ * elements of a row buffer of its own: a reader that checks one row). */
+void ev_inputs_new_row(const ev_shape *s, uint64_t seed, int64_t r, void *row);
 
 /*
  * Makes the second input set of an attempt (issue 16: two input sets, with
@@ -63,6 +80,8 @@ void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *bu
  * seed (salted: the rotated rows' streams are other ones).
  */
 void ev_inputs_second_set(const ev_shape *s, uint64_t seed, void *buf);
+/* Row r of that second set, at row (cols elements of a row buffer). */
+void ev_inputs_second_row(const ev_shape *s, uint64_t seed, int64_t r, void *row);
 
 /*
  * The rotation a secret seed picks for an attempt of `samples` hot samples

@@ -431,7 +431,7 @@ int main(int argc, char **argv)
             KB_CHECK(cudaStreamSynchronize(s), "sync");
             KB_CHECK(cudaGetLastError(), "launch");
             KB_CHECK(cudaMemcpy(h_out, d_out, out_len, cudaMemcpyDeviceToHost), "copy out");
-            ev_oracle_validate(&sh, h_in, h_out, &v, &err);
+            ev_oracle_validate(&sh, h_in, h_out, 0, &v, &err);
             if (si < KB_NATIVE)
                 twin_ok = memcmp(h_out, h_twin, out_len) == 0;
             if (!v.passed || !twin_ok)

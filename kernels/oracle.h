@@ -22,6 +22,14 @@
  *        reaches the dtype's overflow threshold with the same sign.
  *        N*u >= 1 gives an infinite bound (N >= 2^24; not reached by any
  *        protocol).
+ *        With a declared depth D < N (a protocol's tolerances.sum_depth:
+ *        every term takes part in at most D roundings, as in any blocked or
+ *        tree order whose deepest chain is D additions), the same theorem
+ *        gives g = gamma(D) * sum |x_i| for the kernel, plus the oracle's
+ *        own FP64 error on ref and on sum |x_i| (each at most
+ *        N 2^-53 / (1 - N 2^-53) relative), which gamma(N) covered above:
+ *          g = (gamma(D) + gamma64(2N)) * sum |x_i|.
+ *        D <= 0 or D >= N is the bound above, bit for bit.
  */
 #ifndef EV_ORACLE_H
 #define EV_ORACLE_H
@@ -45,10 +53,14 @@ void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_o
 
 /* gamma(N) = N u / (1 - N u), u = 2^-24; +Inf when N u >= 1. */
 double ev_oracle_gamma(int64_t n);
+/* The factor of sum |x_i| in the SUM bound of a row of n terms summed
+ * through at most depth roundings: gamma(n) when depth <= 0 or depth >= n,
+ * else gamma(depth) + gamma64(2n) (above). */
+double ev_oracle_sum_slack(int64_t n, int64_t depth);
 /* The unit in the last place of dtype d at magnitude |x| (subnormal spacing below). */
 double ev_oracle_ulp(ev_dtype d, double x);
-/* The SUM bound of one row: gamma(N)*abs_sum + ulp_d(|ref| + g)/2. */
-double ev_oracle_sum_bound(ev_dtype d, int64_t n, double ref, double abs_sum);
+/* The SUM bound of one row: g + ulp_d(|ref| + g)/2, g = ev_oracle_sum_slack(n, depth) * abs_sum. */
+double ev_oracle_sum_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum);
 
 typedef struct ev_validation {
     int passed;
@@ -60,12 +72,12 @@ typedef struct ev_validation {
 
 /*
  * Validates R outputs at out (host memory, dtype of s) against the oracle
- * of the input at in (host memory laid out as s says).  OUT: *v.  Returns
- * EV_OK whether or not the output passed (v->passed says); EV_EINVAL for a
- * bad shape.
+ * of the input at in (host memory laid out as s says), SUM rows under the
+ * bound of depth (0: any order).  OUT: *v.  Returns EV_OK whether or not
+ * the output passed (v->passed says); EV_EINVAL for a bad shape.
  */
-ev_status ev_oracle_validate(const ev_shape *s, const void *in, const void *out, ev_validation *v,
-                             ev_err *err);
+ev_status ev_oracle_validate(const ev_shape *s, const void *in, const void *out, int64_t depth,
+                             ev_validation *v, ev_err *err);
 
 /* The oracle of every row of the input at in (laid out as s says), for
  * validating before the output exists (a staged job computes it while
@@ -75,7 +87,7 @@ ev_status ev_oracle_rows(const ev_shape *s, const void *in, ev_oracle_row *rows,
 /* ev_oracle_validate against rows from ev_oracle_rows of the same input:
  * the same verdict, the same numbers. */
 ev_status ev_oracle_validate_rows(const ev_shape *s, const ev_oracle_row *rows, const void *out,
-                                  ev_validation *v, ev_err *err);
+                                  int64_t depth, ev_validation *v, ev_err *err);
 
 #ifdef __cplusplus
 }

@@ -482,6 +482,31 @@ START_TEST(test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_
 }
 END_TEST
 
+/* The checkable-case rule (issue 16): evident run refuses a case whose
+ * validation passes an all-zero output in one line, naming the case and
+ * what to declare, before the store is touched (exit 2: bad input). */
+START_TEST(test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing)
+{
+    static const char blind[] =
+        "{\"seed\": 7, \"samples\": 3, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"arms\": "
+        "[\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 4, \"cols\": 131072, "
+        "\"dtype\": \"fp32\", \"default_rows\": 4}]}";
+    char proto[400], db[400];
+    put("blind.json", blind, sizeof blind - 1);
+    fixture("blind.json", proto, sizeof proto);
+    fixture("blind.db", db, sizeof db);
+    char *argv[] = {"evident", "run", "--protocol", proto, "--backend", "cpu", "--db", db, NULL};
+    ev_ran x;
+    run_argv(argv, &x);
+    ck_assert_int_eq(x.rc, 2);
+    ck_assert_uint_eq(ev_prog_lines(&x.err), 1);
+    ck_assert_msg(strstr(x.err.data, "cases[0] (reduce_sum 4x131072 fp32): an all-zero output passes"), "%s",
+                  x.err.data);
+    ck_assert_msg(access(db, F_OK) != 0, "a store was created");
+    ev_ran_free(&x);
+}
+END_TEST
+
 START_TEST(test_every_command_names_an_unknown_option_as_unknown)
 {
     static const char *const cmds[][3] = {{"evident", "run", NULL},     {"evident", "fit", NULL},
@@ -518,6 +543,7 @@ static Suite *cli_suite(void)
     tcase_add_test(t, test_dash_is_stdout_for_export_and_report);
     tcase_add_test(t, test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_nothing);
     tcase_add_test(t, test_every_command_names_an_unknown_option_as_unknown);
+    tcase_add_test(t, test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing);
     suite_add_tcase(s, t);
     return s;
 }

@@ -210,7 +210,7 @@ static ev_validation run_and_validate(ev_cpu_pool *pool, fixture *f, int64_t row
         ev_reduce_cpu_plan(&f->b.shape, "default", rows_per_task, ev_cpu_pool_threads(pool), &plan, &err),
         EV_OK);
     ck_assert_msg(ev_reduce_cpu_run(pool, &f->b, &plan, &err) == EV_OK, "%s", err.msg);
-    ck_assert_int_eq(ev_oracle_validate(&f->b.shape, f->in, f->out, &v, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_validate(&f->b.shape, f->in, f->out, 0, &v, &err), EV_OK);
     return v;
 }
 
@@ -320,7 +320,7 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
                     ck_assert_msg(ev_f32_bits(y) == ev_f32_bits(e), "%s %s row %d: %a, want %a",
                                   ev_op_name((ev_op)op), ev_dtype_name(dt), r, y, e);
             }
-            ck_assert_int_eq(ev_oracle_validate(&b.shape, in, out, &v, &err), EV_OK);
+            ck_assert_int_eq(ev_oracle_validate(&b.shape, in, out, 0, &v, &err), EV_OK);
             ck_assert(v.passed);
         }
     }
@@ -628,7 +628,7 @@ START_TEST(test_sum_bound_holds_on_adversarial_inputs)
     ev_reduce_rows(&b, 0, 3);
     /* the lost ones make row 0 differ from the exact sum: the bound must still hold */
     ck_assert(out[0] != (float)(0x1p24 + (double)((N - 1) / L)));
-    ck_assert_int_eq(ev_oracle_validate(&b.shape, x, out, &v, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_validate(&b.shape, x, out, 0, &v, &err), EV_OK);
     ck_assert_msg(v.passed, "row %lld", (long long)v.first_bad);
     ck_assert(v.max_abs_err > 0.0);
     ck_assert(v.max_abs_err <= v.bound);
@@ -636,13 +636,78 @@ START_TEST(test_sum_bound_holds_on_adversarial_inputs)
     {
         ev_oracle_row o;
         ev_oracle_reduce_row(EV_OP_SUM, EV_DTYPE_FP32, x + N, N, &o);
-        out[1] = (float)(o.ref + 1.01 * ev_oracle_sum_bound(EV_DTYPE_FP32, N, o.ref, o.abs_sum)) + 1.0f;
-        ck_assert_int_eq(ev_oracle_validate(&b.shape, x, out, &v, &err), EV_OK);
+        out[1] = (float)(o.ref + 1.01 * ev_oracle_sum_bound(EV_DTYPE_FP32, N, 0, o.ref, o.abs_sum)) + 1.0f;
+        ck_assert_int_eq(ev_oracle_validate(&b.shape, x, out, 0, &v, &err), EV_OK);
         ck_assert(!v.passed);
         ck_assert_int_eq(v.mismatches, 1);
         ck_assert_int_eq(v.first_bad, 1);
     }
     free(x);
+}
+END_TEST
+
+/* tolerances.sum_depth (oracle.h): depth 0 or >= N is gamma(N), bit for
+ * bit; below N the bound is gamma(D) sum|x| plus the oracle's own error;
+ * the documented order (depth about N / (t V) + log2(t V)) passes it on a
+ * long row where an all-zero output passes gamma(N) and not gamma(D). */
+START_TEST(test_a_declared_sum_depth_tightens_the_bound_and_the_documented_order_meets_it)
+{
+    const int64_t N = 131072;
+    ev_shape s = {EV_OP_SUM, EV_DTYPE_FP32, 4, N, N};
+    fixture f;
+    ev_validation v;
+    ev_err err;
+    float zero[4] = {0, 0, 0, 0};
+
+    ck_assert(ev_oracle_sum_slack(N, 0) == ev_oracle_gamma(N));
+    ck_assert(ev_oracle_sum_slack(N, N) == ev_oracle_gamma(N));
+    ck_assert(ev_oracle_sum_slack(N, 2 * N) == ev_oracle_gamma(N));
+    ck_assert(ev_oracle_sum_slack(N, 1024) > ev_oracle_gamma(1024));
+    ck_assert(ev_oracle_sum_slack(N, 1024) < 1.001 * ev_oracle_gamma(1024));
+    ck_assert(ev_oracle_sum_bound(EV_DTYPE_FP32, N, 0, 3.0, 1e4) ==
+              ev_oracle_sum_bound(EV_DTYPE_FP32, N, N, 3.0, 1e4));
+    fixture_make(&f, &s, 11, 0);
+    ev_reduce_rows(&f.b, 0, 4);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 1024, &v, &err), EV_OK);
+    ck_assert_msg(v.passed, "row %lld", (long long)v.first_bad);
+    ck_assert(v.max_abs_err <= v.bound);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, zero, 0, &v, &err), EV_OK);
+    ck_assert(v.passed); /* gamma(N) cannot tell zeros */
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, zero, 1024, &v, &err), EV_OK);
+    ck_assert(!v.passed);
+    fixture_free(&f);
+}
+END_TEST
+
+/* The row-by-row stream and the one-row rewrites give the bytes the
+ * whole-span writers give (the verifier regenerates inputs with them). */
+START_TEST(test_row_streams_give_the_bytes_of_the_whole_span_writers)
+{
+    ev_shape s = {EV_OP_SUM, EV_DTYPE_BF16, 5, 37, 40};
+    size_t es = 2, span = ((size_t)4 * 40 + 37) * es;
+    unsigned char *a = malloc(span), *b = malloc(span), row[37 * 2];
+    ev_inputs_stream z;
+    ev_err err;
+
+    ck_assert_int_eq(ev_inputs_fill(&s, 99, 3, a, span, &err), EV_OK);
+    ev_inputs_stream_init(&z, 99, 3);
+    for (int64_t r = 0; r < s.rows; r++) {
+        ev_inputs_stream_row(&s, &z, row);
+        ck_assert_int_eq(memcmp(row, a + (size_t)r * 40 * es, sizeof row), 0);
+    }
+    memcpy(b, a, span);
+    ev_inputs_second_set(&s, 1234, b);
+    for (int64_t r = 0; r < s.rows; r++) {
+        ev_inputs_second_row(&s, 1234, r, row);
+        ck_assert_int_eq(memcmp(row, b + (size_t)r * 40 * es, sizeof row), 0);
+    }
+    memcpy(b, a, span);
+    ev_inputs_rewrite_row(&s, 77, 3, b);
+    ev_inputs_new_row(&s, 77, 3, row);
+    ck_assert_int_eq(memcmp(row, b + (size_t)3 * 40 * es, sizeof row), 0);
+    ck_assert_int_ne(memcmp(row, a + (size_t)3 * 40 * es, sizeof row), 0);
+    free(a);
+    free(b);
 }
 END_TEST
 
@@ -655,23 +720,23 @@ START_TEST(test_validator_rejects_a_wrong_max_and_a_noncanonical_nan)
     uint16_t h;
     fixture_make(&f, &s, 3, 0);
     ev_reduce_rows(&f.b, 0, 4);
-    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 0, &v, &err), EV_OK);
     ck_assert(v.passed);
     memcpy(&h, f.out + 2, 2);
     h ^= 1; /* one ulp off */
     memcpy(f.out + 2, &h, 2);
-    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 0, &v, &err), EV_OK);
     ck_assert(!v.passed);
     ck_assert_int_eq(v.first_bad, 1);
     /* a NaN row must hold the canonical NaN, not the poison */
     ev_dtype_store(EV_DTYPE_BF16, f.in, 250, NAN);
     ev_inputs_poison_output(f.out, 8);
     ev_reduce_rows(&f.b, 0, 4);
-    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 0, &v, &err), EV_OK);
     ck_assert(v.passed);
     h = 0x7fc1;
     memcpy(f.out + 4, &h, 2);
-    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 0, &v, &err), EV_OK);
     ck_assert(!v.passed);
     fixture_free(&f);
 }
@@ -696,8 +761,8 @@ START_TEST(test_validating_against_rows_computed_ahead_equals_validating_the_inp
             for (int wrong = 0; wrong < 2; wrong++) {
                 if (wrong)
                     f.out[ev_dtype_size(s.dtype) * 6 - 1] ^= 0x40; /* row 5, an exponent bit */
-                ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &a, &err), EV_OK);
-                ck_assert_int_eq(ev_oracle_validate_rows(&s, rows, f.out, &b, &err), EV_OK);
+                ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 0, &a, &err), EV_OK);
+                ck_assert_int_eq(ev_oracle_validate_rows(&s, rows, f.out, 0, &b, &err), EV_OK);
                 ck_assert_int_eq(a.passed, !wrong);
                 ck_assert_int_eq(a.passed, b.passed);
                 ck_assert_int_eq(a.mismatches, b.mismatches);
@@ -722,7 +787,7 @@ START_TEST(test_unwritten_rows_fail_validation)
     ev_err err;
     fixture_make(&f, &s, 3, 0);
     ev_reduce_rows(&f.b, 0, 8); /* the last row keeps its poison */
-    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, &v, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 0, &v, &err), EV_OK);
     ck_assert(!v.passed);
     ck_assert_int_eq(v.first_bad, 8);
     fixture_free(&f);
@@ -1249,6 +1314,8 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_selector_plans_one_warp_a_row_of_64_lanes);
     tcase_add_test(misc, test_selector_caps_a_full_grid_s_programs_at_fewer_threads);
     tcase_add_test(misc, test_selector_plans_split_as_a_cluster_of_8_blocks_a_long_row);
+    tcase_add_test(misc, test_a_declared_sum_depth_tightens_the_bound_and_the_documented_order_meets_it);
+    tcase_add_test(misc, test_row_streams_give_the_bytes_of_the_whole_span_writers);
     suite_add_tcase(s, conv);
     suite_add_tcase(s, red);
     suite_add_tcase(s, misc);

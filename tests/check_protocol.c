@@ -17,6 +17,9 @@
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/subset.h"
+#include "inputs.h"
+#include "runner/validate.h"
+#include <glob.h>
 
 #define SHA0 "0000000000000000000000000000000000000000000000000000000000000000"
 
@@ -74,6 +77,12 @@ static const struct {
      "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
      "cases[1].op: 'reduce_mean' is not allowed"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"sampels\": 7}", "sampels: unknown key"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"sum_depth\": 0}}",
+     "tolerances.sum_depth: must be >= 1"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"sum_depth\": 64.5}}",
+     "tolerances.sum_depth: must be an integer"},
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"sum_depth\": 9}}",
+     "tolerances.sum_depth: 9 is below ceil(log2(1024)) = 10"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"samples\": \"7\"}",
      "samples: must be an integer"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"samples\": 0}", "samples: must be >= 1"},
@@ -264,6 +273,76 @@ START_TEST(test_model_schedules_are_read_as_a_set_and_default_to_the_seeds_three
     ck_assert_uint_eq(p.model_schedules, EV_SCHED_BIT(EV_SCHED_DEFAULT) | EV_SCHED_BIT(EV_SCHED_ROWS4) |
                                              EV_SCHED_BIT(EV_SCHED_SHORT));
     ev_protocol_free(&p);
+}
+END_TEST
+
+/* The checkable-case rule (issue 16, runner/validate.h): a case whose
+ * validation passes an all-zero output is refused, naming the case and
+ * what to declare; sum_depth makes it checkable; R = 0 is exempt; MAX
+ * cases of the same shape pass. */
+START_TEST(test_a_case_whose_validation_passes_an_all_zero_output_is_refused)
+{
+    static const char *const fmt =
+        "{\"seed\": 7, \"arms\": [\"default\"], %s\"cases\": [{\"op\": \"%s\", \"rows\": %d, \"cols\": "
+        "131072, \"dtype\": \"fp32\", \"default_rows\": 4}]}";
+    char text[512];
+    ev_protocol p;
+    ev_err err = {""};
+
+    /* 4 rows of 2^17 terms: gamma(N) sum|x| is about 512, a row's sum about 200 */
+    snprintf(text, sizeof text, fmt, "", "reduce_sum", 4);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "cases[0] (reduce_sum 4x131072 fp32): an all-zero output passes its "
+                                  "validation on every row"),
+                  "%s", err.msg);
+    ck_assert_ptr_nonnull(strstr(err.msg, "declare tolerances.sum_depth"));
+    ev_protocol_free(&p);
+
+    snprintf(text, sizeof text, fmt, "\"tolerances\": {\"sum_depth\": 1024}, ", "reduce_sum", 4);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(p.sum_depth, 1024);
+    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ev_protocol_free(&p);
+
+    snprintf(text, sizeof text, fmt, "", "reduce_sum", 0);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ev_protocol_free(&p);
+
+    snprintf(text, sizeof text, fmt, "", "reduce_max", 4);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ev_protocol_free(&p);
+
+    /* the three blind patterns: zeros and both output poisons */
+    ck_assert_int_eq(ev_blind_byte(0), 0x00);
+    ck_assert_int_eq(ev_blind_byte(1), EV_POISON_OUT_BYTE);
+    ck_assert_int_eq(ev_blind_byte(2), EV_POISON_OUT_BYTE2);
+}
+END_TEST
+
+/* Every case of every protocol the repository ships is checkable. */
+START_TEST(test_every_shipped_protocol_is_checkable)
+{
+    static const char *const pats[] = {"protocols/*.json", "examples/*/protocol.json", "tests/cheats/*.json"};
+    size_t n = 0;
+    for (size_t k = 0; k < sizeof pats / sizeof pats[0]; k++) {
+        glob_t g;
+        if (glob(pats[k], 0, NULL, &g))
+            continue;
+        for (size_t i = 0; i < g.gl_pathc; i++) {
+            ev_protocol p;
+            ev_err err = {""};
+            parse_file(g.gl_pathv[i], &p);
+            for (size_t c = 0; c < p.n_cases; c++)
+                ck_assert_msg(ev_case_checkable(&p, c, &err) == EV_OK, "%s: %s", g.gl_pathv[i], err.msg);
+            ev_protocol_free(&p);
+            n++;
+        }
+        globfree(&g);
+    }
+    ck_assert_uint_ge(n, 10);
 }
 END_TEST
 
@@ -1017,6 +1096,8 @@ int main(void)
     tcase_add_test(tc, test_cases_times_rounds_is_bounded_with_the_reason);
     tcase_add_test(tc, test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original);
     tcase_add_test(tc, test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job);
+    tcase_add_test(tc, test_a_case_whose_validation_passes_an_all_zero_output_is_refused);
+    tcase_add_test(tc, test_every_shipped_protocol_is_checkable);
     suite_add_tcase(s, tc);
     failed = ev_check_suite(s);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

@@ -37,6 +37,7 @@
 #include "runner/snapshot.h"
 #include "runner/worker.h"
 #include "runner/job.h"
+#include "runner/validate.h"
 #include "selector.h"
 #include "store/outcome.h"
 #include "store/store.h"
@@ -1482,29 +1483,36 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
     const char *ver[] = {zip, "--source-tree", ".", NULL};
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
-    snprintf(cmd, sizeof cmd,
-             "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
-             "import json, sys\n"
-             "v = json.load(sys.stdin)\n"
-             "want = {\"ext-cheat-stale\": (\"failed-validation\", \"\"),\n"
-             "        \"ext-cheat-zero-input\": (\"failed-exit\", \"wrote its own input\"),\n"
-             "        \"ext-cheat-spill\": (\"failed-exit\", \"wrote outside its output\"),\n"
-             "        \"ext-cheat-cache\": (\"failed-validation\", \"after its input was rewritten\"),\n"
-             "        \"ext-cheat-batch\": (\"failed-validation\", \"still holds the poison\"),\n"
-             "        \"ext-cheat-first-set\": (\"failed-validation\", \"the second input set\"),\n"
-             "        \"ext-cheat-late\": (\"failed-protocol\", \"outlasted their timed events\"),\n"
-             "        \"ext-cheat-late-crowd\": (\"failed-protocol\", \"outlasted their timed events\")}\n"
-             "seen, bad = set(), []\n"
-             "for j in v[\"jobs\"]:\n"
-             "    if j[\"arm\"] in want:\n"
-             "        seen.add(j[\"arm\"])\n"
-             "        oc, text = want[j[\"arm\"]]\n"
-             "        pr = j[\"attempts\"][-1][\"process\"]\n"
-             "        tail = pr[\"stderr_tail\"] + (pr.get(\"protocol_error\") or \"\")\n"
-             "        if j[\"outcome\"] != oc or text not in tail:\n"
-             "            bad.append((j[\"job_key\"], j[\"outcome\"], tail[-200:]))\n"
-             "print(bad); sys.exit(1 if bad or seen != set(want) else 0)'",
-             zip);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "want = {\"ext-cheat-stale\": (\"failed-validation\", \"\"),\n"
+        "        \"ext-cheat-zero-input\": (\"failed-exit\", \"wrote its own input\"),\n"
+        "        \"ext-cheat-spill\": (\"failed-exit\", \"wrote outside its output\"),\n"
+        "        \"ext-cheat-cache\": (\"failed-validation\", \"after its input was rewritten\"),\n"
+        "        \"ext-cheat-batch\": (\"failed-validation\", \"still holds the poison\"),\n"
+        "        \"ext-cheat-first-set\": (\"failed-validation\", \"the second input set\"),\n"
+        "        \"ext-cheat-late\": (\"failed-protocol\", \"outlasted their timed events\"),\n"
+        "        \"ext-cheat-late-crowd\": (\"failed-protocol\", \"outlasted their timed events\"),\n"
+        "        \"ext-cheat-partial\": (\"failed-validation\", \"\")}\n"
+        "seen, bad = set(), []\n"
+        "for j in v[\"jobs\"]:\n"
+        "    if j[\"arm\"] in want:\n"
+        "        seen.add(j[\"arm\"])\n"
+        "        oc, text = want[j[\"arm\"]]\n"
+        "        pr = j[\"attempts\"][-1][\"process\"]\n"
+        "        tail = pr[\"stderr_tail\"] + (pr.get(\"protocol_error\") or \"\")\n"
+        "        if j[\"outcome\"] != oc or text not in tail:\n"
+        "            bad.append((j[\"job_key\"], j[\"outcome\"], tail[-200:]))\n"
+        "        caught = [c for c in j[\"attempts\"][-1].get(\"sample_checks\", []) if not c[\"passed\"]]\n"
+        "        if j[\"arm\"] in (\"ext-cheat-cache\", \"ext-cheat-batch\", \"ext-cheat-first-set\") and "
+        "not "
+        "(caught and caught[0][\"output_member\"]):\n"
+        "            bad.append((j[\"job_key\"], \"no failed sample check with its output\"))\n"
+        "print(bad); sys.exit(1 if bad or seen != set(want) else 0)'",
+        zip);
     ck_assert_msg(system(cmd) == 0, "a cheat was not caught as its class says");
 }
 END_TEST
@@ -1843,7 +1851,7 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     ck_assert_int_eq(ev_backend_cpu_ops.poison(impl, 0xff, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.launch(impl, &err), EV_OK);
     ck_assert_int_eq(ev_backend_cpu_ops.read_output(impl, 0, out, b.out_len, &err), EV_OK);
-    ev_job_check(proto, &shape, in, NULL, out, &v);
+    ev_output_check(proto, &shape, in, NULL, out, &v);
     ck_assert_msg(v.passed, "case %lld arm %s: %lld mismatches", (long long)ci, job->arm,
                   (long long)v.mismatches);
     ck_assert_int_eq(ev_backend_cpu_ops.capture(impl, 100, &nodes, &n_nodes, &err), EV_OK);
@@ -1886,7 +1894,7 @@ START_TEST(test_cpu_receipts_equal_the_selectors_plan_for_every_schedule)
             job.arm = arms[k];
             cpu_job(&proto, (int64_t)ci, &job, &node, &threads);
             ck_assert_int_eq(threads, 3);
-            ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
+            ck_assert_int_eq(ev_case_shape(&proto.cases[ci], &shape, &err), EV_OK);
             ck_assert_int_eq(ev_sched_parse(arms[k], &sched), 0);
             ck_assert_int_eq(ev_selector_plan(EV_SEL_CPU, &shape, sched, proto.cases[ci].default_rows,
                                               threads, &plan, &err),
@@ -1922,7 +1930,7 @@ START_TEST(test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedul
             job.threshold = 0.05;
             job.scheds = EV_SCHEDS_DEFAULT;
             cpu_job(&proto, (int64_t)ci, &job, &a, &threads);
-            ck_assert_int_eq(ev_backend_shape(&proto.cases[ci], &shape, &err), EV_OK);
+            ck_assert_int_eq(ev_case_shape(&proto.cases[ci], &shape, &err), EV_OK);
             ck_assert_int_eq(ev_selector_select(EV_SEL_CPU, &shape, proto.cases[ci].default_rows, &coefs[k],
                                                 threads, 0.05, EV_SCHEDS_DEFAULT, &want, NULL, &err),
                              EV_OK);
@@ -2052,15 +2060,17 @@ static const char fake_peer[] =
  * one is refused, naming the field. */
 START_TEST(test_every_data_record_decodes_to_the_row_it_was_encoded_from)
 {
-    ev_rec_row in[4], back;
+    ev_rec_row in[5], back;
     ev_err e = {{0}};
     memset(in, 0, sizeof in);
     in[0].binding = (ev_binding_row){"reduce_sum", "fp16", 17, 1024, 1024, 34816, 68, 256, 256, 24};
     in[1].calib = (ev_rec_calib){1, 3, 4096, 10.5, 10.0};
     in[2].sample = (ev_sample_row){"hot", 7, 4096, 100, 0.1 + 0.2, -1};
     in[3].validation = (ev_validation_row){"first", 0, 0.25, 0.125, 3, "ab", NULL, 0};
-    const ev_rec_type types[4] = {EV_REC_BINDING, EV_REC_CALIBRATION, EV_REC_SAMPLE, EV_REC_VALIDATION};
-    for (int k = 0; k < 4; k++) {
+    in[4].check = (ev_sample_check_row){1, -1, 1, 0.5, 0.75, 0, "cd", NULL, 0};
+    const ev_rec_type types[5] = {EV_REC_BINDING, EV_REC_CALIBRATION, EV_REC_SAMPLE, EV_REC_VALIDATION,
+                                  EV_REC_CHECK};
+    for (int k = 0; k < 5; k++) {
         cJSON *r = ev_rec_encode(types[k], &in[k]);
         ck_assert_ptr_nonnull(r);
         ck_assert_int_eq(ev_rec_decode(types[k], r, &back, &e), 0);
@@ -2071,6 +2081,9 @@ START_TEST(test_every_data_record_decodes_to_the_row_it_was_encoded_from)
         if (types[k] == EV_REC_VALIDATION)
             ck_assert(!strcmp(back.validation.stage, "first") && !back.validation.passed &&
                       back.validation.mismatches == 3 && back.validation.bound == 0.125);
+        if (types[k] == EV_REC_CHECK)
+            ck_assert(back.check.input_set == 1 && back.check.after_sample == -1 && back.check.passed &&
+                      back.check.max_abs_err == 0.5 && !strcmp(back.check.output_sha256, "cd"));
         cJSON_Delete(r);
     }
     /* numbers and the clock, field by field */

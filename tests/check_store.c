@@ -32,6 +32,8 @@ extern const char ev_migrate2_sql[];
 extern const size_t ev_migrate2_sql_len;
 extern const char ev_migrate3_sql[];
 extern const size_t ev_migrate3_sql_len;
+extern const char ev_migrate4_sql[];
+extern const size_t ev_migrate4_sql_len;
 
 static char tmpdir[256];
 static char dbpath[300];
@@ -300,7 +302,7 @@ START_TEST(test_new_store_gets_the_current_schema_version_in_wal_mode)
     ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     ck_assert_str_eq(mode, "wal");
-    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 20);
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 21);
     sqlite3_close(db);
     s = open_rw(); /* reopening an existing store migrates nothing */
     ev_store_close(s);
@@ -317,23 +319,22 @@ START_TEST(test_embedded_schema_equals_db_schema_sql)
 }
 END_TEST
 
-START_TEST(test_embedded_migration_equals_db_migrate_3_sql)
+START_TEST(test_embedded_migrations_equal_db_migrate_sql)
 {
-    ev_buf b = EV_BUF_INIT;
-    slurp("db/migrate-3.sql", &b);
-    ck_assert_uint_eq(b.len, ev_migrate3_sql_len);
-    ck_assert_int_eq(memcmp(b.data, ev_migrate3_sql, b.len), 0);
-    ev_buf_free(&b);
-}
-END_TEST
-
-START_TEST(test_embedded_migration_equals_db_migrate_2_sql)
-{
-    ev_buf b = EV_BUF_INIT;
-    slurp("db/migrate-2.sql", &b);
-    ck_assert_uint_eq(b.len, ev_migrate2_sql_len);
-    ck_assert_int_eq(memcmp(b.data, ev_migrate2_sql, b.len), 0);
-    ev_buf_free(&b);
+    static const struct {
+        const char *path, *sql;
+        const size_t *len;
+    } m[] = {
+        {"db/migrate-2.sql", ev_migrate2_sql, &ev_migrate2_sql_len},
+        {"db/migrate-3.sql", ev_migrate3_sql, &ev_migrate3_sql_len},
+        {"db/migrate-4.sql", ev_migrate4_sql, &ev_migrate4_sql_len},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        ev_buf b = EV_BUF_INIT;
+        slurp(m[i].path, &b);
+        ck_assert_msg(b.len == *m[i].len && !memcmp(b.data, m[i].sql, b.len), "%s", m[i].path);
+        ev_buf_free(&b);
+    }
 }
 END_TEST
 
@@ -425,7 +426,9 @@ START_TEST(test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_
     ev_store_close(s);
     db = raw_open(); /* back to version 2: the table as migrate-3.sql did not yet make it */
     ck_assert_int_eq(
-        sqlite3_exec(db, "DROP TABLE attempt_devices; PRAGMA user_version = 2", NULL, NULL, NULL), SQLITE_OK);
+        sqlite3_exec(db, "DROP TABLE attempt_devices; DROP TABLE sample_checks; PRAGMA user_version = 2",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     slurp(dbpath, &before);
     ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e), EV_OK);
@@ -439,7 +442,7 @@ START_TEST(test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_
     ck_assert_int_eq(memcmp(before.data, after.data, before.len), 0);
 
     ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_OK);
-    ck_assert_int_eq(ev_store_version(s), 3);
+    ck_assert_int_eq(ev_store_version(s), EV_STORE_VERSION);
     ck_assert_int_eq(ev_store_add_device(s, att, "{\"rotation\":null}", &e), EV_OK);
     ck_assert_int_eq(ev_store_add_device(s, att, "{}", &e), EV_EDB);       /* once per attempt */
     ck_assert_int_eq(ev_store_add_device(s, att2, "[1]", &e), EV_EDB);     /* not an object */
@@ -450,12 +453,81 @@ START_TEST(test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_
     ck_assert_int_eq(rows, 1);
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), 3);
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     ck_assert_int_eq(sqlite3_exec(db, "UPDATE attempt_devices SET json = '{}'", NULL, NULL, NULL),
                      SQLITE_CONSTRAINT);
     ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM attempt_devices", NULL, NULL, NULL), SQLITE_CONSTRAINT);
     ck_assert_int_eq(
         sqlite3_exec(db, "INSERT OR REPLACE INTO attempt_devices VALUES (1, '{}')", NULL, NULL, NULL),
+        SQLITE_CONSTRAINT);
+    sqlite3_close(db);
+    ev_buf_free(&before);
+    ev_buf_free(&after);
+}
+END_TEST
+
+/* Schema 4 (db/migrate-4.sql): a version-3 store read as it is has no
+ * sample checks and is not rewritten; opened writable it is migrated;
+ * the checks are append-only, once per (attempt, set, sample), of set 0
+ * or 1, with their bytes. */
+START_TEST(test_a_version_3_store_is_read_as_it_is_and_migrated_to_sample_checks)
+{
+    ev_store *s;
+    sqlite3 *db;
+    ev_err e = {{0}};
+    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    int rows = 0;
+    int64_t run = 0, inv = 0, job, att;
+    static const unsigned char out[4] = {1, 2, 3, 4};
+    ev_sample_check_row ck = {0, 2, 1, 0.0, 0.5, 0, "cc77", out, sizeof out};
+
+    s = open_rw();
+    add_base(s, &run, &inv);
+    job = add_job(s, run, "main/0/default/default", "main", 0, "default", "default", 0, 0);
+    att = add_attempt(s, job, 1, inv);
+    ev_store_close(s);
+    db = raw_open(); /* back to version 3: the table as migrate-4.sql did not yet make it */
+    ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE sample_checks; PRAGMA user_version = 3", NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    slurp(dbpath, &before);
+    ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_version(s), 3);
+    ck_assert_int_eq(ev_store_query(s, EV_Q_SAMPLE_CHECKS, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 0);
+    ck_assert_int_eq(ev_store_add_sample_check(s, att, &ck, &e), EV_EREADONLY);
+    ev_store_close(s);
+    slurp(dbpath, &after);
+    ck_assert_uint_eq(before.len, after.len);
+    ck_assert_int_eq(memcmp(before.data, after.data, before.len), 0);
+
+    ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_version(s), 4);
+    ck_assert_msg(ev_store_add_sample_check(s, att, &ck, &e) == EV_OK, "%s", e.msg);
+    ck_assert_int_eq(ev_store_add_sample_check(s, att, &ck, &e), EV_EDB); /* once per (set, sample) */
+    ck.input_set = 1;
+    ck_assert_int_eq(ev_store_add_sample_check(s, att, &ck, &e), EV_OK);
+    ck.input_set = 2;
+    ck_assert_int_eq(ev_store_add_sample_check(s, att, &ck, &e), EV_EDB); /* sets 0 and 1 only */
+    ck.input_set = 0;
+    ck.after_sample = -2;
+    ck_assert_int_eq(ev_store_add_sample_check(s, att, &ck, &e), EV_EDB); /* -1 is the last sample */
+    ck.after_sample = 5;
+    ck_assert_int_eq(ev_store_add_sample_check(s, att + 99, &ck, &e), EV_EDB); /* no such attempt */
+    rows = 0;
+    ck_assert_int_eq(ev_store_query(s, EV_Q_SAMPLE_CHECKS, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 2);
+    ev_store_close(s);
+    db = raw_open();
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), 4);
+    ck_assert_int_eq(sqlite3_exec(db, "UPDATE sample_checks SET passed = 0", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT);
+    ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM sample_checks", NULL, NULL, NULL), SQLITE_CONSTRAINT);
+    ck_assert_int_eq(
+        sqlite3_exec(db,
+                     "INSERT OR REPLACE INTO sample_checks VALUES (1, 0, 2, 0, 0.0, 0.5, 3, 'x', "
+                     "x'00')",
+                     NULL, NULL, NULL),
         SQLITE_CONSTRAINT);
     sqlite3_close(db);
     ev_buf_free(&before);
@@ -471,12 +543,12 @@ START_TEST(test_newer_schema_version_is_refused)
 
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 4", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     s = NULL;
     ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_EUNSUPPORTED);
     ck_assert_ptr_null(s);
-    ck_assert_msg(strstr(e.msg, "version 4") && strstr(e.msg, "newer"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "version 5") && strstr(e.msg, "newer"), "%s", e.msg);
 }
 END_TEST
 
@@ -1148,6 +1220,12 @@ static void build_story(int64_t *run_out)
     OK(ev_store_add_cold_timing(s, a, "first-launch", 1234567, &e_));
     OK(ev_store_add_flush(s, a, 100663296, 52428800, &e_));
     OK(ev_store_add_device(s, a, "{\"seed\":\"00ff\"}", &e_));
+    {
+        ev_sample_check_row ck = {1, 3, 1, 0.125, 0.5, 0, "bb66", out_bytes, sizeof out_bytes};
+        OK(ev_store_add_sample_check(s, a, &ck, &e_));
+        ck.after_sample = -1;
+        OK(ev_store_add_sample_check(s, a, &ck, &e_));
+    }
     OK(ev_store_add_graph_node(s, a, &n, &e_));
     /* j2: main rows1 of case 0, exits 2: a failure. */
     j2 = add_job(s, run, "main/0/rows1/rows1", "main", 0, "rows1", "rows1", 0, 1);
@@ -1280,6 +1358,9 @@ START_TEST(test_every_query_returns_the_documented_columns_in_order)
         {EV_Q_GRAPH_NODES, "attempt_id,node_index,function,grid_x,grid_y,grid_z,block_x,block_y,block_z",
          "1|0|reduce_rows2|32|1|1|256|1|1\n"},
         {EV_Q_DEVICES, "attempt_id,json", "1|{\"seed\":\"00ff\"}\n"},
+        {EV_Q_SAMPLE_CHECKS,
+         "attempt_id,input_set,after_sample,passed,max_abs_err,bound,mismatches,output_sha256,output",
+         "1|1|-1|1|0.125|0.5|0|bb66|blob:4\n1|1|3|1|0.125|0.5|0|bb66|blob:4\n"},
         {EV_Q_FITS, "fit_id,created_ns,model_json,sha256",
          "1|7777|{\"a0\":0.9}|" /* sha256 of {"a0":0.9} */
          "dd4bdf618b51b99b1219343557c1fc1301126db4e95d97bf6f0992855f1d3f9d\n"},
@@ -1348,11 +1429,11 @@ static Suite *store_suite(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_new_store_gets_the_current_schema_version_in_wal_mode);
     tcase_add_test(tc, test_embedded_schema_equals_db_schema_sql);
-    tcase_add_test(tc, test_embedded_migration_equals_db_migrate_2_sql);
-    tcase_add_test(tc, test_embedded_migration_equals_db_migrate_3_sql);
+    tcase_add_test(tc, test_embedded_migrations_equal_db_migrate_sql);
     tcase_add_test(tc, test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_migrated);
     tcase_add_test(tc, test_a_version_1_store_is_read_as_it_is_and_migrated_when_opened_writable);
     tcase_add_test(tc, test_newer_schema_version_is_refused);
+    tcase_add_test(tc, test_a_version_3_store_is_read_as_it_is_and_migrated_to_sample_checks);
     tcase_add_test(tc, test_foreign_database_is_refused);
     tcase_add_test(tc, test_missing_file_without_create_is_an_io_error);
     tcase_add_test(tc, test_foreign_keys_are_enforced);

@@ -36,9 +36,12 @@
 #include "bundle/zipwrite.h"
 #include "json.h"
 #include "run_prog.h"
+#include "runner/protocol.h"
 #include "runner/snapshot.h"
+#include "runner/validate.h"
 #include "selector.h"
 #include "sha256.h"
+#include "store/store.h"
 #include "verify/fixture/vfixture.h"
 #include "verify/verify.h"
 #include "verify/verify_int.h"
@@ -534,7 +537,7 @@ START_TEST(test_extra_output_member_fails_rederive)
     tm_load(&l, g_good);
     tm_set(&l, "outputs/999-1.bin", "\0\0\0\0", 4);
     ev_vreport *r = tamper_verify(&l, "extra_output", NULL, NULL);
-    expect_fail(r, "rederive", "outputs/999-1.bin", "no validation record names this output");
+    expect_fail(r, "rederive", "outputs/999-1.bin", "no validation record or sample check names this output");
     ev_vreport_free(r);
     tm_free(&l);
 }
@@ -2195,6 +2198,124 @@ START_TEST(test_changed_output_fails_rederive)
 }
 END_TEST
 
+/* The first outputs/ member of l, or NULL. */
+static const char *first_output(tm_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!strncmp(l->name[i], "outputs/", 8))
+            return l->name[i];
+    return NULL;
+}
+
+/* Makes the records of output member name follow its (edited) bytes, as a
+ * forger would: its SHA-256 in every validation of its attempt, and, with
+ * revalidate, the numbers validation gives those bytes (protocol.json's
+ * cases, runner/validate.h), so that only what they mean can object. */
+static void follow_output(tm_list *l, const char *name, int revalidate)
+{
+    ev_buf *o = tm_get(l, name), *pb = tm_get(l, "protocol.json");
+    char hex[65];
+    ev_protocol p;
+    ev_err err = {{0}};
+    int hits = 0;
+    ck_assert_int_eq(ev_sha256_hex(o->data, o->len, hex), EV_OK);
+    ck_assert_int_eq(ev_protocol_parse(pb->data, pb->len, &p, &err), EV_OK);
+    cJSON *v = tm_json(l, "validation.json"), *j, *a, *val;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
+        {
+            int mine = 0;
+            cJSON_ArrayForEach(val, cJSON_GetObjectItem(a, "validations"))
+            {
+                cJSON *m = cJSON_GetObjectItem(val, "output_member");
+                mine |= cJSON_IsString(m) && !strcmp(m->valuestring, name);
+            }
+            if (!mine)
+                continue;
+            ev_validation chk;
+            if (revalidate) {
+                ev_shape sh;
+                ev_oracle_row *rows = NULL;
+                int64_t ci = (int64_t)cJSON_GetObjectItem(j, "case_index")->valuedouble;
+                ck_assert_int_eq(ev_case_oracle_rows(&p, (size_t)ci, &sh, &rows, &err), EV_OK);
+                ev_output_check(&p, &sh, NULL, rows, o->data, &chk);
+                free(rows);
+            }
+            cJSON_ArrayForEach(val, cJSON_GetObjectItem(a, "validations"))
+            {
+                cJSON_ReplaceItemInObject(val, "output_sha256", cJSON_CreateString(hex));
+                if (revalidate) {
+                    cJSON_ReplaceItemInObject(val, "passed", cJSON_CreateBool(chk.passed));
+                    cJSON_ReplaceItemInObject(val, "max_abs_err", cJSON_CreateNumber(chk.max_abs_err));
+                    cJSON_ReplaceItemInObject(val, "bound", cJSON_CreateNumber(chk.bound));
+                    cJSON_ReplaceItemInObject(val, "mismatches", cJSON_CreateNumber((double)chk.mismatches));
+                }
+                hits++;
+            }
+        }
+    }
+    ck_assert_int_ge(hits, 1);
+    tm_json_put(l, "validation.json", v);
+    ev_protocol_free(&p);
+}
+
+/* Every stored output is validated again against the oracle of its case's
+ * input, regenerated from protocol.json's seed: an output edited with its
+ * hash, whose recorded validation no longer holds, fails rederive; so
+ * does a recorded max_abs_err the output does not give; an edit whose
+ * numbers follow too passes. */
+START_TEST(test_an_output_validated_again_must_give_its_recorded_numbers)
+{
+    tm_list l;
+    tm_load(&l, g_good);
+    const char *name = first_output(&l);
+    ck_assert_ptr_nonnull(name);
+    ev_buf *o = tm_get(&l, name);
+    o->data[3] ^= 0x40; /* an fp32 element's exponent: far outside the bound */
+    follow_output(&l, name, 0);
+    ev_vreport *r = tamper_verify(&l, "revalidate", NULL, NULL);
+    expect_fail(r, "rederive", name,
+                "validated again against the oracle of the input regenerated from protocol.json's seed, "
+                "gives failed");
+    ev_vreport_free(r);
+    follow_output(&l, name, 1); /* the records now say failed, with its numbers */
+    tm_rereport(&l);
+    r = tamper_verify(&l, "revalidate-followed", NULL, NULL);
+    ck_assert_msg(!has_failure(r, "rederive", name, "validated again"), "%s", report_text(r));
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    /* a recorded max_abs_err the output does not give */
+    tm_load(&l, g_good);
+    name = first_output(&l);
+    cJSON *v = tm_json(&l, "validation.json"), *j, *a, *val;
+    int hits = 0;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
+        {
+            cJSON_ArrayForEach(val, cJSON_GetObjectItem(a, "validations"))
+            {
+                cJSON *m = cJSON_GetObjectItem(val, "output_member");
+                if (cJSON_IsString(m) && !strcmp(m->valuestring, name)) {
+                    double e = cJSON_GetObjectItem(val, "max_abs_err")->valuedouble;
+                    cJSON_ReplaceItemInObject(val, "max_abs_err", cJSON_CreateNumber(e + 0.25));
+                    hits++;
+                }
+            }
+        }
+    }
+    ck_assert_int_eq(hits, 1);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    r = tamper_verify(&l, "revalidate-mae", NULL, NULL);
+    expect_fail(r, "rederive", name, "gives passed (max_abs_err");
+    ev_vreport_free(r);
+    tm_free(&l);
+}
+END_TEST
+
 /* ------------------------------------------------------------ sources (check 7) */
 
 START_TEST(test_stale_source_fails_with_the_changed_files)
@@ -2239,32 +2360,9 @@ START_TEST(test_compare_reports_outcome_and_value_differences)
         }
     ev_buf *o = tm_get(&l, name);
     o->data[2] ^= 0x01; /* one fp32 element, a low mantissa byte */
-    /* Keep B self-consistent: the job's hashes follow the bytes. */
-    char hex[65];
-    ev_sha256_hex(o->data, o->len, hex);
-    cJSON *v = tm_json(&l, "validation.json"), *j, *a, *val;
-    int hits = 0;
-    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
-    {
-        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
-        {
-            int mine = 0;
-            cJSON_ArrayForEach(val, cJSON_GetObjectItem(a, "validations"))
-            {
-                cJSON *m = cJSON_GetObjectItem(val, "output_member");
-                mine |= cJSON_IsString(m) && !strcmp(m->valuestring, name);
-            }
-            cJSON_ArrayForEach(val, cJSON_GetObjectItem(a, "validations"))
-            {
-                if (mine) {
-                    cJSON_ReplaceItemInObject(val, "output_sha256", cJSON_CreateString(hex));
-                    hits++;
-                }
-            }
-        }
-    }
-    ck_assert_int_ge(hits, 1);
-    tm_json_put(&l, "validation.json", v);
+    /* Keep B self-consistent: the job's hashes and validation follow the bytes. */
+    follow_output(&l, name, 1);
+    tm_rereport(&l);
     snprintf(g_case, sizeof g_case, "%s/cmp.zip", g_dir);
     tm_write(&l, g_case, 0);
     ev_vreport *r = NULL;
@@ -2431,6 +2529,30 @@ static int run_evident(const char *const *args)
     return x.rc;
 }
 
+static const char *evident_log(char *buf, size_t cap);
+
+/* A real cpu run of protocol text proto (len bytes) as g_dir/<name>.json
+ * into a fresh g_dir/<name>.db (the suite runs twice in one directory),
+ * exported to zip (g_dir/<name>.zip).  Returns verify-bundle's exit
+ * status, its last line in last. */
+static int real_run(const char *name, const char *proto, size_t len, char *zip, size_t zcap, char *last,
+                    size_t lcap)
+{
+    char pp[320], db[320], file[64], log[8192];
+    snprintf(pp, sizeof pp, "%s/%s.json", g_dir, name);
+    snprintf(db, sizeof db, "%s/%s.db", g_dir, name);
+    snprintf(zip, zcap, "%s/%s.zip", g_dir, name);
+    snprintf(file, sizeof file, "%s.json", name);
+    unlink(db);
+    write_tree_file(g_dir, file, proto, len);
+    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_evident(run) == 0, "%s", evident_log(log, sizeof log));
+    ck_assert_int_eq(run_evident(exp), 0);
+    const char *ver[] = {zip, NULL};
+    return run_bin(ver, last, lcap, NULL);
+}
+
 /* A real cpu run whose policy phase holds the wrong-schedule fault arm
  * (it launches a schedule the selector did not choose, and records what it
  * launched honestly): the verifier's receipt check must FAIL the bundle. */
@@ -2446,17 +2568,8 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
         "\"default_rows\": 4},\n"
         "           {\"op\": \"reduce_max\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
         "\"default_rows\": 8}]}\n";
-    char pp[320], db[320], zip[320], last[1024];
-    snprintf(pp, sizeof pp, "%s/ws.json", g_dir);
-    snprintf(db, sizeof db, "%s/ws.db", g_dir);
-    snprintf(zip, sizeof zip, "%s/ws.zip", g_dir);
-    write_tree_file(g_dir, "ws.json", proto, sizeof proto - 1);
-    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
-    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
-    ck_assert_int_eq(run_evident(run), 0);
-    ck_assert_int_eq(run_evident(exp), 0);
-    const char *ver[] = {zip, NULL};
-    ck_assert_int_eq(run_bin(ver, last, sizeof last, NULL), 1);
+    char zip[320], last[1024];
+    ck_assert_int_eq(real_run("ws", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last), 1);
     ck_assert_msg(strstr(last, "FAIL rederive") && strstr(last, "fault-ws") && strstr(last, "selector plans"),
                   "%s", last);
 }
@@ -2588,18 +2701,9 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
         "\"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
-    char pp[320], db[320], zip[320], last[1024];
-    snprintf(pp, sizeof pp, "%s/over.json", g_dir);
-    snprintf(db, sizeof db, "%s/over.db", g_dir);
-    snprintf(zip, sizeof zip, "%s/over.zip", g_dir);
-    unlink(db); /* the suite runs twice in one directory */
-    write_tree_file(g_dir, "over.json", proto, sizeof proto - 1);
-    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
-    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
-    ck_assert_int_eq(run_evident(run), 0);
-    ck_assert_int_eq(run_evident(exp), 0);
-    const char *ver[] = {zip, NULL};
-    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("over", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
     /* The main job failed the rule and its rescue completed. */
     tm_list l;
     tm_load(&l, zip);
@@ -2719,18 +2823,9 @@ START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_
         "\"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
-    char pp[320], db[320], zip[320], last[1024];
-    snprintf(pp, sizeof pp, "%s/hot.json", g_dir);
-    snprintf(db, sizeof db, "%s/hot.db", g_dir);
-    snprintf(zip, sizeof zip, "%s/hot.zip", g_dir);
-    unlink(db); /* the suite runs twice in one directory */
-    write_tree_file(g_dir, "hot.json", proto, sizeof proto - 1);
-    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
-    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
-    ck_assert_int_eq(run_evident(run), 0);
-    ck_assert_int_eq(run_evident(exp), 0);
-    const char *ver[] = {zip, NULL};
-    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("hot", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
     tm_list l;
     tm_load(&l, zip);
     cJSON *v = tm_json(&l, "validation.json");
@@ -2814,22 +2909,14 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         "                {\"name\": \"fault-nodev\", \"kind\": \"no-device\", \"when\": \"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
-    char pp[320], db[320], zip[320], last[1024];
-    snprintf(pp, sizeof pp, "%s/hyg.json", g_dir);
-    snprintf(db, sizeof db, "%s/hyg.db", g_dir);
-    snprintf(zip, sizeof zip, "%s/hyg.zip", g_dir);
-    unlink(db); /* the suite runs twice in one directory */
-    write_tree_file(g_dir, "hyg.json", proto, sizeof proto - 1);
-    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
-    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
-    ck_assert_int_eq(run_evident(run), 0);
-    ck_assert_int_eq(run_evident(exp), 0);
-    const char *ver[] = {zip, NULL};
-    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("hyg", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
     tm_list l;
     tm_load(&l, zip);
     cJSON *v = tm_json(&l, "validation.json");
-    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(v, "run"), "store_schema")->valuedouble, 3);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(v, "run"), "store_schema")->valuedouble,
+                     EV_STORE_VERSION);
     static const struct {
         const char *key, *why;
     } failed[] = {
@@ -2897,7 +2984,7 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
             cJSON_ReplaceItemInObjectCaseSensitive(
                 cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0), "device",
                 cJSON_CreateNull());
-            want = "attempt 1 (completed): no device record, in a run stored with schema 3";
+            want = "attempt 1 (completed): no device record, in a run stored with schema 4";
             break;
         case 3:
             rot = cJSON_GetObjectItem(d, "rotation");
@@ -2948,7 +3035,153 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
 }
 END_TEST
 
-static const char *evident_log(char *buf, size_t cap);
+/* The attempt object of job key's attempt 1 in validation.json v. */
+static cJSON *attempt1(cJSON *v, const char *key)
+{
+    return cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0);
+}
+
+/* The output checks after timed samples (issue 16, schema 4): a real cpu
+ * run keeps, for every completed attempt, the rotated sample's output of
+ * both input sets and the second set's after the last sample, with their
+ * bytes, and verify-bundle validates each again from the seed in the
+ * device record.  A check left out, a check's bytes edited with their
+ * hash, a failed check in a completed attempt: FAIL.  The checkable-case
+ * rule: a bundle of schema 4 whose case would pass an all-zero output
+ * (here: sum_bound_factor 1000) FAILs check 5; the same bundle claiming
+ * schema 3 is only noted. */
+START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_the_seed)
+{
+    static const char proto[] =
+        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"auto_arm\": false, \"tolerances\": "
+        "{\"sample_band\": "
+        "0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4},\n"
+        "            {\"op\": \"reduce_max\", \"rows\": 40, \"cols\": 300, \"dtype\": \"fp32\", "
+        "\"default_rows\": 4}]}\n";
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("chk", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
+    ev_vreport *r = verify(zip, NULL, NULL);
+    expect_pass(r);
+    ck_assert_msg(strstr(report_text(r), "output checks after timed samples validated again"), "%s",
+                  report_text(r));
+    ev_vreport_free(r);
+
+    tm_list l;
+    tm_load(&l, zip);
+    cJSON *v = tm_json(&l, "validation.json"), *j;
+    const char *key = NULL;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        cJSON *a;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
+        {
+            if (strcmp(cJSON_GetObjectItem(a, "outcome")->valuestring, "completed"))
+                continue;
+            cJSON *checks = cJSON_GetObjectItem(a, "sample_checks"), *c;
+            ck_assert_int_eq(cJSON_GetArraySize(checks), 3);
+            cJSON_ArrayForEach(c, checks)
+            {
+                cJSON *m = cJSON_GetObjectItem(c, "output_member");
+                ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(c, "passed")));
+                ck_assert_ptr_nonnull(tm_get(&l, m->valuestring));
+            }
+            if (!key)
+                key = cJSON_GetObjectItem(j, "job_key")->valuestring;
+        }
+    }
+    ck_assert_ptr_nonnull(key);
+    char keep[128];
+    snprintf(keep, sizeof keep, "%s", key);
+    cJSON_Delete(v);
+    tm_free(&l);
+
+    for (int t = 0; t < 5; t++) {
+        char tag[32], member[160];
+        const char *want = NULL, *check = "rederive";
+        tm_load(&l, zip);
+        v = tm_json(&l, "validation.json");
+        cJSON *a = attempt1(v, keep), *checks = cJSON_GetObjectItem(a, "sample_checks");
+        cJSON *c = cJSON_GetArrayItem(checks, t == 0 ? 2 : 0);
+        snprintf(member, sizeof member, "%s", cJSON_GetObjectItem(c, "output_member")->valuestring);
+        switch (t) {
+        case 0: /* the second set's check after the last sample, left out with its member */
+            cJSON_DeleteItemFromArray(checks, 2);
+            tm_remove(&l, member);
+            want = "(completed): 2 of the 3 output checks its device record calls for";
+            break;
+        case 1: /* the rotated sample's output edited, its hash following */
+        {
+            ev_buf *o = tm_get(&l, member);
+            char hex[65];
+            o->data[1] ^= 0x40;
+            ev_sha256_hex(o->data, o->len, hex);
+            cJSON_ReplaceItemInObject(c, "output_sha256", cJSON_CreateString(hex));
+            want = "validated again against the oracle of the input regenerated from protocol.json's seed, "
+                   "gives failed";
+            break;
+        }
+        case 2: /* a failed check in a completed attempt */
+            cJSON_ReplaceItemInObject(c, "passed", cJSON_CreateFalse());
+            want = "completed with a failed output check after a timed sample";
+            break;
+        case 3: /* a case whose validation passes zeros, in a run of schema 4 */
+        case 4: /* the same, claimed to be stored before the rule */
+        {
+            ev_buf *pb = tm_get(&l, "protocol.json");
+            char *text = malloc(pb->len + 64);
+            const char *at = strstr(pb->data, "\"sample_band\"");
+            ck_assert_ptr_nonnull(at);
+            size_t pre = (size_t)(at - pb->data);
+            memcpy(text, pb->data, pre);
+            size_t n = pre + (size_t)snprintf(text + pre, 64, "\"sum_bound_factor\": 1000, ");
+            memcpy(text + n, at, pb->len - pre);
+            tm_set(&l, "protocol.json", text, n + pb->len - pre);
+            free(text);
+            if (t == 4)
+                cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "run"), "store_schema",
+                                          cJSON_CreateNumber(3));
+            check = "protocol";
+            want =
+                "cases[0] (reduce_sum 17x1024 fp16): an all-zero output passes its validation on every row";
+            break;
+        }
+        }
+        tm_json_put(&l, "validation.json", v);
+        snprintf(tag, sizeof tag, "checks-%d", t);
+        r = tamper_verify(&l, tag, NULL, NULL);
+        if (t == 4) {
+            ck_assert_msg(!has_failure(r, check, "protocol.json", want), "%s", report_text(r));
+            ck_assert_msg(strstr(report_text(r), "before the checkable-case rule (schema 4), so it is noted"),
+                          "%s", report_text(r));
+        } else {
+            expect_fail(r, check, t == 3 ? "protocol.json" : t == 1 ? member : "validation.json", want);
+        }
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
+    /* the exporter, the first reader, refuses the same store (store/outcome.h) */
+    char sql[400];
+    snprintf(
+        sql, sizeof sql,
+        "UPDATE sample_checks SET passed = 0 WHERE attempt_id = (SELECT a.attempt_id FROM attempts a JOIN "
+        "jobs j USING (job_id) WHERE j.job_key = '%s' AND a.attempt = 1);",
+        keep);
+    const char *bad = tamper_store("chk", "chkfailed", sql);
+    char bz[340], root[65];
+    ev_err err = {{0}};
+    snprintf(bz, sizeof bz, "%s/chkfailed.zip", g_dir);
+    ck_assert_int_eq(ev_export_file(bad, 0, bz, root, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "breaks an invariant") &&
+                      strstr(err.msg, "completed with a failed output check after a timed sample"),
+                  "%s", err.msg);
+}
+END_TEST
 
 /* A real cpu run of a protocol with a 0-row calibration case: the fit
  * leaves it out as a no-op case in all three readers (the store's fit, the
@@ -2983,18 +3216,9 @@ START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothi
      * the fit survives cases that this host's noise fails by a sample rule
      * (with 2 ms samples and four geometries, a loaded 2-core host once
      * failed three of them, and with six, five) */
-    char pp[320], db[320], zip[320], last[1024], log[8192];
-    snprintf(pp, sizeof pp, "%s/zero.json", g_dir);
-    snprintf(db, sizeof db, "%s/zero.db", g_dir);
-    snprintf(zip, sizeof zip, "%s/zero.zip", g_dir);
-    unlink(db); /* the suite runs twice in one directory */
-    write_tree_file(g_dir, "zero.json", proto, sizeof proto - 1);
-    const char *run[] = {"run", "--protocol", pp, "--backend", "cpu", "--db", db, NULL};
-    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
-    ck_assert_msg(run_evident(run) == 0, "%s", evident_log(log, sizeof log));
-    ck_assert_int_eq(run_evident(exp), 0);
-    const char *ver[] = {zip, NULL};
-    ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 0, "%s", last);
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("zero", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
     tm_list l;
     tm_load(&l, zip);
     cJSON *m = tm_json(&l, "model.json");
@@ -3522,6 +3746,8 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_native_receipt_with_another_grid_fails_rederive);
     tcase_add_test(t, test_native_receipt_naming_another_entry_fails_rederive);
     tcase_add_test(t, test_changed_output_fails_rederive);
+    tcase_add_test(t, test_an_output_validated_again_must_give_its_recorded_numbers);
+    tcase_add_test(t, test_output_checks_after_samples_are_kept_and_validated_again_from_the_seed);
     tcase_add_test(t, test_stale_source_fails_with_the_changed_files);
     tcase_add_test(t, test_compare_of_a_bundle_with_itself_passes);
     tcase_add_test(t, test_compare_reports_outcome_and_value_differences);

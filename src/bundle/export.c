@@ -179,6 +179,12 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
         if ((rc = bundle_add_copy(B, name, v->output, v->output_len)))
             goto oom;
     }
+    for (size_t i = 0; i < L->checks.n; i++) {
+        const xcheck *c = ex_vec_at(&L->checks, i);
+        ex_check_name(c, name, sizeof name);
+        if ((rc = bundle_add_copy(B, name, c->output, c->output_len)))
+            goto oom;
+    }
 
     bundle_sort(B);
     if ((rc = ev_report_html(B->m, B->n, &buf, err)))
@@ -289,6 +295,9 @@ static ev_status check_invariants(const xload *L, ev_err *err)
             size_t lo, hi;
             ex_attempt_range(&L->vals, a->attempt_id, &lo, &hi);
             const char *why = ev_stages_problem(a->outcome, j->has_case, (int)(hi - lo));
+            ex_attempt_range(&L->checks, a->attempt_id, &lo, &hi);
+            for (size_t c = lo; c < hi && !why; c++)
+                why = ev_check_problem(a->outcome, ((const xcheck *)ex_vec_at(&L->checks, c))->passed);
             if (why)
                 return ev_err_set(err, EV_EFORMAT,
                                   "export: the store breaks an invariant: attempt %" PRId64

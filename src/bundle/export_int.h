@@ -117,6 +117,17 @@ typedef struct xval {
     int64_t job_id, attempt; /* derived: for the member name */
 } xval;
 
+/* An output check after a timed sample (schema 4). */
+typedef struct xcheck {
+    int64_t attempt_id, input_set, after_sample, mismatches;
+    const char *sha256;
+    int passed, mae_null, bound_null;
+    double max_abs_err, bound;
+    const void *output;
+    size_t output_len;
+    int64_t job_id, attempt; /* derived: for the member name */
+} xcheck;
+
 /* A growable array of fixed-size elements. */
 typedef struct vec {
     void *v;
@@ -129,6 +140,7 @@ typedef struct xload {
     xstatus status;
     vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes, fits;
     vec devices;           /* attempt_devices rows (schema 3; none in an older store) */
+    vec checks;            /* sample_checks rows (schema 4; none in an older store) */
     int64_t store_version; /* the store's schema version: 3 and later export device records */
     void **owned;
     size_t n_owned, cap_owned;
@@ -162,6 +174,7 @@ const xjob *const *ex_main_jobs(const xload *L, int64_t idx, const char *arm, si
 
 /* export_members.c */
 void ex_output_name(const xval *v, char *name, size_t cap);
+void ex_check_name(const xcheck *c, char *name, size_t cap);
 ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err);
 ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out);
 ev_status ex_write_provenance(const xload *L, const char *tree_hash, ev_buf *out);

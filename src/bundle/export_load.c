@@ -77,9 +77,9 @@ void ex_xload_free(xload *L)
         free(L->owned[i]);
     free(L->owned);
     free(L->main_ix);
-    vec *vs[] = {&L->invs,    &L->sources,  &L->cases,   &L->jobs, &L->atts,
-                 &L->samples, &L->bindings, &L->warmups, &L->cals, &L->colds,
-                 &L->flushes, &L->vals,     &L->nodes,   &L->fits, &L->devices};
+    vec *vs[] = {&L->invs,     &L->sources, &L->cases,   &L->jobs,  &L->atts,    &L->samples,
+                 &L->bindings, &L->warmups, &L->cals,    &L->colds, &L->flushes, &L->vals,
+                 &L->nodes,    &L->fits,    &L->devices, &L->checks};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         free(vs[i]->v);
     memset(L, 0, sizeof *L);
@@ -435,6 +435,32 @@ static ev_status on_val(void *ctx, const ev_row *r)
     return own_blob(L, &x->output, x->output_len);
 }
 
+static ev_status on_check(void *ctx, const ev_row *r)
+{
+    xload *L = ctx;
+    xcheck *x;
+    ev_sample_check_rec g;
+    ev_status rc = vec_push(&L->checks, (void **)&x);
+    if (rc)
+        return rc;
+    ev_row_sample_check(r, &g);
+    x->attempt_id = g.attempt_id;
+    x->input_set = g.input_set;
+    x->after_sample = g.after_sample;
+    x->passed = g.passed;
+    x->mae_null = g.mae_null;
+    x->max_abs_err = g.max_abs_err;
+    x->bound_null = g.bound_null;
+    x->bound = g.bound;
+    x->mismatches = g.mismatches;
+    x->sha256 = g.output_sha256;
+    x->output = g.output;
+    x->output_len = g.output_len;
+    if ((rc = own_str(L, &x->sha256)))
+        return rc;
+    return own_blob(L, &x->output, x->output_len);
+}
+
 static ev_status on_node(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
@@ -507,6 +533,13 @@ static int cmp_val(const void *a, const void *b)
     int c = ex_cmp_i64(x->attempt_id, y->attempt_id);
     return c ? c : strcmp(x->stage, y->stage);
 }
+static int cmp_check(const void *a, const void *b)
+{
+    const xcheck *x = a, *y = b;
+    int c = ex_cmp_i64(x->attempt_id, y->attempt_id);
+    c = c ? c : ex_cmp_i64(x->input_set, y->input_set);
+    return c ? c : ex_cmp_i64(x->after_sample, y->after_sample);
+}
 static int cmp_node(const void *a, const void *b)
 {
     const xnode *x = a, *y = b;
@@ -547,6 +580,7 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
     L->nodes.size = sizeof(xnode);
     L->fits.size = sizeof(xfit);
     L->devices.size = sizeof(xdevice);
+    L->checks.size = sizeof(xcheck);
     L->store_version = ev_store_version(s);
 
     static const struct {
@@ -572,6 +606,7 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         {EV_Q_GRAPH_NODES, on_node, "graph nodes"},
         {EV_Q_FITS, on_fit, "fits"},
         {EV_Q_DEVICES, on_device, "device records"},
+        {EV_Q_SAMPLE_CHECKS, on_check, "sample checks"},
     };
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
         rc = ev_store_query(s, qs[i].q, run_id, qs[i].fn, L, err);
@@ -598,7 +633,8 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         (rc = check_sorted(&L->flushes, cmp_att_only, "flushes", err)) ||
         (rc = check_sorted(&L->vals, cmp_val, "validations", err)) ||
         (rc = check_sorted(&L->nodes, cmp_node, "graph nodes", err)) ||
-        (rc = check_sorted(&L->devices, cmp_att_only, "device records", err)))
+        (rc = check_sorted(&L->devices, cmp_att_only, "device records", err)) ||
+        (rc = check_sorted(&L->checks, cmp_check, "sample checks", err)))
         return rc;
     return EV_OK;
 }

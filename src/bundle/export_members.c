@@ -12,6 +12,16 @@ void ex_output_name(const xval *v, char *name, size_t cap)
     snprintf(name, cap, EV_MEMBER_OUTPUTS "%" PRId64 "-%" PRId64 ".bin", v->job_id, v->attempt);
 }
 
+void ex_check_name(const xcheck *c, char *name, size_t cap)
+{
+    if (c->after_sample < 0)
+        snprintf(name, cap, EV_MEMBER_OUTPUTS "%" PRId64 "-%" PRId64 "-set%" PRId64 "-last.bin", c->job_id,
+                 c->attempt, c->input_set);
+    else
+        snprintf(name, cap, EV_MEMBER_OUTPUTS "%" PRId64 "-%" PRId64 "-set%" PRId64 "-after%" PRId64 ".bin",
+                 c->job_id, c->attempt, c->input_set, c->after_sample);
+}
+
 /* Writes samples.csv into out. */
 ev_status ex_write_samples_csv(const xload *L, ev_buf *out)
 {
@@ -167,6 +177,29 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
         } else {
             ev_jb_null(b, p, "output_member");
             ev_jb_null(b, p, "output_size");
+        }
+    }
+
+    /* The output checks after timed samples (schema 4; docs/bundle-format.md):
+     * only a store that can hold them writes the key, so an older store's
+     * bundle keeps its bytes. */
+    if (L->store_version >= 4) {
+        cJSON *checks = ev_jb_arr(b, o, "sample_checks");
+        char name[96];
+        ex_attempt_range(&L->checks, a->attempt_id, &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            const xcheck *x = ex_vec_at(&L->checks, i);
+            cJSON *p = ev_jb_obj(b, checks, NULL);
+            ev_jb_i64(b, p, "input_set", x->input_set);
+            ev_jb_i64(b, p, "after_sample", x->after_sample);
+            ev_jb_bool(b, p, "passed", x->passed);
+            ev_jb_dbl(b, p, "max_abs_err", !x->mae_null, x->max_abs_err, "null in store");
+            ev_jb_dbl(b, p, "bound", !x->bound_null, x->bound, "null in store");
+            ev_jb_i64(b, p, "mismatches", x->mismatches);
+            ev_jb_str(b, p, "output_sha256", x->sha256);
+            ex_check_name(x, name, sizeof name);
+            ev_jb_str(b, p, "output_member", name);
+            ev_jb_i64(b, p, "output_size", (int64_t)x->output_len);
         }
     }
 
@@ -462,6 +495,7 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
         if (v->has_output && !strcmp(v->stage, "first"))
             n_outputs++;
     }
+    n_outputs += (int64_t)L->checks.n;
 
     json_drift(&b, L, root);
 

@@ -8,19 +8,6 @@
 
 #include <string.h>
 
-ev_status ev_backend_shape(const ev_proto_case *c, ev_shape *s, ev_err *err)
-{
-    ev_shape r;
-
-    if (ev_op_parse(c->op, &r.op) || ev_dtype_parse(c->dtype, &r.dtype))
-        return ev_err_set(err, EV_EINVAL, "binding refused: op %s dtype %s", c->op, c->dtype);
-    r.rows = c->rows;
-    r.cols = c->cols;
-    r.stride = c->stride;
-    *s = r;
-    return EV_OK;
-}
-
 ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_sel_backend be, int64_t S,
                               ev_launch_plan *out, ev_err *err)
 {

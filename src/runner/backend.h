@@ -179,10 +179,6 @@ typedef struct ev_backend_ops {
 ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_sel_backend be, int64_t S,
                               ev_launch_plan *out, ev_err *err);
 
-/* The shape of a case (op and dtype names parsed).  OUT: *s.  EV_EINVAL
- * for an unknown op or dtype. */
-ev_status ev_backend_shape(const ev_proto_case *c, ev_shape *s, ev_err *err);
-
 /*
  * The input set that op i (0 <= i < ops) of a captured graph runs on, for
  * a job bound with sets (1 or 2) input sets: with two, the ops alternate

@@ -18,6 +18,7 @@
  * outputs; a batch's calls alternate between them (ev_backend_op_set).
  */
 #include "backend.h"
+#include "validate.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -301,7 +302,7 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         *out = b;
         return EV_OK;
     }
-    if ((rc = ev_backend_shape(&job->c, &c->b[0].shape, err)))
+    if ((rc = ev_case_shape(&job->c, &c->b[0].shape, err)))
         return rc;
     c->out_len = c->b[0].shape.rows > 0 ? (size_t)c->b[0].shape.rows * ev_dtype_size(c->b[0].shape.dtype) : 0;
     if (job->kind == EV_ARM_EXTERNAL) {

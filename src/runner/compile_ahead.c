@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 
 #include "backend.h"
+#include "validate.h"
 #include "buf.h"
 #include "proc.h"
 #include "torch_peer.h"
@@ -54,7 +55,7 @@ static int spec(const ev_protocol *p, size_t i, ev_buf *b)
     ev_err e;
     char one[160];
 
-    if (ev_backend_shape(&p->cases[i], &sh, &e))
+    if (ev_case_shape(&p->cases[i], &sh, &e))
         return -1;
     snprintf(one, sizeof one, "%s%zu:%s:%s:%lld:%lld:%lld", b->len ? ";" : "", i, ev_op_name(sh.op),
              ev_dtype_name(sh.dtype), (long long)sh.rows, (long long)sh.cols, (long long)sh.stride);

@@ -15,6 +15,7 @@
 #include "inputs.h"
 #include "json.h"
 #include "sha256.h"
+#include "validate.h"
 
 ev_status ev_job_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err)
 {
@@ -78,6 +79,30 @@ ev_status ev_job_validation(ev_rec_out *out, const char *stage, const ev_validat
     return ev_rec_write(out, r, err);
 }
 
+ev_status ev_job_sample_check(ev_rec_out *out, int64_t set, int64_t after, const ev_validation *v,
+                              const void *bytes, size_t len, char hash[65], ev_err *err)
+{
+    ev_status rc;
+    char *hex;
+
+    if ((rc = ev_sha256_hex(bytes, len, hash)))
+        return ev_err_set(err, rc, "check: sha256 failed");
+    ev_rec_row x = {.check = {set, after, v->passed, v->max_abs_err, v->bound, v->mismatches, hash, NULL, 0}};
+    cJSON *r = ev_rec_encode(EV_REC_CHECK, &x);
+    if (!r || !(hex = malloc(len * 2 + 1))) {
+        cJSON_Delete(r);
+        return ev_err_set(err, EV_ENOMEM, "check: out of memory");
+    }
+    ev_hex_encode(bytes, len, hex);
+    rc = ev_json_add_str(r, "output_hex", hex);
+    free(hex);
+    if (rc) {
+        cJSON_Delete(r);
+        return ev_err_set(err, rc, "check: out of memory");
+    }
+    return ev_rec_write(out, r, err);
+}
+
 ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,
                        ev_err *err)
 {
@@ -88,7 +113,7 @@ ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape
 
     if (case_index < 0 || (size_t)case_index >= p->n_cases)
         return ev_err_set(err, EV_EINVAL, "case %lld is not in the protocol", (long long)case_index);
-    if ((rc = ev_backend_shape(&p->cases[case_index], &s, err)))
+    if ((rc = ev_case_shape(&p->cases[case_index], &s, err)))
         return rc;
     es = ev_dtype_size(s.dtype);
     if (s.rows > 0 && (ev_size_mul((size_t)(s.rows - 1), (size_t)s.stride, &n) ||
@@ -105,43 +130,6 @@ ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape
     *buf = b;
     *len = n;
     return EV_OK;
-}
-
-void ev_job_check(const ev_protocol *p, const ev_shape *s, const void *in, const ev_oracle_row *rows,
-                  const void *out, ev_validation *v)
-{
-    ev_err e;
-    size_t es = ev_dtype_size(s->dtype), row = (size_t)s->stride * es;
-    double f = p->sum_bound_factor;
-
-    if (rows ? ev_oracle_validate_rows(s, rows, out, v, &e) : ev_oracle_validate(s, in, out, v, &e)) {
-        memset(v, 0, sizeof *v);
-        v->mismatches = s->rows;
-        v->first_bad = 0;
-        return;
-    }
-    if (v->passed || s->op != EV_OP_SUM || !(f > 1))
-        return;
-    /* A wider SUM bound (tolerances.sum_bound_factor > 1): recheck row by
-     * row; a row passes when the oracle passed it, or when its error is
-     * finite, non-zero and within factor x its bound. */
-    v->mismatches = 0;
-    v->first_bad = -1;
-    v->bound *= f;
-    for (int64_t r = 0; r < s->rows; r++) {
-        ev_shape one = *s;
-        ev_validation w;
-        const unsigned char *o1 = (const unsigned char *)out + (size_t)r * es;
-        one.rows = 1;
-        if ((rows ? ev_oracle_validate_rows(&one, &rows[r], o1, &w, &e)
-                  : ev_oracle_validate(&one, (const unsigned char *)in + (size_t)r * row, o1, &w, &e)) ||
-            !(w.passed || (w.max_abs_err > 0 && w.max_abs_err <= f * w.bound))) {
-            if (v->first_bad < 0)
-                v->first_bad = r;
-            v->mismatches++;
-        }
-    }
-    v->passed = v->mismatches == 0;
 }
 
 ev_status ev_job_expect(const ev_shape *s, const void *in, ev_oracle_row **rows, ev_err *err)

@@ -64,16 +64,8 @@ ev_status ev_job_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_
 ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,
                        ev_err *err);
 
-/* Validates R outputs against the FP64 oracle (kernels/oracle.h), the SUM
- * bound widened by the protocol's sum_bound_factor when it is above 1;
- * rows: the oracle's rows of in (ev_job_expect), or NULL to compute
- * them from in.  OUT: *v (a shape the oracle refuses counts every row as a
- * mismatch). */
-void ev_job_check(const ev_protocol *p, const ev_shape *s, const void *in, const ev_oracle_row *rows,
-                  const void *out, ev_validation *v);
-
 /* The oracle's rows of the input at in (ev_oracle_rows), for
- * ev_job_check's rows: a job computes them before its gate.  OUT:
+ * ev_output_check's rows (validate.h): a job computes them before its gate.  OUT:
  * *rows (malloc'd). */
 ev_status ev_job_expect(const ev_shape *s, const void *in, ev_oracle_row **rows, ev_err *err);
 
@@ -81,6 +73,13 @@ ev_status ev_job_expect(const ev_shape *s, const void *in, ev_oracle_row **rows,
  * bytes (with their hex when with_bytes).  OUT: hash, their SHA-256 hex. */
 ev_status ev_job_validation(ev_rec_out *out, const char *stage, const ev_validation *v, const void *bytes,
                             size_t len, int with_bytes, char hash[65], ev_err *err);
+
+/* Writes a check record (an output checked after a timed sample, db/
+ * migrate-4.sql): input set `set`'s output after hot sample `after` (-1:
+ * the last), its validation v and its bytes.  OUT: hash, their SHA-256
+ * hex. */
+ev_status ev_job_sample_check(ev_rec_out *out, int64_t set, int64_t after, const ev_validation *v,
+                              const void *bytes, size_t len, char hash[65], ev_err *err);
 
 /* The CPUs this process may run on, as "0-3,8" (sched_getaffinity). */
 void ev_job_affinity(char *buf, size_t cap);

@@ -484,7 +484,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "kernels",
                                        "model_schedules",
                                        NULL};
-    static const char *const tol_keys[] = {"sum_bound_factor", "sample_band", "clock_band", NULL};
+    static const char *const tol_keys[] = {"sum_bound_factor", "sum_depth", "sample_band", "clock_band",
+                                           NULL};
     static const char *const ref_keys[] = {"cuda", "cpu", NULL};
     const cJSON *it, *arr;
     ev_status rc;
@@ -520,6 +521,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     it = cJSON_GetObjectItemCaseSensitive(root, "tolerances");
     if (it && ((rc = check_object(it, "tolerances", tol_keys, err)) ||
                (rc = get_num(it, "tolerances", "sum_bound_factor", 1, 0, 1000, &p->sum_bound_factor, err)) ||
+               (rc = get_int(it, "tolerances", "sum_depth", 0, 1, INT64_C(1) << 40, &p->sum_depth, err)) ||
                (rc = get_num(it, "tolerances", "sample_band", 0, 1, 1, &p->sample_band, err)) ||
                (rc = get_num(it, "tolerances", "clock_band", 0, 0, 1, &p->clock_band, err))))
         return rc;
@@ -585,6 +587,19 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         if ((rc = parse_case(it, i, &p->cases[i], err)))
             return rc;
         i++;
+    }
+
+    /* No summation tree of N terms is shallower than ceil(log2 N): a
+     * declared depth below that is a bound no arm could meet. */
+    for (i = 0; p->sum_depth && i < p->n_cases; i++) {
+        int64_t need = 0;
+        while ((INT64_C(1) << need) < p->cases[i].cols)
+            need++;
+        if (!strcmp(p->cases[i].op, "reduce_sum") && p->sum_depth < need)
+            return ev_err_set(err, EV_EFORMAT,
+                              "tolerances.sum_depth: %lld is below ceil(log2(%lld)) = %lld, the depth of the "
+                              "shallowest summation of cases[%zu]'s rows: no order could meet the bound",
+                              (long long)p->sum_depth, (long long)p->cases[i].cols, (long long)need, i);
     }
 
     /* A subset (runner/subset.h): the original's id and each case's index there. */

@@ -131,6 +131,9 @@ typedef struct ev_protocol {
                                   a mask of EV_SCHED_BIT (model/model.h); EV_SCHEDS_DEFAULT when
                                   absent (default, rows1, rows2) */
     double sum_bound_factor;   /* multiplies the oracle's SUM bound (1) */
+    int64_t sum_depth;         /* tolerances.sum_depth: the deepest chain of additions an arm's
+                                  order may put a term through (oracle.h); 0: any order (the
+                                  row's length) */
     double sample_band;        /* a hot sample must be within target x (1 +- band) (0.5) */
     double clock_band;         /* a hot sample's SM clock >= band x the attempt's highest (0.9; 0: off) */
     ev_proto_ref ref_cuda, ref_cpu;

@@ -12,8 +12,8 @@
 #include "json.h"
 
 static const char *const type_names[EV_REC_COUNT] = {
-    "hello", "skip",   "binding",     "validation", "cold",   "flush",
-    "node",  "warmup", "calibration", "sample",     "device", "end",
+    "hello",  "skip",        "binding", "validation", "cold",   "flush", "node",
+    "warmup", "calibration", "sample",  "check",      "device", "end",
 };
 
 const char *ev_rec_type_name(ev_rec_type t)
@@ -159,6 +159,15 @@ static const rfield sample_f[] = {
     F(FK_I64, ev_sample_row, replays),    F(FK_I64, ev_sample_row, ops_per_graph),
     F(FK_DBL, ev_sample_row, elapsed_ms), F(FK_CLK, ev_sample_row, sm_clock_mhz),
 };
+static const rfield check_f[] = {
+    {"set", FK_I64, offsetof(ev_sample_check_row, input_set)},
+    {"after", FK_I64, offsetof(ev_sample_check_row, after_sample)},
+    F(FK_BOOL, ev_sample_check_row, passed),
+    F(FK_DBL, ev_sample_check_row, max_abs_err),
+    F(FK_DBL, ev_sample_check_row, bound),
+    F(FK_I64, ev_sample_check_row, mismatches),
+    F(FK_STR, ev_sample_check_row, output_sha256),
+};
 #undef F
 
 /* A data record's fields. */
@@ -176,6 +185,7 @@ static const rcodec codecs[EV_REC_COUNT] = {
     [EV_REC_COLD] = CODEC(cold_f),         [EV_REC_FLUSH] = CODEC(flush_f),
     [EV_REC_NODE] = CODEC(node_f),         [EV_REC_WARMUP] = CODEC(warmup_f),
     [EV_REC_CALIBRATION] = CODEC(calib_f), [EV_REC_SAMPLE] = CODEC(sample_f),
+    [EV_REC_CHECK] = CODEC(check_f),
 };
 #undef CODEC
 

@@ -2,7 +2,7 @@
  * record.h: the worker's record stream (docs/runner.md, "Worker records").
  * A worker writes one JSON object per line to its record fd; the first
  * member is "type" (hello, skip, binding, validation, cold, flush, node,
- * warmup, calibration, sample, device, end).  Doubles are written exactly
+ * warmup, calibration, sample, check, device, end).  Doubles are written exactly
  * (ev_json_add_double); the reader accepts any finite decimal, so a python
  * peer writing repr(float) is read to the same bits.
  *
@@ -33,6 +33,7 @@ typedef enum ev_rec_type {
     EV_REC_WARMUP,
     EV_REC_CALIBRATION,
     EV_REC_SAMPLE,
+    EV_REC_CHECK,  /* an output checked after a timed sample (the rotated input, the second set) */
     EV_REC_DEVICE, /* once, after the samples: the device's state and the attempt's facts */
     EV_REC_END,
     EV_REC_COUNT
@@ -97,10 +98,11 @@ typedef union ev_rec_row {
     ev_rec_warmup warmup;
     ev_rec_calib calib;
     ev_sample_row sample;
+    ev_sample_check_row check;
 } ev_rec_row;
 
 /* Encodes a data record (binding, validation, cold, flush, node, warmup,
- * calibration, sample) from its row (the ev_rec_row member of its type):
+ * calibration, sample, check) from its row (the ev_rec_row member of its type):
  * {"type": ..., then the fields in codec order, the order the worker
  * always wrote them in}; a sample's sm_clock_mhz
  * of -1 is written as null.  NULL when out of memory or t has no codec

@@ -95,31 +95,69 @@ static ev_status put_binding(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_e
     return ev_store_add_binding(s->st, a->attempt_id, &x->binding, e);
 }
 
+/* Decodes record r's output_hex (the output's bytes) into *bytes
+ * (malloc'd) and *len; *bytes NULL when it has none.  EV_ENOMEM, or
+ * EV_OK with e set for a malformed one. */
+static ev_status output_hex(const cJSON *r, unsigned char **bytes, size_t *len, ev_err *e)
+{
+    const cJSON *oh = cJSON_GetObjectItemCaseSensitive(r, "output_hex");
+    size_t n;
+    *bytes = NULL;
+    *len = 0;
+    if (!oh)
+        return EV_OK;
+    if (!cJSON_IsString(oh) || (n = strlen(oh->valuestring)) % 2) {
+        ev_err_set(e, EV_EFORMAT, "output_hex: must be an even-length hex string");
+        return EV_OK;
+    }
+    if (!(*bytes = malloc(n / 2 + 1)))
+        return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+    if (ev_hex_decode(oh->valuestring, n / 2, *bytes)) {
+        free(*bytes);
+        *bytes = NULL;
+        ev_err_set(e, EV_EFORMAT, "output_hex: not hex");
+        return EV_OK;
+    }
+    *len = n / 2;
+    return EV_OK;
+}
+
 /* The optional output_hex (the output's bytes) goes with the row. */
 static ev_status put_validation(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     ev_validation_row *v = &x->validation;
-    const cJSON *oh = cJSON_GetObjectItemCaseSensitive(r, "output_hex");
     unsigned char *bytes = NULL;
-    if (oh) {
-        size_t len;
-        if (!cJSON_IsString(oh) || (len = strlen(oh->valuestring)) % 2) {
-            ev_err_set(e, EV_EFORMAT, "output_hex: must be an even-length hex string");
-            return EV_OK;
-        }
-        if (!(bytes = malloc(len / 2 + 1)))
-            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
-        if (ev_hex_decode(oh->valuestring, len / 2, bytes)) {
-            free(bytes);
-            ev_err_set(e, EV_EFORMAT, "output_hex: not hex");
-            return EV_OK;
-        }
-        v->output = bytes;
-        v->output_len = len / 2;
-    }
+    size_t len = 0;
+    ev_status rc = output_hex(r, &bytes, &len, e);
+    if (rc || e->msg[0])
+        return rc;
+    v->output = bytes;
+    v->output_len = len;
     if (!v->passed)
         a->validation_failed = 1;
-    ev_status rc = ev_store_add_validation(s->st, a->attempt_id, v, e);
+    rc = ev_store_add_validation(s->st, a->attempt_id, v, e);
+    free(bytes);
+    return rc;
+}
+
+/* An output check after a timed sample: its output_hex is required. */
+static ev_status put_check(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
+{
+    ev_sample_check_row *c = &x->check;
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    ev_status rc = output_hex(r, &bytes, &len, e);
+    if (rc || e->msg[0])
+        return rc;
+    if (!bytes) {
+        ev_err_set(e, EV_EFORMAT, "output_hex: missing (a check keeps its output's bytes)");
+        return EV_OK;
+    }
+    c->output = bytes;
+    c->output_len = len;
+    if (!c->passed)
+        a->validation_failed = 1;
+    rc = ev_store_add_sample_check(s->st, a->attempt_id, c, e);
     free(bytes);
     return rc;
 }
@@ -255,6 +293,7 @@ static const put_fn puts_of[EV_REC_COUNT] = {
     [EV_REC_WARMUP] = put_warmup,
     [EV_REC_CALIBRATION] = put_calibration,
     [EV_REC_SAMPLE] = put_sample,
+    [EV_REC_CHECK] = put_check,
     [EV_REC_DEVICE] = put_device,
 };
 

@@ -11,6 +11,7 @@
 #include "supervisor.h"
 
 #include "sup_int.h"
+#include "validate.h"
 
 /* ---- compile ahead ---------------------------------------------------- */
 
@@ -75,6 +76,17 @@ static ev_status compile_ahead(sup *s, ev_err *err)
  * the cpu backend the flush buffer and the ceiling's buffer, each the
  * protocol's multiple of this host's last-level cache, capped as declared.
  */
+/* The checkable-case rule (validate.h) on every case, before the store
+ * is touched: a case whose validation would pass an output of zeros or
+ * poison is refused with what to change. */
+static ev_status checkable_cases(const ev_protocol *p, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    for (size_t i = 0; i < p->n_cases && !rc; i++)
+        rc = ev_case_checkable(p, i, err);
+    return rc;
+}
+
 static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *err)
 {
     cpu_set_t set;
@@ -395,8 +407,8 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 
     if ((rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
                                    s.proto.n_kernels, o->backend, err)) ||
-        (rc = host_bounds(&s.proto, o->backend, err)) || (rc = backend_built(o, err)) ||
-        (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
+        (rc = host_bounds(&s.proto, o->backend, err)) || (rc = checkable_cases(&s.proto, err)) ||
+        (rc = backend_built(o, err)) || (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
         (rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))
         goto out;
     if (o->shard_count > 0 && (rc = shard_store(&s, &resume, err)))

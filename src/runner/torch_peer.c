@@ -29,6 +29,7 @@
 
 #include "buf.h"
 #include "job.h"
+#include "validate.h"
 #include "json.h"
 #include "sha256.h"
 
@@ -372,10 +373,10 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = read_output(first_path, out_len, &o1, err)) ||
             (rc = read_output(final_path, out_len, &o2, err)))
             goto out;
-        ev_job_check(p, &shape, input, expect, o1, &v1);
+        ev_output_check(p, &shape, input, expect, o1, &v1);
         if ((rc = ev_job_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
             goto out;
-        ev_job_check(p, &shape, input, expect, o2, &v2);
+        ev_output_check(p, &shape, input, expect, o2, &v2);
         if ((rc = ev_sha256_hex(o2, out_len, h2)))
             goto out;
         if (strcmp(h1, h2))

@@ -15,7 +15,7 @@
  * `python peer_script` as a child in this process's group (so the
  * supervisor's watchdog and stop end it too), relays its records byte for
  * byte, then validates the two output files it wrote (--out-first,
- * --out-final) with ev_job_check and writes the validation records and
+ * --out-final) with ev_output_check and writes the validation records and
  * the end record.  A peer that cannot run here (torch does not import, no
  * CUDA device, the cpu backend) writes hello, skip (the host's own error
  * text) and end; so does an interpreter that cannot be started.  Returns

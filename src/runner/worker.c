@@ -19,6 +19,7 @@
 
 #include "inputs.h"
 #include "job.h"
+#include "validate.h"
 #include "json.h"
 #include "oracle.h"
 #include "sha256.h"
@@ -262,17 +263,20 @@ static ev_status stage_check(const ev_worker_args *a, void *impl, const ev_shape
         return rc;
     if (a->fault && a->fault->kind == EV_FAULT_WRONG_OUTPUT && len)
         outbuf[ev_dtype_size(s->dtype) - 1] ^= 0x40;
-    ev_job_check(a->proto, s, input, expect, outbuf, chk);
+    ev_output_check(a->proto, s, input, expect, outbuf, chk);
     return EV_OK;
 }
 
 /*
- * Set `set`'s output after a poisoned timed sample must be the oracle's of
- * input (its rows expect), and that input unchanged.  A wrong output is
- * the job's final validation, failed: the reason on stderr ("the output
- * of <what> is wrong<after>: ..."), and *stop says the job ends there.
+ * Set `set`'s output after the poisoned timed sample `sample` (-1: after
+ * the last) must be the oracle's of input (its rows expect), and that
+ * input unchanged.  The check is recorded with the output's bytes (a
+ * check record: verify-bundle validates them again from the seed).  A
+ * wrong output is also the job's final validation, failed: the reason on
+ * stderr ("the output of <what> is wrong<after>: ..."), and *stop says
+ * the job ends there.
  */
-static ev_status output_check(const ev_worker_args *a, void *impl, int set, const ev_shape *s,
+static ev_status output_check(const ev_worker_args *a, void *impl, int set, int64_t sample, const ev_shape *s,
                               const void *input, size_t in_len, const ev_oracle_row *expect,
                               unsigned char *outbuf, size_t out_len, const char *what, const char *after,
                               ev_rec_out *out, int *stop, ev_err *err)
@@ -283,7 +287,9 @@ static ev_status output_check(const ev_worker_args *a, void *impl, int set, cons
 
     if ((rc = a->ops->read_output(impl, set, outbuf, out_len, err)))
         return rc;
-    ev_job_check(a->proto, s, input, expect, outbuf, &chk);
+    ev_output_check(a->proto, s, input, expect, outbuf, &chk);
+    if ((rc = ev_job_sample_check(out, set, sample, &chk, outbuf, out_len, hash, err)))
+        return rc;
     if (!chk.passed) {
         fprintf(stderr, "%s: the output of %s is wrong%s: %lld mismatches, first in row %lld%s\n", a->arm,
                 what, after, (long long)chk.mismatches, (long long)chk.first_bad,
@@ -310,7 +316,7 @@ static ev_status second_check(const ev_worker_args *a, void *impl, const ev_shap
     else
         snprintf(after, sizeof after, " after the last hot sample");
     return output_check(
-        a, impl, 1, s, input2, in_len, expect2, outbuf, out_len,
+        a, impl, 1, i, s, input2, in_len, expect2, outbuf, out_len,
         "the second input set (every other op of each graph, other contents at other addresses, "
         "from a secret seed)",
         after, out, stop, err);
@@ -330,7 +336,7 @@ static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl
     snprintf(after, sizeof after,
              " after its input was rewritten between timed replays (%zu of %lld rows, from a secret seed)",
              t->n, (long long)s->rows);
-    if ((rc = output_check(a, impl, 0, s, input, in_len, expect, outbuf, out_len, what, after, out, stop,
+    if ((rc = output_check(a, impl, 0, i, s, input, in_len, expect, outbuf, out_len, what, after, out, stop,
                            err)) ||
         *stop || (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
         return rc;

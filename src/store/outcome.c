@@ -98,6 +98,13 @@ const char *ev_validation_problem(int final_stage, int passed, int64_t mismatche
     return NULL;
 }
 
+const char *ev_check_problem(ev_outcome o, int check_passed)
+{
+    return o == EV_OUT_COMPLETED && !check_passed ? "completed with a failed output check after a timed "
+                                                    "sample (a failed check fails the attempt)"
+                                                  : NULL;
+}
+
 int ev_profile_id_matches(const char *json, size_t len, const char *id)
 {
     char hex[65];

@@ -38,6 +38,10 @@ extern const size_t ev_migrate2_sql_len;
 extern const char ev_migrate3_sql[];
 extern const size_t ev_migrate3_sql_len;
 
+/* db/migrate-4.sql (version 3 -> 4: the sample_checks table), likewise. */
+extern const char ev_migrate4_sql[];
+extern const size_t ev_migrate4_sql_len;
+
 /* Milliseconds a connection waits for another writer's lock. */
 #define STORE_BUSY_TIMEOUT_MS 30000
 
@@ -52,6 +56,7 @@ static const store_migration store_migrations[] = {
     {1, ev_schema_sql},
     {2, ev_migrate2_sql},
     {3, ev_migrate3_sql},
+    {4, ev_migrate4_sql},
 };
 
 /* Transaction state of a connection (explicit ev_store_begin/commit). */
@@ -1132,6 +1137,43 @@ ev_status ev_store_add_validation(ev_store *s, int64_t attempt_id, const ev_vali
                       bind_val, &a, NULL, "add a validation", err);
 }
 
+typedef struct check_args_t {
+    int64_t attempt_id;
+    const ev_sample_check_row *c;
+} check_args_t;
+
+static void bind_check(binder *b, const void *arg) /* binds check_args_t */
+{
+    const check_args_t *a = arg;
+    const ev_sample_check_row *c = a->c;
+    b_i64(b, a->attempt_id);
+    b_i64(b, c->input_set);
+    b_i64(b, c->after_sample);
+    b_i64(b, c->passed);
+    b_double(b, c->max_abs_err);
+    b_double(b, c->bound);
+    b_i64(b, c->mismatches);
+    b_text(b, c->output_sha256);
+    b_blob(b, c->output, c->output_len, 0);
+}
+
+/* Inserts an output check after a timed sample (db/migrate-4.sql). */
+ev_status ev_store_add_sample_check(ev_store *s, int64_t attempt_id, const ev_sample_check_row *c,
+                                    ev_err *err)
+{
+    check_args_t a = {attempt_id, c};
+    ev_status rc = check_args(s, c, "add a sample check", err);
+    if (rc)
+        return rc;
+    if (s->version < 4)
+        return ev_err_set(err, EV_EREADONLY, "store %s: schema version %lld has no sample checks", s->path,
+                          (long long)s->version);
+    return insert_one(s,
+                      "INSERT INTO sample_checks (attempt_id, input_set, after_sample, passed, max_abs_err, "
+                      "bound, mismatches, output_sha256, output) VALUES (?,?,?,?,?,?,?,?,?)",
+                      bind_check, &a, NULL, "add a sample check", err);
+}
+
 typedef struct node_args {
     int64_t attempt_id;
     const ev_node_row *n;
@@ -1346,6 +1388,14 @@ static const char copy_devices_sql[] =
     "INSERT INTO main.attempt_devices (attempt_id, json) SELECT x.attempt_id + ?5, x.json" ATT_FROM(
         "attempt_devices") " ORDER BY x.attempt_id";
 
+/* The sample checks (db/migrate-4.sql), likewise from a source that has
+ * them. */
+static const char copy_checks_sql[] =
+    "INSERT INTO main.sample_checks (attempt_id, input_set, after_sample, passed, max_abs_err, bound, "
+    "mismatches, output_sha256, output) SELECT x.attempt_id + ?5, x.input_set, x.after_sample, x.passed, "
+    "x.max_abs_err, x.bound, x.mismatches, x.output_sha256, x.output" ATT_FROM(
+        "sample_checks") " ORDER BY x.attempt_id, x.input_set, x.after_sample";
+
 /* The run's own rows (run, sources, cases), copied from the first source
  * only: ?1 the source run, ?2 the target run. */
 static const char *const copy_run_sql[] = {
@@ -1392,7 +1442,7 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
                             ev_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int64_t p[5] = {src_run, dst_run, 0, 0, 0}, has_devices = 0;
+    int64_t p[5] = {src_run, dst_run, 0, 0, 0}, has_devices = 0, has_checks = 0;
     ev_status rc;
     int src, attached = 0;
 
@@ -1422,6 +1472,10 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
     if ((rc = store_int_query(s, "SELECT COUNT(*) FROM src.sqlite_master WHERE name = 'attempt_devices'",
                               &has_devices, "merge a store", err)) ||
         (has_devices && (rc = copy_step(s, copy_devices_sql, p, err))))
+        goto fail;
+    if ((rc = store_int_query(s, "SELECT COUNT(*) FROM src.sqlite_master WHERE name = 'sample_checks'",
+                              &has_checks, "merge a store", err)) ||
+        (has_checks && (rc = copy_step(s, copy_checks_sql, p, err))))
         goto fail;
     rc = store_exec(s, "COMMIT", "merge a store", err);
     if (!rc)
@@ -1503,6 +1557,11 @@ static const char *const query_sql[EV_Q_COUNT] = {
     [EV_Q_DEVICES] = "SELECT d.attempt_id, d.json FROM attempt_devices d "
                      "JOIN attempts a ON a.attempt_id = d.attempt_id JOIN jobs j ON j.job_id = a.job_id "
                      "WHERE j.run_id = ?1 ORDER BY d.attempt_id",
+    [EV_Q_SAMPLE_CHECKS] =
+        "SELECT c.attempt_id, c.input_set, c.after_sample, c.passed, c.max_abs_err, c.bound, "
+        "c.mismatches, c.output_sha256, c.output FROM sample_checks c "
+        "JOIN attempts a ON a.attempt_id = c.attempt_id JOIN jobs j ON j.job_id = a.job_id "
+        "WHERE j.run_id = ?1 ORDER BY c.attempt_id, c.input_set, c.after_sample",
 };
 
 /* Runs named query q (see store.h).  Callback statuses pass through. */
@@ -1519,6 +1578,8 @@ ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, 
         return EV_OK; /* a version-1 store (read as it is) has no shards */
     if (q == EV_Q_DEVICES && s->version < 3)
         return EV_OK; /* nor an older store device records */
+    if (q == EV_Q_SAMPLE_CHECKS && s->version < 4)
+        return EV_OK; /* nor sample checks */
     rc = store_prepare(s, query_sql[q], &st, "run a query", err);
     if (rc)
         goto out;
@@ -1689,6 +1750,20 @@ void ev_row_shard(const ev_row *r, ev_shard_rec *o)
     o->shard_index = ev_row_i64(r, 1);
     o->shard_count = ev_row_i64(r, 2);
     o->phase = ev_row_text(r, 3);
+}
+
+void ev_row_sample_check(const ev_row *r, ev_sample_check_rec *o)
+{
+    assert(r->q == EV_Q_SAMPLE_CHECKS);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->input_set = ev_row_i64(r, 1);
+    o->after_sample = ev_row_i64(r, 2);
+    o->passed = ev_row_i64(r, 3) != 0;
+    o->max_abs_err = row_double_null(r, 4, &o->mae_null);
+    o->bound = row_double_null(r, 5, &o->bound_null);
+    o->mismatches = ev_row_i64(r, 6);
+    o->output_sha256 = ev_row_text(r, 7);
+    o->output = ev_row_blob(r, 8, &o->output_len);
 }
 
 void ev_row_device(const ev_row *r, ev_device_rec *o)

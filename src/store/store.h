@@ -34,7 +34,7 @@
 #include "status.h"
 #include "store/outcome.h"
 
-#define EV_STORE_VERSION 3
+#define EV_STORE_VERSION 4
 
 typedef struct ev_store ev_store; /* opaque */
 
@@ -49,9 +49,9 @@ enum {
  * newer than EV_STORE_VERSION EV_EUNSUPPORTED; a SQLite database that is
  * not an evident store EV_EFORMAT; READONLY|CREATE EV_EINVAL.  A read-only
  * open needs an existing store (EV_EREADONLY for an empty file); an older
- * schema (version 1 or 2) is read as it is, without its later tables (no
- * shards before 2, no device records before 3), so committed stores are
- * never rewritten by a reader. */
+ * schema (version 1 to 3) is read as it is, without its later tables (no
+ * shards before 2, no device records before 3, no sample checks before
+ * 4), so committed stores are never rewritten by a reader. */
 ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err);
 /* The schema version the store was opened at (user_version): below
  * EV_STORE_VERSION only for an older store opened read-only; 0 for NULL. */
@@ -193,6 +193,23 @@ typedef struct ev_validation_row {
 } ev_validation_row;
 ev_status ev_store_add_validation(ev_store *s, int64_t attempt_id, const ev_validation_row *v, ev_err *err);
 
+/* An output check after a timed sample (db/migrate-4.sql): the output of
+ * input set 0 or 1 after hot sample after_sample (-1: the last), with its
+ * bytes (never NULL). */
+typedef struct ev_sample_check_row {
+    int64_t input_set, after_sample;
+    int passed;
+    double max_abs_err, bound;
+    int64_t mismatches;
+    const char *output_sha256;
+    const void *output;
+    size_t output_len;
+} ev_sample_check_row;
+/* Once per (attempt, input set, sample): a second is EV_EDB (the schema's
+ * append-only trigger); a store below schema 4: EV_EREADONLY. */
+ev_status ev_store_add_sample_check(ev_store *s, int64_t attempt_id, const ev_sample_check_row *c,
+                                    ev_err *err);
+
 typedef struct ev_node_row {
     int64_t node_index;
     const char *function;
@@ -219,7 +236,8 @@ ev_status ev_store_add_device(ev_store *s, int64_t attempt_id, const char *json,
  * into run dst_run of s, in one transaction: its invocations with their
  * environments and shard rows, its jobs, attempts and every row that hangs
  * off an attempt (processes, bindings, samples, warm-ups, calibrations,
- * cold timings, flushes, validations, graph nodes), each id shifted past
+ * cold timings, flushes, validations, graph nodes, device records and
+ * sample checks where the source has them), each id shifted past
  * the largest already in s, so the union is key-disjoint by construction;
  * with with_run, first the run row (as dst_run), its sources and cases.
  * Fits and the run status are the caller's (the merge decides them).  A
@@ -299,6 +317,10 @@ typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
  *                    store read as it is)                           ORDER BY invocation_id
  *  EV_Q_DEVICES      attempt_id, json: each attempt's device record (none in a
  *                    store of schema version below 3)             ORDER BY attempt_id
+ *  EV_Q_SAMPLE_CHECKS attempt_id, input_set, after_sample, passed, max_abs_err,
+ *                    bound, mismatches, output_sha256, output: the output checks
+ *                    after timed samples (none below schema 4)
+ *                                           ORDER BY attempt_id, input_set, after_sample
  *
  * Integer columns that hold flags are 0/1; has_process is 1 when the
  * attempt has a process row.  Timing sorts as text ('cold' before 'hot').
@@ -326,6 +348,7 @@ typedef enum ev_query {
     EV_Q_HOT_COUNTS,
     EV_Q_SHARDS,
     EV_Q_DEVICES,
+    EV_Q_SAMPLE_CHECKS,
     EV_Q_COUNT
 } ev_query;
 
@@ -376,6 +399,18 @@ typedef struct ev_shard_rec {
     const char *phase;
 } ev_shard_rec;
 void ev_row_shard(const ev_row *r, ev_shard_rec *out);
+
+/* EV_Q_SAMPLE_CHECKS. */
+typedef struct ev_sample_check_rec {
+    int64_t attempt_id, input_set, after_sample, mismatches;
+    int passed;
+    int mae_null, bound_null;
+    double max_abs_err, bound;
+    const char *output_sha256;
+    const void *output;
+    size_t output_len;
+} ev_sample_check_rec;
+void ev_row_sample_check(const ev_row *r, ev_sample_check_rec *out);
 
 /* EV_Q_DEVICES. */
 typedef struct ev_device_rec {

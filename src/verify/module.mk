@@ -9,7 +9,11 @@
 VFIX_OBJ := $(BUILD)/obj/src/verify/fixture/vfixture.o
 BENCH_SAMPLES ?= 1000000
 
-$(BUILD)/tests/check_verify: $(VFIX_OBJ)
+# The fixture before the library, so that what it calls there is linked.
+$(BUILD)/tests/check_verify: $(BUILD)/obj/tests/check_verify.o $(TEST_SUPPORT_OBJ) $(VFIX_OBJ) $(BUILD)/libevident.a
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) $(CHECK_LIBS) -o $@
 -include $(VFIX_OBJ:.o=.d) $(BUILD)/obj/src/verify/fixture/bench_main.d
 
 $(BUILD)/bench-verify: $(BUILD)/obj/src/verify/fixture/bench_main.o $(VFIX_OBJ) $(BUILD)/libevident.a

@@ -452,7 +452,35 @@ static void vd_summary(vd_ctx *x)
                 (long long)outputs);
 }
 
-/* Output members against the validation records; replay determinism. */
+/* The output member record rec names (a validation or a sample check of
+ * job v), counted in named[]: an outputs/ member, named once, with the
+ * record's SHA-256 and size.  No member (null) is fine. */
+static void vd_output_member(vd_ctx *x, const vb_vjob *v, const cJSON *rec, const char *sha,
+                             unsigned char *named)
+{
+    vb_bundle *b = x->b;
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(rec, "output_member");
+    if (cJSON_IsNull(mem))
+        return;
+    const vb_member *m = cJSON_IsString(mem) ? vb_find(b, mem->valuestring) : NULL;
+    int64_t size;
+    if (!m || !ev_member_is_output(m->name)) {
+        vr_fail(x->r, VR_REDERIVE, VV, "job %s: output_member %s is not an outputs/ member", v->key,
+                cJSON_IsString(mem) ? mem->valuestring : "(not a string)");
+        return;
+    }
+    if (named[m - b->m]++)
+        vr_fail(x->r, VR_REDERIVE, m->name, "named by more than one record");
+    if (strcmp(m->sha_hex, sha))
+        vr_fail(x->r, VR_REDERIVE, m->name, "SHA-256 %s, but job %s records output_sha256 %s", m->sha_hex,
+                v->key, sha);
+    if (ev_jr_i64(rec, "output_size", &size) || size != (int64_t)m->len)
+        vr_fail(x->r, VR_REDERIVE, m->name, "%zu bytes, but job %s records another output_size", m->len,
+                v->key);
+}
+
+/* Output members against the validation records and the sample checks;
+ * replay determinism; a completed attempt holds no failed check. */
 static void vd_outputs(vd_ctx *x)
 {
     vb_bundle *b = x->b;
@@ -471,7 +499,6 @@ static void vd_outputs(vd_ctx *x)
             cJSON_ArrayForEach(val, vals)
             {
                 const char *stage = ev_jr_str(val, "stage"), *sha = ev_jr_str(val, "output_sha256");
-                const cJSON *mem = cJSON_GetObjectItemCaseSensitive(val, "output_member");
                 if (!stage || !sha) {
                     vr_fail(x->r, VR_REDERIVE, VV, "job %s: a validation lacks stage or output_sha256",
                             v->key);
@@ -481,25 +508,23 @@ static void vd_outputs(vd_ctx *x)
                     first_sha = sha;
                 else if (!strcmp(stage, "final"))
                     final_sha = sha;
-                if (cJSON_IsNull(mem))
-                    continue;
-                const vb_member *m = cJSON_IsString(mem) ? vb_find(b, mem->valuestring) : NULL;
-                int64_t size;
-                if (!m || !ev_member_is_output(m->name)) {
-                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: output_member %s is not an outputs/ member",
-                            v->key, cJSON_IsString(mem) ? mem->valuestring : "(not a string)");
-                    continue;
-                }
-                if (named[m - b->m]++)
-                    vr_fail(x->r, VR_REDERIVE, m->name, "named by more than one validation record");
-                if (strcmp(m->sha_hex, sha))
-                    vr_fail(x->r, VR_REDERIVE, m->name, "SHA-256 %s, but job %s records output_sha256 %s",
-                            m->sha_hex, v->key, sha);
-                if (ev_jr_i64(val, "output_size", &size) || size != (int64_t)m->len)
-                    vr_fail(x->r, VR_REDERIVE, m->name, "%zu bytes, but job %s records another output_size",
-                            m->len, v->key);
+                vd_output_member(x, v, val, sha, named);
             }
             const char *aoc = ev_jr_str(a, "outcome");
+            ev_outcome aout;
+            cJSON_ArrayForEach(val, cJSON_GetObjectItemCaseSensitive(a, "sample_checks"))
+            {
+                const char *sha = ev_jr_str(val, "output_sha256"), *why;
+                int passed = 0;
+                if (!sha || ev_jr_bool(val, "passed", &passed)) {
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: a sample check lacks passed or output_sha256",
+                            v->key);
+                    continue;
+                }
+                vd_output_member(x, v, val, sha, named);
+                if (aoc && !ev_outcome_parse(aoc, &aout) && (why = ev_check_problem(aout, passed)))
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: an attempt %s", v->key, why);
+            }
             if (aoc && !strcmp(aoc, "completed") && first_sha && final_sha && strcmp(first_sha, final_sha))
                 vr_fail(x->r, VR_REDERIVE, VV,
                         "job %s: completed, yet its final output hash differs from the first "
@@ -509,7 +534,8 @@ static void vd_outputs(vd_ctx *x)
     }
     for (size_t i = 0; i < b->n; i++)
         if (ev_member_is_output(b->m[i].name) && !named[i])
-            vr_fail(x->r, VR_REDERIVE, b->m[i].name, "no validation record names this output");
+            vr_fail(x->r, VR_REDERIVE, b->m[i].name,
+                    "no validation record or sample check names this output");
     free(named);
 }
 
@@ -989,6 +1015,7 @@ void vc_rederive(vb_bundle *b, ev_vreport *r)
     vd_drift(&x);
     vd_store_fit(&x);
     vd_outputs(&x);
+    vd_revalidate(&x);
     vd_sources(&x);
     if (b->proto)
         vd_model(&x);

@@ -7,6 +7,8 @@
  *                      the figures
  *   verify_selector.c  the graph receipts against the selector's plans
  *                      (kernels/selector.h) and the declared external entries
+ *   verify_outputs.c   every stored output validated again against the oracle
+ *                      of its case's input, regenerated from the seed
  * Private to src/verify/.
  */
 #ifndef EV_VERIFY_DERIVE_INT_H
@@ -46,5 +48,8 @@ typedef struct vd_ctx {
 
 /* verify_selector.c */
 void vd_selector(vd_ctx *x);
+/* verify_outputs.c: every stored output validated again from its case's
+ * regenerated input. */
+void vd_revalidate(vd_ctx *x);
 
 #endif

@@ -28,6 +28,7 @@
 #include "inputs.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
+#include "runner/validate.h"
 #include "stats.h"
 #include "store/outcome.h"
 #include "verify_int.h"
@@ -269,6 +270,23 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
     }
     for (size_t i = 0; i < sv.n; i++)
         free(sv.text[i]);
+    /* The checkable-case rule (runner/validate.h): the runner refuses a
+     * case whose validation passes an output of zeros or poison; a run
+     * stored before the rule (schema below 4) is noted, not failed. */
+    for (size_t ci = 0; ci < b->proto->n_cases; ci++) {
+        ev_err e = {""};
+        ev_status rc = ev_case_checkable(b->proto, ci, &e);
+        if (rc == EV_ENOMEM)
+            r->oom = 1;
+        else if (rc && schema >= 4)
+            vr_fail(r, VR_PROTOCOL, EV_MEMBER_PROTOCOL, "%s (the runner refuses such a case before it runs)",
+                    e.msg);
+        else if (rc)
+            vr_note(r, VR_PROTOCOL, EV_MEMBER_PROTOCOL,
+                    "%s; this run was stored with schema %lld, before the checkable-case rule (schema 4), so "
+                    "it is noted, not failed",
+                    e.msg, (long long)schema);
+    }
     vr_note(r, VR_PROTOCOL, "-",
             "%zu attempts held to: warm-up >= %.17g ms, %lld hot + %lld cold samples, median hot sample in "
             "[%.17g, %.17g] x %.17g ms (sample_band), every hot sample in [1/%g, %g] x that",

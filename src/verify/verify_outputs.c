@@ -1,0 +1,350 @@
+/*
+ * verify_outputs.c: check 6's outputs, validated again.  Every output the
+ * bundle holds (an outputs/ member) is validated once more against the
+ * FP64 oracle of its case's input, regenerated from protocol.json's seed
+ * (kernels/inputs.h, case key = case index) one row at a time, with the
+ * protocol's tolerances, by the function the job used
+ * (runner/validate.h, ev_output_check): the verdict, max_abs_err and
+ * bound (to the bit) and the mismatch count must be the record's.  A
+ * runner, or an editor of the bundle, cannot claim a passed validation
+ * for an output that does not pass, nor a failure for one that does.
+ *
+ *  - the first stage's output is stored; the final stage's is the same
+ *    bytes when its output_sha256 is the first's (replay determinism),
+ *    and is validated again from them;
+ *  - a run of store schema 4 or later also holds the output checks after
+ *    the timed samples (db/migrate-4.sql): the rotated sample's output,
+ *    validated against the oracle of the input its device record's seed
+ *    rewrote, and the second input set's, regenerated from the same seed
+ *    (ev_inputs_second_row); see vo_checks.
+ */
+#include "verify_derive_int.h"
+
+#include "dtype.h"
+#include "inputs.h"
+#include "runner/validate.h"
+
+/* The oracle's rows of each case, made when first needed. */
+typedef struct vo_cases {
+    ev_oracle_row **rows; /* per case, NULL until made */
+    ev_shape *shape;
+    int *bad; /* 1: the case could not be made (reported once) */
+    size_t n;
+    size_t made;
+} vo_cases;
+
+/* The oracle rows of case ci, or NULL (reported; r->oom on no memory). */
+static const ev_oracle_row *vo_rows(vo_cases *c, const ev_protocol *p, size_t ci, ev_vreport *r)
+{
+    ev_err err = {""};
+    ev_status rc;
+    if (ci >= c->n || c->bad[ci])
+        return NULL;
+    if (c->rows[ci])
+        return c->rows[ci];
+    rc = ev_case_oracle_rows(p, ci, &c->shape[ci], &c->rows[ci], &err);
+    if (rc == EV_ENOMEM)
+        r->oom = 1;
+    else if (rc)
+        vr_fail(r, VR_REDERIVE, EV_MEMBER_PROTOCOL, "cases[%zu]: its input cannot be regenerated: %s", ci,
+                err.msg);
+    if (rc) {
+        c->bad[ci] = 1;
+        return NULL;
+    }
+    c->made++;
+    return c->rows[ci];
+}
+
+/* The record's numbers against v, validated again; one failure naming
+ * both when they differ.  what: "the first output", ... */
+static void vo_compare(ev_vreport *r, const char *member, const vb_vjob *j, int64_t att, const char *what,
+                       const cJSON *rec, const ev_validation *v)
+{
+    int passed = -1;
+    double mae = NAN, bound = NAN;
+    int64_t mism = -1;
+    int ok = !ev_jr_bool(rec, "passed", &passed) && !ev_jr_dbl(rec, "max_abs_err", &mae) &&
+             !ev_jr_dbl(rec, "bound", &bound) && !ev_jr_i64(rec, "mismatches", &mism);
+    ok = ok && passed == v->passed && !memcmp(&mae, &v->max_abs_err, sizeof mae) &&
+         !memcmp(&bound, &v->bound, sizeof bound) && mism == v->mismatches;
+    if (!ok)
+        vr_fail(r, VR_REDERIVE, member,
+                "job %s attempt %lld: %s, validated again against the oracle of the input regenerated "
+                "from protocol.json's seed, gives %s (max_abs_err %.17g, bound %.17g, %lld mismatches); "
+                "validation.json records %s (max_abs_err %.17g, bound %.17g, %lld mismatches)",
+                j->key, (long long)att, what, v->passed ? "passed" : "failed", v->max_abs_err, v->bound,
+                (long long)v->mismatches,
+                passed == 1   ? "passed"
+                : passed == 0 ? "failed"
+                              : "no verdict",
+                mae, bound, (long long)mism);
+}
+
+/* The output member a record names with its bytes checked for length
+ * against the case's R rows, or NULL (vd_outputs reports a missing or
+ * misnamed member). */
+static const vb_member *vo_member(vb_bundle *b, ev_vreport *r, const vb_vjob *j, int64_t att,
+                                  const cJSON *rec, const ev_shape *s)
+{
+    const cJSON *mem = cJSON_GetObjectItemCaseSensitive(rec, "output_member");
+    const vb_member *m = cJSON_IsString(mem) ? vb_find(b, mem->valuestring) : NULL;
+    size_t want = (size_t)s->rows * ev_dtype_size(s->dtype);
+    if (!m || !ev_member_is_output(m->name))
+        return NULL;
+    if (m->len != want) {
+        vr_fail(r, VR_REDERIVE, m->name,
+                "job %s attempt %lld: %zu bytes, but the case's %lld rows of %s are %zu: not this case's "
+                "output",
+                j->key, (long long)att, m->len, (long long)s->rows, ev_dtype_name(s->dtype), want);
+        return NULL;
+    }
+    return m;
+}
+
+/* The (set, after) pairs a completed attempt's checks must be, from its
+ * device record: the rotation's sample for both sets, the last for set 1
+ * (set 0's last is the final validation).  OUT: want[*n] (at most 3). */
+static void vo_wanted(const cJSON *dev, int64_t want[3][2], size_t *n)
+{
+    const cJSON *rot = cJSON_GetObjectItemCaseSensitive(dev, "rotation");
+    int64_t before = -1, sets = 1;
+    *n = 0;
+    if (cJSON_IsObject(rot) && ev_jr_i64(rot, "before", &before))
+        before = -1;
+    if (ev_jr_i64(dev, "input_sets", &sets))
+        sets = 1;
+    if (before >= 0) {
+        want[*n][0] = 0;
+        want[(*n)++][1] = before;
+        if (sets == 2) {
+            want[*n][0] = 1;
+            want[(*n)++][1] = before;
+        }
+    }
+    if (sets == 2) {
+        want[*n][0] = 1;
+        want[(*n)++][1] = -1;
+    }
+}
+
+/* The oracle rows of attempt a's input set `set` after hot sample `after`,
+ * regenerated from its device record's seed: set 0 is the case's input
+ * with the rotation's rows rewritten (ev_inputs_new_row, seed + k, in
+ * order: a row drawn twice holds its last values), set 1 the second input
+ * set (ev_inputs_second_row).  OUT: *out (malloc'd, R rows).  Returns 0,
+ * 1 when the record names no seed (nothing to regenerate), -1 when out of
+ * memory. */
+static int vo_check_rows(const ev_protocol *p, const ev_shape *s, const ev_oracle_row *case_rows,
+                         const cJSON *dev, int64_t set, ev_oracle_row **out)
+{
+    const cJSON *rot = cJSON_GetObjectItemCaseSensitive(dev, "rotation");
+    const char *hex = cJSON_IsObject(rot) ? ev_jr_str(rot, "seed") : NULL;
+    uint64_t seed;
+    int64_t before, *rows = NULL;
+    size_t n = 0, rb = (size_t)s->cols * ev_dtype_size(s->dtype);
+    ev_oracle_row *e;
+    unsigned char *row;
+
+    *out = NULL;
+    if (!hex)
+        return 1;
+    seed = strtoull(hex, NULL, 16);
+    e = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *e);
+    row = malloc(rb ? rb : 1);
+    if (set == 0) {
+        ev_inputs_rotation(seed, p->samples, s->rows, &before, &n, NULL);
+        rows = malloc((n ? n : 1) * sizeof *rows);
+    }
+    if (!e || !row || (set == 0 && !rows)) {
+        free(e);
+        free(row);
+        free(rows);
+        return -1;
+    }
+    if (set == 0) {
+        memcpy(e, case_rows, (size_t)s->rows * sizeof *e);
+        ev_inputs_rotation(seed, p->samples, s->rows, &before, &n, rows);
+        for (size_t k = 0; k < n; k++) {
+            ev_inputs_new_row(s, seed + k, rows[k], row);
+            ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &e[rows[k]]);
+        }
+    } else {
+        for (int64_t r = 0; r < s->rows; r++) {
+            ev_inputs_second_row(s, seed, r, row);
+            ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &e[r]);
+        }
+    }
+    free(row);
+    free(rows);
+    *out = e;
+    return 0;
+}
+
+/* Attempt a's output checks after timed samples (schema 4): each one's
+ * bytes validated again against its regenerated input; a completed
+ * attempt holds exactly the checks its device record calls for.
+ * Counts what it validated again in *n_checked, what it could not in
+ * *n_unseeded. */
+static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, const ev_shape *s,
+                      const ev_oracle_row *case_rows, size_t *n_checked, size_t *n_unseeded)
+{
+    vb_bundle *b = x->b;
+    const cJSON *checks = cJSON_GetObjectItemCaseSensitive(a, "sample_checks"), *c;
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(a, "device");
+    const char *oc = ev_jr_str(a, "outcome");
+    ev_oracle_row *rows[2] = {NULL, NULL};
+    int64_t want[3][2];
+    size_t n_want = 0, seen = 0;
+
+    if (!cJSON_IsArray(checks)) {
+        vr_fail(x->r, VR_REDERIVE, VV,
+                "job %s attempt %lld: no sample_checks array, in a run stored with schema 4 or later", j->key,
+                (long long)att);
+        return;
+    }
+    if (!cJSON_IsObject(dev)) { /* no seed to regenerate from: check 5 judges the missing record */
+        *n_unseeded += (size_t)cJSON_GetArraySize(checks);
+        return;
+    }
+    vo_wanted(dev, want, &n_want);
+    cJSON_ArrayForEach(c, checks)
+    {
+        int64_t set, after;
+        int mine = 0;
+        if (ev_jr_i64(c, "input_set", &set) || ev_jr_i64(c, "after_sample", &after) || set < 0 || set > 1) {
+            vr_fail(x->r, VR_REDERIVE, VV,
+                    "job %s attempt %lld: a sample check lacks input_set or after_sample", j->key,
+                    (long long)att);
+            continue;
+        }
+        for (size_t k = 0; k < n_want; k++)
+            mine |= want[k][0] == set && want[k][1] == after;
+        if (!mine) {
+            vr_fail(x->r, VR_REDERIVE, VV,
+                    "job %s attempt %lld: a check of input set %lld after %s%lld, which its device record "
+                    "does not call for",
+                    j->key, (long long)att, (long long)set, after < 0 ? "the last sample" : "hot sample ",
+                    after < 0 ? 0LL : (long long)after);
+            continue;
+        }
+        seen++;
+        const vb_member *m = vo_member(b, x->r, j, att, c, s);
+        if (!m)
+            continue;
+        if (!rows[set]) {
+            int rc = vo_check_rows(b->proto, s, case_rows, dev, set, &rows[set]);
+            if (rc < 0) {
+                x->r->oom = 1;
+                break;
+            }
+            if (rc > 0) {
+                (*n_unseeded)++;
+                continue;
+            }
+        }
+        char what[96];
+        ev_validation v;
+        if (after < 0)
+            snprintf(what, sizeof what, "the output of input set %lld after the last sample", (long long)set);
+        else
+            snprintf(what, sizeof what, "the output of input set %lld after hot sample %lld", (long long)set,
+                     (long long)after);
+        ev_output_check(b->proto, s, NULL, rows[set], m->data, &v);
+        vo_compare(x->r, m->name, j, att, what, c, &v);
+        (*n_checked)++;
+    }
+    if (oc && !strcmp(oc, "completed") && seen != n_want)
+        vr_fail(x->r, VR_REDERIVE, VV,
+                "job %s attempt %lld (completed): %zu of the %zu output checks its device record calls for "
+                "(the rotated sample's output, the second input set's): a check was left out",
+                j->key, (long long)att, seen, n_want);
+    free(rows[0]);
+    free(rows[1]);
+}
+
+void vd_revalidate(vd_ctx *x)
+{
+    vb_bundle *b = x->b;
+    const ev_protocol *p = b->proto;
+    vo_cases c;
+    size_t n_checked = 0, n_after = 0, n_unseeded = 0;
+    int64_t schema = 0;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+
+    if (!p || !b->vjobs)
+        return; /* checks 3 and 4 said why */
+    if (ev_jr_i64(run, "store_schema", &schema))
+        schema = 0; /* before schema 3's device records: no sample checks either */
+    memset(&c, 0, sizeof c);
+    c.n = p->n_cases;
+    c.rows = calloc(c.n ? c.n : 1, sizeof *c.rows);
+    c.shape = calloc(c.n ? c.n : 1, sizeof *c.shape);
+    c.bad = calloc(c.n ? c.n : 1, sizeof *c.bad);
+    if (!c.rows || !c.shape || !c.bad) {
+        x->r->oom = 1;
+        goto out;
+    }
+    for (size_t k = 0; k < b->n_vjobs && !x->r->oom; k++) {
+        const vb_vjob *j = &b->vjobs[k];
+        const cJSON *a;
+        if (j->case_index < 0 || (size_t)j->case_index >= c.n)
+            continue;
+        cJSON_ArrayForEach(a, j->attempts)
+        {
+            const cJSON *vals = cJSON_GetObjectItemCaseSensitive(a, "validations"), *val, *first = NULL;
+            const vb_member *m = NULL;
+            const ev_oracle_row *rows;
+            const ev_shape *s;
+            int64_t att;
+            if (ev_jr_i64(a, "attempt", &att) || !cJSON_GetArraySize(vals))
+                continue;
+            if (!(rows = vo_rows(&c, p, (size_t)j->case_index, x->r)))
+                break;
+            s = &c.shape[j->case_index];
+            if (schema >= 4)
+                vo_checks(x, j, att, a, s, rows, &n_after, &n_unseeded);
+            cJSON_ArrayForEach(val, vals)
+            {
+                const char *st = ev_jr_str(val, "stage");
+                if (st && !strcmp(st, "first"))
+                    first = val;
+            }
+            if (!first || !(m = vo_member(b, x->r, j, att, first, s)))
+                continue;
+            ev_validation v;
+            ev_output_check(p, s, NULL, rows, m->data, &v);
+            vo_compare(x->r, m->name, j, att, "the first output", first, &v);
+            n_checked++;
+            /* the final stage's output is the first's bytes when its hash is */
+            cJSON_ArrayForEach(val, vals)
+            {
+                const char *st = ev_jr_str(val, "stage"), *sha = ev_jr_str(val, "output_sha256");
+                if (st && !strcmp(st, "final") && sha && !strcmp(sha, m->sha_hex))
+                    vo_compare(x->r, m->name, j, att, "the final output (the first's bytes)", val, &v);
+            }
+        }
+    }
+    if (n_checked)
+        vr_note(x->r, VR_REDERIVE, EV_MEMBER_OUTPUTS,
+                "%zu outputs of %zu cases validated again against the FP64 oracle of inputs regenerated from "
+                "protocol.json's seed: every verdict, max_abs_err, bound and mismatch count is the record's",
+                n_checked, c.made);
+    if (n_after)
+        vr_note(x->r, VR_REDERIVE, EV_MEMBER_OUTPUTS,
+                "%zu output checks after timed samples validated again against the inputs their attempts' "
+                "secret seeds made (the rotated rows, the second input set), regenerated from the device "
+                "records: each is the record's",
+                n_after);
+    if (n_unseeded)
+        vr_note(x->r, VR_REDERIVE, EV_MEMBER_OUTPUTS,
+                "%zu output checks not validated again: their attempts have no device record, or one that "
+                "names no seed (fewer than two hot samples: no rotation)",
+                n_unseeded);
+out:
+    for (size_t i = 0; c.rows && i < c.n; i++)
+        free(c.rows[i]);
+    free(c.rows);
+    free(c.shape);
+    free(c.bad);
+}
