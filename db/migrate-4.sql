@@ -13,7 +13,11 @@
 -- the second set's again (after_sample -1; set 0's is the `final`
 -- validation).  The seed is in the attempt's device record, written after
 -- the samples, so verify-bundle can regenerate both inputs and validate
--- these bytes again.  A failed check is also written as the attempt's
+-- these bytes again.  A check whose bytes an earlier check of the same
+-- attempt and input set already holds (the same output_sha256: the
+-- second set's output after the last sample is, for a deterministic
+-- kernel, its output after the rotated one) keeps NULL, as the `final`
+-- validation does.  A failed check is also written as the attempt's
 -- failed `final` validation, so outcomes are derived as before.
 
 CREATE TABLE sample_checks (
@@ -25,7 +29,7 @@ CREATE TABLE sample_checks (
     bound         REAL NOT NULL,
     mismatches    INTEGER NOT NULL,
     output_sha256 TEXT NOT NULL,
-    output        BLOB NOT NULL,
+    output        BLOB,                     -- NULL: an earlier check of the set holds these bytes
     PRIMARY KEY (attempt_id, input_set, after_sample)
 );
 

@@ -785,14 +785,13 @@ out:
 }
 
 /* Counts the compute processes NVML lists on the device.  OUT: *others
- * (the count less one: this process holds a context on it, whatever pid
+ * (the count less one: process `me` holds a context on it, whatever pid
  * NVML reports for it; -1 when the list is empty or cannot be read) and
- * *self (1 when getpid() is in the list: no pid namespace between). */
-static void ev_nvml_others(const ev_nvml *n, int64_t *others, int *self)
+ * *self (1 when me is in the list: no pid namespace between). */
+static void ev_nvml_others(const ev_nvml *n, unsigned me, int64_t *others, int *self)
 {
     ev_nvml_proc list[NVML_PROCS + 1]; /* one spare entry in case this NVML's is longer */
     unsigned count = NVML_PROCS;
-    unsigned me = (unsigned)getpid();
     int r;
 
     *others = -1;
@@ -811,30 +810,39 @@ static void ev_nvml_others(const ev_nvml *n, int64_t *others, int *self)
         *others = (int64_t)count - 1;
 }
 
+/* NVML's facts of the device into *st (left as they are where NVML
+ * cannot say), with process `me` as the one holding the job's context:
+ * one reading for the worker's own jobs (state) and for a job whose
+ * kernel runs in another process (watch_state). */
+static void ev_nvml_facts(const ev_nvml *n, unsigned me, ev_device_state *st)
+{
+    unsigned long long reasons = 0;
+    int cur = 0, pending = 0;
+
+    ev_nvml_others(n, me, &st->other_processes, &st->self_seen);
+    if (n->dev == NULL)
+        return;
+    if (n->reasons != NULL && n->reasons(n->dev, &reasons) == 0)
+        st->throttle_reasons = (int64_t)(reasons & 0x7fffffffffffffffULL);
+    if (n->ecc != NULL && n->ecc(n->dev, &cur, &pending) == 0)
+        st->ecc = cur != 0;
+    if (n->mig != NULL && n->mig(n->dev, &cur, &pending) == 0)
+        st->mig = cur != 0;
+    if (n->persistence != NULL && n->persistence(n->dev, &cur) == 0)
+        st->persistence = cur != 0;
+}
+
 /* See backend.h: NVML's view of the device, the persisting-L2 limit read
  * back, and the linked CUB's version. */
 static ev_status cuda_state(void *impl, ev_device_state *out, ev_err *err)
 {
     cuda_impl *c = (cuda_impl *)impl;
     ev_device_state st;
-    const ev_nvml *n = &c->nvml;
-    unsigned long long reasons = 0;
-    int cur = 0, pending = 0;
     size_t limit = 0;
 
     (void)err;
     ev_device_state_unknown(&st);
-    ev_nvml_others(n, &st.other_processes, &st.self_seen);
-    if (n->dev != NULL) {
-        if (n->reasons != NULL && n->reasons(n->dev, &reasons) == 0)
-            st.throttle_reasons = (int64_t)(reasons & 0x7fffffffffffffffULL);
-        if (n->ecc != NULL && n->ecc(n->dev, &cur, &pending) == 0)
-            st.ecc = cur != 0;
-        if (n->mig != NULL && n->mig(n->dev, &cur, &pending) == 0)
-            st.mig = cur != 0;
-        if (n->persistence != NULL && n->persistence(n->dev, &cur) == 0)
-            st.persistence = cur != 0;
-    }
+    ev_nvml_facts(&c->nvml, (unsigned)getpid(), &st);
     if (c->l2_persisting) {
         cudaError_t e = cudaDeviceGetLimit(&limit, cudaLimitPersistingL2CacheSize);
         if (e == cudaSuccess)
@@ -847,8 +855,64 @@ static ev_status cuda_state(void *impl, ev_device_state *out, ev_err *err)
     return EV_OK;
 }
 
+/* The PCI bus id of CUDA device index through the driver API, dlopen'd:
+ * cuInit and cuDeviceGetPCIBusId create no context, so a watching process
+ * is not one of NVML's compute processes.  Returns 0, or -1 (pci left
+ * empty). */
+typedef int (*cu_init_fn)(unsigned);
+typedef int (*cu_device_get_fn)(int *, int);
+typedef int (*cu_pci_fn)(char *, int, int);
+static int ev_cu_pci(int64_t index, char *pci, int cap)
+{
+    void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    int dev = 0, rc = -1;
+    pci[0] = '\0';
+    if (lib == NULL)
+        return -1;
+    cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
+    cu_device_get_fn get = (cu_device_get_fn)dlsym(lib, "cuDeviceGet");
+    cu_pci_fn bus = (cu_pci_fn)dlsym(lib, "cuDeviceGetPCIBusId");
+    if (init != NULL && get != NULL && bus != NULL && init(0) == 0 && get(&dev, (int)index) == 0 &&
+        bus(pci, cap, dev) == 0)
+        rc = 0;
+    else
+        pci[0] = '\0';
+    dlclose(lib);
+    return rc;
+}
+
+/* See backend.h: NVML on the device of index, found by its PCI bus id. */
+static ev_status cuda_watch_open(int64_t index, void **w, ev_err *err)
+{
+    ev_nvml *n = (ev_nvml *)calloc(1, sizeof *n);
+    char pci[32];
+    *w = NULL;
+    if (n == NULL)
+        return ev_err_set(err, EV_ENOMEM, "cuda watch: out of memory");
+    if (ev_cu_pci(index, pci, (int)sizeof pci) == 0)
+        ev_nvml_open(n, pci);
+    *w = n;
+    return EV_OK;
+}
+
+static void cuda_watch_state(void *w, int64_t pid, ev_device_state *out)
+{
+    ev_device_state_unknown(out);
+    if (w != NULL)
+        ev_nvml_facts((const ev_nvml *)w, (unsigned)pid, out);
+}
+
+static void cuda_watch_close(void *w)
+{
+    if (w == NULL)
+        return;
+    ev_nvml_close((ev_nvml *)w);
+    free(w);
+}
+
 extern "C" const ev_backend_ops ev_backend_cuda_ops = {
-    "cuda",      cuda_open,     cuda_close,       cuda_info,        cuda_bind,
-    cuda_poison, cuda_launch,   cuda_read_output, cuda_cold_launch, cuda_capture,
-    cuda_replay, cuda_sm_clock, cuda_read_input,  cuda_write_input, cuda_state,
+    "cuda",          cuda_open,        cuda_close,       cuda_info,        cuda_bind,
+    cuda_poison,     cuda_launch,      cuda_read_output, cuda_cold_launch, cuda_capture,
+    cuda_replay,     cuda_sm_clock,    cuda_read_input,  cuda_write_input, cuda_state,
+    cuda_watch_open, cuda_watch_state, cuda_watch_close,
 };

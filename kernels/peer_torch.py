@@ -199,6 +199,24 @@ def compile_only(a):
     os._exit(0)
 
 
+def device_record(torch, samples, cold_samples, walls):
+    """The device record's members (without its type): torch's and
+    triton's versions, the walls of the hot samples, every NVML fact -1
+    (the worker reads them).  torch may be None (the record's shape alone,
+    for the tests where torch does not import)."""
+    versions = {}
+    if torch is not None:
+        versions["torch"] = str(torch.__version__)
+        tri = sys.modules.get("triton")
+        if tri is not None and getattr(tri, "__version__", None):
+            versions["triton"] = str(tri.__version__)
+    return {"rotation": None, "other_processes": -1, "self_seen": False, "throttle_reasons": -1, "ecc": -1,
+            "mig": -1, "persistence": -1, "persisting_l2_bytes": -1, "versions": versions,
+            "hot_other_processes": [-1] * samples, "hot_throttle_reasons": [-1] * samples,
+            "hot_wall_ms": list(walls), "cold_other_processes": [-1] * cold_samples,
+            "cold_throttle_reasons": [-1] * cold_samples}
+
+
 def affinity():
     try:
         cpus = sorted(os.sched_getaffinity(0))
@@ -328,12 +346,20 @@ def main():
 
     rec.emit("cold", name="graph-capture", elapsed_ns=time.perf_counter_ns() - t_capture)
 
-    def replay(k):
+    def replay(k, walls=None):
+        # walls: the host's wall clock around the replay, from before its
+        # first event until the whole device is idle (every stream: work
+        # the events did not hold), in ms, appended per hot sample (the
+        # late-work rule, src/runner/sample_rules.h)
+        t0 = time.perf_counter_ns()
         e0.record()
         for _ in range(k):
             g.replay()
         e1.record()
         e1.synchronize()
+        if walls is not None:
+            torch.cuda.synchronize()
+            walls.append((time.perf_counter_ns() - t0) / 1e6)
         return e0.elapsed_time(e1)
 
     # warm-up with calibration inside it (as src/runner/worker.c does)
@@ -369,20 +395,16 @@ def main():
         elapsed += ms
         replays += kk
     rec.emit("warmup", target_ms=a.warmup_ms, elapsed_ms=elapsed, replays=replays)
+    walls = []
     for i in range(a.samples):
-        ms = replay(r)
+        ms = replay(r, walls)
         rec.emit("sample", timing="hot", index=i, replays=r, ops_per_graph=a.ops, elapsed_ms=ms)
     # the device record (docs/runner.md "Worker records"), after the samples:
     # the versions of torch and triton that compiled and ran the reduction
-    # (issue 19); the peer gets no rotated input and reads no NVML state,
-    # so those facts are unknown (-1), which is never a failure
-    tri = sys.modules.get("triton")
-    versions = {"torch": str(torch.__version__)}
-    if tri is not None and getattr(tri, "__version__", None):
-        versions["triton"] = str(tri.__version__)
-    rec.emit("device", rotation=None, other_processes=-1, self_seen=False, throttle_reasons=-1, ecc=-1,
-             mig=-1, persistence=-1, persisting_l2_bytes=-1, versions=versions,
-             hot_other_processes=[-1] * a.samples, hot_throttle_reasons=[-1] * a.samples)
+    # (issue 19) and the hot samples' walls; the peer gets no rotated input,
+    # and the NVML facts, unknown (-1) here, are filled in by the worker,
+    # which read them as each sample arrived (src/runner/torch_peer.c)
+    rec.emit("device", **device_record(torch, a.samples, a.cold_samples, walls))
     torch.cuda.synchronize()
     with open(a.out_final, "wb") as f:
         f.write(gout.contiguous().cpu().view(torch.uint8).numpy().tobytes() if a.rows else b"")

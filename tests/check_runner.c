@@ -2139,6 +2139,68 @@ START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_output
 }
 END_TEST
 
+/* A stand-in peer whose device record is peer_torch.py's own
+ * (device_record, importable without torch): a cold sample, two hot
+ * samples with their walls, then the record. */
+static const char fake_peer_device[] =
+    "import argparse, json, os, sys\n"
+    "sys.path.insert(0, 'kernels')\n"
+    "import peer_torch\n"
+    "p = argparse.ArgumentParser()\n"
+    "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"
+    "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n"
+    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns'):\n"
+    "    p.add_argument('--' + k)\n"
+    "a = p.parse_args()\n"
+    "for f in (a.out_first, a.out_final):\n"
+    "    open(f, 'wb').write(bytes(int(a.rows) * 4))\n"
+    "w = os.fdopen(int(a.record_fd), 'w')\n"
+    "def emit(t, **f):\n"
+    "    r = {'type': t}\n"
+    "    r.update(f)\n"
+    "    w.write(json.dumps(r) + '\\n')\n"
+    "emit('hello', version=1, pid=1, job_key=a.job_key, arm='torch-compile', affinity='0')\n"
+    "emit('sample', timing='cold', index=0, replays=1, ops_per_graph=1, elapsed_ms=0.125)\n"
+    "for i in range(2):\n"
+    "    emit('sample', timing='hot', index=i, replays=3, ops_per_graph=100, elapsed_ms=0.5)\n"
+    "emit('device', **peer_torch.device_record(None, 2, 1, [0.5000000000000001, 0.75]))\n"
+    "emit('end', records=5)\n";
+
+/* The torch peer's device record (issue 16): peer_torch.py writes its hot
+ * samples' walls (the late-work rule's second clock) and -1 for every
+ * NVML fact; the worker, which holds no context on the device, fills in
+ * one reading of its backend's watch per sample it relayed (the cpu
+ * backend has none: -1) and the device's state, keeps the walls to the
+ * bit, and the supervisor's reader accepts the record. */
+START_TEST(test_the_torch_peers_device_record_gets_the_workers_readings_and_keeps_its_walls)
+{
+    char script[512];
+    const char *extra[] = {"--python", "python3", "--peer-script", script, NULL};
+    ev_buf recs = EV_BUF_INIT;
+    ev_err e = {{0}};
+    cJSON *d = NULL;
+    char why[256] = "";
+    ev_rule_sample hot[2], cold[1];
+
+    snprintf(script, sizeof script, "%s", write_file("fake_peer_device.py", fake_peer_device));
+    ck_assert_int_eq(run_worker(1, "torch-compile", extra, &recs), 0);
+    /* the samples go through byte for byte */
+    ck_assert_str_eq(rec_line(&recs, 1), "{\"type\": \"sample\", \"timing\": \"cold\", \"index\": 0, "
+                                         "\"replays\": 1, \"ops_per_graph\": 1, \"elapsed_ms\": 0.125}");
+    const char *dev = strstr(recs.data, "{\"type\":\"device\"");
+    ck_assert_ptr_nonnull(dev);
+    ck_assert_int_eq(ev_json_parse(dev, strcspn(dev, "\n"), 0, &d, &e), EV_OK);
+    ck_assert_msg(ev_rule_device_read(d, hot, 2, cold, 1, why, sizeof why) == 0, "%s", why);
+    ck_assert(hot[0].wall_ms == 0.5000000000000001 && hot[1].wall_ms == 0.75);
+    ck_assert_int_eq(hot[1].other_processes, -1); /* cpu: no watch */
+    ck_assert_int_eq(cold[0].throttle_reasons, -1);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "cold_other_processes")), 1);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "versions")), 0);
+    cJSON_Delete(d);
+    ev_buf_free(&recs);
+}
+END_TEST
+
 /*
  * Runs one worker job (arm on case ci of unit_protocol, extra arguments).
  * gate -1: no gate; else behind a gate on fd 5: for 300 ms nothing may
@@ -2638,6 +2700,7 @@ int main(void)
     tcase_add_test(tc, test_torch_compile_is_skipped_with_the_hosts_own_import_error);
     tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
+    tcase_add_test(tc, test_the_torch_peers_device_record_gets_the_workers_readings_and_keeps_its_walls);
     tcase_add_test(tc, test_every_data_record_decodes_to_the_row_it_was_encoded_from);
     tcase_add_test(tc, test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);

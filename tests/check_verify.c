@@ -2935,8 +2935,10 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
         const char *why =
             cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring;
-        if (k < 3)
-            ck_assert_str_eq(why, failed[k].why);
+        size_t nw = strlen(failed[k].why);
+        if (k < 3) /* a loaded host may break another rule too: " (1 more)" */
+            ck_assert_msg(!strncmp(why, failed[k].why, nw) && (!why[nw] || !strncmp(why + nw, " (", 2)), "%s",
+                          why);
         else /* the late one's figures are this host's */
             ck_assert_msg(!strncmp(why, failed[k].why, strlen(failed[k].why)) &&
                               strstr(why, "over 1.5 x + 20 ms"),
@@ -3085,12 +3087,20 @@ START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_th
                 continue;
             cJSON *checks = cJSON_GetObjectItem(a, "sample_checks"), *c;
             ck_assert_int_eq(cJSON_GetArraySize(checks), 3);
+            int kept = 0;
             cJSON_ArrayForEach(c, checks)
             {
                 cJSON *m = cJSON_GetObjectItem(c, "output_member");
                 ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(c, "passed")));
-                ck_assert_ptr_nonnull(tm_get(&l, m->valuestring));
+                if (cJSON_IsString(m)) {
+                    ck_assert_ptr_nonnull(tm_get(&l, m->valuestring));
+                    kept++;
+                }
             }
+            /* the second set's output after the last sample is its output
+             * after the rotated one: its bytes are kept once */
+            ck_assert_int_eq(kept, 2);
+            ck_assert(cJSON_IsNull(cJSON_GetObjectItem(cJSON_GetArrayItem(checks, 1), "output_member")));
             if (!key)
                 key = cJSON_GetObjectItem(j, "job_key")->valuestring;
         }
@@ -3101,7 +3111,7 @@ START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_th
     cJSON_Delete(v);
     tm_free(&l);
 
-    for (int t = 0; t < 5; t++) {
+    for (int t = 0; t < 6; t++) {
         char tag[32], member[160];
         const char *want = NULL, *check = "rederive";
         tm_load(&l, zip);
@@ -3110,6 +3120,13 @@ START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_th
         cJSON *c = cJSON_GetArrayItem(checks, t == 0 ? 2 : 0);
         snprintf(member, sizeof member, "%s", cJSON_GetObjectItem(c, "output_member")->valuestring);
         switch (t) {
+        case 5: /* the check that kept no bytes claims a hash no other check of its set has */
+            cJSON_ReplaceItemInObject(
+                cJSON_GetArrayItem(checks, 1), "output_sha256",
+                cJSON_CreateString("00000000000000000000000000000000000000000000000000000000000000aa"));
+            want = "the check of input set 1 after the last sample keeps no bytes, and no other check of the "
+                   "set has its output_sha256";
+            break;
         case 0: /* the second set's check after the last sample, left out with its member */
             cJSON_DeleteItemFromArray(checks, 2);
             tm_remove(&l, member);

@@ -181,6 +181,8 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
     }
     for (size_t i = 0; i < L->checks.n; i++) {
         const xcheck *c = ex_vec_at(&L->checks, i);
+        if (!c->has_output)
+            continue;
         ex_check_name(c, name, sizeof name);
         if ((rc = bundle_add_copy(B, name, c->output, c->output_len)))
             goto oom;

@@ -121,7 +121,7 @@ typedef struct xval {
 typedef struct xcheck {
     int64_t attempt_id, input_set, after_sample, mismatches;
     const char *sha256;
-    int passed, mae_null, bound_null;
+    int passed, mae_null, bound_null, has_output;
     double max_abs_err, bound;
     const void *output;
     size_t output_len;

@@ -454,6 +454,7 @@ static ev_status on_check(void *ctx, const ev_row *r)
     x->bound = g.bound;
     x->mismatches = g.mismatches;
     x->sha256 = g.output_sha256;
+    x->has_output = g.has_output;
     x->output = g.output;
     x->output_len = g.output_len;
     if ((rc = own_str(L, &x->sha256)))

@@ -197,9 +197,14 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
             ev_jb_dbl(b, p, "bound", !x->bound_null, x->bound, "null in store");
             ev_jb_i64(b, p, "mismatches", x->mismatches);
             ev_jb_str(b, p, "output_sha256", x->sha256);
-            ex_check_name(x, name, sizeof name);
-            ev_jb_str(b, p, "output_member", name);
-            ev_jb_i64(b, p, "output_size", (int64_t)x->output_len);
+            if (x->has_output) {
+                ex_check_name(x, name, sizeof name);
+                ev_jb_str(b, p, "output_member", name);
+                ev_jb_i64(b, p, "output_size", (int64_t)x->output_len);
+            } else {
+                ev_jb_null(b, p, "output_member");
+                ev_jb_null(b, p, "output_size");
+            }
         }
     }
 
@@ -495,7 +500,8 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
         if (v->has_output && !strcmp(v->stage, "first"))
             n_outputs++;
     }
-    n_outputs += (int64_t)L->checks.n;
+    for (size_t i = 0; i < L->checks.n; i++)
+        n_outputs += ((const xcheck *)ex_vec_at(&L->checks, i))->has_output;
 
     json_drift(&b, L, root);
 

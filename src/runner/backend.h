@@ -163,6 +163,18 @@ typedef struct ev_backend_ops {
      * field it cannot read -1 (or "").  An absent NVML or NVML call is not
      * an error; a failed CUDA call is (EV_ECUDA). */
     ev_status (*state)(void *impl, ev_device_state *out, ev_err *err);
+    /* A watch on device device_index for a job whose kernel runs in another
+     * process (the torch peer): NVML only, no context of this process's
+     * own on the device.  OUT: *w (watch_close it; NULL where nothing can
+     * be watched).  NULL functions: the backend has no such watch (cpu),
+     * and every fact is unknown. */
+    ev_status (*watch_open)(int64_t device_index, void **w, ev_err *err);
+    /* The device's state as state() reads it from NVML, with pid standing
+     * for "this process" (the peer: other_processes is NVML's list less
+     * one, self_seen says whether pid is in it); persisting_l2_bytes and
+     * cub_version are unknown.  w may be NULL (all unknown). */
+    void (*watch_state)(void *w, int64_t pid, ev_device_state *out);
+    void (*watch_close)(void *w); /* NULL-safe */
 } ev_backend_ops;
 
 /*

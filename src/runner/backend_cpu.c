@@ -532,7 +532,22 @@ static ev_status cpu_state(void *impl, ev_device_state *out, ev_err *err)
 }
 
 const ev_backend_ops ev_backend_cpu_ops = {
-    "cpu",      cpu_open,     cpu_close,       cpu_info,        cpu_bind,
-    cpu_poison, cpu_launch,   cpu_read_output, cpu_cold_launch, cpu_capture,
-    cpu_replay, cpu_sm_clock, cpu_read_input,  cpu_write_input, cpu_state,
+    "cpu",
+    cpu_open,
+    cpu_close,
+    cpu_info,
+    cpu_bind,
+    cpu_poison,
+    cpu_launch,
+    cpu_read_output,
+    cpu_cold_launch,
+    cpu_capture,
+    cpu_replay,
+    cpu_sm_clock,
+    cpu_read_input,
+    cpu_write_input,
+    cpu_state,
+    NULL,
+    NULL,
+    NULL, /* no watch: a job's other process has no device to read */
 };

@@ -76,10 +76,11 @@ ev_status ev_job_validation(ev_rec_out *out, const char *stage, const ev_validat
 
 /* Writes a check record (an output checked after a timed sample, db/
  * migrate-4.sql): input set `set`'s output after hot sample `after` (-1:
- * the last), its validation v and its bytes.  OUT: hash, their SHA-256
- * hex. */
+ * the last), its validation v and its bytes, unless it passed with the
+ * hash same_as (an earlier check of the set that kept the same bytes;
+ * NULL: none).  OUT: hash, their SHA-256 hex. */
 ev_status ev_job_sample_check(ev_rec_out *out, int64_t set, int64_t after, const ev_validation *v,
-                              const void *bytes, size_t len, char hash[65], ev_err *err);
+                              const void *bytes, size_t len, const char *same_as, char hash[65], ev_err *err);
 
 /* The CPUs this process may run on, as "0-3,8" (sched_getaffinity). */
 void ev_job_affinity(char *buf, size_t cap);

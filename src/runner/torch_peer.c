@@ -11,7 +11,9 @@
  * --out-final), checked by the same FP64 oracle as every other arm.
  * Record order of a measured torch job: the peer's hello, binding, cold,
  * flush, cold samples, calibration, warmup, hot samples, device; then validation
- * first and final; end.
+ * first and final; end.  The device record is the one line not relayed
+ * byte for byte: the worker fills in what it read of the device through
+ * the backend's watch while the peer measured (peer_watch below).
  */
 #include "torch_peer.h"
 
@@ -122,11 +124,105 @@ static ev_status read_output(const char *path, size_t want, unsigned char **byte
 }
 
 /*
- * Reads the peer's record stream from fd until EOF, relaying every line
- * but its end record.  OUT: *ended (an end record with the right count
- * came last), *skipped (a skip record came).  EV_EIO when the relay fails.
+ * The device's hygiene while the peer measures (issue 16): the worker
+ * holds no context on the device, so it reads NVML through the backend's
+ * watch (backend.h) as each of the peer's samples arrives, outside the
+ * peer's timing, with the peer as the process whose context NVML lists;
+ * the readings replace the unknowns of the peer's device record.  The
+ * same rule as every arm's then holds the samples to them
+ * (sample_rules.h).  No watch (the cpu backend, no NVML): every fact -1.
  */
-static ev_status relay(int fd, ev_rec_out *out, int *ended, int *skipped, ev_err *err)
+typedef struct peer_watch {
+    const ev_backend_ops *ops;
+    void *w;                        /* the backend's watch, or NULL */
+    int64_t pid;                    /* the peer's */
+    int64_t *other[2], *reasons[2]; /* [0] hot, [1] cold: one per sample relayed */
+    size_t n[2], cap[2];
+} peer_watch;
+
+/* The device's state now, as the watch reads it. */
+static void watch_now(const peer_watch *pw, ev_device_state *st)
+{
+    if (pw->ops && pw->ops->watch_state)
+        pw->ops->watch_state(pw->w, pw->pid, st);
+    else
+        ev_device_state_unknown(st);
+}
+
+/* After sample record r: one reading for its timing's arrays.  EV_ENOMEM. */
+static ev_status watch_sample(peer_watch *pw, const cJSON *r, ev_err *err)
+{
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(r, "timing");
+    int k = cJSON_IsString(t) && !strcmp(t->valuestring, "cold");
+    ev_device_state st;
+    if (!cJSON_IsString(t))
+        return EV_OK; /* a malformed sample: the supervisor refuses it */
+    if (pw->n[k] == pw->cap[k]) {
+        size_t cap = pw->cap[k] ? 2 * pw->cap[k] : 16;
+        int64_t *o = realloc(pw->other[k], cap * sizeof *o);
+        if (o)
+            pw->other[k] = o;
+        int64_t *q = o ? realloc(pw->reasons[k], cap * sizeof *q) : NULL;
+        if (!o || !q)
+            return ev_err_set(err, EV_ENOMEM, "torch peer: out of memory");
+        pw->reasons[k] = q;
+        pw->cap[k] = cap;
+    }
+    watch_now(pw, &st);
+    pw->other[k][pw->n[k]] = st.other_processes;
+    pw->reasons[k][pw->n[k]++] = st.throttle_reasons;
+    return EV_OK;
+}
+
+/* Sets o[key] to v, in place where the key is there. */
+static void put_item(cJSON *o, const char *key, cJSON *v)
+{
+    if (!v)
+        return;
+    if (cJSON_GetObjectItemCaseSensitive(o, key))
+        cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+    else
+        cJSON_AddItemToObject(o, key, v);
+}
+
+/* An array of n integers (NULL when out of memory). */
+static cJSON *int_array(const int64_t *v, size_t n)
+{
+    cJSON *a = cJSON_CreateArray();
+    for (size_t i = 0; a && i < n; i++)
+        if (ev_json_push_i64(a, v[i])) {
+            cJSON_Delete(a);
+            return NULL;
+        }
+    return a;
+}
+
+/* The peer's device record d with the watch's readings in place of its
+ * unknowns: the device's state now, and one reading per sample. */
+static void watch_device(const peer_watch *pw, cJSON *d)
+{
+    ev_device_state st;
+    watch_now(pw, &st);
+    put_item(d, "other_processes", cJSON_CreateNumber((double)st.other_processes));
+    put_item(d, "self_seen", cJSON_CreateBool(st.self_seen));
+    put_item(d, "throttle_reasons", cJSON_CreateNumber((double)st.throttle_reasons));
+    put_item(d, "ecc", cJSON_CreateNumber((double)st.ecc));
+    put_item(d, "mig", cJSON_CreateNumber((double)st.mig));
+    put_item(d, "persistence", cJSON_CreateNumber((double)st.persistence));
+    put_item(d, "hot_other_processes", int_array(pw->other[0], pw->n[0]));
+    put_item(d, "hot_throttle_reasons", int_array(pw->reasons[0], pw->n[0]));
+    put_item(d, "cold_other_processes", int_array(pw->other[1], pw->n[1]));
+    put_item(d, "cold_throttle_reasons", int_array(pw->reasons[1], pw->n[1]));
+}
+
+/*
+ * Reads the peer's record stream from fd until EOF, relaying every line
+ * but its end record, byte for byte, except its device record, which goes
+ * out with the watch's readings (watch_device).  OUT: *ended (an end
+ * record with the right count came last), *skipped (a skip record came).
+ * EV_EIO when the relay fails.
+ */
+static ev_status relay(int fd, peer_watch *pw, ev_rec_out *out, int *ended, int *skipped, ev_err *err)
 {
     ev_buf line = EV_BUF_INIT;
     char chunk[65536];
@@ -154,11 +250,19 @@ static ev_status relay(int fd, ev_rec_out *out, int *ended, int *skipped, ev_err
                 int64_t cnt;
                 *ended = !ev_json_get_i64(r, "records", &cnt, &pe) && cnt == relayed;
             } else {
+                cJSON *d = r && t == EV_REC_DEVICE ? cJSON_Duplicate(r, 1) : NULL;
                 if (r && t == EV_REC_SKIP)
                     *skipped = 1;
                 if (*ended)
                     *ended = 0; /* something after end: the stream is broken */
-                rc = ev_rec_relay(out, line.data, len, err);
+                if (d) {
+                    watch_device(pw, d);
+                    rc = ev_rec_write(out, d, err);
+                } else {
+                    rc = ev_rec_relay(out, line.data, len, err);
+                }
+                if (!rc && r && t == EV_REC_SAMPLE)
+                    rc = watch_sample(pw, r, err);
                 relayed++;
             }
             cJSON_Delete(r);
@@ -193,7 +297,10 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_oracle_row *expect = NULL;
     size_t in_len = 0, out_len;
     pid_t pid = -1, parent;
+    peer_watch pw;
     ev_status rc;
+
+    memset(&pw, 0, sizeof pw);
 
     if ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
         return rc;
@@ -319,8 +426,14 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             ;
         goto out;
     }
-    if (!exec_errno)
-        rc = relay(rp[0], out, &ended, &skipped, err);
+    if (!exec_errno) {
+        ev_err ignored;
+        pw.ops = a->ops;
+        pw.pid = (int64_t)pid;
+        if (a->ops->watch_open && a->ops->watch_open(0, &pw.w, &ignored) != EV_OK)
+            pw.w = NULL; /* nothing to watch: every fact unknown */
+        rc = relay(rp[0], &pw, out, &ended, &skipped, err);
+    }
     struct timespec t_end, t_exit;
     clock_gettime(CLOCK_MONOTONIC, &t_end);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -402,6 +515,12 @@ out:
         unlink(first_path);
         unlink(final_path);
         rmdir(dir);
+    }
+    if (pw.ops && pw.ops->watch_close)
+        pw.ops->watch_close(pw.w);
+    for (int k = 0; k < 2; k++) {
+        free(pw.other[k]);
+        free(pw.reasons[k]);
     }
     free(input);
     free(expect);

@@ -271,15 +271,17 @@ static ev_status stage_check(const ev_worker_args *a, void *impl, const ev_shape
  * Set `set`'s output after the poisoned timed sample `sample` (-1: after
  * the last) must be the oracle's of input (its rows expect), and that
  * input unchanged.  The check is recorded with the output's bytes (a
- * check record: verify-bundle validates them again from the seed).  A
- * wrong output is also the job's final validation, failed: the reason on
- * stderr ("the output of <what> is wrong<after>: ..."), and *stop says
- * the job ends there.
+ * check record: verify-bundle validates them again from the seed), or
+ * without them when they are the bytes of the set's earlier check, whose
+ * hash `kept` holds ("": none; updated to this check's).  A wrong output
+ * is also the job's final validation, failed: the reason on stderr ("the
+ * output of <what> is wrong<after>: ..."), and *stop says the job ends
+ * there.
  */
-static ev_status output_check(const ev_worker_args *a, void *impl, int set, int64_t sample, const ev_shape *s,
-                              const void *input, size_t in_len, const ev_oracle_row *expect,
-                              unsigned char *outbuf, size_t out_len, const char *what, const char *after,
-                              ev_rec_out *out, int *stop, ev_err *err)
+static ev_status output_check(const ev_worker_args *a, void *impl, int set, int64_t sample, char kept[65],
+                              const ev_shape *s, const void *input, size_t in_len,
+                              const ev_oracle_row *expect, unsigned char *outbuf, size_t out_len,
+                              const char *what, const char *after, ev_rec_out *out, int *stop, ev_err *err)
 {
     ev_validation chk;
     char hash[65];
@@ -288,8 +290,9 @@ static ev_status output_check(const ev_worker_args *a, void *impl, int set, int6
     if ((rc = a->ops->read_output(impl, set, outbuf, out_len, err)))
         return rc;
     ev_output_check(a->proto, s, input, expect, outbuf, &chk);
-    if ((rc = ev_job_sample_check(out, set, sample, &chk, outbuf, out_len, hash, err)))
+    if ((rc = ev_job_sample_check(out, set, sample, &chk, outbuf, out_len, kept[0] ? kept : NULL, hash, err)))
         return rc;
+    memcpy(kept, hash, sizeof hash);
     if (!chk.passed) {
         fprintf(stderr, "%s: the output of %s is wrong%s: %lld mismatches, first in row %lld%s\n", a->arm,
                 what, after, (long long)chk.mismatches, (long long)chk.first_bad,
@@ -306,7 +309,8 @@ static ev_status output_check(const ev_worker_args *a, void *impl, int set, int6
  */
 static ev_status second_check(const ev_worker_args *a, void *impl, const ev_shape *s, const void *input2,
                               size_t in_len, const ev_oracle_row *expect2, unsigned char *outbuf,
-                              size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
+                              size_t out_len, int64_t i, char kept[65], ev_rec_out *out, int *stop,
+                              ev_err *err)
 {
     char after[64];
     if (!input2)
@@ -316,7 +320,7 @@ static ev_status second_check(const ev_worker_args *a, void *impl, const ev_shap
     else
         snprintf(after, sizeof after, " after the last hot sample");
     return output_check(
-        a, impl, 1, i, s, input2, in_len, expect2, outbuf, out_len,
+        a, impl, 1, i, kept, s, input2, in_len, expect2, outbuf, out_len,
         "the second input set (every other op of each graph, other contents at other addresses, "
         "from a secret seed)",
         after, out, stop, err);
@@ -329,15 +333,15 @@ static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl
                                 size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
 {
     int64_t t0 = now_ns();
-    char what[48], after[160];
+    char what[48], after[160], kept[65] = "";
     ev_status rc;
 
     snprintf(what, sizeof what, "hot sample %lld", (long long)i);
     snprintf(after, sizeof after,
              " after its input was rewritten between timed replays (%zu of %lld rows, from a secret seed)",
              t->n, (long long)s->rows);
-    if ((rc = output_check(a, impl, 0, i, s, input, in_len, expect, outbuf, out_len, what, after, out, stop,
-                           err)) ||
+    if ((rc = output_check(a, impl, 0, i, kept, s, input, in_len, expect, outbuf, out_len, what, after, out,
+                           stop, err)) ||
         *stop || (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
         return rc;
     t->ns += now_ns() - t0;
@@ -538,7 +542,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     size_t in_len = 0;
     int64_t rows_pp = 0, chosen = 1, t0, hot_ops, t_ready, gate_wait = 0, t_open = 0;
     int validate;
-    char hash1[65] = "", hash2[65] = "";
+    char hash1[65] = "", hash2[65] = "", kept1[65] = ""; /* kept1: set 1's checked bytes */
     ev_shape shape;
     ev_validation chk;
     ev_status rc;
@@ -786,7 +790,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (i == rot.before && ((rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,
                                                      bind.out_len, i, out, &stop, err)) ||
                                 (!stop && (rc = second_check(a, impl, &shape, input2, in_len, expect2, outbuf,
-                                                             bind.out_len, i, out, &stop, err)))))
+                                                             bind.out_len, i, kept1, out, &stop, err)))))
             goto out;
         if (stop) {
             if ((rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, &hf, err)) == EV_OK)
@@ -803,7 +807,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         (rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, &hf, err)))
         goto out;
     if (validate && (rc = second_check(a, impl, &shape, input2, in_len, expect2, outbuf, bind.out_len, -1,
-                                       out, &stop, err)))
+                                       kept1, out, &stop, err)))
         goto out;
     if (stop) {
         rc = end(out, err);

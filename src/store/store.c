@@ -1154,7 +1154,7 @@ static void bind_check(binder *b, const void *arg) /* binds check_args_t */
     b_double(b, c->bound);
     b_i64(b, c->mismatches);
     b_text(b, c->output_sha256);
-    b_blob(b, c->output, c->output_len, 0);
+    b_blob(b, c->output, c->output_len, 1);
 }
 
 /* Inserts an output check after a timed sample (db/migrate-4.sql). */
@@ -1763,6 +1763,7 @@ void ev_row_sample_check(const ev_row *r, ev_sample_check_rec *o)
     o->bound = row_double_null(r, 5, &o->bound_null);
     o->mismatches = ev_row_i64(r, 6);
     o->output_sha256 = ev_row_text(r, 7);
+    o->has_output = !ev_row_is_null(r, 8);
     o->output = ev_row_blob(r, 8, &o->output_len);
 }
 

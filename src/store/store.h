@@ -195,7 +195,7 @@ ev_status ev_store_add_validation(ev_store *s, int64_t attempt_id, const ev_vali
 
 /* An output check after a timed sample (db/migrate-4.sql): the output of
  * input set 0 or 1 after hot sample after_sample (-1: the last), with its
- * bytes (never NULL). */
+ * bytes, or NULL where an earlier check of the set holds the same bytes. */
 typedef struct ev_sample_check_row {
     int64_t input_set, after_sample;
     int passed;
@@ -403,7 +403,7 @@ void ev_row_shard(const ev_row *r, ev_shard_rec *out);
 /* EV_Q_SAMPLE_CHECKS. */
 typedef struct ev_sample_check_rec {
     int64_t attempt_id, input_set, after_sample, mismatches;
-    int passed;
+    int passed, has_output;
     int mae_null, bound_null;
     double max_abs_err, bound;
     const char *output_sha256;

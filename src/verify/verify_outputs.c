@@ -181,6 +181,27 @@ static int vo_check_rows(const ev_protocol *p, const ev_shape *s, const ev_oracl
     return 0;
 }
 
+/* The member of another check of input set `set` in checks whose
+ * output_sha256 is check c's: the bytes c did not keep again; NULL when
+ * there is none. */
+static const vb_member *vo_kept_by(vb_bundle *b, ev_vreport *r, const vb_vjob *j, int64_t att,
+                                   const cJSON *checks, const cJSON *c, int64_t set, const ev_shape *s)
+{
+    const char *sha = ev_jr_str(c, "output_sha256");
+    const cJSON *o;
+    cJSON_ArrayForEach(o, checks)
+    {
+        int64_t oset;
+        const char *osha = ev_jr_str(o, "output_sha256");
+        if (o == c || ev_jr_i64(o, "input_set", &oset) || oset != set || !sha || !osha || strcmp(sha, osha))
+            continue;
+        const vb_member *m = vo_member(b, r, j, att, o, s);
+        if (m)
+            return m;
+    }
+    return NULL;
+}
+
 /* Attempt a's output checks after timed samples (schema 4): each one's
  * bytes validated again against its regenerated input; a completed
  * attempt holds exactly the checks its device record calls for.
@@ -230,6 +251,14 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
         }
         seen++;
         const vb_member *m = vo_member(b, x->r, j, att, c, s);
+        if (!m && cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(c, "output_member")) &&
+            !(m = vo_kept_by(b, x->r, j, att, checks, c, set, s))) {
+            vr_fail(x->r, VR_REDERIVE, VV,
+                    "job %s attempt %lld: the check of input set %lld after %s keeps no bytes, and no other "
+                    "check of the set has its output_sha256",
+                    j->key, (long long)att, (long long)set, after < 0 ? "the last sample" : "a hot sample");
+            continue;
+        }
         if (!m)
             continue;
         if (!rows[set]) {
