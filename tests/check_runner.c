@@ -2028,17 +2028,20 @@ START_TEST(test_an_interpreter_that_cannot_start_is_a_skip_with_its_error)
 }
 END_TEST
 
+/* A stand-in peer's arguments: the ones torch_peer.c passes, parsed into a. */
+#define FAKE_PEER_ARGS                                                                                       \
+    "p = argparse.ArgumentParser()\n"                                                                        \
+    "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"     \
+    "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n" \
+    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns'):\n"                                     \
+    "    p.add_argument('--' + k)\n"                                                                         \
+    "a = p.parse_args()\n"
+
 /* A stand-in peer (this test's own file, used because torch is absent
  * here): records in peer_torch.py's format, then output files of zeros,
  * which a reduce_max of the seeded inputs cannot have produced. */
 static const char fake_peer[] =
-    "import argparse, os\n"
-    "p = argparse.ArgumentParser()\n"
-    "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"
-    "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n"
-    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns'):\n"
-    "    p.add_argument('--' + k)\n"
-    "a = p.parse_args()\n"
+    "import argparse, os\n" FAKE_PEER_ARGS
     "if a.gate_fd is not None and len(os.read(int(a.gate_fd), 1)) != 1:\n"
     "    os._exit(0)\n"
     "n = int(a.rows) * 4\n"
@@ -2145,14 +2148,7 @@ END_TEST
 static const char fake_peer_device[] =
     "import argparse, json, os, sys\n"
     "sys.path.insert(0, 'kernels')\n"
-    "import peer_torch\n"
-    "p = argparse.ArgumentParser()\n"
-    "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"
-    "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n"
-    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns'):\n"
-    "    p.add_argument('--' + k)\n"
-    "a = p.parse_args()\n"
-    "for f in (a.out_first, a.out_final):\n"
+    "import peer_torch\n" FAKE_PEER_ARGS "for f in (a.out_first, a.out_final):\n"
     "    open(f, 'wb').write(bytes(int(a.rows) * 4))\n"
     "w = os.fdopen(int(a.record_fd), 'w')\n"
     "def emit(t, **f):\n"

@@ -68,6 +68,26 @@ ev_status ex_write_samples_csv(const xload *L, ev_buf *out)
     return rc;
 }
 
+/* A validation's or a sample check's verdict, its numbers and its output
+ * member (member NULL: none, and a null size), in the keys' order of
+ * docs/bundle-format.md. */
+static void json_verdict(ev_jb *b, cJSON *p, int passed, int mae_null, double mae, int bound_null,
+                         double bound, int64_t mismatches, const char *sha, const char *member, size_t len)
+{
+    ev_jb_bool(b, p, "passed", passed);
+    ev_jb_dbl(b, p, "max_abs_err", !mae_null, mae, "null in store");
+    ev_jb_dbl(b, p, "bound", !bound_null, bound, "null in store");
+    ev_jb_i64(b, p, "mismatches", mismatches);
+    ev_jb_str(b, p, "output_sha256", sha);
+    if (member) {
+        ev_jb_str(b, p, "output_member", member);
+        ev_jb_i64(b, p, "output_size", (int64_t)len);
+    } else {
+        ev_jb_null(b, p, "output_member");
+        ev_jb_null(b, p, "output_size");
+    }
+}
+
 /* Adds one attempt's object (with every receipt) to the array arr. */
 static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr)
 {
@@ -164,20 +184,11 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
         const xval *x = ex_vec_at(&L->vals, i);
         cJSON *p = ev_jb_obj(b, vals, NULL);
         ev_jb_str(b, p, "stage", x->stage);
-        ev_jb_bool(b, p, "passed", x->passed);
-        ev_jb_dbl(b, p, "max_abs_err", !x->mae_null, x->max_abs_err, "null in store");
-        ev_jb_dbl(b, p, "bound", !x->bound_null, x->bound, "null in store");
-        ev_jb_i64(b, p, "mismatches", x->mismatches);
-        ev_jb_str(b, p, "output_sha256", x->sha256);
-        if (x->has_output && !strcmp(x->stage, "first")) {
-            char name[96];
+        char name[96];
+        if (x->has_output && !strcmp(x->stage, "first"))
             ex_output_name(x, name, sizeof name);
-            ev_jb_str(b, p, "output_member", name);
-            ev_jb_i64(b, p, "output_size", (int64_t)x->output_len);
-        } else {
-            ev_jb_null(b, p, "output_member");
-            ev_jb_null(b, p, "output_size");
-        }
+        json_verdict(b, p, x->passed, x->mae_null, x->max_abs_err, x->bound_null, x->bound, x->mismatches,
+                     x->sha256, x->has_output && !strcmp(x->stage, "first") ? name : NULL, x->output_len);
     }
 
     /* The output checks after timed samples (schema 4; docs/bundle-format.md):
@@ -192,19 +203,10 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
             cJSON *p = ev_jb_obj(b, checks, NULL);
             ev_jb_i64(b, p, "input_set", x->input_set);
             ev_jb_i64(b, p, "after_sample", x->after_sample);
-            ev_jb_bool(b, p, "passed", x->passed);
-            ev_jb_dbl(b, p, "max_abs_err", !x->mae_null, x->max_abs_err, "null in store");
-            ev_jb_dbl(b, p, "bound", !x->bound_null, x->bound, "null in store");
-            ev_jb_i64(b, p, "mismatches", x->mismatches);
-            ev_jb_str(b, p, "output_sha256", x->sha256);
-            if (x->has_output) {
+            if (x->has_output)
                 ex_check_name(x, name, sizeof name);
-                ev_jb_str(b, p, "output_member", name);
-                ev_jb_i64(b, p, "output_size", (int64_t)x->output_len);
-            } else {
-                ev_jb_null(b, p, "output_member");
-                ev_jb_null(b, p, "output_size");
-            }
+            json_verdict(b, p, x->passed, x->mae_null, x->max_abs_err, x->bound_null, x->bound, x->mismatches,
+                         x->sha256, x->has_output ? name : NULL, x->output_len);
         }
     }
 
