@@ -135,6 +135,8 @@ static ev_status read_output(const char *path, size_t want, unsigned char **byte
 typedef struct peer_watch {
     const ev_backend_ops *ops;
     void *w;                        /* the backend's watch, or NULL */
+    int opened;                     /* watch_open was called: at the peer's hello, after its gate (before
+                                       it nothing of this job touches the driver: "Staged processes") */
     int64_t pid;                    /* the peer's */
     int64_t *other[2], *reasons[2]; /* [0] hot, [1] cold: one per sample relayed */
     size_t n[2], cap[2];
@@ -263,6 +265,12 @@ static ev_status relay(int fd, peer_watch *pw, ev_rec_out *out, int *ended, int 
                 }
                 if (!rc && r && t == EV_REC_SAMPLE)
                     rc = watch_sample(pw, r, err);
+                if (!rc && r && t == EV_REC_HELLO && !pw->opened) {
+                    ev_err ignored;
+                    pw->opened = 1;
+                    if (pw->ops->watch_open && pw->ops->watch_open(0, &pw->w, &ignored) != EV_OK)
+                        pw->w = NULL; /* nothing to watch: every fact unknown */
+                }
                 relayed++;
             }
             cJSON_Delete(r);
@@ -427,11 +435,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         goto out;
     }
     if (!exec_errno) {
-        ev_err ignored;
         pw.ops = a->ops;
         pw.pid = (int64_t)pid;
-        if (a->ops->watch_open && a->ops->watch_open(0, &pw.w, &ignored) != EV_OK)
-            pw.w = NULL; /* nothing to watch: every fact unknown */
         rc = relay(rp[0], &pw, out, &ended, &skipped, err);
     }
     struct timespec t_end, t_exit;
