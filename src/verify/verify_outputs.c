@@ -216,7 +216,8 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
     const char *oc = ev_jr_str(a, "outcome");
     ev_oracle_row *rows[2] = {NULL, NULL};
     int64_t want[3][2];
-    size_t n_want = 0, seen = 0;
+    size_t n_want = 0;
+    unsigned seen = 0; /* bit k: want[k] was seen */
 
     if (!cJSON_IsArray(checks)) {
         vr_fail(x->r, VR_REDERIVE, VV,
@@ -232,31 +233,34 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
     cJSON_ArrayForEach(c, checks)
     {
         int64_t set, after;
-        int mine = 0;
+        size_t k = 0;
+        char when[48];
         if (ev_jr_i64(c, "input_set", &set) || ev_jr_i64(c, "after_sample", &after) || set < 0 || set > 1) {
             vr_fail(x->r, VR_REDERIVE, VV,
                     "job %s attempt %lld: a sample check lacks input_set or after_sample", j->key,
                     (long long)att);
             continue;
         }
-        for (size_t k = 0; k < n_want; k++)
-            mine |= want[k][0] == set && want[k][1] == after;
-        if (!mine) {
-            vr_fail(x->r, VR_REDERIVE, VV,
-                    "job %s attempt %lld: a check of input set %lld after %s%lld, which its device record "
-                    "does not call for",
-                    j->key, (long long)att, (long long)set, after < 0 ? "the last sample" : "hot sample ",
-                    after < 0 ? 0LL : (long long)after);
+        if (after < 0)
+            snprintf(when, sizeof when, "the last sample");
+        else
+            snprintf(when, sizeof when, "hot sample %lld", (long long)after);
+        while (k < n_want && !(want[k][0] == set && want[k][1] == after))
+            k++;
+        if (k == n_want || (seen & (1u << k))) {
+            vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: a check of input set %lld after %s, %s",
+                    j->key, (long long)att, (long long)set, when,
+                    k == n_want ? "which its device record does not call for" : "twice");
             continue;
         }
-        seen++;
+        seen |= 1u << k;
         const vb_member *m = vo_member(b, x->r, j, att, c, s);
         if (!m && cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(c, "output_member")) &&
             !(m = vo_kept_by(b, x->r, j, att, checks, c, set, s))) {
             vr_fail(x->r, VR_REDERIVE, VV,
                     "job %s attempt %lld: the check of input set %lld after %s keeps no bytes, and no other "
                     "check of the set has its output_sha256",
-                    j->key, (long long)att, (long long)set, after < 0 ? "the last sample" : "a hot sample");
+                    j->key, (long long)att, (long long)set, when);
             continue;
         }
         if (!m)
@@ -274,20 +278,19 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
         }
         char what[96];
         ev_validation v;
-        if (after < 0)
-            snprintf(what, sizeof what, "the output of input set %lld after the last sample", (long long)set);
-        else
-            snprintf(what, sizeof what, "the output of input set %lld after hot sample %lld", (long long)set,
-                     (long long)after);
+        snprintf(what, sizeof what, "the output of input set %lld after %s", (long long)set, when);
         ev_output_check(b->proto, s, NULL, rows[set], m->data, &v);
         vo_compare(x->r, m->name, j, att, what, c, &v);
         (*n_checked)++;
     }
-    if (oc && !strcmp(oc, "completed") && seen != n_want)
+    size_t n_seen = 0;
+    for (size_t k = 0; k < n_want; k++)
+        n_seen += (seen >> k) & 1u;
+    if (oc && !strcmp(oc, "completed") && n_seen != n_want)
         vr_fail(x->r, VR_REDERIVE, VV,
                 "job %s attempt %lld (completed): %zu of the %zu output checks its device record calls for "
                 "(the rotated sample's output, the second input set's): a check was left out",
-                j->key, (long long)att, seen, n_want);
+                j->key, (long long)att, n_seen, n_want);
     free(rows[0]);
     free(rows[1]);
 }
