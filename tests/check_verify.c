@@ -323,7 +323,7 @@ static char g_case[300];
 /* Verifies path; returns the report (caller frees). */
 static ev_vreport *verify(const char *path, const char *tree, const char *root)
 {
-    ev_verify_opts o = {tree, root, NULL, NULL};
+    ev_verify_opts o = {tree, root, NULL, NULL, 0};
     ev_vreport *r = NULL;
     ev_err err = {{0}};
     ck_assert_msg(ev_verify_bundle(path, &o, &r, &err) == EV_OK, "verify: %s", err.msg);
@@ -2316,6 +2316,22 @@ START_TEST(test_an_output_validated_again_must_give_its_recorded_numbers)
 }
 END_TEST
 
+/* What a bundle can make the verifier regenerate is bounded
+ * (--regenerate-limit): past the limit, checks 5 and 6 say how many
+ * elements the bundle asks for and do not regenerate them. */
+START_TEST(test_regenerating_more_inputs_than_the_limit_is_refused_with_the_count)
+{
+    ev_verify_opts o = {NULL, NULL, NULL, NULL, 1000};
+    ev_vreport *r = NULL;
+    ev_err err = {{0}};
+    ck_assert_int_eq(ev_verify_bundle(g_good, &o, &r, &err), EV_OK);
+    expect_fail(r, "rederive", "outputs/", "validating the outputs again would regenerate up to");
+    expect_fail(r, "protocol", "protocol.json", "pass verify-bundle --regenerate-limit N to allow it");
+    ck_assert(!strstr(report_text(r), "validated again against the FP64 oracle"));
+    ev_vreport_free(r);
+}
+END_TEST
+
 /* ------------------------------------------------------------ sources (check 7) */
 
 START_TEST(test_stale_source_fails_with_the_changed_files)
@@ -3768,6 +3784,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_native_receipt_naming_another_entry_fails_rederive);
     tcase_add_test(t, test_changed_output_fails_rederive);
     tcase_add_test(t, test_an_output_validated_again_must_give_its_recorded_numbers);
+    tcase_add_test(t, test_regenerating_more_inputs_than_the_limit_is_refused_with_the_count);
     tcase_add_test(t, test_output_checks_after_samples_are_kept_and_validated_again_from_the_seed);
     tcase_add_test(t, test_stale_source_fails_with_the_changed_files);
     tcase_add_test(t, test_compare_of_a_bundle_with_itself_passes);

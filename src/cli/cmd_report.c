@@ -49,7 +49,7 @@ static const char report_usage[] =
  * stdin ("-") is not verified here (0). */
 static int verify_problem(const char *path, char *problem, size_t cap)
 {
-    ev_verify_opts o = {NULL, NULL, NULL, NULL};
+    ev_verify_opts o = {NULL, NULL, NULL, NULL, 0};
     ev_vreport *vr = NULL;
     ev_err err = {""};
     const char *check, *member, *reason;

@@ -53,7 +53,7 @@ ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vrep
     ev_status rc = EV_OK;
     ev_vreport *r = NULL;
     vb_bundle *b = NULL;
-    ev_verify_opts none = {NULL, NULL, NULL, NULL};
+    ev_verify_opts none = {NULL, NULL, NULL, NULL, 0};
     if (!opts)
         opts = &none;
     if (!path)
@@ -65,6 +65,7 @@ ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vrep
     r->root_expected = opts->expect_root != NULL;
     if ((rc = vb_load(path, r, &b, err)))
         goto out;
+    b->regen_limit = opts->regen_limit > 0 ? opts->regen_limit : EV_VERIFY_REGEN_LIMIT;
     vb_run_checks(b, opts, r);
     if (opts->source_tree) {
         if (!b->zip)
@@ -113,7 +114,7 @@ ev_status ev_verify_compare(const char *path_a, const char *path_b, ev_vreport *
     ev_status rc = EV_OK;
     ev_vreport *r = NULL, *ra = NULL, *rb = NULL;
     vb_bundle *a = NULL, *b = NULL;
-    ev_verify_opts none = {NULL, NULL, NULL, NULL};
+    ev_verify_opts none = {NULL, NULL, NULL, NULL, 0};
 
     if (!path_a || !path_b)
         return ev_err_set(err, EV_EIO, "--compare needs two bundles");
@@ -121,6 +122,7 @@ ev_status ev_verify_compare(const char *path_a, const char *path_b, ev_vreport *
         goto out;
     if ((rc = vb_load(path_a, ra, &a, err)) || (rc = vb_load(path_b, rb, &b, err)))
         goto out;
+    a->regen_limit = b->regen_limit = EV_VERIFY_REGEN_LIMIT;
     vb_run_checks(a, &none, ra);
     vb_run_checks(b, &none, rb);
     size_t la = strlen(path_a), lb = strlen(path_b);

@@ -31,11 +31,19 @@
 #include "status.h"
 
 /* Options of one verification.  NULL members mean "not given". */
+/* The input elements verify-bundle regenerates at most (checks 5 and 6:
+ * the checkable-case rule, every output validated again) unless told
+ * otherwise: about 2^35, several minutes of one core.  A legitimate
+ * bundle asks for no more than its run generated; a forged one could ask
+ * for years (a row of 2^35 elements behind a 4-byte output). */
+#define EV_VERIFY_REGEN_LIMIT 34359738368.0
+
 typedef struct ev_verify_opts {
     const char *source_tree; /* check 7 runs only when set */
     const char *expect_root; /* 64 hex digits: the committed ROOT */
     const char *key;         /* check 9 (attest) runs only when set: a public key PEM */
     const char *attestation; /* the DSSE envelope; NULL: <bundle>.intoto.json */
+    double regen_limit;      /* input elements regenerated at most; 0: EV_VERIFY_REGEN_LIMIT */
 } ev_verify_opts;
 
 typedef enum ev_verdict {

@@ -155,6 +155,7 @@ typedef struct vb_bundle {
     size_t n_vjobs;
     int vjobs_ok;              /* index built without structural failures */
     struct ev_protocol *proto; /* parsed protocol.json (runner's parser), or NULL */
+    double regen_limit;        /* input elements checks 5 and 6 may regenerate (ev_verify_opts) */
 } vb_bundle;
 
 /* Reads path through zipread (check 1 is recorded in r).  EV_EIO when the
@@ -167,6 +168,11 @@ const vb_member *vb_find(const vb_bundle *b, const char *name);
 /* verify_lookup.c: the case object of validation.json with index ci, or
  * NULL. */
 const cJSON *vb_case(const vb_bundle *b, int64_t ci);
+
+/* verify_outputs.c: 1 when regenerating `elements` input elements for
+ * `what` stays within b->regen_limit; else 0, with one failure under
+ * check c saying how many, the limit and how to raise it. */
+int vb_regen_allowed(const vb_bundle *b, ev_vreport *r, int c, double elements, const char *what);
 
 /* ---- checks ------------------------------------------------------------- */
 

@@ -9,7 +9,9 @@
  *   verify-bundle: FAIL <check>: <member>: <reason>
  * naming the first failure in check order.  It writes no file.
  */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "verify.h"
@@ -19,7 +21,7 @@
 #define EXIT_USAGE 2
 
 static const char usage[] =
-    "usage: verify-bundle FILE.zip [--source-tree DIR] [--expect-root HEX] [--json]\n"
+    "usage: verify-bundle FILE.zip [--source-tree DIR] [--expect-root HEX] [--regenerate-limit N] [--json]\n"
     "       verify-bundle FILE.zip --key KEY.pub [--attestation FILE] [--vsa OUT [--vsa-key KEY]]\n"
     "       verify-bundle --compare A.zip B.zip [--json]\n"
     "       verify-bundle --help | --version\n";
@@ -42,6 +44,9 @@ static const char help_text[] =
     "              exactly the raw members and records, with their SHA-256\n"
     "  --vsa OUT   writes a SLSA verification summary of the verdict (signed with\n"
     "              --vsa-key KEY, the private key, when given)\n"
+    "  --regenerate-limit N   input elements checks 5 and 6 may regenerate from the\n"
+    "              seeds (default 2^35, minutes of one core); a bundle that asks for\n"
+    "              more FAILs, saying how many it asks for\n"
     "\n"
     "Every check runs and every failure is reported.  Without --expect-root a PASS\n"
     "shows internal consistency, not authenticity: pass the committed ROOT.\n"
@@ -76,7 +81,7 @@ static int is_hex64(const char *s)
 int main(int argc, char **argv)
 {
     const char *file = NULL, *cmp_a = NULL, *cmp_b = NULL;
-    ev_verify_opts opts = {NULL, NULL, NULL, NULL};
+    ev_verify_opts opts = {NULL, NULL, NULL, NULL, 0};
     const char *vsa = NULL, *vsa_key = NULL;
     int json = 0, compare = 0;
 
@@ -109,6 +114,15 @@ int main(int argc, char **argv)
             if (*slot)
                 return usage_error("given twice:", a);
             *slot = argv[++i];
+        } else if (!strcmp(a, "--regenerate-limit")) {
+            char *end = NULL;
+            if (i + 1 >= argc)
+                return usage_error("missing value after", a);
+            if (opts.regen_limit > 0)
+                return usage_error("given twice:", a);
+            opts.regen_limit = strtod(argv[++i], &end);
+            if (!end || *end || end == argv[i] || !isfinite(opts.regen_limit) || opts.regen_limit < 1)
+                return usage_error("--regenerate-limit needs a count of elements >= 1, got", argv[i]);
         } else if (!strcmp(a, "--compare")) {
             if (compare)
                 return usage_error("given twice:", a);
@@ -125,7 +139,8 @@ int main(int argc, char **argv)
             file = a;
         }
     }
-    if (compare && (file || opts.source_tree || opts.expect_root || opts.key || opts.attestation || vsa))
+    if (compare && (file || opts.source_tree || opts.expect_root || opts.key || opts.attestation || vsa ||
+                    opts.regen_limit > 0))
         return usage_error("--compare takes two bundles and only --json", NULL);
     if (!compare && !file)
         return usage_error("no bundle given", NULL);

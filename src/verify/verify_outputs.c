@@ -295,6 +295,51 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
     free(rows[1]);
 }
 
+int vb_regen_allowed(const vb_bundle *b, ev_vreport *r, int c, double elements, const char *what)
+{
+    if (elements <= b->regen_limit)
+        return 1;
+    vr_fail(r, c, c == VR_PROTOCOL ? EV_MEMBER_PROTOCOL : EV_MEMBER_OUTPUTS,
+            "%s would regenerate up to %.4g input elements from the seeds, more than this verifier's limit "
+            "of %.4g: not done (pass verify-bundle --regenerate-limit N to allow it)",
+            what, elements, b->regen_limit);
+    return 0;
+}
+
+/* The input elements vd_revalidate regenerates: each case with a stored
+ * output once, and each attempt with sample checks its second set (and
+ * the rotated rows) once more. */
+static double vo_demand(const vb_bundle *b, int64_t schema)
+{
+    const ev_protocol *p = b->proto;
+    unsigned char *seen = calloc(p->n_cases ? p->n_cases : 1, 1);
+    double n = 0;
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *j = &b->vjobs[k];
+        const cJSON *a;
+        if (j->case_index < 0 || (size_t)j->case_index >= p->n_cases)
+            continue;
+        const ev_proto_case *pc = &p->cases[j->case_index];
+        double rn = (double)pc->rows * (double)pc->cols;
+        cJSON_ArrayForEach(a, j->attempts)
+        {
+            const cJSON *checks = cJSON_GetObjectItemCaseSensitive(a, "sample_checks");
+            if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a, "validations")))
+                continue;
+            if (seen && !seen[j->case_index]) {
+                seen[j->case_index] = 1;
+                n += rn;
+            } else if (!seen) {
+                n += rn; /* no memory for the list: count every attempt, an upper bound */
+            }
+            if (schema >= 4 && cJSON_GetArraySize(checks) > 0)
+                n += 2 * rn; /* the second set, and at most as many rotated rows again */
+        }
+    }
+    free(seen);
+    return n;
+}
+
 void vd_revalidate(vd_ctx *x)
 {
     vb_bundle *b = x->b;
@@ -308,6 +353,8 @@ void vd_revalidate(vd_ctx *x)
         return; /* checks 3 and 4 said why */
     if (ev_jr_i64(run, "store_schema", &schema))
         schema = 0; /* before schema 3's device records: no sample checks either */
+    if (!vb_regen_allowed(b, x->r, VR_REDERIVE, vo_demand(b, schema), "validating the outputs again"))
+        return;
     memset(&c, 0, sizeof c);
     c.n = p->n_cases;
     c.rows = calloc(c.n ? c.n : 1, sizeof *c.rows);

@@ -273,7 +273,12 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
     /* The checkable-case rule (runner/validate.h): the runner refuses a
      * case whose validation passes an output of zeros or poison; a run
      * stored before the rule (schema below 4) is noted, not failed. */
-    for (size_t ci = 0; ci < b->proto->n_cases; ci++) {
+    double rule_demand = 0;
+    for (size_t ci = 0; ci < b->proto->n_cases; ci++)
+        rule_demand += (double)b->proto->cases[ci].rows * (double)b->proto->cases[ci].cols;
+    for (size_t ci = 0; ci < b->proto->n_cases &&
+                        vb_regen_allowed(b, r, VR_PROTOCOL, rule_demand, "the checkable-case rule");
+         ci++) {
         ev_err e = {""};
         ev_status rc = ev_case_checkable(b->proto, ci, &e);
         if (rc == EV_ENOMEM)
