@@ -2179,7 +2179,17 @@ START_TEST(test_the_torch_peers_device_record_gets_the_workers_readings_and_keep
     ev_rule_sample hot[2], cold[1];
 
     snprintf(script, sizeof script, "%s", write_file("fake_peer_device.py", fake_peer_device));
-    ck_assert_int_eq(run_worker(1, "torch-compile", extra, &recs), 0);
+    /* whatever this host's environment says of bytecode, the worker's must
+     * be what keeps kernels/ clean */
+    const char *keep = getenv("PYTHONDONTWRITEBYTECODE");
+    char saved[16] = "";
+    if (keep)
+        snprintf(saved, sizeof saved, "%s", keep);
+    unsetenv("PYTHONDONTWRITEBYTECODE");
+    int wrc = run_worker(1, "torch-compile", extra, &recs);
+    if (keep)
+        setenv("PYTHONDONTWRITEBYTECODE", saved, 1);
+    ck_assert_int_eq(wrc, 0);
     /* the samples go through byte for byte */
     ck_assert_str_eq(rec_line(&recs, 1), "{\"type\": \"sample\", \"timing\": \"cold\", \"index\": 0, "
                                          "\"replays\": 1, \"ops_per_graph\": 1, \"elapsed_ms\": 0.125}");
@@ -2192,6 +2202,9 @@ START_TEST(test_the_torch_peers_device_record_gets_the_workers_readings_and_keep
     ck_assert_int_eq(cold[0].throttle_reasons, -1);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "cold_other_processes")), 1);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "versions")), 0);
+    /* the peer imported kernels/peer_torch.py and wrote no bytecode beside
+     * it: kernels/ is in the measurement closure (ev_torch_env) */
+    ck_assert_msg(access("kernels/__pycache__", F_OK) != 0, "the peer left kernels/__pycache__");
     cJSON_Delete(d);
     ev_buf_free(&recs);
 }

@@ -181,10 +181,10 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
     }
     for (size_t i = 0; i < L->checks.n; i++) {
         const xcheck *c = ex_vec_at(&L->checks, i);
-        if (!c->has_output)
+        if (!c->r.has_output)
             continue;
         ex_check_name(c, name, sizeof name);
-        if ((rc = bundle_add_copy(B, name, c->output, c->output_len)))
+        if ((rc = bundle_add_copy(B, name, c->r.output, c->r.output_len)))
             goto oom;
     }
 
@@ -299,7 +299,7 @@ static ev_status check_invariants(const xload *L, ev_err *err)
             const char *why = ev_stages_problem(a->outcome, j->has_case, (int)(hi - lo));
             ex_attempt_range(&L->checks, a->attempt_id, &lo, &hi);
             for (size_t c = lo; c < hi && !why; c++)
-                why = ev_check_problem(a->outcome, ((const xcheck *)ex_vec_at(&L->checks, c))->passed);
+                why = ev_check_problem(a->outcome, ((const xcheck *)ex_vec_at(&L->checks, c))->r.passed);
             if (why)
                 return ev_err_set(err, EV_EFORMAT,
                                   "export: the store breaks an invariant: attempt %" PRId64

@@ -117,14 +117,11 @@ typedef struct xval {
     int64_t job_id, attempt; /* derived: for the member name */
 } xval;
 
-/* An output check after a timed sample (schema 4). */
+/* An output check after a timed sample (schema 4): the store's row (its
+ * text and bytes owned by the load; attempt_id first, as the range
+ * lookup needs) and what the member name needs. */
 typedef struct xcheck {
-    int64_t attempt_id, input_set, after_sample, mismatches;
-    const char *sha256;
-    int passed, mae_null, bound_null, has_output;
-    double max_abs_err, bound;
-    const void *output;
-    size_t output_len;
+    ev_sample_check_rec r;
     int64_t job_id, attempt; /* derived: for the member name */
 } xcheck;
 

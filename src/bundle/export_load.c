@@ -439,27 +439,13 @@ static ev_status on_check(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
     xcheck *x;
-    ev_sample_check_rec g;
     ev_status rc = vec_push(&L->checks, (void **)&x);
     if (rc)
         return rc;
-    ev_row_sample_check(r, &g);
-    x->attempt_id = g.attempt_id;
-    x->input_set = g.input_set;
-    x->after_sample = g.after_sample;
-    x->passed = g.passed;
-    x->mae_null = g.mae_null;
-    x->max_abs_err = g.max_abs_err;
-    x->bound_null = g.bound_null;
-    x->bound = g.bound;
-    x->mismatches = g.mismatches;
-    x->sha256 = g.output_sha256;
-    x->has_output = g.has_output;
-    x->output = g.output;
-    x->output_len = g.output_len;
-    if ((rc = own_str(L, &x->sha256)))
+    ev_row_sample_check(r, &x->r);
+    if ((rc = own_str(L, &x->r.output_sha256)))
         return rc;
-    return own_blob(L, &x->output, x->output_len);
+    return own_blob(L, &x->r.output, x->r.output_len);
 }
 
 static ev_status on_node(void *ctx, const ev_row *r)
@@ -536,7 +522,7 @@ static int cmp_val(const void *a, const void *b)
 }
 static int cmp_check(const void *a, const void *b)
 {
-    const xcheck *x = a, *y = b;
+    const ev_sample_check_rec *x = &((const xcheck *)a)->r, *y = &((const xcheck *)b)->r;
     int c = ex_cmp_i64(x->attempt_id, y->attempt_id);
     c = c ? c : ex_cmp_i64(x->input_set, y->input_set);
     return c ? c : ex_cmp_i64(x->after_sample, y->after_sample);

@@ -14,12 +14,12 @@ void ex_output_name(const xval *v, char *name, size_t cap)
 
 void ex_check_name(const xcheck *c, char *name, size_t cap)
 {
-    if (c->after_sample < 0)
+    if (c->r.after_sample < 0)
         snprintf(name, cap, EV_MEMBER_OUTPUTS "%" PRId64 "-%" PRId64 "-set%" PRId64 "-last.bin", c->job_id,
-                 c->attempt, c->input_set);
+                 c->attempt, c->r.input_set);
     else
         snprintf(name, cap, EV_MEMBER_OUTPUTS "%" PRId64 "-%" PRId64 "-set%" PRId64 "-after%" PRId64 ".bin",
-                 c->job_id, c->attempt, c->input_set, c->after_sample);
+                 c->job_id, c->attempt, c->r.input_set, c->r.after_sample);
 }
 
 /* Writes samples.csv into out. */
@@ -199,14 +199,15 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
         char name[96];
         ex_attempt_range(&L->checks, a->attempt_id, &lo, &hi);
         for (size_t i = lo; i < hi; i++) {
-            const xcheck *x = ex_vec_at(&L->checks, i);
+            const xcheck *c = ex_vec_at(&L->checks, i);
+            const ev_sample_check_rec *x = &c->r;
             cJSON *p = ev_jb_obj(b, checks, NULL);
             ev_jb_i64(b, p, "input_set", x->input_set);
             ev_jb_i64(b, p, "after_sample", x->after_sample);
             if (x->has_output)
-                ex_check_name(x, name, sizeof name);
+                ex_check_name(c, name, sizeof name);
             json_verdict(b, p, x->passed, x->mae_null, x->max_abs_err, x->bound_null, x->bound, x->mismatches,
-                         x->sha256, x->has_output ? name : NULL, x->output_len);
+                         x->output_sha256, x->has_output ? name : NULL, x->output_len);
         }
     }
 
@@ -503,7 +504,7 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
             n_outputs++;
     }
     for (size_t i = 0; i < L->checks.n; i++)
-        n_outputs += ((const xcheck *)ex_vec_at(&L->checks, i))->has_output;
+        n_outputs += ((const xcheck *)ex_vec_at(&L->checks, i))->r.has_output;
 
     json_drift(&b, L, root);
 

@@ -694,7 +694,7 @@ static cJSON *double_item(double v)
 
 /* Creates the item for integer v: raw decimal when |v| <= 2^53, else a
  * string.  Returns NULL on allocation failure. */
-static cJSON *i64_item(int64_t v)
+cJSON *ev_json_i64(int64_t v)
 {
     char text[32];
     snprintf(text, sizeof text, "%" PRId64, v);
@@ -744,12 +744,12 @@ ev_status ev_json_push_double(cJSON *arr, double v)
 
 ev_status ev_json_add_i64(cJSON *obj, const char *key, int64_t v)
 {
-    return add_item(obj, key, i64_item(v));
+    return add_item(obj, key, ev_json_i64(v));
 }
 
 ev_status ev_json_push_i64(cJSON *arr, int64_t v)
 {
-    return push_item(arr, i64_item(v));
+    return push_item(arr, ev_json_i64(v));
 }
 
 ev_status ev_json_add_i64_string(cJSON *obj, const char *key, int64_t v)

@@ -69,6 +69,9 @@ ev_status ev_json_read_number(const char *s, size_t n, unsigned flags, double *o
 ev_status ev_json_add_double(cJSON *obj, const char *key, double v);
 /* Appends a double (or null) to an array. */
 ev_status ev_json_push_double(cJSON *arr, double v);
+/* An integer item with its exact text: a JSON number when |v| <= 2^53,
+ * else a decimal string.  NULL when out of memory. */
+cJSON *ev_json_i64(int64_t v);
 /* Adds an integer: a JSON number when |v| <= 2^53, else a decimal string. */
 ev_status ev_json_add_i64(cJSON *obj, const char *key, int64_t v);
 ev_status ev_json_push_i64(cJSON *arr, int64_t v);

@@ -52,7 +52,31 @@ void ev_job_affinity(char *buf, size_t cap)
         buf[cap - 1] = '\0';
 }
 
-/* Adds the device fields of d to obj. */
+/* Writes record r (freed either way), with the output's bytes as its
+ * output_hex beside the codec's fields when with_bytes: one writer for
+ * the validation and the check records.  what names the record in an
+ * error. */
+static ev_status write_with_bytes(ev_rec_out *out, cJSON *r, const void *bytes, size_t len, int with_bytes,
+                                  const char *what, ev_err *err)
+{
+    if (!r)
+        return ev_err_set(err, EV_ENOMEM, "%s: out of memory", what);
+    if (with_bytes) {
+        char *hex = malloc(len * 2 + 1);
+        ev_status rc = hex ? EV_OK : EV_ENOMEM;
+        if (hex) {
+            ev_hex_encode(bytes, len, hex);
+            rc = ev_json_add_str(r, "output_hex", hex);
+            free(hex);
+        }
+        if (rc) {
+            cJSON_Delete(r);
+            return ev_err_set(err, EV_ENOMEM, "%s: out of memory", what);
+        }
+    }
+    return ev_rec_write(out, r, err);
+}
+
 ev_status ev_job_validation(ev_rec_out *out, const char *stage, const ev_validation *chk, const void *bytes,
                             size_t len, int with_bytes, char hash[65], ev_err *err)
 {
@@ -62,49 +86,21 @@ ev_status ev_job_validation(ev_rec_out *out, const char *stage, const ev_validat
         return ev_err_set(err, rc, "validation: sha256 failed");
     ev_rec_row x = {
         .validation = {stage, chk->passed, chk->max_abs_err, chk->bound, chk->mismatches, hash, NULL, 0}};
-    cJSON *r = ev_rec_encode(EV_REC_VALIDATION, &x);
-    if (!r)
-        return ev_err_set(err, EV_ENOMEM, "validation: out of memory");
-    /* the output's bytes, when asked for, go beside the codec's fields */
-    if (with_bytes) {
-        char *hex = malloc(len * 2 + 1);
-        if (!hex) {
-            cJSON_Delete(r);
-            return ev_err_set(err, EV_ENOMEM, "validation: out of memory");
-        }
-        ev_hex_encode(bytes, len, hex);
-        ev_json_add_str(r, "output_hex", hex);
-        free(hex);
-    }
-    return ev_rec_write(out, r, err);
+    return write_with_bytes(out, ev_rec_encode(EV_REC_VALIDATION, &x), bytes, len, with_bytes, "validation",
+                            err);
 }
 
 ev_status ev_job_sample_check(ev_rec_out *out, int64_t set, int64_t after, const ev_validation *v,
                               const void *bytes, size_t len, const char *same_as, char hash[65], ev_err *err)
 {
     ev_status rc;
-    char *hex;
 
     if ((rc = ev_sha256_hex(bytes, len, hash)))
         return ev_err_set(err, rc, "check: sha256 failed");
     ev_rec_row x = {.check = {set, after, v->passed, v->max_abs_err, v->bound, v->mismatches, hash, NULL, 0}};
-    cJSON *r = ev_rec_encode(EV_REC_CHECK, &x);
-    if (!r)
-        return ev_err_set(err, EV_ENOMEM, "check: out of memory");
-    if (v->passed && same_as && !strcmp(same_as, hash))
-        return ev_rec_write(out, r, err); /* the bytes an earlier check kept */
-    if (!(hex = malloc(len * 2 + 1))) {
-        cJSON_Delete(r);
-        return ev_err_set(err, EV_ENOMEM, "check: out of memory");
-    }
-    ev_hex_encode(bytes, len, hex);
-    rc = ev_json_add_str(r, "output_hex", hex);
-    free(hex);
-    if (rc) {
-        cJSON_Delete(r);
-        return ev_err_set(err, rc, "check: out of memory");
-    }
-    return ev_rec_write(out, r, err);
+    /* no bytes where an earlier check of the set kept these */
+    return write_with_bytes(out, ev_rec_encode(EV_REC_CHECK, &x), bytes, len,
+                            !(v->passed && same_as && !strcmp(same_as, hash)), "check", err);
 }
 
 ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,

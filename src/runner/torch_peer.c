@@ -51,6 +51,11 @@ int ev_torch_env(const char *cache, const char *backend)
             setenv("TORCHINDUCTOR_FX_GRAPH_CACHE", "1", 1))
             return -1;
     }
+    /* python writes no bytecode beside kernels/peer_torch.py: kernels/ is
+     * in the measurement closure, so a __pycache__ left there by one run
+     * would be in the next run's snapshot (and change its tree hash) */
+    if (setenv("PYTHONDONTWRITEBYTECODE", "1", 1))
+        return -1;
     /* one reduction to compile: inductor's pool of compile processes costs
      * more to start and stop than it saves (on the H200 host a job's wall
      * went from 20.2-20.9 s to 13.2-14.3 s without it) */
@@ -205,12 +210,12 @@ static void watch_device(const peer_watch *pw, cJSON *d)
 {
     ev_device_state st;
     watch_now(pw, &st);
-    put_item(d, "other_processes", cJSON_CreateNumber((double)st.other_processes));
+    put_item(d, "other_processes", ev_json_i64(st.other_processes));
     put_item(d, "self_seen", cJSON_CreateBool(st.self_seen));
-    put_item(d, "throttle_reasons", cJSON_CreateNumber((double)st.throttle_reasons));
-    put_item(d, "ecc", cJSON_CreateNumber((double)st.ecc));
-    put_item(d, "mig", cJSON_CreateNumber((double)st.mig));
-    put_item(d, "persistence", cJSON_CreateNumber((double)st.persistence));
+    put_item(d, "throttle_reasons", ev_json_i64(st.throttle_reasons));
+    put_item(d, "ecc", ev_json_i64(st.ecc));
+    put_item(d, "mig", ev_json_i64(st.mig));
+    put_item(d, "persistence", ev_json_i64(st.persistence));
     put_item(d, "hot_other_processes", int_array(pw->other[0], pw->n[0]));
     put_item(d, "hot_throttle_reasons", int_array(pw->reasons[0], pw->n[0]));
     put_item(d, "cold_other_processes", int_array(pw->other[1], pw->n[1]));

@@ -308,12 +308,14 @@ int vb_regen_allowed(const vb_bundle *b, ev_vreport *r, int c, double elements, 
 
 /* The input elements vd_revalidate regenerates: each case with a stored
  * output once, and each attempt with sample checks its second set (and
- * the rotated rows) once more. */
+ * the rotated rows) once more.  -1 when out of memory. */
 static double vo_demand(const vb_bundle *b, int64_t schema)
 {
     const ev_protocol *p = b->proto;
     unsigned char *seen = calloc(p->n_cases ? p->n_cases : 1, 1);
     double n = 0;
+    if (!seen)
+        return -1;
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *j = &b->vjobs[k];
         const cJSON *a;
@@ -326,11 +328,9 @@ static double vo_demand(const vb_bundle *b, int64_t schema)
             const cJSON *checks = cJSON_GetObjectItemCaseSensitive(a, "sample_checks");
             if (!cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(a, "validations")))
                 continue;
-            if (seen && !seen[j->case_index]) {
+            if (!seen[j->case_index]) {
                 seen[j->case_index] = 1;
                 n += rn;
-            } else if (!seen) {
-                n += rn; /* no memory for the list: count every attempt, an upper bound */
             }
             if (schema >= 4 && cJSON_GetArraySize(checks) > 0)
                 n += 2 * rn; /* the second set, and at most as many rotated rows again */
@@ -353,7 +353,12 @@ void vd_revalidate(vd_ctx *x)
         return; /* checks 3 and 4 said why */
     if (ev_jr_i64(run, "store_schema", &schema))
         schema = 0; /* before schema 3's device records: no sample checks either */
-    if (!vb_regen_allowed(b, x->r, VR_REDERIVE, vo_demand(b, schema), "validating the outputs again"))
+    double demand = vo_demand(b, schema);
+    if (demand < 0) {
+        x->r->oom = 1;
+        return;
+    }
+    if (!vb_regen_allowed(b, x->r, VR_REDERIVE, demand, "validating the outputs again"))
         return;
     memset(&c, 0, sizeof c);
     c.n = p->n_cases;
