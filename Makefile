@@ -200,6 +200,7 @@ lint:
 	@bad=$$(grep -nE '(^|[^_[:alnum:]])($(BANNED))[[:space:]]*\(' $(LINT_SRC) kernels/*.cu 2>/dev/null | grep -v snprintf); \
 	if [ -n "$$bad" ]; then echo "lint: banned functions (STYLE.md):"; echo "$$bad"; exit 1; fi
 	@clang-format --dry-run -Werror $(LINT_SRC) || { echo "lint: run 'clang-format -i' on the files above"; exit 1; }
+	@python3 ci/vocab-once.py
 	@echo "lint: ok ($(words $(LINT_SRC)) files)"
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: everything `evident run`

@@ -421,7 +421,7 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
         return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no entry for %s/%s", job->arm, job->c.op,
                           job->c.dtype);
     if (job->kind == EV_ARM_TORCH)
-        return ev_err_set(err, EV_EUNSUPPORTED, "torch-compile is not a backend arm");
+        return ev_err_set(err, EV_EUNSUPPORTED, "%s is not a backend arm", job->arm);
     if (job->kind == EV_ARM_FLOOR) {
         *out = r;
         return EV_OK;

@@ -19,21 +19,22 @@
 #include "reduce_cpu.h"
 
 typedef struct bench_case {
-    const char *op, *dtype;
+    ev_op op;
+    ev_dtype dtype;
     int64_t rows, cols, b;
 } bench_case;
 
 static const bench_case cases[] = {
-    {"reduce_sum", "fp16", 17, 1024, 4},   {"reduce_max", "fp16", 17, 1024, 4},
-    {"reduce_sum", "fp16", 65, 2048, 8},   {"reduce_max", "fp16", 65, 2048, 8},
-    {"reduce_sum", "bf16", 128, 2048, 8},  {"reduce_max", "bf16", 128, 2048, 8},
-    {"reduce_sum", "fp32", 65, 512, 8},    {"reduce_max", "fp32", 65, 512, 8},
-    {"reduce_sum", "fp16", 1024, 512, 4},  {"reduce_max", "fp16", 1024, 512, 4},
-    {"reduce_sum", "fp32", 37, 257, 4},    {"reduce_max", "fp32", 37, 257, 4},
-    {"reduce_sum", "bf16", 3, 8191, 4},    {"reduce_max", "bf16", 3, 8191, 4},
-    {"reduce_sum", "bf16", 256, 128, 8},   {"reduce_max", "bf16", 256, 128, 8},
-    {"reduce_sum", "fp32", 2048, 8192, 4}, {"reduce_sum", "bf16", 4096, 4096, 4},
-    {"reduce_max", "fp16", 32768, 256, 8}, {"reduce_sum", "fp32", 8, 1048576, 1},
+    {EV_OP_SUM, EV_DTYPE_FP16, 17, 1024, 4},   {EV_OP_MAX, EV_DTYPE_FP16, 17, 1024, 4},
+    {EV_OP_SUM, EV_DTYPE_FP16, 65, 2048, 8},   {EV_OP_MAX, EV_DTYPE_FP16, 65, 2048, 8},
+    {EV_OP_SUM, EV_DTYPE_BF16, 128, 2048, 8},  {EV_OP_MAX, EV_DTYPE_BF16, 128, 2048, 8},
+    {EV_OP_SUM, EV_DTYPE_FP32, 65, 512, 8},    {EV_OP_MAX, EV_DTYPE_FP32, 65, 512, 8},
+    {EV_OP_SUM, EV_DTYPE_FP16, 1024, 512, 4},  {EV_OP_MAX, EV_DTYPE_FP16, 1024, 512, 4},
+    {EV_OP_SUM, EV_DTYPE_FP32, 37, 257, 4},    {EV_OP_MAX, EV_DTYPE_FP32, 37, 257, 4},
+    {EV_OP_SUM, EV_DTYPE_BF16, 3, 8191, 4},    {EV_OP_MAX, EV_DTYPE_BF16, 3, 8191, 4},
+    {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 8},   {EV_OP_MAX, EV_DTYPE_BF16, 256, 128, 8},
+    {EV_OP_SUM, EV_DTYPE_FP32, 2048, 8192, 4}, {EV_OP_SUM, EV_DTYPE_BF16, 4096, 4096, 4},
+    {EV_OP_MAX, EV_DTYPE_FP16, 32768, 256, 8}, {EV_OP_SUM, EV_DTYPE_FP32, 8, 1048576, 1},
 };
 
 /* Monotonic time in seconds. */
@@ -147,8 +148,8 @@ int main(int argc, char **argv)
         size_t es, in_len, out_len;
         double sec, bytes;
         memset(&b, 0, sizeof b);
-        ev_op_parse(c->op, &b.shape.op);
-        ev_dtype_parse(c->dtype, &b.shape.dtype);
+        b.shape.op = c->op;
+        b.shape.dtype = c->dtype;
         b.shape.rows = c->rows;
         b.shape.cols = c->cols;
         b.shape.stride = c->cols;
@@ -161,7 +162,7 @@ int main(int argc, char **argv)
         b.out_span = out_len;
         if (b.in == NULL || b.out == NULL || ev_inputs_fill(&b.shape, 1, i, (void *)b.in, in_len, &err) ||
             ev_binding_check(&b, &err) ||
-            ev_reduce_cpu_plan(&b.shape, "default", c->b, threads, &plan, &err) ||
+            ev_reduce_cpu_plan(&b.shape, ev_sched_name(EV_SCHED_DEFAULT), c->b, threads, &plan, &err) ||
             ev_reduce_cpu_run(pool, &b, &plan, &err) ||
             ev_oracle_validate(&b.shape, b.in, b.out, 0, &v, &err)) {
             fprintf(stderr, "bench-kernels-cpu: case %zu: %s\n", i, err.msg);
@@ -171,9 +172,9 @@ int main(int argc, char **argv)
         t.plan = &plan;
         sec = median_per_op(&t);
         bytes = (double)(in_len + out_len);
-        printf("%-11s %-5s %7lld %8lld %2lld %12.0f %10.3f %8.2f %8.3f%s\n", c->op, c->dtype,
-               (long long)c->rows, (long long)c->cols, (long long)c->b, bytes, sec * 1e6, bytes / sec * 1e-9,
-               bytes / sec / ceil_bw, v.passed ? "" : "  VALIDATION FAILED");
+        printf("%-11s %-5s %7lld %8lld %2lld %12.0f %10.3f %8.2f %8.3f%s\n", ev_op_name(c->op),
+               ev_dtype_name(c->dtype), (long long)c->rows, (long long)c->cols, (long long)c->b, bytes,
+               sec * 1e6, bytes / sec * 1e-9, bytes / sec / ceil_bw, v.passed ? "" : "  VALIDATION FAILED");
         failed |= !v.passed;
         free((void *)b.in);
         free(b.out);

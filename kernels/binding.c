@@ -8,30 +8,6 @@
 
 #include "buf.h"
 
-static const char *const ev_op_names[EV_OP_COUNT] = {"reduce_sum", "reduce_max"};
-
-/* Returns the op's name, or "?" when op is out of range. */
-const char *ev_op_name(ev_op op)
-{
-    if ((unsigned)op >= EV_OP_COUNT)
-        return "?";
-    return ev_op_names[op];
-}
-
-/* Returns 0 and writes *out when name is an op; -1 otherwise. */
-int ev_op_parse(const char *name, ev_op *out)
-{
-    if (name == NULL)
-        return -1;
-    for (unsigned i = 0; i < EV_OP_COUNT; i++) {
-        if (strcmp(name, ev_op_names[i]) == 0) {
-            *out = (ev_op)i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
 /* Returns the largest power of two dividing p's address, at most 256. */
 size_t ev_input_alloc_bytes(size_t len)
 {

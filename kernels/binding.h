@@ -19,17 +19,14 @@
 
 #include "dtype.h"
 #include "status.h"
+#include "vocab.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum ev_op { EV_OP_SUM = 0, EV_OP_MAX, EV_OP_COUNT } ev_op;
-
-/* "reduce_sum", "reduce_max"; "?" when out of range. */
-const char *ev_op_name(ev_op op);
-/* Parses "reduce_sum" / "reduce_max"; 0 and *out set, or -1. */
-int ev_op_parse(const char *name, ev_op *out);
+/* The ops (ev_op, ev_op_name, ev_op_parse) are the vocabulary's
+ * (src/common/vocab.h). */
 
 /* A case's shape.  in is (rows, stride) with the first cols valid; out is (rows). */
 typedef struct ev_shape {

@@ -10,45 +10,6 @@
 
 #include <string.h>
 
-static const char *const ev_dtype_names[EV_DTYPE_COUNT] = {"fp32", "fp16", "bf16"};
-
-/* Returns the dtype's name, or "?" when d is out of range. */
-const char *ev_dtype_name(ev_dtype d)
-{
-    if ((unsigned)d >= EV_DTYPE_COUNT)
-        return "?";
-    return ev_dtype_names[d];
-}
-
-/* Returns 0 and writes *out when name is a dtype; -1 otherwise. */
-int ev_dtype_parse(const char *name, ev_dtype *out)
-{
-    if (name == NULL)
-        return -1;
-    for (unsigned i = 0; i < EV_DTYPE_COUNT; i++) {
-        if (strcmp(name, ev_dtype_names[i]) == 0) {
-            *out = (ev_dtype)i;
-            return 0;
-        }
-    }
-    return -1;
-}
-
-/* Returns the element size in bytes, 0 when d is out of range. */
-size_t ev_dtype_size(ev_dtype d)
-{
-    switch (d) {
-    case EV_DTYPE_FP32:
-        return 4;
-    case EV_DTYPE_FP16:
-        return 2;
-    case EV_DTYPE_BF16:
-        return 2;
-    default:
-        return 0;
-    }
-}
-
 /* Returns the bit pattern of f. */
 uint32_t ev_f32_bits(float f)
 {

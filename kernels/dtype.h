@@ -16,23 +16,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vocab.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef enum ev_dtype { EV_DTYPE_FP32 = 0, EV_DTYPE_FP16, EV_DTYPE_BF16, EV_DTYPE_COUNT } ev_dtype;
+/* The dtypes (ev_dtype, ev_dtype_name, ev_dtype_parse, ev_dtype_size)
+ * are the vocabulary's (src/common/vocab.h). */
 
 /* Canonical quiet NaN bit patterns, one per dtype. */
 #define EV_FP32_QNAN 0x7fc00000u
 #define EV_FP16_QNAN 0x7e00u
 #define EV_BF16_QNAN 0x7fc0u
-
-/* "fp32", "fp16", "bf16"; "?" for an out-of-range value. */
-const char *ev_dtype_name(ev_dtype d);
-/* Parses a dtype name; returns 0 and sets *out, or -1 (nothing written). */
-int ev_dtype_parse(const char *name, ev_dtype *out);
-/* Bytes per element (4, 2, 2); 0 for an out-of-range value. */
-size_t ev_dtype_size(ev_dtype d);
 
 /* Bits of f and back (no conversion, no UB). */
 uint32_t ev_f32_bits(float f);

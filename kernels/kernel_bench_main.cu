@@ -40,49 +40,51 @@ extern "C" {
 }
 
 typedef struct kb_case {
-    const char *op, *dtype;
+    ev_op op;
+    ev_dtype dtype;
     long long rows, cols, stride, B;
     int special; /* 1: inputs overwritten by kb_specials, validation only */
 } kb_case;
 
 static const kb_case kb_cases[] = {
-    {"reduce_sum", "fp16", 17, 1024, 1024, 4, 0},     {"reduce_max", "fp16", 17, 1024, 1024, 4, 0},
-    {"reduce_sum", "fp16", 65, 2048, 2048, 8, 0},     {"reduce_max", "fp16", 65, 2048, 2048, 8, 0},
-    {"reduce_sum", "bf16", 128, 2048, 2048, 8, 0},    {"reduce_max", "bf16", 128, 2048, 2048, 8, 0},
-    {"reduce_sum", "fp32", 65, 512, 512, 8, 0},       {"reduce_max", "fp32", 65, 512, 512, 8, 0},
-    {"reduce_sum", "fp16", 1024, 512, 512, 4, 0},     {"reduce_max", "fp16", 1024, 512, 512, 4, 0},
-    {"reduce_sum", "fp32", 37, 257, 257, 4, 0},       {"reduce_max", "fp32", 37, 257, 257, 4, 0},
-    {"reduce_sum", "bf16", 3, 8191, 8191, 4, 0},      {"reduce_max", "bf16", 3, 8191, 8191, 4, 0},
-    {"reduce_sum", "bf16", 256, 128, 128, 8, 0},      {"reduce_max", "bf16", 256, 128, 128, 8, 0},
-    {"reduce_sum", "fp32", 8192, 8192, 8192, 4, 0},   {"reduce_sum", "bf16", 16384, 4096, 4096, 4, 0},
-    {"reduce_max", "fp16", 131072, 256, 256, 8, 0},   {"reduce_sum", "fp32", 32, 1048576, 1048576, 1, 0},
+    {EV_OP_SUM, EV_DTYPE_FP16, 17, 1024, 1024, 4, 0},     {EV_OP_MAX, EV_DTYPE_FP16, 17, 1024, 1024, 4, 0},
+    {EV_OP_SUM, EV_DTYPE_FP16, 65, 2048, 2048, 8, 0},     {EV_OP_MAX, EV_DTYPE_FP16, 65, 2048, 2048, 8, 0},
+    {EV_OP_SUM, EV_DTYPE_BF16, 128, 2048, 2048, 8, 0},    {EV_OP_MAX, EV_DTYPE_BF16, 128, 2048, 2048, 8, 0},
+    {EV_OP_SUM, EV_DTYPE_FP32, 65, 512, 512, 8, 0},       {EV_OP_MAX, EV_DTYPE_FP32, 65, 512, 512, 8, 0},
+    {EV_OP_SUM, EV_DTYPE_FP16, 1024, 512, 512, 4, 0},     {EV_OP_MAX, EV_DTYPE_FP16, 1024, 512, 512, 4, 0},
+    {EV_OP_SUM, EV_DTYPE_FP32, 37, 257, 257, 4, 0},       {EV_OP_MAX, EV_DTYPE_FP32, 37, 257, 257, 4, 0},
+    {EV_OP_SUM, EV_DTYPE_BF16, 3, 8191, 8191, 4, 0},      {EV_OP_MAX, EV_DTYPE_BF16, 3, 8191, 8191, 4, 0},
+    {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 128, 8, 0},      {EV_OP_MAX, EV_DTYPE_BF16, 256, 128, 128, 8, 0},
+    {EV_OP_SUM, EV_DTYPE_FP32, 8192, 8192, 8192, 4, 0},   {EV_OP_SUM, EV_DTYPE_BF16, 16384, 4096, 4096, 4, 0},
+    {EV_OP_MAX, EV_DTYPE_FP16, 131072, 256, 256, 8, 0},   {EV_OP_SUM, EV_DTYPE_FP32, 32, 1048576, 1048576, 1, 0},
     /* odd shapes: strides that break 16-byte alignment, N = 1, R = 0 */
-    {"reduce_sum", "fp16", 33, 1000, 1003, 4, 0},     {"reduce_max", "bf16", 5, 1, 7, 2, 0},
-    {"reduce_sum", "fp32", 0, 64, 64, 4, 0},          {"reduce_max", "fp32", 7, 100001, 100003, 2, 0},
+    {EV_OP_SUM, EV_DTYPE_FP16, 33, 1000, 1003, 4, 0},     {EV_OP_MAX, EV_DTYPE_BF16, 5, 1, 7, 2, 0},
+    {EV_OP_SUM, EV_DTYPE_FP32, 0, 64, 64, 4, 0},          {EV_OP_MAX, EV_DTYPE_FP32, 7, 100001, 100003, 2, 0},
     /* special values (validation only): one warp, many warps, unaligned rows */
-    {"reduce_max", "fp16", 24, 1024, 1024, 4, 1},  {"reduce_max", "bf16", 24, 3001, 3003, 2, 1},
-    {"reduce_max", "fp32", 24, 8192, 8192, 4, 1},  {"reduce_max", "fp16", 24, 999, 1001, 8, 1},
-    {"reduce_max", "bf16", 16, 1, 3, 4, 1},        {"reduce_max", "fp32", 24, 77, 77, 8, 1},
-    {"reduce_sum", "fp16", 24, 2048, 2048, 8, 1},  {"reduce_sum", "fp16", 24, 999, 1001, 2, 1},
-    {"reduce_sum", "bf16", 24, 300, 300, 4, 1},    {"reduce_sum", "fp32", 24, 4096, 4096, 4, 1},
+    {EV_OP_MAX, EV_DTYPE_FP16, 24, 1024, 1024, 4, 1},  {EV_OP_MAX, EV_DTYPE_BF16, 24, 3001, 3003, 2, 1},
+    {EV_OP_MAX, EV_DTYPE_FP32, 24, 8192, 8192, 4, 1},  {EV_OP_MAX, EV_DTYPE_FP16, 24, 999, 1001, 8, 1},
+    {EV_OP_MAX, EV_DTYPE_BF16, 16, 1, 3, 4, 1},        {EV_OP_MAX, EV_DTYPE_FP32, 24, 77, 77, 8, 1},
+    {EV_OP_SUM, EV_DTYPE_FP16, 24, 2048, 2048, 8, 1},  {EV_OP_SUM, EV_DTYPE_FP16, 24, 999, 1001, 2, 1},
+    {EV_OP_SUM, EV_DTYPE_BF16, 24, 300, 300, 4, 1},    {EV_OP_SUM, EV_DTYPE_FP32, 24, 4096, 4096, 4, 1},
     /* more short rows (the short schedule): two holdouts of h200.json, one unaligned */
-    {"reduce_sum", "fp16", 2048, 64, 64, 8, 0},    {"reduce_max", "fp16", 1000, 100, 100, 4, 0},
-    {"reduce_sum", "fp32", 37, 100, 101, 4, 0},
+    {EV_OP_SUM, EV_DTYPE_FP16, 2048, 64, 64, 8, 0},    {EV_OP_MAX, EV_DTYPE_FP16, 1000, 100, 100, 4, 0},
+    {EV_OP_SUM, EV_DTYPE_FP32, 37, 100, 101, 4, 0},
     /* special values in short rows: aligned, and unaligned with a partial chunk */
-    {"reduce_sum", "bf16", 24, 128, 128, 8, 1},    {"reduce_sum", "fp16", 24, 200, 203, 4, 1},
+    {EV_OP_SUM, EV_DTYPE_BF16, 24, 128, 128, 8, 1},    {EV_OP_SUM, EV_DTYPE_FP16, 24, 200, 203, 4, 1},
     /* the holdouts of h200.json with unaligned rows or a partial last chunk */
-    {"reduce_sum", "fp16", 100, 1000, 1003, 4, 0}, {"reduce_max", "fp32", 300, 777, 800, 4, 0},
-    {"reduce_max", "bf16", 7, 3000, 3000, 4, 0},   {"reduce_sum", "fp32", 1, 4096, 4096, 4, 0},
+    {EV_OP_SUM, EV_DTYPE_FP16, 100, 1000, 1003, 4, 0}, {EV_OP_MAX, EV_DTYPE_FP32, 300, 777, 800, 4, 0},
+    {EV_OP_MAX, EV_DTYPE_BF16, 7, 3000, 3000, 4, 0},   {EV_OP_SUM, EV_DTYPE_FP32, 1, 4096, 4096, 4, 0},
     /* every row offset mod 16 with a partial last chunk, fp32 (4, 8, 12) and 16-bit (2 .. 14) */
-    {"reduce_sum", "fp32", 9, 257, 259, 4, 0},     {"reduce_max", "bf16", 9, 1021, 1023, 2, 0},
-    {"reduce_sum", "bf16", 17, 30, 31, 4, 0},      {"reduce_max", "fp16", 17, 13, 15, 8, 0},
+    {EV_OP_SUM, EV_DTYPE_FP32, 9, 257, 259, 4, 0},     {EV_OP_MAX, EV_DTYPE_BF16, 9, 1021, 1023, 2, 0},
+    {EV_OP_SUM, EV_DTYPE_BF16, 17, 30, 31, 4, 0},      {EV_OP_MAX, EV_DTYPE_FP16, 17, 13, 15, 8, 0},
     /* holdouts of h200.json whose default program has b t > 512 threads, and two with 256-512 */
-    {"reduce_sum", "bf16", 16384, 4096, 4096, 8, 0}, {"reduce_sum", "fp32", 96, 2048, 2048, 8, 0},
-    {"reduce_sum", "bf16", 4096, 512, 512, 8, 0},    {"reduce_max", "fp32", 512, 1024, 1024, 8, 0},
+    {EV_OP_SUM, EV_DTYPE_BF16, 16384, 4096, 4096, 8, 0}, {EV_OP_SUM, EV_DTYPE_FP32, 96, 2048, 2048, 8, 0},
+    {EV_OP_SUM, EV_DTYPE_BF16, 4096, 512, 512, 8, 0},    {EV_OP_MAX, EV_DTYPE_FP32, 512, 1024, 1024, 8, 0},
 };
 
-static const char *kb_scheds[] = {"default", "rows1", "rows2", "rows4", "short", "split", "cub"};
-#define KB_NATIVE 6 /* kb_scheds[0 .. 5] are the selector's schedules */
+/* The arms a case runs: every native schedule (ev_sched), then cub. */
+#define KB_NATIVE EV_SCHED_COUNT
+#define KB_ARMS   (KB_NATIVE + 1)
 
 #define KB_CHECK(call, what)                                                                           \
     do {                                                                                               \
@@ -359,8 +361,8 @@ int main(int argc, char **argv)
         unsigned char *h_in, *h_out, *h_twin;
         void *d_in, *d_out;
 
-        ev_op_parse(kc->op, &sh.op);
-        ev_dtype_parse(kc->dtype, &sh.dtype);
+        sh.op = kc->op;
+        sh.dtype = kc->dtype;
         sh.rows = kc->rows;
         sh.cols = kc->cols;
         sh.stride = kc->stride;
@@ -398,7 +400,8 @@ int main(int argc, char **argv)
             hb.out = h_twin;
             ev_reduce_rows(&hb, 0, sh.rows);
         }
-        for (size_t si = 0; si < sizeof kb_scheds / sizeof kb_scheds[0]; si++) {
+        for (size_t si = 0; si < KB_ARMS; si++) {
+            const char *arm = si < KB_NATIVE ? ev_sched_name((ev_sched)si) : ev_arm_kind_name(EV_ARM_CUB);
             ev_launch_plan plan;
             kb_arm a;
             ev_validation v;
@@ -408,8 +411,7 @@ int main(int argc, char **argv)
             memset(&plan, 0, sizeof plan);
             a.b = &b;
             if (si < KB_NATIVE) {
-                ev_sched sc;
-                ev_sched_parse(kb_scheds[si], &sc);
+                ev_sched sc = (ev_sched)si;
                 if (ev_sched_rows_of(sc, kc->B, sh.cols, sh.dtype) < 1)
                     continue; /* short on rows of more than 32 chunks, split on rows of 64 KiB or less */
                 if (ev_selector_plan(EV_SEL_CUDA, &sh, sc, kc->B, prop.multiProcessorCount, &plan, &err)) {
@@ -438,8 +440,9 @@ int main(int argc, char **argv)
                 failed = 1;
             if (!quick && !kc->special && sh.rows > 0)
                 us = kb_time(&a, s);
-            printf("%-10s %-4s %7lld %8lld %8lld %2lld %-8s %-24s %11.0f %5s %10.3f %8.3f %7.3f %7.2f\n", kc->op,
-                   kc->dtype, kc->rows, kc->cols, kc->stride, kc->B, kb_scheds[si], plan.entry, bytes,
+            printf("%-10s %-4s %7lld %8lld %8lld %2lld %-8s %-24s %11.0f %5s %10.3f %8.3f %7.3f %7.2f\n",
+                   ev_op_name(kc->op), ev_dtype_name(kc->dtype), kc->rows, kc->cols, kc->stride, kc->B, arm,
+                   plan.entry, bytes,
                    !v.passed ? "ORACLE" : !twin_ok ? "TWIN" : "ok", us, us > 0 ? bytes / us * 1e-6 : 0.0,
                    us > 0 && ceil_bw > 0 ? bytes / (us * 1e-6) / ceil_bw : 0.0,
                    us > 0 && floor_us > 0 ? us / floor_us : 0.0);

@@ -2,7 +2,7 @@
  * peer_cub.cu: the `cub` peer (peer_cub.h).
  *
  * Variants, one line each:
- *   reduce_{sum,max} x {fp32,fp16,bf16}: DeviceSegmentedReduce::Reduce with
+ *   every op x dtype (src/common/vocab.h): DeviceSegmentedReduce::Reduce with
  *   a float-valued input iterator, row offsets i * stride and i * stride + N,
  *   a float-accepting output iterator whose value_type is void (so the
  *   initial value stays a float: see ev_cub_out), and the same NaN rules
@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <type_traits>
 
 #define EV_DEVICE_CODE_ONLY /* our conversions and NaN rules, not our kernels */
 #include "reduce_default.cuh"
@@ -48,9 +49,9 @@ template <int DT, typename T> struct ev_cub_ref {
     {
 #ifdef __CUDA_ARCH__
         uint32_t x;
-        if (DT == EV_DT_FP16_)
+        if (DT == EV_DTYPE_FP16)
             x = ev_d_f32_to_fp16(y);
-        else if (DT == EV_DT_BF16_)
+        else if (DT == EV_DTYPE_BF16)
             x = ev_d_f32_to_bf16(y);
         else {
             x = __float_as_uint(y);
@@ -104,36 +105,31 @@ struct ev_cub_peer {
     size_t temp_bytes;
 };
 
-/* Runs (temp == NULL: sizes) the segmented reduction for one op/dtype; storage type T. */
-template <int OP, int DT, typename T>
+/* Runs (temp == NULL: sizes) the segmented reduction for one op/dtype. */
+template <int OP, int DT>
 static cudaError_t ev_cub_run(const ev_binding *b, void *temp, size_t *temp_bytes, cudaStream_t s)
 {
+    typedef typename std::conditional<ev_dt<DT>::size == 4, uint32_t, uint16_t>::type T; /* storage bits */
     thrust::counting_iterator<long long> zero(0);
     ev_cub_load<DT> ld = {(const unsigned char *)b->in};
     auto in = thrust::make_transform_iterator(zero, ld);
     auto begin = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, 0});
     auto end = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, b->shape.cols});
     ev_cub_out<DT, T> out{(T *)b->out};
-    float init = OP == EV_OP_SUM_ ? -0.0f : -__builtin_huge_valf(); /* stays a float: ev_cub_out */
+    float init = OP == EV_OP_SUM ? -0.0f : -__builtin_huge_valf(); /* stays a float: ev_cub_out */
     return cub::DeviceSegmentedReduce::Reduce(temp, *temp_bytes, in, out, (int)b->shape.rows, begin, end,
                                               ev_cub_op<OP>(), init, s);
 }
 
-/* Dispatches on op and dtype. */
+/* Dispatches on op and dtype: every op x dtype of the vocabulary. */
 static cudaError_t ev_cub_dispatch(const ev_binding *b, void *temp, size_t *temp_bytes, cudaStream_t s)
 {
-    int op = b->shape.op == EV_OP_SUM ? EV_OP_SUM_ : EV_OP_MAX_;
-    switch (b->shape.dtype) {
-    case EV_DTYPE_FP32:
-        return op == EV_OP_SUM_ ? ev_cub_run<EV_OP_SUM_, EV_DT_FP32_, uint32_t>(b, temp, temp_bytes, s)
-                                : ev_cub_run<EV_OP_MAX_, EV_DT_FP32_, uint32_t>(b, temp, temp_bytes, s);
-    case EV_DTYPE_FP16:
-        return op == EV_OP_SUM_ ? ev_cub_run<EV_OP_SUM_, EV_DT_FP16_, uint16_t>(b, temp, temp_bytes, s)
-                                : ev_cub_run<EV_OP_MAX_, EV_DT_FP16_, uint16_t>(b, temp, temp_bytes, s);
-    default:
-        return op == EV_OP_SUM_ ? ev_cub_run<EV_OP_SUM_, EV_DT_BF16_, uint16_t>(b, temp, temp_bytes, s)
-                                : ev_cub_run<EV_OP_MAX_, EV_DT_BF16_, uint16_t>(b, temp, temp_bytes, s);
-    }
+#define EV_CUB_CASE(OP, opname, DT, dtname)                                                            \
+    if (b->shape.op == EV_OP_##OP && b->shape.dtype == EV_DTYPE_##DT)                                  \
+        return ev_cub_run<EV_OP_##OP, EV_DTYPE_##DT>(b, temp, temp_bytes, s);
+    EV_OPS_BY_DTYPES(EV_CUB_CASE)
+#undef EV_CUB_CASE
+    return cudaErrorInvalidValue; /* a binding the check refused */
 }
 
 extern "C" ev_status ev_cub_peer_new(const ev_binding *b, ev_cub_peer **out, ev_err *err)

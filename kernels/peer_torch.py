@@ -23,14 +23,75 @@ list); no node records are written.
 
 ADAPTER: emit() is the one place that knows the record format; adjust it
 if the runner's format changes.
+
+The ops, the dtypes and this arm's name are the vocabulary's, read from
+src/common/vocab.h (read_vocabulary); what is this peer's own is its
+binding of each op and dtype to torch (TORCH_OPS, TORCH_DTYPES, keyed by
+the vocabulary's ids).  An op the vocabulary has and TORCH_OPS lacks is a
+skip, with the reason.
 """
 import argparse
 import json
 import os
+import re
 import sys
 import time
 
 T0 = time.perf_counter_ns()
+
+# The binding of each op (by its vocabulary id) to the torch reduction over
+# dim 1, in the storage dtype (torch accumulates 16-bit storage in fp32):
+# this peer's part of adding an op (docs/HACKING.md).
+TORCH_OPS = {
+    "SUM": lambda t: t.sum(1),
+    "MAX": lambda t: t.amax(1),
+}
+# The torch dtype of each storage dtype (by its vocabulary id).
+TORCH_DTYPES = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16"}
+
+
+def vocabulary_path():
+    """src/common/vocab.h beside this script's tree (kernels/..), or the
+    installed closure's copy (libexec/evident/../../share/evident)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    for rel in (("..", "src", "common", "vocab.h"),
+                ("..", "..", "share", "evident", "src", "common", "vocab.h")):
+        p = os.path.normpath(os.path.join(here, *rel))
+        if os.path.exists(p):
+            return p
+    return None
+
+
+def read_vocabulary(path=None):
+    """The rows of the X-macro lists of src/common/vocab.h: {"EV_OPS":
+    [[id, name, combine, finish], ...], "EV_DTYPES": [[id, name, bytes],
+    ...], "EV_ARM_KINDS": [...], ...}, each row's fields as text, string
+    fields unquoted, in the file's order.  Raises on a file without the
+    lists."""
+    path = path or vocabulary_path()
+    if not path:
+        raise RuntimeError("the vocabulary (src/common/vocab.h) is not beside this script's tree "
+                           "or its installation")
+    with open(path) as f:
+        text = f.read()
+    lists = {}
+    for m in re.finditer(r"#define (EV_[A-Z_]+)\(X, a\) \\\n((?:[^\n]*\\\n)*[^\n]*\n)", text):
+        rows = []
+        for row in re.finditer(r"X\(([^)]*)\)", m.group(2)):
+            fields = [x.strip() for x in row.group(1).split(",")][:-1]  # the last is the pass-through a
+            rows.append([x[1:-1] if x.startswith('"') else x for x in fields])
+        lists[m.group(1)] = rows
+    for need in ("EV_OPS", "EV_DTYPES", "EV_ARM_KINDS"):
+        if not lists.get(need):
+            raise RuntimeError("%s: no %s list" % (path, need))
+    return lists
+
+
+VOCAB = read_vocabulary()
+OP_IDS = {r[1]: r[0] for r in VOCAB["EV_OPS"]}  # name -> id
+DTYPE_IDS = {r[1]: r[0] for r in VOCAB["EV_DTYPES"]}
+DTYPE_BYTES = {r[1]: int(r[2]) for r in VOCAB["EV_DTYPES"]}
+ARM = next(r[1] for r in VOCAB["EV_ARM_KINDS"] if r[0] == "TORCH")
 
 
 class Records:
@@ -56,8 +117,8 @@ class Records:
 def parse_args():
     p = argparse.ArgumentParser(description="torch-compile peer (one job)")
     p.add_argument("--input", help="input bytes file")
-    p.add_argument("--op", choices=["reduce_sum", "reduce_max"])
-    p.add_argument("--dtype", choices=["fp32", "fp16", "bf16"])
+    p.add_argument("--op", choices=list(OP_IDS))
+    p.add_argument("--dtype", choices=list(DTYPE_IDS))
     p.add_argument("--rows", type=int)
     p.add_argument("--cols", type=int)
     p.add_argument("--stride", type=int)
@@ -121,15 +182,16 @@ def wait_gate(fd):
 
 
 def make_fn(torch, op):
-    """A fresh compiled function for the case (dynamo reset first)."""
+    """A fresh compiled function for the case (dynamo reset first): the
+    op's binding (TORCH_OPS)."""
     torch._dynamo.reset()
-    if op == "reduce_sum":
-        def body(t):
-            return t.sum(1)
-    else:
-        def body(t):
-            return t.amax(1)
-    return torch.compile(body, dynamic=False)
+    body = TORCH_OPS[OP_IDS[op]]
+    return torch.compile(lambda t: body(t), dynamic=False)
+
+
+def torch_dtype(torch, dtype):
+    """The torch dtype of a storage dtype name (TORCH_DTYPES)."""
+    return getattr(torch, TORCH_DTYPES[DTYPE_IDS[dtype]])
 
 
 def span_elems(a):
@@ -177,11 +239,12 @@ def compile_only(a):
     import torch  # noqa: PLC0415
     import_compiler()
     dev = torch.device("cuda")
-    tdts = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
     for spec in a.compile_cases.split(";"):
         i, op, dtype, rows, cols, stride = spec.split(":")
+        if OP_IDS.get(op) not in TORCH_OPS:
+            continue  # no binding: its job is a skip, nothing to compile
         c = argparse.Namespace(rows=int(rows), cols=int(cols), stride=int(stride))
-        flat = torch.zeros(max(1, span_elems(c)), dtype=tdts[dtype], device=dev)
+        flat = torch.zeros(max(1, span_elems(c)), dtype=torch_dtype(torch, dtype), device=dev)
         x = flat.as_strided((c.rows, c.cols), (c.stride, 1))
         t0 = time.perf_counter_ns()
         fn = make_fn(torch, op)
@@ -233,6 +296,8 @@ def main():
     rec = Records(a.record_fd)
     t_import = time.perf_counter_ns()
     try:
+        if OP_IDS[a.op] not in TORCH_OPS:
+            raise RuntimeError("this peer has no torch binding of %s (kernels/peer_torch.py, TORCH_OPS)" % a.op)
         import torch  # noqa: PLC0415 (import time is the cold timing)
         if a.backend != "cuda":
             raise RuntimeError("torch %s imported, but this run's backend is %s: the peer measures on "
@@ -240,9 +305,8 @@ def main():
     except Exception as e:  # any import failure is this host's own error text
         if not wait_gate(a.gate_fd):
             os._exit(0)
-        rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm="torch-compile",
-                 affinity=affinity())
-        rec.emit("skip", reason="torch-compile: %s: %s" % (type(e).__name__, e))
+        rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm=ARM, affinity=affinity())
+        rec.emit("skip", reason="%s: %s: %s" % (ARM, type(e).__name__, e))
         rec.end()
         return 0
     import_ns = time.perf_counter_ns() - t_import
@@ -255,10 +319,9 @@ def main():
         os._exit(0)
     gate_ns = time.perf_counter_ns() - t_gate
     if not torch.cuda.is_available():
-        rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm="torch-compile",
-                 affinity=affinity())
-        rec.emit("skip", reason="torch-compile: RuntimeError: torch imported but torch.cuda.is_available() "
-                 "is False")
+        rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm=ARM, affinity=affinity())
+        rec.emit("skip", reason="%s: RuntimeError: torch imported but torch.cuda.is_available() "
+                 "is False" % ARM)
         rec.end()
         return 0
 
@@ -268,7 +331,7 @@ def main():
     torch.cuda.synchronize()
     cuda_ns = time.perf_counter_ns() - t_cuda
     prop = torch.cuda.get_device_properties(dev)
-    rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm="torch-compile",
+    rec.emit("hello", version=1, pid=os.getpid(), job_key=a.job_key, arm=ARM,
              affinity=affinity(),
              device={"backend": "cuda", "name": prop.name, "sms": prop.multi_processor_count,
                      "cache_bytes": getattr(prop, "L2_cache_size", -1),
@@ -276,8 +339,8 @@ def main():
                      "compute_capability": "%d.%d" % (prop.major, prop.minor),
                      "torch_version": torch.__version__})
 
-    tdt = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}[a.dtype]
-    es = {"fp32": 4, "fp16": 2, "bf16": 2}[a.dtype]
+    tdt = torch_dtype(torch, a.dtype)
+    es = DTYPE_BYTES[a.dtype]
     with open(a.input, "rb") as f:
         raw = f.read()
     need = ((a.rows - 1) * a.stride + a.cols) * es if a.rows > 0 else 0

@@ -69,16 +69,17 @@ typedef struct ev_entry {
     int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (b from the row); -3 split */
 } ev_entry;
 
-#define EV_E(op, dt)                                                                                   \
-    {"reduce_" #op "_" #dt "_default", (const void *)reduce_##op##_##dt##_default, 0},                 \
-        {"reduce_" #op "_" #dt "_rows1", (const void *)reduce_##op##_##dt##_rows1, 1},                 \
-        {"reduce_" #op "_" #dt "_rows2", (const void *)reduce_##op##_##dt##_rows2, 2},                 \
-        {"reduce_" #op "_" #dt "_rows4", (const void *)reduce_##op##_##dt##_rows4, 4},                 \
-        {"reduce_" #op "_" #dt "_short", (const void *)reduce_##op##_##dt##_short, -2},                \
-        {"reduce_" #op "_" #dt "_split", (const void *)reduce_##op##_##dt##_split, -3}
+/* Every op x dtype of the vocabulary (src/common/vocab.h), each schedule. */
+#define EV_E(OP, op, DT, dt)                                                                           \
+    {#op "_" #dt "_default", (const void *)op##_##dt##_default, 0},                                    \
+        {#op "_" #dt "_rows1", (const void *)op##_##dt##_rows1, 1},                                    \
+        {#op "_" #dt "_rows2", (const void *)op##_##dt##_rows2, 2},                                    \
+        {#op "_" #dt "_rows4", (const void *)op##_##dt##_rows4, 4},                                    \
+        {#op "_" #dt "_short", (const void *)op##_##dt##_short, -2},                                   \
+        {#op "_" #dt "_split", (const void *)op##_##dt##_split, -3},
 
 static const ev_entry ev_entries[] = {
-    EV_E(sum, fp32), EV_E(sum, fp16), EV_E(sum, bf16), EV_E(max, fp32), EV_E(max, fp16), EV_E(max, bf16),
+    EV_OPS_BY_DTYPES(EV_E)
     {"ev_floor", (const void *)ev_floor, -1},
     {"ev_ceiling", (const void *)ev_ceiling, -1},
 };

@@ -4,7 +4,8 @@
  * (proof-receipts.json): adding a candidate never touches this file.
  *
  * Variants, one line each (extern "C" names are the receipts' function names):
- *   reduce_{sum,max}_{fp32,fp16,bf16}_default   b rows per program (runtime b)
+ *   <op>_<dtype>_default   b rows per program (runtime b), for every op and
+ *                          dtype of the vocabulary (src/common/vocab.h)
  *
  * SUM follows the order kernels/reduce_cpu.h documents, so every output
  * equals its CPU twin bit for bit:
@@ -45,11 +46,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
-#define EV_OP_SUM_ 0
-#define EV_OP_MAX_ 1
-#define EV_DT_FP32_ 0
-#define EV_DT_FP16_ 1
-#define EV_DT_BF16_ 2
+#include "vocab.h" /* the ops and dtypes (EV_OP_*, EV_DTYPE_*), and the entries' names */
 
 /* ---- conversions (kernels/dtype.c rules) -------------------------------- */
 
@@ -107,7 +104,7 @@ __device__ __forceinline__ uint32_t ev_d_f32_to_bf16(float f)
  * index j), and the store with RNE and the canonical NaN.
  */
 template <int DT> struct ev_dt;
-template <> struct ev_dt<EV_DT_FP32_> {
+template <> struct ev_dt<EV_DTYPE_FP32> {
     static const int size = 4;
     static const uint32_t neg_zero = 0x80000000u; /* a word of -0.0 elements */
     static const uint32_t neg_inf = 0xff800000u;  /* a word of -Inf elements */
@@ -132,7 +129,7 @@ template <> struct ev_dt<EV_DT_FP32_> {
         reinterpret_cast<uint32_t *>(out)[r] = x;
     }
 };
-template <> struct ev_dt<EV_DT_FP16_> {
+template <> struct ev_dt<EV_DTYPE_FP16> {
     static const int size = 2;
     static const uint32_t neg_zero = 0x80008000u;
     static const uint32_t neg_inf = 0xfc00fc00u;
@@ -169,7 +166,7 @@ template <> struct ev_dt<EV_DT_FP16_> {
 #endif
     }
 };
-template <> struct ev_dt<EV_DT_BF16_> {
+template <> struct ev_dt<EV_DTYPE_BF16> {
     static const int size = 2;
     static const uint32_t neg_zero = 0x80008000u;
     static const uint32_t neg_inf = 0xff80ff80u;
@@ -203,11 +200,11 @@ template <> struct ev_dt<EV_DT_BF16_> {
  * else the larger value, +0 over -0 (branch-free selects).
  */
 template <int OP> struct ev_opr;
-template <> struct ev_opr<EV_OP_SUM_> {
+template <> struct ev_opr<EV_OP_SUM> {
     __device__ static float identity() { return -0.0f; }
     __device__ static float apply(float a, float b) { return __fadd_rn(a, b); }
 };
-template <> struct ev_opr<EV_OP_MAX_> {
+template <> struct ev_opr<EV_OP_MAX> {
     __device__ static float identity() { return __uint_as_float(0xff800000u); }
     __device__ static float apply(float a, float b)
     {
@@ -242,17 +239,17 @@ template <> struct ev_opr<EV_OP_MAX_> {
  * tests/check_kernels.c checks these claims over every 16-bit pattern.
  */
 template <int DT> struct ev_mk;
-template <> struct ev_mk<EV_DT_FP32_> {
+template <> struct ev_mk<EV_DTYPE_FP32> {
     static const int pos_inf = 0x7f800000;
     static const int neg_inf = (int)0x807fffff; /* key of 0xff800000 */
     __device__ static int key(uint32_t u) { return (int)(u ^ ((uint32_t)((int)u >> 31) >> 1)); }
     __device__ static uint32_t unkey(int k) { return (uint32_t)k ^ ((uint32_t)(k >> 31) >> 1); }
 };
-template <> struct ev_mk<EV_DT_FP16_> {
+template <> struct ev_mk<EV_DTYPE_FP16> {
     static const int pos_inf = 0x7c00;
     static const int neg_inf = -31745; /* key of 0xfc00: 0x83ff as int16 */
 };
-template <> struct ev_mk<EV_DT_BF16_> {
+template <> struct ev_mk<EV_DTYPE_BF16> {
     static const int pos_inf = 0x7f80;
     static const int neg_inf = -32641; /* key of 0xff80: 0x807f as int16 */
 };
@@ -279,7 +276,7 @@ __device__ __forceinline__ uint32_t ev_unkey16(int k)
  */
 template <int OP, int DT> struct ev_acc;
 
-template <int DT> struct ev_acc<EV_OP_SUM_, DT> {
+template <int DT> struct ev_acc<EV_OP_SUM, DT> {
     static const int V = 16 / ev_dt<DT>::size;
     float a[V];
     __device__ void init()
@@ -328,16 +325,16 @@ template <int DT> struct ev_acc<EV_OP_SUM_, DT> {
 };
 
 /* MAX on fp32: hi and lo keys. */
-template <> struct ev_acc<EV_OP_MAX_, EV_DT_FP32_> {
+template <> struct ev_acc<EV_OP_MAX, EV_DTYPE_FP32> {
     int hi, lo;
     __device__ void init()
     {
-        hi = ev_mk<EV_DT_FP32_>::neg_inf;
-        lo = ev_mk<EV_DT_FP32_>::pos_inf;
+        hi = ev_mk<EV_DTYPE_FP32>::neg_inf;
+        lo = ev_mk<EV_DTYPE_FP32>::pos_inf;
     }
     __device__ void word(uint32_t u)
     {
-        int k = ev_mk<EV_DT_FP32_>::key(u);
+        int k = ev_mk<EV_DTYPE_FP32>::key(u);
         hi = max(hi, k);
         lo = min(lo, k);
     }
@@ -348,7 +345,7 @@ template <> struct ev_acc<EV_OP_MAX_, EV_DT_FP32_> {
         word(v.z);
         word(v.w);
     }
-    __device__ void elem(int, const unsigned char *row, int64_t i) { word(ev_dt<EV_DT_FP32_>::bits(row, i)); }
+    __device__ void elem(int, const unsigned char *row, int64_t i) { word(ev_dt<EV_DTYPE_FP32>::bits(row, i)); }
     __device__ void ebits(int, uint32_t b) { word(b); }
     __device__ void lanes(int *h, int *l) const
     {
@@ -387,18 +384,18 @@ template <int DT> struct ev_acc16 {
         *l = min((int)(int16_t)(lo2 & 0xffffu), (int)lo2 >> 16);
     }
 };
-template <> struct ev_acc<EV_OP_MAX_, EV_DT_FP16_> : ev_acc16<EV_DT_FP16_> {
+template <> struct ev_acc<EV_OP_MAX, EV_DTYPE_FP16> : ev_acc16<EV_DTYPE_FP16> {
 };
-template <> struct ev_acc<EV_OP_MAX_, EV_DT_BF16_> : ev_acc16<EV_DT_BF16_> {
+template <> struct ev_acc<EV_OP_MAX, EV_DTYPE_BF16> : ev_acc16<EV_DTYPE_BF16> {
 };
 
 /* The float value of a row's (hi, lo) keys: canonical NaN, or the maximum. */
 template <int DT> __device__ __forceinline__ float ev_max_value(int hi, int lo)
 {
     uint32_t u;
-    if (DT == EV_DT_FP32_)
-        u = ev_mk<EV_DT_FP32_>::unkey(hi);
-    else if (DT == EV_DT_FP16_)
+    if (DT == EV_DTYPE_FP32)
+        u = ev_mk<EV_DTYPE_FP32>::unkey(hi);
+    else if (DT == EV_DTYPE_FP16)
         u = __float_as_uint(ev_d_fp16_to_f32(ev_unkey16(hi)));
     else
         u = ev_unkey16(hi) << 16;
@@ -554,7 +551,7 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
     t = T ? T : t; /* EV_SPECIALIZE: t known at compile time */
     typedef ev_dt<DT> D;
     const int V = 16 / D::size;
-    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf; /* exact no-op words */
+    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf; /* exact no-op words */
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     int64_t full = n / V; /* whole chunks */
     int64_t c = lane;
@@ -698,7 +695,7 @@ template <int OP, int DT, int T>
 __device__ __forceinline__ void ev_lean_load(uint4 *v, const unsigned char *row, int full, int lane)
 {
     typedef ev_dt<DT> D;
-    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf;
+    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf;
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
 #pragma unroll
@@ -727,7 +724,7 @@ __device__ __forceinline__ void ev_lean_load_u(uint4 *v, const unsigned char *ro
 {
     typedef ev_dt<DT> D;
     const int V = 16 / D::size;
-    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf;
+    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf;
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     const int full = n / V, part = n - full * V, chunks = full + (part > 0);
     const int s = (int)((uintptr_t)row & 15u);
@@ -753,7 +750,7 @@ __device__ __forceinline__ void ev_lean_load_u(uint4 *v, const unsigned char *ro
  * every thread of the block must call this the same number of times (it
  * holds one __syncthreads); t is uniform per launch.
  */
-template <int DT> __device__ float ev_group_sum(const ev_acc<EV_OP_SUM_, DT> &acc, int t, int lane, float *red)
+template <int DT> __device__ float ev_group_sum(const ev_acc<EV_OP_SUM, DT> &acc, int t, int lane, float *red)
 {
     float v = acc.warp();
     if (t > 32) {
@@ -771,7 +768,7 @@ template <int DT> __device__ float ev_group_sum(const ev_acc<EV_OP_SUM_, DT> &ac
     return v;
 }
 
-template <int DT> __device__ float ev_group_max(const ev_acc<EV_OP_MAX_, DT> &acc, int t, int lane, int *red)
+template <int DT> __device__ float ev_group_max(const ev_acc<EV_OP_MAX, DT> &acc, int t, int lane, int *red)
 {
     int hi, lo;
     acc.lanes(&hi, &lo);
@@ -796,14 +793,14 @@ template <int DT> __device__ float ev_group_max(const ev_acc<EV_OP_MAX_, DT> &ac
 
 /* ev_group_sum or ev_group_max by OP (red as ints). */
 template <int OP, int DT> struct ev_group;
-template <int DT> struct ev_group<EV_OP_SUM_, DT> {
-    __device__ static float combine(const ev_acc<EV_OP_SUM_, DT> &acc, int t, int lane, int *red)
+template <int DT> struct ev_group<EV_OP_SUM, DT> {
+    __device__ static float combine(const ev_acc<EV_OP_SUM, DT> &acc, int t, int lane, int *red)
     {
         return ev_group_sum<DT>(acc, t, lane, reinterpret_cast<float *>(red));
     }
 };
-template <int DT> struct ev_group<EV_OP_MAX_, DT> {
-    __device__ static float combine(const ev_acc<EV_OP_MAX_, DT> &acc, int t, int lane, int *red)
+template <int DT> struct ev_group<EV_OP_MAX, DT> {
+    __device__ static float combine(const ev_acc<EV_OP_MAX, DT> &acc, int t, int lane, int *red)
     {
         return ev_group_max<DT>(acc, t, lane, red);
     }
@@ -990,7 +987,7 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
 {
     typedef ev_dt<DT> D;
     const int V = 16 / D::size;
-    const uint32_t pw = OP == EV_OP_SUM_ ? D::neg_zero : D::neg_inf;
+    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf;
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     int64_t full = n / V;
     int part = (int)(n - full * V); /* elements of the partial chunk (lane `full`) */
@@ -1033,15 +1030,15 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
 template <int OP, int DT, int P> struct ev_short_row;
 
 /* SUM: the lanes' slot trees, the in-thread butterfly steps, the shuffles. */
-template <int DT, int P> struct ev_short_row<EV_OP_SUM_, DT, P> {
+template <int DT, int P> struct ev_short_row<EV_OP_SUM, DT, P> {
     __device__ static float reduce(const unsigned char *row, int64_t n, int k)
     {
         uint4 v[4];
         float u[4];
-        ev_short_load<EV_OP_SUM_, DT, P>(v, row, n, k);
+        ev_short_load<EV_OP_SUM, DT, P>(v, row, n, k);
 #pragma unroll
         for (int m = 0; m < 4; m++) {
-            ev_acc<EV_OP_SUM_, DT> acc;
+            ev_acc<EV_OP_SUM, DT> acc;
             acc.init();
             acc.vec(v[m]);
             u[m] = acc.slots();
@@ -1057,13 +1054,13 @@ template <int DT, int P> struct ev_short_row<EV_OP_SUM_, DT, P> {
 };
 
 /* MAX: every chunk of the thread into one (hi, lo), then the row's threads. */
-template <int DT, int P> struct ev_short_row<EV_OP_MAX_, DT, P> {
+template <int DT, int P> struct ev_short_row<EV_OP_MAX, DT, P> {
     __device__ static float reduce(const unsigned char *row, int64_t n, int k)
     {
         uint4 v[4];
-        ev_acc<EV_OP_MAX_, DT> acc;
+        ev_acc<EV_OP_MAX, DT> acc;
         int hi, lo;
-        ev_short_load<EV_OP_MAX_, DT, P>(v, row, n, k);
+        ev_short_load<EV_OP_MAX, DT, P>(v, row, n, k);
         acc.init();
 #pragma unroll
         for (int m = 0; m < 4; m++)
@@ -1130,15 +1127,15 @@ __device__ void ev_thin_program(const void *in, void *out, int64_t R, int64_t N,
  * (hi, lo) (order immaterial).  0: two warps and the barrier (v7).
  */
 template <int OP, int DT> struct ev_pair;
-template <int DT> struct ev_pair<EV_OP_SUM_, DT> {
-    __device__ static float combine(const ev_acc<EV_OP_SUM_, DT> &a0, const ev_acc<EV_OP_SUM_, DT> &a1)
+template <int DT> struct ev_pair<EV_OP_SUM, DT> {
+    __device__ static float combine(const ev_acc<EV_OP_SUM, DT> &a0, const ev_acc<EV_OP_SUM, DT> &a1)
     {
         return __fadd_rn(a0.warp(), a1.warp());
     }
 };
-template <int DT> struct ev_pair<EV_OP_MAX_, DT> {
+template <int DT> struct ev_pair<EV_OP_MAX, DT> {
     /* MAX: both lanes' chunks went into a0 (order immaterial); a1 is empty */
-    __device__ static float combine(const ev_acc<EV_OP_MAX_, DT> &a0, const ev_acc<EV_OP_MAX_, DT> &a1)
+    __device__ static float combine(const ev_acc<EV_OP_MAX, DT> &a0, const ev_acc<EV_OP_MAX, DT> &a1)
     {
         int hi, lo;
         (void)a1;
@@ -1169,7 +1166,7 @@ __device__ __forceinline__ void ev_pair_rows(const void *in, void *out, int64_t 
         ev_acc<OP, DT> a0, a1;
         a0.init();
         a1.init();
-        ev_acc<OP, DT> &second = OP == EV_OP_SUM_ ? a1 : a0; /* MAX: one (hi, lo) */
+        ev_acc<OP, DT> &second = OP == EV_OP_SUM ? a1 : a0; /* MAX: one (hi, lo) */
         uint4 v0[4], v1[4];
         if constexpr (LEAN == 1) { /* eight 16-byte loads in flight */
             ev_lean_load<OP, DT, 64>(v0, row, valid ? (int)(N / V) : 0, lane);
@@ -1227,19 +1224,14 @@ __device__ __forceinline__ void ev_rows_program(const void *in, void *out, int64
 
 /* EV_DEVICE_CODE_ONLY: the device helpers without the entries (peer_cub.cu). */
 #ifndef EV_DEVICE_CODE_ONLY
-#define EV_DEFAULT_ENTRY(opname, dtname, OP, DT)                                                       \
-    extern "C" __global__ void __launch_bounds__(1024) reduce_##opname##_##dtname##_default(                                  \
+#define EV_DEFAULT_ENTRY(OP, opname, DT, dtname)                                                       \
+    extern "C" __global__ void __launch_bounds__(1024) opname##_##dtname##_default(                    \
         const void *in, void *out, long long R, long long N, long long stride, int b, int t, int rt)   \
     {                                                                                                  \
-        ev_rows_program<OP, DT>(in, out, R, N, stride, b, t, rt);                                      \
+        ev_rows_program<EV_OP_##OP, EV_DTYPE_##DT>(in, out, R, N, stride, b, t, rt);                   \
     }
 
-EV_DEFAULT_ENTRY(sum, fp32, EV_OP_SUM_, EV_DT_FP32_)
-EV_DEFAULT_ENTRY(sum, fp16, EV_OP_SUM_, EV_DT_FP16_)
-EV_DEFAULT_ENTRY(sum, bf16, EV_OP_SUM_, EV_DT_BF16_)
-EV_DEFAULT_ENTRY(max, fp32, EV_OP_MAX_, EV_DT_FP32_)
-EV_DEFAULT_ENTRY(max, fp16, EV_OP_MAX_, EV_DT_FP16_)
-EV_DEFAULT_ENTRY(max, bf16, EV_OP_MAX_, EV_DT_BF16_)
+EV_OPS_BY_DTYPES(EV_DEFAULT_ENTRY)
 #endif
 
 #endif

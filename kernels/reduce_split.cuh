@@ -9,8 +9,8 @@
  * only its two cluster barriers (measured: docs/perf-notes.md).
  *
  * Variants, one line each:
- *   reduce_{sum,max}_{fp32,fp16,bf16}_split   row r by cluster r of G = 8
- *                                             blocks of t / G = 128 threads
+ *   <op>_<dtype>_split   row r by cluster r of G = 8 blocks of t / G = 128
+ *                        threads, for every op and dtype
  *
  * Block j of row r's cluster (blockIdx.x = r * G + j) executes lanes j *
  * (t / G) .. (j + 1) * (t / G) - 1, whole warps of the documented order.
@@ -52,7 +52,7 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
     ev_acc<OP, DT> acc;
     acc.init();
     ev_lane_fold<OP, DT, T>(acc, row, r < R ? N : 0, T, j * per + (int)threadIdx.x);
-    if constexpr (OP == EV_OP_SUM_) {
+    if constexpr (OP == EV_OP_SUM) {
         float v = acc.warp();
         if (L == 0)
             red[w] = __float_as_int(v);
@@ -70,7 +70,7 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
     if (j == 0 && w == 0 && r < R) {
         const int *src = L < nw ? cl.map_shared_rank(red, L / wpb) : red;
         int k = L % wpb;
-        if constexpr (OP == EV_OP_SUM_) {
+        if constexpr (OP == EV_OP_SUM) {
             float x = L < nw ? __int_as_float(src[k]) : -0.0f;
 #pragma unroll
             for (int m = 16; m >= 1; m /= 2)
@@ -90,19 +90,14 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
 
 /* t is the plan's lane count, 1024 wherever split applies (the launch
  * checks the plan against the binding, reduce.cu). */
-#define EV_SPLIT_ENTRY(opname, dtname, OP, DT)                                                         \
-    extern "C" __global__ void __launch_bounds__(EV_SPLIT_BLOCK_MAX) reduce_##opname##_##dtname##_split( \
+#define EV_SPLIT_ENTRY(OP, opname, DT, dtname)                                                         \
+    extern "C" __global__ void __launch_bounds__(EV_SPLIT_BLOCK_MAX) opname##_##dtname##_split(        \
         const void *in, void *out, long long R, long long N, long long stride, int t)                  \
     {                                                                                                  \
         (void)t;                                                                                       \
-        ev_split_program<OP, DT, EV_MAX_LANES, EV_SPLIT_PROGRAMS>(in, out, R, N, stride);                                      \
+        ev_split_program<EV_OP_##OP, EV_DTYPE_##DT, EV_MAX_LANES, EV_SPLIT_PROGRAMS>(in, out, R, N, stride); \
     }
 
-EV_SPLIT_ENTRY(sum, fp32, EV_OP_SUM_, EV_DT_FP32_)
-EV_SPLIT_ENTRY(sum, fp16, EV_OP_SUM_, EV_DT_FP16_)
-EV_SPLIT_ENTRY(sum, bf16, EV_OP_SUM_, EV_DT_BF16_)
-EV_SPLIT_ENTRY(max, fp32, EV_OP_MAX_, EV_DT_FP32_)
-EV_SPLIT_ENTRY(max, fp16, EV_OP_MAX_, EV_DT_FP16_)
-EV_SPLIT_ENTRY(max, bf16, EV_OP_MAX_, EV_DT_BF16_)
+EV_OPS_BY_DTYPES(EV_SPLIT_ENTRY)
 
 #endif

@@ -21,6 +21,7 @@
 #include "names.h"
 #include "sha256.h"
 #include "status.h"
+#include "vocab.h"
 
 static char tmpdir[256];
 
@@ -551,6 +552,144 @@ START_TEST(test_the_member_name_rule_accepts_and_refuses_with_the_reason)
 }
 END_TEST
 
+/* ---- vocabulary ------------------------------------------------------------ */
+
+/* A list's names and parser, for the checks every list gets. */
+typedef struct vlist {
+    const char *what;
+    int count;
+    const char *(*name)(int);
+    int (*parse)(const char *, int *);
+    const char *(*words)(void);
+} vlist;
+
+#define VLIST_ADAPT(kind, T)                                                                                 \
+    static const char *kind##_name_i(int i)                                                                  \
+    {                                                                                                        \
+        return ev_##kind##_name((T)i);                                                                       \
+    }                                                                                                        \
+    static int kind##_parse_i(const char *s, int *out)                                                       \
+    {                                                                                                        \
+        T v;                                                                                                 \
+        int rc = ev_##kind##_parse(s, &v);                                                                   \
+        if (!rc)                                                                                             \
+            *out = (int)v;                                                                                   \
+        return rc;                                                                                           \
+    }
+VLIST_ADAPT(op, ev_op)
+VLIST_ADAPT(dtype, ev_dtype)
+VLIST_ADAPT(role, ev_role)
+VLIST_ADAPT(phase, ev_phase)
+VLIST_ADAPT(sched, ev_sched)
+
+static const vlist vlists[] = {
+    {"op", EV_OP_COUNT, op_name_i, op_parse_i, ev_op_words},
+    {"dtype", EV_DTYPE_COUNT, dtype_name_i, dtype_parse_i, ev_dtype_words},
+    {"role", EV_ROLE_COUNT, role_name_i, role_parse_i, ev_role_words},
+    {"phase", EV_PHASE_COUNT, phase_name_i, phase_parse_i, ev_phase_words},
+    {"sched", EV_SCHED_COUNT, sched_name_i, sched_parse_i, ev_sched_words},
+};
+
+START_TEST(test_every_word_parses_back_to_itself_once_and_nothing_else_parses)
+{
+    for (size_t l = 0; l < sizeof vlists / sizeof vlists[0]; l++) {
+        const vlist *v = &vlists[l];
+        char words[512] = "";
+        ck_assert_int_gt(v->count, 0);
+        for (int i = 0; i < v->count; i++) {
+            int got = -1;
+            const char *n = v->name(i);
+            ck_assert_msg(n && strcmp(n, "?") && n[0], "%s %d has no name", v->what, i);
+            ck_assert_msg(!v->parse(n, &got) && got == i, "%s '%s' parses to %d, not %d", v->what, n, got, i);
+            for (int j = 0; j < i; j++)
+                ck_assert_msg(strcmp(n, v->name(j)), "%s '%s' twice", v->what, n);
+            snprintf(words + strlen(words), sizeof words - strlen(words), "%s%s", i ? ", " : "", n);
+        }
+        ck_assert_str_eq(v->words(), words);
+        ck_assert_str_eq(v->name(v->count), "?");
+        ck_assert_str_eq(v->name(-1), "?");
+        int untouched = 77;
+        ck_assert_int_eq(v->parse("no-such-word", &untouched), -1);
+        ck_assert_int_eq(v->parse(NULL, &untouched), -1);
+        ck_assert_int_eq(v->parse("", &untouched), -1);
+        ck_assert_int_eq(untouched, 77);
+    }
+}
+END_TEST
+
+START_TEST(test_the_ops_and_dtypes_keep_their_names_and_sizes)
+{
+    /* the names stored in every committed store and bundle: a rename
+     * would orphan them */
+    ck_assert_str_eq(ev_op_name(EV_OP_SUM), "reduce_sum");
+    ck_assert_str_eq(ev_op_name(EV_OP_MAX), "reduce_max");
+    ck_assert_int_eq(ev_op_combine(EV_OP_SUM), EV_COMBINE_SUM);
+    ck_assert_int_eq(ev_op_combine(EV_OP_MAX), EV_COMBINE_MAX);
+    ck_assert_int_eq(ev_op_finish(EV_OP_SUM), EV_FINISH_NONE);
+    ck_assert_int_eq((int)ev_dtype_size(EV_DTYPE_FP32), 4);
+    ck_assert_int_eq((int)ev_dtype_size(EV_DTYPE_FP16), 2);
+    ck_assert_int_eq((int)ev_dtype_size(EV_DTYPE_BF16), 2);
+    ck_assert_int_eq((int)ev_dtype_size(EV_DTYPE_COUNT), 0);
+    ck_assert_int_eq(ev_sched_fixed_rows(EV_SCHED_ROWS4), 4);
+    ck_assert_int_eq(ev_sched_fixed_rows(EV_SCHED_DEFAULT), 0);
+    for (int i = 0; i < EV_OP_COUNT; i++)
+        ck_assert_int_lt((int)strlen(ev_op_name((ev_op)i)), EV_OP_NAME_MAX);
+    for (int i = 0; i < EV_DTYPE_COUNT; i++)
+        ck_assert_int_lt((int)strlen(ev_dtype_name((ev_dtype)i)), EV_DTYPE_NAME_MAX);
+    for (int i = 0; i < EV_ROLE_COUNT; i++)
+        ck_assert_int_lt((int)strlen(ev_role_name((ev_role)i)), EV_ROLE_NAME_MAX);
+}
+END_TEST
+
+START_TEST(test_an_arm_name_means_what_the_vocabulary_says)
+{
+    ev_arm_kind k = EV_ARM_KIND_COUNT;
+    ev_sched s = EV_SCHED_DEFAULT;
+    ck_assert_int_eq(ev_arm_builtin("rows2", &k, &s), 0);
+    ck_assert_int_eq(k, EV_ARM_NATIVE);
+    ck_assert_int_eq(s, EV_SCHED_ROWS2);
+    for (int i = 0; i < EV_ARM_KIND_COUNT; i++) {
+        const char *n = ev_arm_kind_name((ev_arm_kind)i), *pre = ev_arm_kind_prefix((ev_arm_kind)i);
+        ck_assert_msg(!(n && pre), "arm kind %d has a name and a prefix", i);
+        if (n) {
+            ck_assert_int_eq(ev_arm_builtin(n, &k, &s), 0);
+            ck_assert_int_eq(k, i);
+            ck_assert_int_eq(s, EV_SCHED_COUNT);
+            ck_assert(ev_is_arm(n, (ev_arm_kind)i));
+            ck_assert_msg(ev_sched_parse(n, &s), "arm %s is also a schedule", n);
+        }
+        if (pre) {
+            char name[64];
+            snprintf(name, sizeof name, "%sx1", pre);
+            ck_assert_int_eq(ev_arm_builtin(name, &k, &s), 0);
+            ck_assert_int_eq(k, i);
+            ck_assert(!ev_is_arm(name, (ev_arm_kind)i));
+        }
+    }
+    ck_assert(ev_arm_kind_peer(EV_ARM_CUB) && ev_arm_kind_peer(EV_ARM_TORCH));
+    ck_assert(!ev_arm_kind_peer(EV_ARM_NATIVE) && !ev_arm_kind_peer(EV_ARM_AUTO));
+    k = EV_ARM_KIND_COUNT;
+    ck_assert_int_eq(ev_arm_builtin("no-such-arm", &k, &s), -1);
+    ck_assert_int_eq(ev_arm_builtin(NULL, &k, &s), -1);
+    ck_assert_int_eq(k, EV_ARM_KIND_COUNT);
+    ck_assert(!ev_is_arm(NULL, EV_ARM_AUTO) && !ev_is_arm("auto", EV_ARM_NATIVE));
+    ck_assert(ev_is_phase("main", EV_PHASE_MAIN) && !ev_is_phase(NULL, EV_PHASE_MAIN));
+}
+END_TEST
+
+/* Every op x dtype once, ops outer: the kernels' entry points. */
+#define COUNT_PAIR(OP, op, DT, dt) n++, seen[EV_OP_##OP][EV_DTYPE_##DT]++,
+START_TEST(test_the_op_by_dtype_list_names_every_pair_once)
+{
+    int n = 0, seen[EV_OP_COUNT][EV_DTYPE_COUNT] = {{0}};
+    EV_OPS_BY_DTYPES(COUNT_PAIR)(void) 0;
+    ck_assert_int_eq(n, EV_OP_COUNT * EV_DTYPE_COUNT);
+    for (int o = 0; o < EV_OP_COUNT; o++)
+        for (int d = 0; d < EV_DTYPE_COUNT; d++)
+            ck_assert_int_eq(seen[o][d], 1);
+}
+END_TEST
+
 static Suite *common_suite(void)
 {
     Suite *s = suite_create("common");
@@ -590,6 +729,13 @@ static Suite *common_suite(void)
     tcase_add_test(tc, test_sha256_context_refuses_use_after_final);
     tcase_add_test(tc, test_sha256_of_files_matches_the_vectors);
     tcase_add_test(tc, test_sha256_of_a_missing_file_names_it);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("vocabulary");
+    tcase_add_test(tc, test_every_word_parses_back_to_itself_once_and_nothing_else_parses);
+    tcase_add_test(tc, test_the_ops_and_dtypes_keep_their_names_and_sizes);
+    tcase_add_test(tc, test_an_arm_name_means_what_the_vocabulary_says);
+    tcase_add_test(tc, test_the_op_by_dtype_list_names_every_pair_once);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("hex");

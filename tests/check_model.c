@@ -789,7 +789,7 @@ END_TEST
 
 START_TEST(test_an_unknown_op_is_refused_with_its_line)
 {
-    assert_refused("reduce_min,17,1024,fp16,4,rows4,1.0\n", "line 8", "op");
+    assert_refused("reduce_prod,17,1024,fp16,4,rows4,1.0\n", "line 8", "op");
 }
 END_TEST
 

@@ -72,10 +72,10 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": -1, \"cols\": 4, "
      "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
      "cases[0].rows: must be >= 0"},
-    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE, {\"op\": \"reduce_mean\", \"rows\": 1, "
+    {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE, {\"op\": \"reduce_prod\", \"rows\": 1, "
      "\"cols\": 4, "
      "\"dtype\": \"fp32\", \"default_rows\": 4}]}",
-     "cases[1].op: 'reduce_mean' is not allowed"},
+     "cases[1].op: 'reduce_prod' is not allowed"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"sampels\": 7}", "sampels: unknown key"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [CASE], \"tolerances\": {\"sum_depth\": 0}}",
      "tolerances.sum_depth: must be >= 1"},
@@ -914,7 +914,7 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
          "sources.cpu: must be a .c file"},
         {"{\"name\": \"ext-a\", \"sources\": {\"rocm\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
          "unknown field 'rocm'"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_mean/fp32\": \"f\"}}",
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_prod/fp32\": \"f\"}}",
          "is not op/dtype"},
         {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp64\": \"f\"}}",
          "is not op/dtype"},

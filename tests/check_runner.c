@@ -1997,6 +1997,31 @@ static const char *rec_line(const ev_buf *b, int i)
     return line;
 }
 
+/* The torch peer spells no op, dtype or arm of its own: it reads them from
+ * the vocabulary the C side is built from (src/common/vocab.h), and binds
+ * every op and dtype there to torch. */
+START_TEST(test_the_torch_peer_reads_the_vocabulary_the_c_side_is_built_from)
+{
+    char got[1024] = "", want[1024];
+    FILE *p = popen("python3 -B -c 'import sys; sys.path.insert(0, \"kernels\"); import peer_torch as t; "
+                    "print(\", \".join(t.OP_IDS)); print(\", \".join(t.DTYPE_IDS)); "
+                    "print(\" \".join(str(t.DTYPE_BYTES[d]) for d in t.DTYPE_IDS)); print(t.ARM); "
+                    "print(all(i in t.TORCH_OPS for i in t.OP_IDS.values()), "
+                    "all(i in t.TORCH_DTYPES for i in t.DTYPE_IDS.values()))' 2>&1",
+                    "r");
+    ck_assert_ptr_nonnull(p);
+    size_t n = fread(got, 1, sizeof got - 1, p);
+    got[n] = '\0';
+    ck_assert_int_eq(pclose(p), 0);
+    int len = snprintf(want, sizeof want, "%s\n%s\n", ev_op_words(), ev_dtype_words());
+    for (int d = 0; d < EV_DTYPE_COUNT; d++)
+        len += snprintf(want + len, sizeof want - (size_t)len, "%s%zu", d ? " " : "",
+                        ev_dtype_size((ev_dtype)d));
+    snprintf(want + len, sizeof want - (size_t)len, "\n%s\nTrue True\n", ev_arm_kind_name(EV_ARM_TORCH));
+    ck_assert_str_eq(got, want);
+}
+END_TEST
+
 START_TEST(test_torch_compile_is_skipped_with_the_hosts_own_import_error)
 {
     static const char *const extra[] = {"--python", "python3", "--peer-script", "kernels/peer_torch.py",
@@ -2707,6 +2732,7 @@ int main(void)
     tcase_add_test(tc, test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedule_arm_does_not);
     tcase_add_test(tc, test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_policy_phase);
     tcase_add_test(tc, test_torch_compile_is_skipped_with_the_hosts_own_import_error);
+    tcase_add_test(tc, test_the_torch_peer_reads_the_vocabulary_the_c_side_is_built_from);
     tcase_add_test(tc, test_an_interpreter_that_cannot_start_is_a_skip_with_its_error);
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
     tcase_add_test(tc, test_the_torch_peers_device_record_gets_the_workers_readings_and_keeps_its_walls);

@@ -593,6 +593,43 @@ START_TEST(test_foreign_keys_are_enforced)
 }
 END_TEST
 
+/* The store's writer holds the vocabulary's rule (no CHECK lists it in the
+ * schema): a case's op, dtype or role and a job's phase outside it are
+ * refused with the word and the list, and nothing is written. */
+START_TEST(test_a_word_outside_the_vocabulary_is_refused_by_the_writer)
+{
+    ev_store *s = open_rw();
+    int64_t run, inv, id = 0;
+    ev_case_row bad_op = {2, "reduce_prod", 8, 8, 8, "fp32", 2, "calibration"};
+    ev_case_row bad_dt = {2, "reduce_sum", 8, 8, 8, "fp64", 2, "calibration"};
+    ev_case_row bad_role = {2, "reduce_sum", 8, 8, 8, "fp32", 2, "training"};
+    ev_job_row bad_phase = {"warmup/0/default/initial", "warmup", 0, "default", "initial", 0, 0};
+    ev_err e = {{0}};
+
+    add_base(s, &run, &inv);
+    ck_assert_int_eq(ev_store_add_case(s, run, &bad_op, &e), EV_EINVAL);
+    ck_assert_msg(strstr(e.msg, "op 'reduce_prod' is not one of reduce_sum, reduce_max"), "%s", e.msg);
+    ck_assert_int_eq(ev_store_add_case(s, run, &bad_dt, &e), EV_EINVAL);
+    ck_assert_msg(strstr(e.msg, "dtype 'fp64' is not one of fp32, fp16, bf16"), "%s", e.msg);
+    ck_assert_int_eq(ev_store_add_case(s, run, &bad_role, &e), EV_EINVAL);
+    ck_assert_msg(strstr(e.msg, "role 'training'"), "%s", e.msg);
+    ck_assert_int_eq(ev_store_add_job(s, run, &bad_phase, &id, &e), EV_EINVAL);
+    ck_assert_msg(strstr(e.msg, "phase 'warmup' is not one of main, policy, rescue, recheck"), "%s", e.msg);
+    ck_assert_int_eq(id, 0);
+    ev_store_close(s);
+
+    sqlite3 *db = raw_open();
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM cases"), 2);
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM jobs"), 0);
+    /* and the schema spells no word of the vocabulary: the writer's rule is the one */
+    ck_assert_int_eq(raw_int(db,
+                             "SELECT COUNT(*) FROM sqlite_master WHERE sql LIKE '%reduce_sum%' OR sql LIKE "
+                             "'%''fp32''%' OR sql LIKE '%''holdout''%' OR sql LIKE '%''recheck''%'"),
+                     0);
+    sqlite3_close(db);
+}
+END_TEST
+
 /* ---- append-only ------------------------------------------------------- */
 
 /* Builds a store with one job, attempt, process, sample and run status. */
@@ -1437,6 +1474,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_foreign_database_is_refused);
     tcase_add_test(tc, test_missing_file_without_create_is_an_io_error);
     tcase_add_test(tc, test_foreign_keys_are_enforced);
+    tcase_add_test(tc, test_a_word_outside_the_vocabulary_is_refused_by_the_writer);
     tcase_add_test(tc, test_update_on_samples_is_refused);
     tcase_add_test(tc, test_delete_on_samples_is_refused);
     tcase_add_test(tc, test_insert_or_replace_on_samples_is_refused_with_or_without_recursive_triggers);

@@ -286,7 +286,7 @@ static ev_status check_invariants(const xload *L, ev_err *err)
     }
     for (size_t i = 0; i < L->jobs.n; i++) {
         const xjob *j = ex_vec_at(&L->jobs, i);
-        if (j->has_retry != !strcmp(j->phase, "rescue"))
+        if (j->has_retry != ev_is_phase(j->phase, EV_PHASE_RESCUE))
             return ev_err_set(err, EV_EFORMAT,
                               "export: the store breaks an invariant: job %s is in phase %s %s; refusing to "
                               "export it",

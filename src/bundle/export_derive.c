@@ -83,7 +83,7 @@ static ev_status build_main_index(xload *L)
     L->n_main_ix = 0;
     for (size_t i = 0; i < L->jobs.n; i++) {
         const xjob *j = ex_vec_at(&L->jobs, i);
-        if (j->has_case && !j->has_retry && !strcmp(j->phase, "main"))
+        if (j->has_case && !j->has_retry && ev_is_phase(j->phase, EV_PHASE_MAIN))
             L->main_ix[L->n_main_ix++] = j;
     }
     qsort(L->main_ix, L->n_main_ix, sizeof *L->main_ix, cmp_main_ix);

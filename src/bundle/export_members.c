@@ -264,19 +264,19 @@ static void json_drift(ev_jb *b, const xload *L, cJSON *root)
         const xjob *r = NULL;
         for (; !r && k < L->jobs.n; k++) {
             const xjob *x = ex_vec_at(&L->jobs, k);
-            if (!strcmp(x->phase, "recheck") && !strcmp(x->arm, "default") && x->has_case &&
-                x->case_index == c->case_index)
+            if (ev_is_phase(x->phase, EV_PHASE_RECHECK) && ev_is_sched(x->arm, EV_SCHED_DEFAULT) &&
+                x->has_case && x->case_index == c->case_index)
                 r = x;
         }
         for (size_t q = 0; !r && q < L->jobs.n; q++) {
             const xjob *x = ex_vec_at(&L->jobs, q);
-            if (!strcmp(x->phase, "recheck") && !strcmp(x->arm, "default") && x->has_case &&
-                x->case_index == c->case_index)
+            if (ev_is_phase(x->phase, EV_PHASE_RECHECK) && ev_is_sched(x->arm, EV_SCHED_DEFAULT) &&
+                x->has_case && x->case_index == c->case_index)
                 r = x;
         }
         if (!r)
             continue;
-        const xjob *m = ex_main_job(L, r->case_index, "default");
+        const xjob *m = ex_main_job(L, r->case_index, ev_sched_name(EV_SCHED_DEFAULT));
         cJSON *o = ev_jb_obj(b, arr, NULL);
         char reason[64];
         ev_jb_i64(b, o, "case_index", r->case_index);
@@ -599,7 +599,8 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
     }
     for (size_t i = 0; i < L->cases.n; i++) {
         const xcase *c = ex_vec_at(&L->cases, i);
-        ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
+        ev_obs_case oc = {c->op,   c->dtype,        c->rows,
+                          c->cols, c->default_rows, ev_is_role(c->role, EV_ROLE_HOLDOUT)};
         ev_obs_sched sched[EV_SCHED_COUNT];
         memset(sched, 0, sizeof sched);
         for (int k = 0; k < EV_SCHED_COUNT; k++) {

@@ -211,8 +211,8 @@ static int merge_into(const char *cmd, const ev_gpus_run *g, const char *out, ev
         fprintf(stderr, "%s: merge: %s\n", cmd, err.msg[0] ? err.msg : ev_strerror(rc));
         return rc == EV_EUSAGE ? EV_EXIT_USAGE : EV_EXIT_FAIL;
     }
-    printf("merged %d shards (%s phase) into %s in %.3f s\n", g->n, res->rest ? "rest" : "main", out,
-           res->wall_s);
+    printf("merged %d shards (%s phase) into %s in %.3f s\n", g->n,
+           res->rest ? "rest" : ev_phase_name(EV_PHASE_MAIN), out, res->wall_s);
     return 0;
 }
 
@@ -261,7 +261,7 @@ int ev_cli_run_gpus(const char *cmd, const ev_gpus_run *g)
     printf("\n");
     fflush(stdout);
     snprintf(main_db, sizeof main_db, "%s.main.db", g->db);
-    if ((code = run_phase(cmd, g, "main", NULL, slices)))
+    if ((code = run_phase(cmd, g, ev_phase_name(EV_PHASE_MAIN), NULL, slices)))
         return code;
     if (stat(main_db, &sb) == 0)
         printf("the main phase's merge %s exists (an earlier --gpus run): its rest runs with it\n", main_db);

@@ -11,6 +11,7 @@
 
 #include "cli.h"
 #include "runner/merge.h"
+#include "vocab.h"
 
 static const char merge_usage[] =
     "usage: evident merge SHARD.db... --out MERGED.db\n"
@@ -90,8 +91,9 @@ int ev_cmd_merge(int argc, char **argv)
         goto out;
     }
     printf("merged %lld shards (%s phase): %zu jobs, %zu attempts%s%s%s%s into %s in %.3f s\n",
-           (long long)res.shard_count, res.rest ? "rest" : "main", res.jobs, res.attempts,
-           res.status[0] ? "; run " : "", res.status, res.rescue[0] ? ", " : "", res.rescue, out, res.wall_s);
+           (long long)res.shard_count, res.rest ? "rest" : ev_phase_name(EV_PHASE_MAIN), res.jobs,
+           res.attempts, res.status[0] ? "; run " : "", res.status, res.rescue[0] ? ", " : "", res.rescue,
+           out, res.wall_s);
 out:
     free(paths);
     return code;

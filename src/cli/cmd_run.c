@@ -279,7 +279,7 @@ int ev_cmd_run(int argc, char **argv)
                             "--shard needs --phase main or --phase rest (a shard runs one phase at a time)");
     if (o.shard_phase && !o.shard_count)
         return ev_cli_usage(cli.cmd, "--phase is for a shard: give --shard I/N too");
-    if (o.shard_phase && strcmp(o.shard_phase, "main") && strcmp(o.shard_phase, "rest"))
+    if (o.shard_phase && !ev_is_phase(o.shard_phase, EV_PHASE_MAIN) && strcmp(o.shard_phase, "rest"))
         return ev_cli_usage(cli.cmd, "--phase must be main or rest, not '%s'", o.shard_phase);
     if (o.shard_phase && !strcmp(o.shard_phase, "rest") && !o.main_db)
         return ev_cli_usage(

@@ -59,7 +59,8 @@ static ev_status index_build(const ev_fig_input *in, findex *ix)
         const ev_fig_job *j = &in->jobs[i];
         /* main (round 1) and policy (auto; with rounds, rounds 2..k of
          * every arm) */
-        if (j->case_index >= 0 && !j->retry && (!strcmp(j->phase, "main") || !strcmp(j->phase, "policy")))
+        if (j->case_index >= 0 && !j->retry &&
+            (ev_is_phase(j->phase, EV_PHASE_MAIN) || ev_is_phase(j->phase, EV_PHASE_POLICY)))
             ix->v[ix->n++] = j;
     }
     qsort(ix->v, ix->n, sizeof *ix->v, cmp_entry);
@@ -145,59 +146,49 @@ static void add_jobs(ev_jb *b, const ev_fig_input *in, const btask *const *jt, c
 
 /* ---- per case and pair ------------------------------------------------------------ */
 
-/* The arm pairs compared, in this order. */
+/* An arm pair compared. */
 typedef struct pair {
     const char *arm, *against;
 } pair;
 
-static const pair pairs[] = {
-    {"rows1", "default"},
-    {"rows2", "default"},
-    {"rows4", "default"},
-    {"short", "default"},
-    {"split", "default"},
-    {"auto", "default"},
-    {"default", "cub"},
-    {"rows1", "cub"},
-    {"rows2", "cub"},
-    {"rows4", "cub"},
-    {"short", "cub"},
-    {"split", "cub"},
-    {"auto", "cub"},
-    {"default", "torch-compile"},
-    {"rows1", "torch-compile"},
-    {"rows2", "torch-compile"},
-    {"rows4", "torch-compile"},
-    {"short", "torch-compile"},
-    {"split", "torch-compile"},
-    {"auto", "torch-compile"},
-};
-#define N_PAIRS (sizeof pairs / sizeof pairs[0])
-
-/* An external kernel's arm ("ext-...", runner/ext_kernel.h) is compared
- * with our default, auto and both peers, after the pairs above. */
-static const char *const ext_against[] = {"default", "auto", "cub", "torch-compile"};
-#define N_EXT_AGAINST (sizeof ext_against / sizeof ext_against[0])
+/* The most pairs of our arms: against default, every other schedule and
+ * auto; against each peer of one arm, every schedule and auto. */
+#define N_PAIRS_MAX ((size_t)EV_SCHED_COUNT * (1 + EV_ARM_KIND_COUNT))
+/* What an external kernel's arm is compared with: default, auto and each
+ * peer of one arm. */
+#define N_EXT_AGAINST_MAX ((size_t)2 + EV_ARM_KIND_COUNT)
 
 static int cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* The pairs of this run: the fixed ones, then each external arm of the
- * jobs (in name order) against ext_against.  OUT: *out (malloc'd), *n. */
+/* The pairs of this run, in this order: every schedule but default, then
+ * auto, against default; every schedule, then auto, against each peer of
+ * one arm (cub, torch-compile: the vocabulary's order); then each external
+ * kernel's arm of the jobs (in name order) against default, auto and each
+ * peer of one arm.  OUT: *out (malloc'd), *n. */
 static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
 {
     const char **ext = malloc((in->n_jobs + 1) * sizeof *ext);
-    size_t n_ext = 0, k = 0;
+    const char *dflt = ev_sched_name(EV_SCHED_DEFAULT), *aut = ev_arm_kind_name(EV_ARM_AUTO);
+    const char *against[N_EXT_AGAINST_MAX];
+    size_t n_ext = 0, k = 0, n_against = 0;
     pair *pl;
 
     if (!ext)
         return EV_ENOMEM;
+    against[n_against++] = dflt;
+    against[n_against++] = aut;
+    for (int a = 0; a < EV_ARM_KIND_COUNT; a++)
+        if (ev_arm_kind_peer((ev_arm_kind)a) && ev_arm_kind_name((ev_arm_kind)a))
+            against[n_against++] = ev_arm_kind_name((ev_arm_kind)a);
     for (size_t i = 0; i < in->n_jobs; i++) {
         const char *a = in->jobs[i].arm;
+        ev_arm_kind kind;
+        ev_sched s;
         int seen = 0;
-        if (strncmp(a, "ext-", 4))
+        if (ev_arm_builtin(a, &kind, &s) || kind != EV_ARM_EXTERNAL)
             continue;
         for (size_t q = 0; q < n_ext && !seen; q++)
             seen = !strcmp(ext[q], a);
@@ -205,16 +196,23 @@ static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
             ext[n_ext++] = a;
     }
     qsort(ext, n_ext, sizeof *ext, cmp_str);
-    pl = malloc((N_PAIRS + n_ext * N_EXT_AGAINST) * sizeof *pl);
+    pl = malloc((N_PAIRS_MAX + n_ext * n_against) * sizeof *pl);
     if (!pl) {
         free(ext);
         return EV_ENOMEM;
     }
-    for (size_t p = 0; p < N_PAIRS; p++)
-        pl[k++] = pairs[p];
+    for (int s = 0; s < EV_SCHED_COUNT; s++)
+        if (s != EV_SCHED_DEFAULT)
+            pl[k++] = (pair){ev_sched_name((ev_sched)s), dflt};
+    pl[k++] = (pair){aut, dflt};
+    for (size_t q = 2; q < n_against; q++) { /* the peers of one arm */
+        for (int s = 0; s < EV_SCHED_COUNT; s++)
+            pl[k++] = (pair){ev_sched_name((ev_sched)s), against[q]};
+        pl[k++] = (pair){aut, against[q]};
+    }
     for (size_t e = 0; e < n_ext; e++)
-        for (size_t q = 0; q < N_EXT_AGAINST; q++)
-            pl[k++] = (pair){ext[e], ext_against[q]};
+        for (size_t q = 0; q < n_against; q++)
+            pl[k++] = (pair){ext[e], against[q]};
     free(ext);
     *out = pl;
     *n = k;

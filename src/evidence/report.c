@@ -346,14 +346,21 @@ const char *rp_verdict_short(const cJSON *p)
     return strcmp(v, "not significant") ? v : "n.s.";
 }
 
-/* Rank of a known arm in the case table (unknown arms after, bytewise). */
+/* Rank of a known arm in the case table: the schedules, auto, then the
+ * peers of one arm, in the vocabulary's order (other arms after,
+ * bytewise). */
 static int arm_rank(const char *a)
 {
-    static const char *const order[] = {"default", "rows1", "rows2", "rows4",        "short",
-                                        "split",   "auto",  "cub",   "torch-compile"};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-        if (!strcmp(a, order[i]))
-            return (int)i;
+    ev_arm_kind k;
+    ev_sched s;
+    if (ev_arm_builtin(a, &k, &s))
+        return 100;
+    if (k == EV_ARM_NATIVE)
+        return (int)s;
+    if (k == EV_ARM_AUTO)
+        return EV_SCHED_COUNT;
+    if (ev_arm_kind_peer(k) && ev_arm_kind_name(k))
+        return EV_SCHED_COUNT + 1 + (int)k;
     return 100;
 }
 
@@ -374,7 +381,8 @@ static ev_status collect_arms(rep *r)
     cJSON_ArrayForEach(j, r->jobs)
     {
         const char *a = ev_jr_str(j, "arm"), *p = ev_jr_str(j, "phase");
-        if (!a || !p || (strcmp(p, "main") && strcmp(p, "policy")) || rp_jint(j, "case_index", -1) < 0)
+        if (!a || !p || (!ev_is_phase(p, EV_PHASE_MAIN) && !ev_is_phase(p, EV_PHASE_POLICY)) ||
+            rp_jint(j, "case_index", -1) < 0)
             continue;
         int seen = 0;
         for (size_t i = 0; i < r->n_arms && !seen; i++)
@@ -399,7 +407,7 @@ static ev_status collect_arms(rep *r)
 /* The phase a case-table arm is read from: policy for auto, else main. */
 const char *rp_arm_phase(const char *arm)
 {
-    return strcmp(arm, "auto") ? "main" : "policy";
+    return ev_phase_name(ev_is_arm(arm, EV_ARM_AUTO) ? EV_PHASE_POLICY : EV_PHASE_MAIN);
 }
 
 /* The model decision for case c (same op, rows, cols, dtype, B), or NULL. */
@@ -510,9 +518,6 @@ ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r,
 /* See report.h. */
 /* ---- markdown (docs' case table) ------------------------------------------------ */
 
-/* The peers whose fastest completed job is a case's best peer. */
-static const char *const md_peers[2] = {"cub", "torch-compile"};
-
 /* Returns 1 and sets *v to the hot median of j when j is completed with
  * one (validation.json claims a median only then), else 0. */
 int rp_md_median(const cJSON *j, double *v)
@@ -526,7 +531,7 @@ int rp_md_median(const cJSON *j, double *v)
  * returned, else 0. */
 const cJSON *rp_md_ref_job(const rep *r, const char *arm, int *used_retry)
 {
-    const cJSON *j = rp_find_job(r, -1, arm, "main"), *rj;
+    const cJSON *j = rp_find_job(r, -1, arm, ev_phase_name(EV_PHASE_MAIN)), *rj;
     double v;
     *used_retry = 0;
     if (j && !rp_md_median(j, &v) && (rj = rp_find_retry(r, ev_jr_str(j, "job_key"))) &&
@@ -550,7 +555,7 @@ const cJSON *rp_case_floor(const rep *r, int64_t idx, int *used_retry)
     cJSON_ArrayForEach(j, r->jobs)
     {
         const char *a = ev_jr_str(j, "arm"), *ph = ev_jr_str(j, "phase");
-        if (!a || !ph || strcmp(a, "floor") || strcmp(ph, "main") || rp_jint(j, "shard", -1) != want)
+        if (!ev_is_arm(a, EV_ARM_FLOOR) || !ev_is_phase(ph, EV_PHASE_MAIN) || rp_jint(j, "shard", -1) != want)
             continue;
         if (!rp_md_median(j, &v) && (rj = rp_find_retry(r, ev_jr_str(j, "job_key"))) &&
             rp_md_median(rj, &v)) {
@@ -565,16 +570,20 @@ const cJSON *rp_case_floor(const rep *r, int64_t idx, int *used_retry)
 /* Returns 1 and sets *name and *v to the fastest of the case's peers by
  * their estimate over rounds (figures "arms": main phase, not retries; with
  * one round the median); 0 (nothing written) when no peer completed.
- * Equal estimates go to the first in md_peers. */
+ * The peers are those of one arm (cub, torch-compile); equal estimates go
+ * to the first in the vocabulary's order. */
 int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v)
 {
     const char *best = NULL;
     double bm = 0, x;
-    for (size_t k = 0; k < sizeof md_peers / sizeof md_peers[0]; k++)
-        if (rp_arm_estimate(r, idx, md_peers[k], "main", &x) && (!best || x < bm)) {
-            best = md_peers[k];
+    for (int k = 0; k < EV_ARM_KIND_COUNT; k++) {
+        const char *peer = ev_arm_kind_name((ev_arm_kind)k);
+        if (ev_arm_kind_peer((ev_arm_kind)k) && peer &&
+            rp_arm_estimate(r, idx, peer, ev_phase_name(EV_PHASE_MAIN), &x) && (!best || x < bm)) {
+            best = peer;
             bm = x;
         }
+    }
     if (!best)
         return 0;
     *name = best;
@@ -591,9 +600,11 @@ int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio,
 {
     const char *pn;
     double au, pu, ar;
-    if (!rp_arm_estimate(r, idx, "auto", "policy", &au) || !rp_md_best_peer(r, idx, &pn, &pu))
+    const char *aut = ev_arm_kind_name(EV_ARM_AUTO);
+    if (!rp_arm_estimate(r, idx, aut, ev_phase_name(EV_PHASE_POLICY), &au) ||
+        !rp_md_best_peer(r, idx, &pn, &pu))
         return 0;
-    const cJSON *ap = rp_fig_pair(r, idx, "auto", pn);
+    const cJSON *ap = rp_fig_pair(r, idx, aut, pn);
     ar = au / pu;
     if (ap && !rp_jnum(ap, "ratio", &ar))
         return 0;

@@ -254,7 +254,7 @@ static ev_status auto_rows(const rep *r, ev_buf *b)
     {
         const char *a = ev_jr_str(p, "arm"), *g = ev_jr_str(p, "against");
         const cJSON *ci = cJSON_GetObjectItemCaseSensitive(p, "geomean_ratio_ci");
-        if (rc || !a || !g || strcmp(a, "auto"))
+        if (rc || !a || !g || !ev_is_arm(a, EV_ARM_AUTO))
             continue;
         int has = rp_jnum(p, "geomean_ratio", &v);
         int has_ci = rp_numv(cJSON_GetArrayItem(ci, 0), &lo) && rp_numv(cJSON_GetArrayItem(ci, 1), &hi);
@@ -345,11 +345,11 @@ ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b)
         snprintf(t, sizeof t,
                  "%s GB/s (a streaming read in this run; every %% of the ceiling below is of it)",
                  rp_fmt(u, bpus / 1e3, 2));
-        rc = row(b, "ceiling", t);
+        rc = row(b, ev_arm_kind_name(EV_ARM_CEILING), t);
     }
-    if (!rc && rp_md_median(rp_md_ref_job(r, "floor", &used), &fl)) {
+    if (!rc && rp_md_median(rp_md_ref_job(r, ev_arm_kind_name(EV_ARM_FLOOR), &used), &fl)) {
         snprintf(t, sizeof t, "%s us per op (an empty launch in this run)", rp_fmt(u, fl, 4));
-        rc = row(b, "floor", t);
+        rc = row(b, ev_arm_kind_name(EV_ARM_FLOOR), t);
     }
     if (!rc)
         rc = ev_buf_puts(b, "</table>\n");

@@ -180,7 +180,11 @@ static ev_status sec_cases(const rep *r, ev_buf *b)
                     rp_arm_cell(r, idx, r->arms[i], rp_arm_phase(r->arms[i]), t, sizeof t));
         }
         if (!rc)
-            rc = td(b, "n", rp_job_cell(r, rp_find_job(r, idx, "default", "recheck"), t, sizeof t));
+            rc = td(b, "n",
+                    rp_job_cell(
+                        r,
+                        rp_find_job(r, idx, ev_sched_name(EV_SCHED_DEFAULT), ev_phase_name(EV_PHASE_RECHECK)),
+                        t, sizeof t));
         const cJSON *d = rp_find_decision(r, c);
         if (!rc)
             rc = td(b, NULL, d ? ev_jr_str(d, "selected") : NULL);
@@ -296,7 +300,8 @@ static ev_status sec_model(const rep *r, ev_buf *b)
                             "<th>observed selected / default</th><th>fastest observed</th></tr>\n");
         cJSON_ArrayForEach(x, decs)
         {
-            static const char *const sc[3] = {"default", "rows1", "rows2"};
+            /* the seed's three (a protocol's default model_schedules) */
+            static const ev_sched sc[3] = {EV_SCHED_DEFAULT, EV_SCHED_ROWS1, EV_SCHED_ROWS2};
             const cJSON *pr = cJSON_GetObjectItemCaseSensitive(x, "predicted");
             const cJSON *ob = cJSON_GetObjectItemCaseSensitive(x, "observed");
             const char *sel = ev_jr_str(x, "selected");
@@ -305,8 +310,8 @@ static ev_status sec_model(const rep *r, ev_buf *b)
             char lab[160], u[48];
             for (int k = 0; k < 3; k++) {
                 double v2;
-                if (rp_jnum(ob, sc[k], &v2) && (!fastest || v2 < best)) {
-                    fastest = sc[k];
+                if (rp_jnum(ob, ev_sched_name(sc[k]), &v2) && (!fastest || v2 < best)) {
+                    fastest = ev_sched_name(sc[k]);
                     best = v2;
                 }
             }
@@ -323,10 +328,11 @@ static ev_status sec_model(const rep *r, ev_buf *b)
                 rc = td(b, NULL, ev_jr_str(x, "logo_selected"));
             if (!rc)
                 rc = td(b, "n",
-                        sel && rp_jnum(pr, sel, &ps) && rp_jnum(pr, "default", &pd) ? rp_fmt(u, ps / pd, 4)
-                                                                                    : "-");
+                        sel && rp_jnum(pr, sel, &ps) && rp_jnum(pr, ev_sched_name(EV_SCHED_DEFAULT), &pd)
+                            ? rp_fmt(u, ps / pd, 4)
+                            : "-");
             if (!rc) {
-                int have = sel && rp_jnum(ob, sel, &os) && rp_jnum(ob, "default", &od);
+                int have = sel && rp_jnum(ob, sel, &os) && rp_jnum(ob, ev_sched_name(EV_SCHED_DEFAULT), &od);
                 rc = td(b, have && os / od > 1.0 ? "n bad" : "n", have ? rp_fmt(u, os / od, 4) : "-");
             }
             if (!rc)
@@ -374,7 +380,8 @@ static const cJSON *auto_pair(const rep *r, int64_t idx)
 {
     const char *peer;
     double v;
-    return rp_md_best_peer(r, idx, &peer, &v) ? rp_fig_pair(r, idx, "auto", peer) : NULL;
+    return rp_md_best_peer(r, idx, &peer, &v) ? rp_fig_pair(r, idx, ev_arm_kind_name(EV_ARM_AUTO), peer)
+                                              : NULL;
 }
 
 /* Reads a pair's interval [lo, hi].  Returns 1 when both are numbers. */

@@ -33,6 +33,7 @@
 #include "jread.h"
 #include "json.h"
 #include "stats.h"
+#include "vocab.h"
 
 /* The parsed members a report is drawn from. */
 typedef struct rep {

@@ -11,7 +11,8 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
     char t[48], u[48];
     double v, bytes;
     int fr, cr;
-    const cJSON *fj = rp_md_ref_job(r, "floor", &fr), *cj = rp_md_ref_job(r, "ceiling", &cr);
+    const cJSON *fj = rp_md_ref_job(r, ev_arm_kind_name(EV_ARM_FLOOR), &fr),
+                *cj = rp_md_ref_job(r, ev_arm_kind_name(EV_ARM_CEILING), &cr);
     *have_floor = 0;
     ev_status rc = ev_buf_printf(b, "Run %" PRId64 " (backend ", rp_jint(run, "run_id", -1));
     if (!rc)
@@ -156,7 +157,8 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         }
         const char *vd = "-";
         double ar = 0;
-        int have_auto = rp_arm_estimate(&r, idx, "auto", "policy", &auto_us);
+        int have_auto =
+            rp_arm_estimate(&r, idx, ev_arm_kind_name(EV_ARM_AUTO), ev_phase_name(EV_PHASE_POLICY), &auto_us);
         int have_peer = rp_md_best_peer(&r, idx, &peer, &peer_us);
         int have_ratio = rp_auto_vs_best(&r, idx, &peer, &ar, &vd);
         if (!rc)
@@ -183,7 +185,10 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
-            rc = rp_put_md(&b, rp_job_cell(&r, rp_find_job(&r, idx, "default", "recheck"), t, sizeof t));
+            rc = rp_put_md(&b, rp_job_cell(&r,
+                                           rp_find_job(&r, idx, ev_sched_name(EV_SCHED_DEFAULT),
+                                                       ev_phase_name(EV_PHASE_RECHECK)),
+                                           t, sizeof t));
         const cJSON *d = rp_find_decision(&r, c);
         if (!rc)
             rc = ev_buf_puts(&b, " | ");

@@ -42,7 +42,7 @@ int rp_ceiling_bpus(const rep *r, double *bpus)
 {
     int used_retry;
     double us, bytes;
-    const cJSON *j = rp_md_ref_job(r, "ceiling", &used_retry);
+    const cJSON *j = rp_md_ref_job(r, ev_arm_kind_name(EV_ARM_CEILING), &used_retry);
     if (!rp_md_median(j, &us) || !(us > 0) || !rp_md_ceiling_bytes(j, &bytes))
         return 0;
     *bpus = bytes / us;
@@ -129,7 +129,7 @@ int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outc
     {
         const char *a = ev_jr_str(j, "arm"), *p = ev_jr_str(j, "phase"), *o = ev_jr_str(j, "outcome");
         if (!a || !p || strcmp(a, arm) || rp_jint(j, "case_index", -1) != idx || ev_jr_str(j, "retry_of") ||
-            (strcmp(p, "main") && strcmp(p, "policy")))
+            (!ev_is_phase(p, EV_PHASE_MAIN) && !ev_is_phase(p, EV_PHASE_POLICY)))
             continue;
         n++;
         if (!bad && (!o || strcmp(o, "completed")))

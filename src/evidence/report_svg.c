@@ -72,7 +72,7 @@ ev_status rp_sec_case_charts(const rep *r, ev_buf *b)
     cJSON_ArrayForEach(j, r->jobs)
     {
         const char *a = ev_jr_str(j, "arm");
-        if (a && !strcmp(a, "floor"))
+        if (ev_is_arm(a, EV_ARM_FLOOR))
             fj = j;
     }
     int have_floor = fj && rp_jnum(fj, "median_us", &floor_us);

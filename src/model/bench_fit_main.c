@@ -130,7 +130,7 @@ static uint64_t next_u64(void)
     return st * 2685821657736338717ull;
 }
 
-/* Writes a table of g distinct geometries x 24 observations to path.
+/* Writes a table of g distinct geometries x (ops x dtypes x 4) observations to path.
  * Medians follow the model (a0 0.9, aD 1.1e-4, S 132) with +-20% noise.
  * Returns the observation count, or 0 on failure. */
 static size_t generate(const char *path, size_t g)
@@ -138,8 +138,6 @@ static size_t generate(const char *path, size_t g)
     FILE *fp = fopen(path, "w");
     if (!fp)
         return 0;
-    static const char *const ops[2] = {"reduce_sum", "reduce_max"};
-    static const char *const dts[3] = {"fp32", "fp16", "bf16"};
     size_t n = 0;
     fprintf(fp, "op,rows,cols,dtype,default_rows,schedule,median_us\n");
     for (size_t i = 0; i < g; i++) {
@@ -147,16 +145,17 @@ static size_t generate(const char *path, size_t g)
         int64_t R = 1 + (int64_t)i * 37 + (int64_t)(next_u64() % 37);
         int64_t N = 1 + (int64_t)(next_u64() % 16384);
         int64_t B = (next_u64() & 1) ? 4 : 8;
-        for (int o = 0; o < 2; o++)
-            for (int d = 0; d < 3; d++)
+        for (int o = 0; o < EV_OP_COUNT; o++)
+            for (int d = 0; d < EV_DTYPE_COUNT; d++)
                 for (int s = 0; s < EV_MODEL_SCHEDS; s++) {
                     ev_features f;
                     if (ev_model_features(R, N, ev_sched_rows((ev_sched)s, B), 132, &f))
                         goto fail;
                     double noise = 0.8 + 0.4 * (double)(next_u64() >> 11) / 9007199254740992.0;
                     double q = (0.9 + 1.1e-4 * f.D) * noise;
-                    fprintf(fp, "%s,%lld,%lld,%s,%lld,%s,%.6f\n", ops[o], (long long)R, (long long)N, dts[d],
-                            (long long)B, ev_sched_name((ev_sched)s), q);
+                    fprintf(fp, "%s,%lld,%lld,%s,%lld,%s,%.6f\n", ev_op_name((ev_op)o), (long long)R,
+                            (long long)N, ev_dtype_name((ev_dtype)d), (long long)B,
+                            ev_sched_name((ev_sched)s), q);
                     n++;
                 }
     }

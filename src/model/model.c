@@ -21,45 +21,11 @@
 
 const char *const ev_coef_names[3] = {"a0", "aP", "aD"};
 
-static const char *const sched_names[EV_SCHED_COUNT] = {"default", "rows1", "rows2",
-                                                        "rows4",   "short", "split"};
-
-/* Returns the name of s, or "?" when s is out of range. */
-const char *ev_sched_name(ev_sched s)
-{
-    if ((unsigned)s >= EV_SCHED_COUNT)
-        return "?";
-    return sched_names[s];
-}
-
-/* Parses a schedule name.  Returns 0 and sets *out, or -1 (out untouched). */
-int ev_sched_parse(const char *name, ev_sched *out)
-{
-    if (!name)
-        return -1;
-    for (int i = 0; i < EV_SCHED_COUNT; i++)
-        if (!strcmp(name, sched_names[i])) {
-            *out = (ev_sched)i;
-            return 0;
-        }
-    return -1;
-}
-
-/* Rows per program of s for default B; 0 for an unknown schedule. */
+/* Rows per program of s for default B (the vocabulary's fixed rows of
+ * the others); 0 for short, split and an unknown schedule. */
 int64_t ev_sched_rows(ev_sched s, int64_t default_rows)
 {
-    switch (s) {
-    case EV_SCHED_DEFAULT:
-        return default_rows;
-    case EV_SCHED_ROWS1:
-        return 1;
-    case EV_SCHED_ROWS2:
-        return 2;
-    case EV_SCHED_ROWS4:
-        return 4;
-    default:
-        return 0;
-    }
+    return s == EV_SCHED_DEFAULT ? default_rows : ev_sched_fixed_rows(s);
 }
 
 /* See model.h. */
@@ -428,16 +394,18 @@ out:
 
 /* ---- fitting ---------------------------------------------------------------- */
 
-/* 1 when op is one the model knows. */
+/* 1 when op is an op of the vocabulary. */
 static int op_known(const char *op)
 {
-    return !strcmp(op, "reduce_sum") || !strcmp(op, "reduce_max");
+    ev_op w;
+    return !ev_op_parse(op, &w);
 }
 
-/* 1 when dtype is one the model knows. */
+/* 1 when dtype is a dtype of the vocabulary. */
 static int dtype_known(const char *dt)
 {
-    return !strcmp(dt, "fp32") || !strcmp(dt, "fp16") || !strcmp(dt, "bf16");
+    ev_dtype w;
+    return !ev_dtype_parse(dt, &w);
 }
 
 /* Length of s within cap, 0..cap (s need not be terminated within cap). */
@@ -686,7 +654,7 @@ static ev_status build_cases(ev_fit *f, ev_err *err)
         if (o->role != c->pub.role) {
             obs_where(o, where, sizeof where);
             return ev_err_set(err, EV_EFORMAT, "%s: role %s differs from the role of the case's other rows",
-                              where, o->role == EV_ROLE_HOLDOUT ? "holdout" : "calibration");
+                              where, ev_role_name(o->role));
         }
         c->obs[o->sched] = i;
         c->pub.observed[o->sched] = o->median_us;

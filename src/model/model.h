@@ -21,7 +21,8 @@
 #include "status.h"
 
 /*
- * Schedules.  default = the case's own B; rowsK = K rows per program;
+ * Schedules (ev_sched, its names: the vocabulary, src/common/vocab.h).
+ * default = the case's own B; rowsK = K rows per program;
  * short = several short rows a warp (kernels/reduce_short.cuh), whose
  * rows per program depend on the row (ev_sched_rows_of); split = one long
  * row over G programs (a thread block cluster, kernels/reduce_split.cuh),
@@ -31,15 +32,6 @@
  * "model_schedules" (a mask of EV_SCHED_BIT, EV_SCHEDS_DEFAULT when
  * absent).
  */
-typedef enum ev_sched {
-    EV_SCHED_DEFAULT = 0,
-    EV_SCHED_ROWS1,
-    EV_SCHED_ROWS2,
-    EV_SCHED_ROWS4,
-    EV_SCHED_SHORT,
-    EV_SCHED_SPLIT,
-    EV_SCHED_COUNT
-} ev_sched;
 #define EV_MODEL_SCHEDS 4 /* default, rows1, rows2, rows4 */
 
 /* A set of schedules: bit s for ev_sched s.  EV_SCHEDS_DEFAULT is the set
@@ -52,8 +44,6 @@ typedef enum ev_sched {
  * and no bit beyond EV_SCHED_COUNT. */
 int ev_scheds_valid(unsigned scheds);
 
-const char *ev_sched_name(ev_sched s);               /* "default", "rows1", ... */
-int ev_sched_parse(const char *name, ev_sched *out); /* 0 ok, -1 unknown */
 /* Rows per program of s for a case whose default is B (0 for short and
  * an unknown schedule). */
 int64_t ev_sched_rows(ev_sched s, int64_t default_rows);
@@ -125,11 +115,11 @@ ev_status ev_model_decide(const ev_coef *c, int64_t R, int64_t N, ev_dtype dt, i
 
 /* ---- fitting ----------------------------------------------------------- */
 
-typedef enum ev_role { EV_ROLE_CALIBRATION = 0, EV_ROLE_HOLDOUT = 1 } ev_role;
+/* A case's role (ev_role) is the vocabulary's (src/common/vocab.h). */
 
 typedef struct ev_obs {
-    char op[16];   /* reduce_sum | reduce_max */
-    char dtype[8]; /* fp32 | fp16 | bf16 */
+    char op[EV_OP_NAME_MAX];       /* an op (src/common/vocab.h) */
+    char dtype[EV_DTYPE_NAME_MAX]; /* a dtype */
     int64_t rows, cols, default_rows;
     ev_sched sched;
     double median_us;
@@ -139,7 +129,7 @@ typedef struct ev_obs {
 
 /* A case left out of the fit, with the reason (from the store). */
 typedef struct ev_excluded {
-    char op[16], dtype[8];
+    char op[EV_OP_NAME_MAX], dtype[EV_DTYPE_NAME_MAX];
     int64_t rows, cols, default_rows;
     char reason[160];
 } ev_excluded;

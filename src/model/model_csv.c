@@ -33,14 +33,17 @@ static ev_status read_row(const ev_csv *c, ev_obs *o, ev_err *err)
     size_t line = ev_csv_line(c);
     memset(o, 0, sizeof *o);
     o->line = (int64_t)line;
+    ev_op op_w;
+    ev_dtype dt_w;
+    ev_role role_w;
     const char *op = ev_csv_field(c, 0);
-    if ((strcmp(op, "reduce_sum") && strcmp(op, "reduce_max")) || put_text(o->op, sizeof o->op, op))
-        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown op '%.40s' (reduce_sum or reduce_max)", line,
-                          op);
+    if (ev_op_parse(op, &op_w) || put_text(o->op, sizeof o->op, op))
+        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown op '%.40s' (one of %s)", line, op,
+                          ev_op_words());
     const char *dt = ev_csv_field(c, 3);
-    if ((strcmp(dt, "fp32") && strcmp(dt, "fp16") && strcmp(dt, "bf16")) ||
-        put_text(o->dtype, sizeof o->dtype, dt))
-        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown dtype '%.40s' (fp32, fp16 or bf16)", line, dt);
+    if (ev_dtype_parse(dt, &dt_w) || put_text(o->dtype, sizeof o->dtype, dt))
+        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown dtype '%.40s' (one of %s)", line, dt,
+                          ev_dtype_words());
     if ((rc = ev_csv_get_i64(c, 1, &o->rows, err)) || (rc = ev_csv_get_i64(c, 2, &o->cols, err)) ||
         (rc = ev_csv_get_i64(c, 4, &o->default_rows, err)))
         return rc == EV_ENOMEM ? rc : EV_EFORMAT;
@@ -53,8 +56,8 @@ static ev_status read_row(const ev_csv *c, ev_obs *o, ev_err *err)
                           (long long)o->default_rows);
     const char *sc = ev_csv_field(c, 5);
     if (ev_sched_parse(sc, &o->sched))
-        return ev_err_set(err, EV_EFORMAT,
-                          "line %zu: unknown schedule '%.40s' (default, rows1, rows2 or rows4)", line, sc);
+        return ev_err_set(err, EV_EFORMAT, "line %zu: unknown schedule '%.40s' (one of %s)", line, sc,
+                          ev_sched_words());
     const char *mt = ev_csv_field(c, 6);
     double m;
     if ((rc = ev_csv_get_double(c, 6, &m, err)))
@@ -68,11 +71,11 @@ static ev_status read_row(const ev_csv *c, ev_obs *o, ev_err *err)
     o->role = EV_ROLE_CALIBRATION;
     if (ev_csv_ncols(c) == 8) {
         const char *ro = ev_csv_field(c, 7);
-        if (!strcmp(ro, "holdout"))
-            o->role = EV_ROLE_HOLDOUT;
-        else if (strcmp(ro, "calibration") && strcmp(ro, ""))
-            return ev_err_set(err, EV_EFORMAT, "line %zu: unknown role '%.40s' (calibration or holdout)",
-                              line, ro);
+        if (!ev_role_parse(ro, &role_w))
+            o->role = role_w;
+        else if (strcmp(ro, ""))
+            return ev_err_set(err, EV_EFORMAT, "line %zu: unknown role '%.40s' (one of %s)", line, ro,
+                              ev_role_words());
     }
     return EV_OK;
 }

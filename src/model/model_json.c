@@ -179,7 +179,7 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
         const ev_fit_case *c = &f->cases[k].pub;
         cJSON *d = ev_jb_obj(b, decs, NULL);
         put_case_id(b, d, c);
-        ev_jb_str(b, d, "role", c->role == EV_ROLE_HOLDOUT ? "holdout" : "calibration");
+        ev_jb_str(b, d, "role", ev_role_name(c->role));
         put_per_sched(b, d, "predicted", c->full.predicted, f->scheds);
         if (c->has_logo)
             put_per_sched(b, d, "predicted_logo", c->logo.predicted, f->scheds);

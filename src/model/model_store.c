@@ -94,7 +94,7 @@ static ev_status on_case(void *vctx, const ev_row *r)
     k->rows = g.rows;
     k->cols = g.cols;
     k->default_rows = g.default_rows;
-    k->role = g.role && !strcmp(g.role, "holdout") ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
+    k->role = ev_is_role(g.role, EV_ROLE_HOLDOUT) ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
     c->n_cases++;
     return EV_OK;
 }
@@ -120,7 +120,7 @@ static ev_status on_job(void *vctx, const ev_row *r)
     ev_job_rec g;
     ev_sched s;
     ev_row_job(r, &g);
-    if (!g.phase || strcmp(g.phase, "main") || !g.has_case || g.has_retry || ev_sched_parse(g.arm, &s) ||
+    if (!ev_is_phase(g.phase, EV_PHASE_MAIN) || !g.has_case || g.has_retry || ev_sched_parse(g.arm, &s) ||
         !(c->scheds & EV_SCHED_BIT(s)))
         return EV_OK; /* not a main-phase job of a declared schedule of a case */
     st_case *k = find_case(c, g.case_index);

@@ -280,11 +280,11 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         c->n_bind_threads = -1;
     b.threads = c->threads;
     if (job->kind == EV_ARM_CUB)
-        return ev_err_set(
-            err, EV_EUNSUPPORTED,
-            "cub (cub::DeviceSegmentedReduce) is a CUDA library: the cpu backend cannot run it");
+        return ev_err_set(err, EV_EUNSUPPORTED,
+                          "%s (cub::DeviceSegmentedReduce) is a CUDA library: the cpu backend cannot run it",
+                          job->arm);
     if (job->kind == EV_ARM_TORCH)
-        return ev_err_set(err, EV_EUNSUPPORTED, "torch-compile is not a backend arm");
+        return ev_err_set(err, EV_EUNSUPPORTED, "%s is not a backend arm", job->arm);
     if (job->kind == EV_ARM_FLOOR) {
         snprintf(c->plan.entry, sizeof c->plan.entry, "floor_empty_tasks");
         *out = b;

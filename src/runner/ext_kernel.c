@@ -11,9 +11,7 @@
 #include <sys/stat.h>
 
 #include "names.h"
-
-static const char *const ops[] = {"reduce_sum", "reduce_max"};
-static const char *const dtypes[] = {"fp32", "fp16", "bf16"};
+#include "vocab.h"
 
 /* 1 when s is a C identifier of at most max - 1 bytes. */
 static int identifier(const char *s, size_t max)
@@ -73,6 +71,7 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
     static const char *const geo_keys[] = {"grid", "block", NULL};
     char path[48];
     const cJSON *src, *ent, *geo, *it;
+    const char *pre;
     ev_status rc;
 
     snprintf(path, sizeof path, "kernels[%zu]", i);
@@ -81,10 +80,11 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
         return ev_err_set(err, EV_EFORMAT, "%s: must be an object", path);
     if ((rc = only(o, path, keys, err)) || (rc = get_str(o, "name", path, k->name, sizeof k->name, err)))
         return rc;
-    if (strncmp(k->name, "ext-", 4) || !k->name[4])
-        return ev_err_set(err, EV_EFORMAT, "%s.name: must start with 'ext-' (an external kernel's arm)",
-                          path);
-    for (const char *c = k->name + 4; *c; c++)
+    pre = ev_arm_kind_prefix(EV_ARM_EXTERNAL);
+    if (strncmp(k->name, pre, strlen(pre)) || !k->name[strlen(pre)])
+        return ev_err_set(err, EV_EFORMAT, "%s.name: must start with '%s' (an external kernel's arm)", path,
+                          pre);
+    for (const char *c = k->name + strlen(pre); *c; c++)
         if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_'))
             return ev_err_set(err, EV_EFORMAT, "%s.name: letters, digits, '-' and '_' only", path);
     src = cJSON_GetObjectItemCaseSensitive(o, "sources");
@@ -116,6 +116,8 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
     {
         ev_ext_entry *x;
         const char *slash = strchr(it->string, '/');
+        ev_op op;
+        ev_dtype dt;
         int op_ok = 0, dt_ok = 0;
         if (k->n_entries == EV_EXT_MAX_ENTRIES)
             return ev_err_set(err, EV_EFORMAT, "%s.entries: at most %d", path, EV_EXT_MAX_ENTRIES);
@@ -124,16 +126,13 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
             memcpy(x->op, it->string, (size_t)(slash - it->string));
             x->op[slash - it->string] = '\0';
             snprintf(x->dtype, sizeof x->dtype, "%s", slash + 1);
-            for (size_t q = 0; q < 2; q++)
-                op_ok |= !strcmp(x->op, ops[q]);
-            for (size_t q = 0; q < 3; q++)
-                dt_ok |= !strcmp(x->dtype, dtypes[q]);
+            op_ok = !ev_op_parse(x->op, &op);
+            dt_ok = !ev_dtype_parse(x->dtype, &dt);
         }
         if (!op_ok || !dt_ok)
-            return ev_err_set(
-                err, EV_EFORMAT,
-                "%s.entries: '%.40s' is not op/dtype (reduce_sum or reduce_max / fp32, fp16 or bf16)", path,
-                it->string);
+            return ev_err_set(err, EV_EFORMAT,
+                              "%s.entries: '%.40s' is not op/dtype (op one of %s; dtype one of %s)", path,
+                              it->string, ev_op_words(), ev_dtype_words());
         if (!cJSON_IsString(it) || !identifier(it->valuestring, sizeof x->entry))
             return ev_err_set(err, EV_EFORMAT, "%s.entries.%s: must be a C identifier (the entry point)",
                               path, it->string);

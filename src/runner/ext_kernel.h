@@ -23,6 +23,7 @@
 #include <cjson/cJSON.h>
 
 #include "status.h"
+#include "vocab.h"
 
 #define EV_EXT_MAX_KERNELS 16
 #define EV_EXT_MAX_ENTRIES 6 /* 2 ops x 3 dtypes */
@@ -30,9 +31,9 @@
 #define EV_EXT_EXPR_MAX    128
 
 typedef struct ev_ext_entry {
-    char op[16];    /* reduce_sum | reduce_max */
-    char dtype[8];  /* fp32 | fp16 | bf16 */
-    char entry[64]; /* a C identifier */
+    char op[EV_OP_NAME_MAX];       /* an op (src/common/vocab.h) */
+    char dtype[EV_DTYPE_NAME_MAX]; /* a dtype */
+    char entry[64];                /* a C identifier */
 } ev_ext_entry;
 
 typedef struct ev_ext_kernel {

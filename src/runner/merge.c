@@ -214,7 +214,7 @@ static ev_status check_union(msrc *src, size_t n, const ev_protocol *proto, cons
             const mjob *j = &src[s].jobs[i];
             ptrdiff_t k = ev_plan_find(plan, j->key);
             if (k < 0) {
-                if (!strncmp(j->key, "rescue/", 7))
+                if (ev_job_key_in_phase(j->key, EV_PHASE_RESCUE))
                     continue; /* checked against the rescue plan below */
                 return ev_err_set(err, EV_EUSAGE, "job %s in %s is not in the plan of %lld shards", j->key,
                                   src[s].path, (long long)plan->shard_count);
@@ -237,7 +237,8 @@ static ev_status check_union(msrc *src, size_t n, const ev_protocol *proto, cons
     }
     if (n_miss)
         return ev_err_set(err, EV_EUSAGE, "%zu planned job(s) of the %s phase missing or not ended: %s%s",
-                          n_miss, rest ? "rest" : "main", miss, n_miss > 4 ? ", ..." : "");
+                          n_miss, rest ? "rest" : ev_phase_name(EV_PHASE_MAIN), miss,
+                          n_miss > 4 ? ", ..." : "");
     if (!(outc = calloc(plan->n ? plan->n : 1, sizeof *outc)))
         return ev_err_set(err, EV_ENOMEM, "merge: out of memory");
     for (size_t k = 0; k < plan->n; k++)
@@ -254,7 +255,7 @@ static ev_status check_union(msrc *src, size_t n, const ev_protocol *proto, cons
         for (size_t i = 0; i < src[s].n_jobs; i++) {
             const mjob *j = &src[s].jobs[i];
             size_t r;
-            if (strncmp(j->key, "rescue/", 7))
+            if (!ev_job_key_in_phase(j->key, EV_PHASE_RESCUE))
                 continue;
             for (r = 0; r < *n_rescue && strcmp((*rescue)[r].job_key, j->key); r++)
                 ;

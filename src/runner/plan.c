@@ -16,20 +16,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *ev_phase_name(ev_phase p)
+int ev_job_key_in_phase(const char *job_key, ev_phase p)
 {
-    static const char *const names[EV_PHASE_COUNT] = {"main", "policy", "rescue", "recheck"};
-    return (unsigned)p < EV_PHASE_COUNT ? names[p] : "?";
-}
-
-int ev_phase_parse(const char *name, ev_phase *out)
-{
-    for (int i = 0; i < EV_PHASE_COUNT; i++)
-        if (!strcmp(name, ev_phase_name((ev_phase)i))) {
-            *out = (ev_phase)i;
-            return 0;
-        }
-    return -1;
+    const char *w = ev_phase_name(p);
+    size_t n = strlen(w);
+    return job_key && !strncmp(job_key, w, n) && job_key[n] == '/';
 }
 
 /* splitmix64: advances *state and returns the next 64-bit value. */
@@ -93,7 +84,8 @@ int ev_plan_arm_applies(const ev_protocol *proto, const char *arm, size_t ci)
     const ev_proto_fault *f = ev_protocol_fault(proto, arm);
     ev_dtype dt;
 
-    if (!strcmp(arm, "rows4") && proto->cases[ci].default_rows == 4)
+    if (ev_is_sched(arm, EV_SCHED_ROWS4) &&
+        proto->cases[ci].default_rows == ev_sched_fixed_rows(EV_SCHED_ROWS4))
         return 0;
     ev_sched s;
     if (!ev_sched_parse(arm, &s) && s != EV_SCHED_DEFAULT &&
@@ -128,8 +120,8 @@ static void add_main_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, ev
             if (!policy_arm(proto, proto->arms[a]) && ev_plan_arm_applies(proto, proto->arms[a], ci))
                 fill_job(&plan->jobs[(*n)++], ph, (int64_t)ci, proto->arms[a], label, r);
     if (proto->reference_arms) {
-        fill_job(&plan->jobs[(*n)++], ph, -1, "floor", label, r);
-        fill_job(&plan->jobs[(*n)++], ph, -1, "ceiling", label, r);
+        fill_job(&plan->jobs[(*n)++], ph, -1, ev_arm_kind_name(EV_ARM_FLOOR), label, r);
+        fill_job(&plan->jobs[(*n)++], ph, -1, ev_arm_kind_name(EV_ARM_CEILING), label, r);
     }
 }
 
@@ -140,7 +132,7 @@ static void add_policy_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, 
     if (!proto->auto_arm)
         return; /* no auto, and so no fault arm of the policy phase */
     for (size_t ci = 0; ci < proto->n_cases; ci++) {
-        fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, "auto", label, r);
+        fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, ev_arm_kind_name(EV_ARM_AUTO), label, r);
         for (size_t a = 0; a < proto->n_arms; a++)
             if (policy_arm(proto, proto->arms[a]) && ev_plan_arm_applies(proto, proto->arms[a], ci))
                 fill_job(&plan->jobs[(*n)++], EV_PHASE_POLICY, (int64_t)ci, proto->arms[a], label, r);
@@ -206,7 +198,8 @@ ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
         plan.jobs[i].plan_order = (int64_t)(i - plan.n_main);
     plan.n_policy = n - plan.n_main;
     for (size_t ci = 0; ci < proto->n_cases; ci++) {
-        fill_job(&plan.jobs[n], EV_PHASE_RECHECK, (int64_t)ci, "default", "recheck", 0);
+        fill_job(&plan.jobs[n], EV_PHASE_RECHECK, (int64_t)ci, ev_sched_name(EV_SCHED_DEFAULT),
+                 ev_phase_name(EV_PHASE_RECHECK), 0);
         plan.jobs[n++].plan_order = (int64_t)ci;
     }
     plan.n_recheck = proto->n_cases;

@@ -35,16 +35,11 @@
 #include "status.h"
 #include "store/outcome.h"
 
-typedef enum ev_phase {
-    EV_PHASE_MAIN = 0,
-    EV_PHASE_POLICY,
-    EV_PHASE_RESCUE,
-    EV_PHASE_RECHECK,
-    EV_PHASE_COUNT
-} ev_phase;
+/* The phases (ev_phase, ev_phase_name, ev_phase_parse) are the
+ * vocabulary's (src/common/vocab.h). */
 
-const char *ev_phase_name(ev_phase p);               /* "main", "policy", "rescue", "recheck" */
-int ev_phase_parse(const char *name, ev_phase *out); /* 0 ok, -1 unknown */
+/* 1 when job_key is a key of phase p ("<phase>/..."). */
+int ev_job_key_in_phase(const char *job_key, ev_phase p);
 
 typedef struct ev_plan_job {
     char job_key[128];

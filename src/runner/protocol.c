@@ -135,14 +135,49 @@ static ev_status get_choice(const cJSON *obj, const char *path, const char *key,
     return EV_OK;
 }
 
-static const char *const ops[] = {"reduce_sum", "reduce_max", NULL};
-static const char *const dtypes[] = {"fp32", "fp16", "bf16", NULL};
-static const char *const roles[] = {"calibration", "holdout", NULL};
-
-/* Bytes per element of a dtype name (2 or 4). */
-static int64_t dtype_size(const char *dtype)
+/* Reads the string member key of obj into out[cap] when it is a word of a
+ * vocabulary list (parse: the list's parser, words: its words for the
+ * message).  Missing: an error when required, else out untouched. */
+static ev_status get_word(const cJSON *obj, const char *path, const char *key, int required,
+                          int (*parse)(const char *, void *), const char *words, char *out, size_t cap,
+                          ev_err *err)
 {
-    return strcmp(dtype, "fp32") ? 2 : 4;
+    const cJSON *it = cJSON_GetObjectItemCaseSensitive(obj, key);
+    const char *dot = path[0] ? "." : "";
+    union {
+        ev_op op;
+        ev_dtype dt;
+        ev_role role;
+    } w;
+
+    if (!it) {
+        if (required)
+            return ev_err_set(err, EV_EFORMAT, "%s%s%s: missing", path, dot, key);
+        return EV_OK;
+    }
+    if (!cJSON_IsString(it))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: must be a string", path, dot, key);
+    if (parse(it->valuestring, &w))
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: '%.40s' is not allowed (one of %s)", path, dot, key,
+                          it->valuestring, words);
+    if (strlen(it->valuestring) >= cap)
+        return ev_err_set(err, EV_EFORMAT, "%s%s%s: too long", path, dot, key);
+    memcpy(out, it->valuestring, strlen(it->valuestring) + 1);
+    return EV_OK;
+}
+
+/* The vocabulary's parsers with an untyped output (get_word). */
+static int parse_op(const char *name, void *out)
+{
+    return ev_op_parse(name, out);
+}
+static int parse_dtype(const char *name, void *out)
+{
+    return ev_dtype_parse(name, out);
+}
+static int parse_role(const char *name, void *out)
+{
+    return ev_role_parse(name, out);
 }
 
 /* Parses cases[i] into *c. */
@@ -151,28 +186,31 @@ static ev_status parse_case(const cJSON *obj, size_t i, ev_proto_case *c, ev_err
     static const char *const keys[] = {"op", "rows", "cols", "stride", "dtype", "default_rows", "role", NULL};
     char path[32];
     ev_status rc;
+    ev_dtype dt = EV_DTYPE_FP32;
     size_t bytes;
 
     snprintf(path, sizeof path, "cases[%zu]", i);
     if ((rc = check_object(obj, path, keys, err)))
         return rc;
-    memcpy(c->role, "calibration", sizeof "calibration");
+    snprintf(c->role, sizeof c->role, "%s", ev_role_name(EV_ROLE_CALIBRATION)); /* when it names none */
     c->stride = -1;
-    if ((rc = get_choice(obj, path, "op", 1, ops, c->op, sizeof c->op, err)) ||
+    if ((rc = get_word(obj, path, "op", 1, parse_op, ev_op_words(), c->op, sizeof c->op, err)) ||
         (rc = get_int(obj, path, "rows", 1, 0, INT64_C(1) << 31, &c->rows, err)) ||
         (rc = get_int(obj, path, "cols", 1, 1, INT64_C(1) << 31, &c->cols, err)) ||
         (rc = get_int(obj, path, "stride", 0, 1, INT64_C(1) << 32, &c->stride, err)) ||
-        (rc = get_choice(obj, path, "dtype", 1, dtypes, c->dtype, sizeof c->dtype, err)) ||
+        (rc = get_word(obj, path, "dtype", 1, parse_dtype, ev_dtype_words(), c->dtype, sizeof c->dtype,
+                       err)) ||
         (rc = get_int(obj, path, "default_rows", 1, 1, 1024, &c->default_rows, err)) ||
-        (rc = get_choice(obj, path, "role", 0, roles, c->role, sizeof c->role, err)))
+        (rc = get_word(obj, path, "role", 0, parse_role, ev_role_words(), c->role, sizeof c->role, err)))
         return rc;
+    (void)ev_dtype_parse(c->dtype, &dt);
     if (c->stride == -1)
         c->stride = c->cols;
     if (c->stride < c->cols)
         return ev_err_set(err, EV_EFORMAT, "%s.stride: must be >= cols (%lld)", path, (long long)c->cols);
     /* The input span must be addressable: rows x stride x size. */
     if (ev_size_mul((size_t)c->rows, (size_t)c->stride, &bytes) ||
-        ev_size_mul(bytes, (size_t)dtype_size(c->dtype), &bytes) || bytes > EV_PROTO_MAX_CASE_BYTES)
+        ev_size_mul(bytes, ev_dtype_size(dt), &bytes) || bytes > EV_PROTO_MAX_CASE_BYTES)
         return ev_err_set(err, EV_EFORMAT,
                           "%s: rows x stride x element size must be <= 64 GiB (one case's input; more than "
                           "any single device holds)",
@@ -228,7 +266,7 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
-    const char *need = NULL;
+    const char *need = NULL, *pre = ev_arm_kind_prefix(EV_ARM_FAULT);
     ev_status rc;
     size_t k = 0;
 
@@ -240,11 +278,11 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
         return ev_err_set(err, EV_EFORMAT, "%s.name: missing", path);
     if (!cJSON_IsString(name))
         return ev_err_set(err, EV_EFORMAT, "%s.name: must be a string", path);
-    if (strncmp(name->valuestring, "fault-", 6) || strlen(name->valuestring) >= sizeof f->name ||
-        strlen(name->valuestring) < 7 ||
+    if (strncmp(name->valuestring, pre, strlen(pre)) || strlen(name->valuestring) >= sizeof f->name ||
+        strlen(name->valuestring) <= strlen(pre) ||
         strspn(name->valuestring, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(name->valuestring))
-        return ev_err_set(err, EV_EFORMAT, "%s.name: must be 'fault-' then [a-z0-9-], under %d characters",
-                          path, EV_PROTO_NAME_MAX);
+        return ev_err_set(err, EV_EFORMAT, "%s.name: must be '%s' then [a-z0-9-], under %d characters", path,
+                          pre, EV_PROTO_NAME_MAX);
     memcpy(f->name, name->valuestring, strlen(name->valuestring) + 1);
     if ((rc = get_choice(obj, path, "kind", 1, kinds, kind, sizeof kind, err)) ||
         (rc = get_choice(obj, path, "when", 0, whens, when, sizeof when, err)))
@@ -595,7 +633,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         int64_t need = 0;
         while ((INT64_C(1) << need) < p->cases[i].cols)
             need++;
-        if (!strcmp(p->cases[i].op, "reduce_sum") && p->sum_depth < need)
+        ev_op op;
+        if (!ev_op_parse(p->cases[i].op, &op) && ev_op_combine(op) == EV_COMBINE_SUM && p->sum_depth < need)
             return ev_err_set(err, EV_EFORMAT,
                               "tolerances.sum_depth: %lld is below ceil(log2(%lld)) = %lld, the depth of the "
                               "shallowest summation of cases[%zu]'s rows: no order could meet the bound",
@@ -776,34 +815,17 @@ ev_status ev_protocol_id(const void *p, size_t n, char hex[65])
 
 int ev_arm_classify(const ev_protocol *proto, const char *arm, ev_arm_kind *kind, int64_t *rows)
 {
-    static const struct {
-        const char *name;
-        ev_arm_kind kind;
-        int64_t rows;
-    } builtin[] = {
-        {"default", EV_ARM_NATIVE, 0}, {"rows1", EV_ARM_NATIVE, 1},        {"rows2", EV_ARM_NATIVE, 2},
-        {"rows4", EV_ARM_NATIVE, 4},   {"short", EV_ARM_NATIVE, 0},        {"split", EV_ARM_NATIVE, 0},
-        {"auto", EV_ARM_AUTO, 0},      {"floor", EV_ARM_FLOOR, 0},         {"ceiling", EV_ARM_CEILING, 0},
-        {"cub", EV_ARM_CUB, 0},        {"torch-compile", EV_ARM_TORCH, 0},
-    };
+    ev_arm_kind k;
+    ev_sched s;
 
-    for (size_t i = 0; i < sizeof builtin / sizeof builtin[0]; i++)
-        if (!strcmp(arm, builtin[i].name)) {
-            *kind = builtin[i].kind;
-            *rows = builtin[i].rows;
-            return 0;
-        }
-    if (ev_protocol_fault(proto, arm)) {
-        *kind = EV_ARM_FAULT;
-        *rows = 0;
-        return 0;
-    }
-    if (ev_protocol_kernel(proto, arm)) {
-        *kind = EV_ARM_EXTERNAL;
-        *rows = 0;
-        return 0;
-    }
-    return -1;
+    /* the vocabulary's meaning of the name; a declared kind's arm only
+     * where this protocol declares it */
+    if (ev_arm_builtin(arm, &k, &s) || (k == EV_ARM_FAULT && !ev_protocol_fault(proto, arm)) ||
+        (k == EV_ARM_EXTERNAL && !ev_protocol_kernel(proto, arm)))
+        return -1;
+    *kind = k;
+    *rows = k == EV_ARM_NATIVE ? ev_sched_fixed_rows(s) : 0;
+    return 0;
 }
 
 const ev_ext_kernel *ev_protocol_kernel(const ev_protocol *proto, const char *name)

@@ -20,6 +20,7 @@
 
 #include "ext_kernel.h"
 #include "status.h"
+#include "vocab.h"
 
 #define EV_PROTO_NAME_MAX        32                /* arm and fault names, incl. NUL */
 #define EV_PROTO_MAX_CASES       4096              /* cases in one protocol */
@@ -30,29 +31,22 @@
 
 /* One case: op x rows x cols x stride x dtype x default rows x role. */
 typedef struct ev_proto_case {
-    char op[16];          /* "reduce_sum" | "reduce_max" */
-    char dtype[8];        /* "fp32" | "fp16" | "bf16" */
-    int64_t rows;         /* R >= 0 (0 is a no-op case) */
-    int64_t cols;         /* N >= 1 */
-    int64_t stride;       /* elements between row starts, >= cols (default cols) */
-    int64_t default_rows; /* B >= 1: the default entry's rows per program */
-    char role[16];        /* "calibration" | "holdout" */
+    char op[EV_OP_NAME_MAX];       /* an op (src/common/vocab.h) */
+    char dtype[EV_DTYPE_NAME_MAX]; /* a dtype */
+    int64_t rows;                  /* R >= 0 (0 is a no-op case) */
+    int64_t cols;                  /* N >= 1 */
+    int64_t stride;                /* elements between row starts, >= cols (default cols) */
+    int64_t default_rows;          /* B >= 1: the default entry's rows per program */
+    char role[EV_ROLE_NAME_MAX];   /* a role */
 } ev_proto_case;
 
-/* What an arm is.  Native arms run a schedule of the reduction kernels;
- * auto runs the selector's choice (policy phase only); floor and ceiling
- * are the reference arms (once per run, no case); cub and torch-compile are
- * the peers; fault arms are native default runs that fail on purpose. */
-typedef enum ev_arm_kind {
-    EV_ARM_NATIVE = 0, /* default, rows1, rows2, rows4, ... */
-    EV_ARM_AUTO,
-    EV_ARM_FLOOR,
-    EV_ARM_CEILING,
-    EV_ARM_CUB,
-    EV_ARM_TORCH, /* torch-compile: a python3 process, not a backend */
-    EV_ARM_FAULT,
-    EV_ARM_EXTERNAL /* a declared kernel ("ext-...", ext_kernel.h): measured like a peer */
-} ev_arm_kind;
+/* What an arm is (ev_arm_kind, the vocabulary's: src/common/vocab.h).
+ * Native arms run a schedule of the reduction kernels; auto runs the
+ * selector's choice (policy phase only); floor and ceiling are the
+ * reference arms (once per run, no case); cub and torch-compile (a
+ * python3 process, not a backend) are the peers; fault arms are native
+ * default runs that fail on purpose; an external kernel (ext_kernel.h) is
+ * measured like a peer. */
 
 /* The failure a fault arm injects (docs/runner.md says where each fires). */
 typedef enum ev_fault_kind {

@@ -70,7 +70,7 @@ static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
     }
     if (j->pj.phase == EV_PHASE_RESCUE)
         argv[ac++] = "--retry";
-    if (!strcmp(j->pj.arm, "torch-compile")) {
+    if (ev_is_arm(j->pj.arm, EV_ARM_TORCH)) {
         sup_peer_script(s->o, w->script, sizeof w->script);
         argv[ac++] = "--python";
         argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
@@ -98,7 +98,8 @@ static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
         }
     }
     /* auto and the wrong-schedule fault arm ask the selector with the fit */
-    if ((!strcmp(j->pj.arm, "auto") || (fault && fault->kind == EV_FAULT_WRONG_SCHEDULE)) && s->have_coef) {
+    if ((ev_is_arm(j->pj.arm, EV_ARM_AUTO) || (fault && fault->kind == EV_FAULT_WRONG_SCHEDULE)) &&
+        s->have_coef) {
         char x[32], y[32], z[32];
         ev_json_format_double(s->coef.a0, x);
         ev_json_format_double(s->coef.aP, y);
@@ -161,7 +162,7 @@ static void stage_next(sup *s, ev_phase ph, size_t from)
         if (!pending(j, ph))
             continue;
         seen++;
-        if (staged_of(s, j) || (seen > 1 && strcmp(j->pj.arm, "torch-compile")))
+        if (staged_of(s, j) || (seen > 1 && !ev_is_arm(j->pj.arm, EV_ARM_TORCH)))
             continue;
         if (s->n_staged >= EV_MAX_STAGE_AHEAD)
             break;

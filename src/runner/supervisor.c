@@ -36,7 +36,7 @@ static ev_status compile_ahead(sup *s, ev_err *err)
     }
     for (size_t i = 0; i < s->n_js; i++) {
         const jstate *j = &s->js[i];
-        if (!strcmp(j->pj.arm, "torch-compile") && j->pj.case_index >= 0 &&
+        if (ev_is_arm(j->pj.arm, EV_ARM_TORCH) && j->pj.case_index >= 0 &&
             (size_t)j->pj.case_index < s->proto.n_cases &&
             (!j->has_outcome || j->outcome == EV_OUT_INTERRUPTED) && !need[j->pj.case_index]) {
             need[j->pj.case_index] = 1;
@@ -274,7 +274,7 @@ static ev_status on_main_job(void *ctx, const ev_row *r)
     ptrdiff_t k = ev_plan_find(m->plan, jr.job_key);
     if (k >= 0 && (size_t)k < m->plan->n_main)
         m->found++;
-    else if (k < 0 && strncmp(jr.job_key, "rescue/", 7) && !m->missing[0])
+    else if (k < 0 && !ev_job_key_in_phase(jr.job_key, EV_PHASE_RESCUE) && !m->missing[0])
         snprintf(m->missing, sizeof m->missing, "%s", jr.job_key);
     return EV_OK;
 }

@@ -393,7 +393,9 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     argv[ac++] = spawn_s;
     argv[ac] = NULL;
     if (!a->peer_script) {
-        rc = skip_job(a, out, "torch-compile: no peer script given to the worker", err);
+        char why[160];
+        snprintf(why, sizeof why, "%s: no peer script given to the worker", a->arm);
+        rc = skip_job(a, out, why, err);
         goto out;
     }
     if (pipe2(rp, O_CLOEXEC) || pipe2(xp, O_CLOEXEC)) {
@@ -452,7 +454,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         goto out;
     if (exec_errno) {
         char why[512];
-        snprintf(why, sizeof why, "torch-compile: cannot run %s: %s", argv[0], strerror(exec_errno));
+        snprintf(why, sizeof why, "%s: cannot run %s: %s", a->arm, argv[0], strerror(exec_errno));
         rc = skip_job(a, out, why, err);
         goto out;
     }

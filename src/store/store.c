@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "sha256.h"
+#include "vocab.h"
 
 /* db/schema.sql as bytes plus a NUL (generated into $(BUILD)/gen/). */
 extern const char ev_schema_sql[];
@@ -799,17 +800,57 @@ static void bind_case(binder *b, const void *arg) /* binds case_args */
     b_text(b, a->c->role);
 }
 
-/* Inserts a case of the protocol. */
+/* 1 when the store's cases table still carries a CHECK on op (a store
+ * created before the vocabulary owned that rule: db/schema.sql). */
+static int cases_check_op(ev_store *s)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+    if (sqlite3_prepare_v2(s->db, "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'cases'", -1,
+                           &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+        found = strstr((const char *)sqlite3_column_text(st, 0), "CHECK (op IN") != NULL;
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* Inserts a case of the protocol.  Its op, dtype and role must be words of
+ * the vocabulary (src/common/vocab.h: the one rule; the schema holds no
+ * list of them): EV_EINVAL naming the word and the list otherwise. */
 ev_status ev_store_add_case(ev_store *s, int64_t run_id, const ev_case_row *c, ev_err *err)
 {
     case_args a = {run_id, c};
     ev_status rc = check_args(s, c, "add a case", err);
+    ev_op op;
+    ev_dtype dt;
+    ev_role role;
+    ev_err e2;
+
     if (rc)
         return rc;
-    return insert_one(s,
-                      "INSERT INTO cases (run_id, case_index, op, rows, cols, stride, dtype, default_rows, "
-                      "role) VALUES (?,?,?,?,?,?,?,?,?)",
-                      bind_case, &a, NULL, "add a case", err);
+    if (ev_op_parse(c->op, &op))
+        return ev_err_set(err, EV_EINVAL, "store %s: cannot add case %lld: op '%.40s' is not one of %s",
+                          s->path, (long long)c->case_index, c->op ? c->op : "(none)", ev_op_words());
+    if (ev_dtype_parse(c->dtype, &dt))
+        return ev_err_set(err, EV_EINVAL, "store %s: cannot add case %lld: dtype '%.40s' is not one of %s",
+                          s->path, (long long)c->case_index, c->dtype ? c->dtype : "(none)",
+                          ev_dtype_words());
+    if (ev_role_parse(c->role, &role))
+        return ev_err_set(err, EV_EINVAL, "store %s: cannot add case %lld: role '%.40s' is not one of %s",
+                          s->path, (long long)c->case_index, c->role ? c->role : "(none)", ev_role_words());
+    rc = insert_one(s,
+                    "INSERT INTO cases (run_id, case_index, op, rows, cols, stride, dtype, default_rows, "
+                    "role) VALUES (?,?,?,?,?,?,?,?,?)",
+                    bind_case, &a, NULL, "add a case", &e2);
+    if (rc == EV_EDB && cases_check_op(s))
+        return ev_err_set(err, rc,
+                          "store %s: cannot add case %lld (%s): the store was created by an evident that "
+                          "did not know every op of this one (its schema lists its own): put this run in a "
+                          "new store (%s)",
+                          s->path, (long long)c->case_index, c->op, e2.msg);
+    if (rc && err)
+        *err = e2;
+    return rc;
 }
 
 typedef struct job_args {
@@ -831,13 +872,19 @@ static void bind_job(binder *b, const void *arg) /* binds job_args */
 }
 
 /* Inserts a planned job (case_index -1 and retry_of 0 store NULL; a case
- * must exist before a job names it).  OUT: *job_id. */
+ * must exist before a job names it); its phase must be a phase of the
+ * vocabulary (EV_EINVAL otherwise).  OUT: *job_id. */
 ev_status ev_store_add_job(ev_store *s, int64_t run_id, const ev_job_row *j, int64_t *job_id, ev_err *err)
 {
     job_args a = {run_id, j};
     ev_status rc = check_args(s, j, "add a job", err);
+    ev_phase ph;
     if (rc)
         return rc;
+    if (ev_phase_parse(j->phase, &ph))
+        return ev_err_set(err, EV_EINVAL, "store %s: cannot add job %.80s: phase '%.40s' is not one of %s",
+                          s->path, j->job_key ? j->job_key : "(none)", j->phase ? j->phase : "(none)",
+                          ev_phase_words());
     return insert_one(s,
                       "INSERT INTO jobs (run_id, job_key, phase, case_index, arm, label, retry_of, "
                       "plan_order) VALUES (?,?,?,?,?,?,?,?)",

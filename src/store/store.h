@@ -113,17 +113,17 @@ ev_status ev_store_add_environment(ev_store *s, int64_t invocation_id, const cha
 
 typedef struct ev_case_row {
     int64_t case_index;
-    const char *op; /* "reduce_sum" | "reduce_max" */
+    const char *op; /* an op, a dtype and a role of the vocabulary (src/common/vocab.h) */
     int64_t rows, cols, stride;
-    const char *dtype; /* "fp32" | "fp16" | "bf16" */
+    const char *dtype;
     int64_t default_rows;
-    const char *role; /* "calibration" | "holdout" */
+    const char *role;
 } ev_case_row;
 ev_status ev_store_add_case(ev_store *s, int64_t run_id, const ev_case_row *c, ev_err *err);
 
 typedef struct ev_job_row {
     const char *job_key;
-    const char *phase;  /* main | policy | rescue | recheck */
+    const char *phase;  /* a phase of the vocabulary (src/common/vocab.h) */
     int64_t case_index; /* -1: none (reference arms) */
     const char *arm;
     const char *label;

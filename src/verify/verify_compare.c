@@ -17,6 +17,7 @@
 
 #include "stats.h"
 #include "verify_int.h"
+#include "vocab.h"
 
 /* ---- do the two runs agree within their uncertainty? -------------------- */
 
@@ -149,11 +150,11 @@ static const cJSON *vc_first_validation(const cJSON *a)
     return NULL;
 }
 
-/* Decodes element i of an output in dtype ("fp32", "fp16", "bf16") to
- * double (little-endian bytes). */
-static double vc_elem(const unsigned char *p, const char *dtype, size_t i)
+/* Decodes element i of an output in dtype d to double (little-endian
+ * bytes). */
+static double vc_elem(const unsigned char *p, ev_dtype d, size_t i)
 {
-    if (!strcmp(dtype, "fp32")) {
+    if (d == EV_DTYPE_FP32) {
         uint32_t u = (uint32_t)p[4 * i] | (uint32_t)p[4 * i + 1] << 8 | (uint32_t)p[4 * i + 2] << 16 |
                      (uint32_t)p[4 * i + 3] << 24;
         float f;
@@ -161,7 +162,7 @@ static double vc_elem(const unsigned char *p, const char *dtype, size_t i)
         return (double)f;
     }
     uint32_t h = (uint32_t)p[2 * i] | (uint32_t)p[2 * i + 1] << 8;
-    if (!strcmp(dtype, "bf16")) {
+    if (d == EV_DTYPE_BF16) {
         uint32_t u = h << 16;
         float f;
         memcpy(&f, &u, sizeof f);
@@ -176,11 +177,14 @@ static double vc_elem(const unsigned char *p, const char *dtype, size_t i)
     return sign ? -v : v;
 }
 
-/* Reports the value differences of two differing outputs of job key. */
+/* Reports the value differences of two differing outputs of job key, in
+ * the case's dtype (a dtype of the vocabulary: refused before). */
 static void vc_values(const vb_member *ma, const vb_member *mb, const char *dtype, const char *key,
                       ev_vreport *r)
 {
-    size_t es = !strcmp(dtype, "fp32") ? 4 : 2;
+    ev_dtype d = EV_DTYPE_FP32;
+    (void)ev_dtype_parse(dtype, &d);
+    size_t es = ev_dtype_size(d);
     if (ma->len != mb->len || ma->len % es) {
         vr_fail(r, VR_COMPARE, mb->name, "job %s: outputs differ bitwise and in size (%zu vs %zu bytes)", key,
                 ma->len, mb->len);
@@ -189,20 +193,20 @@ static void vc_values(const vb_member *ma, const vb_member *mb, const char *dtyp
     size_t n = ma->len / es, ndiff = 0;
     double max_abs = 0, max_rel = 0;
     for (size_t i = 0; i < n; i++) {
-        double x = vc_elem(ma->data, dtype, i), y = vc_elem(mb->data, dtype, i);
+        double x = vc_elem(ma->data, d, i), y = vc_elem(mb->data, d, i);
         if (memcmp(ma->data + i * es, mb->data + i * es, es) == 0)
             continue;
         ndiff++;
-        double d = fabs(x - y);
-        if (isnan(d)) {
+        double diff = fabs(x - y);
+        if (isnan(diff)) {
             max_abs = max_rel = INFINITY;
             continue;
         }
-        if (d > max_abs)
-            max_abs = d;
+        if (diff > max_abs)
+            max_abs = diff;
         double den = fmax(fabs(x), fabs(y));
-        if (den > 0 && d / den > max_rel)
-            max_rel = d / den;
+        if (den > 0 && diff / den > max_rel)
+            max_rel = diff / den;
     }
     vr_fail(
         r, VR_COMPARE, mb->name,
@@ -292,7 +296,8 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r)
             const cJSON *cs = cJSON_GetObjectItemCaseSensitive(a->validation, "cases");
             const char *dtype =
                 ja->case_index >= 0 ? ev_jr_str(cJSON_GetArrayItem(cs, (int)ja->case_index), "dtype") : NULL;
-            if (ma && mb && dtype)
+            ev_dtype dt;
+            if (ma && mb && !ev_dtype_parse(dtype, &dt))
                 vc_values(ma, mb, dtype, ja->key, r);
             else
                 vr_fail(r, VR_COMPARE, EV_MEMBER_VALIDATION, "job %s: output hashes differ (%s vs %s)",

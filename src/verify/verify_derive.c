@@ -266,11 +266,11 @@ static void vd_impossible(vd_ctx *x)
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
         int64_t s = n > 1 ? ev_plan_job_shard(v->key, -1, n) : 0;
-        if (v->case_index >= 0 || strcmp(v->phase, "main") || v->retry_of || s < 0)
+        if (v->case_index >= 0 || !ev_is_phase(v->phase, EV_PHASE_MAIN) || v->retry_of || s < 0)
             continue;
-        if (!strcmp(v->arm, "floor") && isfinite(x->hot_median[k]))
+        if (ev_is_arm(v->arm, EV_ARM_FLOOR) && isfinite(x->hot_median[k]))
             floor_us[s] = x->hot_median[k];
-        if (!strcmp(v->arm, "ceiling") && isfinite(x->hot_median[k]) && x->hot_median[k] > 0 &&
+        if (ev_is_arm(v->arm, EV_ARM_CEILING) && isfinite(x->hot_median[k]) && x->hot_median[k] > 0 &&
             vd_in_span(v) > 0)
             ceiling_bpus[s] = (double)vd_in_span(v) / x->hot_median[k];
     }
@@ -282,7 +282,10 @@ static void vd_impossible(vd_ctx *x)
         if (v->case_index < 0 || !c || ev_jr_i64(c, "rows", &rows) || !isfinite(x->hot_median[k]))
             continue;
         /* an external kernel on cpu is a direct call, not a launch through the pool the floor measures */
-        int floor_applies = !(be && !strcmp(be, "cpu") && !strncmp(v->arm, "ext-", 4));
+        ev_arm_kind kind;
+        ev_sched sch;
+        int floor_applies =
+            !(be && !strcmp(be, "cpu") && !ev_arm_builtin(v->arm, &kind, &sch) && kind == EV_ARM_EXTERNAL);
         if (ev_rule_impossible(x->hot_median[k], isfinite(x->cold_median[k]) ? x->cold_median[k] : INFINITY,
                                vd_in_span(v), rows, floor_us[s], floor_applies, ceiling_bpus[s], why,
                                sizeof why)) {
@@ -364,10 +367,10 @@ static void vd_drift(vd_ctx *x)
     const cJSON *d = cases->child;
     double mn = NAN, mx = NAN;
     for (int64_t ci = 0; ci < n_cases; ci++) {
-        ptrdiff_t rk = vd_find_job(b, "recheck", ci, "default");
+        ptrdiff_t rk = vd_find_job(b, ev_phase_name(EV_PHASE_RECHECK), ci, ev_sched_name(EV_SCHED_DEFAULT));
         if (rk < 0)
             continue;
-        ptrdiff_t mk = vd_find_job(b, "main", ci, "default");
+        ptrdiff_t mk = vd_find_job(b, ev_phase_name(EV_PHASE_MAIN), ci, ev_sched_name(EV_SCHED_DEFAULT));
         char where[64];
         snprintf(where, sizeof where, "drift of case %lld", (long long)ci);
         if (!d) {
@@ -768,13 +771,14 @@ static void vd_model(vd_ctx *x)
     ev_obs_sms acc = {0, 0};
     for (size_t ci = 0; ci < n_cases; ci++) {
         const ev_proto_case *c = &b->proto->cases[ci];
-        ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, !strcmp(c->role, "holdout")};
+        ev_obs_case oc = {c->op,   c->dtype,        c->rows,
+                          c->cols, c->default_rows, ev_is_role(c->role, EV_ROLE_HOLDOUT)};
         ev_obs_sched sched[EV_SCHED_COUNT];
         memset(sched, 0, sizeof sched);
         for (size_t k = 0; k < b->n_vjobs; k++) {
             const vb_vjob *v = &b->vjobs[k];
             ev_sched s;
-            if (v->case_index != (int64_t)ci || v->retry_of || strcmp(v->phase, "main"))
+            if (v->case_index != (int64_t)ci || v->retry_of || !ev_is_phase(v->phase, EV_PHASE_MAIN))
                 continue;
             if (ev_sched_parse(v->arm, &s) || !(scheds & EV_SCHED_BIT(s)))
                 continue; /* not a declared schedule's job */

@@ -538,7 +538,7 @@ static void vp_read_shards(const vb_bundle *b, ev_vreport *r, vp_shards *sh)
             continue;
         }
         if (ev_jr_i64(s, "index", &idx) || ev_jr_i64(s, "count", &cnt) || cnt != count || idx < 0 ||
-            idx >= cnt || !ph || (strcmp(ph, "main") && strcmp(ph, "rest"))) {
+            idx >= cnt || !ph || (!ev_is_phase(ph, EV_PHASE_MAIN) && strcmp(ph, "rest"))) {
             vr_fail(r, VR_PLAN, VP,
                     "invocation %lld: its shard is not {index below %lld, count %lld, phase main or rest}",
                     (long long)id, (long long)count, (long long)count);

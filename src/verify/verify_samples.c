@@ -32,6 +32,7 @@
 #include "zipread.h"
 #include "store/outcome.h"
 #include "verify_int.h"
+#include "vocab.h"
 
 enum {
     SC_RUN_ID,
@@ -115,19 +116,27 @@ static ev_status vf_get_int(ev_csv *c, size_t col, int64_t *out, ev_err *err)
                       ev_csv_line(c), col + 1, ev_samples_columns[col], f ? f : "");
 }
 
-/* Returns 1 when s is one of the NULL-terminated list. */
-static int vf_one_of(const char *s, const char *const *list)
+/* 1 when s is an op, a dtype, a role or a phase of the vocabulary. */
+static int vf_op(const char *s)
 {
-    for (; *list; list++)
-        if (!strcmp(s, *list))
-            return 1;
-    return 0;
+    ev_op w;
+    return !ev_op_parse(s, &w);
 }
-
-static const char *const vf_ops[] = {"reduce_sum", "reduce_max", NULL};
-static const char *const vf_dtypes[] = {"fp32", "fp16", "bf16", NULL};
-static const char *const vf_roles[] = {"calibration", "holdout", NULL};
-static const char *const vf_phases[] = {"main", "policy", "rescue", "recheck", NULL};
+static int vf_dtype(const char *s)
+{
+    ev_dtype w;
+    return !ev_dtype_parse(s, &w);
+}
+static int vf_role(const char *s)
+{
+    ev_role w;
+    return !ev_role_parse(s, &w);
+}
+static int vf_phase(const char *s)
+{
+    ev_phase w;
+    return !ev_phase_parse(s, &w);
+}
 
 /* Duplicates s into *slot; 0 ok, -1 on allocation failure. */
 static int vf_dup(char **slot, const char *s)
@@ -239,9 +248,9 @@ static int vf_row(vf_state *s, ev_csv *c)
     if (!continuing) {
         const char *op = ev_csv_field(c, SC_OP);
         int has_case = op[0] != '\0';
-        if (has_case ? (!vf_one_of(op, vf_ops) || !vf_one_of(ev_csv_field(c, SC_DTYPE), vf_dtypes) ||
-                        !vf_one_of(ev_csv_field(c, SC_ROLE), vf_roles) || ints[0] == INT64_MIN ||
-                        ints[1] == INT64_MIN || ints[2] == INT64_MIN || ints[3] == INT64_MIN)
+        if (has_case ? (!vf_op(op) || !vf_dtype(ev_csv_field(c, SC_DTYPE)) ||
+                        !vf_role(ev_csv_field(c, SC_ROLE)) || ints[0] == INT64_MIN || ints[1] == INT64_MIN ||
+                        ints[2] == INT64_MIN || ints[3] == INT64_MIN)
                      : (ev_csv_field(c, SC_DTYPE)[0] || ev_csv_field(c, SC_ROLE)[0] || ints[0] != INT64_MIN ||
                         ints[1] != INT64_MIN || ints[2] != INT64_MIN || ints[3] != INT64_MIN)) {
             vf_row_fail(
@@ -249,7 +258,7 @@ static int vf_row(vf_state *s, ev_csv *c)
                 "case cells (op,rows,cols,stride,dtype,default_rows,role) must be all valid or all empty");
             return 0;
         }
-        if (!vf_one_of(ev_csv_field(c, SC_PHASE), vf_phases) || !ev_csv_field(c, SC_ARM)[0] ||
+        if (!vf_phase(ev_csv_field(c, SC_PHASE)) || !ev_csv_field(c, SC_ARM)[0] ||
             !ev_csv_field(c, SC_LABEL)[0] || !ev_csv_field(c, SC_JOB_KEY)[0]) {
             vf_row_fail(s, line, "phase, arm, label or job_key is empty or unknown");
             return 0;

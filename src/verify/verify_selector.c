@@ -133,7 +133,7 @@ void vd_selector(vd_ctx *x)
          * Native schedule arms (in main, or in a policy round) launch
          * their own schedule's plan. */
         const ev_proto_fault *ft = b->proto ? ev_protocol_fault(b->proto, v->arm) : NULL;
-        int is_auto = !strcmp(v->arm, "auto") || (ft && ft->kind == EV_FAULT_WRONG_SCHEDULE);
+        int is_auto = ev_is_arm(v->arm, EV_ARM_AUTO) || (ft && ft->kind == EV_FAULT_WRONG_SCHEDULE);
         ev_sched sched = EV_SCHED_DEFAULT;
         const ev_ext_kernel *ek = b->proto ? ev_protocol_kernel(b->proto, v->arm) : NULL;
         if (ek) {
