@@ -35,6 +35,8 @@ static const bench_case cases[] = {
     {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 8},   {EV_OP_MAX, EV_DTYPE_BF16, 256, 128, 8},
     {EV_OP_SUM, EV_DTYPE_FP32, 2048, 8192, 4}, {EV_OP_SUM, EV_DTYPE_BF16, 4096, 4096, 4},
     {EV_OP_MAX, EV_DTYPE_FP16, 32768, 256, 8}, {EV_OP_SUM, EV_DTYPE_FP32, 8, 1048576, 1},
+    {EV_OP_MIN, EV_DTYPE_FP16, 17, 1024, 4},   {EV_OP_MIN, EV_DTYPE_BF16, 256, 128, 8},
+    {EV_OP_MIN, EV_DTYPE_FP32, 37, 257, 4},
 };
 
 /* Monotonic time in seconds. */

@@ -10,7 +10,9 @@
  * at element r * stride of `in` (stride >= cols, in elements of the
  * storage dtype), into out[r], one element of the same dtype per row:
  *   reduce_sum: the sum, computed in FP32 arithmetic or better;
- *   reduce_max: the maximum (any NaN in the row gives NaN; +0 above -0).
+ *   reduce_max: the maximum (any NaN in the row gives NaN; +0 above -0);
+ *   reduce_min: the minimum (any NaN in the row gives NaN; -0 below +0);
+ *   every op of src/common/vocab.h, each checked as kernels/oracle.h says.
  * Storage: fp32 is IEEE binary32; fp16 is IEEE binary16 and bf16 is
  * bfloat16, both as uint16_t bits.  The output is checked against evident's
  * FP64 oracle (kernels/oracle.h) after the first launch and after the last

@@ -9,9 +9,12 @@
 
 #include "dtype.h"
 
+/* The oracle of each op, by its combine and finish (src/common/vocab.h):
+ * the row's FP64 value here, its acceptance rule in check_row. */
 void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_oracle_row *out)
 {
-    double acc = op == EV_OP_SUM ? -0.0 : -INFINITY;
+    ev_combine c = ev_op_combine(op);
+    double acc = c == EV_COMBINE_SUM ? -0.0 : c == EV_COMBINE_MAX ? -INFINITY : INFINITY;
     double abs_sum = 0.0;
     int nan = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -20,15 +23,16 @@ void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_o
             nan = 1;
             continue;
         }
-        if (op == EV_OP_SUM) {
+        if (c == EV_COMBINE_SUM) {
             acc += x;
             abs_sum += fabs(x);
-        } else if (x > acc || (x == acc && x == 0.0 && !signbit(x))) {
-            acc = x;
+        } else if (c == EV_COMBINE_MAX ? x > acc || (x == acc && x == 0.0 && !signbit(x))
+                                       : x < acc || (x == acc && x == 0.0 && signbit(x))) {
+            acc = x; /* the order's extreme, -0 below +0 */
         }
     }
     out->ref = nan ? NAN : acc;
-    out->abs_sum = op == EV_OP_SUM ? abs_sum : 0.0;
+    out->abs_sum = c == EV_COMBINE_SUM ? abs_sum : 0.0;
 }
 
 double ev_oracle_gamma(int64_t n)
@@ -135,7 +139,7 @@ static void check_row(const ev_shape *s, const ev_oracle_row *o, const void *out
 
     if (isnan(o->ref)) {
         ok = got == ev_round_bits(s->dtype, NAN);
-    } else if (s->op == EV_OP_MAX) {
+    } else if (ev_op_combine(s->op) != EV_COMBINE_SUM) { /* MAX, MIN: exact */
         ok = got == ev_round_bits(s->dtype, (float)o->ref);
         if (ok && isfinite(y) && fabs(y - o->ref) > r->max_abs_err)
             r->max_abs_err = fabs(y - o->ref);

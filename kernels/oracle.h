@@ -1,12 +1,12 @@
 /*
  * oracle.h: the FP64 oracle and the output validator.
  *
- * The oracle reduces each row in double (sum from -0.0 in index order; max
- * with NaN first and +0 above -0).  The validator compares an output array
- * with it:
- *   MAX: bit-exact against the oracle's value rounded to the dtype (the max
- *        of stored values is itself stored exactly); a NaN row must hold the
- *        canonical NaN of the dtype.
+ * The oracle reduces each row in double, by the op's combine
+ * (src/common/vocab.h): sum from -0.0 in index order; max and min with NaN
+ * first and -0 below +0.  The validator compares an output array with it:
+ *   MAX, MIN: bit-exact against the oracle's value rounded to the dtype
+ *        (the extreme of stored values is itself stored exactly); a NaN row
+ *        must hold the canonical NaN of the dtype.
  *   SUM: |out - ref| <= bound(row), with
  *          g     = gamma(N) * sum |x_i|,  gamma(N) = N*u / (1 - N*u), u = 2^-24
  *          bound = g + ulp_d(|ref| + g) / 2

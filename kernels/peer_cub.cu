@@ -2,11 +2,14 @@
  * peer_cub.cu: the `cub` peer (peer_cub.h).
  *
  * Variants, one line each:
- *   every op x dtype (src/common/vocab.h): DeviceSegmentedReduce::Reduce with
+ *   every op x dtype (src/common/vocab.h): DeviceSegmentedReduce::Reduce
+ *   (Sum, Max and Min as our operator ev_opr: the same NaN and signed-zero
+ *   rules as ours) with
  *   a float-valued input iterator, row offsets i * stride and i * stride + N,
  *   a float-accepting output iterator whose value_type is void (so the
- *   initial value stays a float: see ev_cub_out), and the same NaN rules
- *   as ours.
+ *   initial value stays a float: see ev_cub_out) that applies the op's
+ *   finish (ev_finished, as our kernels do) before the store, and the
+ *   same NaN rules as ours.
  */
 #include <cub/device/device_segmented_reduce.cuh>
 #include <cuda_runtime.h>
@@ -42,13 +45,17 @@ struct ev_cub_offset {
     __host__ __device__ long long operator()(long long i) const { return i * stride + add; }
 };
 
-/* The float result rounded to the storage dtype, stored as its bits. */
-template <int DT, typename T> struct ev_cub_ref {
+/* The float result of a row of n elements, finished as the op says
+ * (ev_finished: reduce_default.cuh) and rounded to the storage dtype,
+ * stored as its bits. */
+template <int OP, int DT, typename T> struct ev_cub_ref {
     T *p;
+    long long n;
     __host__ __device__ const ev_cub_ref &operator=(float y) const
     {
 #ifdef __CUDA_ARCH__
         uint32_t x;
+        y = ev_finished<OP>(y, n);
         if (DT == EV_DTYPE_FP16)
             x = ev_d_f32_to_fp16(y);
         else if (DT == EV_DTYPE_BF16)
@@ -76,16 +83,20 @@ template <int DT, typename T> struct ev_cub_ref {
  * docs/perf-notes.md).  With void, the initial value keeps the input's
  * type, float.
  */
-template <int DT, typename T> struct ev_cub_out {
+template <int OP, int DT, typename T> struct ev_cub_out {
     using value_type = void;
     using difference_type = long long;
     using pointer = void;
-    using reference = ev_cub_ref<DT, T>;
+    using reference = ev_cub_ref<OP, DT, T>;
     using iterator_category = cuda::std::random_access_iterator_tag;
     T *p;
-    __host__ __device__ ev_cub_ref<DT, T> operator[](long long i) const { return ev_cub_ref<DT, T>{p + i}; }
-    __host__ __device__ ev_cub_ref<DT, T> operator*() const { return ev_cub_ref<DT, T>{p}; }
-    __host__ __device__ ev_cub_out operator+(long long i) const { return ev_cub_out{p + i}; }
+    long long n; /* a row's elements, for the op's finish */
+    __host__ __device__ ev_cub_ref<OP, DT, T> operator[](long long i) const
+    {
+        return ev_cub_ref<OP, DT, T>{p + i, n};
+    }
+    __host__ __device__ ev_cub_ref<OP, DT, T> operator*() const { return ev_cub_ref<OP, DT, T>{p, n}; }
+    __host__ __device__ ev_cub_out operator+(long long i) const { return ev_cub_out{p + i, n}; }
 };
 
 template <int OP> struct ev_cub_op {
@@ -115,8 +126,11 @@ static cudaError_t ev_cub_run(const ev_binding *b, void *temp, size_t *temp_byte
     auto in = thrust::make_transform_iterator(zero, ld);
     auto begin = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, 0});
     auto end = thrust::make_transform_iterator(zero, ev_cub_offset{b->shape.stride, b->shape.cols});
-    ev_cub_out<DT, T> out{(T *)b->out};
-    float init = OP == EV_OP_SUM ? -0.0f : -__builtin_huge_valf(); /* stays a float: ev_cub_out */
+    ev_cub_out<OP, DT, T> out{(T *)b->out, (long long)b->shape.cols};
+    const int c = ev_combine_of(OP);
+    float init = c == EV_COMBINE_SUM   ? -0.0f /* the combine's identity; stays a float: ev_cub_out */
+                 : c == EV_COMBINE_MAX ? -__builtin_huge_valf()
+                                       : __builtin_huge_valf();
     return cub::DeviceSegmentedReduce::Reduce(temp, *temp_bytes, in, out, (int)b->shape.rows, begin, end,
                                               ev_cub_op<OP>(), init, s);
 }

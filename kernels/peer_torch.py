@@ -45,6 +45,7 @@ T0 = time.perf_counter_ns()
 TORCH_OPS = {
     "SUM": lambda t: t.sum(1),
     "MAX": lambda t: t.amax(1),
+    "MIN": lambda t: t.amin(1),
 }
 # The torch dtype of each storage dtype (by its vocabulary id).
 TORCH_DTYPES = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16"}

@@ -2,10 +2,11 @@
  * reduce_cpu.c: the host reductions in their fixed order (reduce_cpu.h),
  * the pthread pool and the schedule receipts.
  *
- * Variants, one line each:
- *   sum fp32/fp16/bf16: L = t*V FP32 partials, strided accumulation, tree
- *   max fp32/fp16/bf16: a fold over order-preserving integer keys of the
- *                       storage bits (exact, so the order is immaterial)
+ * Variants, one line each, by the op's combine (src/common/vocab.h):
+ *   SUM fp32/fp16/bf16:     L = t*V FP32 partials, strided accumulation, tree
+ *   MAX, MIN fp32/fp16/bf16: a fold over order-preserving integer keys of the
+ *                           storage bits (exact, so the order is immaterial)
+ * then the op's finish (ev_finish) on the FP32 value, and the store.
  */
 #include "reduce_cpu.h"
 
@@ -82,18 +83,20 @@ static uint32_t ev_key32(uint32_t u)
     return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
 }
 
-/* Returns the maximum of one row as fp32 (NaN if any element is NaN). */
-static float ev_row_max(ev_dtype d, const unsigned char *row, int64_t n)
+/* Returns the maximum (least 0: the minimum) of one row as fp32, -0 below
+ * +0 (NaN if any element is NaN).  A key is strictly increasing with the
+ * value; the minimum is the largest key of the complemented keys. */
+static float ev_row_extreme(ev_dtype d, const unsigned char *row, int64_t n, int least)
 {
     uint32_t best = 0, nan = 0;
     if (d == EV_DTYPE_FP32) {
         const uint32_t *x = (const uint32_t *)(const void *)row;
-        uint32_t bk = 0;
+        uint32_t bk = 0, flip = least ? 0xffffffffu : 0u;
         for (int64_t i = 0; i < n; i++) {
             uint32_t u = x[i];
-            uint32_t k = ev_key32(u);
+            uint32_t k = ev_key32(u) ^ flip;
             nan |= (u & 0x7fffffffu) > 0x7f800000u;
-            if (k > bk) {
+            if (k > bk || i == 0) {
                 bk = k;
                 best = u;
             }
@@ -103,12 +106,12 @@ static float ev_row_max(ev_dtype d, const unsigned char *row, int64_t n)
     {
         const uint16_t *x = (const uint16_t *)(const void *)row;
         uint32_t nanlim = d == EV_DTYPE_FP16 ? 0x7c00u : 0x7f80u;
-        uint32_t bk = 0, bu = 0;
+        uint32_t bk = 0, bu = 0, flip = least ? 0xffffu : 0u;
         for (int64_t i = 0; i < n; i++) {
             uint32_t u = x[i];
-            uint32_t k = (u & 0x8000u) ? (~u & 0xffffu) : (u | 0x8000u);
+            uint32_t k = ((u & 0x8000u) ? (~u & 0xffffu) : (u | 0x8000u)) ^ flip;
             nan |= (u & 0x7fffu) > nanlim;
-            if (k > bk) {
+            if (k > bk || i == 0) {
                 bk = k;
                 bu = u;
             }
@@ -116,6 +119,17 @@ static float ev_row_max(ev_dtype d, const unsigned char *row, int64_t n)
         if (nan)
             return ev_f32_from_bits(EV_FP32_QNAN);
         return d == EV_DTYPE_FP16 ? ev_fp16_to_f32((uint16_t)bu) : ev_bf16_to_f32((uint16_t)bu);
+    }
+}
+
+/* The op's finish of a row's combined FP32 value y over n elements
+ * (src/common/vocab.h, ev_finish). */
+static float ev_row_finish(ev_op op, float y, int64_t n)
+{
+    (void)n;
+    switch (ev_op_finish(op)) {
+    default:
+        return y;
     }
 }
 
@@ -131,9 +145,10 @@ void ev_reduce_rows(const ev_binding *b, int64_t r0, int64_t r1)
         pthread_once(&ev_fp16_once, ev_fp16_table_init);
     for (int64_t r = r0; r < r1; r++) {
         const unsigned char *row = in + (size_t)r * (size_t)s->stride * es;
-        float y = s->op == EV_OP_SUM ? ev_row_sum(s->dtype, row, s->cols, t, v)
-                                     : ev_row_max(s->dtype, row, s->cols);
-        ev_dtype_store(s->dtype, b->out, (size_t)r, y);
+        ev_combine c = ev_op_combine(s->op);
+        float y = c == EV_COMBINE_SUM ? ev_row_sum(s->dtype, row, s->cols, t, v)
+                                      : ev_row_extreme(s->dtype, row, s->cols, c == EV_COMBINE_MIN);
+        ev_dtype_store(s->dtype, b->out, (size_t)r, ev_row_finish(s->op, y, s->cols));
     }
 }
 

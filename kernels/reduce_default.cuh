@@ -15,16 +15,22 @@
  *   increasing order; then slots by a tree (V/2 .. 1), lanes by an xor
  *   butterfly (16 .. 1), warps through shared memory by a butterfly of
  *   warp 0 (identity padding).
- * MAX is exact, so its order is immaterial (reduce_cpu.h): each lane folds
- * its elements as order-preserving integer keys (ev_max_key below) into a
- * largest and a smallest key, the warp combines them with redux.sync, and
- * the row is NaN exactly when a key lies outside [key(-Inf), key(+Inf)].
+ * The code is written per combine (src/common/vocab.h: ev_combine_of below
+ * maps an op to its combine and finish); every op gets every schedule's
+ * entry (EV_OPS_BY_DTYPES).
+ * MAX and MIN are exact, so their order is immaterial (reduce_cpu.h): each
+ * lane folds its elements as order-preserving integer keys (the MAX keys
+ * below) into a largest and a smallest key, the warp combines them with
+ * redux.sync, the row is NaN exactly when a key lies outside [key(-Inf),
+ * key(+Inf)], and else MAX is the largest key's value, MIN the smallest's.
  * Branch-free: no per-element branch depends on the data.
  * Loads: 16-byte vector loads when the row start is 16-byte aligned, up to
  * eight chunks in flight per lane; scalar loads of the same elements
  * otherwise.  Missing chunks of the last step are padded with an element
  * that is an exact no-op (-0.0 for SUM: x + -0 == x bit for bit under RN,
- * for every x including -0 and NaN; -Inf for MAX), so the order is unchanged.
+ * for every x including -0 and NaN; -Inf for MAX, +Inf for MIN: ev_pad),
+ * so the order is unchanged.  The op's finish (ev_finished) is applied to
+ * the row's FP32 value before the store.
  * Widening: fp16 by the hardware (cvt.f32.f16, exact for every fp16 value
  * including subnormals; a NaN stays a NaN, and every NaN output is stored
  * canonical), bf16 by a shift (exact).
@@ -47,6 +53,21 @@
 #include <stdint.h>
 
 #include "vocab.h" /* the ops and dtypes (EV_OP_*, EV_DTYPE_*), and the entries' names */
+
+/* ---- the ops: each one's combine and finish (src/common/vocab.h) --------- */
+
+#define EV_COMBINE_OF_(id, name, comb, fin, op) (op) == EV_OP_##id ? (int)EV_COMBINE_##comb:
+#define EV_FINISH_OF_(id, name, comb, fin, op)  (op) == EV_OP_##id ? (int)EV_FINISH_##fin:
+/* The combine (ev_combine) of op, -1 for none: a template's constant. */
+__host__ __device__ constexpr int ev_combine_of(int op)
+{
+    return EV_OPS(EV_COMBINE_OF_, op) - 1;
+}
+/* The finish (ev_finish) of op, -1 for none. */
+__host__ __device__ constexpr int ev_finish_of(int op)
+{
+    return EV_OPS(EV_FINISH_OF_, op) - 1;
+}
 
 /* ---- conversions (kernels/dtype.c rules) -------------------------------- */
 
@@ -108,6 +129,7 @@ template <> struct ev_dt<EV_DTYPE_FP32> {
     static const int size = 4;
     static const uint32_t neg_zero = 0x80000000u; /* a word of -0.0 elements */
     static const uint32_t neg_inf = 0xff800000u;  /* a word of -Inf elements */
+    static const uint32_t pos_inf = 0x7f800000u;  /* a word of +Inf elements */
     __device__ static uint32_t bits(const unsigned char *p, int64_t i)
     {
         return reinterpret_cast<const uint32_t *>(p)[i];
@@ -133,6 +155,7 @@ template <> struct ev_dt<EV_DTYPE_FP16> {
     static const int size = 2;
     static const uint32_t neg_zero = 0x80008000u;
     static const uint32_t neg_inf = 0xfc00fc00u;
+    static const uint32_t pos_inf = 0x7c007c00u;
     __device__ static uint32_t bits(const unsigned char *p, int64_t i)
     {
         return reinterpret_cast<const uint16_t *>(p)[i];
@@ -170,6 +193,7 @@ template <> struct ev_dt<EV_DTYPE_BF16> {
     static const int size = 2;
     static const uint32_t neg_zero = 0x80008000u;
     static const uint32_t neg_inf = 0xff80ff80u;
+    static const uint32_t pos_inf = 0x7f807f80u;
     __device__ static uint32_t bits(const unsigned char *p, int64_t i)
     {
         return reinterpret_cast<const uint16_t *>(p)[i];
@@ -195,16 +219,17 @@ template <> struct ev_dt<EV_DTYPE_BF16> {
 };
 
 /*
- * The scalar operation, for code outside the native kernels (the cub peer):
- * SUM is __fadd_rn; MAX gives the canonical NaN when either side is NaN,
- * else the larger value, +0 over -0 (branch-free selects).
+ * The scalar operation of each combine, for code outside the native
+ * kernels (the cub peer): SUM is __fadd_rn; MAX (MIN) gives the canonical
+ * NaN when either side is NaN, else the larger (smaller) value, +0 over -0
+ * (-0 under +0), by branch-free selects.  ev_opr<OP>: the op's.
  */
-template <int OP> struct ev_opr;
-template <> struct ev_opr<EV_OP_SUM> {
+template <int C> struct ev_opc;
+template <> struct ev_opc<EV_COMBINE_SUM> {
     __device__ static float identity() { return -0.0f; }
     __device__ static float apply(float a, float b) { return __fadd_rn(a, b); }
 };
-template <> struct ev_opr<EV_OP_MAX> {
+template <> struct ev_opc<EV_COMBINE_MAX> {
     __device__ static float identity() { return __uint_as_float(0xff800000u); }
     __device__ static float apply(float a, float b)
     {
@@ -213,6 +238,18 @@ template <> struct ev_opr<EV_OP_MAX> {
         m = a == b ? z : m;
         return (a != a || b != b) ? __uint_as_float(0x7fc00000u) : m;
     }
+};
+template <> struct ev_opc<EV_COMBINE_MIN> {
+    __device__ static float identity() { return __uint_as_float(0x7f800000u); }
+    __device__ static float apply(float a, float b)
+    {
+        float m = a < b ? a : b;
+        float z = __uint_as_float(__float_as_uint(a) | __float_as_uint(b)); /* equal: -0 under +0 */
+        m = a == b ? z : m;
+        return (a != a || b != b) ? __uint_as_float(0x7fc00000u) : m;
+    }
+};
+template <int OP> struct ev_opr : ev_opc<ev_combine_of(OP)> {
 };
 
 /* ---- MAX keys ------------------------------------------------------------ */
@@ -270,13 +307,16 @@ __device__ __forceinline__ uint32_t ev_unkey16(int k)
 /* ---- per-lane accumulators ------------------------------------------------ */
 
 /*
- * ev_acc<OP, DT>: what one lane folds.  init(); vec(v) adds one 16-byte
- * chunk (element j into slot j); elem(j, i, row) adds element i of the row
- * into slot j; then the lane's and the group's combination (ev_group_*).
+ * ev_acc<OP, DT>: what one lane folds, by the op's combine (ev_acck<C,
+ * DT>: SUM's slots; MAX and MIN share the keys, ev_acc_keys).  init();
+ * vec(v) adds one 16-byte chunk (element j into slot j); elem(j, i, row)
+ * adds element i of the row into slot j; then the lane's and the group's
+ * combination (ev_group_*).
  */
-template <int OP, int DT> struct ev_acc;
+template <int C, int DT> struct ev_acck;
+template <int DT> struct ev_acc_keys;
 
-template <int DT> struct ev_acc<EV_OP_SUM, DT> {
+template <int DT> struct ev_acck<EV_COMBINE_SUM, DT> {
     static const int V = 16 / ev_dt<DT>::size;
     float a[V];
     __device__ void init()
@@ -324,8 +364,8 @@ template <int DT> struct ev_acc<EV_OP_SUM, DT> {
     }
 };
 
-/* MAX on fp32: hi and lo keys. */
-template <> struct ev_acc<EV_OP_MAX, EV_DTYPE_FP32> {
+/* MAX and MIN on fp32: hi and lo keys. */
+template <> struct ev_acc_keys<EV_DTYPE_FP32> {
     int hi, lo;
     __device__ void init()
     {
@@ -354,7 +394,7 @@ template <> struct ev_acc<EV_OP_MAX, EV_DTYPE_FP32> {
     }
 };
 
-/* MAX on fp16/bf16: packed 16x2 keys (hi2, lo2). */
+/* MAX and MIN on fp16/bf16: packed 16x2 keys (hi2, lo2). */
 template <int DT> struct ev_acc16 {
     uint32_t hi2, lo2;
     __device__ void init()
@@ -384,24 +424,50 @@ template <int DT> struct ev_acc16 {
         *l = min((int)(int16_t)(lo2 & 0xffffu), (int)lo2 >> 16);
     }
 };
-template <> struct ev_acc<EV_OP_MAX, EV_DTYPE_FP16> : ev_acc16<EV_DTYPE_FP16> {
+template <> struct ev_acc_keys<EV_DTYPE_FP16> : ev_acc16<EV_DTYPE_FP16> {
 };
-template <> struct ev_acc<EV_OP_MAX, EV_DTYPE_BF16> : ev_acc16<EV_DTYPE_BF16> {
+template <> struct ev_acc_keys<EV_DTYPE_BF16> : ev_acc16<EV_DTYPE_BF16> {
+};
+template <int DT> struct ev_acck<EV_COMBINE_MAX, DT> : ev_acc_keys<DT> {
+};
+template <int DT> struct ev_acck<EV_COMBINE_MIN, DT> : ev_acc_keys<DT> {
+};
+template <int OP, int DT> struct ev_acc : ev_acck<ev_combine_of(OP), DT> {
 };
 
-/* The float value of a row's (hi, lo) keys: canonical NaN, or the maximum. */
-template <int DT> __device__ __forceinline__ float ev_max_value(int hi, int lo)
+/* The float value of a row's (hi, lo) keys for combine C: canonical NaN,
+ * or the maximum (hi's value; MIN: lo's). */
+template <int C, int DT> __device__ __forceinline__ float ev_key_value(int hi, int lo)
 {
+    const int k = C == EV_COMBINE_MIN ? lo : hi;
     uint32_t u;
     if (DT == EV_DTYPE_FP32)
-        u = ev_mk<EV_DTYPE_FP32>::unkey(hi);
+        u = ev_mk<EV_DTYPE_FP32>::unkey(k);
     else if (DT == EV_DTYPE_FP16)
-        u = __float_as_uint(ev_d_fp16_to_f32(ev_unkey16(hi)));
+        u = __float_as_uint(ev_d_fp16_to_f32(ev_unkey16(k)));
     else
-        u = ev_unkey16(hi) << 16;
+        u = ev_unkey16(k) << 16;
     if (hi > ev_mk<DT>::pos_inf || lo < ev_mk<DT>::neg_inf)
         u = 0x7fc00000u;
     return __uint_as_float(u);
+}
+
+/* The word of two (one fp32) pad elements of op: an exact no-op of its
+ * combine (-0.0 for SUM, -Inf for MAX, +Inf for MIN). */
+template <int OP, int DT> __device__ __forceinline__ constexpr uint32_t ev_pad()
+{
+    return ev_combine_of(OP) == EV_COMBINE_SUM   ? ev_dt<DT>::neg_zero
+           : ev_combine_of(OP) == EV_COMBINE_MAX ? ev_dt<DT>::neg_inf
+                                                 : ev_dt<DT>::pos_inf;
+}
+
+/* The op's finish of a row's FP32 value v over n elements, before the
+ * store (src/common/vocab.h, ev_finish). */
+template <int OP> __device__ __forceinline__ float ev_finished(float v, int64_t n)
+{
+    static_assert(ev_finish_of(OP) == EV_FINISH_NONE, "an op's finish without device code");
+    (void)n;
+    return v;
 }
 
 /* ---- loads ---------------------------------------------------------------- */
@@ -551,7 +617,7 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
     t = T ? T : t; /* EV_SPECIALIZE: t known at compile time */
     typedef ev_dt<DT> D;
     const int V = 16 / D::size;
-    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf; /* exact no-op words */
+    const uint32_t pw = ev_pad<OP, DT>(); /* exact no-op words */
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     int64_t full = n / V; /* whole chunks */
     int64_t c = lane;
@@ -695,7 +761,7 @@ template <int OP, int DT, int T>
 __device__ __forceinline__ void ev_lean_load(uint4 *v, const unsigned char *row, int full, int lane)
 {
     typedef ev_dt<DT> D;
-    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf;
+    const uint32_t pw = ev_pad<OP, DT>();
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     const uint4 *vrow = reinterpret_cast<const uint4 *>(row);
 #pragma unroll
@@ -724,7 +790,7 @@ __device__ __forceinline__ void ev_lean_load_u(uint4 *v, const unsigned char *ro
 {
     typedef ev_dt<DT> D;
     const int V = 16 / D::size;
-    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf;
+    const uint32_t pw = ev_pad<OP, DT>();
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     const int full = n / V, part = n - full * V, chunks = full + (part > 0);
     const int s = (int)((uintptr_t)row & 15u);
@@ -750,7 +816,8 @@ __device__ __forceinline__ void ev_lean_load_u(uint4 *v, const unsigned char *ro
  * every thread of the block must call this the same number of times (it
  * holds one __syncthreads); t is uniform per launch.
  */
-template <int DT> __device__ float ev_group_sum(const ev_acc<EV_OP_SUM, DT> &acc, int t, int lane, float *red)
+template <int DT>
+__device__ float ev_group_sum(const ev_acck<EV_COMBINE_SUM, DT> &acc, int t, int lane, float *red)
 {
     float v = acc.warp();
     if (t > 32) {
@@ -768,7 +835,7 @@ template <int DT> __device__ float ev_group_sum(const ev_acc<EV_OP_SUM, DT> &acc
     return v;
 }
 
-template <int DT> __device__ float ev_group_max(const ev_acc<EV_OP_MAX, DT> &acc, int t, int lane, int *red)
+template <int C, int DT> __device__ float ev_group_keys(const ev_acc_keys<DT> &acc, int t, int lane, int *red)
 {
     int hi, lo;
     acc.lanes(&hi, &lo);
@@ -788,22 +855,23 @@ template <int DT> __device__ float ev_group_max(const ev_acc<EV_OP_MAX, DT> &acc
             lo = __reduce_min_sync(0xffffffffu, lo);
         }
     }
-    return ev_max_value<DT>(hi, lo);
+    return ev_key_value<C, DT>(hi, lo);
 }
 
-/* ev_group_sum or ev_group_max by OP (red as ints). */
-template <int OP, int DT> struct ev_group;
-template <int DT> struct ev_group<EV_OP_SUM, DT> {
-    __device__ static float combine(const ev_acc<EV_OP_SUM, DT> &acc, int t, int lane, int *red)
+/* ev_group_sum or ev_group_keys by the op's combine (red as ints). */
+template <int C, int DT> struct ev_groupk {
+    __device__ static float combine(const ev_acc_keys<DT> &acc, int t, int lane, int *red)
+    {
+        return ev_group_keys<C, DT>(acc, t, lane, red);
+    }
+};
+template <int DT> struct ev_groupk<EV_COMBINE_SUM, DT> {
+    __device__ static float combine(const ev_acck<EV_COMBINE_SUM, DT> &acc, int t, int lane, int *red)
     {
         return ev_group_sum<DT>(acc, t, lane, reinterpret_cast<float *>(red));
     }
 };
-template <int DT> struct ev_group<EV_OP_MAX, DT> {
-    __device__ static float combine(const ev_acc<EV_OP_MAX, DT> &acc, int t, int lane, int *red)
-    {
-        return ev_group_max<DT>(acc, t, lane, red);
-    }
+template <int OP, int DT> struct ev_group : ev_groupk<ev_combine_of(OP), DT> {
 };
 
 /* lg(t) for a lane count t: a constant where T is one. */
@@ -852,7 +920,7 @@ __device__ __forceinline__ void ev_reduce_passes(const void *in, void *out, int6
         }
         float v = ev_group<OP, DT>::combine(acc, t, lane, red[buf] + 2 * g * (t / 32));
         if (valid && lane == 0)
-            ev_dt<DT>::store(out, r, v);
+            ev_dt<DT>::store(out, r, ev_finished<OP>(v, N));
     }
 }
 
@@ -987,7 +1055,7 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
 {
     typedef ev_dt<DT> D;
     const int V = 16 / D::size;
-    const uint32_t pw = OP == EV_OP_SUM ? D::neg_zero : D::neg_inf;
+    const uint32_t pw = ev_pad<OP, DT>();
     const uint4 pad = make_uint4(pw, pw, pw, pw);
     int64_t full = n / V;
     int part = (int)(n - full * V); /* elements of the partial chunk (lane `full`) */
@@ -1027,18 +1095,19 @@ __device__ __forceinline__ void ev_short_load(uint4 *v, const unsigned char *row
 #endif
 }
 
-template <int OP, int DT, int P> struct ev_short_row;
+/* A short row by the op's combine: ev_short_rowk<C, OP, DT, P>. */
+template <int C, int OP, int DT, int P> struct ev_short_rowk;
 
 /* SUM: the lanes' slot trees, the in-thread butterfly steps, the shuffles. */
-template <int DT, int P> struct ev_short_row<EV_OP_SUM, DT, P> {
+template <int OP, int DT, int P> struct ev_short_rowk<EV_COMBINE_SUM, OP, DT, P> {
     __device__ static float reduce(const unsigned char *row, int64_t n, int k)
     {
         uint4 v[4];
         float u[4];
-        ev_short_load<EV_OP_SUM, DT, P>(v, row, n, k);
+        ev_short_load<OP, DT, P>(v, row, n, k);
 #pragma unroll
         for (int m = 0; m < 4; m++) {
-            ev_acc<EV_OP_SUM, DT> acc;
+            ev_acck<EV_COMBINE_SUM, DT> acc;
             acc.init();
             acc.vec(v[m]);
             u[m] = acc.slots();
@@ -1053,14 +1122,15 @@ template <int DT, int P> struct ev_short_row<EV_OP_SUM, DT, P> {
     }
 };
 
-/* MAX: every chunk of the thread into one (hi, lo), then the row's threads. */
-template <int DT, int P> struct ev_short_row<EV_OP_MAX, DT, P> {
+/* MAX, MIN: every chunk of the thread into one (hi, lo), then the row's
+ * threads. */
+template <int C, int OP, int DT, int P> struct ev_short_rowk {
     __device__ static float reduce(const unsigned char *row, int64_t n, int k)
     {
         uint4 v[4];
-        ev_acc<EV_OP_MAX, DT> acc;
+        ev_acc_keys<DT> acc;
         int hi, lo;
-        ev_short_load<EV_OP_MAX, DT, P>(v, row, n, k);
+        ev_short_load<OP, DT, P>(v, row, n, k);
         acc.init();
 #pragma unroll
         for (int m = 0; m < 4; m++)
@@ -1071,8 +1141,10 @@ template <int DT, int P> struct ev_short_row<EV_OP_MAX, DT, P> {
             hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, d));
             lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, d));
         }
-        return ev_max_value<DT>(hi, lo);
+        return ev_key_value<C, DT>(hi, lo);
     }
+};
+template <int OP, int DT, int P> struct ev_short_row : ev_short_rowk<ev_combine_of(OP), OP, DT, P> {
 };
 
 /*
@@ -1094,7 +1166,7 @@ __device__ __forceinline__ void ev_thin_rows(const void *in, void *out, int64_t 
             reinterpret_cast<const unsigned char *>(in) + (valid ? r * stride * ev_dt<DT>::size : 0);
         float v = ev_short_row<OP, DT, P>::reduce(row, valid ? N : 0, k);
         if (valid && k == 0)
-            ev_dt<DT>::store(out, r, v);
+            ev_dt<DT>::store(out, r, ev_finished<OP>(v, N));
     }
 }
 
@@ -1123,27 +1195,28 @@ __device__ void ev_thin_program(const void *in, void *out, int64_t R, int64_t N,
  * program writes to shared memory; its combination (warp 0's butterfly
  * over w0, w1 and thirty -0.0, an exact no-op each, IEEE addition being
  * commutative) is w0 + w1 bit for bit, which is what the warp adds here,
- * without shared memory or a barrier.  MAX: both lanes' keys into one
+ * without shared memory or a barrier.  MAX, MIN: both lanes' keys into one
  * (hi, lo) (order immaterial).  0: two warps and the barrier (v7).
  */
-template <int OP, int DT> struct ev_pair;
-template <int DT> struct ev_pair<EV_OP_SUM, DT> {
-    __device__ static float combine(const ev_acc<EV_OP_SUM, DT> &a0, const ev_acc<EV_OP_SUM, DT> &a1)
-    {
-        return __fadd_rn(a0.warp(), a1.warp());
-    }
-};
-template <int DT> struct ev_pair<EV_OP_MAX, DT> {
-    /* MAX: both lanes' chunks went into a0 (order immaterial); a1 is empty */
-    __device__ static float combine(const ev_acc<EV_OP_MAX, DT> &a0, const ev_acc<EV_OP_MAX, DT> &a1)
+template <int C, int DT> struct ev_pairk {
+    /* MAX, MIN: both lanes' chunks went into a0 (order immaterial); a1 is empty */
+    __device__ static float combine(const ev_acc_keys<DT> &a0, const ev_acc_keys<DT> &a1)
     {
         int hi, lo;
         (void)a1;
         a0.lanes(&hi, &lo);
         hi = __reduce_max_sync(0xffffffffu, hi);
         lo = __reduce_min_sync(0xffffffffu, lo);
-        return ev_max_value<DT>(hi, lo);
+        return ev_key_value<C, DT>(hi, lo);
     }
+};
+template <int DT> struct ev_pairk<EV_COMBINE_SUM, DT> {
+    __device__ static float combine(const ev_acck<EV_COMBINE_SUM, DT> &a0, const ev_acck<EV_COMBINE_SUM, DT> &a1)
+    {
+        return __fadd_rn(a0.warp(), a1.warp());
+    }
+};
+template <int OP, int DT> struct ev_pair : ev_pairk<ev_combine_of(OP), DT> {
 };
 
 /*
@@ -1166,7 +1239,7 @@ __device__ __forceinline__ void ev_pair_rows(const void *in, void *out, int64_t 
         ev_acc<OP, DT> a0, a1;
         a0.init();
         a1.init();
-        ev_acc<OP, DT> &second = OP == EV_OP_SUM ? a1 : a0; /* MAX: one (hi, lo) */
+        ev_acc<OP, DT> &second = ev_combine_of(OP) == EV_COMBINE_SUM ? a1 : a0; /* MAX, MIN: one (hi, lo) */
         uint4 v0[4], v1[4];
         if constexpr (LEAN == 1) { /* eight 16-byte loads in flight */
             ev_lean_load<OP, DT, 64>(v0, row, valid ? (int)(N / V) : 0, lane);
@@ -1188,7 +1261,7 @@ __device__ __forceinline__ void ev_pair_rows(const void *in, void *out, int64_t 
         }
         float v = ev_pair<OP, DT>::combine(a0, a1);
         if (valid && lane == 0)
-            ev_dt<DT>::store(out, r, v);
+            ev_dt<DT>::store(out, r, ev_finished<OP>(v, N));
     }
 }
 

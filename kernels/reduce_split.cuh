@@ -23,7 +23,7 @@
  * distributed shared memory, which is the lane the default's warp 0 reads
  * it into from its own shared memory, and runs the same butterfly with the
  * same identity padding: every sum is the default's, and the CPU twin's,
- * bit for bit.  MAX folds its keys as the default does.  The second
+ * bit for bit.  MAX and MIN fold their keys as the default does.  The second
  * cluster barrier keeps every block's shared memory alive until block 0
  * has read it.
  */
@@ -52,7 +52,7 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
     ev_acc<OP, DT> acc;
     acc.init();
     ev_lane_fold<OP, DT, T>(acc, row, r < R ? N : 0, T, j * per + (int)threadIdx.x);
-    if constexpr (OP == EV_OP_SUM) {
+    if constexpr (ev_combine_of(OP) == EV_COMBINE_SUM) {
         float v = acc.warp();
         if (L == 0)
             red[w] = __float_as_int(v);
@@ -70,19 +70,19 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
     if (j == 0 && w == 0 && r < R) {
         const int *src = L < nw ? cl.map_shared_rank(red, L / wpb) : red;
         int k = L % wpb;
-        if constexpr (OP == EV_OP_SUM) {
+        if constexpr (ev_combine_of(OP) == EV_COMBINE_SUM) {
             float x = L < nw ? __int_as_float(src[k]) : -0.0f;
 #pragma unroll
             for (int m = 16; m >= 1; m /= 2)
                 x = __fadd_rn(x, __shfl_xor_sync(0xffffffffu, x, m));
             if (L == 0)
-                ev_dt<DT>::store(out, r, x);
+                ev_dt<DT>::store(out, r, ev_finished<OP>(x, N));
         } else {
             int hi = L < nw ? src[2 * k] : ev_mk<DT>::neg_inf, lo = L < nw ? src[2 * k + 1] : ev_mk<DT>::pos_inf;
             hi = __reduce_max_sync(0xffffffffu, hi);
             lo = __reduce_min_sync(0xffffffffu, lo);
             if (L == 0)
-                ev_dt<DT>::store(out, r, ev_max_value<DT>(hi, lo));
+                ev_dt<DT>::store(out, r, ev_finished<OP>(ev_key_value<ev_combine_of(OP), DT>(hi, lo), N));
         }
     }
     cl.sync();

@@ -279,7 +279,7 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
         ev_dtype dt = (ev_dtype)d;
         const int R = 7, N = 300;
         unsigned char in[7 * 300 * 4], out[7 * 4];
-        float expect_sum[7], expect_max[7];
+        float expect_sum[7], expect_max[7], expect_min[7];
         for (int r = 0; r < R; r++)
             for (int c = 0; c < N; c++)
                 put(dt, in, (size_t)(r * N + c), (r == 1 || r == 2) ? -0.0f : 0.25f);
@@ -305,6 +305,14 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
         expect_max[5] = -INFINITY;
         expect_sum[6] = NAN;
         expect_max[6] = NAN;
+        /* MIN: the order's least, -0 below +0 (torch.amin) */
+        expect_min[0] = NAN;
+        expect_min[1] = -0.0f;
+        expect_min[2] = -0.0f;
+        expect_min[3] = 0.25f;
+        expect_min[4] = -INFINITY;
+        expect_min[5] = -INFINITY;
+        expect_min[6] = NAN;
         for (int op = 0; op < EV_OP_COUNT; op++) {
             ev_binding b = {{(ev_op)op, dt, R, N, N}, in, sizeof in, out, sizeof out, 0, 0, 0, 0};
             ev_err err;
@@ -312,7 +320,10 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
             ck_assert_int_eq(ev_binding_check(&b, &err), EV_OK);
             ev_reduce_rows(&b, 0, R);
             for (int r = 0; r < R; r++) {
-                float e = op == EV_OP_SUM ? expect_sum[r] : expect_max[r];
+                ev_combine c = ev_op_combine((ev_op)op);
+                float e = c == EV_COMBINE_SUM   ? expect_sum[r]
+                          : c == EV_COMBINE_MAX ? expect_max[r]
+                                                : expect_min[r];
                 float y = ev_dtype_load(dt, out, (size_t)r);
                 if (isnan(e))
                     ck_assert_uint_eq(ev_f32_bits(y), EV_FP32_QNAN); /* canonical NaN, widened */
@@ -412,23 +423,27 @@ START_TEST(test_max_keys_order_fp32_patterns_as_the_twin_does)
 }
 END_TEST
 
-/* Returns the mirror of the CUDA MAX of one row (storage bits of the output):
- * 16-bit words folded two at a time (an odd tail element duplicated into
- * both halves, as ev_acc16::elem does), hi/lo keys, NaN test, decode. */
-static uint32_t mirror_row_max(ev_dtype d, const unsigned char *row, int64_t n)
+/* Returns the mirror of the CUDA MAX (least: MIN) of one row (storage bits
+ * of the output): 16-bit words folded two at a time (an odd tail element
+ * duplicated into both halves, as ev_acc16::elem does), then a word of the
+ * pad element (ev_pad: -Inf for MAX, +Inf for MIN, as a partial chunk is
+ * padded), hi/lo keys, NaN test, decode of hi (MIN: lo). */
+static uint32_t mirror_row_extreme(ev_dtype d, const unsigned char *row, int64_t n, int least)
 {
     if (d == EV_DTYPE_FP32) {
         int32_t hi = (int32_t)0x807fffffu, lo = 0x7f800000;
-        for (int64_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, row + i * 4, 4);
+        for (int64_t i = 0; i <= n; i++) {
+            uint32_t u = least ? 0x7f800000u : 0xff800000u; /* i == n: the pad */
+            if (i < n)
+                memcpy(&u, row + i * 4, 4);
             int32_t k = mirror_key32(u);
             hi = k > hi ? k : hi;
             lo = k < lo ? k : lo;
         }
         if (hi > 0x7f800000 || lo < (int32_t)0x807fffffu)
             return EV_FP32_QNAN;
-        return (uint32_t)hi ^ ((uint32_t)(hi >> 31) >> 1);
+        int32_t k = least ? lo : hi;
+        return (uint32_t)k ^ ((uint32_t)(k >> 31) >> 1);
     }
     {
         int32_t kpos = d == EV_DTYPE_FP16 ? 0x7c00 : 0x7f80, kneg = d == EV_DTYPE_FP16 ? -31745 : -32641;
@@ -444,15 +459,21 @@ static uint32_t mirror_row_max(ev_dtype d, const unsigned char *row, int64_t n)
             hi2 = mirror_vmax2(hi2, k, 1);
             lo2 = mirror_vmax2(lo2, k, 0);
         }
+        { /* the pad word */
+            uint32_t p = least ? (d == EV_DTYPE_FP16 ? 0x7c007c00u : 0x7f807f80u)
+                               : (d == EV_DTYPE_FP16 ? 0xfc00fc00u : 0xff80ff80u);
+            hi2 = mirror_vmax2(hi2, mirror_key2(p), 1);
+            lo2 = mirror_vmax2(lo2, mirror_key2(p), 0);
+        }
         hi = mirror_half(hi2, 0) > mirror_half(hi2, 1) ? mirror_half(hi2, 0) : mirror_half(hi2, 1);
         lo = mirror_half(lo2, 0) < mirror_half(lo2, 1) ? mirror_half(lo2, 0) : mirror_half(lo2, 1);
         if (hi > kpos || lo < kneg)
             return d == EV_DTYPE_FP16 ? 0x7e00u : 0x7fc0u;
-        return mirror_unkey16(hi);
+        return mirror_unkey16(least ? lo : hi);
     }
 }
 
-START_TEST(test_max_on_keys_gives_the_twin_bits_on_special_rows)
+START_TEST(test_max_and_min_on_keys_give_the_twin_bits_on_special_rows)
 {
     /* rows mixing NaN (both signs, payloads), -0/+0, +-Inf, subnormals and
      * ordinary values, drawn from a fixed LCG; odd N leaves a tail element */
@@ -486,12 +507,15 @@ START_TEST(test_max_on_keys_gives_the_twin_bits_on_special_rows)
                     memcpy(in + i * 2, &h, 2);
                 }
             }
-            ev_binding b = {{EV_OP_MAX, dt, 1, n, n}, in, (size_t)n * es, out, es, 0, 0, 0, 0};
-            uint32_t got = 0, want = mirror_row_max(dt, in, n);
-            ev_reduce_rows(&b, 0, 1);
-            memcpy(&got, out, es);
-            ck_assert_msg(got == want, "%s n=%lld trial %d: twin %#x, keys %#x", ev_dtype_name(dt),
-                          (long long)n, trial, got, want);
+            for (int least = 0; least < 2; least++) {
+                ev_binding b = {
+                    {least ? EV_OP_MIN : EV_OP_MAX, dt, 1, n, n}, in, (size_t)n * es, out, es, 0, 0, 0, 0};
+                uint32_t got = 0, want = mirror_row_extreme(dt, in, n, least);
+                ev_reduce_rows(&b, 0, 1);
+                memcpy(&got, out, es);
+                ck_assert_msg(got == want, "%s %s n=%lld trial %d: twin %#x, keys %#x",
+                              ev_op_name(b.shape.op), ev_dtype_name(dt), (long long)n, trial, got, want);
+            }
         }
     }
 }
@@ -748,9 +772,9 @@ END_TEST
 START_TEST(test_validating_against_rows_computed_ahead_equals_validating_the_input)
 {
     static const ev_dtype dts[] = {EV_DTYPE_FP32, EV_DTYPE_FP16, EV_DTYPE_BF16};
-    for (int op = 0; op < 2; op++)
+    for (int op = 0; op < EV_OP_COUNT; op++)
         for (size_t d = 0; d < 3; d++) {
-            ev_shape s = {op ? EV_OP_MAX : EV_OP_SUM, dts[d], 37, 257, 260};
+            ev_shape s = {(ev_op)op, dts[d], 37, 257, 260};
             fixture f;
             ev_validation a, b;
             ev_oracle_row rows[37];
@@ -1302,7 +1326,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_validating_against_rows_computed_ahead_equals_validating_the_input);
     tcase_add_test(red, test_max_keys_order_every_16_bit_pattern_as_the_twin_does);
     tcase_add_test(red, test_max_keys_order_fp32_patterns_as_the_twin_does);
-    tcase_add_test(red, test_max_on_keys_gives_the_twin_bits_on_special_rows);
+    tcase_add_test(red, test_max_and_min_on_keys_give_the_twin_bits_on_special_rows);
     tcase_add_test(misc, test_binding_refuses_each_bad_request_with_its_reason);
     tcase_add_test(misc, test_binding_records_alignment_capped_at_256);
     tcase_add_test(misc, test_inputs_are_the_same_bytes_for_a_seed_and_case);

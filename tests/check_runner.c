@@ -2679,6 +2679,58 @@ START_TEST(test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms)
 }
 END_TEST
 
+/* Every op of the vocabulary is measured end to end by make check: each
+ * one has a case in protocols/quick.json (the seed's sum and max) or
+ * protocols/ops-cpu.json (the others), whose run on cpu exports a bundle
+ * that verifies (every stored output validated again from its seed, the
+ * model refit, the report regenerated). */
+START_TEST(test_every_op_of_the_vocabulary_runs_end_to_end_on_cpu_and_verifies)
+{
+    static const char *const protos[] = {"protocols/quick.json", "protocols/ops-cpu.json"};
+    int seen[EV_OP_COUNT] = {0};
+    for (size_t k = 0; k < 2; k++) {
+        ev_protocol p;
+        ev_buf b = EV_BUF_INIT;
+        ev_err err;
+        ck_assert_int_eq(ev_read_file(protos[k], &b, &err), EV_OK);
+        ck_assert_msg(ev_protocol_parse(b.data, b.len, &p, &err) == EV_OK, "%s: %s", protos[k], err.msg);
+        for (size_t c = 0; c < p.n_cases; c++) {
+            ev_op op;
+            ck_assert_int_eq(ev_op_parse(p.cases[c].op, &op), 0);
+            seen[op]++;
+        }
+        ev_protocol_free(&p);
+        ev_buf_free(&b);
+    }
+    for (int op = 0; op < EV_OP_COUNT; op++)
+        ck_assert_msg(seen[op] > 0, "op %s has no case in protocols/quick.json or protocols/ops-cpu.json",
+                      ev_op_name((ev_op)op));
+
+    char db[512], zip[512], log[8192];
+    snprintf(db, sizeof db, "%s/ops.db", dir);
+    snprintf(zip, sizeof zip, "%s/ops.zip", dir);
+    const char *run[] = {"run", "--protocol", "protocols/ops-cpu.json", "--db", db, NULL};
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "run: %s", log);
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    /* the ops' native jobs completed (up to this host's noise, rescued) */
+    char cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+             "import json, sys\n"
+             "v = json.load(sys.stdin)\n"
+             "ops = {c[\"op\"] for c in v[\"cases\"]}\n"
+             "done = [j for j in v[\"jobs\"] if j.get(\"outcome\") == \"completed\" and "
+             "isinstance(j.get(\"case_index\"), int) and j[\"case_index\"] >= 0]\n"
+             "sys.exit(0 if ops and all(any(v[\"cases\"][j[\"case_index\"]][\"op\"] == o for j in done) for "
+             "o in ops) else 1)'",
+             zip);
+    ck_assert_msg(system(cmd) == 0, "a case op of ops-cpu.json has no completed job in %s", zip);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runner");
@@ -2688,6 +2740,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300); /* real runs on a shared machine, ASan margin */
     tcase_add_test(tc, test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute);
+    tcase_add_test(tc, test_every_op_of_the_vocabulary_runs_end_to_end_on_cpu_and_verifies);
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
     tcase_add_test(tc, test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples);

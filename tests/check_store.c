@@ -630,6 +630,32 @@ START_TEST(test_a_word_outside_the_vocabulary_is_refused_by_the_writer)
 }
 END_TEST
 
+/* A store created before the vocabulary held the rule (a committed one,
+ * whose schema still lists the two ops it knew in a CHECK) takes the words
+ * it knew, and refuses an op it did not know with what to do, not with
+ * SQLite's words alone. */
+START_TEST(test_a_store_created_before_an_op_existed_refuses_it_with_what_to_do)
+{
+    char cmd[700];
+    ev_store *s = NULL;
+    ev_err e = {{0}};
+    int64_t run = 0, inv;
+    snprintf(cmd, sizeof cmd, "cp receipts/h200-gpus/evidence.db '%s'", dbpath);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(ev_store_open(dbpath, 0, &s, &e) == EV_OK, "open: %s", e.msg); /* migrated in the copy */
+    static const char proto[] = "{\"seed\": 7}";
+    ev_run_row r = {"ab12", proto, sizeof proto - 1, "p.json", "cpu", 7, "unknown", 1, "cd34", 1000};
+    ev_case_row sum = {0, "reduce_sum", 8, 8, 8, "fp32", 2, "calibration"};
+    ev_case_row min = {1, "reduce_min", 8, 8, 8, "fp32", 2, "calibration"};
+    ck_assert_int_eq(ev_store_add_run(s, &r, &run, &e), EV_OK);
+    ck_assert_int_eq(ev_store_add_invocation(s, run, 2000, 0, "h", &inv, &e), EV_OK);
+    ck_assert_msg(ev_store_add_case(s, run, &sum, &e) == EV_OK, "%s", e.msg);
+    ck_assert_int_eq(ev_store_add_case(s, run, &min, &e), EV_EDB);
+    ck_assert_msg(strstr(e.msg, "did not know every op") && strstr(e.msg, "new store"), "%s", e.msg);
+    ev_store_close(s);
+}
+END_TEST
+
 /* ---- append-only ------------------------------------------------------- */
 
 /* Builds a store with one job, attempt, process, sample and run status. */
@@ -1475,6 +1501,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_missing_file_without_create_is_an_io_error);
     tcase_add_test(tc, test_foreign_keys_are_enforced);
     tcase_add_test(tc, test_a_word_outside_the_vocabulary_is_refused_by_the_writer);
+    tcase_add_test(tc, test_a_store_created_before_an_op_existed_refuses_it_with_what_to_do);
     tcase_add_test(tc, test_update_on_samples_is_refused);
     tcase_add_test(tc, test_delete_on_samples_is_refused);
     tcase_add_test(tc, test_insert_or_replace_on_samples_is_refused_with_or_without_recursive_triggers);

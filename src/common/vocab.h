@@ -36,7 +36,8 @@ extern "C" {
  */
 #define EV_OPS(X, a) \
     X(SUM, reduce_sum, SUM, NONE, a) \
-    X(MAX, reduce_max, MAX, NONE, a)
+    X(MAX, reduce_max, MAX, NONE, a) \
+    X(MIN, reduce_min, MIN, NONE, a)
 
 /* Storage dtypes: X(ID, name, bytes, a).  Arithmetic is FP32 whatever
  * the storage (kernels/dtype.h). */
@@ -97,9 +98,9 @@ extern "C" {
 /* clang-format on */
 
 /* How an op combines a row's elements: SUM in FP32 in the documented order
- * (kernels/reduce_cpu.h); MAX exactly (NaN anywhere gives NaN; +0 above
- * -0). */
-typedef enum ev_combine { EV_COMBINE_SUM = 0, EV_COMBINE_MAX } ev_combine;
+ * (kernels/reduce_cpu.h); MAX and MIN exactly, over the total order of the
+ * values in which -0 lies below +0 (NaN anywhere in the row gives NaN). */
+typedef enum ev_combine { EV_COMBINE_SUM = 0, EV_COMBINE_MAX, EV_COMBINE_MIN } ev_combine;
 /* What an op does to the combined FP32 value before the store: nothing. */
 typedef enum ev_finish { EV_FINISH_NONE = 0 } ev_finish;
 

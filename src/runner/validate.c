@@ -40,7 +40,7 @@ void ev_output_check(const ev_protocol *p, const ev_shape *s, const void *in, co
         v->first_bad = 0;
         return;
     }
-    if (v->passed || s->op != EV_OP_SUM || !(f > 1))
+    if (v->passed || ev_op_combine(s->op) != EV_COMBINE_SUM || !(f > 1))
         return;
     /* A wider SUM bound (tolerances.sum_bound_factor > 1): recheck row by
      * row; a row passes when the oracle passed it, or when its error is
@@ -166,7 +166,7 @@ ev_status ev_case_checkable(const ev_protocol *p, size_t ci, ev_err *err)
                           "tolerances.sum_depth (the deepest chain of additions an arm may use, "
                           "docs/runner.md) or use shorter rows",
                           ci, c->op, (long long)c->rows, (long long)c->cols, c->dtype, ev_blind_name(k),
-                          s.op == EV_OP_SUM ? "sum" : "max", first.ref, bound0);
+                          ev_op_name(s.op), first.ref, bound0);
     }
     return EV_OK;
 }
