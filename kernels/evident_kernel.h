@@ -12,6 +12,7 @@
  *   reduce_sum: the sum, computed in FP32 arithmetic or better;
  *   reduce_max: the maximum (any NaN in the row gives NaN; +0 above -0);
  *   reduce_min: the minimum (any NaN in the row gives NaN; -0 below +0);
+ *   reduce_mean: the sum, computed in FP32 arithmetic or better, over cols;
  *   every op of src/common/vocab.h, each checked as kernels/oracle.h says.
  * Storage: fp32 is IEEE binary32; fp16 is IEEE binary16 and bf16 is
  * bfloat16, both as uint16_t bits.  The output is checked against evident's

@@ -88,6 +88,13 @@ static const kb_case kb_cases[] = {
     {EV_OP_MIN, EV_DTYPE_FP32, 300, 777, 800, 4, 0},     {EV_OP_MIN, EV_DTYPE_FP16, 1024, 512, 512, 4, 0},
     {EV_OP_MIN, EV_DTYPE_FP16, 24, 1024, 1024, 4, 1},    {EV_OP_MIN, EV_DTYPE_BF16, 24, 3001, 3003, 2, 1},
     {EV_OP_MIN, EV_DTYPE_FP32, 24, 77, 77, 8, 1},        {EV_OP_MIN, EV_DTYPE_FP16, 24, 200, 203, 4, 1},
+    /* reduce_mean (the sum's order, one division) on every schedule */
+    {EV_OP_MEAN, EV_DTYPE_FP16, 17, 1024, 1024, 4, 0},   {EV_OP_MEAN, EV_DTYPE_FP32, 65, 512, 512, 8, 0},
+    {EV_OP_MEAN, EV_DTYPE_BF16, 128, 2048, 2048, 8, 0},  {EV_OP_MEAN, EV_DTYPE_BF16, 2048, 64, 64, 8, 0},
+    {EV_OP_MEAN, EV_DTYPE_FP32, 32, 1048576, 1048576, 1, 0}, {EV_OP_MEAN, EV_DTYPE_FP32, 7, 100001, 100003, 2, 0},
+    {EV_OP_MEAN, EV_DTYPE_FP16, 5, 1, 7, 2, 0},          {EV_OP_MEAN, EV_DTYPE_BF16, 17, 30, 31, 4, 0},
+    {EV_OP_MEAN, EV_DTYPE_FP32, 300, 777, 800, 4, 0},    {EV_OP_MEAN, EV_DTYPE_FP16, 100, 1000, 1003, 4, 0},
+    {EV_OP_MEAN, EV_DTYPE_FP16, 24, 2048, 2048, 8, 1},   {EV_OP_MEAN, EV_DTYPE_FP16, 24, 200, 203, 4, 1},
 };
 
 /* The arms a case runs: every native schedule (ev_sched), then cub. */

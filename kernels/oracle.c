@@ -33,6 +33,8 @@ void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_o
     }
     out->ref = nan ? NAN : acc;
     out->abs_sum = c == EV_COMBINE_SUM ? abs_sum : 0.0;
+    if (ev_op_finish(op) == EV_FINISH_MEAN && !nan)
+        out->ref = acc / (double)n; /* the mean; abs_sum stays the sum's, for the bound */
 }
 
 double ev_oracle_gamma(int64_t n)
@@ -86,6 +88,20 @@ double ev_oracle_sum_bound(ev_dtype d, int64_t n, int64_t depth, double ref, dou
 {
     double g = ev_oracle_sum_slack(n, depth) * abs_sum;
     return g + 0.5 * ev_oracle_ulp(d, fabs(ref) + g);
+}
+
+/* The MEAN bound's e: the sum's g over n, and gamma(3) of the quotient
+ * (oracle.h). */
+static double mean_slack(int64_t n, int64_t depth, double ref, double abs_sum)
+{
+    double gn = ev_oracle_sum_slack(n, depth) * abs_sum / (double)n;
+    return gn + ev_oracle_gamma(3) * (fabs(ref) + gn);
+}
+
+double ev_oracle_mean_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum)
+{
+    double e = mean_slack(n, depth, ref, abs_sum);
+    return e + 0.5 * ev_oracle_ulp(d, fabs(ref) + e);
 }
 
 /* Returns the dtype's overflow threshold: values of at least this magnitude
@@ -146,14 +162,22 @@ static void check_row(const ev_shape *s, const ev_oracle_row *o, const void *out
     } else if (isinf(o->ref)) {
         ok = y == o->ref;
     } else {
-        double bound = ev_oracle_sum_bound(s->dtype, s->cols, depth, o->ref, o->abs_sum);
+        int mean = ev_op_finish(s->op) == EV_FINISH_MEAN;
+        double bound = mean ? ev_oracle_mean_bound(s->dtype, s->cols, depth, o->ref, o->abs_sum)
+                            : ev_oracle_sum_bound(s->dtype, s->cols, depth, o->ref, o->abs_sum);
         if (bound > r->bound)
             r->bound = bound;
         if (isnan(y)) {
             ok = 0;
         } else if (isinf(y)) {
+            /* an overflow the value could reach on its way: SUM's into the
+             * dtype; MEAN's FP32 sum, or its quotient into the dtype */
             double g = ev_oracle_sum_slack(s->cols, depth) * o->abs_sum;
-            ok = (y > 0) == (o->ref > 0) && fabs(o->ref) + g >= ev_overflow_threshold(s->dtype);
+            ok = (y > 0) == (o->ref > 0) &&
+                 (mean ? fabs(o->ref) * (double)s->cols + g >= ev_overflow_threshold(EV_DTYPE_FP32) ||
+                             fabs(o->ref) + mean_slack(s->cols, depth, o->ref, o->abs_sum) >=
+                                 ev_overflow_threshold(s->dtype)
+                       : fabs(o->ref) + g >= ev_overflow_threshold(s->dtype));
         } else {
             double e = fabs(y - o->ref);
             ok = e <= bound;

@@ -30,6 +30,22 @@
  *        N 2^-53 / (1 - N 2^-53) relative), which gamma(N) covered above:
  *          g = (gamma(D) + gamma64(2N)) * sum |x_i|.
  *        D <= 0 or D >= N is the bound above, bit for bit.
+ *   MEAN (combine SUM, finish MEAN: the FP32 sum s divided by N, then
+ *        stored): ref is the FP64 sum S over N, and with g the SUM bound's
+ *        g above (any order, or depth D), |s - S| <= g, so |s/N - ref| <=
+ *        g/N.  The quotient q is s divided by N with at most three
+ *        roundings of relative size <= u (N to FP32 when N >= 2^24, then
+ *        one division; or 1/N and a multiplication, as torch's mean does),
+ *        so |q - s/N| <= gamma(3) |s/N| <= gamma(3) (|ref| + g/N)
+ *        (Higham, lemma 3.1).  With e = g/N + gamma(3) (|ref| + g/N):
+ *          bound = e + ulp_d(|ref| + e) / 2
+ *        the half ulp covering the final RNE into the storage dtype, as
+ *        for SUM.  An output of +-Inf passes only where the FP32 sum could
+ *        overflow (|ref| N + g at FP32's threshold) or the quotient could
+ *        round to Inf in the dtype (|ref| + e at its threshold), with
+ *        ref's sign; a NaN or infinite ref is matched as for SUM.  The
+ *        oracle's own FP64 division (2^-53 |ref|) is inside gamma(3)'s
+ *        slack.
  */
 #ifndef EV_ORACLE_H
 #define EV_ORACLE_H
@@ -46,8 +62,9 @@ extern "C" {
 
 /* The oracle for one row of n elements of dtype d at row. */
 typedef struct ev_oracle_row {
-    double ref;     /* FP64 sum, or the max (NaN when any element is NaN) */
-    double abs_sum; /* sum of |x_i| (SUM only; 0 for MAX) */
+    double ref;     /* the FP64 value of the row's op: the sum, max, min or mean (NaN when
+                       any element is NaN) */
+    double abs_sum; /* sum of |x_i| (ops of combine SUM; 0 for MAX and MIN) */
 } ev_oracle_row;
 void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_oracle_row *out);
 
@@ -61,6 +78,10 @@ double ev_oracle_sum_slack(int64_t n, int64_t depth);
 double ev_oracle_ulp(ev_dtype d, double x);
 /* The SUM bound of one row: g + ulp_d(|ref| + g)/2, g = ev_oracle_sum_slack(n, depth) * abs_sum. */
 double ev_oracle_sum_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum);
+/* The MEAN bound of one row of n terms (ref: the FP64 mean; abs_sum: the
+ * sum of |x_i|): e + ulp_d(|ref| + e)/2, e = g/n + gamma(3) (|ref| + g/n),
+ * g = ev_oracle_sum_slack(n, depth) * abs_sum (above). */
+double ev_oracle_mean_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum);
 
 typedef struct ev_validation {
     int passed;

@@ -4,7 +4,8 @@
  * Variants, one line each:
  *   every op x dtype (src/common/vocab.h): DeviceSegmentedReduce::Reduce
  *   (Sum, Max and Min as our operator ev_opr: the same NaN and signed-zero
- *   rules as ours) with
+ *   rules as ours; CUB has no mean: reduce_mean is its Sum, divided by N
+ *   in the output iterator, one kernel as torch's mean is) with
  *   a float-valued input iterator, row offsets i * stride and i * stride + N,
  *   a float-accepting output iterator whose value_type is void (so the
  *   initial value stays a float: see ev_cub_out) that applies the op's

@@ -46,6 +46,7 @@ TORCH_OPS = {
     "SUM": lambda t: t.sum(1),
     "MAX": lambda t: t.amax(1),
     "MIN": lambda t: t.amin(1),
+    "MEAN": lambda t: t.mean(1),
 }
 # The torch dtype of each storage dtype (by its vocabulary id).
 TORCH_DTYPES = {"FP32": "float32", "FP16": "float16", "BF16": "bfloat16"}

@@ -126,8 +126,9 @@ static float ev_row_extreme(ev_dtype d, const unsigned char *row, int64_t n, int
  * (src/common/vocab.h, ev_finish). */
 static float ev_row_finish(ev_op op, float y, int64_t n)
 {
-    (void)n;
     switch (ev_op_finish(op)) {
+    case EV_FINISH_MEAN:
+        return y / (float)n; /* as the device's __fdiv_rn(y, __ll2float_rn(n)) */
     default:
         return y;
     }

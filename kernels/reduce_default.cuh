@@ -465,7 +465,10 @@ template <int OP, int DT> __device__ __forceinline__ constexpr uint32_t ev_pad()
  * store (src/common/vocab.h, ev_finish). */
 template <int OP> __device__ __forceinline__ float ev_finished(float v, int64_t n)
 {
-    static_assert(ev_finish_of(OP) == EV_FINISH_NONE, "an op's finish without device code");
+    static_assert(ev_finish_of(OP) == EV_FINISH_NONE || ev_finish_of(OP) == EV_FINISH_MEAN,
+                  "an op's finish without device code");
+    if constexpr (ev_finish_of(OP) == EV_FINISH_MEAN)
+        return __fdiv_rn(v, __ll2float_rn(n)); /* MEAN: one IEEE division, as the CPU twin's */
     (void)n;
     return v;
 }

@@ -279,7 +279,7 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
         ev_dtype dt = (ev_dtype)d;
         const int R = 7, N = 300;
         unsigned char in[7 * 300 * 4], out[7 * 4];
-        float expect_sum[7], expect_max[7], expect_min[7];
+        float expect_sum[7], expect_max[7], expect_min[7], expect_mean[7];
         for (int r = 0; r < R; r++)
             for (int c = 0; c < N; c++)
                 put(dt, in, (size_t)(r * N + c), (r == 1 || r == 2) ? -0.0f : 0.25f);
@@ -313,6 +313,14 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
         expect_min[4] = -INFINITY;
         expect_min[5] = -INFINITY;
         expect_min[6] = NAN;
+        /* MEAN: the sum over N (NaN and infinities as the sum's) */
+        expect_mean[0] = NAN;
+        expect_mean[1] = -0.0f;
+        expect_mean[2] = 0.0f;
+        expect_mean[3] = INFINITY;
+        expect_mean[4] = NAN;
+        expect_mean[5] = -INFINITY;
+        expect_mean[6] = NAN;
         for (int op = 0; op < EV_OP_COUNT; op++) {
             ev_binding b = {{(ev_op)op, dt, R, N, N}, in, sizeof in, out, sizeof out, 0, 0, 0, 0};
             ev_err err;
@@ -321,9 +329,10 @@ START_TEST(test_nan_signed_zero_and_infinities_reduce_as_torch_does)
             ev_reduce_rows(&b, 0, R);
             for (int r = 0; r < R; r++) {
                 ev_combine c = ev_op_combine((ev_op)op);
-                float e = c == EV_COMBINE_SUM   ? expect_sum[r]
-                          : c == EV_COMBINE_MAX ? expect_max[r]
-                                                : expect_min[r];
+                float e = ev_op_finish((ev_op)op) == EV_FINISH_MEAN ? expect_mean[r]
+                          : c == EV_COMBINE_SUM                     ? expect_sum[r]
+                          : c == EV_COMBINE_MAX                     ? expect_max[r]
+                                                                    : expect_min[r];
                 float y = ev_dtype_load(dt, out, (size_t)r);
                 if (isnan(e))
                     ck_assert_uint_eq(ev_f32_bits(y), EV_FP32_QNAN); /* canonical NaN, widened */
@@ -763,6 +772,56 @@ START_TEST(test_validator_rejects_a_wrong_max_and_a_noncanonical_nan)
     ck_assert_int_eq(ev_oracle_validate(&s, f.in, f.out, 0, &v, &err), EV_OK);
     ck_assert(!v.passed);
     fixture_free(&f);
+}
+END_TEST
+
+/* The MEAN bound (kernels/oracle.h): the twin's quotient (one division)
+ * and torch's form (a product with the FP32 reciprocal of N) both pass on
+ * every row, an output just past the bound on either side does not, and
+ * the bound is the documented e + ulp_d(|ref| + e)/2. */
+START_TEST(test_the_mean_bound_admits_the_division_and_the_reciprocal_product_and_nothing_past_it)
+{
+    for (int d = 0; d < EV_DTYPE_COUNT; d++) {
+        ev_shape s = {EV_OP_MEAN, (ev_dtype)d, 40, 3001, 3001};
+        fixture f;
+        ev_validation v;
+        ev_oracle_row rows[40];
+        ev_err err;
+        fixture_make(&f, &s, 77 + d, 0);
+        ev_reduce_rows(&f.b, 0, s.rows);
+        ck_assert_int_eq(ev_oracle_rows(&s, f.in, rows, &err), EV_OK);
+        ck_assert_int_eq(ev_oracle_validate_rows(&s, rows, f.out, 0, &v, &err), EV_OK);
+        ck_assert_msg(v.passed, "%s: the twin's means fail", ev_dtype_name(s.dtype));
+        for (int64_t r = 0; r < s.rows; r++) {
+            ev_shape one = s;
+            one.rows = 1;
+            unsigned char o[4];
+            double n = (double)s.cols, ref = rows[r].ref;
+            double g = ev_oracle_sum_slack(s.cols, 0) * rows[r].abs_sum;
+            double e = g / n + ev_oracle_gamma(3) * (fabs(ref) + g / n);
+            double bound = ev_oracle_mean_bound(s.dtype, s.cols, 0, ref, rows[r].abs_sum);
+            ck_assert(bound == e + 0.5 * ev_oracle_ulp(s.dtype, fabs(ref) + e));
+            /* torch's mean: the FP32 sum times the FP32 reciprocal of N */
+            float sum = (float)(ref * n);
+            ev_dtype_store(s.dtype, o, 0, sum * (1.0f / (float)s.cols));
+            ck_assert_int_eq(ev_oracle_validate_rows(&one, &rows[r], o, 0, &v, &err), EV_OK);
+            ck_assert_msg(v.passed, "%s row %lld: the reciprocal product fails", ev_dtype_name(s.dtype),
+                          (long long)r);
+            /* past the bound on either side: the first stored value beyond it */
+            for (int side = -1; side <= 1; side += 2) {
+                float y = (float)(ref + side * bound);
+                ev_dtype_store(s.dtype, o, 0, y);
+                while (fabs((double)ev_dtype_load(s.dtype, o, 0) - ref) <= bound) {
+                    y = nextafterf(y, side > 0 ? INFINITY : -INFINITY);
+                    ev_dtype_store(s.dtype, o, 0, y);
+                }
+                ck_assert_int_eq(ev_oracle_validate_rows(&one, &rows[r], o, 0, &v, &err), EV_OK);
+                ck_assert_msg(!v.passed, "%s row %lld: an output past the bound passes",
+                              ev_dtype_name(s.dtype), (long long)r);
+            }
+        }
+        fixture_free(&f);
+    }
 }
 END_TEST
 
@@ -1327,6 +1386,8 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_max_keys_order_every_16_bit_pattern_as_the_twin_does);
     tcase_add_test(red, test_max_keys_order_fp32_patterns_as_the_twin_does);
     tcase_add_test(red, test_max_and_min_on_keys_give_the_twin_bits_on_special_rows);
+    tcase_add_test(red,
+                   test_the_mean_bound_admits_the_division_and_the_reciprocal_product_and_nothing_past_it);
     tcase_add_test(misc, test_binding_refuses_each_bad_request_with_its_reason);
     tcase_add_test(misc, test_binding_records_alignment_capped_at_256);
     tcase_add_test(misc, test_inputs_are_the_same_bytes_for_a_seed_and_case);

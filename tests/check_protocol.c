@@ -315,6 +315,19 @@ START_TEST(test_a_case_whose_validation_passes_an_all_zero_output_is_refused)
     ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
     ev_protocol_free(&p);
 
+    /* the mean's bound is the sum's over N: the same rows are blind
+     * without a depth, and checkable with one */
+    snprintf(text, sizeof text, fmt, "", "reduce_mean", 4);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "cases[0] (reduce_mean 4x131072 fp32): an all-zero output passes"), "%s",
+                  err.msg);
+    ev_protocol_free(&p);
+    snprintf(text, sizeof text, fmt, "\"tolerances\": {\"sum_depth\": 1024}, ", "reduce_mean", 4);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ev_protocol_free(&p);
+
     /* the three blind patterns: zeros and both output poisons */
     ck_assert_int_eq(ev_blind_byte(0), 0x00);
     ck_assert_int_eq(ev_blind_byte(1), EV_POISON_OUT_BYTE);

@@ -37,7 +37,8 @@ extern "C" {
 #define EV_OPS(X, a) \
     X(SUM, reduce_sum, SUM, NONE, a) \
     X(MAX, reduce_max, MAX, NONE, a) \
-    X(MIN, reduce_min, MIN, NONE, a)
+    X(MIN, reduce_min, MIN, NONE, a) \
+    X(MEAN, reduce_mean, SUM, MEAN, a)
 
 /* Storage dtypes: X(ID, name, bytes, a).  Arithmetic is FP32 whatever
  * the storage (kernels/dtype.h). */
@@ -101,8 +102,10 @@ extern "C" {
  * (kernels/reduce_cpu.h); MAX and MIN exactly, over the total order of the
  * values in which -0 lies below +0 (NaN anywhere in the row gives NaN). */
 typedef enum ev_combine { EV_COMBINE_SUM = 0, EV_COMBINE_MAX, EV_COMBINE_MIN } ev_combine;
-/* What an op does to the combined FP32 value before the store: nothing. */
-typedef enum ev_finish { EV_FINISH_NONE = 0 } ev_finish;
+/* What an op does to the combined FP32 value before the store: nothing,
+ * or MEAN: divide it by the row's N, one IEEE FP32 division (N converted
+ * to FP32 with RNE). */
+typedef enum ev_finish { EV_FINISH_NONE = 0, EV_FINISH_MEAN } ev_finish;
 
 #define EV_OP_ENUM_(id, name, combine, fin, a)  EV_OP_##id,
 #define EV_DTYPE_ENUM_(id, name, bytes, a)      EV_DTYPE_##id,
