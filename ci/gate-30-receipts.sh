@@ -3,8 +3,10 @@
 #  1. re-exporting evidence.db with the current code gives delivery.zip
 #     byte for byte (receipt equality) and its root equals ROOT;
 #  2. the bundle verifies, with that root, against the measured files of the
-#     commit it was measured at (a `git archive` of that commit's measured
-#     closure, passed as --source-tree): the commit the bundle records, or,
+#     commit it was measured at (a `git archive` of that commit's tree, whose
+#     closure verify-bundle reads by that commit's own rule: its
+#     mk/closure.list, or before the list its roots), passed as
+#     --source-tree: the commit the bundle records, or,
 #     for a bundle that records a dirty tree, the commit named in
 #     receipts/<host>/MEASURED_AT, whose measured files must then equal the
 #     bundle's sources byte for byte (the verifier checks exactly that);
@@ -16,10 +18,10 @@
 # Stale, tampered or unverifiable evidence (a commit missing from the
 # history, a dirty bundle without MEASURED_AT) fails CI.
 set -euo pipefail
-# the measurement closure's roots, from the program that owns them
+# HEAD's measurement closure, from the program that owns it
 # (src/evidence/closure.c; docs/runner.md, "Provenance")
 roots=$(build/evident stamp --roots)
-mapfile -t closure <<< "$roots"
+mapfile -t head_closure <<< "$roots"
 n=0
 stale=0
 signed=0
@@ -59,7 +61,7 @@ EOF
         exit 1
     fi
     mkdir "$tmp/tree"
-    git archive "$measured" -- "${closure[@]}" | tar -x -C "$tmp/tree"
+    git archive "$measured" -- . ':(exclude)receipts' | tar -x -C "$tmp/tree"
     echo "receipts: $dir: verifying against the measured files of commit $measured (bundle records $recorded, $dirty)"
     build/verify-bundle "$dir/delivery.zip" --source-tree "$tmp/tree" --expect-root "$(cat "$dir/ROOT")"
     # 4. signed evidence (issue 21): the envelope made on the host that
@@ -77,7 +79,11 @@ EOF
         echo "receipts: $dir: signed: the envelope verifies with $pub"
         signed=$((signed + 1))
     fi
-    changed=$(git diff --name-only "$measured" HEAD -- "${closure[@]}")
+    # stale: a file of HEAD's closure or of the bundle's changed since
+    mapfile -t bundle_sources < <(python3 -c 'import sys, zipfile
+for n in zipfile.ZipFile(sys.argv[1]).namelist():
+    if n.startswith("sources/"): print(n[8:])' "$dir/delivery.zip")
+    changed=$(git diff --name-only "$measured" HEAD -- "${head_closure[@]}" "${bundle_sources[@]}")
     if [ -n "$changed" ]; then
         stale=$((stale + 1))
         echo "receipts: $dir: evidence is STALE for HEAD: measured at $measured; HEAD changes $(echo "$changed" | wc -l) measured file(s):"

@@ -30,6 +30,9 @@ bench-kernels: $(BENCH_CPU)
 
 NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))
 CUDA_ARCH ?= sm_90
+# The CUDA objects' sources: built where nvcc is, and part of the
+# measurement closure everywhere (src/runner/module.mk, mk/closure.sh).
+CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/backend_cuda.cu
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
@@ -40,7 +43,6 @@ NVCC_FLAGS := -std=c++17 -O3 -arch=$(CUDA_ARCH) -fmad=false -lineinfo $(KERNEL_D
 NVCC_CPPFLAGS := $(EV_CPPFLAGS) -Isrc/runner
 CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib \
                -lcudart_static -ldl -lrt -lpthread -lstdc++
-CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/backend_cuda.cu
 CUDA_LIB_OBJ := $(CUDA_LIB_SRC:kernels/%.cu=$(BUILD)/cuda/%.o)
 
 $(BUILD)/cuda/%.o: kernels/%.cu

@@ -5,9 +5,9 @@
 # that the installed programs run with the build tree gone:
 #   bin/evident, bin/verify-bundle
 #   libexec/evident/evident-worker, libexec/evident/peer_torch.py
-#   share/evident/: the measurement closure a run snapshots (kernels/,
-#     src/runner/, protocols/, db/schema.sql: docs/runner.md,
-#     "Provenance"), its .evident-stamp (the commit and dirty flag of this
+#   share/evident/: the measurement closure a run snapshots (the files of
+#     mk/closure.list and the list: docs/runner.md, "Provenance"), its
+#     .evident-stamp (the commit and dirty flag of this
 #     checkout, for the installed files' tree hash), and the protocols;
 #     share/evident/views.sql (db/views.sql, the store's views)
 #   lib/libevident.a, include/evident/ (the library's headers, in their
@@ -103,8 +103,8 @@ put "$BUILD/libevident.a" lib/libevident.a 0644
 
 # the measurement closure, exactly as a run in this checkout snapshots it
 # (regular files; symlinks are skipped there too): its tree hash is then
-# this checkout's, and the stamp below names it; its roots come from the
-# program that owns them (src/evidence/closure.c)
+# this checkout's, and the stamp below names it; its files come from the
+# program that owns the rule (src/evidence/closure.c: mk/closure.list)
 roots=$("$BUILD/evident" stamp --roots)
 for f in $(find $roots -type f | LC_ALL=C sort); do
     case $f in *[!A-Za-z0-9._/+-]*) echo "make install: odd file name '$f' in the closure" >&2; exit 1 ;; esac

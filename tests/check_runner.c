@@ -1705,6 +1705,77 @@ static void put_file(const char *root, const char *rel, const char *text)
     fclose(f);
 }
 
+/* The snapshot takes what the tree's mk/closure.list names, wherever it
+ * lives, and the list, nothing else under the old roots; a listed file
+ * the tree lacks stops it, naming the file and what to do; a tree without
+ * the list (a commit from before it) is read by the old roots. */
+START_TEST(test_the_snapshot_takes_the_files_the_closure_list_names_in_any_folder)
+{
+    char root[300], cmd[1600];
+    ev_snapshot sn;
+    ev_err err = {""};
+
+    snprintf(root, sizeof root, "%s/listed", dir);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s/mk' '%s/kernels' '%s/src/moved' '%s/src/runner'", root, root,
+             root, root);
+    ck_assert_int_eq(system(cmd), 0);
+    put_file(root, "kernels/a.cu", "a\n");
+    put_file(root, "kernels/bench.c", "not measured\n");
+    put_file(root, "src/moved/b.h", "b\n");
+    put_file(root, "src/runner/supervisor.c", "not measured\n");
+    put_file(root, "mk/closure.list", "kernels/a.cu\nsrc/moved/b.h\n");
+    memset(&sn, 0, sizeof sn);
+    ck_assert_msg(ev_snapshot_take(root, &sn, &err) == EV_OK, "%s", err.msg);
+    ck_assert_uint_eq(sn.n, 3);
+    ck_assert_str_eq(sn.files[0].path, "kernels/a.cu");
+    ck_assert_str_eq(sn.files[1].path, "mk/closure.list");
+    ck_assert_str_eq(sn.files[2].path, "src/moved/b.h");
+    ev_snapshot_free(&sn);
+
+    /* a move the list was not rebuilt for */
+    snprintf(cmd, sizeof cmd, "mv '%s/src/moved/b.h' '%s/kernels/b.h'", root, root);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(ev_snapshot_take(root, &sn, &err), EV_EIO);
+    ck_assert_msg(strstr(err.msg, "src/moved/b.h: named by mk/closure.list but not in the tree") &&
+                      strstr(err.msg, "run make"),
+                  "%s", err.msg);
+
+    /* no list: the old roots (kernels/, src/runner/, protocols/, db/schema.sql) */
+    snprintf(cmd, sizeof cmd, "rm '%s/mk/closure.list'", root);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_msg(ev_snapshot_take(root, &sn, &err) == EV_OK, "%s", err.msg);
+    ck_assert_uint_eq(sn.n, 4);
+    ck_assert_str_eq(sn.files[0].path, "kernels/a.cu");
+    ck_assert_str_eq(sn.files[3].path, "src/runner/supervisor.c");
+    ev_snapshot_free(&sn);
+}
+END_TEST
+
+/* This checkout's committed mk/closure.list is the one this build derives
+ * from its dependency files (make writes it: commit it with a change that
+ * moves a measured file), and it holds what the worker runs, wherever it
+ * lives: the vocabulary, the worker, the kernels and the oracle, the torch
+ * peer's script. */
+START_TEST(test_the_committed_closure_list_is_what_this_build_derives)
+{
+    char built[512];
+    ev_buf a = EV_BUF_INIT, b = EV_BUF_INIT;
+    ev_err err = {""};
+    snprintf(built, sizeof built, "%s/closure.list", getenv("EV_BUILD") ? getenv("EV_BUILD") : "build");
+    ck_assert_msg(ev_read_file(built, &a, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_read_file("mk/closure.list", &b, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(a.len == b.len && !memcmp(a.data, b.data, a.len),
+                  "mk/closure.list differs from %s: run make and commit mk/closure.list", built);
+    static const char *const must[] = {"src/common/vocab.h\n",    "src/runner/worker.c\n",
+                                       "kernels/reduce.cu\n",     "kernels/oracle.c\n",
+                                       "kernels/peer_torch.py\n", "db/schema.sql\n"};
+    for (size_t i = 0; i < sizeof must / sizeof must[0]; i++)
+        ck_assert_msg(strstr(b.data, must[i]), "mk/closure.list lacks %s", must[i]);
+    ev_buf_free(&a);
+    ev_buf_free(&b);
+}
+END_TEST
+
 /* Where a run's commit comes from in a copied tree: a stamp written for
  * exactly the measured files (its tree hash is theirs) wins over a stale
  * .git; a stamp for other files loses to git, and without git it gives
@@ -2711,7 +2782,7 @@ START_TEST(test_every_op_of_the_vocabulary_runs_end_to_end_on_cpu_and_verifies)
     snprintf(zip, sizeof zip, "%s/ops.zip", dir);
     const char *run[] = {"run", "--protocol", "protocols/ops-cpu.json", "--db", db, NULL};
     const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
-    const char *ver[] = {zip, NULL};
+    const char *ver[] = {zip, "--source-tree", ".", NULL};
     ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "run: %s", log);
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
@@ -2793,6 +2864,8 @@ int main(void)
     tcase_add_test(tc, test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);
+    tcase_add_test(tc, test_the_snapshot_takes_the_files_the_closure_list_names_in_any_folder);
+    tcase_add_test(tc, test_the_committed_closure_list_is_what_this_build_derives);
     tcase_add_test(tc, test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs);
     suite_add_tcase(s, tc);
     failed = ev_check_suite(s);

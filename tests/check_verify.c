@@ -2351,6 +2351,30 @@ START_TEST(test_stale_source_fails_with_the_changed_files)
 }
 END_TEST
 
+/* A tree with a closure list (the build writes it) is checked by the
+ * list, with no build there: the list is itself in the closure, so a tree
+ * whose list the bundle lacks is stale; a file the list names in a folder
+ * of its own must be a member; a listed file the tree lacks fails. */
+START_TEST(test_a_trees_closure_list_is_its_closure_and_a_member_of_it)
+{
+    char tree[320];
+    snprintf(tree, sizeof tree, "%s/listed", g_dir);
+    mkdir(tree, 0755);
+    for (size_t i = 0; i < sizeof g_sources / sizeof g_sources[0]; i++)
+        write_tree_file(tree, g_sources[i].path, g_sources[i].bytes, g_sources[i].len);
+    write_tree_file(tree, "src/moved/lanes.c", "int lanes;\n", 11);
+    static const char list[] = "db/schema.sql\nkernels/reduce.c\nkernels/reduce_default.cuh\n"
+                               "protocols/quick.json\nsrc/moved/lanes.c\nsrc/runner/worker.c\nsrc/gone.h\n";
+    write_tree_file(tree, "mk/closure.list", list, sizeof list - 1);
+    ev_vreport *r = verify(g_good, tree, NULL);
+    expect_fail(r, "sources", "sources/",
+                "stale evidence: 2 changed files: mk/closure.list, src/moved/lanes.c");
+    expect_fail(r, "sources", "src/moved/lanes.c", "in DIR's measurement closure but not in the bundle");
+    expect_fail(r, "sources", "src/gone.h", "named by mk/closure.list but not in the tree");
+    ev_vreport_free(r);
+}
+END_TEST
+
 /* ------------------------------------------------------------ compare (check 8) */
 
 START_TEST(test_compare_of_a_bundle_with_itself_passes)
@@ -3787,6 +3811,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_regenerating_more_inputs_than_the_limit_is_refused_with_the_count);
     tcase_add_test(t, test_output_checks_after_samples_are_kept_and_validated_again_from_the_seed);
     tcase_add_test(t, test_stale_source_fails_with_the_changed_files);
+    tcase_add_test(t, test_a_trees_closure_list_is_its_closure_and_a_member_of_it);
     tcase_add_test(t, test_compare_of_a_bundle_with_itself_passes);
     tcase_add_test(t, test_compare_reports_outcome_and_value_differences);
     tcase_add_test(t, test_fast_double_text_equals_snprintf_17g);

@@ -8,9 +8,11 @@
  * '-' on stdout.  The line written is printed on stdout.  Exit 0, 1 when
  * the stamp cannot be made, 2 usage, not a git checkout, or an output
  * that cannot be written.  `evident stamp --roots` prints the measurement
- * closure's roots (src/evidence/closure.h), one a line, and writes
- * nothing: scripts that need the closure (ci/gate-30-receipts.sh) ask for
- * it instead of keeping a copy.
+ * closure's files in the working directory's tree (src/evidence/closure.h:
+ * mk/closure.list's files and the list; a tree without the list, its
+ * legacy roots), one a line, and writes nothing: scripts that need the
+ * closure (make install, ci/gate-30-receipts.sh) ask for it instead of
+ * keeping a copy.
  */
 #include <stdio.h>
 #include <string.h>
@@ -26,11 +28,20 @@ static const char stamp_usage[] =
     "Writes .evident-stamp (the git commit, the dirty flag and the measured files'\n"
     "tree hash) in the repository root, or to FILE ('-': stdout), for a copy of\n"
     "the tree that has no usable .git.  --roots prints the measurement closure's\n"
-    "roots (the directories and files a run snapshots), one a line, and writes\n"
-    "nothing.\n"
+    "files (what a run here snapshots: mk/closure.list's files and the list),\n"
+    "one a line, and writes nothing.\n"
     "\n"
     "exit status: 0 written, 1 it could not be made, 2 usage, not a git checkout,\n"
     "or an output that cannot be written\n";
+
+/* An entry the closure walk left out: said on stderr; a link is skipped
+ * (as a run skips it), anything else fails the listing (*ctx set). */
+static void stamp_odd(void *ctx, ev_closure_odd kind, const char *rel, const char *why)
+{
+    fprintf(stderr, "evident stamp: %s: %s\n", rel, why);
+    if (kind != EV_CLOSURE_NOT_REGULAR)
+        *(int *)ctx = 1;
+}
 
 int ev_cmd_stamp(int argc, char **argv)
 {
@@ -62,9 +73,17 @@ int ev_cmd_stamp(int argc, char **argv)
     if (roots) {
         if (have_out)
             return ev_cli_usage(cli.cmd, "--roots writes nothing: it takes no --out");
-        for (const char *const *r = ev_closure_roots; *r; r++)
-            printf("%s\n", *r);
-        return fflush(stdout) ? EV_EXIT_FAIL : EV_EXIT_OK;
+        char **files = NULL;
+        size_t n = 0;
+        int bad = 0;
+        if (ev_closure_list(".", NULL, 0, stamp_odd, &bad, &files, &n)) {
+            fprintf(stderr, "evident stamp: out of memory\n");
+            return EV_EXIT_FAIL;
+        }
+        for (size_t i = 0; i < n; i++)
+            printf("%s\n", files[i]);
+        ev_closure_free(files, n);
+        return fflush(stdout) || bad ? EV_EXIT_FAIL : EV_EXIT_OK;
     }
     if ((code = ev_cli_output(cli.cmd, "--out", out)))
         return code;

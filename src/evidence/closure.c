@@ -1,5 +1,6 @@
 /*
- * closure.c: the measurement closure's files under a root (closure.h).
+ * closure.c: the measurement closure's files under a root (closure.h):
+ * the tree's list, or the legacy roots.
  */
 #include "closure.h"
 
@@ -10,9 +11,11 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "buf.h"
+#include "names.h"
 #include "strs.h"
 
-const char *const ev_closure_roots[] = {"kernels", "src/runner", "protocols", "db/schema.sql", NULL};
+const char *const ev_closure_legacy_roots[] = {"kernels", "src/runner", "protocols", "db/schema.sql", NULL};
 
 #define MAX_DEPTH 32
 
@@ -78,6 +81,65 @@ static ev_status walk(const char *root, const char *rel, int depth, ev_closure_o
     return rc;
 }
 
+int ev_closure_has_list(const char *root)
+{
+    char path[4096];
+    struct stat st;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", root, EV_CLOSURE_LIST) >= sizeof path)
+        return 0;
+    return lstat(path, &st) == 0;
+}
+
+/* Adds the list at root and every file it names (one relative path a
+ * line) to l; a name that is not a relative path a bundle could hold, and
+ * a named file the tree lacks, go to odd. */
+static ev_status from_list(const char *root, ev_closure_odd_fn odd, void *ctx, ev_strs *l)
+{
+    char path[4096], why[160];
+    ev_buf b = EV_BUF_INIT;
+    ev_err e = {{0}};
+    ev_status rc;
+
+    snprintf(path, sizeof path, "%s/%s", root, EV_CLOSURE_LIST);
+    if ((rc = ev_read_file_max(path, (size_t)1 << 20, &b, &e))) {
+        if (rc == EV_ENOMEM)
+            return rc;
+        if (odd)
+            odd(ctx, EV_CLOSURE_UNREADABLE, EV_CLOSURE_LIST, e.msg);
+        return EV_OK;
+    }
+    rc = walk(root, EV_CLOSURE_LIST, 0, odd, ctx, l);
+    for (char *line = b.data; !rc && line && *line;) {
+        char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (nl)
+            *nl = '\0';
+        if (len) {
+            const char *bad = ev_name_problem(line, len, why, sizeof why);
+            char full[4096];
+            struct stat st;
+            if (bad) {
+                if (odd) {
+                    snprintf(path, sizeof path, "%s names '%.200s', which is not a path in a tree: %s",
+                             EV_CLOSURE_LIST, line, bad);
+                    odd(ctx, EV_CLOSURE_UNREADABLE, EV_CLOSURE_LIST, path);
+                }
+            } else if ((size_t)snprintf(full, sizeof full, "%s/%s", root, line) < sizeof full &&
+                       lstat(full, &st) && errno == ENOENT) {
+                if (odd)
+                    odd(ctx, EV_CLOSURE_MISSING, line,
+                        "named by " EV_CLOSURE_LIST " but not in the tree (moved or removed: the build "
+                        "writes the list; run make, and commit the list with the move)");
+            } else {
+                rc = walk(root, line, 0, odd, ctx, l);
+            }
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    ev_buf_free(&b);
+    return rc;
+}
+
 ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_extra, ev_closure_odd_fn odd,
                           void *ctx, char ***paths, size_t *n)
 {
@@ -87,8 +149,11 @@ ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_e
 
     *paths = NULL;
     *n = 0;
-    for (size_t i = 0; !rc && ev_closure_roots[i]; i++)
-        rc = walk(root, ev_closure_roots[i], 0, odd, ctx, &l);
+    if (ev_closure_has_list(root))
+        rc = from_list(root, odd, ctx, &l);
+    else
+        for (size_t i = 0; !rc && ev_closure_legacy_roots[i]; i++)
+            rc = walk(root, ev_closure_legacy_roots[i], 0, odd, ctx, &l);
     for (size_t i = 0; !rc && i < n_extra; i++)
         rc = walk(root, extra[i], 0, odd, ctx, &l);
     if (rc) {

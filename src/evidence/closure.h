@@ -1,10 +1,18 @@
 /*
- * closure.h: the measurement closure (DESIGN.md "Receipts and bundle";
- * docs/runner.md "Provenance"), one definition for the runner's snapshot
- * (runner/snapshot.h: the bytes that ran) and the verifier's source check
- * (src/verify/verify_sources.c: the bytes in a source tree).  The roots are
- * kernels/, src/runner/, protocols/ and db/schema.sql, plus the files a
- * protocol adds (its external kernels' sources, ext_kernel.h).
+ * closure.h: the measurement closure (docs/runner.md "Provenance"), one
+ * definition for the runner's snapshot (runner/snapshot.h: the bytes that
+ * ran), the verifier's source check (src/verify/verify_sources.c: the
+ * bytes in a source tree), `evident stamp` and make install.
+ *
+ * A tree's closure is the files its mk/closure.list names, and the list
+ * itself: the build writes the list from its own dependency files (what
+ * the worker and the kernels are built from: mk/closure.sh), so a file
+ * moved to another folder stays in it.  A tree without the list (one
+ * checked out at a commit from before it) is read as the closure was then
+ * defined: every file under kernels/, src/runner/ and protocols/, and
+ * db/schema.sql, so committed evidence still verifies against the commit
+ * it measured.  Either way, plus the files a protocol adds (its external
+ * kernels' sources, ext_kernel.h).
  */
 #ifndef EV_CLOSURE_H
 #define EV_CLOSURE_H
@@ -13,14 +21,23 @@
 
 #include "status.h"
 
-/* The roots, NULL-terminated: directories walked recursively, or files. */
-extern const char *const ev_closure_roots[];
+/* The closure's list in a tree (written by the build). */
+#define EV_CLOSURE_LIST "mk/closure.list"
+/* A tree without the list: the roots the closure was read by before it,
+ * NULL-terminated (directories walked recursively, or files). */
+extern const char *const ev_closure_legacy_roots[];
+
+/* 1 when the tree at root has a closure list (ev_closure_list reads it),
+ * 0 when it is read by the legacy roots. */
+int ev_closure_has_list(const char *root);
 
 /* Why an entry was left out of the list. */
 typedef enum ev_closure_odd {
     EV_CLOSURE_NOT_REGULAR, /* not a regular file nor a directory: links are not followed */
-    EV_CLOSURE_UNREADABLE,  /* a directory that cannot be listed, an entry that cannot be stat'ed */
-    EV_CLOSURE_TOO_DEEP     /* nested deeper than 32 directories */
+    EV_CLOSURE_UNREADABLE,  /* a directory that cannot be listed, an entry that cannot be stat'ed,
+                               a list that cannot be read or names a path no tree holds */
+    EV_CLOSURE_TOO_DEEP,    /* nested deeper than 32 directories */
+    EV_CLOSURE_MISSING      /* named by the list, not in the tree */
 } ev_closure_odd;
 
 /* Called for each entry left out, with its relative path and the reason
@@ -28,11 +45,13 @@ typedef enum ev_closure_odd {
 typedef void (*ev_closure_odd_fn)(void *ctx, ev_closure_odd kind, const char *rel, const char *why);
 
 /*
- * The closure under root: every regular file under each root and each of
+ * The closure under root: every file its list names and the list (or,
+ * without a list, every regular file under each legacy root), and each of
  * extra[0..n_extra) (relative paths), as relative '/'-separated paths,
- * sorted bytewise, each once.  A root or extra file that does not exist
- * adds nothing; every other entry left out is reported to odd (when not
- * NULL).  OUT: *paths (ev_closure_free), *n.  EV_ENOMEM.
+ * sorted bytewise, each once.  A legacy root or extra file that does not
+ * exist adds nothing; a listed file that does not is reported
+ * (EV_CLOSURE_MISSING), as is every other entry left out, to odd (when
+ * not NULL).  OUT: *paths (ev_closure_free), *n.  EV_ENOMEM.
  */
 ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_extra, ev_closure_odd_fn odd,
                           void *ctx, char ***paths, size_t *n);

@@ -14,7 +14,30 @@ all: $(BUILD)/evident-worker
 $(BUILD)/evident-worker: $(WORKER_OBJ) $(WORKER_CUDA_OBJ) $(BUILD)/libevident.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) -Wl,--as-needed $^ $(EV_LDLIBS) $(WORKER_CUDA_LIBS) -o $@
+	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) -Wl,--as-needed -Wl,-Map,$@.map $^ $(EV_LDLIBS) $(WORKER_CUDA_LIBS) -o $@
+
+# The measurement closure (mk/closure.sh): what the worker and the kernels
+# are built from, as the build's own dependency files say (the worker's
+# link map names the archive members it pulled; each object's -MMD file
+# its source and headers; the CUDA objects' too, or where nvcc is absent
+# the host preprocessor's view of their sources), and the files the worker
+# reads that no compiler sees.  Every build writes it to
+# $(BUILD)/closure.list and, when it differs, to mk/closure.list, the
+# committed list every run snapshots and verify-bundle --source-tree and
+# make install read (src/evidence/closure.c): a file moved to another
+# folder stays in it, and a list left uncommitted makes the tree dirty.
+CLOSURE_LIST := mk/closure.list
+CLOSURE_DATA := kernels/build.mk kernels/peer_torch.py db/schema.sql $(wildcard protocols/*.json)
+$(BUILD)/closure.list: $(BUILD)/evident-worker mk/closure.sh $(CLOSURE_DATA)
+	$(Q)BUILD='$(BUILD)' MAP='$(BUILD)/evident-worker.map' DIRECT='$(WORKER_OBJ) $(WORKER_CUDA_OBJ)' \
+	  OBJS='$(LIB_OBJ) $(CUDA_LIB_OBJ)' CUDA_SRC='$(CUDA_LIB_SRC)' CC='$(CC)' \
+	  CPPFLAGS='-D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -Isrc/runner $(DEP_CPPFLAGS)' DATA='$(CLOSURE_DATA)' \
+	  sh mk/closure.sh > $@.tmp && mv $@.tmp $@
+.PHONY: closure
+closure: $(BUILD)/closure.list
+	@cmp -s $< $(CLOSURE_LIST) || { cp $< $(CLOSURE_LIST) && \
+	  echo "closure: $(CLOSURE_LIST) written from this build's dependency files ($$(wc -l < $<) files): commit it"; }
+all: closure
 
 # Tests run workers: make sure the worker exists before any suite runs.
 $(TEST_BIN): | $(BUILD)/evident-worker

@@ -69,11 +69,10 @@ ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size
         bad = len < 0 || (size_t)len >= sizeof member ? "name too long"
                                                       : ev_name_problem(member, (size_t)len, why, sizeof why);
         if (bad) {
-            rc = ev_err_set(
-                err, EV_EUSAGE,
-                "snapshot: '%s' cannot be a bundle member (sources/%s): %s; rename it or move it out "
-                "of %s",
-                l.v[i], l.v[i], bad, "kernels/, src/runner/, protocols/");
+            rc = ev_err_set(err, EV_EUSAGE,
+                            "snapshot: '%s' cannot be a bundle member (sources/%s): %s; rename it (the "
+                            "measurement closure, " EV_CLOSURE_LIST ", names it)",
+                            l.v[i], l.v[i], bad);
             goto out;
         }
     }

@@ -5,14 +5,17 @@
  * measured with other kernel or runner bytes is stale, and the failure
  * lists the changed files.
  *
- * The measurement closure (DESIGN.md "Receipts and bundle"): every regular
- * file under kernels/, src/runner/ and protocols/ (recursively), and
- * db/schema.sql, and the protocol's external kernel sources: the runner's
- * own walk (src/evidence/closure.h, ev_closure_list), every name but "."
- * and "..", regular files only.  Symbolic links and other kinds are not
- * followed and FAIL here (the runner skips them, so they are not part of
- * the evidence), as do unreadable directories.  Paths are '/'-separated,
- * relative to DIR, compared bytewise.
+ * The measurement closure (src/evidence/closure.h, ev_closure_list: the
+ * runner's own reading): the files DIR's mk/closure.list names and the
+ * list itself (the build writes it from what the worker and the kernels
+ * are built from; DIR needs no build: the list is a member, so a list
+ * that differs from the bundle's is a changed file), or, in a tree without
+ * the list (a commit from before it), every regular file under kernels/,
+ * src/runner/ and protocols/ and db/schema.sql; and the protocol's
+ * external kernel sources.  A listed file DIR lacks, symbolic links and
+ * other kinds (not followed; the runner skips them, so they are not part
+ * of the evidence) and unreadable directories FAIL here.  Paths are
+ * '/'-separated, relative to DIR, compared bytewise.
  */
 #include <errno.h>
 #include <stdio.h>
