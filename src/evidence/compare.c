@@ -62,7 +62,7 @@ static ev_status side_load(const ev_member *m, size_t n, side *s, ev_err *err)
     s->root[0] = '\0';
     if (rc_m && ev_sha256_hex(rc_m->data ? rc_m->data : "", rc_m->len, s->root))
         s->root[0] = '\0';
-    rc = rp_rep_load_with(m, n, plain, &s->r, err);
+    rc = rp_rep_open(m, n, plain, &s->r, err);
     s->loaded = 1;
     if (!rc) {
         rp_facts_get(&s->r, &s->facts);

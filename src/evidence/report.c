@@ -494,7 +494,6 @@ ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r,
         return ev_err_set(err, EV_EFORMAT, "report: validation.json: run, cases or jobs missing");
     if ((rc = collect_arms(r)) || (rc = rep_index(r)))
         return ev_err_set(err, rc, "report: out of memory");
-    rp_floor_get(r, &r->floor);
     return EV_OK;
 }
 
@@ -570,33 +569,6 @@ int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v)
         return 0;
     *name = best;
     *v = bm;
-    return 1;
-}
-
-/* Returns 1 when case idx has auto / best peer: sets *peer, *ratio (the
- * figures pair's headline ratio; without figures the ratio of the
- * estimates) and *call (rp_pair_call of the pair; without figures the
- * ratio read as one round's, rp_call_of).  0 (nothing written) when auto
- * or every peer lacks an estimate.  The case table's column and the
- * headline's counts. */
-int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, rp_call *call)
-{
-    const char *pn;
-    double au, pu;
-    rp_ratio x;
-    if (!rp_arm_estimate(r, idx, "auto", "policy", &au) || !rp_md_best_peer(r, idx, &pn, &pu))
-        return 0;
-    const cJSON *ap = rp_fig_pair(r, idx, "auto", pn);
-    if (ap && !rp_pair_ratio(ap, &x))
-        return 0;
-    if (!ap) {
-        memset(&x, 0, sizeof x);
-        x.has_ratio = 1;
-        x.ratio = au / pu;
-    }
-    *peer = pn;
-    *ratio = x.ratio;
-    *call = rp_call_of(&x, &r->floor);
     return 1;
 }
 

@@ -1,8 +1,9 @@
 /*
  * report_call.c: when a ratio is called a difference (report_int.h), one
  * rule for the report, the results and the comparison of two runs
- * (docs/intervals.md, "Calling a difference"), and what they say of the
- * run a bundle measured: its noise floor, its device, host and peer
+ * (docs/intervals.md, "Calling a difference"), auto against the best peer
+ * by it, and what they say of the run a bundle measured: its noise floor
+ * (opening a bundle, rp_rep_open, measures it), its device, host and peer
  * versions, and which of their checks its format could not give.
  *
  * The noise floor is measured by the run itself: the recheck phase runs
@@ -210,6 +211,42 @@ const char *rp_basis_text(const rep *r, char *t, size_t cap)
                  "difference",
                  fl);
     return t;
+}
+
+/* Returns 1 when case idx has auto / best peer: sets *peer, *ratio (the
+ * figures pair's headline ratio; without figures the ratio of the
+ * estimates) and *call (rp_pair_call of the pair; without figures the
+ * ratio read as one round's, rp_call_of).  0 (nothing written) when auto
+ * or every peer lacks an estimate.  The case table's column and the
+ * headline's counts. */
+int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, rp_call *call)
+{
+    const char *pn;
+    double au, pu;
+    rp_ratio x;
+    if (!rp_arm_estimate(r, idx, "auto", "policy", &au) || !rp_md_best_peer(r, idx, &pn, &pu))
+        return 0;
+    const cJSON *ap = rp_fig_pair(r, idx, "auto", pn);
+    if (ap && !rp_pair_ratio(ap, &x))
+        return 0;
+    if (!ap) {
+        memset(&x, 0, sizeof x);
+        x.has_ratio = 1;
+        x.ratio = au / pu;
+    }
+    *peer = pn;
+    *ratio = x.ratio;
+    *call = rp_call_of(&x, &r->floor);
+    return 1;
+}
+
+/* See report_int.h. */
+ev_status rp_rep_open(const ev_member *m, size_t n, cJSON *figures, rep *r, ev_err *err)
+{
+    ev_status rc = rp_rep_load_with(m, n, figures, r, err);
+    if (!rc)
+        rp_floor_get(r, &r->floor);
+    return rc;
 }
 
 /* ---- the run's facts -------------------------------------------------------------- */

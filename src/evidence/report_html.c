@@ -753,7 +753,7 @@ ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *probl
 {
     rep r;
     ev_buf b = EV_BUF_INIT;
-    ev_status rc = rp_rep_load(m, n, &r, err);
+    ev_status rc = rp_rep_open(m, n, NULL, &r, err);
     if (rc)
         goto out;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(r.val, "run");

@@ -63,7 +63,7 @@ typedef struct rep {
     size_t n_arms;
     struct kv *ix; /* lookups by key (see rep_index) */
     size_t n_ix;
-    rp_floor floor; /* the run's noise floor (rp_floor_get, at load) */
+    rp_floor floor; /* the run's noise floor (rp_rep_open; zero after rp_rep_load alone) */
 } rep;
 
 /* One index entry: a key naming what the object is, and the object. */
@@ -205,8 +205,10 @@ void rp_facts_json(ev_jb *b, cJSON *o, const rep *r, const rp_facts *x);
  * the checks of the report, the results and the comparison. */
 void rp_format_notes(const rep *r, const ev_member *m, size_t n, rp_notes *x);
 
-/* report.c, on the calls above */
 int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, rp_call *call);
+/* rp_rep_load_with (figures NULL: validation.json's own), then r->floor
+ * (rp_floor_get): how every writer opens a bundle. */
+ev_status rp_rep_open(const ev_member *m, size_t n, cJSON *figures, rep *r, ev_err *err);
 
 /* report_results.c */
 int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outcome, char *reason,

@@ -110,7 +110,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
     rp_call *calls = NULL;
     size_t n_ratios = 0, n_cases = 0;
     int have_floor = 0;
-    ev_status rc = rp_rep_load(m, n, &r, err);
+    ev_status rc = rp_rep_open(m, n, NULL, &r, err);
     if (rc)
         goto out;
     n_cases = (size_t)cJSON_GetArraySize(r.cases);

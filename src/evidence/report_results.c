@@ -283,7 +283,7 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
     ev_buf b = EV_BUF_INIT;
     double ceil_bpus = 0;
     char root[EV_SHA256_HEX_LEN + 1];
-    ev_status rc = rp_rep_load(m, n, &r, err);
+    ev_status rc = rp_rep_open(m, n, NULL, &r, err);
     if (rc)
         return rc;
     if ((rc = collect_rows(&r, &rows, &n_rows)))
