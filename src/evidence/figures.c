@@ -167,7 +167,9 @@ static int cmp_str(const void *a, const void *b)
  * auto, against default; every schedule, then auto, against each peer of
  * one arm (cub, torch-compile: the vocabulary's order); then each external
  * kernel's arm of the jobs (in name order) against default, auto and each
- * peer of one arm.  OUT: *out (malloc'd), *n. */
+ * peer of one arm, and against every external arm before it in name order
+ * (two kernels of one's own, measured in the same rounds, are compared
+ * with each other).  OUT: *out (malloc'd), *n. */
 static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
 {
     const char **ext = malloc((in->n_jobs + 1) * sizeof *ext);
@@ -196,7 +198,7 @@ static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
             ext[n_ext++] = a;
     }
     qsort(ext, n_ext, sizeof *ext, cmp_str);
-    pl = malloc((N_PAIRS_MAX + n_ext * n_against) * sizeof *pl);
+    pl = malloc((N_PAIRS_MAX + n_ext * (n_against + n_ext)) * sizeof *pl);
     if (!pl) {
         free(ext);
         return EV_ENOMEM;
@@ -210,9 +212,12 @@ static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
             pl[k++] = (pair){ev_sched_name((ev_sched)s), against[q]};
         pl[k++] = (pair){aut, against[q]};
     }
-    for (size_t e = 0; e < n_ext; e++)
+    for (size_t e = 0; e < n_ext; e++) {
         for (size_t q = 0; q < n_against; q++)
             pl[k++] = (pair){ext[e], against[q]};
+        for (size_t q = 0; q < e; q++)
+            pl[k++] = (pair){ext[e], ext[q]};
+    }
     free(ext);
     *out = pl;
     *n = k;
