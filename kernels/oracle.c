@@ -98,6 +98,7 @@ static double mean_slack(int64_t n, int64_t depth, double ref, double abs_sum)
     return gn + ev_oracle_gamma(3) * (fabs(ref) + gn);
 }
 
+/* See oracle.h: the MEAN bound of one row. */
 double ev_oracle_mean_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum)
 {
     double e = mean_slack(n, depth, ref, abs_sum);

@@ -59,11 +59,13 @@ static int find(const char *name, const char *const *names, size_t n)
 
 /* ---- ops ------------------------------------------------------------------ */
 
+/* Returns op's name; "?" out of range. */
 const char *ev_op_name(ev_op op)
 {
     return (unsigned)op < EV_OP_COUNT ? op_names[op] : "?";
 }
 
+/* Returns 0 and sets *out when name is an op; -1 otherwise. */
 int ev_op_parse(const char *name, ev_op *out)
 {
     int i = find(name, op_names, EV_OP_COUNT);
@@ -73,21 +75,25 @@ int ev_op_parse(const char *name, ev_op *out)
     return 0;
 }
 
+/* Returns 1 when name is op's name. */
 int ev_is_op(const char *name, ev_op op)
 {
     return (unsigned)op < EV_OP_COUNT && name && !strcmp(name, op_names[op]);
 }
 
+/* Returns op's combine; SUM out of range. */
 ev_combine ev_op_combine(ev_op op)
 {
     return (unsigned)op < EV_OP_COUNT ? op_combines[op] : EV_COMBINE_SUM;
 }
 
+/* Returns op's finish; NONE out of range. */
 ev_finish ev_op_finish(ev_op op)
 {
     return (unsigned)op < EV_OP_COUNT ? op_finishes[op] : EV_FINISH_NONE;
 }
 
+/* Returns the ops' names, comma-separated. */
 const char *ev_op_words(void)
 {
     return op_words + 2;
@@ -95,11 +101,13 @@ const char *ev_op_words(void)
 
 /* ---- dtypes --------------------------------------------------------------- */
 
+/* Returns d's name; "?" out of range. */
 const char *ev_dtype_name(ev_dtype d)
 {
     return (unsigned)d < EV_DTYPE_COUNT ? dtype_names[d] : "?";
 }
 
+/* Returns 0 and sets *out when name is a dtype; -1 otherwise. */
 int ev_dtype_parse(const char *name, ev_dtype *out)
 {
     int i = find(name, dtype_names, EV_DTYPE_COUNT);
@@ -109,16 +117,19 @@ int ev_dtype_parse(const char *name, ev_dtype *out)
     return 0;
 }
 
+/* Returns 1 when name is d's name. */
 int ev_is_dtype(const char *name, ev_dtype d)
 {
     return (unsigned)d < EV_DTYPE_COUNT && name && !strcmp(name, dtype_names[d]);
 }
 
+/* Returns d's bytes per element; 0 out of range. */
 size_t ev_dtype_size(ev_dtype d)
 {
     return (unsigned)d < EV_DTYPE_COUNT ? dtype_bytes[d] : 0;
 }
 
+/* Returns the dtypes' names, comma-separated. */
 const char *ev_dtype_words(void)
 {
     return dtype_words + 2;
@@ -126,11 +137,13 @@ const char *ev_dtype_words(void)
 
 /* ---- roles, phases, schedules ----------------------------------------------- */
 
+/* Returns r's name; "?" out of range. */
 const char *ev_role_name(ev_role r)
 {
     return (unsigned)r < EV_ROLE_COUNT ? role_names[r] : "?";
 }
 
+/* Returns 0 and sets *out when name is a role; -1 otherwise. */
 int ev_role_parse(const char *name, ev_role *out)
 {
     int i = find(name, role_names, EV_ROLE_COUNT);
@@ -140,21 +153,25 @@ int ev_role_parse(const char *name, ev_role *out)
     return 0;
 }
 
+/* Returns 1 when name is r's name. */
 int ev_is_role(const char *name, ev_role r)
 {
     return (unsigned)r < EV_ROLE_COUNT && name && !strcmp(name, role_names[r]);
 }
 
+/* Returns the roles' names, comma-separated. */
 const char *ev_role_words(void)
 {
     return role_words + 2;
 }
 
+/* Returns p's name; "?" out of range. */
 const char *ev_phase_name(ev_phase p)
 {
     return (unsigned)p < EV_PHASE_COUNT ? phase_names[p] : "?";
 }
 
+/* Returns 0 and sets *out when name is a phase; -1 otherwise. */
 int ev_phase_parse(const char *name, ev_phase *out)
 {
     int i = find(name, phase_names, EV_PHASE_COUNT);
@@ -164,21 +181,25 @@ int ev_phase_parse(const char *name, ev_phase *out)
     return 0;
 }
 
+/* Returns 1 when name is p's name. */
 int ev_is_phase(const char *name, ev_phase p)
 {
     return (unsigned)p < EV_PHASE_COUNT && name && !strcmp(name, phase_names[p]);
 }
 
+/* Returns the phases' names, comma-separated. */
 const char *ev_phase_words(void)
 {
     return phase_words + 2;
 }
 
+/* Returns s's name; "?" out of range. */
 const char *ev_sched_name(ev_sched s)
 {
     return (unsigned)s < EV_SCHED_COUNT ? sched_names[s] : "?";
 }
 
+/* Returns 0 and sets *out when name is a schedule; -1 otherwise. */
 int ev_sched_parse(const char *name, ev_sched *out)
 {
     int i = find(name, sched_names, EV_SCHED_COUNT);
@@ -188,16 +209,19 @@ int ev_sched_parse(const char *name, ev_sched *out)
     return 0;
 }
 
+/* Returns 1 when name is s's name. */
 int ev_is_sched(const char *name, ev_sched s)
 {
     return (unsigned)s < EV_SCHED_COUNT && name && !strcmp(name, sched_names[s]);
 }
 
+/* Returns the schedules' names, comma-separated. */
 const char *ev_sched_words(void)
 {
     return sched_words + 2;
 }
 
+/* Returns s's fixed rows per program; 0 for none and out of range. */
 int64_t ev_sched_fixed_rows(ev_sched s)
 {
     return (unsigned)s < EV_SCHED_COUNT ? sched_rows[s] : 0;
@@ -205,27 +229,32 @@ int64_t ev_sched_fixed_rows(ev_sched s)
 
 /* ---- arm kinds ---------------------------------------------------------------- */
 
+/* Returns the one arm of kind k; NULL for a kind of many, and out of range. */
 const char *ev_arm_kind_name(ev_arm_kind k)
 {
     return (unsigned)k < EV_ARM_KIND_COUNT ? arm_names[k] : NULL;
 }
 
+/* Returns the prefix of k's declared arms; NULL where it has none. */
 const char *ev_arm_kind_prefix(ev_arm_kind k)
 {
     return (unsigned)k < EV_ARM_KIND_COUNT ? arm_prefixes[k] : NULL;
 }
 
+/* Returns 1 for a peer's kind. */
 int ev_arm_kind_peer(ev_arm_kind k)
 {
     return (unsigned)k < EV_ARM_KIND_COUNT && arm_peers[k];
 }
 
+/* Returns 1 when arm is the one arm of kind k. */
 int ev_is_arm(const char *arm, ev_arm_kind k)
 {
     const char *w = ev_arm_kind_name(k);
     return w && arm && !strcmp(arm, w);
 }
 
+/* See vocab.h: the kind (and schedule) an arm name means; -1 for none. */
 int ev_arm_builtin(const char *arm, ev_arm_kind *kind, ev_sched *sched)
 {
     ev_sched s;

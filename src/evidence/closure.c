@@ -81,6 +81,8 @@ static ev_status walk(const char *root, const char *rel, int depth, ev_closure_o
     return rc;
 }
 
+/* Returns 1 when root/mk/closure.list exists (any kind: a link or a
+ * directory there is then an odd entry of the list's reading). */
 int ev_closure_has_list(const char *root)
 {
     char path[4096];

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Returns 1 when job_key begins with p's name and a '/'. */
 int ev_job_key_in_phase(const char *job_key, ev_phase p)
 {
     const char *w = ev_phase_name(p);
