@@ -40,7 +40,7 @@ NVCC_FLAGS := -std=c++17 -O3 -arch=$(CUDA_ARCH) -fmad=false -lineinfo $(KERNEL_D
 NVCC_CPPFLAGS := $(EV_CPPFLAGS) -Isrc/runner
 CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib \
                -lcudart_static -ldl -lrt -lpthread -lstdc++
-CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/backend_cuda.cu
+CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/plants.cu kernels/backend_cuda.cu
 CUDA_LIB_OBJ := $(CUDA_LIB_SRC:kernels/%.cu=$(BUILD)/cuda/%.o)
 
 $(BUILD)/cuda/%.o: kernels/%.cu

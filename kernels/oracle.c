@@ -31,59 +31,6 @@ void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_o
     out->abs_sum = op == EV_OP_SUM ? abs_sum : 0.0;
 }
 
-double ev_oracle_gamma(int64_t n)
-{
-    double nu = (double)n * ldexp(1.0, -24);
-    if (nu >= 1.0)
-        return INFINITY;
-    return nu / (1.0 - nu);
-}
-
-double ev_oracle_ulp(ev_dtype d, double x)
-{
-    int man_bits, emin;
-    int e;
-    switch (d) {
-    case EV_DTYPE_FP16:
-        man_bits = 10;
-        emin = -14;
-        break;
-    case EV_DTYPE_BF16:
-        man_bits = 7;
-        emin = -126;
-        break;
-    default:
-        man_bits = 23;
-        emin = -126;
-        break;
-    }
-    x = fabs(x);
-    if (isinf(x) || isnan(x))
-        return INFINITY;
-    if (x == 0.0)
-        return ldexp(1.0, emin - man_bits);
-    (void)frexp(x, &e); /* x = m 2^e, m in [0.5, 1): exponent e - 1 */
-    e -= 1;
-    if (e < emin)
-        e = emin;
-    return ldexp(1.0, e - man_bits);
-}
-
-double ev_oracle_sum_slack(int64_t n, int64_t depth)
-{
-    double n64;
-    if (depth <= 0 || depth >= n)
-        return ev_oracle_gamma(n);
-    n64 = 2.0 * (double)n * ldexp(1.0, -53); /* gamma64(2n): the oracle's own error, ref and abs_sum */
-    return ev_oracle_gamma(depth) + n64 / (1.0 - n64);
-}
-
-double ev_oracle_sum_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum)
-{
-    double g = ev_oracle_sum_slack(n, depth) * abs_sum;
-    return g + 0.5 * ev_oracle_ulp(d, fabs(ref) + g);
-}
-
 /* Returns the dtype's overflow threshold: values of at least this magnitude
  * round to Inf (max finite + half an ulp). */
 static double ev_overflow_threshold(ev_dtype d)

@@ -103,6 +103,59 @@ ev_status ev_job_sample_check(ev_rec_out *out, int64_t set, int64_t after, const
                             !(v->passed && same_as && !strcmp(same_as, hash)), "check", err);
 }
 
+ev_status ev_job_opkept(ev_rec_out *out, ev_op_kept_row *k, const void *bytes, size_t len, char hash[65],
+                        ev_err *err)
+{
+    ev_status rc;
+    ev_rec_row x;
+
+    if ((rc = ev_sha256_hex(bytes, len, hash)))
+        return ev_err_set(err, rc, "kept output: sha256 failed");
+    k->output_sha256 = hash;
+    x.opkept = *k;
+    return write_with_bytes(out, ev_rec_encode(EV_REC_OPKEPT, &x), bytes, len, 1, "kept output", err);
+}
+
+/* The floor's nominal case (ev_job_floor_case): reduce_sum of 256 rows of
+ * 64 fp32, its input from the protocol's seed under this case key. */
+#define FLOOR_CASE_KEY 0xf1002ee5u
+
+ev_proto_case ev_job_floor_case(void)
+{
+    ev_proto_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.op, sizeof c.op, "reduce_sum");
+    snprintf(c.dtype, sizeof c.dtype, "fp32");
+    c.rows = 256;
+    c.cols = 64;
+    c.stride = 64;
+    c.default_rows = 1;
+    return c;
+}
+
+ev_status ev_job_floor_input(const ev_protocol *p, ev_shape *shape, void **buf, size_t *len, ev_err *err)
+{
+    ev_proto_case c = ev_job_floor_case();
+    ev_shape s;
+    size_t n;
+    void *b;
+    ev_status rc;
+
+    if ((rc = ev_case_shape(&c, &s, err)))
+        return rc;
+    n = (size_t)(s.rows * s.stride) * ev_dtype_size(s.dtype);
+    if (!(b = malloc(n)))
+        return ev_err_set(err, EV_ENOMEM, "floor input: out of memory");
+    if ((rc = ev_inputs_fill(&s, (uint64_t)p->seed, FLOOR_CASE_KEY, b, n, err))) {
+        free(b);
+        return rc;
+    }
+    *shape = s;
+    *buf = b;
+    *len = n;
+    return EV_OK;
+}
+
 ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,
                        ev_err *err)
 {

@@ -58,6 +58,20 @@ typedef struct ev_worker_args {
 /* Writes a cold record (name, elapsed_ns) when elapsed_ns >= 0. */
 ev_status ev_job_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err);
 
+/* Writes the opkept record (the kept output, db/migrate-5.sql) for k, its
+ * output_sha256 set from the bytes, which go beside it as output_hex.
+ * OUT: hash, their SHA-256 hex. */
+ev_status ev_job_opkept(ev_rec_out *out, ev_op_kept_row *k, const void *bytes, size_t len, char hash[65],
+                        ev_err *err);
+
+/* The floor's nominal case: its arm runs empty ops with the plant and
+ * check nodes of a reduce_sum of 256 x 64 fp32 (docs/defenses.md), so
+ * that every arm's ratio to the floor counts them alike. */
+ev_proto_case ev_job_floor_case(void);
+/* That case's input (the protocol's seed, a case key of its own).  OUT:
+ * *shape, *buf (malloc'd), *len. */
+ev_status ev_job_floor_input(const ev_protocol *p, ev_shape *shape, void **buf, size_t *len, ev_err *err);
+
 /* The input bytes of case case_index of p (kernels/inputs.h, case key =
  * case index): ((R-1) x stride + N) elements, nothing when R = 0.
  * OUT: *shape, *buf (malloc'd, at least 1 byte), *len. */

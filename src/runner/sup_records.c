@@ -67,6 +67,19 @@ void sup_apply_rules(const sup *s, const char *arm, att *a)
         sup_proto_err(a, "%s", why);
     if (!a->has_device)
         sup_proto_err(a, "completed without a device record (docs/runner.md, \"Worker records\")");
+    {
+        /* every validated job checks every op of every replay (kernels/plants.h) */
+        ev_arm_kind kind;
+        int64_t rpp;
+        int64_t want = (int64_t)(a->rules.n_hot + a->rules.n_cold);
+        if (!ev_arm_classify(&s->proto, arm, &kind, &rpp) && kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING &&
+            (a->n_opchecks != want || !a->has_kept))
+            sup_proto_err(a,
+                          "completed with %lld op checks for its %lld samples%s (every sample's replays are "
+                          "checked: docs/defenses.md, \"Every op earns its time\")",
+                          (long long)a->n_opchecks, (long long)want,
+                          a->has_kept ? "" : " and no kept output");
+    }
 }
 
 /* Records the first protocol error of an attempt. */
@@ -157,6 +170,42 @@ static ev_status put_check(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err
         a->validation_failed = 1;
     rc = ev_store_add_sample_check(s->st, a->attempt_id, c, e);
     free(bytes);
+    return rc;
+}
+
+/* A sample's check tag: a failed one fails the attempt's validation. */
+static ev_status put_opcheck(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
+{
+    (void)r;
+    if (!x->opcheck.passed)
+        a->validation_failed = 1;
+    ev_status rc = ev_store_add_op_check(s->st, a->attempt_id, &x->opcheck, e);
+    if (rc == EV_OK)
+        a->n_opchecks++;
+    return rc;
+}
+
+/* The kept output, with its output_hex (required). */
+static ev_status put_opkept(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
+{
+    ev_op_kept_row *k = &x->opkept;
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    ev_status rc = output_hex(r, &bytes, &len, e);
+    if (rc || e->msg[0])
+        return rc;
+    if (!bytes) {
+        ev_err_set(e, EV_EFORMAT, "output_hex: the kept output's bytes are missing");
+        return EV_OK;
+    }
+    k->output = bytes;
+    k->output_len = len;
+    if (!k->passed)
+        a->validation_failed = 1;
+    rc = ev_store_add_op_kept(s->st, a->attempt_id, k, e);
+    free(bytes);
+    if (rc == EV_OK)
+        a->has_kept = 1;
     return rc;
 }
 
@@ -292,7 +341,9 @@ static const put_fn puts_of[EV_REC_COUNT] = {
     [EV_REC_CALIBRATION] = put_calibration,
     [EV_REC_SAMPLE] = put_sample,
     [EV_REC_CHECK] = put_check,
+    [EV_REC_OPCHECK] = put_opcheck,
     [EV_REC_DEVICE] = put_device,
+    [EV_REC_OPKEPT] = put_opkept,
 };
 
 /* The control records (hello, skip, end): the attempt's state, nothing
