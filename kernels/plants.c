@@ -78,6 +78,15 @@ ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const e
     return EV_OK;
 }
 
+int64_t ev_plant_variants(int64_t input_bytes, int64_t cache_bytes, int64_t budget, int64_t ops)
+{
+    int64_t room = input_bytes > 0 && input_bytes <= cache_bytes / 2 ? cache_bytes / 2 : budget;
+    int64_t v = input_bytes > 0 ? room / input_bytes : ops;
+    if (v > ops)
+        v = ops;
+    return v < 2 ? 2 : v;
+}
+
 void ev_plant_config(ev_plant_cfg *c, uint64_t seed, const ev_shape *s, int64_t variants, int64_t ops)
 {
     memset(c, 0, sizeof *c);

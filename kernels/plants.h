@@ -273,6 +273,17 @@ EV_HD static inline int ev_plant_ok(const ev_plant_cfg *c, const ev_plant *p, ui
 ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const ev_oracle_row *o,
                         ev_plant_row *out, ev_err *err);
 
+/*
+ * V, the variants of a job's input of input_bytes (docs/defenses.md): as
+ * many copies as fit in half the cache (cache_bytes: L2 on cuda, the
+ * last-level cache on cpu) when the input fits there, so that the hot
+ * replays read them from the cache as one input was read before; else as
+ * many as fit in the protocol's variant budget
+ * (reference.<backend>.variant_budget_bytes); at most ops and at least 2.
+ * An empty input gets 2.  The worker and verify-bundle call it.
+ */
+int64_t ev_plant_variants(int64_t input_bytes, int64_t cache_bytes, int64_t budget, int64_t ops);
+
 /* The plant configuration of an attempt (seed, shape, V variants of
  * `ops` ops). */
 void ev_plant_config(ev_plant_cfg *c, uint64_t seed, const ev_shape *s, int64_t variants, int64_t ops);

@@ -42,14 +42,6 @@ void ev_device_state_unknown(ev_device_state *s)
     s->other_processes = s->throttle_reasons = s->ecc = s->mig = s->persistence = s->persisting_l2_bytes = -1;
 }
 
-int64_t ev_backend_variants(int64_t input_bytes, int64_t cache_bytes, int64_t budget, int64_t ops)
-{
-    int64_t room = input_bytes > 0 && input_bytes <= cache_bytes / 2 ? cache_bytes / 2 : budget;
-    int64_t v = input_bytes > 0 ? room / input_bytes : ops;
-    if (v > ops)
-        v = ops;
-    return v < 2 ? 2 : v;
-}
 
 void ev_backend_slot_order(const size_t *off, int64_t n, int64_t *order)
 {

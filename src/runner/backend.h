@@ -212,16 +212,6 @@ typedef struct ev_backend_ops {
 ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_sel_backend be, int64_t S,
                               ev_launch_plan *out, ev_err *err);
 
-/*
- * V, the variants of a job's input (docs/defenses.md): as many copies as
- * fit in half the cache (cache_bytes: L2 on cuda, the last-level cache on
- * cpu) when the input fits there, so the hot replays read them from the
- * cache as one input was read before; else as many as fit in the
- * protocol's variant budget (reference.<backend>.variant_budget_bytes);
- * at most ops and at least 2.  An empty input gets 2.
- */
-int64_t ev_backend_variants(int64_t input_bytes, int64_t cache_bytes, int64_t budget, int64_t ops);
-
 /* The guard around output slots (both backends): EV_SLOT_GUARD bytes of
  * EV_GUARD_BYTE before each slot and after the last, plus the secret gaps
  * of ev_plant_layout, all of it checked at every read_output. */

@@ -83,7 +83,7 @@ static ev_status checkable_cases(const ev_protocol *p, ev_err *err)
 {
     ev_status rc = EV_OK;
     for (size_t i = 0; i < p->n_cases && !rc; i++)
-        rc = ev_case_checkable(p, i, err);
+        rc = ev_case_checkable(p, i, EV_CHECKABLE_ALL, err);
     return rc;
 }
 

@@ -608,9 +608,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     }
     if (planted) {
         /* V variants: as many as half the cache holds, or the budget
-         * (ev_backend_variants); the floor as many as its ops */
+         * (ev_plant_variants); the floor as many as its ops */
         int64_t v = kind == EV_ARM_FLOOR ? hot_ops
-                                         : ev_backend_variants((int64_t)in_len, dev.cache_bytes,
+                                         : ev_plant_variants((int64_t)in_len, dev.cache_bytes,
                                                                cfg.ref.variant_budget_bytes, hot_ops);
         ev_plant_config(&pl.cfg, pl.seed, &shape, v, hot_ops);
         job.c = validate ? p->cases[a->case_index] : ev_job_floor_case();
