@@ -562,3 +562,14 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
     }
     return 0;
 }
+
+int64_t ev_rule_replay_end(int hot, int64_t index, int64_t n_cold, int64_t warmup_replays,
+                           const int64_t *hot_replays)
+{
+    int64_t n = n_cold + warmup_replays;
+    if (!hot)
+        return index + 1;
+    for (int64_t i = 0; i <= index; i++)
+        n += hot_replays[i];
+    return n;
+}

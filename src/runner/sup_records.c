@@ -173,11 +173,37 @@ static ev_status put_check(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err
     return rc;
 }
 
-/* A sample's check tag: a failed one fails the attempt's validation. */
+/* A sample's check tag: a failed one fails the attempt's validation; one
+ * whose replay_end is not the replays its sample's records give is the
+ * attempt's protocol error (ev_rule_replay_end: a harness that ran more
+ * replays than it recorded). */
 static ev_status put_opcheck(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
+    const ev_op_check_row *o = &x->opcheck;
+    int hot = !strcmp(o->timing, "hot");
+    size_t n = hot ? a->rules.n_hot : a->rules.n_cold;
     (void)r;
-    if (!x->opcheck.passed)
+    if (o->sample_index < 0 || (size_t)o->sample_index >= n) {
+        ev_err_set(e, EV_EFORMAT, "an op check of %s sample %lld, before that sample's record", o->timing,
+                   (long long)o->sample_index);
+        return EV_OK;
+    }
+    {
+        int64_t *reps = malloc((size_t)(o->sample_index + 1) * sizeof *reps), want;
+        if (!reps)
+            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+        for (int64_t i = 0; hot && i <= o->sample_index; i++)
+            reps[i] = a->hot[i].replays;
+        want = ev_rule_replay_end(hot, o->sample_index, (int64_t)a->rules.n_cold, a->warmup_replays, reps);
+        free(reps);
+        if (want != o->replay_end)
+            sup_proto_err(
+                a,
+                "the op check of %s sample %lld says %lld replays ran, its samples' records give %lld "
+                "(docs/defenses.md, \"Every op earns its time\")",
+                o->timing, (long long)o->sample_index, (long long)o->replay_end, (long long)want);
+    }
+    if (!o->passed)
         a->validation_failed = 1;
     ev_status rc = ev_store_add_op_check(s->st, a->attempt_id, &x->opcheck, e);
     if (rc == EV_OK)
@@ -257,6 +283,7 @@ static ev_status put_warmup(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_er
     const ev_rec_warmup *w = &x->warmup;
     (void)r;
     a->warmup = 1;
+    a->warmup_replays = w->replays;
     ev_status rc = ev_store_add_warmup(s->st, a->attempt_id, w->target_ms, w->elapsed_ms, w->replays, e);
     if (rc == EV_OK) {
         a->rules.has_warmup = 1;

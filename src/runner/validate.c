@@ -258,10 +258,11 @@ static ev_status omission_rule(const ev_protocol *p, size_t ci, ev_err *err)
             err, EV_EFORMAT,
             "cases[%zu] (%s %lldx%lld %s): an output that omits 1/16 of each row's elements passes a "
             "hot sample's planted checks with a chance up to %.3g, above %g (%lld rows planted per op, "
-            "%lld ops per graph; it catches an omission of %lld of %lld elements): use more rows or "
+            "%lld ops per graph; it catches an omission of %lld of %lld elements%s): use more rows or "
             "more ops_per_graph (docs/runner.md, \"Checkable cases\")",
             ci, c->op, (long long)c->rows, (long long)c->cols, c->dtype, d.miss_hot, EV_DETECT_MISS,
-            (long long)d.rows_planted, (long long)p->ops_per_graph, (long long)d.omit, (long long)c->cols);
+            (long long)d.rows_planted, (long long)p->ops_per_graph, (long long)d.omit, (long long)c->cols,
+            d.data ? ", judged with its own input" : "");
     return EV_OK;
 }
 

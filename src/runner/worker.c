@@ -163,51 +163,6 @@ static ev_status input_intact(const ev_worker_args *a, void *impl, const void *i
     return rc;
 }
 
-/*
- * The attempt's plants (docs/defenses.md, "Every op earns its time";
- * kernels/plants.h): a secret seed from getrandom (no kernel can know
- * it; written in the device record only after the samples), every row's
- * plant figures from the oracle's rows (before the gate), then, once the
- * device says how large its cache is, V and the configuration.  Every
- * cold and hot sample's check tag must be the one the seed gives for the
- * replays the backend ran with no mismatch.
- */
-typedef struct plants {
-    int on; /* a validated job: held to its tags */
-    uint64_t seed;
-    ev_plant_cfg cfg;
-    ev_plant_row *rows; /* R rows' figures */
-    uint64_t want_n;    /* want_tag is T(want_n) */
-    uint64_t want_tag;
-} plants;
-
-/* Draws the seed and makes every row's figures for shape s (its oracle
- * rows expect) under protocol p. */
-static ev_status plants_prepare(plants *pl, const ev_protocol *p, const ev_shape *s,
-                                const ev_oracle_row *expect, ev_err *err)
-{
-    if (getrandom(&pl->seed, sizeof pl->seed, 0) != (ssize_t)sizeof pl->seed)
-        return ev_err_set(err, EV_EIO, "plants: getrandom: %s", strerror(errno));
-    pl->want_tag = ev_plant_tag0(pl->seed);
-    if (!(pl->rows = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *pl->rows)))
-        return ev_err_set(err, EV_ENOMEM, "plants: out of memory");
-    return ev_plant_rows(s, p->sum_depth, p->sum_bound_factor, expect, pl->rows, err);
-}
-
-/* T(n), advancing the worker's own chain from where it was. */
-static uint64_t plants_want(plants *pl, uint64_t n)
-{
-    if (n < pl->want_n) {
-        pl->want_n = 0;
-        pl->want_tag = ev_plant_tag0(pl->seed);
-    }
-    while (pl->want_n < n) {
-        pl->want_n++;
-        pl->want_tag = ev_plant_tag_step(pl->want_tag, pl->seed, pl->want_n, 0);
-    }
-    return pl->want_tag;
-}
-
 /* Reads slot 0's output (the first and final stages) into outbuf[len]
  * and checks it against the oracle's rows expect into *chk; the
  * wrong-output fault arm flips a bit of the first element before the
@@ -233,8 +188,8 @@ static ev_status stage_check(const ev_worker_args *a, void *impl, const ev_shape
  * expected value and the bound), writes the job's final validation,
  * failed, and sets *stop.
  */
-static ev_status op_check(const ev_worker_args *a, void *impl, plants *pl, const char *timing, int64_t index,
-                          int64_t replays, int64_t ops, unsigned char *outbuf, size_t out_len,
+static ev_status op_check(const ev_worker_args *a, void *impl, ev_job_plants *pl, const char *timing,
+                          int64_t index, int64_t replays, int64_t ops, unsigned char *outbuf, size_t out_len,
                           ev_rec_out *out, int *stop, ev_err *err)
 {
     ev_plant_state st;
@@ -244,7 +199,7 @@ static ev_status op_check(const ev_worker_args *a, void *impl, plants *pl, const
 
     if ((rc = a->ops->tag(impl, &st, &launched, err)))
         return rc;
-    int passed = st.tag == plants_want(pl, launched) && st.r_next == launched + 1;
+    int passed = st.tag == ev_job_plants_want(pl, launched) && st.r_next == launched + 1;
     snprintf(tag, sizeof tag, "%016llx", (unsigned long long)st.tag);
     {
         ev_rec_row x = {.opcheck = {timing, index, (int64_t)launched, replays, ops, pl->cfg.m,
@@ -285,50 +240,20 @@ static ev_status op_check(const ev_worker_args *a, void *impl, plants *pl, const
     }
 }
 
-/*
- * The kept output (the check's copy of op kept_op's slot in the last
- * replay of the last hot sample, before it poisoned): validated against
- * the oracle of the input that op read, the case's input with that
- * variant's plants of that epoch and replay (rows reduced again, as the
- * verifier regenerates them), and written as the opkept record with its
- * bytes.  A wrong output also writes the job's final validation, failed,
- * and sets *stop.
- */
-static ev_status kept_check(const ev_worker_args *a, void *impl, plants *pl, const ev_shape *s, void *input,
-                            const ev_oracle_row *expect, unsigned char *outbuf, size_t out_len,
+/* The kept output (the check's copy of op kept_op's slot in the last
+ * replay of the last hot sample, before it poisoned), read from the
+ * backend and checked by ev_job_kept. */
+static ev_status kept_check(const ev_worker_args *a, void *impl, ev_job_plants *pl, const ev_shape *s,
+                            void *input, const ev_oracle_row *expect, unsigned char *outbuf, size_t out_len,
                             ev_rec_out *out, int *stop, ev_err *err)
 {
     ev_plant_state st;
     uint64_t launched = 0;
-    ev_oracle_row *rows = NULL;
-    ev_validation chk;
-    char hash[65];
     ev_status rc;
 
     if ((rc = a->ops->tag(impl, &st, &launched, err)) || (rc = a->ops->read_kept(impl, outbuf, out_len, err)))
         return rc;
-    if (!(rows = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *rows)))
-        return ev_err_set(err, EV_ENOMEM, "kept output: out of memory");
-    if (s->rows > 0)
-        memcpy(rows, expect, (size_t)s->rows * sizeof *rows);
-    ev_plant_oracle_rows(&pl->cfg, pl->rows, launched, s, input, rows);
-    ev_output_check(a->proto, s, input, rows, outbuf, &chk);
-    free(rows);
-    {
-        ev_rec_row x = {.opkept = {pl->cfg.kept_op, (int64_t)launched, chk.passed, chk.max_abs_err, chk.bound,
-                                   chk.mismatches, ""}};
-        if ((rc = ev_job_opkept(out, &x.opkept, outbuf, out_len, hash, err)))
-            return rc;
-    }
-    if (chk.passed)
-        return EV_OK;
-    fprintf(stderr,
-            "%s: the output of op %lld in the last replay (%llu) of the last hot sample is wrong against its "
-            "planted input: %lld mismatches, first in row %lld\n",
-            a->arm, (long long)pl->cfg.kept_op, (unsigned long long)launched, (long long)chk.mismatches,
-            (long long)chk.first_bad);
-    *stop = 1;
-    return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
+    return ev_job_kept(out, a->proto, a->arm, pl, s, input, expect, outbuf, out_len, launched, stop, err);
 }
 
 /* Writes a sample record. */
@@ -366,31 +291,18 @@ typedef struct sample_facts {
 } sample_facts;
 
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
-                               const plants *pl, const sample_facts *h, ev_err *err)
+                               const ev_job_plants *pl, const sample_facts *h, ev_err *err)
 {
     cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr, *hw;
     ev_device_state st;
     ev_err ignored;
-    char seed[17];
 
     if (!r)
         return ev_err_set(err, EV_ENOMEM, "device: out of memory");
     if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
         ev_device_state_unknown(&st);
     cJSON_AddNullToObject(r, "rotation"); /* the plants replaced it (docs/defenses.md) */
-    if (pl->on) {
-        cJSON *o = cJSON_AddObjectToObject(r, "plants");
-        snprintf(seed, sizeof seed, "%016llx", (unsigned long long)pl->seed);
-        if (o) {
-            ev_json_add_str(o, "seed", seed);
-            ev_json_add_i64(o, "variants", pl->cfg.variants);
-            ev_json_add_i64(o, "rows", pl->cfg.m);
-            ev_json_add_i64(o, "epochs", pl->cfg.epochs);
-            ev_json_add_i64(o, "kept_op", pl->cfg.kept_op);
-        }
-    } else {
-        cJSON_AddNullToObject(r, "plants");
-    }
+    ev_job_plants_json(r, pl);
     ev_json_add_i64(r, "other_processes", st.other_processes);
     cJSON_AddBoolToObject(r, "self_seen", st.self_seen);
     ev_json_add_i64(r, "throttle_reasons", st.throttle_reasons);
@@ -512,7 +424,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_device_info dev;
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
-    plants pl;
+    ev_job_plants pl;
     sample_facts hf = {NULL, NULL, NULL, 0, NULL, NULL, 0}; /* per sample (the device record) */
     int stop = 0;
     ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
@@ -562,7 +474,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (kind == EV_ARM_FLOOR && (rc = ev_job_floor_input(p, &shape, &input, &in_len, err)))
         goto out;
     if (planted && ((rc = ev_job_expect(&shape, input, &expect, err)) ||
-                    (rc = plants_prepare(&pl, p, &shape, expect, err))))
+                    (rc = ev_job_plants_prepare(&pl, p, &shape, expect, err))))
         goto out;
     pl.on = validate;
     t_ready = real_ns();
@@ -611,7 +523,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
          * (ev_plant_variants); the floor as many as its ops */
         int64_t v = kind == EV_ARM_FLOOR ? hot_ops
                                          : ev_plant_variants((int64_t)in_len, dev.cache_bytes,
-                                                               cfg.ref.variant_budget_bytes, hot_ops);
+                                                             cfg.ref.variant_budget_bytes, hot_ops);
         ev_plant_config(&pl.cfg, pl.seed, &shape, v, hot_ops);
         job.c = validate ? p->cases[a->case_index] : ev_job_floor_case();
         job.input = input;

@@ -155,11 +155,12 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
 /*
  * The check tags of attempt a (store schema 5; kernels/plants.h): every op
  * check's tag is recomputed from the seed its device record reveals, T(n)
- * for the replay_end n the samples give (cold sample i: i + 1; hot sample
- * i: the cold samples, the warm-up's replays and the hot replays up to
- * it), and its passed must say whether the tag is that one.  A completed
- * attempt of an arm with plants holds one op check per cold and hot sample
- * and a kept output.  The samples are rows [first, first + n_cold + n_hot)
+ * for its replay_end n, and its passed must say whether the tag is that
+ * one.  A completed attempt of an arm with plants holds one op check per
+ * cold and hot sample, each with the replay_end its samples give
+ * (ev_rule_replay_end: cold sample i, i + 1; hot sample i, the cold
+ * samples, the warm-up's replays and the hot replays up to it) and the
+ * rows and variants of its plants, and a kept output.  The samples are rows [first, first + n_cold + n_hot)
  * of samples.csv, cold first.
  */
 static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a, int completed,
@@ -202,11 +203,19 @@ static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSO
         r->oom = 1;
         goto out;
     }
-    /* the replays run when each sample's op check was read */
-    for (size_t i = 0; i < n; i++) {
-        const vb_sample *sm = &b->samples.rows[first + i];
-        end[i] =
-            i < n_cold ? (int64_t)i + 1 : (i == n_cold ? (int64_t)n_cold + warm : end[i - 1]) + sm->replays;
+    /* the replays run when each sample's op check was read (ev_rule_replay_end) */
+    {
+        int64_t *reps = calloc(n_hot ? n_hot : 1, sizeof *reps);
+        if (!reps) {
+            r->oom = 1;
+            goto out;
+        }
+        for (size_t i = 0; i < n_hot; i++)
+            reps[i] = b->samples.rows[first + n_cold + i].replays;
+        for (size_t i = 0; i < n; i++)
+            end[i] = ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold,
+                                        warm, reps);
+        free(reps);
     }
     cJSON_ArrayForEach(o, ops)
     {
@@ -236,8 +245,8 @@ static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSO
                     (long long)att, timing, (long long)idx);
             continue;
         }
-        if (rend != end[i] || reps != sm->replays || nops != (hot ? sm->ops_per_graph : 1) || rows != c.m ||
-            vars != c.variants) {
+        if (completed && (rend != end[i] || reps != sm->replays || nops != (hot ? sm->ops_per_graph : 1) ||
+                          rows != c.m || vars != c.variants)) {
             vr_fail(
                 r, VR_PROTOCOL, VP,
                 "job %s attempt %lld: the op check of %s sample %lld says %lld replays run (%lld in it, %lld "
