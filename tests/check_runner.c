@@ -2061,7 +2061,7 @@ END_TEST
     "p = argparse.ArgumentParser()\n"                                                                        \
     "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"     \
     "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n" \
-    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns', 'plants', 'ops-lib', 'out-kept'):\n"   \
+    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns', 'plants', 'ops-lib', 'out-kept'):\n"    \
     "    p.add_argument('--' + k)\n"                                                                         \
     "a = p.parse_args()\n"
 

@@ -42,7 +42,6 @@ void ev_device_state_unknown(ev_device_state *s)
     s->other_processes = s->throttle_reasons = s->ecc = s->mig = s->persistence = s->persisting_l2_bytes = -1;
 }
 
-
 void ev_backend_slot_order(const size_t *off, int64_t n, int64_t *order)
 {
     for (int64_t i = 0; i < n; i++) { /* insertion by offset (n is ops: small) */

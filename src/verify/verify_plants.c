@@ -51,10 +51,9 @@ int vp_config(const vb_bundle *b, const vb_vjob *v, const cJSON *a, ev_plant_cfg
     }
     if (s.rows > 0)
         in_bytes = ((size_t)(s.rows - 1) * (size_t)s.stride + (size_t)s.cols) * ev_dtype_size(s.dtype);
-    ev_plant_config(
-        c, strtoull(hex, NULL, 16), &s,
-        ev_plant_variants((int64_t)in_bytes, cache, ref->variant_budget_bytes, p->ops_per_graph),
-        p->ops_per_graph);
+    ev_plant_config(c, strtoull(hex, NULL, 16), &s,
+                    ev_plant_variants((int64_t)in_bytes, cache, ref->variant_budget_bytes, p->ops_per_graph),
+                    p->ops_per_graph);
     if (variants != c->variants || rows != c->m || epochs != c->epochs || kept != c->kept_op) {
         snprintf(
             why, cap,
