@@ -304,7 +304,7 @@ START_TEST(test_new_store_gets_the_current_schema_version_in_wal_mode)
     ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     ck_assert_str_eq(mode, "wal");
-    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 21);
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 23);
     sqlite3_close(db);
     s = open_rw(); /* reopening an existing store migrates nothing */
     ev_store_close(s);
@@ -632,12 +632,12 @@ START_TEST(test_newer_schema_version_is_refused)
 
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     s = NULL;
     ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_EUNSUPPORTED);
     ck_assert_ptr_null(s);
-    ck_assert_msg(strstr(e.msg, "version 5") && strstr(e.msg, "newer"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "version 6") && strstr(e.msg, "newer"), "%s", e.msg);
 }
 END_TEST
 
