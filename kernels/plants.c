@@ -80,8 +80,10 @@ ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const e
 
 int64_t ev_plant_variants(int64_t input_bytes, int64_t cache_bytes, int64_t budget, int64_t ops)
 {
-    int64_t room = input_bytes > 0 && input_bytes <= cache_bytes / 2 ? cache_bytes / 2 : budget;
-    int64_t v = input_bytes > 0 ? room / input_bytes : ops;
+    int64_t room = input_bytes <= cache_bytes / 2 ? cache_bytes / 2 : budget, v;
+    if (input_bytes <= 0)
+        return 2;
+    v = room / input_bytes;
     if (v > ops)
         v = ops;
     return v < 2 ? 2 : v;
@@ -260,4 +262,62 @@ void ev_plant_oracle_rows(const ev_plant_cfg *c, const ev_plant_row *prow, uint6
             ev_oracle_reduce_row(s->op, s->dtype, buf, s->cols, &rows[row]);
     }
     free(buf);
+}
+
+void ev_plant_table(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, const void *base,
+                    ev_plant *tab)
+{
+    for (int64_t e = 0; e < c->epochs; e++)
+        for (int64_t j = 0; j < c->variants; j++)
+            for (int64_t k = 0; k < c->m; k++) {
+                ev_plant *p = &tab[(e * c->variants + j) * c->m + k];
+                int64_t row, col;
+                (void)ev_plant_site(c, r, e, j, k, &row, &col);
+                (void)ev_plant_value(c, &rows[row], r, e, j, k,
+                                     ev_dtype_load((ev_dtype)c->dtype, base, (size_t)(row * c->stride + col)),
+                                     p);
+            }
+}
+
+void ev_plant_apply(const ev_plant_cfg *c, const ev_plant *tab, int64_t e, int plant, const void *base,
+                    void *const *var)
+{
+    size_t es = ev_dtype_size((ev_dtype)c->dtype);
+    for (int64_t j = 0; j < c->variants; j++)
+        for (int64_t k = 0; k < c->m; k++) {
+            const ev_plant *p = &tab[(e * c->variants + j) * c->m + k];
+            size_t i = (size_t)p->row * (size_t)c->stride + (size_t)p->col;
+            if (!plant)
+                memcpy((unsigned char *)var[j] + i * es, (const unsigned char *)base + i * es, es);
+            else if (p->ok)
+                put_bits(c->dtype, var[j], i, p->bits);
+        }
+}
+
+void ev_check_table(const ev_plant_cfg *c, const ev_plant *tab, int64_t n_ops, void *const *slot, void *kept,
+                    ev_plant_state *st)
+{
+    size_t es = ev_dtype_size((ev_dtype)c->dtype);
+    uint64_t r = st->r_next, mism = 0;
+    if (kept && c->kept_op < n_ops && c->rows > 0)
+        memcpy(kept, slot[c->kept_op], (size_t)c->rows * es);
+    for (int64_t i = 0; i < n_ops; i++) {
+        const ev_plant *p = &tab[i * c->m]; /* op i: epoch i / V, variant i mod V: entry (e V + j) m */
+        for (int64_t k = 0; k < c->m; k++, p++) {
+            if (!p->ok) {
+                mism++;
+                first_miss(st, r, i, p->row, 1, NAN, NAN, NAN);
+            } else {
+                uint32_t b = raw_bits(c->dtype, slot[i], (size_t)p->row);
+                double y = ev_dtype_load((ev_dtype)c->dtype, slot[i], (size_t)p->row);
+                if (!ev_plant_ok(c, p, b, y)) {
+                    mism++;
+                    first_miss(st, r, i, p->row, 0, y, p->expect, p->bound);
+                }
+            }
+            put_bits(c->dtype, slot[i], (size_t)p->row, c->poison);
+        }
+    }
+    st->tag = ev_plant_tag_step(st->tag, c->seed, r, mism);
+    st->r_next = r + 1;
 }

@@ -78,6 +78,7 @@ typedef struct ev_plant {
     double expect;     /* the row's expected output (SUM: within bound of it; MAX: exactly it) */
     double bound;      /* SUM: the check's bound; MAX: 0 */
     uint32_t out_bits; /* MAX: the expected output's bits */
+    int32_t ok;        /* 1: planted; 0: the row is not plantable (ev_plant_value returned 0) */
 } ev_plant;
 
 /* The first mismatch a check saw in an attempt (advisory: the tag is the
@@ -229,6 +230,7 @@ EV_HD static inline int ev_plant_value(const ev_plant_cfg *c, const ev_plant_row
                                        int64_t j, int64_t k, double x, ev_plant *p)
 {
     uint64_t h = ev_plant_site(c, r, e, j, k, &p->row, &p->col);
+    p->ok = pr->ok;
     if (!pr->ok)
         return 0;
     if (c->op == EV_OP_MAX) {
@@ -321,6 +323,25 @@ void ev_plant_host(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, 
  */
 void ev_check_host(const ev_plant_cfg *c, const ev_plant_row *rows, int64_t n_ops, const void *base,
                    void *const *slot, void *kept, ev_plant_state *st);
+
+/*
+ * The cpu backend's replay, the same plants and checks as ev_plant_host
+ * and ev_check_host with each plant computed once: ev_plant_table fills
+ * tab[(e V + j) m + k] (ops' worth: epochs x V x m entries) with replay
+ * r's plants (their sites, bits and expected outputs, x read from base);
+ * ev_plant_apply restores (plant 0: the base's bytes at the sites) or
+ * plants (plant 1: the bits) epoch e's entries in the V variants;
+ * ev_check_table checks ops 0 .. n_ops-1 of replay st->r_next against the
+ * table as ev_check_host does (the kept copy first, the poison, the tag).
+ * A replay restores the table's last epoch (the previous replay's, still
+ * in it) before it fills the table again.
+ */
+void ev_plant_table(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, const void *base,
+                    ev_plant *tab);
+void ev_plant_apply(const ev_plant_cfg *c, const ev_plant *tab, int64_t e, int plant, const void *base,
+                    void *const *var);
+void ev_check_table(const ev_plant_cfg *c, const ev_plant *tab, int64_t n_ops, void *const *slot, void *kept,
+                    ev_plant_state *st);
 
 /*
  * Whether row `row` of a variant holds a plant of epoch e of replay r of

@@ -422,6 +422,83 @@ START_TEST(test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skippe
 }
 END_TEST
 
+/* The cpu backend's replay (a table of each replay's plants, computed once:
+ * ev_plant_table, ev_plant_apply, ev_check_table) plants the same bytes
+ * and gives the same tags, poison and first mismatch as the plant and
+ * check functions that compute as they go (ev_plant_host, ev_check_host),
+ * replay after replay, for honest ops and for a skipped one. */
+START_TEST(test_the_cpu_backends_table_of_plants_is_the_same_plants_and_checks)
+{
+    for (int op = 0; op < EV_OP_COUNT; op++) {
+        plant_fix f;
+        ev_plant_cfg c;
+        ev_plant_state sa, sb;
+        enum { V = 4, OPS = 10 };
+        void *va[V], *vb[V], *oa[OPS], *ob[OPS];
+        size_t es = 4;
+        unsigned char ka[64 * 4], kb[64 * 4];
+        plant_fix_make(&f, (ev_op)op, EV_DTYPE_FP32, 64, 200, 0, 1);
+        ev_plant_config(&c, 4242, &f.s, V, OPS);
+        ev_plant *tab = calloc((size_t)(c.epochs * c.variants * c.m), sizeof *tab);
+        ck_assert_ptr_nonnull(tab);
+        for (int j = 0; j < V; j++) {
+            va[j] = malloc(f.len);
+            vb[j] = malloc(f.len);
+            memcpy(va[j], f.in, f.len);
+            memcpy(vb[j], f.in, f.len);
+        }
+        for (int i = 0; i < OPS; i++) {
+            oa[i] = calloc((size_t)f.s.rows, es);
+            ob[i] = calloc((size_t)f.s.rows, es);
+        }
+        memset(&sa, 0, sizeof sa);
+        sa.r_next = 1;
+        sa.tag = ev_plant_tag0(c.seed);
+        sb = sa;
+        for (uint64_t r = 1; r <= 3; r++) {
+            ev_plant_apply(&c, tab, c.epochs - 1, 0, f.in, vb);
+            ev_plant_table(&c, f.pr, r, f.in, tab);
+            for (int64_t e = 0; e < c.epochs; e++) {
+                ev_plant_host(&c, f.pr, r, e, e ? r : r - 1, e ? e - 1 : c.epochs - 1, 1, f.in, va);
+                if (e > 0)
+                    ev_plant_apply(&c, tab, e - 1, 0, f.in, vb);
+                ev_plant_apply(&c, tab, e, 1, f.in, vb);
+                for (int j = 0; j < V; j++)
+                    ck_assert(!memcmp(va[j], vb[j], f.len));
+                for (int64_t i = e * V; i < (e + 1) * V && i < OPS; i++) {
+                    if (r == 2 && i == 6)
+                        continue;
+                    for (int64_t row = 0; row < f.s.rows; row++) {
+                        double y;
+                        uint32_t bits = honest_bits(&f, va[i % V], row, &y);
+                        memcpy((unsigned char *)oa[i] + (size_t)row * es, &bits, es);
+                        memcpy((unsigned char *)ob[i] + (size_t)row * es, &bits, es);
+                    }
+                }
+            }
+            ev_check_host(&c, f.pr, OPS, f.in, oa, ka, &sa);
+            ev_check_table(&c, tab, OPS, ob, kb, &sb);
+            ck_assert(sa.tag == sb.tag && sa.r_next == sb.r_next && sa.first_set == sb.first_set);
+            ck_assert(!memcmp(ka, kb, sizeof ka));
+            for (int i = 0; i < OPS; i++)
+                ck_assert(!memcmp(oa[i], ob[i], (size_t)f.s.rows * es));
+        }
+        ck_assert(sa.first_set && sa.first.replay == 2 && sa.first.op == 6 && sb.first.op == 6 &&
+                  sa.first.row == sb.first.row);
+        for (int j = 0; j < V; j++) {
+            free(va[j]);
+            free(vb[j]);
+        }
+        for (int i = 0; i < OPS; i++) {
+            free(oa[i]);
+            free(ob[i]);
+        }
+        free(tab);
+        plant_fix_free(&f);
+    }
+}
+END_TEST
+
 /* The secret layout: each buffer at a 256-aligned offset, none
  * overlapping, at least the guard apart and before the end; another seed
  * or salt gives another layout; the poison is a NaN of its dtype and the
@@ -1532,6 +1609,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_reductions_match_the_oracle_on_odd_shapes);
     tcase_add_test(red, test_a_plant_moves_its_rows_expected_output_past_twice_its_bound);
     tcase_add_test(red, test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skipped_one);
+    tcase_add_test(red, test_the_cpu_backends_table_of_plants_is_the_same_plants_and_checks);
     tcase_add_test(misc, test_the_layout_of_variants_and_slots_is_a_secret_of_the_seed);
     tcase_add_test(red, test_zero_rows_writes_nothing);
     tcase_add_test(red, test_nan_signed_zero_and_infinities_reduce_as_torch_does);

@@ -17,9 +17,11 @@
  * as a pristine base and V variants in one allocation and its `ops`
  * output slots between guard regions in another, each at secret offsets
  * (ev_plant_layout); op i reads variant i mod V and writes slot i, and a
- * batch replay is: for each epoch, the plant function (ev_plant_host),
- * then its ops; then the check function (ev_check_host): all inside the
- * timed region.  Every byte of the slots' allocation outside the slots
+ * batch replay is: its plants computed once (ev_plant_table), for each
+ * epoch the last plants restored and its own planted (ev_plant_apply),
+ * then its ops; then the check (ev_check_table): all inside the timed
+ * region.  A cold sample plants and checks with ev_plant_host and
+ * ev_check_host (the same rules, computed as they go).  Every byte of the slots' allocation outside the slots
  * holds EV_GUARD_BYTE, checked at every read_output.
  */
 #include "backend.h"
@@ -54,6 +56,7 @@ typedef struct cpu_impl {
     ev_plant_cfg pc;          /* V = pc.variants, ops = pc.ops */
     ev_plant_row *prow;       /* R rows' plant figures */
     ev_plant_state st;        /* the check's state */
+    ev_plant *tab;            /* a replay's plants, computed once (ev_plant_table) */
     unsigned char *in_arena;  /* base and V variants, at secret offsets */
     unsigned char *out_arena; /* ops slots between guards, at secret offsets */
     size_t in_arena_len, out_arena_len;
@@ -222,6 +225,7 @@ static void cpu_close(void *impl)
     free(c->bind);
     free(c->kept);
     free(c->prow);
+    free(c->tab);
     /* a kernel that left threads running keeps its code mapped: unloading
      * it under them would crash the process after its records (the late
      * rule has judged it; the process exits next) */
@@ -317,7 +321,8 @@ static ev_status bind_plants(cpu_impl *c, const ev_backend_job *job, ev_err *err
     c->bind = calloc(ops, sizeof *c->bind);
     c->kept = alloc256(c->out_len);
     c->prow = malloc((c->shape.rows > 0 ? (size_t)c->shape.rows : 1) * sizeof *c->prow);
-    if (!in_off || !c->slot_off || !c->slot_order || !c->var || !c->slot || !c->bind || !c->kept ||
+    c->tab = calloc((size_t)(pc->epochs * pc->variants * pc->m) + 1, sizeof *c->tab);
+    if (!c->tab || !in_off || !c->slot_off || !c->slot_order || !c->var || !c->slot || !c->bind || !c->kept ||
         !c->prow) {
         rc = ev_err_set(err, EV_ENOMEM, "binding: out of memory");
         goto out;
@@ -483,16 +488,6 @@ static ev_status cpu_read_output(void *impl, int64_t slot, void *dst, size_t len
     return EV_OK;
 }
 
-/* The plant node of epoch e of replay r (cpu): restores the previous
- * epoch's plants (replay r - 1's last epoch before e = 0) and plants. */
-static void plant_epoch(cpu_impl *c, uint64_t r, int64_t e)
-{
-    uint64_t pr = e ? r : r - 1;
-    int64_t pe = e ? e - 1 : c->pc.epochs - 1;
-    ev_plant_host(&c->pc, c->prow, r, e, pr, pe, 1, c->base, c->var);
-    c->last_pe = e;
-}
-
 static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
 {
     cpu_impl *c = impl;
@@ -566,13 +561,21 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
                     return rc;
             continue;
         }
+        /* the previous replay's last epoch restored (the table still holds
+         * it), this replay's plants computed once, each epoch restored and
+         * planted before its ops, the check after (kernels/plants.h) */
+        ev_plant_apply(&c->pc, c->tab, c->pc.epochs - 1, 0, c->base, c->var);
+        ev_plant_table(&c->pc, c->prow, c->st.r_next, c->base, c->tab);
         for (int64_t e = 0; e < c->pc.epochs; e++) {
-            plant_epoch(c, c->st.r_next, e);
+            if (e > 0)
+                ev_plant_apply(&c->pc, c->tab, e - 1, 0, c->base, c->var);
+            ev_plant_apply(&c->pc, c->tab, e, 1, c->base, c->var);
             for (int64_t i = e * V; i < (e + 1) * V && i < c->ops; i++)
                 if ((rc = call_once(c, i, err)))
                     return rc;
         }
-        ev_check_host(&c->pc, c->prow, c->ops, c->base, c->slot, c->kept, &c->st);
+        c->last_pe = c->pc.epochs - 1;
+        ev_check_table(&c->pc, c->tab, c->ops, c->slot, c->kept, &c->st);
         c->launched++;
     }
     t1 = now_ns();
