@@ -62,7 +62,7 @@ $(BUILD)/kernel-bench: $(BUILD)/cuda/kernel_bench_main.o $(BUILD)/libevident_cud
 # peer, which loads it with ctypes (kernels/ops_lib.cu; the same kernels
 # and rules as the worker's, kernels/plants.cu and kernels/plants.h).
 OPS_LIB := $(BUILD)/libevident_ops.so
-OPS_LIB_SRC := kernels/ops_lib.cu kernels/plants.cu kernels/plants.c kernels/dtype.c kernels/binding.c \
+OPS_LIB_SRC := kernels/ops_lib.cu kernels/plants.cu kernels/plants.c kernels/dtype.c kernels/oracle.c \
                src/common/status.c
 $(OPS_LIB): $(OPS_LIB_SRC) kernels/plants.h kernels/plants_cuda.h kernels/oracle.h kernels/hd.h kernels/build.mk
 	@mkdir -p $(dir $@)

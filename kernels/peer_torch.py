@@ -277,7 +277,7 @@ class Plants:
 
     def read_kept(self, n):
         buf = self.ct.create_string_buffer(max(1, n))
-        self.ok(self.lib.ev_ops_read_kept(self.h, buf, n))
+        self.ok(self.lib.ev_ops_read_kept(self.h, self.ct.cast(buf, self.ct.c_void_p), n))
         return buf.raw[:n]
 
 

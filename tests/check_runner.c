@@ -2183,6 +2183,49 @@ START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_output
 }
 END_TEST
 
+/* The torch peer's library (build/libevident_ops.so, built where nvcc is):
+ * kernels/peer_torch.py loads it with ctypes (its Plants class, importable
+ * without torch) and refuses, in one line naming the file, a plants file
+ * that is not one; a real plants file (the worker's format) is read as far
+ * as the device, which this host may lack (then the refusal names the
+ * device).  Skipped where the build has no library (no nvcc). */
+START_TEST(test_the_torch_peers_library_loads_and_refuses_a_bad_plants_file)
+{
+    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
+    char lib[512], cmd[4096];
+    snprintf(lib, sizeof lib, "%s/libevident_ops.so", build);
+    if (access(lib, R_OK))
+        return; /* no nvcc: no library, and no torch peer on cuda either */
+    snprintf(
+        cmd, sizeof cmd,
+        "cd kernels && PYTHONDONTWRITEBYTECODE=1 python3 -c '\n"
+        "import os, struct, sys, tempfile\n"
+        "import peer_torch\n"
+        "lib = os.path.abspath(\"../%s\")\n"
+        "d = tempfile.mkdtemp()\n"
+        "bad = os.path.join(d, \"bad.bin\")\n"
+        "open(bad, \"wb\").write(b\"not plants\")\n"
+        "try:\n"
+        "    peer_torch.Plants(lib, bad, 0)\n"
+        "    sys.exit(\"a bad plants file was accepted\")\n"
+        "except RuntimeError as e:\n"
+        "    assert \"not a plants file\" in str(e), e\n"
+        "good = os.path.join(d, \"good.bin\")\n"
+        "rows = 2\n"
+        "with open(good, \"wb\") as f:\n"
+        "    f.write(b\"EVPLANT1\" + struct.pack(\"<Q7q\", 7, 0, 0, rows, 16, 16, 100, 1 << 30))\n"
+        "    f.write(struct.pack(\"<ddii\", 1.0, 0.5, -3, 1) * rows)\n"
+        "try:\n"
+        "    p = peer_torch.Plants(lib, good, 50 << 20)\n"
+        "    assert p.variants == 100 and p.epochs == 1 and p.rows == 2, (p.variants, p.epochs, p.rows)\n"
+        "except RuntimeError as e:\n"
+        "    assert \"plants on the device\" in str(e), e\n"
+        "'",
+        lib);
+    ck_assert_msg(system(cmd) == 0, "the torch peer's library");
+}
+END_TEST
+
 /* A stand-in peer whose device record is peer_torch.py's own
  * (device_record, importable without torch): a cold sample, two hot
  * samples with their walls, then the record. */
@@ -2771,6 +2814,7 @@ int main(void)
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
     tcase_add_test(tc, test_the_torch_peers_device_record_gets_the_workers_readings_and_keeps_its_walls);
     tcase_add_test(tc, test_every_data_record_decodes_to_the_row_it_was_encoded_from);
+    tcase_add_test(tc, test_the_torch_peers_library_loads_and_refuses_a_bad_plants_file);
     tcase_add_test(tc, test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);
