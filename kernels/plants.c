@@ -56,16 +56,25 @@ ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const e
                         ev_plant_row *out, ev_err *err)
 {
     double f = factor > 1 ? factor : 1;
+    if (s->op != EV_OP_SUM && s->op != EV_OP_MAX)
+        return ev_err_set(err, EV_EINVAL,
+                          "op %d has no plant rule: add its case to ev_plant_rows, ev_plant_value and "
+                          "ev_plant_ok (kernels/plants.h) beside its oracle",
+                          (int)s->op);
     for (int64_t r = 0; r < s->rows; r++) {
         ev_plant_row *p = &out[r];
-        if (s->op == EV_OP_MAX) {
+        switch (s->op) {
+        case EV_OP_MAX: {
             double q0 = floor(64.0 * o[r].ref) + 1.0;
             memset(p, 0, sizeof *p);
             p->ref = o[r].ref;
             p->ok = isfinite(o[r].ref) && q0 + 95.0 < 256.0 && q0 + 32.0 > -256.0;
             p->k = p->ok ? (int32_t)q0 : 0;
-        } else {
+            break;
+        }
+        default: /* EV_OP_SUM */
             sum_row(s, depth, f, &o[r], p);
+            break;
         }
         if (!p->ok)
             return ev_err_set(

@@ -27,8 +27,9 @@
  *     |ref| + 1 + 128 2^e and abs_sum + 128 2^e): the check uses B_hi;
  *   reduce_max: v = q 2^-6, q = floor(64 max) + 1 + t, t in [32, 96): a new
  *     row maximum, compared bit for bit.
- * A new op adds its case to the switches of ev_plant_value and
- * ev_plant_rows_make (one rule per op, beside its oracle).
+ * A new op adds its case to the switches of ev_plant_rows, ev_plant_value
+ * and ev_plant_ok (one rule per op, beside its oracle); ev_plant_rows
+ * refuses an op without one, so no case of it is checkable.
  */
 #ifndef EV_PLANTS_H
 #define EV_PLANTS_H
@@ -233,7 +234,8 @@ EV_HD static inline int ev_plant_value(const ev_plant_cfg *c, const ev_plant_row
     p->ok = pr->ok;
     if (!pr->ok)
         return 0;
-    if (c->op == EV_OP_MAX) {
+    switch (c->op) {
+    case EV_OP_MAX: {
         int32_t q = pr->k + 32 + (int32_t)(h & 63u);
         p->value = ldexp((double)q, -6);
         p->bits = ev_plant_bits(c->dtype, q < 0, (uint32_t)(q < 0 ? -q : q), -6);
@@ -242,7 +244,7 @@ EV_HD static inline int ev_plant_value(const ev_plant_cfg *c, const ev_plant_row
         p->out_bits = p->bits;
         return 1;
     }
-    {
+    case EV_OP_SUM: {
         uint32_t q = 64u + (uint32_t)(h & 63u);
         int neg = (int)((h >> 6) & 1u);
         p->value = ldexp(neg ? -(double)q : (double)q, pr->k);
@@ -250,17 +252,26 @@ EV_HD static inline int ev_plant_value(const ev_plant_cfg *c, const ev_plant_row
         p->expect = pr->ref - x + p->value;
         p->bound = pr->bound;
         p->out_bits = 0;
+        return 1;
     }
-    return 1;
+    default: /* no rule (ev_plant_rows refuses the op first) */
+        p->ok = 0;
+        return 0;
+    }
 }
 
 /* Whether an output element (its raw bits, and its value y as the
  * caller's dtype loader widened it) is plant p's row's right answer. */
 EV_HD static inline int ev_plant_ok(const ev_plant_cfg *c, const ev_plant *p, uint32_t bits, double y)
 {
-    if (c->op == EV_OP_MAX)
+    switch (c->op) {
+    case EV_OP_MAX:
         return bits == p->out_bits;
-    return !isnan(y) && !isinf(y) && fabs(y - p->expect) <= p->bound;
+    case EV_OP_SUM:
+        return !isnan(y) && !isinf(y) && fabs(y - p->expect) <= p->bound;
+    default:
+        return 0;
+    }
 }
 
 /* ---- host functions (kernels/plants.c) ------------------------------------ */

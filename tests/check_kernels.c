@@ -422,6 +422,34 @@ START_TEST(test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skippe
 }
 END_TEST
 
+/* An op without a plant rule (one an op vocabulary gains before its rule
+ * in kernels/plants.h) is refused by name, never planted and checked as
+ * if it were another op: ev_plant_rows fails naming the op and where its
+ * rule goes, ev_plant_value plants nothing and ev_plant_ok accepts
+ * nothing. */
+START_TEST(test_an_op_without_a_plant_rule_is_refused_not_planted_as_another)
+{
+    ev_shape s = {EV_OP_COUNT, EV_DTYPE_FP32, 2, 64, 64};
+    ev_oracle_row o[2] = {{0}};
+    ev_plant_row pr[2];
+    ev_plant_cfg c;
+    ev_plant p;
+    ev_err err = {""};
+    o[0].ref = o[1].ref = 1.0;
+    o[0].abs_sum = o[1].abs_sum = 8.0;
+    ck_assert_int_eq(ev_plant_rows(&s, 0, 1, o, pr, &err), EV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "op 2 has no plant rule") && strstr(err.msg, "kernels/plants.h"), "%s",
+                  err.msg);
+    ev_plant_config(&c, 99, &s, 2, 100);
+    pr[0] = (ev_plant_row){1.0, 0.5, 0, 1};
+    ck_assert_int_eq(ev_plant_value(&c, &pr[0], 1, 0, 0, 0, 0.25, &p), 0);
+    ck_assert_int_eq(p.ok, 0);
+    p.expect = 1.0;
+    p.bound = 1.0;
+    ck_assert_int_eq(ev_plant_ok(&c, &p, 0x3f800000u, 1.0), 0);
+}
+END_TEST
+
 /* The cpu backend's replay (a table of each replay's plants, computed once:
  * ev_plant_table, ev_plant_apply, ev_check_table) plants the same bytes
  * and gives the same tags, poison and first mismatch as the plant and
@@ -1610,6 +1638,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_a_plant_moves_its_rows_expected_output_past_twice_its_bound);
     tcase_add_test(red, test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skipped_one);
     tcase_add_test(red, test_the_cpu_backends_table_of_plants_is_the_same_plants_and_checks);
+    tcase_add_test(red, test_an_op_without_a_plant_rule_is_refused_not_planted_as_another);
     tcase_add_test(misc, test_the_layout_of_variants_and_slots_is_a_secret_of_the_seed);
     tcase_add_test(red, test_zero_rows_writes_nothing);
     tcase_add_test(red, test_nan_signed_zero_and_infinities_reduce_as_torch_does);

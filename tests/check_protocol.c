@@ -330,8 +330,8 @@ END_TEST
  * the bound that holds for any input is refined with the case's own input
  * for a small reduce_sum case (1 x 4096 fp32: one planted row, where the
  * omitted sixteenth's own sum is far outside the bound); a bound too wide
- * to plant past is refused; the resolution is the fewest omitted elements
- * caught. */
+ * to plant past is refused, and so is an op without a plant rule; the
+ * resolution is the fewest omitted elements caught. */
 START_TEST(test_a_case_whose_planted_checks_miss_an_omitted_sixteenth_is_refused)
 {
     static const char *const fmt =
@@ -384,6 +384,14 @@ START_TEST(test_a_case_whose_planted_checks_miss_an_omitted_sixteenth_is_refused
     ck_assert_msg(strstr(err.msg, "omits 1/16 of each row's elements") &&
                       strstr(err.msg, "judged with its own input"),
                   "%s", err.msg);
+    ev_protocol_free(&p);
+
+    /* an op without a plant rule (one the vocabulary gains first) has no detection: refused */
+    snprintf(text, sizeof text, fmt, "", "reduce_max", 8, 1024);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    snprintf(p.cases[0].op, sizeof p.cases[0].op, "%s", "reduce_min");
+    ck_assert_int_eq(ev_case_detection(&p, 0, &d, &err), EV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "cases[0]: reduce_min has no plant rule"), "%s", err.msg);
     ev_protocol_free(&p);
 
     /* a bound too wide for a plant to move a row past twice it */

@@ -203,6 +203,11 @@ ev_status ev_case_detection(const ev_protocol *p, size_t ci, ev_detection *d, ev
     ev_status rc;
 
     memset(d, 0, sizeof *d);
+    if (!sum && strcmp(c->op, "reduce_max"))
+        return ev_err_set(err, EV_EINVAL,
+                          "cases[%zu]: %s has no plant rule and no detection rule (kernels/plants.h, "
+                          "ev_case_detection): no case of it is checkable",
+                          ci, c->op);
     d->rows_planted = m;
     d->slack = sum ? f * ev_oracle_sum_slack(N, p->sum_depth) : 0;
     n16 = N / 16 > 0 ? N / 16 : 1;
