@@ -6,15 +6,19 @@
  * selector; capture records `ops` launches in one CUDA graph (stream
  * capture), instantiates it and reads each kernel node back from the graph
  * that was instantiated (function name, grid, block); replay launches the
- * instantiated graph k times between two events.  A job bound with a
- * second input set (backend.h) holds two inputs and two outputs (the cub
- * peer two peers, an external kernel two guarded outputs) and the graph's
- * ops alternate between them (ev_backend_op_set).  Cold launches follow a
- * cudaMemsetAsync of a flush buffer of flush_bytes (2 x L2 by default).
+ * instantiated graph k times between two events.  A job bound with plants
+ * (backend.h, kernels/plants.h) holds the base and V variants of its
+ * input in one allocation and its `ops` output slots between guards in
+ * another, at secret offsets; op i reads variant i mod V and writes slot
+ * i, and the graph is [plant e=0] ops 0..V-1 [plant e=1] ... [check]
+ * (kernels/plants.cu; the cub peer's temporary storage serves every op).
+ * Cold launches follow a plant and a cudaMemsetAsync of a flush buffer of
+ * flush_bytes (2 x L2 by default); a check follows them, outside their
+ * events.
  * An external kernel (ext_kernel.h) is a cubin of device code only: this
  * backend loads it (cudaLibraryLoadFromFile), finds the declared entry and
  * launches it with the ABI's arguments and the declared geometry, its
- * output between guard regions that read_output checks; none of the
+ * output slots between guard regions that read_output checks; none of the
  * kernel's code runs on the host.
  * The SM clock and the device's state (other compute processes, clock
  * throttle reasons, ECC, MIG and persistence mode) come from NVML, loaded
@@ -44,6 +48,7 @@ extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
 #include "backend.h"
 #include "binding.h"
 #include "peer_cub.h"
+#include "plants_cuda.h"
 #include "reduce_cpu.h"
 #include "reduce_cuda.h"
 #include "selector.h"
@@ -154,29 +159,38 @@ typedef struct cuda_impl {
     int l2_persisting; /* 1: the persisting-L2 limit was set to 0 and its lines reset at open */
     /* the job */
     ev_arm_kind kind;
-    int sets;        /* input sets bound: 1, or 2 (backend.h) */
-    ev_binding b[2]; /* the checked binding of each set */
+    ev_shape shape;
     ev_launch_plan plan;
-    void *d_in[2], *d_out[2];
-    size_t out_len;
-    ev_cub_peer *cub[2];
+    /* plants (kernels/plants.h): the base and V variants in one allocation,
+     * the ops slots between guards in another, at secret offsets */
+    int planted;
+    ev_plant_cfg pc;
+    ev_plant_row *d_rows;
+    ev_plant_state *d_st;
+    unsigned char *d_in_arena, *d_out_arena;
+    size_t in_arena_len, out_arena_len, in_len, out_len, item;
+    size_t *slot_off;     /* host: each slot's offset in d_out_arena */
+    int64_t *slot_order;  /* host: the slots in address order */
+    void *d_base;
+    void **h_var, **d_var;   /* V variants: host and device arrays of device pointers */
+    void **h_slot, **d_slot; /* ops slots, likewise */
+    void *d_kept;
+    unsigned long long *d_first; /* the intact kernel's answer */
+    ev_binding *bind;            /* op i: variant i mod V -> slot i */
+    int64_t last_pe;             /* the epoch the last plant node planted */
+    uint64_t launched;           /* replays and cold checks run */
+    ev_cub_peer *cub;
     void *ceil;
     size_t ceil_len;
     uint32_t *sink;
     cudaGraph_t graph;
     cudaGraphExec_t exec;
-    /* EXTERNAL: the loaded cubin, its entry, the geometry, guard + output + guard a set */
+    /* EXTERNAL: the loaded cubin, its entry, the geometry */
     cudaLibrary_t ext_lib;
     cudaKernel_t ext_kern;
     char ext_entry[64];
     dim3 ext_grid, ext_block;
-    unsigned char *ext_base[2];
 } cuda_impl;
-
-/* Bytes of guard on each side of an external kernel's output (a multiple
- * of 256, so the output keeps the allocation's alignment). */
-#define EXT_GUARD  4096
-#define GUARD_BYTE 0xa5
 
 #define CU(call, what)                                                                                       \
     do {                                                                                                     \
@@ -243,14 +257,20 @@ static void cuda_close(void *impl)
         (void)cudaGraphExecDestroy(c->exec);
     if (c->graph)
         (void)cudaGraphDestroy(c->graph);
-    for (int k = 0; k < 2; k++) {
-        ev_cub_peer_free(c->cub[k]);
-        (void)cudaFree(c->d_in[k]);
-        if (c->ext_base[k])
-            (void)cudaFree(c->ext_base[k]); /* c->d_out[k] points into it */
-        else
-            (void)cudaFree(c->d_out[k]);
-    }
+    ev_cub_peer_free(c->cub);
+    (void)cudaFree(c->d_in_arena);
+    (void)cudaFree(c->d_out_arena);
+    (void)cudaFree(c->d_rows);
+    (void)cudaFree(c->d_st);
+    (void)cudaFree(c->d_var);
+    (void)cudaFree(c->d_slot);
+    (void)cudaFree(c->d_kept);
+    (void)cudaFree(c->d_first);
+    free(c->slot_off);
+    free(c->slot_order);
+    free(c->h_var);
+    free(c->h_slot);
+    free(c->bind);
     if (c->ext_lib)
         (void)cudaLibraryUnload(c->ext_lib);
     (void)cudaFree(c->ceil);
@@ -328,7 +348,7 @@ static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
 
     if (job->ext_lib == NULL)
         return ev_err_set(err, EV_EINVAL, "external kernel %s: no built cubin", job->arm);
-    if (c->b[0].shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
+    if (c->shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
                                 job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
         return ev_err_set(err, EV_EINVAL,
                           "external kernel %s: grid %lld x block %lld is outside this device's limits (grid "
@@ -354,25 +374,12 @@ static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
     return EV_OK;
 }
 
-/* EXTERNAL: allocates set k's output between two guard regions of
- * GUARD_BYTE (d_out[k] points past the first). */
-static ev_status ext_output(cuda_impl *c, int k, ev_err *err)
+/* EXTERNAL: enqueues one launch of the entry as op i (nothing for R = 0). */
+static ev_status ext_launch(cuda_impl *c, int64_t i, ev_err *err)
 {
-    ev_status rc = EV_OK;
-    size_t span = c->out_len + 2 * EXT_GUARD;
-    CU(cudaMalloc((void **)&c->ext_base[k], span), "output buffer");
-    CU(cudaMemset(c->ext_base[k], GUARD_BYTE, span), "output guards");
-    c->d_out[k] = c->ext_base[k] + EXT_GUARD;
-out:
-    return rc;
-}
-
-/* EXTERNAL: enqueues one launch of the entry on set k (nothing for R = 0). */
-static ev_status ext_launch(cuda_impl *c, int k, ev_err *err)
-{
-    const void *in = c->b[k].in;
-    void *out = c->b[k].out;
-    int64_t rows = c->b[k].shape.rows, cols = c->b[k].shape.cols, stride = c->b[k].shape.stride;
+    const void *in = c->bind[i].in;
+    void *out = c->bind[i].out;
+    int64_t rows = c->shape.rows, cols = c->shape.cols, stride = c->shape.stride;
     void *args[] = {&in, &out, &rows, &cols, &stride};
     cudaError_t e;
     if (rows == 0)
@@ -386,24 +393,79 @@ static ev_status ext_launch(cuda_impl *c, int k, ev_err *err)
     return EV_OK;
 }
 
-/* EXTERNAL: set k's guard regions still hold GUARD_BYTE.  EV_EPROC naming
- * the side and how many bytes were written. */
-static ev_status ext_check_guards(cuda_impl *c, int k, ev_err *err)
+/* Rounds n up to a multiple of 256 (at least 256). */
+static size_t ev_up256(size_t n)
+{
+    return n ? (n + 255) & ~(size_t)255 : 256;
+}
+
+/*
+ * The plants' buffers (backend.h): the base and V variants of the input
+ * in one allocation, the ops slots between guards in another, each at its
+ * secret offset (ev_plant_layout), the pointer arrays the plant and check
+ * nodes read, the rows' figures, the check state, the kept output, and
+ * one binding per op (variant i mod V, slot i).
+ */
+static ev_status bind_plants(cuda_impl *c, const ev_backend_job *job, ev_err *err)
 {
     ev_status rc = EV_OK;
-    unsigned char g[2][EXT_GUARD];
-    CU(cudaMemcpy(g[0], c->ext_base[k], EXT_GUARD, cudaMemcpyDeviceToHost), "read guards");
-    CU(cudaMemcpy(g[1], c->ext_base[k] + EXT_GUARD + c->out_len, EXT_GUARD, cudaMemcpyDeviceToHost),
-       "read guards");
-    for (int side = 0; side < 2; side++) {
-        size_t bad = 0;
-        for (size_t i = 0; i < EXT_GUARD; i++)
-            bad += g[side][i] != GUARD_BYTE;
-        if (bad)
-            return ev_err_set(err, EV_EPROC, "external kernel %s wrote outside its output: %zu byte(s) %s",
-                              c->ext_entry, bad, side ? "past out[rows - 1]" : "before out[0]");
+    const ev_plant_cfg *pc = job->plants;
+    size_t V = (size_t)pc->variants, ops = (size_t)pc->ops, R = c->shape.rows > 0 ? (size_t)c->shape.rows : 0;
+    size_t *in_off = (size_t *)calloc(V + 1, sizeof *in_off);
+    ev_plant_state st;
+
+    c->planted = 1;
+    c->pc = *pc;
+    c->in_len = job->input_len;
+    c->item = ev_up256(ev_input_alloc_bytes(job->input_len));
+    c->slot_off = (size_t *)calloc(ops, sizeof *c->slot_off);
+    c->slot_order = (int64_t *)calloc(ops, sizeof *c->slot_order);
+    c->h_var = (void **)calloc(V, sizeof *c->h_var);
+    c->h_slot = (void **)calloc(ops, sizeof *c->h_slot);
+    c->bind = (ev_binding *)calloc(ops, sizeof *c->bind);
+    if (!in_off || !c->slot_off || !c->slot_order || !c->h_var || !c->h_slot || !c->bind) {
+        rc = ev_err_set(err, EV_ENOMEM, "binding: out of memory");
+        goto out;
     }
+    if ((rc = ev_plant_layout(pc->seed, 0, V + 1, c->item, 0, in_off, &c->in_arena_len, err)) ||
+        (rc = ev_plant_layout(pc->seed, 1, ops, ev_up256(c->out_len), EV_SLOT_GUARD, c->slot_off,
+                              &c->out_arena_len, err)))
+        goto out;
+    ev_backend_slot_order(c->slot_off, (int64_t)ops, c->slot_order);
+    CU(cudaMalloc((void **)&c->d_in_arena, c->in_arena_len), "input variants");
+    CU(cudaMemset(c->d_in_arena, 0, c->in_arena_len), "input variants");
+    CU(cudaMalloc((void **)&c->d_out_arena, c->out_arena_len), "output slots");
+    CU(cudaMemset(c->d_out_arena, EV_GUARD_BYTE, c->out_arena_len), "output guards");
+    c->d_base = c->d_in_arena + in_off[V];
+    if (job->input_len)
+        CU(cudaMemcpy(c->d_base, job->input, job->input_len, cudaMemcpyHostToDevice), "input copy");
+    for (size_t j = 0; j < V; j++) {
+        c->h_var[j] = c->d_in_arena + in_off[j];
+        if (job->input_len)
+            CU(cudaMemcpy(c->h_var[j], c->d_base, job->input_len, cudaMemcpyDeviceToDevice), "input variants");
+    }
+    for (size_t i = 0; i < ops; i++)
+        c->h_slot[i] = c->d_out_arena + c->slot_off[i];
+    CU(cudaMalloc((void **)&c->d_var, V * sizeof(void *)), "variant pointers");
+    CU(cudaMemcpy(c->d_var, c->h_var, V * sizeof(void *), cudaMemcpyHostToDevice), "variant pointers");
+    CU(cudaMalloc((void **)&c->d_slot, ops * sizeof(void *)), "slot pointers");
+    CU(cudaMemcpy(c->d_slot, c->h_slot, ops * sizeof(void *), cudaMemcpyHostToDevice), "slot pointers");
+    CU(cudaMalloc(&c->d_kept, c->out_len ? c->out_len : 16), "kept output");
+    CU(cudaMalloc((void **)&c->d_rows, (R ? R : 1) * sizeof *c->d_rows), "plant rows");
+    if (R)
+        CU(cudaMemcpy(c->d_rows, job->plant_rows, R * sizeof *c->d_rows, cudaMemcpyHostToDevice), "plant rows");
+    memset(&st, 0, sizeof st);
+    st.r_next = 1;
+    st.tag = ev_plant_tag0(pc->seed);
+    CU(cudaMalloc((void **)&c->d_st, sizeof st), "check state");
+    CU(cudaMemcpy(c->d_st, &st, sizeof st, cudaMemcpyHostToDevice), "check state");
+    CU(cudaMalloc((void **)&c->d_first, sizeof *c->d_first), "input check");
+    for (size_t i = 0; i < ops; i++)
+        if ((rc = ev_binding_make(&c->bind[i], &c->shape, c->h_var[i % V], job->input_len, c->h_slot[i],
+                                  c->out_len, err)))
+            goto out;
 out:
+    free(in_off);
     return rc;
 }
 
@@ -412,7 +474,6 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
     ev_backend_binding r;
-    size_t es;
 
     memset(&r, 0, sizeof r);
     c->kind = job->kind;
@@ -438,45 +499,32 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
         *out = r;
         return EV_OK;
     }
-    if ((rc = ev_job_shape(job, &c->b[0].shape, err)))
+    if ((rc = ev_job_shape(job, &c->shape, err)))
         goto out;
-    es = ev_dtype_size(c->b[0].shape.dtype);
-    c->out_len = c->b[0].shape.rows > 0 ? (size_t)c->b[0].shape.rows * es : 0;
+    c->out_len = c->shape.rows > 0 ? (size_t)c->shape.rows * ev_dtype_size(c->shape.dtype) : 0;
+    if (!job->plants || job->plants->ops < 1 || job->plants->variants < 1 || job->plants->rows != c->shape.rows)
+        return ev_err_set(err, EV_EINVAL, "binding refused: a job of %s binds with plants", job->arm);
     if (job->kind == EV_ARM_EXTERNAL && (rc = ext_load(c, job, err)))
         goto out;
-    c->sets = job->input2 ? 2 : 1;
-    for (int k = 0; k < c->sets; k++) {
-        /* the native kernels read aligned 16-byte blocks (reduce_default.cuh,
-         * EV_CHUNK_LOADS): the allocation ends on a 16-byte boundary, its
-         * tail zeroed */
-        CU(cudaMalloc(&c->d_in[k], ev_input_alloc_bytes(job->input_len)), "input buffer");
-        CU(cudaMemset(c->d_in[k], 0, ev_input_alloc_bytes(job->input_len)), "input tail");
-        if (job->kind == EV_ARM_EXTERNAL) {
-            if ((rc = ext_output(c, k, err)))
-                goto out;
-        } else {
-            CU(cudaMalloc(&c->d_out[k], c->out_len ? c->out_len : 16), "output buffer");
-        }
-        if (job->input_len)
-            CU(cudaMemcpy(c->d_in[k], k ? job->input2 : job->input, job->input_len, cudaMemcpyHostToDevice),
-               "input copy");
-        if ((rc = ev_binding_make(&c->b[k], &c->b[0].shape, c->d_in[k], job->input_len, c->d_out[k],
-                                  c->out_len, err)))
-            goto out;
-        if (job->kind == EV_ARM_CUB && (rc = ev_cub_peer_new(&c->b[k], &c->cub[k], err)))
-            goto out;
+    if ((rc = bind_plants(c, job, err)))
+        goto out;
+    if (job->kind == EV_ARM_FLOOR) {
+        *out = r;
+        return EV_OK;
     }
+    if (job->kind == EV_ARM_CUB && (rc = ev_cub_peer_new(&c->bind[0], &c->cub, err)))
+        goto out;
     if (job->kind != EV_ARM_CUB && job->kind != EV_ARM_EXTERNAL) {
         /* native, auto and the wrong-schedule fault arm: the selector's plan
-         * (one for both sets: it depends on the shape alone) */
-        rc = ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
+         * (one for every op: it depends on the shape alone) */
+        rc = ev_backend_schedule(job, &c->shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
         if (rc)
             goto out;
     }
-    r.in_span = (int64_t)c->b[0].in_span;
-    r.out_span = (int64_t)c->b[0].out_span;
-    r.in_align = c->b[0].in_align;
-    r.out_align = c->b[0].out_align;
+    r.in_span = (int64_t)c->bind[0].in_span;
+    r.out_span = (int64_t)c->bind[0].out_span;
+    r.in_align = c->bind[0].in_align;
+    r.out_align = c->bind[0].out_align;
     r.out_len = c->out_len;
     *out = r;
 out:
@@ -487,15 +535,16 @@ static ev_status cuda_poison(void *impl, int byte, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    for (int k = 0; k < c->sets && c->out_len; k++)
-        CU(cudaMemsetAsync(c->d_out[k], byte, c->out_len, c->stream), "poison");
+    for (int64_t i = 0; c->planted && i < c->pc.ops && c->out_len; i++)
+        CU(cudaMemsetAsync(c->h_slot[i], byte, c->out_len, c->stream), "poison");
     CU(cudaStreamSynchronize(c->stream), "poison sync");
 out:
     return rc;
 }
 
-/* Enqueues one op of the bound arm on input set k on the stream (no sync). */
-static ev_status ev_enqueue(cuda_impl *c, int k, ev_err *err)
+/* Enqueues op i of the bound arm (variant i mod V, slot i) on the stream
+ * (no sync). */
+static ev_status ev_enqueue(cuda_impl *c, int64_t i, ev_err *err)
 {
     switch (c->kind) {
     case EV_ARM_FLOOR:
@@ -504,12 +553,20 @@ static ev_status ev_enqueue(cuda_impl *c, int k, ev_err *err)
         return ev_cuda_ceiling_launch(c->ceil, c->ceil_len, c->prop.multiProcessorCount, c->sink, c->stream,
                                       err);
     case EV_ARM_CUB:
-        return ev_cub_peer_launch(c->cub[k], c->stream, err);
+        return ev_cub_peer_launch_on(c->cub, &c->bind[i], c->stream, err);
     case EV_ARM_EXTERNAL:
-        return ext_launch(c, k, err);
+        return ext_launch(c, i, err);
     default:
-        return ev_cuda_reduce_launch(&c->plan, &c->b[k], c->stream, err);
+        return ev_cuda_reduce_launch(&c->plan, &c->bind[i], c->stream, err);
     }
+}
+
+/* The plant node of epoch e of the replay about to run (graph: before
+ * its ops), restoring the epoch before it (replay r - 1's last for e = 0). */
+static ev_status ev_plant_epoch(cuda_impl *c, int64_t e, ev_err *err)
+{
+    return ev_cuda_plant_launch(&c->pc, c->d_rows, e, e == 0, e ? e - 1 : c->pc.epochs - 1, 1, c->d_base,
+                                c->d_var, c->d_st, c->stream, err);
 }
 
 static ev_status cuda_launch(void *impl, ev_err *err)
@@ -523,19 +580,26 @@ out:
     return rc;
 }
 
-static ev_status cuda_read_output(void *impl, int set, void *dst, size_t len, ev_err *err)
+static ev_status cuda_read_output(void *impl, int64_t slot, void *dst, size_t len, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    if (set < 0 || set >= (c->sets ? c->sets : 1))
-        return ev_err_set(err, EV_EINVAL, "read_output: input set %d of %d", set, c->sets);
+    unsigned char *arena = NULL;
+    if (!c->planted || slot < 0 || slot >= c->pc.ops)
+        return ev_err_set(err, EV_EINVAL, "read_output: slot %lld of %lld", (long long)slot,
+                          (long long)(c->planted ? c->pc.ops : 0));
     if (len > c->out_len)
         return ev_err_set(err, EV_EINVAL, "read_output: %zu bytes asked, %zu bound", len, c->out_len);
+    if (!(arena = (unsigned char *)malloc(c->out_arena_len)))
+        return ev_err_set(err, EV_ENOMEM, "read_output: out of memory");
+    CU(cudaMemcpy(arena, c->d_out_arena, c->out_arena_len, cudaMemcpyDeviceToHost), "read output");
+    if ((rc = ev_backend_guards(arena, c->out_arena_len, c->slot_off, c->slot_order, c->pc.ops, c->out_len,
+                                c->kind == EV_ARM_EXTERNAL ? c->ext_entry : "(ours)", err)))
+        goto out;
     if (len)
-        CU(cudaMemcpy(dst, c->d_out[set], len, cudaMemcpyDeviceToHost), "read output");
-    if (c->ext_base[set])
-        rc = ext_check_guards(c, set, err);
+        memcpy(dst, arena + c->slot_off[slot], len);
 out:
+    free(arena);
     return rc;
 }
 
@@ -546,15 +610,26 @@ static ev_status cuda_cold_launch(void *impl, double *ms, ev_err *err)
     float f = 0.0f;
     if (c->flush == NULL && c->flush_bytes > 0)
         CU(cudaMalloc(&c->flush, (size_t)c->flush_bytes), "flush buffer");
+    if (c->planted) { /* what the last plant node planted, restored; epoch 0 of this replay planted */
+        if ((rc = ev_cuda_plant_launch(&c->pc, c->d_rows, 0, 1, c->last_pe, 1, c->d_base, c->d_var, c->d_st,
+                                       c->stream, err)))
+            goto out;
+        c->last_pe = 0;
+    }
     if (c->flush_bytes > 0)
         CU(cudaMemsetAsync(c->flush, (c->flush_value++) & 0xff, (size_t)c->flush_bytes, c->stream), "flush");
     CU(cudaEventRecord(c->e0, c->stream), "cudaEventRecord");
     if ((rc = ev_enqueue(c, 0, err)))
         goto out;
     CU(cudaEventRecord(c->e1, c->stream), "cudaEventRecord");
-    CU(cudaEventSynchronize(c->e1), "cold sync");
+    if (c->planted &&
+        (rc = ev_cuda_check_launch(&c->pc, c->d_rows, 1, c->d_base, c->d_slot, c->d_kept, c->d_st, c->stream, err)))
+        goto out;
+    CU(cudaStreamSynchronize(c->stream), "cold sync");
     CU(cudaEventElapsedTime(&f, c->e0, c->e1), "cudaEventElapsedTime");
     *ms = (double)f;
+    if (c->planted)
+        c->launched++;
 out:
     return rc;
 }
@@ -647,16 +722,33 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
     cudaGraph_t g = NULL;
     cudaGraphNode_t *gn = NULL;
     size_t n = 0, k = 0;
+    int64_t plant_nodes = 0, check_nodes = 0, V = c->pc.variants;
     ev_node_receipt *r = NULL;
     int capturing = 0;
 
     if (ops < 1)
         return ev_err_set(err, EV_EINVAL, "capture: %lld ops", (long long)ops);
+    if (c->planted && ops != c->pc.ops)
+        return ev_err_set(err, EV_EINVAL, "capture: %lld ops, %lld slots bound", (long long)ops,
+                          (long long)c->pc.ops);
     CU(cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
     capturing = 1;
-    for (int64_t i = 0; i < ops; i++)
-        if ((rc = ev_enqueue(c, ev_backend_op_set(ops, i, c->sets), err)))
+    if (!c->planted) {
+        for (int64_t i = 0; i < ops; i++)
+            if ((rc = ev_enqueue(c, i, err)))
+                goto out;
+    } else {
+        for (int64_t e = 0; e < c->pc.epochs; e++) {
+            if ((rc = ev_plant_epoch(c, e, err)))
+                goto out;
+            for (int64_t i = e * V; i < (e + 1) * V && i < ops; i++)
+                if ((rc = ev_enqueue(c, i, err)))
+                    goto out;
+        }
+        if ((rc = ev_cuda_check_launch(&c->pc, c->d_rows, ops, c->d_base, c->d_slot, c->d_kept, c->d_st, c->stream,
+                                       err)))
             goto out;
+    }
     capturing = 0;
     CU(cudaStreamEndCapture(c->stream, &g), "cudaStreamEndCapture");
     if (c->exec)
@@ -667,7 +759,8 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
     c->graph = g;
     g = NULL;
     CU(cudaGraphInstantiate(&c->exec, c->graph, 0), "cudaGraphInstantiate");
-    /* the nodes of the graph exactly as instantiated */
+    /* the nodes of the graph exactly as instantiated: the arm's are the
+     * receipts, ours (plant and check) are counted */
     CU(cudaGraphGetNodes(c->graph, NULL, &n), "cudaGraphGetNodes");
     gn = (cudaGraphNode_t *)calloc(n ? n : 1, sizeof *gn);
     r = (ev_node_receipt *)calloc(n ? n : 1, sizeof *r);
@@ -679,9 +772,20 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
     for (size_t i = 0; i < n; i++) {
         cudaGraphNodeType t;
         cudaKernelNodeParams kp;
+        cudaError_t pe;
+        int ours;
         CU(cudaGraphNodeGetType(gn[i], &t), "cudaGraphNodeGetType");
         if (t != cudaGraphNodeTypeKernel)
             continue;
+        pe = cudaGraphKernelNodeGetParams(gn[i], &kp);
+        ours = pe == cudaSuccess ? ev_cuda_plants_which(kp.func) : 0;
+        if (pe != cudaSuccess)
+            (void)cudaGetLastError();
+        if (ours) {
+            plant_nodes += ours == 1;
+            check_nodes += ours == 2;
+            continue;
+        }
         if (c->ext_kern != NULL) {
             /* a library kernel: the runtime's node parameters cannot
              * express it, the driver's name it by its CUkernel */
@@ -690,7 +794,7 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
             k++;
             continue;
         }
-        CU(cudaGraphKernelNodeGetParams(gn[i], &kp), "cudaGraphKernelNodeGetParams");
+        CU(pe, "cudaGraphKernelNodeGetParams");
         ev_func_name(kp.func, r[k].function, sizeof r[k].function);
         r[k].grid[0] = kp.gridDim.x;
         r[k].grid[1] = kp.gridDim.y;
@@ -699,6 +803,11 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
         r[k].block[1] = kp.blockDim.y;
         r[k].block[2] = kp.blockDim.z;
         k++;
+    }
+    if (c->planted && (plant_nodes != c->pc.epochs || check_nodes != 1)) {
+        rc = ev_err_set(err, EV_EPROC, "graph: %lld plant nodes and %lld check nodes, where %lld and 1 were captured",
+                        (long long)plant_nodes, (long long)check_nodes, (long long)c->pc.epochs);
+        goto out;
     }
     CU(cudaGraphUpload(c->exec, c->stream), "cudaGraphUpload");
     CU(cudaStreamSynchronize(c->stream), "capture sync");
@@ -742,6 +851,10 @@ static ev_status cuda_replay(void *impl, int64_t k, double *ms, double *wall_ms,
     *ms = (double)f;
     if (wall_ms)
         *wall_ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    if (c->planted) {
+        c->launched += (uint64_t)k;
+        c->last_pe = c->pc.epochs - 1;
+    }
 out:
     return rc;
 }
@@ -758,28 +871,89 @@ static ev_status cuda_sm_clock(void *impl, int64_t *mhz, ev_err *err)
     return EV_OK;
 }
 
-static ev_status cuda_read_input(void *impl, int set, void *dst, size_t len, ev_err *err)
+static ev_status cuda_read_input(void *impl, int64_t which, void *dst, size_t len, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    if (set < 0 || set >= (c->sets ? c->sets : 1))
-        return ev_err_set(err, EV_EINVAL, "read_input: input set %d of %d", set, c->sets);
-    if (len > c->b[set].in_span)
-        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b[set].in_span);
+    if (!c->planted || which < -1 || which >= c->pc.variants)
+        return ev_err_set(err, EV_EINVAL, "read_input: input %lld of %lld", (long long)which,
+                          (long long)(c->planted ? c->pc.variants : 0));
+    if (len > c->in_len)
+        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->in_len);
     if (len)
-        CU(cudaMemcpy(dst, c->d_in[set], len, cudaMemcpyDeviceToHost), "read input");
+        CU(cudaMemcpy(dst, which < 0 ? c->d_base : c->h_var[which], len, cudaMemcpyDeviceToHost), "read input");
 out:
     return rc;
 }
 
-static ev_status cuda_write_input(void *impl, size_t off, const void *src, size_t len, ev_err *err)
+static ev_status cuda_tag(void *impl, ev_plant_state *st, uint64_t *launched, ev_err *err)
 {
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
-    if (off > c->b[0].in_span || len > c->b[0].in_span - off)
-        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off, c->b[0].in_span);
+    if (!c->planted)
+        return ev_err_set(err, EV_EINVAL, "tag: no plants bound");
+    CU(cudaMemcpy(st, c->d_st, sizeof *st, cudaMemcpyDeviceToHost), "read the check state");
+    *launched = c->launched;
+out:
+    return rc;
+}
+
+static ev_status cuda_read_kept(void *impl, void *dst, size_t len, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    if (!c->planted || len > c->out_len)
+        return ev_err_set(err, EV_EINVAL, "read_kept: %zu bytes asked, %zu bound", len, c->out_len);
     if (len)
-        CU(cudaMemcpy((unsigned char *)c->d_in[0] + off, src, len, cudaMemcpyHostToDevice), "write input");
+        CU(cudaMemcpy(dst, c->d_kept, len, cudaMemcpyDeviceToHost), "read the kept output");
+out:
+    return rc;
+}
+
+static ev_status cuda_unplant(void *impl, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    if (!c->planted)
+        return EV_OK;
+    if ((rc = ev_cuda_plant_launch(&c->pc, c->d_rows, 0, 1, c->last_pe, 0, c->d_base, c->d_var, c->d_st, c->stream,
+                                   err)))
+        goto out;
+    CU(cudaStreamSynchronize(c->stream), "unplant sync");
+out:
+    return rc;
+}
+
+static ev_status cuda_intact(void *impl, int64_t *variant, size_t *at, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)impl;
+    unsigned long long first = ~0ull;
+    size_t n = ev_input_alloc_bytes(c->in_len);
+    if (!c->planted || !c->in_len) {
+        *variant = -1;
+        *at = 0;
+        return EV_OK;
+    }
+    CU(cudaMemcpy(c->d_first, &first, sizeof first, cudaMemcpyHostToDevice), "input check");
+    if ((rc = ev_cuda_intact_launch(c->d_base, c->d_var, c->pc.variants, n, c->d_first, c->stream, err)))
+        goto out;
+    CU(cudaStreamSynchronize(c->stream), "input check sync");
+    CU(cudaMemcpy(&first, c->d_first, sizeof first, cudaMemcpyDeviceToHost), "input check");
+    if (first == ~0ull) {
+        *variant = -1;
+        *at = 0;
+    } else {
+        unsigned char a[16], v[16];
+        size_t chunk = (size_t)(first & ((1ull << 40) - 1)), i = 0;
+        *variant = (int64_t)(first >> 40);
+        CU(cudaMemcpy(a, (unsigned char *)c->d_base + chunk * 16, 16, cudaMemcpyDeviceToHost), "input check");
+        CU(cudaMemcpy(v, (unsigned char *)c->h_var[*variant] + chunk * 16, 16, cudaMemcpyDeviceToHost),
+           "input check");
+        while (i < 15 && a[i] == v[i])
+            i++;
+        *at = chunk * 16 + i;
+    }
 out:
     return rc;
 }
@@ -911,8 +1085,8 @@ static void cuda_watch_close(void *w)
 }
 
 extern "C" const ev_backend_ops ev_backend_cuda_ops = {
-    "cuda",          cuda_open,        cuda_close,       cuda_info,        cuda_bind,
-    cuda_poison,     cuda_launch,      cuda_read_output, cuda_cold_launch, cuda_capture,
-    cuda_replay,     cuda_sm_clock,    cuda_read_input,  cuda_write_input, cuda_state,
-    cuda_watch_open, cuda_watch_state, cuda_watch_close,
+    "cuda",           cuda_open,        cuda_close,      cuda_info,       cuda_bind,     cuda_poison,
+    cuda_launch,      cuda_read_output, cuda_cold_launch, cuda_capture,   cuda_replay,   cuda_sm_clock,
+    cuda_read_input,  cuda_tag,         cuda_read_kept,  cuda_unplant,    cuda_intact,   cuda_state,
+    cuda_watch_open,  cuda_watch_state, cuda_watch_close,
 };

@@ -16,6 +16,7 @@
 #include "binding.h"
 #include "inputs.h"
 #include "oracle.h"
+#include "plants.h"
 #include "reduce_cpu.h"
 
 typedef struct bench_case {
@@ -75,6 +76,71 @@ static void one_op(const timed *t)
         sink ^= ev_cpu_stream_read(t->pool, t->stream, t->stream_len);
     else
         (void)ev_reduce_cpu_run(t->pool, t->b, t->plan, &err);
+}
+
+/* The seconds per op (the median of 5 runs of 20 replays) that the plant
+ * functions of a replay's epochs and the check of its 100 ops add for
+ * case b (V variants as the worker makes them with an LLC of llc bytes and
+ * the cpu budget of 256 MiB), or a negative number when it cannot run. */
+static double plants_per_op(const ev_binding *b, size_t llc)
+{
+    enum { OPS = 100, REPLAYS = 20 };
+    const ev_shape *s = &b->shape;
+    size_t es = ev_dtype_size(s->dtype), len = b->in_span;
+    ev_oracle_row *o = malloc((size_t)s->rows * sizeof *o);
+    ev_plant_row *pr = malloc((size_t)s->rows * sizeof *pr);
+    void *var[OPS], *slot[OPS];
+    unsigned char *kept = malloc((size_t)s->rows * es);
+    ev_plant_cfg c;
+    ev_plant_state st;
+    ev_plant *tab = NULL;
+    ev_err err;
+    double t[5], r = -1;
+    int64_t V;
+    memset(var, 0, sizeof var);
+    memset(slot, 0, sizeof slot);
+    if (!o || !pr || !kept || ev_oracle_rows(s, b->in, o, &err) || ev_plant_rows(s, 0, 1, o, pr, &err))
+        goto out;
+    V = ev_plant_variants((int64_t)len, (int64_t)llc, INT64_C(256) << 20, OPS);
+    ev_plant_config(&c, 7, s, V, OPS);
+    if (!(tab = calloc((size_t)(c.epochs * c.variants * c.m) + 1, sizeof *tab)))
+        goto out;
+    for (int64_t j = 0; j < V; j++)
+        if (!(var[j] = malloc(len)))
+            goto out;
+        else
+            memcpy(var[j], b->in, len);
+    for (int i = 0; i < OPS; i++)
+        if (!(slot[i] = calloc((size_t)s->rows, es)))
+            goto out;
+    memset(&st, 0, sizeof st);
+    st.r_next = 1;
+    for (int k = 0; k < 5; k++) {
+        double t0 = now_s();
+        for (int n = 0; n < REPLAYS; n++) { /* as the cpu backend's replay does */
+            ev_plant_apply(&c, tab, c.epochs - 1, 0, b->in, var);
+            ev_plant_table(&c, pr, st.r_next, b->in, tab);
+            for (int64_t e = 0; e < c.epochs; e++) {
+                if (e > 0)
+                    ev_plant_apply(&c, tab, e - 1, 0, b->in, var);
+                ev_plant_apply(&c, tab, e, 1, b->in, var);
+            }
+            ev_check_table(&c, tab, OPS, slot, kept, &st);
+        }
+        t[k] = (now_s() - t0) / (REPLAYS * OPS);
+    }
+    sort_doubles(t, 5);
+    r = t[2];
+out:
+    for (int i = 0; i < OPS; i++) {
+        free(var[i]);
+        free(slot[i]);
+    }
+    free(o);
+    free(pr);
+    free(kept);
+    free(tab);
+    return r;
 }
 
 /* Returns the median seconds per op: batches sized to ~50 ms, 5 samples. */
@@ -140,8 +206,8 @@ int main(int argc, char **argv)
     }
     printf("# threads %d, LLC %zu bytes; ceiling: read %zu bytes in %.1f us = %.2f GB/s; floor %.2f us\n",
            threads, llc, slen, ceil_s * 1e6, ceil_bw * 1e-9, floor_s * 1e6);
-    printf("%-11s %-5s %7s %8s %2s %12s %10s %8s %8s\n", "op", "dtype", "rows", "cols", "b", "bytes", "us/op",
-           "GB/s", "of_ceil");
+    printf("%-11s %-5s %7s %8s %2s %12s %10s %8s %8s %12s %7s\n", "op", "dtype", "rows", "cols", "b", "bytes",
+           "us/op", "GB/s", "of_ceil", "plants_us/op", "ratio");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const bench_case *c = &cases[i];
         ev_binding b;
@@ -174,9 +240,11 @@ int main(int argc, char **argv)
         t.plan = &plan;
         sec = median_per_op(&t);
         bytes = (double)(in_len + out_len);
-        printf("%-11s %-5s %7lld %8lld %2lld %12.0f %10.3f %8.2f %8.3f%s\n", ev_op_name(c->op),
+        double pl = plants_per_op(&b, llc);
+        printf("%-11s %-5s %7lld %8lld %2lld %12.0f %10.3f %8.2f %8.3f %12.3f %7.3f%s\n", ev_op_name(c->op),
                ev_dtype_name(c->dtype), (long long)c->rows, (long long)c->cols, (long long)c->b, bytes,
-               sec * 1e6, bytes / sec * 1e-9, bytes / sec / ceil_bw, v.passed ? "" : "  VALIDATION FAILED");
+               sec * 1e6, bytes / sec * 1e-9, bytes / sec / ceil_bw, pl * 1e6, (sec + pl) / sec,
+               v.passed ? "" : "  VALIDATION FAILED");
         failed |= !v.passed;
         free((void *)b.in);
         free(b.out);

@@ -37,74 +37,6 @@ void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_o
         out->ref = acc / (double)n; /* the mean; abs_sum stays the sum's, for the bound */
 }
 
-double ev_oracle_gamma(int64_t n)
-{
-    double nu = (double)n * ldexp(1.0, -24);
-    if (nu >= 1.0)
-        return INFINITY;
-    return nu / (1.0 - nu);
-}
-
-double ev_oracle_ulp(ev_dtype d, double x)
-{
-    int man_bits, emin;
-    int e;
-    switch (d) {
-    case EV_DTYPE_FP16:
-        man_bits = 10;
-        emin = -14;
-        break;
-    case EV_DTYPE_BF16:
-        man_bits = 7;
-        emin = -126;
-        break;
-    default:
-        man_bits = 23;
-        emin = -126;
-        break;
-    }
-    x = fabs(x);
-    if (isinf(x) || isnan(x))
-        return INFINITY;
-    if (x == 0.0)
-        return ldexp(1.0, emin - man_bits);
-    (void)frexp(x, &e); /* x = m 2^e, m in [0.5, 1): exponent e - 1 */
-    e -= 1;
-    if (e < emin)
-        e = emin;
-    return ldexp(1.0, e - man_bits);
-}
-
-double ev_oracle_sum_slack(int64_t n, int64_t depth)
-{
-    double n64;
-    if (depth <= 0 || depth >= n)
-        return ev_oracle_gamma(n);
-    n64 = 2.0 * (double)n * ldexp(1.0, -53); /* gamma64(2n): the oracle's own error, ref and abs_sum */
-    return ev_oracle_gamma(depth) + n64 / (1.0 - n64);
-}
-
-double ev_oracle_sum_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum)
-{
-    double g = ev_oracle_sum_slack(n, depth) * abs_sum;
-    return g + 0.5 * ev_oracle_ulp(d, fabs(ref) + g);
-}
-
-/* The MEAN bound's e: the sum's g over n, and gamma(3) of the quotient
- * (oracle.h). */
-static double mean_slack(int64_t n, int64_t depth, double ref, double abs_sum)
-{
-    double gn = ev_oracle_sum_slack(n, depth) * abs_sum / (double)n;
-    return gn + ev_oracle_gamma(3) * (fabs(ref) + gn);
-}
-
-/* See oracle.h: the MEAN bound of one row. */
-double ev_oracle_mean_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum)
-{
-    double e = mean_slack(n, depth, ref, abs_sum);
-    return e + 0.5 * ev_oracle_ulp(d, fabs(ref) + e);
-}
-
 /* Returns the dtype's overflow threshold: values of at least this magnitude
  * round to Inf (max finite + half an ulp). */
 static double ev_overflow_threshold(ev_dtype d)
@@ -176,7 +108,7 @@ static void check_row(const ev_shape *s, const ev_oracle_row *o, const void *out
             double g = ev_oracle_sum_slack(s->cols, depth) * o->abs_sum;
             ok = (y > 0) == (o->ref > 0) &&
                  (mean ? fabs(o->ref) * (double)s->cols + g >= ev_overflow_threshold(EV_DTYPE_FP32) ||
-                             fabs(o->ref) + mean_slack(s->cols, depth, o->ref, o->abs_sum) >=
+                             fabs(o->ref) + ev_oracle_mean_slack(s->cols, depth, o->ref, o->abs_sum) >=
                                  ev_overflow_threshold(s->dtype)
                        : fabs(o->ref) + g >= ev_overflow_threshold(s->dtype));
         } else {

@@ -50,10 +50,12 @@
 #ifndef EV_ORACLE_H
 #define EV_ORACLE_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "binding.h"
+#include "hd.h"
 #include "status.h"
 
 #ifdef __cplusplus
@@ -68,20 +70,77 @@ typedef struct ev_oracle_row {
 } ev_oracle_row;
 void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_oracle_row *out);
 
+/*
+ * The SUM bound's functions are defined here, inline, for host and device
+ * alike (EV_HD): the worker, the verifier and the cuda check kernel
+ * (kernels/plants.cu) evaluate one definition, so a planted row's bound
+ * is the same number on the GPU, in the worker and in verify-bundle
+ * (kernels/plants.h).
+ */
+
 /* gamma(N) = N u / (1 - N u), u = 2^-24; +Inf when N u >= 1. */
-double ev_oracle_gamma(int64_t n);
+EV_HD static inline double ev_oracle_gamma(int64_t n)
+{
+    double nu = (double)n * ldexp(1.0, -24);
+    if (nu >= 1.0)
+        return INFINITY;
+    return nu / (1.0 - nu);
+}
+
 /* The factor of sum |x_i| in the SUM bound of a row of n terms summed
  * through at most depth roundings: gamma(n) when depth <= 0 or depth >= n,
  * else gamma(depth) + gamma64(2n) (above). */
-double ev_oracle_sum_slack(int64_t n, int64_t depth);
+EV_HD static inline double ev_oracle_sum_slack(int64_t n, int64_t depth)
+{
+    double n64;
+    if (depth <= 0 || depth >= n)
+        return ev_oracle_gamma(n);
+    n64 = 2.0 * (double)n * ldexp(1.0, -53); /* gamma64(2n): the oracle's own error, ref and abs_sum */
+    return ev_oracle_gamma(depth) + n64 / (1.0 - n64);
+}
+
 /* The unit in the last place of dtype d at magnitude |x| (subnormal spacing below). */
-double ev_oracle_ulp(ev_dtype d, double x);
+EV_HD static inline double ev_oracle_ulp(ev_dtype d, double x)
+{
+    int man_bits = d == EV_DTYPE_FP16 ? 10 : d == EV_DTYPE_BF16 ? 7 : 23;
+    int emin = d == EV_DTYPE_FP16 ? -14 : -126;
+    int e;
+    x = fabs(x);
+    if (isinf(x) || isnan(x))
+        return INFINITY;
+    if (x == 0.0)
+        return ldexp(1.0, emin - man_bits);
+    (void)frexp(x, &e); /* x = m 2^e, m in [0.5, 1): exponent e - 1 */
+    e -= 1;
+    if (e < emin)
+        e = emin;
+    return ldexp(1.0, e - man_bits);
+}
+
 /* The SUM bound of one row: g + ulp_d(|ref| + g)/2, g = ev_oracle_sum_slack(n, depth) * abs_sum. */
-double ev_oracle_sum_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum);
-/* The MEAN bound of one row of n terms (ref: the FP64 mean; abs_sum: the
- * sum of |x_i|): e + ulp_d(|ref| + e)/2, e = g/n + gamma(3) (|ref| + g/n),
- * g = ev_oracle_sum_slack(n, depth) * abs_sum (above). */
-double ev_oracle_mean_bound(ev_dtype d, int64_t n, int64_t depth, double ref, double abs_sum);
+EV_HD static inline double ev_oracle_sum_bound(ev_dtype d, int64_t n, int64_t depth, double ref,
+                                               double abs_sum)
+{
+    double g = ev_oracle_sum_slack(n, depth) * abs_sum;
+    return g + 0.5 * ev_oracle_ulp(d, fabs(ref) + g);
+}
+
+/* The MEAN bound's e for a row of n terms (ref: the FP64 mean; abs_sum:
+ * the sum of |x_i|): g/n + gamma(3) (|ref| + g/n), g =
+ * ev_oracle_sum_slack(n, depth) * abs_sum (above). */
+EV_HD static inline double ev_oracle_mean_slack(int64_t n, int64_t depth, double ref, double abs_sum)
+{
+    double gn = ev_oracle_sum_slack(n, depth) * abs_sum / (double)n;
+    return gn + ev_oracle_gamma(3) * (fabs(ref) + gn);
+}
+
+/* The MEAN bound of one row: e + ulp_d(|ref| + e)/2, e = ev_oracle_mean_slack(...). */
+EV_HD static inline double ev_oracle_mean_bound(ev_dtype d, int64_t n, int64_t depth, double ref,
+                                                double abs_sum)
+{
+    double e = ev_oracle_mean_slack(n, depth, ref, abs_sum);
+    return e + 0.5 * ev_oracle_ulp(d, fabs(ref) + e);
+}
 
 typedef struct ev_validation {
     int passed;

@@ -173,11 +173,19 @@ extern "C" ev_status ev_cub_peer_new(const ev_binding *b, ev_cub_peer **out, ev_
 
 extern "C" ev_status ev_cub_peer_launch(ev_cub_peer *p, void *stream, ev_err *err)
 {
+    return ev_cub_peer_launch_on(p, &p->b, stream, err);
+}
+
+extern "C" ev_status ev_cub_peer_launch_on(ev_cub_peer *p, const ev_binding *b, void *stream, ev_err *err)
+{
     cudaError_t e;
-    if (p->b.shape.rows == 0)
+    if (b->shape.rows == 0)
         return EV_OK;
+    if (b->shape.rows != p->b.shape.rows || b->shape.cols != p->b.shape.cols ||
+        b->shape.stride != p->b.shape.stride || b->shape.op != p->b.shape.op || b->shape.dtype != p->b.shape.dtype)
+        return ev_err_set(err, EV_EINVAL, "cub peer: a binding of another shape than the one it was prepared for");
     (void)cudaGetLastError();
-    e = ev_cub_dispatch(&p->b, p->temp, &p->temp_bytes, (cudaStream_t)stream);
+    e = ev_cub_dispatch(b, p->temp, &p->temp_bytes, (cudaStream_t)stream);
     if (e == cudaSuccess)
         e = cudaGetLastError();
     if (e != cudaSuccess)

@@ -22,6 +22,10 @@ typedef struct ev_cub_peer ev_cub_peer;
 ev_status ev_cub_peer_new(const ev_binding *b, ev_cub_peer **out, ev_err *err);
 /* Enqueues one reduction on stream (a cudaStream_t); R = 0 enqueues nothing. */
 ev_status ev_cub_peer_launch(ev_cub_peer *p, void *stream, ev_err *err);
+/* The same on binding b, of the shape the peer was prepared for (its
+ * temporary storage serves every binding of the shape: a job's input
+ * variants and output slots, backend.h). */
+ev_status ev_cub_peer_launch_on(ev_cub_peer *p, const ev_binding *b, void *stream, ev_err *err);
 /* Frees the temp storage; NULL-safe. */
 void ev_cub_peer_free(ev_cub_peer *p);
 /* The CUB this peer was compiled with: CUB_VERSION as

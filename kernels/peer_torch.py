@@ -6,17 +6,30 @@ R rows of `stride` elements, row-major, the last row ending at `cols`,
 written by the worker from kernels/inputs.h), compiles a fresh function for
 the case (torch._dynamo.reset() first: a function reused across dtypes
 falls back to eager after the recompile limit), and follows the worker's
-per-job protocol: launch once, keep the output, cold timings (import,
-compile + first call, then L2-cold single calls after flushing 2 x L2),
-capture `ops` calls in one CUDA graph, warm up and calibrate, `samples` hot
-samples timed with CUDA events, launch output again.
+per-job protocol under the same plants and checks as every arm
+(docs/defenses.md, "Every op earns its time"; kernels/plants.h), through
+build/libevident_ops.so (--ops-lib, loaded with ctypes) and the plants file
+the worker wrote (--plants): the input is held as a pristine base and V
+variants, tensors of torch's own (a trusted instrument: what matters is
+that it pays for the same plants and checks); launch once on variant 0,
+keep the output; cold samples (a plant, a flush of 2 x L2, one timed call,
+a check); capture `ops` calls in one CUDA graph, op i on variant i mod V,
+a plant node before each epoch and a check node after the last op, the
+check reading the ops' outputs through the addresses given after the
+capture; warm up and calibrate; `samples` hot samples timed with CUDA
+events, each followed by its op check (the check tag, read back); the
+kept output of one op of the last replay (--out-kept); every plant
+restored, launch again on variant 0.
 
 Records go to --record-fd as one JSON object per line, in the worker's
 record format (src/runner/record.h): hello, binding, cold, flush, sample
-(cold), calibration, warmup, sample (hot), device, end.  Validation is NOT done
-here: the two output arrays are written to --out-first and --out-final and
-the C side validates them with the same FP64 oracle (kernels/oracle.h) and
-writes the validation records.  Where torch does not import (or has no
+(cold) and opcheck, calibration, warmup, sample (hot) and opcheck, device,
+end.  Validation is NOT done here: the output arrays are written to
+--out-first, --out-kept and --out-final and the C side validates them with
+the same FP64 oracle (kernels/oracle.h), holds every op check's tag to the
+seed it drew, and writes the validation and kept-output records.  An op
+check that fails ends the job after the device record (the first mismatch
+on stderr).  Where torch does not import (or has no
 CUDA device) the job writes hello, a skip record carrying the import error
 text, and end.  Graph kernel nodes are not read back (torch exposes no node
 list); no node records are written.
@@ -144,9 +157,13 @@ def parse_args():
                    help="this case's ahead-of-time compile (ns), recorded as the cold timing compile-ahead")
     p.add_argument("--compile-cases", default="",
                    help="compile ahead: the cases i:op:dtype:rows:cols:stride;... into the cache, then exit")
+    p.add_argument("--plants", help="the plants file the worker wrote (seed, shape, the rows' figures)")
+    p.add_argument("--ops-lib", help="build/libevident_ops.so: the plant and check nodes")
+    p.add_argument("--out-kept", help="where the kept output's bytes go")
     a = p.parse_args()
     if not a.compile_cases:
-        missing = [k for k in ("input", "op", "dtype", "rows", "cols", "stride", "out_first", "out_final")
+        missing = [k for k in ("input", "op", "dtype", "rows", "cols", "stride", "out_first", "out_final",
+                               "plants", "ops_lib", "out_kept")
                    if getattr(a, k) is None]
         if missing:
             p.error("a job needs --" + ", --".join(m.replace("_", "-") for m in missing))
@@ -264,6 +281,71 @@ def compile_only(a):
     os._exit(0)
 
 
+class Plants:
+    """The plant and check nodes of build/libevident_ops.so (kernels/ops_lib.cu)
+    for this job: the variants' layout, the pointers the nodes read, and the
+    check state read back after each sample."""
+
+    def __init__(self, lib_path, plants_path, cache_bytes):
+        import ctypes  # noqa: PLC0415
+        self.ct = ctypes
+        lib = ctypes.CDLL(lib_path)
+        u64, i64, vp = ctypes.c_uint64, ctypes.c_int64, ctypes.c_void_p
+        lib.ev_ops_open.argtypes = [ctypes.c_char_p, i64, ctypes.POINTER(vp), ctypes.c_char_p, ctypes.c_size_t]
+        lib.ev_ops_error.restype = ctypes.c_char_p
+        lib.ev_ops_error.argtypes = [vp]
+        for f in ("ev_ops_variants", "ev_ops_epochs", "ev_ops_kept_op", "ev_ops_rows"):
+            getattr(lib, f).restype = i64
+            getattr(lib, f).argtypes = [vp]
+        lib.ev_ops_bind.argtypes = [vp, u64, ctypes.POINTER(u64)]
+        lib.ev_ops_set_slots.argtypes = [vp, i64, ctypes.POINTER(u64), i64]
+        lib.ev_ops_plant.argtypes = [vp, i64, ctypes.c_int, i64, ctypes.c_int, u64]
+        lib.ev_ops_check.argtypes = [vp, i64, u64]
+        lib.ev_ops_tag.argtypes = [vp, ctypes.POINTER(u64), ctypes.POINTER(u64), ctypes.POINTER(ctypes.c_int),
+                                   ctypes.POINTER(i64), ctypes.POINTER(ctypes.c_double)]
+        lib.ev_ops_read_kept.argtypes = [vp, vp, ctypes.c_size_t]
+        self.lib = lib
+        h = vp()
+        err = ctypes.create_string_buffer(512)
+        if lib.ev_ops_open(plants_path.encode(), cache_bytes, ctypes.byref(h), err, 512):
+            raise RuntimeError("plants: " + err.value.decode())
+        self.h = h
+        self.variants = lib.ev_ops_variants(h)
+        self.epochs = lib.ev_ops_epochs(h)
+        self.rows = lib.ev_ops_rows(h)
+        self.last_pe = 0
+
+    def ok(self, rc):
+        if rc:
+            raise RuntimeError("plants: " + self.lib.ev_ops_error(self.h).decode())
+
+    def bind(self, base_ptr, var_ptrs):
+        self.ok(self.lib.ev_ops_bind(self.h, base_ptr, (self.ct.c_uint64 * len(var_ptrs))(*var_ptrs)))
+
+    def set_slots(self, first, ptrs):
+        self.ok(self.lib.ev_ops_set_slots(self.h, first, (self.ct.c_uint64 * len(ptrs))(*ptrs), len(ptrs)))
+
+    def plant(self, e, prev_back, prev_e, plant, stream):
+        self.ok(self.lib.ev_ops_plant(self.h, e, prev_back, prev_e, plant, stream))
+
+    def check(self, n_ops, stream):
+        self.ok(self.lib.ev_ops_check(self.h, n_ops, stream))
+
+    def tag(self):
+        """(tag hex, replays run, ok, first mismatch or None)."""
+        ct = self.ct
+        tag, r_next, ok = ct.c_uint64(), ct.c_uint64(), ct.c_int()
+        first, values = (ct.c_int64 * 4)(), (ct.c_double * 3)()
+        self.ok(self.lib.ev_ops_tag(self.h, ct.byref(tag), ct.byref(r_next), ct.byref(ok), first, values))
+        miss = None if first[0] < 0 else (first[0], first[1], first[2], first[3], values[0], values[1], values[2])
+        return "%016x" % tag.value, r_next.value - 1, bool(ok.value), miss
+
+    def read_kept(self, n):
+        buf = self.ct.create_string_buffer(max(1, n))
+        self.ok(self.lib.ev_ops_read_kept(self.h, self.ct.cast(buf, self.ct.c_void_p), n))
+        return buf.raw[:n]
+
+
 def device_record(torch, samples, cold_samples, walls):
     """The device record's members (without its type): torch's and
     triton's versions, the walls of the hot samples, every NVML fact -1
@@ -351,9 +433,21 @@ def main():
         return 1
     t_upload = time.perf_counter_ns()
     n_elems = span_elems(a)
-    flat = torch.frombuffer(bytearray(raw[: n_elems * es]), dtype=tdt).to(dev) if n_elems else \
-        torch.zeros(1, dtype=tdt, device=dev)
-    x = flat.as_strided((a.rows, a.cols), (a.stride, 1))
+    n_bytes = n_elems * es
+    # the plants (kernels/plants.h): a pristine base and V variants, each a
+    # tensor of its own (storage offset 0: torch.compile sees one input
+    # shape, and compiles once)
+    pl = Plants(a.ops_lib, a.plants, getattr(prop, "L2_cache_size", 0))
+    V, E = pl.variants, pl.epochs
+    base = torch.frombuffer(bytearray(raw[:n_bytes]), dtype=torch.uint8).to(dev) if n_bytes else \
+        torch.zeros(16, dtype=torch.uint8, device=dev)
+    variants = [base.clone() for _ in range(V)]
+
+    def view(t):
+        return t[:max(1, n_elems) * es].view(tdt).as_strided((a.rows, a.cols), (a.stride, 1))
+
+    views = [view(t) for t in variants]
+    pl.bind(base.data_ptr(), [t.data_ptr() for t in variants])
     torch.cuda.synchronize()
     upload_ns = time.perf_counter_ns() - t_upload
     rec.emit("binding", op=a.op, dtype=a.dtype, rows=a.rows, cols=a.cols, stride=a.stride,
@@ -364,7 +458,7 @@ def main():
     setup_ns = time.perf_counter_ns() - t_setup
 
     t_compile = time.perf_counter_ns()
-    out = fn(x)
+    out = fn(views[0])
     torch.cuda.synchronize()
     compile_ns = time.perf_counter_ns() - t_compile
     with open(a.out_first, "wb") as f:
@@ -382,32 +476,72 @@ def main():
         rec.emit("cold", name="compile-ahead", elapsed_ns=a.compile_ahead_ns)
     rec.emit("cold", name="compile-first-call", elapsed_ns=compile_ns)
 
-    # L2-cold single calls
+    def op_check(timing, index, replays, ops):
+        # the check tag after this sample (the worker holds it to its seed);
+        # False when an op was wrong: the job ends after the device record
+        tag, ran, ok, miss = pl.tag()
+        rec.emit("opcheck", timing=timing, index=index, replay_end=ran, replays=replays, ops=ops, rows=pl.rows,
+                 variants=V, tag=tag, passed=ok)
+        if not ok and miss is not None:
+            print("torch-compile: %s sample %d: op %d of replay %d is wrong on a row planted from a secret "
+                  "seed: row %d holds %.9g, its expected output is %.9g within %.3g" %
+                  (timing, index, miss[1], miss[0], miss[2], miss[4], miss[5], miss[6]), file=sys.stderr)
+        return ok
+
+    def stop_here(walls, n_cold):
+        rec.emit("device", **device_record(torch, len(walls), n_cold, walls))
+        rec.end()
+        sys.stderr.flush()
+        os._exit(0)
+
+    # L2-cold single calls: a plant (epoch 0 of the next replay) before the
+    # flush, a check after the call, both outside the events
     l2 = getattr(prop, "L2_cache_size", 64 << 20)
     flush = torch.empty(a.flush_multiple * l2, dtype=torch.uint8, device=dev)
     rec.emit("flush", flush_bytes=flush.numel(), cache_bytes=l2)
     e0 = torch.cuda.Event(enable_timing=True)
     e1 = torch.cuda.Event(enable_timing=True)
     for i in range(a.cold_samples):
+        st = torch.cuda.current_stream().cuda_stream
+        pl.plant(0, 1, pl.last_pe, 1, st)
+        pl.last_pe = 0
         flush.fill_(i & 0xFF)
         e0.record()
-        fn(x)
+        cold_out = fn(views[0])
         e1.record()
+        pl.set_slots(0, [cold_out.data_ptr()])
+        pl.check(1, st)
         e1.synchronize()
         rec.emit("sample", timing="cold", index=i, replays=1, ops_per_graph=1, elapsed_ms=e0.elapsed_time(e1))
+        if not op_check("cold", i, 1, 1):
+            stop_here([], i + 1)
+        del cold_out
+    pl.plant(0, 1, pl.last_pe, 0, torch.cuda.current_stream().cuda_stream)  # every plant restored
+    torch.cuda.synchronize()
 
-    # capture ops calls in one graph (warm the compiled function outside first)
+    # capture ops calls in one graph, op i on variant i mod V, a plant node
+    # before each epoch and the check after the last op (warm the compiled
+    # function on every variant outside first)
     t_capture = time.perf_counter_ns()
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
-        for _ in range(3):
-            fn(x)
+        for _ in range(2):
+            for v in views:
+                fn(v)
     torch.cuda.current_stream().wait_stream(s)
+    torch.cuda.synchronize()
     g = torch.cuda.CUDAGraph()
+    gouts = [None] * a.ops
     with torch.cuda.graph(g):
-        for _ in range(a.ops):
-            gout = fn(x)
+        st = torch.cuda.current_stream().cuda_stream
+        for e in range(E):
+            pl.plant(e, 1 if e == 0 else 0, E - 1 if e == 0 else e - 1, 1, st)
+            for i in range(e * V, min((e + 1) * V, a.ops)):
+                gouts[i] = fn(views[i % V])
+        pl.check(a.ops, st)
+    pl.set_slots(0, [o.data_ptr() for o in gouts])
+    pl.last_pe = E - 1
 
     rec.emit("cold", name="graph-capture", elapsed_ns=time.perf_counter_ns() - t_capture)
 
@@ -464,17 +598,24 @@ def main():
     for i in range(a.samples):
         ms = replay(r, walls)
         rec.emit("sample", timing="hot", index=i, replays=r, ops_per_graph=a.ops, elapsed_ms=ms)
+        if not op_check("hot", i, r, a.ops):
+            stop_here(walls, a.cold_samples)
     # the device record (docs/runner.md "Worker records"), after the samples:
     # the versions of torch and triton that compiled and ran the reduction
-    # (issue 19) and the hot samples' walls; the peer gets no rotated input,
-    # and the NVML facts, unknown (-1) here, are filled in by the worker,
-    # which read them as each sample arrived (src/runner/torch_peer.c)
+    # (issue 19) and the hot samples' walls; the worker adds the plants' seed
+    # and shape, and the NVML facts, unknown (-1) here, which it read as each
+    # sample arrived (src/runner/torch_peer.c)
     rec.emit("device", **device_record(torch, a.samples, a.cold_samples, walls))
     torch.cuda.synchronize()
+    with open(a.out_kept, "wb") as f:
+        f.write(pl.read_kept(a.rows * es) if a.rows else b"")
+    pl.plant(0, 1, pl.last_pe, 0, torch.cuda.current_stream().cuda_stream)  # every plant restored
+    out = fn(views[0])
+    torch.cuda.synchronize()
     with open(a.out_final, "wb") as f:
-        f.write(gout.contiguous().cpu().view(torch.uint8).numpy().tobytes() if a.rows else b"")
+        f.write(out.contiguous().cpu().view(torch.uint8).numpy().tobytes() if a.rows else b"")
     rec.end()
-    # Every record and both output files are written and closed: skip the
+    # Every record and the output files are written and closed: skip the
     # interpreter's teardown of torch (1.2-1.7 s on the H200 host), which
     # the next job would wait for.
     sys.stderr.flush()

@@ -4,7 +4,9 @@
 # Installs under ROOT = DESTDIR + PREFIX everything `evident run` needs, so
 # that the installed programs run with the build tree gone:
 #   bin/evident, bin/verify-bundle
-#   libexec/evident/evident-worker, libexec/evident/peer_torch.py
+#   libexec/evident/evident-worker, libexec/evident/peer_torch.py, and
+#     libexec/evident/libevident_ops.so where the build has it (nvcc: the
+#     torch peer's plants and checks, beside the worker that finds it)
 #   share/evident/: the measurement closure a run snapshots (the files of
 #     mk/closure.list and the list: docs/runner.md, "Provenance"), its
 #     .evident-stamp (the commit and dirty flag of this
@@ -99,6 +101,9 @@ put "$BUILD/evident" bin/evident 0755
 put "$BUILD/verify-bundle" bin/verify-bundle 0755
 put "$BUILD/evident-worker" libexec/evident/evident-worker 0755
 put kernels/peer_torch.py libexec/evident/peer_torch.py 0644
+if [ -f "$BUILD/libevident_ops.so" ]; then
+    put "$BUILD/libevident_ops.so" libexec/evident/libevident_ops.so 0755
+fi
 put "$BUILD/libevident.a" lib/libevident.a 0644
 
 # the measurement closure, exactly as a run in this checkout snapshots it

@@ -25,6 +25,7 @@
 #include "dtype.h"
 #include "inputs.h"
 #include "oracle.h"
+#include "plants.h"
 #include "reduce_cpu.h"
 #include "selector.h"
 
@@ -219,6 +220,361 @@ static const int64_t odd_shapes[][3] = {
     {0, 5, 5},        {1, 1, 1}, {1, 257, 257},   {3, 257, 300},   {37, 257, 257},
     {17, 1024, 1024}, {5, 1, 9}, {2, 8191, 8193}, {4, 4097, 4097}, {3, 33, 64},
 };
+
+/* ---- plants (kernels/plants.h) ---------------------------------------- */
+
+/* A case's input, oracle rows and plant rows, for the plant tests. */
+typedef struct plant_fix {
+    ev_shape s;
+    unsigned char *in;
+    size_t len;
+    ev_oracle_row *o;
+    ev_plant_row *pr;
+} plant_fix;
+
+static void plant_fix_make(plant_fix *f, ev_op op, ev_dtype d, int64_t rows, int64_t cols, int64_t depth,
+                           double factor)
+{
+    ev_err err;
+    f->s = (ev_shape){op, d, rows, cols, cols};
+    f->len = (size_t)(rows * cols) * ev_dtype_size(d);
+    f->in = malloc(f->len);
+    f->o = malloc((size_t)rows * sizeof *f->o);
+    f->pr = malloc((size_t)rows * sizeof *f->pr);
+    ck_assert(f->in && f->o && f->pr);
+    ck_assert_int_eq(ev_inputs_fill(&f->s, 11, (uint64_t)cols, f->in, f->len, &err), EV_OK);
+    ck_assert_int_eq(ev_oracle_rows(&f->s, f->in, f->o, &err), EV_OK);
+    ck_assert_msg(ev_plant_rows(&f->s, depth, factor, f->o, f->pr, &err) == EV_OK, "%s", err.msg);
+}
+
+static void plant_fix_free(plant_fix *f)
+{
+    free(f->in);
+    free(f->o);
+    free(f->pr);
+}
+
+/*
+ * Every plant, as stored (its bits widened), is the value the rule says,
+ * and moves its row's expected output by more than twice the bound the
+ * check applies, a bound that holds for the planted row as reduced again
+ * in full (SUM, and MEAN over N; under sum_depth and sum_bound_factor too),
+ * or is a new row maximum (MAX) or minimum (MIN): for every dtype, op, and
+ * thousands of plants.  Replays,
+ * epochs, variants and plants give other sites, in their strata.
+ */
+START_TEST(test_a_plant_moves_its_rows_expected_output_past_twice_its_bound)
+{
+    static const struct {
+        int64_t rows, cols, depth;
+        double factor;
+    } shapes[] = {{17, 1024, 0, 1}, {8, 131072, 8192, 1}, {3, 8191, 0, 1}, {300, 96, 0, 4}, {1, 1, 0, 1}};
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+        for (int op = 0; op < EV_OP_COUNT; op++)
+            for (int d = 0; d < EV_DTYPE_COUNT; d++) {
+                plant_fix f;
+                ev_plant_cfg c;
+                size_t es = ev_dtype_size((ev_dtype)d), rb = (size_t)shapes[k].cols * es;
+                unsigned char *row = malloc(rb);
+                int64_t seen_site = 0;
+                plant_fix_make(&f, (ev_op)op, (ev_dtype)d, shapes[k].rows, shapes[k].cols, shapes[k].depth,
+                               shapes[k].factor);
+                ev_plant_config(&c, 0x5eed0000u + k, &f.s, 3, 7);
+                ck_assert_int_eq(c.m, shapes[k].rows < 256 ? shapes[k].rows : 256);
+                ck_assert_int_eq(c.epochs, 3);
+                for (uint64_t r = 1; r <= 40; r++)
+                    for (int64_t e = 0; e < c.epochs; e++)
+                        for (int64_t j = 0; j < c.variants; j++)
+                            for (int64_t q = 0; q < c.m; q++) {
+                                ev_plant p;
+                                int64_t at, kk, col;
+                                ev_oracle_row o;
+                                (void)ev_plant_site(&c, r, e, j, q, &p.row, &p.col);
+                                ck_assert(p.row >= q * c.rows / c.m && p.row < (q + 1) * c.rows / c.m);
+                                at = p.row * f.s.stride + p.col;
+                                double x = ev_dtype_load((ev_dtype)d, f.in, (size_t)at);
+                                ck_assert(ev_plant_value(&c, &f.pr[p.row], r, e, j, q, x, &p));
+                                ck_assert(ev_plant_planted(&c, r, e, j, p.row, &kk, &col) && kk == q &&
+                                          col == p.col);
+                                memcpy(row, f.in + (size_t)p.row * (size_t)f.s.stride * es, rb);
+                                ck_assert(ev_plant_in_row(&c, f.pr, r, e, j, p.row, row));
+                                ck_assert(ev_dtype_load((ev_dtype)d, row, (size_t)p.col) == p.value);
+                                ev_oracle_reduce_row(f.s.op, f.s.dtype, row, f.s.cols, &o);
+                                if (op == EV_OP_MAX || op == EV_OP_MIN) {
+                                    ck_assert(op == EV_OP_MAX ? p.value > f.o[p.row].ref
+                                                              : p.value < f.o[p.row].ref);
+                                    ck_assert(o.ref == p.value);
+                                    ck_assert_uint_eq(p.out_bits, p.bits);
+                                } else {
+                                    double f1 = shapes[k].factor, n = op == EV_OP_MEAN ? (double)f.s.cols : 1;
+                                    double b =
+                                        f1 * (op == EV_OP_MEAN
+                                                  ? ev_oracle_mean_bound(f.s.dtype, f.s.cols, shapes[k].depth,
+                                                                         o.ref, o.abs_sum)
+                                                  : ev_oracle_sum_bound(f.s.dtype, f.s.cols, shapes[k].depth,
+                                                                        o.ref, o.abs_sum));
+                                    ck_assert(fabs(p.value - x) / n > 2.0 * p.bound);
+                                    ck_assert(p.bound >= b);
+                                    ck_assert(fabs(p.expect - o.ref) <= 1e-9 * (fabs(o.ref) + 1.0));
+                                }
+                                seen_site++;
+                            }
+                ck_assert_int_gt(seen_site, 0);
+                free(row);
+                plant_fix_free(&f);
+            }
+}
+END_TEST
+
+/* The FP32 sum of row r of f in index order, as its dtype stores it. */
+static uint32_t honest_bits(const plant_fix *f, const unsigned char *in, int64_t r, double *y)
+{
+    float a = -0.0f;
+    unsigned char out[4];
+    for (int64_t c = 0; c < f->s.cols; c++)
+        a += ev_dtype_load(f->s.dtype, in, (size_t)(r * f->s.stride + c));
+    if (f->s.op == EV_OP_MEAN)
+        a /= (float)f->s.cols;
+    if (f->s.op == EV_OP_MAX || f->s.op == EV_OP_MIN) {
+        int max = f->s.op == EV_OP_MAX;
+        a = max ? -INFINITY : INFINITY;
+        for (int64_t c = 0; c < f->s.cols; c++) {
+            float x = ev_dtype_load(f->s.dtype, in, (size_t)(r * f->s.stride + c));
+            a = (max ? x > a : x < a) ? x : a;
+        }
+    }
+    ev_dtype_store(f->s.dtype, out, 0, a);
+    *y = ev_dtype_load(f->s.dtype, out, 0);
+    return ev_dtype_size(f->s.dtype) == 4
+               ? (uint32_t)out[0] | (uint32_t)out[1] << 8 | (uint32_t)out[2] << 16 | (uint32_t)out[3] << 24
+               : (uint32_t)out[0] | (uint32_t)out[1] << 8;
+}
+
+/*
+ * The host's plant and check nodes (the cpu backend's): ops that reduce
+ * their own variant honestly leave the tag the seed gives for every op
+ * right, replay after replay, and every variant equals the base once the
+ * last plant is restored; one op skipped in one replay (its slot left as
+ * the last check poisoned it) changes the tag from then on, and the first
+ * mismatch names that replay, op and row.  An honest op on the unplanted
+ * base fails the planted check (the plant moved the row).
+ */
+START_TEST(test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skipped_one)
+{
+    for (int op = 0; op < EV_OP_COUNT; op++)
+        for (int d = 0; d < EV_DTYPE_COUNT; d++) {
+            plant_fix f;
+            ev_plant_cfg c;
+            ev_plant_state st;
+            enum { V = 3, OPS = 8 };
+            void *var[V], *slot[OPS];
+            size_t es = ev_dtype_size((ev_dtype)d);
+            unsigned char *kept;
+            plant_fix_make(&f, (ev_op)op, (ev_dtype)d, 40, 300, 0, 1);
+            ev_plant_config(&c, 77 + (uint64_t)d, &f.s, V, OPS);
+            for (int j = 0; j < V; j++) {
+                var[j] = malloc(f.len);
+                memcpy(var[j], f.in, f.len);
+            }
+            for (int i = 0; i < OPS; i++)
+                slot[i] = calloc((size_t)f.s.rows, es);
+            kept = calloc((size_t)f.s.rows, es);
+            memset(&st, 0, sizeof st);
+            st.r_next = 1;
+            st.tag = ev_plant_tag0(c.seed);
+            for (uint64_t r = 1; r <= 4; r++) {
+                for (int64_t e = 0; e < c.epochs; e++) {
+                    ev_plant_host(&c, f.pr, r, e, e ? r : r - 1, e ? e - 1 : c.epochs - 1, 1, f.in, var);
+                    for (int64_t i = e * V; i < (e + 1) * V && i < OPS; i++) {
+                        if (r == 3 && i == 5)
+                            continue; /* the skipped op */
+                        for (int64_t row = 0; row < f.s.rows; row++) {
+                            double y;
+                            uint32_t b = honest_bits(&f, var[i % V], row, &y);
+                            memcpy((unsigned char *)slot[i] + (size_t)row * es, &b, es);
+                        }
+                    }
+                }
+                ev_check_host(&c, f.pr, OPS, f.in, slot, kept, &st);
+                ck_assert_int_eq(st.r_next, r + 1);
+                if (r < 3) {
+                    ck_assert_msg(st.tag == ev_plant_tag_after(c.seed, r) && !st.first_set, "%s %s replay %d",
+                                  ev_op_name((ev_op)op), ev_dtype_name((ev_dtype)d), (int)r);
+                } else {
+                    ck_assert(st.tag != ev_plant_tag_after(c.seed, r) && st.first_set);
+                    ck_assert_int_eq(st.first.replay, 3);
+                    ck_assert_int_eq(st.first.op, 5);
+                    ck_assert_int_eq(st.first.kind, 0);
+                }
+            }
+            /* the last plant restored: every variant is the base again */
+            ev_plant_host(&c, f.pr, 0, 0, st.r_next - 1, c.epochs - 1, 0, f.in, var);
+            for (int j = 0; j < V; j++)
+                ck_assert(!memcmp(var[j], f.in, f.len));
+            /* the base's own output is not the planted row's */
+            {
+                ev_plant p;
+                double y, x;
+                int64_t row, col;
+                (void)ev_plant_site(&c, 9, 0, 0, 0, &row, &col);
+                x = ev_dtype_load((ev_dtype)d, f.in, (size_t)(row * f.s.stride + col));
+                ck_assert(ev_plant_value(&c, &f.pr[row], 9, 0, 0, 0, x, &p));
+                uint32_t b = honest_bits(&f, f.in, row, &y);
+                ck_assert(!ev_plant_ok(&c, &p, b, y));
+            }
+            for (int j = 0; j < V; j++)
+                free(var[j]);
+            for (int i = 0; i < OPS; i++)
+                free(slot[i]);
+            free(kept);
+            plant_fix_free(&f);
+        }
+}
+END_TEST
+
+/* An op without a plant rule (one an op vocabulary gains before its rule
+ * in kernels/plants.h) is refused by name, never planted and checked as
+ * if it were another op: ev_plant_rows fails naming the op and where its
+ * rule goes, ev_plant_value plants nothing and ev_plant_ok accepts
+ * nothing. */
+START_TEST(test_an_op_without_a_plant_rule_is_refused_not_planted_as_another)
+{
+    ev_shape s = {EV_OP_COUNT, EV_DTYPE_FP32, 2, 64, 64};
+    ev_oracle_row o[2] = {{0}};
+    ev_plant_row pr[2];
+    ev_plant_cfg c;
+    ev_plant p;
+    ev_err err = {""};
+    char want[64];
+    o[0].ref = o[1].ref = 1.0;
+    o[0].abs_sum = o[1].abs_sum = 8.0;
+    ck_assert_int_eq(ev_plant_rows(&s, 0, 1, o, pr, &err), EV_EINVAL);
+    snprintf(want, sizeof want, "op %d has no plant rule", (int)EV_OP_COUNT);
+    ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, "kernels/plants.h"), "%s", err.msg);
+    ev_plant_config(&c, 99, &s, 2, 100);
+    pr[0] = (ev_plant_row){1.0, 0.5, 0, 1};
+    ck_assert_int_eq(ev_plant_value(&c, &pr[0], 1, 0, 0, 0, 0.25, &p), 0);
+    ck_assert_int_eq(p.ok, 0);
+    p.expect = 1.0;
+    p.bound = 1.0;
+    ck_assert_int_eq(ev_plant_ok(&c, &p, 0x3f800000u, 1.0), 0);
+}
+END_TEST
+
+/* The cpu backend's replay (a table of each replay's plants, computed once:
+ * ev_plant_table, ev_plant_apply, ev_check_table) plants the same bytes
+ * and gives the same tags, poison and first mismatch as the plant and
+ * check functions that compute as they go (ev_plant_host, ev_check_host),
+ * replay after replay, for honest ops and for a skipped one. */
+START_TEST(test_the_cpu_backends_table_of_plants_is_the_same_plants_and_checks)
+{
+    for (int op = 0; op < EV_OP_COUNT; op++) {
+        plant_fix f;
+        ev_plant_cfg c;
+        ev_plant_state sa, sb;
+        enum { V = 4, OPS = 10 };
+        void *va[V], *vb[V], *oa[OPS], *ob[OPS];
+        size_t es = 4;
+        unsigned char ka[64 * 4], kb[64 * 4];
+        plant_fix_make(&f, (ev_op)op, EV_DTYPE_FP32, 64, 200, 0, 1);
+        ev_plant_config(&c, 4242, &f.s, V, OPS);
+        ev_plant *tab = calloc((size_t)(c.epochs * c.variants * c.m), sizeof *tab);
+        ck_assert_ptr_nonnull(tab);
+        for (int j = 0; j < V; j++) {
+            va[j] = malloc(f.len);
+            vb[j] = malloc(f.len);
+            memcpy(va[j], f.in, f.len);
+            memcpy(vb[j], f.in, f.len);
+        }
+        for (int i = 0; i < OPS; i++) {
+            oa[i] = calloc((size_t)f.s.rows, es);
+            ob[i] = calloc((size_t)f.s.rows, es);
+        }
+        memset(&sa, 0, sizeof sa);
+        sa.r_next = 1;
+        sa.tag = ev_plant_tag0(c.seed);
+        sb = sa;
+        for (uint64_t r = 1; r <= 3; r++) {
+            ev_plant_apply(&c, tab, c.epochs - 1, 0, f.in, vb);
+            ev_plant_table(&c, f.pr, r, f.in, tab);
+            for (int64_t e = 0; e < c.epochs; e++) {
+                ev_plant_host(&c, f.pr, r, e, e ? r : r - 1, e ? e - 1 : c.epochs - 1, 1, f.in, va);
+                if (e > 0)
+                    ev_plant_apply(&c, tab, e - 1, 0, f.in, vb);
+                ev_plant_apply(&c, tab, e, 1, f.in, vb);
+                for (int j = 0; j < V; j++)
+                    ck_assert(!memcmp(va[j], vb[j], f.len));
+                for (int64_t i = e * V; i < (e + 1) * V && i < OPS; i++) {
+                    if (r == 2 && i == 6)
+                        continue;
+                    for (int64_t row = 0; row < f.s.rows; row++) {
+                        double y;
+                        uint32_t bits = honest_bits(&f, va[i % V], row, &y);
+                        memcpy((unsigned char *)oa[i] + (size_t)row * es, &bits, es);
+                        memcpy((unsigned char *)ob[i] + (size_t)row * es, &bits, es);
+                    }
+                }
+            }
+            ev_check_host(&c, f.pr, OPS, f.in, oa, ka, &sa);
+            ev_check_table(&c, tab, OPS, ob, kb, &sb);
+            ck_assert(sa.tag == sb.tag && sa.r_next == sb.r_next && sa.first_set == sb.first_set);
+            ck_assert(!memcmp(ka, kb, sizeof ka));
+            for (int i = 0; i < OPS; i++)
+                ck_assert(!memcmp(oa[i], ob[i], (size_t)f.s.rows * es));
+        }
+        ck_assert(sa.first_set && sa.first.replay == 2 && sa.first.op == 6 && sb.first.op == 6 &&
+                  sa.first.row == sb.first.row);
+        for (int j = 0; j < V; j++) {
+            free(va[j]);
+            free(vb[j]);
+        }
+        for (int i = 0; i < OPS; i++) {
+            free(oa[i]);
+            free(ob[i]);
+        }
+        free(tab);
+        plant_fix_free(&f);
+    }
+}
+END_TEST
+
+/* The secret layout: each buffer at a 256-aligned offset, none
+ * overlapping, at least the guard apart and before the end; another seed
+ * or salt gives another layout; the poison is a NaN of its dtype and the
+ * kept op one of the ops. */
+START_TEST(test_the_layout_of_variants_and_slots_is_a_secret_of_the_seed)
+{
+    size_t off[40], off2[40], total, total2;
+    ev_err err;
+    ck_assert_int_eq(ev_plant_layout(1, 1, 40, 512, EV_PLANT_ROWS * 16, off, &total, &err), EV_OK);
+    for (size_t i = 0; i < 40; i++) {
+        ck_assert_uint_eq(off[i] % 256, 0);
+        ck_assert(off[i] + 512 + EV_PLANT_ROWS * 16 <= total);
+        for (size_t k = 0; k < 40; k++)
+            if (k != i)
+                ck_assert(off[k] + 512 + EV_PLANT_ROWS * 16 <= off[i] ||
+                          off[i] + 512 + EV_PLANT_ROWS * 16 <= off[k]);
+    }
+    ck_assert_int_eq(ev_plant_layout(2, 1, 40, 512, EV_PLANT_ROWS * 16, off2, &total2, &err), EV_OK);
+    ck_assert(memcmp(off, off2, sizeof off));
+    ck_assert_int_eq(ev_plant_layout(1, 2, 40, 512, EV_PLANT_ROWS * 16, off2, &total2, &err), EV_OK);
+    ck_assert(memcmp(off, off2, sizeof off));
+    for (uint64_t seed = 0; seed < 64; seed++) {
+        uint32_t a = ev_plant_poison(seed, EV_DTYPE_FP32), h = ev_plant_poison(seed, EV_DTYPE_FP16),
+                 b = ev_plant_poison(seed, EV_DTYPE_BF16);
+        ck_assert(isnan(ev_f32_from_bits(a)) && isnan(ev_fp16_to_f32((uint16_t)h)) &&
+                  isnan(ev_bf16_to_f32((uint16_t)b)));
+        ck_assert_int_lt(ev_plant_kept_op(seed, 100), 100);
+    }
+    ck_assert(ev_plant_poison(1, EV_DTYPE_FP32) != ev_plant_poison(2, EV_DTYPE_FP32));
+    /* V: as many as half the cache holds, else the budget; 2 .. ops */
+    ck_assert_int_eq(ev_plant_variants(65536, 50 << 20, 2 << 30, 100), 100);
+    ck_assert_int_eq(ev_plant_variants(1 << 20, 50 << 20, INT64_C(2) << 30, 100), 25);
+    ck_assert_int_eq(ev_plant_variants(20 << 20, 50 << 20, INT64_C(2) << 30, 100), 2);
+    ck_assert_int_eq(ev_plant_variants(INT64_C(256) << 20, 50 << 20, INT64_C(2) << 30, 100), 8);
+    ck_assert_int_eq(ev_plant_variants(INT64_C(3) << 30, 50 << 20, INT64_C(2) << 30, 100), 2);
+}
+END_TEST
 
 START_TEST(test_reductions_match_the_oracle_on_odd_shapes)
 {
@@ -1373,6 +1729,11 @@ static Suite *kernels_suite(void)
                         SLICES);
     tcase_set_timeout(red, 60);
     tcase_add_test(red, test_reductions_match_the_oracle_on_odd_shapes);
+    tcase_add_test(red, test_a_plant_moves_its_rows_expected_output_past_twice_its_bound);
+    tcase_add_test(red, test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skipped_one);
+    tcase_add_test(red, test_the_cpu_backends_table_of_plants_is_the_same_plants_and_checks);
+    tcase_add_test(red, test_an_op_without_a_plant_rule_is_refused_not_planted_as_another);
+    tcase_add_test(misc, test_the_layout_of_variants_and_slots_is_a_secret_of_the_seed);
     tcase_add_test(red, test_zero_rows_writes_nothing);
     tcase_add_test(red, test_nan_signed_zero_and_infinities_reduce_as_torch_does);
     tcase_add_test(red, test_outputs_are_bit_identical_across_threads_and_schedules);

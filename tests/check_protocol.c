@@ -20,6 +20,7 @@
 #include "inputs.h"
 #include "runner/validate.h"
 #include <glob.h>
+#include <math.h>
 
 #define SHA0 "0000000000000000000000000000000000000000000000000000000000000000"
 
@@ -292,7 +293,7 @@ START_TEST(test_a_case_whose_validation_passes_an_all_zero_output_is_refused)
     /* 4 rows of 2^17 terms: gamma(N) sum|x| is about 512, a row's sum about 200 */
     snprintf(text, sizeof text, fmt, "", "reduce_sum", 4);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
-    ck_assert_int_eq(ev_case_checkable(&p, 0, &err), EV_EFORMAT);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, EV_CHECKABLE_BLIND, &err), EV_EFORMAT);
     ck_assert_msg(strstr(err.msg, "cases[0] (reduce_sum 4x131072 fp32): an all-zero output passes its "
                                   "validation on every row"),
                   "%s", err.msg);
@@ -302,36 +303,118 @@ START_TEST(test_a_case_whose_validation_passes_an_all_zero_output_is_refused)
     snprintf(text, sizeof text, fmt, "\"tolerances\": {\"sum_depth\": 1024}, ", "reduce_sum", 4);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
     ck_assert_int_eq(p.sum_depth, 1024);
-    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, EV_CHECKABLE_BLIND, &err) == EV_OK, "%s", err.msg);
     ev_protocol_free(&p);
 
     snprintf(text, sizeof text, fmt, "", "reduce_sum", 0);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
-    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, EV_CHECKABLE_BLIND, &err) == EV_OK, "%s", err.msg);
     ev_protocol_free(&p);
 
     snprintf(text, sizeof text, fmt, "", "reduce_max", 4);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
-    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, EV_CHECKABLE_BLIND, &err) == EV_OK, "%s", err.msg);
     ev_protocol_free(&p);
 
     /* the mean's bound is the sum's over N: the same rows are blind
      * without a depth, and checkable with one */
     snprintf(text, sizeof text, fmt, "", "reduce_mean", 4);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
-    ck_assert_int_eq(ev_case_checkable(&p, 0, &err), EV_EFORMAT);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, EV_CHECKABLE_BLIND, &err), EV_EFORMAT);
     ck_assert_msg(strstr(err.msg, "cases[0] (reduce_mean 4x131072 fp32): an all-zero output passes"), "%s",
                   err.msg);
     ev_protocol_free(&p);
     snprintf(text, sizeof text, fmt, "\"tolerances\": {\"sum_depth\": 1024}, ", "reduce_mean", 4);
     ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
-    ck_assert_msg(ev_case_checkable(&p, 0, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, EV_CHECKABLE_BLIND, &err) == EV_OK, "%s", err.msg);
     ev_protocol_free(&p);
 
     /* the three blind patterns: zeros and both output poisons */
     ck_assert_int_eq(ev_blind_byte(0), 0x00);
     ck_assert_int_eq(ev_blind_byte(1), EV_POISON_OUT_BYTE);
     ck_assert_int_eq(ev_blind_byte(2), EV_POISON_OUT_BYTE2);
+}
+END_TEST
+
+/* The omission rule (runner/validate.h, ev_case_detection): a case whose
+ * planted checks would let an output that omits 1/16 of each row pass a
+ * hot sample with a chance above 0.001 is refused, naming the chance, the
+ * rows planted and what to change; more ops per graph make it checkable;
+ * the bound that holds for any input is refined with the case's own input
+ * for a small reduce_sum case (1 x 4096 fp32: one planted row, where the
+ * omitted sixteenth's own sum is far outside the bound); a bound too wide
+ * to plant past is refused, and so is an op without a plant rule; the
+ * resolution is the fewest omitted elements caught. */
+START_TEST(test_a_case_whose_planted_checks_miss_an_omitted_sixteenth_is_refused)
+{
+    static const char *const fmt =
+        "{\"seed\": 7, \"arms\": [\"default\"], %s\"cases\": [{\"op\": \"%s\", \"rows\": "
+        "%d, \"cols\": %d, \"dtype\": \"fp32\", \"default_rows\": 1}]}";
+    char text[512];
+    ev_protocol p;
+    ev_err err = {""};
+    ev_detection d;
+
+    /* one row of MAX: a plant among the omitted sixteenth is the only catch, (15/16)^100 = 0.00157 */
+    snprintf(text, sizeof text, fmt, "", "reduce_max", 1, 4096);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_case_detection(&p, 0, &d, &err), EV_OK);
+    ck_assert(d.miss_hot > 0.00157 && d.miss_hot < 0.00158 && !d.data);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, EV_CHECKABLE_ALL, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg,
+                         "cases[0] (reduce_max 1x4096 fp32): an output that omits 1/16 of each row's "
+                         "elements passes a hot sample's planted checks with a chance up to 0.00157") &&
+                      strstr(err.msg, "use more rows or more ops_per_graph"),
+                  "%s", err.msg);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, EV_CHECKABLE_BLIND, &err), EV_OK);
+    ev_protocol_free(&p);
+    snprintf(text, sizeof text, fmt, "\"ops_per_graph\": 200, ", "reduce_max", 1, 4096);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_case_checkable(&p, 0, EV_CHECKABLE_ALL, &err) == EV_OK, "%s", err.msg);
+    ev_protocol_free(&p);
+
+    /* 8 rows of MAX: 800 draws catch 9 omitted elements of 1024 (resolution), not 8 */
+    snprintf(text, sizeof text, fmt, "", "reduce_max", 8, 1024);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_case_detection(&p, 0, &d, &err), EV_OK);
+    ck_assert_int_eq(d.rows_planted, 8);
+    ck_assert_int_eq(d.omit, 9);
+    ck_assert(pow(1.0 - 9.0 / 1024, 800) <= EV_DETECT_MISS && pow(1.0 - 8.0 / 1024, 800) > EV_DETECT_MISS);
+    ev_protocol_free(&p);
+
+    /* one row of SUM: the bound for any input misses, its own input catches */
+    snprintf(text, sizeof text, fmt, "", "reduce_sum", 1, 4096);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_case_detection(&p, 0, &d, &err), EV_OK);
+    ck_assert(d.data && d.miss_hot < 1e-100);
+    ck_assert_msg(ev_case_checkable(&p, 0, EV_CHECKABLE_ALL, &err) == EV_OK, "%s", err.msg);
+    ev_protocol_free(&p);
+
+    /* one row of SUM whose bound (about 128) holds its omitted sixteenth (about 37): refused */
+    snprintf(text, sizeof text, fmt, "", "reduce_sum", 1, 65536);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, EV_CHECKABLE_ALL, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "omits 1/16 of each row's elements") &&
+                      strstr(err.msg, "judged with its own input"),
+                  "%s", err.msg);
+    ev_protocol_free(&p);
+
+    /* an op without a plant rule (one the vocabulary gains first) has no detection: refused */
+    snprintf(text, sizeof text, fmt, "", "reduce_max", 8, 1024);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    snprintf(p.cases[0].op, sizeof p.cases[0].op, "%s", "reduce_l2");
+    ck_assert_int_eq(ev_case_detection(&p, 0, &d, &err), EV_EINVAL);
+    ck_assert_msg(strstr(err.msg, "cases[0]: reduce_l2 has no plant rule"), "%s", err.msg);
+    ev_protocol_free(&p);
+
+    /* a bound too wide for a plant to move a row past twice it */
+    snprintf(text, sizeof text, fmt, "\"tolerances\": {\"sum_bound_factor\": 1000}, ", "reduce_sum", 64,
+             1024);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_case_checkable(&p, 0, EV_CHECKABLE_ALL, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "its bound is too wide for a plant to move a row's output by twice it"),
+                  "%s", err.msg);
+    ev_protocol_free(&p);
 }
 END_TEST
 
@@ -349,7 +432,8 @@ START_TEST(test_every_shipped_protocol_is_checkable)
             ev_err err = {""};
             parse_file(g.gl_pathv[i], &p);
             for (size_t c = 0; c < p.n_cases; c++)
-                ck_assert_msg(ev_case_checkable(&p, c, &err) == EV_OK, "%s: %s", g.gl_pathv[i], err.msg);
+                ck_assert_msg(ev_case_checkable(&p, c, EV_CHECKABLE_ALL, &err) == EV_OK, "%s: %s",
+                              g.gl_pathv[i], err.msg);
             ev_protocol_free(&p);
             n++;
         }
@@ -1111,6 +1195,7 @@ int main(void)
     tcase_add_test(tc, test_a_wrong_schedule_fault_arm_parses_and_is_a_policy_job);
     tcase_add_test(tc, test_a_case_whose_validation_passes_an_all_zero_output_is_refused);
     tcase_add_test(tc, test_every_shipped_protocol_is_checkable);
+    tcase_add_test(tc, test_a_case_whose_planted_checks_miss_an_omitted_sixteenth_is_refused);
     suite_add_tcase(s, tc);
     failed = ev_check_suite(s);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

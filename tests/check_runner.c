@@ -27,6 +27,7 @@
 
 #include "buf.h"
 #include "inputs.h"
+#include "plants.h"
 #include "json.h"
 #include "runner/backend.h"
 #include "runner/compile_ahead.h"
@@ -526,13 +527,14 @@ START_TEST(test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retr
     }
     /* The wrong output kept its timings. */
     ck_assert_int_eq(hot_samples(&s, last_att(&s, "main/0/fault-wrong/initial", NULL)->attempt_id), 3);
-    /* The overrun broke the sample rules: failed-protocol with the rule and
-     * its numbers as the reason, every sample kept. */
+    /* The overrun ran ten times the replays it recorded: its first hot
+     * sample's op check counts the replays that ran (kernels/plants.h),
+     * failed-protocol with both counts as the reason, every sample kept. */
     {
         const att_info *o = last_att(&s, "main/0/fault-overrun/initial", NULL);
         ck_assert_int_eq(hot_samples(&s, o->attempt_id), 3);
-        ck_assert_msg(strstr(o->protocol_error, "protocol rule: ") == o->protocol_error &&
-                          strstr(o->protocol_error, "outside the wide band [0.25, 4] ms"),
+        ck_assert_msg(strstr(o->protocol_error, "the op check of hot sample 0 says ") == o->protocol_error &&
+                          strstr(o->protocol_error, "replays ran, its samples' records give"),
                       "%s", o->protocol_error);
     }
     ck_assert(s.has_status);
@@ -1469,9 +1471,12 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
 }
 END_TEST
 
-/* The cheat gallery (tests/cheats/cheats.json, issue 16): every cheating
- * kernel ends as a recorded failure with its symptom in the reason, never
- * a completed job; the bundle records them all and verifies. */
+/* The cheat gallery (tests/cheats/cheats.json): every cheating kernel ends
+ * as a recorded failure with its symptom in the reason, never a completed
+ * job (one caught by the planted checks has a failed op check in its
+ * record, and names the op, the row and its expected value); the honest
+ * arm beside them does not fail validation; the bundle records them all
+ * and verifies. */
 START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
 {
     char db[512], zip[512], log[16384], cmd[4096];
@@ -1488,29 +1493,38 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
         "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
         "import json, sys\n"
         "v = json.load(sys.stdin)\n"
-        "want = {\"ext-cheat-stale\": (\"failed-validation\", \"\"),\n"
-        "        \"ext-cheat-zero-input\": (\"failed-exit\", \"wrote its own input\"),\n"
-        "        \"ext-cheat-spill\": (\"failed-exit\", \"wrote outside its output\"),\n"
-        "        \"ext-cheat-cache\": (\"failed-validation\", \"after its input was rewritten\"),\n"
-        "        \"ext-cheat-batch\": (\"failed-validation\", \"still holds the poison\"),\n"
-        "        \"ext-cheat-first-set\": (\"failed-validation\", \"the second input set\"),\n"
-        "        \"ext-cheat-late\": (\"failed-protocol\", \"outlasted their timed events\"),\n"
-        "        \"ext-cheat-late-crowd\": (\"failed-protocol\", \"outlasted their timed events\"),\n"
-        "        \"ext-cheat-partial\": (\"failed-validation\", \"\")}\n"
+        "P = \"wrong on a row planted from a secret seed\"\n"
+        "want = {\"ext-cheat-stale\": [(\"failed-validation\", \"\")],\n"
+        "        \"ext-cheat-zero-input\": [(\"failed-exit\", \"wrote its own input\")],\n"
+        "        \"ext-cheat-spill\": [(\"failed-exit\", \"wrote outside its output\")],\n"
+        "        \"ext-cheat-cache\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-batch\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-first-set\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-late\": [(\"failed-validation\", P), (\"failed-protocol\", \"outlasted their "
+        "timed "
+        "events\")],\n"
+        "        \"ext-cheat-late-crowd\": [(\"failed-validation\", P), (\"failed-protocol\", \"outlasted "
+        "their "
+        "timed events\")],\n"
+        "        \"ext-cheat-partial\": [(\"failed-validation\", \"\")],\n"
+        "        \"ext-cheat-last-op\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-fingerprint\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-few-rows\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-fifteen\": [(\"failed-validation\", P)]}\n"
         "seen, bad = set(), []\n"
         "for j in v[\"jobs\"]:\n"
         "    if j[\"arm\"] in want:\n"
         "        seen.add(j[\"arm\"])\n"
-        "        oc, text = want[j[\"arm\"]]\n"
-        "        pr = j[\"attempts\"][-1][\"process\"]\n"
+        "        a = j[\"attempts\"][-1]\n"
+        "        pr = a[\"process\"]\n"
         "        tail = pr[\"stderr_tail\"] + (pr.get(\"protocol_error\") or \"\")\n"
-        "        if j[\"outcome\"] != oc or text not in tail:\n"
+        "        if not any(j[\"outcome\"] == oc and text in tail for oc, text in want[j[\"arm\"]]):\n"
         "            bad.append((j[\"job_key\"], j[\"outcome\"], tail[-200:]))\n"
-        "        caught = [c for c in j[\"attempts\"][-1].get(\"sample_checks\", []) if not c[\"passed\"]]\n"
-        "        if j[\"arm\"] in (\"ext-cheat-cache\", \"ext-cheat-batch\", \"ext-cheat-first-set\") and "
-        "not "
-        "(caught and caught[0][\"output_member\"]):\n"
-        "            bad.append((j[\"job_key\"], \"no failed sample check with its output\"))\n"
+        "        caught = [c for c in a.get(\"op_checks\", []) if not c[\"passed\"]]\n"
+        "        if P in tail and not caught:\n"
+        "            bad.append((j[\"job_key\"], \"no failed op check recorded\"))\n"
+        "    elif j[\"phase\"] == \"main\" and j[\"outcome\"] not in (\"completed\", \"failed-protocol\"):\n"
+        "        bad.append((j[\"job_key\"], \"an honest arm\", j[\"outcome\"]))\n"
         "print(bad); sys.exit(1 if bad or seen != set(want) else 0)'",
         zip);
     ck_assert_msg(system(cmd) == 0, "a cheat was not caught as its class says");
@@ -1915,6 +1929,18 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     job->c = proto->cases[ci];
     job->input = in;
     job->input_len = len;
+    /* the plants every job binds with (kernels/plants.h) */
+    ev_plant_cfg pc;
+    ev_oracle_row *orows = NULL;
+    ev_plant_row *prows = malloc((shape.rows > 0 ? (size_t)shape.rows : 1) * sizeof *prows);
+    ck_assert_int_eq(ev_job_expect(&shape, in, &orows, &err), EV_OK);
+    ck_assert_msg(ev_plant_rows(&shape, proto->sum_depth, proto->sum_bound_factor, orows, prows, &err) ==
+                      EV_OK,
+                  "%s", err.msg);
+    ev_plant_config(&pc, 99, &shape,
+                    ev_plant_variants((int64_t)len, 1 << 20, proto->ref_cpu.variant_budget_bytes, 100), 100);
+    job->plants = &pc;
+    job->plant_rows = prows;
     ck_assert_msg(ev_backend_cpu_ops.open(&cfg, &impl, &err) == EV_OK, "%s", err.msg);
     ck_assert_msg(ev_backend_cpu_ops.bind(impl, job, &b, &err) == EV_OK, "%s", err.msg);
     out = malloc(b.out_len + 1);
@@ -1929,6 +1955,8 @@ static void cpu_job(const ev_protocol *proto, int64_t ci, ev_backend_job *job, e
     ck_assert_uint_eq(n_nodes, 1);
     *node = nodes[0];
     *threads = b.threads;
+    free(orows);
+    free(prows);
     free(nodes);
     free(out);
     free(in);
@@ -2129,7 +2157,7 @@ END_TEST
     "p = argparse.ArgumentParser()\n"                                                                        \
     "for k in ('input', 'op', 'dtype', 'rows', 'cols', 'stride', 'job-key', 'record-fd', 'out-first',\n"     \
     "          'out-final', 'ops', 'samples', 'cold-samples', 'warmup-ms', 'target-ms', 'flush-multiple',\n" \
-    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns'):\n"                                     \
+    "          'backend', 'spawn-ns', 'gate-fd', 'compile-ahead-ns', 'plants', 'ops-lib', 'out-kept'):\n"    \
     "    p.add_argument('--' + k)\n"                                                                         \
     "a = p.parse_args()\n"
 
@@ -2142,7 +2170,7 @@ static const char fake_peer[] =
     "    os._exit(0)\n"
     "n = int(a.rows) * 4\n"
     "assert os.path.getsize(a.input) == ((int(a.rows) - 1) * int(a.stride) + int(a.cols)) * 4\n"
-    "for f in (a.out_first, a.out_final):\n"
+    "for f in (a.out_first, a.out_final, a.out_kept):\n"
     "    open(f, 'wb').write(bytes(n))\n"
     "w = os.fdopen(int(a.record_fd), 'w')\n"
     "w.write('{\"type\": \"hello\", \"version\": 1, \"pid\": 1, \"job_key\": \"%s\", \"arm\": "
@@ -2159,7 +2187,7 @@ static const char fake_peer[] =
  * one is refused, naming the field. */
 START_TEST(test_every_data_record_decodes_to_the_row_it_was_encoded_from)
 {
-    ev_rec_row in[5], back;
+    ev_rec_row in[7], back;
     ev_err e = {{0}};
     memset(in, 0, sizeof in);
     in[0].binding = (ev_binding_row){"reduce_sum", "fp16", 17, 1024, 1024, 34816, 68, 256, 256, 24};
@@ -2167,9 +2195,11 @@ START_TEST(test_every_data_record_decodes_to_the_row_it_was_encoded_from)
     in[2].sample = (ev_sample_row){"hot", 7, 4096, 100, 0.1 + 0.2, -1};
     in[3].validation = (ev_validation_row){"first", 0, 0.25, 0.125, 3, "ab", NULL, 0};
     in[4].check = (ev_sample_check_row){1, -1, 1, 0.5, 0.75, 0, "cd", NULL, 0};
-    const ev_rec_type types[5] = {EV_REC_BINDING, EV_REC_CALIBRATION, EV_REC_SAMPLE, EV_REC_VALIDATION,
-                                  EV_REC_CHECK};
-    for (int k = 0; k < 5; k++) {
+    in[5].opcheck = (ev_op_check_row){"cold", 2, 3, 1, 1, 17, 100, "00ff00ff00ff00ff", 0};
+    in[6].opkept = (ev_op_kept_row){41, 99, 1, 0.25, 0.5, 0, "ef", NULL, 0};
+    const ev_rec_type types[7] = {EV_REC_BINDING, EV_REC_CALIBRATION, EV_REC_SAMPLE, EV_REC_VALIDATION,
+                                  EV_REC_CHECK,   EV_REC_OPCHECK,     EV_REC_OPKEPT};
+    for (int k = 0; k < 7; k++) {
         cJSON *r = ev_rec_encode(types[k], &in[k]);
         ck_assert_ptr_nonnull(r);
         ck_assert_int_eq(ev_rec_decode(types[k], r, &back, &e), 0);
@@ -2183,6 +2213,14 @@ START_TEST(test_every_data_record_decodes_to_the_row_it_was_encoded_from)
         if (types[k] == EV_REC_CHECK)
             ck_assert(back.check.input_set == 1 && back.check.after_sample == -1 && back.check.passed &&
                       back.check.max_abs_err == 0.5 && !strcmp(back.check.output_sha256, "cd"));
+        if (types[k] == EV_REC_OPCHECK)
+            ck_assert(!strcmp(back.opcheck.timing, "cold") && back.opcheck.sample_index == 2 &&
+                      back.opcheck.replay_end == 3 && back.opcheck.rows == 17 &&
+                      back.opcheck.variants == 100 && !strcmp(back.opcheck.tag, "00ff00ff00ff00ff") &&
+                      !back.opcheck.passed);
+        if (types[k] == EV_REC_OPKEPT)
+            ck_assert(back.opkept.op == 41 && back.opkept.replay == 99 && back.opkept.passed &&
+                      back.opkept.bound == 0.5 && !strcmp(back.opkept.output_sha256, "ef"));
         cJSON_Delete(r);
     }
     /* numbers and the clock, field by field */
@@ -2232,9 +2270,55 @@ START_TEST(test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_output
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"stage\":\"first\",\"passed\":false"));
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"mismatches\":130"));
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 3), "\"output_hex\":\"0000"));
-    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 4), "\"stage\":\"final\",\"passed\":false"));
-    ck_assert_str_eq(rec_line(&recs, 5), "{\"type\":\"end\",\"records\":5}");
+    /* the kept output, validated against its planted input (kernels/plants.h) */
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 4), "{\"type\":\"opkept\","));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 4), "\"passed\":false"));
+    ck_assert_ptr_nonnull(strstr(rec_line(&recs, 5), "\"stage\":\"final\",\"passed\":false"));
+    ck_assert_str_eq(rec_line(&recs, 6), "{\"type\":\"end\",\"records\":6}");
     ev_buf_free(&recs);
+}
+END_TEST
+
+/* The torch peer's library (build/libevident_ops.so, built where nvcc is):
+ * kernels/peer_torch.py loads it with ctypes (its Plants class, importable
+ * without torch) and refuses, in one line naming the file, a plants file
+ * that is not one; a real plants file (the worker's format) is read as far
+ * as the device, which this host may lack (then the refusal names the
+ * device).  Skipped where the build has no library (no nvcc). */
+START_TEST(test_the_torch_peers_library_loads_and_refuses_a_bad_plants_file)
+{
+    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
+    char lib[512], cmd[4096];
+    snprintf(lib, sizeof lib, "%s/libevident_ops.so", build);
+    if (access(lib, R_OK))
+        return; /* no nvcc: no library, and no torch peer on cuda either */
+    snprintf(
+        cmd, sizeof cmd,
+        "cd kernels && PYTHONDONTWRITEBYTECODE=1 python3 -c '\n"
+        "import os, struct, sys, tempfile\n"
+        "import peer_torch\n"
+        "lib = os.path.abspath(\"../%s\")\n"
+        "d = tempfile.mkdtemp()\n"
+        "bad = os.path.join(d, \"bad.bin\")\n"
+        "open(bad, \"wb\").write(b\"not plants\")\n"
+        "try:\n"
+        "    peer_torch.Plants(lib, bad, 0)\n"
+        "    sys.exit(\"a bad plants file was accepted\")\n"
+        "except RuntimeError as e:\n"
+        "    assert \"not a plants file\" in str(e), e\n"
+        "good = os.path.join(d, \"good.bin\")\n"
+        "rows = 2\n"
+        "with open(good, \"wb\") as f:\n"
+        "    f.write(b\"EVPLANT1\" + struct.pack(\"<Q7q\", 7, 0, 0, rows, 16, 16, 100, 1 << 30))\n"
+        "    f.write(struct.pack(\"<ddii\", 1.0, 0.5, -3, 1) * rows)\n"
+        "try:\n"
+        "    p = peer_torch.Plants(lib, good, 50 << 20)\n"
+        "    assert p.variants == 100 and p.epochs == 1 and p.rows == 2, (p.variants, p.epochs, p.rows)\n"
+        "except RuntimeError as e:\n"
+        "    assert \"plants on the device\" in str(e), e\n"
+        "'",
+        lib);
+    ck_assert_msg(system(cmd) == 0, "the torch peer's library");
 }
 END_TEST
 
@@ -2244,7 +2328,7 @@ END_TEST
 static const char fake_peer_device[] =
     "import argparse, json, os, sys\n"
     "sys.path.insert(0, 'kernels')\n"
-    "import peer_torch\n" FAKE_PEER_ARGS "for f in (a.out_first, a.out_final):\n"
+    "import peer_torch\n" FAKE_PEER_ARGS "for f in (a.out_first, a.out_final, a.out_kept):\n"
     "    open(f, 'wb').write(bytes(int(a.rows) * 4))\n"
     "w = os.fdopen(int(a.record_fd), 'w')\n"
     "def emit(t, **f):\n"
@@ -2424,15 +2508,18 @@ START_TEST(test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its
 }
 END_TEST
 
-/* The device record (issue 16): one, after the last hot sample and before
- * the final validation, with the secret rotation seed (16 hex digits,
- * never written before the samples), the rotation the seed picks, the
- * cpu backend's facts unknown (-1) and one per-sample fact per hot sample;
- * the supervisor's reader (sample_rules.h) accepts it. */
+/* The device record: one, after the last hot sample, with the plants'
+ * secret seed (16 hex digits, never written before the samples) and the
+ * plants it makes (variants, rows, epochs, kept op), the cpu backend's
+ * facts unknown (-1) and one per-sample fact per hot sample; the
+ * supervisor's reader (sample_rules.h) accepts it.  Every cold and hot
+ * sample is followed by its op check, whose tag is the seed's for the
+ * replays run by then (kernels/plants.h); the kept output follows the
+ * device record, before the final validation. */
 START_TEST(test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples)
 {
     ev_buf recs = EV_BUF_INIT;
-    const char *dev, *last_hot, *seed;
+    const char *dev, *last_hot, *seed, *kept;
     ev_err e = {{0}};
     cJSON *d = NULL;
 
@@ -2446,7 +2533,8 @@ START_TEST(test_the_worker_writes_its_device_record_and_the_secret_seed_only_aft
     last_hot = strstr(recs.data, "\"timing\":\"hot\",\"index\":1,");
     ck_assert_ptr_nonnull(last_hot);
     ck_assert(last_hot < dev);
-    ck_assert(dev < strstr(recs.data, "\"stage\":\"final\""));
+    kept = strstr(recs.data, "{\"type\":\"opkept\"");
+    ck_assert(kept && dev < kept && kept < strstr(recs.data, "\"stage\":\"final\""));
     ck_assert_int_eq(ev_json_parse(dev, strcspn(dev, "\n"), 0, &d, &e), EV_OK);
     ev_rule_sample hot[2];
     char why[256] = "";
@@ -2458,15 +2546,30 @@ START_TEST(test_the_worker_writes_its_device_record_and_the_secret_seed_only_aft
     ck_assert_int_eq(ev_rule_device_read(d, hot, 3, cold, 1, why, sizeof why),
                      -1); /* three hot samples: refused */
     ck_assert_msg(strstr(why, "hot_other_processes: must be an array of 3 integers"), "%s", why);
-    cJSON *rot = cJSON_GetObjectItem(d, "rotation");
-    int64_t before, rows[4];
-    size_t n;
-    ev_inputs_rotation(strtoull(cJSON_GetObjectItem(rot, "seed")->valuestring, NULL, 16), 2, 17, &before, &n,
-                       rows);
-    ck_assert_int_eq(before, 1);
-    ck_assert_uint_eq(n, 1);
-    ck_assert_int_eq((int64_t)cJSON_GetObjectItem(rot, "before")->valuedouble, before);
-    ck_assert_int_eq((int64_t)cJSON_GetArrayItem(cJSON_GetObjectItem(rot, "rows"), 0)->valuedouble, rows[0]);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(d, "rotation")));
+    cJSON *pl = cJSON_GetObjectItem(d, "plants");
+    uint64_t s = strtoull(cJSON_GetObjectItem(pl, "seed")->valuestring, NULL, 16);
+    ck_assert_int_eq((int64_t)cJSON_GetObjectItem(pl, "rows")->valuedouble, 17);
+    ck_assert_int_eq((int64_t)cJSON_GetObjectItem(pl, "kept_op")->valuedouble, ev_plant_kept_op(s, 100));
+    /* every sample's op check: after its sample, its tag the seed's */
+    int n_checks = 0;
+    for (const char *at = recs.data; (at = strstr(at, "{\"type\":\"opcheck\"")) != NULL; at++) {
+        cJSON *o = NULL;
+        char want[17];
+        ck_assert_int_eq(ev_json_parse(at, strcspn(at, "\n"), 0, &o, &e), EV_OK);
+        snprintf(want, sizeof want, "%016llx",
+                 (unsigned long long)ev_plant_tag_after(
+                     s, (uint64_t)cJSON_GetObjectItem(o, "replay_end")->valuedouble));
+        ck_assert_str_eq(cJSON_GetObjectItem(o, "tag")->valuestring, want);
+        ck_assert(cJSON_IsTrue(cJSON_GetObjectItem(o, "passed")));
+        cJSON_Delete(o);
+        n_checks++;
+    }
+    ck_assert_int_eq(n_checks, 3); /* one cold, two hot samples */
+    cJSON_AddItemToObject(cJSON_GetObjectItem(d, "plants"), "extra", cJSON_CreateNumber(1));
+    ck_assert_int_eq(ev_rule_device_read(d, hot, 2, cold, 1, why, sizeof why), -1);
+    ck_assert_msg(strstr(why, "plants.extra: not a member of the plants"), "%s", why);
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(d, "plants"), "extra");
     cJSON_AddItemToObject(d, "extra", cJSON_CreateNumber(1));
     ck_assert_int_eq(ev_rule_device_read(d, hot, 2, cold, 1, why, sizeof why),
                      -1); /* an unknown member: refused */
@@ -2861,6 +2964,7 @@ int main(void)
     tcase_add_test(tc, test_the_torch_peers_records_are_relayed_byte_for_byte_and_its_outputs_validated);
     tcase_add_test(tc, test_the_torch_peers_device_record_gets_the_workers_readings_and_keeps_its_walls);
     tcase_add_test(tc, test_every_data_record_decodes_to_the_row_it_was_encoded_from);
+    tcase_add_test(tc, test_the_torch_peers_library_loads_and_refuses_a_bad_plants_file);
     tcase_add_test(tc, test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);

@@ -34,6 +34,8 @@ extern const char ev_migrate3_sql[];
 extern const size_t ev_migrate3_sql_len;
 extern const char ev_migrate4_sql[];
 extern const size_t ev_migrate4_sql_len;
+extern const char ev_migrate5_sql[];
+extern const size_t ev_migrate5_sql_len;
 
 static char tmpdir[256];
 static char dbpath[300];
@@ -302,7 +304,7 @@ START_TEST(test_new_store_gets_the_current_schema_version_in_wal_mode)
     ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     raw_text(db, "PRAGMA journal_mode", mode, sizeof mode);
     ck_assert_str_eq(mode, "wal");
-    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 21);
+    ck_assert_int_eq(raw_int(db, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'"), 23);
     sqlite3_close(db);
     s = open_rw(); /* reopening an existing store migrates nothing */
     ev_store_close(s);
@@ -328,6 +330,7 @@ START_TEST(test_embedded_migrations_equal_db_migrate_sql)
         {"db/migrate-2.sql", ev_migrate2_sql, &ev_migrate2_sql_len},
         {"db/migrate-3.sql", ev_migrate3_sql, &ev_migrate3_sql_len},
         {"db/migrate-4.sql", ev_migrate4_sql, &ev_migrate4_sql_len},
+        {"db/migrate-5.sql", ev_migrate5_sql, &ev_migrate5_sql_len},
     };
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         ev_buf b = EV_BUF_INIT;
@@ -426,7 +429,9 @@ START_TEST(test_a_version_2_store_is_read_as_it_is_and_gets_device_records_when_
     ev_store_close(s);
     db = raw_open(); /* back to version 2: the table as migrate-3.sql did not yet make it */
     ck_assert_int_eq(
-        sqlite3_exec(db, "DROP TABLE attempt_devices; DROP TABLE sample_checks; PRAGMA user_version = 2",
+        sqlite3_exec(db,
+                     "DROP TABLE attempt_devices; DROP TABLE sample_checks; DROP TABLE op_checks; DROP TABLE "
+                     "op_kept; PRAGMA user_version = 2",
                      NULL, NULL, NULL),
         SQLITE_OK);
     sqlite3_close(db);
@@ -487,8 +492,12 @@ START_TEST(test_a_version_3_store_is_read_as_it_is_and_migrated_to_sample_checks
     att = add_attempt(s, job, 1, inv);
     ev_store_close(s);
     db = raw_open(); /* back to version 3: the table as migrate-4.sql did not yet make it */
-    ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE sample_checks; PRAGMA user_version = 3", NULL, NULL, NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db,
+                     "DROP TABLE sample_checks; DROP TABLE op_checks; DROP TABLE op_kept; PRAGMA "
+                     "user_version = 3",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
     sqlite3_close(db);
     slurp(dbpath, &before);
     ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e), EV_OK);
@@ -502,7 +511,7 @@ START_TEST(test_a_version_3_store_is_read_as_it_is_and_migrated_to_sample_checks
     ck_assert_int_eq(memcmp(before.data, after.data, before.len), 0);
 
     ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_OK);
-    ck_assert_int_eq(ev_store_version(s), 4);
+    ck_assert_int_eq(ev_store_version(s), EV_STORE_VERSION);
     ck_assert_msg(ev_store_add_sample_check(s, att, &ck, &e) == EV_OK, "%s", e.msg);
     ck_assert_int_eq(ev_store_add_sample_check(s, att, &ck, &e), EV_EDB); /* once per (set, sample) */
     ck.input_set = 1;
@@ -519,7 +528,7 @@ START_TEST(test_a_version_3_store_is_read_as_it_is_and_migrated_to_sample_checks
     ck_assert_int_eq(rows, 2);
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), 4);
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), EV_STORE_VERSION);
     ck_assert_int_eq(sqlite3_exec(db, "UPDATE sample_checks SET passed = 0", NULL, NULL, NULL),
                      SQLITE_CONSTRAINT);
     ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM sample_checks", NULL, NULL, NULL), SQLITE_CONSTRAINT);
@@ -535,6 +544,86 @@ START_TEST(test_a_version_3_store_is_read_as_it_is_and_migrated_to_sample_checks
 }
 END_TEST
 
+/* Schema 5 (db/migrate-5.sql): a version-4 store read as it is has no op
+ * checks or kept outputs and is not rewritten (none can be added);
+ * opened writable it is migrated; an op check is once per (attempt,
+ * timing, sample), of a hot or cold sample; a kept output once per
+ * attempt, with its bytes; both append-only. */
+START_TEST(test_a_version_4_store_is_read_as_it_is_and_migrated_to_op_checks)
+{
+    ev_store *s;
+    sqlite3 *db;
+    ev_err e = {{0}};
+    ev_buf before = EV_BUF_INIT, after = EV_BUF_INIT;
+    int rows = 0;
+    int64_t run = 0, inv = 0, job, att;
+    static const unsigned char out[4] = {1, 2, 3, 4};
+    ev_op_check_row oc = {"hot", 0, 12, 3, 100, 17, 100, "0123456789abcdef", 1};
+    ev_op_kept_row ok = {7, 12, 1, 0.0, 0.5, 0, "cc77", out, sizeof out};
+
+    s = open_rw();
+    add_base(s, &run, &inv);
+    job = add_job(s, run, "main/0/default/default", "main", 0, "default", "default", 0, 0);
+    att = add_attempt(s, job, 1, inv);
+    ev_store_close(s);
+    db = raw_open(); /* back to version 4: the tables as migrate-5.sql did not yet make them */
+    ck_assert_int_eq(sqlite3_exec(db, "DROP TABLE op_checks; DROP TABLE op_kept; PRAGMA user_version = 4",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    slurp(dbpath, &before);
+    ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_version(s), 4);
+    ck_assert_int_eq(ev_store_query(s, EV_Q_OP_CHECKS, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(ev_store_query(s, EV_Q_OP_KEPT, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 0);
+    ck_assert_int_eq(ev_store_add_op_check(s, att, &oc, &e), EV_EREADONLY);
+    ck_assert_int_eq(ev_store_add_op_kept(s, att, &ok, &e), EV_EREADONLY);
+    ev_store_close(s);
+    slurp(dbpath, &after);
+    ck_assert_uint_eq(before.len, after.len);
+    ck_assert_int_eq(memcmp(before.data, after.data, before.len), 0);
+
+    ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_OK);
+    ck_assert_int_eq(ev_store_version(s), 5);
+    ck_assert_msg(ev_store_add_op_check(s, att, &oc, &e) == EV_OK, "%s", e.msg);
+    ck_assert_int_eq(ev_store_add_op_check(s, att, &oc, &e), EV_EDB); /* once per (timing, sample) */
+    oc.timing = "cold";
+    ck_assert_int_eq(ev_store_add_op_check(s, att, &oc, &e), EV_OK);
+    oc.timing = "warm";
+    ck_assert_int_eq(ev_store_add_op_check(s, att, &oc, &e), EV_EDB); /* hot or cold only */
+    oc.timing = "hot";
+    oc.sample_index = 1;
+    oc.replays = 0;
+    ck_assert_int_eq(ev_store_add_op_check(s, att, &oc, &e), EV_EDB); /* a sample runs a replay at least */
+    oc.replays = 3;
+    ck_assert_int_eq(ev_store_add_op_check(s, att + 99, &oc, &e), EV_EDB); /* no such attempt */
+    ck_assert_msg(ev_store_add_op_kept(s, att, &ok, &e) == EV_OK, "%s", e.msg);
+    ck_assert_int_eq(ev_store_add_op_kept(s, att, &ok, &e), EV_EDB); /* once per attempt */
+    rows = 0;
+    ck_assert_int_eq(ev_store_query(s, EV_Q_OP_CHECKS, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 2);
+    rows = 0;
+    ck_assert_int_eq(ev_store_query(s, EV_Q_OP_KEPT, run, count_any, &rows, &e), EV_OK);
+    ck_assert_int_eq(rows, 1);
+    ev_store_close(s);
+    db = raw_open();
+    ck_assert_int_eq(raw_int(db, "PRAGMA user_version"), 5);
+    ck_assert_int_eq(sqlite3_exec(db, "UPDATE op_checks SET passed = 0", NULL, NULL, NULL),
+                     SQLITE_CONSTRAINT);
+    ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM op_checks", NULL, NULL, NULL), SQLITE_CONSTRAINT);
+    ck_assert_int_eq(sqlite3_exec(db, "UPDATE op_kept SET passed = 0", NULL, NULL, NULL), SQLITE_CONSTRAINT);
+    ck_assert_int_eq(sqlite3_exec(db, "DELETE FROM op_kept", NULL, NULL, NULL), SQLITE_CONSTRAINT);
+    ck_assert_int_eq(
+        sqlite3_exec(db, "INSERT OR REPLACE INTO op_kept VALUES (1, 7, 12, 1, 0.0, 0.5, 0, 'x', x'00')", NULL,
+                     NULL, NULL),
+        SQLITE_CONSTRAINT);
+    sqlite3_close(db);
+    ev_buf_free(&before);
+    ev_buf_free(&after);
+}
+END_TEST
+
 START_TEST(test_newer_schema_version_is_refused)
 {
     ev_store *s = open_rw();
@@ -543,12 +632,12 @@ START_TEST(test_newer_schema_version_is_refused)
 
     ev_store_close(s);
     db = raw_open();
-    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 5", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db, "PRAGMA user_version = 6", NULL, NULL, NULL), SQLITE_OK);
     sqlite3_close(db);
     s = NULL;
     ck_assert_int_eq(ev_store_open(dbpath, 0, &s, &e), EV_EUNSUPPORTED);
     ck_assert_ptr_null(s);
-    ck_assert_msg(strstr(e.msg, "version 5") && strstr(e.msg, "newer"), "%s", e.msg);
+    ck_assert_msg(strstr(e.msg, "version 6") && strstr(e.msg, "newer"), "%s", e.msg);
 }
 END_TEST
 
@@ -1497,6 +1586,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_a_version_1_store_is_read_as_it_is_and_migrated_when_opened_writable);
     tcase_add_test(tc, test_newer_schema_version_is_refused);
     tcase_add_test(tc, test_a_version_3_store_is_read_as_it_is_and_migrated_to_sample_checks);
+    tcase_add_test(tc, test_a_version_4_store_is_read_as_it_is_and_migrated_to_op_checks);
     tcase_add_test(tc, test_foreign_database_is_refused);
     tcase_add_test(tc, test_missing_file_without_create_is_an_io_error);
     tcase_add_test(tc, test_foreign_keys_are_enforced);

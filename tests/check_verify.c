@@ -35,6 +35,7 @@
 #include "evidence/report.h"
 #include "bundle/zipwrite.h"
 #include "json.h"
+#include "plants.h"
 #include "run_prog.h"
 #include "runner/protocol.h"
 #include "runner/snapshot.h"
@@ -537,7 +538,7 @@ START_TEST(test_extra_output_member_fails_rederive)
     tm_load(&l, g_good);
     tm_set(&l, "outputs/999-1.bin", "\0\0\0\0", 4);
     ev_vreport *r = tamper_verify(&l, "extra_output", NULL, NULL);
-    expect_fail(r, "rederive", "outputs/999-1.bin", "no validation record or sample check names this output");
+    expect_fail(r, "rederive", "outputs/999-1.bin", "names this output");
     ev_vreport_free(r);
     tm_free(&l);
 }
@@ -2723,13 +2724,13 @@ START_TEST(test_a_bundle_without_a_declared_kernels_source_fails_plan)
 }
 END_TEST
 
-/* A real cpu run with the overrun fault arm (each hot sample runs 10 x the
- * replays it records, in the main job only; a 20 ms target, so that even a
- * slow host's calibration chooses more than one replay, where a longer
- * sample is no breach): the supervisor applies the
- * sample rules, records the attempt failed-protocol with the breach as its
- * reason, rescues it, and the honest bundle PASSes, the claimed breach
- * being the one its records show. */
+/* A real cpu run with the throttle fault arm (its last hot sample reports
+ * an SM clock of 500 MHz against 1000 for the others, in the main job
+ * only): the supervisor applies the sample rules, records the attempt
+ * failed-protocol with the breach as its reason, rescues it, and the
+ * honest bundle PASSes, the claimed breach being the one its records show.
+ * (The overrun fault arm, which this test ran before the plants, now
+ * fails on its op checks' replay counts first: check_runner.) */
 START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies)
 {
     static const char proto[] =
@@ -2737,7 +2738,7 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
-        " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"overrun\", \"factor\": 10, \"when\": "
+        " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"throttle\", \"mhz\": 500, \"when\": "
         "\"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
@@ -2752,13 +2753,9 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
     ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "failed-protocol");
     cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
     const char *why = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring;
-    /* the overrun's symptom: samples far above the target (the wide band
-     * or, when a loaded host's calibration chose fewer replays, the median
-     * band fires first) */
-    ck_assert_msg(
-        strstr(why, "protocol rule: ") == why &&
-            (strstr(why, "hot samples outside the wide band [5, 80] ms") || strstr(why, "median hot sample")),
-        "%s", why);
+    /* the fault's symptom: a sample at an SM clock below the band (first,
+     * or after a breach this host's noise caused) */
+    ck_assert_msg(strstr(why, "protocol rule: ") == why && strstr(why, "SM clock"), "%s", why);
     cJSON *rj = job_by_key(v, "rescue/0/fault-over/retry-1");
     cJSON *ra = cJSON_GetArrayItem(cJSON_GetObjectItem(rj, "attempts"), 0);
     const cJSON *rwhy = cJSON_GetObjectItem(cJSON_GetObjectItem(ra, "process"), "protocol_error");
@@ -2929,7 +2926,7 @@ static void set_ints(cJSON *d, const char *key, const long long *vals, int n)
  * facts unknown, -1, never a failure) and the honest bundle PASSes.  The
  * same bundle FAILs check 5 when a completed attempt's device record says
  * another process used the GPU or the GPU throttled, or a sample's wall
- * clock outlasted its events, when a completed attempt has none, when its rotation is not its seed's, when a member is
+ * clock outlasted its events, when a completed attempt has none, when its plants are not its seed's and case's, when a member is
  * malformed, and when two attempts of one arm name different peer
  * versions. */
 START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it)
@@ -2990,9 +2987,8 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_throttle_reasons")), 3);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "hot_wall_ms")), 3);
     ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(d, "cold_other_processes")), 1);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(d, "input_sets")->valuedouble, 2);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "rotation"), "before")->valuedouble >= 1,
-                     1);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItem(d, "rotation")));
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "plants"), "rows")->valuedouble, 17);
     int retry_completed =
         !strcmp(cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-busy/retry-1"), "outcome")->valuestring,
                 "completed");
@@ -3026,14 +3022,12 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
             cJSON_ReplaceItemInObjectCaseSensitive(
                 cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0), "device",
                 cJSON_CreateNull());
-            want = "attempt 1 (completed): no device record, in a run stored with schema 4";
+            want = "attempt 1 (completed): no device record, in a run stored with schema 5";
             break;
-        case 3:
-            rot = cJSON_GetObjectItem(d, "rotation");
-            cJSON_ReplaceItemInObjectCaseSensitive(
-                rot, "before",
-                cJSON_CreateNumber(cJSON_GetObjectItem(rot, "before")->valuedouble == 1 ? 2 : 1));
-            want = "device record's rotation (before hot sample";
+        case 3: /* planted rows per op other than its seed and case make */
+            rot = cJSON_GetObjectItem(d, "plants");
+            cJSON_ReplaceItemInObjectCaseSensitive(rot, "rows", cJSON_CreateNumber(3));
+            want = "its device record's plants (variants";
             break;
         case 4:
             set_ints(d, "hot_other_processes", short_list, 2);
@@ -3083,31 +3077,22 @@ static cJSON *attempt1(cJSON *v, const char *key)
     return cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0);
 }
 
-/* The output checks after timed samples (issue 16, schema 4): a real cpu
- * run keeps, for every completed attempt, the rotated sample's output of
- * both input sets and the second set's after the last sample, with their
- * bytes, and verify-bundle validates each again from the seed in the
- * device record.  A check left out, a check's bytes edited with their
- * hash, a failed check in a completed attempt: FAIL.  The checkable-case
- * rule: a bundle of schema 4 whose case would pass an all-zero output
- * (here: sum_bound_factor 1000) FAILs check 5; the same bundle claiming
- * schema 3 is only noted. */
+/* The output checks after timed samples of store schema 4, held to their
+ * own rules: a bundle a cpu run of that schema made
+ * (tests/fixtures/schema4/checks.zip, commit 6065926, before the plants
+ * replaced the rotated input and the second input set) keeps, for every
+ * completed attempt, the rotated sample's output of both input sets and
+ * the second set's after the last sample, with their bytes, and
+ * verify-bundle validates each again from the seed in the device record.
+ * A check left out, a check's bytes edited with their hash, a failed
+ * check in a completed attempt: FAIL.  The checkable-case rule: a bundle
+ * of schema 4 whose case would pass an all-zero output (here:
+ * sum_bound_factor 1000) FAILs check 5; the same bundle claiming schema 3
+ * is only noted. */
 START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_the_seed)
 {
-    static const char proto[] =
-        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
-        " \"host_threads\": 2, \"reference_arms\": false, \"auto_arm\": false, \"tolerances\": "
-        "{\"sample_band\": "
-        "0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
-        " \"arms\": [\"default\", \"rows1\"],\n"
-        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
-        "\"default_rows\": 4},\n"
-        "            {\"op\": \"reduce_max\", \"rows\": 40, \"cols\": 300, \"dtype\": \"fp32\", "
-        "\"default_rows\": 4}]}\n";
-    char zip[320], last[1024];
-    ck_assert_msg(real_run("chk", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
-                  last);
+    const char *zip =
+        "tests/fixtures/schema4/checks.zip"; /* 17x1024 fp16 SUM, 40x300 fp32 MAX; default, rows1 */
     ev_vreport *r = verify(zip, NULL, NULL);
     expect_pass(r);
     ck_assert_msg(strstr(report_text(r), "output checks after timed samples validated again"), "%s",
@@ -3189,7 +3174,7 @@ START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_th
         }
         case 2: /* a failed check in a completed attempt */
             cJSON_ReplaceItemInObject(c, "passed", cJSON_CreateFalse());
-            want = "completed with a failed output check after a timed sample";
+            want = "completed with a failed check after a timed sample";
             break;
         case 3: /* a case whose validation passes zeros, in a run of schema 4 */
         case 4: /* the same, claimed to be stored before the rule */
@@ -3226,20 +3211,160 @@ START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_th
         ev_vreport_free(r);
         tm_free(&l);
     }
+}
+END_TEST
+
+/* The check tags and the kept output (store schema 5; kernels/plants.h):
+ * a real cpu run's bundle holds, for every completed attempt, one op
+ * check per cold and hot sample, whose tag verify-bundle recomputes from
+ * the seed the device record reveals, and the kept output, which it
+ * validates again on its planted input regenerated from the seeds.  Each
+ * tampering FAILs with its reason: a tag edited, a sample's op check left
+ * out, its replay count edited, the device record's seed or variants
+ * edited, the kept output's bytes edited with their hash, its op edited,
+ * the kept output left out, a failed op check in a completed attempt, a
+ * regenerate limit below the chains' length; the exporter refuses a store
+ * holding a failed op check in a completed attempt. */
+START_TEST(test_every_samples_check_tag_is_recomputed_from_the_seed_and_the_kept_output_validated_again)
+{
+    static const char proto[] =
+        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 2,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"auto_arm\": false, \"tolerances\": "
+        "{\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"rows1\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4},\n"
+        "            {\"op\": \"reduce_max\", \"rows\": 300, \"cols\": 300, \"dtype\": \"fp32\", "
+        "\"default_rows\": 4}]}\n";
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("tags", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
+    ev_vreport *r = verify(zip, NULL, NULL);
+    expect_pass(r);
+    ck_assert_msg(
+        strstr(report_text(r), "kept outputs (one op of the last replay of each attempt) validated again"),
+        "%s", report_text(r));
+    ev_vreport_free(r);
+
+    tm_list l;
+    tm_load(&l, zip);
+    cJSON *v = tm_json(&l, "validation.json"), *j;
+    const char *key = NULL;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        cJSON *a;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
+        {
+            if (strcmp(cJSON_GetObjectItem(a, "outcome")->valuestring, "completed"))
+                continue;
+            ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItem(a, "op_checks")), 5);
+            ck_assert(cJSON_IsObject(cJSON_GetObjectItem(a, "op_kept")));
+            if (!key)
+                key = cJSON_GetObjectItem(j, "job_key")->valuestring;
+        }
+    }
+    ck_assert_ptr_nonnull(key);
+    char keep[128];
+    snprintf(keep, sizeof keep, "%s", key);
+    cJSON_Delete(v);
+    tm_free(&l);
+
+    for (int t = 0; t < 10; t++) {
+        char tag[32], member[160] = "validation.json";
+        const char *want = NULL, *check = "protocol";
+        tm_load(&l, zip);
+        v = tm_json(&l, "validation.json");
+        cJSON *a = attempt1(v, keep), *ops = cJSON_GetObjectItem(a, "op_checks");
+        cJSON *o = cJSON_GetArrayItem(ops, 3), *k = cJSON_GetObjectItem(a, "op_kept");
+        cJSON *pl = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "device"), "plants");
+        ev_verify_opts opts = {NULL, NULL, NULL, NULL, 0};
+        switch (t) {
+        case 0: /* a tag edited: not the seed's, yet passed */
+            cJSON_ReplaceItemInObject(o, "tag", cJSON_CreateString("0123456789abcdef"));
+            want = "records tag 0123456789abcdef and passed true, where the device record's seed gives";
+            break;
+        case 1: /* a sample's op check left out */
+            cJSON_DeleteItemFromArray(ops, 3);
+            want = "(completed): op checks of 4 of its 5 samples: a sample's check tag was left out";
+            break;
+        case 2: /* its replay count edited */
+            cJSON_ReplaceItemInObject(
+                o, "replay_end", cJSON_CreateNumber(cJSON_GetObjectItem(o, "replay_end")->valuedouble + 1));
+            want = "replays run (";
+            break;
+        case 3: /* the seed the device record reveals edited: its kept op is another seed's, or
+                 * (one seed in a hundred) the same, and then its tags are */
+            cJSON_ReplaceItemInObject(pl, "seed", cJSON_CreateString("00000000000000aa"));
+            want = ev_plant_kept_op(0xaa, 100) == (int64_t)cJSON_GetObjectItem(pl, "kept_op")->valuedouble
+                       ? "where the device record's seed gives"
+                       : "are not the ones its seed, the protocol and the device's cache";
+            break;
+        case 4: /* fewer variants than its cache and the protocol make */
+            cJSON_ReplaceItemInObject(pl, "variants", cJSON_CreateNumber(2));
+            want = "are not the ones its seed, the protocol and the device's cache";
+            break;
+        case 5: /* the kept output's bytes edited, its hash following */
+        {
+            snprintf(member, sizeof member, "%s", cJSON_GetObjectItem(k, "output_member")->valuestring);
+            ev_buf *b = tm_get(&l, member);
+            char hex[65];
+            b->data[1] ^= 0x40;
+            ev_sha256_hex(b->data, b->len, hex);
+            cJSON_ReplaceItemInObject(k, "output_sha256", cJSON_CreateString(hex));
+            check = "rederive";
+            want = "the kept output (op ";
+            break;
+        }
+        case 6: /* the kept output said to be another op's */
+            cJSON_ReplaceItemInObject(
+                k, "op", cJSON_CreateNumber(((int)cJSON_GetObjectItem(k, "op")->valuedouble + 1) % 100));
+            check = "rederive";
+            want = "where the seed keeps op";
+            break;
+        case 7: /* the kept output left out with its member */
+            tm_remove(&l, cJSON_GetObjectItem(k, "output_member")->valuestring);
+            cJSON_ReplaceItemInObject(a, "op_kept", cJSON_CreateNull());
+            want = "(completed): no kept output (op_kept)";
+            break;
+        case 8: /* a failed op check in a completed attempt */
+            cJSON_ReplaceItemInObject(o, "passed", cJSON_CreateFalse());
+            check = "rederive";
+            want = "completed with a failed check after a timed sample";
+            break;
+        case 9: /* chains longer than the verifier may compute */
+            opts.regen_limit = 3;
+            want = "recomputing the check tags would take";
+            break;
+        }
+        tm_json_put(&l, "validation.json", v);
+        snprintf(tag, sizeof tag, "tags-%d", t);
+        if (t == 9) {
+            snprintf(g_case, sizeof g_case, "%s/%s.zip", g_dir, tag);
+            tm_write(&l, g_case, 0);
+            ev_err err = {{0}};
+            ck_assert_int_eq(ev_verify_bundle(g_case, &opts, &r, &err), EV_OK);
+        } else {
+            r = tamper_verify(&l, tag, NULL, NULL);
+        }
+        expect_fail(r, check, t == 5 ? member : t == 9 ? NULL : "validation.json", want);
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
     /* the exporter, the first reader, refuses the same store (store/outcome.h) */
     char sql[400];
     snprintf(
         sql, sizeof sql,
-        "UPDATE sample_checks SET passed = 0 WHERE attempt_id = (SELECT a.attempt_id FROM attempts a JOIN "
-        "jobs j USING (job_id) WHERE j.job_key = '%s' AND a.attempt = 1);",
+        "UPDATE op_checks SET passed = 0 WHERE timing = 'hot' AND attempt_id = (SELECT a.attempt_id FROM "
+        "attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '%s' AND a.attempt = 1);",
         keep);
-    const char *bad = tamper_store("chk", "chkfailed", sql);
+    const char *bad = tamper_store("tags", "tagsfailed", sql);
     char bz[340], root[65];
     ev_err err = {{0}};
-    snprintf(bz, sizeof bz, "%s/chkfailed.zip", g_dir);
+    snprintf(bz, sizeof bz, "%s/tagsfailed.zip", g_dir);
     ck_assert_int_eq(ev_export_file(bad, 0, bz, root, &err), EV_EFORMAT);
     ck_assert_msg(strstr(err.msg, "breaks an invariant") &&
-                      strstr(err.msg, "completed with a failed output check after a timed sample"),
+                      strstr(err.msg, "completed with a failed check after a timed sample"),
                   "%s", err.msg);
 }
 END_TEST
@@ -3252,7 +3377,8 @@ END_TEST
 START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing)
 {
     static const char proto[] =
-        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 10, \"cold_samples\": 1,\n"
+        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 10, \"cold_samples\": "
+        "1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -3428,9 +3554,9 @@ START_TEST(test_out_of_memory_is_a_resource_error_never_a_fail)
     }
     ck_assert_int_gt(two, 0);
     ck_assert_int_gt(zero, 0);
-    printf(
-        "check_verify: address-space limits 16..160 MiB: %d gave no verdict (exit 2), %d PASS, none FAIL\n",
-        two, zero);
+    printf("check_verify: address-space limits 16..160 MiB: %d gave no verdict (exit 2), %d PASS, none "
+           "FAIL\n",
+           two, zero);
 #endif
 }
 END_TEST
@@ -3810,6 +3936,8 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_an_output_validated_again_must_give_its_recorded_numbers);
     tcase_add_test(t, test_regenerating_more_inputs_than_the_limit_is_refused_with_the_count);
     tcase_add_test(t, test_output_checks_after_samples_are_kept_and_validated_again_from_the_seed);
+    tcase_add_test(
+        t, test_every_samples_check_tag_is_recomputed_from_the_seed_and_the_kept_output_validated_again);
     tcase_add_test(t, test_stale_source_fails_with_the_changed_files);
     tcase_add_test(t, test_a_trees_closure_list_is_its_closure_and_a_member_of_it);
     tcase_add_test(t, test_compare_of_a_bundle_with_itself_passes);

@@ -187,6 +187,12 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
         if ((rc = bundle_add_copy(B, name, c->r.output, c->r.output_len)))
             goto oom;
     }
+    for (size_t i = 0; i < L->opkept.n; i++) {
+        const xopkept *k = ex_vec_at(&L->opkept, i);
+        ex_kept_name(k, name, sizeof name);
+        if ((rc = bundle_add_copy(B, name, k->r.output, k->r.output_len)))
+            goto oom;
+    }
 
     bundle_sort(B);
     if ((rc = ev_report_html(B->m, B->n, &buf, err)))
@@ -300,6 +306,12 @@ static ev_status check_invariants(const xload *L, ev_err *err)
             ex_attempt_range(&L->checks, a->attempt_id, &lo, &hi);
             for (size_t c = lo; c < hi && !why; c++)
                 why = ev_check_problem(a->outcome, ((const xcheck *)ex_vec_at(&L->checks, c))->r.passed);
+            ex_attempt_range(&L->opchecks, a->attempt_id, &lo, &hi);
+            for (size_t c = lo; c < hi && !why; c++)
+                why = ev_check_problem(a->outcome, ((const xopcheck *)ex_vec_at(&L->opchecks, c))->r.passed);
+            ex_attempt_range(&L->opkept, a->attempt_id, &lo, &hi);
+            for (size_t c = lo; c < hi && !why; c++)
+                why = ev_check_problem(a->outcome, ((const xopkept *)ex_vec_at(&L->opkept, c))->r.passed);
             if (why)
                 return ev_err_set(err, EV_EFORMAT,
                                   "export: the store breaks an invariant: attempt %" PRId64

@@ -177,6 +177,12 @@ ev_status ex_derive(xload *L, ev_err *err)
             c->job_id = a->job_id;
             c->attempt = a->attempt;
         }
+        ex_attempt_range(&L->opkept, a->attempt_id, &b, &e);
+        for (size_t k = b; k < e; k++) {
+            xopkept *c = ex_vec_at(&L->opkept, k);
+            c->job_id = a->job_id;
+            c->attempt = a->attempt;
+        }
     }
     /* Jobs: attempt ranges (both arrays ordered by job_id), case, retry. */
     size_t ai = 0;

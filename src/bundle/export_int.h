@@ -125,6 +125,19 @@ typedef struct xcheck {
     int64_t job_id, attempt; /* derived: for the member name */
 } xcheck;
 
+/* A sample's check tag (schema 5): the store's row (its text owned by the
+ * load). */
+typedef struct xopcheck {
+    ev_op_check_rec r;
+} xopcheck;
+
+/* The kept output (schema 5): the store's row (text and bytes owned by
+ * the load) and what the member name needs. */
+typedef struct xopkept {
+    ev_op_kept_rec r;
+    int64_t job_id, attempt; /* derived: for the member name */
+} xopkept;
+
 /* A growable array of fixed-size elements. */
 typedef struct vec {
     void *v;
@@ -138,6 +151,8 @@ typedef struct xload {
     vec invs, sources, cases, jobs, atts, samples, bindings, warmups, cals, colds, flushes, vals, nodes, fits;
     vec devices;           /* attempt_devices rows (schema 3; none in an older store) */
     vec checks;            /* sample_checks rows (schema 4; none in an older store) */
+    vec opchecks;          /* op_checks rows (schema 5; none in an older store) */
+    vec opkept;            /* op_kept rows (schema 5; none in an older store) */
     int64_t store_version; /* the store's schema version: 3 and later export device records */
     void **owned;
     size_t n_owned, cap_owned;
@@ -172,6 +187,7 @@ const xjob *const *ex_main_jobs(const xload *L, int64_t idx, const char *arm, si
 /* export_members.c */
 void ex_output_name(const xval *v, char *name, size_t cap);
 void ex_check_name(const xcheck *c, char *name, size_t cap);
+void ex_kept_name(const xopkept *k, char *name, size_t cap);
 ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err);
 ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out);
 ev_status ex_write_provenance(const xload *L, const char *tree_hash, ev_buf *out);

@@ -77,9 +77,9 @@ void ex_xload_free(xload *L)
         free(L->owned[i]);
     free(L->owned);
     free(L->main_ix);
-    vec *vs[] = {&L->invs,     &L->sources, &L->cases,   &L->jobs,  &L->atts,    &L->samples,
-                 &L->bindings, &L->warmups, &L->cals,    &L->colds, &L->flushes, &L->vals,
-                 &L->nodes,    &L->fits,    &L->devices, &L->checks};
+    vec *vs[] = {&L->invs,     &L->sources, &L->cases,   &L->jobs,   &L->atts,     &L->samples,
+                 &L->bindings, &L->warmups, &L->cals,    &L->colds,  &L->flushes,  &L->vals,
+                 &L->nodes,    &L->fits,    &L->devices, &L->checks, &L->opchecks, &L->opkept};
     for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
         free(vs[i]->v);
     memset(L, 0, sizeof *L);
@@ -448,6 +448,32 @@ static ev_status on_check(void *ctx, const ev_row *r)
     return own_blob(L, &x->r.output, x->r.output_len);
 }
 
+static ev_status on_opcheck(void *ctx, const ev_row *r)
+{
+    xload *L = ctx;
+    xopcheck *x;
+    ev_status rc = vec_push(&L->opchecks, (void **)&x);
+    if (rc)
+        return rc;
+    ev_row_op_check(r, &x->r);
+    if ((rc = own_str(L, &x->r.timing)))
+        return rc;
+    return own_str(L, &x->r.tag);
+}
+
+static ev_status on_opkept(void *ctx, const ev_row *r)
+{
+    xload *L = ctx;
+    xopkept *x;
+    ev_status rc = vec_push(&L->opkept, (void **)&x);
+    if (rc)
+        return rc;
+    ev_row_op_kept(r, &x->r);
+    if ((rc = own_str(L, &x->r.output_sha256)))
+        return rc;
+    return own_blob(L, &x->r.output, x->r.output_len);
+}
+
 static ev_status on_node(void *ctx, const ev_row *r)
 {
     xload *L = ctx;
@@ -527,6 +553,13 @@ static int cmp_check(const void *a, const void *b)
     c = c ? c : ex_cmp_i64(x->input_set, y->input_set);
     return c ? c : ex_cmp_i64(x->after_sample, y->after_sample);
 }
+static int cmp_opcheck(const void *a, const void *b)
+{
+    const ev_op_check_rec *x = &((const xopcheck *)a)->r, *y = &((const xopcheck *)b)->r;
+    int c = ex_cmp_i64(x->attempt_id, y->attempt_id);
+    c = c ? c : strcmp(x->timing, y->timing);
+    return c ? c : ex_cmp_i64(x->sample_index, y->sample_index);
+}
 static int cmp_node(const void *a, const void *b)
 {
     const xnode *x = a, *y = b;
@@ -568,6 +601,8 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
     L->fits.size = sizeof(xfit);
     L->devices.size = sizeof(xdevice);
     L->checks.size = sizeof(xcheck);
+    L->opchecks.size = sizeof(xopcheck);
+    L->opkept.size = sizeof(xopkept);
     L->store_version = ev_store_version(s);
 
     static const struct {
@@ -594,6 +629,8 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         {EV_Q_FITS, on_fit, "fits"},
         {EV_Q_DEVICES, on_device, "device records"},
         {EV_Q_SAMPLE_CHECKS, on_check, "sample checks"},
+        {EV_Q_OP_CHECKS, on_opcheck, "op checks"},
+        {EV_Q_OP_KEPT, on_opkept, "kept outputs"},
     };
     for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
         rc = ev_store_query(s, qs[i].q, run_id, qs[i].fn, L, err);
@@ -621,7 +658,9 @@ ev_status ex_load(ev_store *s, int64_t run_id, xload *L, ev_err *err)
         (rc = check_sorted(&L->vals, cmp_val, "validations", err)) ||
         (rc = check_sorted(&L->nodes, cmp_node, "graph nodes", err)) ||
         (rc = check_sorted(&L->devices, cmp_att_only, "device records", err)) ||
-        (rc = check_sorted(&L->checks, cmp_check, "sample checks", err)))
+        (rc = check_sorted(&L->checks, cmp_check, "sample checks", err)) ||
+        (rc = check_sorted(&L->opchecks, cmp_opcheck, "op checks", err)) ||
+        (rc = check_sorted(&L->opkept, cmp_att_only, "kept outputs", err)))
         return rc;
     return EV_OK;
 }

@@ -22,6 +22,11 @@ void ex_check_name(const xcheck *c, char *name, size_t cap)
                  c->job_id, c->attempt, c->r.input_set, c->r.after_sample);
 }
 
+void ex_kept_name(const xopkept *k, char *name, size_t cap)
+{
+    snprintf(name, cap, EV_MEMBER_OUTPUTS "%" PRId64 "-%" PRId64 "-kept.bin", k->job_id, k->attempt);
+}
+
 /* Writes samples.csv into out. */
 ev_status ex_write_samples_csv(const xload *L, ev_buf *out)
 {
@@ -208,6 +213,40 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
                 ex_check_name(c, name, sizeof name);
             json_verdict(b, p, x->passed, x->mae_null, x->max_abs_err, x->bound_null, x->bound, x->mismatches,
                          x->output_sha256, x->has_output ? name : NULL, x->output_len);
+        }
+    }
+
+    /* The check tags of every sample and the kept output (schema 5;
+     * docs/bundle-format.md): only a store that can hold them writes the
+     * keys, so an older store's bundle keeps its bytes. */
+    if (L->store_version >= 5) {
+        cJSON *ops = ev_jb_arr(b, o, "op_checks");
+        char name[96];
+        ex_attempt_range(&L->opchecks, a->attempt_id, &lo, &hi);
+        for (size_t i = lo; i < hi; i++) {
+            const ev_op_check_rec *x = &((const xopcheck *)ex_vec_at(&L->opchecks, i))->r;
+            cJSON *p = ev_jb_obj(b, ops, NULL);
+            ev_jb_str(b, p, "timing", x->timing);
+            ev_jb_i64(b, p, "sample_index", x->sample_index);
+            ev_jb_i64(b, p, "replay_end", x->replay_end);
+            ev_jb_i64(b, p, "replays", x->replays);
+            ev_jb_i64(b, p, "ops", x->ops);
+            ev_jb_i64(b, p, "rows", x->rows);
+            ev_jb_i64(b, p, "variants", x->variants);
+            ev_jb_str(b, p, "tag", x->tag);
+            ev_jb_bool(b, p, "passed", x->passed);
+        }
+        ex_attempt_range(&L->opkept, a->attempt_id, &lo, &hi);
+        if (lo < hi) {
+            const xopkept *k = ex_vec_at(&L->opkept, lo);
+            cJSON *p = ev_jb_obj(b, o, "op_kept");
+            ev_jb_i64(b, p, "op", k->r.op);
+            ev_jb_i64(b, p, "replay", k->r.replay);
+            ex_kept_name(k, name, sizeof name);
+            json_verdict(b, p, k->r.passed, k->r.mae_null, k->r.max_abs_err, k->r.bound_null, k->r.bound,
+                         k->r.mismatches, k->r.output_sha256, name, k->r.output_len);
+        } else {
+            ev_jb_null(b, o, "op_kept");
         }
     }
 
@@ -505,6 +544,7 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
     }
     for (size_t i = 0; i < L->checks.n; i++)
         n_outputs += ((const xcheck *)ex_vec_at(&L->checks, i))->r.has_output;
+    n_outputs += (int64_t)L->opkept.n;
 
     json_drift(&b, L, root);
 

@@ -6,6 +6,10 @@
  */
 #include "report_int.h"
 
+#include "evidence/member.h"
+#include "runner/protocol.h"
+#include "runner/validate.h"
+
 /* ---- writing helpers ------------------------------------------------------- */
 
 /* Appends "<td>escaped s</td>" (class cls when non-NULL). */
@@ -220,6 +224,67 @@ static ev_status sec_cases(const rep *r, ev_buf *b)
     }
     if (!rc && n_ref)
         rc = ev_buf_puts(b, "</table>\n");
+    return rc;
+}
+
+/*
+ * What the planted checks catch of each case (store schema 5;
+ * runner/validate.h, ev_case_detection): the rows planted per op, the
+ * fewest omitted elements per row a hot sample catches with a chance of
+ * at least 0.999 (the detection resolution), and the chance bound for an
+ * output that omits 1/16 of each row, from protocol.json.  Nothing for an
+ * older bundle (its report keeps its bytes) or one whose protocol does
+ * not parse (check 3 says why).
+ */
+static ev_status sec_detection(const rep *r, const ev_member *m, size_t n, ev_buf *b)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
+    const ev_member *pm = ev_member_find(m, n, EV_MEMBER_PROTOCOL);
+    ev_protocol p;
+    ev_err err = {""};
+    ev_status rc = EV_OK;
+    if (rp_jint(run, "store_schema", 0) < 5 || !pm ||
+        ev_protocol_parse((const char *)pm->data, pm->len, &p, &err) != EV_OK)
+        return EV_OK;
+    rc =
+        ev_buf_printf(b,
+                      "<h2>Detection resolution per case</h2>\n<p>Every op of every replay is checked on "
+                      "input it cannot predict (secret plants in m rows of its input, one per stratum of "
+                      "rows, each moving its row past twice its bound). An output that leaves out n of a "
+                      "row's N elements, at places fixed before the input is seen, passes one op's check "
+                      "with a chance of at most (1 - c n/N)^m (c = 1/2 for reduce_sum, 1 for reduce_max), "
+                      "and a hot sample of %" PRId64 " ops that to the power %" PRId64
+                      "; for a small reduce_sum case the case's own input refines the bound (docs/runner.md, "
+                      "&ldquo;Checkable cases&rdquo;).</p>\n<table>\n<tr><th>#</th><th>case</th><th>rows "
+                      "planted per op</th><th>resolution (omitted elements caught at 0.999)</th><th>1/16 "
+                      "omitted: a hot sample passes with a chance of at most</th></tr>\n",
+                      p.ops_per_graph, p.ops_per_graph);
+    for (size_t ci = 0; ci < p.n_cases && !rc; ci++) {
+        const ev_proto_case *c = &p.cases[ci];
+        ev_detection d;
+        char t[160];
+        if (c->rows < 1 || ev_case_detection(&p, ci, &d, &err) != EV_OK)
+            continue;
+        rc = ev_buf_printf(b, "<tr><td class=\"n\">%zu</td><td>%s %" PRId64 "x%" PRId64 " %s</td>", ci, c->op,
+                           c->rows, c->cols, c->dtype);
+        if (!rc)
+            rc = ev_buf_printf(b, "<td class=\"n\">%" PRId64 "</td>", d.rows_planted);
+        if (d.omit <= c->cols)
+            snprintf(t, sizeof t, "%.3g%% (%" PRId64 " of %" PRId64 "%s)", 100.0 * d.resolution, d.omit,
+                     c->cols, d.data ? ", its own input" : "");
+        else
+            snprintf(t, sizeof t, "none");
+        if (!rc)
+            rc = td(b, "n", t);
+        snprintf(t, sizeof t, "%.3g", d.miss_hot);
+        if (!rc)
+            rc = td(b, "n", t);
+        if (!rc)
+            rc = ev_buf_puts(b, "</tr>\n");
+    }
+    if (!rc)
+        rc = ev_buf_puts(b, "</table>\n");
+    ev_protocol_free(&p);
     return rc;
 }
 
@@ -781,6 +846,8 @@ ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *probl
         rc = sec_failures(&r, &b);
     if (!rc)
         rc = sec_cases(&r, &b);
+    if (!rc)
+        rc = sec_detection(&r, m, n, &b);
     if (!rc)
         rc = rp_sec_case_charts(&r, &b);
     if (!rc)

@@ -42,7 +42,42 @@ void ev_device_state_unknown(ev_device_state *s)
     s->other_processes = s->throttle_reasons = s->ecc = s->mig = s->persistence = s->persisting_l2_bytes = -1;
 }
 
-int ev_backend_op_set(int64_t ops, int64_t i, int sets)
+void ev_backend_slot_order(const size_t *off, int64_t n, int64_t *order)
 {
-    return sets == 2 ? (int)((ops - 1 - i) % 2) : 0;
+    for (int64_t i = 0; i < n; i++) { /* insertion by offset (n is ops: small) */
+        int64_t k = i;
+        while (k > 0 && off[order[k - 1]] > off[i]) {
+            order[k] = order[k - 1];
+            k--;
+        }
+        order[k] = i;
+    }
+}
+
+ev_status ev_backend_guards(const unsigned char *arena, size_t len, const size_t *off, const int64_t *order,
+                            int64_t n, size_t out_len, const char *who, ev_err *err)
+{
+    size_t lo = 0;
+    for (int64_t p = 0; p <= n; p++) {
+        int64_t i = p < n ? order[p] : -1;
+        size_t hi = i >= 0 ? off[i] : len;
+        for (size_t at = lo; at < hi; at++) {
+            if (arena[at] == EV_GUARD_BYTE)
+                continue;
+            if (p == 0)
+                return ev_err_set(
+                    err, EV_EVERIFY,
+                    "external kernel %s wrote outside its output: %zu byte(s) before out[0] of op "
+                    "%lld's output",
+                    who, hi - at, (long long)i);
+            return ev_err_set(
+                err, EV_EVERIFY,
+                "external kernel %s wrote outside its output: %zu byte(s) past out[rows - 1] of op "
+                "%lld's output",
+                who, at - lo + 1, (long long)order[p - 1]);
+        }
+        if (i >= 0)
+            lo = off[i] + out_len;
+    }
+    return EV_OK;
 }

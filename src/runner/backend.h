@@ -10,17 +10,21 @@
  *
  * Call order per job (every call synchronous: it returns when the device
  * work is finished):
- *   open -> info -> bind -> poison -> launch -> read_output (validate)
- *   -> cold_launch x cold_samples -> capture(ops_per_graph) -> replay ...
- *   -> read_output (validate again) -> close; read_input after each
- *   validated read_output (the input must be unchanged); write_input once
- *   between two hot samples (the rotated input, validated after the next);
- *   a validated job binds two input sets (input and input2, each with an
- *   output of its own): launch and cold_launch run set 0, the ops of a
- *   captured graph alternate between the sets (ev_backend_op_set: the last
- *   op is set 0's), read_output and read_input name the set;
- *   state after every hot sample and once after the last (the device
- *   record, docs/runner.md "Worker records")
+ *   open -> info -> bind -> poison -> launch -> read_output(0) (validate)
+ *   -> cold_launch x cold_samples (each: a plant, the flush, one timed op,
+ *   a check) -> unplant -> capture(ops_per_graph) -> replay ... -> tag
+ *   after every cold and hot sample -> read_kept -> unplant -> intact ->
+ *   launch -> read_output(0) (validate again) -> close; read_input after
+ *   each validated launch (the input must be unchanged); state after every
+ *   hot sample and once after the last (the device record, docs/runner.md
+ *   "Worker records").
+ * A job bound with plants (every validated arm, and the floor on a
+ * nominal case: docs/defenses.md, "Every op earns its time") holds the
+ * case's input as a pristine base and V variants, and `ops` output slots,
+ * at secret offsets (ev_plant_layout); op i of a graph reads variant
+ * i mod V and writes slot i, and the graph is [plant e=0] ops 0..V-1
+ * [plant e=1] ... [check] (kernels/plants.h).  launch and the cold op run
+ * op 0 (variant 0, slot 0).
  * Every entry returns ev_status with err filled on failure; OUT parameters
  * are written only on success.  A backend never prints and never exits.
  */
@@ -32,6 +36,7 @@
 
 #include "binding.h"
 #include "model/model.h"
+#include "plants.h"
 #include "protocol.h"
 #include "selector.h"
 #include "status.h"
@@ -62,26 +67,26 @@ typedef struct ev_device_info {
 
 /* One job as the worker binds it. */
 typedef struct ev_backend_job {
-    ev_arm_kind kind;         /* NATIVE, AUTO, FLOOR, CEILING, CUB (FAULT binds as NATIVE,
+    ev_arm_kind kind;               /* NATIVE, AUTO, FLOOR, CEILING, CUB (FAULT binds as NATIVE,
                                  or as AUTO with wrong_schedule set) */
-    const char *arm;          /* the arm's name, for receipts */
-    ev_proto_case c;          /* the case (ignored by FLOOR and CEILING) */
-    int64_t rows_per_program; /* NATIVE: b of the schedule (B for default) */
-    const ev_coef *coef;      /* AUTO: the fitted coefficients; NULL: no fit, default */
-    double threshold;         /* AUTO: decision threshold */
-    unsigned scheds;          /* AUTO: the protocol's model_schedules (EV_SCHED_BIT mask) */
-    int wrong_schedule;       /* AUTO: fault arm: launch a schedule the selector did not
+    const char *arm;                /* the arm's name, for receipts */
+    ev_proto_case c;                /* the case (ignored by FLOOR and CEILING) */
+    int64_t rows_per_program;       /* NATIVE: b of the schedule (B for default) */
+    const ev_coef *coef;            /* AUTO: the fitted coefficients; NULL: no fit, default */
+    double threshold;               /* AUTO: decision threshold */
+    unsigned scheds;                /* AUTO: the protocol's model_schedules (EV_SCHED_BIT mask) */
+    int wrong_schedule;             /* AUTO: fault arm: launch a schedule the selector did not
                                  choose (ev_backend_schedule); receipts stay honest */
-    int64_t ceiling_bytes;    /* CEILING: bytes streamed per op */
-    const void *input;        /* the input bytes: R rows of `stride` elements (row-major, */
-    size_t input_len;         /*   the last row may end at cols), from kernels/inputs.h */
-    const void *input2;       /* the second input set (issue 16): input_len bytes of the same
-                                 layout, other contents; NULL: one set (bind allocates a second
-                                 input and output only for it) */
-    const char *ext_lib;      /* EXTERNAL: the built kernel (cpu: a shared object; cuda: a cubin) */
-    const char *ext_entry;    /* EXTERNAL: its entry for the case's op and dtype */
-    int64_t ext_grid;         /* EXTERNAL, cuda: the declared grid and block evaluated for */
-    int64_t ext_block;        /*   the case (ext_kernel.h; >= 1; the backend checks its limits) */
+    int64_t ceiling_bytes;          /* CEILING: bytes streamed per op */
+    const void *input;              /* the input bytes: R rows of `stride` elements (row-major, */
+    size_t input_len;               /*   the last row may end at cols), from kernels/inputs.h */
+    const ev_plant_cfg *plants;     /* the variants, slots, plants and checks (kernels/plants.h); NULL: one
+                                      input and one output, no plant or check (the ceiling) */
+    const ev_plant_row *plant_rows; /* with plants: R rows' plant figures (ev_plant_rows) */
+    const char *ext_lib;            /* EXTERNAL: the built kernel (cpu: a shared object; cuda: a cubin) */
+    const char *ext_entry;          /* EXTERNAL: its entry for the case's op and dtype */
+    int64_t ext_grid;               /* EXTERNAL, cuda: the declared grid and block evaluated for */
+    int64_t ext_block;              /*   the case (ext_kernel.h; >= 1; the backend checks its limits) */
 } ev_backend_job;
 
 /* What bind established (recorded as the job's binding). */
@@ -127,21 +132,25 @@ typedef struct ev_backend_ops {
      * the selector.  A refused binding (span, alignment, overlap, N = 0):
      * EV_EINVAL, nothing launched. */
     ev_status (*bind)(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err);
-    /* Fills the output buffer of every set with bytes of value byte:
-     * EV_POISON_OUT_BYTE (0xFF: NaN in every dtype) before the first
-     * launch, EV_POISON_OUT_BYTE2 before the rotated sample (inputs.h). */
+    /* Fills every output slot with bytes of value byte (EV_POISON_OUT_BYTE,
+     * 0xFF: NaN in every dtype, before the first launch; inputs.h). */
     ev_status (*poison)(void *impl, int byte, ev_err *err);
-    /* One launch, synchronised. */
+    /* One launch of op 0 (variant 0, slot 0; no plant), synchronised. */
     ev_status (*launch)(void *impl, ev_err *err);
-    /* Copies len (<= out_len) bytes of set's output (0, or 1 when bound
-     * with input2) to dst, checking an external kernel's guards. */
-    ev_status (*read_output)(void *impl, int set, void *dst, size_t len, ev_err *err);
-    /* Flushes flush_bytes of cache, then one timed launch.  OUT: *ms
-     * (device-timed: events on cuda, CLOCK_MONOTONIC on cpu). */
+    /* Copies len (<= out_len) bytes of output slot `slot` to dst, checking
+     * every guard of an external kernel's slots. */
+    ev_status (*read_output)(void *impl, int64_t slot, void *dst, size_t len, ev_err *err);
+    /* A cold sample: plants replay r_next's epoch 0 (untimed), flushes
+     * flush_bytes of cache, times one launch of op 0, then checks op 0
+     * (untimed) and advances the tag chain.  OUT: *ms (device-timed:
+     * events on cuda, CLOCK_MONOTONIC on cpu). */
     ev_status (*cold_launch)(void *impl, double *ms, ev_err *err);
     /* Captures ops launches into one graph (cuda) or batch (cpu), op i on
-     * input set ev_backend_op_set(ops, i, sets), and reads back its kernel
-     * nodes.  OUT: *nodes (malloc'd; the caller frees), *n_nodes. */
+     * variant i mod V and slot i, with the plant nodes before each epoch
+     * and the check node after the last op, and reads back the arm's
+     * kernel nodes (ours are left out: they are counted, and the graph is
+     * refused unless it holds exactly E plant nodes and one check).
+     * OUT: *nodes (malloc'd; the caller frees), *n_nodes. */
     ev_status (*capture)(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes, ev_err *err);
     /* Replays the captured graph k times back to back.  OUT: *ms, elapsed
      * as the timer returned it; *wall_ms (when not NULL), the host's wall
@@ -153,12 +162,24 @@ typedef struct ev_backend_ops {
     /* Current SM clock.  OUT: *mhz; EV_EUNSUPPORTED when unavailable
      * (no NVML, or the cpu backend): the sample records null. */
     ev_status (*sm_clock)(void *impl, int64_t *mhz, ev_err *err);
-    /* Copies len bytes of set's bound input back to dst: the worker
-     * checks, after every validated launch, that no kernel wrote its input. */
-    ev_status (*read_input)(void *impl, int set, void *dst, size_t len, ev_err *err);
-    /* Copies len bytes of src over set 0's bound input at byte offset off
-     * (synchronised, outside any timing): the worker's rotated input. */
-    ev_status (*write_input)(void *impl, size_t off, const void *src, size_t len, ev_err *err);
+    /* Copies len bytes of the bound input back to dst: the pristine base
+     * (which = -1) or variant which: the worker checks, after every
+     * validated launch, that no kernel wrote its input. */
+    ev_status (*read_input)(void *impl, int64_t which, void *dst, size_t len, ev_err *err);
+    /* The check state now (kernels/plants.h: the tag after r_next - 1
+     * replays, the attempt's first mismatch).  OUT: *st; *launched, the
+     * replays and cold checks this backend ran (the host's own count). */
+    ev_status (*tag)(void *impl, ev_plant_state *st, uint64_t *launched, ev_err *err);
+    /* Copies len (<= out_len) bytes of the kept output (slot kept_op as the
+     * last check found it, before it poisoned) to dst. */
+    ev_status (*read_kept)(void *impl, void *dst, size_t len, ev_err *err);
+    /* Restores the elements the last plant node planted, so that every
+     * variant holds the base's bytes again (synchronised, untimed). */
+    ev_status (*unplant)(void *impl, ev_err *err);
+    /* Compares every variant with the pristine base on the device.  OUT:
+     * *variant, the first that differs (-1: none), *at its first differing
+     * byte. */
+    ev_status (*intact)(void *impl, int64_t *variant, size_t *at, ev_err *err);
     /* Reads the device's state (outside any timing).  OUT: *out, every
      * field it cannot read -1 (or "").  An absent NVML or NVML call is not
      * an error; a failed CUDA call is (EV_ECUDA). */
@@ -191,15 +212,24 @@ typedef struct ev_backend_ops {
 ev_status ev_backend_schedule(const ev_backend_job *job, const ev_shape *s, ev_sel_backend be, int64_t S,
                               ev_launch_plan *out, ev_err *err);
 
+/* The guard around output slots (both backends): EV_SLOT_GUARD bytes of
+ * EV_GUARD_BYTE before each slot and after the last, plus the secret gaps
+ * of ev_plant_layout, all of it checked at every read_output. */
+#define EV_SLOT_GUARD 4096
+#define EV_GUARD_BYTE 0xA5
+
+/* The slots in address order.  OUT: order[n] (slot indexes by off[]). */
+void ev_backend_slot_order(const size_t *off, int64_t n, int64_t *order);
+
 /*
- * The input set that op i (0 <= i < ops) of a captured graph runs on, for
- * a job bound with sets (1 or 2) input sets: with two, the ops alternate
- * and the last op is set 0's, so the graph leaves set 0's output as one
- * launch does (the final validation compares them) and a kernel that skips
- * the ops of either set leaves that set's output as it was.  Both backends
- * capture with it.
+ * Every byte of a slots' allocation (arena[len]) outside its n slots
+ * (off[i], out_len bytes each; order from ev_backend_slot_order) still
+ * holds EV_GUARD_BYTE.  EV_EVERIFY naming how many bytes past out[rows -
+ * 1] of which op's output the first written byte is (or before the
+ * first slot), with the kernel's name who.
  */
-int ev_backend_op_set(int64_t ops, int64_t i, int sets);
+ev_status ev_backend_guards(const unsigned char *arena, size_t len, const size_t *off, const int64_t *order,
+                            int64_t n, size_t out_len, const char *who, ev_err *err);
 
 /* How long the cpu backend's replay waits for threads a kernel left
  * running (late work) before it stops waiting: the wall then reads at

@@ -12,10 +12,17 @@
  * task, 1, 1).  cub is a CUDA library: bind refuses it with
  * EV_EUNSUPPORTED and its reason, which the worker records as a skip.  An
  * external kernel (ext_kernel.h) is its shared object's entry, called once
- * per op on the worker's thread (receipt: the entry, grid and block 1), its
- * output between two guard regions checked at every read_output.  A job
- * bound with a second input set (backend.h) holds two inputs and two
- * outputs; a batch's calls alternate between them (ev_backend_op_set).
+ * per op on the worker's thread (receipt: the entry, grid and block 1).
+ * A job bound with plants (backend.h, kernels/plants.h) holds its input
+ * as a pristine base and V variants in one allocation and its `ops`
+ * output slots between guard regions in another, each at secret offsets
+ * (ev_plant_layout); op i reads variant i mod V and writes slot i, and a
+ * batch replay is: its plants computed once (ev_plant_table), for each
+ * epoch the last plants restored and its own planted (ev_plant_apply),
+ * then its ops; then the check (ev_check_table): all inside the timed
+ * region.  A cold sample plants and checks with ev_plant_host and
+ * ev_check_host (the same rules, computed as they go).  Every byte of the slots' allocation outside the slots
+ * holds EV_GUARD_BYTE, checked at every read_output.
  */
 #include "backend.h"
 #include "validate.h"
@@ -36,21 +43,33 @@
 /* Threads of the process remembered at bind (late work). */
 #define BIND_THREADS 256
 
-/* Bytes of guard on each side of an external kernel's output. */
-#define EXT_GUARD  4096
-#define GUARD_BYTE 0xA5
-
 typedef struct cpu_impl {
     ev_backend_config cfg;
     ev_cpu_pool *pool;
     int64_t threads, cache_bytes, flush_bytes;
     ev_arm_kind kind;
-    int sets;            /* input sets bound: 1, or 2 (backend.h) */
-    ev_binding b[2];     /* the checked binding of each set (reduction arms) */
+    ev_shape shape;      /* the case's (or the floor's nominal case's) */
     ev_launch_plan plan; /* the selector's plan: the receipt */
     ev_cpu_receipt run;  /* the same partition, as the pool runs it */
-    void *in[2], *out[2];
-    size_t out_len;
+    /* plants (kernels/plants.h) */
+    int planted;              /* 1: bound with plants */
+    ev_plant_cfg pc;          /* V = pc.variants, ops = pc.ops */
+    ev_plant_row *prow;       /* R rows' plant figures */
+    ev_plant_state st;        /* the check's state */
+    ev_plant *tab;            /* a replay's plants, computed once (ev_plant_table) */
+    unsigned char *in_arena;  /* base and V variants, at secret offsets */
+    unsigned char *out_arena; /* ops slots between guards, at secret offsets */
+    size_t in_arena_len, out_arena_len;
+    size_t *slot_off;    /* each slot's offset in out_arena */
+    int64_t *slot_order; /* the slots in address order */
+    void *base;          /* the pristine base */
+    void **var;          /* V variants */
+    void **slot;         /* ops output slots */
+    ev_binding *bind;    /* op i: variant i mod V -> slot i */
+    void *kept;          /* the kept output (R elements) */
+    size_t in_len, out_len;
+    int64_t last_pe;   /* the epoch the last plant planted (unplant restores it) */
+    uint64_t launched; /* replays and cold checks run */
     unsigned char *flush, *ceil;
     size_t ceil_len, flush_mapped, ceil_mapped;
     int64_t ops;                        /* calls per batch (capture) */
@@ -58,7 +77,6 @@ typedef struct cpu_impl {
     int64_t n_bind_threads;             /* how many (-1: unknown, or more than the array holds) */
     void *ext_so;                       /* EXTERNAL: dlopen handle */
     evident_cpu_entry ext_fn;           /* EXTERNAL: the entry */
-    unsigned char *ext_base[2];         /* EXTERNAL: guard + output + guard, a set each */
 } cpu_impl;
 
 static volatile uint64_t sink; /* keeps the ceiling read and flush alive */
@@ -198,13 +216,16 @@ static void cpu_close(void *impl)
     if (!c)
         return;
     ev_cpu_pool_free(c->pool);
-    for (int k = 0; k < 2; k++) {
-        free(c->in[k]);
-        if (c->ext_base[k])
-            free(c->ext_base[k]); /* c->out[k] points into it */
-        else
-            free(c->out[k]);
-    }
+    free(c->in_arena);
+    free(c->out_arena);
+    free(c->slot_off);
+    free(c->slot_order);
+    free(c->var);
+    free(c->slot);
+    free(c->bind);
+    free(c->kept);
+    free(c->prow);
+    free(c->tab);
     /* a kernel that left threads running keeps its code mapped: unloading
      * it under them would crash the process after its records (the late
      * rule has judged it; the process exits next) */
@@ -267,6 +288,79 @@ static void *alloc256(size_t n)
     return posix_memalign(&p, 256, n ? n : 1) ? NULL : p;
 }
 
+/* Rounds n up to a multiple of 256 (at least 256). */
+static size_t up256(size_t n)
+{
+    return n ? (n + 255) & ~(size_t)255 : 256;
+}
+
+/*
+ * The plants' buffers of a job: the base and V variants of the input
+ * (len bytes each) in one allocation, the `ops` slots (out_len bytes each)
+ * between guards of EV_GUARD_BYTE in another, each at its secret offset
+ * (ev_plant_layout), the kept output, and one binding per op (variant
+ * i mod V, slot i).
+ */
+static ev_status bind_plants(cpu_impl *c, const ev_backend_job *job, ev_err *err)
+{
+    const ev_plant_cfg *pc = job->plants;
+    size_t V = (size_t)pc->variants, ops = (size_t)pc->ops,
+           item = up256(ev_input_alloc_bytes(job->input_len));
+    size_t *in_off = calloc(V + 1, sizeof *in_off);
+    ev_status rc = EV_OK;
+
+    c->planted = 1;
+    c->pc = *pc;
+    c->st.r_next = 1;
+    c->st.tag = ev_plant_tag0(pc->seed);
+    c->in_len = job->input_len;
+    c->slot_off = calloc(ops, sizeof *c->slot_off);
+    c->slot_order = calloc(ops, sizeof *c->slot_order);
+    c->var = calloc(V, sizeof *c->var);
+    c->slot = calloc(ops, sizeof *c->slot);
+    c->bind = calloc(ops, sizeof *c->bind);
+    c->kept = alloc256(c->out_len);
+    c->prow = malloc((c->shape.rows > 0 ? (size_t)c->shape.rows : 1) * sizeof *c->prow);
+    c->tab = calloc((size_t)(pc->epochs * pc->variants * pc->m) + 1, sizeof *c->tab);
+    if (!c->tab || !in_off || !c->slot_off || !c->slot_order || !c->var || !c->slot || !c->bind || !c->kept ||
+        !c->prow) {
+        rc = ev_err_set(err, EV_ENOMEM, "binding: out of memory");
+        goto out;
+    }
+    if (c->shape.rows > 0)
+        memcpy(c->prow, job->plant_rows, (size_t)c->shape.rows * sizeof *c->prow);
+    if ((rc = ev_plant_layout(pc->seed, 0, V + 1, item, 0, in_off, &c->in_arena_len, err)) ||
+        (rc = ev_plant_layout(pc->seed, 1, ops, up256(c->out_len), EV_SLOT_GUARD, c->slot_off,
+                              &c->out_arena_len, err)))
+        goto out;
+    c->in_arena = alloc256(c->in_arena_len);
+    c->out_arena = alloc256(c->out_arena_len);
+    if (!c->in_arena || !c->out_arena) {
+        rc = ev_err_set(err, EV_ENOMEM, "binding: %zu + %zu bytes of variants and slots: out of memory",
+                        c->in_arena_len, c->out_arena_len);
+        goto out;
+    }
+    memset(c->in_arena, 0, c->in_arena_len);
+    memset(c->out_arena, EV_GUARD_BYTE, c->out_arena_len);
+    c->base = c->in_arena + in_off[V];
+    if (job->input_len)
+        memcpy(c->base, job->input, job->input_len);
+    for (size_t j = 0; j < V; j++) {
+        c->var[j] = c->in_arena + in_off[j];
+        if (job->input_len)
+            memcpy(c->var[j], job->input, job->input_len);
+    }
+    ev_backend_slot_order(c->slot_off, (int64_t)ops, c->slot_order);
+    for (size_t i = 0; i < ops && !rc; i++) {
+        c->slot[i] = c->out_arena + c->slot_off[i];
+        rc = ev_binding_make(&c->bind[i], &c->shape, c->var[i % V], job->input_len, c->slot[i], c->out_len,
+                             err);
+    }
+out:
+    free(in_off);
+    return rc;
+}
+
 static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err)
 {
     cpu_impl *c = impl;
@@ -302,9 +396,9 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         *out = b;
         return EV_OK;
     }
-    if ((rc = ev_case_shape(&job->c, &c->b[0].shape, err)))
+    if ((rc = ev_case_shape(&job->c, &c->shape, err)))
         return rc;
-    c->out_len = c->b[0].shape.rows > 0 ? (size_t)c->b[0].shape.rows * ev_dtype_size(c->b[0].shape.dtype) : 0;
+    c->out_len = c->shape.rows > 0 ? (size_t)c->shape.rows * ev_dtype_size(c->shape.dtype) : 0;
     if (job->kind == EV_ARM_EXTERNAL) {
         if (!job->ext_entry)
             return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no entry for %s/%s", job->arm, job->c.op,
@@ -319,40 +413,29 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
             return ev_err_set(err, EV_EINVAL, "external kernel %s: its source defines no entry '%s'",
                               job->arm, job->ext_entry);
     }
-    c->sets = job->input2 ? 2 : 1;
-    for (int k = 0; k < c->sets; k++) {
-        c->in[k] = alloc256(job->input_len);
-        if (job->kind == EV_ARM_EXTERNAL) {
-            /* the output between guards: a write outside it is seen at read_output */
-            c->ext_base[k] = alloc256(c->out_len + 2 * EXT_GUARD);
-            if (c->ext_base[k]) {
-                memset(c->ext_base[k], GUARD_BYTE, c->out_len + 2 * EXT_GUARD);
-                c->out[k] = c->ext_base[k] + EXT_GUARD;
-            }
-        } else {
-            c->out[k] = alloc256(c->out_len);
-        }
-        if (!c->in[k] || !c->out[k])
-            return ev_err_set(err, EV_ENOMEM, "binding: out of memory");
-        if (job->input_len)
-            memcpy(c->in[k], k ? job->input2 : job->input, job->input_len);
-        if ((rc = ev_binding_make(&c->b[k], &c->b[0].shape, c->in[k], job->input_len, c->out[k], c->out_len,
-                                  err)))
-            return rc;
+    if (!job->plants || job->plants->ops < 1 || job->plants->variants < 1 ||
+        job->plants->rows != c->shape.rows)
+        return ev_err_set(err, EV_EINVAL, "binding refused: a job of %s binds with plants", job->arm);
+    if ((rc = bind_plants(c, job, err)))
+        return rc;
+    if (job->kind == EV_ARM_FLOOR) {
+        snprintf(c->plan.entry, sizeof c->plan.entry, "floor_empty_tasks");
+        *out = b;
+        return EV_OK;
     }
     if (job->kind == EV_ARM_EXTERNAL) {
         snprintf(c->plan.entry, sizeof c->plan.entry, "%s", job->ext_entry);
         for (int d = 0; d < 3; d++)
             c->plan.grid[d] = c->plan.block[d] = 1;
         b.threads = 1;
-    } else if ((rc = ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
-               (rc = ev_reduce_cpu_plan(&c->b[0].shape, ev_sched_name(c->plan.sched),
-                                        c->plan.rows_per_program, c->threads, &c->run, err)))
+    } else if ((rc = ev_backend_schedule(job, &c->shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
+               (rc = ev_reduce_cpu_plan(&c->shape, ev_sched_name(c->plan.sched), c->plan.rows_per_program,
+                                        c->threads, &c->run, err)))
         return rc;
-    b.in_span = (int64_t)c->b[0].in_span;
-    b.out_span = (int64_t)c->b[0].out_span;
-    b.in_align = c->b[0].in_align;
-    b.out_align = c->b[0].out_align;
+    b.in_span = (int64_t)c->bind[0].in_span;
+    b.out_span = (int64_t)c->bind[0].out_span;
+    b.in_align = c->bind[0].in_align;
+    b.out_align = c->bind[0].out_align;
     b.out_len = c->out_len;
     *out = b;
     return EV_OK;
@@ -362,14 +445,14 @@ static ev_status cpu_poison(void *impl, int byte, ev_err *err)
 {
     cpu_impl *c = impl;
     (void)err;
-    for (int k = 0; k < c->sets && c->out_len; k++)
-        memset(c->out[k], byte, c->out_len);
+    for (int64_t i = 0; c->planted && i < c->pc.ops && c->out_len; i++)
+        memset(c->slot[i], byte, c->out_len);
     return EV_OK;
 }
 
-/* One call of the bound arm on input set k.  EV_EINVAL when the plan does
- * not fit the pool. */
-static ev_status call_once(cpu_impl *c, int k, ev_err *err)
+/* One call of the bound arm as op i (variant i mod V, slot i).
+ * EV_EINVAL when the plan does not fit the pool. */
+static ev_status call_once(cpu_impl *c, int64_t i, ev_err *err)
 {
     if (c->kind == EV_ARM_FLOOR) {
         ev_cpu_floor(c->pool);
@@ -380,12 +463,12 @@ static ev_status call_once(cpu_impl *c, int k, ev_err *err)
         return EV_OK;
     }
     if (c->kind == EV_ARM_EXTERNAL) {
-        int r =
-            c->ext_fn(c->b[k].in, c->b[k].out, c->b[k].shape.rows, c->b[k].shape.cols, c->b[k].shape.stride);
+        const ev_binding *b = &c->bind[i];
+        int r = c->ext_fn(b->in, b->out, b->shape.rows, b->shape.cols, b->shape.stride);
         return r ? ev_err_set(err, EV_EPROC, "external kernel: its entry %s returned %d", c->plan.entry, r)
                  : EV_OK;
     }
-    return ev_reduce_cpu_run(c->pool, &c->b[k], &c->run, err);
+    return ev_reduce_cpu_run(c->pool, &c->bind[i], &c->run, err);
 }
 
 static ev_status cpu_launch(void *impl, ev_err *err)
@@ -393,28 +476,20 @@ static ev_status cpu_launch(void *impl, ev_err *err)
     return call_once(impl, 0, err);
 }
 
-static ev_status cpu_read_output(void *impl, int set, void *dst, size_t len, ev_err *err)
+static ev_status cpu_read_output(void *impl, int64_t slot, void *dst, size_t len, ev_err *err)
 {
     cpu_impl *c = impl;
-    const unsigned char *g;
-    if (set < 0 || set >= (c->sets ? c->sets : 1))
-        return ev_err_set(err, EV_EINVAL, "read_output: input set %d of %d", set, c->sets);
+    ev_status rc;
+    if (!c->planted || slot < 0 || slot >= c->pc.ops)
+        return ev_err_set(err, EV_EINVAL, "read_output: slot %lld of %lld", (long long)slot,
+                          (long long)(c->planted ? c->pc.ops : 0));
     if (len > c->out_len)
         return ev_err_set(err, EV_EINVAL, "read_output: %zu bytes asked, %zu bound", len, c->out_len);
-    if ((g = c->ext_base[set]) != NULL)
-        for (size_t i = 0; i < EXT_GUARD; i++) {
-            if (g[EXT_GUARD - 1 - i] != GUARD_BYTE)
-                return ev_err_set(err, EV_EVERIFY,
-                                  "external kernel %s wrote outside its output: %zu byte(s) before out[0]",
-                                  c->plan.entry, i + 1);
-            if (g[EXT_GUARD + c->out_len + i] != GUARD_BYTE)
-                return ev_err_set(
-                    err, EV_EVERIFY,
-                    "external kernel %s wrote outside its output: %zu byte(s) past out[rows - 1]",
-                    c->plan.entry, i + 1);
-        }
+    if ((rc = ev_backend_guards(c->out_arena, c->out_arena_len, c->slot_off, c->slot_order, c->pc.ops,
+                                c->out_len, c->plan.entry, err)))
+        return rc;
     if (len)
-        memcpy(dst, c->out[set], len);
+        memcpy(dst, c->slot[slot], len);
     return EV_OK;
 }
 
@@ -431,6 +506,10 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
         if (!c->flush)
             return ev_err_set(err, EV_ENOMEM, "flush buffer: cannot allocate %zu bytes", n);
     }
+    if (c->planted) { /* what the last plant planted, restored; epoch 0 of this replay planted */
+        ev_plant_host(&c->pc, c->prow, c->st.r_next, 0, c->st.r_next - 1, c->last_pe, 1, c->base, c->var);
+        c->last_pe = 0;
+    }
     for (size_t i = 0; i < n; i += 64) {
         c->flush[i] = (unsigned char)(c->flush[i] + 1);
         s += c->flush[i];
@@ -440,15 +519,22 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
     if ((rc = call_once(c, 0, err)))
         return rc;
     *ms = (double)(now_ns() - t0) / 1e6;
+    if (c->planted) {
+        ev_check_host(&c->pc, c->prow, 1, c->base, c->slot, c->kept, &c->st);
+        c->launched++;
+    }
     return EV_OK;
 }
 
 static ev_status cpu_capture(void *impl, int64_t ops, ev_node_receipt **nodes, size_t *n_nodes, ev_err *err)
 {
     cpu_impl *c = impl;
-    ev_node_receipt *r = calloc(1, sizeof *r);
+    ev_node_receipt *r;
 
-    if (!r)
+    if (c->planted && ops != c->pc.ops)
+        return ev_err_set(err, EV_EINVAL, "capture: %lld ops, %lld slots bound", (long long)ops,
+                          (long long)c->pc.ops);
+    if (!(r = calloc(1, sizeof *r)))
         return ev_err_set(err, EV_ENOMEM, "capture: out of memory");
     c->ops = ops;
     snprintf(r->function, sizeof r->function, "%s", c->plan.entry);
@@ -467,16 +553,36 @@ static ev_status cpu_capture(void *impl, int64_t ops, ev_node_receipt **nodes, s
 static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, ev_err *err)
 {
     cpu_impl *c = impl;
-    int64_t t0, t1, t2, waited = 0;
+    int64_t t0, t1, t2, waited = 0, V = c->pc.variants;
     ev_status rc;
 
     if (c->ops < 1)
         return ev_err_set(err, EV_EINVAL, "replay before capture");
     t0 = now_ns();
-    for (int64_t i = 0; i < k; i++)
-        for (int64_t j = 0; j < c->ops; j++)
-            if ((rc = call_once(c, ev_backend_op_set(c->ops, j, c->sets), err)))
-                return rc;
+    for (int64_t n = 0; n < k; n++) {
+        if (!c->planted) {
+            for (int64_t i = 0; i < c->ops; i++)
+                if ((rc = call_once(c, i, err)))
+                    return rc;
+            continue;
+        }
+        /* the previous replay's last epoch restored (the table still holds
+         * it), this replay's plants computed once, each epoch restored and
+         * planted before its ops, the check after (kernels/plants.h) */
+        ev_plant_apply(&c->pc, c->tab, c->pc.epochs - 1, 0, c->base, c->var);
+        ev_plant_table(&c->pc, c->prow, c->st.r_next, c->base, c->tab);
+        for (int64_t e = 0; e < c->pc.epochs; e++) {
+            if (e > 0)
+                ev_plant_apply(&c->pc, c->tab, e - 1, 0, c->base, c->var);
+            ev_plant_apply(&c->pc, c->tab, e, 1, c->base, c->var);
+            for (int64_t i = e * V; i < (e + 1) * V && i < c->ops; i++)
+                if ((rc = call_once(c, i, err)))
+                    return rc;
+        }
+        c->last_pe = c->pc.epochs - 1;
+        ev_check_table(&c->pc, c->tab, c->ops, c->slot, c->kept, &c->st);
+        c->launched++;
+    }
     t1 = now_ns();
     /* late work: a thread the kernel left running (the cpu's side stream)
      * is waited for, up to EV_LATE_WAIT_MS, on the wall clock */
@@ -498,26 +604,63 @@ static ev_status cpu_sm_clock(void *impl, int64_t *mhz, ev_err *err)
     return ev_err_set(err, EV_EUNSUPPORTED, "no SM clock on the cpu backend");
 }
 
-static ev_status cpu_read_input(void *impl, int set, void *dst, size_t len, ev_err *err)
+static ev_status cpu_read_input(void *impl, int64_t which, void *dst, size_t len, ev_err *err)
 {
     cpu_impl *c = impl;
-    if (set < 0 || set >= (c->sets ? c->sets : 1))
-        return ev_err_set(err, EV_EINVAL, "read_input: input set %d of %d", set, c->sets);
-    if (len > c->b[set].in_span)
-        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->b[set].in_span);
+    if (!c->planted || which < -1 || which >= c->pc.variants)
+        return ev_err_set(err, EV_EINVAL, "read_input: input %lld of %lld", (long long)which,
+                          (long long)(c->planted ? c->pc.variants : 0));
+    if (len > c->in_len)
+        return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->in_len);
     if (len)
-        memcpy(dst, c->in[set], len);
+        memcpy(dst, which < 0 ? c->base : c->var[which], len);
     return EV_OK;
 }
 
-static ev_status cpu_write_input(void *impl, size_t off, const void *src, size_t len, ev_err *err)
+static ev_status cpu_tag(void *impl, ev_plant_state *st, uint64_t *launched, ev_err *err)
 {
     cpu_impl *c = impl;
-    if (off > c->b[0].in_span || len > c->b[0].in_span - off)
-        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off,
-                          c->b[0].in_span);
+    (void)err;
+    *st = c->st;
+    *launched = c->launched;
+    return EV_OK;
+}
+
+static ev_status cpu_read_kept(void *impl, void *dst, size_t len, ev_err *err)
+{
+    cpu_impl *c = impl;
+    if (!c->planted || len > c->out_len)
+        return ev_err_set(err, EV_EINVAL, "read_kept: %zu bytes asked, %zu bound", len, c->out_len);
     if (len)
-        memcpy((unsigned char *)c->in[0] + off, src, len);
+        memcpy(dst, c->kept, len);
+    return EV_OK;
+}
+
+static ev_status cpu_unplant(void *impl, ev_err *err)
+{
+    cpu_impl *c = impl;
+    (void)err;
+    if (c->planted)
+        ev_plant_host(&c->pc, c->prow, 0, 0, c->st.r_next - 1, c->last_pe, 0, c->base, c->var);
+    return EV_OK;
+}
+
+static ev_status cpu_intact(void *impl, int64_t *variant, size_t *at, ev_err *err)
+{
+    cpu_impl *c = impl;
+    (void)err;
+    *variant = -1;
+    *at = 0;
+    for (int64_t j = 0; c->planted && j < c->pc.variants; j++)
+        if (memcmp(c->var[j], c->base, c->in_len)) {
+            const unsigned char *v = c->var[j], *b = c->base;
+            size_t i = 0;
+            while (v[i] == b[i])
+                i++;
+            *variant = j;
+            *at = i;
+            break;
+        }
     return EV_OK;
 }
 
@@ -545,7 +688,10 @@ const ev_backend_ops ev_backend_cpu_ops = {
     cpu_replay,
     cpu_sm_clock,
     cpu_read_input,
-    cpu_write_input,
+    cpu_tag,
+    cpu_read_kept,
+    cpu_unplant,
+    cpu_intact,
     cpu_state,
     NULL,
     NULL,

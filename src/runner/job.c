@@ -6,8 +6,10 @@
  */
 #include "job.h"
 
+#include <errno.h>
 #include <sched.h>
 #include <stdio.h>
+#include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,6 +103,142 @@ ev_status ev_job_sample_check(ev_rec_out *out, int64_t set, int64_t after, const
     /* no bytes where an earlier check of the set kept these */
     return write_with_bytes(out, ev_rec_encode(EV_REC_CHECK, &x), bytes, len,
                             !(v->passed && same_as && !strcmp(same_as, hash)), "check", err);
+}
+
+ev_status ev_job_opkept(ev_rec_out *out, ev_op_kept_row *k, const void *bytes, size_t len, char hash[65],
+                        ev_err *err)
+{
+    ev_status rc;
+    ev_rec_row x;
+
+    if ((rc = ev_sha256_hex(bytes, len, hash)))
+        return ev_err_set(err, rc, "kept output: sha256 failed");
+    k->output_sha256 = hash;
+    x.opkept = *k;
+    return write_with_bytes(out, ev_rec_encode(EV_REC_OPKEPT, &x), bytes, len, 1, "kept output", err);
+}
+
+ev_status ev_job_plants_prepare(ev_job_plants *pl, const ev_protocol *p, const ev_shape *s,
+                                const ev_oracle_row *expect, ev_err *err)
+{
+    if (getrandom(&pl->seed, sizeof pl->seed, 0) != (ssize_t)sizeof pl->seed)
+        return ev_err_set(err, EV_EIO, "plants: getrandom: %s", strerror(errno));
+    pl->want_n = 0;
+    pl->want_tag = ev_plant_tag0(pl->seed);
+    if (!(pl->rows = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *pl->rows)))
+        return ev_err_set(err, EV_ENOMEM, "plants: out of memory");
+    return ev_plant_rows(s, p->sum_depth, p->sum_bound_factor, expect, pl->rows, err);
+}
+
+uint64_t ev_job_plants_want(ev_job_plants *pl, uint64_t n)
+{
+    if (n < pl->want_n) {
+        pl->want_n = 0;
+        pl->want_tag = ev_plant_tag0(pl->seed);
+    }
+    while (pl->want_n < n) {
+        pl->want_n++;
+        pl->want_tag = ev_plant_tag_step(pl->want_tag, pl->seed, pl->want_n, 0);
+    }
+    return pl->want_tag;
+}
+
+void ev_job_plants_json(cJSON *d, const ev_job_plants *pl)
+{
+    char seed[17];
+    cJSON *o;
+    if (!pl->on) {
+        cJSON_AddNullToObject(d, "plants");
+        return;
+    }
+    if (!(o = cJSON_AddObjectToObject(d, "plants")))
+        return;
+    snprintf(seed, sizeof seed, "%016llx", (unsigned long long)pl->seed);
+    ev_json_add_str(o, "seed", seed);
+    ev_json_add_i64(o, "variants", pl->cfg.variants);
+    ev_json_add_i64(o, "rows", pl->cfg.m);
+    ev_json_add_i64(o, "epochs", pl->cfg.epochs);
+    ev_json_add_i64(o, "kept_op", pl->cfg.kept_op);
+}
+
+ev_status ev_job_kept(ev_rec_out *out, const ev_protocol *p, const char *arm, const ev_job_plants *pl,
+                      const ev_shape *s, const void *input, const ev_oracle_row *expect,
+                      const unsigned char *bytes, size_t len, uint64_t replay, int *stop, ev_err *err)
+{
+    ev_oracle_row *rows = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *rows);
+    ev_validation chk;
+    char hash[65];
+    ev_status rc;
+
+    if (!rows)
+        return ev_err_set(err, EV_ENOMEM, "kept output: out of memory");
+    if (s->rows > 0)
+        memcpy(rows, expect, (size_t)s->rows * sizeof *rows);
+    ev_plant_oracle_rows(&pl->cfg, pl->rows, replay, s, input, rows);
+    ev_output_check(p, s, input, rows, bytes, &chk);
+    free(rows);
+    {
+        ev_op_kept_row k = {pl->cfg.kept_op,
+                            (int64_t)replay,
+                            chk.passed,
+                            chk.max_abs_err,
+                            chk.bound,
+                            chk.mismatches,
+                            "",
+                            NULL,
+                            0};
+        if ((rc = ev_job_opkept(out, &k, bytes, len, hash, err)))
+            return rc;
+    }
+    if (chk.passed)
+        return EV_OK;
+    fprintf(stderr,
+            "%s: the output of op %lld in the last replay (%llu) of the last hot sample is wrong against its "
+            "planted input: %lld mismatches, first in row %lld\n",
+            arm, (long long)pl->cfg.kept_op, (unsigned long long)replay, (long long)chk.mismatches,
+            (long long)chk.first_bad);
+    *stop = 1;
+    return ev_job_validation(out, "final", &chk, bytes, len, 0, hash, err);
+}
+
+/* The floor's nominal case (ev_job_floor_case): reduce_sum of one row of
+ * 64 fp32, its input from the protocol's seed under this case key. */
+#define FLOOR_CASE_KEY 0xf1002ee5u
+
+ev_proto_case ev_job_floor_case(void)
+{
+    ev_proto_case c;
+    memset(&c, 0, sizeof c);
+    snprintf(c.op, sizeof c.op, "%s", ev_op_name(EV_OP_SUM));
+    snprintf(c.dtype, sizeof c.dtype, "%s", ev_dtype_name(EV_DTYPE_FP32));
+    c.rows = 1;
+    c.cols = 64;
+    c.stride = 64;
+    c.default_rows = 1;
+    return c;
+}
+
+ev_status ev_job_floor_input(const ev_protocol *p, ev_shape *shape, void **buf, size_t *len, ev_err *err)
+{
+    ev_proto_case c = ev_job_floor_case();
+    ev_shape s;
+    size_t n;
+    void *b;
+    ev_status rc;
+
+    if ((rc = ev_case_shape(&c, &s, err)))
+        return rc;
+    n = (size_t)(s.rows * s.stride) * ev_dtype_size(s.dtype);
+    if (!(b = malloc(n)))
+        return ev_err_set(err, EV_ENOMEM, "floor input: out of memory");
+    if ((rc = ev_inputs_fill(&s, (uint64_t)p->seed, FLOOR_CASE_KEY, b, n, err))) {
+        free(b);
+        return rc;
+    }
+    *shape = s;
+    *buf = b;
+    *len = n;
+    return EV_OK;
 }
 
 ev_status ev_job_input(const ev_protocol *p, int64_t case_index, ev_shape *shape, void **buf, size_t *len,

@@ -16,6 +16,7 @@
 #include "binding.h"
 #include "model/model.h"
 #include "oracle.h"
+#include "plants.h"
 #include "protocol.h"
 #include "record.h"
 #include "status.h"
@@ -57,6 +58,64 @@ typedef struct ev_worker_args {
 
 /* Writes a cold record (name, elapsed_ns) when elapsed_ns >= 0. */
 ev_status ev_job_cold(ev_rec_out *out, const char *name, int64_t elapsed_ns, ev_err *err);
+
+/* Writes the opkept record (the kept output, db/migrate-5.sql) for k, its
+ * output_sha256 set from the bytes, which go beside it as output_hex.
+ * OUT: hash, their SHA-256 hex. */
+ev_status ev_job_opkept(ev_rec_out *out, ev_op_kept_row *k, const void *bytes, size_t len, char hash[65],
+                        ev_err *err);
+
+/*
+ * The attempt's plants (docs/defenses.md, "Every op earns its time";
+ * kernels/plants.h), for the worker and for the torch peer's worker: a
+ * secret seed from getrandom (no kernel can know it; written in the
+ * device record only after the samples), every row's plant figures from
+ * the oracle's rows (before the gate), then, once the device says how
+ * large its cache is, V and the configuration (ev_plant_config).  Every
+ * cold and hot sample's check tag must be T(n) for the n replays run.
+ */
+typedef struct ev_job_plants {
+    int on; /* a validated job: held to its tags, its device record names them */
+    uint64_t seed;
+    ev_plant_cfg cfg;
+    ev_plant_row *rows; /* R rows' figures (malloc'd) */
+    uint64_t want_n;    /* want_tag is T(want_n) */
+    uint64_t want_tag;
+} ev_job_plants;
+
+/* Draws pl's seed and makes every row's figures for shape s (its oracle
+ * rows expect) under protocol p.  EV_EIO (getrandom), EV_ENOMEM, or
+ * ev_plant_rows' EV_EINVAL for a row that cannot be planted. */
+ev_status ev_job_plants_prepare(ev_job_plants *pl, const ev_protocol *p, const ev_shape *s,
+                                const ev_oracle_row *expect, ev_err *err);
+/* T(n): the tag after n replays of every op right, advancing pl's chain. */
+uint64_t ev_job_plants_want(ev_job_plants *pl, uint64_t n);
+/* Adds the device record's "plants" member to d: {seed, variants, rows,
+ * epochs, kept_op} when pl->on, else null. */
+void ev_job_plants_json(cJSON *d, const ev_job_plants *pl);
+
+/*
+ * The kept output (bytes[len]: op kept_op's output in replay `replay`, the
+ * last of the last hot sample) validated against the oracle of the input
+ * that op read (the case's input with its variant's plants of that epoch
+ * and replay, rows reduced again: ev_plant_oracle_rows, as verify-bundle
+ * regenerates them), and written as the opkept record with its bytes.  A
+ * wrong output also writes the job's final validation, failed, says what
+ * on stderr (naming arm), and sets *stop.
+ */
+ev_status ev_job_kept(ev_rec_out *out, const ev_protocol *p, const char *arm, const ev_job_plants *pl,
+                      const ev_shape *s, const void *input, const ev_oracle_row *expect,
+                      const unsigned char *bytes, size_t len, uint64_t replay, int *stop, ev_err *err);
+
+/* The floor's nominal case: its arm runs empty ops with the plant and
+ * check nodes of a reduce_sum of one row of 64 fp32 (docs/defenses.md):
+ * one plant node and one check node a replay, one planted row per op,
+ * the fewest any arm with rows runs, so the floor stays below every arm's
+ * time. */
+ev_proto_case ev_job_floor_case(void);
+/* That case's input (the protocol's seed, a case key of its own).  OUT:
+ * *shape, *buf (malloc'd), *len. */
+ev_status ev_job_floor_input(const ev_protocol *p, ev_shape *shape, void **buf, size_t *len, ev_err *err);
 
 /* The input bytes of case case_index of p (kernels/inputs.h, case key =
  * case index): ((R-1) x stride + N) elements, nothing when R = 0.

@@ -221,11 +221,16 @@ static ev_status parse_case(const cJSON *obj, size_t i, ev_proto_case *c, ev_err
 /* Parses reference.<backend> into *r (defaults already set). */
 static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *r, ev_err *err)
 {
-    static const char *const cuda_keys[] = {"ceiling_bytes", "ceiling_ops_per_graph", "flush_cache_multiple",
-                                            "flush_max_bytes", NULL};
-    static const char *const cpu_keys[] = {"ceiling_cache_multiple", "ceiling_max_bytes",
-                                           "ceiling_ops_per_graph",  "flush_cache_multiple",
-                                           "flush_max_bytes",        NULL};
+    static const char *const cuda_keys[] = {"ceiling_bytes",        "ceiling_ops_per_graph",
+                                            "flush_cache_multiple", "flush_max_bytes",
+                                            "variant_budget_bytes", NULL};
+    static const char *const cpu_keys[] = {"ceiling_cache_multiple",
+                                           "ceiling_max_bytes",
+                                           "ceiling_ops_per_graph",
+                                           "flush_cache_multiple",
+                                           "flush_max_bytes",
+                                           "variant_budget_bytes",
+                                           NULL};
     int cuda = !strcmp(backend, "cuda");
     char path[32];
     ev_status rc;
@@ -248,7 +253,9 @@ static ev_status parse_ref(const cJSON *obj, const char *backend, ev_proto_ref *
     }
     if ((rc = get_int(obj, path, "ceiling_ops_per_graph", 0, 1, 100000, &r->ceiling_ops_per_graph, err)) ||
         (rc = get_int(obj, path, "flush_cache_multiple", 0, 2, 64, &r->flush_cache_multiple, err)) ||
-        (rc = get_int(obj, path, "flush_max_bytes", 0, 0, INT64_C(1) << 40, &r->flush_max_bytes, err)))
+        (rc = get_int(obj, path, "flush_max_bytes", 0, 0, INT64_C(1) << 40, &r->flush_max_bytes, err)) ||
+        (rc = get_int(obj, path, "variant_budget_bytes", 0, INT64_C(1) << 20, INT64_C(1) << 40,
+                      &r->variant_budget_bytes, err)))
         return rc;
     if (r->flush_max_bytes && r->flush_max_bytes < (INT64_C(1) << 20))
         return ev_err_set(err, EV_EFORMAT, "%s.flush_max_bytes: must be 0 (no cap) or >= 1048576", path);
@@ -487,9 +494,11 @@ static void set_defaults(ev_protocol *p)
     p->ref_cuda.ceiling_bytes = INT64_C(1) << 30;
     p->ref_cuda.ceiling_ops_per_graph = 100;
     p->ref_cuda.flush_cache_multiple = 2;
+    p->ref_cuda.variant_budget_bytes = INT64_C(2) << 30;
     p->ref_cpu.ceiling_cache_multiple = 8;
     p->ref_cpu.ceiling_ops_per_graph = 1;
     p->ref_cpu.flush_cache_multiple = 2;
+    p->ref_cpu.variant_budget_bytes = INT64_C(256) << 20;
 }
 
 /* Parses the top-level object into *p (defaults set, zeroed lists). */

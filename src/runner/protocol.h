@@ -88,6 +88,8 @@ typedef struct ev_proto_ref {
     int64_t ceiling_ops_per_graph;  /* ops per graph/batch of the ceiling arm */
     int64_t flush_cache_multiple;   /* cold flush buffer = k x cache (>= 2) */
     int64_t flush_max_bytes;        /* cap on the flush buffer; 0: none */
+    int64_t variant_budget_bytes;   /* the variants of an input larger than half the cache, at most
+                                       (cuda 2 GiB, cpu 256 MiB; >= 1 MiB): ev_plant_variants */
 } ev_proto_ref;
 
 /* "model_from": the coefficients the policy phase's auto arm uses instead

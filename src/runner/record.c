@@ -12,8 +12,8 @@
 #include "json.h"
 
 static const char *const type_names[EV_REC_COUNT] = {
-    "hello",  "skip",        "binding", "validation", "cold",   "flush", "node",
-    "warmup", "calibration", "sample",  "check",      "device", "end",
+    "hello",       "skip",   "binding", "validation", "cold",   "flush",  "node", "warmup",
+    "calibration", "sample", "check",   "opcheck",    "device", "opkept", "end",
 };
 
 const char *ev_rec_type_name(ev_rec_type t)
@@ -168,6 +168,22 @@ static const rfield check_f[] = {
     F(FK_I64, ev_sample_check_row, mismatches),
     F(FK_STR, ev_sample_check_row, output_sha256),
 };
+static const rfield opcheck_f[] = {
+    F(FK_STR, ev_op_check_row, timing),     {"index", FK_I64, offsetof(ev_op_check_row, sample_index)},
+    F(FK_I64, ev_op_check_row, replay_end), F(FK_I64, ev_op_check_row, replays),
+    F(FK_I64, ev_op_check_row, ops),        F(FK_I64, ev_op_check_row, rows),
+    F(FK_I64, ev_op_check_row, variants),   F(FK_STR, ev_op_check_row, tag),
+    F(FK_BOOL, ev_op_check_row, passed),
+};
+static const rfield opkept_f[] = {
+    F(FK_I64, ev_op_kept_row, op),
+    F(FK_I64, ev_op_kept_row, replay),
+    F(FK_BOOL, ev_op_kept_row, passed),
+    F(FK_DBL, ev_op_kept_row, max_abs_err),
+    F(FK_DBL, ev_op_kept_row, bound),
+    F(FK_I64, ev_op_kept_row, mismatches),
+    F(FK_STR, ev_op_kept_row, output_sha256),
+};
 #undef F
 
 /* A data record's fields. */
@@ -185,7 +201,8 @@ static const rcodec codecs[EV_REC_COUNT] = {
     [EV_REC_COLD] = CODEC(cold_f),         [EV_REC_FLUSH] = CODEC(flush_f),
     [EV_REC_NODE] = CODEC(node_f),         [EV_REC_WARMUP] = CODEC(warmup_f),
     [EV_REC_CALIBRATION] = CODEC(calib_f), [EV_REC_SAMPLE] = CODEC(sample_f),
-    [EV_REC_CHECK] = CODEC(check_f),
+    [EV_REC_CHECK] = CODEC(check_f),       [EV_REC_OPCHECK] = CODEC(opcheck_f),
+    [EV_REC_OPKEPT] = CODEC(opkept_f),
 };
 #undef CODEC
 

@@ -33,8 +33,11 @@ typedef enum ev_rec_type {
     EV_REC_WARMUP,
     EV_REC_CALIBRATION,
     EV_REC_SAMPLE,
-    EV_REC_CHECK,  /* an output checked after a timed sample (the rotated input, the second set) */
-    EV_REC_DEVICE, /* once, after the samples: the device's state and the attempt's facts */
+    EV_REC_CHECK,   /* an output checked after a timed sample (store schema 4: the rotated input, the second
+                       set; written by no worker since the plants) */
+    EV_REC_OPCHECK, /* after every cold and hot sample: the check tag of its replays (kernels/plants.h) */
+    EV_REC_DEVICE,  /* once, after the samples: the device's state and the attempt's facts */
+    EV_REC_OPKEPT,  /* once, after the device record: the kept output of one op of the last replay */
     EV_REC_END,
     EV_REC_COUNT
 } ev_rec_type;
@@ -99,10 +102,12 @@ typedef union ev_rec_row {
     ev_rec_calib calib;
     ev_sample_row sample;
     ev_sample_check_row check;
+    ev_op_check_row opcheck;
+    ev_op_kept_row opkept;
 } ev_rec_row;
 
 /* Encodes a data record (binding, validation, cold, flush, node, warmup,
- * calibration, sample, check) from its row (the ev_rec_row member of its type):
+ * calibration, sample, check, opcheck, opkept) from its row (the ev_rec_row member of its type):
  * {"type": ..., then the fields in codec order, the order the worker
  * always wrote them in}; a sample's sm_clock_mhz
  * of -1 is written as null.  NULL when out of memory or t has no codec

@@ -334,6 +334,47 @@ static int dev_int(const cJSON *it, int64_t lo, int64_t hi, int64_t *out)
     return 0;
 }
 
+/* The device record's plants (kernels/plants.h): null (the floor, the
+ * ceiling, a record written before them), or {seed: 16 lowercase hex
+ * digits, variants, rows, epochs, kept_op}, each member present once.
+ * Returns 0, or -1 with why. */
+static int dev_plants(const cJSON *r, char *why, size_t cap)
+{
+    static const char *const ints[] = {"variants", "rows", "epochs", "kept_op"};
+    static const int64_t lo[] = {1, 0, 1, 0};
+    const cJSON *it;
+    int64_t x;
+    if (!r || cJSON_IsNull(r))
+        return 0;
+    if (!cJSON_IsObject(r)) {
+        snprintf(why, cap, "plants: must be null or an object");
+        return -1;
+    }
+    cJSON_ArrayForEach(it, r)
+    {
+        const char *k = it->string;
+        int known = !strcmp(k, "seed");
+        for (size_t i = 0; i < 4; i++)
+            known |= !strcmp(k, ints[i]);
+        if (!known) {
+            snprintf(why, cap, "plants.%.32s: not a member of the plants", k);
+            return -1;
+        }
+    }
+    it = cJSON_GetObjectItemCaseSensitive(r, "seed");
+    if (!cJSON_IsString(it) || strlen(it->valuestring) != 16 ||
+        strspn(it->valuestring, "0123456789abcdef") != 16) {
+        snprintf(why, cap, "plants.seed: must be 16 lowercase hex digits");
+        return -1;
+    }
+    for (size_t i = 0; i < 4; i++)
+        if (dev_int(cJSON_GetObjectItemCaseSensitive(r, ints[i]), lo[i], INT64_C(1) << 40, &x)) {
+            snprintf(why, cap, "plants.%s: must be an integer >= %lld", ints[i], (long long)lo[i]);
+            return -1;
+        }
+    return 0;
+}
+
 /* The rotation member: null, or {seed, before, rows}.  Returns 0 or -1
  * with why. */
 static int dev_rotation(const cJSON *r, char *why, size_t cap)
@@ -441,7 +482,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
     {
         const char *k = it->string;
         int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
-                    !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms");
+                    !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms") ||
+                    !strcmp(k, "plants");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
@@ -456,7 +498,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         snprintf(why, cap, "type: must be \"device\"");
         return -1;
     }
-    if (dev_rotation(cJSON_GetObjectItemCaseSensitive(d, "rotation"), why, cap))
+    if (dev_rotation(cJSON_GetObjectItemCaseSensitive(d, "rotation"), why, cap) ||
+        dev_plants(cJSON_GetObjectItemCaseSensitive(d, "plants"), why, cap))
         return -1;
     for (size_t i = 0; i < 6; i++)
         if (dev_int(cJSON_GetObjectItemCaseSensitive(d, ints[i]), -1, i < 3 ? INT64_C(1) << 53 : 1, &x)) {
@@ -518,4 +561,15 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         dev_sample_fill(d, cold_arrays[k], cold, n_cold, k);
     }
     return 0;
+}
+
+int64_t ev_rule_replay_end(int hot, int64_t index, int64_t n_cold, int64_t warmup_replays,
+                           const int64_t *hot_replays)
+{
+    int64_t n = n_cold + warmup_replays;
+    if (!hot)
+        return index + 1;
+    for (int64_t i = 0; i <= index; i++)
+        n += hot_replays[i];
+    return n;
 }

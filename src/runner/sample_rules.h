@@ -159,4 +159,14 @@ const char *ev_rule_member_name(ev_rule_member m);
 int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t rows, double floor_us,
                        int floor_applies, double ceiling_bpus, char *why, size_t cap);
 
+/*
+ * The replays a worker has run when it reads a sample's check tag
+ * (kernels/plants.h: every cold sample is one replay of one op, each hot
+ * sample its replays, and the warm-up's come between): cold sample i:
+ * i + 1; hot sample i: n_cold + warmup_replays + hot_replays[0..i].  The
+ * supervisor and verify-bundle hold every op check's replay_end to it.
+ */
+int64_t ev_rule_replay_end(int hot, int64_t index, int64_t n_cold, int64_t warmup_replays,
+                           const int64_t *hot_replays);
+
 #endif

@@ -135,8 +135,11 @@ typedef struct att {
     char affinity[256];
     int validation_failed;
     int warmup;
-    int has_device;   /* its device record was stored (the per-sample facts are in hot) */
-    cJSON *hello_rec; /* probe: the hello record */
+    int has_device;         /* its device record was stored (the per-sample facts are in hot) */
+    int64_t n_opchecks;     /* op checks stored (one per cold and hot sample of a validated job) */
+    int64_t warmup_replays; /* the warm-up record's replays (an op check's replay_end counts them) */
+    int has_kept;           /* its kept output was stored */
+    cJSON *hello_rec;       /* probe: the hello record */
     /* What the sample rules look at (sample_rules.h), as committed. */
     ev_rule_attempt rules;
     ev_rule_step *steps;

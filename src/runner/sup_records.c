@@ -67,6 +67,19 @@ void sup_apply_rules(const sup *s, const char *arm, att *a)
         sup_proto_err(a, "%s", why);
     if (!a->has_device)
         sup_proto_err(a, "completed without a device record (docs/runner.md, \"Worker records\")");
+    {
+        /* every validated job checks every op of every replay (kernels/plants.h) */
+        ev_arm_kind kind;
+        int64_t rpp;
+        int64_t want = (int64_t)(a->rules.n_hot + a->rules.n_cold);
+        if (!ev_arm_classify(&s->proto, arm, &kind, &rpp) && kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING &&
+            (a->n_opchecks != want || !a->has_kept))
+            sup_proto_err(a,
+                          "completed with %lld op checks for its %lld samples%s (every sample's replays are "
+                          "checked: docs/defenses.md, \"Every op earns its time\")",
+                          (long long)a->n_opchecks, (long long)want,
+                          a->has_kept ? "" : " and no kept output");
+    }
 }
 
 /* Records the first protocol error of an attempt. */
@@ -160,6 +173,68 @@ static ev_status put_check(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err
     return rc;
 }
 
+/* A sample's check tag: a failed one fails the attempt's validation; one
+ * whose replay_end is not the replays its sample's records give is the
+ * attempt's protocol error (ev_rule_replay_end: a harness that ran more
+ * replays than it recorded). */
+static ev_status put_opcheck(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
+{
+    const ev_op_check_row *o = &x->opcheck;
+    int hot = !strcmp(o->timing, "hot");
+    size_t n = hot ? a->rules.n_hot : a->rules.n_cold;
+    (void)r;
+    if (o->sample_index < 0 || (size_t)o->sample_index >= n) {
+        ev_err_set(e, EV_EFORMAT, "an op check of %s sample %lld, before that sample's record", o->timing,
+                   (long long)o->sample_index);
+        return EV_OK;
+    }
+    {
+        int64_t *reps = malloc((size_t)(o->sample_index + 1) * sizeof *reps), want;
+        if (!reps)
+            return ev_err_set(NULL, EV_ENOMEM, "out of memory");
+        for (int64_t i = 0; hot && i <= o->sample_index; i++)
+            reps[i] = a->hot[i].replays;
+        want = ev_rule_replay_end(hot, o->sample_index, (int64_t)a->rules.n_cold, a->warmup_replays, reps);
+        free(reps);
+        if (want != o->replay_end)
+            sup_proto_err(
+                a,
+                "the op check of %s sample %lld says %lld replays ran, its samples' records give %lld "
+                "(docs/defenses.md, \"Every op earns its time\")",
+                o->timing, (long long)o->sample_index, (long long)o->replay_end, (long long)want);
+    }
+    if (!o->passed)
+        a->validation_failed = 1;
+    ev_status rc = ev_store_add_op_check(s->st, a->attempt_id, &x->opcheck, e);
+    if (rc == EV_OK)
+        a->n_opchecks++;
+    return rc;
+}
+
+/* The kept output, with its output_hex (required). */
+static ev_status put_opkept(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
+{
+    ev_op_kept_row *k = &x->opkept;
+    unsigned char *bytes = NULL;
+    size_t len = 0;
+    ev_status rc = output_hex(r, &bytes, &len, e);
+    if (rc || e->msg[0])
+        return rc;
+    if (!bytes) {
+        ev_err_set(e, EV_EFORMAT, "output_hex: the kept output's bytes are missing");
+        return EV_OK;
+    }
+    k->output = bytes;
+    k->output_len = len;
+    if (!k->passed)
+        a->validation_failed = 1;
+    rc = ev_store_add_op_kept(s->st, a->attempt_id, k, e);
+    free(bytes);
+    if (rc == EV_OK)
+        a->has_kept = 1;
+    return rc;
+}
+
 /* The first call's compile time and the device's open time are summed
  * for the attempt. */
 static ev_status put_cold(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
@@ -208,6 +283,7 @@ static ev_status put_warmup(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_er
     const ev_rec_warmup *w = &x->warmup;
     (void)r;
     a->warmup = 1;
+    a->warmup_replays = w->replays;
     ev_status rc = ev_store_add_warmup(s->st, a->attempt_id, w->target_ms, w->elapsed_ms, w->replays, e);
     if (rc == EV_OK) {
         a->rules.has_warmup = 1;
@@ -292,7 +368,9 @@ static const put_fn puts_of[EV_REC_COUNT] = {
     [EV_REC_CALIBRATION] = put_calibration,
     [EV_REC_SAMPLE] = put_sample,
     [EV_REC_CHECK] = put_check,
+    [EV_REC_OPCHECK] = put_opcheck,
     [EV_REC_DEVICE] = put_device,
+    [EV_REC_OPKEPT] = put_opkept,
 };
 
 /* The control records (hello, skip, end): the attempt's state, nothing

@@ -10,6 +10,8 @@
  */
 #include "supervisor.h"
 
+#include "plants.h"
+
 #include "sup_int.h"
 #include "validate.h"
 
@@ -83,7 +85,7 @@ static ev_status checkable_cases(const ev_protocol *p, ev_err *err)
 {
     ev_status rc = EV_OK;
     for (size_t i = 0; i < p->n_cases && !rc; i++)
-        rc = ev_case_checkable(p, i, err);
+        rc = ev_case_checkable(p, i, EV_CHECKABLE_ALL, err);
     return rc;
 }
 
@@ -121,14 +123,21 @@ static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *
         const ev_proto_case *c = &p->cases[i];
         ev_dtype dt = EV_DTYPE_FP32;
         ev_dtype_parse(c->dtype, &dt); /* the parser accepted it */
-        double es = (double)ev_dtype_size(dt);
-        double need = 2 * (double)c->rows * (double)c->stride * es + (double)c->rows * es + flush;
+        double es = (double)ev_dtype_size(dt), in = (double)c->rows * (double)c->stride * es;
+        double need = 2 * in + (double)c->rows * es + flush, copies = 0;
+        if (!strcmp(backend, "cpu")) {
+            /* the cpu backend's base and V variants, and its ops output slots, in host memory */
+            copies = 1 + (double)ev_plant_variants((int64_t)in, (int64_t)llc, p->ref_cpu.variant_budget_bytes,
+                                                   p->ops_per_graph);
+            need += copies * in + (double)p->ops_per_graph * (double)c->rows * es;
+        }
         if (need > mem / 2)
             return ev_err_set(
                 err, EV_EUSAGE,
-                "cases[%zu]: a worker would hold about %.0f bytes (the input twice, the output%s), "
+                "cases[%zu]: a worker would hold about %.0f bytes (the input twice, the output%s%s), "
                 "more than half of this host's %.0f bytes of memory",
-                i, need, flush > 0 ? ", the flush buffer" : "", mem);
+                i, need, flush > 0 ? ", the flush buffer" : "",
+                copies > 0 ? ", the input's base and variants and the output slots" : "", mem);
     }
     return EV_OK;
 }

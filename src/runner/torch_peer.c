@@ -222,14 +222,75 @@ static void watch_device(const peer_watch *pw, cJSON *d)
     put_item(d, "cold_throttle_reasons", int_array(pw->reasons[1], pw->n[1]));
 }
 
+/* What the relay holds the peer's plants to (kernels/plants.h): the
+ * attempt's plants (their configuration made at the peer's hello, from
+ * its device's cache), the input's bytes, the protocol. */
+typedef struct peer_plants {
+    ev_job_plants *pl;
+    const ev_protocol *p;
+    const ev_shape *s;
+    size_t in_len;
+    int configured;    /* the hello's cache size made pl->cfg */
+    int failed;        /* an op check the peer reported failed */
+    uint64_t last_hot; /* the last hot sample's replay_end: the kept output's replay */
+} peer_plants;
+
+/* The peer's hello: its device's cache (L2) makes V and the plants'
+ * configuration, as the worker's own jobs make them. */
+static void plants_hello(peer_plants *pp, const cJSON *r)
+{
+    const cJSON *dev = cJSON_GetObjectItemCaseSensitive(r, "device");
+    int64_t cache = 0;
+    ev_err e;
+    if (ev_json_get_i64(dev, "cache_bytes", &cache, &e))
+        cache = 0;
+    ev_plant_config(&pp->pl->cfg, pp->pl->seed, pp->s,
+                    ev_plant_variants((int64_t)pp->in_len, cache, pp->p->ref_cuda.variant_budget_bytes,
+                                      pp->p->ops_per_graph),
+                    pp->p->ops_per_graph);
+    pp->configured = 1;
+}
+
+/* An op check of the peer's: its tag must be the seed's for its
+ * replay_end exactly when it says passed (the peer reads the check state
+ * through its library; the worker holds it to the seed it drew).
+ * EV_EVERIFY naming the sample when it is not. */
+static ev_status plants_opcheck(peer_plants *pp, const cJSON *r, ev_err *err)
+{
+    ev_rec_row x;
+    ev_err e = {""};
+    char want[17];
+    if (ev_rec_decode(EV_REC_OPCHECK, r, &x, &e))
+        return EV_OK; /* malformed: the supervisor refuses it */
+    snprintf(want, sizeof want, "%016llx",
+             (unsigned long long)ev_job_plants_want(pp->pl, (uint64_t)x.opcheck.replay_end));
+    if (!pp->configured || x.opcheck.passed != !strcmp(x.opcheck.tag, want) ||
+        x.opcheck.variants != pp->pl->cfg.variants || x.opcheck.rows != pp->pl->cfg.m)
+        return ev_err_set(
+            err, EV_EVERIFY,
+            "torch peer: its op check of %s sample %lld (tag %s, passed %s, %lld variants) is not "
+            "the seed's (tag %s after %lld replays, %lld variants)",
+            x.opcheck.timing, (long long)x.opcheck.sample_index, x.opcheck.tag,
+            x.opcheck.passed ? "true" : "false", (long long)x.opcheck.variants, want,
+            (long long)x.opcheck.replay_end, (long long)pp->pl->cfg.variants);
+    if (!x.opcheck.passed)
+        pp->failed = 1;
+    if (!strcmp(x.opcheck.timing, "hot"))
+        pp->last_hot = (uint64_t)x.opcheck.replay_end;
+    return EV_OK;
+}
+
 /*
  * Reads the peer's record stream from fd until EOF, relaying every line
  * but its end record, byte for byte, except its device record, which goes
- * out with the watch's readings (watch_device).  OUT: *ended (an end
- * record with the right count came last), *skipped (a skip record came).
- * EV_EIO when the relay fails.
+ * out with the watch's readings (watch_device) and the plants' seed and
+ * shape (ev_job_plants_json); its op checks are held to the seed
+ * (plants_opcheck).  OUT: *ended (an end record with the right count came
+ * last), *skipped (a skip record came).  EV_EIO when the relay fails;
+ * EV_EVERIFY for an op check that is not the seed's.
  */
-static ev_status relay(int fd, peer_watch *pw, ev_rec_out *out, int *ended, int *skipped, ev_err *err)
+static ev_status relay(int fd, peer_watch *pw, peer_plants *pp, ev_rec_out *out, int *ended, int *skipped,
+                       ev_err *err)
 {
     ev_buf line = EV_BUF_INIT;
     char chunk[65536];
@@ -264,12 +325,18 @@ static ev_status relay(int fd, peer_watch *pw, ev_rec_out *out, int *ended, int 
                     *ended = 0; /* something after end: the stream is broken */
                 if (d) {
                     watch_device(pw, d);
+                    cJSON_DeleteItemFromObjectCaseSensitive(d, "plants");
+                    ev_job_plants_json(d, pp->pl);
                     rc = ev_rec_write(out, d, err);
                 } else {
                     rc = ev_rec_relay(out, line.data, len, err);
                 }
                 if (!rc && r && t == EV_REC_SAMPLE)
                     rc = watch_sample(pw, r, err);
+                if (!rc && r && t == EV_REC_HELLO && !pp->configured)
+                    plants_hello(pp, r);
+                if (!rc && r && t == EV_REC_OPCHECK)
+                    rc = plants_opcheck(pp, r, err);
                 if (!rc && r && t == EV_REC_HELLO && !pw->opened) {
                     ev_err ignored;
                     pw->opened = 1;
@@ -294,11 +361,69 @@ out:
     return rc;
 }
 
+/* The plants file the peer's library reads (kernels/ops_lib.cu,
+ * ev_ops_file): "EVPLANT1", the seed, the shape, the ops per graph and
+ * the variant budget as int64, then the R rows' figures.  EV_EIO. */
+static ev_status write_plants(const char *path, const ev_job_plants *pl, const ev_protocol *p,
+                              const ev_shape *s, ev_err *err)
+{
+    struct {
+        char magic[8];
+        uint64_t seed;
+        int64_t op, dtype, rows, cols, stride, ops, budget;
+    } h;
+    FILE *f = fopen(path, "wb");
+    int bad;
+    if (!f)
+        return ev_err_set(err, EV_EIO, "torch peer: cannot create the plants file: %s", strerror(errno));
+    memcpy(h.magic, "EVPLANT1", 8);
+    h.seed = pl->seed;
+    h.op = (int64_t)s->op;
+    h.dtype = (int64_t)s->dtype;
+    h.rows = s->rows;
+    h.cols = s->cols;
+    h.stride = s->stride;
+    h.ops = p->ops_per_graph;
+    h.budget = p->ref_cuda.variant_budget_bytes;
+    bad = fwrite(&h, sizeof h, 1, f) != 1;
+    bad |= s->rows > 0 && fwrite(pl->rows, sizeof *pl->rows, (size_t)s->rows, f) != (size_t)s->rows;
+    bad |= fclose(f) != 0;
+    return bad ? ev_err_set(err, EV_EIO, "torch peer: cannot write the plants file") : EV_OK;
+}
+
+/* The peer's library of plants and checks, build/libevident_ops.so,
+ * beside this worker's executable (make builds it with the cuda backend;
+ * make install puts it beside the installed worker).  OUT: path[cap].  On
+ * the cpu backend the peer skips before it loads anything: "".  EV_EPROC
+ * when it is not there. */
+static ev_status ops_lib(char *path, size_t cap, const char *backend, ev_err *err)
+{
+    char self[4001];
+    ssize_t n;
+    char *slash;
+    path[0] = '\0';
+    if (strcmp(backend, "cuda"))
+        return EV_OK;
+    if ((n = readlink("/proc/self/exe", self, sizeof self - 1)) <= 0)
+        return ev_err_set(err, EV_EPROC, "torch peer: cannot find this worker's own path");
+    self[n] = '\0';
+    if ((slash = strrchr(self, '/')) != NULL)
+        *slash = '\0';
+    if ((size_t)snprintf(path, cap, "%.4000s/libevident_ops.so", self) >= cap || access(path, R_OK))
+        return ev_err_set(
+            err, EV_EPROC,
+            "torch peer: %s is missing: the torch-compile arm runs under the same plants and checks "
+            "as every arm (build it with nvcc: make)",
+            path);
+    return EV_OK;
+}
+
 ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
 {
     const ev_protocol *p = a->proto;
     const char *tmp = getenv("TMPDIR");
-    char dir[512], in_path[600], first_path[600], final_path[600];
+    char dir[512], in_path[600], first_path[600], final_path[600], plants_path[600], kept_path[600],
+        lib_path[4096];
     char rows_s[24], cols_s[24], stride_s[24], ops_s[24], samples_s[24], cold_s[24], warm_s[40], target_s[40],
         flush_s[24], fd_s[8], spawn_s[32], gate_s[8], ahead_s[24];
     char *argv[48];
@@ -308,16 +433,31 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     void *input = NULL;
     unsigned char *o1 = NULL, *o2 = NULL;
     ev_oracle_row *expect = NULL;
+    unsigned char *o3 = NULL;
     size_t in_len = 0, out_len;
     pid_t pid = -1, parent;
     peer_watch pw;
+    ev_job_plants pl;
+    peer_plants pp;
     ev_status rc;
 
     memset(&pw, 0, sizeof pw);
+    memset(&pl, 0, sizeof pl);
+    memset(&pp, 0, sizeof pp);
 
     if ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
         return rc;
     out_len = (size_t)shape.rows * ev_dtype_size(shape.dtype);
+    /* the oracle and the plants (CPU only, before the gate): the peer
+     * runs under the plants and checks every arm runs under */
+    if ((rc = ev_job_expect(&shape, input, &expect, err)) ||
+        (rc = ev_job_plants_prepare(&pl, p, &shape, expect, err)))
+        goto out;
+    pl.on = 1;
+    pp.pl = &pl;
+    pp.p = p;
+    pp.s = &shape;
+    pp.in_len = in_len;
     snprintf(dir, sizeof dir, "%s/evident-torch-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
         rc = ev_err_set(err, EV_EIO, "torch peer: mkdtemp: %s", strerror(errno));
@@ -327,7 +467,12 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     snprintf(in_path, sizeof in_path, "%s/input.bin", dir);
     snprintf(first_path, sizeof first_path, "%s/out-first.bin", dir);
     snprintf(final_path, sizeof final_path, "%s/out-final.bin", dir);
-    if ((rc = write_file(in_path, input, in_len, err)))
+    snprintf(plants_path, sizeof plants_path, "%s/plants.bin", dir);
+    snprintf(kept_path, sizeof kept_path, "%s/out-kept.bin", dir);
+    if ((rc = write_file(in_path, input, in_len, err)) ||
+        (rc = write_plants(plants_path, &pl, p, &shape, err)))
+        goto out;
+    if ((rc = ops_lib(lib_path, sizeof lib_path, a->ops->name, err)))
         goto out;
 
     snprintf(rows_s, sizeof rows_s, "%lld", (long long)shape.rows);
@@ -376,6 +521,12 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     argv[ac++] = target_s;
     argv[ac++] = "--flush-multiple";
     argv[ac++] = flush_s;
+    argv[ac++] = "--plants";
+    argv[ac++] = plants_path;
+    argv[ac++] = "--ops-lib";
+    argv[ac++] = lib_path;
+    argv[ac++] = "--out-kept";
+    argv[ac++] = kept_path;
     if (a->gate_fd >= 0) {
         snprintf(gate_s, sizeof gate_s, "%d", PEER_GATE_FD);
         argv[ac++] = "--gate-fd";
@@ -434,17 +585,10 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         close(a->gate_fd); /* the peer holds the gate now */
     if (read(xp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
         exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
-    /* the oracle while python imports (before the gate: CPU only) */
-    if (!exec_errno && (rc = ev_job_expect(&shape, input, &expect, err))) {
-        kill(pid, SIGKILL);
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-            ;
-        goto out;
-    }
     if (!exec_errno) {
         pw.ops = a->ops;
         pw.pid = (int64_t)pid;
-        rc = relay(rp[0], &pw, out, &ended, &skipped, err);
+        rc = relay(rp[0], &pw, &pp, out, &ended, &skipped, err);
     }
     struct timespec t_end, t_exit;
     clock_gettime(CLOCK_MONOTONIC, &t_end);
@@ -495,19 +639,33 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (!skipped) {
         ev_validation v1, v2;
         char h1[65], h2[65];
-        if ((rc = read_output(first_path, out_len, &o1, err)) ||
-            (rc = read_output(final_path, out_len, &o2, err)))
+        int stop = pp.failed;
+        if ((rc = read_output(first_path, out_len, &o1, err)))
             goto out;
         ev_output_check(p, &shape, input, expect, o1, &v1);
         if ((rc = ev_job_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
             goto out;
-        ev_output_check(p, &shape, input, expect, o2, &v2);
-        if ((rc = ev_sha256_hex(o2, out_len, h2)))
-            goto out;
-        if (strcmp(h1, h2))
-            v2.passed = 0; /* replay determinism broken */
-        if ((rc = ev_job_validation(out, "final", &v2, o2, out_len, 0, h2, err)))
-            goto out;
+        if (stop) { /* an op check failed (the peer said what on stderr): the job fails there */
+            ev_validation bad = {0, 0.0, 0.0, 1, 0};
+            if ((rc = ev_job_validation(out, "final", &bad, o1, out_len, 0, h2, err)))
+                goto out;
+        } else {
+            if ((rc = read_output(kept_path, out_len, &o3, err)) ||
+                (rc = ev_job_kept(out, p, a->arm, &pl, &shape, input, expect, o3, out_len, pp.last_hot, &stop,
+                                  err)))
+                goto out;
+        }
+        if (!stop) {
+            if ((rc = read_output(final_path, out_len, &o2, err)))
+                goto out;
+            ev_output_check(p, &shape, input, expect, o2, &v2);
+            if ((rc = ev_sha256_hex(o2, out_len, h2)))
+                goto out;
+            if (strcmp(h1, h2))
+                v2.passed = 0; /* replay determinism broken */
+            if ((rc = ev_job_validation(out, "final", &v2, o2, out_len, 0, h2, err)))
+                goto out;
+        }
     }
     {
         cJSON *e = ev_rec_new(EV_REC_END);
@@ -526,6 +684,8 @@ out:
         unlink(in_path);
         unlink(first_path);
         unlink(final_path);
+        unlink(plants_path);
+        unlink(kept_path);
         rmdir(dir);
     }
     if (pw.ops && pw.ops->watch_close)
@@ -538,5 +698,7 @@ out:
     free(expect);
     free(o1);
     free(o2);
+    free(o3);
+    free(pl.rows);
     return rc;
 }

@@ -5,12 +5,14 @@
  */
 #include "validate.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "dtype.h"
 #include "inputs.h"
+#include "plants.h"
 
 ev_status ev_case_shape(const ev_proto_case *c, ev_shape *s, ev_err *err)
 {
@@ -110,7 +112,169 @@ const char *ev_blind_name(int k)
     return k >= 0 && k < EV_BLIND_PATTERNS ? n[k] : "?";
 }
 
-ev_status ev_case_checkable(const ev_protocol *p, size_t ci, ev_err *err)
+/* The chance bound (1 - k n/N)^draws of an omission of n of N elements. */
+static double miss_free(double k, int64_t n, int64_t N, double draws)
+{
+    return pow(1.0 - k * (double)n / (double)N, draws);
+}
+
+/* The candidate omissions the data refinement weighs: N/2, N/4, ... 1
+ * element, and N/16 (at least one element) first.  OUT: n[*count]. */
+static void candidates(int64_t N, int64_t *n, size_t *count)
+{
+    size_t c = 0;
+    n[c++] = N / 16 > 0 ? N / 16 : 1;
+    for (int64_t x = N / 2; x >= 1 && c < 64; x /= 2)
+        n[c++] = x;
+    *count = c;
+}
+
+/*
+ * The data refinement of a SUM or MEAN case's detection (ev_case_detection:
+ * when m x ops is too small for the bound that holds for any input): with
+ * the case's own input (the protocol's seed makes it, and an omission
+ * fixed before it is seen cannot depend on it), a planted row r catches
+ * an omission of its last n elements with a chance of at least
+ *   p_r = (n/N)/2 + (1 - n/N) [|S_r| > 2 B_r]
+ * (S_r the sum of the omitted elements, over N for a mean; B_r the check's bound of the row's
+ * plants, ev_plant_rows: when the plant is not among them the output is
+ * off by S_r plus the kernel's own error, itself within B_r), and an op
+ * passes with a chance of prod over strata of the mean of (1 - p_r) over
+ * the stratum's rows (one planted row each).  OUT: miss[i], the hot
+ * sample's chance for omission n[i].  EV_EINVAL naming a row that cannot
+ * be planted; EV_ENOMEM.
+ */
+static ev_status detection_data(const ev_protocol *p, size_t ci, const ev_shape *s, int64_t m,
+                                const int64_t *n, size_t count, double *miss, ev_err *err)
+{
+    size_t es = ev_dtype_size(s->dtype);
+    int64_t R = s->rows, N = s->cols;
+    double *acc = calloc((size_t)m * count, sizeof *acc), *size = calloc((size_t)m, sizeof *size);
+    unsigned char *row = malloc((size_t)N * es);
+    ev_inputs_stream z;
+    ev_shape one = *s;
+    ev_status rc = EV_OK;
+
+    if (!acc || !size || !row) {
+        rc = ev_err_set(err, EV_ENOMEM, "cases[%zu]: no memory for its detection", ci);
+        goto out;
+    }
+    one.rows = 1;
+    ev_inputs_stream_init(&z, (uint64_t)p->seed, (uint64_t)ci);
+    for (int64_t r = 0, k = 0; r < R; r++) {
+        ev_oracle_row o;
+        ev_plant_row pr;
+        while (k + 1 < m && (k + 1) * R / m <= r)
+            k++; /* r's stratum */
+        ev_inputs_stream_row(s, &z, row);
+        ev_oracle_reduce_row(s->op, s->dtype, row, N, &o);
+        if ((rc = ev_plant_rows(&one, p->sum_depth, p->sum_bound_factor, &o, &pr, err))) {
+            ev_err_prefix(err, "cases[%zu]: row %lld", ci, (long long)r);
+            goto out;
+        }
+        size[k] += 1;
+        for (size_t i = 0; i < count; i++) {
+            double sum = 0, f = (double)n[i] / (double)N;
+            for (int64_t c = N - n[i]; c < N; c++)
+                sum += (double)ev_dtype_load(s->dtype, row, (size_t)c);
+            if (s->op == EV_OP_MEAN)
+                sum /= (double)N; /* the omission's shift of the mean */
+            acc[(size_t)k * count + i] += 1.0 - (0.5 * f + (fabs(sum) > 2.0 * pr.bound ? 1.0 - f : 0.0));
+        }
+    }
+    for (size_t i = 0; i < count; i++) {
+        double op = 1;
+        for (int64_t k = 0; k < m; k++)
+            op *= size[k] > 0 ? acc[(size_t)k * count + i] / size[k] : 1.0;
+        miss[i] = pow(op, (double)p->ops_per_graph);
+    }
+out:
+    free(acc);
+    free(size);
+    free(row);
+    return rc;
+}
+
+ev_status ev_case_detection(const ev_protocol *p, size_t ci, ev_detection *d, ev_err *err)
+{
+    const ev_proto_case *c = &p->cases[ci];
+    int64_t R = c->rows, N = c->cols, ops = p->ops_per_graph, m = R < EV_PLANT_ROWS ? R : EV_PLANT_ROWS, n16;
+    ev_op op;
+    int known = ev_op_parse(c->op, &op) == 0, sum = known && ev_op_combine(op) == EV_COMBINE_SUM;
+    double k = sum ? 0.5 : 1.0, f = p->sum_bound_factor > 1 ? p->sum_bound_factor : 1;
+    double draws = (double)m * (double)ops, phi;
+    ev_status rc;
+
+    memset(d, 0, sizeof *d);
+    if (!known)
+        return ev_err_set(err, EV_EINVAL,
+                          "cases[%zu]: %s has no plant rule and no detection rule (kernels/plants.h, "
+                          "ev_case_detection): no case of it is checkable",
+                          ci, c->op);
+    d->rows_planted = m;
+    d->slack = sum ? f * ev_oracle_sum_slack(N, p->sum_depth) : 0;
+    n16 = N / 16 > 0 ? N / 16 : 1;
+    d->miss_cold = m > 0 ? miss_free(k, n16, N, (double)m) : 1.0;
+    d->miss_hot = m > 0 ? miss_free(k, n16, N, draws) : 1.0;
+    /* the fewest omitted elements n with (1 - k n/N)^(m ops) <= EV_DETECT_MISS */
+    phi = draws > 0 ? (1.0 - pow(EV_DETECT_MISS, 1.0 / draws)) / k : 2.0;
+    d->omit = phi <= 1.0 ? (int64_t)ceil(phi * (double)N - 1e-9) : N + 1;
+    if (d->omit < 1)
+        d->omit = 1;
+    while (d->omit <= N && draws > 0 && miss_free(k, d->omit, N, draws) > EV_DETECT_MISS)
+        d->omit++; /* the rounding of the closed form, made exact */
+    if (sum && m > 0 && d->miss_hot > EV_DETECT_MISS && d->slack < EV_PLANT_SLACK) {
+        /* too few draws for the bound of any input: the case's own input decides */
+        int64_t n[64];
+        double miss[64];
+        size_t count;
+        ev_shape s;
+        if ((rc = ev_case_shape(c, &s, err)))
+            return rc;
+        candidates(N, n, &count);
+        if ((rc = detection_data(p, ci, &s, m, n, count, miss, err)))
+            return rc;
+        d->data = 1;
+        d->miss_hot = miss[0];
+        for (size_t i = 1; i < count; i++)
+            if (miss[i] <= EV_DETECT_MISS && n[i] < d->omit)
+                d->omit = n[i];
+    }
+    d->resolution = d->omit <= N ? (double)d->omit / (double)N : 1.0;
+    return EV_OK;
+}
+
+/* The omission rule (ev_case_checkable): EV_EFORMAT naming what is
+ * wrong with case ci's plants, or EV_OK. */
+static ev_status omission_rule(const ev_protocol *p, size_t ci, ev_err *err)
+{
+    const ev_proto_case *c = &p->cases[ci];
+    ev_detection d;
+    ev_status rc = ev_case_detection(p, ci, &d, err);
+    if (rc)
+        return rc == EV_EINVAL ? ev_err_set(err, EV_EFORMAT, "%s", err->msg) : rc;
+    if (d.slack >= EV_PLANT_SLACK)
+        return ev_err_set(
+            err, EV_EFORMAT,
+            "cases[%zu] (%s %lldx%lld %s): its bound is too wide for a plant to move a row's output "
+            "by twice it (sum_bound_factor x the bound's slack is %.4g, at least %g): the planted "
+            "checks could not tell a kernel that skips work; declare tolerances.sum_depth or a "
+            "smaller sum_bound_factor (docs/runner.md, \"Checkable cases\")",
+            ci, c->op, (long long)c->rows, (long long)c->cols, c->dtype, d.slack, EV_PLANT_SLACK);
+    if (d.miss_hot > EV_DETECT_MISS)
+        return ev_err_set(
+            err, EV_EFORMAT,
+            "cases[%zu] (%s %lldx%lld %s): an output that omits 1/16 of each row's elements passes a "
+            "hot sample's planted checks with a chance up to %.3g, above %g (%lld rows planted per op, "
+            "%lld ops per graph; it catches an omission of %lld of %lld elements%s): use more rows or "
+            "more ops_per_graph (docs/runner.md, \"Checkable cases\")",
+            ci, c->op, (long long)c->rows, (long long)c->cols, c->dtype, d.miss_hot, EV_DETECT_MISS,
+            (long long)d.rows_planted, (long long)p->ops_per_graph, (long long)d.omit, (long long)c->cols,
+            d.data ? ", judged with its own input" : "");
+    return EV_OK;
+}
+
+ev_status ev_case_checkable(const ev_protocol *p, size_t ci, int rules, ev_err *err)
 {
     const ev_proto_case *c;
     ev_inputs_stream z;
@@ -128,6 +292,10 @@ ev_status ev_case_checkable(const ev_protocol *p, size_t ci, ev_err *err)
     if ((rc = ev_case_shape(c, &s, err)))
         return rc;
     if (s.rows < 1)
+        return EV_OK;
+    if ((rules & EV_CHECKABLE_OMISSION) && (rc = omission_rule(p, ci, err)))
+        return rc;
+    if (!(rules & EV_CHECKABLE_BLIND))
         return EV_OK;
     if (!(row = malloc((size_t)s.cols * ev_dtype_size(s.dtype))))
         return ev_err_set(err, EV_ENOMEM, "cases[%zu]: no memory for a row", ci);

@@ -10,10 +10,14 @@
  *  - an output against those rows (ev_output_check): the FP64 oracle's
  *    verdict (kernels/oracle.h) with the protocol's tolerances, the SUM
  *    bound of tolerances.sum_depth, widened by sum_bound_factor above 1;
- *  - the checkable-case rule (issue 16, ev_case_checkable): a case whose
- *    validation would pass an output of all-zero bytes, or of either
- *    output poison, cannot tell a kernel that does no work from one that
- *    does, and is refused as a case.
+ *  - the checkable-case rule (ev_case_checkable): a case whose validation
+ *    would pass an output of all-zero bytes, or of either output poison,
+ *    cannot tell a kernel that does no work from one that does, and is
+ *    refused as a case; so is one whose planted checks would let an
+ *    output that omits 1/16 of each row's elements pass a hot sample with
+ *    a chance above EV_DETECT_MISS, or whose bound is too wide for a plant
+ *    to move a row's output by twice it (ev_case_detection: docs/runner.md,
+ *    "Checkable cases").
  */
 #ifndef EV_VALIDATE_H
 #define EV_VALIDATE_H
@@ -52,14 +56,56 @@ ev_status ev_case_oracle_rows(const ev_protocol *p, size_t ci, ev_shape *s, ev_o
 unsigned char ev_blind_byte(int k);
 const char *ev_blind_name(int k);
 
+/* The most a hot sample of an output that omits 1/16 of each row's
+ * elements may pass the planted checks with (the omission rule). */
+#define EV_DETECT_MISS 0.001
+
 /*
- * The checkable-case rule: case ci (R >= 1) is refused when an output
- * whose every byte is one of the blind patterns passes ev_output_check.
- * The input is generated row by row and the check stops at the first row
- * that refuses every pattern, so a checkable case costs about one row.
- * EV_OK (R = 0 is exempt: it launches nothing); EV_EFORMAT with the case,
- * the pattern, row 0's sum and bound and what to do; EV_ENOMEM.
+ * What the planted checks (kernels/plants.h) catch of case ci under
+ * protocol p, computed before any input is seen (docs/runner.md,
+ * "Checkable cases"): an output that leaves out `n` of each row's N
+ * elements, at positions fixed before the attempt's secret seed is drawn,
+ * passes one op's check with a chance of at most (1 - c n/N)^m (m rows
+ * planted per op, c = 1/2 for reduce_sum: a plant among the omitted
+ * elements moves the row's expected output by more than twice its bound,
+ * away from the omitted sum with a chance of 1/2 at least; c = 1 for
+ * reduce_max: the plant is the row's new maximum), and a hot sample (at
+ * least one replay of ops_per_graph ops, each planted independently)
+ * with that to the power ops_per_graph.
  */
-ev_status ev_case_checkable(const ev_protocol *p, size_t ci, ev_err *err);
+typedef struct ev_detection {
+    int64_t rows_planted; /* m */
+    int64_t omit;         /* the fewest elements per row whose omission a hot sample catches with a chance of
+                             at least 1 - EV_DETECT_MISS (N + 1: none) */
+    double resolution;    /* omit / N: the case's detection resolution */
+    double miss_hot;  /* the chance bound for 1/16 of each row omitted (at least one element), a hot sample */
+    double miss_cold; /* the same for a cold sample (one op) */
+    double slack;     /* sum_bound_factor x the SUM bound's slack of a row (0 for MAX): plants need it
+                         below EV_PLANT_SLACK */
+    int data;         /* 1: refined with the case's own input */
+} ev_detection;
+/* The largest factor x slack a case's plants can be made under (a plant
+ * must move a row's output past twice a bound that grows with it). */
+#define EV_PLANT_SLACK 0.05
+ev_status ev_case_detection(const ev_protocol *p, size_t ci, ev_detection *d, ev_err *err);
+
+/* The rules of ev_case_checkable (a verifier holds a bundle to those its
+ * store schema had: blind from schema 4, omission from schema 5). */
+#define EV_CHECKABLE_BLIND    1
+#define EV_CHECKABLE_OMISSION 2
+#define EV_CHECKABLE_ALL      (EV_CHECKABLE_BLIND | EV_CHECKABLE_OMISSION)
+
+/*
+ * The checkable-case rule, for the rules in `rules`: case ci (R >= 1) is
+ * refused (blind) when an output whose every byte is one of the blind
+ * patterns passes ev_output_check; the input is generated row by row and
+ * the check stops at the first row that refuses every pattern, so a
+ * checkable case costs about one row.  It is refused (omission) when
+ * ev_case_detection's miss_hot is above EV_DETECT_MISS, or its slack is
+ * at or above EV_PLANT_SLACK.  EV_OK (R = 0 is exempt: it launches
+ * nothing); EV_EFORMAT with the case, what passes, the numbers and what
+ * to do; EV_ENOMEM.
+ */
+ev_status ev_case_checkable(const ev_protocol *p, size_t ci, int rules, ev_err *err);
 
 #endif

@@ -132,128 +132,41 @@ out:
 
 /* The input the kernel was given must be unchanged after its validated
  * launch (issue 16: a kernel that writes its input, so that the reference
- * agrees, fails).  EV_EVERIFY naming the first changed byte. */
-static ev_status input_intact(const ev_worker_args *a, void *impl, int set, const void *input, size_t len,
-                              ev_err *err)
+ * agrees, fails): the pristine base against the bytes the worker
+ * generated, and, with every plant restored, each variant against the
+ * base (on the device).  EV_EVERIFY naming the first changed byte. */
+static ev_status input_intact(const ev_worker_args *a, void *impl, const void *input, size_t len, ev_err *err)
 {
     unsigned char *back;
+    int64_t variant = -1;
+    size_t at = 0;
     ev_status rc;
 
-    if (!len || !a->ops->read_input)
+    if (!len)
         return EV_OK;
     if (!(back = malloc(len)))
         return ev_err_set(err, EV_ENOMEM, "input check: out of memory");
-    rc = a->ops->read_input(impl, set, back, len, err);
+    rc = a->ops->read_input(impl, -1, back, len, err);
     if (!rc && memcmp(back, input, len)) {
         size_t i = 0;
         while (i < len && back[i] == ((const unsigned char *)input)[i])
             i++;
-        rc = ev_err_set(err, EV_EVERIFY, "%s wrote its own input: byte %zu of %zu changed after a launch%s",
-                        a->arm, i, len, set ? " (the second input set)" : "");
+        rc = ev_err_set(err, EV_EVERIFY, "%s wrote its own input: byte %zu of %zu changed after a launch",
+                        a->arm, i, len);
     }
     free(back);
+    if (!rc && (rc = a->ops->intact(impl, &variant, &at, err)) == EV_OK && variant >= 0)
+        rc =
+            ev_err_set(err, EV_EVERIFY,
+                       "%s wrote its own input: byte %zu of %zu of input variant %lld changed after a launch",
+                       a->arm, at, len, (long long)variant);
     return rc;
 }
 
-/*
- * The rotated input (issue 16; docs/defenses.md, "Inputs nobody can
- * predict"): between two hot samples, outside the timed events, rows of
- * the input chosen from a secret per-attempt seed (from getrandom: no
- * kernel can know it) are rewritten with new values, and the output of
- * the next timed replay is validated against the oracle of the new
- * contents; then the rows are put back, so the final output is the
- * first's again.  A kernel that caches or replays its output (keyed by
- * pointer, by contents seen before, or by launch count) fails here.
- * The same seed makes the second input set (ev_inputs_second_set): the
- * ops of every graph alternate between the case's input and it, each with
- * its own output (backend.h), and both outputs are validated after the
- * rotated sample and after the last, so a kernel that does the work of
- * one op in several and skips the rest (batch-and-skip) fails too.
- */
-typedef struct rotation {
-    uint64_t seed;
-    int64_t before; /* the hot sample it precedes (1..samples-1), -1: none */
-    int64_t *rows;  /* the rows rewritten, n of them */
-    size_t n;
-    unsigned char *saved;  /* their original bytes, n x row bytes */
-    ev_oracle_row *oracle; /* their original oracle rows */
-    int64_t ns;            /* time spent, outside every timing */
-} rotation;
-
-/* Draws the attempt's secret seed for shape s (none for a case without
- * rows) and plans its rotation with samples hot samples (none with fewer
- * than two samples). */
-static ev_status rotation_plan(rotation *t, const ev_shape *s, int64_t samples, ev_err *err)
-{
-    memset(t, 0, sizeof *t);
-    t->before = -1;
-    if (s->rows < 1)
-        return EV_OK;
-    if (getrandom(&t->seed, sizeof t->seed, 0) != (ssize_t)sizeof t->seed)
-        return ev_err_set(err, EV_EIO, "rotation: getrandom: %s", strerror(errno));
-    if (samples < 2)
-        return EV_OK;
-    ev_inputs_rotation(t->seed, samples, s->rows, &t->before, &t->n, NULL);
-    t->rows = malloc(t->n * sizeof *t->rows);
-    t->saved = malloc(t->n * (size_t)s->cols * ev_dtype_size(s->dtype));
-    t->oracle = malloc(t->n * sizeof *t->oracle);
-    if (!t->rows || !t->saved || !t->oracle)
-        return ev_err_set(err, EV_ENOMEM, "rotation: out of memory");
-    ev_inputs_rotation(t->seed, samples, s->rows, &t->before, &t->n, t->rows);
-    return EV_OK;
-}
-
-static void rotation_free(rotation *t)
-{
-    free(t->rows);
-    free(t->saved);
-    free(t->oracle);
-}
-
-/* Rewrites (forward) or puts back (!forward) the rotation's rows, in the
- * host copy of the input, on the device and in the oracle's rows. */
-static ev_status rotation_apply(rotation *t, const ev_worker_args *a, void *impl, const ev_shape *s,
-                                void *input, ev_oracle_row *expect, int forward, ev_err *err)
-{
-    size_t es = ev_dtype_size(s->dtype), rb = (size_t)s->cols * es;
-    int64_t t0 = now_ns();
-    ev_status rc;
-    for (size_t k = 0; k < t->n; k++) {
-        size_t i = forward ? k : t->n - 1 - k; /* put back in reverse: a row drawn twice ends as it began */
-        size_t off = (size_t)t->rows[i] * (size_t)s->stride * es;
-        unsigned char *row = (unsigned char *)input + off;
-        if (forward) {
-            memcpy(t->saved + i * rb, row, rb);
-            t->oracle[i] = expect[t->rows[i]];
-            ev_inputs_rewrite_row(s, t->seed + i, t->rows[i], input);
-            ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &expect[t->rows[i]]);
-        } else {
-            memcpy(row, t->saved + i * rb, rb);
-            expect[t->rows[i]] = t->oracle[i];
-        }
-        if ((rc = a->ops->write_input(impl, off, row, rb, err)))
-            return rc;
-    }
-    t->ns += now_ns() - t0;
-    return EV_OK;
-}
-
-/* What a wrong output after a poisoned sample says about itself: that no
- * op wrote it (every byte still EV_POISON_OUT_BYTE2), or nothing. */
-static const char *poison_left(const unsigned char *out, size_t len)
-{
-    size_t i = 0;
-    while (i < len && out[i] == EV_POISON_OUT_BYTE2)
-        i++;
-    return len && i == len
-               ? "; it still holds the poison written before the sample: no op of the graph wrote it"
-               : "";
-}
-
-/* Reads set 0's output after a validated launch (first or final stage)
- * into outbuf[len] and checks it against the oracle's rows expect into
- * *chk; the wrong-output fault arm flips a bit of the first element
- * before the check. */
+/* Reads slot 0's output (the first and final stages) into outbuf[len]
+ * and checks it against the oracle's rows expect into *chk; the
+ * wrong-output fault arm flips a bit of the first element before the
+ * check. */
 static ev_status stage_check(const ev_worker_args *a, void *impl, const ev_shape *s, const void *input,
                              const ev_oracle_row *expect, unsigned char *outbuf, size_t len,
                              ev_validation *chk, ev_err *err)
@@ -268,84 +181,79 @@ static ev_status stage_check(const ev_worker_args *a, void *impl, const ev_shape
 }
 
 /*
- * Set `set`'s output after the poisoned timed sample `sample` (-1: after
- * the last) must be the oracle's of input (its rows expect), and that
- * input unchanged.  The check is recorded with the output's bytes (a
- * check record: verify-bundle validates them again from the seed), or
- * without them when they are the bytes of the set's earlier check, whose
- * hash `kept` holds ("": none; updated to this check's).  A wrong output
- * is also the job's final validation, failed: the reason on stderr ("the
- * output of <what> is wrong<after>: ..."), and *stop says the job ends
- * there.
+ * After a cold or hot sample: the check tag the backend holds must be
+ * T(n) for the n replays it ran (every op of every replay right on its
+ * planted rows).  Writes the opcheck record; on a wrong tag, says on
+ * stderr what the check saw first (the op, the row, the value, the
+ * expected value and the bound), writes the job's final validation,
+ * failed, and sets *stop.
  */
-static ev_status output_check(const ev_worker_args *a, void *impl, int set, int64_t sample, char kept[65],
-                              const ev_shape *s, const void *input, size_t in_len,
-                              const ev_oracle_row *expect, unsigned char *outbuf, size_t out_len,
-                              const char *what, const char *after, ev_rec_out *out, int *stop, ev_err *err)
+static ev_status op_check(const ev_worker_args *a, void *impl, ev_job_plants *pl, const char *timing,
+                          int64_t index, int64_t replays, int64_t ops, unsigned char *outbuf, size_t out_len,
+                          ev_rec_out *out, int *stop, ev_err *err)
 {
-    ev_validation chk;
-    char hash[65];
+    ev_plant_state st;
+    uint64_t launched = 0;
+    char tag[17], hash[65];
     ev_status rc;
 
-    if ((rc = a->ops->read_output(impl, set, outbuf, out_len, err)))
+    if ((rc = a->ops->tag(impl, &st, &launched, err)))
         return rc;
-    ev_output_check(a->proto, s, input, expect, outbuf, &chk);
-    if ((rc = ev_job_sample_check(out, set, sample, &chk, outbuf, out_len, kept[0] ? kept : NULL, hash, err)))
-        return rc;
-    memcpy(kept, hash, sizeof hash);
-    if (!chk.passed) {
-        fprintf(stderr, "%s: the output of %s is wrong%s: %lld mismatches, first in row %lld%s\n", a->arm,
-                what, after, (long long)chk.mismatches, (long long)chk.first_bad,
-                poison_left(outbuf, out_len));
-        *stop = 1;
+    int passed = st.tag == ev_job_plants_want(pl, launched) && st.r_next == launched + 1;
+    snprintf(tag, sizeof tag, "%016llx", (unsigned long long)st.tag);
+    {
+        ev_rec_row x = {.opcheck = {timing, index, (int64_t)launched, replays, ops, pl->cfg.m,
+                                    pl->cfg.variants, tag, passed}};
+        if ((rc = ev_rec_write(out, ev_rec_encode(EV_REC_OPCHECK, &x), err)))
+            return rc;
+    }
+    if (passed)
+        return EV_OK;
+    *stop = 1;
+    if (st.first_set && st.first.kind == 1)
+        fprintf(stderr,
+                "%s: %s sample %lld: the check after replay %lld could not plant row %lld (its bound is too "
+                "wide for a plant to move its output by twice the bound)\n",
+                a->arm, timing, (long long)index, (long long)st.first.replay, (long long)st.first.row);
+    else if (st.first_set)
+        fprintf(
+            stderr,
+            "%s: %s sample %lld: op %lld of replay %lld is wrong on a row planted from a secret seed: row "
+            "%lld holds %.9g, its expected output is %.9g%s%.3g (the check's tag %s is not the seed's for "
+            "%llu replays of every op right)\n",
+            a->arm, timing, (long long)index, (long long)st.first.op, (long long)st.first.replay,
+            (long long)st.first.row, st.first.value, st.first.expect,
+            pl->cfg.op == EV_OP_MAX || pl->cfg.op == EV_OP_MIN ? " bit for bit, bound " : " within ",
+            st.first.bound, tag, (unsigned long long)launched);
+    else
+        fprintf(stderr,
+                "%s: %s sample %lld: the check's tag %s is not the seed's for %llu replays of every op right "
+                "(and its state names no mismatch: the check state was changed)\n",
+                a->arm, timing, (long long)index, tag, (unsigned long long)launched);
+    {
+        ev_validation chk = {0, 0.0, st.first_set ? st.first.bound : 0.0, 1, st.first_set ? st.first.row : 0};
+        if (st.first_set && isfinite(st.first.value) && isfinite(st.first.expect))
+            chk.max_abs_err = fabs(st.first.value - st.first.expect);
+        if ((rc = a->ops->read_output(impl, 0, outbuf, out_len, err)))
+            return rc;
         return ev_job_validation(out, "final", &chk, outbuf, out_len, 0, hash, err);
     }
-    return input_intact(a, impl, set, input, in_len, err);
 }
 
-/*
- * The second input set's output (set 1): after the rotated sample i (its
- * output was poisoned before it) and after the last (i = -1).
- */
-static ev_status second_check(const ev_worker_args *a, void *impl, const ev_shape *s, const void *input2,
-                              size_t in_len, const ev_oracle_row *expect2, unsigned char *outbuf,
-                              size_t out_len, int64_t i, char kept[65], ev_rec_out *out, int *stop,
-                              ev_err *err)
+/* The kept output (the check's copy of op kept_op's slot in the last
+ * replay of the last hot sample, before it poisoned), read from the
+ * backend and checked by ev_job_kept. */
+static ev_status kept_check(const ev_worker_args *a, void *impl, ev_job_plants *pl, const ev_shape *s,
+                            void *input, const ev_oracle_row *expect, unsigned char *outbuf, size_t out_len,
+                            ev_rec_out *out, int *stop, ev_err *err)
 {
-    char after[64];
-    if (!input2)
-        return EV_OK;
-    if (i >= 0)
-        snprintf(after, sizeof after, " after hot sample %lld", (long long)i);
-    else
-        snprintf(after, sizeof after, " after the last hot sample");
-    return output_check(
-        a, impl, 1, i, kept, s, input2, in_len, expect2, outbuf, out_len,
-        "the second input set (every other op of each graph, other contents at other addresses, "
-        "from a secret seed)",
-        after, out, stop, err);
-}
-
-/* After the rotated sample i: set 0's output must be the oracle's of the
- * new contents (output_check); then the rows are put back. */
-static ev_status rotation_check(rotation *t, const ev_worker_args *a, void *impl, const ev_shape *s,
-                                void *input, size_t in_len, ev_oracle_row *expect, unsigned char *outbuf,
-                                size_t out_len, int64_t i, ev_rec_out *out, int *stop, ev_err *err)
-{
-    int64_t t0 = now_ns();
-    char what[48], after[160], kept[65] = "";
+    ev_plant_state st;
+    uint64_t launched = 0;
     ev_status rc;
 
-    snprintf(what, sizeof what, "hot sample %lld", (long long)i);
-    snprintf(after, sizeof after,
-             " after its input was rewritten between timed replays (%zu of %lld rows, from a secret seed)",
-             t->n, (long long)s->rows);
-    if ((rc = output_check(a, impl, 0, i, kept, s, input, in_len, expect, outbuf, out_len, what, after, out,
-                           stop, err)) ||
-        *stop || (rc = rotation_apply(t, a, impl, s, input, expect, 0, err)))
+    if ((rc = a->ops->tag(impl, &st, &launched, err)) || (rc = a->ops->read_kept(impl, outbuf, out_len, err)))
         return rc;
-    t->ns += now_ns() - t0;
-    return ev_job_cold(out, "input-rotation", t->ns, err);
+    return ev_job_kept(out, a->proto, a->arm, pl, s, input, expect, outbuf, out_len, launched, stop, err);
 }
 
 /* Writes a sample record. */
@@ -366,12 +274,11 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
 
 /*
  * The device record (issue 16; docs/runner.md "Worker records"), written
- * once after the samples: the secret rotation seed (only now, so no
- * kernel could have read it from the stream while it was measured), the
+ * once after the samples: the plants' secret seed and shape (only now, so
+ * no kernel could have read them from the stream while it was measured), the
  * device's state read now (backend `state`: -1 unknown), the peer's
- * version (the cub arm: the CUB it was compiled with), the input sets the
- * graph's ops alternated between (sets: 2 for a validated job with rows,
- * else 1), per hot sample the other compute processes and throttle
+ * version (the cub arm: the CUB it was compiled with), per hot sample the
+ * other compute processes and throttle
  * reasons read after it and the host's wall clock around it, and per cold
  * sample the other processes and reasons read after it (h).
  */
@@ -384,30 +291,18 @@ typedef struct sample_facts {
 } sample_facts;
 
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
-                               const rotation *rot, int sets, const sample_facts *h, ev_err *err)
+                               const ev_job_plants *pl, const sample_facts *h, ev_err *err)
 {
     cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr, *hw;
     ev_device_state st;
     ev_err ignored;
-    char seed[17];
 
     if (!r)
         return ev_err_set(err, EV_ENOMEM, "device: out of memory");
     if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
         ev_device_state_unknown(&st);
-    if (rot->before >= 0) {
-        cJSON *o = cJSON_AddObjectToObject(r, "rotation"), *rows;
-        snprintf(seed, sizeof seed, "%016llx", (unsigned long long)rot->seed);
-        if (o) {
-            ev_json_add_str(o, "seed", seed);
-            ev_json_add_i64(o, "before", rot->before);
-            if ((rows = cJSON_AddArrayToObject(o, "rows")) != NULL)
-                for (size_t i = 0; i < rot->n; i++)
-                    ev_json_push_i64(rows, rot->rows[i]);
-        }
-    } else {
-        cJSON_AddNullToObject(r, "rotation");
-    }
+    cJSON_AddNullToObject(r, "rotation"); /* the plants replaced it (docs/defenses.md) */
+    ev_job_plants_json(r, pl);
     ev_json_add_i64(r, "other_processes", st.other_processes);
     cJSON_AddBoolToObject(r, "self_seen", st.self_seen);
     ev_json_add_i64(r, "throttle_reasons", st.throttle_reasons);
@@ -415,7 +310,6 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
     ev_json_add_i64(r, "mig", st.mig);
     ev_json_add_i64(r, "persistence", st.persistence);
     ev_json_add_i64(r, "persisting_l2_bytes", st.persisting_l2_bytes);
-    ev_json_add_i64(r, "input_sets", sets);
     v = cJSON_AddObjectToObject(r, "versions");
     if (v && kind == EV_ARM_CUB && st.cub_version[0])
         ev_json_add_str(v, "cub", st.cub_version);
@@ -530,19 +424,17 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_device_info dev;
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
-    rotation rot = {0, -1, NULL, 0, NULL, NULL, 0};
+    ev_job_plants pl;
     sample_facts hf = {NULL, NULL, NULL, 0, NULL, NULL, 0}; /* per sample (the device record) */
-    double untimed_wall = 0;
     int stop = 0;
-    ev_oracle_row *expect = NULL;  /* the oracle's rows, computed before the gate */
-    ev_oracle_row *expect2 = NULL; /* the second input set's */
+    ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
     size_t n_nodes = 0;
-    void *impl = NULL, *input = NULL, *input2 = NULL;
+    void *impl = NULL, *input = NULL;
     unsigned char *outbuf = NULL;
     size_t in_len = 0;
     int64_t rows_pp = 0, chosen = 1, t0, hot_ops, t_ready, gate_wait = 0, t_open = 0;
-    int validate;
-    char hash1[65] = "", hash2[65] = "", kept1[65] = ""; /* kept1: set 1's checked bytes */
+    int validate, planted;
+    char hash1[65] = "", hash2[65] = "";
     ev_shape shape;
     ev_validation chk;
     ev_status rc;
@@ -550,6 +442,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
 
     memset(&cfg, 0, sizeof cfg);
     memset(&job, 0, sizeof job);
+    memset(&pl, 0, sizeof pl);
     if (ev_arm_classify(p, a->arm, &kind, &rows_pp))
         return ev_err_set(err, EV_EINVAL, "unknown arm '%s'", a->arm);
     cfg.host_threads = p->host_threads;
@@ -570,23 +463,20 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
                           "external kernel %s did not compile (the compiler's message is above)", a->arm);
     }
     ev_job_affinity(start_affinity, sizeof start_affinity);
-    /* CPU-only preparation first (the input bytes); then the gate; only
-     * then the device (docs/runner.md, "Staged processes"). */
+    /* CPU-only preparation first (the input bytes, the oracle, the
+     * plants); then the gate; only then the device (docs/runner.md,
+     * "Staged processes").  The floor runs the same plants and checks on
+     * a nominal case of its own (ev_job_floor_input); the ceiling none. */
     validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
-    if (validate && ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)) ||
-                     (rc = ev_job_expect(&shape, input, &expect, err)) ||
-                     (rc = rotation_plan(&rot, &shape, p->samples, err))))
+    planted = kind != EV_ARM_CEILING;
+    if (validate && (rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
         goto out;
-    if (validate && shape.rows > 0) { /* the second input set, from the secret seed */
-        if (!(input2 = malloc(in_len ? in_len : 1))) {
-            rc = ev_err_set(err, EV_ENOMEM, "second input set: out of memory");
-            goto out;
-        }
-        memcpy(input2, input, in_len);
-        ev_inputs_second_set(&shape, rot.seed, input2);
-        if ((rc = ev_job_expect(&shape, input2, &expect2, err)))
-            goto out;
-    }
+    if (kind == EV_ARM_FLOOR && (rc = ev_job_floor_input(p, &shape, &input, &in_len, err)))
+        goto out;
+    if (planted && ((rc = ev_job_expect(&shape, input, &expect, err)) ||
+                    (rc = ev_job_plants_prepare(&pl, p, &shape, expect, err))))
+        goto out;
+    pl.on = validate;
     t_ready = real_ns();
     if ((rc = ev_worker_gate(a, &gate_wait, err)))
         goto out;
@@ -619,6 +509,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     job.coef = a->coef;
     job.threshold = p->decision_threshold;
     job.scheds = p->model_schedules;
+    hot_ops = kind == EV_ARM_CEILING ? cfg.ref.ceiling_ops_per_graph : p->ops_per_graph;
     if (kind == EV_ARM_CEILING) {
         const ev_proto_ref *ref = &cfg.ref;
         int64_t bytes =
@@ -627,11 +518,18 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             bytes = ref->ceiling_max_bytes;
         job.ceiling_bytes = bytes;
     }
-    if (validate) {
-        job.c = p->cases[a->case_index];
+    if (planted) {
+        /* V variants: as many as half the cache holds, or the budget
+         * (ev_plant_variants); the floor as many as its ops */
+        int64_t v = kind == EV_ARM_FLOOR ? hot_ops
+                                         : ev_plant_variants((int64_t)in_len, dev.cache_bytes,
+                                                             cfg.ref.variant_budget_bytes, hot_ops);
+        ev_plant_config(&pl.cfg, pl.seed, &shape, v, hot_ops);
+        job.c = validate ? p->cases[a->case_index] : ev_job_floor_case();
         job.input = input;
         job.input_len = in_len;
-        job.input2 = input2;
+        job.plants = &pl.cfg;
+        job.plant_rows = pl.rows;
     }
     rc = a->ops->bind(impl, &job, &bind, err);
     if (rc == EV_EUNSUPPORTED) {
@@ -680,13 +578,14 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = stage_check(a, impl, &shape, input, expect, outbuf, bind.out_len, &chk, err)))
             goto out;
         if ((rc = ev_job_validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)) ||
-            (rc = input_intact(a, impl, 0, input, in_len, err)))
+            (rc = input_intact(a, impl, input, in_len, err)))
             goto out;
     }
     if (a->fault && a->fault_hook)
         a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_VALIDATED, 0);
 
-    /* Cold samples after a cache flush. */
+    /* Cold samples after a cache flush, each planted before it and
+     * checked after it (untimed). */
     {
         ev_rec_row x = {.flush = {dev.flush_bytes, dev.cache_bytes}};
         if ((rc = ev_rec_write(out, ev_rec_encode(EV_REC_FLUSH, &x), err)))
@@ -709,10 +608,18 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         hf.cold_other[i] = st.other_processes;
         hf.cold_reasons[i] = st.throttle_reasons;
         hf.n_cold = i + 1;
+        if (pl.on && (rc = op_check(a, impl, &pl, "cold", i, 1, 1, outbuf, bind.out_len, out, &stop, err)))
+            goto out;
+        if (stop) {
+            if ((rc = device_record(out, a, impl, kind, &pl, &hf, err)) == EV_OK)
+                rc = end(out, err);
+            goto out;
+        }
     }
+    if (planted && (rc = a->ops->unplant(impl, err)))
+        goto out;
 
     /* Capture, read back the nodes. */
-    hot_ops = kind == EV_ARM_CEILING ? cfg.ref.ceiling_ops_per_graph : p->ops_per_graph;
     if ((rc = a->ops->capture(impl, hot_ops, &nodes, &n_nodes, err)))
         goto out;
     for (size_t i = 0; i < n_nodes; i++) {
@@ -761,9 +668,6 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         int have = 0;
         /* The overrun fault runs more replays than the sample records. */
         int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
-        if (i == rot.before && ((rc = rotation_apply(&rot, a, impl, &shape, input, expect, 1, err)) ||
-                                (rc = a->ops->poison(impl, EV_POISON_OUT_BYTE2, err))))
-            goto out;
         if ((rc = a->ops->replay(impl, run, &ms, &hf.wall[i], err)))
             goto out;
         if (a->fault && a->fault->kind == EV_FAULT_LATE && i == p->samples - 1)
@@ -787,34 +691,34 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         hf.n = i + 1;
         if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))
             goto out;
-        if (i == rot.before && ((rc = rotation_check(&rot, a, impl, &shape, input, in_len, expect, outbuf,
-                                                     bind.out_len, i, out, &stop, err)) ||
-                                (!stop && (rc = second_check(a, impl, &shape, input2, in_len, expect2, outbuf,
-                                                             bind.out_len, i, kept1, out, &stop, err)))))
+        if (pl.on &&
+            (rc = op_check(a, impl, &pl, "hot", i, chosen, hot_ops, outbuf, bind.out_len, out, &stop, err)))
             goto out;
         if (stop) {
-            if ((rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, &hf, err)) == EV_OK)
+            if ((rc = device_record(out, a, impl, kind, &pl, &hf, err)) == EV_OK)
                 rc = end(out, err);
             goto out;
         }
-        if (i == rot.before && i == p->samples - 1 && (rc = a->ops->replay(impl, 1, &ms, &untimed_wall, err)))
-            goto out; /* untimed, synchronised (late work ended): the final validation reads the output of
-                         the input put back */
         if (a->fault && a->fault_hook)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }
     if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
-        (rc = device_record(out, a, impl, kind, &rot, input2 ? 2 : 1, &hf, err)))
+        (rc = device_record(out, a, impl, kind, &pl, &hf, err)))
         goto out;
-    if (validate && (rc = second_check(a, impl, &shape, input2, in_len, expect2, outbuf, bind.out_len, -1,
-                                       kept1, out, &stop, err)))
+    if (pl.on &&
+        (rc = kept_check(a, impl, &pl, &shape, input, expect, outbuf, bind.out_len, out, &stop, err)))
         goto out;
     if (stop) {
         rc = end(out, err);
         goto out;
     }
+    /* The final stage: every plant restored, the input intact, one launch
+     * of op 0 on the case's own input. */
+    if (planted && (rc = a->ops->unplant(impl, err)))
+        goto out;
     if (validate) {
-        if ((rc = stage_check(a, impl, &shape, input, expect, outbuf, bind.out_len, &chk, err)))
+        if ((rc = input_intact(a, impl, input, in_len, err)) || (rc = a->ops->launch(impl, err)) ||
+            (rc = stage_check(a, impl, &shape, input, expect, outbuf, bind.out_len, &chk, err)))
             goto out;
         if ((rc = ev_sha256_hex(outbuf, bind.out_len, hash2))) {
             ev_err_set(err, rc, "sha256 failed");
@@ -824,12 +728,12 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             chk.passed = 0; /* replay determinism broken */
         }
         if ((rc = ev_job_validation(out, "final", &chk, outbuf, bind.out_len, 0, hash2, err)) ||
-            (rc = input_intact(a, impl, 0, input, in_len, err)))
+            (rc = input_intact(a, impl, input, in_len, err)))
             goto out;
     }
     rc = end(out, err);
 out:
-    rotation_free(&rot);
+    free(pl.rows);
     free(hf.other);
     free(hf.reasons);
     free(hf.wall);
@@ -838,9 +742,7 @@ out:
     free(nodes);
     free(outbuf);
     free(input);
-    free(input2);
     free(expect);
-    free(expect2);
     a->ops->close(impl);
     return rc;
 }

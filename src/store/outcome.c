@@ -100,8 +100,8 @@ const char *ev_validation_problem(int final_stage, int passed, int64_t mismatche
 
 const char *ev_check_problem(ev_outcome o, int check_passed)
 {
-    return o == EV_OUT_COMPLETED && !check_passed ? "completed with a failed output check after a timed "
-                                                    "sample (a failed check fails the attempt)"
+    return o == EV_OUT_COMPLETED && !check_passed ? "completed with a failed check after a timed sample (a "
+                                                    "failed check fails the attempt)"
                                                   : NULL;
 }
 

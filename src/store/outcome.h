@@ -74,9 +74,10 @@ int ev_outcome_final(ev_outcome o);
  * the rule it breaks.  A deleted stage could otherwise turn a failed
  * validation into a completion. */
 const char *ev_stages_problem(ev_outcome o, int has_case, int n_stages);
-/* An output check after a timed sample that failed is the attempt's
- * failure (the worker also writes it as a failed final validation): a
- * completed attempt holds only passed checks.  Returns NULL when that
+/* An output check after a timed sample (a sample check, an op check's tag,
+ * the kept output) that failed is the attempt's failure (the worker also
+ * writes it as a failed final validation): a completed attempt holds only
+ * passed checks.  Returns NULL when that
  * holds, else the rule it breaks. */
 const char *ev_check_problem(ev_outcome o, int check_passed);
 

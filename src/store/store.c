@@ -43,6 +43,10 @@ extern const size_t ev_migrate3_sql_len;
 extern const char ev_migrate4_sql[];
 extern const size_t ev_migrate4_sql_len;
 
+/* db/migrate-5.sql (version 4 -> 5: op_checks and op_kept), likewise. */
+extern const char ev_migrate5_sql[];
+extern const size_t ev_migrate5_sql_len;
+
 /* Milliseconds a connection waits for another writer's lock. */
 #define STORE_BUSY_TIMEOUT_MS 30000
 
@@ -54,10 +58,8 @@ typedef struct store_migration {
 } store_migration;
 
 static const store_migration store_migrations[] = {
-    {1, ev_schema_sql},
-    {2, ev_migrate2_sql},
-    {3, ev_migrate3_sql},
-    {4, ev_migrate4_sql},
+    {1, ev_schema_sql},   {2, ev_migrate2_sql}, {3, ev_migrate3_sql},
+    {4, ev_migrate4_sql}, {5, ev_migrate5_sql},
 };
 
 /* Transaction state of a connection (explicit ev_store_begin/commit). */
@@ -1221,6 +1223,80 @@ ev_status ev_store_add_sample_check(ev_store *s, int64_t attempt_id, const ev_sa
                       bind_check, &a, NULL, "add a sample check", err);
 }
 
+typedef struct opcheck_args {
+    int64_t attempt_id;
+    const ev_op_check_row *c;
+} opcheck_args;
+
+static void bind_opcheck(binder *b, const void *arg) /* binds opcheck_args */
+{
+    const opcheck_args *a = arg;
+    const ev_op_check_row *c = a->c;
+    b_i64(b, a->attempt_id);
+    b_text(b, c->timing);
+    b_i64(b, c->sample_index);
+    b_i64(b, c->replay_end);
+    b_i64(b, c->replays);
+    b_i64(b, c->ops);
+    b_i64(b, c->rows);
+    b_i64(b, c->variants);
+    b_text(b, c->tag);
+    b_i64(b, c->passed);
+}
+
+/* Inserts the check tag of a sample (db/migrate-5.sql). */
+ev_status ev_store_add_op_check(ev_store *s, int64_t attempt_id, const ev_op_check_row *c, ev_err *err)
+{
+    opcheck_args a = {attempt_id, c};
+    ev_status rc = check_args(s, c, "add an op check", err);
+    if (rc)
+        return rc;
+    if (s->version < 5)
+        return ev_err_set(err, EV_EREADONLY, "store %s: schema version %lld has no op checks", s->path,
+                          (long long)s->version);
+    return insert_one(
+        s,
+        "INSERT INTO op_checks (attempt_id, timing, sample_index, replay_end, replays, ops, rows, "
+        "variants, tag, passed) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        bind_opcheck, &a, NULL, "add an op check", err);
+}
+
+typedef struct opkept_args {
+    int64_t attempt_id;
+    const ev_op_kept_row *k;
+} opkept_args;
+
+static void bind_opkept(binder *b, const void *arg) /* binds opkept_args */
+{
+    const opkept_args *a = arg;
+    const ev_op_kept_row *k = a->k;
+    b_i64(b, a->attempt_id);
+    b_i64(b, k->op);
+    b_i64(b, k->replay);
+    b_i64(b, k->passed);
+    b_double(b, k->max_abs_err);
+    b_double(b, k->bound);
+    b_i64(b, k->mismatches);
+    b_text(b, k->output_sha256);
+    b_blob(b, k->output, k->output_len, 0);
+}
+
+/* Inserts the kept output (db/migrate-5.sql). */
+ev_status ev_store_add_op_kept(ev_store *s, int64_t attempt_id, const ev_op_kept_row *k, ev_err *err)
+{
+    opkept_args a = {attempt_id, k};
+    ev_status rc = check_args(s, k, "add a kept output", err);
+    if (rc)
+        return rc;
+    if (s->version < 5)
+        return ev_err_set(err, EV_EREADONLY, "store %s: schema version %lld has no kept outputs", s->path,
+                          (long long)s->version);
+    return insert_one(s,
+                      "INSERT INTO op_kept (attempt_id, op, replay, passed, max_abs_err, bound, mismatches, "
+                      "output_sha256, output) VALUES (?,?,?,?,?,?,?,?,?)",
+                      bind_opkept, &a, NULL, "add a kept output", err);
+}
+
 typedef struct node_args {
     int64_t attempt_id;
     const ev_node_row *n;
@@ -1443,6 +1519,19 @@ static const char copy_checks_sql[] =
     "x.max_abs_err, x.bound, x.mismatches, x.output_sha256, x.output" ATT_FROM(
         "sample_checks") " ORDER BY x.attempt_id, x.input_set, x.after_sample";
 
+/* The op checks and kept outputs (db/migrate-5.sql), likewise from a
+ * source that has them. */
+static const char copy_opchecks_sql[] =
+    "INSERT INTO main.op_checks (attempt_id, timing, sample_index, replay_end, replays, ops, rows, variants, "
+    "tag, passed) SELECT x.attempt_id + ?5, x.timing, x.sample_index, x.replay_end, x.replays, x.ops, "
+    "x.rows, "
+    "x.variants, x.tag, x.passed" ATT_FROM("op_checks") " ORDER BY x.attempt_id, x.timing, x.sample_index";
+static const char copy_opkept_sql[] =
+    "INSERT INTO main.op_kept (attempt_id, op, replay, passed, max_abs_err, bound, mismatches, "
+    "output_sha256, "
+    "output) SELECT x.attempt_id + ?5, x.op, x.replay, x.passed, x.max_abs_err, x.bound, x.mismatches, "
+    "x.output_sha256, x.output" ATT_FROM("op_kept") " ORDER BY x.attempt_id";
+
 /* The run's own rows (run, sources, cases), copied from the first source
  * only: ?1 the source run, ?2 the target run. */
 static const char *const copy_run_sql[] = {
@@ -1489,7 +1578,7 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
                             ev_err *err)
 {
     sqlite3_stmt *st = NULL;
-    int64_t p[5] = {src_run, dst_run, 0, 0, 0}, has_devices = 0, has_checks = 0;
+    int64_t p[5] = {src_run, dst_run, 0, 0, 0}, has_devices = 0, has_checks = 0, has_opchecks = 0;
     ev_status rc;
     int src, attached = 0;
 
@@ -1523,6 +1612,11 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
     if ((rc = store_int_query(s, "SELECT COUNT(*) FROM src.sqlite_master WHERE name = 'sample_checks'",
                               &has_checks, "merge a store", err)) ||
         (has_checks && (rc = copy_step(s, copy_checks_sql, p, err))))
+        goto fail;
+    if ((rc = store_int_query(s, "SELECT COUNT(*) FROM src.sqlite_master WHERE name = 'op_checks'",
+                              &has_opchecks, "merge a store", err)) ||
+        (has_opchecks &&
+         ((rc = copy_step(s, copy_opchecks_sql, p, err)) || (rc = copy_step(s, copy_opkept_sql, p, err)))))
         goto fail;
     rc = store_exec(s, "COMMIT", "merge a store", err);
     if (!rc)
@@ -1609,6 +1703,15 @@ static const char *const query_sql[EV_Q_COUNT] = {
         "c.mismatches, c.output_sha256, c.output FROM sample_checks c "
         "JOIN attempts a ON a.attempt_id = c.attempt_id JOIN jobs j ON j.job_id = a.job_id "
         "WHERE j.run_id = ?1 ORDER BY c.attempt_id, c.input_set, c.after_sample",
+    [EV_Q_OP_CHECKS] =
+        "SELECT c.attempt_id, c.timing, c.sample_index, c.replay_end, c.replays, c.ops, c.rows, c.variants, "
+        "c.tag, c.passed FROM op_checks c JOIN attempts a ON a.attempt_id = c.attempt_id "
+        "JOIN jobs j ON j.job_id = a.job_id WHERE j.run_id = ?1 ORDER BY c.attempt_id, c.timing, "
+        "c.sample_index",
+    [EV_Q_OP_KEPT] =
+        "SELECT k.attempt_id, k.op, k.replay, k.passed, k.max_abs_err, k.bound, k.mismatches, "
+        "k.output_sha256, k.output FROM op_kept k JOIN attempts a ON a.attempt_id = k.attempt_id "
+        "JOIN jobs j ON j.job_id = a.job_id WHERE j.run_id = ?1 ORDER BY k.attempt_id",
 };
 
 /* Runs named query q (see store.h).  Callback statuses pass through. */
@@ -1627,6 +1730,8 @@ ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, 
         return EV_OK; /* nor an older store device records */
     if (q == EV_Q_SAMPLE_CHECKS && s->version < 4)
         return EV_OK; /* nor sample checks */
+    if ((q == EV_Q_OP_CHECKS || q == EV_Q_OP_KEPT) && s->version < 5)
+        return EV_OK; /* nor op checks and kept outputs */
     rc = store_prepare(s, query_sql[q], &st, "run a query", err);
     if (rc)
         goto out;
@@ -1811,6 +1916,35 @@ void ev_row_sample_check(const ev_row *r, ev_sample_check_rec *o)
     o->mismatches = ev_row_i64(r, 6);
     o->output_sha256 = ev_row_text(r, 7);
     o->has_output = !ev_row_is_null(r, 8);
+    o->output = ev_row_blob(r, 8, &o->output_len);
+}
+
+void ev_row_op_check(const ev_row *r, ev_op_check_rec *o)
+{
+    assert(r->q == EV_Q_OP_CHECKS);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->timing = ev_row_text(r, 1);
+    o->sample_index = ev_row_i64(r, 2);
+    o->replay_end = ev_row_i64(r, 3);
+    o->replays = ev_row_i64(r, 4);
+    o->ops = ev_row_i64(r, 5);
+    o->rows = ev_row_i64(r, 6);
+    o->variants = ev_row_i64(r, 7);
+    o->tag = ev_row_text(r, 8);
+    o->passed = ev_row_i64(r, 9) != 0;
+}
+
+void ev_row_op_kept(const ev_row *r, ev_op_kept_rec *o)
+{
+    assert(r->q == EV_Q_OP_KEPT);
+    o->attempt_id = ev_row_i64(r, 0);
+    o->op = ev_row_i64(r, 1);
+    o->replay = ev_row_i64(r, 2);
+    o->passed = ev_row_i64(r, 3) != 0;
+    o->max_abs_err = row_double_null(r, 4, &o->mae_null);
+    o->bound = row_double_null(r, 5, &o->bound_null);
+    o->mismatches = ev_row_i64(r, 6);
+    o->output_sha256 = ev_row_text(r, 7);
     o->output = ev_row_blob(r, 8, &o->output_len);
 }
 

@@ -34,7 +34,7 @@
 #include "status.h"
 #include "store/outcome.h"
 
-#define EV_STORE_VERSION 4
+#define EV_STORE_VERSION 5
 
 typedef struct ev_store ev_store; /* opaque */
 
@@ -210,6 +210,36 @@ typedef struct ev_sample_check_row {
 ev_status ev_store_add_sample_check(ev_store *s, int64_t attempt_id, const ev_sample_check_row *c,
                                     ev_err *err);
 
+/* The check tag of a cold or hot sample's replays (db/migrate-5.sql;
+ * kernels/plants.h): the tag after replay_end replays, the sample's
+ * replays and ops, the rows planted per op, the variants, and whether it
+ * was the seed's tag for replay_end replays of every op right. */
+typedef struct ev_op_check_row {
+    const char *timing; /* "hot" | "cold" */
+    int64_t sample_index, replay_end, replays, ops, rows, variants;
+    const char *tag; /* 16 lowercase hex digits */
+    int passed;
+} ev_op_check_row;
+/* Once per (attempt, timing, sample): a second is EV_EDB; a store below
+ * schema 5: EV_EREADONLY. */
+ev_status ev_store_add_op_check(ev_store *s, int64_t attempt_id, const ev_op_check_row *c, ev_err *err);
+
+/* The kept output (db/migrate-5.sql): op `op`'s output in replay
+ * `replay` (the last of the last hot sample), validated against its
+ * planted input, with its bytes. */
+typedef struct ev_op_kept_row {
+    int64_t op, replay;
+    int passed;
+    double max_abs_err, bound;
+    int64_t mismatches;
+    const char *output_sha256;
+    const void *output;
+    size_t output_len;
+} ev_op_kept_row;
+/* Once per attempt: a second is EV_EDB; a store below schema 5:
+ * EV_EREADONLY. */
+ev_status ev_store_add_op_kept(ev_store *s, int64_t attempt_id, const ev_op_kept_row *k, ev_err *err);
+
 typedef struct ev_node_row {
     int64_t node_index;
     const char *function;
@@ -321,6 +351,12 @@ typedef ev_status (*ev_row_fn)(void *ctx, const ev_row *row);
  *                    bound, mismatches, output_sha256, output: the output checks
  *                    after timed samples (none below schema 4)
  *                                           ORDER BY attempt_id, input_set, after_sample
+ *  EV_Q_OP_CHECKS    attempt_id, timing, sample_index, replay_end, replays, ops,
+ *                    rows, variants, tag, passed: the check tags of the samples
+ *                    (none below schema 5)      ORDER BY attempt_id, timing, sample_index
+ *  EV_Q_OP_KEPT      attempt_id, op, replay, passed, max_abs_err, bound, mismatches,
+ *                    output_sha256, output: the kept outputs (none below schema 5)
+ *                                                                   ORDER BY attempt_id
  *
  * Integer columns that hold flags are 0/1; has_process is 1 when the
  * attempt has a process row.  Timing sorts as text ('cold' before 'hot').
@@ -349,6 +385,8 @@ typedef enum ev_query {
     EV_Q_SHARDS,
     EV_Q_DEVICES,
     EV_Q_SAMPLE_CHECKS,
+    EV_Q_OP_CHECKS,
+    EV_Q_OP_KEPT,
     EV_Q_COUNT
 } ev_query;
 
@@ -411,6 +449,25 @@ typedef struct ev_sample_check_rec {
     size_t output_len;
 } ev_sample_check_rec;
 void ev_row_sample_check(const ev_row *r, ev_sample_check_rec *out);
+
+/* EV_Q_OP_CHECKS. */
+typedef struct ev_op_check_rec {
+    int64_t attempt_id, sample_index, replay_end, replays, ops, rows, variants;
+    const char *timing, *tag;
+    int passed;
+} ev_op_check_rec;
+void ev_row_op_check(const ev_row *r, ev_op_check_rec *out);
+
+/* EV_Q_OP_KEPT. */
+typedef struct ev_op_kept_rec {
+    int64_t attempt_id, op, replay, mismatches;
+    int passed, mae_null, bound_null;
+    double max_abs_err, bound;
+    const char *output_sha256;
+    const void *output;
+    size_t output_len;
+} ev_op_kept_rec;
+void ev_row_op_kept(const ev_row *r, ev_op_kept_rec *out);
 
 /* EV_Q_DEVICES. */
 typedef struct ev_device_rec {

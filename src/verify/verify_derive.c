@@ -528,6 +528,30 @@ static void vd_outputs(vd_ctx *x)
                 if (aoc && !ev_outcome_parse(aoc, &aout) && (why = ev_check_problem(aout, passed)))
                     vr_fail(x->r, VR_REDERIVE, VV, "job %s: an attempt %s", v->key, why);
             }
+            /* the check tags and the kept output (schema 5): its bytes are
+             * an outputs/ member; a completed attempt holds no failed one */
+            const cJSON *kept = cJSON_GetObjectItemCaseSensitive(a, "op_kept");
+            cJSON_ArrayForEach(val, cJSON_GetObjectItemCaseSensitive(a, "op_checks"))
+            {
+                int passed = 0;
+                const char *why;
+                if (ev_jr_bool(val, "passed", &passed))
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: an op check lacks passed", v->key);
+                else if (aoc && !ev_outcome_parse(aoc, &aout) && (why = ev_check_problem(aout, passed)))
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: an attempt %s", v->key, why);
+            }
+            if (cJSON_IsObject(kept)) {
+                const char *sha = ev_jr_str(kept, "output_sha256"), *why;
+                int passed = 0;
+                if (!sha || ev_jr_bool(kept, "passed", &passed)) {
+                    vr_fail(x->r, VR_REDERIVE, VV, "job %s: a kept output lacks passed or output_sha256",
+                            v->key);
+                } else {
+                    vd_output_member(x, v, kept, sha, named);
+                    if (aoc && !ev_outcome_parse(aoc, &aout) && (why = ev_check_problem(aout, passed)))
+                        vr_fail(x->r, VR_REDERIVE, VV, "job %s: an attempt %s", v->key, why);
+                }
+            }
             if (aoc && !strcmp(aoc, "completed") && first_sha && final_sha && strcmp(first_sha, final_sha))
                 vr_fail(x->r, VR_REDERIVE, VV,
                         "job %s: completed, yet its final output hash differs from the first "
@@ -538,7 +562,7 @@ static void vd_outputs(vd_ctx *x)
     for (size_t i = 0; i < b->n; i++)
         if (ev_member_is_output(b->m[i].name) && !named[i])
             vr_fail(x->r, VR_REDERIVE, b->m[i].name,
-                    "no validation record or sample check names this output");
+                    "no validation record, sample check or kept output names this output");
     free(named);
 }
 

@@ -169,6 +169,17 @@ const vb_member *vb_find(const vb_bundle *b, const char *name);
  * NULL. */
 const cJSON *vb_case(const vb_bundle *b, int64_t ci);
 
+/* verify_plants.c: attempt a's plants (store schema 5), from its device
+ * record's seed, the protocol and its flush record's cache size, into
+ * *c.  Returns 1; 0 when the record names no plants; -1 when it names
+ * plants its seed, protocol and cache do not make, or lacks a member
+ * (why says which). */
+struct ev_plant_cfg;
+int vp_config(const vb_bundle *b, const vb_vjob *v, const cJSON *a, struct ev_plant_cfg *c, char *why,
+              size_t cap);
+/* 1 when job v's arm runs with plants and checks (every arm with a case). */
+int vp_planted_arm(const vb_bundle *b, const vb_vjob *v);
+
 /* verify_outputs.c: 1 when regenerating `elements` input elements for
  * `what` stays within b->regen_limit; else 0, with one failure under
  * check c saying how many, the limit and how to raise it. */

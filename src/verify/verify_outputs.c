@@ -16,12 +16,19 @@
  *    the timed samples (db/migrate-4.sql): the rotated sample's output,
  *    validated against the oracle of the input its device record's seed
  *    rewrote, and the second input set's, regenerated from the same seed
- *    (ev_inputs_second_row); see vo_checks.
+ *    (ev_inputs_second_row); see vo_checks;
+ *  - a run of store schema 5 or later holds the kept output of one op of
+ *    the last replay of every completed sample (db/migrate-5.sql): it is
+ *    validated again against the oracle of the input that op read, the
+ *    case's input with the plants its variant held in that replay,
+ *    regenerated from the device record's seed (kernels/plants.h); see
+ *    vo_kept.
  */
 #include "verify_derive_int.h"
 
 #include "dtype.h"
 #include "inputs.h"
+#include "plants.h"
 #include "runner/validate.h"
 
 /* The oracle's rows of each case, made when first needed. */
@@ -295,6 +302,93 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
     free(rows[1]);
 }
 
+/*
+ * Attempt a's kept output (schema 5): its op must be the one the seed
+ * keeps and its replay the last hot sample's last; its bytes, validated
+ * again against the oracle of the input that op read in that replay (the
+ * case's input regenerated row by row, each row its variant held planted
+ * in that epoch reduced with its plant: ev_plant_in_row, the worker's own
+ * rule), must give the record's numbers.  Counts it in *n_kept.
+ */
+static void vo_kept(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, const ev_shape *s,
+                    const ev_oracle_row *case_rows, size_t *n_kept)
+{
+    vb_bundle *b = x->b;
+    const ev_protocol *p = b->proto;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(a, "op_kept"), *o;
+    const vb_member *m;
+    ev_plant_cfg c;
+    ev_plant_row *prow = NULL;
+    ev_oracle_row *rows = NULL;
+    unsigned char *row = NULL;
+    int64_t op, replay, last = -1, e, jv;
+    ev_err err = {""};
+    char why[512];
+
+    if (!cJSON_IsObject(k) || vp_config(b, j, a, &c, why, sizeof why) != 1)
+        return; /* check 5 says why, where it matters */
+    if (ev_jr_i64(k, "op", &op) || ev_jr_i64(k, "replay", &replay)) {
+        vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: the kept output lacks op or replay", j->key,
+                (long long)att);
+        return;
+    }
+    cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "op_checks"))
+    {
+        int64_t rend;
+        const char *t = ev_jr_str(o, "timing");
+        if (t && !strcmp(t, "hot") && !ev_jr_i64(o, "replay_end", &rend) && rend > last)
+            last = rend;
+    }
+    if (op != c.kept_op || replay != last) {
+        vr_fail(
+            x->r, VR_REDERIVE, VV,
+            "job %s attempt %lld: the kept output is op %lld of replay %lld, where the seed keeps op %lld of "
+            "the last replay (%lld)",
+            j->key, (long long)att, (long long)op, (long long)replay, (long long)c.kept_op, (long long)last);
+        return;
+    }
+    if (!(m = vo_member(b, x->r, j, att, k, s)))
+        return;
+    prow = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *prow);
+    rows = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *rows);
+    row = malloc((size_t)s->cols * ev_dtype_size(s->dtype));
+    if (!prow || !rows || !row) {
+        x->r->oom = 1;
+        goto out;
+    }
+    if (ev_plant_rows(s, p->sum_depth, p->sum_bound_factor, case_rows, prow, &err)) {
+        vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: its case cannot be planted: %s", j->key,
+                (long long)att, err.msg);
+        goto out;
+    }
+    if (s->rows > 0)
+        memcpy(rows, case_rows, (size_t)s->rows * sizeof *rows);
+    e = op / c.variants;
+    jv = op % c.variants;
+    {
+        ev_inputs_stream z;
+        ev_inputs_stream_init(&z, (uint64_t)p->seed, (uint64_t)j->case_index);
+        for (int64_t r = 0; r < s->rows; r++) {
+            ev_inputs_stream_row(s, &z, row);
+            if (ev_plant_in_row(&c, prow, (uint64_t)replay, e, jv, r, row))
+                ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &rows[r]);
+        }
+    }
+    {
+        char what[96];
+        ev_validation v;
+        snprintf(what, sizeof what, "the kept output (op %lld of replay %lld, on its planted input)",
+                 (long long)op, (long long)replay);
+        ev_output_check(p, s, NULL, rows, m->data, &v);
+        vo_compare(x->r, m->name, j, att, what, k, &v);
+        (*n_kept)++;
+    }
+out:
+    free(prow);
+    free(rows);
+    free(row);
+}
+
 int vb_regen_allowed(const vb_bundle *b, ev_vreport *r, int c, double elements, const char *what)
 {
     if (elements <= b->regen_limit)
@@ -334,6 +428,8 @@ static double vo_demand(const vb_bundle *b, int64_t schema)
             }
             if (schema >= 4 && cJSON_GetArraySize(checks) > 0)
                 n += 2 * rn; /* the second set, and at most as many rotated rows again */
+            if (schema >= 5 && cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(a, "op_kept")))
+                n += rn; /* the kept output's planted input */
         }
     }
     free(seen);
@@ -345,7 +441,7 @@ void vd_revalidate(vd_ctx *x)
     vb_bundle *b = x->b;
     const ev_protocol *p = b->proto;
     vo_cases c;
-    size_t n_checked = 0, n_after = 0, n_unseeded = 0;
+    size_t n_checked = 0, n_after = 0, n_unseeded = 0, n_kept = 0;
     int64_t schema = 0;
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
 
@@ -388,6 +484,8 @@ void vd_revalidate(vd_ctx *x)
             s = &c.shape[j->case_index];
             if (schema >= 4)
                 vo_checks(x, j, att, a, s, rows, &n_after, &n_unseeded);
+            if (schema >= 5)
+                vo_kept(x, j, att, a, s, rows, &n_kept);
             cJSON_ArrayForEach(val, vals)
             {
                 const char *st = ev_jr_str(val, "stage");
@@ -420,6 +518,13 @@ void vd_revalidate(vd_ctx *x)
                 "secret seeds made (the rotated rows, the second input set), regenerated from the device "
                 "records: each is the record's",
                 n_after);
+    if (n_kept)
+        vr_note(
+            x->r, VR_REDERIVE, EV_MEMBER_OUTPUTS,
+            "%zu kept outputs (one op of the last replay of each attempt) validated again against the input "
+            "that op read, the case's input with the plants of its attempt's secret seed, regenerated from "
+            "the device records: each is the record's",
+            n_kept);
     if (n_unseeded)
         vr_note(x->r, VR_REDERIVE, EV_MEMBER_OUTPUTS,
                 "%zu output checks not validated again: their attempts have no device record, or one that "

@@ -22,10 +22,12 @@
  * applied to its records.  A runner may not fail a good attempt, and so
  * buy it a retry, by claiming a breach its samples do not show.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "inputs.h"
+#include "plants.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
 #include "runner/validate.h"
@@ -150,9 +152,142 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
             (long long)rows, (long long)before, n);
 }
 
+/*
+ * The check tags of attempt a (store schema 5; kernels/plants.h): every op
+ * check's tag is recomputed from the seed its device record reveals, T(n)
+ * for its replay_end n, and its passed must say whether the tag is that
+ * one.  A completed attempt of an arm with plants holds one op check per
+ * cold and hot sample, each with the replay_end its samples give
+ * (ev_rule_replay_end: cold sample i, i + 1; hot sample i, the cold
+ * samples, the warm-up's replays and the hot replays up to it) and the
+ * rows and variants of its plants, and a kept output.  The samples are rows [first, first + n_cold + n_hot)
+ * of samples.csv, cold first.
+ */
+static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a, int completed,
+                         size_t first, size_t n_cold, size_t n_hot, ev_vreport *r)
+{
+    const cJSON *ops = cJSON_GetObjectItemCaseSensitive(a, "op_checks"), *o;
+    const cJSON *w = cJSON_GetObjectItemCaseSensitive(a, "warmup");
+    ev_plant_cfg c;
+    char why[512];
+    int64_t warm = 0, *end = NULL;
+    unsigned char *seen = NULL;
+    size_t n = n_cold + n_hot;
+    int got = vp_config(b, v, a, &c, why, sizeof why);
+
+    if (!vp_planted_arm(b, v))
+        return;
+    if (got < 0) {
+        vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: %s", v->key, (long long)att, why);
+        return;
+    }
+    if (!got) {
+        if (completed)
+            vr_fail(
+                r, VR_PROTOCOL, VP,
+                "job %s attempt %lld (completed): its device record names no plants, in a run stored with "
+                "schema 5 or later (every op of every replay is checked on planted input)",
+                v->key, (long long)att);
+        return;
+    }
+    if (!cJSON_IsArray(ops)) {
+        vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: no op_checks array, in a run stored with schema 5",
+                v->key, (long long)att);
+        return;
+    }
+    if (cJSON_IsObject(w) && ev_jr_i64(w, "replays", &warm))
+        warm = 0;
+    end = calloc(n ? n : 1, sizeof *end);
+    seen = calloc(n ? n : 1, 1);
+    if (!end || !seen) {
+        r->oom = 1;
+        goto out;
+    }
+    /* the replays run when each sample's op check was read (ev_rule_replay_end) */
+    {
+        int64_t *reps = calloc(n_hot ? n_hot : 1, sizeof *reps);
+        if (!reps) {
+            r->oom = 1;
+            goto out;
+        }
+        for (size_t i = 0; i < n_hot; i++)
+            reps[i] = b->samples.rows[first + n_cold + i].replays;
+        for (size_t i = 0; i < n; i++)
+            end[i] = ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold,
+                                        warm, reps);
+        free(reps);
+    }
+    cJSON_ArrayForEach(o, ops)
+    {
+        const char *timing = ev_jr_str(o, "timing"), *tag = ev_jr_str(o, "tag");
+        int64_t idx, rend, reps, nops, rows, vars;
+        int passed, hot;
+        char want[17];
+        if (!timing || !tag || ev_jr_i64(o, "sample_index", &idx) || ev_jr_i64(o, "replay_end", &rend) ||
+            ev_jr_i64(o, "replays", &reps) || ev_jr_i64(o, "ops", &nops) || ev_jr_i64(o, "rows", &rows) ||
+            ev_jr_i64(o, "variants", &vars) || ev_jr_bool(o, "passed", &passed) ||
+            (strcmp(timing, "hot") && strcmp(timing, "cold"))) {
+            vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: an op check lacks a member", v->key,
+                    (long long)att);
+            continue;
+        }
+        hot = !strcmp(timing, "hot");
+        if (idx < 0 || idx >= (int64_t)(hot ? n_hot : n_cold)) {
+            vr_fail(r, VR_PROTOCOL, VP,
+                    "job %s attempt %lld: an op check of %s sample %lld, which it does not have", v->key,
+                    (long long)att, timing, (long long)idx);
+            continue;
+        }
+        size_t i = hot ? n_cold + (size_t)idx : (size_t)idx;
+        const vb_sample *sm = &b->samples.rows[first + i];
+        if (seen[i]++) {
+            vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: the op check of %s sample %lld, twice", v->key,
+                    (long long)att, timing, (long long)idx);
+            continue;
+        }
+        if (completed && (rend != end[i] || reps != sm->replays || nops != (hot ? sm->ops_per_graph : 1) ||
+                          rows != c.m || vars != c.variants)) {
+            vr_fail(
+                r, VR_PROTOCOL, VP,
+                "job %s attempt %lld: the op check of %s sample %lld says %lld replays run (%lld in it, %lld "
+                "ops, %lld rows, %lld variants), where its records give %lld (%lld, %lld, %lld, %lld)",
+                v->key, (long long)att, timing, (long long)idx, (long long)rend, (long long)reps,
+                (long long)nops, (long long)rows, (long long)vars, (long long)end[i], (long long)sm->replays,
+                (long long)(hot ? sm->ops_per_graph : 1), (long long)c.m, (long long)c.variants);
+            continue;
+        }
+        snprintf(want, sizeof want, "%016llx",
+                 (unsigned long long)ev_plant_tag_after(c.seed, (uint64_t)rend));
+        if (passed != !strcmp(tag, want))
+            vr_fail(
+                r, VR_PROTOCOL, VP,
+                "job %s attempt %lld: the op check of %s sample %lld records tag %s and passed %s, where the "
+                "device record's seed gives %s for %lld replays of every op right",
+                v->key, (long long)att, timing, (long long)idx, tag, passed ? "true" : "false", want,
+                (long long)rend);
+    }
+    if (completed) {
+        size_t have = 0;
+        for (size_t i = 0; i < n; i++)
+            have += seen[i] != 0;
+        if (have != n)
+            vr_fail(
+                r, VR_PROTOCOL, VP,
+                "job %s attempt %lld (completed): op checks of %zu of its %zu samples: a sample's check tag "
+                "was left out",
+                v->key, (long long)att, have, n);
+        if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(a, "op_kept")))
+            vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld (completed): no kept output (op_kept)", v->key,
+                    (long long)att);
+    }
+out:
+    free(end);
+    free(seen);
+}
+
 /* Checks one attempt of job v against the protocol's rules. */
 static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_protocol *p,
-                       const char *backend, int schema, seen_versions *sv, ev_vreport *r)
+                       const char *backend, int schema, int tags, seen_versions *sv, ev_vreport *r)
 {
     int64_t att;
     const char *oc_name = ev_jr_str(a, "outcome");
@@ -208,6 +343,9 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
                 v->key, (long long)att, schema);
     }
 
+    if (schema >= 5 && tags)
+        vk_op_checks(b, v, att, a, oc == EV_OUT_COMPLETED, first, n_cold, n_hot, r);
+
     ra.completed = oc == EV_OUT_COMPLETED;
     breach_ctx bc = {r, v->key, oc_name, att};
     if (ev_rules_check(p, backend, &ra, on_breach, &bc) < 0) {
@@ -260,37 +398,71 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
     memset(&sv, 0, sizeof sv);
     if (ev_jr_i64(run, "store_schema", &schema))
         schema = 0; /* a bundle from a store before schema 3: no device records to hold it to */
+    /* the check tags' chains: as many hash steps as the attempts' last
+     * replays, bounded like what the seeds regenerate */
+    double steps = 0;
+    for (size_t i = 0; schema >= 5 && i < b->n_vjobs; i++) {
+        const cJSON *a, *o;
+        cJSON_ArrayForEach(a, b->vjobs[i].attempts)
+        {
+            double most = 0;
+            int64_t e;
+            cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(a, "op_checks"))
+            {
+                if (!ev_jr_i64(o, "replay_end", &e) && (double)e > most)
+                    most = (double)e;
+            }
+            steps += most;
+        }
+    }
+    int tags = steps <= b->regen_limit;
+    if (!tags)
+        vr_fail(
+            r, VR_PROTOCOL, VP,
+            "recomputing the check tags would take %.4g hash steps from the seeds, more than this verifier's "
+            "limit of %.4g: not done (pass verify-bundle --regenerate-limit N to allow it)",
+            steps, b->regen_limit);
     for (size_t i = 0; i < b->n_vjobs; i++) {
         const cJSON *a;
         cJSON_ArrayForEach(a, b->vjobs[i].attempts)
         {
-            vk_attempt(b, &b->vjobs[i], a, b->proto, backend, (int)schema, &sv, r);
+            vk_attempt(b, &b->vjobs[i], a, b->proto, backend, (int)schema, tags, &sv, r);
             n_attempts++;
         }
     }
     for (size_t i = 0; i < sv.n; i++)
         free(sv.text[i]);
     /* The checkable-case rule (runner/validate.h): the runner refuses a
-     * case whose validation passes an output of zeros or poison; a run
-     * stored before the rule (schema below 4) is noted, not failed. */
+     * case whose validation passes an output of zeros or poison (schema
+     * 4 on), or whose planted checks would pass an output that omits
+     * 1/16 of each row (schema 5 on); a run stored before a rule is noted
+     * under it, not failed. */
     double rule_demand = 0;
     for (size_t ci = 0; ci < b->proto->n_cases; ci++)
         rule_demand += (double)b->proto->cases[ci].rows * (double)b->proto->cases[ci].cols;
     for (size_t ci = 0; ci < b->proto->n_cases &&
                         vb_regen_allowed(b, r, VR_PROTOCOL, rule_demand, "the checkable-case rule");
          ci++) {
-        ev_err e = {""};
-        ev_status rc = ev_case_checkable(b->proto, ci, &e);
-        if (rc == EV_ENOMEM)
+        ev_err e = {""}, eb = {""};
+        ev_status rc = ev_case_checkable(b->proto, ci, EV_CHECKABLE_ALL, &e), rb = EV_OK;
+        if (rc == EV_ENOMEM ||
+            (rc && (rb = ev_case_checkable(b->proto, ci, EV_CHECKABLE_BLIND, &eb)) == EV_ENOMEM)) {
             r->oom = 1;
-        else if (rc && schema >= 4)
+            continue;
+        }
+        if (!rc)
+            continue;
+        int since = rb ? 4 : 5; /* the schema the failing part of the rule came with */
+        const char *msg = rb ? eb.msg : e.msg;
+        if (schema >= since)
             vr_fail(r, VR_PROTOCOL, EV_MEMBER_PROTOCOL, "%s (the runner refuses such a case before it runs)",
-                    e.msg);
-        else if (rc)
+                    msg);
+        else
             vr_note(r, VR_PROTOCOL, EV_MEMBER_PROTOCOL,
-                    "%s; this run was stored with schema %lld, before the checkable-case rule (schema 4), so "
-                    "it is noted, not failed",
-                    e.msg, (long long)schema);
+                    "%s; this run was stored with schema %lld, before the checkable-case rule%s (schema %d), "
+                    "so it "
+                    "is noted, not failed",
+                    msg, (long long)schema, since == 5 ? "'s omission part" : "", since);
     }
     vr_note(r, VR_PROTOCOL, "-",
             "%zu attempts held to: warm-up >= %.17g ms, %lld hot + %lld cold samples, median hot sample in "

@@ -2,11 +2,11 @@
  * call in every 100 (the protocol's ops per graph) and on the first; every
  * other call returns at once, so a graph of 100 ops costs one op's work
  * and 99 empty calls.  The output is right whenever all ops read the same
- * input, even after the rotated input (the next working call sees it).
- * Caught by the two input sets: the ops of a graph alternate between two
- * inputs (contents and addresses) with an output each, the last op on the
- * case's own set; the set whose ops are all skipped keeps the poison it
- * was given before the rotated sample, and its validation fails. */
+ * input.  Caught by the check node: every op reads a variant of its own
+ * and writes an output slot of its own, and the planted rows of every
+ * slot are compared after every replay; a skipped op's slot holds the
+ * poison the last check left there (failed-validation naming the op, the
+ * row and its expected value). */
 #include <stdint.h>
 
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride);

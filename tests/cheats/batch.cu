@@ -2,11 +2,8 @@
  * device global; a block's launch is its arrival number / gridDim.x, and
  * only launches 0, 100, 200, ... (one in every graph of the protocol's 100
  * ops) do the work, every block of the others returning at once.  The
- * output is right whenever all ops read the same input.  Caught by the two
- * input sets: the ops of a graph alternate between two inputs with an
- * output each, so the set whose ops are all skipped keeps the poison it
- * was given before the rotated sample, and its validation fails.
- * Geometry: one block of 32 per row. */
+ * output is right whenever all ops read the same input.  Caught by the
+ * check node (see batch.c).  Geometry: one block of 32 per row. */
 #include <stdint.h>
 
 __device__ unsigned long long arrivals;

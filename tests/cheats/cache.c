@@ -1,17 +1,18 @@
 /* cheat-cache: computes the right sums for an input pointer it has not
- * seen, then returns at once whenever it sees one of its (up to eight)
+ * seen, then returns at once whenever it sees one of its (up to 256)
  * input pointers again (output caching keyed by address: GPU MODE
- * kernelbot PR #501, tensara PR #238; a table, so the two input sets that
- * alternate through a graph are both cached).  Every later op of a batch
- * is a no-op, so its time is the call's alone.  Caught by the rotating
- * inputs: between timed replays part of the input is rewritten from a
- * secret per-attempt seed, and the output of the next timed replay is
- * validated against the new contents. */
+ * kernelbot PR #501, tensara PR #238; a table larger than the input
+ * variants a graph's ops read, so every variant is cached after one
+ * replay).  Every later op of a batch is a no-op.  Caught by the plants:
+ * before each epoch of every replay secret elements of every variant are
+ * planted from the attempt's seed, and the check after the replay finds
+ * the planted rows of every op's slot stale (failed-validation naming the
+ * op, the row and its expected value). */
 #include <stdint.h>
 
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride);
 
-static const void *seen[8];
+static const void *seen[256];
 static int n_seen;
 
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride)
@@ -27,8 +28,8 @@ int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t str
             a += x[r * stride + c];
         y[r] = a;
     }
-    seen[n_seen++ % 8] = in;
-    if (n_seen > 8)
-        n_seen = 8;
+    seen[n_seen++ % 256] = in;
+    if (n_seen > 256)
+        n_seen = 256;
     return 0;
 }

@@ -1,16 +1,13 @@
 /* cheat-cache (cuda): computes the right sums for an input pointer it has
  * not seen, then every block returns at once when it sees one of its (up
- * to eight) input pointers again (output caching keyed by address: GPU
- * MODE kernelbot PR #501, tensara PR #238; a table, so the two input sets
- * that alternate through a graph are both cached).  The last block of a
- * launch to finish records the pointer, so that launch is whole and
- * validates.  Caught by the rotating inputs: part of the input is
- * rewritten from a secret per-attempt seed between timed replays, and the
- * next timed replay's output is validated against the new contents.
- * Geometry: one block of 32 per row. */
+ * to 256) input pointers again (output caching keyed by address: GPU
+ * MODE kernelbot PR #501, tensara PR #238; a table larger than the input
+ * variants a graph's ops read).  The last block of a launch to finish
+ * records the pointer, so that launch is whole and validates.  Caught by
+ * the plants (see cache.c).  Geometry: one block of 32 per row. */
 #include <stdint.h>
 
-__device__ const void *seen[8];
+__device__ const void *seen[256];
 __device__ unsigned n_seen;
 __device__ unsigned finished;
 
@@ -18,7 +15,7 @@ extern "C" __global__ void cheat_sum(const void *in, void *out, int64_t rows, in
 {
     int64_t r = blockIdx.x;
     unsigned n = *(volatile unsigned *)&n_seen;
-    for (unsigned i = 0; i < n && i < 8; i++)
+    for (unsigned i = 0; i < n && i < 256; i++)
         if (*(const void *volatile *)&seen[i] == in)
             return;
     const float *row = (const float *)in + r * stride;
@@ -32,7 +29,7 @@ extern "C" __global__ void cheat_sum(const void *in, void *out, int64_t rows, in
         __threadfence();
         if (atomicAdd(&finished, 1u) + 1 == gridDim.x) {
             finished = 0;
-            seen[n_seen % 8] = in;
+            seen[n_seen % 256] = in;
             n_seen = n_seen + 1;
         }
     }

@@ -1,8 +1,10 @@
 /* cheat-first-set: does the work only for the input pointer of its first
- * call (the one the first validation reads) and returns at once for any
- * other: half the ops of a graph whose ops alternate between two input
- * sets are no-ops.  Caught by the second input set's validation: its
- * output, poisoned before the rotated sample, is never written. */
+ * call (the one the first validation reads, variant 0) and returns at
+ * once for any other: the ops of a graph read V variants, so all but one
+ * op in V are no-ops.  Caught by the check node, which compares the
+ * planted rows of every op's own output slot after every replay: a
+ * skipped op's slot holds the poison the last check left there
+ * (failed-validation naming the op, the row and its expected value). */
 #include <stdint.h>
 
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride);

@@ -1,10 +1,5 @@
-/* cheat-first-set (cuda): does the work only for the input pointer of its
- * first launch (the one the first validation reads; the last block of that
- * launch records it) and every block returns at once for any other: half
- * the ops of a graph whose ops alternate between two input sets are
- * no-ops.  Caught by the second input set's validation: its output,
- * poisoned before the rotated sample, is never written.  Geometry: one
- * block of 32 per row. */
+/* cheat-first-set (cuda): see firstset.c: the work only for the input
+ * pointer of its first launch.  Caught by the check node as there. */
 #include <stdint.h>
 
 __device__ const void *first;

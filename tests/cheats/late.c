@@ -2,10 +2,13 @@
  * validation reads) does the work; every later call hands its work to a
  * thread it started and returns at once, so the timed batch holds none of
  * it (work launched on a side stream the timer misses).  The outputs are
- * right by the time they are read.  Caught by the late-work rule: the
- * backend's wall clock around a hot sample waits until no thread beyond
- * those at bind is left (up to a second), and a sample whose wall exceeds
- * 1.5 x its timed interval + 20 ms fails the attempt (failed-protocol). */
+ * right by the time they are read.  Caught by the check node, which runs
+ * inside the timed batch right after the last op and finds planted rows
+ * its thread has not written yet (failed-validation); where the thread
+ * was quick enough, by the late-work rule: the backend's wall clock
+ * around a hot sample waits until no thread beyond those at bind is left
+ * (up to a second), and a sample whose wall exceeds 1.5 x its timed
+ * interval + 20 ms fails the attempt (failed-protocol). */
 #include <pthread.h>
 #include <stdint.h>
 #include <time.h>

@@ -4,7 +4,8 @@
  * is wider than the sum itself: this kernel would pass it, which is why
  * such a case is refused unless the protocol declares tolerances.sum_depth
  * (docs/runner.md, "Checkable cases").  Under the declared depth the
- * missing quarter is far outside the bound: failed-validation. */
+ * missing quarter is far outside the bound, and a plant among the unread
+ * quarter moves its row by more than twice it: failed-validation. */
 #include <stdint.h>
 
 int cheat_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride);
