@@ -111,5 +111,5 @@ evidence: all
 	echo "$$root"
 
 # External cuda kernels are built with the nvcc and the architecture our
-# own kernels are built with (kernels/build.mk; ext_build.h).
-$(BUILD)/obj/src/runner/ext_build.o: EV_CPPFLAGS += -DEV_NVCC='"$(NVCC)"' -DEV_EXT_CUDA_ARCH='"$(or $(CUDA_ARCH),sm_90)"'
+# own kernels are built with (kernels/build.mk; ext_compile.h).
+$(BUILD)/obj/src/runner/ext_compile.o: EV_CPPFLAGS += -DEV_NVCC='"$(NVCC)"' -DEV_EXT_CUDA_ARCH='"$(or $(CUDA_ARCH),sm_90)"'
