@@ -8,6 +8,7 @@
  * attempt as interrupted.
  */
 #include <check.h>
+#include <sqlite3.h>
 
 #include "progress.h"
 #include "run_prog.h"
@@ -30,6 +31,7 @@
 #include "json.h"
 #include "runner/backend.h"
 #include "runner/compile_ahead.h"
+#include "runner/ext_compile.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/record.h"
@@ -39,6 +41,7 @@
 #include "runner/job.h"
 #include "runner/validate.h"
 #include "selector.h"
+#include "sha256.h"
 #include "store/outcome.h"
 #include "store/store.h"
 
@@ -1519,6 +1522,212 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
 }
 END_TEST
 
+/* Writes text to root/rel, making the directories on the way. */
+static void put_in(const char *root, const char *rel, const char *text, size_t len)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *c = path + 1; *c; c++)
+        if (*c == '/') {
+            *c = '\0';
+            ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+            *c = '/';
+        }
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* 1 when the file at path holds the bytes of needle. */
+static int file_holds(const char *path, const char *needle)
+{
+    ev_buf b = EV_BUF_INIT;
+    int found = 0;
+    if (!ev_read_file(path, &b, NULL) && b.len)
+        found = memmem(b.data, b.len, needle, strlen(needle)) != NULL;
+    ev_buf_free(&b);
+    return found;
+}
+
+/* The build is path-independent: the same kernel files (one of which
+ * names its own path, __FILE__) laid out under the same names in two
+ * directories of different names and depths compile to one SHA-256, and
+ * neither binary holds its directory's name; on cpu, and on cuda where
+ * nvcc answers.  The build's command is the one verify-bundle rebuilds
+ * with (ext_compile.h). */
+START_TEST(test_an_external_kernel_built_in_two_directories_has_one_sha256)
+{
+    static const char *const src[2][2] = {
+        {"cpu", "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"k.h\"\n"
+                "const char *k_where(void);\nconst char *k_where(void) { return __FILE__ K_TAG; }\n"
+                "int k_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride) {\n"
+                "  const float *x = in; float *y = out;\n"
+                "  for (int64_t r = 0; r < rows; r++) { float a = 0; for (int64_t c = 0; c < cols; c++) a += "
+                "x[r * stride + c]; y[r] = a; }\n  return 0; }\n"},
+        {"cuda", "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"k.h\"\n"
+                 "__device__ const char k_where[] = __FILE__ K_TAG;\n"
+                 "extern \"C\" __global__ void k_sum(const void *in, void *out, int64_t rows, int64_t cols, "
+                 "int64_t stride) {\n  if (rows < 0) ((char *)out)[0] = k_where[threadIdx.x];\n}\n"},
+    };
+    ev_buf abi = EV_BUF_INIT;
+    ck_assert_int_eq(ev_read_file("kernels/evident_kernel.h", &abi, NULL), EV_OK);
+    for (int be = 0; be < 2; be++) {
+        ev_ext_toolchain t;
+        ev_err err = {""};
+        char hex[2][65], root[2][600], out[2][700], tu[64];
+        ck_assert_int_eq(ev_ext_toolchain_of(src[be][0], &t, &err), EV_OK);
+        if (!t.version[0]) {
+            ck_assert_msg(be == 1, "no C compiler answers --version");
+            ev_ext_toolchain_free(&t);
+            continue; /* no nvcc on this host */
+        }
+        snprintf(tu, sizeof tu, "ext/k/k.%s", be ? "cu" : "c");
+        snprintf(root[0], sizeof root[0], "%s/a", dir);
+        snprintf(root[1], sizeof root[1], "%s/a-much-longer-directory-name/deeper/still", dir);
+        for (int d = 0; d < 2; d++) {
+            ev_ext_compiled c;
+            ev_buf bin = EV_BUF_INIT;
+            put_in(root[d], tu, src[be][1], strlen(src[be][1]));
+            put_in(root[d], "ext/k/k.h", "#define K_TAG \" (a tag)\"\n", 26);
+            put_in(root[d], "kernels/evident_kernel.h", abi.data, abi.len);
+            snprintf(out[d], sizeof out[d], "%s/k%d%s", dir, d, t.suffix);
+            ev_ext_limits lim = EV_EXT_LIMITS_DEFAULT;
+            ck_assert_int_eq(ev_ext_compile(&t, root[d], tu, out[d], &lim, &c, &err), EV_OK);
+            ck_assert_msg(c.status == 0, "%s: %s", src[be][0], c.msg.data);
+            /* the dependency list names the unit, its header and the ABI header, under the root */
+            int named = 0;
+            for (size_t i = 0; i < c.deps.n; i++) {
+                char where[4200];
+                ev_ext_dep_kind k = ev_ext_dep_where(&t, root[d], c.deps.v[i], where, sizeof where);
+                ck_assert_msg(k != EV_DEP_OUTSIDE, "%s read %s", src[be][0], where);
+                named += k == EV_DEP_ROOT && (!strcmp(where, tu) || !strcmp(where, "ext/k/k.h") ||
+                                              !strcmp(where, "kernels/evident_kernel.h"));
+            }
+            ck_assert_int_eq(named, 3);
+            ev_ext_compiled_free(&c);
+            ck_assert_int_eq(ev_read_file(out[d], &bin, NULL), EV_OK);
+            ck_assert_int_eq(ev_sha256_hex(bin.data, bin.len, hex[d]), EV_OK);
+            ev_buf_free(&bin);
+            ck_assert_msg(!file_holds(out[d], strrchr(dir, '/') + 1), "%s: the binary names its directory",
+                          src[be][0]);
+        }
+        ck_assert_msg(!strcmp(hex[0], hex[1]), "%s: %s in one directory, %s in the other", src[be][0], hex[0],
+                      hex[1]);
+        ev_ext_toolchain_free(&t);
+    }
+    ev_buf_free(&abi);
+}
+END_TEST
+
+/*
+ * Rewrites the environment record of store db (a copy the test owns): the
+ * 64 hex digits after the first occurrence of key in it become hex, and
+ * its profile id the SHA-256 of the new record, as a runner that lied
+ * about its build would write them (the append-only triggers dropped).
+ */
+static void lie_in_environment(const char *db, const char *key, const char *hex)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    char *msg = NULL, *env, profile[65];
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "DROP TRIGGER environments_no_update", NULL, NULL, &msg), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT json FROM environments", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    env = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    char *at = strstr(env, key);
+    ck_assert_msg(at && strlen(at + strlen(key)) > 64, "%s not in %s", key, env);
+    memcpy(at + strlen(key), hex, 64);
+    ck_assert_int_eq(ev_sha256_hex(env, strlen(env), profile), EV_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "UPDATE environments SET json = ?1, profile_id = ?2", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(st, 1, env, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, profile, -1, SQLITE_TRANSIENT);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    free(env);
+}
+
+/* verify-bundle rebuilds an external kernel's binary from the bundle's
+ * members alone (its translation unit, the header it declares, evident's
+ * ABI header) and finds the receipt's SHA-256; without the compiler it
+ * says so in a note; a receipt whose binary the members do not rebuild,
+ * or that names a file read with bytes the bundle does not hold, FAILs
+ * check 10 (a runner that measured other bytes than it bundled). */
+START_TEST(test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give)
+{
+    char d[300], path[400], db[512], db2[512], zip[512], vb[512], log[16384], cmd[2400];
+    static const char kc[] =
+        "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"k.h\"\n"
+        "int k_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride) {\n"
+        "  const float *x = in; float *y = out;\n"
+        "  for (int64_t r = 0; r < rows; r++) { float a = K_ZERO; for (int64_t c = 0; c < "
+        "cols; c++) a += x[r * stride + c]; y[r] = a; }\n  return 0; }\n";
+    static const char kh[] = "#define K_ZERO 0.0f\n";
+    snprintf(d, sizeof d, "build/ext-rebuild-%d", (int)getpid());
+    put_in(d, "k.c", kc, strlen(kc));
+    put_in(d, "k.h", kh, strlen(kh));
+    static const char proto_text[] =
+        "{\"seed\": 3, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 20, \"retries\": 0, \"reference_arms\": false,\n"
+        " \"tolerances\": {\"sample_band\": 0.9}, \"arms\": [\"rows1\", \"ext-k\"],\n"
+        " \"kernels\": [{\"name\": \"ext-k\", \"sources\": {\"cpu\": [\"k.c\", \"k.h\"]}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"k_sum\"}}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 9, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": "
+        "1}]}\n";
+    put_in(d, "protocol.json", proto_text, strlen(proto_text));
+    snprintf(path, sizeof path, "%s/protocol.json", d);
+    snprintf(db, sizeof db, "%s/k.db", dir);
+    snprintf(zip, sizeof zip, "%s/k.zip", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
+    run_prog("evident", run, log, sizeof log); /* a job failed for load is still a receipt */
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    ck_assert_msg(strstr(log, "10 rebuild   PASS") &&
+                      strstr(log, "kernel ext-k: rebuilt from the bundle's 3 members"),
+                  "%s", log);
+
+    /* no compiler here: a note, not a failure */
+    ev_prog_path("verify-bundle", vb, sizeof vb);
+    snprintf(cmd, sizeof cmd, "PATH=/nonexistent '%s' '%s' > '%s/nocc.txt' 2>&1", vb, zip, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/nocc.txt", dir);
+    ck_assert_msg(file_holds(path, "kernel ext-k: not rebuilt: compiler cc (") &&
+                      file_holds(path, "absent (here: none found)"),
+                  "no note that the compiler is absent");
+
+    /* the receipt names a binary the members do not give */
+    static const char *const lies[][3] = {
+        {"\"binary_sha256\":\"", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         "kernel ext-k: the binary rebuilt from the bundle's 3 members has SHA-256"},
+        {"k.h\",\"sha256\":\"", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+         "/k.h (sha256 bbbbbbbbbbbbbbbb...), which the bundle does not hold as it was read"},
+    };
+    for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        snprintf(db2, sizeof db2, "%s/lie%zu.db", dir, i);
+        snprintf(zip, sizeof zip, "%s/lie%zu.zip", dir, i);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, db2);
+        ck_assert_int_eq(system(cmd), 0);
+        lie_in_environment(db2, lies[i][0], lies[i][1]);
+        const char *exp2[] = {"export", "--db", db2, "--out", zip, NULL};
+        ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
+        const char *ver2[] = {zip, NULL};
+        ck_assert_int_eq(run_prog("verify-bundle", ver2, log, sizeof log), 1);
+        ck_assert_msg(strstr(log, "FAIL rebuild: proof-receipts.json: ") && strstr(log, lies[i][2]),
+                      "%zu: %s", i, log);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* A quick loop: --cases and --arms run a subset as its own protocol; the
  * bundle's protocol.json is the subset (naming the original by id), it
  * verifies, and a bad spec is refused before the store is touched. */
@@ -2687,6 +2896,13 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ext-build");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_an_external_kernel_built_in_two_directories_has_one_sha256);
+    tcase_add_test(
+        tc, test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give);
     suite_add_tcase(s, tc);
     tc = tcase_create("shards");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -43,6 +43,23 @@ static int snap_cmp(const void *key, const void *elem)
     return strcmp((const char *)key, ((const ev_source_file *)elem)->path);
 }
 
+/*
+ * How a toolkit file at real path p is named in a receipt: relative to /
+ * (the environment record keeps no absolute path: snapshot.h's redaction)
+ * when under /usr or /opt, where toolkits live; elsewhere (a toolkit under
+ * a home directory) only its base name after "?/", so no user's directory
+ * is recorded.  Returns out[cap].
+ */
+static const char *toolkit_name(const char *p, char *out, size_t cap)
+{
+    const char *base = strrchr(p, '/');
+    if (!strncmp(p, "/usr/", 5) || !strncmp(p, "/opt/", 5))
+        snprintf(out, cap, "%s", p + 1);
+    else
+        snprintf(out, cap, "?/%.255s", base ? base + 1 : p);
+    return out;
+}
+
 /* The dependency list of one build, as its receipt records it. */
 typedef struct dep_list {
     cJSON *root;    /* [{path, sha256}]: files read under the root (members of the bundle) */
@@ -60,7 +77,7 @@ static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext
 {
     ev_strs seen = EV_STRS_INIT;
     for (size_t i = 0; i < c->deps.n; i++) {
-        char where[4200], sha[65], full[8400];
+        char where[4200], sha[65], full[8400], tname[4200];
         ev_ext_dep_kind kind = ev_ext_dep_where(t, root, c->deps.v[i], where, sizeof where);
         const ev_source_file *s;
         cJSON *o;
@@ -77,9 +94,7 @@ static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext
         o = cJSON_CreateObject();
         if (o) {
             ev_json_add_str(o, "path",
-                            kind == EV_DEP_ROOT || !strncmp(where, "/usr/", 5) || !strncmp(where, "/opt/", 5)
-                                ? where
-                                : "<path>");
+                            kind == EV_DEP_ROOT ? where : toolkit_name(where, tname, sizeof tname));
             ev_json_add_str(o, "sha256", sha);
             cJSON_AddItemToArray(kind == EV_DEP_ROOT ? dl->root : dl->toolkit, o);
         }

@@ -229,8 +229,11 @@ ev_status ev_ext_toolchain_of(const char *backend, ev_ext_toolchain *t, ev_err *
     if (!rc && t->version[0] && !strcmp(backend, "cuda")) {
         /* the CUDA toolkit's root: the directory above nvcc's bin/ */
         char path[PATH_MAX], up[PATH_MAX + 8];
+        char *slash;
         which(t->compiler, path, sizeof path);
-        if (path[0] && (size_t)snprintf(up, sizeof up, "%s/../..", path) < sizeof up && realpath(up, real))
+        if ((slash = strrchr(path, '/')) != NULL)
+            *slash = '\0'; /* its bin/ */
+        if (slash && (size_t)snprintf(up, sizeof up, "%s/..", path) < sizeof up && realpath(up, real))
             rc = ev_strs_push(&t->toolkit, real);
     }
     if (rc) {
