@@ -326,8 +326,8 @@ static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
 {
     cudaError_t e;
 
-    if (job->ext_lib == NULL)
-        return ev_err_set(err, EV_EINVAL, "external kernel %s: no built cubin", job->arm);
+    if (job->ext_lib == NULL) /* (a build that failed ended the job before bind: worker.c) */
+        return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no cuda source", job->arm);
     if (c->b[0].shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
                                 job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
         return ev_err_set(err, EV_EINVAL,

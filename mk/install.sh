@@ -4,7 +4,9 @@
 # Installs under ROOT = DESTDIR + PREFIX everything `evident run` needs, so
 # that the installed programs run with the build tree gone:
 #   bin/evident, bin/verify-bundle
-#   libexec/evident/evident-worker, libexec/evident/peer_torch.py
+#   libexec/evident/evident-worker, libexec/evident/evident-kernel-host
+#     (beside the worker: an external kernel's own process on cpu),
+#     libexec/evident/peer_torch.py
 #   share/evident/: the measurement closure a run snapshots (kernels/,
 #     src/runner/, protocols/, db/schema.sql: docs/runner.md,
 #     "Provenance"), its .evident-stamp (the commit and dirty flag of this
@@ -62,7 +64,8 @@ if [ "$action" = uninstall ]; then
 fi
 [ "$action" = install ] || { echo "mk/install.sh: unknown action '$action'" >&2; exit 2; }
 
-for f in "$BUILD/evident" "$BUILD/verify-bundle" "$BUILD/evident-worker" "$BUILD/libevident.a"; do
+for f in "$BUILD/evident" "$BUILD/verify-bundle" "$BUILD/evident-worker" "$BUILD/evident-kernel-host" \
+    "$BUILD/libevident.a"; do
     [ -f "$f" ] || { echo "make install: $f is missing (run make first)" >&2; exit 2; }
 done
 [ -f "$manifest" ] && uninstall
@@ -98,6 +101,7 @@ put() {
 put "$BUILD/evident" bin/evident 0755
 put "$BUILD/verify-bundle" bin/verify-bundle 0755
 put "$BUILD/evident-worker" libexec/evident/evident-worker 0755
+put "$BUILD/evident-kernel-host" libexec/evident/evident-kernel-host 0755
 put kernels/peer_torch.py libexec/evident/peer_torch.py 0644
 put "$BUILD/libevident.a" lib/libevident.a 0644
 

@@ -11,9 +11,13 @@
  * entry "<op>_<dtype>_<schedule>", grid = (tasks, 1, 1), block = (rows per
  * task, 1, 1).  cub is a CUDA library: bind refuses it with
  * EV_EUNSUPPORTED and its reason, which the worker records as a skip.  An
- * external kernel (ext_kernel.h) is its shared object's entry, called once
- * per op on the worker's thread (receipt: the entry, grid and block 1), its
- * output between two guard regions checked at every read_output.  A job
+ * external kernel (ext_kernel.h) is its shared object's entry, run in a
+ * process of its own, the kernel host (khost.h), once per op (receipt: the
+ * entry, grid and block 1): its inputs and outputs are the only memory
+ * the two share, a batch is one request of ops calls timed around the
+ * handshake, inputs are read-only to it between inaccessible guard pages,
+ * and each output lies between two guard regions checked at every
+ * read_output.  A job
  * bound with a second input set (backend.h) holds two inputs and two
  * outputs; a batch's calls alternate between them (ev_backend_op_set).
  */
@@ -21,7 +25,6 @@
 #include "validate.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,10 +34,16 @@
 #include <unistd.h>
 
 #include "evident_kernel.h"
+#include "khost.h"
 #include "reduce_cpu.h"
 
 /* Threads of the process remembered at bind (late work). */
 #define BIND_THREADS 256
+
+/* The most ops a batch has (protocol.c's bound on ops_per_graph and
+ * ceiling_ops_per_graph): the kernel host's call list holds one launch and
+ * one batch. */
+#define EV_CPU_MAX_OPS 100000
 
 /* Bytes of guard on each side of an external kernel's output. */
 #define EXT_GUARD  4096
@@ -53,12 +62,12 @@ typedef struct cpu_impl {
     size_t out_len;
     unsigned char *flush, *ceil;
     size_t ceil_len, flush_mapped, ceil_mapped;
-    int64_t ops;                        /* calls per batch (capture) */
-    int64_t bind_threads[BIND_THREADS]; /* the process's thread ids when bound (late work) */
-    int64_t n_bind_threads;             /* how many (-1: unknown, or more than the array holds) */
-    void *ext_so;                       /* EXTERNAL: dlopen handle */
-    evident_cpu_entry ext_fn;           /* EXTERNAL: the entry */
-    unsigned char *ext_base[2];         /* EXTERNAL: guard + output + guard, a set each */
+    int64_t ops;                            /* calls per batch (capture) */
+    int64_t bind_threads[BIND_THREADS];     /* the process's thread ids when bound (late work) */
+    int64_t n_bind_threads;                 /* how many (-1: unknown, or more than the array holds) */
+    ev_khost *host;                         /* EXTERNAL: the kernel's own process (khost.h) */
+    unsigned char *ext_base[2];             /* EXTERNAL: guard + output + guard, a set each (shared) */
+    uint64_t ext_in_off[2], ext_out_off[2]; /* EXTERNAL: where they lie in the shared data */
 } cpu_impl;
 
 static volatile uint64_t sink; /* keeps the ceiling read and flush alive */
@@ -198,18 +207,14 @@ static void cpu_close(void *impl)
     if (!c)
         return;
     ev_cpu_pool_free(c->pool);
-    for (int k = 0; k < 2; k++) {
-        free(c->in[k]);
-        if (c->ext_base[k])
-            free(c->ext_base[k]); /* c->out[k] points into it */
-        else
+    if (c->host) {
+        ev_khost_stop(c->host); /* the buffers were the shared memory's */
+    } else {
+        for (int k = 0; k < 2; k++) {
+            free(c->in[k]);
             free(c->out[k]);
+        }
     }
-    /* a kernel that left threads running keeps its code mapped: unloading
-     * it under them would crash the process after its records (the late
-     * rule has judged it; the process exits next) */
-    if (c->ext_so && !thread_left(c))
-        dlclose(c->ext_so);
     unmap(c->flush, c->flush_mapped);
     unmap(c->ceil, c->ceil_mapped);
     free(c);
@@ -267,6 +272,63 @@ static void *alloc256(size_t n)
     return posix_memalign(&p, 256, n ? n : 1) ? NULL : p;
 }
 
+#define PAGE ((size_t)4096)
+
+/* n bytes rounded up to whole pages (at least one). */
+static size_t in_pages(size_t n)
+{
+    return n ? (n + PAGE - 1) / PAGE * PAGE : PAGE;
+}
+
+/*
+ * Starts the kernel host of an external job (khost.h) and lays its shared
+ * data out, per input set k: an inaccessible guard page, the input
+ * (read-only to the kernel), another guard page, then the output between
+ * its two guard regions of EXT_GUARD bytes (read-write), and after the
+ * last set a guard page.  c->in, c->out and c->ext_base point into the
+ * shared memory; the call list has room for one launch and a batch of up
+ * to EV_CPU_MAX_OPS ops.
+ */
+static ev_status ext_host_start(cpu_impl *c, const ev_backend_job *job, ev_err *err)
+{
+    ev_khost_region r[EV_KHOST_MAX_REGIONS];
+    size_t nr = 0, off = 0, in_len = in_pages(job->input_len),
+           out_area = in_pages(c->out_len + 2 * EXT_GUARD);
+    ev_status rc;
+
+    for (int k = 0; k < c->sets; k++) {
+        r[nr] = (ev_khost_region){off, PAGE, PROT_NONE, ""};
+        snprintf(r[nr++].name, sizeof r[0].name, "the guard page before input set %d", k);
+        off += PAGE;
+        c->ext_in_off[k] = off;
+        r[nr] = (ev_khost_region){off, in_len, PROT_READ, ""};
+        snprintf(r[nr++].name, sizeof r[0].name, "input set %d", k);
+        off += in_len;
+        r[nr] = (ev_khost_region){off, PAGE, PROT_NONE, ""};
+        snprintf(r[nr++].name, sizeof r[0].name, "the guard page after input set %d", k);
+        off += PAGE;
+        c->ext_out_off[k] = off + EXT_GUARD;
+        r[nr] = (ev_khost_region){off, out_area, PROT_READ | PROT_WRITE, ""};
+        snprintf(r[nr++].name, sizeof r[0].name, "output set %d and its guard bytes", k);
+        off += out_area;
+    }
+    r[nr] = (ev_khost_region){off, PAGE, PROT_NONE, ""};
+    snprintf(r[nr++].name, sizeof r[0].name, "the guard page after output set %d", c->sets - 1);
+    off += PAGE;
+    if ((rc = ev_khost_start(job->arm, job->ext_lib, job->ext_entry, 1 + EV_CPU_MAX_OPS, off, r, nr, &c->host,
+                             err)))
+        return rc;
+    for (int k = 0; k < c->sets; k++) {
+        unsigned char *d = ev_khost_data(c->host);
+        c->in[k] = d + c->ext_in_off[k];
+        c->ext_base[k] = d + c->ext_out_off[k] - EXT_GUARD;
+        c->out[k] = d + c->ext_out_off[k];
+        /* the output between guards: a write outside it is seen at read_output */
+        memset(c->ext_base[k], GUARD_BYTE, c->out_len + 2 * EXT_GUARD);
+    }
+    return EV_OK;
+}
+
 static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_binding *out, ev_err *err)
 {
     cpu_impl *c = impl;
@@ -305,31 +367,19 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
     if ((rc = ev_case_shape(&job->c, &c->b[0].shape, err)))
         return rc;
     c->out_len = c->b[0].shape.rows > 0 ? (size_t)c->b[0].shape.rows * ev_dtype_size(c->b[0].shape.dtype) : 0;
+    c->sets = job->input2 ? 2 : 1;
     if (job->kind == EV_ARM_EXTERNAL) {
         if (!job->ext_entry)
             return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no entry for %s/%s", job->arm, job->c.op,
                               job->c.dtype);
-        if (!job->ext_lib)
-            return ev_err_set(err, EV_EINVAL, "external kernel %s: no built library", job->arm);
-        c->ext_so = dlopen(job->ext_lib, RTLD_NOW | RTLD_LOCAL);
-        if (!c->ext_so)
-            return ev_err_set(err, EV_EINVAL, "external kernel %s: cannot load it: %s", job->arm, dlerror());
-        *(void **)&c->ext_fn = dlsym(c->ext_so, job->ext_entry);
-        if (!c->ext_fn)
-            return ev_err_set(err, EV_EINVAL, "external kernel %s: its source defines no entry '%s'",
-                              job->arm, job->ext_entry);
+        if (!job->ext_lib) /* (a build that failed ended the job before bind: worker.c) */
+            return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no cpu source", job->arm);
+        if ((rc = ext_host_start(c, job, err)))
+            return rc;
     }
-    c->sets = job->input2 ? 2 : 1;
     for (int k = 0; k < c->sets; k++) {
-        c->in[k] = alloc256(job->input_len);
-        if (job->kind == EV_ARM_EXTERNAL) {
-            /* the output between guards: a write outside it is seen at read_output */
-            c->ext_base[k] = alloc256(c->out_len + 2 * EXT_GUARD);
-            if (c->ext_base[k]) {
-                memset(c->ext_base[k], GUARD_BYTE, c->out_len + 2 * EXT_GUARD);
-                c->out[k] = c->ext_base[k] + EXT_GUARD;
-            }
-        } else {
+        if (job->kind != EV_ARM_EXTERNAL) {
+            c->in[k] = alloc256(job->input_len);
             c->out[k] = alloc256(c->out_len);
         }
         if (!c->in[k] || !c->out[k])
@@ -341,10 +391,13 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
             return rc;
     }
     if (job->kind == EV_ARM_EXTERNAL) {
+        ev_khost_call one = {c->ext_in_off[0], c->ext_out_off[0]};
         snprintf(c->plan.entry, sizeof c->plan.entry, "%s", job->ext_entry);
         for (int d = 0; d < 3; d++)
             c->plan.grid[d] = c->plan.block[d] = 1;
         b.threads = 1;
+        /* call 0: one launch on set 0 (launch, cold_launch); the batch from 1 (capture) */
+        ev_khost_calls(c->host, 0, &one, 1, c->b[0].shape.rows, c->b[0].shape.cols, c->b[0].shape.stride);
     } else if ((rc = ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CPU, c->threads, &c->plan, err)) ||
                (rc = ev_reduce_cpu_plan(&c->b[0].shape, ev_sched_name(c->plan.sched),
                                         c->plan.rows_per_program, c->threads, &c->run, err)))
@@ -379,12 +432,9 @@ static ev_status call_once(cpu_impl *c, int k, ev_err *err)
         sink = ev_cpu_stream_read(c->pool, c->ceil, c->ceil_len);
         return EV_OK;
     }
-    if (c->kind == EV_ARM_EXTERNAL) {
-        int r =
-            c->ext_fn(c->b[k].in, c->b[k].out, c->b[k].shape.rows, c->b[k].shape.cols, c->b[k].shape.stride);
-        return r ? ev_err_set(err, EV_EPROC, "external kernel: its entry %s returned %d", c->plan.entry, r)
-                 : EV_OK;
-    }
+    if (c->kind == EV_ARM_EXTERNAL) /* set 0's launch, in the kernel's process */
+        return k ? ev_err_set(err, EV_EINVAL, "external kernel: a single launch runs set 0")
+                 : ev_khost_run(c->host, 0, 1, err);
     return ev_reduce_cpu_run(c->pool, &c->b[k], &c->run, err);
 }
 
@@ -450,6 +500,22 @@ static ev_status cpu_capture(void *impl, int64_t ops, ev_node_receipt **nodes, s
 
     if (!r)
         return ev_err_set(err, EV_ENOMEM, "capture: out of memory");
+    if (c->kind == EV_ARM_EXTERNAL) {
+        /* the batch: calls 1..ops of the kernel's list, op i on its set */
+        ev_khost_call *calls = ops > 0 && ops <= EV_CPU_MAX_OPS ? malloc((size_t)ops * sizeof *calls) : NULL;
+        if (!calls) {
+            free(r);
+            return ev_err_set(err, EV_EINVAL, "capture: %lld ops (at most %d)", (long long)ops,
+                              EV_CPU_MAX_OPS);
+        }
+        for (int64_t i = 0; i < ops; i++) {
+            int k = ev_backend_op_set(ops, i, c->sets);
+            calls[i] = (ev_khost_call){c->ext_in_off[k], c->ext_out_off[k]};
+        }
+        ev_khost_calls(c->host, 1, calls, (size_t)ops, c->b[0].shape.rows, c->b[0].shape.cols,
+                       c->b[0].shape.stride);
+        free(calls);
+    }
     c->ops = ops;
     snprintf(r->function, sizeof r->function, "%s", c->plan.entry);
     if (c->kind == EV_ARM_FLOOR || c->kind == EV_ARM_CEILING) {
@@ -473,16 +539,25 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
     if (c->ops < 1)
         return ev_err_set(err, EV_EINVAL, "replay before capture");
     t0 = now_ns();
-    for (int64_t i = 0; i < k; i++)
-        for (int64_t j = 0; j < c->ops; j++)
-            if ((rc = call_once(c, ev_backend_op_set(c->ops, j, c->sets), err)))
+    if (c->host) {
+        /* one request per batch, timed around its handshake */
+        for (int64_t i = 0; i < k; i++)
+            if ((rc = ev_khost_run(c->host, 1, (uint64_t)c->ops, err)))
                 return rc;
+    } else {
+        for (int64_t i = 0; i < k; i++)
+            for (int64_t j = 0; j < c->ops; j++)
+                if ((rc = call_once(c, ev_backend_op_set(c->ops, j, c->sets), err)))
+                    return rc;
+    }
     t1 = now_ns();
-    /* late work: a thread the kernel left running (the cpu's side stream)
-     * is waited for, up to EV_LATE_WAIT_MS, on the wall clock */
-    while (wall_ms && thread_left(c) && waited++ < EV_LATE_WAIT_MS) {
-        struct timespec ms1 = {0, 1000000};
-        nanosleep(&ms1, NULL);
+    /* late work: a thread left running in this process, or the kernel's
+     * process still running after it said its batch ended (the cpu's side
+     * stream), is waited for, up to EV_LATE_WAIT_MS, on the wall clock */
+    while (wall_ms && (thread_left(c) || (c->host && ev_khost_idle(c->host) == 0)) &&
+           waited++ < 20 * EV_LATE_WAIT_MS) {
+        struct timespec us50 = {0, 50000};
+        nanosleep(&us50, NULL);
     }
     t2 = now_ns();
     *ms = (double)(t1 - t0) / 1e6;

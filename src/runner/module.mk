@@ -9,15 +9,26 @@ WORKER_OBJ := $(BUILD)/obj/src/runner/worker_main.o
 WORKER_CUDA_OBJ ?=
 WORKER_CUDA_LIBS ?=
 
-all: $(BUILD)/evident-worker
+all: $(BUILD)/evident-worker $(BUILD)/evident-kernel-host
 
 $(BUILD)/evident-worker: $(WORKER_OBJ) $(WORKER_CUDA_OBJ) $(BUILD)/libevident.a
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) -Wl,--as-needed $^ $(EV_LDLIBS) $(WORKER_CUDA_LIBS) -o $@
 
+# The kernel host (src/runner/khost.h): the process an external kernel runs
+# in on the cpu backend, beside the worker.  It links nothing of evident's
+# and no sanitizer (whose runtime would make system calls its seccomp
+# filter stops): its own flags, whatever OPT and EXTRA_* say.
+KHOST_OBJ := $(BUILD)/obj/src/runner/khost_main.o
+$(KHOST_OBJ): EV_CFLAGS := -std=c11 $(WARN) -ffp-contract=off -O2 -g
+$(BUILD)/evident-kernel-host: $(KHOST_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -O2 -g $(DEP_LDFLAGS) $^ -ldl -lm -o $@
+
 # Tests run workers: make sure the worker exists before any suite runs.
-$(TEST_BIN): | $(BUILD)/evident-worker
+$(TEST_BIN): | $(BUILD)/evident-worker $(BUILD)/evident-kernel-host
 
 .PHONY: stamp
 # Writes .evident-stamp ({"commit", "dirty", "tree"}) for copying the tree
