@@ -12,6 +12,7 @@
 
 #include "progress.h"
 #include "run_prog.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -1680,6 +1681,7 @@ START_TEST(test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_it
         "{\"seed\": 3, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 1, \"job_timeout_s\": 20, \"retries\": 0, \"reference_arms\": false,\n"
         " \"tolerances\": {\"sample_band\": 0.9}, \"arms\": [\"rows1\", \"ext-k\"],\n"
+        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
         " \"kernels\": [{\"name\": \"ext-k\", \"sources\": {\"cpu\": [\"k.c\", \"k.h\"]}, \"entries\": "
         "{\"reduce_sum/fp32\": \"k_sum\"}}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 9, \"cols\": 64, \"dtype\": \"fp32\", "
@@ -1730,6 +1732,85 @@ START_TEST(test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_it
     }
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
     ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The pids of processes named comm now running on this host (from
+ * /proc) into out[cap]; returns how many. */
+static size_t pids_named(const char *comm, int *out, size_t cap)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t n = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[300], name[64] = "", state = 0;
+        FILE *f;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fscanf(f, "%*d (%63[^)]) %c", name, &state) == 2 && !strcmp(name, comm) && state != 'Z' &&
+            n < cap)
+            out[n++] = atoi(e->d_name);
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* A job that leaves a process running after it ends (here a worker's
+ * child that starts a session of its own and leaves a grandchild behind,
+ * out of the job's process group and parentless before the job ends)
+ * fails, naming it: the supervisor, a child subreaper, finds the orphan
+ * re-parented to it after the job, kills it and records it in the job's
+ * process record (failed-protocol); the other jobs complete, nothing of
+ * it survives the run, and the bundle verifies. */
+START_TEST(test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_survives)
+{
+    char db[512], zip[512], log[16384], cmd[4096];
+    int left[8];
+    const char *proto = write_file(
+        "orphan.json",
+        "{\"seed\": 5, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 20, \"retries\": 0, \"reference_arms\": false, "
+        "\"auto_arm\": false,\n"
+        " \"tolerances\": {\"sample_band\": 0.9}, \"allow_fault_arms\": true,\n"
+        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"fault_arms\": [{\"name\": \"fault-orphan\", \"kind\": \"orphan\"}],\n"
+        " \"arms\": [\"rows1\", \"fault-orphan\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 9, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": "
+        "1}]}\n");
+    ck_assert_uint_eq(pids_named("ev-orphan", left, 8), 0);
+    snprintf(db, sizeof db, "%s/orphan.db", dir);
+    snprintf(zip, sizeof zip, "%s/orphan.zip", dir);
+    const char *run[] = {"run", "--protocol", proto, "--db", db, NULL};
+    run_prog("evident", run, log, sizeof log);
+    ck_assert_msg(pids_named("ev-orphan", left, 8) == 0, "an orphan of the job survived the run: pid %d",
+                  left[0]);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, re, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "jobs = {j[\"job_key\"]: j for j in v[\"jobs\"]}\n"
+        "j = jobs[\"main/0/fault-orphan/initial\"]\n"
+        "pr = j[\"attempts\"][-1][\"process\"]\n"
+        "why = pr.get(\"protocol_error\") or \"\"\n"
+        "ok = j[\"outcome\"] == \"failed-protocol\" and re.search(r\"left running after it ended.*: "
+        "ev-orphan \\(pid [0-9]+\\)\", why)\n"
+        "ok = ok and jobs[\"main/0/rows1/initial\"][\"outcome\"] in (\"completed\", \"failed-protocol\")\n"
+        "ok = ok and \"left running\" not in (jobs[\"main/0/rows1/initial\"][\"attempts\"][-1][\"process\"]"
+        ".get(\"protocol_error\") or \"\")\n"
+        "print(j[\"outcome\"], why); sys.exit(0 if ok else 1)'",
+        zip);
+    ck_assert_msg(system(cmd) == 0, "the orphan is not named in the job's process record");
 }
 END_TEST
 
@@ -2908,6 +2989,11 @@ int main(void)
     tcase_add_test(tc, test_an_external_kernel_built_in_two_directories_has_one_sha256);
     tcase_add_test(
         tc, test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("isolation");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_survives);
     suite_add_tcase(s, tc);
     tc = tcase_create("shards");
     tcase_add_checked_fixture(tc, setup, teardown);

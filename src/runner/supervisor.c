@@ -396,6 +396,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 
     memset(&s, 0, sizeof s);
     memset(res, 0, sizeof *res);
+    sup_subreaper(); /* a job's orphans come here, to be named and killed (sup_reap.c) */
     s.o = o;
     s.res = res;
     s.memfd = -1;
