@@ -1753,7 +1753,7 @@ static size_t pids_named(const char *comm, int *out, size_t cap)
             continue;
         if (fscanf(f, "%*d (%63[^)]) %c", name, &state) == 2 && !strcmp(name, comm) && state != 'Z' &&
             n < cap)
-            out[n++] = atoi(e->d_name);
+            out[n++] = (int)strtol(e->d_name, NULL, 10);
         fclose(f);
     }
     closedir(d);
