@@ -1814,6 +1814,75 @@ START_TEST(test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_
 }
 END_TEST
 
+/* Foreign CPU time is recorded per sample and shown in the report: with a
+ * process spinning on the one CPU a job is pinned to, every attempt's
+ * device record names its source and holds one figure per hot and cold
+ * sample, the hot samples' foreign time adds up to at least a quarter of
+ * their walls (the spinner never sleeps, and the scheduler gives the
+ * worker at most its share of the CPU: whatever else runs there only adds
+ * to it), no job fails for it, and report.html has its row. */
+START_TEST(test_foreign_cpu_time_on_the_measuring_cpu_is_recorded_per_sample_and_reported)
+{
+    char db[512], zip[512], html[512], log[16384], cmd[4096];
+    cpu_set_t one;
+    const char *proto = write_file(
+        "foreign.json",
+        "{\"seed\": 7, \"samples\": 5, \"warmup_ms\": 60, \"target_sample_ms\": 40, \"cold_samples\": 2,\n"
+        " \"host_threads\": 1, \"cpu_set\": [0], \"job_timeout_s\": 60, \"retries\": 0, \"reference_arms\": "
+        "false,\n"
+        " \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"rows1\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 4096, \"dtype\": \"fp32\", "
+        "\"default_rows\": 1}]}\n");
+    pid_t hog = fork();
+    ck_assert_int_ge(hog, 0);
+    if (hog == 0) {
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        if (sched_setaffinity(0, sizeof one, &one))
+            _exit(1);
+        for (volatile unsigned long i = 0;; i++)
+            ;
+    }
+    snprintf(db, sizeof db, "%s/foreign.db", dir);
+    snprintf(zip, sizeof zip, "%s/foreign.zip", dir);
+    snprintf(html, sizeof html, "%s/foreign.html", dir);
+    const char *run[] = {"run", "--protocol", proto, "--db", db, NULL};
+    run_prog("evident", run, log, sizeof log);
+    kill(hog, SIGKILL);
+    waitpid(hog, NULL, 0);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    const char *rep[] = {"report", zip, "--out", html, NULL};
+    ck_assert_msg(run_prog("evident", rep, log, sizeof log) == 0, "report: %s", log);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "bad, fsum, wsum = [], 0.0, 0.0\n"
+        "for j in v[\"jobs\"]:\n"
+        "    for a in j[\"attempts\"]:\n"
+        "        d = a.get(\"device\") or {}\n"
+        "        hot, cold = d.get(\"hot_foreign_ms\"), d.get(\"cold_foreign_ms\")\n"
+        "        if d.get(\"foreign_source\") not in (\"schedstat\", \"stat\") or len(hot or []) != 5 or "
+        "len(cold or []) != 2 or None in hot:\n"
+        "            bad.append((j[\"job_key\"], d.get(\"foreign_source\"), hot, cold))\n"
+        "            continue\n"
+        "        fsum += sum(hot)\n"
+        "        wsum += sum(d[\"hot_wall_ms\"])\n"
+        "        if \"foreign\" in (a[\"process\"].get(\"protocol_error\") or \"\"): "
+        "bad.append(j[\"job_key\"])\n"
+        "print(bad, fsum, wsum)\n"
+        "sys.exit(1 if bad or not wsum or fsum < 0.25 * wsum else 0)' && grep -q '<th>foreign CPU</th>' '%s'",
+        zip, html);
+    ck_assert_msg(system(cmd) == 0, "foreign CPU time is not recorded per sample, or missed the spinner");
+}
+END_TEST
+
 /* A quick loop: --cases and --arms run a subset as its own protocol; the
  * bundle's protocol.json is the subset (naming the original by id), it
  * verifies, and a bad spec is refused before the store is touched. */
@@ -2994,6 +3063,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_survives);
+    tcase_add_test(tc, test_foreign_cpu_time_on_the_measuring_cpu_is_recorded_per_sample_and_reported);
     suite_add_tcase(s, tc);
     tc = tcase_create("shards");
     tcase_add_checked_fixture(tc, setup, teardown);

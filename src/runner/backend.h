@@ -175,6 +175,11 @@ typedef struct ev_backend_ops {
      * cub_version are unknown.  w may be NULL (all unknown). */
     void (*watch_state)(void *w, int64_t pid, ev_device_state *out);
     void (*watch_close)(void *w); /* NULL-safe */
+    /* The CPU time in ns the backend's helper processes have used so far
+     * (cpu: the kernel host of an external job, khost.h), -1 when it has
+     * none or cannot say; NULL: none (cuda).  The worker counts it as the
+     * job's own, not foreign, CPU time (foreign.h). */
+    int64_t (*helper_cpu_ns)(void *impl);
 } ev_backend_ops;
 
 /*

@@ -606,6 +606,13 @@ static ev_status cpu_state(void *impl, ev_device_state *out, ev_err *err)
     return EV_OK;
 }
 
+/* The kernel host's CPU time (an external job), -1 for any other job. */
+static int64_t cpu_helper_cpu_ns(void *impl)
+{
+    cpu_impl *c = impl;
+    return c && c->host ? ev_khost_cpu_ns(c->host) : -1;
+}
+
 const ev_backend_ops ev_backend_cpu_ops = {
     "cpu",
     cpu_open,
@@ -625,4 +632,5 @@ const ev_backend_ops ev_backend_cpu_ops = {
     NULL,
     NULL,
     NULL, /* no watch: a job's other process has no device to read */
+    cpu_helper_cpu_ns,
 };

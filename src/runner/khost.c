@@ -171,6 +171,31 @@ static const struct {
 #undef N
 };
 
+const char *const ev_khost_not_held[] = {
+    "the kernel shares the CPUs, their caches and the memory bus with the worker: only its process, its "
+    "memory and its system calls are apart, not the hardware it could time or disturb",
+    "it can read the clock (clock_gettime is a vDSO call no filter sees) and so tell a timed batch from an "
+    "untimed call by their pace",
+    "it shares the control block's page, so it can say its batch ended before it did: the late-work rule's "
+    "wall clock (the host back asleep) catches that only past its margin (1.5 x + 20 ms), as it does a side "
+    "stream on cuda",
+    "the inputs and outputs of both input sets are shared memory: it can read any input and write any "
+    "output slot during a request (the output and input checks, not the process boundary, hold it to its "
+    "ops)",
+    "its shared object's constructors run before the last filter: they may open files read-only with "
+    "O_CLOEXEC, confined by Landlock to the object itself where the kernel has Landlock (landlock_abi 0: "
+    "not confined)",
+    "foreign CPU time is counted in the kernel's ticks (proc's stat file, 10 ms on most hosts) where it "
+    "keeps no scheduler statistics (proc's schedstat file)",
+    NULL,
+};
+
+int ev_khost_landlock_abi(void)
+{
+    long abi = syscall(444 /* landlock_create_ruleset */, NULL, 0, 1u /* LANDLOCK_CREATE_RULESET_VERSION */);
+    return abi > 0 ? (int)abi : 0;
+}
+
 const char *ev_khost_syscall_name(int64_t nr)
 {
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -150,6 +150,16 @@ pid_t ev_khost_pid(const ev_khost *h);
 /* Kills and reaps the host, unmaps the memory; NULL-safe. */
 void ev_khost_stop(ev_khost *h);
 
+/* The rules the kernel host cannot hold on cpu, one sentence each, NULL
+ * terminated: the one list docs/defenses.md names and every run with an
+ * external kernel on cpu records in its environment ("kernel_isolation",
+ * sup_finish.c), so the bundle says them too. */
+extern const char *const ev_khost_not_held[];
+
+/* The Landlock ABI this host's kernel offers (the host confines itself
+ * with it), 0 where it has none. */
+int ev_khost_landlock_abi(void);
+
 /* The name of system call nr on this architecture ("openat"), or NULL. */
 const char *ev_khost_syscall_name(int64_t nr);
 
