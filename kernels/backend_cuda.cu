@@ -329,7 +329,7 @@ static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
     if (job->ext_lib == NULL) /* (a build that failed ended the job before bind: worker.c) */
         return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no cuda source", job->arm);
     if (c->b[0].shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
-                                   job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
+                                job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
         return ev_err_set(err, EV_EINVAL,
                           "external kernel %s: grid %lld x block %lld is outside this device's limits (grid "
                           "1..%d, block 1..%d)",
@@ -469,8 +469,7 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     if (job->kind != EV_ARM_CUB && job->kind != EV_ARM_EXTERNAL) {
         /* native, auto and the wrong-schedule fault arm: the selector's plan
          * (one for both sets: it depends on the shape alone) */
-        rc =
-            ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
+        rc = ev_backend_schedule(job, &c->b[0].shape, EV_SEL_CUDA, c->prop.multiProcessorCount, &c->plan, err);
         if (rc)
             goto out;
     }
@@ -778,8 +777,7 @@ static ev_status cuda_write_input(void *impl, size_t off, const void *src, size_
     ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)impl;
     if (off > c->b[0].in_span || len > c->b[0].in_span - off)
-        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off,
-                          c->b[0].in_span);
+        return ev_err_set(err, EV_EINVAL, "write_input: %zu bytes at %zu, %zu bound", len, off, c->b[0].in_span);
     if (len)
         CU(cudaMemcpy((unsigned char *)c->d_in[0] + off, src, len, cudaMemcpyHostToDevice), "write input");
 out:
@@ -913,9 +911,9 @@ static void cuda_watch_close(void *w)
 }
 
 extern "C" const ev_backend_ops ev_backend_cuda_ops = {
-    "cuda",           cuda_open,        cuda_close,  cuda_info,
-    cuda_bind,        cuda_poison,      cuda_launch, cuda_read_output,
-    cuda_cold_launch, cuda_capture,     cuda_replay, cuda_sm_clock,
-    cuda_read_input,  cuda_write_input, cuda_state,  cuda_watch_open,
-    cuda_watch_state, cuda_watch_close, NULL, /* no helper process: the kernel is device code evident launches (foreign.h) */
+    "cuda",          cuda_open,        cuda_close,       cuda_info,        cuda_bind,
+    cuda_poison,     cuda_launch,      cuda_read_output, cuda_cold_launch, cuda_capture,
+    cuda_replay,     cuda_sm_clock,    cuda_read_input,  cuda_write_input, cuda_state,
+    cuda_watch_open, cuda_watch_state, cuda_watch_close,
+    NULL, /* helper_cpu_ns: no helper process, the kernel is device code evident launches */
 };
