@@ -412,8 +412,10 @@ ev_status ev_khost_start(const char *name, const char *lib, const char *entry, s
         int nul = open("/dev/null", O_RDONLY);
         char *argv[] = {prog, "--lib", (char *)lib, "--entry", (char *)entry, NULL};
         /* the worker's process group (the watchdog's kill reaches it), dead with the worker */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent || dup2(fd, 3) < 0 || dup2(ro, 4) < 0 ||
-            (nul >= 0 && dup2(nul, 0) < 0) || dup2(2, 1) < 0)
+        /* moved above 4 first, so neither lands on the other (nor stays close-on-exec as 3 or 4) */
+        int rw_hi = fcntl(fd, F_DUPFD, 10), ro_hi = fcntl(ro, F_DUPFD, 10);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent || rw_hi < 0 || ro_hi < 0 ||
+            dup2(rw_hi, 3) < 0 || dup2(ro_hi, 4) < 0 || (nul >= 0 && dup2(nul, 0) < 0) || dup2(2, 1) < 0)
             _exit(126);
         signal(SIGPIPE, SIG_DFL);
         execv(prog, argv);

@@ -124,3 +124,12 @@ evidence: all
 # External cuda kernels are built with the nvcc and the architecture our
 # own kernels are built with (kernels/build.mk; ext_compile.h).
 $(BUILD)/obj/src/runner/ext_compile.o: EV_CPPFLAGS += -DEV_NVCC='"$(NVCC)"' -DEV_EXT_CUDA_ARCH='"$(or $(CUDA_ARCH),sm_90)"'
+
+# make khost-cost: build/evident-khost-cost, what an external kernel's own
+# process costs per batch against calls in the worker (khost_cost_main.c;
+# docs/defenses.md states the figures).  Not part of `all`.
+.PHONY: khost-cost
+khost-cost: $(BUILD)/evident-khost-cost $(BUILD)/evident-kernel-host
+$(BUILD)/evident-khost-cost: $(BUILD)/obj/src/runner/khost_cost_main.o $(BUILD)/libevident.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) -ldl -o $@
