@@ -524,6 +524,11 @@ int64_t ev_khost_cpu_ns(ev_khost *h)
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
 }
 
+int64_t ev_khost_calls_ns(const ev_khost *h)
+{
+    return h->ctl->calls_ns;
+}
+
 pid_t ev_khost_pid(const ev_khost *h)
 {
     return h->pid;

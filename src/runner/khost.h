@@ -78,6 +78,8 @@ typedef struct ev_khost_ctl {
     uint32_t req;         /* futex: bumped by the worker, one per request */
     uint32_t done;        /* futex: set to req by the host when the request ended */
     int32_t result;       /* the request's: 0, or the first non-zero return of the entry */
+    int64_t calls_ns;     /* the request's calls as the host timed them (its own clock, on a page the
+                             kernel shares: a diagnostic, never a measurement) */
     uint64_t failed_call; /* the call (list index) that returned non-zero */
     int64_t rows, cols, stride;
     uint64_t first, count;         /* the request: calls [first, first + count) */
@@ -143,6 +145,11 @@ int ev_khost_idle(ev_khost *h);
 
 /* The host's CPU time so far in ns (its CPU clock), -1 when unknown. */
 int64_t ev_khost_cpu_ns(ev_khost *h);
+
+/* The last request's calls as the host itself timed them, in ns (the
+ * handshake excluded): a diagnostic only, since the kernel shares the
+ * page it is written on. */
+int64_t ev_khost_calls_ns(const ev_khost *h);
 
 /* The host's pid. */
 pid_t ev_khost_pid(const ev_khost *h);

@@ -38,6 +38,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -526,6 +527,8 @@ int main(int argc, char **argv)
         }
         uint64_t first = ctl->first, count = ctl->count;
         int32_t result = 0;
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
         for (uint64_t i = first; i < first + count && i < ctl->calls_cap && !result; i++) {
             const ev_khost_call *c = &calls[i];
             if (c->in_off >= ctl->data_bytes || c->out_off >= ctl->data_bytes) {
@@ -537,6 +540,8 @@ int main(int argc, char **argv)
             if (result)
                 ctl->failed_call = i;
         }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ctl->calls_ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
         ctl->result = result;
         seen = req;
         __atomic_store_n(&ctl->done, req, __ATOMIC_RELEASE);
