@@ -1358,6 +1358,10 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
          "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t c, int64_t s) {\n"
          "  float *y = out; (void)in; (void)c; (void)s;\n"
          "  for (int64_t r = 0; r <= rows; r++) y[r] = 0; return 0; }\n"},
+        {"overread.c", "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t "
+                       "cols, int64_t stride) {\n"
+                       "  const float *x = in; float *y = out; (void)cols; (void)stride;\n"
+                       "  for (int64_t r = 0; r < rows; r++) y[r] = x[r - 64]; return 0; }\n"},
         {"writesinput.c", "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t "
                           "cols, int64_t stride) {\n"
                           "  const float *x = in; float *y = out;\n"
@@ -1382,7 +1386,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"rows1\", \"ext-ok\", \"ext-nocompile\", \"ext-noentry\", \"ext-crash\", \"ext-hang\", "
-        "\"ext-oob\", \"ext-writesinput\"],\n"
+        "\"ext-oob\", \"ext-overread\", \"ext-writesinput\"],\n"
         " \"kernels\": [\n"
         "  {\"name\": \"ext-ok\", \"sources\": {\"cpu\": \"ok.c\"}, \"entries\": {\"reduce_sum/fp32\": "
         "\"k_sum\"}},\n"
@@ -1396,6 +1400,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "\"k_sum\"}},\n"
         "  {\"name\": \"ext-oob\", \"sources\": {\"cpu\": \"oob.c\"}, \"entries\": {\"reduce_sum/fp32\": "
         "\"k_sum\"}},\n"
+        "  {\"name\": \"ext-overread\", \"sources\": {\"cpu\": \"overread.c\"}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"k_sum\"}},\n"
         "  {\"name\": \"ext-writesinput\", \"sources\": {\"cpu\": \"writesinput.c\"}, \"entries\": "
         "{\"reduce_sum/fp32\": \"k_sum\"}}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
@@ -1424,6 +1430,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
              "(\"failed-exit\", \"faulted (signal 11) at an address outside the shared memory\"),\n"
              "        \"ext-hang\": (\"failed-timeout\", \"\"), \"ext-oob\": (\"failed-exit\", \"wrote "
              "outside its output\"),\n"
+             "        \"ext-overread\": (\"failed-exit\", \"touched the guard page before input set 0\"),\n"
              "        \"ext-writesinput\": (\"failed-exit\", \"wrote its own input\")}\n"
              "bad = []\n"
              "for j in v[\"jobs\"]:\n"
@@ -1440,7 +1447,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
              "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"].get(\"kernels\", [])]\n"
              "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
              "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
-             "\"ext-writesinput\"] or len(ks) != 7: bad.append((\"receipts\", oks))\n"
+             "\"ext-overread\", \"ext-writesinput\"] or len(ks) != 8: bad.append((\"receipts\", oks))\n"
              "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
              "'sources/%s/crash.c'",
              zip, zip, d);

@@ -182,16 +182,9 @@ static void left_behind(sup *s, att *a)
 {
     ev_buf left = EV_BUF_INIT;
     if (sup_sweep(s, &left) == EV_OK && left.len) {
-        char why[sizeof a->protocol_error];
-        snprintf(why, sizeof why,
-                 "left running after it ended, outside its process group or not: %s (killed by the "
-                 "supervisor, a child subreaper)",
-                 left.data);
-        if (a->records_ok || !a->protocol_error[0])
-            snprintf(a->protocol_error, sizeof a->protocol_error, "%s", why);
-        else
-            snprintf(a->protocol_error + strlen(a->protocol_error),
-                     sizeof a->protocol_error - strlen(a->protocol_error), "; and %s", why);
+        char own[sizeof a->protocol_error];
+        snprintf(own, sizeof own, "%s", a->records_ok ? "" : a->protocol_error);
+        ev_leftover_reason(own, left.data, a->protocol_error, sizeof a->protocol_error);
         a->records_ok = 0;
     }
     ev_buf_free(&left);

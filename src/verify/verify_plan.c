@@ -484,9 +484,10 @@ static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
             char member[EV_EXT_REPO_MAX + 16];
             snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", files.v[j]);
             if (!vb_find(b, member))
-                vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL,
-                        "kernel %s: its %s file %s is not in the bundle (%s): the bytes that ran are missing",
-                        b->proto->kernels[i].name, be, files.v[j], member);
+                vr_fail(
+                    r, VR_PLAN, EV_MEMBER_PROTOCOL,
+                    "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
+                    b->proto->kernels[i].name, be, files.v[j], member);
         }
         ev_strs_free(&files);
     }
