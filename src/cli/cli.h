@@ -20,9 +20,10 @@
 
 #include "buf.h"
 
-#define EV_EXIT_OK    0
-#define EV_EXIT_FAIL  1
-#define EV_EXIT_USAGE 2
+#define EV_EXIT_OK           0
+#define EV_EXIT_FAIL         1
+#define EV_EXIT_USAGE        2
+#define EV_EXIT_INCONCLUSIVE 3 /* evident compare: pairs too few or too noisy to call */
 
 int ev_cmd_run(int argc, char **argv);     /* cmd_run.c */
 int ev_cmd_fit(int argc, char **argv);     /* cmd_fit.c */
