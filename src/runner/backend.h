@@ -41,6 +41,8 @@ typedef struct ev_backend_config {
     int64_t host_threads; /* cpu: worker threads (S); 0: one per CPU of the affinity */
     ev_proto_ref ref;     /* flush and ceiling sizes for this backend */
     int64_t device_index; /* cuda: device ordinal (0) */
+    int own_cpus;         /* cpu: the protocol pins jobs to a cpu_set of 2 or more CPUs (the kernel
+                             host's handshake may then spin: khost.h) */
 } ev_backend_config;
 
 /* What the device is.  Strings are NUL-terminated, "" when unknown.

@@ -315,8 +315,8 @@ static ev_status ext_host_start(cpu_impl *c, const ev_backend_job *job, ev_err *
     r[nr] = (ev_khost_region){off, PAGE, PROT_NONE, ""};
     snprintf(r[nr++].name, sizeof r[0].name, "the guard page after output set %d", c->sets - 1);
     off += PAGE;
-    if ((rc = ev_khost_start(job->arm, job->ext_lib, job->ext_entry, 1 + EV_CPU_MAX_OPS, off, r, nr, &c->host,
-                             err)))
+    if ((rc = ev_khost_start(job->arm, job->ext_lib, job->ext_entry, 1 + EV_CPU_MAX_OPS, off, r, nr,
+                             (int)c->cfg.own_cpus, &c->host, err)))
         return rc;
     for (int k = 0; k < c->sets; k++) {
         unsigned char *d = ev_khost_data(c->host);
@@ -538,6 +538,11 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
 
     if (c->ops < 1)
         return ev_err_set(err, EV_EINVAL, "replay before capture");
+    /* where the handshake spins, an empty request first, untimed: the
+     * kernel's process is awake and spinning when the first timed batch
+     * comes (khost.h) */
+    if (c->host && ev_khost_spins(c->host) && (rc = ev_khost_run(c->host, 1, 0, err)))
+        return rc;
     t0 = now_ns();
     if (c->host) {
         /* one request per batch, timed around its handshake */

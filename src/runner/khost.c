@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <linux/futex.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,23 @@ struct ev_khost {
 static size_t pages(size_t n)
 {
     return (n + PAGE - 1) / PAGE * PAGE;
+}
+
+/* Monotonic time in ns. */
+static int64_t mono_ns(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* How long each side spins before it sleeps (khost.h): 100 us where the
+ * caller says the CPUs are the job's own (a protocol's cpu_set) and this
+ * process may run on two or more of them, else none. */
+static int64_t spin_ns(int own_cpus)
+{
+    cpu_set_t set;
+    return own_cpus && !sched_getaffinity(0, sizeof set, &set) && CPU_COUNT(&set) > 1 ? 100000 : 0;
 }
 
 /* A futex wait on the shared word w while it holds val, at most POLL_NS. */
@@ -337,11 +355,11 @@ static int host_path(char *out, size_t cap)
 }
 
 ev_status ev_khost_start(const char *name, const char *lib, const char *entry, size_t calls_cap,
-                         size_t data_bytes, const ev_khost_region *regions, size_t n_regions, ev_khost **out,
-                         ev_err *err)
+                         size_t data_bytes, const ev_khost_region *regions, size_t n_regions, int own_cpus,
+                         ev_khost **out, ev_err *err)
 {
     ev_khost *h = calloc(1, sizeof *h);
-    char prog[PATH_MAX + 32];
+    char prog[PATH_MAX + 32], abs_lib[PATH_MAX];
     size_t calls_len = pages((calls_cap ? calls_cap : 1) * sizeof(ev_khost_call));
     int fd = -1, ro = -1;
     pid_t parent = getpid();
@@ -354,6 +372,12 @@ ev_status ev_khost_start(const char *name, const char *lib, const char *entry, s
     snprintf(h->entry, sizeof h->entry, "%s", entry);
     if (n_regions > EV_KHOST_MAX_REGIONS || data_bytes % PAGE) {
         rc = ev_err_set(err, EV_EINVAL, "kernel host: %zu regions, %zu data bytes", n_regions, data_bytes);
+        goto fail;
+    }
+    /* the object by its absolute path: ld.so would call getcwd for a
+     * relative one, which the loader's filter stops */
+    if (!realpath(lib, abs_lib)) {
+        rc = ev_err_set(err, EV_EINVAL, "external kernel %s: %s: %s", name, lib, strerror(errno));
         goto fail;
     }
     if (host_path(prog, sizeof prog) || access(prog, X_OK)) {
@@ -385,6 +409,7 @@ ev_status ev_khost_start(const char *name, const char *lib, const char *entry, s
     h->ctl->data_bytes = data_bytes;
     h->ctl->violation_nr = -1;
     h->ctl->fault_off = -1;
+    h->ctl->spin_ns = spin_ns(own_cpus);
     memcpy(h->ctl->regions, regions, n_regions * sizeof *regions);
     h->ctl->n_regions = (uint32_t)n_regions;
     memcpy(h->regions, regions, n_regions * sizeof *regions);
@@ -410,7 +435,7 @@ ev_status ev_khost_start(const char *name, const char *lib, const char *entry, s
     }
     if (h->pid == 0) {
         int nul = open("/dev/null", O_RDONLY);
-        char *argv[] = {prog, "--lib", (char *)lib, "--entry", (char *)entry, NULL};
+        char *argv[] = {prog, "--lib", abs_lib, "--entry", (char *)entry, NULL};
         /* the worker's process group (the watchdog's kill reaches it), dead with the worker */
         /* moved above 4 first, so neither lands on the other (nor stays close-on-exec as 3 or 4) */
         int rw_hi = fcntl(fd, F_DUPFD, 10), ro_hi = fcntl(ro, F_DUPFD, 10);
@@ -478,20 +503,27 @@ ev_status ev_khost_run(ev_khost *h, uint64_t first, uint64_t count, ev_err *err)
     c->first = first;
     c->count = count;
     seq = __atomic_load_n(&c->req, __ATOMIC_RELAXED) + 1;
-    __atomic_store_n(&c->req, seq, __ATOMIC_RELEASE);
-    syscall(SYS_futex, &c->req, FUTEX_WAKE, 1, NULL, NULL, 0);
-    /* a short spin: a batch of quick calls ends within microseconds */
-    for (int i = 0; i < 256 && __atomic_load_n(&c->done, __ATOMIC_ACQUIRE) != seq; i++)
-        RELAX();
+    __atomic_store_n(&c->req, seq, __ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&c->host_asleep, __ATOMIC_SEQ_CST))
+        syscall(SYS_futex, &c->req, FUTEX_WAKE, 1, NULL, NULL, 0);
+    /* spin first: a batch of quick calls ends within microseconds (khost.h) */
+    if (c->spin_ns > 0) {
+        int64_t until = mono_ns() + c->spin_ns;
+        while (__atomic_load_n(&c->done, __ATOMIC_SEQ_CST) != seq && mono_ns() < until)
+            RELAX();
+    }
     for (;;) {
-        uint32_t d = __atomic_load_n(&c->done, __ATOMIC_ACQUIRE);
+        uint32_t d = __atomic_load_n(&c->done, __ATOMIC_SEQ_CST);
         if (d == seq)
             break;
         if (__atomic_load_n(&c->state, __ATOMIC_ACQUIRE) != EV_KHOST_READY || ended(h)) {
             rc = why_gone(h, err);
             return rc ? rc : ev_err_set(err, EV_EPROC, "kernel host: it stopped during a request");
         }
-        wait_on(&c->done, d);
+        __atomic_store_n(&c->worker_asleep, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&c->done, __ATOMIC_SEQ_CST) == d)
+            wait_on(&c->done, d);
+        __atomic_store_n(&c->worker_asleep, 0, __ATOMIC_SEQ_CST);
     }
     if (c->result)
         return ev_err_set(err, EV_EPROC, "external kernel %s: its entry %s returned %d (call %llu)", h->name,
@@ -522,6 +554,11 @@ int64_t ev_khost_cpu_ns(ev_khost *h)
     if (!h || !h->have_clock || clock_gettime(h->cpu_clock, &t))
         return -1;
     return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+int ev_khost_spins(const ev_khost *h)
+{
+    return h->ctl->spin_ns > 0;
 }
 
 int64_t ev_khost_calls_ns(const ev_khost *h)

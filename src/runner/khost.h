@@ -17,8 +17,15 @@
  * requests and may change any input or output between two requests, so
  * a batch can be run as one request or as groups of calls with inputs
  * prepared between them.  Request and completion are two futex words of
- * the control block: the worker bumps `req` and wakes it; the host sets
- * `done` to it and wakes it.
+ * the control block: the worker bumps `req`, the host sets `done` to it;
+ * each side spins for spin_ns on the word it waits for (back-to-back
+ * batches then cost no wake-up) before it sleeps on it, saying so in its
+ * asleep flag, and each wakes the other only when that flag says it
+ * sleeps (the flag and the word are sequentially consistent, so no wake-up
+ * is lost).  Only where the protocol gives the job CPUs of its own
+ * (cpu_set, two or more) does anything spin: on shared CPUs a spinner
+ * waits for a CPU someone else holds, and on one CPU it holds the CPU the
+ * other needs (measured on a loaded 2-vCPU host: docs/defenses.md).
  *
  * What the host may do (khost_main.c): while it loads the shared object,
  * read-only opens with O_CLOEXEC (the loader's), confined by Landlock to
@@ -74,13 +81,16 @@ typedef struct ev_khost_call {
 /* The control block, at offset 0 of the shared memory. */
 typedef struct ev_khost_ctl {
     uint32_t magic, version;
-    uint32_t state;       /* futex: EV_KHOST_* */
-    uint32_t req;         /* futex: bumped by the worker, one per request */
-    uint32_t done;        /* futex: set to req by the host when the request ended */
-    int32_t result;       /* the request's: 0, or the first non-zero return of the entry */
-    int64_t calls_ns;     /* the request's calls as the host timed them (its own clock, on a page the
+    uint32_t state;         /* futex: EV_KHOST_* */
+    uint32_t req;           /* futex: bumped by the worker, one per request */
+    uint32_t done;          /* futex: set to req by the host when the request ended */
+    uint32_t host_asleep;   /* 1 while the host sleeps on req: the worker wakes it only then */
+    uint32_t worker_asleep; /* 1 while the worker sleeps on done: the host wakes it only then */
+    int64_t spin_ns;        /* how long either side spins before it sleeps (0 when both share one CPU) */
+    int32_t result;         /* the request's: 0, or the first non-zero return of the entry */
+    int64_t calls_ns;       /* the request's calls as the host timed them (its own clock, on a page the
                              kernel shares: a diagnostic, never a measurement) */
-    uint64_t failed_call; /* the call (list index) that returned non-zero */
+    uint64_t failed_call;   /* the call (list index) that returned non-zero */
     int64_t rows, cols, stride;
     uint64_t first, count;         /* the request: calls [first, first + count) */
     uint64_t calls_off;            /* where the call list lies in the mapping */
@@ -107,6 +117,8 @@ typedef struct ev_khost ev_khost;
  * of one control page, calls_cap calls and data_bytes of data, mapped
  * here (the call list read-only in the host), with regions[0..n_regions)
  * describing the data region (ev_khost_region; data_bytes page aligned);
+ * with own_cpus (the CPUs are the job's own: a protocol's cpu_set) and two
+ * or more CPUs in this process's affinity, the handshake spins;
  * the host started from the worker's own directory with the memfd
  * on fd 3, in this process's group, killed when this process dies; waits
  * until it is ready.  The worker makes itself non-dumpable first (no
@@ -116,8 +128,11 @@ typedef struct ev_khost ev_khost;
  * be started or died.
  */
 ev_status ev_khost_start(const char *name, const char *lib, const char *entry, size_t calls_cap,
-                         size_t data_bytes, const ev_khost_region *regions, size_t n_regions, ev_khost **out,
-                         ev_err *err);
+                         size_t data_bytes, const ev_khost_region *regions, size_t n_regions, int own_cpus,
+                         ev_khost **out, ev_err *err);
+
+/* 1 when the handshake spins (own_cpus, and two CPUs or more), else 0. */
+int ev_khost_spins(const ev_khost *h);
 
 /* The shared data region (data_bytes, page aligned): the inputs and
  * outputs the calls name by offset. */

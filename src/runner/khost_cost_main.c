@@ -3,8 +3,11 @@
  * kernel in a process of its own (khost.h) costs per batch against calling
  * it in the worker's own process, as the cpu backend did before.
  *
- *   evident-khost-cost [--protocol FILE] [--batches N] [--ops N]
+ *   [KHOST_OWN_CPUS=1] evident-khost-cost [--protocol FILE] [--batches N] [--ops N]
  *
+ * KHOST_OWN_CPUS=1: the handshake spins, as a run whose protocol gives the
+ * job a cpu_set of two CPUs or more does (khost.h); otherwise it sleeps
+ * on its futex words, as every other run does.
  * For every case of the protocol (default protocols/quick.json) that
  * examples/ext-simple implements, and for an empty kernel (the handshake
  * alone): builds the kernel with the runner's own compile, fills the
@@ -80,7 +83,8 @@ static int measure(const char *label, const char *lib, const char *entry, const 
     if (!so || !a || !b || !c || !in || !out || !calls)
         return -1;
     *(void **)&fn = dlsym(so, entry);
-    if (!fn || ev_khost_start(label, lib, entry, (size_t)ops, data, reg, 2, &h, &e)) {
+    if (!fn || ev_khost_start(label, lib, entry, (size_t)ops, data, reg, 2, getenv("KHOST_OWN_CPUS") != NULL,
+                              &h, &e)) {
         fprintf(stderr, "%s: %s\n", label, fn ? e.msg : "no entry");
         return -1;
     }

@@ -403,6 +403,34 @@ static int drop_caps(void)
     return syscall(SYS_capset, &h, d) == 0;
 }
 
+/* Monotonic time in ns (a vDSO call: no system call, nothing to filter). */
+static int64_t mono(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (int64_t)t.tv_sec * 1000000000 + t.tv_nsec;
+}
+
+/* The next request after seen: spins for ctl->spin_ns (back-to-back
+ * batches), then sleeps on req with host_asleep set (the worker wakes it
+ * only then: khost.h). */
+static uint32_t next_request(uint32_t seen)
+{
+    int64_t until = ctl->spin_ns > 0 ? mono() + ctl->spin_ns : 0;
+    uint32_t req;
+    for (;;) {
+        if ((req = __atomic_load_n(&ctl->req, __ATOMIC_SEQ_CST)) != seen)
+            return req;
+        if (until && mono() < until)
+            continue;
+        __atomic_store_n(&ctl->host_asleep, 1, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&ctl->req, __ATOMIC_SEQ_CST) == seen)
+            syscall(SYS_futex, &ctl->req, FUTEX_WAIT, seen, NULL, NULL, 0);
+        __atomic_store_n(&ctl->host_asleep, 0, __ATOMIC_SEQ_CST);
+        until = 0;
+    }
+}
+
 /* Records why the object cannot run and exits. */
 static void fail_load(const char *fmt, const char *a, const char *b)
 {
@@ -520,11 +548,7 @@ int main(int argc, char **argv)
     __atomic_store_n(&ctl->state, EV_KHOST_READY, __ATOMIC_RELEASE);
     wake(&ctl->state);
     for (;;) {
-        uint32_t req = __atomic_load_n(&ctl->req, __ATOMIC_ACQUIRE);
-        if (req == seen) {
-            syscall(SYS_futex, &ctl->req, FUTEX_WAIT, seen, NULL, NULL, 0);
-            continue;
-        }
+        uint32_t req = next_request(seen);
         uint64_t first = ctl->first, count = ctl->count;
         int32_t result = 0;
         struct timespec t0, t1;
@@ -544,7 +568,8 @@ int main(int argc, char **argv)
         ctl->calls_ns = (int64_t)(t1.tv_sec - t0.tv_sec) * 1000000000 + (t1.tv_nsec - t0.tv_nsec);
         ctl->result = result;
         seen = req;
-        __atomic_store_n(&ctl->done, req, __ATOMIC_RELEASE);
-        wake(&ctl->done);
+        __atomic_store_n(&ctl->done, req, __ATOMIC_SEQ_CST);
+        if (__atomic_load_n(&ctl->worker_asleep, __ATOMIC_SEQ_CST))
+            wake(&ctl->done);
     }
 }

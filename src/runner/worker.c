@@ -583,6 +583,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (ev_arm_classify(p, a->arm, &kind, &rows_pp))
         return ev_err_set(err, EV_EINVAL, "unknown arm '%s'", a->arm);
     cfg.host_threads = p->host_threads;
+    cfg.own_cpus = p->n_cpus >= 2;
     cfg.ref = *ev_protocol_ref(p, a->ops->name);
     if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
         return ev_worker_torch(a, out, err);
