@@ -428,6 +428,19 @@ ev_status ev_khost_start(const char *name, const char *lib, const char *entry, s
             goto fail;
         }
     }
+    if (!h->ctl->spin_ns) {
+        /* no CPUs of the job's own: the worker's thread and the host share
+         * the CPU the worker is on, taking turns at each request (the same
+         * placement for every job, no spinner waiting on a CPU another
+         * process holds: docs/defenses.md, "What the process costs") */
+        cpu_set_t one;
+        int cpu = sched_getcpu();
+        CPU_ZERO(&one);
+        if (cpu >= 0) {
+            CPU_SET(cpu, &one);
+            sched_setaffinity(0, sizeof one, &one);
+        }
+    }
     h->pid = fork();
     if (h->pid < 0) {
         rc = ev_err_set(err, EV_EPROC, "kernel host: fork: %s", strerror(errno));

@@ -23,9 +23,11 @@
  * asleep flag, and each wakes the other only when that flag says it
  * sleeps (the flag and the word are sequentially consistent, so no wake-up
  * is lost).  Only where the protocol gives the job CPUs of its own
- * (cpu_set, two or more) does anything spin: on shared CPUs a spinner
- * waits for a CPU someone else holds, and on one CPU it holds the CPU the
- * other needs (measured on a loaded 2-vCPU host: docs/defenses.md).
+ * (cpu_set, two or more) does anything spin, across two CPUs: on shared
+ * CPUs a spinner waits for a CPU someone else holds.  Otherwise the
+ * worker's thread and the host are put on the one CPU the worker is on
+ * when it starts the host, and take turns there (measured on a loaded
+ * 2-vCPU host: docs/defenses.md).
  *
  * What the host may do (khost_main.c): while it loads the shared object,
  * read-only opens with O_CLOEXEC (the loader's), confined by Landlock to
