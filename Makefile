@@ -106,7 +106,7 @@ VERIFY_LIB_SRC := $(wildcard src/common/*.c src/evidence/*.c) \
                   $(filter-out %_main.c,$(wildcard src/verify/*.c)) \
                   src/model/model.c src/model/model_csv.c src/model/model_json.c src/model/model_obs.c \
                   src/store/outcome.c src/runner/protocol.c src/runner/plan.c src/runner/sample_rules.c \
-                  src/runner/ext_kernel.c src/runner/validate.c kernels/binding.c kernels/dtype.c kernels/inputs.c kernels/oracle.c kernels/plants.c \
+                  src/runner/ext_kernel.c src/runner/ext_compile.c src/runner/proc.c src/runner/validate.c kernels/binding.c kernels/dtype.c kernels/inputs.c kernels/oracle.c kernels/plants.c \
                   kernels/selector.c kernels/lanes.c
 VERIFY_LIB_OBJ := $(VERIFY_LIB_SRC:%.c=$(BUILD)/obj/%.o)
 VERIFY_LDLIBS  := -lzip -lcjson -lcrypto -lz -lm

@@ -346,8 +346,8 @@ static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
 {
     cudaError_t e;
 
-    if (job->ext_lib == NULL)
-        return ev_err_set(err, EV_EINVAL, "external kernel %s: no built cubin", job->arm);
+    if (job->ext_lib == NULL) /* (a build that failed ended the job before bind: worker.c) */
+        return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no cuda source", job->arm);
     if (c->shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
                                 job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
         return ev_err_set(err, EV_EINVAL,
@@ -1089,4 +1089,5 @@ extern "C" const ev_backend_ops ev_backend_cuda_ops = {
     cuda_launch,      cuda_read_output, cuda_cold_launch, cuda_capture,   cuda_replay,   cuda_sm_clock,
     cuda_read_input,  cuda_tag,         cuda_read_kept,  cuda_unplant,    cuda_intact,   cuda_state,
     cuda_watch_open,  cuda_watch_state, cuda_watch_close,
+    NULL, /* helper_cpu_ns: no helper process, the kernel is device code evident launches */
 };

@@ -4,9 +4,11 @@
 # Installs under ROOT = DESTDIR + PREFIX everything `evident run` needs, so
 # that the installed programs run with the build tree gone:
 #   bin/evident, bin/verify-bundle
-#   libexec/evident/evident-worker, libexec/evident/peer_torch.py, and
-#     libexec/evident/libevident_ops.so where the build has it (nvcc: the
-#     torch peer's plants and checks, beside the worker that finds it)
+#   libexec/evident/evident-worker, libexec/evident/evident-kernel-host
+#     (beside the worker: an external kernel's own process on cpu),
+#     libexec/evident/peer_torch.py, and libexec/evident/libevident_ops.so
+#     where the build has it (nvcc: the torch peer's plants and checks,
+#     beside the worker that finds it)
 #   share/evident/: the measurement closure a run snapshots (the files of
 #     mk/closure.list and the list: docs/runner.md, "Provenance"), its
 #     .evident-stamp (the commit and dirty flag of this
@@ -64,7 +66,8 @@ if [ "$action" = uninstall ]; then
 fi
 [ "$action" = install ] || { echo "mk/install.sh: unknown action '$action'" >&2; exit 2; }
 
-for f in "$BUILD/evident" "$BUILD/verify-bundle" "$BUILD/evident-worker" "$BUILD/libevident.a"; do
+for f in "$BUILD/evident" "$BUILD/verify-bundle" "$BUILD/evident-worker" "$BUILD/evident-kernel-host" \
+    "$BUILD/libevident.a"; do
     [ -f "$f" ] || { echo "make install: $f is missing (run make first)" >&2; exit 2; }
 done
 [ -f "$manifest" ] && uninstall
@@ -100,6 +103,7 @@ put() {
 put "$BUILD/evident" bin/evident 0755
 put "$BUILD/verify-bundle" bin/verify-bundle 0755
 put "$BUILD/evident-worker" libexec/evident/evident-worker 0755
+put "$BUILD/evident-kernel-host" libexec/evident/evident-kernel-host 0755
 put kernels/peer_torch.py libexec/evident/peer_torch.py 0644
 if [ -f "$BUILD/libevident_ops.so" ]; then
     put "$BUILD/libevident_ops.so" libexec/evident/libevident_ops.so 0755

@@ -16,6 +16,7 @@
 #include "model/model.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
+#include "strs.h"
 #include "runner/subset.h"
 #include "inputs.h"
 #include "runner/validate.h"
@@ -991,9 +992,35 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
     int64_t rows;
     ck_assert_int_eq(ev_arm_classify(&p, "ext-a", &kind, &rows), 0);
     ck_assert(kind == EV_ARM_EXTERNAL);
-    char rp[100];
-    ck_assert_int_eq(ev_ext_closure_file(p.kernels, 0, "examples/x/p.json", "cpu", rp, sizeof rp), 1);
-    ck_assert_str_eq(rp, "examples/x/k/a.c");
+    ev_strs cl = EV_STRS_INIT;
+    ck_assert_int_eq(ev_ext_closure(p.kernels, p.n_kernels, "examples/x/p.json", "cpu", &cl), EV_OK);
+    ck_assert_uint_eq(cl.n, 1);
+    ck_assert_str_eq(cl.v[0], "examples/x/k/a.c");
+    ev_strs_free(&cl);
+    ev_protocol_free(&p);
+
+    /* a list: the translation unit first, then the files it includes; the
+     * closure names each of them once, over every kernel */
+    snprintf(text, sizeof text,
+             "{\"seed\": 1, \"arms\": [\"ext-a\", \"ext-b\"], \"cases\": [%s], \"kernels\": ["
+             "{\"name\": \"ext-a\", \"sources\": {\"cpu\": [\"a.c\", \"h/a.h\", \"shared.h\"]}, "
+             "\"entries\": {\"reduce_sum/fp32\": \"f\"}}, "
+             "{\"name\": \"ext-b\", \"sources\": {\"cpu\": [\"b.c\", \"shared.h\"]}, "
+             "\"entries\": {\"reduce_sum/fp32\": \"f\"}}]}",
+             good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    k = ev_protocol_kernel(&p, "ext-a");
+    ck_assert_str_eq(ev_ext_source(k, "cpu"), "a.c");
+    ck_assert_str_eq(ev_ext_file(k, "cpu", 1), "h/a.h");
+    ck_assert_ptr_null(ev_ext_file(k, "cpu", 3));
+    ck_assert_ptr_null(ev_ext_source(k, "cuda"));
+    ck_assert(ev_ext_declares(k, "d/p.json", "cpu", "d/h/a.h") &&
+              !ev_ext_declares(k, "d/p.json", "cpu", "d/b.c"));
+    ck_assert_int_eq(ev_ext_closure(p.kernels, p.n_kernels, "d/p.json", "cpu", &cl), EV_OK);
+    ck_assert_uint_eq(cl.n, 4);
+    ck_assert_str_eq(cl.v[2], "d/shared.h");
+    ck_assert_str_eq(cl.v[3], "d/b.c");
+    ev_strs_free(&cl);
     ev_protocol_free(&p);
 
     static const char *const bads[][2] = {
@@ -1009,6 +1036,24 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
          "must be a relative path inside the protocol's directory"},
         {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
          "sources.cpu: must be a .c file"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": [\"a.h\", \"a.c\"]}, \"entries\": "
+         "{\"reduce_sum/fp32\": "
+         "\"f\"}}",
+         "sources.cpu: must be a .c file"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": [\"a.c\", \"../x.h\"]}, \"entries\": "
+         "{\"reduce_sum/fp32\": \"f\"}}",
+         "'../x.h' must be a relative path inside the protocol's directory"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": [\"a.c\", \"a.h\", \"a.h\"]}, \"entries\": "
+         "{\"reduce_sum/fp32\": \"f\"}}",
+         "sources.cpu: 'a.h' twice"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": []}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "must be a file name, or a list of file names"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": [\"a.c\", 3]}, \"entries\": {\"reduce_sum/fp32\": "
+         "\"f\"}}",
+         "'(not a string)' must be a relative path"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": [\"a.c\", \"1.h\", \"2.h\", \"3.h\", \"4.h\", "
+         "\"5.h\", \"6.h\", \"7.h\", \"8.h\"]}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "sources.cpu: at most 8 files"},
         {"{\"name\": \"ext-a\", \"sources\": {\"rocm\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
          "unknown field 'rocm'"},
         {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_prod/fp32\": \"f\"}}",

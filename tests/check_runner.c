@@ -8,9 +8,11 @@
  * attempt as interrupted.
  */
 #include <check.h>
+#include <sqlite3.h>
 
 #include "progress.h"
 #include "run_prog.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -31,6 +33,7 @@
 #include "json.h"
 #include "runner/backend.h"
 #include "runner/compile_ahead.h"
+#include "runner/ext_compile.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/record.h"
@@ -40,6 +43,7 @@
 #include "runner/job.h"
 #include "runner/validate.h"
 #include "selector.h"
+#include "sha256.h"
 #include "store/outcome.h"
 #include "store/store.h"
 
@@ -1356,6 +1360,10 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
          "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t c, int64_t s) {\n"
          "  float *y = out; (void)in; (void)c; (void)s;\n"
          "  for (int64_t r = 0; r <= rows; r++) y[r] = 0; return 0; }\n"},
+        {"overread.c", "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t "
+                       "cols, int64_t stride) {\n"
+                       "  const float *x = in; float *y = out; (void)cols; (void)stride;\n"
+                       "  for (int64_t r = 0; r < rows; r++) y[r] = x[r - 64]; return 0; }\n"},
         {"writesinput.c", "#include <stdint.h>\nint k_sum(const void *in, void *out, int64_t rows, int64_t "
                           "cols, int64_t stride) {\n"
                           "  const float *x = in; float *y = out;\n"
@@ -1380,7 +1388,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"rows1\", \"ext-ok\", \"ext-nocompile\", \"ext-noentry\", \"ext-crash\", \"ext-hang\", "
-        "\"ext-oob\", \"ext-writesinput\"],\n"
+        "\"ext-oob\", \"ext-overread\", \"ext-writesinput\"],\n"
         " \"kernels\": [\n"
         "  {\"name\": \"ext-ok\", \"sources\": {\"cpu\": \"ok.c\"}, \"entries\": {\"reduce_sum/fp32\": "
         "\"k_sum\"}},\n"
@@ -1394,6 +1402,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "\"k_sum\"}},\n"
         "  {\"name\": \"ext-oob\", \"sources\": {\"cpu\": \"oob.c\"}, \"entries\": {\"reduce_sum/fp32\": "
         "\"k_sum\"}},\n"
+        "  {\"name\": \"ext-overread\", \"sources\": {\"cpu\": \"overread.c\"}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"k_sum\"}},\n"
         "  {\"name\": \"ext-writesinput\", \"sources\": {\"cpu\": \"writesinput.c\"}, \"entries\": "
         "{\"reduce_sum/fp32\": \"k_sum\"}}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
@@ -1413,37 +1423,36 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
     const char *ver[] = {zip, "--source-tree", ".", NULL};
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
-    snprintf(
-        cmd, sizeof cmd,
-        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
-        "import json, sys\n"
-        "v = json.load(sys.stdin)\n"
-        "want = {\"ext-ok\": (\"completed\", \"\"), \"ext-nocompile\": (\"failed-exit\", \"error\"),\n"
-        "        \"ext-noentry\": (\"failed-exit\", \"defines no entry\"), \"ext-crash\": "
-        "(\"failed-signal\", \"\"),\n"
-        "        \"ext-hang\": (\"failed-timeout\", \"\"), \"ext-oob\": (\"failed-exit\", \"wrote "
-        "outside its output\"),\n"
-        "        \"ext-writesinput\": (\"failed-exit\", \"wrote its own input\")}\n"
-        "bad = []\n"
-        "for j in v[\"jobs\"]:\n"
-        "    if j[\"arm\"] not in want or j[\"phase\"] != \"main\":\n"
-        "        continue\n"
-        "    oc, text = want[j[\"arm\"]]\n"
-        "    if j[\"case_index\"] == 1:\n"
-        "        oc, text = \"skipped\", \"\"\n"
-        "    tail = j[\"attempts\"][-1][\"process\"][\"stderr_tail\"] + "
-        "(j[\"attempts\"][-1][\"process\"][\"skip_reason\"] or \"\")\n"
-        "    if j[\"arm\"] == \"ext-crash\" and j[\"outcome\"] == \"failed-exit\" and \"SEGV\" in tail:\n"
-        "        continue  # under AddressSanitizer its handler reports the SIGSEGV and exits 1\n"
-        "    if j[\"outcome\"] != oc or text not in tail:\n"
-        "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"
-        "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"].get(\"kernels\", [])]\n"
-        "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
-        "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
-        "\"ext-writesinput\"] or len(ks) != 7: bad.append((\"receipts\", oks))\n"
-        "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
-        "'sources/%s/crash.c'",
-        zip, zip, d);
+    snprintf(cmd, sizeof cmd,
+             "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+             "import json, sys\n"
+             "v = json.load(sys.stdin)\n"
+             "want = {\"ext-ok\": (\"completed\", \"\"), \"ext-nocompile\": (\"failed-exit\", \"error\"),\n"
+             "        \"ext-noentry\": (\"failed-exit\", \"defines no entry\"), \"ext-crash\": "
+             "(\"failed-exit\", \"faulted (signal 11) at an address outside the shared memory\"),\n"
+             "        \"ext-hang\": (\"failed-timeout\", \"\"), \"ext-oob\": (\"failed-exit\", \"wrote "
+             "outside its output\"),\n"
+             "        \"ext-overread\": (\"failed-exit\", \"touched the guard page before input set 0\"),\n"
+             "        \"ext-writesinput\": (\"failed-exit\", \"wrote its own input\")}\n"
+             "bad = []\n"
+             "for j in v[\"jobs\"]:\n"
+             "    if j[\"arm\"] not in want or j[\"phase\"] != \"main\":\n"
+             "        continue\n"
+             "    oc, text = want[j[\"arm\"]]\n"
+             "    if j[\"case_index\"] == 1:\n"
+             "        oc, text = \"skipped\", \"\"\n"
+             "    tail = j[\"attempts\"][-1][\"process\"][\"stderr_tail\"] + "
+             "(j[\"attempts\"][-1][\"process\"][\"skip_reason\"] or \"\")\n"
+
+             "    if j[\"outcome\"] != oc or text not in tail:\n"
+             "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"
+             "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"].get(\"kernels\", [])]\n"
+             "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
+             "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
+             "\"ext-overread\", \"ext-writesinput\"] or len(ks) != 8: bad.append((\"receipts\", oks))\n"
+             "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
+             "'sources/%s/crash.c'",
+             zip, zip, d);
     ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");
 
     /* a source that is a symlink: refused before the store is touched */
@@ -1479,7 +1488,7 @@ END_TEST
  * and verifies. */
 START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
 {
-    char db[512], zip[512], log[16384], cmd[4096];
+    char db[512], zip[512], log[16384], cmd[8192];
     snprintf(db, sizeof db, "%s/cheats.db", dir);
     snprintf(zip, sizeof zip, "%s/cheats.zip", dir);
     const char *run[] = {"run", "--protocol", "tests/cheats/cheats.json", "--db", db, NULL};
@@ -1494,23 +1503,28 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
         "import json, sys\n"
         "v = json.load(sys.stdin)\n"
         "P = \"wrong on a row planted from a secret seed\"\n"
+        "T = \"tried to block its signals (as pthread_create does to start a thread\"\n"
         "want = {\"ext-cheat-stale\": [(\"failed-validation\", \"\")],\n"
         "        \"ext-cheat-zero-input\": [(\"failed-exit\", \"wrote its own input\")],\n"
         "        \"ext-cheat-spill\": [(\"failed-exit\", \"wrote outside its output\")],\n"
         "        \"ext-cheat-cache\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-batch\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-first-set\": [(\"failed-validation\", P)],\n"
-        "        \"ext-cheat-late\": [(\"failed-validation\", P), (\"failed-protocol\", \"outlasted their "
-        "timed "
-        "events\")],\n"
-        "        \"ext-cheat-late-crowd\": [(\"failed-validation\", P), (\"failed-protocol\", \"outlasted "
-        "their "
-        "timed events\")],\n"
+        "        \"ext-cheat-late\": [(\"failed-exit\", T), (\"failed-validation\", P),\n"
+        "                           (\"failed-protocol\", \"outlasted their timed events\")],\n"
+        "        \"ext-cheat-late-crowd\": [(\"failed-exit\", T), (\"failed-validation\", P),\n"
+        "                                 (\"failed-protocol\", \"outlasted their timed events\")],\n"
         "        \"ext-cheat-partial\": [(\"failed-validation\", \"\")],\n"
         "        \"ext-cheat-last-op\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-fingerprint\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-few-rows\": [(\"failed-validation\", P)],\n"
-        "        \"ext-cheat-fifteen\": [(\"failed-validation\", P)]}\n"
+        "        \"ext-cheat-fifteen\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-undeclared\": [(\"failed-exit\", \"includes tests/cheats/undeclared.h, which "
+        "\"\n"
+        "                                  \"the protocol does not declare\")],\n"
+        "        \"ext-cheat-setsid\": [(\"failed-exit\", \"tried to start a process or thread: clone\")],\n"
+        "        \"ext-cheat-peek\": [(\"failed-exit\", \"memory: process_vm_readv\")],\n"
+        "        \"ext-cheat-fs\": [(\"failed-exit\", \"tried to reach the file system: openat\")]}\n"
         "seen, bad = set(), []\n"
         "for j in v[\"jobs\"]:\n"
         "    if j[\"arm\"] in want:\n"
@@ -1528,6 +1542,375 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
         "print(bad); sys.exit(1 if bad or seen != set(want) else 0)'",
         zip);
     ck_assert_msg(system(cmd) == 0, "a cheat was not caught as its class says");
+}
+END_TEST
+
+/* Writes text to root/rel, making the directories on the way. */
+static void put_in(const char *root, const char *rel, const char *text, size_t len)
+{
+    char path[1200];
+    snprintf(path, sizeof path, "%s/%s", root, rel);
+    for (char *c = path + 1; *c; c++)
+        if (*c == '/') {
+            *c = '\0';
+            ck_assert(mkdir(path, 0755) == 0 || errno == EEXIST);
+            *c = '/';
+        }
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(text, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* 1 when the file at path holds the bytes of needle. */
+static int file_holds(const char *path, const char *needle)
+{
+    ev_buf b = EV_BUF_INIT;
+    int found = 0;
+    if (!ev_read_file(path, &b, NULL) && b.len)
+        found = memmem(b.data, b.len, needle, strlen(needle)) != NULL;
+    ev_buf_free(&b);
+    return found;
+}
+
+/* The build is path-independent: the same kernel files (one of which
+ * names its own path, __FILE__) laid out under the same names in two
+ * directories of different names and depths compile to one SHA-256, and
+ * neither binary holds its directory's name; on cpu, and on cuda where
+ * nvcc answers.  The build's command is the one verify-bundle rebuilds
+ * with (ext_compile.h). */
+START_TEST(test_an_external_kernel_built_in_two_directories_has_one_sha256)
+{
+    static const char *const src[2][2] = {
+        {"cpu", "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"k.h\"\n"
+                "const char *k_where(void);\nconst char *k_where(void) { return __FILE__ K_TAG; }\n"
+                "int k_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride) {\n"
+                "  const float *x = in; float *y = out;\n"
+                "  for (int64_t r = 0; r < rows; r++) { float a = 0; for (int64_t c = 0; c < cols; c++) a += "
+                "x[r * stride + c]; y[r] = a; }\n  return 0; }\n"},
+        {"cuda", "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"k.h\"\n"
+                 "__device__ const char k_where[] = __FILE__ K_TAG;\n"
+                 "extern \"C\" __global__ void k_sum(const void *in, void *out, int64_t rows, int64_t cols, "
+                 "int64_t stride) {\n  if (rows < 0) ((char *)out)[0] = k_where[threadIdx.x];\n}\n"},
+    };
+    ev_buf abi = EV_BUF_INIT;
+    ck_assert_int_eq(ev_read_file("kernels/evident_kernel.h", &abi, NULL), EV_OK);
+    for (int be = 0; be < 2; be++) {
+        ev_ext_toolchain t;
+        ev_err err = {""};
+        char hex[2][65], root[2][600], out[2][700], tu[64];
+        ck_assert_int_eq(ev_ext_toolchain_of(src[be][0], &t, &err), EV_OK);
+        if (!t.version[0]) {
+            ck_assert_msg(be == 1, "no C compiler answers --version");
+            ev_ext_toolchain_free(&t);
+            continue; /* no nvcc on this host */
+        }
+        snprintf(tu, sizeof tu, "ext/k/k.%s", be ? "cu" : "c");
+        snprintf(root[0], sizeof root[0], "%s/a", dir);
+        snprintf(root[1], sizeof root[1], "%s/a-much-longer-directory-name/deeper/still", dir);
+        for (int d = 0; d < 2; d++) {
+            ev_ext_compiled c;
+            ev_buf bin = EV_BUF_INIT;
+            put_in(root[d], tu, src[be][1], strlen(src[be][1]));
+            put_in(root[d], "ext/k/k.h", "#define K_TAG \" (a tag)\"\n", 26);
+            put_in(root[d], "kernels/evident_kernel.h", abi.data, abi.len);
+            snprintf(out[d], sizeof out[d], "%s/k%d%s", dir, d, t.suffix);
+            ev_ext_limits lim = EV_EXT_LIMITS_DEFAULT;
+            ck_assert_int_eq(ev_ext_compile(&t, root[d], tu, out[d], &lim, &c, &err), EV_OK);
+            ck_assert_msg(c.status == 0, "%s: %s", src[be][0], c.msg.data);
+            /* the dependency list names the unit, its header and the ABI header, under the root */
+            int named = 0;
+            for (size_t i = 0; i < c.deps.n; i++) {
+                char where[4200];
+                ev_ext_dep_kind k = ev_ext_dep_where(&t, root[d], c.deps.v[i], where, sizeof where);
+                ck_assert_msg(k != EV_DEP_OUTSIDE, "%s read %s", src[be][0], where);
+                named += k == EV_DEP_ROOT && (!strcmp(where, tu) || !strcmp(where, "ext/k/k.h") ||
+                                              !strcmp(where, "kernels/evident_kernel.h"));
+            }
+            ck_assert_int_eq(named, 3);
+            ev_ext_compiled_free(&c);
+            ck_assert_int_eq(ev_read_file(out[d], &bin, NULL), EV_OK);
+            ck_assert_int_eq(ev_sha256_hex(bin.data, bin.len, hex[d]), EV_OK);
+            ev_buf_free(&bin);
+            ck_assert_msg(!file_holds(out[d], strrchr(dir, '/') + 1), "%s: the binary names its directory",
+                          src[be][0]);
+        }
+        ck_assert_msg(!strcmp(hex[0], hex[1]), "%s: %s in one directory, %s in the other", src[be][0], hex[0],
+                      hex[1]);
+        ev_ext_toolchain_free(&t);
+    }
+    ev_buf_free(&abi);
+}
+END_TEST
+
+/*
+ * Rewrites the environment record of store db (a copy the test owns): the
+ * 64 hex digits after the first occurrence of key in it become hex, and
+ * its profile id the SHA-256 of the new record, as a runner that lied
+ * about its build would write them (the append-only triggers dropped).
+ */
+static void lie_in_environment(const char *db, const char *key, const char *hex)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    char *msg = NULL, *env, profile[65];
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "DROP TRIGGER environments_no_update", NULL, NULL, &msg), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT json FROM environments", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    env = strdup((const char *)sqlite3_column_text(st, 0));
+    sqlite3_finalize(st);
+    char *at = strstr(env, key);
+    ck_assert_msg(at && strlen(at + strlen(key)) > 64, "%s not in %s", key, env);
+    memcpy(at + strlen(key), hex, 64);
+    ck_assert_int_eq(ev_sha256_hex(env, strlen(env), profile), EV_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "UPDATE environments SET json = ?1, profile_id = ?2", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(st, 1, env, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, profile, -1, SQLITE_TRANSIENT);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    free(env);
+}
+
+/* verify-bundle rebuilds an external kernel's binary from the bundle's
+ * members alone (its translation unit, the header it declares, evident's
+ * ABI header) and finds the receipt's SHA-256; without the compiler it
+ * says so in a note; a receipt whose binary the members do not rebuild,
+ * or that names a file read with bytes the bundle does not hold, FAILs
+ * check 10 (a runner that measured other bytes than it bundled). */
+START_TEST(test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give)
+{
+    char d[300], path[400], db[512], db2[512], zip[512], vb[512], log[16384], cmd[2400];
+    static const char kc[] =
+        "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"k.h\"\n"
+        "int k_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride) {\n"
+        "  const float *x = in; float *y = out;\n"
+        "  for (int64_t r = 0; r < rows; r++) { float a = K_ZERO; for (int64_t c = 0; c < "
+        "cols; c++) a += x[r * stride + c]; y[r] = a; }\n  return 0; }\n";
+    static const char kh[] = "#define K_ZERO 0.0f\n";
+    snprintf(d, sizeof d, "build/ext-rebuild-%d", (int)getpid());
+    put_in(d, "k.c", kc, strlen(kc));
+    put_in(d, "k.h", kh, strlen(kh));
+    static const char proto_text[] =
+        "{\"seed\": 3, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 20, \"retries\": 0, \"reference_arms\": false,\n"
+        " \"tolerances\": {\"sample_band\": 0.9}, \"arms\": [\"rows1\", \"ext-k\"],\n"
+        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"kernels\": [{\"name\": \"ext-k\", \"sources\": {\"cpu\": [\"k.c\", \"k.h\"]}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"k_sum\"}}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 9, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": "
+        "1}]}\n";
+    put_in(d, "protocol.json", proto_text, strlen(proto_text));
+    snprintf(path, sizeof path, "%s/protocol.json", d);
+    /* a relative store: the kernels are built beside it, so the kernel host
+     * is given a relative path to its object (ld.so would ask for getcwd) */
+    snprintf(db, sizeof db, "%s/k.db", d);
+    snprintf(zip, sizeof zip, "%s/k.zip", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
+    run_prog("evident", run, log, sizeof log); /* a job failed for load is still a receipt */
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    ck_assert_msg(strstr(log, "10 rebuild   PASS") &&
+                      strstr(log, "kernel ext-k: rebuilt from the bundle's 3 members"),
+                  "%s", log);
+    /* the kernel ran in its process (a load may fail a sample rule, never its process) */
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "o = [(j[\"outcome\"], j[\"attempts\"][-1][\"process\"][\"stderr_tail\"][-300:]) for j in "
+        "v[\"jobs\"] "
+        "if j[\"arm\"] == \"ext-k\"]\n"
+        "print(o); sys.exit(0 if o and all(x[0] in (\"completed\", \"failed-protocol\") for x in o) else 1)'",
+        zip);
+    ck_assert_msg(system(cmd) == 0, "the external kernel did not run in its process");
+
+    /* no compiler here: a note, not a failure */
+    ev_prog_path("verify-bundle", vb, sizeof vb);
+    snprintf(cmd, sizeof cmd, "PATH=/nonexistent '%s' '%s' > '%s/nocc.txt' 2>&1", vb, zip, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/nocc.txt", dir);
+    ck_assert_msg(file_holds(path, "kernel ext-k: not rebuilt: compiler cc (") &&
+                      file_holds(path, "absent (here: none found)"),
+                  "no note that the compiler is absent");
+
+    /* the receipt names a binary the members do not give */
+    static const char *const lies[][3] = {
+        {"\"binary_sha256\":\"", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa",
+         "kernel ext-k: the binary rebuilt from the bundle's 3 members has SHA-256"},
+        {"k.h\",\"sha256\":\"", "bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb",
+         "/k.h (sha256 bbbbbbbbbbbbbbbb...), which the bundle does not hold as it was read"},
+    };
+    for (size_t i = 0; i < sizeof lies / sizeof lies[0]; i++) {
+        snprintf(db2, sizeof db2, "%s/lie%zu.db", dir, i);
+        snprintf(zip, sizeof zip, "%s/lie%zu.zip", dir, i);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, db2);
+        ck_assert_int_eq(system(cmd), 0);
+        lie_in_environment(db2, lies[i][0], lies[i][1]);
+        const char *exp2[] = {"export", "--db", db2, "--out", zip, NULL};
+        ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
+        const char *ver2[] = {zip, NULL};
+        ck_assert_int_eq(run_prog("verify-bundle", ver2, log, sizeof log), 1);
+        ck_assert_msg(strstr(log, "FAIL rebuild: proof-receipts.json: ") && strstr(log, lies[i][2]),
+                      "%zu: %s", i, log);
+    }
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* The pids of processes named comm now running on this host (from
+ * /proc) into out[cap]; returns how many. */
+static size_t pids_named(const char *comm, int *out, size_t cap)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    size_t n = 0;
+    ck_assert_ptr_nonnull(d);
+    while ((e = readdir(d)) != NULL) {
+        char path[300], name[64] = "", state = 0;
+        FILE *f;
+        if (e->d_name[0] < '1' || e->d_name[0] > '9')
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        if (!(f = fopen(path, "r")))
+            continue;
+        if (fscanf(f, "%*d (%63[^)]) %c", name, &state) == 2 && !strcmp(name, comm) && state != 'Z' &&
+            n < cap)
+            out[n++] = (int)strtol(e->d_name, NULL, 10);
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
+
+/* A job that leaves a process running after it ends (here a worker's
+ * child that starts a session of its own and leaves a grandchild behind,
+ * out of the job's process group and parentless before the job ends)
+ * fails, naming it: the supervisor, a child subreaper, finds the orphan
+ * re-parented to it after the job, kills it and records it in the job's
+ * process record (failed-protocol); the other jobs complete, nothing of
+ * it survives the run, and the bundle verifies. */
+START_TEST(test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_survives)
+{
+    char db[512], zip[512], log[16384], cmd[4096];
+    int left[8];
+    const char *proto = write_file(
+        "orphan.json",
+        "{\"seed\": 5, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 20, \"retries\": 0, \"reference_arms\": false, "
+        "\"auto_arm\": false,\n"
+        " \"tolerances\": {\"sample_band\": 0.9}, \"allow_fault_arms\": true,\n"
+        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"fault_arms\": [{\"name\": \"fault-orphan\", \"kind\": \"orphan\"}],\n"
+        " \"arms\": [\"rows1\", \"fault-orphan\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 9, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": "
+        "1}]}\n");
+    ck_assert_uint_eq(pids_named("ev-orphan", left, 8), 0);
+    snprintf(db, sizeof db, "%s/orphan.db", dir);
+    snprintf(zip, sizeof zip, "%s/orphan.zip", dir);
+    const char *run[] = {"run", "--protocol", proto, "--db", db, NULL};
+    run_prog("evident", run, log, sizeof log);
+    ck_assert_msg(pids_named("ev-orphan", left, 8) == 0, "an orphan of the job survived the run: pid %d",
+                  left[0]);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, re, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "jobs = {j[\"job_key\"]: j for j in v[\"jobs\"]}\n"
+        "j = jobs[\"main/0/fault-orphan/initial\"]\n"
+        "pr = j[\"attempts\"][-1][\"process\"]\n"
+        "why = pr.get(\"protocol_error\") or \"\"\n"
+        "ok = j[\"outcome\"] == \"failed-protocol\" and re.search(r\"left running after it ended.*: "
+        "ev-orphan \\(pid [0-9]+\\)\", why)\n"
+        "ok = ok and jobs[\"main/0/rows1/initial\"][\"outcome\"] in (\"completed\", \"failed-protocol\")\n"
+        "ok = ok and \"left running\" not in (jobs[\"main/0/rows1/initial\"][\"attempts\"][-1][\"process\"]"
+        ".get(\"protocol_error\") or \"\")\n"
+        "print(j[\"outcome\"], why); sys.exit(0 if ok else 1)'",
+        zip);
+    ck_assert_msg(system(cmd) == 0, "the orphan is not named in the job's process record");
+}
+END_TEST
+
+/* Foreign CPU time is recorded per sample and shown in the report: with a
+ * process spinning on the one CPU a job is pinned to, every attempt's
+ * device record names its source and holds one figure per hot and cold
+ * sample, the hot samples' foreign time adds up to at least a quarter of
+ * their walls (the spinner never sleeps, and the scheduler gives the
+ * worker at most its share of the CPU: whatever else runs there only adds
+ * to it), no job fails for it, and report.html has its row. */
+START_TEST(test_foreign_cpu_time_on_the_measuring_cpu_is_recorded_per_sample_and_reported)
+{
+    char db[512], zip[512], html[512], log[16384], cmd[4096];
+    cpu_set_t one;
+    const char *proto = write_file(
+        "foreign.json",
+        "{\"seed\": 7, \"samples\": 5, \"warmup_ms\": 60, \"target_sample_ms\": 40, \"cold_samples\": 2,\n"
+        " \"host_threads\": 1, \"cpu_set\": [0], \"job_timeout_s\": 60, \"retries\": 0, \"reference_arms\": "
+        "false,\n"
+        " \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"rows1\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 4096, \"dtype\": \"fp32\", "
+        "\"default_rows\": 1}]}\n");
+    pid_t hog = fork();
+    ck_assert_int_ge(hog, 0);
+    if (hog == 0) {
+        CPU_ZERO(&one);
+        CPU_SET(0, &one);
+        if (sched_setaffinity(0, sizeof one, &one))
+            _exit(1);
+        for (volatile unsigned long i = 0;; i++)
+            ;
+    }
+    snprintf(db, sizeof db, "%s/foreign.db", dir);
+    snprintf(zip, sizeof zip, "%s/foreign.zip", dir);
+    snprintf(html, sizeof html, "%s/foreign.html", dir);
+    const char *run[] = {"run", "--protocol", proto, "--db", db, NULL};
+    run_prog("evident", run, log, sizeof log);
+    kill(hog, SIGKILL);
+    waitpid(hog, NULL, 0);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    const char *rep[] = {"report", zip, "--out", html, NULL};
+    ck_assert_msg(run_prog("evident", rep, log, sizeof log) == 0, "report: %s", log);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "bad, fsum, wsum = [], 0.0, 0.0\n"
+        "for j in v[\"jobs\"]:\n"
+        "    for a in j[\"attempts\"]:\n"
+        "        d = a.get(\"device\") or {}\n"
+        "        hot, cold = d.get(\"hot_foreign_ms\"), d.get(\"cold_foreign_ms\")\n"
+        "        if d.get(\"foreign_source\") not in (\"schedstat\", \"stat\") or len(hot or []) != 5 or "
+        "len(cold or []) != 2 or None in hot:\n"
+        "            bad.append((j[\"job_key\"], d.get(\"foreign_source\"), hot, cold))\n"
+        "            continue\n"
+        "        fsum += sum(hot)\n"
+        "        wsum += sum(d[\"hot_wall_ms\"])\n"
+        "        if \"foreign\" in (a[\"process\"].get(\"protocol_error\") or \"\"): "
+        "bad.append(j[\"job_key\"])\n"
+        "print(bad, fsum, wsum)\n"
+        "sys.exit(1 if bad or not wsum or fsum < 0.25 * wsum else 0)' && grep -q '<th>foreign CPU</th>' '%s'",
+        zip, html);
+    ck_assert_msg(system(cmd) == 0, "foreign CPU time is not recorded per sample, or missed the spinner");
 }
 END_TEST
 
@@ -2937,6 +3320,19 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ext-build");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_an_external_kernel_built_in_two_directories_has_one_sha256);
+    tcase_add_test(
+        tc, test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("isolation");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_survives);
+    tcase_add_test(tc, test_foreign_cpu_time_on_the_measuring_cpu_is_recorded_per_sample_and_reported);
     suite_add_tcase(s, tc);
     tc = tcase_create("shards");
     tcase_add_checked_fixture(tc, setup, teardown);

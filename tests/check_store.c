@@ -969,6 +969,25 @@ START_TEST(test_outcome_names_parse_and_retryable_set)
 }
 END_TEST
 
+/* What a job left running is written after the attempt's own reason and
+ * read back apart from it: the supervisor writes protocol_error with
+ * ev_leftover_reason, the verifier holds only the own part to the sample
+ * rules (ev_protocol_error_own_len). */
+START_TEST(test_a_leftover_note_follows_the_attempts_own_reason_and_is_read_apart_from_it)
+{
+    char out[512];
+    static const char rule[] = "protocol rule: 1 hot samples outside the wide band [5, 80] ms";
+    ev_leftover_reason(rule, "ev-orphan (pid 12)", out, sizeof out);
+    ck_assert_msg(!strncmp(out, rule, strlen(rule)) && strstr(out, EV_LEFTOVER_NOTE "ev-orphan (pid 12)"),
+                  "%s", out);
+    ck_assert_uint_eq(ev_protocol_error_own_len(out), strlen(rule));
+    ev_leftover_reason("", "sleep (pid 7, 3 threads)", out, sizeof out);
+    ck_assert_msg(!strncmp(out, EV_LEFTOVER_NOTE, strlen(EV_LEFTOVER_NOTE)), "%s", out);
+    ck_assert_uint_eq(ev_protocol_error_own_len(out), 0);
+    ck_assert_uint_eq(ev_protocol_error_own_len(rule), strlen(rule));
+}
+END_TEST
+
 /* ---- durability -------------------------------------------------------- */
 
 /* The crash test's writer: commits samples 0, 1, 2, ... of attempt att
@@ -1599,6 +1618,7 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_run_status_cannot_be_set_twice);
     tcase_add_test(tc, test_attempt_outcomes_view_agrees_with_ev_outcome_derive_for_every_combination);
     tcase_add_test(tc, test_outcome_names_parse_and_retryable_set);
+    tcase_add_test(tc, test_a_leftover_note_follows_the_attempts_own_reason_and_is_read_apart_from_it);
     tcase_add_test(tc, test_full_disk_gives_efull_and_leaves_no_partial_record);
     tcase_add_test(tc, test_read_only_store_refuses_writes_and_changes_nothing);
     tcase_add_test(tc, test_damaged_store_is_reported_with_what_to_do);

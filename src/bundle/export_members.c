@@ -727,8 +727,17 @@ ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out)
     ev_status rc = proj_sources(L, &src);
     if (rc)
         return rc;
-    ev_proof_in in = {L->run.backend, first ? first->env_json : NULL, src, L->sources.n, tree_hash};
+    const char **envs = calloc(L->invs.n + 1, sizeof *envs);
+    if (!envs) {
+        free(src);
+        return EV_ENOMEM;
+    }
+    for (size_t i = 0; i < L->invs.n; i++)
+        envs[i] = ((const xinv *)ex_vec_at(&L->invs, i))->env_json;
+    ev_proof_in in = {L->run.backend, first ? first->env_json : NULL, envs, L->invs.n, src, L->sources.n,
+                      tree_hash};
     rc = ev_proof_build(&in, out);
+    free(envs);
     free(src);
     return rc;
 }

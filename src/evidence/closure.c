@@ -19,6 +19,16 @@ const char *const ev_closure_legacy_roots[] = {"kernels", "src/runner", "protoco
 
 #define MAX_DEPTH 32
 
+int ev_closure_in_roots(const char *rel)
+{
+    for (size_t i = 0; ev_closure_legacy_roots[i]; i++) {
+        size_t n = strlen(ev_closure_legacy_roots[i]);
+        if (!strncmp(rel, ev_closure_legacy_roots[i], n) && (rel[n] == '\0' || rel[n] == '/'))
+            return 1;
+    }
+    return 0;
+}
+
 /* Reports rel to odd with errno's text. */
 static void odd_errno(ev_closure_odd_fn odd, void *ctx, ev_closure_odd kind, const char *rel,
                       const char *what, int e)

@@ -40,6 +40,11 @@ typedef enum ev_closure_odd {
     EV_CLOSURE_MISSING      /* named by the list, not in the tree */
 } ev_closure_odd;
 
+/* 1 when relative path rel is under one of the roots (a file of a root
+ * directory, or a root file itself), else 0: evident's own files, which a
+ * kernel's build may read without declaring them (runner/ext_build.h). */
+int ev_closure_in_roots(const char *rel);
+
 /* Called for each entry left out, with its relative path and the reason
  * in words (errno's text included). */
 typedef void (*ev_closure_odd_fn)(void *ctx, ev_closure_odd kind, const char *rel, const char *why);

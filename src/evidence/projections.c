@@ -95,6 +95,26 @@ ev_status ev_proof_build(const ev_proof_in *in, ev_buf *out)
                   EV_BUNDLE_DEFAULT_ENTRY_SOURCE " not in the snapshot");
     }
     ev_jb_str(&b, root, "source_tree_hash", in->tree_hash);
+    /* the external kernels' build receipts, per invocation that built any */
+    cJSON *ext = NULL;
+    for (size_t i = 0; i < in->n_envs && !b.rc; i++) {
+        cJSON *e = NULL;
+        const cJSON *kr;
+        if (!in->envs[i] || ev_json_parse(in->envs[i], strlen(in->envs[i]), 0, &e, NULL))
+            continue;
+        kr = cJSON_GetObjectItemCaseSensitive(e, "kernels");
+        if (cJSON_IsArray(kr) && kr->child) {
+            cJSON *o, *copy = cJSON_Duplicate(kr, 1);
+            if (!ext)
+                ext = ev_jb_arr(&b, root, "external_kernels");
+            o = ev_jb_obj(&b, ext, NULL);
+            ev_jb_i64(&b, o, "invocation", (int64_t)i);
+            if (copy && ev_json_canon_numbers(copy) && !b.rc)
+                b.rc = EV_ENOMEM;
+            ev_jb_put(&b, o, "builds", copy);
+        }
+        cJSON_Delete(e);
+    }
     cJSON_Delete(env);
     return ev_jb_finish(&b, root, out);
 }

@@ -29,7 +29,9 @@ typedef struct ev_proj_source {
 
 typedef struct ev_proof_in {
     const char *backend;
-    const char *env_json;      /* the first invocation's environment record, or NULL */
+    const char *env_json;    /* the first invocation's environment record, or NULL */
+    const char *const *envs; /* every invocation's environment record (NULL: none), in order */
+    size_t n_envs;
     const ev_proj_source *src; /* every snapshot file, in path order (bytewise) */
     size_t n_src;
     const char *tree_hash; /* ev_tree_hash over them */
@@ -37,7 +39,11 @@ typedef struct ev_proof_in {
 
 /* Prints proof-receipts.json: the build projection of the environment
  * record, kernels/build.mk's digest, the kernel sources, the default
- * entry's source digest and the tree hash.  EV_ENOMEM. */
+ * entry's source digest, the tree hash and, when any invocation built
+ * external kernels, "external_kernels": per such invocation (its index)
+ * the build receipts as its environment record holds them (ext_build.h:
+ * compiler, flags, dependency list, binary SHA-256), which verify-bundle
+ * rebuilds from.  EV_ENOMEM. */
 ev_status ev_proof_build(const ev_proof_in *in, ev_buf *out);
 
 typedef struct ev_prov_in {

@@ -8,6 +8,7 @@
  */
 #include "report_int.h"
 #include "runner/sample_rules.h"
+#include "stats.h"
 
 /* Appends "<tr><th>h</th><td>escaped v</td></tr>". */
 static ev_status row(ev_buf *b, const char *h, const char *v)
@@ -127,6 +128,110 @@ static ev_status device_rows(const rep *r, ev_buf *b)
     return rc;
 }
 
+/*
+ * Foreign CPU time on the measuring CPUs (runner/foreign.h): per hot
+ * sample, what other processes took of the CPUs the job ran on, from the
+ * attempts' device records; the median and the largest over every hot
+ * sample, and the largest of each arm.  No row for a bundle whose device
+ * records keep none (before it was kept, or the torch peer's alone).
+ */
+static ev_status foreign_row(const rep *r, ev_buf *b)
+{
+    const cJSON *j, *a, *x;
+    double *v = NULL, worst = 0, arm_worst[64];
+    const char *arm_name[64];
+    size_t n = 0, cap = 0, n_arms = 0;
+    char t[1200] = "", arms[700] = "", where[200] = "", source[16] = "";
+    ev_status rc = EV_OK;
+
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(r->val, "jobs"))
+    {
+        const char *arm = ev_jr_str(j, "arm");
+        size_t k = 0;
+        while (arm && k < n_arms && strcmp(arm_name[k], arm))
+            k++;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
+        {
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(a, "device");
+            const char *src = ev_jr_str(d, "foreign_source");
+            int i = 0;
+            if (src && !source[0])
+                snprintf(source, sizeof source, "%s", src);
+            cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(d, "hot_foreign_ms"))
+            {
+                i++;
+                if (!cJSON_IsNumber(x))
+                    continue;
+                if (ev_grow((void **)&v, &cap, n + 1, sizeof *v)) {
+                    free(v);
+                    return EV_ENOMEM;
+                }
+                v[n++] = x->valuedouble;
+                if (n == 1 || x->valuedouble > worst) {
+                    worst = x->valuedouble;
+                    snprintf(where, sizeof where, "%s, hot sample %d", ev_jr_str(j, "job_key"), i - 1);
+                }
+                if (arm && k == n_arms && n_arms < 64) {
+                    arm_name[n_arms] = arm;
+                    arm_worst[n_arms++] = x->valuedouble;
+                } else if (arm && k < n_arms && x->valuedouble > arm_worst[k]) {
+                    arm_worst[k] = x->valuedouble;
+                }
+            }
+        }
+    }
+    for (size_t k = 0; k < n_arms; k++) {
+        size_t len = strlen(arms);
+        snprintf(arms + len, sizeof arms - len, "%s%s %.3f ms", k ? "; " : "", arm_name[k], arm_worst[k]);
+    }
+    if (n) {
+        double med = 0;
+        if ((rc = ev_median(v, n, &med))) {
+            free(v);
+            return rc;
+        }
+        snprintf(t, sizeof t,
+                 "other processes' CPU time on the measuring CPUs during each hot sample (source: %s%s): "
+                 "median %.3f ms, largest %.3f ms (%s), over %zu hot samples; the largest of each arm: %s.  "
+                 "Recorded, not a failure",
+                 source, !strcmp(source, "stat") ? ", /proc/stat ticks of 10 ms: coarse" : ", ns", med, worst,
+                 where, n, arms);
+        rc = row(b, "foreign CPU", t);
+    }
+    free(v);
+    return rc;
+}
+
+/* How an external kernel ran on cpu and the rules that cannot hold there
+ * (the environment's kernel_isolation, runner/khost.h); no row without. */
+static ev_status isolation_row(const rep *r, ev_buf *b)
+{
+    const cJSON *inv = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(r->val, "invocations"), 0);
+    const cJSON *e = inv ? cJSON_GetObjectItemCaseSensitive(inv, "environment") : NULL;
+    const cJSON *k = cJSON_GetObjectItemCaseSensitive(e, "kernel_isolation"), *x;
+    ev_buf t = EV_BUF_INIT;
+    ev_status rc;
+    int i = 0;
+    if (!cJSON_IsObject(k))
+        return EV_OK;
+    rc = ev_buf_printf(&t,
+                       "external kernels ran in a process of their own (%s), sharing only %s; seccomp: %s; "
+                       "Landlock ABI %lld.  Not held on cpu:",
+                       ev_jr_str(k, "process") ? ev_jr_str(k, "process") : "?",
+                       ev_jr_str(k, "shared") ? ev_jr_str(k, "shared") : "?",
+                       ev_jr_str(k, "seccomp") ? ev_jr_str(k, "seccomp") : "?",
+                       (long long)rp_jint(k, "landlock_abi", -1));
+    cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(k, "not_held"))
+    {
+        if (!rc && cJSON_IsString(x))
+            rc = ev_buf_printf(&t, " (%d) %s;", ++i, x->valuestring);
+    }
+    if (!rc)
+        rc = row(b, "kernel isolation (cpu)", t.data);
+    ev_buf_free(&t);
+    return rc;
+}
+
 /* The device and host rows. */
 static ev_status facts(const rep *r, ev_buf *b)
 {
@@ -181,6 +286,10 @@ static ev_status facts(const rep *r, ev_buf *b)
         rc = row(b, "host", t);
     if (!rc)
         rc = device_rows(r, b);
+    if (!rc)
+        rc = foreign_row(r, b);
+    if (!rc)
+        rc = isolation_row(r, b);
     if (!rc && cJSON_GetArraySize(inv) > 1) {
         snprintf(t, sizeof t,
                  "%d invocations (--resume); the first one's environment is shown, each one's is "

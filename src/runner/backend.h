@@ -46,6 +46,8 @@ typedef struct ev_backend_config {
     int64_t host_threads; /* cpu: worker threads (S); 0: one per CPU of the affinity */
     ev_proto_ref ref;     /* flush and ceiling sizes for this backend */
     int64_t device_index; /* cuda: device ordinal (0) */
+    int own_cpus;         /* cpu: the protocol pins jobs to a cpu_set of 2 or more CPUs (the kernel
+                             host's handshake may then spin: khost.h) */
 } ev_backend_config;
 
 /* What the device is.  Strings are NUL-terminated, "" when unknown.
@@ -196,6 +198,11 @@ typedef struct ev_backend_ops {
      * cub_version are unknown.  w may be NULL (all unknown). */
     void (*watch_state)(void *w, int64_t pid, ev_device_state *out);
     void (*watch_close)(void *w); /* NULL-safe */
+    /* The CPU time in ns the backend's helper processes have used so far
+     * (cpu: the kernel host of an external job, khost.h), -1 when it has
+     * none or cannot say; NULL: none (cuda).  The worker counts it as the
+     * job's own, not foreign, CPU time (foreign.h). */
+    int64_t (*helper_cpu_ns)(void *impl);
 } ev_backend_ops;
 
 /*

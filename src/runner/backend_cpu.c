@@ -11,8 +11,13 @@
  * entry "<op>_<dtype>_<schedule>", grid = (tasks, 1, 1), block = (rows per
  * task, 1, 1).  cub is a CUDA library: bind refuses it with
  * EV_EUNSUPPORTED and its reason, which the worker records as a skip.  An
- * external kernel (ext_kernel.h) is its shared object's entry, called once
- * per op on the worker's thread (receipt: the entry, grid and block 1).
+ * external kernel (ext_kernel.h) is its shared object's entry, run in a
+ * process of its own, the kernel host (khost.h), once per op (receipt: the
+ * entry, grid and block 1): the variants (read-only to it, between
+ * inaccessible guard pages) and the output slots are the only memory the
+ * two share; the pristine base, the plants' table and the kept output stay
+ * in this process, and an epoch's ops are one request timed around the
+ * handshake.
  * A job bound with plants (backend.h, kernels/plants.h) holds its input
  * as a pristine base and V variants in one allocation and its `ops`
  * output slots between guard regions in another, each at secret offsets
@@ -28,7 +33,6 @@
 #include "validate.h"
 
 #include <dirent.h>
-#include <dlfcn.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +42,7 @@
 #include <unistd.h>
 
 #include "evident_kernel.h"
+#include "khost.h"
 #include "reduce_cpu.h"
 
 /* Threads of the process remembered at bind (late work). */
@@ -75,8 +80,7 @@ typedef struct cpu_impl {
     int64_t ops;                        /* calls per batch (capture) */
     int64_t bind_threads[BIND_THREADS]; /* the process's thread ids when bound (late work) */
     int64_t n_bind_threads;             /* how many (-1: unknown, or more than the array holds) */
-    void *ext_so;                       /* EXTERNAL: dlopen handle */
-    evident_cpu_entry ext_fn;           /* EXTERNAL: the entry */
+    ev_khost *host;                     /* EXTERNAL: the kernel's own process (khost.h) */
 } cpu_impl;
 
 static volatile uint64_t sink; /* keeps the ceiling read and flush alive */
@@ -216,8 +220,13 @@ static void cpu_close(void *impl)
     if (!c)
         return;
     ev_cpu_pool_free(c->pool);
-    free(c->in_arena);
-    free(c->out_arena);
+    if (c->host) {
+        ev_khost_stop(c->host); /* the variants and slots were the shared memory's */
+        free(c->base);          /* the base was this process's own */
+    } else {
+        free(c->in_arena);
+        free(c->out_arena);
+    }
     free(c->slot_off);
     free(c->slot_order);
     free(c->var);
@@ -226,11 +235,6 @@ static void cpu_close(void *impl)
     free(c->kept);
     free(c->prow);
     free(c->tab);
-    /* a kernel that left threads running keeps its code mapped: unloading
-     * it under them would crash the process after its records (the late
-     * rule has judged it; the process exits next) */
-    if (c->ext_so && !thread_left(c))
-        dlclose(c->ext_so);
     unmap(c->flush, c->flush_mapped);
     unmap(c->ceil, c->ceil_mapped);
     free(c);
@@ -301,6 +305,59 @@ static size_t up256(size_t n)
  * (ev_plant_layout), the kept output, and one binding per op (variant
  * i mod V, slot i).
  */
+#define PAGE ((size_t)4096)
+
+/* n bytes rounded up to whole pages (at least one). */
+static size_t in_pages(size_t n)
+{
+    return n ? (n + PAGE - 1) / PAGE * PAGE : PAGE;
+}
+
+/*
+ * Starts the kernel host of an external job (khost.h) with its shared
+ * data laid out as: an inaccessible guard page, the variants' arena
+ * (c->in_arena_len bytes, read-only to the kernel), another guard page,
+ * the output slots' arena (c->out_arena_len, read-write: the slots and
+ * their guard bytes), and a last guard page.  Sets c->host, c->in_arena,
+ * c->out_arena (into the shared memory).
+ */
+static ev_status ext_host_start(cpu_impl *c, const ev_backend_job *job, ev_err *err)
+{
+    ev_khost_region r[5];
+    size_t in_len = in_pages(c->in_arena_len), out_len = in_pages(c->out_arena_len);
+    uint64_t in_at = PAGE, out_at = in_at + in_len + PAGE, end = out_at + out_len;
+    ev_status rc;
+
+    r[0] = (ev_khost_region){0, PAGE, PROT_NONE, "the guard page before the inputs"};
+    r[1] = (ev_khost_region){in_at, in_len, PROT_READ, "the input variants"};
+    r[2] = (ev_khost_region){in_at + in_len, PAGE, PROT_NONE, "the guard page after the inputs"};
+    r[3] = (ev_khost_region){out_at, out_len, PROT_READ | PROT_WRITE, "the output slots and their guards"};
+    r[4] = (ev_khost_region){end, PAGE, PROT_NONE, "the guard page after the outputs"};
+    if ((rc = ev_khost_start(job->arm, job->ext_lib, job->ext_entry, (size_t)c->pc.ops, end + PAGE, r, 5,
+                             (int)c->cfg.own_cpus, &c->host, err)))
+        return rc;
+    c->in_arena = ev_khost_data(c->host) + in_at;
+    c->out_arena = ev_khost_data(c->host) + out_at;
+    return EV_OK;
+}
+
+/* The kernel host's call list: call i is op i (variant i mod V, slot i),
+ * by offset in the shared data. */
+static ev_status ext_host_calls(cpu_impl *c, ev_err *err)
+{
+    size_t ops = (size_t)c->pc.ops;
+    ev_khost_call *calls = malloc(ops * sizeof *calls);
+    unsigned char *d = ev_khost_data(c->host);
+    if (!calls)
+        return ev_err_set(err, EV_ENOMEM, "binding: the kernel's call list: out of memory");
+    for (size_t i = 0; i < ops; i++)
+        calls[i] = (ev_khost_call){(uint64_t)((unsigned char *)c->var[i % (size_t)c->pc.variants] - d),
+                                   (uint64_t)((unsigned char *)c->slot[i] - d)};
+    ev_khost_calls(c->host, 0, calls, ops, c->shape.rows, c->shape.cols, c->shape.stride);
+    free(calls);
+    return EV_OK;
+}
+
 static ev_status bind_plants(cpu_impl *c, const ev_backend_job *job, ev_err *err)
 {
     const ev_plant_cfg *pc = job->plants;
@@ -333,8 +390,13 @@ static ev_status bind_plants(cpu_impl *c, const ev_backend_job *job, ev_err *err
         (rc = ev_plant_layout(pc->seed, 1, ops, up256(c->out_len), EV_SLOT_GUARD, c->slot_off,
                               &c->out_arena_len, err)))
         goto out;
-    c->in_arena = alloc256(c->in_arena_len);
-    c->out_arena = alloc256(c->out_arena_len);
+    if (job->kind == EV_ARM_EXTERNAL) {
+        if ((rc = ext_host_start(c, job, err)))
+            goto out;
+    } else {
+        c->in_arena = alloc256(c->in_arena_len);
+        c->out_arena = alloc256(c->out_arena_len);
+    }
     if (!c->in_arena || !c->out_arena) {
         rc = ev_err_set(err, EV_ENOMEM, "binding: %zu + %zu bytes of variants and slots: out of memory",
                         c->in_arena_len, c->out_arena_len);
@@ -342,7 +404,13 @@ static ev_status bind_plants(cpu_impl *c, const ev_backend_job *job, ev_err *err
     }
     memset(c->in_arena, 0, c->in_arena_len);
     memset(c->out_arena, EV_GUARD_BYTE, c->out_arena_len);
-    c->base = c->in_arena + in_off[V];
+    /* an external kernel's process shares the variants, never the base:
+     * comparing the two would show it the plants */
+    c->base = c->host ? alloc256(job->input_len) : c->in_arena + in_off[V];
+    if (!c->base) {
+        rc = ev_err_set(err, EV_ENOMEM, "binding: the base input: out of memory");
+        goto out;
+    }
     if (job->input_len)
         memcpy(c->base, job->input, job->input_len);
     for (size_t j = 0; j < V; j++) {
@@ -356,6 +424,8 @@ static ev_status bind_plants(cpu_impl *c, const ev_backend_job *job, ev_err *err
         rc = ev_binding_make(&c->bind[i], &c->shape, c->var[i % V], job->input_len, c->slot[i], c->out_len,
                              err);
     }
+    if (!rc && c->host)
+        rc = ext_host_calls(c, err);
 out:
     free(in_off);
     return rc;
@@ -403,15 +473,8 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         if (!job->ext_entry)
             return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no entry for %s/%s", job->arm, job->c.op,
                               job->c.dtype);
-        if (!job->ext_lib)
-            return ev_err_set(err, EV_EINVAL, "external kernel %s: no built library", job->arm);
-        c->ext_so = dlopen(job->ext_lib, RTLD_NOW | RTLD_LOCAL);
-        if (!c->ext_so)
-            return ev_err_set(err, EV_EINVAL, "external kernel %s: cannot load it: %s", job->arm, dlerror());
-        *(void **)&c->ext_fn = dlsym(c->ext_so, job->ext_entry);
-        if (!c->ext_fn)
-            return ev_err_set(err, EV_EINVAL, "external kernel %s: its source defines no entry '%s'",
-                              job->arm, job->ext_entry);
+        if (!job->ext_lib) /* (a build that failed ended the job before bind: worker.c) */
+            return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no cpu source", job->arm);
     }
     if (!job->plants || job->plants->ops < 1 || job->plants->variants < 1 ||
         job->plants->rows != c->shape.rows)
@@ -462,12 +525,8 @@ static ev_status call_once(cpu_impl *c, int64_t i, ev_err *err)
         sink = ev_cpu_stream_read(c->pool, c->ceil, c->ceil_len);
         return EV_OK;
     }
-    if (c->kind == EV_ARM_EXTERNAL) {
-        const ev_binding *b = &c->bind[i];
-        int r = c->ext_fn(b->in, b->out, b->shape.rows, b->shape.cols, b->shape.stride);
-        return r ? ev_err_set(err, EV_EPROC, "external kernel: its entry %s returned %d", c->plan.entry, r)
-                 : EV_OK;
-    }
+    if (c->kind == EV_ARM_EXTERNAL) /* op i, in the kernel's process */
+        return ev_khost_run(c->host, (uint64_t)i, 1, err);
     return ev_reduce_cpu_run(c->pool, &c->bind[i], &c->run, err);
 }
 
@@ -558,6 +617,11 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
 
     if (c->ops < 1)
         return ev_err_set(err, EV_EINVAL, "replay before capture");
+    /* where the handshake spins, an empty request first, untimed: the
+     * kernel's process is awake and spinning when the first timed epoch
+     * comes (khost.h) */
+    if (c->host && ev_khost_spins(c->host) && (rc = ev_khost_run(c->host, 0, 0, err)))
+        return rc;
     t0 = now_ns();
     for (int64_t n = 0; n < k; n++) {
         if (!c->planted) {
@@ -575,6 +639,12 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
             if (e > 0)
                 ev_plant_apply(&c->pc, c->tab, e - 1, 0, c->base, c->var);
             ev_plant_apply(&c->pc, c->tab, e, 1, c->base, c->var);
+            if (c->host) { /* the epoch's ops: one request to the kernel's process */
+                int64_t n_e = (e + 1) * V < c->ops ? V : c->ops - e * V;
+                if ((rc = ev_khost_run(c->host, (uint64_t)(e * V), (uint64_t)n_e, err)))
+                    return rc;
+                continue;
+            }
             for (int64_t i = e * V; i < (e + 1) * V && i < c->ops; i++)
                 if ((rc = call_once(c, i, err)))
                     return rc;
@@ -584,11 +654,13 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
         c->launched++;
     }
     t1 = now_ns();
-    /* late work: a thread the kernel left running (the cpu's side stream)
-     * is waited for, up to EV_LATE_WAIT_MS, on the wall clock */
-    while (wall_ms && thread_left(c) && waited++ < EV_LATE_WAIT_MS) {
-        struct timespec ms1 = {0, 1000000};
-        nanosleep(&ms1, NULL);
+    /* late work: a thread left running in this process, or the kernel's
+     * process still running after it said its batch ended (the cpu's side
+     * stream), is waited for, up to EV_LATE_WAIT_MS, on the wall clock */
+    while (wall_ms && (thread_left(c) || (c->host && ev_khost_idle(c->host) == 0)) &&
+           waited++ < 20 * EV_LATE_WAIT_MS) {
+        struct timespec us50 = {0, 50000};
+        nanosleep(&us50, NULL);
     }
     t2 = now_ns();
     *ms = (double)(t1 - t0) / 1e6;
@@ -674,6 +746,13 @@ static ev_status cpu_state(void *impl, ev_device_state *out, ev_err *err)
     return EV_OK;
 }
 
+/* The kernel host's CPU time (an external job), -1 for any other job. */
+static int64_t cpu_helper_cpu_ns(void *impl)
+{
+    cpu_impl *c = impl;
+    return c && c->host ? ev_khost_cpu_ns(c->host) : -1;
+}
+
 const ev_backend_ops ev_backend_cpu_ops = {
     "cpu",
     cpu_open,
@@ -696,4 +775,5 @@ const ev_backend_ops ev_backend_cpu_ops = {
     NULL,
     NULL,
     NULL, /* no watch: a job's other process has no device to read */
+    cpu_helper_cpu_ns,
 };

@@ -9,12 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "buf.h"
+#include "evidence/closure.h"
 #include "json.h"
-#include "proc.h"
 #include "sha256.h"
 #include "snapshot.h"
 
@@ -38,128 +37,159 @@ static int put(const char *path, const char *s, size_t n)
     return bad ? -1 : 0;
 }
 
-/* How one backend's kernels are built: the compiler, its pinned flags and
- * the suffix of what it writes. */
-typedef struct toolchain {
-    char compiler[4200];
-    char flags[160];
-    const char *suffix;
-} toolchain;
-
-/* The toolchain of backend, or -1 for a backend without one. */
-static int toolchain_of(const char *backend, toolchain *t)
+/* bsearch comparator: a path against a snapshot file. */
+static int snap_cmp(const void *key, const void *elem)
 {
-    if (!strcmp(backend, "cpu")) {
-        snprintf(t->compiler, sizeof t->compiler, "cc");
-        snprintf(t->flags, sizeof t->flags, "%s", EV_EXT_CPU_FLAGS);
-        t->suffix = ".so";
-        return 0;
-    }
-    if (!strcmp(backend, "cuda")) {
-        const char *env = getenv("EVIDENT_NVCC");
-        if (env && *env)
-            snprintf(t->compiler, sizeof t->compiler, "%s", env);
-        else if (EV_NVCC[0] && access(EV_NVCC, X_OK) == 0)
-            snprintf(t->compiler, sizeof t->compiler, "%s", EV_NVCC);
-        else
-            snprintf(t->compiler, sizeof t->compiler, "nvcc");
-        snprintf(t->flags, sizeof t->flags, "%s -arch=%s", EV_EXT_CUDA_FLAGS, EV_EXT_CUDA_ARCH);
-        t->suffix = ".cubin";
-        return 0;
-    }
-    return -1;
+    return strcmp((const char *)key, ((const ev_source_file *)elem)->path);
 }
 
-/* The compiler's version: the line of `compiler --version` that names a
- * release (nvcc's "Cuda compilation tools, release ..."), else its first
- * line; "" when it cannot be run. */
-static void compiler_version(const char *compiler, char *out, size_t cap)
+/*
+ * How a toolkit file at real path p is named in a receipt: relative to /
+ * (the environment record keeps no absolute path: snapshot.h's redaction)
+ * when under /usr or /opt, where toolkits live; elsewhere (a toolkit under
+ * a home directory) only its base name after "?/", so no user's directory
+ * is recorded.  Returns out[cap].
+ */
+static const char *toolkit_name(const char *p, char *out, size_t cap)
 {
-    char *ver[] = {(char *)compiler, "--version", NULL};
-    ev_buf v = EV_BUF_INIT;
-    out[0] = '\0';
-    if (ev_proc_capture(ver, &v, 1, 65536) == 0 && v.len) {
-        const char *line = strstr(v.data, "release");
-        while (line && line > v.data && line[-1] != '\n')
-            line--;
-        line = line ? line : v.data;
-        snprintf(out, cap, "%.*s", (int)strcspn(line, "\n"), line);
+    const char *base = strrchr(p, '/');
+    if (!strncmp(p, "/usr/", 5) || !strncmp(p, "/opt/", 5))
+        snprintf(out, cap, "%s", p + 1);
+    else
+        snprintf(out, cap, "?/%.255s", base ? base + 1 : p);
+    return out;
+}
+
+/* The dependency list of one build, as its receipt records it. */
+typedef struct dep_list {
+    cJSON *root;    /* [{path, sha256}]: files read under the root (members of the bundle) */
+    cJSON *toolkit; /* [{path, sha256}]: the toolkit's files (real paths) */
+} dep_list;
+
+/*
+ * Holds build k's dependency list (c->deps, read in root) to the rule of
+ * ext_build.h and records it in *dl.  OUT: why (empty when the rule holds,
+ * else one line naming the first file that breaks it).
+ */
+static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext_kernel *k,
+                       const char *protocol_path, const char *tu, const ev_ext_compiled *c,
+                       const ev_source_file *snap, size_t n_snap, dep_list *dl, ev_buf *why)
+{
+    ev_strs seen = EV_STRS_INIT;
+    for (size_t i = 0; i < c->deps.n; i++) {
+        char where[4200], sha[65], full[8400], tname[4200];
+        ev_ext_dep_kind kind = ev_ext_dep_where(t, root, c->deps.v[i], where, sizeof where);
+        const ev_source_file *s;
+        cJSON *o;
+        int dup = 0;
+        for (size_t q = 0; q < seen.n && !dup; q++)
+            dup = !strcmp(seen.v[q], where);
+        if (dup || ev_strs_push(&seen, where))
+            continue;
+        if (kind == EV_DEP_ROOT)
+            snprintf(full, sizeof full, "%s/%s", root, where);
+        else
+            snprintf(full, sizeof full, "%s", where);
+        file_sha(full, sha);
+        o = cJSON_CreateObject();
+        if (o) {
+            ev_json_add_str(o, "path",
+                            kind == EV_DEP_ROOT ? where : toolkit_name(where, tname, sizeof tname));
+            ev_json_add_str(o, "sha256", sha);
+            cJSON_AddItemToArray(kind == EV_DEP_ROOT ? dl->root : dl->toolkit, o);
+        }
+        if (why->len || kind == EV_DEP_TOOLKIT)
+            continue;
+        if (kind == EV_DEP_OUTSIDE) {
+            const char *base = strrchr(where, '/');
+            ev_buf_printf(why,
+                          "%s: %s includes %s (%s), outside the repository and the toolkit's directories: "
+                          "a kernel's build may read only its declared files, evident's own (kernels/) "
+                          "and the toolkit's headers\n",
+                          k->name, tu, base ? base + 1 : where, where);
+        } else if (!(s = bsearch(where, snap, n_snap, sizeof *snap, snap_cmp)) ||
+                   !(ev_ext_declares(k, protocol_path, t->backend, where) || ev_closure_in_roots(where))) {
+            ev_buf_printf(why,
+                          "%s: %s includes %s, which the protocol does not declare: list it in the kernel's "
+                          "sources (sources.%s: [\"%s\", ...])\n",
+                          k->name, tu, where, t->backend, ev_ext_source(k, t->backend));
+        } else if (strcmp(s->sha256, sha)) {
+            ev_buf_printf(why,
+                          "%s: %s read %s, whose bytes (sha256 %.16s...) are not the run's snapshot's "
+                          "(%.16s...): it changed after the run started; the bundle must hold the bytes "
+                          "that ran (start a new run)\n",
+                          k->name, tu, where, sha, s->sha256);
+        }
     }
-    ev_buf_free(&v);
+    ev_strs_free(&seen);
 }
 
 ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, const char *root,
-                           const char *backend, const char *dir, ev_ext_built *b, size_t *n, cJSON **receipts,
-                           ev_err *err)
+                           const char *backend, const char *dir, const ev_source_file *snap, size_t n_snap,
+                           ev_ext_built *b, size_t *n, cJSON **receipts, ev_err *err)
 {
     cJSON *arr = cJSON_CreateArray();
-    char version[256] = "";
-    toolchain tc;
+    ev_ext_toolchain tc;
+    ev_ext_limits lim = EV_EXT_LIMITS_DEFAULT;
+    ev_status rc = EV_OK;
 
     *n = 0;
     *receipts = NULL;
+    memset(&tc, 0, sizeof tc);
     if (!arr)
         return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
-    if (toolchain_of(backend, &tc) || !p->n_kernels) {
+    if (!p->n_kernels || (strcmp(backend, "cpu") && strcmp(backend, "cuda"))) {
         *receipts = arr;
         return EV_OK;
     }
-    compiler_version(tc.compiler, version, sizeof version);
+    if ((rc = ev_ext_toolchain_of(backend, &tc, err)))
+        goto fail;
     if (mkdir(dir, 0755) && errno != EEXIST) {
-        cJSON_Delete(arr);
-        return ev_err_set(err, EV_EIO, "kernels: cannot create %s: %s", dir, strerror(errno));
+        rc = ev_err_set(err, EV_EIO, "kernels: cannot create %s: %s", dir, strerror(errno));
+        goto fail;
     }
     for (size_t i = 0; i < p->n_kernels; i++) {
         const ev_ext_kernel *k = &p->kernels[i];
         const char *src = ev_ext_source(k, backend);
-        char rel[600], full[5000], inc[4200], sha_src[65], sha_bin[65] = "";
+        char rel[EV_EXT_REPO_MAX], sha_src[65], sha_bin[65] = "", full[5000];
         ev_ext_built *x = &b[*n];
-        ev_buf msg = EV_BUF_INIT, red = EV_BUF_INIT;
+        ev_ext_compiled c;
+        ev_buf why = EV_BUF_INIT, msg = EV_BUF_INIT, red = EV_BUF_INIT;
+        dep_list dl = {cJSON_CreateArray(), cJSON_CreateArray()};
         cJSON *r;
-        int status;
 
-        if (!src || ev_ext_repo_path(protocol_path, src, rel, sizeof rel))
+        if (!src || ev_ext_repo_path(protocol_path, src, rel, sizeof rel)) {
+            cJSON_Delete(dl.root);
+            cJSON_Delete(dl.toolkit);
             continue;
+        }
         memset(x, 0, sizeof *x);
         snprintf(x->name, sizeof x->name, "%s", k->name);
         snprintf(full, sizeof full, "%s/%s", root, rel);
         snprintf(x->lib, sizeof x->lib, "%s/%s%s", dir, k->name, tc.suffix);
-        snprintf(inc, sizeof inc, "-I%s/kernels", root);
         file_sha(full, sha_src);
-        {
-            /* the pinned flags, one word each, then the include, source and output */
-            char flags[sizeof tc.flags];
-            char *argv[24];
-            int ac = 0;
-            memcpy(flags, tc.flags, sizeof flags);
-            argv[ac++] = tc.compiler;
-            for (char *t = flags; *t && ac < 16;) {
-                argv[ac++] = t;
-                t += strcspn(t, " ");
-                if (*t)
-                    *t++ = '\0';
-            }
-            argv[ac++] = inc;
-            argv[ac++] = full;
-            argv[ac++] = "-o";
-            argv[ac++] = x->lib;
-            argv[ac] = NULL;
-            unlink(x->lib);
-            status = ev_proc_capture(argv, &msg, 1, 65536);
+        if ((rc = ev_ext_compile(&tc, root, rel, x->lib, &lim, &c, err))) {
+            cJSON_Delete(dl.root);
+            cJSON_Delete(dl.toolkit);
+            goto fail;
         }
-        x->ok = status == 0 && access(x->lib, R_OK) == 0;
-        if (x->ok) {
+        x->ok = c.status == 0 && !c.timed_out && access(x->lib, R_OK) == 0;
+        if (x->ok && dl.root && dl.toolkit)
+            check_deps(&tc, root, k, protocol_path, rel, &c, snap, n_snap, &dl, &why);
+        x->ok = x->ok && dl.root && dl.toolkit && !why.len;
+        if (x->ok)
             file_sha(x->lib, sha_bin);
-        } else {
+        ev_buf_append(&msg, why.data ? why.data : "", why.len);
+        ev_buf_append(&msg, c.msg.data ? c.msg.data : "", c.msg.len);
+        if (!x->ok) {
             snprintf(x->error, sizeof x->error, "%s/%s.compile-error.txt", dir, k->name);
-            if (status == 127 && !strcmp(backend, "cuda"))
+            if (c.status == 127 && !strcmp(backend, "cuda"))
                 ev_buf_puts(&msg, "(set EVIDENT_NVCC to nvcc's path)\n");
             if (!msg.len)
-                ev_buf_append(&msg, "(the compiler printed nothing)\n", 31);
+                ev_buf_puts(&msg, "(the compiler printed nothing)\n");
             if (put(x->error, msg.data, msg.len)) {
-                ev_buf_free(&msg);
-                cJSON_Delete(arr);
-                return ev_err_set(err, EV_EIO, "kernels: cannot write %s", x->error);
+                rc = ev_err_set(err, EV_EIO, "kernels: cannot write %s", x->error);
+                goto next;
             }
             x->lib[0] = '\0';
         }
@@ -167,29 +197,43 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, cons
         r = cJSON_CreateObject();
         if (!r || !cJSON_AddItemToArray(arr, r)) {
             cJSON_Delete(r);
-            ev_buf_free(&msg);
-            ev_buf_free(&red);
-            cJSON_Delete(arr);
-            return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
+            rc = ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
+            goto next;
         }
         ev_json_add_str(r, "name", k->name);
         ev_json_add_str(r, "backend", backend);
         ev_json_add_str(r, "source", rel);
         ev_json_add_str(r, "source_sha256", sha_src);
-        ev_json_add_str(r, "compiler", version[0] ? version : tc.compiler);
+        ev_json_add_str(r, "compiler", tc.version[0] ? tc.version : tc.compiler);
         ev_json_add_str(r, "flags", tc.flags);
+        ev_json_add_str(r, "include", EV_EXT_INCLUDE);
         cJSON_AddBoolToObject(r, "ok", x->ok);
         if (x->ok)
             ev_json_add_str(r, "binary_sha256", sha_bin);
         else
             cJSON_AddNullToObject(r, "binary_sha256");
+        cJSON_AddItemToObject(r, "deps", dl.root);
+        cJSON_AddItemToObject(r, "toolkit_deps", dl.toolkit);
+        dl.root = dl.toolkit = NULL;
         ev_json_add_str(r, "message", red.data ? red.data : "");
+        (*n)++;
+    next:
+        cJSON_Delete(dl.root);
+        cJSON_Delete(dl.toolkit);
+        ev_ext_compiled_free(&c);
+        ev_buf_free(&why);
         ev_buf_free(&msg);
         ev_buf_free(&red);
-        (*n)++;
+        if (rc)
+            goto fail;
     }
+    ev_ext_toolchain_free(&tc);
     *receipts = arr;
     return EV_OK;
+fail:
+    ev_ext_toolchain_free(&tc);
+    cJSON_Delete(arr);
+    return rc;
 }
 
 const ev_ext_built *ev_ext_built_of(const ev_ext_built *b, size_t n, const char *name)

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "names.h"
+#include "strs.h"
 #include "vocab.h"
 
 /* 1 when s is a C identifier of at most max - 1 bytes. */
@@ -63,6 +64,48 @@ static ev_status only(const cJSON *o, const char *path, const char *const *keys,
     return EV_OK;
 }
 
+/*
+ * Parses sources.<backend b> of declaration `path` into k->files[b]: one
+ * string (the translation unit) or an array of strings, that unit first
+ * and then the files it includes (at most EV_EXT_MAX_FILES).  Each is a
+ * relative path inside the protocol's directory; the first ends in .c
+ * (cpu) or .cu (cuda); none is named twice.  Absent (v NULL): no file.
+ */
+static ev_status parse_files(const cJSON *v, const char *path, int b, ev_ext_kernel *k, ev_err *err)
+{
+    const char *be = b ? "cuda" : "cpu", *ext = b ? ".cu" : ".c";
+    const cJSON *it;
+    size_t n = 0;
+
+    if (!v)
+        return EV_OK;
+    if (!cJSON_IsString(v) && !(cJSON_IsArray(v) && v->child))
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s.sources.%s: must be a file name, or a list of file names (the translation unit "
+                          "first, then the files it includes)",
+                          path, be);
+    for (it = cJSON_IsArray(v) ? v->child : v; it; it = cJSON_IsArray(v) ? it->next : NULL) {
+        const char *s = cJSON_IsString(it) ? it->valuestring : NULL;
+        size_t len = s ? strlen(s) : 0, e = strlen(ext);
+        if (n == EV_EXT_MAX_FILES)
+            return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: at most %d files", path, be, EV_EXT_MAX_FILES);
+        if (!s || !inside(s))
+            return ev_err_set(
+                err, EV_EFORMAT,
+                "%s.sources.%s: '%.60s' must be a relative path inside the protocol's directory "
+                "(no '..', no absolute path)",
+                path, be, s ? s : "(not a string)");
+        if (!n && (len <= e || strcmp(s + len - e, ext)))
+            return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: must be a %s file", path, be, ext);
+        for (size_t q = 0; q < n; q++)
+            if (!strcmp(k->files[b][q], s))
+                return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: '%.60s' twice", path, be, s);
+        memcpy(k->files[b][n++], s, len + 1);
+    }
+    k->n_files[b] = n;
+    return EV_OK;
+}
+
 /* Parses declaration o (index i) into *k. */
 static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *err)
 {
@@ -90,24 +133,11 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
     src = cJSON_GetObjectItemCaseSensitive(o, "sources");
     if (!cJSON_IsObject(src) || !src->child)
         return ev_err_set(err, EV_EFORMAT, "%s.sources: must name a cpu and/or a cuda source file", path);
-    if ((rc = only(src, "sources", src_keys, err)) ||
-        (rc = get_str(src, "cpu", path, k->source_cpu, sizeof k->source_cpu, err)) ||
-        (rc = get_str(src, "cuda", path, k->source_cuda, sizeof k->source_cuda, err)))
+    if ((rc = only(src, "sources", src_keys, err)))
         return rc;
-    for (int b = 0; b < 2; b++) {
-        const char *s = b ? k->source_cuda : k->source_cpu;
-        const char *ext = b ? ".cu" : ".c";
-        size_t n = strlen(s), e = strlen(ext);
-        if (cJSON_GetObjectItemCaseSensitive(src, b ? "cuda" : "cpu") && !inside(s))
-            return ev_err_set(
-                err, EV_EFORMAT,
-                "%s.sources.%s: '%.60s' must be a relative path inside the protocol's directory "
-                "(no '..', no absolute path)",
-                path, b ? "cuda" : "cpu", s);
-        if (n && (n <= e || strcmp(s + n - e, ext)))
-            return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: must be a %s file", path, b ? "cuda" : "cpu",
-                              ext);
-    }
+    for (int b = 0; b < 2; b++)
+        if ((rc = parse_files(cJSON_GetObjectItemCaseSensitive(src, b ? "cuda" : "cpu"), path, b, k, err)))
+            return rc;
     ent = cJSON_GetObjectItemCaseSensitive(o, "entries");
     if (!cJSON_IsObject(ent) || !ent->child)
         return ev_err_set(err, EV_EFORMAT,
@@ -143,7 +173,7 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
         k->n_entries++;
     }
     geo = cJSON_GetObjectItemCaseSensitive(o, "geometry");
-    if (k->source_cuda[0] && !geo)
+    if (k->n_files[1] && !geo)
         return ev_err_set(err, EV_EFORMAT,
                           "%s.geometry: a cuda source needs {\"grid\": EXPR, \"block\": EXPR}", path);
     if (geo) {
@@ -199,8 +229,13 @@ const char *ev_ext_entry_for(const ev_ext_kernel *k, const char *op, const char 
 
 const char *ev_ext_source(const ev_ext_kernel *k, const char *backend)
 {
-    const char *s = !strcmp(backend, "cuda") ? k->source_cuda : k->source_cpu;
-    return s[0] ? s : NULL;
+    return ev_ext_file(k, backend, 0);
+}
+
+const char *ev_ext_file(const ev_ext_kernel *k, const char *backend, size_t j)
+{
+    int b = !strcmp(backend, "cuda");
+    return j < k->n_files[b] ? k->files[b][j] : NULL;
 }
 
 /* ---- geometry expressions ------------------------------------------------ */
@@ -396,57 +431,88 @@ int ev_ext_repo_path(const char *protocol_path, const char *src, char *out, size
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-int ev_ext_closure_file(const ev_ext_kernel *k, size_t i, const char *protocol_path, const char *backend,
-                        char *out, size_t cap)
+ev_status ev_ext_closure(const ev_ext_kernel *k, size_t n, const char *protocol_path, const char *backend,
+                         ev_strs *out)
 {
-    const char *src = ev_ext_source(&k[i], backend);
-    return src && !ev_ext_repo_path(protocol_path, src, out, cap);
+    for (size_t i = 0; i < n; i++) {
+        const char *f;
+        for (size_t j = 0; (f = ev_ext_file(&k[i], backend, j)) != NULL; j++) {
+            char rel[EV_EXT_REPO_MAX];
+            int seen = 0;
+            if (ev_ext_repo_path(protocol_path, f, rel, sizeof rel))
+                continue;
+            for (size_t q = 0; q < out->n && !seen; q++)
+                seen = !strcmp(out->v[q], rel);
+            if (!seen && ev_strs_push(out, rel))
+                return EV_ENOMEM;
+        }
+    }
+    return EV_OK;
+}
+
+int ev_ext_declares(const ev_ext_kernel *k, const char *protocol_path, const char *backend, const char *rel)
+{
+    const char *f;
+    for (size_t j = 0; (f = ev_ext_file(k, backend, j)) != NULL; j++) {
+        char r[EV_EXT_REPO_MAX];
+        if (!ev_ext_repo_path(protocol_path, f, r, sizeof r) && !strcmp(r, rel))
+            return 1;
+    }
+    return 0;
+}
+
+/* Kernel `name`'s file src, at repository path rel (modified in place and
+ * restored): exists under root as a regular file, with no symlink on its
+ * path.  EV_EUSAGE naming the kernel and the path. */
+static ev_status check_file(const char *root, const char *name, const char *src, char *rel, ev_err *err)
+{
+    char full[5000];
+    /* every component, from the root down: no symlink anywhere */
+    for (char *c = rel;; c++) {
+        if (*c == '/' || !*c) {
+            struct stat st;
+            char save = *c;
+            *c = '\0';
+            snprintf(full, sizeof full, "%s/%s", root, rel);
+            if (lstat(full, &st)) {
+                ev_err_set(err, EV_EUSAGE, "%s: source %s: %s", name, rel, strerror(errno));
+                *c = save;
+                return EV_EUSAGE;
+            }
+            if (S_ISLNK(st.st_mode)) {
+                ev_err_set(err, EV_EUSAGE,
+                           "%s: source %s: %s is a symlink; name the file itself (the bundle must hold the "
+                           "bytes that ran)",
+                           name, src, rel);
+                *c = save;
+                return EV_EUSAGE;
+            }
+            *c = save;
+            if (!save)
+                return S_ISREG(st.st_mode)
+                           ? EV_OK
+                           : ev_err_set(err, EV_EUSAGE, "%s: source %s is not a regular file", name, rel);
+        }
+    }
 }
 
 ev_status ev_ext_check_sources(const char *root, const char *protocol_path, const ev_ext_kernel *k, size_t n,
                                const char *backend, ev_err *err)
 {
     for (size_t i = 0; i < n; i++) {
-        const char *src = ev_ext_source(&k[i], backend);
-        char rel[600], full[5000];
-        if (!src)
-            continue;
-        if (protocol_path[0] == '/' || strstr(protocol_path, "..") ||
-            ev_ext_repo_path(protocol_path, src, rel, sizeof rel))
-            return ev_err_set(
-                err, EV_EUSAGE,
-                "%s: a protocol that declares kernels must be given by a path inside the repository "
-                "(relative, no '..'), so the bundle can hold its sources",
-                k[i].name);
-        /* every component, from the root down: no symlink anywhere */
-        for (char *c = rel;; c++) {
-            if (*c == '/' || !*c) {
-                struct stat st;
-                char save = *c;
-                *c = '\0';
-                snprintf(full, sizeof full, "%s/%s", root, rel);
-                if (lstat(full, &st)) {
-                    ev_err_set(err, EV_EUSAGE, "%s: source %s: %s", k[i].name, rel, strerror(errno));
-                    *c = save;
-                    return EV_EUSAGE;
-                }
-                if (S_ISLNK(st.st_mode)) {
-                    ev_err_set(err, EV_EUSAGE,
-                               "%s: source %s: %s is a symlink; name the file itself (the bundle must hold "
-                               "the bytes "
-                               "that ran)",
-                               k[i].name, src, rel);
-                    *c = save;
-                    return EV_EUSAGE;
-                }
-                *c = save;
-                if (!save) {
-                    if (!S_ISREG(st.st_mode))
-                        return ev_err_set(err, EV_EUSAGE, "%s: source %s is not a regular file", k[i].name,
-                                          rel);
-                    break;
-                }
-            }
+        const char *src;
+        for (size_t j = 0; (src = ev_ext_file(&k[i], backend, j)) != NULL; j++) {
+            char rel[EV_EXT_REPO_MAX];
+            ev_status rc;
+            if (protocol_path[0] == '/' || strstr(protocol_path, "..") ||
+                ev_ext_repo_path(protocol_path, src, rel, sizeof rel))
+                return ev_err_set(
+                    err, EV_EUSAGE,
+                    "%s: a protocol that declares kernels must be given by a path inside the repository "
+                    "(relative, no '..'), so the bundle can hold its sources",
+                    k[i].name);
+            if ((rc = check_file(root, k[i].name, src, rel, err)))
+                return rc;
         }
     }
     return EV_OK;

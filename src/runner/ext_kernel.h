@@ -3,12 +3,16 @@
  * A protocol's "kernels" array declares each one:
  *
  *   {"name": "ext-mine",
- *    "sources": {"cpu": "mine.c", "cuda": "mine.cu"},   (one or both)
+ *    "sources": {"cpu": "mine.c", "cuda": ["mine.cu", "mine.cuh"]},   (one or both)
  *    "entries": {"reduce_sum/fp32": "mine_sum_f32", ...},
  *    "geometry": {"grid": "cdiv(rows, 4)", "block": "128"}}  (cuda)
  *
  * and its name is an arm.  Sources are paths relative to the protocol's
- * directory, inside it; the ABI is kernels/evident_kernel.h.  This module
+ * directory, inside it: per backend one file, the translation unit the
+ * compiler is given, or a list of files, that unit first and then every
+ * file it includes (the build fails naming any other file it reads outside
+ * the toolkit's directories and evident's own: ext_build.h).  The ABI is
+ * kernels/evident_kernel.h.  This module
  * parses the declarations (protocol.c calls it), checks the source files
  * before anything runs, and evaluates geometry expressions: integers,
  * rows, cols, stride, + - * / (integer division) %, parentheses and
@@ -25,10 +29,14 @@
 #include "status.h"
 #include "vocab.h"
 
+struct ev_strs;
+
 #define EV_EXT_MAX_KERNELS 16
 #define EV_EXT_MAX_ENTRIES 6 /* 2 ops x 3 dtypes */
 #define EV_EXT_PATH_MAX    256
 #define EV_EXT_EXPR_MAX    128
+#define EV_EXT_MAX_FILES   8   /* per backend: the translation unit and the files it includes */
+#define EV_EXT_REPO_MAX    600 /* a repository path of a kernel's file (ev_ext_repo_path) */
 
 typedef struct ev_ext_entry {
     char op[EV_OP_NAME_MAX];       /* an op (src/common/vocab.h) */
@@ -37,9 +45,11 @@ typedef struct ev_ext_entry {
 } ev_ext_entry;
 
 typedef struct ev_ext_kernel {
-    char name[32];                    /* "ext-..." */
-    char source_cpu[EV_EXT_PATH_MAX]; /* relative to the protocol's directory; "" none */
-    char source_cuda[EV_EXT_PATH_MAX];
+    char name[32]; /* "ext-..." */
+    /* files[b][0..n_files[b]) for backend b (0 cpu, 1 cuda), relative to the
+     * protocol's directory: the translation unit first, then what it includes */
+    char files[2][EV_EXT_MAX_FILES][EV_EXT_PATH_MAX];
+    size_t n_files[2];
     ev_ext_entry entries[EV_EXT_MAX_ENTRIES];
     size_t n_entries;
     char grid[EV_EXT_EXPR_MAX], block[EV_EXT_EXPR_MAX]; /* cuda geometry; "" without a cuda source */
@@ -52,8 +62,13 @@ ev_status ev_ext_parse(const cJSON *arr, ev_ext_kernel *k, size_t *n, ev_err *er
 /* The entry of kernel k for op and dtype, or NULL when it implements none. */
 const char *ev_ext_entry_for(const ev_ext_kernel *k, const char *op, const char *dtype);
 
-/* The source of k for backend ("cpu" | "cuda"), or NULL when it has none. */
+/* The source of k for backend ("cpu" | "cuda"): the translation unit the
+ * compiler is given, or NULL when it has none. */
 const char *ev_ext_source(const ev_ext_kernel *k, const char *backend);
+
+/* File j of k for backend (j = 0: the translation unit; then the files it
+ * includes), or NULL past the last. */
+const char *ev_ext_file(const ev_ext_kernel *k, const char *backend, size_t j);
 
 /*
  * Evaluates geometry expression e for a case of rows x cols with stride.
@@ -87,17 +102,26 @@ ev_status ev_ext_geometry(const ev_ext_kernel *k, int64_t rows, int64_t cols, in
 int ev_ext_repo_path(const char *protocol_path, const char *src, char *out, size_t cap);
 
 /*
- * The measurement closure's share of a protocol's kernels: kernel i's
- * source for backend, as a repository path (ev_ext_repo_path).  The runner
- * snapshots it beside the closure's directories and the verifier's source
- * check walks it: one rule for both.  Returns 1 and fills out[cap], or 0
- * when kernel i has no source for backend (or the path does not fit).
+ * The measurement closure's share of a protocol's kernels k[0..n): every
+ * declared file of every kernel for backend, as a repository path
+ * (ev_ext_repo_path), each once, in declaration order.  The runner
+ * snapshots them beside the closure's directories, the verifier's plan
+ * check requires each as a member and its source check walks them: one
+ * rule for all three.  A path that does not fit is left out (the parser
+ * bounds them).  OUT: *out (pushed; the caller frees).  EV_ENOMEM.
  */
-int ev_ext_closure_file(const ev_ext_kernel *k, size_t i, const char *protocol_path, const char *backend,
-                        char *out, size_t cap);
+ev_status ev_ext_closure(const ev_ext_kernel *k, size_t n, const char *protocol_path, const char *backend,
+                         struct ev_strs *out);
 
 /*
- * Checks, before anything runs, that every declared source of backend
+ * 1 when repository path rel is one of kernel k's declared files for
+ * backend (protocol at protocol_path), else 0: what its build may read
+ * besides evident's own closure and the toolkit (ext_build.h).
+ */
+int ev_ext_declares(const ev_ext_kernel *k, const char *protocol_path, const char *backend, const char *rel);
+
+/*
+ * Checks, before anything runs, that every declared file of backend
  * exists under root as a regular file, not a symlink (nor under one), so
  * the bytes the bundle holds are the bytes that ran.  EV_EUSAGE naming the
  * kernel and the path.

@@ -9,7 +9,7 @@ WORKER_OBJ := $(BUILD)/obj/src/runner/worker_main.o
 WORKER_CUDA_OBJ ?=
 WORKER_CUDA_LIBS ?=
 
-all: $(BUILD)/evident-worker
+all: $(BUILD)/evident-worker $(BUILD)/evident-kernel-host
 
 $(BUILD)/evident-worker: $(WORKER_OBJ) $(WORKER_CUDA_OBJ) $(BUILD)/libevident.a
 	@mkdir -p $(dir $@)
@@ -39,8 +39,19 @@ closure: $(BUILD)/closure.list
 	  echo "closure: $(CLOSURE_LIST) written from this build's dependency files ($$(wc -l < $<) files): commit it"; }
 all: closure
 
+# The kernel host (src/runner/khost.h): the process an external kernel runs
+# in on the cpu backend, beside the worker.  It links nothing of evident's
+# and no sanitizer (whose runtime would make system calls its seccomp
+# filter stops): its own flags, whatever OPT and EXTRA_* say.
+KHOST_OBJ := $(BUILD)/obj/src/runner/khost_main.o
+$(KHOST_OBJ): EV_CFLAGS := -std=c11 $(WARN) -ffp-contract=off -O2 -g
+$(BUILD)/evident-kernel-host: $(KHOST_OBJ)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -O2 -g $(DEP_LDFLAGS) $^ -ldl -lm -o $@
+
 # Tests run workers: make sure the worker exists before any suite runs.
-$(TEST_BIN): | $(BUILD)/evident-worker
+$(TEST_BIN): | $(BUILD)/evident-worker $(BUILD)/evident-kernel-host
 
 .PHONY: stamp
 # Writes .evident-stamp ({"commit", "dirty", "tree"}) for copying the tree
@@ -134,5 +145,14 @@ evidence: all
 	echo "$$root"
 
 # External cuda kernels are built with the nvcc and the architecture our
-# own kernels are built with (kernels/build.mk; ext_build.h).
-$(BUILD)/obj/src/runner/ext_build.o: EV_CPPFLAGS += -DEV_NVCC='"$(NVCC)"' -DEV_EXT_CUDA_ARCH='"$(or $(CUDA_ARCH),sm_90)"'
+# own kernels are built with (kernels/build.mk; ext_compile.h).
+$(BUILD)/obj/src/runner/ext_compile.o: EV_CPPFLAGS += -DEV_NVCC='"$(NVCC)"' -DEV_EXT_CUDA_ARCH='"$(or $(CUDA_ARCH),sm_90)"'
+
+# make khost-cost: build/evident-khost-cost, what an external kernel's own
+# process costs per batch against calls in the worker (khost_cost_main.c;
+# docs/defenses.md states the figures).  Not part of `all`.
+.PHONY: khost-cost
+khost-cost: $(BUILD)/evident-khost-cost $(BUILD)/evident-kernel-host
+$(BUILD)/evident-khost-cost: $(BUILD)/obj/src/runner/khost_cost_main.o $(BUILD)/libevident.a
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) -ldl -o $@

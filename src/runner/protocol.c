@@ -269,7 +269,7 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
                                        "when", "cases", "processes", "reasons", "ms",      NULL};
     static const char *const kinds[] = {"exit",         "signal",         "hang",    "garbage",  "stop-after",
                                         "wrong-output", "wrong-schedule", "overrun", "throttle", "contended",
-                                        "throttled",    "no-device",      "late",    NULL};
+                                        "throttled",    "no-device",      "late",    "orphan",   NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -339,6 +339,8 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
             return rc;
     } else if (!strcmp(kind, "no-device")) {
         f->kind = EV_FAULT_NO_DEVICE;
+    } else if (!strcmp(kind, "orphan")) {
+        f->kind = EV_FAULT_ORPHAN;
     } else if (!strcmp(kind, "late")) {
         f->kind = EV_FAULT_LATE;
         need = "ms";

@@ -66,8 +66,11 @@ typedef enum ev_fault_kind {
                                 on the device (the device record's per-sample facts) */
     EV_FAULT_THROTTLED,      /* the last hot sample reports NVML throttle reason bits `value` */
     EV_FAULT_NO_DEVICE,      /* no device record after the samples */
-    EV_FAULT_LATE            /* the last hot sample's wall clock reads `value` ms over its events
+    EV_FAULT_LATE,           /* the last hot sample's wall clock reads `value` ms over its events
                                 (late device work, sample_rules.h) */
+    EV_FAULT_ORPHAN          /* after the first validation, leaves a process of its own (a child
+                                that starts a session and a grandchild that sleeps) running after
+                                the job ends: the supervisor's leftover sweep must name it */
 } ev_fault_kind;
 
 typedef struct ev_proto_fault {

@@ -464,6 +464,41 @@ static void dev_sample_fill(const cJSON *d, const char *k, ev_rule_sample *smp, 
     }
 }
 
+/* The foreign CPU time members of device record d (runner/foreign.h;
+ * absent in records written before it was kept): foreign_source one of
+ * schedstat, stat, none; hot_foreign_ms and cold_foreign_ms one finite
+ * number (ms, possibly slightly negative) or null (unknown) per sample.
+ * They fail no sample: only their form is held.  Returns 0, or -1 with
+ * why. */
+static int dev_foreign(const cJSON *d, size_t n_hot, size_t n_cold, char *why, size_t cap)
+{
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(d, "foreign_source");
+    static const char *const arrs[] = {"hot_foreign_ms", "cold_foreign_ms"};
+    if (src &&
+        !(cJSON_IsString(src) && (!strcmp(src->valuestring, "schedstat") ||
+                                  !strcmp(src->valuestring, "stat") || !strcmp(src->valuestring, "none")))) {
+        snprintf(why, cap, "foreign_source: must be \"schedstat\", \"stat\" or \"none\"");
+        return -1;
+    }
+    for (int k = 0; k < 2; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(d, arrs[k]), *e;
+        size_t n = k ? n_cold : n_hot;
+        if (!a)
+            continue;
+        if (!cJSON_IsArray(a) || (size_t)cJSON_GetArraySize(a) != n) {
+            snprintf(why, cap, "%s: must be an array of %zu numbers or nulls, one per %s sample", arrs[k], n,
+                     k ? "cold" : "hot");
+            return -1;
+        }
+        cJSON_ArrayForEach(e, a) if (!cJSON_IsNull(e) && !(cJSON_IsNumber(e) && isfinite(e->valuedouble)))
+        {
+            snprintf(why, cap, "%s: must be finite numbers (ms) or null (unknown)", arrs[k]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_rule_sample *cold,
                         size_t n_cold, char *why, size_t cap)
 {
@@ -483,7 +518,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         const char *k = it->string;
         int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
                     !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms") ||
-                    !strcmp(k, "plants");
+                    !strcmp(k, "plants") || !strcmp(k, "foreign_source") || !strcmp(k, "hot_foreign_ms") ||
+                    !strcmp(k, "cold_foreign_ms");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
@@ -556,6 +592,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         }
         cJSON_ArrayForEach(e, it) hot[i++].wall_ms = e->valuedouble;
     }
+    if (dev_foreign(d, n_hot, n_cold, why, cap))
+        return -1;
     for (int k = 0; k < 2; k++) {
         dev_sample_fill(d, arrays[k], hot, n_hot, k);
         dev_sample_fill(d, cold_arrays[k], cold, n_cold, k);

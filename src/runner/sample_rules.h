@@ -129,7 +129,10 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
  * cold_throttle_reasons (n_cold integers >= -1 each, into cold[i]; absent
  * before cold samples were judged: unknown), self_seen (a boolean), versions (an object of cub, torch, triton:
  * strings under 64 bytes), hot_other_processes and hot_throttle_reasons
- * (n_hot integers >= -1 each); "type" ("device") is allowed, nothing else.
+ * (n_hot integers >= -1 each), foreign_source, hot_foreign_ms and
+ * cold_foreign_ms (foreign CPU time per sample, runner/foreign.h: a
+ * source name and one number or null per sample; absent before it was
+ * kept; they fail no sample); "type" ("device") is allowed, nothing else.
  * OUT: the per-sample facts into hot[0 .. n_hot) and cold[0 .. n_cold).
  * Returns 0, or -1 with why[cap] naming the member (hot and cold are left as it was).
  */

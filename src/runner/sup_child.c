@@ -6,6 +6,12 @@
  */
 #include "sup_int.h"
 
+/* After the worker exited, how long its record and stderr pipes may stay
+ * open without a byte before the supervisor stops reading them: only a
+ * process it left behind (which sup_sweep then names and kills) holds
+ * them open. */
+#define LEFT_QUIET_MS 500
+
 /* Closes what the supervisor holds of w. */
 static void wproc_close(wproc *w)
 {
@@ -111,6 +117,7 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
     int64_t start = mono_ns();
     int64_t deadline = start + (int64_t)(s->proto.job_timeout_s * 1e9), kill_at = 0;
     int rec_open = 1, err_open = 1, exited = 0, status = 0;
+    int64_t quiet_since = 0;   /* after the worker's exit: when its pipes last gave bytes */
     int64_t pending_since = 0; /* arrival of the oldest uncommitted bytes; 0: none */
     ev_status rc = EV_OK, fatal = EV_OK;
     pid_t pid = w->pid;
@@ -133,8 +140,10 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
 
         if (!exited) {
             pid_t got = waitpid(pid, &status, WNOHANG);
-            if (got == pid)
+            if (got == pid) {
                 exited = 1;
+                quiet_since = now;
+            }
         }
         if (exited && !rec_open && !err_open)
             break;
@@ -158,8 +167,9 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
             kill(pid, SIGKILL);
             kill_at = 0;
         }
-        if (exited && (rec_open || err_open) && now > deadline + 2000000000) {
-            break; /* a grandchild holds the pipes: give up on them */
+        if (exited && (rec_open || err_open) &&
+            (now > deadline + 2000000000 || now - quiet_since > (int64_t)LEFT_QUIET_MS * 1000000)) {
+            break; /* a process the worker left holds the pipes: give up on them (sup_reap.c names it) */
         }
         if (rec_open) {
             fds[nf].fd = rp[0];
@@ -199,6 +209,8 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
             n = read(fds[i].fd, chunk, sizeof chunk);
             if (n < 0 && errno == EINTR)
                 continue;
+            if (n > 0)
+                quiet_since = mono_ns();
             if (fds[i].fd == rp[0]) {
                 if (n <= 0) {
                     rec_open = 0;

@@ -3,8 +3,28 @@
  * phases, rescue and the run's status (sup_int.h).
  */
 #include "sup_int.h"
+#include "khost.h"
 
 /* ---- environment ------------------------------------------------------ */
+
+/* How an external kernel runs on the cpu backend (khost.h): in a process
+ * of its own under seccomp, Landlock where the host's kernel has it (its
+ * ABI), and the rules that still cannot hold there, each a sentence. */
+static void kernel_isolation(cJSON *env)
+{
+    cJSON *k = cJSON_AddObjectToObject(env, "kernel_isolation"), *l;
+    if (!k)
+        return;
+    ev_json_add_str(k, "process", EV_KHOST_PROGRAM);
+    ev_json_add_str(k, "shared", "the inputs, the outputs, the call list and the control block (one memfd)");
+    ev_json_add_str(k, "seccomp",
+                    "an allowlist: futex, anonymous memory without exec, the clock, exit; any "
+                    "other call stops the kernel and fails its job, named");
+    ev_json_add_i64(k, "landlock_abi", ev_khost_landlock_abi());
+    l = cJSON_AddArrayToObject(k, "not_held");
+    for (size_t i = 0; l && ev_khost_not_held[i]; i++)
+        cJSON_AddItemToArray(l, cJSON_CreateString(ev_khost_not_held[i]));
+}
 
 /* Runs the probe worker; builds the redacted environment record. */
 ev_status sup_environment(sup *s, ev_err *err)
@@ -88,6 +108,8 @@ ev_status sup_environment(sup *s, ev_err *err)
         /* the external kernels built for this invocation (ext_build.h) */
         cJSON_AddItemToObject(env, "kernels", s->kernel_receipts);
         s->kernel_receipts = NULL;
+        if (!strcmp(s->o->backend, "cpu"))
+            kernel_isolation(env);
     }
     ev_json_add_i64(env, "threads", s->sms);
     cJSON_AddItemToObject(env, "device", dev);

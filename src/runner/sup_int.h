@@ -7,6 +7,7 @@
  *   sup_jobs.c     the job loop: the peer script, argv, staging, one
  *                  attempt, one phase
  *   sup_child.c    a worker process: spawn, watch, reap; its outcome
+ *   sup_reap.c     the supervisor as a child subreaper; what a job left running
  *   sup_records.c  committing a worker's records; the sample rules
  *   sup_state.c    the store's state for resume; creating a run
  *   sup_finish.c   the environment probe, the fit, rescue and status
@@ -195,6 +196,17 @@ void sup_proto_err(att *a, const char *fmt, ...) __attribute__((format(printf, 2
 ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err);
 ev_status sup_spawn_worker(sup *s, char *const argv[], int gated, wproc *w, ev_err *err);
 void sup_wproc_cancel(wproc *w);
+
+/* sup_reap.c */
+/* Makes this process a child subreaper (PR_SET_CHILD_SUBREAPER): an orphan
+ * of a job, whatever session or group it moved to, is re-parented here. */
+void sup_subreaper(void);
+/* After a job's worker was reaped: finds every process below this one
+ * that is not a staged worker or below one, names each still running
+ * into *named ("comm (pid N)" or "comm (pid N, T threads)", comma
+ * separated, appended), kills and reaps them all.  EV_EIO when /proc
+ * cannot be read; EV_ENOMEM. */
+ev_status sup_sweep(sup *s, ev_buf *named);
 
 /* sup_jobs.c */
 ev_status sup_run_phase(sup *s, ev_phase ph, ev_err *err);

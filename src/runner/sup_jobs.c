@@ -176,6 +176,21 @@ static void stage_next(sup *s, ev_phase ph, size_t from)
     }
 }
 
+/* After attempt a's worker was reaped: what it left running (sup_reap.c)
+ * is killed, and named in its process record, which makes the attempt
+ * failed-protocol (its records not ok), or adds to the reason it failed. */
+static void left_behind(sup *s, att *a)
+{
+    ev_buf left = EV_BUF_INIT;
+    if (sup_sweep(s, &left) == EV_OK && left.len) {
+        char own[sizeof a->protocol_error];
+        snprintf(own, sizeof own, "%s", a->records_ok ? "" : a->protocol_error);
+        ev_leftover_reason(own, left.data, a->protocol_error, sizeof a->protocol_error);
+        a->records_ok = 0;
+    }
+    ev_buf_free(&left);
+}
+
 /* Runs one new attempt of job j (js[index]).  EV_EINTR when the run was
  * stopped during it (recorded interrupted). */
 static ev_status run_attempt(sup *s, size_t index, ev_err *err)
@@ -216,6 +231,8 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     if (!rc && a.records_ok && a.end && !a.skipped && !a.validation_failed && ce.has_exit &&
         ce.exit_code == 0 && !ce.timed_out && !ce.interrupted)
         sup_apply_rules(s, j->pj.arm, &a);
+    if (!rc)
+        left_behind(s, &a);
     memset(&p, 0, sizeof p);
     p.pid = ce.pid ? ce.pid : -1;
     if (a.store_failed) {

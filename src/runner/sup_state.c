@@ -3,6 +3,7 @@
  * run and its planned jobs (sup_int.h).
  */
 #include "sup_int.h"
+#include "strs.h"
 
 /* ---- store state ------------------------------------------------------ */
 
@@ -192,14 +193,14 @@ ev_status sup_create_run(sup *s, ev_err *err)
     ev_status rc;
 
     {
-        char paths[EV_EXT_MAX_KERNELS][600];
-        const char *extra[EV_EXT_MAX_KERNELS];
-        size_t n_extra = 0;
-        for (size_t i = 0; i < s->proto.n_kernels; i++)
-            if (ev_ext_closure_file(s->proto.kernels, i, s->o->protocol_path, s->o->backend, paths[n_extra],
-                                    sizeof paths[0]))
-                extra[n_extra] = paths[n_extra], n_extra++;
-        if ((rc = ev_snapshot_take_with(s->o->source_root, extra, n_extra, &snap, err)))
+        ev_strs extra = EV_STRS_INIT;
+        rc = ev_ext_closure(s->proto.kernels, s->proto.n_kernels, s->o->protocol_path, s->o->backend, &extra);
+        if (rc)
+            rc = ev_err_set(err, rc, "snapshot: out of memory");
+        else
+            rc = ev_snapshot_take_with(s->o->source_root, (const char *const *)extra.v, extra.n, &snap, err);
+        ev_strs_free(&extra);
+        if (rc)
             return rc;
     }
     ev_git_info_tree(s->o->source_root, snap.tree_hash, commit_s, &dirty, &from);

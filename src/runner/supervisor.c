@@ -358,6 +358,42 @@ out:
     return rc;
 }
 
+/* EV_Q_SOURCES row: appends its path and SHA-256 to the snap_list ctx. */
+typedef struct snap_list {
+    ev_source_file *v;
+    size_t n, cap;
+} snap_list;
+static ev_status on_source(void *ctx, const ev_row *r)
+{
+    snap_list *l = ctx;
+    ev_source_rec sr;
+    ev_row_source(r, &sr);
+    if (ev_grow((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) || !(l->v[l->n].path = strdup(sr.path)))
+        return EV_ENOMEM;
+    snprintf(l->v[l->n++].sha256, sizeof l->v[0].sha256, "%s", sr.sha256);
+    return EV_OK;
+}
+
+/* Builds the protocol's external kernels for this invocation
+ * (ext_build.h), holding what each build reads to the run's snapshot as
+ * the store keeps it (the same on --resume). */
+static ev_status build_kernels(sup *s, ev_err *err)
+{
+    snap_list l = {NULL, 0, 0};
+    char dir[4200];
+    ev_status rc;
+
+    snprintf(dir, sizeof dir, "%s.kernels-run%lld", s->o->db_path, (long long)s->run_id);
+    rc = ev_store_query(s->st, EV_Q_SOURCES, s->run_id, on_source, &l, err);
+    if (!rc)
+        rc = ev_ext_build_all(&s->proto, s->o->protocol_path, s->o->source_root ? s->o->source_root : ".",
+                              s->o->backend, dir, l.v, l.n, s->built, &s->n_built, &s->kernel_receipts, err);
+    for (size_t i = 0; i < l.n; i++)
+        free(l.v[i].path);
+    free(l.v);
+    return rc;
+}
+
 ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 {
     sup s;
@@ -369,6 +405,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 
     memset(&s, 0, sizeof s);
     memset(res, 0, sizeof *res);
+    sup_subreaper(); /* a job's orphans come here, to be named and killed (sup_reap.c) */
     s.o = o;
     s.res = res;
     s.memfd = -1;
@@ -465,13 +502,8 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
         goto out;
     }
     res->n_kernels = s.proto.n_kernels;
-    if (s.proto.n_kernels) {
-        char dir[4200];
-        snprintf(dir, sizeof dir, "%s.kernels-run%lld", o->db_path, (long long)s.run_id);
-        if ((rc = ev_ext_build_all(&s.proto, o->protocol_path, o->source_root ? o->source_root : ".",
-                                   o->backend, dir, s.built, &s.n_built, &s.kernel_receipts, err)))
-            goto out;
-    }
+    if (s.proto.n_kernels && (rc = build_kernels(&s, err)))
+        goto out;
     t = mono_ns();
     rc = sup_environment(&s, err);
     res->env_s = (double)(mono_ns() - t) / 1e9;

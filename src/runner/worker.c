@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "foreign.h"
 #include "inputs.h"
 #include "job.h"
 #include "validate.h"
@@ -285,10 +286,28 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
 typedef struct sample_facts {
     int64_t *other, *reasons;           /* NVML's, after each hot sample (-1: unknown) */
     double *wall;                       /* ms on the host's wall clock around each (late work) */
+    double *foreign;                    /* other processes' CPU ms on the measuring CPUs (NAN: unknown) */
     int64_t n;                          /* hot samples taken */
     int64_t *cold_other, *cold_reasons; /* NVML's, after each cold sample */
+    double *cold_foreign;               /* as foreign, around each cold sample */
     int64_t n_cold;                     /* cold samples taken */
+    const char *foreign_source;         /* foreign.h's EV_FOREIGN_* */
 } sample_facts;
+
+/* Appends ms to array arr: its exact text, or null when unknown (NAN). */
+static void push_ms(cJSON *arr, double ms)
+{
+    if (isnan(ms))
+        cJSON_AddItemToArray(arr, cJSON_CreateNull());
+    else
+        ev_json_push_double(arr, ms);
+}
+
+/* The helper processes' CPU time of the bound backend (foreign.h), -1 none. */
+static int64_t helper_ns(const ev_worker_args *a, void *impl)
+{
+    return a->ops->helper_cpu_ns && impl ? a->ops->helper_cpu_ns(impl) : -1;
+}
 
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
                                const ev_job_plants *pl, const sample_facts *h, ev_err *err)
@@ -327,6 +346,14 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
         ev_json_push_i64(ho, h->cold_other[i]);
         ev_json_push_i64(hr, h->cold_reasons[i]);
     }
+    /* foreign CPU time on the measuring CPUs, per sample (foreign.h) */
+    ev_json_add_str(r, "foreign_source", h->foreign_source ? h->foreign_source : EV_FOREIGN_NONE);
+    ho = cJSON_AddArrayToObject(r, "hot_foreign_ms");
+    for (int64_t i = 0; i < h->n && ho; i++)
+        push_ms(ho, h->foreign ? h->foreign[i] : NAN);
+    ho = cJSON_AddArrayToObject(r, "cold_foreign_ms");
+    for (int64_t i = 0; i < h->n_cold && ho; i++)
+        push_ms(ho, h->cold_foreign ? h->cold_foreign[i] : NAN);
     return ev_rec_write(out, r, err);
 }
 
@@ -425,7 +452,10 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_arm_kind kind;
     ev_node_receipt *nodes = NULL;
     ev_job_plants pl;
-    sample_facts hf = {NULL, NULL, NULL, 0, NULL, NULL, 0}; /* per sample (the device record) */
+    sample_facts hf = {NULL, NULL, NULL, NULL, 0,
+                       NULL, NULL, NULL, 0,    NULL}; /* per sample (the device record) */
+    ev_foreign fg;
+    ev_foreign_mark m0, m1;
     int stop = 0;
     ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
     size_t n_nodes = 0;
@@ -446,6 +476,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (ev_arm_classify(p, a->arm, &kind, &rows_pp))
         return ev_err_set(err, EV_EINVAL, "unknown arm '%s'", a->arm);
     cfg.host_threads = p->host_threads;
+    cfg.own_cpus = p->n_cpus >= 2;
     cfg.ref = *ev_protocol_ref(p, a->ops->name);
     if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
         return ev_worker_torch(a, out, err);
@@ -463,6 +494,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
                           "external kernel %s did not compile (the compiler's message is above)", a->arm);
     }
     ev_job_affinity(start_affinity, sizeof start_affinity);
+    ev_foreign_open(&fg); /* the measuring CPUs: the affinity the job started with */
+    hf.foreign_source = fg.source;
     /* CPU-only preparation first (the input bytes, the oracle, the
      * plants); then the gate; only then the device (docs/runner.md,
      * "Staged processes").  The floor runs the same plants and checks on
@@ -593,14 +626,20 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     }
     hf.cold_other = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_other);
     hf.cold_reasons = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_reasons);
-    if (!hf.cold_other || !hf.cold_reasons) {
+    hf.cold_foreign = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_foreign);
+    if (!hf.cold_other || !hf.cold_reasons || !hf.cold_foreign) {
         rc = ev_err_set(err, EV_ENOMEM, "device state: out of memory");
         goto out;
     }
     for (int64_t i = 0; i < p->cold_samples; i++) {
         ev_device_state st;
         ev_err ignored;
-        if ((rc = a->ops->cold_launch(impl, &ms, err)) || (rc = sample(out, "cold", i, 1, 1, ms, 0, 0, err)))
+        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
+        if ((rc = a->ops->cold_launch(impl, &ms, err)))
+            goto out;
+        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
+        hf.cold_foreign[i] = ev_foreign_ms(&m0, &m1);
+        if ((rc = sample(out, "cold", i, 1, 1, ms, 0, 0, err)))
             goto out;
         /* the device's hygiene after the cold sample, outside its timing */
         if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
@@ -657,7 +696,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     hf.other = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.other);
     hf.reasons = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.reasons);
     hf.wall = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.wall);
-    if (!hf.other || !hf.reasons || !hf.wall) {
+    hf.foreign = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.foreign);
+    if (!hf.other || !hf.reasons || !hf.wall || !hf.foreign) {
         rc = ev_err_set(err, EV_ENOMEM, "device state: out of memory");
         goto out;
     }
@@ -668,8 +708,11 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         int have = 0;
         /* The overrun fault runs more replays than the sample records. */
         int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
+        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
         if ((rc = a->ops->replay(impl, run, &ms, &hf.wall[i], err)))
             goto out;
+        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
+        hf.foreign[i] = ev_foreign_ms(&m0, &m1);
         if (a->fault && a->fault->kind == EV_FAULT_LATE && i == p->samples - 1)
             hf.wall[i] = ms + (double)a->fault->value; /* the late fault: work after the events */
         have = a->ops->sm_clock(impl, &mhz, &ignored) == EV_OK;
@@ -737,8 +780,10 @@ out:
     free(hf.other);
     free(hf.reasons);
     free(hf.wall);
+    free(hf.foreign);
     free(hf.cold_other);
     free(hf.cold_reasons);
+    free(hf.cold_foreign);
     free(nodes);
     free(outbuf);
     free(input);

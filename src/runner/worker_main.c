@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -92,6 +94,26 @@ static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage,
             signal((int)f->value, SIG_DFL);
             raise((int)f->value);
             _exit(125); /* a signal that does not kill */
+        }
+        break;
+    case EV_FAULT_ORPHAN:
+        if (stage == EV_STAGE_VALIDATED) {
+            /* a child that starts a session of its own and leaves a
+             * grandchild behind: it outlives the job, outside the job's
+             * process group, and its parent is gone before the job ends */
+            pid_t child = fork();
+            if (child == 0) {
+                setsid();
+                if (fork() == 0) {
+                    prctl(PR_SET_NAME, "ev-orphan", 0, 0, 0);
+                    for (;;)
+                        pause();
+                }
+                _exit(0);
+            }
+            if (child > 0)
+                waitpid(child, NULL, 0);
+            fprintf(stderr, "evident-worker: fault arm %s: left a process running\n", f->name);
         }
         break;
     case EV_FAULT_HANG:

@@ -6,6 +6,7 @@
  */
 #include "outcome.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "sha256.h"
@@ -121,4 +122,18 @@ const char *ev_stages_problem(ev_outcome o, int has_case, int n_stages)
     if (o != EV_OUT_COMPLETED || !has_case || n_stages == 2)
         return NULL;
     return "completed without both validation stages (first and final)";
+}
+
+void ev_leftover_reason(const char *own, const char *left, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s%s" EV_LEFTOVER_NOTE "%s (killed by the supervisor, a child subreaper)", own,
+             own[0] ? "; " : "", left);
+}
+
+size_t ev_protocol_error_own_len(const char *protocol_error)
+{
+    const char *at = strstr(protocol_error, EV_LEFTOVER_NOTE);
+    if (!at)
+        return strlen(protocol_error);
+    return at - protocol_error >= 2 ? (size_t)(at - protocol_error) - 2 : 0; /* less its "; " */
 }

@@ -48,6 +48,24 @@ int ev_outcome_parse(const char *name, ev_outcome *out);
 int ev_outcome_retryable(ev_outcome o);
 
 /*
+ * What a job left running after it ended (runner/sup_reap.c: the
+ * supervisor, a child subreaper, names, kills and reaps it) is recorded in
+ * its process record: protocol_error is the attempt's own reason (a rule
+ * breach, a malformed record, or none), then the leftover note,
+ * "left running after it ended, outside its process group or not: comm
+ * (pid N), ... (killed by the supervisor, a child subreaper)", and
+ * records_ok is 0, so ev_outcome_derive gives failed-protocol (or the
+ * failure the attempt already had).  One writer and one reader, so the
+ * supervisor, the exporter and the verifier read the record alike:
+ * ev_leftover_reason writes protocol_error from own (may be "") and left
+ * (the list) into out[cap]; ev_protocol_error_own_len is the length of its
+ * own reason (the part the verifier holds to the rules).
+ */
+#define EV_LEFTOVER_NOTE "left running after it ended, outside its process group or not: "
+void ev_leftover_reason(const char *own, const char *left, char *out, size_t cap);
+size_t ev_protocol_error_own_len(const char *protocol_error);
+
+/*
  * Invariants of the raw records that every reader holds them to (the
  * exporter, the first reader, refuses a store that breaks one; the
  * verifier FAILs a bundle that does), one definition each:

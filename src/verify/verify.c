@@ -67,6 +67,8 @@ ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vrep
         goto out;
     b->regen_limit = opts->regen_limit > 0 ? opts->regen_limit : EV_VERIFY_REGEN_LIMIT;
     vb_run_checks(b, opts, r);
+    if (b->zip)
+        vc_rebuild(b, r);
     if (opts->source_tree) {
         if (!b->zip)
             vr_not_run(r, VR_SOURCES, "the archive was refused (check 1): no member was read");

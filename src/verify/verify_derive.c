@@ -617,11 +617,21 @@ static void vd_projections(vd_ctx *x, const char *tree_hex)
     if (b->proof) {
         const cJSON *rec =
             cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(invs, 0), "environment_record");
-        ev_proof_in in = {backend, cJSON_IsString(rec) ? rec->valuestring : NULL, src, ns, tree_hex};
-        if (ev_proof_build(&in, &out))
+        const char **envs = calloc(n_inv + 1, sizeof *envs);
+        size_t ne = 0;
+        cJSON_ArrayForEach(iv, invs)
+        {
+            const cJSON *er = cJSON_GetObjectItemCaseSensitive(iv, "environment_record");
+            if (envs)
+                envs[ne++] = cJSON_IsString(er) ? er->valuestring : NULL;
+        }
+        ev_proof_in in = {backend, cJSON_IsString(rec) ? rec->valuestring : NULL, envs, ne, src, ns,
+                          tree_hex};
+        if (!envs || ev_proof_build(&in, &out))
             x->r->oom = 1;
         else
             vd_same_member(x, EV_MEMBER_PROOF, &out);
+        free(envs);
         ev_buf_reset(&out);
     }
     if (b->provenance) {

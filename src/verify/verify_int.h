@@ -33,6 +33,7 @@ enum {
     VR_SOURCES,
     VR_COMPARE,
     VR_ATTEST,
+    VR_REBUILD,
     VR_NCHECKS
 };
 
@@ -229,6 +230,11 @@ void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r);
  * envelope cannot be read at all (exit 2); EV_ENOMEM; else EV_OK with
  * every problem recorded under "attest". */
 ev_status vc_attest(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r, ev_err *err);
+/* Check 10 (verify_rebuild.c): every external kernel's build receipt is
+ * held to the members (each file its build read) and, where this host has
+ * the same compiler, its binary rebuilt from them; part of the report only
+ * for a bundle that built external kernels. */
+void vc_rebuild(vb_bundle *b, ev_vreport *r);
 
 /* ---- shared helpers ------------------------------------------------------ */
 

@@ -24,6 +24,7 @@
 #include "sha256.h"
 #include "store/outcome.h"
 #include "verify_int.h"
+#include "strs.h"
 
 #define VP EV_MEMBER_VALIDATION
 
@@ -465,22 +466,30 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
     free(h);
 }
 
-/* Every external kernel the protocol declares for the run's backend has its
- * source in the bundle (sources/<its repository path>, ext_kernel.h): the
- * bundle holds the bytes that ran. */
+/* Every file of every external kernel the protocol declares for the run's
+ * backend (its translation unit and the files it includes) is in the
+ * bundle (sources/<its repository path>, ext_kernel.h): the bundle holds
+ * the bytes that ran. */
 static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
     const char *pp = ev_jr_str(run, "protocol_path"), *be = ev_jr_str(run, "backend");
     for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels; i++) {
-        char path[600], member[700];
-        if (!ev_ext_closure_file(b->proto->kernels, i, pp, be, path, sizeof path))
-            continue;
-        snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", path);
-        if (!vb_find(b, member))
-            vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL,
+        ev_strs files = EV_STRS_INIT;
+        if (ev_ext_closure(&b->proto->kernels[i], 1, pp, be, &files)) {
+            r->oom = 1;
+            return;
+        }
+        for (size_t j = 0; j < files.n; j++) {
+            char member[EV_EXT_REPO_MAX + 16];
+            snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", files.v[j]);
+            if (!vb_find(b, member))
+                vr_fail(
+                    r, VR_PLAN, EV_MEMBER_PROTOCOL,
                     "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
-                    b->proto->kernels[i].name, be, path, member);
+                    b->proto->kernels[i].name, be, files.v[j], member);
+        }
+        ev_strs_free(&files);
     }
 }
 

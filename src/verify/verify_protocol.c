@@ -360,7 +360,8 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
         char why[512];
         ra.completed = 1;
         ev_rules_reason(p, backend, &ra, why, sizeof why);
-        if (strcmp(why, perr))
+        /* (what the job left running, if anything, follows its own reason: outcome.h) */
+        if (strlen(why) != ev_protocol_error_own_len(perr) || strncmp(why, perr, strlen(why)))
             vr_fail(r, VR_PROTOCOL, VP,
                     "job %s attempt %lld: its process row claims \"%s\", but its records, held to the rules, "
                     "show %s%s%s",

@@ -15,7 +15,8 @@
 #include "json.h"
 
 static const char *const vr_names[VR_NCHECKS] = {
-    "archive", "members", "formats", "plan", "protocol", "rederive", "sources", "compare", "attest",
+    "archive",  "members", "formats", "plan",   "protocol",
+    "rederive", "sources", "compare", "attest", "rebuild",
 };
 
 static const char *const vr_titles[VR_NCHECKS] = {
@@ -28,6 +29,7 @@ static const char *const vr_titles[VR_NCHECKS] = {
     "sources equal the source tree",
     "two bundles compared",
     "signed raw records (in-toto, DSSE, Ed25519)",
+    "external kernels rebuilt from the bundle's members",
 };
 
 /* Returns the short name of check c ("archive" ...), or "?" when out of range. */

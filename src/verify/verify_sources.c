@@ -60,15 +60,13 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
          * (ext_kernel.h's closure rule): one walk, the runner's */
         const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
         const char *pp = ev_jr_str(run, "protocol_path"), *be = ev_jr_str(run, "backend");
-        char extra[EV_EXT_MAX_KERNELS][600];
-        const char *ex[EV_EXT_MAX_KERNELS];
-        size_t n_ex = 0;
-        for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels && n_ex < EV_EXT_MAX_KERNELS; i++)
-            if (ev_ext_closure_file(b->proto->kernels, i, pp, be, extra[n_ex], sizeof extra[n_ex])) {
-                ex[n_ex] = extra[n_ex];
-                n_ex++;
-            }
-        if ((rc = ev_closure_list(dir, ex, n_ex, on_odd, r, &tree.v, &tree.n)))
+        ev_strs ex = EV_STRS_INIT;
+        if (b->proto && pp && be)
+            rc = ev_ext_closure(b->proto->kernels, b->proto->n_kernels, pp, be, &ex);
+        if (!rc)
+            rc = ev_closure_list(dir, (const char *const *)ex.v, ex.n, on_odd, r, &tree.v, &tree.n);
+        ev_strs_free(&ex);
+        if (rc)
             goto out;
         tree.cap = tree.n;
     }
