@@ -11,7 +11,7 @@
  * input in one allocation and its `ops` output slots between guards in
  * another, at secret offsets; op i reads variant i mod V and writes slot
  * i, and the graph is [plant e=0] ops 0..V-1 [plant e=1] ... [check]
- * (kernels/plants.cu; the cub peer's temporary storage serves every op).
+ * (kernels/plants_dev.cu; the cub peer's temporary storage serves every op).
  * Cold launches follow a plant and a cudaMemsetAsync of a flush buffer of
  * flush_bytes (2 x L2 by default); a check follows them, outside their
  * events.

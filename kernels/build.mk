@@ -32,7 +32,7 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc
 CUDA_ARCH ?= sm_90
 # The CUDA objects' sources: built where nvcc is, and part of the
 # measurement closure everywhere (src/runner/module.mk, mk/closure.sh).
-CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/plants.cu kernels/backend_cuda.cu
+CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/plants_dev.cu kernels/backend_cuda.cu
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
@@ -62,11 +62,11 @@ $(BUILD)/kernel-bench: $(BUILD)/cuda/kernel_bench_main.o $(BUILD)/libevident_cud
 
 # build/libevident_ops.so: the plants and checks for the torch-compile
 # peer, which loads it with ctypes (kernels/ops_lib.cu; the same kernels
-# and rules as the worker's, kernels/plants.cu and kernels/plants.h).
+# and rules as the worker's, kernels/plants_dev.cu and kernels/plants.h).
 OPS_LIB := $(BUILD)/libevident_ops.so
-OPS_LIB_SRC := kernels/ops_lib.cu kernels/plants.cu kernels/plants.c kernels/dtype.c kernels/oracle.c \
-               src/common/status.c
-$(OPS_LIB): $(OPS_LIB_SRC) kernels/plants.h kernels/plants_cuda.h kernels/oracle.h kernels/hd.h kernels/build.mk
+OPS_LIB_SRC := kernels/ops_lib.cu kernels/plants_dev.cu kernels/plants.c kernels/dtype.c kernels/oracle.c \
+               src/common/status.c src/common/vocab.c
+$(OPS_LIB): $(OPS_LIB_SRC) kernels/plants.h kernels/plants_cuda.h kernels/oracle.h kernels/hd.h src/common/vocab.h kernels/build.mk
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $@")
 	$(Q)$(NVCC) $(NVCC_CPPFLAGS) $(NVCC_FLAGS) -Xcompiler -fPIC -shared -cudart static $(OPS_LIB_SRC) -o $@

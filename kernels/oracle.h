@@ -73,7 +73,7 @@ void ev_oracle_reduce_row(ev_op op, ev_dtype d, const void *row, int64_t n, ev_o
 /*
  * The SUM bound's functions are defined here, inline, for host and device
  * alike (EV_HD): the worker, the verifier and the cuda check kernel
- * (kernels/plants.cu) evaluate one definition, so a planted row's bound
+ * (kernels/plants_dev.cu) evaluate one definition, so a planted row's bound
  * is the same number on the GPU, in the worker and in verify-bundle
  * (kernels/plants.h).
  */

@@ -2,7 +2,7 @@
  * plants.c: the host side of the plants (plants.h): each row's plant
  * figures, the attempt's configuration and tag, the secret layout of the
  * variants and output slots, and the plant and check nodes as host
- * functions for the cpu backend (the cuda backend's are kernels/plants.cu,
+ * functions for the cpu backend (the cuda backend's are kernels/plants_dev.cu,
  * on the same inline rules).
  */
 #include "plants.h"

@@ -1,7 +1,7 @@
 /*
  * plants.h: every op of every replay checked on input it cannot predict
  * (docs/defenses.md, "Every op earns its time").  One definition, for the
- * worker, the cpu backend, the cuda kernels (kernels/plants.cu), the torch
+ * worker, the cpu backend, the cuda kernels (kernels/plants_dev.cu), the torch
  * peer's library (build/libevident_ops.so) and verify-bundle: the
  * functions below are EV_HD (kernels/hd.h), static inline because the
  * device needs their bodies in its translation unit.

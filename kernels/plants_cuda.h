@@ -1,6 +1,6 @@
 /*
  * plants_cuda.h: C interface to the plant, check and intact kernels
- * (kernels/plants.cu), for the cuda backend and for the torch peer's
+ * (kernels/plants_dev.cu), for the cuda backend and for the torch peer's
  * library (build/libevident_ops.so: kernels/ops_lib.cu).  Streams are
  * void * (a cudaStream_t); device pointers are void *.  Every launch
  * checks the launch error; none synchronises.

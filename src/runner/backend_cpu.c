@@ -329,7 +329,7 @@ static ev_status ext_host_start(cpu_impl *c, const ev_backend_job *job, ev_err *
     ev_status rc;
 
     r[0] = (ev_khost_region){0, PAGE, PROT_NONE, "the guard page before the inputs"};
-    r[1] = (ev_khost_region){in_at, in_len, PROT_READ, "the input variants"};
+    r[1] = (ev_khost_region){in_at, in_len, PROT_READ, "input variants"};
     r[2] = (ev_khost_region){in_at + in_len, PAGE, PROT_NONE, "the guard page after the inputs"};
     r[3] = (ev_khost_region){out_at, out_len, PROT_READ | PROT_WRITE, "the output slots and their guards"};
     r[4] = (ev_khost_region){end, PAGE, PROT_NONE, "the guard page after the outputs"};

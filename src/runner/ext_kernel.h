@@ -31,7 +31,7 @@
 
 struct ev_strs;
 
-#define EV_EXT_MAX_KERNELS 16
+#define EV_EXT_MAX_KERNELS 32
 #define EV_EXT_MAX_ENTRIES 6 /* 2 ops x 3 dtypes */
 #define EV_EXT_PATH_MAX    256
 #define EV_EXT_EXPR_MAX    128

@@ -197,9 +197,9 @@ const char *const ev_khost_not_held[] = {
     "it shares the control block's page, so it can say its batch ended before it did: the late-work rule's "
     "wall clock (the host back asleep) catches that only past its margin (1.5 x + 20 ms), as it does a side "
     "stream on cuda",
-    "the inputs and outputs of both input sets are shared memory: it can read any input and write any "
-    "output slot during a request (the output and input checks, not the process boundary, hold it to its "
-    "ops)",
+    "the input variants and every output slot are shared memory: it can read any variant and write any "
+    "slot during a request (the planted checks and the guards, not the process boundary, hold it to its "
+    "ops; the pristine base and the plants' table stay in the worker)",
     "its shared object's constructors run before the last filter: they may open files read-only with "
     "O_CLOEXEC, confined by Landlock to the object itself where the kernel has Landlock (landlock_abi 0: "
     "not confined)",

@@ -1,5 +1,5 @@
 /*
- * plants.cu: the plant, check and intact kernels (plants_cuda.h) on the
+ * plants_dev.cu: the plant, check and intact kernels (plants_cuda.h) on the
  * rules of kernels/plants.h (one definition with the host's and the
  * verifier's).
  *
