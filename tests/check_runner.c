@@ -1423,37 +1423,38 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
     const char *ver[] = {zip, "--source-tree", ".", NULL};
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
-    snprintf(cmd, sizeof cmd,
-             "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
-             "import json, sys\n"
-             "v = json.load(sys.stdin)\n"
-             "want = {\"ext-ok\": (\"completed\", \"\"), \"ext-nocompile\": (\"failed-exit\", \"error\"),\n"
-             "        \"ext-noentry\": (\"failed-exit\", \"defines no entry\"), \"ext-crash\": "
-             "(\"failed-exit\", \"faulted (signal 11) at an address outside the shared memory\"),\n"
-             "        \"ext-hang\": (\"failed-timeout\", \"\"), \"ext-oob\": (\"failed-exit\", \"wrote "
-             "outside its output\"),\n"
-             "        \"ext-overread\": [(\"failed-exit\", \"touched the guard page before the inputs\"),\n"
-             "                         (\"failed-validation\", \"wrong on a row planted from a secret seed\")],\n"
-             "        \"ext-writesinput\": (\"failed-exit\", \"wrote its own input\")}\n"
-             "bad = []\n"
-             "for j in v[\"jobs\"]:\n"
-             "    if j[\"arm\"] not in want or j[\"phase\"] != \"main\":\n"
-             "        continue\n"
-             "    alts = want[j[\"arm\"]] if isinstance(want[j[\"arm\"]], list) else [want[j[\"arm\"]]]\n"
-             "    if j[\"case_index\"] == 1:\n"
-             "        alts = [(\"skipped\", \"\")]\n"
-             "    tail = j[\"attempts\"][-1][\"process\"][\"stderr_tail\"] + "
-             "(j[\"attempts\"][-1][\"process\"][\"skip_reason\"] or \"\")\n"
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "want = {\"ext-ok\": (\"completed\", \"\"), \"ext-nocompile\": (\"failed-exit\", \"error\"),\n"
+        "        \"ext-noentry\": (\"failed-exit\", \"defines no entry\"), \"ext-crash\": "
+        "(\"failed-exit\", \"faulted (signal 11) at an address outside the shared memory\"),\n"
+        "        \"ext-hang\": (\"failed-timeout\", \"\"), \"ext-oob\": (\"failed-exit\", \"wrote "
+        "outside its output\"),\n"
+        "        \"ext-overread\": [(\"failed-exit\", \"touched the guard page before the inputs\"),\n"
+        "                         (\"failed-validation\", \"wrong on a row planted from a secret seed\")],\n"
+        "        \"ext-writesinput\": (\"failed-exit\", \"wrote its own input\")}\n"
+        "bad = []\n"
+        "for j in v[\"jobs\"]:\n"
+        "    if j[\"arm\"] not in want or j[\"phase\"] != \"main\":\n"
+        "        continue\n"
+        "    alts = want[j[\"arm\"]] if isinstance(want[j[\"arm\"]], list) else [want[j[\"arm\"]]]\n"
+        "    if j[\"case_index\"] == 1:\n"
+        "        alts = [(\"skipped\", \"\")]\n"
+        "    tail = j[\"attempts\"][-1][\"process\"][\"stderr_tail\"] + "
+        "(j[\"attempts\"][-1][\"process\"][\"skip_reason\"] or \"\")\n"
 
-             "    if not any(j[\"outcome\"] == oc and text in tail for oc, text in alts):\n"
-             "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"
-             "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"].get(\"kernels\", [])]\n"
-             "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
-             "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
-             "\"ext-overread\", \"ext-writesinput\"] or len(ks) != 8: bad.append((\"receipts\", oks))\n"
-             "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
-             "'sources/%s/crash.c'",
-             zip, zip, d);
+        "    if not any(j[\"outcome\"] == oc and text in tail for oc, text in alts):\n"
+        "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"
+        "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"].get(\"kernels\", [])]\n"
+        "oks = sorted(k[\"name\"] for k in ks if k[\"ok\"])\n"
+        "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
+        "\"ext-overread\", \"ext-writesinput\"] or len(ks) != 8: bad.append((\"receipts\", oks))\n"
+        "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
+        "'sources/%s/crash.c'",
+        zip, zip, d);
     ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");
 
     /* a source that is a symlink: refused before the store is touched */
