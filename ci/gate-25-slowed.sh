@@ -1,18 +1,38 @@
 #!/usr/bin/env bash
 # Gate: a real difference is still called.  tests/slowed/protocol.json
-# (two external kernels, ext-slow doing 1.25x the work of ext-base, five
-# rounds, the two arms back to back in each round) runs ten times on the
-# cpu backend; `evident results --json` gives each run's pair ext-slow /
-# ext-base with its call (docs/intervals.md, "Calling a difference").
+# (two external kernels running the same code, ext-slow doing 1.2x the
+# work of ext-base, five rounds) runs ten times on the cpu backend;
+# `evident results --json` gives each run's pair ext-slow / ext-base with
+# its call (docs/intervals.md, "Calling a difference").
 # Pass: at least 9 of the 10 called a loss, and none called a win or n.s.
 # (a noisy run may say inconclusive: honest, but it counts as a miss).
+# The protocol pins every worker to CPU 0, and the runs ask for niceness
+# -10 (docs/intervals.md says why): where CPU 0 is not in this shell's
+# affinity the runs use a copy pinned to the first CPU that is, and where
+# the shell may not raise its priority (no CAP_SYS_NICE) they run at its
+# own; the gate says which.
 # SLOWED_RUNS=N runs N instead (at least 90% must be losses).
 set -euo pipefail
 out=build/ci-slowed
 n=${SLOWED_RUNS:-10}
+proto=tests/slowed/protocol.json
 rm -rf "$out"; mkdir -p "$out"
+cpu=$(python3 -c 'import os; a = os.sched_getaffinity(0); print(0 if 0 in a else min(a))')
+if [ "$cpu" != 0 ]; then
+    mkdir -p "$out/protocol"
+    cp tests/slowed/work.c "$out/protocol/work.c"
+    python3 - "$proto" "$out/protocol/protocol.json" "$cpu" <<'PY'
+import json, sys
+p = json.load(open(sys.argv[1]))
+p["cpu_set"] = [int(sys.argv[3])]
+json.dump(p, open(sys.argv[2], "w"), indent=2)
+PY
+    proto=$out/protocol/protocol.json
+    echo "slowed: CPU 0 is not in this shell's affinity: the runs are pinned to CPU $cpu ($proto)"
+fi
+echo "slowed: the runs' niceness: $(nice -n -10 nice 2> /dev/null)"
 for i in $(seq 1 "$n"); do
-    build/evident run --protocol tests/slowed/protocol.json --backend cpu --db "$out/r$i.db" > "$out/r$i.log" 2>&1
+    nice -n -10 build/evident run --protocol "$proto" --backend cpu --db "$out/r$i.db" > "$out/r$i.log" 2>&1
     build/evident export --db "$out/r$i.db" --out "$out/r$i.zip" > /dev/null
     build/evident results "$out/r$i.zip" --json > "$out/r$i.json"
     cut -d' ' -f1 /proc/loadavg > "$out/r$i.load"
@@ -29,7 +49,8 @@ for i in range(1, n + 1):
         sys.exit(f"slowed: run {i}: no pair ext-slow / ext-base in its results")
     p = p[0]
     iv = p["interval"] if isinstance(p["interval"], list) else None
-    print(f"slowed: run {i}: ext-slow / ext-base {p['ratio']:.3f} "
+    ratio = "%.3f" % p["ratio"] if isinstance(p["ratio"], (int, float)) else "(no ratio)"
+    print(f"slowed: run {i}: ext-slow / ext-base {ratio} "
           f"{'[%.3f, %.3f]' % tuple(iv) if iv else '(no interval)'} over {p['n_rounds']} rounds: "
           f"{p['call']} (load average {load})")
     calls[p["call"]] = calls.get(p["call"], 0) + 1
@@ -37,7 +58,7 @@ wrong = calls.get("win", 0) + calls.get("n.s.", 0)
 loss = calls.get("loss", 0)
 print(f"slowed: {loss} of {n} called a loss; {calls}")
 if wrong:
-    sys.exit(f"slowed: {wrong} runs called a 1.25x slow-down a win or n.s.")
+    sys.exit(f"slowed: {wrong} runs called a 1.2x slow-down a win or n.s.")
 if 10 * loss < 9 * n:
     sys.exit(f"slowed: only {loss} of {n} runs called the slow-down (at least 90% must)")
 PY
