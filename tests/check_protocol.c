@@ -461,7 +461,7 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
     ev_plan_free(&plan);
     ev_protocol_free(&p);
 
-    parse_file("protocols/h200.json", &p);
+    parse_file("protocols/hopper.json", &p);
     for (size_t i = 0; i < p.n_cases; i++) {
         holdout += !strcmp(p.cases[i].role, "holdout");
         if (i < 16)
