@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # On the GPU host (through the device tool; .deps, .evident-stamp and
 # gpu-work/ carried): build with the vendored packages, validate the
-# kernels, then run (or --resume) protocols/h200.json for at most SECONDS,
+# kernels, then run (or --resume) protocols/hopper.json for at most SECONDS,
 # stopping cleanly with SIGINT, and bring the store back under $OUT.  When
 # the run has finished, export and verify the bundle too, then sign it with
 # a key made on the host for the run and verify the signature.  Not a CI
@@ -9,7 +9,7 @@
 #   usage: ci/gpu-evidence.sh SECONDS [PROTOCOL]
 set -uo pipefail
 secs=${1:?seconds}
-protocol=${2:-protocols/h200.json}
+protocol=${2:-protocols/hopper.json}
 out=${OUT:-build/gpu-out}
 db=gpu-work/evidence.db
 mkdir -p "$out" gpu-work

@@ -12,7 +12,7 @@
 #   usage: ci/gpu-hygiene-then-evidence.sh SECONDS [PROTOCOL]
 set -uo pipefail
 secs=${1:?seconds}
-protocol=${2:-protocols/h200.json}
+protocol=${2:-protocols/hopper.json}
 out=${OUT:-build/gpu-out}
 mkdir -p "$out"
 start=$(date +%s)

@@ -66,18 +66,18 @@ static const kb_case kb_cases[] = {
     {EV_OP_MAX, EV_DTYPE_BF16, 16, 1, 3, 4, 1},        {EV_OP_MAX, EV_DTYPE_FP32, 24, 77, 77, 8, 1},
     {EV_OP_SUM, EV_DTYPE_FP16, 24, 2048, 2048, 8, 1},  {EV_OP_SUM, EV_DTYPE_FP16, 24, 999, 1001, 2, 1},
     {EV_OP_SUM, EV_DTYPE_BF16, 24, 300, 300, 4, 1},    {EV_OP_SUM, EV_DTYPE_FP32, 24, 4096, 4096, 4, 1},
-    /* more short rows (the short schedule): two holdouts of h200.json, one unaligned */
+    /* more short rows (the short schedule): two holdouts of hopper.json, one unaligned */
     {EV_OP_SUM, EV_DTYPE_FP16, 2048, 64, 64, 8, 0},    {EV_OP_MAX, EV_DTYPE_FP16, 1000, 100, 100, 4, 0},
     {EV_OP_SUM, EV_DTYPE_FP32, 37, 100, 101, 4, 0},
     /* special values in short rows: aligned, and unaligned with a partial chunk */
     {EV_OP_SUM, EV_DTYPE_BF16, 24, 128, 128, 8, 1},    {EV_OP_SUM, EV_DTYPE_FP16, 24, 200, 203, 4, 1},
-    /* the holdouts of h200.json with unaligned rows or a partial last chunk */
+    /* the holdouts of hopper.json with unaligned rows or a partial last chunk */
     {EV_OP_SUM, EV_DTYPE_FP16, 100, 1000, 1003, 4, 0}, {EV_OP_MAX, EV_DTYPE_FP32, 300, 777, 800, 4, 0},
     {EV_OP_MAX, EV_DTYPE_BF16, 7, 3000, 3000, 4, 0},   {EV_OP_SUM, EV_DTYPE_FP32, 1, 4096, 4096, 4, 0},
     /* every row offset mod 16 with a partial last chunk, fp32 (4, 8, 12) and 16-bit (2 .. 14) */
     {EV_OP_SUM, EV_DTYPE_FP32, 9, 257, 259, 4, 0},     {EV_OP_MAX, EV_DTYPE_BF16, 9, 1021, 1023, 2, 0},
     {EV_OP_SUM, EV_DTYPE_BF16, 17, 30, 31, 4, 0},      {EV_OP_MAX, EV_DTYPE_FP16, 17, 13, 15, 8, 0},
-    /* holdouts of h200.json whose default program has b t > 512 threads, and two with 256-512 */
+    /* holdouts of hopper.json whose default program has b t > 512 threads, and two with 256-512 */
     {EV_OP_SUM, EV_DTYPE_BF16, 16384, 4096, 4096, 8, 0}, {EV_OP_SUM, EV_DTYPE_FP32, 96, 2048, 2048, 8, 0},
     {EV_OP_SUM, EV_DTYPE_BF16, 4096, 512, 512, 8, 0},    {EV_OP_MAX, EV_DTYPE_FP32, 512, 1024, 1024, 8, 0},
     /* reduce_min on every schedule: long, short and split rows, unaligned, special values */

@@ -590,7 +590,7 @@ START_TEST(test_the_h200_coefficients_pick_split_on_32x1048576)
 END_TEST
 
 /* The committed H200 run's coefficients (receipts/h200, S = 132) with
- * h200.json's five schedules: short on 131072x256 fp16 MAX B8 (18.2 us
+ * hopper.json's five schedules: short on 131072x256 fp16 MAX B8 (18.2 us
  * against default 20.9; rows4 26.3), and not on 256x128 bf16, 2048x64
  * fp16 or 1000x100 fp16, which keep the default; with the default set
  * 131072x256 keeps the default too. */

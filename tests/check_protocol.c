@@ -461,7 +461,7 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
     ev_plan_free(&plan);
     ev_protocol_free(&p);
 
-    parse_file("protocols/h200.json", &p);
+    parse_file("protocols/hopper.json", &p);
     for (size_t i = 0; i < p.n_cases; i++) {
         holdout += !strcmp(p.cases[i].role, "holdout");
         if (i < 16)
@@ -501,10 +501,12 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
         ck_assert_int_lt(ev_plan_find(&plan, "main/16/split/initial"), 0);
     }
     ev_plan_free(&plan);
-    /* the anchors' protocol, sized for the device budget (docs/runner.md) */
-    ck_assert(p.warmup_ms == 300);
-    ck_assert(p.target_sample_ms == 50);
-    ck_assert_int_eq(p.samples, 7);
+    /* the flagship, sized for the device budget (docs/runner.md): five
+     * rounds, each process short, the rounds carrying the uncertainty */
+    ck_assert_int_eq(p.rounds, 5);
+    ck_assert(p.warmup_ms == 100);
+    ck_assert(p.target_sample_ms == 20);
+    ck_assert_int_eq(p.samples, 3);
     ev_protocol_free(&p);
 
     parse_file("protocols/quick.json", &p);

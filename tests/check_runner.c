@@ -324,7 +324,7 @@ static const char *job_outcome(const snap *s, const char *key)
 
 /* 1 when attempt a failed a sample rule: failed-protocol with "protocol
  * rule: ..." as its reason.  On a shared VM the host's own timing noise
- * does that now and then (docs/status.md: the VM runs a plain loop more
+ * does that now and then (docs/HACKING.md, "Timing noise": a 2-core host runs a plain loop more
  * than 2x slower for stretches of up to 37 ms), and the runner records it
  * honestly and rescues it: a test of something else accepts it. */
 static int rule_failed(const snap *s, const att_info *a)
@@ -555,7 +555,7 @@ END_TEST
  * record, rightly, as a failed-protocol attempt; these tests are about
  * kills and writers, not about this host's noise.  Two pool threads, as
  * quick.json: on the 16-core GPU host (gVisor) a pool of 16 pinned threads
- * broke the wide band in 4 of 5 of these runs once (docs/status.md). */
+ * broke the wide band in 4 of 5 of these runs once (docs/HACKING.md, "Timing noise"). */
 static const char slow_protocol[] =
     "{\"seed\": 11, \"samples\": 12, \"warmup_ms\": 150, \"target_sample_ms\": 50, \"cold_samples\": 1,\n"
     " \"job_timeout_s\": 60, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9}, "
@@ -934,7 +934,7 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
      * resumed run exports and verifies (a completed attempt without its
      * records would FAIL).  Not forced: the window in which a rolled-back
      * batch is followed by a process row that fits; it was never hit here
-     * (docs/status.md), so this part cannot tell the fix from its absence. */
+     * (docs/HACKING.md, "Timing noise"), so this part cannot tell the fix from its absence. */
     const char *slow = write_file("slow.json", slow_protocol);
     char junk[400], chunk[65536];
     int failed_rows = 0;

@@ -68,7 +68,7 @@ $(BUILD)/obj/src/runner/sup_finish.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst
 # into $(BUILD)/evidence/:
 #   - BACKEND unset: cuda when the worker was built with the cuda backend
 #     and nvidia-smi lists a device; otherwise one line says why and cpu is
-#     used.  PROTOCOL unset: protocols/h200.json on cuda, protocols/quick.json
+#     used.  PROTOCOL unset: protocols/hopper.json on cuda, protocols/quick.json
 #     on cpu.
 #   - FRESH=1: an existing $(BUILD)/evidence is moved aside (never deleted)
 #     to $(BUILD)/evidence.kept-<UTC time>, and a new run starts.
@@ -106,7 +106,7 @@ evidence: all
 	fi; \
 	protocol='$(PROTOCOL)'; \
 	if [ -z "$$protocol" ]; then \
-	  if [ "$$backend" = cuda ]; then protocol=protocols/h200.json; else protocol=protocols/quick.json; fi; \
+	  if [ "$$backend" = cuda ]; then protocol=protocols/hopper.json; else protocol=protocols/quick.json; fi; \
 	fi; \
 	dir=$(EVIDENCE_DIR); \
 	if [ -n '$(FRESH)' ] && [ -e "$$dir" ]; then \

@@ -145,8 +145,10 @@ void vd_selector(vd_ctx *x)
             const char *want = cop && cdt ? ev_ext_entry_for(ek, cop, cdt) : NULL;
             int64_t wg[3] = {1, 1, 1}, wb[3] = {1, 1, 1}, crows = 0, ccols = 0, cstride = 0;
             ev_err gerr = {{0}};
-            if (be == EV_SEL_CUDA && want && !ev_jr_i64(c, "rows", &crows) && !ev_jr_i64(c, "cols", &ccols) &&
-                !ev_jr_i64(c, "stride", &cstride) && crows > 0 &&
+            /* as the worker: a kernel that declares no geometry (no cuda
+             * source: its jobs are skips) has none to evaluate */
+            if (be == EV_SEL_CUDA && want && ek->grid[0] && !ev_jr_i64(c, "rows", &crows) &&
+                !ev_jr_i64(c, "cols", &ccols) && !ev_jr_i64(c, "stride", &cstride) && crows > 0 &&
                 ev_ext_geometry(ek, crows, ccols, cstride, &wg[0], &wb[0], &gerr)) {
                 vr_fail(x->r, VR_REDERIVE, VV, "job %s: %s", v->key, gerr.msg);
                 continue;

@@ -49,7 +49,7 @@ done
 
 db=gpu-work/iso-torch.db
 rm -rf "$db" "$db"-* "$db".lock gpu-work/iso-torch.db.torch-cache-run*
-timeout 540 build/evident run --protocol protocols/h200.json --backend cuda --db "$db" --cases 0,1 \
+timeout 540 build/evident run --protocol protocols/hopper.json --backend cuda --db "$db" --cases 0,1 \
     --arms rows1,torch-compile > "$out/run-torch.log" 2>&1
 echo "torch: run rc=$?"
 build/evident export --db "$db" --out "$out/torch.zip" > /dev/null 2>> "$out/run-torch.log"
