@@ -3,17 +3,19 @@
 
 Each design is tests/slowed/protocol.json with one of its choices undone,
 or the design of commit OLD (default ef510cf: its tests/slowed/protocol.json
-and work.c, run as its gate ran them).  Every design runs RUNS times
-(default 10) in turns (1, 2, ..., 1, 2, ...), so that the host's load,
-which changes by the minute on a shared machine, falls on all of them
-alike.  Per design it prints the calls of `evident results`, the mean wall
-time of a run, the failed attempts, and the spread of the per-round ratios
-(each round's ext-slow median over its ext-base median, from the store's
-raw samples): the standard deviation of their logs pooled over the runs,
-and the largest distance of one from their median.  A design whose rounds
-spread less is called more often at k = 5 (docs/intervals.md, "What a real
-difference looks like").  Writes under build/slowed-designs/.  Run from the
-repository root after make.
+and work.c).  Every design runs RUNS times (default 10) in turns (1, 2, ...,
+1, 2, ...), so that the host's load, which changes by the minute on a
+shared machine, falls on all of them alike, and at the priority
+ci/gate-25-slowed.sh takes (real-time where the shell may, else niceness
+-10 where it may), but gate-shell-priority: the gate's design at the
+shell's own.  Per design it prints the calls of `evident results`, the
+mean wall time of a run, the failed attempts, and the spread of the
+per-round ratios (each round's ext-slow median over its ext-base median,
+from the store's raw samples): the standard deviation of their logs
+pooled over the runs, and the largest distance of one from their median.
+A design whose rounds spread less is called more often at k = 5
+(docs/intervals.md, "What a real difference looks like").  Writes under
+build/slowed-designs/.  Run from the repository root after make.
 """
 import json
 import math
@@ -40,8 +42,17 @@ def write_design(name, proto, work_c):
     return path
 
 
+def gate_priority():
+    """The command prefix ci/gate-25-slowed.sh runs evident under here: real-time priority where
+    the shell may, else niceness -10 where it may, else none."""
+    if subprocess.run(["chrt", "-f", "10", "true"], stderr=subprocess.DEVNULL).returncode == 0:
+        return ["chrt", "-f", "10"]
+    r = subprocess.run(["nice", "-n", "-10", "nice"], capture_output=True, text=True)
+    return ["nice", "-n", "-10"] if r.stdout.strip() == "-10" else []
+
+
 def designs(old):
-    """(name, protocol path, niceness or None) of every design."""
+    """(name, protocol path, command prefix) of every design."""
     final = json.load(open("tests/slowed/protocol.json"))
     work = open("tests/slowed/work.c").read()
     old_proto = json.loads(subprocess.run(["git", "show", f"{old}:tests/slowed/protocol.json"],
@@ -55,13 +66,14 @@ def designs(old):
     old_kernels["cases"][0]["rows"] = old_proto["cases"][0]["rows"]
     for k, o in zip(old_kernels["kernels"], old_proto["kernels"]):
         k["entries"] = o["entries"]
+    prio = gate_priority()
     return [
-        ("final", write_design("final", final, work), "-10"),
-        ("no-niceness", write_design("final", final, work), None),
-        ("unpinned", write_design("unpinned", unpinned, work), "-10"),
-        ("short-samples", write_design("short-samples", short, work), "-10"),
-        (f"{old}-kernels", write_design("old-kernels", old_kernels, old_work), "-10"),
-        (f"{old}", write_design("old", old_proto, old_work), None),
+        ("gate", write_design("gate", final, work), prio),
+        ("gate-shell-priority", write_design("gate", final, work), []),
+        ("unpinned", write_design("unpinned", unpinned, work), prio),
+        ("short-samples", write_design("short-samples", short, work), prio),
+        (f"{old}-kernels", write_design("old-kernels", old_kernels, old_work), prio),
+        (f"{old}", write_design("old", old_proto, old_work), prio),
     ]
 
 
@@ -92,12 +104,13 @@ def main():
     shutil.rmtree(OUT, ignore_errors=True)
     ds = designs(old)
     got = {name: {"calls": {}, "logs": [], "failed": 0, "secs": []} for name, _, _ in ds}
+    print("designs: " + ", ".join(name + " (" + (" ".join(prio) or "the shell's priority") + ")" for name, _, prio in ds))
     for i in range(runs):
-        for name, proto, niceness in ds:
+        for name, proto, prio in ds:
             db, zp = f"{OUT}/{name}-{i}.db", f"{OUT}/{name}-{i}.zip"
             cmd = ["build/evident", "run", "--protocol", proto, "--backend", "cpu", "--db", db]
             t0 = time.time()
-            subprocess.run((["nice", "-n", niceness] if niceness else []) + cmd,
+            subprocess.run(prio + cmd,
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             g = got[name]
             g["secs"].append(time.time() - t0)
@@ -117,11 +130,11 @@ def main():
             load = open("/proc/loadavg").read().split()[0]
             print(f"run {i + 1} {name}: {call}; rounds "
                   + " ".join("%.3f" % math.exp(x) for x in logs) + f" (load average {load})", flush=True)
-    for name, _, niceness in ds:
+    for name, _, prio in ds:
         g = got[name]
         logs = g["logs"]
         mid = statistics.median(logs)
-        how = f"niceness {niceness}" if niceness else "the shell's niceness"
+        how = " ".join(prio) or "the shell's priority"
         print(f"{name} ({how}): calls {g['calls']}; "
               f"{len(logs)} rounds, ratio {math.exp(statistics.mean(logs)):.3f}, "
               f"sd of log {statistics.stdev(logs):.3f}, largest distance {max(abs(x - mid) for x in logs):.3f}; "
