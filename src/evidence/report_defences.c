@@ -19,8 +19,8 @@
  * the kernel host (an external kernel on cpu, in a run whose environment
  * records its isolation), the rebuild (an external kernel whose build
  * receipt lists what its compiler read: verify-bundle rebuilds it where
- * that compiler is).  Deterministic: arms in the case table's order, the
- * lines in this order.
+ * that compiler is).  An arm without a completed job says so.
+ * Deterministic: arms in the case table's order, the lines in this order.
  */
 #include "report_int.h"
 
@@ -139,6 +139,8 @@ static ev_status arm_line(const rep *r, const cJSON *proof, const char *arm, con
     ev_sched sch;
     const char *backend = ev_jr_str(cJSON_GetObjectItemCaseSensitive(r->val, "run"), "backend");
     int ext = !ev_arm_builtin(arm, &kind, &sch) && kind == EV_ARM_EXTERNAL;
+    if (!d->jobs)
+        return ev_buf_puts(b, "no completed job (its failures are listed above)");
     ev_status rc = ev_buf_printf(b, "op checks %" PRId64 "/%" PRId64 "; kept output %" PRId64 "/%" PRId64,
                                  d->checks, d->jobs, d->kept, d->jobs);
     if (!rc && d->plaus) {
