@@ -2832,7 +2832,7 @@ END_TEST
 START_TEST(test_a_job_faster_than_the_runs_ceilings_fails_in_the_runner_and_its_bundle_verifies)
 {
     static const char proto[] =
-        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 2, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 16777216}},\n"
         " \"arms\": [\"rows1\", \"fault-fast\"], \"allow_fault_arms\": true,\n"
@@ -2883,9 +2883,9 @@ START_TEST(test_a_job_faster_than_the_runs_ceilings_fails_in_the_runner_and_its_
     cJSON *h = job_by_key(v, "main/0/rows1/initial");
     if (!strcmp(cJSON_GetObjectItem(h, "outcome")->valuestring, "completed")) {
         cJSON *pl = cJSON_GetObjectItem(h, "plausibility");
-        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "hot"), "ceiling")->valuestring,
+        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "hot"), "bound_by")->valuestring,
                          "largest");
-        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "cold"), "ceiling")->valuestring,
+        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "cold"), "bound_by")->valuestring,
                          "largest");
         ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "hot"), "bound_bpus")->valuedouble > 0);
         static const char row[] = "<tr><td>rows1</td><td class=\"n\">1</td><td>op checks 1/1; kept output "

@@ -111,7 +111,7 @@ static void json_plausibility(ev_jb *b, cJSON *o, const xjob *j)
     for (int hot = 1; hot >= 0; hot--) {
         cJSON *h = ev_jb_obj(b, p, hot ? "hot" : "cold");
         ev_rule_ceiling c = hot ? j->hot_ceiling : j->cold_ceiling;
-        ev_jb_str(b, h, "ceiling", ev_rule_ceiling_name(c));
+        ev_jb_str(b, h, "bound_by", ev_rule_ceiling_name(c));
         ev_jb_dbl(b, h, "bound_bpus", c != EV_RULE_CEIL_NONE, hot ? j->hot_bound_bpus : j->cold_bound_bpus,
                   "no ceiling applies");
     }

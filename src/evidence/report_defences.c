@@ -45,11 +45,11 @@ static int all_known(const cJSON *a)
     return 1;
 }
 
-/* Counts o's "ceiling" in n[], indexed by ev_rule_ceiling (whose names
+/* Counts o's "bound_by" in n[], indexed by ev_rule_ceiling (whose names
  * runner/sample_rules.h owns); nothing when it names none of them. */
 static void count_ceiling(const cJSON *o, int64_t n[4])
 {
-    const char *c = ev_jr_str(o, "ceiling");
+    const char *c = ev_jr_str(o, "bound_by");
     for (int k = EV_RULE_CEIL_NONE; c && k <= EV_RULE_CEIL_LARGEST; k++)
         if (!strcmp(c, ev_rule_ceiling_name((ev_rule_ceiling)k)))
             n[k]++;

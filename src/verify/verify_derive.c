@@ -328,7 +328,7 @@ static void vd_plausibility(vd_ctx *x)
                  ev_rule_ceiling_name(cc), cb);
         const cJSON *h = cJSON_GetObjectItemCaseSensitive(pl, "hot"),
                     *c = cJSON_GetObjectItemCaseSensitive(pl, "cold");
-        const char *hn = ev_jr_str(h, "ceiling"), *cn = ev_jr_str(c, "ceiling");
+        const char *hn = ev_jr_str(h, "bound_by"), *cn = ev_jr_str(c, "bound_by");
         double hv = 0, cv = 0;
         int null_h, null_c;
         if (ev_jr_dbl(pl, "bytes", &x_bytes) || ev_jr_dbl(pl, "working_bytes", &x_work) ||

@@ -70,7 +70,7 @@ for j in v["jobs"]:
         frac = rate / b if rate and b else None
         if frac is not None and not j["arm"].startswith("fault-") and frac > worst.get(t, (0, ""))[0]:
             worst[t] = (frac, j["job_key"])
-        cols += [q.get("ceiling", "-"), "%.1f" % (rate / 1e3) if rate else "-",
+        cols += [q.get("bound_by", "-"), "%.1f" % (rate / 1e3) if rate else "-",
                  "%.1f" % (b / 1e3) if b else "-", "%.3f" % frac if frac is not None else "-"]
     print("%-34s %-16s %-8s %10s %10s %6s %-8s %10s %10s %6s  %s" % (
         (j["job_key"], j["outcome"]) + tuple(cols) + (reason[:160],)))
