@@ -3417,13 +3417,15 @@ START_TEST(test_ev_rules_check_holds_a_completed_attempt_to_physical_plausibilit
     ck_assert_msg(strstr(why, EV_RULE_PLAUSIBLE_NAME ": cold median 1 us per op"), "%s", why);
     cold[0].elapsed_ms = 0.1;
     ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 0);
-    /* a flush no larger than the cache: cold samples that were not cold */
+    /* a flush no larger than the cache: cold samples that were not cold
+     * (and, below 2 x the cache, the protocol's multiple not kept) */
     a.flush_bytes = a.cache_bytes;
+    ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 2);
+    ck_assert_msg(strstr(why, "does not exceed the 8388608-byte cache: the cold samples were not cold (1 more)"),
+                  "%s", why);
+    a.schema = EV_RULE_COLD_FLUSH_SINCE - 1; /* an older bundle: the multiple only */
     ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 1);
-    ck_assert_msg(strstr(why, "does not exceed the 8388608-byte cache: the cold samples were not cold"), "%s",
-                  why);
-    a.schema = EV_RULE_COLD_FLUSH_SINCE - 1;
-    ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 0);
+    ck_assert_msg(strstr(why, "is below 2 x the 8388608-byte cache"), "%s", why);
     ev_protocol_free(&p);
 }
 END_TEST
