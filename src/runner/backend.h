@@ -48,10 +48,6 @@ typedef struct ev_backend_config {
     int64_t device_index; /* cuda: device ordinal (0) */
     int own_cpus;         /* cpu: the protocol pins jobs to a cpu_set of 2 or more CPUs (the kernel
                              host's handshake may then spin: khost.h) */
-    int has_flush_fd;     /* cpu: flush_fd is the run's flush buffer (a memfd of at least the
-                             flush's bytes, filled once by the supervisor), mapped shared instead
-                             of a buffer of the job's own */
-    int flush_fd;
 } ev_backend_config;
 
 /* What the device is.  Strings are NUL-terminated, "" when unknown.

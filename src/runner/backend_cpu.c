@@ -38,7 +38,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -162,28 +161,6 @@ static unsigned char *map_touched(size_t n, size_t *mapped)
         a[i] = 0;
     *mapped = len;
     return a;
-}
-
-/*
- * The run's flush buffer (backend.h, has_flush_fd: a memfd whose pages the
- * supervisor allocated once), n bytes of it mapped shared and read-only
- * with its page tables populated: a job pays no page's first touch, and
- * its passes read (a write would fault on every page of a shared mapping
- * first: on the VM measured, 8 s for 1 GiB, where a read pass takes
- * 0.2 s).  *mapped gets the length to pass to unmap.  NULL when the memfd
- * is shorter than n or cannot be mapped.
- */
-static unsigned char *map_shared_flush(int fd, size_t n, size_t *mapped)
-{
-    struct stat st;
-    void *p;
-    if (fstat(fd, &st) || st.st_size < 0 || (size_t)st.st_size < n)
-        return NULL;
-    p = mmap(NULL, n, PROT_READ, MAP_SHARED | MAP_POPULATE, fd, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    *mapped = n;
-    return p;
 }
 
 /* Unmaps what map_touched returned; NULL-safe. */
@@ -589,24 +566,17 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
     ev_status rc;
 
     if (!c->flush && n) {
-        c->flush = c->cfg.has_flush_fd ? map_shared_flush(c->cfg.flush_fd, n, &c->flush_mapped)
-                                       : map_touched(n, &c->flush_mapped);
+        c->flush = map_touched(n, &c->flush_mapped);
         if (!c->flush)
-            return ev_err_set(err, EV_ENOMEM, "flush buffer: cannot %s %zu bytes",
-                              c->cfg.has_flush_fd ? "map the run's" : "allocate", n);
+            return ev_err_set(err, EV_ENOMEM, "flush buffer: cannot allocate %zu bytes", n);
     }
     if (c->planted) { /* what the last plant planted, restored; epoch 0 of this replay planted */
         ev_plant_host(&c->pc, c->prow, c->st.r_next, 0, c->st.r_next - 1, c->last_pe, 1, c->base, c->var);
         c->last_pe = 0;
     }
-    if (c->cfg.has_flush_fd) { /* the run's buffer, mapped read-only: read every line */
-        for (size_t i = 0; i < n; i += 64)
-            s += c->flush[i];
-    } else { /* the job's own: written, so that every page is its own */
-        for (size_t i = 0; i < n; i += 64) {
-            c->flush[i] = (unsigned char)(c->flush[i] + 1);
-            s += c->flush[i];
-        }
+    for (size_t i = 0; i < n; i += 64) {
+        c->flush[i] = (unsigned char)(c->flush[i] + 1);
+        s += c->flush[i];
     }
     sink = s;
     t0 = now_ns();

@@ -48,10 +48,6 @@ typedef struct ev_worker_args {
      * CPU-only preparation, then blocks reading one byte from gate_fd
      * before it touches the device; -1: no gate. */
     int gate_fd;
-    /* cpu: the run's flush buffer, a memfd the supervisor filled once
-     * (close-on-exec here: no kernel host or peer inherits it); -1: the
-     * backend maps a buffer of its own. */
-    int flush_fd;
     int64_t spawn_ns;         /* CLOCK_REALTIME when the supervisor forked it; 0: unknown */
     int64_t entered_ns;       /* CLOCK_REALTIME when main() began */
     int64_t compile_ahead_ns; /* torch-compile: the case's ahead-of-time compile, 0: none */

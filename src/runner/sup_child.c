@@ -61,14 +61,9 @@ ev_status sup_spawn_worker(sup *s, char *const argv[], int gated, wproc *w, ev_e
                 _exit(126);
             }
         }
-        /* the flush buffer moved above the others first, so no dup2 lands on it */
-        int ff = s->flushfd >= 0 ? fcntl(s->flushfd, F_DUPFD, 10) : -1;
-        if ((s->flushfd >= 0 && ff < 0) || dup2(rp[1], 3) < 0 || dup2(s->memfd, 4) < 0 ||
-            dup2(ep[1], 2) < 0 || dup2(ep[1], 1) < 0 || (gated && dup2(gp[1], 5) < 0) ||
-            (ff >= 0 && dup2(ff, 6) < 0) || (nul >= 0 && dup2(nul, 0) < 0))
+        if (dup2(rp[1], 3) < 0 || dup2(s->memfd, 4) < 0 || dup2(ep[1], 2) < 0 || dup2(ep[1], 1) < 0 ||
+            (gated && dup2(gp[1], 5) < 0) || (nul >= 0 && dup2(nul, 0) < 0))
             _exit(127);
-        if (ff >= 0)
-            close(ff);
         execv(argv[0], argv);
         dprintf(2, "evident-worker: cannot run %s: %s\n", argv[0], strerror(errno));
         _exit(127);

@@ -100,8 +100,6 @@ typedef struct sup {
     char proto_id[65];
     int64_t run_id, inv_id;
     int memfd;
-    int flushfd; /* cpu, cold samples: the run's flush buffer (a memfd filled once; fd 6 of a
-                    worker, --flush-fd), -1: none */
     jstate *js;
     size_t n_js;
     int64_t sms;

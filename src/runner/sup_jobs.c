@@ -68,10 +68,6 @@ static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
         argv[ac++] = "--gate-fd";
         argv[ac++] = "5";
     }
-    if (s->flushfd >= 0) {
-        argv[ac++] = "--flush-fd";
-        argv[ac++] = "6";
-    }
     if (j->pj.phase == EV_PHASE_RESCUE)
         argv[ac++] = "--retry";
     if (ev_is_arm(j->pj.arm, EV_ARM_TORCH)) {

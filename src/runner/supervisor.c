@@ -155,37 +155,6 @@ static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *
 }
 
 /*
- * The run's flush buffer on the cpu backend (when the protocol has cold
- * samples): a memfd of flush_cache_multiple x this host's last-level
- * cache (capped as declared), its pages allocated here (fallocate), which
- * every worker maps shared and read-only (--flush-fd) and reads through
- * before each cold sample.  A flush larger than the cache is a pass over
- * memory the size of several caches; its pages are made once per run, not
- * once per job (on the loaded 2-vCPU VM measured, a job's own 1 GiB took
- * 0.5 to 3 s to map and touch, a populated mapping of the run's 0.3 s, a
- * read pass 0.2 s).  Sets s->flushfd (-1 where there is none).  EV_EIO
- * when the memfd cannot be made.
- */
-static ev_status flush_buffer(sup *s, ev_err *err)
-{
-    const ev_proto_ref *ref = &s->proto.ref_cpu;
-    size_t n = (size_t)ref->flush_cache_multiple * ev_cpu_llc_bytes();
-    if (strcmp(s->o->backend, "cpu") || s->proto.cold_samples <= 0)
-        return EV_OK;
-    if (ref->flush_max_bytes && n > (size_t)ref->flush_max_bytes)
-        n = (size_t)ref->flush_max_bytes;
-    s->flushfd = memfd_create("evident-flush", MFD_CLOEXEC);
-    if (s->flushfd < 0 || (errno = posix_fallocate(s->flushfd, 0, (off_t)n)) != 0) {
-        ev_status rc = ev_err_set(err, EV_EIO, "the flush buffer (%zu bytes): %s", n, strerror(errno));
-        if (s->flushfd >= 0)
-            close(s->flushfd);
-        s->flushfd = -1;
-        return rc;
-    }
-    return EV_OK;
-}
-
-/*
  * Asks the worker which backends it was built with (evident-worker
  * --backends prints them on one line).  Returns EV_OK when o->backend is
  * one; EV_EUNSUPPORTED, saying so, when it is not (a build without nvcc
@@ -452,7 +421,6 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.o = o;
     s.res = res;
     s.memfd = -1;
-    s.flushfd = -1;
     s.lock_fd = -1;
     s.ceil_mem_bpus = s.ceil_l2_bpus = NAN; /* until the ceilings complete (sup_ceiling_seen) */
     s.t0 = mono_ns();
@@ -546,8 +514,6 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
         rc = ev_err_set(err, EV_EIO, "memfd: %s", strerror(errno));
         goto out;
     }
-    if ((rc = flush_buffer(&s, err)))
-        goto out;
     res->n_kernels = s.proto.n_kernels;
     if (s.proto.n_kernels && (rc = build_kernels(&s, err)))
         goto out;
@@ -575,8 +541,6 @@ out:
     res->wall_s = (double)(mono_ns() - s.t0) / 1e9;
     if (s.memfd >= 0)
         close(s.memfd);
-    if (s.flushfd >= 0)
-        close(s.flushfd);
     ev_store_close(s.st);
     ev_store_writer_unlock(s.lock_fd);
     ev_plan_free(&s.plan);

@@ -492,8 +492,6 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         return ev_err_set(err, EV_EINVAL, "unknown arm '%s'", a->arm);
     cfg.host_threads = p->host_threads;
     cfg.own_cpus = p->n_cpus >= 2;
-    cfg.has_flush_fd = a->flush_fd >= 0;
-    cfg.flush_fd = a->flush_fd;
     cfg.ref = *ev_protocol_ref(p, a->ops->name);
     if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
         return ev_worker_torch(a, out, err);

@@ -23,7 +23,6 @@
  * 2 on usage errors.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -135,8 +134,7 @@ int main(int argc, char **argv)
 {
     const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
                *peer_script = NULL, *torch_cache = NULL, *kernel_lib = NULL, *kernel_error = NULL;
-    long long proto_fd = -1, rec_fd = -1, case_index = -1, gate_fd = -1, flush_fd = -1, spawn_ns = 0,
-              ahead_ns = 0;
+    long long proto_fd = -1, rec_fd = -1, case_index = -1, gate_fd = -1, spawn_ns = 0, ahead_ns = 0;
     struct timespec entered;
     int probe = 0, retry = 0;
     ev_buf bytes = EV_BUF_INIT;
@@ -195,9 +193,6 @@ int main(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--gate-fd") && !parse_int(v, &gate_fd)) {
             i++;
-        } else if (!strcmp(a, "--flush-fd") && !parse_int(v, &flush_fd) && flush_fd >= 0 &&
-                   fcntl((int)flush_fd, F_SETFD, FD_CLOEXEC) == 0) {
-            i++; /* close-on-exec: the kernel host and the torch peer never hold the run's buffer */
         } else if (!strcmp(a, "--spawn-ns") && !parse_int(v, &spawn_ns)) {
             i++;
         } else if (!strcmp(a, "--compile-ahead-ns") && !parse_int(v, &ahead_ns)) {
@@ -213,7 +208,7 @@ int main(int argc, char **argv)
             "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
             "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
             "                [--python PY --peer-script FILE [--torch-cache DIR] [--compile-ahead-ns NS]]\n"
-            "                [--gate-fd N] [--flush-fd N] [--spawn-ns NS])\n");
+            "                [--gate-fd N] [--spawn-ns NS])\n");
         return 2;
     }
     if (!strcmp(backend, "cpu"))
@@ -252,7 +247,6 @@ int main(int argc, char **argv)
         wa.peer_script = peer_script;
         wa.torch_cache = torch_cache;
         wa.gate_fd = (int)gate_fd;
-        wa.flush_fd = (int)flush_fd;
         wa.kernel_lib = kernel_lib;
         wa.kernel_error = kernel_error;
         wa.spawn_ns = spawn_ns;
