@@ -24,7 +24,7 @@ mkdir -p "$mnt"
 cat > "$proto" <<'EOF'
 {"seed": 12, "samples": 7, "warmup_ms": 5, "target_sample_ms": 2, "cold_samples": 1,
  "tolerances": {"sample_band": 0.9},
- "reference": {"cpu": {"ceiling_max_bytes": 1048576, "flush_max_bytes": 1048576}},
+ "reference": {"cpu": {"ceiling_max_bytes": 1048576}},
  "arms": ["default", "rows1", "rows2"],
  "cases": [{"op": "reduce_sum", "rows": 33, "cols": 256, "dtype": "fp16", "default_rows": 4},
            {"op": "reduce_max", "rows": 20, "cols": 300, "dtype": "bf16", "default_rows": 8},

@@ -487,8 +487,10 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
         *out = r;
         return EV_OK;
     }
-    if (job->kind == EV_ARM_CEILING) {
-        c->ceil_len = (size_t)job->ceiling_bytes & ~(size_t)15;
+    if (job->kind == EV_ARM_CEILING || job->kind == EV_ARM_CEILING_L2) {
+        /* ceiling-l2: the same stream over half the L2, replayed hot */
+        c->ceil_len = job->kind == EV_ARM_CEILING_L2 ? ((size_t)c->prop.l2CacheSize / 2) & ~(size_t)15
+                                                     : (size_t)job->ceiling_bytes & ~(size_t)15;
         if (c->ceil_len == 0)
             return ev_err_set(err, EV_EINVAL, "ceiling: %lld bytes", (long long)job->ceiling_bytes);
         CU(cudaMalloc(&c->ceil, c->ceil_len), "ceiling buffer");
@@ -550,6 +552,7 @@ static ev_status ev_enqueue(cuda_impl *c, int64_t i, ev_err *err)
     case EV_ARM_FLOOR:
         return ev_cuda_floor_launch(c->stream, err);
     case EV_ARM_CEILING:
+    case EV_ARM_CEILING_L2:
         return ev_cuda_ceiling_launch(c->ceil, c->ceil_len, c->prop.multiProcessorCount, c->sink, c->stream,
                                       err);
     case EV_ARM_CUB:

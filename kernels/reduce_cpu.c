@@ -558,3 +558,9 @@ size_t ev_cpu_llc_bytes(void)
         return (size_t)l2;
     return (size_t)32 << 20;
 }
+
+size_t ev_cpu_l2_bytes(void)
+{
+    long l2 = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return l2 > 0 ? (size_t)l2 : (size_t)256 << 10;
+}

@@ -173,6 +173,9 @@ void ev_cpu_floor(ev_cpu_pool *pool);
 uint64_t ev_cpu_stream_read(ev_cpu_pool *pool, const void *buf, size_t n);
 /* Last-level cache size in bytes (sysconf), or 32 MiB when unknown. */
 size_t ev_cpu_llc_bytes(void);
+/* One core's L2 cache in bytes (sysconf), or 256 KiB when unknown: the
+ * L2-resident ceiling (ceiling-l2) streams half of it per pool thread. */
+size_t ev_cpu_l2_bytes(void);
 
 #ifdef __cplusplus
 }

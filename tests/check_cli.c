@@ -36,7 +36,7 @@ static int g_git;        /* the working directory is a git checkout */
 static const char tiny_protocol[] =
     "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\"],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
     "\"default_rows\": 4}]}\n";
@@ -44,7 +44,7 @@ static const char tiny_protocol[] =
 static const char faulty_protocol[] =
     "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
     " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3}],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "

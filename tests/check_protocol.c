@@ -15,6 +15,7 @@
 #include "buf.h"
 #include "model/model.h"
 #include "runner/plan.h"
+#include "store/store.h"
 #include "runner/protocol.h"
 #include "strs.h"
 #include "runner/subset.h"
@@ -454,8 +455,8 @@ START_TEST(test_the_shipped_protocols_parse_and_plan)
     parse_file("protocols/seed16.json", &p);
     ck_assert_uint_eq(p.n_cases, 16);
     ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
-    /* 16 x (default rows1 rows2 cub torch) + 8 cases with B = 8 get rows4, + floor, ceiling */
-    ck_assert_uint_eq(plan.n_main, 16 * 5 + 8 + 2);
+    /* 16 x (default rows1 rows2 cub torch) + 8 cases with B = 8 get rows4, + floor, ceiling, ceiling-l2 */
+    ck_assert_uint_eq(plan.n_main, 16 * 5 + 8 + 3);
     ck_assert_uint_eq(plan.n_policy, 16);
     ck_assert_uint_eq(plan.n_recheck, 16);
     ev_plan_free(&plan);
@@ -678,8 +679,8 @@ START_TEST(test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_or
     ck_assert_int_eq(p3.rounds, 3);
     ck_assert_int_eq(ev_plan_build(&p3, &c, &err), EV_OK);
 
-    size_t per = a.n_main; /* 3 cases x 3 arms + floor + ceiling */
-    ck_assert_uint_eq(per, 11);
+    size_t per = a.n_main; /* 3 cases x 3 arms + floor + ceiling + ceiling-l2 */
+    ck_assert_uint_eq(per, 12);
     ck_assert_uint_eq(c.n_main, per);             /* round 1 */
     ck_assert_uint_eq(c.n_policy, 2 * (per + 3)); /* rounds 2, 3: the main arms and 3 auto */
     ck_assert_uint_eq(c.n_recheck, a.n_recheck);  /* the recheck is once */
@@ -758,6 +759,71 @@ START_TEST(test_rounds_are_planned_one_after_the_other_each_in_its_own_seeded_or
     ev_plan_free(&c);
     ev_protocol_free(&p1);
     ev_protocol_free(&p3);
+}
+END_TEST
+
+/* The plan of the current store schema runs the reference arms first, in
+ * a fixed order, ceiling-l2 among them (the physical plausibility rule
+ * bounds every job by them: sample_rules.h), then the cases' jobs
+ * shuffled; each later round's block starts with its own.  A plan made
+ * for a store of schema 5 (a bundle's run.store_schema) is that schema's:
+ * floor and ceiling shuffled in, no ceiling-l2.  No protocol lists
+ * ceiling-l2 itself. */
+START_TEST(test_the_reference_arms_run_first_and_an_older_schemas_plan_is_its_own)
+{
+    static const char *const refs[] = {"floor", "ceiling", "ceiling-l2"};
+    char text[1024];
+    ev_protocol p;
+    ev_plan a, old;
+    ev_err err = {""};
+
+    parse_file("protocols/quick.json", &p);
+    ck_assert_int_eq(p.plan_schema, EV_STORE_VERSION);
+    ck_assert_int_eq(ev_plan_build(&p, &a, &err), EV_OK);
+    for (size_t i = 0; i < a.n_main; i++) {
+        ck_assert_int_eq(a.jobs[i].plan_order, (int64_t)i);
+        if (i < 3) {
+            char key[64];
+            snprintf(key, sizeof key, "main/-/%s/initial", refs[i]);
+            ck_assert_str_eq(a.jobs[i].job_key, key);
+        } else {
+            ck_assert_int_ge(a.jobs[i].case_index, 0);
+        }
+    }
+    p.plan_schema = EV_PLAN_REFS_FIRST_SINCE - 1;
+    ck_assert_int_eq(ev_plan_build(&p, &old, &err), EV_OK);
+    ck_assert_uint_eq(old.n_main, a.n_main - 1);
+    ck_assert_int_lt(ev_plan_find(&old, "main/-/ceiling-l2/initial"), 0);
+    ck_assert_int_ge(ev_plan_find(&old, "main/-/floor/initial"), 0);
+    ck_assert_int_ge(ev_plan_find(&old, "main/-/ceiling/initial"), 0);
+    ck_assert(ev_plan_find(&old, "main/-/floor/initial") != 0 ||
+              ev_plan_find(&old, "main/-/ceiling/initial") != 1);
+    for (size_t i = 3; i < a.n_main; i++)
+        ck_assert_int_ge(ev_plan_find(&old, a.jobs[i].job_key), 0);
+    ev_plan_free(&a);
+    ev_plan_free(&old);
+    ev_protocol_free(&p);
+
+    snprintf(text, sizeof text,
+             "{\"seed\": 11, \"rounds\": 3, \"arms\": [\"default\", \"rows1\"], \"cases\": [%s, %s]}",
+             good_case, good_case);
+    ck_assert_int_eq(parse(text, &p, &err), EV_OK);
+    ck_assert_int_eq(ev_plan_build(&p, &a, &err), EV_OK);
+    size_t per = a.n_main, block = (a.n_policy) / 2;
+    for (size_t r = 0; r < 3; r++)
+        for (size_t i = 0; i < 3; i++) {
+            const ev_plan_job *j = &a.jobs[r ? per + (r - 1) * block + i : i];
+            ck_assert_str_eq(j->arm, refs[i]);
+            ck_assert_int_eq(j->round, (int64_t)r + 1);
+        }
+    ev_plan_free(&a);
+    ev_protocol_free(&p);
+
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\", \"ceiling-l2\"], \"cases\": [%s]}",
+             good_case);
+    ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "arms[1]: 'ceiling-l2' is planned by the runner, not listed"), "%s",
+                  err.msg);
 }
 END_TEST
 
@@ -944,7 +1010,7 @@ START_TEST(test_auto_arm_false_plans_no_auto_and_model_from_is_read_exactly)
         ck_assert_int_eq(ev_plan_build(&p, &plan, &err), EV_OK);
         for (size_t i = 0; i < plan.n; i++)
             ck_assert_msg(strcmp(plan.jobs[i].arm, "auto"), "%s planned", plan.jobs[i].job_key);
-        ck_assert_uint_eq(plan.n_policy, rounds == 1 ? 0 : 2 * (2 * 2 + 2));
+        ck_assert_uint_eq(plan.n_policy, rounds == 1 ? 0 : 2 * (2 * 2 + 3)); /* + the three reference arms */
         ev_plan_free(&plan);
         ev_protocol_free(&p);
     }
@@ -1230,6 +1296,7 @@ int main(void)
                         (int)(sizeof bad / sizeof bad[0]));
     tcase_add_test(tc, test_the_shipped_protocols_parse_and_plan);
     tcase_add_test(tc, test_the_plan_is_deterministic_and_every_key_is_unique);
+    tcase_add_test(tc, test_the_reference_arms_run_first_and_an_older_schemas_plan_is_its_own);
     tcase_add_test(tc, test_rescue_retries_exactly_the_retryable_outcomes);
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
     tcase_add_test(tc, test_kernel_declarations_are_parsed_and_each_bad_one_refused);

@@ -39,7 +39,7 @@ static const char one_round[] =
     "{\"seed\": 11, \"samples\": 5, \"warmup_ms\": 10, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"host_threads\": 2,\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
     " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3}],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
@@ -48,7 +48,7 @@ static const char three_rounds[] =
     "{\"seed\": 12, \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": 5,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"cold_samples\": 1, \"host_threads\": 2,\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
     " \"cases\": [{\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
     "\"default_rows\": 8}]}\n";

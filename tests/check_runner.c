@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -42,6 +43,7 @@
 #include "runner/worker.h"
 #include "runner/job.h"
 #include "runner/validate.h"
+#include "reduce_cpu.h"
 #include "selector.h"
 #include "sha256.h"
 #include "store/outcome.h"
@@ -457,7 +459,7 @@ END_TEST
 static const char faults_protocol[] =
     "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 2, \"target_sample_ms\": 1, \"cold_samples\": 1,\n"
     " \"job_timeout_s\": 2, \"reference_arms\": false,\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\", \"fault-signal\", \"fault-hang\", \"fault-garbage\", "
     "\"fault-stop\",\n"
     "          \"fault-wrong\", \"fault-flaky\", \"fault-overrun\", \"cub\"],\n"
@@ -560,7 +562,7 @@ static const char slow_protocol[] =
     "{\"seed\": 11, \"samples\": 12, \"warmup_ms\": 150, \"target_sample_ms\": 50, \"cold_samples\": 1,\n"
     " \"job_timeout_s\": 60, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9}, "
     "\"host_threads\": 2,\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 256, \"dtype\": \"fp16\", "
     "\"default_rows\": 4},\n"
@@ -852,7 +854,7 @@ static int run_prog(const char *prog, const char *const *args, char *log, size_t
 static const char disk_protocol[] =
     "{\"seed\": 12, \"samples\": 7, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 256, \"dtype\": \"fp16\", "
     "\"default_rows\": 4},\n"
@@ -978,7 +980,8 @@ END_TEST
 /* What the host cannot run is refused before the store is touched, exit 2,
  * with the reason: a protocol file without end (/dev/zero), a CPU outside
  * this process's affinity, a worker that would hold more than half of the
- * host's memory.  No store file is left behind. */
+ * host's memory, cold samples whose flush would not exceed the cache.  No
+ * store file is left behind. */
 /* Every arm the fit does not read (rows4 here) beside those it does, in
  * three rounds: the run completes (a rows4 job once overran the fit's
  * per-schedule table and crashed the supervisor at the fit), every round
@@ -990,7 +993,7 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
         "{\"seed\": 4, \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
         "\"default_rows\": 8},\n"
@@ -1044,7 +1047,7 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
         "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
         " \"model_schedules\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
@@ -1178,7 +1181,7 @@ START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
         "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 250, \"target_sample_ms\": 5, \"cold_samples\": 1, "
         "\"host_threads\": 2, \"job_timeout_s\": 30,\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-flaky\", \"kind\": \"exit\", \"code\": 4, \"when\": "
         "\"original\"}],\n"
@@ -1261,7 +1264,7 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
         "staged.json",
         "{\"seed\": 4, \"samples\": 3, \"warmup_ms\": 60, \"target_sample_ms\": 5, \"cold_samples\": 1, "
         "\"host_threads\": 2, \"job_timeout_s\": 30, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"torch-compile\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
         "\"default_rows\": 8},\n"
@@ -1292,7 +1295,7 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
         "staged-slow.json",
         "{\"seed\": 4, \"samples\": 3, \"warmup_ms\": 250, \"target_sample_ms\": 5, \"cold_samples\": 1, "
         "\"host_threads\": 2, \"job_timeout_s\": 30, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"torch-compile\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
         "\"default_rows\": 8},\n"
@@ -1386,7 +1389,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"job_timeout_s\": 3, \"retries\": 0, \"reference_arms\": false,\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {}},\n"
         " \"arms\": [\"rows1\", \"ext-ok\", \"ext-nocompile\", \"ext-noentry\", \"ext-crash\", \"ext-hang\", "
         "\"ext-oob\", \"ext-overread\", \"ext-writesinput\"],\n"
         " \"kernels\": [\n"
@@ -1521,6 +1524,7 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
         "        \"ext-cheat-fingerprint\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-few-rows\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-fifteen\": [(\"failed-validation\", P)],\n"
+        "        \"ext-cheat-table\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-undeclared\": [(\"failed-exit\", \"includes tests/cheats/undeclared.h, which "
         "\"\n"
         "                                  \"the protocol does not declare\")],\n"
@@ -1700,7 +1704,7 @@ START_TEST(test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_it
         "{\"seed\": 3, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 1, \"job_timeout_s\": 20, \"retries\": 0, \"reference_arms\": false,\n"
         " \"tolerances\": {\"sample_band\": 0.9}, \"arms\": [\"rows1\", \"ext-k\"],\n"
-        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {}},\n"
         " \"kernels\": [{\"name\": \"ext-k\", \"sources\": {\"cpu\": [\"k.c\", \"k.h\"]}, \"entries\": "
         "{\"reduce_sum/fp32\": \"k_sum\"}}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 9, \"cols\": 64, \"dtype\": \"fp32\", "
@@ -1810,7 +1814,7 @@ START_TEST(test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_
         " \"host_threads\": 1, \"job_timeout_s\": 20, \"retries\": 0, \"reference_arms\": false, "
         "\"auto_arm\": false,\n"
         " \"tolerances\": {\"sample_band\": 0.9}, \"allow_fault_arms\": true,\n"
-        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {}},\n"
         " \"fault_arms\": [{\"name\": \"fault-orphan\", \"kind\": \"orphan\"}],\n"
         " \"arms\": [\"rows1\", \"fault-orphan\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 9, \"cols\": 64, \"dtype\": \"fp32\", "
@@ -1864,7 +1868,7 @@ START_TEST(test_foreign_cpu_time_on_the_measuring_cpu_is_recorded_per_sample_and
         " \"host_threads\": 1, \"cpu_set\": [0], \"job_timeout_s\": 60, \"retries\": 0, \"reference_arms\": "
         "false,\n"
         " \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {}},\n"
         " \"arms\": [\"rows1\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 4096, \"dtype\": \"fp32\", "
         "\"default_rows\": 1}]}\n");
@@ -2046,6 +2050,13 @@ START_TEST(test_what_this_host_cannot_run_is_refused_before_the_store_is_touched
              "\"cols\": %lld, \"dtype\": \"fp32\", \"default_rows\": 4}]}\n",
              rows, cols);
     const char *pc = strdup(write_file("cpus.json", cpus)), *pb = strdup(write_file("big.json", bigcase));
+    /* cold samples after a flush capped at 1 MiB, no more than this host's
+     * last-level cache (of 1 MiB or more: every host this runs on) */
+    const char *pf = strdup(write_file(
+        "flush.json", "{\"seed\": 1, \"samples\": 3, \"warmup_ms\": 1, \"target_sample_ms\": 1, "
+                      "\"cold_samples\": 1, \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
+                      " \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 5, \"cols\": "
+                      "64, \"dtype\": \"fp32\", \"default_rows\": 4}]}\n"));
     snprintf(db, sizeof db, "%s/never.db", dir);
     struct {
         const char *protocol, *want;
@@ -2053,17 +2064,19 @@ START_TEST(test_what_this_host_cannot_run_is_refused_before_the_store_is_touched
         {"/dev/zero", "more than the 4194304 bytes this file may hold"},
         {pc, "is not available to this process"},
         {pb, "more than half of this host's"},
+        {pf, "does not exceed that cache, so the cold samples would not be cold"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *run[] = {"run", "--protocol", cases[i].protocol, "--db", db, NULL};
-        if ((i == 1 && off < 0) || (i == 2 && !big_ok)) /* every CPU is ours; a host too large */
-            continue;
+        if ((i == 1 && off < 0) || (i == 2 && !big_ok) || (i == 3 && ev_cpu_llc_bytes() < ((size_t)1 << 20)))
+            continue; /* every CPU is ours; a host too large; a cache under 1 MiB */
         ck_assert_msg(run_prog("evident", run, log, sizeof log) == 2, "%s: %s", cases[i].protocol, log);
         ck_assert_msg(strstr(log, cases[i].want), "%s: %s", cases[i].protocol, log);
         ck_assert_msg(access(db, F_OK) != 0, "%s: a store was created", cases[i].protocol);
     }
     free((void *)pc);
     free((void *)pb);
+    free((void *)pf);
 }
 END_TEST
 
@@ -2269,7 +2282,7 @@ END_TEST
 static const char unit_protocol[] =
     "{\"seed\": 5, \"samples\": 2, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"cold_samples\": 1,\n"
     " \"host_threads\": 3, \"reference_arms\": false,\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"torch-compile\", \"fault-ws\"],\n"
     " \"allow_fault_arms\": true,\n"
     " \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"cases\": [1]}],\n"
@@ -2971,7 +2984,7 @@ END_TEST
 static const char shard_protocol[] =
     "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
     " \"host_threads\": 1, \"job_timeout_s\": 60, \"tolerances\": {\"sample_band\": 0.9},\n"
-    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304, \"flush_max_bytes\": 1048576}},\n"
+    " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
     "\"default_rows\": 4},\n"
@@ -3290,6 +3303,133 @@ START_TEST(test_every_op_of_the_vocabulary_runs_end_to_end_on_cpu_and_verifies)
 }
 END_TEST
 
+/* Physical plausibility (sample_rules.h): which ceiling bounds a median.
+ * On cuda a cold median is bounded by the memory ceiling, a hot one by the
+ * L2 ceiling while its working set is within 2 x the cache (between 1 x
+ * and 2 x as well) and by the memory ceiling past that; on cpu by the
+ * largest ceiling the run measured; no ceiling that applies, no bound. */
+START_TEST(test_the_plausibility_rule_picks_the_ceiling_that_applies_to_each_median)
+{
+    /* 1 MB per op; a cache of 8 MB; ceilings 1000 (memory) and 4000 (l2) bytes per us */
+    ev_rule_bound b = {1e6, 12e6, 8000000, 1000, 4000};
+    double bound = -1;
+    ck_assert_int_eq(ev_rule_plausible_bound("cuda", 1, &b, &bound), EV_RULE_CEIL_L2); /* 1.5 x the cache */
+    ck_assert(bound == EV_RULE_PLAUSIBLE_MARGIN * 4000);
+    b.working_bytes = 16e6; /* exactly 2 x: still the L2's */
+    ck_assert_int_eq(ev_rule_plausible_bound("cuda", 1, &b, &bound), EV_RULE_CEIL_L2);
+    b.working_bytes = 16e6 + 1;
+    ck_assert_int_eq(ev_rule_plausible_bound("cuda", 1, &b, &bound), EV_RULE_CEIL_MEMORY);
+    ck_assert(bound == EV_RULE_PLAUSIBLE_MARGIN * 1000);
+    b.working_bytes = 1e6;
+    ck_assert_int_eq(ev_rule_plausible_bound("cuda", 0, &b, &bound), EV_RULE_CEIL_MEMORY); /* cold */
+    ck_assert_int_eq(ev_rule_plausible_bound("cpu", 1, &b, &bound), EV_RULE_CEIL_LARGEST);
+    ck_assert(bound == EV_RULE_PLAUSIBLE_MARGIN * 4000);
+    ck_assert_int_eq(ev_rule_plausible_bound("cpu", 0, &b, &bound), EV_RULE_CEIL_LARGEST);
+    b.l2_bpus = NAN; /* a run without ceiling-l2 (a store before schema 6) */
+    ck_assert_int_eq(ev_rule_plausible_bound("cuda", 1, &b, &bound), EV_RULE_CEIL_NONE);
+    ck_assert(bound == 0);
+    ck_assert_int_eq(ev_rule_plausible_bound("cpu", 1, &b, &bound), EV_RULE_CEIL_NONE);
+    ck_assert_int_eq(ev_rule_plausible_bound("cpu", 0, &b, &bound), EV_RULE_CEIL_MEMORY);
+    b.memory_bpus = NAN; /* the ceiling failed */
+    ck_assert_int_eq(ev_rule_plausible_bound("cuda", 0, &b, &bound), EV_RULE_CEIL_NONE);
+    b.memory_bpus = 1000;
+    b.bytes = 0; /* no case */
+    ck_assert_int_eq(ev_rule_plausible_bound("cuda", 0, &b, &bound), EV_RULE_CEIL_NONE);
+
+    /* The rule on a median: over margin x the bound fails, naming the rule,
+     * the ceiling and the rate; at the bound it holds. */
+    ev_rule_bound c = {1e6, 1e9, 8000000, 1000, 4000};
+    char why[400] = "";
+    ck_assert_int_eq(ev_rule_plausible("cuda", 1, &c, 1e6 / 2000.0, why, sizeof why), 0);
+    ck_assert_int_eq(ev_rule_plausible("cuda", 1, &c, 1e6 / 2001.0, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, EV_RULE_PLAUSIBLE_NAME ": hot median") == why &&
+                      strstr(why, "over 2 x the run's memory ceiling (1 GB/s)"),
+                  "%s", why);
+    ck_assert_int_eq(ev_rule_plausible("cuda", 1, &c, NAN, why, sizeof why), 0);
+    ck_assert(ev_rule_case_bytes(8192, 8192, 4) == (8192.0 * 8192 + 8192) * 4);
+    ck_assert(ev_rule_working_bytes(8, 100, 4, 100) == 8 * 100 + 100 * 4);
+    ck_assert_str_eq(ev_rule_ceiling_name(EV_RULE_CEIL_LARGEST), "largest");
+}
+END_TEST
+
+/* The rule inside ev_rules_check, the one function the supervisor and the
+ * verifier apply: a completed attempt whose hot median moves its bytes
+ * past 2 x the ceiling that applies breaks it (and only a completed one:
+ * an attempt that did not complete claims no median); one at the bound
+ * holds.  From store schema 6 a cold sample's flush must exceed the cache
+ * (an older bundle is not held to it). */
+START_TEST(test_ev_rules_check_holds_a_completed_attempt_to_physical_plausibility)
+{
+    static const char proto[] = "{\"seed\": 1, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": 5, "
+                                "\"cold_samples\": 1, \"arms\": [\"rows1\"], \"cases\": [{\"op\": "
+                                "\"reduce_sum\", \"rows\": 64, \"cols\": 4096, \"dtype\": \"fp32\", "
+                                "\"default_rows\": 4}]}";
+    ev_protocol p;
+    ev_err err = {""};
+    char why[512];
+    ck_assert_msg(ev_protocol_parse(proto, strlen(proto), &p, &err) == EV_OK, "%s", err.msg);
+    /* hot samples of 5 ms at R replays of 100 ops: 50 / R us per op; a cold one of 100 us */
+    ev_rule_sample hot[3], cold[1] = {{0.1, 1, 1, -1, -1, -1, -1}};
+    ev_rule_step step = {1, 5.0, 1};
+    ev_rule_attempt a;
+    memset(&a, 0, sizeof a);
+    a.arm = "rows1";
+    a.completed = 1;
+    a.has_warmup = 1;
+    a.warmup_target_ms = 10;
+    a.warmup_elapsed_ms = 11;
+    a.steps = &step;
+    a.n_steps = 1;
+    a.hot = hot;
+    a.n_hot = 3;
+    a.cold = cold;
+    a.n_cold = 1;
+    a.has_flush = 1;
+    a.flush_bytes = 16 << 20;
+    a.cache_bytes = 8 << 20;
+    a.schema = EV_STORE_VERSION;
+    /* 1e6 bytes per op, a working set past 2 x the cache: the memory ceiling,
+     * 1e4 bytes per us (bound 2e4): R = 1 moves 2e4 bytes per us */
+    a.bound = (ev_rule_bound){1e6, 1e9, 8 << 20, 1e4, 1e5};
+    for (int64_t R = 1; R <= 2; R++) {
+        step.replays = R;
+        for (int i = 0; i < 3; i++)
+            hot[i] = (ev_rule_sample){5.0, R, 100, -1, -1, -1, -1};
+        int n = ev_rules_reason(&p, "cuda", &a, why, sizeof why);
+        if (R == 1) {
+            ck_assert_msg(n == 0, "%s", why);
+        } else {
+            ck_assert_int_eq(n, 1);
+            ck_assert_msg(strstr(why, EV_RULE_PREFIX EV_RULE_PLAUSIBLE_NAME ": hot median 25 us per op"),
+                          "%s", why);
+        }
+    }
+    a.completed = 0;
+    ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 0);
+    a.completed = 1;
+    /* the cold median (1 us per op) against the memory ceiling: 1e6 bytes per us, over 2e4 */
+    cold[0].elapsed_ms = 0.001;
+    a.bound.memory_bpus = 1e5;
+    step.replays = 1;
+    for (int i = 0; i < 3; i++)
+        hot[i] = (ev_rule_sample){5.0, 1, 100, -1, -1, -1, -1};
+    ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, EV_RULE_PLAUSIBLE_NAME ": cold median 1 us per op"), "%s", why);
+    cold[0].elapsed_ms = 0.1;
+    ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 0);
+    /* a flush no larger than the cache: cold samples that were not cold
+     * (and, below 2 x the cache, the protocol's multiple not kept) */
+    a.flush_bytes = a.cache_bytes;
+    ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 2);
+    ck_assert_msg(strstr(why, "does not exceed the 8388608-byte cache: the cold samples were not cold (1 more)"),
+                  "%s", why);
+    a.schema = EV_RULE_COLD_FLUSH_SINCE - 1; /* an older bundle: the multiple only */
+    ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 1);
+    ck_assert_msg(strstr(why, "is below 2 x the 8388608-byte cache"), "%s", why);
+    ev_protocol_free(&p);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("runner");
@@ -3369,6 +3509,8 @@ int main(void)
     tcase_add_test(tc, test_the_snapshot_takes_the_files_the_closure_list_names_in_any_folder);
     tcase_add_test(tc, test_the_committed_closure_list_is_what_this_build_derives);
     tcase_add_test(tc, test_compile_ahead_compiles_each_needed_case_and_survives_failures_and_hangs);
+    tcase_add_test(tc, test_the_plausibility_rule_picks_the_ceiling_that_applies_to_each_median);
+    tcase_add_test(tc, test_ev_rules_check_holds_a_completed_attempt_to_physical_plausibility);
     suite_add_tcase(s, tc);
     failed = ev_check_suite(s);
     return failed ? EXIT_FAILURE : EXIT_SUCCESS;

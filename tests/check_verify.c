@@ -38,6 +38,7 @@
 #include "plants.h"
 #include "run_prog.h"
 #include "runner/protocol.h"
+#include "runner/sample_rules.h"
 #include "runner/snapshot.h"
 #include "runner/validate.h"
 #include "selector.h"
@@ -2602,7 +2603,7 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
     static const char proto[] =
         "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"fault-ws\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-ws\", \"kind\": \"wrong-schedule\", \"cases\": [0]}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
@@ -2617,13 +2618,17 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
 END_TEST
 
 /* Impossible timings (issue 16): an otherwise honest bundle whose job runs
- * an op in a tenth of the run's floor, or reads its input cold at 100 x
- * the run's streaming ceiling, FAILs rederive naming the job and the rule;
- * the honest fixture (floor 0.5 us, ceiling 1 MiB in 2 us) passes. */
+ * an op in a tenth of the run's floor FAILs rederive naming the job and
+ * the rule; one that reads its input cold at 100 x the run's streaming
+ * ceiling FAILs protocol (check 5 holds every attempt to the physical
+ * plausibility rule, runner/sample_rules.h); the honest fixture (floor
+ * 0.5 us, ceiling 1 MiB in 2 us) passes. */
 START_TEST(test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive)
 {
     static const char *const want[] = {"below 1/2 of the run's floor",
-                                       "over 2 x the run's streaming ceiling"};
+                                       EV_RULE_PLAUSIBLE_NAME ": cold median"};
+    static const char *const check[] = {"rederive", "protocol"};
+    static const char *const member[] = {"validation.json", "samples.csv"};
     for (int k = 1; k <= 2; k++) {
         char db[320], zip[320], root[65];
         ev_err err = {{0}};
@@ -2632,11 +2637,55 @@ START_TEST(test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive
         snprintf(zip, sizeof zip, "%s/impossible-%d.zip", g_dir, k);
         ck_assert_msg(!ev_vfix_build(db, &o, &err) && !ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
         ev_vreport *r = verify(zip, NULL, NULL);
-        expect_fail(r, "rederive", "validation.json", "job main/3/rows1/initial");
-        expect_fail(r, "rederive", "validation.json", want[k - 1]);
+        expect_fail(r, check[k - 1], member[k - 1], "job main/3/rows1/initial");
+        expect_fail(r, check[k - 1], member[k - 1], want[k - 1]);
         ck_assert_int_eq(ev_vreport_failures(r), 1);
         ev_vreport_free(r);
     }
+}
+END_TEST
+
+/* Physical plausibility on a real GPU bundle (receipts/h200, store schema
+ * 3: no ceiling-l2, so its memory ceiling bounds the cold medians and the
+ * hot medians of working sets past 2 x the L2).  As committed it keeps the
+ * rule (its fastest arm reads 8192x8192 fp32 at 0.98 of its 4.6 TB/s
+ * ceiling; check 5 passes; its plan is regenerated as its schema's).  Its
+ * store with one job's hot samples made 10 x faster (each sample's and the
+ * chosen calibration step's replays x 10: elapsed times, bands and
+ * calibration still agree), re-exported by the exporter (every derived
+ * member consistent with the edit), FAILs exactly once: protocol, naming
+ * the job and the rule. */
+START_TEST(test_a_gpu_bundle_made_ten_times_faster_and_re_exported_fails_physical_plausibility)
+{
+    static const char edit[] =
+        "DROP TRIGGER samples_no_update; DROP TRIGGER calibrations_no_update;"
+        "UPDATE samples SET replays = replays * 10 WHERE timing = 'hot' AND attempt_id = (SELECT "
+        "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = 'main/16/rows1/initial');"
+        "UPDATE calibrations SET replays = replays * 10 WHERE chosen = 1 AND attempt_id = (SELECT "
+        "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = 'main/16/rows1/initial');";
+    char db[320], zip[320], cmd[800], root[65];
+    sqlite3 *h = NULL;
+    ev_err err = {{0}};
+    ev_vreport *r = verify("receipts/h200/delivery.zip", NULL, NULL);
+    ck_assert_int_eq(vr_fail_count(r, VR_PLAN), 0);
+    ck_assert_int_eq(vr_fail_count(r, VR_PROTOCOL), 0);
+    ev_vreport_free(r);
+
+    snprintf(db, sizeof db, "%s/h200-fast.db", g_dir);
+    snprintf(zip, sizeof zip, "%s/h200-fast.zip", g_dir);
+    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, edit, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_changes(h), 1);
+    sqlite3_close(h);
+    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
+    r = verify(zip, NULL, NULL);
+    expect_fail(r, "protocol", "samples.csv",
+                "job main/16/rows1/initial attempt 1 (completed): " EV_RULE_PLAUSIBLE_NAME ": hot median");
+    expect_fail(r, "protocol", "samples.csv", "over 2 x the run's memory ceiling");
+    ck_assert_int_eq(ev_vreport_failures(r), 1);
+    ev_vreport_free(r);
 }
 END_TEST
 
@@ -2736,7 +2785,7 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
     static const char proto[] =
         "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"throttle\", \"mhz\": 500, \"when\": "
         "\"original\"}],\n"
@@ -2765,6 +2814,84 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
                       (cJSON_IsString(rwhy) && !strncmp(rwhy->valuestring, "protocol rule: ", 15)),
                   "retry: %s (%s)", cJSON_GetObjectItem(rj, "outcome")->valuestring,
                   cJSON_IsString(rwhy) ? rwhy->valuestring : "no protocol error");
+    cJSON_Delete(v);
+    tm_free(&l);
+}
+END_TEST
+
+/* Physical plausibility in the runner, on a real cpu run: the reference
+ * arms run first (floor, ceiling, ceiling-l2: plan_order 0, 1, 2), so when
+ * the fast fault arm ends (a timer 200 x slow: its calibration, samples and
+ * wall clocks agree, and only its speed gives it away) the run's ceilings
+ * are known; its hot and cold medians move 4 MiB faster than 2 x the
+ * largest ceiling, and the supervisor records it failed-protocol naming the
+ * rule (its rescue as well); the honest arm completes under the same bound
+ * (its plausibility names the largest ceiling); the bundle PASSes (check 5
+ * finds each claimed breach in the records), and the report's per-arm
+ * table says which defences held. */
+START_TEST(test_a_job_faster_than_the_runs_ceilings_fails_in_the_runner_and_its_bundle_verifies)
+{
+    static const char proto[] =
+        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 2, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 16777216}},\n"
+        " \"arms\": [\"rows1\", \"fault-fast\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-fast\", \"kind\": \"fast\", \"factor\": 200}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 64, \"cols\": 16384, \"dtype\": \"fp32\", "
+        "\"default_rows\": 4}]}\n";
+    static const char *const refs[] = {"main/-/floor/initial", "main/-/ceiling/initial",
+                                       "main/-/ceiling-l2/initial"};
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("fast", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
+    tm_list l;
+    tm_load(&l, zip);
+    cJSON *v = tm_json(&l, "validation.json");
+    for (int i = 0; i < 3; i++) {
+        cJSON *r = job_by_key(v, refs[i]);
+        ck_assert_int_eq(cJSON_GetObjectItem(r, "plan_order")->valueint, i);
+        ck_assert_str_eq(cJSON_GetObjectItem(r, "outcome")->valuestring, "completed");
+    }
+    static const char *const fast[] = {"main/0/fault-fast/initial", "rescue/0/fault-fast/retry-1"};
+    for (int i = 0; i < 2; i++) {
+        cJSON *j = job_by_key(v, fast[i]);
+        ck_assert_str_eq(cJSON_GetObjectItem(j, "outcome")->valuestring, "failed-protocol");
+        ck_assert(cJSON_IsNull(cJSON_GetObjectItem(j, "plausibility")));
+        cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+        const char *why =
+            cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring;
+        ck_assert_msg(strstr(why, "protocol rule: ") == why && strstr(why, EV_RULE_PLAUSIBLE_NAME ": ") &&
+                          strstr(why, "over 2 x the run's largest ceiling"),
+                      "%s", why);
+    }
+    /* no honest attempt breaks the rule (a sample rule this host's load
+     * breaks is recorded as honestly, and rescued) */
+    const cJSON *j, *a;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        if (strstr(cJSON_GetObjectItem(j, "arm")->valuestring, "fault-fast"))
+            continue;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
+        {
+            const cJSON *pe = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error");
+            ck_assert_msg(!cJSON_IsString(pe) || !strstr(pe->valuestring, EV_RULE_PLAUSIBLE_NAME), "%s: %s",
+                          cJSON_GetObjectItem(j, "job_key")->valuestring, pe->valuestring);
+        }
+    }
+    ev_buf *rep = tm_get(&l, "report.html");
+    ck_assert_ptr_nonnull(memmem(rep->data, rep->len, "<h2>Defences per arm</h2>", 25));
+    cJSON *h = job_by_key(v, "main/0/rows1/initial");
+    if (!strcmp(cJSON_GetObjectItem(h, "outcome")->valuestring, "completed")) {
+        cJSON *pl = cJSON_GetObjectItem(h, "plausibility");
+        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "hot"), "bound_by")->valuestring,
+                         "largest");
+        ck_assert_str_eq(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "cold"), "bound_by")->valuestring,
+                         "largest");
+        ck_assert(cJSON_GetObjectItem(cJSON_GetObjectItem(pl, "hot"), "bound_bpus")->valuedouble > 0);
+        static const char row[] = "<tr><td>rows1</td><td class=\"n\">1</td><td>op checks 1/1; kept output "
+                                  "1/1; plausibility (2 x the ceiling): hot largest 1, cold largest 1";
+        ck_assert_msg(memmem(rep->data, rep->len, row, sizeof row - 1), "no rows1 row of defences");
+    }
     cJSON_Delete(v);
     tm_free(&l);
 }
@@ -2854,7 +2981,7 @@ START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_
     static const char proto[] =
         "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-hot\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-hot\", \"kind\": \"throttle\", \"mhz\": 500, \"when\": "
         "\"original\"}],\n"
@@ -2934,7 +3061,7 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
     static const char proto[] =
         "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\", \"fault-nodev\", \"fault-late\"], "
         "\"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-busy\", \"kind\": \"contended\", \"processes\": 2, \"when\": "
@@ -3231,7 +3358,7 @@ START_TEST(test_every_samples_check_tag_is_recomputed_from_the_seed_and_the_kept
         "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 2,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"auto_arm\": false, \"tolerances\": "
         "{\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4},\n"
@@ -3380,7 +3507,7 @@ START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothi
         "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 10, \"cold_samples\": "
         "1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4},\n"
@@ -3451,7 +3578,7 @@ START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
     static const char proto[] =
         "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
@@ -3459,7 +3586,7 @@ START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
     static const char rescued[] =
         "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3, \"when\": "
         "\"original\"}],\n"
@@ -3636,7 +3763,7 @@ static const char *sharded_bundle(void)
     static const char proto[] =
         "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 1, \"tolerances\": {\"sample_band\": 0.9},\n"
-        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304, \"flush_max_bytes\": 1048576}},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4},\n"
@@ -3946,7 +4073,9 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive);
     tcase_add_test(t, test_a_bundle_without_a_declared_kernels_source_fails_plan);
     tcase_add_test(t, test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive);
+    tcase_add_test(t, test_a_gpu_bundle_made_ten_times_faster_and_re_exported_fails_physical_plausibility);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
+    tcase_add_test(t, test_a_job_faster_than_the_runs_ceilings_fails_in_the_runner_and_its_bundle_verifies);
     tcase_add_test(t, test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_check_5);
     tcase_add_test(t,
                    test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it);

@@ -1,9 +1,12 @@
 /*
  * export_derive.c: what the exporter derives from the loaded records:
  * outcomes (ev_outcome_derive), per-op times, medians, the index of main
- * jobs (export_int.h).
+ * jobs, the ceiling that bounds each completed job's medians (the
+ * physical plausibility rule, runner/sample_rules.h) (export_int.h).
  */
 #include "export_int.h"
+
+#include "dtype.h"
 
 /* ---- numeric definitions ---------------------------------------------------- */
 
@@ -144,6 +147,94 @@ static ev_status attempt_median(const xload *L, const xattempt *a, int hot, doub
     return rc;
 }
 
+/* The binding and flush rows and the device record (NULL when absent) of
+ * attempt a. */
+static void attempt_rows(const xload *L, const xattempt *a, const xbinding **bd, const xflush **fl,
+                         const xdevice **dev)
+{
+    size_t b, e;
+    ex_attempt_range(&L->bindings, a->attempt_id, &b, &e);
+    *bd = b < e ? ex_vec_at(&L->bindings, b) : NULL;
+    ex_attempt_range(&L->flushes, a->attempt_id, &b, &e);
+    *fl = b < e ? ex_vec_at(&L->flushes, b) : NULL;
+    ex_attempt_range(&L->devices, a->attempt_id, &b, &e);
+    *dev = b < e ? ex_vec_at(&L->devices, b) : NULL;
+}
+
+/* The shard job j ran in (0 unsharded, -1 unknown). */
+static int64_t job_shard(const xload *L, const xjob *j)
+{
+    return L->shard_count > 1
+               ? ev_plan_job_shard(j->job_key, j->has_case ? j->case_index : -1, L->shard_count)
+               : 0;
+}
+
+/* The physical plausibility facts of every completed job with a case
+ * (sample_rules.h, ev_rule_plausible_bound): its bytes, working set and
+ * cache, and the ceilings of its run (its shard's): the hot median of the
+ * main phase's original ceiling and ceiling-l2 jobs, completed, over
+ * their binding's in_span. */
+static ev_status derive_bounds(xload *L)
+{
+    int64_t n = L->shard_count > 1 ? L->shard_count : 1, ops = 0;
+    double *mem = malloc((size_t)n * sizeof *mem), *l2 = malloc((size_t)n * sizeof *l2);
+    ev_protocol p;
+    if (!mem || !l2) {
+        free(mem);
+        free(l2);
+        return EV_ENOMEM;
+    }
+    memset(&p, 0, sizeof p);
+    if (!ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &p, NULL))
+        ops = p.ops_per_graph;
+    ev_protocol_free(&p);
+    for (int64_t k = 0; k < n; k++)
+        mem[k] = l2[k] = NAN;
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        const xjob *j = ex_vec_at(&L->jobs, i);
+        int64_t s = job_shard(L, j);
+        int is_mem = ev_is_arm(j->arm, EV_ARM_CEILING), is_l2 = ev_is_arm(j->arm, EV_ARM_CEILING_L2);
+        if ((!is_mem && !is_l2) || j->has_case || j->orig || !ev_is_phase(j->phase, EV_PHASE_MAIN) ||
+            !j->has_median || s < 0 || s >= n)
+            continue;
+        const xbinding *bd;
+        const xflush *fl;
+        const xdevice *dev;
+        attempt_rows(L, ex_vec_at(&L->atts, j->att0 + j->n_att - 1), &bd, &fl, &dev);
+        (is_mem ? mem : l2)[s] = ev_rule_ceiling_bpus(bd ? bd->in_span : -1, j->median_us);
+    }
+    for (size_t i = 0; i < L->jobs.n; i++) {
+        xjob *j = ex_vec_at(&L->jobs, i);
+        int64_t s = job_shard(L, j);
+        if (!j->c || j->outcome != EV_OUT_COMPLETED || s < 0 || s >= n)
+            continue;
+        const xbinding *bd;
+        const xflush *fl;
+        const xdevice *dev;
+        cJSON *d = NULL;
+        ev_dtype dt;
+        attempt_rows(L, ex_vec_at(&L->atts, j->att0 + j->n_att - 1), &bd, &fl, &dev);
+        if (dev && ev_json_parse(dev->json, strlen(dev->json), 0, &d, NULL))
+            d = NULL;
+        memset(&j->bound, 0, sizeof j->bound);
+        j->bound.bytes = ev_dtype_parse(j->c->dtype, &dt)
+                             ? 0
+                             : ev_rule_case_bytes(j->c->rows, j->c->cols, ev_dtype_size(dt));
+        j->bound.working_bytes =
+            bd ? ev_rule_working_bytes(ev_rule_device_variants(d), bd->in_span, bd->out_span, ops) : 0;
+        j->bound.cache_bytes = fl ? fl->cache_bytes : 0;
+        j->bound.memory_bpus = mem[s];
+        j->bound.l2_bpus = l2[s];
+        cJSON_Delete(d);
+        j->has_bound = 1;
+        j->hot_ceiling = ev_rule_plausible_bound(L->run.backend, 1, &j->bound, &j->hot_bound_bpus);
+        j->cold_ceiling = ev_rule_plausible_bound(L->run.backend, 0, &j->bound, &j->cold_bound_bpus);
+    }
+    free(mem);
+    free(l2);
+    return EV_OK;
+}
+
 /* Derives per-op times, outcomes, job ranges and medians.  err names the
  * offending record. */
 ev_status ex_derive(xload *L, ev_err *err)
@@ -229,7 +320,7 @@ ev_status ex_derive(xload *L, ev_err *err)
             j->cold_reason = "no cold samples";
         }
     }
-    if (build_main_index(L))
+    if (build_main_index(L) || derive_bounds(L))
         return ev_err_set(err, EV_ENOMEM, "export: out of memory");
     /* Every attempt must belong to a job of the run. */
     size_t counted = 0;

@@ -36,6 +36,7 @@
 #include "model/model.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
+#include "runner/sample_rules.h"
 #include "runner/snapshot.h"
 #include "store/outcome.h"
 
@@ -98,6 +99,12 @@ typedef struct xjob {
     double median_us, cold_median_us;
     const char *median_reason, *cold_reason;
     int64_t hot_n;
+    /* physical plausibility (runner/sample_rules.h), for a completed job
+     * with a case: its facts and the ceiling that bounds each median */
+    int has_bound;
+    ev_rule_bound bound;
+    ev_rule_ceiling hot_ceiling, cold_ceiling;
+    double hot_bound_bpus, cold_bound_bpus;
 } xjob;
 
 /* Per-attempt child rows: attempt_id first, so one lower-bound serves all. */

@@ -93,6 +93,30 @@ static void json_verdict(ev_jb *b, cJSON *p, int passed, int mae_null, double ma
     }
 }
 
+/* Adds job j's "plausibility" to o (docs/bundle-format.md): null for a job
+ * without a case or not completed, else the facts of the physical
+ * plausibility rule (runner/sample_rules.h) and, for the hot and the cold
+ * median, the ceiling that bounds it and the bound in bytes per us (null:
+ * none applies).  verify-bundle derives the same from the bundle. */
+static void json_plausibility(ev_jb *b, cJSON *o, const xjob *j)
+{
+    if (!j->has_bound) {
+        ev_jb_null(b, o, "plausibility");
+        return;
+    }
+    cJSON *p = ev_jb_obj(b, o, "plausibility");
+    ev_jb_num(b, p, "bytes", j->bound.bytes);
+    ev_jb_num(b, p, "working_bytes", j->bound.working_bytes);
+    ev_jb_i64(b, p, "cache_bytes", j->bound.cache_bytes);
+    for (int hot = 1; hot >= 0; hot--) {
+        cJSON *h = ev_jb_obj(b, p, hot ? "hot" : "cold");
+        ev_rule_ceiling c = hot ? j->hot_ceiling : j->cold_ceiling;
+        ev_jb_str(b, h, "bound_by", ev_rule_ceiling_name(c));
+        ev_jb_dbl(b, h, "bound_bpus", c != EV_RULE_CEIL_NONE, hot ? j->hot_bound_bpus : j->cold_bound_bpus,
+                  "no ceiling applies");
+    }
+}
+
 /* Adds one attempt's object (with every receipt) to the array arr. */
 static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr)
 {
@@ -527,6 +551,7 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
         ev_jb_dbl(&b, o, "median_us", j->has_median, j->median_us, j->median_reason);
         ev_jb_i64(&b, o, "hot_samples", j->hot_n);
         ev_jb_dbl(&b, o, "cold_median_us", j->has_cold_median, j->cold_median_us, j->cold_reason);
+        json_plausibility(&b, o, j);
         cJSON *atts = ev_jb_arr(&b, o, "attempts");
         for (size_t k = 0; k < j->n_att; k++)
             json_attempt(&b, L, ex_vec_at(&L->atts, j->att0 + k), atts);

@@ -82,6 +82,7 @@ extern "C" {
     X(AUTO, "auto", NULL, 0, a) \
     X(FLOOR, "floor", NULL, 0, a) \
     X(CEILING, "ceiling", NULL, 0, a) \
+    X(CEILING_L2, "ceiling-l2", NULL, 0, a) \
     X(CUB, "cub", NULL, 1, a) \
     X(TORCH, "torch-compile", NULL, 1, a) \
     X(FAULT, NULL, "fault-", 0, a) \

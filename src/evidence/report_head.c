@@ -449,6 +449,19 @@ ev_status rp_sec_headline(const rep *r, const char *problem, ev_buf *b)
                  rp_fmt(u, bpus / 1e3, 2));
         rc = row(b, ev_arm_kind_name(EV_ARM_CEILING), t);
     }
+    {
+        /* the L2-resident ceiling (store schema 6): what bounds hot medians
+         * of working sets within 2 x the L2 (runner/sample_rules.h) */
+        const cJSON *l2 = rp_md_ref_job(r, ev_arm_kind_name(EV_ARM_CEILING_L2), &used);
+        double us, bytes;
+        if (!rc && rp_md_median(l2, &us) && us > 0 && rp_md_ceiling_bytes(l2, &bytes)) {
+            snprintf(t, sizeof t,
+                     "%s GB/s (the same read over half the L2, replayed hot: the bound of hot "
+                     "medians whose working set fits in 2 x the L2)",
+                     rp_fmt(u, bytes / us / 1e3, 2));
+            rc = row(b, ev_arm_kind_name(EV_ARM_CEILING_L2), t);
+        }
+    }
     if (!rc && rp_md_median(rp_md_ref_job(r, ev_arm_kind_name(EV_ARM_FLOOR), &used), &fl)) {
         snprintf(t, sizeof t, "%s us per op (an empty launch in this run)", rp_fmt(u, fl, 4));
         rc = row(b, ev_arm_kind_name(EV_ARM_FLOOR), t);

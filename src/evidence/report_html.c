@@ -849,6 +849,8 @@ ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *probl
     if (!rc)
         rc = sec_detection(&r, m, n, &b);
     if (!rc)
+        rc = rp_sec_defences(&r, m, n, 0, &b);
+    if (!rc)
         rc = rp_sec_case_charts(&r, &b);
     if (!rc)
         rc = sec_auto_vs_peer(&r, &b);

@@ -16,6 +16,7 @@
  *   report_svg.c   the per-case charts (inline SVG)
  *   report_head.c  report.html's top: the headline and the case x arm
  *                  matrix; the arm header cells
+ *   report_defences.c  the per-arm table of the defences that held
  *   report_html.c  report.html: the sections and their tables
  *   report_md.c    the markdown case table
  * Private to src/evidence/.
@@ -228,6 +229,10 @@ void rp_floor_json(ev_jb *jb, cJSON *o, const rp_floor *f);
 
 /* report_svg.c */
 ev_status rp_sec_case_charts(const rep *r, ev_buf *b);
+
+/* report_defences.c: the per-arm table of the defences that held for each
+ * arm's completed jobs, as HTML (markdown 0) or a markdown table (1). */
+ev_status rp_sec_defences(const rep *r, const ev_member *m, size_t n, int markdown, ev_buf *b);
 
 /* report_head.c */
 ev_status rp_put_arm_headers(const rep *r, ev_buf *b);

@@ -207,6 +207,8 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
     }
     if (!rc)
         rc = md_summary(&b, ratios, calls, n_ratios, n_cases, rp_rounds_of(&r));
+    if (!rc)
+        rc = rp_sec_defences(&r, m, n, 1, &b);
     if (rc) {
         ev_err_set(err, rc, "report: out of memory");
         goto out;

@@ -79,7 +79,9 @@ typedef struct ev_backend_job {
     unsigned scheds;                /* AUTO: the protocol's model_schedules (EV_SCHED_BIT mask) */
     int wrong_schedule;             /* AUTO: fault arm: launch a schedule the selector did not
                                  choose (ev_backend_schedule); receipts stay honest */
-    int64_t ceiling_bytes;          /* CEILING: bytes streamed per op */
+    int64_t ceiling_bytes;          /* CEILING: bytes streamed per op (CEILING_L2: the backend's own
+                                       L2-resident size: half the GPU's L2; on cpu half a core's L2
+                                       per pool thread) */
     const void *input;              /* the input bytes: R rows of `stride` elements (row-major, */
     size_t input_len;               /*   the last row may end at cols), from kernels/inputs.h */
     const ev_plant_cfg *plants;     /* the variants, slots, plants and checks (kernels/plants.h); NULL: one

@@ -454,13 +454,18 @@ static ev_status cpu_bind(void *impl, const ev_backend_job *job, ev_backend_bind
         *out = b;
         return EV_OK;
     }
-    if (job->kind == EV_ARM_CEILING) {
-        c->ceil_len = (size_t)job->ceiling_bytes & ~(size_t)7;
+    if (job->kind == EV_ARM_CEILING || job->kind == EV_ARM_CEILING_L2) {
+        /* ceiling-l2: half a core's L2 per pool thread, each thread's part
+         * read by that thread alone (ev_cpu_stream_read), replayed hot */
+        c->ceil_len = job->kind == EV_ARM_CEILING_L2
+                          ? (size_t)c->threads * ((ev_cpu_l2_bytes() / 2) & ~(size_t)63)
+                          : (size_t)job->ceiling_bytes & ~(size_t)7;
         c->ceil = c->ceil_len ? map_touched(c->ceil_len, &c->ceil_mapped) : NULL;
         if (!c->ceil)
             return ev_err_set(err, EV_ENOMEM, "ceiling: cannot allocate %zu bytes", c->ceil_len);
         /* zeros (map_touched wrote every page): the content of a read does not matter */
-        snprintf(c->plan.entry, sizeof c->plan.entry, "ceiling_stream_read");
+        snprintf(c->plan.entry, sizeof c->plan.entry, "%s",
+                 job->kind == EV_ARM_CEILING_L2 ? "ceiling_l2_stream_read" : "ceiling_stream_read");
         b.in_span = (int64_t)c->ceil_len;
         b.in_align = ev_binding_align(c->ceil);
         *out = b;
@@ -521,7 +526,7 @@ static ev_status call_once(cpu_impl *c, int64_t i, ev_err *err)
         ev_cpu_floor(c->pool);
         return EV_OK;
     }
-    if (c->kind == EV_ARM_CEILING) {
+    if (c->kind == EV_ARM_CEILING || c->kind == EV_ARM_CEILING_L2) {
         sink = ev_cpu_stream_read(c->pool, c->ceil, c->ceil_len);
         return EV_OK;
     }
@@ -597,7 +602,7 @@ static ev_status cpu_capture(void *impl, int64_t ops, ev_node_receipt **nodes, s
         return ev_err_set(err, EV_ENOMEM, "capture: out of memory");
     c->ops = ops;
     snprintf(r->function, sizeof r->function, "%s", c->plan.entry);
-    if (c->kind == EV_ARM_FLOOR || c->kind == EV_ARM_CEILING) {
+    if (c->kind == EV_ARM_FLOOR || c->kind == EV_ARM_CEILING || c->kind == EV_ARM_CEILING_L2) {
         r->grid[0] = c->threads; /* one task per pool thread */
         r->grid[1] = r->grid[2] = r->block[0] = r->block[1] = r->block[2] = 1;
     } else {

@@ -110,9 +110,33 @@ static int policy_arm(const ev_protocol *proto, const char *arm)
     return f && f->kind == EV_FAULT_WRONG_SCHEDULE;
 }
 
+/* 1 when proto's plan is the one of store schema EV_PLAN_REFS_FIRST_SINCE
+ * and later: ceiling-l2 among the reference arms, which run first. */
+static int refs_first(const ev_protocol *proto)
+{
+    return proto->plan_schema >= EV_PLAN_REFS_FIRST_SINCE;
+}
+
+/* Appends, for round r in phase ph, the reference arms when planned:
+ * floor and ceiling, and ceiling-l2 in a plan whose references run first.
+ * Returns how many. */
+static size_t add_ref_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, ev_phase ph, const char *label,
+                           int64_t r)
+{
+    size_t before = *n;
+    if (proto->reference_arms) {
+        fill_job(&plan->jobs[(*n)++], ph, -1, ev_arm_kind_name(EV_ARM_FLOOR), label, r);
+        fill_job(&plan->jobs[(*n)++], ph, -1, ev_arm_kind_name(EV_ARM_CEILING), label, r);
+        if (refs_first(proto))
+            fill_job(&plan->jobs[(*n)++], ph, -1, ev_arm_kind_name(EV_ARM_CEILING_L2), label, r);
+    }
+    return *n - before;
+}
+
 /* Appends, for round r in phase ph, every case's main arms (rows4 not
  * where B is 4, a fault arm only on its cases; not the policy fault arms)
- * in protocol arm order, then floor and ceiling when planned. */
+ * in protocol arm order; in a plan of an older schema, then floor and
+ * ceiling when planned (in the current one the caller puts them first). */
 static void add_main_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, ev_phase ph, const char *label,
                           int64_t r)
 {
@@ -120,10 +144,8 @@ static void add_main_arms(const ev_protocol *proto, ev_plan *plan, size_t *n, ev
         for (size_t a = 0; a < proto->n_arms; a++)
             if (!policy_arm(proto, proto->arms[a]) && ev_plan_arm_applies(proto, proto->arms[a], ci))
                 fill_job(&plan->jobs[(*n)++], ph, (int64_t)ci, proto->arms[a], label, r);
-    if (proto->reference_arms) {
-        fill_job(&plan->jobs[(*n)++], ph, -1, ev_arm_kind_name(EV_ARM_FLOOR), label, r);
-        fill_job(&plan->jobs[(*n)++], ph, -1, ev_arm_kind_name(EV_ARM_CEILING), label, r);
-    }
+    if (!refs_first(proto))
+        add_ref_arms(proto, plan, n, ph, label, r);
 }
 
 /* Appends, for round r, auto for every case, each followed by the policy
@@ -161,20 +183,23 @@ ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
 
     memset(&plan, 0, sizeof plan);
     memset(out, 0, sizeof *out);
-    /* per round main arms + auto + policy arms <= cases x (arms + 1) + 2;
+    /* per round main arms + auto + policy arms <= cases x (arms + 1) + 3;
      * recheck = cases */
-    if (ev_size_mul(proto->n_cases, proto->n_arms + 2, &cap) || ev_size_add(cap, 2, &cap) ||
+    if (ev_size_mul(proto->n_cases, proto->n_arms + 2, &cap) || ev_size_add(cap, 3, &cap) ||
         ev_size_mul(cap, k, &cap) || ev_size_add(cap, proto->n_cases, &cap))
         return ev_err_set(err, EV_ERANGE, "plan: too many jobs");
     plan.jobs = calloc(cap, sizeof *plan.jobs);
     if (!plan.jobs)
         return ev_err_set(err, EV_ENOMEM, "plan: out of memory");
 
-    /* main: round 1, every main arm, shuffled */
+    /* main: round 1, every main arm, shuffled (in the current schema's
+     * plan the reference arms first, unshuffled: the rules that bound a
+     * job by the run's ceilings know them when the job ends) */
     state = (uint64_t)proto->seed;
     round_label(label, sizeof label, 1, (int64_t)k);
+    size_t n_ref = refs_first(proto) ? add_ref_arms(proto, &plan, &n, EV_PHASE_MAIN, label, 1) : 0;
     add_main_arms(proto, &plan, &n, EV_PHASE_MAIN, label, 1);
-    shuffle(plan.jobs, n, &state);
+    shuffle(plan.jobs + n_ref, n - n_ref, &state);
     for (size_t i = 0; i < n; i++)
         plan.jobs[i].plan_order = (int64_t)i;
     plan.n_main = n;
@@ -190,6 +215,8 @@ ev_status ev_plan_build(const ev_protocol *proto, ev_plan *out, ev_err *err)
         for (size_t r = 2; r <= k; r++) {
             size_t first = n;
             round_label(label, sizeof label, (int64_t)r, (int64_t)k);
+            if (refs_first(proto))
+                first += add_ref_arms(proto, &plan, &n, EV_PHASE_POLICY, label, (int64_t)r);
             add_main_arms(proto, &plan, &n, EV_PHASE_POLICY, label, (int64_t)r);
             add_policy_arms(proto, &plan, &n, label, (int64_t)r);
             shuffle(plan.jobs + first, n - first, &state);

@@ -6,9 +6,15 @@
  * Phases and order (docs/runner.md, "Plan"):
  *   main     every case x every protocol arm that applies to it (rows4 is
  *            left out where the case's B is 4; a fault arm only on its
- *            cases), plus floor and ceiling once (case -1) when the protocol
- *            has reference arms; shuffled by a seeded Fisher-Yates
- *            (splitmix64 of the protocol seed), plan_order 0.. in that order.
+ *            cases), shuffled by a seeded Fisher-Yates (splitmix64 of the
+ *            protocol seed), plan_order 0.. in that order; when the protocol
+ *            has reference arms, floor, ceiling and ceiling-l2 once (case -1)
+ *            first, in that order, unshuffled (the physical plausibility
+ *            rule, sample_rules.h, bounds every job by the run's ceilings,
+ *            so they are measured before the jobs they bound).  A plan for
+ *            a store of schema below EV_PLAN_REFS_FIRST_SINCE (a bundle's
+ *            run.store_schema) is that schema's: floor and ceiling, no
+ *            ceiling-l2, shuffled in with the cases' jobs.
  *   policy   arm "auto" for every case, in case order.
  *   recheck  arm "default" for every case, in case order.
  *   rescue   derived from outcomes (ev_plan_rescue): one retry-1 per main or
@@ -16,8 +22,9 @@
  *            plan order.
  *   rounds   with the protocol's rounds k > 1: main is round 1 (the fit's
  *            data); policy is rounds 2..k, each one block of every main
- *            arm's jobs, auto's and the policy fault arms', floor and
- *            ceiling, shuffled (the splitmix64 state carried on from main),
+ *            arm's jobs, auto's and the policy fault arms', shuffled (the
+ *            splitmix64 state carried on from main) after the round's
+ *            reference arms (before schema 6: shuffled among them),
  *            so that auto is measured interleaved with what it is compared
  *            with; round r wholly before round r + 1; recheck is once.
  * Labels: "initial" (main, policy; one round), "round-<r>" (r = 1..k; main,
@@ -37,6 +44,12 @@
 
 /* The phases (ev_phase, ev_phase_name, ev_phase_parse) are the
  * vocabulary's (src/common/vocab.h). */
+
+/* The store schema whose plans put the reference arms first and hold
+ * ceiling-l2 (db/migrate-6.sql).  ev_protocol_parse sets a protocol's
+ * plan_schema to the store's current version; a reader of a bundle or
+ * store of an older schema sets that schema before it builds the plan. */
+#define EV_PLAN_REFS_FIRST_SINCE 6
 
 /* 1 when job_key is a key of phase p ("<phase>/..."). */
 int ev_job_key_in_phase(const char *job_key, ev_phase p);

@@ -17,6 +17,7 @@
 #include "json.h"
 #include "model/model.h"
 #include "sha256.h"
+#include "store/store.h"
 
 #define MAX_EXACT_INT 9007199254740992.0 /* 2^53 */
 
@@ -267,9 +268,10 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
 {
     static const char *const keys[] = {"name", "kind",  "code",      "signal",  "samples", "factor", "mhz",
                                        "when", "cases", "processes", "reasons", "ms",      NULL};
-    static const char *const kinds[] = {"exit",         "signal",         "hang",    "garbage",  "stop-after",
-                                        "wrong-output", "wrong-schedule", "overrun", "throttle", "contended",
-                                        "throttled",    "no-device",      "late",    "orphan",   NULL};
+    static const char *const kinds[] = {"exit",       "signal",       "hang",           "garbage",
+                                        "stop-after", "wrong-output", "wrong-schedule", "overrun",
+                                        "throttle",   "contended",    "throttled",      "no-device",
+                                        "late",       "orphan",       "fast",           NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -345,6 +347,11 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
         f->kind = EV_FAULT_LATE;
         need = "ms";
         if ((rc = get_int(obj, path, "ms", 1, 1, 100000, &f->value, err)))
+            return rc;
+    } else if (!strcmp(kind, "fast")) {
+        f->kind = EV_FAULT_FAST;
+        need = "factor";
+        if ((rc = get_int(obj, path, "factor", 1, 2, 1000, &f->value, err)))
             return rc;
     } else {
         f->kind = EV_FAULT_WRONG_SCHEDULE;
@@ -478,6 +485,7 @@ static ev_status get_model_schedules(const cJSON *root, ev_protocol *p, ev_err *
 static void set_defaults(ev_protocol *p)
 {
     p->reference_arms = 1;
+    p->plan_schema = EV_STORE_VERSION;
     p->auto_arm = 1;
     p->samples = 7;
     p->ops_per_graph = 100;
@@ -733,7 +741,8 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
             return ev_err_set(err, EV_EFORMAT, "arms[%zu]: must be a string", i);
         if (ev_arm_classify(p, it->valuestring, &kind, &rows))
             return ev_err_set(err, EV_EFORMAT, "arms[%zu]: unknown arm '%.40s'", i, it->valuestring);
-        if (kind == EV_ARM_AUTO || kind == EV_ARM_FLOOR || kind == EV_ARM_CEILING)
+        if (kind == EV_ARM_AUTO || kind == EV_ARM_FLOOR || kind == EV_ARM_CEILING ||
+            kind == EV_ARM_CEILING_L2)
             return ev_err_set(err, EV_EFORMAT, "arms[%zu]: '%s' is planned by the runner, not listed", i,
                               it->valuestring);
         for (size_t j = 0; j < i; j++)

@@ -42,8 +42,8 @@ typedef struct ev_proto_case {
 
 /* What an arm is (ev_arm_kind, the vocabulary's: src/common/vocab.h).
  * Native arms run a schedule of the reduction kernels; auto runs the
- * selector's choice (policy phase only); floor and ceiling are the
- * reference arms (once per run, no case); cub and torch-compile (a
+ * selector's choice (policy phase only); floor, ceiling and ceiling-l2
+ * are the reference arms (once per run, no case); cub and torch-compile (a
  * python3 process, not a backend) are the peers; fault arms are native
  * default runs that fail on purpose; an external kernel (ext_kernel.h) is
  * measured like a peer. */
@@ -68,15 +68,19 @@ typedef enum ev_fault_kind {
     EV_FAULT_NO_DEVICE,      /* no device record after the samples */
     EV_FAULT_LATE,           /* the last hot sample's wall clock reads `value` ms over its events
                                 (late device work, sample_rules.h) */
-    EV_FAULT_ORPHAN          /* after the first validation, leaves a process of its own (a child
+    EV_FAULT_ORPHAN,         /* after the first validation, leaves a process of its own (a child
                                 that starts a session and a grandchild that sleeps) running after
                                 the job ends: the supervisor's leftover sweep must name it */
+    EV_FAULT_FAST            /* a timer that runs `value` x slow: every replay and cold launch
+                                (warm-up, calibration, samples, their wall clocks) reports 1/value
+                                of its time, so its calibration and samples agree with each other
+                                and only the physical plausibility rule can tell (sample_rules.h) */
 } ev_fault_kind;
 
 typedef struct ev_proto_fault {
     char name[EV_PROTO_NAME_MAX]; /* "fault-..." as listed in arms */
     ev_fault_kind kind;
-    int64_t value;     /* exit code, signal number, k samples, the overrun factor, MHz,
+    int64_t value;     /* exit code, signal number, k samples, the overrun or fast factor, MHz,
                           other processes (contended), reason bits (throttled) or ms (late) */
     int original_only; /* "when": "original": not in retry-1 jobs */
     int64_t *cases;    /* case indexes it runs on; NULL: all */
@@ -110,7 +114,10 @@ typedef struct ev_protocol {
     size_t n_cases;
     char (*arms)[EV_PROTO_NAME_MAX]; /* main-phase arms per case, in file order */
     size_t n_arms;
-    int reference_arms;        /* plan floor and ceiling (default 1) */
+    int reference_arms;        /* plan floor and ceiling (default 1), and ceiling-l2 (plan.h) */
+    int64_t plan_schema;       /* the store schema the plan is made for (plan.h): the current
+                                  one (EV_STORE_VERSION) when parsed; a reader of an older bundle
+                                  or store sets its own */
     int auto_arm;              /* plan auto (and the policy fault arms) in the policy phase (default 1) */
     ev_proto_model model_from; /* auto's coefficients from an earlier run; .set 0: the run's fit */
     int64_t samples;           /* hot samples per job (7) */

@@ -20,7 +20,12 @@
  *    flush_cache_multiple x the cache (or the declared cap);
  *  - no hot sample taken while another compute process used the device,
  *    or while NVML said it was throttled for power or heat
- *    (EV_RULE_THROTTLE_MASK); unknown (-1) is never a breach.
+ *    (EV_RULE_THROTTLE_MASK); unknown (-1) is never a breach;
+ *  - from store schema 6 (EV_RULE_COLD_FLUSH_SINCE), cold samples after a
+ *    flush larger than the cache;
+ *  - last, physical plausibility: the hot and the cold median within
+ *    EV_RULE_PLAUSIBLE_MARGIN x the ceiling that applies
+ *    (ev_rule_plausible).
  * An attempt that did not complete is held to the counts only (never more
  * samples than declared), the ops per graph, the single launches and the
  * flush: its outcome says why it has fewer.
@@ -34,6 +39,7 @@
 
 #include "stats.h"
 #include "evidence/member.h"
+#include "evidence/samples.h"
 
 #define RULE_TEXT 320
 /* samples is at most 1000 (protocol.c): the median needs no allocation. */
@@ -113,7 +119,7 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
 
     if (ev_arm_classify(p, a->arm, &kind, &rows) != 0)
         return -1;
-    int reference = kind == EV_ARM_FLOOR || kind == EV_ARM_CEILING;
+    int reference = kind == EV_ARM_FLOOR || kind == EV_ARM_CEILING || kind == EV_ARM_CEILING_L2;
     const ev_proto_ref *ref = ev_protocol_ref(p, backend);
     int64_t want_opg = kind == EV_ARM_CEILING && ref ? ref->ceiling_ops_per_graph : p->ops_per_graph;
     int completed = a->completed;
@@ -246,6 +252,14 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
         if (!a->has_flush) {
             breach(fn, ctx, &n, V, "cold samples without a flush record");
         } else {
+            /* A cold sample is cold only when the flush exceeded the cache
+             * (a cap may not bring it below: the runner refuses such a
+             * protocol on cpu before it runs). */
+            if (a->schema >= EV_RULE_COLD_FLUSH_SINCE && a->flush_bytes <= a->cache_bytes)
+                breach(fn, ctx, &n, V,
+                       "flush of %lld bytes does not exceed the %lld-byte cache: the cold samples were not "
+                       "cold",
+                       (long long)a->flush_bytes, (long long)a->cache_bytes);
             /* Required: k x cache, or the declared cap when that is smaller. */
             double need = (double)ref->flush_cache_multiple * (double)a->cache_bytes;
             if (ref->flush_max_bytes > 0 && need > (double)ref->flush_max_bytes)
@@ -256,7 +270,112 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
                        (long long)a->cache_bytes, (long long)ref->flush_max_bytes);
         }
     }
+
+    /* Physical plausibility of a completed attempt's medians. */
+    if (completed && a->bound.bytes > 0) {
+        char why[RULE_TEXT];
+        for (int hot = 1; hot >= 0; hot--) {
+            const ev_rule_sample *smp = hot ? a->hot : a->cold;
+            size_t ns = hot ? a->n_hot : a->n_cold, m = 0;
+            double v[RULE_MAX_HOT], mid;
+            for (size_t i = 0; i < ns && m < RULE_MAX_HOT; i++)
+                if (ev_per_op_us(smp[i].elapsed_ms, smp[i].replays, smp[i].ops_per_graph, &v[m]) == EV_OK)
+                    m++;
+            if (m == ns && m && ev_median(v, m, &mid) == EV_OK &&
+                ev_rule_plausible(backend, hot, &a->bound, mid, why, sizeof why))
+                breach(fn, ctx, &n, S, "%s", why);
+        }
+    }
     return n;
+}
+
+double ev_rule_case_bytes(int64_t rows, int64_t cols, size_t dtype_size)
+{
+    if (rows <= 0 || cols <= 0)
+        return 0;
+    return ((double)rows * (double)cols + (double)rows) * (double)dtype_size;
+}
+
+double ev_rule_working_bytes(int64_t variants, int64_t in_span, int64_t out_span, int64_t ops)
+{
+    if (in_span < 0 || out_span < 0 || variants < 1 || ops < 1)
+        return 0;
+    return (double)variants * (double)in_span + (double)ops * (double)out_span;
+}
+
+int64_t ev_rule_device_variants(const cJSON *d)
+{
+    const cJSON *pl = cJSON_IsObject(d) ? cJSON_GetObjectItemCaseSensitive(d, "plants") : NULL;
+    const cJSON *v = cJSON_IsObject(pl) ? cJSON_GetObjectItemCaseSensitive(pl, "variants") : NULL;
+    if (!v && cJSON_IsObject(d))
+        v = cJSON_GetObjectItemCaseSensitive(d, "input_sets");
+    if (cJSON_IsNumber(v) && v->valuedouble >= 1 && v->valuedouble <= 1e12 &&
+        v->valuedouble == floor(v->valuedouble))
+        return (int64_t)v->valuedouble;
+    return 1;
+}
+
+double ev_rule_ceiling_bpus(int64_t in_span, double median_us)
+{
+    return in_span > 0 && median_us > 0 ? (double)in_span / median_us : NAN;
+}
+
+const char *ev_rule_ceiling_name(ev_rule_ceiling c)
+{
+    static const char *const names[] = {"none", "memory", "l2", "largest"};
+    return (unsigned)c < sizeof names / sizeof names[0] ? names[c] : "?";
+}
+
+ev_rule_ceiling ev_rule_plausible_bound(const char *backend, int hot, const ev_rule_bound *b,
+                                        double *bound_bpus)
+{
+    int have_mem = b->memory_bpus > 0, have_l2 = b->l2_bpus > 0; /* (NaN compares false) */
+    int in_l2 = hot && !(b->working_bytes > EV_RULE_L2_SPAN * (double)b->cache_bytes);
+    ev_rule_ceiling c = EV_RULE_CEIL_NONE;
+    double bpus = 0;
+    *bound_bpus = 0;
+    if (!(b->bytes > 0))
+        return EV_RULE_CEIL_NONE;
+    if (backend && !strcmp(backend, "cpu")) {
+        if (have_mem && have_l2) {
+            c = EV_RULE_CEIL_LARGEST;
+            bpus = b->memory_bpus > b->l2_bpus ? b->memory_bpus : b->l2_bpus;
+        } else if (have_l2) {
+            c = EV_RULE_CEIL_L2;
+            bpus = b->l2_bpus;
+        } else if (have_mem && !in_l2) {
+            c = EV_RULE_CEIL_MEMORY;
+            bpus = b->memory_bpus;
+        }
+    } else if (in_l2) {
+        if (have_l2) {
+            c = EV_RULE_CEIL_L2;
+            bpus = b->l2_bpus;
+        }
+    } else if (have_mem) {
+        c = EV_RULE_CEIL_MEMORY;
+        bpus = b->memory_bpus;
+    }
+    if (c != EV_RULE_CEIL_NONE)
+        *bound_bpus = EV_RULE_PLAUSIBLE_MARGIN * bpus;
+    return c;
+}
+
+int ev_rule_plausible(const char *backend, int hot, const ev_rule_bound *b, double median_us, char *why,
+                      size_t cap)
+{
+    double bound;
+    ev_rule_ceiling c = ev_rule_plausible_bound(backend, hot, b, &bound);
+    if (c == EV_RULE_CEIL_NONE || !(median_us > 0) || !(b->bytes / median_us > bound))
+        return 0;
+    snprintf(
+        why, cap,
+        "%s: %s median %.6g us per op moves its %.17g bytes at %.4g GB/s, over %g x the run's %s ceiling "
+        "(%.4g GB/s%s): no kernel moves bytes faster than the device streams them",
+        EV_RULE_PLAUSIBLE_NAME, hot ? "hot" : "cold", median_us, b->bytes, b->bytes / median_us / 1e3,
+        EV_RULE_PLAUSIBLE_MARGIN, ev_rule_ceiling_name(c), bound / EV_RULE_PLAUSIBLE_MARGIN / 1e3,
+        c == EV_RULE_CEIL_L2 && hot ? ", a working set within 2 x the cache" : "");
+    return 1;
 }
 
 typedef struct first_breach {
@@ -296,8 +415,7 @@ const char *ev_rule_member_name(ev_rule_member m)
     return m == EV_RULE_SAMPLES_CSV ? EV_MEMBER_SAMPLES : EV_MEMBER_VALIDATION;
 }
 
-int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t rows, double floor_us,
-                       int floor_applies, double ceiling_bpus, char *why, size_t cap)
+int ev_rule_impossible(double hot_us, int64_t rows, double floor_us, int floor_applies, char *why, size_t cap)
 {
     if (rows <= 0)
         return 0; /* R = 0: no work, no time to bound */
@@ -307,14 +425,6 @@ int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t r
             "hot median %.6g us per op is below 1/%g of the run's floor (%.6g us, an empty launch): no op "
             "runs faster than an empty one",
             hot_us, EV_RULE_FLOOR_MARGIN, floor_us);
-        return 1;
-    }
-    if (ceiling_bpus > 0 && in_span > 0 && cold_us < (double)in_span / (EV_RULE_BW_MARGIN * ceiling_bpus)) {
-        snprintf(why, cap,
-                 "cold median %.6g us reads its %lld input bytes at %.4g GB/s, over %g x the run's streaming "
-                 "ceiling (%.4g GB/s): after the flush they come from memory",
-                 cold_us, (long long)in_span, (double)in_span / cold_us / 1e3, EV_RULE_BW_MARGIN,
-                 ceiling_bpus / 1e3);
         return 1;
     }
     return 0;

@@ -2,7 +2,7 @@
  * sample_rules.h: the one definition of the rules an attempt's samples must
  * keep under its protocol (warm-up, calibration, sample and cold counts,
  * replays and ops per sample, the two bands, the SM clock, the device's
- * hygiene, the flush).  The supervisor
+ * hygiene, the flush, physical plausibility).  The supervisor
  * applies it when an attempt's records have arrived (a breach makes the
  * attempt failed-protocol, its reason the breach, its samples kept); the
  * verifier's check 5 applies it to every attempt of a bundle.  Pure: no
@@ -77,6 +77,91 @@ typedef struct ev_rule_step {
     int chosen;
 } ev_rule_step;
 
+/*
+ * Physical plausibility (docs/defenses.md, "Physical plausibility"): a
+ * completed attempt of a case may not move its bytes faster than the device
+ * streams them.  The bytes of one op are the case's input and output as the
+ * report's bandwidth counts them (ev_rule_case_bytes: R x N elements read,
+ * R written, in the storage dtype); the ceilings are the run's own (its
+ * reference arms, measured before the jobs they bound: plan.h): `ceiling`
+ * (a streaming read from device memory; on cpu ceiling_cache_multiple x
+ * the LLC) and `ceiling-l2` (the same read over half the L2, replayed hot;
+ * on cpu half a core's L2 per pool thread).  Which ceiling applies
+ * (ev_rule_plausible_bound):
+ *  - cuda, cold median: the memory ceiling (the flush evicted the input);
+ *  - cuda, hot median whose working set (what one replay reads and writes:
+ *    V input variants and the ops' output slots, ev_rule_working_bytes) is
+ *    at most EV_RULE_L2_SPAN x the cache: the L2 ceiling.  Between 1 x and
+ *    2 x the L2 a replay can still find up to a whole L2 of its bytes
+ *    there: reading W bytes with L of them from L2 runs at up to
+ *    W / (W - L) x the memory's bandwidth, 2 x at W = 2 L, which the
+ *    memory bound and its margin would not admit;
+ *  - cuda, hot median of a larger working set: the memory ceiling;
+ *  - cpu, hot and cold: the largest ceiling the run measured (the cache
+ *    levels of a host are many, its "memory" ceiling may itself be cached);
+ *    with only the memory ceiling measured (a bundle before ceiling-l2), a
+ *    hot median within 2 x the cache has no bound.
+ * A median over EV_RULE_PLAUSIBLE_MARGIN x its bound breaks the rule; the
+ * margin admits the noise between the ceiling's job and the arm's on a
+ * shared host and a kernel that streams better than the ceiling's loop.
+ * No ceiling that applies (not measured, it failed, a reference arm, a
+ * case of no rows): no bound.
+ */
+#define EV_RULE_PLAUSIBLE_NAME   "physical plausibility"
+#define EV_RULE_PLAUSIBLE_MARGIN 2.0
+#define EV_RULE_L2_SPAN          2.0
+
+/* The store schema that brought the plan with ceiling-l2 (plan.h) and the
+ * rule that a cold sample's flush exceed the cache: a bundle of an older
+ * schema is not held to the latter. */
+#define EV_RULE_COLD_FLUSH_SINCE 6
+
+/* The ceiling that bounds a median (ev_rule_ceiling_name: "none",
+ * "memory", "l2", "largest"). */
+typedef enum ev_rule_ceiling {
+    EV_RULE_CEIL_NONE = 0,
+    EV_RULE_CEIL_MEMORY,
+    EV_RULE_CEIL_L2,
+    EV_RULE_CEIL_LARGEST
+} ev_rule_ceiling;
+
+/* What the plausibility rule needs to know of an attempt and its run. */
+typedef struct ev_rule_bound {
+    double bytes;                /* one op (ev_rule_case_bytes); 0: no case, no bound */
+    double working_bytes;        /* one hot replay (ev_rule_working_bytes); <= 0: unknown */
+    int64_t cache_bytes;         /* the device's cache (the flush record's); <= 0: unknown */
+    double memory_bpus, l2_bpus; /* the run's ceilings in bytes per us (ev_rule_ceiling_bpus);
+                                    NaN or <= 0: not measured */
+} ev_rule_bound;
+
+/* The bytes one op of a case moves: rows x cols elements read and rows
+ * written, dtype_size bytes each (0 for no rows). */
+double ev_rule_case_bytes(int64_t rows, int64_t cols, size_t dtype_size);
+/* The bytes one hot replay reads and writes: variants x in_span of input
+ * and ops x out_span of output slots (0 when either span is unknown, < 0). */
+double ev_rule_working_bytes(int64_t variants, int64_t in_span, int64_t out_span, int64_t ops);
+/* The input variants a hot replay reads, from device record d (the
+ * worker's, or a bundle attempt's "device"): plants.variants (schema 5),
+ * input_sets (schema 4), else 1 (one input; d NULL or null too). */
+int64_t ev_rule_device_variants(const cJSON *d);
+/* A ceiling job's bytes per us: its in_span over its hot median (NaN
+ * unless both are > 0). */
+double ev_rule_ceiling_bpus(int64_t in_span, double median_us);
+/* "none", "memory", "l2", "largest" ("?" out of range). */
+const char *ev_rule_ceiling_name(ev_rule_ceiling c);
+/* Which ceiling bounds a hot (hot 1) or cold (0) median of a case with
+ * bound facts b on backend ("cpu" or "cuda"), as listed above.  OUT:
+ * *bound_bpus, EV_RULE_PLAUSIBLE_MARGIN x that ceiling (0 for NONE). */
+ev_rule_ceiling ev_rule_plausible_bound(const char *backend, int hot, const ev_rule_bound *b,
+                                        double *bound_bpus);
+/* The rule on one median (us per op; NaN or <= 0: none, held): returns 1
+ * with why[cap] (EV_RULE_PLAUSIBLE_NAME, the median, its bytes and rate,
+ * the bound) when it moves b->bytes faster than its bound, else 0.  The
+ * runner (through ev_rules_check), the exporter (the jobs' "plausibility"
+ * in validation.json) and the verifier call it. */
+int ev_rule_plausible(const char *backend, int hot, const ev_rule_bound *b, double median_us, char *why,
+                      size_t cap);
+
 /* What an attempt recorded, as far as the rules look. */
 typedef struct ev_rule_attempt {
     const char *arm;
@@ -89,6 +174,9 @@ typedef struct ev_rule_attempt {
     size_t n_hot, n_cold;
     int has_flush;
     int64_t flush_bytes, cache_bytes;
+    int64_t schema;      /* the store schema it was recorded under (rules that came later are not
+                            applied to it: EV_RULE_COLD_FLUSH_SINCE) */
+    ev_rule_bound bound; /* the plausibility rule's facts (zeroed: no bound) */
 } ev_rule_attempt;
 
 /* Which member of a bundle shows a breach. */
@@ -144,23 +232,18 @@ const char *ev_rule_member_name(ev_rule_member m);
 
 /*
  * Impossible timings (issue 16): a completed job of a case with rows whose
- *  - hot median (us per op) is below the run's floor arm's (an empty kernel
- *    node, or the cpu pool's empty tasks) divided by EV_RULE_FLOOR_MARGIN:
- *    no op runs faster than an empty one; the margin allows run-to-run
- *    noise.  floor_applies is 0 where the arm does not launch through what
- *    the floor measures (an external kernel on the cpu backend is a direct
- *    call);
- *  - cold median (us) reads its in_span input bytes faster than
- *    EV_RULE_BW_MARGIN x the run's ceiling (a streaming read, bytes per us):
- *    after the flush the input must come from memory; the margin allows a
- *    kernel that reads better than the ceiling's loop.
- * floor_us or ceiling_bpus NaN (the arm did not complete) skips that half.
+ * hot median (us per op) is below the run's floor arm's (an empty kernel
+ * node, or the cpu pool's empty tasks) divided by EV_RULE_FLOOR_MARGIN: no
+ * op runs faster than an empty one; the margin allows run-to-run noise.
+ * floor_applies is 0 where the arm does not launch through what the floor
+ * measures (an external kernel on the cpu backend is a direct call).
+ * floor_us NaN (the arm did not complete) skips it.  (Its other half, a
+ * cold median faster than the ceiling, is the plausibility rule above.)
  * Returns 0, or 1 with why[cap] saying what and by how much.
  */
 #define EV_RULE_FLOOR_MARGIN 2.0
-#define EV_RULE_BW_MARGIN    2.0
-int ev_rule_impossible(double hot_us, double cold_us, int64_t in_span, int64_t rows, double floor_us,
-                       int floor_applies, double ceiling_bpus, char *why, size_t cap);
+int ev_rule_impossible(double hot_us, int64_t rows, double floor_us, int floor_applies, char *why,
+                       size_t cap);
 
 /*
  * The replays a worker has run when it reads a sample's check tag

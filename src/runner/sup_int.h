@@ -121,6 +121,10 @@ typedef struct sup {
     ev_ext_built built[EV_EXT_MAX_KERNELS];
     size_t n_built;
     cJSON *kernel_receipts; /* the builds' receipts, for the environment record */
+    /* The run's ceilings (this shard's) in bytes per us, NaN until the main
+     * phase's original ceiling and ceiling-l2 jobs completed
+     * (sample_rules.h, physical plausibility; sup_ceilings_load). */
+    double ceil_mem_bpus, ceil_l2_bpus;
 } sup;
 
 /* The facts and state of one attempt while its worker runs. */
@@ -136,11 +140,13 @@ typedef struct att {
     char affinity[256];
     int validation_failed;
     int warmup;
-    int has_device;         /* its device record was stored (the per-sample facts are in hot) */
-    int64_t n_opchecks;     /* op checks stored (one per cold and hot sample of a validated job) */
-    int64_t warmup_replays; /* the warm-up record's replays (an op check's replay_end counts them) */
-    int has_kept;           /* its kept output was stored */
-    cJSON *hello_rec;       /* probe: the hello record */
+    int has_device;            /* its device record was stored (the per-sample facts are in hot) */
+    int64_t n_opchecks;        /* op checks stored (one per cold and hot sample of a validated job) */
+    int64_t warmup_replays;    /* the warm-up record's replays (an op check's replay_end counts them) */
+    int has_kept;              /* its kept output was stored */
+    int64_t in_span, out_span; /* its binding's (-1: none yet) */
+    int64_t variants;          /* the input variants its device record names (ev_rule_device_variants) */
+    cJSON *hello_rec;          /* probe: the hello record */
     /* What the sample rules look at (sample_rules.h), as committed. */
     ev_rule_attempt rules;
     ev_rule_step *steps;
@@ -186,7 +192,8 @@ static inline int stopping(const sup *s)
 }
 
 /* sup_records.c */
-void sup_apply_rules(const sup *s, const char *arm, att *a);
+void sup_apply_rules(const sup *s, const jstate *j, att *a);
+void sup_ceiling_seen(sup *s, const jstate *j, const att *a);
 void sup_att_free(att *a);
 ev_status sup_commit(sup *s, att *a, ev_rec_type t, const cJSON *r);
 ev_status sup_on_lines(sup *s, att *a, ev_buf *buf);

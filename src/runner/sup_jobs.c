@@ -205,6 +205,8 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     int64_t attempt_id, started;
 
     memset(&a, 0, sizeof a);
+    a.in_span = a.out_span = -1;
+    a.variants = 1;
     progress(s, j, 0);
     if (st) {
         proc = *st;
@@ -230,7 +232,7 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     rc = sup_run_child(s, &proc, &a, &ce, err);
     if (!rc && a.records_ok && a.end && !a.skipped && !a.validation_failed && ce.has_exit &&
         ce.exit_code == 0 && !ce.timed_out && !ce.interrupted)
-        sup_apply_rules(s, j->pj.arm, &a);
+        sup_apply_rules(s, j, &a);
     if (!rc)
         left_behind(s, &a);
     memset(&p, 0, sizeof p);
@@ -263,13 +265,16 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
             rc = prc;
     }
     ev_buf_free(&ce.err_tail);
-    sup_att_free(&a);
-    if (rc)
+    if (rc) {
+        sup_att_free(&a);
         return rc;
+    }
     j->has_outcome = 1;
     ev_process_facts f;
     ev_process_row_facts(&p, a.validation_failed, &f);
     j->outcome = ev_outcome_derive(&f);
+    sup_ceiling_seen(s, j, &a);
+    sup_att_free(&a);
     snprintf(j->skip_reason, sizeof j->skip_reason, "%.159s", a.skipped ? a.skip_reason : "");
     s->done++;
     s->job_s_sum += (double)ce.wall_ns / 1e9;

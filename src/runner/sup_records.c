@@ -4,6 +4,10 @@
  */
 #include "sup_int.h"
 
+#include "dtype.h"
+#include "evidence/samples.h"
+#include "stats.h"
+
 /* Puts back the state *saved held before a batch whose rows were rolled
  * back, keeping the rule arrays' current storage (their counts go back). */
 static void att_restore(att *a, const att *saved)
@@ -47,22 +51,75 @@ void sup_att_free(att *a)
     a->hello_rec = NULL;
 }
 
+/* The hot median of attempt a's samples in us per op, or NaN. */
+static double att_hot_median(const att *a)
+{
+    double *v = a->rules.n_hot ? malloc(a->rules.n_hot * sizeof *v) : NULL, med = NAN;
+    size_t m = 0;
+    for (size_t i = 0; v && i < a->rules.n_hot; i++)
+        if (ev_per_op_us(a->hot[i].elapsed_ms, a->hot[i].replays, a->hot[i].ops_per_graph, &v[m]) == EV_OK)
+            m++;
+    if (!(v && m == a->rules.n_hot && ev_median(v, m, &med) == EV_OK))
+        med = NAN;
+    free(v);
+    return med;
+}
+
+/* 1 when j is one of the jobs whose medians are the run's ceilings: the
+ * main phase's own ceiling or ceiling-l2 job (this shard's copy), not a
+ * retry (sample_rules.h, physical plausibility). */
+static int ceiling_job(const jstate *j)
+{
+    return j->pj.case_index < 0 && j->pj.phase == EV_PHASE_MAIN && j->pj.retry_of < 0 &&
+           (ev_is_arm(j->pj.arm, EV_ARM_CEILING) || ev_is_arm(j->pj.arm, EV_ARM_CEILING_L2));
+}
+
+/* After job j's attempt a ended with j->outcome: a completed ceiling job
+ * gives the run its ceiling (bytes per us: its in_span over its hot
+ * median), which bounds every job after it.  Call before a is freed. */
+void sup_ceiling_seen(sup *s, const jstate *j, const att *a)
+{
+    if (!ceiling_job(j) || !j->has_outcome || j->outcome != EV_OUT_COMPLETED)
+        return;
+    double bpus = ev_rule_ceiling_bpus(a->in_span, att_hot_median(a));
+    if (ev_is_arm(j->pj.arm, EV_ARM_CEILING))
+        s->ceil_mem_bpus = bpus;
+    else
+        s->ceil_l2_bpus = bpus;
+}
+
 /*
- * Applies the sample rules (sample_rules.h) to an attempt whose process
- * otherwise completed (exit 0, every record well-formed, end seen, not
- * skipped, every validation passed): a breach makes it failed-protocol,
- * the breach its protocol_error; its samples stay as committed.  The
- * verifier applies the same function to the bundle.  So does an attempt
- * without its device record (every worker writes one after the samples).
+ * Applies the sample rules (sample_rules.h) to an attempt of job j whose
+ * process otherwise completed (exit 0, every record well-formed, end seen,
+ * not skipped, every validation passed): a breach makes it
+ * failed-protocol, the breach its protocol_error; its samples stay as
+ * committed.  The verifier applies the same function to the bundle.  So
+ * does an attempt without its device record (every worker writes one
+ * after the samples).  The plausibility rule bounds it by the run's
+ * ceilings known now (measured first: plan.h).
  */
-void sup_apply_rules(const sup *s, const char *arm, att *a)
+void sup_apply_rules(const sup *s, const jstate *j, att *a)
 {
     char why[sizeof a->protocol_error];
+    const char *arm = j->pj.arm;
     a->rules.arm = arm;
     a->rules.completed = 1;
     a->rules.steps = a->steps;
     a->rules.hot = a->hot;
     a->rules.cold = a->cold;
+    a->rules.schema = EV_STORE_VERSION;
+    memset(&a->rules.bound, 0, sizeof a->rules.bound);
+    if (j->pj.case_index >= 0 && (size_t)j->pj.case_index < s->proto.n_cases) {
+        const ev_proto_case *pc = &s->proto.cases[j->pj.case_index];
+        ev_dtype dt;
+        a->rules.bound.bytes =
+            ev_dtype_parse(pc->dtype, &dt) ? 0 : ev_rule_case_bytes(pc->rows, pc->cols, ev_dtype_size(dt));
+        a->rules.bound.working_bytes =
+            ev_rule_working_bytes(a->variants, a->in_span, a->out_span, s->proto.ops_per_graph);
+        a->rules.bound.cache_bytes = a->rules.has_flush ? a->rules.cache_bytes : 0;
+        a->rules.bound.memory_bpus = s->ceil_mem_bpus;
+        a->rules.bound.l2_bpus = s->ceil_l2_bpus;
+    }
     if (ev_rules_reason(&s->proto, s->o->backend, &a->rules, why, sizeof why) > 0)
         sup_proto_err(a, "%s", why);
     if (!a->has_device)
@@ -73,7 +130,7 @@ void sup_apply_rules(const sup *s, const char *arm, att *a)
         int64_t rpp;
         int64_t want = (int64_t)(a->rules.n_hot + a->rules.n_cold);
         if (!ev_arm_classify(&s->proto, arm, &kind, &rpp) && kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING &&
-            (a->n_opchecks != want || !a->has_kept))
+            kind != EV_ARM_CEILING_L2 && (a->n_opchecks != want || !a->has_kept))
             sup_proto_err(a,
                           "completed with %lld op checks for its %lld samples%s (every sample's replays are "
                           "checked: docs/defenses.md, \"Every op earns its time\")",
@@ -105,7 +162,12 @@ typedef ev_status (*put_fn)(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_er
 static ev_status put_binding(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_err *e)
 {
     (void)r;
-    return ev_store_add_binding(s->st, a->attempt_id, &x->binding, e);
+    ev_status rc = ev_store_add_binding(s->st, a->attempt_id, &x->binding, e);
+    if (rc == EV_OK) {
+        a->in_span = x->binding.in_span;
+        a->out_span = x->binding.out_span;
+    }
+    return rc;
 }
 
 /* Decodes record r's output_hex (the output's bytes) into *bytes
@@ -352,8 +414,10 @@ static ev_status put_device(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_er
         text.data[--text.len] = '\0';
     rc = ev_store_add_device(s->st, a->attempt_id, text.data, e);
     ev_buf_free(&text);
-    if (rc == EV_OK)
+    if (rc == EV_OK) {
         a->has_device = 1;
+        a->variants = ev_rule_device_variants(r);
+    }
     return rc;
 }
 

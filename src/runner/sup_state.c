@@ -3,6 +3,9 @@
  * run and its planned jobs (sup_int.h).
  */
 #include "sup_int.h"
+
+#include "evidence/samples.h"
+#include "stats.h"
 #include "strs.h"
 
 /* ---- store state ------------------------------------------------------ */
@@ -118,8 +121,91 @@ static ev_status on_attempt(void *ctx, const ev_row *r)
     return EV_OK;
 }
 
+/* What a resumed run's ceilings are read from: the last attempts of the
+ * completed ceiling jobs, their hot samples' per-op times and in_span. */
+typedef struct ceil_ctx {
+    int64_t att[2]; /* attempt ids: ceiling, ceiling-l2 (0: none) */
+    double *v[2];   /* their hot per-op times */
+    size_t n[2], cap[2];
+    int64_t span[2]; /* their bindings' in_span */
+    int oom;
+} ceil_ctx;
+
+/* EV_Q_SAMPLES row: a hot sample of one of the ceiling attempts. */
+static ev_status on_ceil_sample(void *ctx, const ev_row *r)
+{
+    ceil_ctx *c = ctx;
+    ev_sample_rec x;
+    double us;
+    ev_row_sample(r, &x);
+    for (int k = 0; k < 2; k++) {
+        if (!c->att[k] || x.attempt_id != c->att[k] || !x.timing || strcmp(x.timing, "hot") ||
+            x.elapsed_null || ev_per_op_us(x.elapsed_ms, x.replays, x.ops_per_graph, &us))
+            continue;
+        if (c->n[k] == c->cap[k]) {
+            size_t cap = c->cap[k] ? 2 * c->cap[k] : 16;
+            double *p = realloc(c->v[k], cap * sizeof *p);
+            if (!p)
+                return EV_ENOMEM;
+            c->v[k] = p;
+            c->cap[k] = cap;
+        }
+        c->v[k][c->n[k]++] = us;
+    }
+    return EV_OK;
+}
+
+/* EV_Q_BINDINGS row: a ceiling attempt's in_span. */
+static ev_status on_ceil_binding(void *ctx, const ev_row *r)
+{
+    ceil_ctx *c = ctx;
+    ev_binding_rec b;
+    ev_row_binding(r, &b);
+    for (int k = 0; k < 2; k++)
+        if (c->att[k] && b.attempt_id == c->att[k])
+            c->span[k] = b.in_span;
+    return EV_OK;
+}
+
+/* The run's ceilings, when a resumed run measured them in an earlier
+ * invocation (sample_rules.h: the main phase's own ceiling and ceiling-l2
+ * jobs, completed; sup_ceiling_seen sets them as they complete). */
+static ev_status sup_ceilings_load(sup *s, ev_err *err)
+{
+    ceil_ctx c;
+    ev_status rc = EV_OK;
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < s->n_js; i++) {
+        const jstate *j = &s->js[i];
+        int k = ev_is_arm(j->pj.arm, EV_ARM_CEILING) ? 0 : ev_is_arm(j->pj.arm, EV_ARM_CEILING_L2) ? 1 : -1;
+        if (k >= 0 && j->pj.case_index < 0 && j->pj.phase == EV_PHASE_MAIN && j->pj.retry_of < 0 &&
+            j->has_outcome && j->outcome == EV_OUT_COMPLETED)
+            c.att[k] = j->last_attempt_id;
+    }
+    if (!c.att[0] && !c.att[1])
+        return EV_OK;
+    c.span[0] = c.span[1] = -1;
+    if ((rc = ev_store_query(s->st, EV_Q_SAMPLES, s->run_id, on_ceil_sample, &c, err)) ||
+        (rc = ev_store_query(s->st, EV_Q_BINDINGS, s->run_id, on_ceil_binding, &c, err)))
+        goto out;
+    for (int k = 0; k < 2; k++) {
+        double med = NAN;
+        if (c.att[k] && c.n[k] && ev_median(c.v[k], c.n[k], &med) != EV_OK)
+            med = NAN;
+        if (c.att[k])
+            *(k ? &s->ceil_l2_bpus : &s->ceil_mem_bpus) = ev_rule_ceiling_bpus(c.span[k], med);
+    }
+out:
+    if (rc == EV_ENOMEM)
+        ev_err_set(err, rc, "out of memory");
+    free(c.v[0]);
+    free(c.v[1]);
+    return rc;
+}
+
 /* Reads jobs and attempts from the store; writes the process row
- * (interrupted) of every attempt a killed supervisor left without one. */
+ * (interrupted) of every attempt a killed supervisor left without one;
+ * reads the run's ceilings when they were measured before. */
 ev_status sup_load_state(sup *s, ev_err *err)
 {
     load_ctx l;
@@ -130,6 +216,18 @@ ev_status sup_load_state(sup *s, ev_err *err)
     if ((rc = ev_store_query(s->st, EV_Q_JOBS, s->run_id, on_job, &l, err)) ||
         (rc = ev_store_query(s->st, EV_Q_VALIDATIONS, s->run_id, on_validation, &l, err)))
         goto out;
+    /* Every job of this plan was inserted when the run began: one the store
+     * lacks was planned by another version of the plan (a run begun in a
+     * store of an older schema, plan.h). */
+    for (size_t i = 0; i < s->plan.n; i++)
+        if (!s->js[i].job_id) {
+            rc = ev_err_set(err, EV_EUSAGE,
+                            "--resume: the run's jobs are not this evident's plan (job %s is not among them: "
+                            "the run began under an older store schema): finish it with the evident that "
+                            "began it, or start a new run",
+                            s->js[i].pj.job_key);
+            goto out;
+        }
     l.by_job = malloc((s->n_js ? s->n_js : 1) * 2 * sizeof *l.by_job);
     if (!l.by_job) {
         rc = ev_err_set(err, EV_ENOMEM, "out of memory");
@@ -158,6 +256,7 @@ ev_status sup_load_state(sup *s, ev_err *err)
         if ((rc = ev_store_add_process(s->st, l.dangling[i], &p, err)))
             goto out;
     }
+    rc = sup_ceilings_load(s, err);
 out:
     free(l.bad);
     free(l.dangling);

@@ -76,7 +76,8 @@ static ev_status compile_ahead(sup *s, ev_err *err)
  * would hold more than half of the host's memory (EV_EUSAGE): its case's
  * input twice (the generated copy and the backend's), its output, and on
  * the cpu backend the flush buffer and the ceiling's buffer, each the
- * protocol's multiple of this host's last-level cache, capped as declared.
+ * protocol's multiple of this host's last-level cache, capped as declared;
+ * or, on cpu, cold samples whose flush would not exceed that cache.
  */
 /* The checkable-case rule (validate.h) on every case, before the store
  * is touched: a case whose validation would pass an output of zeros or
@@ -112,6 +113,17 @@ static ev_status host_bounds(const ev_protocol *p, const char *backend, ev_err *
         ceiling = (double)p->ref_cpu.ceiling_cache_multiple * llc;
         if (p->ref_cpu.ceiling_max_bytes && ceiling > (double)p->ref_cpu.ceiling_max_bytes)
             ceiling = (double)p->ref_cpu.ceiling_max_bytes;
+        /* A cold sample is cold only after a flush larger than the
+         * last-level cache (sample_rules.h): a cap that keeps the flush
+         * within it is refused here, not found in every job. */
+        if (p->cold_samples > 0 && !(flush > llc))
+            return ev_err_set(
+                err, EV_EUSAGE,
+                "reference.cpu: the cold samples' flush (%.0f bytes: flush_cache_multiple x the "
+                "%.0f-byte last-level cache, capped by flush_max_bytes) does not exceed that "
+                "cache, so the cold samples would not be cold: raise flush_max_bytes above %.0f "
+                "(or drop it), or declare cold_samples 0",
+                flush, llc, llc);
         if (p->reference_arms && ceiling > mem / 2)
             return ev_err_set(err, EV_EUSAGE,
                               "reference.cpu: the ceiling's buffer (%.0f bytes: ceiling_cache_multiple x the "
@@ -410,6 +422,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.res = res;
     s.memfd = -1;
     s.lock_fd = -1;
+    s.ceil_mem_bpus = s.ceil_l2_bpus = NAN; /* until the ceilings complete (sup_ceiling_seen) */
     s.t0 = mono_ns();
     res->resumed = resume;
 

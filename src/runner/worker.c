@@ -374,6 +374,21 @@ static int64_t reps(double x)
  * Warm-up with calibration inside it.  OUT: *chosen, the replays per
  * sample.  Records: calibration steps, then warmup.
  */
+/* k replays of the bound arm (ops->replay): *ms its events' time, *wall
+ * (when non-NULL) the host's wall clock around it.  The fast fault's timer
+ * runs factor x slow: both read 1/factor of what was measured. */
+static ev_status replay_timed(const ev_worker_args *a, void *impl, int64_t k, double *ms, double *wall,
+                              ev_err *err)
+{
+    ev_status rc = a->ops->replay(impl, k, ms, wall, err);
+    if (!rc && a->fault && a->fault->kind == EV_FAULT_FAST) {
+        *ms /= (double)a->fault->value;
+        if (wall && *wall >= 0)
+            *wall /= (double)a->fault->value;
+    }
+    return rc;
+}
+
 static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_out *out, int64_t *chosen,
                                     ev_err *err)
 {
@@ -390,7 +405,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
             int64_t want = reps((pre - elapsed) / per);
             k = want < 2 * k ? want : 2 * k;
         }
-        if ((rc = a->ops->replay(impl, k, &ms, NULL, err)))
+        if ((rc = replay_timed(a, impl, k, &ms, NULL, err)))
             return rc;
         elapsed += ms;
         replays += k;
@@ -410,7 +425,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
         for (;;) {
             int done;
             double med = 0;
-            if ((rc = a->ops->replay(impl, r, &ms, NULL, err)))
+            if ((rc = replay_timed(a, impl, r, &ms, NULL, err)))
                 return rc;
             elapsed += ms;
             replays += r;
@@ -433,7 +448,7 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
     while (elapsed < p->warmup_ms) {
         double left = p->warmup_ms - elapsed;
         int64_t kk = per > 0 ? reps(left / per) : 1;
-        if ((rc = a->ops->replay(impl, kk, &ms, NULL, err)))
+        if ((rc = replay_timed(a, impl, kk, &ms, NULL, err)))
             return rc;
         elapsed += ms;
         replays += kk;
@@ -499,9 +514,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     /* CPU-only preparation first (the input bytes, the oracle, the
      * plants); then the gate; only then the device (docs/runner.md,
      * "Staged processes").  The floor runs the same plants and checks on
-     * a nominal case of its own (ev_job_floor_input); the ceiling none. */
-    validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING;
-    planted = kind != EV_ARM_CEILING;
+     * a nominal case of its own (ev_job_floor_input); the ceilings none. */
+    validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING && kind != EV_ARM_CEILING_L2;
+    planted = kind != EV_ARM_CEILING && kind != EV_ARM_CEILING_L2;
     if (validate && (rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
         goto out;
     if (kind == EV_ARM_FLOOR && (rc = ev_job_floor_input(p, &shape, &input, &in_len, err)))
@@ -637,6 +652,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
         if ((rc = a->ops->cold_launch(impl, &ms, err)))
             goto out;
+        if (a->fault && a->fault->kind == EV_FAULT_FAST)
+            ms /= (double)a->fault->value;
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
         hf.cold_foreign[i] = ev_foreign_ms(&m0, &m1);
         if ((rc = sample(out, "cold", i, 1, 1, ms, 0, 0, err)))
@@ -709,7 +726,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         /* The overrun fault runs more replays than the sample records. */
         int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
-        if ((rc = a->ops->replay(impl, run, &ms, &hf.wall[i], err)))
+        if ((rc = replay_timed(a, impl, run, &ms, &hf.wall[i], err)))
             goto out;
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
         hf.foreign[i] = ev_foreign_ms(&m0, &m1);

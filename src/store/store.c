@@ -47,6 +47,11 @@ extern const size_t ev_migrate4_sql_len;
 extern const char ev_migrate5_sql[];
 extern const size_t ev_migrate5_sql_len;
 
+/* db/migrate-6.sql (version 5 -> 6: no table; the plan with the reference
+ * arms first and ceiling-l2, the physical plausibility rule), likewise. */
+extern const char ev_migrate6_sql[];
+extern const size_t ev_migrate6_sql_len;
+
 /* Milliseconds a connection waits for another writer's lock. */
 #define STORE_BUSY_TIMEOUT_MS 30000
 
@@ -59,7 +64,7 @@ typedef struct store_migration {
 
 static const store_migration store_migrations[] = {
     {1, ev_schema_sql},   {2, ev_migrate2_sql}, {3, ev_migrate3_sql},
-    {4, ev_migrate4_sql}, {5, ev_migrate5_sql},
+    {4, ev_migrate4_sql}, {5, ev_migrate5_sql}, {6, ev_migrate6_sql},
 };
 
 /* Transaction state of a connection (explicit ev_store_begin/commit). */

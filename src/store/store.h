@@ -34,7 +34,7 @@
 #include "status.h"
 #include "store/outcome.h"
 
-#define EV_STORE_VERSION 5
+#define EV_STORE_VERSION 6
 
 typedef struct ev_store ev_store; /* opaque */
 

@@ -229,19 +229,11 @@ static int vd_medians(vd_ctx *x)
     return 0;
 }
 
-/* The binding's in_span of job k's last attempt, or -1. */
-static int64_t vd_in_span(const vb_vjob *v)
-{
-    const cJSON *a =
-        v->attempts ? cJSON_GetArrayItem(v->attempts, cJSON_GetArraySize(v->attempts) - 1) : NULL;
-    const cJSON *bind = a ? cJSON_GetObjectItemCaseSensitive(a, "binding") : NULL;
-    int64_t n;
-    return cJSON_IsObject(bind) && !ev_jr_i64(bind, "in_span", &n) ? n : -1;
-}
-
 /* Impossible timings (runner/sample_rules.h, ev_rule_impossible): no
- * completed job runs an op in under half the run's floor, nor reads its
- * input cold faster than twice the run's streaming ceiling. */
+ * completed job runs an op in under half the run's floor.  (A median
+ * faster than the run's ceilings allow is the plausibility rule: check 5
+ * holds every attempt to it, and vd_plausibility checks each job's
+ * statement of it.) */
 static void vd_impossible(vd_ctx *x)
 {
     const vb_bundle *b = x->b;
@@ -249,20 +241,17 @@ static void vd_impossible(vd_ctx *x)
     const cJSON *shards = cJSON_GetObjectItemCaseSensitive(b->validation, "shards");
     const char *be = ev_jr_str(run, "backend");
     int64_t n = 1;
-    /* per shard (docs/runner.md, "Shards"): a case is held to the floor and
-     * ceiling of the device it ran on; an unsharded run has one of each */
+    /* per shard (docs/runner.md, "Shards"): a case is held to the floor of
+     * the device it ran on; an unsharded run has one */
     if (shards && (ev_jr_i64(shards, "count", &n) || n < 1 || n > EV_PLAN_MAX_SHARDS))
         n = 1; /* check 4 FAILs the listing */
-    double *floor_us = malloc((size_t)n * sizeof *floor_us),
-           *ceiling_bpus = malloc((size_t)n * sizeof *ceiling_bpus);
-    if (!floor_us || !ceiling_bpus) {
+    double *floor_us = malloc((size_t)n * sizeof *floor_us);
+    if (!floor_us) {
         x->r->oom = 1;
-        free(floor_us);
-        free(ceiling_bpus);
         return;
     }
     for (int64_t s = 0; s < n; s++)
-        floor_us[s] = ceiling_bpus[s] = NAN;
+        floor_us[s] = NAN;
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
         int64_t s = n > 1 ? ev_plan_job_shard(v->key, -1, n) : 0;
@@ -270,9 +259,6 @@ static void vd_impossible(vd_ctx *x)
             continue;
         if (ev_is_arm(v->arm, EV_ARM_FLOOR) && isfinite(x->hot_median[k]))
             floor_us[s] = x->hot_median[k];
-        if (ev_is_arm(v->arm, EV_ARM_CEILING) && isfinite(x->hot_median[k]) && x->hot_median[k] > 0 &&
-            vd_in_span(v) > 0)
-            ceiling_bpus[s] = (double)vd_in_span(v) / x->hot_median[k];
     }
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
@@ -286,9 +272,7 @@ static void vd_impossible(vd_ctx *x)
         ev_sched sch;
         int floor_applies =
             !(be && !strcmp(be, "cpu") && !ev_arm_builtin(v->arm, &kind, &sch) && kind == EV_ARM_EXTERNAL);
-        if (ev_rule_impossible(x->hot_median[k], isfinite(x->cold_median[k]) ? x->cold_median[k] : INFINITY,
-                               vd_in_span(v), rows, floor_us[s], floor_applies, ceiling_bpus[s], why,
-                               sizeof why)) {
+        if (ev_rule_impossible(x->hot_median[k], rows, floor_us[s], floor_applies, why, sizeof why)) {
             char note[64] = "";
             if (n > 1)
                 snprintf(note, sizeof note, " (shard %lld of %lld)", (long long)s, (long long)n);
@@ -296,7 +280,79 @@ static void vd_impossible(vd_ctx *x)
         }
     }
     free(floor_us);
-    free(ceiling_bpus);
+}
+
+/* Each job's "plausibility" (docs/bundle-format.md) is what the bundle's
+ * records give (runner/sample_rules.h, ev_rule_plausible_bound, on the
+ * facts of verify_bound.c): null for a job without a case or not completed,
+ * else its bytes, working set, cache, and per median the ceiling and the
+ * bound.  A bundle exported before the member has none (noted). */
+static void vd_plausibility(vd_ctx *x)
+{
+    const vb_bundle *b = x->b;
+    const char *be = ev_jr_str(cJSON_GetObjectItemCaseSensitive(b->validation, "run"), "backend");
+    vb_ceilings ceil;
+    size_t absent = 0;
+    if (!b->proto)
+        return;
+    if (vb_ceilings_get(b, &ceil)) {
+        x->r->oom = 1;
+        return;
+    }
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        const cJSON *pl = cJSON_GetObjectItemCaseSensitive(v->j, "plausibility");
+        const cJSON *a =
+            v->attempts ? cJSON_GetArrayItem(v->attempts, cJSON_GetArraySize(v->attempts) - 1) : NULL;
+        ev_rule_bound bd;
+        int has = a && !strcmp(v->outcome, "completed") && vb_bound_of(b, v, a, &ceil, &bd);
+        char want[600], got[600];
+        if (!pl) {
+            absent++;
+            continue;
+        }
+        if (!has) {
+            if (!cJSON_IsNull(pl))
+                vr_fail(x->r, VR_REDERIVE, VV,
+                        "job %s: plausibility is not null, but the job has no case or did not complete",
+                        v->key);
+            continue;
+        }
+        double hb = 0, cb = 0, x_bytes, x_work;
+        int64_t x_cache;
+        ev_rule_ceiling hc = ev_rule_plausible_bound(be, 1, &bd, &hb),
+                        cc = ev_rule_plausible_bound(be, 0, &bd, &cb);
+        snprintf(want, sizeof want,
+                 "bytes %.17g, working_bytes %.17g, cache_bytes %lld, hot %s %.17g, cold %s %.17g", bd.bytes,
+                 bd.working_bytes, (long long)bd.cache_bytes, ev_rule_ceiling_name(hc), hb,
+                 ev_rule_ceiling_name(cc), cb);
+        const cJSON *h = cJSON_GetObjectItemCaseSensitive(pl, "hot"),
+                    *c = cJSON_GetObjectItemCaseSensitive(pl, "cold");
+        const char *hn = ev_jr_str(h, "bound_by"), *cn = ev_jr_str(c, "bound_by");
+        double hv = 0, cv = 0;
+        int null_h, null_c;
+        if (ev_jr_dbl(pl, "bytes", &x_bytes) || ev_jr_dbl(pl, "working_bytes", &x_work) ||
+            ev_jr_i64(pl, "cache_bytes", &x_cache) || !hn || !cn ||
+            ev_jr_dbl_null(h, "bound_bpus", &hv, &null_h) || ev_jr_dbl_null(c, "bound_bpus", &cv, &null_c)) {
+            vr_fail(x->r, VR_REDERIVE, VV, "job %s: plausibility lacks a member, or one of another type",
+                    v->key);
+            continue;
+        }
+        snprintf(got, sizeof got,
+                 "bytes %.17g, working_bytes %.17g, cache_bytes %lld, hot %s %.17g, cold %s %.17g", x_bytes,
+                 x_work, (long long)x_cache, hn, null_h ? 0.0 : hv, cn, null_c ? 0.0 : cv);
+        if (strcmp(want, got))
+            vr_fail(x->r, VR_REDERIVE, VV,
+                    "job %s: plausibility says %s; the bundle's records give %s (the ceilings of its run: "
+                    "memory %.17g, l2 %.17g bytes per us)",
+                    v->key, got, want, bd.memory_bpus, bd.l2_bpus);
+    }
+    if (absent)
+        vr_note(x->r, VR_REDERIVE, VV,
+                "%zu jobs state no plausibility (a bundle exported before it): their medians are held to the "
+                "rule by check 5 alone",
+                absent);
+    vb_ceilings_free(&ceil);
 }
 
 /* Index of the job (phase, case, arm) with no retry_of, or -1. */
@@ -1050,6 +1106,7 @@ void vc_rederive(vb_bundle *b, ev_vreport *r)
     }
     vd_summary(&x);
     vd_impossible(&x);
+    vd_plausibility(&x);
     vd_drift(&x);
     vd_store_fit(&x);
     vd_outputs(&x);

@@ -181,6 +181,23 @@ int vp_config(const vb_bundle *b, const vb_vjob *v, const cJSON *a, struct ev_pl
 /* 1 when job v's arm runs with plants and checks (every arm with a case). */
 int vp_planted_arm(const vb_bundle *b, const vb_vjob *v);
 
+/* verify_bound.c: the run's ceilings per shard (runner/sample_rules.h,
+ * physical plausibility): mem[s] and l2[s] in bytes per us, NaN where
+ * shard s's ceiling or ceiling-l2 job of the main phase did not complete. */
+typedef struct vb_ceilings {
+    int64_t n; /* shards (1 unsharded) */
+    double *mem, *l2;
+} vb_ceilings;
+/* Fills *c (release with vb_ceilings_free).  Returns 0, or -1 when out of
+ * memory (*c zeroed).  Needs samples_ok for any ceiling (none without). */
+int vb_ceilings_get(const vb_bundle *b, vb_ceilings *c);
+void vb_ceilings_free(vb_ceilings *c); /* leaves it zeroed */
+/* The plausibility facts of attempt a of job v under ceilings c.  Returns 1
+ * with *out, or 0 when v has no case of the protocol (*out untouched). */
+struct ev_rule_bound;
+int vb_bound_of(const vb_bundle *b, const vb_vjob *v, const cJSON *a, const vb_ceilings *c,
+                struct ev_rule_bound *out);
+
 /* verify_outputs.c: 1 when regenerating `elements` input elements for
  * `what` stays within b->regen_limit; else 0, with one failure under
  * check c saying how many, the limit and how to raise it. */

@@ -685,6 +685,12 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
         vr_not_run(r, VR_PLAN, "validation.json is missing or not strict JSON (checks 2, 3)");
         return;
     }
+    /* the plan of the schema the run was stored with (plan.h); none named:
+     * a bundle of a store before device records */
+    int64_t schema = 0;
+    if (ev_jr_i64(cJSON_GetObjectItemCaseSensitive(b->validation, "run"), "store_schema", &schema))
+        schema = 0;
+    b->proto->plan_schema = schema;
     vp_index_jobs(b, r);
     vp_run_and_cases(b, b->proto, r);
     vp_kernel_sources(b, r);

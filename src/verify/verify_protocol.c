@@ -287,7 +287,8 @@ out:
 
 /* Checks one attempt of job v against the protocol's rules. */
 static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_protocol *p,
-                       const char *backend, int schema, int tags, seen_versions *sv, ev_vreport *r)
+                       const char *backend, int schema, int tags, const vb_ceilings *ceil, seen_versions *sv,
+                       ev_vreport *r)
 {
     int64_t att;
     const char *oc_name = ev_jr_str(a, "outcome");
@@ -305,6 +306,8 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
     }
     memset(&ra, 0, sizeof ra);
     ra.arm = v->arm;
+    ra.schema = schema;
+    vb_bound_of(b, v, a, ceil, &ra.bound); /* (no case: no bound) */
     for (size_t i = 0; i < n_cold + n_hot; i++) {
         const vb_sample *s = &b->samples.rows[first + i];
         smp[i].elapsed_ms = s->elapsed_ms;
@@ -417,6 +420,11 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
         }
     }
     int tags = steps <= b->regen_limit;
+    vb_ceilings ceil;
+    if (vb_ceilings_get(b, &ceil)) {
+        r->oom = 1;
+        return;
+    }
     if (!tags)
         vr_fail(
             r, VR_PROTOCOL, VP,
@@ -427,12 +435,13 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
         const cJSON *a;
         cJSON_ArrayForEach(a, b->vjobs[i].attempts)
         {
-            vk_attempt(b, &b->vjobs[i], a, b->proto, backend, (int)schema, tags, &sv, r);
+            vk_attempt(b, &b->vjobs[i], a, b->proto, backend, (int)schema, tags, &ceil, &sv, r);
             n_attempts++;
         }
     }
     for (size_t i = 0; i < sv.n; i++)
         free(sv.text[i]);
+    vb_ceilings_free(&ceil);
     /* The checkable-case rule (runner/validate.h): the runner refuses a
      * case whose validation passes an output of zeros or poison (schema
      * 4 on), or whose planted checks would pass an output that omits

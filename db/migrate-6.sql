@@ -1,0 +1,19 @@
+-- evident store schema, version 6: migration from version 5
+-- (PRAGMA user_version = 6).  Applied after db/schema.sql and
+-- db/migrate-2.sql .. db/migrate-5.sql on a new file, or alone to a
+-- version-5 store opened writable (src/store/store.c).
+--
+-- No table changes: version 6 names the plan a run of this store was made
+-- with and the rules its attempts were held to (src/runner/plan.h,
+-- src/runner/sample_rules.h; docs/defenses.md, "Physical plausibility").
+-- A run of a version-6 store plans the reference arms first in each phase
+-- (floor, ceiling and ceiling-l2, an L2-resident streaming read), so that
+-- every job's hot and cold medians are bounded by the ceilings its run
+-- measured before it: a completed attempt that moves its case's bytes
+-- faster than the ceiling that applies, times the stated margin, is
+-- failed-protocol.  Its cold samples follow a flush larger than the cache.
+-- A store migrated from version 5 with a run in it keeps that run's plan:
+-- `evident run --resume` refuses to go on with it (finish it with the
+-- evident that began it), and its bundle names store_schema 6 with a plan
+-- of version 5, which verify-bundle FAILs.
+SELECT 1;
