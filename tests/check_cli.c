@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 #include "buf.h"
 #include "run_prog.h"
@@ -94,6 +95,14 @@ static void build_fixtures(void)
     put("bad.csv",
         "op,rows,cols,dtype,default_rows,schedule,median_us\nreduce_sum,17,1024,fp16,4,rows9,1.0\n", 87);
     put("bad.zip", "this is not a zip archive\n", 26);
+    {
+        char fifo[400];
+        fixture("fifo", fifo, sizeof fifo);
+        if (mkfifo(fifo, 0644)) {
+            perror("check_cli: mkfifo");
+            exit(1);
+        }
+    }
     {
         char junk[4096];
         for (size_t i = 0; i < sizeof junk; i++)
@@ -254,6 +263,8 @@ static int expand(const row *r, char *store, size_t cap, char **argv, size_t max
             fixture("bundle.zip", val, sizeof val);
         else if (!strcmp(w, "BADZIP"))
             fixture("bad.zip", val, sizeof val);
+        else if (!strcmp(w, "FIFO"))
+            fixture("fifo", val, sizeof val);
         else if (!strcmp(w, "BADDB"))
             fixture("bad.db", val, sizeof val);
         else if (!strcmp(w, "BADCSV"))
@@ -532,6 +543,84 @@ START_TEST(test_every_command_names_an_unknown_option_as_unknown)
 }
 END_TEST
 
+/* Mounts a tmpfs at dir (made here), copies the files src[0..n) into it
+ * and remounts it read-only: read-only media, which root cannot write
+ * either.  Returns 0, or -1 when this host cannot (not root, no mount). */
+static int ro_media(const char *dir, const char *const *src, size_t n)
+{
+    char cmd[1200];
+    if (geteuid() != 0 || mkdir(dir, 0755) || mount("tmpfs", dir, "tmpfs", 0, "size=64m"))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/'", src[i], dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=64m"), 0);
+    return 0;
+}
+
+/* A store on read-only media (no -shm can be made beside it) exports the
+ * same bundle as the writable original, read as immutable, and nothing
+ * is written there. */
+START_TEST(test_a_store_on_read_only_media_exports_the_same_bundle)
+{
+    char store[400], ro[400], rodb[500], out[400];
+    const char *src[1] = {store};
+    ev_buf want = EV_BUF_INIT, got = EV_BUF_INIT;
+    ev_err err;
+    fixture("store.db", store, sizeof store);
+    fixture("media", ro, sizeof ro);
+    if (ro_media(ro, src, 1)) {
+        fprintf(stderr, "check_cli: no read-only mount could be made here: read-only media not tested\n");
+        return;
+    }
+    snprintf(rodb, sizeof rodb, "%s/store.db", ro);
+    fixture("from-media.zip", out, sizeof out);
+    char *exp[] = {"evident", "export", "--db", rodb, "--out", out, NULL};
+    ev_ran x;
+    run_argv(exp, &x);
+    umount(ro);
+    ck_assert_msg(x.rc == 0, "export from read-only media: %d: %s", x.rc, x.err.data);
+    ev_ran_free(&x);
+    fixture("bundle.zip", store, sizeof store);
+    ck_assert_int_eq(ev_read_file(store, &want, &err), EV_OK);
+    ck_assert_int_eq(ev_read_file(out, &got, &err), EV_OK);
+    ck_assert_msg(want.len == got.len && !memcmp(want.data, got.data, got.len),
+                  "the bundle from read-only media differs");
+    ev_buf_free(&want);
+    ev_buf_free(&got);
+}
+END_TEST
+
+/* Export checks the whole file (integrity_check), not only its pages: a
+ * store whose index disagrees with its table (two writers at once did
+ * that, through a hard link) is refused, exit 1, naming the finding. */
+START_TEST(test_export_refuses_a_store_whose_index_disagrees_with_its_table)
+{
+    char copy[400], out[400];
+    ev_buf before = EV_BUF_INIT;
+    sqlite3 *db = NULL;
+    store_copy("index-copy.db", copy, sizeof copy, &before);
+    ev_buf_free(&before);
+    ck_assert_int_eq(sqlite3_open(copy, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db,
+                                  "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX "
+                                  "attempts_by_job ON attempts(started_ns)' WHERE name = 'attempts_by_job'; "
+                                  "PRAGMA writable_schema = OFF",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    fixture("index.zip", out, sizeof out);
+    char *exp[] = {"evident", "export", "--db", copy, "--out", out, NULL};
+    ev_ran x;
+    run_argv(exp, &x);
+    ck_assert_msg(x.rc == 1 && strstr(x.err.data, "integrity_check") && strstr(x.err.data, "attempts_by_job"),
+                  "rc %d: %s", x.rc, x.err.data);
+    ck_assert_msg(access(out, F_OK) != 0, "a bundle was written from a damaged store");
+    ev_ran_free(&x);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
@@ -544,6 +633,8 @@ static Suite *cli_suite(void)
     tcase_add_test(t, test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_nothing);
     tcase_add_test(t, test_every_command_names_an_unknown_option_as_unknown);
     tcase_add_test(t, test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing);
+    tcase_add_test(t, test_a_store_on_read_only_media_exports_the_same_bundle);
+    tcase_add_test(t, test_export_refuses_a_store_whose_index_disagrees_with_its_table);
     suite_add_tcase(s, t);
     return s;
 }

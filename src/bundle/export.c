@@ -361,7 +361,7 @@ ev_status ev_export_file(const char *db_path, int64_t run_id, const char *out_pa
 {
     ev_store *s = NULL;
     ev_bundle *b = NULL;
-    ev_status rc = ev_store_open(db_path, EV_STORE_READONLY, &s, err);
+    ev_status rc = ev_store_open(db_path, EV_STORE_READONLY | EV_STORE_FULLCHECK, &s, err);
     if (!rc)
         rc = ev_export_build(s, run_id, &b, err);
     if (!rc)
