@@ -431,14 +431,16 @@ END_TEST
 
 START_TEST(test_a_wrong_key_fails)
 {
-    ck_assert_int_eq(sh("'%s' keygen --out other", bin("evident")), 0);
+    ck_assert_int_eq(sh("'%s' keygen --out other > other.id", bin("evident")), 0);
     ck_assert_int_eq(sh("'%s' good.zip --key other.pub", bin("verify-bundle")), 1);
     ck_assert_msg(strstr(g_last, "FAIL attest:") && strstr(g_last, "keyid"), "%s", g_last);
-    /* with the keyid taken out, the signature itself fails */
+    /* with the other key's id put in, the signature itself fails */
     ev_dsse d = {0};
     good_envelope(&d);
-    ck_assert_int_eq(sh("sed '/\"keyid\"/d' good.zip.intoto.json > nokeyid.json"), 0);
-    ck_assert_int_eq(sh("'%s' good.zip --key other.pub --attestation nokeyid.json", bin("verify-bundle")), 1);
+    ck_assert_int_eq(sh("sed 's/\"keyid\":[[:space:]]*\"[0-9a-f]*\"/\"keyid\": \"'$(cat other.id)'\"/' "
+                        "good.zip.intoto.json > otherid.json && ! cmp -s otherid.json good.zip.intoto.json"),
+                     0);
+    ck_assert_int_eq(sh("'%s' good.zip --key other.pub --attestation otherid.json", bin("verify-bundle")), 1);
     ck_assert_msg(strstr(g_last, "PAE signature check") && strstr(g_last, "wrong key"), "%s", g_last);
     ev_dsse_clear(&d);
 }
@@ -651,6 +653,83 @@ START_TEST(test_strict_base64_round_trips_and_pae_is_as_specified)
 }
 END_TEST
 
+/* As ssh refuses an unprotected private key: a private key readable or
+ * writable by group or others (0644, 0640, 0666) is refused by sign and by
+ * verify-bundle (exit 2, saying the mode and the chmod), before it is
+ * used; 0600 and 0400 are taken. */
+START_TEST(test_a_private_key_group_or_world_can_read_is_refused_as_ssh_refuses_it)
+{
+    static const char *const modes[] = {"644", "640", "666", "604"};
+    for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+        ck_assert_int_eq(sh("cp k kmode && chmod %s kmode", modes[i]), 0);
+        ck_assert_int_eq(sh("'%s' sign good.zip --key kmode --out m.json", bin("evident")), 2);
+        ck_assert_msg(strstr(g_last, "kmode") && strstr(g_last, "group or others") && strstr(g_last, "chmod 600"),
+                      "mode %s: %s", modes[i], g_last);
+        ck_assert_int_eq(sh("test ! -e m.json"), 0);
+        ck_assert_int_eq(sh("'%s' good.zip --key kmode", bin("verify-bundle")), 2);
+        ck_assert_msg(strstr(g_last, "group or others"), "verify, mode %s: %s", modes[i], g_last);
+        ck_assert_int_eq(sh("rm -f kmode"), 0);
+    }
+    ck_assert_int_eq(sh("cp k kmode && chmod 400 kmode && '%s' sign good.zip --key kmode --out m.json && rm -f "
+                        "kmode m.json",
+                        bin("evident")),
+                     0);
+    /* a public key may be read by anyone */
+    ck_assert_int_eq(sh("chmod 644 k.pub && '%s' good.zip --key k.pub", bin("verify-bundle")), 0);
+}
+END_TEST
+
+/* keygen never overwrites either half: an existing KEY.pub (or KEY) is a
+ * refusal before anything is written, and both files stay as they were. */
+START_TEST(test_keygen_overwrites_neither_half_of_an_existing_pair)
+{
+    ck_assert_int_eq(sh("echo mine > only.pub"), 0);
+    ck_assert_int_eq(sh("'%s' keygen --out only", bin("evident")), 2);
+    ck_assert_msg(strstr(g_last, "only.pub") && strstr(g_last, "never overwritten"), "%s", g_last);
+    ck_assert_int_eq(sh("test ! -e only && test \"$(cat only.pub)\" = mine"), 0);
+    ck_assert_int_eq(sh("cp k.pub keep.pub && '%s' keygen --out k", bin("evident")), 2);
+    ck_assert_int_eq(sh("cmp k.pub keep.pub"), 0);
+}
+END_TEST
+
+/* A passphrase-protected key: no prompt and no wait (stdin closed, no
+ * controlling terminal, a time limit that is only a guard), exit 2 with
+ * a message that says it is encrypted and what to do. */
+START_TEST(test_an_encrypted_key_is_refused_without_a_prompt_and_says_so)
+{
+    ck_assert_int_eq(sh("openssl genpkey -algorithm ed25519 -aes-256-cbc -pass pass:secret -out enc.pem && "
+                        "chmod 600 enc.pem"),
+                     0);
+    ck_assert_int_eq(sh("timeout 60 setsid '%s' sign good.zip --key enc.pem --out e.json </dev/null",
+                        bin("evident")),
+                     2);
+    ck_assert_msg(strstr(g_last, "enc.pem") && strstr(g_last, "encrypted") && strstr(g_last, "openssl pkey"),
+                  "%s", g_last);
+    ck_assert_int_eq(sh("test ! -e e.json"), 0);
+}
+END_TEST
+
+/* An envelope whose signature names no keyid FAILs: evident sign always
+ * writes the key's id, and a verifier told which key to expect holds the
+ * envelope to naming it (one envelope, one spelling). */
+START_TEST(test_an_envelope_without_a_keyid_fails)
+{
+    ev_buf t = EV_BUF_INIT, out = EV_BUF_INIT;
+    ev_err err = {{0}};
+    ck_assert_int_eq(ev_read_file(g_env, &t, &err), EV_OK);
+    cJSON *env = cJSON_Parse(t.data);
+    ck_assert_ptr_nonnull(env);
+    cJSON *s0 = cJSON_GetArrayItem(cJSON_GetObjectItemCaseSensitive(env, "signatures"), 0);
+    cJSON_DeleteItemFromObjectCaseSensitive(s0, "keyid");
+    ck_assert_int_eq(ev_json_print(env, 1, &out), EV_OK);
+    put("nokeyid.json", out.data, out.len);
+    expect_attest_fail("nokeyid.json", "names no keyid");
+    cJSON_Delete(env);
+    ev_buf_free(&t);
+    ev_buf_free(&out);
+}
+END_TEST
+
 static Suite *sign_suite(void)
 {
     Suite *s = suite_create("sign");
@@ -677,6 +756,10 @@ static Suite *sign_suite(void)
     tcase_add_test(t, test_duplicate_json_keys_fail_in_the_envelope_and_in_the_payload);
     tcase_add_test(t, test_unreadable_key_or_envelope_exits_2_and_a_key_of_another_type_too);
     tcase_add_test(t, test_strict_base64_round_trips_and_pae_is_as_specified);
+    tcase_add_test(t, test_a_private_key_group_or_world_can_read_is_refused_as_ssh_refuses_it);
+    tcase_add_test(t, test_keygen_overwrites_neither_half_of_an_existing_pair);
+    tcase_add_test(t, test_an_encrypted_key_is_refused_without_a_prompt_and_says_so);
+    tcase_add_test(t, test_an_envelope_without_a_keyid_fails);
     suite_add_tcase(s, t);
     return s;
 }
