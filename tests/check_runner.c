@@ -2621,6 +2621,53 @@ START_TEST(test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_
 }
 END_TEST
 
+/* A scheduler stops `evident run --gpus` by signalling it: its shards stop
+ * with it, SIGKILL included (PR_SET_PDEATHSIG), and SIGTERM is passed on
+ * to them; then the same command, run again, continues the shards' stores
+ * and finishes the run, whose bundle verifies.  The shards' ends are
+ * awaited on their stores' own locks (flock), never on a clock. */
+START_TEST(test_gpus_shards_die_with_their_parent_and_a_rerun_finishes_the_run)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return; /* two shards need two CPUs */
+    /* slower jobs than the shard protocol's: a shard has work left when its parent goes */
+    write_file("slow-gpus.json",
+               "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 150, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
+               " \"host_threads\": 1, \"job_timeout_s\": 120, \"tolerances\": {\"sample_band\": 0.9},\n"
+               " \"reference_arms\": false, \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
+               " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+               "\"default_rows\": 4},\n"
+               "           {\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
+               "\"default_rows\": 8},\n"
+               "           {\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
+               "\"default_rows\": 8},\n"
+               "           {\"op\": \"reduce_max\", \"rows\": 37, \"cols\": 257, \"dtype\": \"bf16\", "
+               "\"default_rows\": 4}]}\n");
+    for (int sig = 0; sig < 2; sig++) {
+        char script[3000];
+        const char *name = sig ? "KILL" : "TERM";
+        snprintf(script, sizeof script,
+                 "rm -f $D/k.db*; $E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >$D/k.out 2>&1 & "
+                 "p=$!; "
+                 /* both shards have finished a job: they are measuring */
+                 "until grep -qs 'evident run: 1/' $D/k.db.shard-0.log && grep -qs 'evident run: 1/' "
+                 "$D/k.db.shard-1.log; do kill -0 $p || exit 20; sleep 0.1; done; "
+                 "kill -%s $p; wait $p; "
+                 /* each shard's store lock is free once that shard has ended */
+                 "flock $D/k.db.shard-0.db true && flock $D/k.db.shard-1.db true || exit 21; "
+                 /* and it stopped, its phase unfinished */
+                 "for i in 0 1; do grep -q 'stopped by a signal' $D/k.db.shard-$i.log || exit 22; "
+                 "! grep -q 'phase main done' $D/k.db.shard-$i.log || exit 23; done; "
+                 "$E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >>$D/k.out 2>&1 || exit 24; "
+                 "$E export --db $D/k.db --out $D/k.zip >/dev/null && $V $D/k.zip >/dev/null || exit 25",
+                 name);
+        int rc = shard_sh(script);
+        ck_assert_msg(rc == 0, "SIG%s: step %d failed (see %s/sh.log, %s/k.out, the shard logs)", name, rc, dir,
+                      dir);
+    }
+}
+END_TEST
+
 START_TEST(test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line)
 {
     ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0,0 --db $D/g.db"), 2);
@@ -2719,6 +2766,7 @@ int main(void)
                    test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_and_an_existing_output);
     tcase_add_test(tc, test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies);
     tcase_add_test(tc, test_the_same_shards_merge_to_the_same_root_from_writable_or_read_only_media);
+    tcase_add_test(tc, test_gpus_shards_die_with_their_parent_and_a_rerun_finishes_the_run);
     tcase_add_test(tc, test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line);
     suite_add_tcase(s, tc);
 
