@@ -29,6 +29,7 @@
 #include "evidence/raw_subjects.h"
 #include "evidence/receipts.h"
 #include "json.h"
+#include "runner/record.h"
 #include "sha256.h"
 #include "sign/attest.h"
 #include "sign/dsse.h"
@@ -265,6 +266,57 @@ START_TEST(test_the_subjects_are_the_raw_members_and_records_only)
     cJSON_Delete(st);
 }
 END_TEST
+
+/* Writes g_dir/name: the bundle at src with member m's bytes replaced by
+ * data[0..len), receipts resealed as the exporter seals them. */
+static void reseal_member(const char *src, const char *name, const char *m, const void *data, size_t len)
+{
+    ev_buf raw = EV_BUF_INIT, rec = EV_BUF_INIT;
+    ev_err err = {{0}};
+    ev_zip *z = NULL;
+    ev_zip_problems *pr = NULL;
+    ck_assert_int_eq(ev_read_file(src, &raw, &err), EV_OK);
+    ck_assert_int_eq(ev_zip_problems_new(&pr), EV_OK);
+    ck_assert_int_eq(ev_zip_read_mem(raw.data, raw.len, NULL, &z, pr, &err), EV_OK);
+    size_t n = ev_zip_count(z);
+    ev_member *ms = calloc(n, sizeof *ms);
+    ev_receipt *rc = calloc(n, sizeof *rc);
+    char(*hex)[65] = calloc(n, 65);
+    size_t k = 0, ri = n;
+    for (size_t i = 0; i < n; i++) {
+        const ev_zip_member *x = ev_zip_at(z, i);
+        ms[i].name = x->name;
+        ms[i].data = x->data;
+        ms[i].len = (size_t)x->size;
+        if (!strcmp(x->name, m)) {
+            ms[i].data = data;
+            ms[i].len = len;
+        }
+        if (!strcmp(x->name, "receipts.json")) {
+            ri = i;
+            continue;
+        }
+        ev_sha256_hex(ms[i].data, ms[i].len, hex[k]);
+        rc[k].name = ms[i].name;
+        rc[k].size = (int64_t)ms[i].len;
+        rc[k].sha256_hex = hex[k];
+        k++;
+    }
+    ck_assert_uint_lt(ri, n);
+    ck_assert_int_eq(ev_receipts_json(EV_BUNDLE_FORMAT, rc, k, &rec), EV_OK);
+    ms[ri].data = rec.data;
+    ms[ri].len = rec.len;
+    char path[400];
+    snprintf(path, sizeof path, "%s/%s", g_dir, name);
+    ck_assert_msg(ev_zip_write(path, ms, n, &err) == EV_OK, "%s", err.msg);
+    free(ms);
+    free(rc);
+    free(hex);
+    ev_zip_free(z);
+    ev_zip_problems_free(pr);
+    ev_buf_free(&raw);
+    ev_buf_free(&rec);
+}
 
 /* Rewrites good.zip into name with member m's text: from -> to, receipts
  * resealed as the exporter seals them. */
@@ -730,6 +782,170 @@ START_TEST(test_an_envelope_without_a_keyid_fails)
 }
 END_TEST
 
+/* A real cpu run of one case (every record kind of the worker's stream),
+ * exported to g_dir/<name>.zip and signed with the good key.  Returns the
+ * shell's exit code. */
+static int write_tiny_run(const char *name)
+{
+    static const char tiny[] =
+        "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1, "
+        "\"host_threads\": 2, \"reference_arms\": false, \"reference\": {\"cpu\": {\"ceiling_max_bytes\": "
+        "1048576, \"flush_max_bytes\": 1048576}}, \"arms\": [\"default\"], \"cases\": [{\"op\": "
+        "\"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", \"default_rows\": 4}]}\n";
+    char cwd[400];
+    put("tiny.json", tiny, sizeof tiny - 1);
+    if (!getcwd(cwd, sizeof cwd))
+        return -1;
+    /* evident run finds the measured closure in its working directory */
+    return sh("cd '%s' && '%s' run --protocol '%s/tiny.json' --backend cpu --db '%s/%s.db' >/dev/null && "
+              "'%s' export --db '%s/%s.db' --out '%s/%s.zip' >/dev/null && cd '%s' && '%s' sign %s.zip --key k "
+              ">/dev/null",
+              cwd, bin("evident"), g_dir, g_dir, name, bin("evident"), g_dir, name, g_dir, name, g_dir,
+              bin("evident"), name);
+}
+
+/* The first leaf (number, string or boolean) under v, depth first, or NULL. */
+static cJSON *first_leaf(cJSON *v)
+{
+    if (!v || cJSON_IsNull(v))
+        return NULL;
+    if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
+        return v;
+    for (cJSON *c = v->child; c; c = c->next) {
+        cJSON *l = first_leaf(c);
+        if (l)
+            return l;
+    }
+    return NULL;
+}
+
+/* Changes leaf l: a number by +1, a string by one more character, a
+ * boolean flipped. */
+static void change_leaf(cJSON *l)
+{
+    if (cJSON_IsNumber(l)) {
+        cJSON_SetNumberValue(l, l->valuedouble + 1);
+    } else if (cJSON_IsString(l)) {
+        char t[600];
+        snprintf(t, sizeof t, "%sx", l->valuestring);
+        ck_assert_ptr_nonnull(cJSON_SetValuestring(l, t));
+    } else {
+        ck_assert(cJSON_IsBool(l));
+        l->type = cJSON_IsTrue(l) ? cJSON_False : cJSON_True;
+    }
+}
+
+/* Every record kind of the worker's stream (runner/record.h: the kinds
+ * are taken from the codec table's count, so a kind added later is edited
+ * here too, once it has a place) has a place among the signed subjects
+ * (ev_raw_record_place), and one record of that kind changed in a bundle of
+ * a real run, the envelope left as it was, FAILs check 9 naming the
+ * subject that holds it. */
+START_TEST(test_every_record_kind_is_signed_and_an_edit_of_any_one_fails_the_signature)
+{
+    ev_buf raw = EV_BUF_INIT;
+    ev_err err = {{0}};
+    ck_assert_int_eq(write_tiny_run("rec"), 0);
+    ck_assert_int_eq(sh("'%s' rec.zip --key k.pub", bin("verify-bundle")), 0);
+    ck_assert_msg(!out_has("subject rule 1"), "a new signature is of rule 1");
+    char zip[400];
+    snprintf(zip, sizeof zip, "%s/rec.zip", g_dir);
+    ck_assert_int_eq(ev_read_file(zip, &raw, &err), EV_OK);
+    ev_zip_problems *pr = NULL;
+    ev_zip *z = NULL;
+    ck_assert_int_eq(ev_zip_problems_new(&pr), EV_OK);
+    ck_assert_int_eq(ev_zip_read_mem(raw.data, raw.len, NULL, &z, pr, &err), EV_OK);
+    const ev_zip_member *vm = ev_zip_find(z, "validation.json"), *sm = ev_zip_find(z, "samples.csv");
+    ck_assert(vm && sm);
+    for (int t = 0; t < EV_REC_COUNT; t++) {
+        const char *place = ev_raw_record_place(t), *kind = ev_rec_type_name((ev_rec_type)t);
+        char name[64], subject[300], want[400];
+        ev_buf edited = EV_BUF_INIT;
+        ck_assert_msg(place, "record kind %s has no place among the signed subjects", kind);
+        snprintf(name, sizeof name, "edit-%s.zip", kind);
+        if (!strcmp(place, "samples.csv")) {
+            /* a digit of the last sample row's elapsed_ms changed */
+            ck_assert_int_eq(ev_buf_append(&edited, sm->data, (size_t)sm->size), EV_OK);
+            char *last = edited.data + edited.len - 2;
+            while (*last != '\n')
+                last--;
+            char *c = last + 1;
+            for (int commas = 0; commas < 18; c++)
+                commas += *c == ',';
+            ck_assert(*c >= '0' && *c <= '9');
+            *c = *c == '9' ? '8' : (char)(*c + 1);
+            snprintf(subject, sizeof subject, "samples.csv");
+        } else {
+            cJSON *v = NULL;
+            ck_assert_int_eq(ev_json_parse((const char *)vm->data, (size_t)vm->size, 0, &v, &err), EV_OK);
+            cJSON *leaf = NULL, *job;
+            subject[0] = '\0';
+            cJSON_ArrayForEach(job, cJSON_GetObjectItemCaseSensitive(v, "jobs"))
+            {
+                cJSON *a;
+                cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(job, "attempts"))
+                {
+                    if (!leaf && (leaf = first_leaf(cJSON_GetObjectItemCaseSensitive(a, place))))
+                        snprintf(subject, sizeof subject, "validation.json#%s/%s/%d",
+                                 strcmp(place, "process") ? "attempt" : "process",
+                                 cJSON_GetObjectItemCaseSensitive(job, "job_key")->valuestring,
+                                 (int)cJSON_GetObjectItemCaseSensitive(a, "attempt")->valuedouble);
+                }
+            }
+            ck_assert_msg(leaf, "the run's bundle holds no %s record (%s) to edit", kind, place);
+            change_leaf(leaf);
+            ck_assert_int_eq(ev_json_canon_numbers(v), EV_OK);
+            ck_assert_int_eq(ev_json_print(v, 1, &edited), EV_OK);
+            cJSON_Delete(v);
+        }
+        reseal_member(zip, name, place[0] && strchr(place, '.') ? place : "validation.json", edited.data,
+                      edited.len);
+        ck_assert_int_eq(sh("'%s' %s --key k.pub --attestation rec.zip.intoto.json", bin("verify-bundle"), name),
+                         1);
+        snprintf(want, sizeof want, "FAIL attest: %s: signed digest", subject);
+        ck_assert_msg(out_has(want), "a %s record (%s) edited under the signature: no '%s'", kind, place, want);
+        ev_buf_free(&edited);
+    }
+    ev_zip_free(z);
+    ev_zip_problems_free(pr);
+    ev_buf_free(&raw);
+}
+END_TEST
+
+/* A statement of the first subject rule (no subject_rule, no attempt
+ * subjects: the committed receipts/h200 envelope is one) is checked under
+ * its own rule and passes, with a note naming what it leaves unsigned; one
+ * naming a rule this verifier does not know FAILs. */
+START_TEST(test_a_statement_of_the_first_subject_rule_passes_with_a_note_and_an_unknown_rule_fails)
+{
+    cJSON *st = good_statement();
+    cJSON *in = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "predicate"), "buildDefinition"),
+        "internalParameters");
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(in, "subject_rule")->valuestring, EV_SUBJECT_RULE_2);
+    cJSON_DeleteItemFromObjectCaseSensitive(in, "subject_rule");
+    cJSON *subj = cJSON_GetObjectItemCaseSensitive(st, "subject");
+    int dropped = 0;
+    for (cJSON *x = subj->child; x;) {
+        cJSON *next = x->next;
+        if (!strncmp(cJSON_GetObjectItemCaseSensitive(x, "name")->valuestring, "validation.json#attempt/", 24)) {
+            cJSON_Delete(cJSON_DetachItemViaPointer(subj, x));
+            dropped++;
+        }
+        x = next;
+    }
+    ck_assert_int_gt(dropped, 0);
+    resign_statement("rule1.json", st);
+    ck_assert_int_eq(verify_env("rule1.json"), 0);
+    ck_assert(out_has("\n9 attest    PASS") && out_has("signed under subject rule 1") &&
+              out_has("are NOT covered by this signature"));
+    ck_assert_ptr_nonnull(cJSON_AddStringToObject(in, "subject_rule", "evident-subjects/9"));
+    resign_statement("rule9.json", st);
+    expect_attest_fail("rule9.json", "subject rule this verifier does not know");
+    cJSON_Delete(st);
+}
+END_TEST
+
 static Suite *sign_suite(void)
 {
     Suite *s = suite_create("sign");
@@ -760,6 +976,8 @@ static Suite *sign_suite(void)
     tcase_add_test(t, test_keygen_overwrites_neither_half_of_an_existing_pair);
     tcase_add_test(t, test_an_encrypted_key_is_refused_without_a_prompt_and_says_so);
     tcase_add_test(t, test_an_envelope_without_a_keyid_fails);
+    tcase_add_test(t, test_every_record_kind_is_signed_and_an_edit_of_any_one_fails_the_signature);
+    tcase_add_test(t, test_a_statement_of_the_first_subject_rule_passes_with_a_note_and_an_unknown_rule_fails);
     suite_add_tcase(s, t);
     return s;
 }
