@@ -1975,6 +1975,11 @@ START_TEST(test_each_single_field_invariant_of_validation_json_is_refused)
     cJSON *vals = cJSON_GetObjectItem(a, "validations");
     ck_assert_int_eq(cJSON_GetArraySize(vals), 2);
     cJSON_DeleteItemFromArray(vals, 0);
+    /* the process's record count made to agree (ev_record_count_problem
+     * would name the missing row first): the stages rule itself */
+    cJSON *proc = cJSON_GetObjectItem(a, "process");
+    cJSON_ReplaceItemInObject(proc, "record_count",
+                              cJSON_CreateNumber(cJSON_GetObjectItem(proc, "record_count")->valuedouble - 1));
     expect_plan_failure(&l, v, "stage-deleted",
                         "job main/1/rows1/initial attempt 1: completed without both validation stages (first "
                         "and final) (1 stage(s))");
@@ -2568,6 +2573,61 @@ static int real_run(const char *name, const char *proto, size_t len, char *zip, 
     const char *ver[] = {zip, NULL};
     return run_bin(ver, last, lcap, NULL);
 }
+
+/* The store edits an exporter and verifier once let through, each made in
+ * a real run's store (append-only triggers dropped) and exported: the
+ * exporter refuses it, or verify-bundle FAILs the bundle.  A fault-exit
+ * attempt's exit code 3 made 0, or made signal 9, or its stderr tail
+ * emptied (the fault arm's declared end and the worker's line about it,
+ * ev_fault_problem); a protocol error erased (a process whose records are
+ * not ok says why, ev_process_problem); a cold-timing row deleted (every
+ * record the worker sent is a row: ev_record_count_problem). */
+START_TEST(test_five_store_edits_of_process_records_are_refused_by_export_or_fail_verify)
+{
+    static const char proto[] =
+        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false,\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-exit\", \"fault-garbage\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3, \"when\": \"original\"},\n"
+        "                {\"name\": \"fault-garbage\", \"kind\": \"garbage\", \"when\": \"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+#define ATT_OF(key) "(SELECT a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '" key "')"
+    static const struct {
+        const char *tag, *sql;
+    } edits[] = {
+        {"exit-0", "UPDATE processes SET exit_code = 0 WHERE attempt_id = " ATT_OF("main/0/fault-exit/initial")},
+        {"exit-signal", "UPDATE processes SET exit_code = NULL, signal = 9 WHERE attempt_id = " ATT_OF(
+                            "main/0/fault-exit/initial")},
+        {"stderr-empty",
+         "UPDATE processes SET stderr_tail = '' WHERE attempt_id = " ATT_OF("main/0/fault-exit/initial")},
+        {"protocol-error-erased", "UPDATE processes SET protocol_error = NULL WHERE attempt_id = " ATT_OF(
+                                      "main/0/fault-garbage/initial")},
+        {"cold-row-deleted", "DELETE FROM cold_timings WHERE rowid = (SELECT min(rowid) FROM cold_timings WHERE "
+                             "attempt_id = " ATT_OF("main/0/default/initial") ")"},
+    };
+#undef ATT_OF
+    char zip[320], last[1024];
+    ck_assert_msg(real_run("edits", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
+                  last);
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        const char *db = tamper_store("edits", edits[i].tag, edits[i].sql);
+        char out[340], root[65];
+        ev_err err = {{0}};
+        snprintf(out, sizeof out, "%s/%s.zip", g_dir, edits[i].tag);
+        ev_status rc = ev_export_file(db, 0, out, root, &err);
+        if (rc) {
+            ck_assert_msg(rc == EV_EFORMAT && strstr(err.msg, "breaks an invariant"), "%s: %s", edits[i].tag,
+                          err.msg);
+            continue;
+        }
+        const char *ver[] = {out, NULL};
+        ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 1, "%s: exported and verified: %s", edits[i].tag,
+                      last);
+    }
+}
+END_TEST
 
 /* A real cpu run whose policy phase holds the wrong-schedule fault arm
  * (it launches a schedule the selector did not choose, and records what it
@@ -3753,6 +3813,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_claimed_rule_breach_the_samples_do_not_show_fails_protocol);
     tcase_add_test(t, test_the_exporter_refuses_a_store_that_breaks_an_invariant);
     tcase_add_test(t, test_the_verifier_fails_a_bundle_that_breaks_an_invariant);
+    tcase_add_test(t, test_five_store_edits_of_process_records_are_refused_by_export_or_fail_verify);
     tcase_add_test(t, test_removed_job_fails_plan);
     tcase_add_test(t, test_a_projection_field_edited_alone_fails_rederive);
     tcase_add_test(t, test_an_invented_profile_id_fails_rederive);

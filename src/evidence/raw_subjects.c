@@ -37,6 +37,26 @@ const char *ev_raw_record_place(int t)
     return t >= 0 && t < EV_REC_COUNT ? rec_place[t] : NULL;
 }
 
+int64_t ev_attempt_rows(const cJSON *attempt)
+{
+    int64_t rows = 0;
+    for (int t = 0; t < EV_REC_COUNT; t++) {
+        const char *place = rec_place[t];
+        if (!place || !strcmp(place, "process"))
+            continue;
+        if (!strcmp(place, EV_MEMBER_SAMPLES)) {
+            const cJSON *h = cJSON_GetObjectItemCaseSensitive(attempt, "hot_samples");
+            const cJSON *c = cJSON_GetObjectItemCaseSensitive(attempt, "cold_samples");
+            rows += (cJSON_IsNumber(h) ? (int64_t)h->valuedouble : 0) +
+                    (cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 0);
+            continue;
+        }
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(attempt, place);
+        rows += cJSON_IsArray(v) ? cJSON_GetArraySize(v) : cJSON_IsObject(v) ? 1 : 0;
+    }
+    return rows;
+}
+
 const char *const ev_raw_attempt_keys[] = {
     "attempt",  "attempt_id",   "invocation_id", "started_ns",    "binding",     "warmup", "calibrations",
     "flush",    "cold_timings", "validations",   "sample_checks", "graph_nodes", "device", NULL,

@@ -38,6 +38,7 @@
 #define EV_EVIDENCE_RAW_SUBJECTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cjson/cJSON.h>
 
@@ -73,6 +74,14 @@ int ev_member_is_raw(const char *name);
  * has no place: a record kind added to the worker's stream must be given
  * one (tests/check_sign.c edits every kind under a signature). */
 const char *ev_raw_record_place(int t);
+
+/* The rows an attempt object of validation.json holds, by the places of
+ * ev_raw_record_place (the process record's hello, skip and end aside):
+ * one for each non-null object, each element of each array, and its
+ * hot_samples and cold_samples (the rows of samples.csv, which check 6
+ * holds them to).  What ev_record_count_problem (store/outcome.h) counts
+ * against the process's record_count. */
+int64_t ev_attempt_rows(const cJSON *attempt);
 
 /* The raw keys of an attempt object that the attempt subject covers, in
  * their order: the attempt row's own (attempt, attempt_id, invocation_id,

@@ -122,3 +122,22 @@ const char *ev_stages_problem(ev_outcome o, int has_case, int n_stages)
         return NULL;
     return "completed without both validation stages (first and final)";
 }
+
+/* See outcome.h. */
+const char *ev_process_problem(int records_ok, const char *protocol_error)
+{
+    int has_error = protocol_error && protocol_error[0];
+    if (!records_ok && !has_error)
+        return "a process whose records are not ok without a protocol_error saying why";
+    if (records_ok && protocol_error)
+        return "a process whose records are ok with a protocol_error";
+    return NULL;
+}
+
+/* See outcome.h. */
+const char *ev_record_count_problem(int records_ok, int skipped, int64_t record_count, int64_t rows)
+{
+    if (!records_ok || record_count == 2 + (skipped ? 1 : 0) + rows)
+        return NULL;
+    return "a process whose record_count is not its hello, end and skip plus one per row of the attempt";
+}
