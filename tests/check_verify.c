@@ -2654,7 +2654,7 @@ static int column_is_free(const char *table, const char *column)
 static const char *edit_store(const char *from, const char *tag, const char *sql)
 {
     static char dst[600];
-    char src[600], cmd[1400];
+    char src[600], cmd[2000];
     sqlite3 *db;
     snprintf(src, sizeof src, "%s/%s.db", g_dir, from);
     snprintf(dst, sizeof dst, "%s/%s.db", g_dir, tag);
