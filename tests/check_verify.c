@@ -3635,6 +3635,79 @@ START_TEST(test_out_of_memory_is_a_resource_error_never_a_fail)
 }
 END_TEST
 
+/* Appends to b about n bytes of JSON of shape k, each made to cost a
+ * parser far more than its bytes (0: a wide array of 0s; 1: arrays nested
+ * 60 deep, repeated; 2: a wide object; 3: one long string; 4: an array of
+ * one-letter strings; 5: an array of empty objects), with a digit of
+ * entropy every 24 values so the zip's 200:1 ratio cap lets it through. */
+static void hostile_json(ev_buf *b, int k, size_t n)
+{
+    uint64_t x = 88172645463325252ull;
+    size_t i = 0;
+#define HJ_DIGIT() ((x ^= x << 13, x ^= x >> 7, x ^= x << 17), (char)('0' + x % 10))
+    ck_assert_int_eq(ev_buf_puts(b, k == 2 ? "{" : k == 3 ? "{\"a\":\"" : "{\"a\":["), EV_OK);
+    while (b->len < n) {
+        char d = i % 24 ? '0' : HJ_DIGIT();
+        if (k == 0)
+            ev_buf_printf(b, "%s%c", i ? "," : "", d);
+        else if (k == 1)
+            ev_buf_printf(b, "%s[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[%c]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", i ? "," : "", d);
+        else if (k == 2)
+            ev_buf_printf(b, "%s\"%zx\":%c", i ? "," : "", i, d);
+        else if (k == 3)
+            ev_buf_printf(b, "%c", i % 64 ? 'x' : HJ_DIGIT());
+        else if (k == 4)
+            ev_buf_printf(b, "%s\"%c\"", i ? "," : "", i % 24 ? 'x' : d);
+        else
+            ev_buf_printf(b, i % 24 ? "%s{}" : "%s{\"a\":0}", i ? "," : "");
+        i++;
+    }
+#undef HJ_DIGIT
+    ck_assert_int_eq(ev_buf_puts(b, k == 2 ? "}\n" : k == 3 ? "\"}\n" : "]}\n"), EV_OK);
+}
+
+/* Every JSON member of a bundle, replaced in turn by each hostile shape of
+ * 12 MB (a tree of it would take 40 times that without bounds), is
+ * refused with a verdict (FAIL, never an exhausted memory: exit 1, not 2)
+ * by verify-bundle under an address-space limit of 384 MiB, which the
+ * honest bundle passes under too.  Its members' bounds (src/evidence/
+ * member.h: size class, values per byte, the bundle's budget) hold before
+ * a tree is built. */
+START_TEST(test_hostile_json_shapes_in_every_member_get_a_verdict_within_a_memory_limit)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    fprintf(stderr, "check_verify: ASan build: the hostile shapes under a memory limit did not run\n");
+#else
+    static const char *const members[] = {"validation.json", "model.json",    "provenance.json",
+                                          "proof-receipts.json", "protocol.json", "receipts.json"};
+    static const char *const shapes[] = {"wide array",     "nested arrays",  "wide object",
+                                         "long string",    "many strings",   "empty objects"};
+    char last[1024], zip[400];
+    const char *honest[] = {g_good, NULL};
+    g_as_limit = (size_t)384 << 20;
+    ck_assert_msg(run_bin(honest, last, sizeof last, NULL) == 0, "the honest bundle under 384 MiB: %s", last);
+    for (size_t mi = 0; mi < sizeof members / sizeof members[0]; mi++)
+        for (int k = 0; k < 6; k++) {
+            tm_list l;
+            ev_buf h = EV_BUF_INIT;
+            tm_load(&l, g_good);
+            hostile_json(&h, k, (size_t)12 << 20);
+            tm_set(&l, members[mi], h.data, h.len);
+            snprintf(zip, sizeof zip, "%s/hostile-%zu-%d.zip", g_dir, mi, k);
+            tm_write(&l, zip, !strcmp(members[mi], "receipts.json"));
+            const char *ver[] = {zip, NULL};
+            int rc = run_bin(ver, last, sizeof last, NULL);
+            ck_assert_msg(rc == 1 && strstr(last, "verify-bundle: FAIL"), "%s as a %s: exit %d: %s", members[mi],
+                          shapes[k], rc, last);
+            unlink(zip);
+            ev_buf_free(&h);
+            tm_free(&l);
+        }
+    g_as_limit = 0;
+#endif
+}
+END_TEST
+
 START_TEST(test_binary_exit_codes)
 {
     char last[1024];
@@ -4033,6 +4106,7 @@ static Suite *verify_suite(void)
     t = tcase_create("columns");
     tcase_set_timeout(t, 900); /* one export and one verification per column */
     tcase_add_test(t, test_each_raw_column_edited_alone_is_refused_or_fails_unless_the_docs_name_it_free);
+    tcase_add_test(t, test_hostile_json_shapes_in_every_member_get_a_verdict_within_a_memory_limit);
     suite_add_tcase(s, t);
     t = tcase_create("shards");
     tcase_set_timeout(t, 120);

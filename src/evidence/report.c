@@ -65,7 +65,7 @@ static ev_status parse_member(const ev_member *m, size_t n, const char *name, in
             return ev_err_set(err, EV_EFORMAT, "report: %s: missing", name);
         return EV_OK;
     }
-    ev_status rc = ev_json_parse(x->data ? x->data : "", x->len, 0, out, err);
+    ev_status rc = ev_member_json(name, x->data, x->len, 0, NULL, out, err);
     if (rc)
         ev_err_prefix(err, "report: %s", name);
     return rc;
@@ -461,9 +461,11 @@ const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
 /* Frees what rep holds. */
 void rp_rep_free(rep *r)
 {
-    cJSON_Delete(r->val);
-    cJSON_Delete(r->model);
-    cJSON_Delete(r->prov);
+    if (!r->borrowed) {
+        cJSON_Delete(r->val);
+        cJSON_Delete(r->model);
+        cJSON_Delete(r->prov);
+    }
     for (size_t i = 0; i < r->n_arms; i++)
         free(r->arms[i]);
     free(r->arms);
@@ -472,6 +474,8 @@ void rp_rep_free(rep *r)
     free(r->ix);
     memset(r, 0, sizeof *r);
 }
+
+static ev_status rep_index_all(rep *r, ev_err *err);
 
 /* Parses the members a report needs into r. */
 ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err)
@@ -497,6 +501,24 @@ ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r,
         else if (!cJSON_IsObject(r->val) || !cJSON_AddItemToObject(r->val, "figures", figures))
             cJSON_Delete(figures);
     }
+    return rep_index_all(r, err);
+}
+
+/* See report_int.h. */
+ev_status rp_rep_borrow(cJSON *val, cJSON *model, cJSON *prov, rep *r, ev_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->borrowed = 1;
+    r->val = val;
+    r->model = model;
+    r->prov = prov;
+    return rep_index_all(r, err);
+}
+
+/* The loads' common end: the tables' lookups over r's trees. */
+static ev_status rep_index_all(rep *r, ev_err *err)
+{
+    ev_status rc;
     r->jobs = cJSON_GetObjectItemCaseSensitive(r->val, "jobs");
     r->cases = cJSON_GetObjectItemCaseSensitive(r->val, "cases");
     if (!cJSON_IsArray(r->jobs) || !cJSON_IsArray(r->cases) ||

@@ -42,7 +42,7 @@ static ev_status parse_member(const ev_member *m, size_t n, const char *name, cJ
     const ev_member *x = ev_member_find(m, n, name);
     if (!x)
         return ev_err_set(err, EV_EFORMAT, "the bundle has no %s: not a delivery.zip", name);
-    ev_status rc = ev_json_parse(x->data, x->len, 0, out, err);
+    ev_status rc = ev_member_json(name, x->data, x->len, 0, NULL, out, err);
     if (rc && rc != EV_ENOMEM) {
         ev_err_prefix(err, "%s", name);
         rc = EV_EFORMAT;

@@ -109,8 +109,8 @@ void vc_members(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r)
     if (!rec) {
         vr_fail(r, VR_MEMBERS, EV_MEMBER_RECEIPTS, "missing required member (it lists every other member)");
     } else {
-        ev_status rc =
-            ev_json_parse((const char *)rec->data, rec->len, EV_JSON_CANONICAL, &b->receipts, &err);
+        ev_status rc = ev_member_json(EV_MEMBER_RECEIPTS, rec->data, rec->len, EV_JSON_CANONICAL,
+                                      &b->json_budget, &b->receipts, &err);
         if (rc == EV_ENOMEM)
             r->oom = 1;
         else if (rc)
