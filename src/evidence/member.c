@@ -124,9 +124,8 @@ ev_status ev_member_json(const char *name, const void *data, size_t len, unsigne
     ev_status rc = ev_json_parse_bounded(data ? data : "", len, flags, &bounds, &nodes, out, err);
     if (rc == EV_EFORMAT && by_budget && err && strstr(err->msg, "values: more than a member"))
         ev_err_set(err, EV_EFORMAT,
-                   "the bundle's JSON members hold more values than its size allows (one a byte of the "
-                   "archive, at least 2^20; %zu were left for this member): refused before any tree is built "
-                   "(docs/bundle-format.md, \"Reading bounds\")",
+                   "more than the %zu values its bundle allows this member (its size, and what the other "
+                   "members hold: docs/bundle-format.md, \"Reading bounds\"): refused before any tree is built",
                    *budget);
     if (!rc && budget)
         *budget -= nodes;
