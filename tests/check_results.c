@@ -430,20 +430,22 @@ START_TEST(test_compare_finds_an_arm_made_slower_and_fail_slower_exits_1)
         return;
     }
     check_slowed("a.zip", "a-slow.zip", g_arm1, "within-process");
-    /* the command: markdown by default, exit 1 beyond the gate, 0 within it */
+    /* the command: markdown by default, exit 1 beyond the gate, 0 within it
+     * (the slowed copy's samples were edited, so it does not verify: the
+     * command compares it only when told not to verify) */
     fixture("a.zip", a, sizeof a);
     fixture("a-slow.zip", b, sizeof b);
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --fail-slower 10 > %s/cmp.md 2> %s/cmp.err",
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify --fail-slower 10 > %s/cmp.md 2> %s/cmp.err",
              build_dir(), a, b, g_dir, g_dir);
     ck_assert_int_eq(sh(cmd), 1);
     snprintf(cmd, sizeof cmd,
              "grep -q '| slower (beyond the gate) |' %s/cmp.md && grep -q 'beyond 10%%' %s/cmp.err", g_dir,
              g_dir);
     ck_assert_int_eq(sh(cmd), 0);
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --fail-slower 2000 > /dev/null 2>&1", build_dir(), a,
-             b);
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify --fail-slower 2000 > /dev/null 2>&1",
+             build_dir(), a, b);
     ck_assert_int_eq(sh(cmd), 0);
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s > /dev/null 2>&1", build_dir(), a, b);
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify > /dev/null 2>&1", build_dir(), a, b);
     ck_assert_int_eq(sh(cmd), 0);
 }
 END_TEST
@@ -520,6 +522,51 @@ START_TEST(test_a_bundle_whose_raw_samples_disagree_is_reported_with_a_red_notic
              g_dir);
     ck_assert_int_eq(sh(cmd), 0);
     ev_buf_free(&page);
+}
+END_TEST
+
+/* results and compare verify a bundle before they show a figure of it:
+ * one that does not verify (the slowed copy, whose samples were edited)
+ * gets no rows and no comparison, exit 1, its first failure in one line
+ * on stderr; compare --no-verify and results from stdin say in one line
+ * that they did not verify. */
+START_TEST(test_results_and_compare_refuse_a_bundle_that_does_not_verify)
+{
+    char a[400], b[400], cmd[1600];
+    fixture("a.zip", a, sizeof a);
+    fixture("a-slow.zip", b, sizeof b);
+    if (!g_arm1[0]) {
+        fprintf(stderr, "check_results: no slowed copy on this host: not run\n");
+        return;
+    }
+    snprintf(cmd, sizeof cmd, "%s/evident results %s --json > %s/r.out 2> %s/r.err", build_dir(), b, g_dir,
+             g_dir);
+    ck_assert_int_eq(sh(cmd), 1);
+    snprintf(cmd, sizeof cmd,
+             "test ! -s %s/r.out && test $(wc -l < %s/r.err) = 1 && grep -q 'does not verify, no rows written: "
+             "verify-bundle: FAIL' %s/r.err",
+             g_dir, g_dir, g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s > %s/c.out 2> %s/c.err", build_dir(), a, b, g_dir, g_dir);
+    ck_assert_int_eq(sh(cmd), 1);
+    snprintf(cmd, sizeof cmd,
+             "test ! -s %s/c.out && grep -q 'a-slow.zip does not verify, nothing compared: verify-bundle: FAIL' "
+             "%s/c.err",
+             g_dir, g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify > /dev/null 2> %s/c.err && grep -q "
+             "'not verified' %s/c.err",
+             build_dir(), a, b, g_dir, g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    /* an intact bundle: rows, and no word of verification */
+    snprintf(cmd, sizeof cmd, "%s/evident results %s --json > %s/r.out 2> %s/r.err && test -s %s/r.out && test ! "
+             "-s %s/r.err",
+             build_dir(), a, g_dir, g_dir, g_dir, g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
+    snprintf(cmd, sizeof cmd, "%s/evident results - --json < %s > %s/r.out 2> %s/r.err && grep -q 'stdin is not "
+             "verified' %s/r.err",
+             build_dir(), a, g_dir, g_dir, g_dir);
+    ck_assert_int_eq(sh(cmd), 0);
 }
 END_TEST
 
@@ -690,6 +737,7 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_a_run_compared_with_itself_has_ratios_of_one_and_nothing_significant);
     tcase_add_test(t, test_compare_finds_an_arm_made_slower_and_fail_slower_exits_1);
     tcase_add_test(t, test_compare_over_rounds_finds_the_slowed_arm_with_a_welch_interval);
+    tcase_add_test(t, test_results_and_compare_refuse_a_bundle_that_does_not_verify);
     suite_add_tcase(s, t);
     t = tcase_create("views");
     tcase_set_timeout(t, 60);

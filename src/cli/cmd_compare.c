@@ -5,9 +5,12 @@
  * Per case and arm the ratio B / A with its 95% interval and significance,
  * from the two bundles' raw samples (src/evidence/compare.h), and a summary
  * line.  Each bundle is read with ev_cli_read_bundle (the one bundle
- * reader).  Exit 0 on success, 1 when --fail-slower is given
- * and some significant slow-down exceeds it, or a file is readable but not
- * a bundle; 2 on usage errors and unreadable or unwritable paths.
+ * reader) and verified first (verify-bundle's checks 1-6; --no-verify
+ * skips that and says so in one line): a bundle that FAILs is no basis
+ * for a comparison (its first failure on stderr, nothing written, exit 1).
+ * Exit 0 on success, 1 when --fail-slower is given and some significant
+ * slow-down exceeds it, a file is readable but not a bundle, or a bundle
+ * does not verify; 2 on usage errors and unreadable or unwritable paths.
  * `verify-bundle --compare` stays the reproducibility gate: this command
  * says how the timings moved.
  */
@@ -30,13 +33,17 @@ static const char compare_usage[] =
     "  --markdown         a markdown table (the default)\n"
     "  --json             JSON (\"format\": \"" EV_COMPARE_FORMAT "\")\n"
     "  --fail-slower PCT  exit 1 when any significant slow-down is more than PCT percent\n"
+    "  --no-verify        do not verify the bundles first (stderr says so)\n"
     "  --out FILE         where to write it (temporary file, then rename); default '-': stdout\n"
     "  --help             this text\n"
     "  --version          the version\n"
     "\n"
-    "exit status: 0 success, 1 a significant slow-down beyond --fail-slower or a file\n"
-    "that is not a usable bundle, 2 usage, a bundle that cannot be read or an output\n"
-    "that cannot be written\n";
+    "Both bundles are verified first (verify-bundle's checks 1-6): a bundle that\n"
+    "does not verify is no basis for a comparison (nothing is written, exit 1).\n"
+    "\n"
+    "exit status: 0 success, 1 a significant slow-down beyond --fail-slower, a file\n"
+    "that is not a usable bundle or a bundle that does not verify, 2 usage, a bundle\n"
+    "that cannot be read or an output that cannot be written\n";
 
 /* Reads the percentage text s into *pct: a finite decimal >= 0.  Returns
  * 0, or -1 when it is not one. */
@@ -53,10 +60,11 @@ static int parse_pct(const char *s, double *pct)
 
 int ev_cmd_compare(int argc, char **argv)
 {
-    enum { OPT_MARKDOWN, OPT_JSON, OPT_FAIL, OPT_OUT };
-    static const ev_cli_opt opts[] = {{"--markdown", 0}, {"--json", 0}, {"--fail-slower", 1}, {"--out", 1}};
+    enum { OPT_MARKDOWN, OPT_JSON, OPT_FAIL, OPT_OUT, OPT_NO_VERIFY };
+    static const ev_cli_opt opts[] = {
+        {"--markdown", 0}, {"--json", 0}, {"--fail-slower", 1}, {"--out", 1}, {"--no-verify", 0}};
     const char *in[2] = {NULL, NULL}, *out = "-", *v = NULL;
-    int markdown = 0, k, code = EV_EXIT_OK;
+    int markdown = 0, k, code = EV_EXIT_OK, no_verify = 0;
     ev_compare_opts co = {0, 0, 0};
     ev_cli cli;
     ev_err err = {""};
@@ -96,6 +104,9 @@ int ev_cmd_compare(int argc, char **argv)
         case OPT_OUT:
             out = v;
             break;
+        case OPT_NO_VERIFY:
+            no_verify = 1;
+            break;
         }
     }
     if (!in[1])
@@ -113,6 +124,20 @@ int ev_cmd_compare(int argc, char **argv)
         code = ev_cli_read_bundle(cli.cmd, in[i], &b[i]);
     if (code)
         goto out;
+    if (no_verify) {
+        fprintf(stderr, "evident compare: --no-verify: the bundles were not verified; their figures are "
+                        "unchecked\n");
+    } else {
+        for (int i = 0; i < 2 && !code; i++) {
+            char problem[1200];
+            if (ev_cli_verify_problem(in[i], problem, sizeof problem)) {
+                fprintf(stderr, "evident compare: %s does not verify, nothing compared: %s\n", in[i], problem);
+                code = EV_EXIT_FAIL;
+            }
+        }
+        if (code)
+            goto out;
+    }
     rc = ev_compare_write(b[0].m, b[0].n, b[1].m, b[1].n, &co, &text, &gated, &err);
     if (rc) {
         fprintf(stderr, "evident compare: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));
