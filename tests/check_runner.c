@@ -2668,6 +2668,29 @@ START_TEST(test_gpus_shards_die_with_their_parent_and_a_rerun_finishes_the_run)
 }
 END_TEST
 
+/* The code a run measures is the code its evident was built from
+ * (runner/build_id.h): from a copy of this tree (a GPU host's copy, no
+ * .git) the build runs, a protocol of the user's own added to protocols/
+ * too; once a measured file there differs (src/runner/ edited after the
+ * build), the run is refused in one line, exit 2, before a store exists. */
+START_TEST(test_a_run_from_a_tree_other_than_the_builds_is_refused_before_the_store_is_touched)
+{
+    char script[3000];
+    snprintf(script, sizeof script,
+             "rm -rf $D/copy && mkdir -p $D/copy/src $D/copy/db && cp -r kernels protocols $D/copy/ && "
+             "cp -r src/runner $D/copy/src/ && cp db/schema.sql $D/copy/db/ && case $E in /*) ;; *) E=$(pwd)/$E;; esac && "
+             "cd $D/copy && "
+             "cp $P protocols/mine.json && "
+             "$E run --protocol protocols/mine.json --backend cpu --db $D/copy-ok.db >/dev/null || exit 10; "
+             "echo '/* edited after the build */' >> src/runner/record.c && "
+             "{ $E run --protocol protocols/mine.json --backend cpu --db $D/copy-bad.db 2>$D/bad.err; "
+             "test $? = 2 || exit 11; }; test ! -e $D/copy-bad.db || exit 12; "
+             "test $(wc -l < $D/bad.err) = 1 && grep -q 'built from other measured code' $D/bad.err || exit 13");
+    int rc = shard_sh(script);
+    ck_assert_msg(rc == 0, "step %d (see %s/sh.log, %s/bad.err)", rc, dir, dir);
+}
+END_TEST
+
 START_TEST(test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line)
 {
     ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0,0 --db $D/g.db"), 2);
@@ -2767,6 +2790,7 @@ int main(void)
     tcase_add_test(tc, test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies);
     tcase_add_test(tc, test_the_same_shards_merge_to_the_same_root_from_writable_or_read_only_media);
     tcase_add_test(tc, test_gpus_shards_die_with_their_parent_and_a_rerun_finishes_the_run);
+    tcase_add_test(tc, test_a_run_from_a_tree_other_than_the_builds_is_refused_before_the_store_is_touched);
     tcase_add_test(tc, test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line);
     suite_add_tcase(s, tc);
 

@@ -9,6 +9,7 @@
  * order: sup_int.h.
  */
 #include "supervisor.h"
+#include "build_id.h"
 
 #include "sup_int.h"
 #include "validate.h"
@@ -405,7 +406,10 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.n_js = s.plan.n;
     s.total = s.plan.n;
 
-    if ((rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
+    /* the code about to be measured is the code this evident was built
+     * from (runner/build_id.h), before the store is touched */
+    if ((rc = ev_build_check(o->source_root ? o->source_root : ".", err)) ||
+        (rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
                                    s.proto.n_kernels, o->backend, err)) ||
         (rc = host_bounds(&s.proto, o->backend, err)) || (rc = checkable_cases(&s.proto, err)) ||
         (rc = backend_built(o, err)) || (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
