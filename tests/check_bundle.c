@@ -954,21 +954,23 @@ START_TEST(test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_aga
     /* cub 2.0 beats torch-compile 4.0: auto 1.0 / 2.0, and 1.0 / floor 0.5 */
     ck_assert_ptr_nonnull(strstr(a.data,
                                  "\n| reduce_sum 4x8 fp32 B4 | calibration | 2.0000 | 1.0000 | 2.0000 | "
-                                 "4.0000 | cub | 0.500 - | 2.000 | - | - | - |\n"));
+                                 "4.0000 | cub | 0.500 not replicated | 2.000 | - | - | - |\n"));
     /* a failed peer enters no ratio: cub is the best peer, auto loses */
     ck_assert_ptr_nonnull(strstr(a.data,
                                  "\n| reduce_max 2x9 stride 12 fp16 B8 | holdout | 3.5000 | 3.0000 | 1.5000 "
-                                 "| failed-validation | cub | 2.000 - | 6.000 | - | - | - |\n"));
+                                 "| failed-validation | cub | 2.000 not replicated | 6.000 | - | - | - |\n"));
     /* no completed peer: no best peer and no ratio to it, the floor ratio stays */
     ck_assert_ptr_nonnull(strstr(a.data,
                                  "\n| reduce_sum 1x5 bf16 B4 | holdout | 1.2500 | 1.0000 | skipped | - | - "
                                  "| - | 2.000 | - | - | - |\n"));
-    /* without figures no ratio has an interval: neither 0.5 nor 2.0 is a
-     * win or a loss; geometric mean sqrt(0.5 x 2) = 1 */
-    ck_assert_ptr_nonnull(strstr(a.data,
-                                 "\nauto against the best peer: 0 wins, 0 losses, 2 not significant over "
-                                 "the 2 of 3 cases where both completed; geometric mean of auto / best "
-                                 "peer 1.000; one round: the intervals are within-process only.\n"));
+    /* without figures no ratio has an interval, and without a recheck the
+     * run measured no noise floor: one round, neither 0.5 nor 2.0 is a win
+     * or a loss (not replicated); geometric mean sqrt(0.5 x 2) = 1 */
+    ck_assert_ptr_nonnull(
+        strstr(a.data, "\nauto against the best peer: 0 wins / 0 losses / 0 n.s. / 0 inconclusive / "
+                       "2 not replicated over the 2 of 3 cases where both completed; geometric "
+                       "mean of auto / best peer 1.000; one round: not replicated, called only "
+                       "beyond the noise floor.\n"));
     /* the same members give the same bytes */
     CHK(ev_report_markdown(m, 1, &b, &err));
     ck_assert_uint_eq(a.len, b.len);
@@ -992,10 +994,10 @@ START_TEST(test_markdown_of_a_run_without_peers_or_ceiling_bytes_says_so)
     ck_assert_ptr_nonnull(strstr(a.data, "\n- ceiling (a streaming read): 900.0000 us\n"));
     /* every cub job was skipped: no best peer anywhere */
     ck_assert_ptr_nonnull(strstr(a.data, "| skipped | - | - | "));
-    ck_assert_ptr_nonnull(strstr(a.data,
-                                 "\nauto against the best peer: 0 wins, 0 losses, 0 not significant over the "
-                                 "0 of 5 cases where both completed; no geometric mean; one round: the "
-                                 "intervals are within-process only.\n"));
+    ck_assert_ptr_nonnull(
+        strstr(a.data, "\nauto against the best peer: 0 wins / 0 losses / 0 n.s. / 0 inconclusive / "
+                       "0 not replicated over the 0 of 5 cases where both completed; no geometric "
+                       "mean; one round: not replicated, called only beyond the noise floor.\n"));
     /* without validation.json there is no table */
     ev_buf_reset(&a);
     ck_assert_int_eq(ev_report_markdown(m, 0, &a, &err), EV_EFORMAT);

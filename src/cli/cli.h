@@ -20,9 +20,10 @@
 
 #include "buf.h"
 
-#define EV_EXIT_OK    0
-#define EV_EXIT_FAIL  1
-#define EV_EXIT_USAGE 2
+#define EV_EXIT_OK           0
+#define EV_EXIT_FAIL         1
+#define EV_EXIT_USAGE        2
+#define EV_EXIT_INCONCLUSIVE 3 /* evident compare: pairs too few or too noisy to call */
 
 int ev_cmd_run(int argc, char **argv);     /* cmd_run.c */
 int ev_cmd_fit(int argc, char **argv);     /* cmd_fit.c */
@@ -159,8 +160,11 @@ int ev_cli_read_bundle(const char *cmd, const char *path, ev_cli_bundle *b);
  * their bounds: docs/bundle-format.md, "Reading bounds"), as report,
  * results and compare do before they show a figure.  Returns 0 when it
  * passes; 1 with problem[cap] naming its first failure when it does not
- * (or when it could not be verified: the reason).  A bundle read from
- * stdin ("-") is not verified here (0): the caller says so in one line.
+ * (or when it could not be verified: the reason); 2, with problem saying
+ * so, when its only failure is its own report.html (a page an earlier
+ * version drew: every figure's members verify, and a bundle is never
+ * refused for its age).  A bundle read from stdin ("-") is not verified
+ * here (0): the caller says so in one line.
  */
 int ev_cli_verify_problem(const char *path, char *problem, size_t cap);
 void ev_cli_bundle_free(ev_cli_bundle *b); /* NULL-safe, leaves *b empty */

@@ -8,7 +8,9 @@
  * arms by name.  Each bundle is read as the report reads it (report.c's
  * lookups), with validation.json's "figures" replaced by the ones rebuilt
  * from the raw samples, so a derived member that was edited cannot move a
- * comparison.
+ * comparison.  What a ratio is called is report_call.c's rule (one rule for
+ * the report, the results and this comparison), with the larger of the two
+ * runs' noise floors.
  */
 #include "evidence/compare.h"
 
@@ -24,6 +26,8 @@ typedef struct side {
     rep r;
     int loaded;
     char root[EV_SHA256_HEX_LEN + 1]; /* "" when the members hold no receipts.json */
+    rp_facts facts;
+    rp_notes notes;
 } side;
 
 /* One compared case and arm. */
@@ -33,7 +37,8 @@ typedef struct crow {
     rp_arm_stat a, b;
     int has_ratio, has_ci, gated;
     double ratio, lo, hi;
-    const char *verdict, *basis, *why; /* why: no ratio, or no interval */
+    rp_call call;
+    const char *verdict, *basis, *why; /* why: no ratio, no interval, or why not called */
     char whybuf[300];
 } crow;
 
@@ -57,9 +62,37 @@ static ev_status side_load(const ev_member *m, size_t n, side *s, ev_err *err)
     s->root[0] = '\0';
     if (rc_m && ev_sha256_hex(rc_m->data ? rc_m->data : "", rc_m->len, s->root))
         s->root[0] = '\0';
-    rc = rp_rep_load_with(m, n, plain, &s->r, err);
+    rc = rp_rep_open(m, n, plain, &s->r, err);
     s->loaded = 1;
+    if (!rc) {
+        rp_facts_get(&s->r, &s->facts);
+        rp_format_notes(&s->r, m, n, &s->notes);
+    }
     return rc;
+}
+
+/* Appends "what (a / b)" to t[cap] when a and b differ ("; " between). */
+static void differ(char *t, size_t cap, const char *what, const char *a, const char *b)
+{
+    size_t l = strlen(t);
+    if (strcmp(a, b))
+        snprintf(t + l, cap - l, "%s%s (%s / %s)", l ? "; " : "", what, a, b);
+}
+
+/* Writes into t[cap] how A's and B's setups differ: protocol, backend,
+ * device, driver, runtime and (where both stores kept them) peer versions;
+ * "" when they do not. */
+static void setup_differences(const side *A, const side *B, char *t, size_t cap)
+{
+    const rp_facts *a = &A->facts, *b = &B->facts;
+    t[0] = '\0';
+    differ(t, cap, "protocol", a->protocol_id, b->protocol_id);
+    differ(t, cap, "backend", a->backend, b->backend);
+    differ(t, cap, "device", a->device, b->device);
+    differ(t, cap, "driver", a->driver, b->driver);
+    differ(t, cap, "runtime", a->runtime, b->runtime);
+    if (a->has_peers && b->has_peers)
+        differ(t, cap, "peer versions", a->peers[0] ? a->peers : "none", b->peers[0] ? b->peers : "none");
 }
 
 /* B's case with the same identity as A's case c, or NULL. */
@@ -81,16 +114,19 @@ static int has_arm(const rep *b, const char *arm)
     return 0;
 }
 
-/* Fills row w of A's case ca / B's case cb and arm. */
+/* Fills row w of A's case ca / B's case cb and arm, called against floor
+ * fl (the larger of the two runs' noise floors). */
 static void compare_one(const side *A, const side *B, const cJSON *ca, const cJSON *cb, const char *arm,
-                        const ev_compare_opts *o, crow *w)
+                        const ev_compare_opts *o, const rp_floor *fl, crow *w)
 {
+    char f[48];
     memset(w, 0, sizeof *w);
     w->c = ca;
     w->arm = arm;
     rp_arm_stat_get(&A->r, rp_jint(ca, "case_index", -1), arm, &w->a);
     rp_arm_stat_get(&B->r, rp_jint(cb, "case_index", -1), arm, &w->b);
-    w->verdict = "no ratio";
+    w->call = RP_CALL_NONE;
+    w->verdict = rp_call_word(RP_CALL_NONE, 1);
     if (!w->a.has_est || !w->b.has_est || !(w->a.est_us > 0) || !(w->b.est_us > 0)) {
         const side *x = !w->a.has_est || !(w->a.est_us > 0) ? A : B;
         const cJSON *cx = x == A ? ca : cb;
@@ -105,27 +141,52 @@ static void compare_one(const side *A, const side *B, const cJSON *ca, const cJS
     w->has_ratio = 1;
     w->ratio = w->b.est_us / w->a.est_us;
     w->basis = w->a.basis && w->b.basis && !strcmp(w->a.basis, w->b.basis) ? w->a.basis : "mixed";
-    w->verdict = "not significant";
-    if (!w->a.has_ci || !w->b.has_ci) {
-        w->why = "no interval (too few usable rounds or samples)";
-        return;
+    if (w->a.has_ci && w->b.has_ci) {
+        double va = w->a.log_se * w->a.log_se, vb = w->b.log_se * w->b.log_se;
+        double t = ev_welch_t975(va, w->a.dof, vb, w->b.dof), half = t * sqrt(va + vb);
+        double d = w->b.log_mean - w->a.log_mean;
+        w->lo = exp(d - half);
+        w->hi = exp(d + half);
+        w->has_ci = isfinite(w->lo) && isfinite(w->hi);
     }
-    double va = w->a.log_se * w->a.log_se, vb = w->b.log_se * w->b.log_se;
-    double t = ev_welch_t975(va, w->a.dof, vb, w->b.dof), half = t * sqrt(va + vb);
-    double d = w->b.log_mean - w->a.log_mean;
-    w->lo = exp(d - half);
-    w->hi = exp(d + half);
-    w->has_ci = isfinite(w->lo) && isfinite(w->hi);
-    if (w->has_ci && w->lo > 1.0)
-        w->verdict = "slower";
-    else if (w->has_ci && w->hi < 1.0)
-        w->verdict = "faster";
-    w->gated = o->gate && !strcmp(w->verdict, "slower") && w->ratio > 1.0 + o->fail_slower / 100.0;
+    rp_ratio x = {1, w->ratio, w->has_ci, w->lo, w->hi, !strcmp(w->basis, "rounds")};
+    rp_floor res = *fl;
+    /* with a gate, rounds resolve to the larger of the floor and the gate:
+     * the question is whether a slow-down beyond the gate hides in the
+     * interval (one-round calls stay the floor's) */
+    if (o->gate && x.replicated && log1p(o->fail_slower / 100.0) > res.log_floor) {
+        res.log_floor = log1p(o->fail_slower / 100.0);
+        res.pct = o->fail_slower;
+    }
+    w->call = rp_call_of(&x, &res);
+    w->verdict = rp_call_word(w->call, 1);
+    if (w->call == RP_CALL_INCONCLUSIVE && !w->has_ci) {
+        snprintf(w->whybuf, sizeof w->whybuf,
+                 "too few usable rounds for an interval (A %" PRId64 " of %" PRId64 ", B %" PRId64
+                 " of %" PRId64 ")",
+                 w->a.n_usable, w->a.n_rounds, w->b.n_usable, w->b.n_rounds);
+        w->why = w->whybuf;
+    } else if (w->call == RP_CALL_INCONCLUSIVE) {
+        snprintf(w->whybuf, sizeof w->whybuf, "too noisy: the interval holds 1 and reaches beyond +-%s%%%s",
+                 rp_fmt(f, res.pct, 2), res.pct > fl->pct ? " (the gate)" : " (the noise floor)");
+        w->why = w->whybuf;
+    } else if (w->call == RP_CALL_NOT_REPLICATED) {
+        if (fl->measured)
+            snprintf(w->whybuf, sizeof w->whybuf, "one round: within the noise floor of %s%%%s",
+                     rp_fmt(f, fl->pct, 2),
+                     w->has_ci && w->lo <= 1.0 && w->hi >= 1.0 ? ", or its within-process interval holds 1"
+                                                               : "");
+        else
+            snprintf(w->whybuf, sizeof w->whybuf, "one round, and no noise floor measured");
+        w->why = w->whybuf;
+    }
+    w->gated = o->gate && w->call == RP_CALL_ABOVE && w->ratio > 1.0 + o->fail_slower / 100.0;
 }
 
 /* The counts and geometric mean over rows v[0..n). */
 typedef struct csum {
-    size_t faster, slower, ns, none, gated, n_ratio;
+    rp_counts k; /* per call */
+    size_t none, gated, n_ratio;
     int has_geo;
     double geo;
 } csum;
@@ -143,9 +204,7 @@ static ev_status summarise(const crow *v, size_t n, csum *s)
             continue;
         }
         r[s->n_ratio++] = v[i].ratio;
-        s->faster += !strcmp(v[i].verdict, "faster");
-        s->slower += !strcmp(v[i].verdict, "slower");
-        s->ns += !strcmp(v[i].verdict, "not significant");
+        s->k.n[v[i].call]++;
         s->gated += v[i].gated;
     }
     s->has_geo = s->n_ratio && !ev_geomean(r, s->n_ratio, &s->geo);
@@ -154,47 +213,104 @@ static ev_status summarise(const crow *v, size_t n, csum *s)
 }
 
 /* The summary line (no newline). */
-static ev_status put_summary(ev_buf *b, const csum *s, const ev_compare_opts *o)
+static ev_status put_summary(ev_buf *b, const csum *s, const ev_compare_opts *o, const ev_compare_result *res)
 {
     char t[48];
     ev_status rc = ev_buf_printf(
         b,
-        "B / A over %zu case-arm pairs with a ratio: %zu faster, %zu slower, %zu not "
-        "significant (95%% intervals); %zu without a ratio; geometric mean of B / A %s",
-        s->n_ratio, s->faster, s->slower, s->ns, s->none, s->has_geo ? rp_fmt(t, s->geo, 4) : "-");
-    if (!rc && o->gate)
-        rc = ev_buf_printf(b, "; %zu significant slow-downs beyond %g%%", s->gated, o->fail_slower);
+        "B / A over %zu case-arm pairs with a ratio: %zu faster, %zu slower, %zu not significant, %zu "
+        "inconclusive, %zu not replicated; %zu without a ratio; geometric mean of B / A %s",
+        s->n_ratio, s->k.n[RP_CALL_BELOW], s->k.n[RP_CALL_ABOVE], s->k.n[RP_CALL_SAME],
+        s->k.n[RP_CALL_INCONCLUSIVE], s->k.n[RP_CALL_NOT_REPLICATED], s->none,
+        s->has_geo ? rp_fmt(t, s->geo, 4) : "-");
+    if (!rc && o->gate && res->gate_refused)
+        rc = ev_buf_puts(
+            b, "; the gate is refused: the runs' setups differ (--allow-different gates across them)");
+    else if (!rc && o->gate)
+        rc = ev_buf_printf(b, "; %zu slow-downs called and beyond %g%%", s->gated, o->fail_slower);
+    return rc;
+}
+
+/* The lines before the table: each run, how their setups differ, the
+ * notes on what each bundle's format kept from the checks, and the floor. */
+static ev_status put_md_head(ev_buf *b, const side *A, const side *B, const rp_floor *fl,
+                             const ev_compare_result *res)
+{
+    static const char *const who[2] = {"A", "B"};
+    const side *sd[2] = {A, B};
+    char fx[300];
+    ev_status rc = ev_buf_puts(b, "# evident compare\n\n");
+    for (int k = 0; k < 2 && !rc; k++) {
+        const cJSON *run = cJSON_GetObjectItemCaseSensitive(sd[k]->r.val, "run");
+        const rp_facts *f = &sd[k]->facts;
+        rc = ev_buf_printf(b, "- %s: run %" PRId64 ", backend ", who[k], rp_jint(run, "run_id", -1));
+        if (!rc)
+            rc = rp_put_md(b, f->backend);
+        if (!rc)
+            rc = ev_buf_puts(b, ", device ");
+        if (!rc)
+            rc = rp_put_md(b, f->device);
+        if (!rc)
+            rc = ev_buf_puts(b, ", driver ");
+        if (!rc)
+            rc = rp_put_md(b, f->driver);
+        if (!rc)
+            rc = ev_buf_puts(b, ", protocol ");
+        if (!rc)
+            rc = rp_put_md(b, f->protocol_id);
+        if (!rc)
+            rc = ev_buf_printf(b, ", %" PRId64 " round(s), root %s; peer versions: ", rp_rounds_of(&sd[k]->r),
+                               sd[k]->root[0] ? sd[k]->root : "-");
+        if (!rc)
+            rc = rp_put_md(b, f->has_peers ? (f->peers[0] ? f->peers : "none") : "not kept by its store");
+        if (!rc)
+            rc = ev_buf_puts(b, "; noise floor ");
+        if (!rc)
+            rc = rp_put_md(b, rp_floor_text(&sd[k]->r.floor, fx, sizeof fx));
+        if (!rc)
+            rc = ev_buf_puts(b, "\n");
+        for (size_t i = 0; i < sd[k]->notes.n && !rc; i++) {
+            rc = ev_buf_printf(b, "  - %s's format: ", who[k]);
+            if (!rc)
+                rc = rp_put_md(b, sd[k]->notes.v[i]);
+            if (!rc)
+                rc = ev_buf_puts(b, "\n");
+        }
+    }
+    if (!rc && res->different) {
+        rc = ev_buf_puts(b, "\n**A and B differ in setup:** ");
+        if (!rc)
+            rc = rp_put_md(b, res->differences);
+        if (!rc)
+            rc = ev_buf_puts(b, ".  Their ratios mix the change with the setup; a gate over them needs "
+                                "--allow-different.\n");
+    } else if (!rc) {
+        rc = ev_buf_puts(b, "\nA and B have the same protocol, backend, device, driver, runtime and peer "
+                            "versions (where both stores kept them).\n");
+    }
+    if (!rc)
+        rc = ev_buf_printf(
+            b,
+            "\nB / A of each estimate (us per op) from the bundles' raw samples; 95%% interval: "
+            "Welch on the log scale over rounds, or from each job's bootstrap interval with one "
+            "round (within-process: it does not cover run-to-run variation).  The call: with "
+            "rounds on both sides, slower / faster when the interval excludes 1, not significant "
+            "when it lies within the noise floor, inconclusive otherwise; with one round on "
+            "either side, slower / faster only beyond the noise floor, else not replicated.  "
+            "Noise floor of this comparison (the larger of the two runs'): %s.\n\n",
+            fl->measured ? rp_floor_text(fl, fx, sizeof fx) : "none (a run measured none)");
     return rc;
 }
 
 /* Markdown: the two runs, the table, the summary. */
 static ev_status put_markdown(ev_buf *b, const side *A, const side *B, const crow *v, size_t n, const csum *s,
-                              const ev_compare_opts *o)
+                              const ev_compare_opts *o, const rp_floor *fl, const ev_compare_result *res)
 {
-    static const char *const who[2] = {"A", "B"};
-    const side *sd[2] = {A, B};
     char t[48], u[48], w[48], lab[160];
-    ev_status rc = ev_buf_puts(b, "# evident compare\n\n");
-    for (int k = 0; k < 2 && !rc; k++) {
-        const cJSON *run = cJSON_GetObjectItemCaseSensitive(sd[k]->r.val, "run");
-        rc = ev_buf_printf(b, "- %s: run %" PRId64 ", backend ", who[k], rp_jint(run, "run_id", -1));
-        if (!rc)
-            rc = rp_put_md(b, ev_jr_str(run, "backend"));
-        if (!rc)
-            rc = ev_buf_puts(b, ", protocol ");
-        if (!rc)
-            rc = rp_put_md(b, ev_jr_str(run, "protocol_id"));
-        if (!rc)
-            rc = ev_buf_printf(b, ", %" PRId64 " round(s), root %s\n", rp_rounds_of(&sd[k]->r),
-                               sd[k]->root[0] ? sd[k]->root : "-");
-    }
+    ev_status rc = put_md_head(b, A, B, fl, res);
     if (!rc)
-        rc = ev_buf_puts(b,
-                         "\nB / A of each estimate (us per op) from the bundles' raw samples; 95% interval: "
-                         "Welch on the log scale over rounds, or from each job's bootstrap interval with "
-                         "one round (within-process: it does not cover run-to-run variation); slower / "
-                         "faster when the interval excludes 1.\n\n| case | arm | A us | B us | B / A | 95% "
-                         "interval | basis | verdict |\n|---|---|---:|---:|---:|---:|---|---|\n");
+        rc = ev_buf_puts(b, "| case | arm | A us | B us | B / A | 95% interval | basis | call |\n"
+                            "|---|---|---:|---:|---:|---:|---|---|\n");
     for (size_t i = 0; i < n && !rc; i++) {
         rc = ev_buf_puts(b, "| ");
         if (!rc)
@@ -223,15 +339,16 @@ static ev_status put_markdown(ev_buf *b, const side *A, const side *B, const cro
     if (!rc)
         rc = ev_buf_puts(b, "\n");
     if (!rc)
-        rc = put_summary(b, s, o);
+        rc = put_summary(b, s, o, res);
     if (!rc)
         rc = ev_buf_puts(b, ".\n");
     return rc;
 }
 
-/* JSON: the two runs, the method, the rows, the summary. */
+/* JSON: the two runs (their device, host, peer versions, floor and
+ * format notes), how they differ, the method, the rows, the summary. */
 static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v, size_t n, const csum *s,
-                          const ev_compare_opts *o)
+                          const ev_compare_opts *o, const rp_floor *fl, const ev_compare_result *res)
 {
     ev_jb jb = {EV_OK};
     ev_buf line = EV_BUF_INIT;
@@ -249,12 +366,26 @@ static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v
         ev_jb_str(&jb, x, "protocol_id", ev_jr_str(run, "protocol_id"));
         ev_jb_i64(&jb, x, "rounds", rp_rounds_of(&sd[k]->r));
         ev_jb_str(&jb, x, "root", sd[k]->root[0] ? sd[k]->root : NULL);
+        rp_facts_json(&jb, x, &sd[k]->r, &sd[k]->facts);
+        rp_floor_json(&jb, x, &sd[k]->r.floor);
+        cJSON *notes = ev_jb_arr(&jb, x, "format_notes");
+        for (size_t i = 0; i < sd[k]->notes.n; i++)
+            ev_jb_str(&jb, notes, NULL, sd[k]->notes.v[i]);
     }
-    ev_jb_str(&jb, root, "method",
-              "B / A of the estimates from raw samples; 95% interval exp(d -+ t se), d the difference of the "
-              "log estimates, se^2 the sum of their squared standard errors, t from Welch-Satterthwaite's "
-              "degrees of freedom (normal for a within-process side)");
+    ev_jb_bool(&jb, root, "same_setup", !res->different);
+    ev_jb_str(&jb, root, "differences", res->different ? res->differences : NULL);
+    rp_floor_json(&jb, root, fl);
+    ev_jb_str(
+        &jb, root, "method",
+        "B / A of the estimates from raw samples; 95% interval exp(d -+ t se), d the difference of the "
+        "log estimates, se^2 the sum of their squared standard errors, t from Welch-Satterthwaite's "
+        "degrees of freedom (normal for a within-process side). Call: with rounds on both sides, slower "
+        "or faster when the interval excludes 1, not significant when it lies within the noise floor, "
+        "inconclusive otherwise (too few or too noisy rounds); with one round on either side, slower or "
+        "faster only beyond the noise floor (the larger of the two runs') with a within-process "
+        "interval that excludes 1, else not replicated");
     ev_jb_dbl(&jb, root, "fail_slower_pct", o->gate, o->fail_slower, "not given");
+    ev_jb_bool(&jb, root, "gate_refused", res->gate_refused);
     cJSON *arr = ev_jb_arr(&jb, root, "rows");
     for (size_t i = 0; i < n && !jb.rc; i++) {
         char lab[160];
@@ -274,17 +405,22 @@ static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v
         }
         ev_jb_str(&jb, x, "basis", v[i].basis);
         ev_jb_str(&jb, x, "verdict", v[i].verdict);
+        ev_jb_str(&jb, x, "verdict_reason",
+                  v[i].call == RP_CALL_INCONCLUSIVE || v[i].call == RP_CALL_NOT_REPLICATED ? v[i].why : NULL);
         ev_jb_bool(&jb, x, "beyond_gate", v[i].gated);
     }
     cJSON *su = ev_jb_obj(&jb, root, "summary");
     ev_jb_i64(&jb, su, "pairs", (int64_t)s->n_ratio);
-    ev_jb_i64(&jb, su, "faster", (int64_t)s->faster);
-    ev_jb_i64(&jb, su, "slower", (int64_t)s->slower);
-    ev_jb_i64(&jb, su, "not_significant", (int64_t)s->ns);
+    ev_jb_i64(&jb, su, "faster", (int64_t)s->k.n[RP_CALL_BELOW]);
+    ev_jb_i64(&jb, su, "slower", (int64_t)s->k.n[RP_CALL_ABOVE]);
+    ev_jb_i64(&jb, su, "not_significant", (int64_t)s->k.n[RP_CALL_SAME]);
+    ev_jb_i64(&jb, su, "inconclusive", (int64_t)s->k.n[RP_CALL_INCONCLUSIVE]);
+    ev_jb_i64(&jb, su, "not_replicated", (int64_t)s->k.n[RP_CALL_NOT_REPLICATED]);
     ev_jb_i64(&jb, su, "without_ratio", (int64_t)s->none);
     ev_jb_dbl(&jb, su, "geomean_ratio", s->has_geo, s->geo, "no ratio");
     ev_jb_i64(&jb, su, "beyond_gate", (int64_t)s->gated);
-    if (!jb.rc && (jb.rc = put_summary(&line, s, o)) == EV_OK && (jb.rc = ev_buf_puts(&line, "")) == EV_OK)
+    if (!jb.rc && (jb.rc = put_summary(&line, s, o, res)) == EV_OK &&
+        (jb.rc = ev_buf_puts(&line, "")) == EV_OK)
         ev_jb_str(&jb, su, "line", line.data);
     ev_buf_free(&line);
     return ev_jb_finish(&jb, root, b);
@@ -292,9 +428,11 @@ static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v
 
 /* See compare.h. */
 ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, size_t nb,
-                           const ev_compare_opts *opts, ev_buf *out, size_t *n_gated, ev_err *err)
+                           const ev_compare_opts *opts, ev_buf *out, ev_compare_result *res, ev_err *err)
 {
     side A, B;
+    rp_floor fl;
+    ev_compare_result got;
     crow *rows = NULL;
     size_t n = 0, cap;
     csum s;
@@ -302,6 +440,7 @@ ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, si
     ev_status rc;
     memset(&A, 0, sizeof A);
     memset(&B, 0, sizeof B);
+    memset(&got, 0, sizeof got);
     if ((rc = side_load(a, na, &A, err))) {
         ev_err_prefix(err, "A");
         goto out;
@@ -310,6 +449,12 @@ ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, si
         ev_err_prefix(err, "B");
         goto out;
     }
+    setup_differences(&A, &B, got.differences, sizeof got.differences);
+    got.different = got.differences[0] != '\0';
+    got.gate_refused = opts->gate && got.different && !opts->allow_different;
+    ev_compare_opts o = *opts;
+    o.gate = opts->gate && !got.gate_refused;
+    rp_floor_max(&A.r.floor, &B.r.floor, &fl);
     cap = (size_t)cJSON_GetArraySize(A.r.cases) * (A.r.n_arms ? A.r.n_arms : 1) + 1;
     if (!(rows = calloc(cap, sizeof *rows))) {
         rc = ev_err_set(err, EV_ENOMEM, "compare: out of memory");
@@ -327,17 +472,19 @@ ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, si
             if (has_arm(&B.r, A.r.arms[i]) &&
                 rp_arm_outcome(&A.r, ia, A.r.arms[i], &oc, reason, sizeof reason) &&
                 rp_arm_outcome(&B.r, ib, A.r.arms[i], &oc, reason, sizeof reason))
-                compare_one(&A, &B, ca, cb, A.r.arms[i], opts, &rows[n++]);
+                compare_one(&A, &B, ca, cb, A.r.arms[i], &o, &fl, &rows[n++]);
         }
     }
     if ((rc = summarise(rows, n, &s)) ||
-        (rc = opts->json ? put_json(&t, &A, &B, rows, n, &s, opts)
-                         : put_markdown(&t, &A, &B, rows, n, &s, opts)) ||
+        (rc = o.json ? put_json(&t, &A, &B, rows, n, &s, opts, &fl, &got)
+                     : put_markdown(&t, &A, &B, rows, n, &s, opts, &fl, &got)) ||
         (rc = ev_buf_append(out, t.data ? t.data : "", t.len))) {
         ev_err_set(err, rc, "compare: out of memory");
         goto out;
     }
-    *n_gated = s.gated;
+    got.gated = s.gated;
+    got.inconclusive = s.k.n[RP_CALL_INCONCLUSIVE];
+    *res = got;
 out:
     free(rows);
     ev_buf_free(&t);

@@ -185,7 +185,9 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The pairs of this run: the fixed ones, then each external arm of the
- * jobs (in name order) against ext_against.  OUT: *out (malloc'd), *n. */
+ * jobs (in name order) against ext_against and against every external arm
+ * before it in name order (two kernels of one's own, measured in the same
+ * rounds, are compared with each other).  OUT: *out (malloc'd), *n. */
 static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
 {
     const char **ext = malloc((in->n_jobs + 1) * sizeof *ext);
@@ -205,16 +207,19 @@ static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
             ext[n_ext++] = a;
     }
     qsort(ext, n_ext, sizeof *ext, cmp_str);
-    pl = malloc((N_PAIRS + n_ext * N_EXT_AGAINST) * sizeof *pl);
+    pl = malloc((N_PAIRS + n_ext * (N_EXT_AGAINST + n_ext)) * sizeof *pl);
     if (!pl) {
         free(ext);
         return EV_ENOMEM;
     }
     for (size_t p = 0; p < N_PAIRS; p++)
         pl[k++] = pairs[p];
-    for (size_t e = 0; e < n_ext; e++)
+    for (size_t e = 0; e < n_ext; e++) {
         for (size_t q = 0; q < N_EXT_AGAINST; q++)
             pl[k++] = (pair){ext[e], ext_against[q]};
+        for (size_t q = 0; q < e; q++)
+            pl[k++] = (pair){ext[e], ext[q]};
+    }
     free(ext);
     *out = pl;
     *n = k;

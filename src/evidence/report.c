@@ -336,16 +336,6 @@ int rp_arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phas
     return j && rp_jnum(j, "median_us", v);
 }
 
-/* The short text of a pair's verdict: "win", "loss", "n.s." (not
- * significant), or "-". */
-const char *rp_verdict_short(const cJSON *p)
-{
-    const char *v = p ? ev_jr_str(p, "verdict") : NULL;
-    if (!v || !strcmp(v, "no ratio"))
-        return "-";
-    return strcmp(v, "not significant") ? v : "n.s.";
-}
-
 /* Rank of a known arm in the case table (unknown arms after, bytewise). */
 static int arm_rank(const char *a)
 {
@@ -604,27 +594,6 @@ int rp_md_best_peer(const rep *r, int64_t idx, const char **name, double *v)
     return 1;
 }
 
-/* Returns 1 when case idx has auto / best peer: sets *peer, *ratio (the
- * figures pair's headline ratio; without figures the ratio of the
- * estimates) and *verdict ("win", "loss", "n.s.", or "-" when the figures
- * have no pair).  0 (nothing written) when auto or every peer lacks an
- * estimate.  The case table's column and the headline's counts. */
-int rp_auto_vs_best(const rep *r, int64_t idx, const char **peer, double *ratio, const char **verdict)
-{
-    const char *pn;
-    double au, pu, ar;
-    if (!rp_arm_estimate(r, idx, "auto", "policy", &au) || !rp_md_best_peer(r, idx, &pn, &pu))
-        return 0;
-    const cJSON *ap = rp_fig_pair(r, idx, "auto", pn);
-    ar = au / pu;
-    if (ap && !rp_jnum(ap, "ratio", &ar))
-        return 0;
-    *peer = pn;
-    *ratio = ar;
-    *verdict = rp_verdict_short(ap);
-    return 1;
-}
-
 /* Returns 1 and sets *bytes to the in_span of the last attempt's binding
  * of job j (the bytes one ceiling op reads) when it is a positive number;
  * else 0. */
@@ -640,10 +609,8 @@ int rp_md_ceiling_bytes(const cJSON *j, double *bytes)
     return 1;
 }
 
-/* Appends the header above the table: the run, and the same-run floor and
- * ceiling (as bytes/s when the ceiling's binding says how many bytes an op
- * reads).  Sets *floor_us to the floor's median and *have_floor to 1 when
- * there is one (else *have_floor = 0).  EV_ENOMEM. */
+/* The run's rounds: the most rounds of any case and arm in the figures (1
+ * without figures). */
 int64_t rp_rounds_of(const rep *r)
 {
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *a;
@@ -652,8 +619,3 @@ int64_t rp_rounds_of(const rep *r)
         rp_jint(a, "n_rounds", 1);
     return k;
 }
-
-/* Appends the closing line: wins, losses and not significant of auto
- * against the best peer over the cases where both completed (each pair's
- * verdict, verdicts[0..n)), the geometric mean of the ratios (case order)
- * ratios[0..n), and what the intervals stand on (k rounds).  EV_ENOMEM. */

@@ -48,23 +48,6 @@ static int clocks_seen(const rep *r, double *lo, double *hi)
     return any;
 }
 
-/* Adds "arm: name version" for each version of device record d to
- * t[cap] unless it is there. */
-static void add_versions(char *t, size_t cap, const char *arm, const cJSON *d)
-{
-    const cJSON *v;
-    cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(d, "versions"))
-    {
-        char one[160];
-        size_t len = strlen(t);
-        if (!cJSON_IsString(v))
-            continue;
-        snprintf(one, sizeof one, "%s %s %s", arm ? arm : "?", v->string, v->valuestring);
-        if (!strstr(t, one))
-            snprintf(t + len, cap - len, "%s%s", len ? "; " : "", one);
-    }
-}
-
 /* Joins "name v" for a device fact (-1 unknown, else 0 off / 1 on) into t. */
 static void add_mode(char *t, size_t cap, const char *name, int64_t lo, int64_t hi)
 {
@@ -80,13 +63,13 @@ static void add_mode(char *t, size_t cap, const char *name, int64_t lo, int64_t 
  * an older bundle says the store kept none. */
 static ev_status device_rows(const rep *r, ev_buf *b)
 {
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run"), *j, *a;
+    const cJSON *j, *a;
     char vers[600] = "", hyg[600] = "";
     int64_t n = 0, busy = 0, throttled = 0, unknown = 0, l2 = -2;
     int64_t lo[3] = {2, 2, 2}, hi[3] = {-1, -1, -1};
     static const char *const modes[3] = {"ecc", "mig", "persistence"};
     ev_status rc;
-    if (rp_jint(run, "store_schema", 0) < 3)
+    if (!rp_peer_versions(r, vers, sizeof vers))
         return row(b, "peer versions",
                    "torch, triton and CUB versions are not kept by the store; the peers' source bytes are "
                    "members (sources/kernels/)");
@@ -98,7 +81,6 @@ static ev_status device_rows(const rep *r, ev_buf *b)
             if (!cJSON_IsObject(d))
                 continue;
             n++;
-            add_versions(vers, sizeof vers, ev_jr_str(j, "arm"), d);
             int any_busy = 0, any_hot = 0, known = 0;
             cJSON_ArrayForEach(x, cJSON_GetObjectItemCaseSensitive(d, "hot_other_processes"))
             {
@@ -240,31 +222,41 @@ static ev_status verdict_rows(const rep *r, ev_buf *b)
     return rc;
 }
 
+/* Appends "<td class=...>" for an interval [lo, hi] of a ratio: "ok"
+ * when it lies below 1, "bad" above, no class when it holds 1 or there is
+ * none (has 0): a colour follows the interval, never the point estimate. */
+static ev_status td_by_interval(ev_buf *b, int has, double lo, double hi)
+{
+    return ev_buf_puts(b, has && hi < 1.0   ? "<td class=\"ok\">"
+                          : has && lo > 1.0 ? "<td class=\"bad\">"
+                                            : "<td>");
+}
+
 /* auto against each peer (figures "across": geometric mean with its
- * case-bootstrap interval, wins / losses / not significant) and against
- * the best peer of each case. */
+ * case-bootstrap interval; the cases counted by their calls, rp_pair_call)
+ * and against the best peer of each case, then what the calls stand on. */
 static ev_status auto_rows(const rep *r, ev_buf *b)
 {
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(r->val, "figures"), *p, *c;
-    char t[48], u[48], w[48], line[400];
-    double v, lo, hi;
-    size_t n = 0, wins = 0, losses = 0, ns = 0;
+    char t[48], u[48], w[48], line[600], counts[200];
+    double v, lo = 0, hi = 0;
+    size_t n = 0;
+    rp_counts best;
     ev_status rc = EV_OK;
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "across"))
     {
         const char *a = ev_jr_str(p, "arm"), *g = ev_jr_str(p, "against");
         const cJSON *ci = cJSON_GetObjectItemCaseSensitive(p, "geomean_ratio_ci");
+        rp_counts k;
         if (rc || !a || !g || strcmp(a, "auto"))
             continue;
         int has = rp_jnum(p, "geomean_ratio", &v);
         int has_ci = rp_numv(cJSON_GetArrayItem(ci, 0), &lo) && rp_numv(cJSON_GetArrayItem(ci, 1), &hi);
-        snprintf(line, sizeof line,
-                 "geometric mean %s %s%s%s%s%s over %" PRId64 " cases: %" PRId64 " wins / %" PRId64
-                 " losses / %" PRId64 " n.s.",
+        rp_count_calls(r, a, g, &k);
+        snprintf(line, sizeof line, "geometric mean %s %s%s%s%s%s over %" PRId64 " cases: %s",
                  has ? rp_fmt(t, v, 3) : "-", has_ci ? "[" : "", has_ci ? rp_fmt(u, lo, 3) : "",
                  has_ci ? ", " : "", has_ci ? rp_fmt(w, hi, 3) : "", has_ci ? "]" : "",
-                 rp_jint(p, "n_cases", 0), rp_jint(p, "wins", 0), rp_jint(p, "losses", 0),
-                 rp_jint(p, "not_significant", 0));
+                 rp_jint(p, "n_cases", 0), rp_counts_text(&k, counts, sizeof counts));
         if (has_ci)
             snprintf(line + strlen(line), sizeof line - strlen(line), " (interval: cases resampled)");
         if (rp_jint(p, "n_cases", 0) == 0)
@@ -273,9 +265,9 @@ static ev_status auto_rows(const rep *r, ev_buf *b)
         if (!rc)
             rc = rp_put_esc(b, g);
         if (!rc)
-            rc = ev_buf_puts(b, !has      ? "</th><td>"
-                                : v > 1.0 ? "</th><td class=\"bad\">"
-                                          : "</th><td class=\"ok\">");
+            rc = ev_buf_puts(b, "</th>");
+        if (!rc)
+            rc = td_by_interval(b, has && has_ci, lo, hi);
         if (!rc)
             rc = rp_put_esc(b, line);
         if (!rc)
@@ -284,35 +276,36 @@ static ev_status auto_rows(const rep *r, ev_buf *b)
     double *ratios = malloc((size_t)(cJSON_GetArraySize(r->cases) + 1) * sizeof *ratios), g = 0;
     if (!ratios)
         return EV_ENOMEM;
+    memset(&best, 0, sizeof best);
     cJSON_ArrayForEach(c, r->cases)
     {
-        const char *peer, *vd;
+        const char *peer;
         double ar;
-        if (!rp_auto_vs_best(r, rp_jint(c, "case_index", -1), &peer, &ar, &vd))
+        rp_call k;
+        if (!rp_auto_vs_best(r, rp_jint(c, "case_index", -1), &peer, &ar, &k))
             continue;
         ratios[n++] = ar;
-        wins += !strcmp(vd, "win");
-        losses += !strcmp(vd, "loss");
-        ns += strcmp(vd, "win") && strcmp(vd, "loss");
+        best.n[k]++;
     }
     int has_g = n && !ev_geomean(ratios, n, &g);
     free(ratios);
     if (has_g)
-        snprintf(
-            line, sizeof line,
-            "geometric mean %s over %zu cases: %zu wins / %zu losses / %zu n.s. (the faster completed peer "
-            "of each case; no interval across the mix)",
-            rp_fmt(t, g, 3), n, wins, losses, ns);
+        snprintf(line, sizeof line,
+                 "geometric mean %s over %zu cases: %s (the faster completed peer of each case; no interval "
+                 "across the mix, so no colour)",
+                 rp_fmt(t, g, 3), n, rp_counts_text(&best, counts, sizeof counts));
     else
         snprintf(line, sizeof line, "no case has both auto and a peer completed");
     if (!rc)
-        rc = ev_buf_puts(b, !has_g    ? "<tr><th>auto / best peer</th><td><strong>"
-                            : g > 1.0 ? "<tr><th>auto / best peer</th><td class=\"bad\"><strong>"
-                                      : "<tr><th>auto / best peer</th><td class=\"ok\"><strong>");
+        rc = ev_buf_puts(b, "<tr><th>auto / best peer</th><td><strong>");
     if (!rc)
         rc = rp_put_esc(b, line);
     if (!rc)
         rc = ev_buf_puts(b, "</strong></td></tr>\n");
+    if (!rc) {
+        char basis[1000];
+        rc = row(b, "rounds and basis", rp_basis_text(r, basis, sizeof basis));
+    }
     return rc;
 }
 

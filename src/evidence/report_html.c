@@ -394,8 +394,9 @@ static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
     ev_status rc =
         ev_buf_puts(b, "<h2>auto / best peer per case</h2>\n<p>Ratio of auto to the fastest completed "
                        "peer of the case, with its 95% interval (over rounds; with one round within the two "
-                       "processes only); green: a win (interval below 1), red: a loss (above 1), grey: not "
-                       "significant (the interval holds 1).  Log scale.</p>\n");
+                       "processes only), and its call (the headline's rounds and basis say how): green a "
+                       "win, red a loss, grey anything else (n.s., inconclusive, not replicated).  Log "
+                       "scale.</p>\n");
     /* first pass: the range */
     cJSON_ArrayForEach(c, r->cases)
     {
@@ -422,9 +423,9 @@ static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
         if (rc || !pair_interval(p, &lo, &hi) || !rp_jnum(p, "ratio", &m) || !(lo > 0))
             continue;
         char lab[200], cl[160];
-        const char *vd = rp_verdict_short(p);
+        rp_call call = rp_pair_call(r, p);
         snprintf(lab, sizeof lab, "%s vs %s (%s)", rp_case_label(c, cl, sizeof cl), ev_jr_str(p, "against"),
-                 vd);
+                 rp_call_word(call, 0));
         double y = 10.0 + (double)row * H + H / 2.0;
         double x0 = L + (R - L) * (log(lo) - l0) / (l1 - l0), x1 = L + (R - L) * (log(hi) - l0) / (l1 - l0),
                xm = L + (R - L) * (log(m) - l0) / (l1 - l0);
@@ -436,9 +437,9 @@ static ev_status sec_auto_vs_peer(const rep *r, ev_buf *b)
                                "</text><line x1=\"%.2f\" y1=\"%.2f\" x2=\"%.2f\" y2=\"%.2f\" stroke=\"#333\" "
                                "stroke-width=\"2\"/><circle cx=\"%.2f\" cy=\"%.2f\" r=\"4\" fill=\"%s\"/>\n",
                                x0, y, x1, y, xm, y,
-                               !strcmp(vd, "win")    ? "#2ca02c"
-                               : !strcmp(vd, "loss") ? "#d62728"
-                                                     : "#888888");
+                               call == RP_CALL_BELOW   ? "#2ca02c"
+                               : call == RP_CALL_ABOVE ? "#d62728"
+                                                       : "#888888");
         row++;
     }
     double x1 = L + (R - L) * (0.0 - l0) / (l1 - l0), axis = 10.0 + (double)rows * H;
@@ -460,14 +461,16 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
     double v, lo, hi;
     ev_status rc =
         ev_buf_puts(b, "<h2>Arm comparisons</h2>\n<p>Ratio (arm / against) with its 95% interval and "
-                       "verdict: over rounds (paired by round, a t interval on the mean log ratio) when the "
+                       "call: over rounds (paired by round, a t interval on the mean log ratio) when the "
                        "run has several, else the ratio of hot medians with its percentile bootstrap "
-                       "interval within the two processes only.  A ratio whose interval holds 1 is not "
-                       "significant (n.s.), neither a win nor a loss.  Beside it, within the first paired "
+                       "interval within the two processes only.  The call follows the headline's rounds and "
+                       "basis: a win or a loss, n.s. (no difference beyond the noise floor), inconclusive "
+                       "(too few or too noisy rounds) or not replicated (one round, within the noise "
+                       "floor).  Beside it, within the first paired "
                        "round: the bootstrap interval, the exact two-sided Mann-Whitney p (7 against 7 "
                        "samples cannot go below 2/3432) and the ratio of empirical P95s (descriptive "
                        "only).</p>\n<table>\n<tr><th>case</th><th>arm</th><th>against</th><th>rounds</th>"
-                       "<th>ratio</th><th>interval</th><th>verdict</th><th>within-process interval</th>"
+                       "<th>ratio</th><th>interval</th><th>call</th><th>within-process interval</th>"
                        "<th>p</th><th>P95 ratio</th></tr>\n");
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "pairs"))
     {
@@ -493,8 +496,9 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
                 rc = ev_buf_puts(b, "</td></tr>\n");
             continue;
         }
-        const char *vd = rp_verdict_short(p);
-        const char *cls = !strcmp(vd, "win") ? "n ok" : !strcmp(vd, "loss") ? "n bad" : "n";
+        rp_call call = rp_pair_call(r, p);
+        const char *vd = rp_call_word(call, 0);
+        const char *cls = call == RP_CALL_BELOW ? "n ok" : call == RP_CALL_ABOVE ? "n bad" : "n";
         const cJSON *wi = cJSON_GetObjectItemCaseSensitive(p, "within");
         if (!rc)
             rc = td(b, cls, rp_fmt(t, v, 4));
@@ -530,7 +534,7 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
     if (!rc)
         rc = ev_buf_puts(b, "</table>\n<h3>Across cases</h3>\n<table>\n<tr><th>arm</th><th>against</th>"
                             "<th>cases</th><th>ratio of sums</th><th>interval</th><th>geomean ratio</th>"
-                            "<th>interval</th><th>wins / losses / not significant</th></tr>\n");
+                            "<th>interval</th><th>calls of its cases</th></tr>\n");
     cJSON_ArrayForEach(p, cJSON_GetObjectItemCaseSensitive(f, "across"))
     {
         if (rc)
@@ -556,10 +560,12 @@ static ev_status sec_pairs(const rep *r, ev_buf *b)
                 rc = td(b, "n", "-");
             }
         }
-        snprintf(t, sizeof t, "%" PRId64 " / %" PRId64 " / %" PRId64, rp_jint(p, "wins", 0),
-                 rp_jint(p, "losses", 0), rp_jint(p, "not_significant", 0));
+        rp_counts k;
+        char calls[200];
+        rp_count_calls(r, ev_jr_str(p, "arm") ? ev_jr_str(p, "arm") : "",
+                       ev_jr_str(p, "against") ? ev_jr_str(p, "against") : "", &k);
         if (!rc)
-            rc = td(b, "n", t);
+            rc = td(b, "n", rp_counts_text(&k, calls, sizeof calls));
         if (!rc)
             rc = ev_buf_puts(b, "</tr>\n");
     }
@@ -748,7 +754,7 @@ ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
 ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err)
 {
     rep r;
-    ev_status rc = rp_rep_load(m, n, &r, err);
+    ev_status rc = rp_rep_open(m, n, NULL, &r, err);
     if (!rc)
         rc = report_html(&r, problem, out, err);
     rp_rep_free(&r);
@@ -760,8 +766,10 @@ ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, ev_buf *ou
 {
     rep r;
     ev_status rc = rp_rep_borrow(val, model, prov, &r, err);
-    if (!rc)
+    if (!rc) {
+        rp_floor_get(&r, &r.floor); /* as rp_rep_open measures it */
         rc = report_html(&r, NULL, out, err);
+    }
     rp_rep_free(&r);
     return rc;
 }

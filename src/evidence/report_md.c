@@ -61,31 +61,35 @@ static ev_status md_header(const rep *r, ev_buf *b, double *floor_us, int *have_
     if (!rc)
         rc = ev_buf_puts(
             b, "- best peer: the faster of cub and torch-compile on that case (completed jobs only; with "
-               "several rounds by their estimate over rounds); auto / best peer is a win for auto when its "
-               "95% interval lies below 1, a loss when above, n.s. (not significant) when it holds 1\n\n");
+               "several rounds by their estimate over rounds); auto / best peer is called a win for auto, a "
+               "loss, n.s., inconclusive or not replicated by the rule below\n");
+    if (!rc) {
+        char basis[1000];
+        rc = ev_buf_puts(b, "- rounds and basis: ");
+        if (!rc)
+            rc = rp_put_md(b, rp_basis_text(r, basis, sizeof basis));
+        if (!rc)
+            rc = ev_buf_puts(b, "\n\n");
+    }
     return rc;
 }
 
-/* The run's rounds: the most rounds of any case and arm in the figures. */
-static ev_status md_summary(ev_buf *b, const double *ratios, const char *const *verdicts, size_t n,
-                            size_t n_cases, int64_t k)
+/* Appends the closing line: the calls of auto against the best peer over
+ * the cases where both completed (calls[0..n)), the geometric mean of the
+ * ratios (case order) ratios[0..n), and what the calls stand on (k
+ * rounds).  EV_ENOMEM. */
+static ev_status md_summary(ev_buf *b, const double *ratios, const rp_call *calls, size_t n, size_t n_cases,
+                            int64_t k)
 {
-    size_t wins = 0, losses = 0, ns = 0;
-    char t[48];
+    rp_counts c;
+    char t[48], counts[200];
     double g;
-    for (size_t i = 0; i < n; i++) {
-        if (!strcmp(verdicts[i], "win"))
-            wins++;
-        else if (!strcmp(verdicts[i], "loss"))
-            losses++;
-        else
-            ns++;
-    }
+    memset(&c, 0, sizeof c);
+    for (size_t i = 0; i < n; i++)
+        c.n[calls[i]]++;
     ev_status rc =
-        ev_buf_printf(b,
-                      "\nauto against the best peer: %zu wins, %zu losses, %zu not significant over the %zu "
-                      "of %zu cases where both completed",
-                      wins, losses, ns, n, n_cases);
+        ev_buf_printf(b, "\nauto against the best peer: %s over the %zu of %zu cases where both completed",
+                      rp_counts_text(&c, counts, sizeof counts), n, n_cases);
     if (!rc && n && ev_geomean(ratios, n, &g) == EV_OK)
         rc = ev_buf_printf(b, "; geometric mean of auto / best peer %s", rp_fmt(t, g, 3));
     else if (!rc)
@@ -93,7 +97,7 @@ static ev_status md_summary(ev_buf *b, const double *ratios, const char *const *
     if (!rc && k > 1)
         rc = ev_buf_printf(b, "; intervals over %lld rounds.\n", (long long)k);
     else if (!rc)
-        rc = ev_buf_puts(b, "; one round: the intervals are within-process only.\n");
+        rc = ev_buf_puts(b, "; one round: not replicated, called only beyond the noise floor.\n");
     return rc;
 }
 
@@ -103,16 +107,16 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
     rep r;
     ev_buf b = EV_BUF_INIT;
     double *ratios = NULL, floor_us = 0;
-    const char **verdicts = NULL;
+    rp_call *calls = NULL;
     size_t n_ratios = 0, n_cases = 0;
     int have_floor = 0;
-    ev_status rc = rp_rep_load(m, n, &r, err);
+    ev_status rc = rp_rep_open(m, n, NULL, &r, err);
     if (rc)
         goto out;
     n_cases = (size_t)cJSON_GetArraySize(r.cases);
     ratios = malloc((n_cases ? n_cases : 1) * sizeof *ratios);
-    verdicts = malloc((n_cases ? n_cases : 1) * sizeof *verdicts);
-    if (!ratios || !verdicts) {
+    calls = malloc((n_cases ? n_cases : 1) * sizeof *calls);
+    if (!ratios || !calls) {
         rc = ev_err_set(err, EV_ENOMEM, "report: out of memory");
         goto out;
     }
@@ -154,17 +158,17 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
             if (!rc)
                 rc = rp_put_md(&b, rp_arm_cell(&r, idx, r.arms[i], rp_arm_phase(r.arms[i]), t, sizeof t));
         }
-        const char *vd = "-";
+        rp_call call = RP_CALL_NONE;
         double ar = 0;
         int have_auto = rp_arm_estimate(&r, idx, "auto", "policy", &auto_us);
         int have_peer = rp_md_best_peer(&r, idx, &peer, &peer_us);
-        int have_ratio = rp_auto_vs_best(&r, idx, &peer, &ar, &vd);
+        int have_ratio = rp_auto_vs_best(&r, idx, &peer, &ar, &call);
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
         if (!rc)
             rc = rp_put_md(&b, have_peer ? peer : NULL);
         if (!rc && have_ratio)
-            rc = ev_buf_printf(&b, " | %s %s", rp_fmt(u, ar, 3), vd);
+            rc = ev_buf_printf(&b, " | %s %s", rp_fmt(u, ar, 3), rp_call_word(call, 0));
         else if (!rc)
             rc = ev_buf_puts(&b, " | -");
         /* a sharded run: the floor of the case's own shard, the device it ran on */
@@ -178,7 +182,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
                                have_auto && have_case_floor ? rp_fmt(u, auto_us / case_floor, 3) : "-");
         if (have_ratio) {
             ratios[n_ratios] = ar;
-            verdicts[n_ratios++] = vd;
+            calls[n_ratios++] = call;
         }
         if (!rc)
             rc = ev_buf_puts(&b, " | ");
@@ -197,7 +201,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
             rc = ev_buf_puts(&b, " |\n");
     }
     if (!rc)
-        rc = md_summary(&b, ratios, verdicts, n_ratios, n_cases, rp_rounds_of(&r));
+        rc = md_summary(&b, ratios, calls, n_ratios, n_cases, rp_rounds_of(&r));
     if (rc) {
         ev_err_set(err, rc, "report: out of memory");
         goto out;
@@ -207,7 +211,7 @@ ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *
         ev_err_set(err, rc, "report: out of memory");
 out:
     free(ratios);
-    free(verdicts);
+    free(calls);
     ev_buf_free(&b);
     rp_rep_free(&r);
     return rc;

@@ -201,6 +201,79 @@ static int root_of(const ev_member *m, size_t n, char hex[EV_SHA256_HEX_LEN + 1]
     return x && !ev_sha256_hex(x->data ? x->data : "", x->len, hex);
 }
 
+/* 1 when the estimate's interval stands on rounds (two or more usable). */
+static int replicated(const rp_arm_stat *st)
+{
+    return st->basis && !strcmp(st->basis, "rounds") && st->has_ci;
+}
+
+/* See report_int.h. */
+void rp_floor_json(ev_jb *jb, cJSON *o, const rp_floor *f)
+{
+    char t[300];
+    cJSON *x = ev_jb_obj(jb, o, "noise_floor");
+    ev_jb_bool(jb, x, "measured", f->measured);
+    ev_jb_dbl(jb, x, "pct", f->measured, f->pct, "no case has both a main and a recheck default job");
+    ev_jb_dbl(jb, x, "factor", 1, RP_FLOOR_FACTOR, NULL);
+    ev_jb_dbl(jb, x, "min_pct", 1, RP_FLOOR_MIN_PCT, NULL);
+    ev_jb_dbl(jb, x, "max_recheck_drift_pct", f->measured, 100.0 * expm1(f->max_drift), "none measured");
+    ev_jb_i64n(jb, x, "case_index", f->measured, f->case_index);
+    ev_jb_i64(jb, x, "n_cases", (int64_t)f->n_cases);
+    ev_jb_str(jb, x, "text", rp_floor_text(f, t, sizeof t));
+}
+
+/* Adds the run's facts to the results' top level: the device (driver
+ * included), the host and the peer versions, whether the intervals are
+ * replicated and how ratios are called (the noise floor), and the notes
+ * on what this bundle's format kept from those checks. */
+static void put_run_facts(ev_jb *jb, cJSON *o, const rep *r, const ev_member *m, size_t n)
+{
+    rp_facts fx;
+    rp_notes notes;
+    char basis[1000];
+    rp_facts_get(r, &fx);
+    rp_facts_json(jb, o, r, &fx);
+    ev_jb_bool(jb, o, "replicated", rp_rounds_of(r) > 1);
+    ev_jb_str(jb, o, "basis", rp_basis_text(r, basis, sizeof basis));
+    rp_floor_json(jb, o, &r->floor);
+    rp_format_notes(r, m, n, &notes);
+    cJSON *arr = ev_jb_arr(jb, o, "format_notes");
+    for (size_t i = 0; i < notes.n; i++)
+        ev_jb_str(jb, arr, NULL, notes.v[i]);
+}
+
+/* Adds "pairs": every figures pair (arm / against within a case) with its
+ * ratio, interval and call (rp_pair_call): what the report's tables show. */
+static void put_pairs(ev_jb *jb, cJSON *o, const rep *r)
+{
+    const cJSON *p;
+    cJSON *arr = ev_jb_arr(jb, o, "pairs");
+    cJSON_ArrayForEach(
+        p, cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(r->val, "figures"), "pairs"))
+    {
+        rp_ratio x;
+        char lab[200];
+        int has = rp_pair_ratio(p, &x);
+        cJSON *q = ev_jb_obj(jb, arr, NULL);
+        ev_jb_i64(jb, q, "case_index", rp_jint(p, "case_index", -1));
+        ev_jb_str(jb, q, "case", rp_case_name(r, rp_jint(p, "case_index", -1), lab, sizeof lab));
+        ev_jb_str(jb, q, "arm", ev_jr_str(p, "arm"));
+        ev_jb_str(jb, q, "against", ev_jr_str(p, "against"));
+        ev_jb_str(jb, q, "basis", x.replicated ? "rounds" : "within-process");
+        ev_jb_i64(jb, q, "n_rounds", rp_jint(p, "n_rounds", 0));
+        ev_jb_dbl(jb, q, "ratio", has, x.ratio,
+                  ev_jr_str(p, "ratio_reason") ? ev_jr_str(p, "ratio_reason") : "no ratio");
+        if (x.has_ci) {
+            cJSON *ci = ev_jb_arr(jb, q, "interval");
+            ev_jb_dbl(jb, ci, NULL, 1, x.lo, NULL);
+            ev_jb_dbl(jb, ci, NULL, 1, x.hi, NULL);
+        } else {
+            ev_jb_dbl(jb, q, "interval", 0, 0, has ? "too few paired rounds, or not finite" : "no ratio");
+        }
+        ev_jb_str(jb, q, "call", rp_call_word(rp_pair_call(r, p), 0));
+    }
+}
+
 /* See report.h. */
 ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, ev_err *err)
 {
@@ -210,7 +283,7 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
     ev_buf b = EV_BUF_INIT;
     double ceil_bpus = 0;
     char root[EV_SHA256_HEX_LEN + 1];
-    ev_status rc = rp_rep_load(m, n, &r, err);
+    ev_status rc = rp_rep_open(m, n, NULL, &r, err);
     if (rc)
         return rc;
     if ((rc = collect_rows(&r, &rows, &n_rows)))
@@ -220,7 +293,7 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
     if (csv) {
         rc = ev_buf_puts(&b, "format,case_index,op,rows,cols,stride,dtype,default_rows,role,arm,outcome,"
                              "reason,basis,n_rounds,n_usable,median_us,ci_low_us,ci_high_us,bytes_per_op,"
-                             "gb_per_s,ceiling_gb_per_s,ceiling_pct\n");
+                             "gb_per_s,ceiling_gb_per_s,ceiling_pct,replicated\n");
         for (size_t i = 0; i < n_rows && !rc; i++) {
             const rrow *w = &rows[i];
             const char *fields[4] = {ev_jr_str(w->c, "op"), ev_jr_str(w->c, "dtype"), ev_jr_str(w->c, "role"),
@@ -266,7 +339,7 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
             if (!rc && have_ceil && gbps > 0)
                 rc = ev_buf_printf(&b, "%.17g", 100.0 * gbps / (ceil_bpus / 1e3));
             if (!rc)
-                rc = ev_buf_puts(&b, "\n");
+                rc = ev_buf_puts(&b, replicated(&w->st) ? ",true\n" : ",false\n");
         }
     } else {
         ev_jb jb = {EV_OK};
@@ -314,7 +387,10 @@ ev_status ev_results_write(const ev_member *m, size_t n, int csv, ev_buf *out, e
             ev_jb_dbl(&jb, o, "gb_per_s", gbps > 0, gbps, "no estimate");
             ev_jb_dbl(&jb, o, "ceiling_pct", have_ceil && gbps > 0, 100.0 * gbps / (ceil_bpus / 1e3),
                       have_ceil ? "no estimate" : "no completed ceiling arm");
+            ev_jb_bool(&jb, o, "replicated", replicated(&w->st));
         }
+        put_run_facts(&jb, root_o, &r, m, n);
+        put_pairs(&jb, root_o, &r);
         rc = ev_jb_finish(&jb, root_o, &b);
     }
     if (rc) {
