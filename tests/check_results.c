@@ -669,8 +669,9 @@ START_TEST(test_compare_finds_an_arm_made_slower_and_fail_slower_exits_1)
      * command compares it only when told not to verify) */
     fixture("a.zip", a, sizeof a);
     fixture("a-slow.zip", b, sizeof b);
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify --fail-slower 10 > %s/cmp.md 2> %s/cmp.err",
-             build_dir(), a, b, g_dir, g_dir);
+    snprintf(cmd, sizeof cmd,
+             "%s/evident compare %s %s --no-verify --fail-slower 10 > %s/cmp.md 2> %s/cmp.err", build_dir(),
+             a, b, g_dir, g_dir);
     ck_assert_int_eq(sh(cmd), 1);
     snprintf(cmd, sizeof cmd,
              "grep -q '| slower (beyond the gate) |' %s/cmp.md && grep -q 'beyond 10%%' %s/cmp.err", g_dir,
@@ -754,8 +755,8 @@ START_TEST(test_rounds_too_noisy_to_call_are_inconclusive_and_exit_3)
     cJSON_Delete(j);
     fixture("r.zip", a, sizeof a);
     fixture("r-wild.zip", b, sizeof b);
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify > /dev/null 2> %s/wild.err", build_dir(), a,
-             b, g_dir); /* r-wild's samples were edited */
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify > /dev/null 2> %s/wild.err", build_dir(),
+             a, b, g_dir); /* r-wild's samples were edited */
     ck_assert_int_eq(sh(cmd), 3);
     snprintf(cmd, sizeof cmd, "grep -q 'too few or too noisy' %s/wild.err", g_dir);
     ck_assert_int_eq(sh(cmd), 0);
@@ -793,8 +794,8 @@ START_TEST(test_compare_of_different_setups_says_so_and_refuses_a_gate_unless_al
     ck_assert_int_eq(sh(cmd), 0);
     /* the same samples on "another device": the device is named, the gate refused */
     snprintf(cmd, sizeof cmd,
-             "%s/evident compare %s %s --no-verify --json --fail-slower 10 > %s/dev.json 2>/dev/null", build_dir(),
-             a, d, g_dir); /* a-h100's environment was edited */
+             "%s/evident compare %s %s --no-verify --json --fail-slower 10 > %s/dev.json 2>/dev/null",
+             build_dir(), a, d, g_dir); /* a-h100's environment was edited */
     ck_assert_int_eq(sh(cmd), 2);
     ev_buf t = EV_BUF_INIT;
     ev_err err = {""};
@@ -871,8 +872,8 @@ START_TEST(test_bundles_of_earlier_formats_are_read_and_say_which_checks_did_not
     /* measured by earlier kernels, whose graph receipts this selector no
      * longer plans: they do not verify today, so they are read unverified
      * (stderr says so) */
-    snprintf(cmd, sizeof cmd, "%s/evident results %s --json --no-verify > %s/old.json 2>/dev/null", build_dir(),
-             old[0], g_dir);
+    snprintf(cmd, sizeof cmd, "%s/evident results %s --json --no-verify > %s/old.json 2>/dev/null",
+             build_dir(), old[0], g_dir);
     ck_assert_int_eq(sh(cmd), 0);
     char p[400];
     fixture("old.json", p, sizeof p);
@@ -889,8 +890,8 @@ START_TEST(test_bundles_of_earlier_formats_are_read_and_say_which_checks_did_not
     cJSON_Delete(j);
     ev_buf_free(&t);
     /* compared and reported, never refused (0: called, or 3: some pair inconclusive) */
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify > %s/old.md 2>/dev/null", build_dir(), old[0],
-             old[1], g_dir);
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify > %s/old.md 2>/dev/null", build_dir(),
+             old[0], old[1], g_dir);
     int rc = sh(cmd);
     ck_assert_msg(rc == 0 || rc == 3, "compare of two earlier bundles: exit %d", rc);
     snprintf(cmd, sizeof cmd, "grep -q \"A's format: .*peer versions\" %s/old.md", g_dir);
@@ -1073,28 +1074,34 @@ START_TEST(test_results_and_compare_refuse_a_bundle_that_does_not_verify)
     snprintf(cmd, sizeof cmd, "%s/evident results %s --json > %s/r.out 2> %s/r.err", build_dir(), b, g_dir,
              g_dir);
     ck_assert_int_eq(sh(cmd), 1);
-    snprintf(cmd, sizeof cmd,
-             "test ! -s %s/r.out && test $(wc -l < %s/r.err) = 1 && grep -q 'does not verify, no rows written: "
-             "verify-bundle: FAIL' %s/r.err",
-             g_dir, g_dir, g_dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "test ! -s %s/r.out && test $(wc -l < %s/r.err) = 1 && grep -q 'does not verify, no rows written: "
+        "verify-bundle: FAIL' %s/r.err",
+        g_dir, g_dir, g_dir);
     ck_assert_int_eq(sh(cmd), 0);
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s > %s/c.out 2> %s/c.err", build_dir(), a, b, g_dir, g_dir);
+    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s > %s/c.out 2> %s/c.err", build_dir(), a, b, g_dir,
+             g_dir);
     ck_assert_int_eq(sh(cmd), 1);
-    snprintf(cmd, sizeof cmd,
-             "test ! -s %s/c.out && grep -q 'a-slow.zip does not verify, nothing compared: verify-bundle: FAIL' "
-             "%s/c.err",
-             g_dir, g_dir);
+    snprintf(
+        cmd, sizeof cmd,
+        "test ! -s %s/c.out && grep -q 'a-slow.zip does not verify, nothing compared: verify-bundle: FAIL' "
+        "%s/c.err",
+        g_dir, g_dir);
     ck_assert_int_eq(sh(cmd), 0);
-    snprintf(cmd, sizeof cmd, "%s/evident compare %s %s --no-verify > /dev/null 2> %s/c.err && grep -q "
+    snprintf(cmd, sizeof cmd,
+             "%s/evident compare %s %s --no-verify > /dev/null 2> %s/c.err && grep -q "
              "'not verified' %s/c.err",
              build_dir(), a, b, g_dir, g_dir);
     ck_assert_int_eq(sh(cmd), 0);
     /* an intact bundle: rows, and no word of verification */
-    snprintf(cmd, sizeof cmd, "%s/evident results %s --json > %s/r.out 2> %s/r.err && test -s %s/r.out && test ! "
+    snprintf(cmd, sizeof cmd,
+             "%s/evident results %s --json > %s/r.out 2> %s/r.err && test -s %s/r.out && test ! "
              "-s %s/r.err",
              build_dir(), a, g_dir, g_dir, g_dir, g_dir);
     ck_assert_int_eq(sh(cmd), 0);
-    snprintf(cmd, sizeof cmd, "%s/evident results - --json < %s > %s/r.out 2> %s/r.err && grep -q 'stdin is not "
+    snprintf(cmd, sizeof cmd,
+             "%s/evident results - --json < %s > %s/r.out 2> %s/r.err && grep -q 'stdin is not "
              "verified' %s/r.err",
              build_dir(), a, g_dir, g_dir, g_dir);
     ck_assert_int_eq(sh(cmd), 0);

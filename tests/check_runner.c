@@ -2518,13 +2518,14 @@ START_TEST(test_the_same_shards_merge_to_the_same_root_from_writable_or_read_onl
                               "--out $D/again.zip && cmp $D/all.zip $D/again.zip"),
                      0);
     if (geteuid() != 0 || shard_sh("mkdir $D/ro && mount -t tmpfs -o size=64m none $D/ro && cp $D/s0.db "
-                                    "$D/s1.db $D/ro/ && mount -o remount,ro $D/ro")) {
+                                   "$D/s1.db $D/ro/ && mount -o remount,ro $D/ro")) {
         fprintf(stderr, "check_runner: no read-only mount could be made here: read-only shards not tested\n");
         return;
     }
-    ck_assert_int_eq(shard_sh("$E merge $D/ro/s0.db $D/ro/s1.db --out $D/ro.db; r=$?; umount $D/ro; "
-                              "test $r = 0 && $E export --db $D/ro.db --out $D/ro.zip && cmp $D/all.zip $D/ro.zip"),
-                     0);
+    ck_assert_int_eq(
+        shard_sh("$E merge $D/ro/s0.db $D/ro/s1.db --out $D/ro.db; r=$?; umount $D/ro; "
+                 "test $r = 0 && $E export --db $D/ro.db --out $D/ro.zip && cmp $D/all.zip $D/ro.zip"),
+        0);
 }
 END_TEST
 
@@ -2631,39 +2632,41 @@ START_TEST(test_gpus_shards_die_with_their_parent_and_a_rerun_finishes_the_run)
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
         return; /* two shards need two CPUs */
     /* slower jobs than the shard protocol's: a shard has work left when its parent goes */
-    write_file("slow-gpus.json",
-               "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 150, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
-               " \"host_threads\": 1, \"job_timeout_s\": 120, \"tolerances\": {\"sample_band\": 0.9},\n"
-               " \"reference_arms\": false, \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
-               " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
-               "\"default_rows\": 4},\n"
-               "           {\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
-               "\"default_rows\": 8},\n"
-               "           {\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
-               "\"default_rows\": 8},\n"
-               "           {\"op\": \"reduce_max\", \"rows\": 37, \"cols\": 257, \"dtype\": \"bf16\", "
-               "\"default_rows\": 4}]}\n");
+    write_file(
+        "slow-gpus.json",
+        "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 150, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 120, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference_arms\": false, \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "           {\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 37, \"cols\": 257, \"dtype\": \"bf16\", "
+        "\"default_rows\": 4}]}\n");
     for (int sig = 0; sig < 2; sig++) {
         char script[3000];
         const char *name = sig ? "KILL" : "TERM";
-        snprintf(script, sizeof script,
-                 "rm -f $D/k.db*; $E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >$D/k.out 2>&1 & "
-                 "p=$!; "
-                 /* both shards have finished a job: they are measuring */
-                 "until grep -qs 'evident run: 1/' $D/k.db.shard-0.log && grep -qs 'evident run: 1/' "
-                 "$D/k.db.shard-1.log; do kill -0 $p || exit 20; sleep 0.1; done; "
-                 "kill -%s $p; wait $p; "
-                 /* each shard's store lock is free once that shard has ended */
-                 "flock $D/k.db.shard-0.db true && flock $D/k.db.shard-1.db true || exit 21; "
-                 /* and it stopped, its phase unfinished */
-                 "for i in 0 1; do grep -q 'stopped by a signal' $D/k.db.shard-$i.log || exit 22; "
-                 "! grep -q 'phase main done' $D/k.db.shard-$i.log || exit 23; done; "
-                 "$E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >>$D/k.out 2>&1 || exit 24; "
-                 "$E export --db $D/k.db --out $D/k.zip >/dev/null && $V $D/k.zip >/dev/null || exit 25",
-                 name);
+        snprintf(
+            script, sizeof script,
+            "rm -f $D/k.db*; $E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >$D/k.out 2>&1 & "
+            "p=$!; "
+            /* both shards have finished a job: they are measuring */
+            "until grep -qs 'evident run: 1/' $D/k.db.shard-0.log && grep -qs 'evident run: 1/' "
+            "$D/k.db.shard-1.log; do kill -0 $p || exit 20; sleep 0.1; done; "
+            "kill -%s $p; wait $p; "
+            /* each shard's store lock is free once that shard has ended */
+            "flock $D/k.db.shard-0.db true && flock $D/k.db.shard-1.db true || exit 21; "
+            /* and it stopped, its phase unfinished */
+            "for i in 0 1; do grep -q 'stopped by a signal' $D/k.db.shard-$i.log || exit 22; "
+            "! grep -q 'phase main done' $D/k.db.shard-$i.log || exit 23; done; "
+            "$E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >>$D/k.out 2>&1 || exit 24; "
+            "$E export --db $D/k.db --out $D/k.zip >/dev/null && $V $D/k.zip >/dev/null || exit 25",
+            name);
         int rc = shard_sh(script);
-        ck_assert_msg(rc == 0, "SIG%s: step %d failed (see %s/sh.log, %s/k.out, the shard logs)", name, rc, dir,
-                      dir);
+        ck_assert_msg(rc == 0, "SIG%s: step %d failed (see %s/sh.log, %s/k.out, the shard logs)", name, rc,
+                      dir, dir);
     }
 }
 END_TEST
@@ -2676,16 +2679,18 @@ END_TEST
 START_TEST(test_a_run_from_a_tree_other_than_the_builds_is_refused_before_the_store_is_touched)
 {
     char script[3000];
-    snprintf(script, sizeof script,
-             "rm -rf $D/copy && mkdir -p $D/copy/src $D/copy/db && cp -r kernels protocols $D/copy/ && "
-             "cp -r src/runner $D/copy/src/ && cp db/schema.sql $D/copy/db/ && case $E in /*) ;; *) E=$(pwd)/$E;; esac && "
-             "cd $D/copy && "
-             "cp $P protocols/mine.json && "
-             "$E run --protocol protocols/mine.json --backend cpu --db $D/copy-ok.db >/dev/null || exit 10; "
-             "echo '/* edited after the build */' >> src/runner/record.c && "
-             "{ $E run --protocol protocols/mine.json --backend cpu --db $D/copy-bad.db 2>$D/bad.err; "
-             "test $? = 2 || exit 11; }; test ! -e $D/copy-bad.db || exit 12; "
-             "test $(wc -l < $D/bad.err) = 1 && grep -q 'built from other measured code' $D/bad.err || exit 13");
+    snprintf(
+        script, sizeof script,
+        "rm -rf $D/copy && mkdir -p $D/copy/src $D/copy/db && cp -r kernels protocols $D/copy/ && "
+        "cp -r src/runner $D/copy/src/ && cp db/schema.sql $D/copy/db/ && case $E in /*) ;; *) E=$(pwd)/$E;; "
+        "esac && "
+        "cd $D/copy && "
+        "cp $P protocols/mine.json && "
+        "$E run --protocol protocols/mine.json --backend cpu --db $D/copy-ok.db >/dev/null || exit 10; "
+        "echo '/* edited after the build */' >> src/runner/record.c && "
+        "{ $E run --protocol protocols/mine.json --backend cpu --db $D/copy-bad.db 2>$D/bad.err; "
+        "test $? = 2 || exit 11; }; test ! -e $D/copy-bad.db || exit 12; "
+        "test $(wc -l < $D/bad.err) = 1 && grep -q 'built from other measured code' $D/bad.err || exit 13");
     int rc = shard_sh(script);
     ck_assert_msg(rc == 0, "step %d (see %s/sh.log, %s/bad.err)", rc, dir, dir);
 }

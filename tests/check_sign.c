@@ -715,17 +715,19 @@ START_TEST(test_a_private_key_group_or_world_can_read_is_refused_as_ssh_refuses_
     for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
         ck_assert_int_eq(sh("cp k kmode && chmod %s kmode", modes[i]), 0);
         ck_assert_int_eq(sh("'%s' sign good.zip --key kmode --out m.json", bin("evident")), 2);
-        ck_assert_msg(strstr(g_last, "kmode") && strstr(g_last, "group or others") && strstr(g_last, "chmod 600"),
+        ck_assert_msg(strstr(g_last, "kmode") && strstr(g_last, "group or others") &&
+                          strstr(g_last, "chmod 600"),
                       "mode %s: %s", modes[i], g_last);
         ck_assert_int_eq(sh("test ! -e m.json"), 0);
         ck_assert_int_eq(sh("'%s' good.zip --key kmode", bin("verify-bundle")), 2);
         ck_assert_msg(strstr(g_last, "group or others"), "verify, mode %s: %s", modes[i], g_last);
         ck_assert_int_eq(sh("rm -f kmode"), 0);
     }
-    ck_assert_int_eq(sh("cp k kmode && chmod 400 kmode && '%s' sign good.zip --key kmode --out m.json && rm -f "
-                        "kmode m.json",
-                        bin("evident")),
-                     0);
+    ck_assert_int_eq(
+        sh("cp k kmode && chmod 400 kmode && '%s' sign good.zip --key kmode --out m.json && rm -f "
+           "kmode m.json",
+           bin("evident")),
+        0);
     /* a public key may be read by anyone */
     ck_assert_int_eq(sh("chmod 644 k.pub && '%s' good.zip --key k.pub", bin("verify-bundle")), 0);
 }
@@ -752,9 +754,8 @@ START_TEST(test_an_encrypted_key_is_refused_without_a_prompt_and_says_so)
     ck_assert_int_eq(sh("openssl genpkey -algorithm ed25519 -aes-256-cbc -pass pass:secret -out enc.pem && "
                         "chmod 600 enc.pem"),
                      0);
-    ck_assert_int_eq(sh("timeout 60 setsid '%s' sign good.zip --key enc.pem --out e.json </dev/null",
-                        bin("evident")),
-                     2);
+    ck_assert_int_eq(
+        sh("timeout 60 setsid '%s' sign good.zip --key enc.pem --out e.json </dev/null", bin("evident")), 2);
     ck_assert_msg(strstr(g_last, "enc.pem") && strstr(g_last, "encrypted") && strstr(g_last, "openssl pkey"),
                   "%s", g_last);
     ck_assert_int_eq(sh("test ! -e e.json"), 0);
@@ -797,11 +798,12 @@ static int write_tiny_run(const char *name)
     if (!getcwd(cwd, sizeof cwd))
         return -1;
     /* evident run finds the measured closure in its working directory */
-    return sh("cd '%s' && '%s' run --protocol '%s/tiny.json' --backend cpu --db '%s/%s.db' >/dev/null && "
-              "'%s' export --db '%s/%s.db' --out '%s/%s.zip' >/dev/null && cd '%s' && '%s' sign %s.zip --key k "
-              ">/dev/null",
-              cwd, bin("evident"), g_dir, g_dir, name, bin("evident"), g_dir, name, g_dir, name, g_dir,
-              bin("evident"), name);
+    return sh(
+        "cd '%s' && '%s' run --protocol '%s/tiny.json' --backend cpu --db '%s/%s.db' >/dev/null && "
+        "'%s' export --db '%s/%s.db' --out '%s/%s.zip' >/dev/null && cd '%s' && '%s' sign %s.zip --key k "
+        ">/dev/null",
+        cwd, bin("evident"), g_dir, g_dir, name, bin("evident"), g_dir, name, g_dir, name, g_dir,
+        bin("evident"), name);
 }
 
 /* The first leaf (number, string or boolean) under v, depth first, or NULL. */
@@ -900,10 +902,11 @@ START_TEST(test_every_record_kind_is_signed_and_an_edit_of_any_one_fails_the_sig
         }
         reseal_member(zip, name, place[0] && strchr(place, '.') ? place : "validation.json", edited.data,
                       edited.len);
-        ck_assert_int_eq(sh("'%s' %s --key k.pub --attestation rec.zip.intoto.json", bin("verify-bundle"), name),
-                         1);
+        ck_assert_int_eq(
+            sh("'%s' %s --key k.pub --attestation rec.zip.intoto.json", bin("verify-bundle"), name), 1);
         snprintf(want, sizeof want, "FAIL attest: %s: signed digest", subject);
-        ck_assert_msg(out_has(want), "a %s record (%s) edited under the signature: no '%s'", kind, place, want);
+        ck_assert_msg(out_has(want), "a %s record (%s) edited under the signature: no '%s'", kind, place,
+                      want);
         ev_buf_free(&edited);
     }
     ev_zip_free(z);
@@ -920,7 +923,8 @@ START_TEST(test_a_statement_of_the_first_subject_rule_passes_with_a_note_and_an_
 {
     cJSON *st = good_statement();
     cJSON *in = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "predicate"), "buildDefinition"),
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "predicate"),
+                                         "buildDefinition"),
         "internalParameters");
     ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(in, "subject_rule")->valuestring, EV_SUBJECT_RULE_2);
     cJSON_DeleteItemFromObjectCaseSensitive(in, "subject_rule");
@@ -928,7 +932,8 @@ START_TEST(test_a_statement_of_the_first_subject_rule_passes_with_a_note_and_an_
     int dropped = 0;
     for (cJSON *x = subj->child; x;) {
         cJSON *next = x->next;
-        if (!strncmp(cJSON_GetObjectItemCaseSensitive(x, "name")->valuestring, "validation.json#attempt/", 24)) {
+        if (!strncmp(cJSON_GetObjectItemCaseSensitive(x, "name")->valuestring, "validation.json#attempt/",
+                     24)) {
             cJSON_Delete(cJSON_DetachItemViaPointer(subj, x));
             dropped++;
         }
@@ -977,7 +982,8 @@ static Suite *sign_suite(void)
     tcase_add_test(t, test_an_encrypted_key_is_refused_without_a_prompt_and_says_so);
     tcase_add_test(t, test_an_envelope_without_a_keyid_fails);
     tcase_add_test(t, test_every_record_kind_is_signed_and_an_edit_of_any_one_fails_the_signature);
-    tcase_add_test(t, test_a_statement_of_the_first_subject_rule_passes_with_a_note_and_an_unknown_rule_fails);
+    tcase_add_test(t,
+                   test_a_statement_of_the_first_subject_rule_passes_with_a_note_and_an_unknown_rule_fails);
     suite_add_tcase(s, t);
     return s;
 }

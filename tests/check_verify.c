@@ -2589,23 +2589,27 @@ START_TEST(test_five_store_edits_of_process_records_are_refused_by_export_or_fai
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\", \"fault-garbage\"], \"allow_fault_arms\": true,\n"
-        " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3, \"when\": \"original\"},\n"
+        " \"fault_arms\": [{\"name\": \"fault-exit\", \"kind\": \"exit\", \"code\": 3, \"when\": "
+        "\"original\"},\n"
         "                {\"name\": \"fault-garbage\", \"kind\": \"garbage\", \"when\": \"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
-#define ATT_OF(key) "(SELECT a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '" key "')"
+#define ATT_OF(key)                                                                                          \
+    "(SELECT a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '" key "')"
     static const struct {
         const char *tag, *sql;
     } edits[] = {
-        {"exit-0", "UPDATE processes SET exit_code = 0 WHERE attempt_id = " ATT_OF("main/0/fault-exit/initial")},
+        {"exit-0",
+         "UPDATE processes SET exit_code = 0 WHERE attempt_id = " ATT_OF("main/0/fault-exit/initial")},
         {"exit-signal", "UPDATE processes SET exit_code = NULL, signal = 9 WHERE attempt_id = " ATT_OF(
                             "main/0/fault-exit/initial")},
         {"stderr-empty",
          "UPDATE processes SET stderr_tail = '' WHERE attempt_id = " ATT_OF("main/0/fault-exit/initial")},
         {"protocol-error-erased", "UPDATE processes SET protocol_error = NULL WHERE attempt_id = " ATT_OF(
                                       "main/0/fault-garbage/initial")},
-        {"cold-row-deleted", "DELETE FROM cold_timings WHERE rowid = (SELECT min(rowid) FROM cold_timings WHERE "
-                             "attempt_id = " ATT_OF("main/0/default/initial") ")"},
+        {"cold-row-deleted",
+         "DELETE FROM cold_timings WHERE rowid = (SELECT min(rowid) FROM cold_timings WHERE "
+         "attempt_id = " ATT_OF("main/0/default/initial") ")"},
     };
 #undef ATT_OF
     char zip[320], last[1024];
@@ -2623,8 +2627,8 @@ START_TEST(test_five_store_edits_of_process_records_are_refused_by_export_or_fai
             continue;
         }
         const char *ver[] = {out, NULL};
-        ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 1, "%s: exported and verified: %s", edits[i].tag,
-                      last);
+        ck_assert_msg(run_bin(ver, last, sizeof last, NULL) == 1, "%s: exported and verified: %s",
+                      edits[i].tag, last);
     }
 }
 END_TEST
@@ -2661,10 +2665,10 @@ static const char *edit_store(const char *from, const char *tag, const char *sql
     snprintf(cmd, sizeof cmd, "rm -f '%s'* && cp '%s' '%s'", dst, src, dst);
     ck_assert_int_eq(system(cmd), 0);
     ck_assert_int_eq(sqlite3_open(dst, &db), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(db,
-                                  "CREATE TEMP TABLE t AS SELECT name FROM sqlite_master WHERE type = 'trigger'",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db, "CREATE TEMP TABLE t AS SELECT name FROM sqlite_master WHERE type = 'trigger'", NULL,
+                     NULL, NULL),
+        SQLITE_OK);
     sqlite3_stmt *st;
     ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT name FROM t", -1, &st, NULL), SQLITE_OK);
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -2692,7 +2696,8 @@ START_TEST(test_each_raw_column_edited_alone_is_refused_or_fails_unless_the_docs
     snprintf(path, sizeof path, "%s/good.db", g_dir);
     ck_assert_int_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
     sqlite3_stmt *tables;
-    ck_assert_int_eq(sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                        "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
                                         -1, &tables, NULL),
                      SQLITE_OK);
     size_t edited = 0, guarded = 0, refused = 0, failed = 0, free_n = 0;
@@ -2701,9 +2706,10 @@ START_TEST(test_each_raw_column_edited_alone_is_refused_or_fails_unless_the_docs
         snprintf(table, sizeof table, "%s", (const char *)sqlite3_column_text(tables, 0));
         sqlite3_stmt *cols;
         char key[16] = "";
-        snprintf(sql, sizeof sql,
-                 "SELECT name FROM pragma_table_info('%s') WHERE name IN ('attempt_id', 'job_id') ORDER BY name",
-                 table);
+        snprintf(
+            sql, sizeof sql,
+            "SELECT name FROM pragma_table_info('%s') WHERE name IN ('attempt_id', 'job_id') ORDER BY name",
+            table);
         ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &cols, NULL), SQLITE_OK);
         if (sqlite3_step(cols) == SQLITE_ROW)
             snprintf(key, sizeof key, "%s", (const char *)sqlite3_column_text(cols, 0));
@@ -2722,9 +2728,10 @@ START_TEST(test_each_raw_column_edited_alone_is_refused_or_fails_unless_the_docs
                          "%s IN (SELECT a.%s FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = "
                          "'main/0/default/initial') DESC, rowid",
                          key, key);
-            snprintf(sql, sizeof sql,
-                     "SELECT rowid, typeof(\"%s\"), \"%s\", json_valid(\"%s\") FROM \"%s\" ORDER BY %s LIMIT 1",
-                     col, col, col, table, order);
+            snprintf(
+                sql, sizeof sql,
+                "SELECT rowid, typeof(\"%s\"), \"%s\", json_valid(\"%s\") FROM \"%s\" ORDER BY %s LIMIT 1",
+                col, col, col, table, order);
             ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &v, NULL), SQLITE_OK);
             if (sqlite3_step(v) != SQLITE_ROW) {
                 sqlite3_finalize(v);
@@ -2737,8 +2744,8 @@ START_TEST(test_each_raw_column_edited_alone_is_refused_or_fails_unless_the_docs
             int json = sqlite3_column_int(v, 3) && !strcmp(type, "text") &&
                        ((const char *)sqlite3_column_text(v, 2))[0] == '{';
             if (!strcmp(type, "integer"))
-                snprintf(set, sizeof set, "CASE WHEN \"%s\" IN (0, 1) THEN 1 - \"%s\" ELSE \"%s\" + 1 END", col,
-                         col, col);
+                snprintf(set, sizeof set, "CASE WHEN \"%s\" IN (0, 1) THEN 1 - \"%s\" ELSE \"%s\" + 1 END",
+                         col, col, col);
             else if (!strcmp(type, "real"))
                 snprintf(set, sizeof set, "CASE WHEN \"%s\" = 0 THEN 1.0 ELSE \"%s\" * 1.5 END", col, col);
             else if (json)
@@ -2778,7 +2785,8 @@ START_TEST(test_each_raw_column_edited_alone_is_refused_or_fails_unless_the_docs
                 continue;
             }
             size_t len = strlen(column_is_free(table, col) ? list : miss);
-            snprintf((column_is_free(table, col) ? list : miss) + len, sizeof miss - len, " %s.%s", table, col);
+            snprintf((column_is_free(table, col) ? list : miss) + len, sizeof miss - len, " %s.%s", table,
+                     col);
             free_n += column_is_free(table, col);
         }
         sqlite3_finalize(cols);
@@ -3651,7 +3659,10 @@ static void hostile_json(ev_buf *b, int k, size_t n)
         if (k == 0)
             ev_buf_printf(b, "%s%c", i ? "," : "", d);
         else if (k == 1)
-            ev_buf_printf(b, "%s[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[%c]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]", i ? "," : "", d);
+            ev_buf_printf(b,
+                          "%s[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[%c]]]]]]]]]]]]]]]]]]"
+                          "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]",
+                          i ? "," : "", d);
         else if (k == 2)
             ev_buf_printf(b, "%s\"%zx\":%c", i ? "," : "", i, d);
         else if (k == 3)
@@ -3678,10 +3689,10 @@ START_TEST(test_hostile_json_shapes_in_every_member_get_a_verdict_within_a_memor
 #if defined(__SANITIZE_ADDRESS__)
     fprintf(stderr, "check_verify: ASan build: the hostile shapes under a memory limit did not run\n");
 #else
-    static const char *const members[] = {"validation.json", "model.json",    "provenance.json",
+    static const char *const members[] = {"validation.json",     "model.json",    "provenance.json",
                                           "proof-receipts.json", "protocol.json", "receipts.json"};
-    static const char *const shapes[] = {"wide array",     "nested arrays",  "wide object",
-                                         "long string",    "many strings",   "empty objects"};
+    static const char *const shapes[] = {"wide array",  "nested arrays", "wide object",
+                                         "long string", "many strings",  "empty objects"};
     char last[1024], zip[400];
     const char *honest[] = {g_good, NULL};
     g_as_limit = (size_t)384 << 20;
@@ -3697,8 +3708,8 @@ START_TEST(test_hostile_json_shapes_in_every_member_get_a_verdict_within_a_memor
             tm_write(&l, zip, !strcmp(members[mi], "receipts.json"));
             const char *ver[] = {zip, NULL};
             int rc = run_bin(ver, last, sizeof last, NULL);
-            ck_assert_msg(rc == 1 && strstr(last, "verify-bundle: FAIL"), "%s as a %s: exit %d: %s", members[mi],
-                          shapes[k], rc, last);
+            ck_assert_msg(rc == 1 && strstr(last, "verify-bundle: FAIL"), "%s as a %s: exit %d: %s",
+                          members[mi], shapes[k], rc, last);
             unlink(zip);
             ev_buf_free(&h);
             tm_free(&l);

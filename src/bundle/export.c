@@ -275,7 +275,8 @@ static int64_t attempt_rows(const xload *L, int64_t id)
 
 /* check_invariants' rows: L held to each rule, proto (or NULL) for the
  * fault arms, fault_why[cap] scratch for their rule's words. */
-static ev_status check_rows(const xload *L, const ev_protocol *proto, char *fault_why, size_t cap, ev_err *err)
+static ev_status check_rows(const xload *L, const ev_protocol *proto, char *fault_why, size_t cap,
+                            ev_err *err)
 {
     for (size_t i = 0; i < L->vals.n; i++) {
         const xval *v = ex_vec_at(&L->vals, i);
@@ -325,7 +326,8 @@ static ev_status check_rows(const xload *L, const ev_protocol *proto, char *faul
                 why = ev_record_count_problem(a->facts.records_ok, a->facts.skipped, a->record_count,
                                               attempt_rows(L, a->attempt_id));
             if (!why && a->facts.has_process)
-                why = ev_fault_problem(proto, j->arm, j->has_retry, &a->facts, a->stderr_tail, fault_why, cap);
+                why =
+                    ev_fault_problem(proto, j->arm, j->has_retry, &a->facts, a->stderr_tail, fault_why, cap);
             if (why)
                 return ev_err_set(err, EV_EFORMAT,
                                   "export: the store breaks an invariant: attempt %" PRId64
@@ -356,7 +358,8 @@ static ev_status check_invariants(const xload *L, ev_err *err)
     char fault_why[400];
     /* the run's protocol, for its fault arms (a protocol that does not
      * parse has none to hold the attempts to: the verifier FAILs it) */
-    int proto_ok = !ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &proto, NULL);
+    int proto_ok =
+        !ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &proto, NULL);
     ev_status rc = check_rows(L, proto_ok ? &proto : NULL, fault_why, sizeof fault_why, err);
     if (proto_ok)
         ev_protocol_free(&proto);

@@ -49,7 +49,8 @@ static const char compare_usage[] =
     "does not verify is no basis for a comparison (nothing is written, exit 1).\n"
     "\n"
     "exit status: 0 success, 1 a slow-down called beyond --fail-slower, a file\n"
-    "that is not a usable bundle or a bundle that does not verify, 2 usage, a bundle that cannot be read, an output\n"
+    "that is not a usable bundle or a bundle that does not verify, 2 usage, a bundle that cannot be read, an "
+    "output\n"
     "that cannot be written or a gate over different setups without\n"
     "--allow-different, 3 some pair's rounds were too few or too noisy to call\n";
 
@@ -96,8 +97,9 @@ static int parse_pct(const char *s, double *pct)
 int ev_cmd_compare(int argc, char **argv)
 {
     enum { OPT_MARKDOWN, OPT_JSON, OPT_FAIL, OPT_OUT, OPT_DIFFERENT, OPT_NO_VERIFY };
-    static const ev_cli_opt opts[] = {{"--markdown", 0},        {"--json", 0},     {"--fail-slower", 1},
-                                      {"--out", 1},             {"--allow-different", 0}, {"--no-verify", 0}};
+    static const ev_cli_opt opts[] = {{"--markdown", 0},        {"--json", 0},
+                                      {"--fail-slower", 1},     {"--out", 1},
+                                      {"--allow-different", 0}, {"--no-verify", 0}};
     const char *in[2] = {NULL, NULL}, *out = "-", *v = NULL;
     int markdown = 0, k, code = EV_EXIT_OK, no_verify = 0;
     ev_compare_opts co = {0, 0, 0, 0};
@@ -169,7 +171,8 @@ int ev_cmd_compare(int argc, char **argv)
         for (int i = 0; i < 2 && !code; i++) {
             char problem[1200];
             if (ev_cli_verify_problem(in[i], problem, sizeof problem) == 1) {
-                fprintf(stderr, "evident compare: %s does not verify, nothing compared: %s\n", in[i], problem);
+                fprintf(stderr, "evident compare: %s does not verify, nothing compared: %s\n", in[i],
+                        problem);
                 code = EV_EXIT_FAIL;
             }
         }

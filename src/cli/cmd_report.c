@@ -60,10 +60,11 @@ int ev_cli_verify_problem(const char *path, char *problem, size_t cap)
         if (ev_vreport_failures(vr) == 1 && ev_vreport_first_failure(vr, &check, &member, &reason) &&
             !strcmp(check, "rederive") && !strcmp(member, "report.html")) {
             /* an earlier bundle: its page is another version's; the rest holds */
-            snprintf(problem, cap,
-                     "verify-bundle: FAIL rederive: report.html: its own page is not the one this version of "
-                     "evident draws (an earlier version's, or edited); every other check passes, and the page "
-                     "below is this version's, drawn from its other members");
+            snprintf(
+                problem, cap,
+                "verify-bundle: FAIL rederive: report.html: its own page is not the one this version of "
+                "evident draws (an earlier version's, or edited); every other check passes, and the page "
+                "below is this version's, drawn from its other members");
             bad = 2;
         } else if (ev_vreport_first_failure(vr, &check, &member, &reason))
             snprintf(problem, cap,

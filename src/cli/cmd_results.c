@@ -94,10 +94,12 @@ int ev_cmd_results(int argc, char **argv)
     {
         char problem[1200];
         if (no_verify) {
-            fprintf(stderr, "evident results: --no-verify: %s was not verified; its figures are unchecked\n", in);
+            fprintf(stderr, "evident results: --no-verify: %s was not verified; its figures are unchecked\n",
+                    in);
         } else if (ev_cli_is_std(in)) {
-            fprintf(stderr, "evident results: a bundle read from stdin is not verified (verify-bundle FILE checks "
-                            "one)\n");
+            fprintf(stderr,
+                    "evident results: a bundle read from stdin is not verified (verify-bundle FILE checks "
+                    "one)\n");
         } else if (ev_cli_verify_problem(in, problem, sizeof problem) == 1) {
             fprintf(stderr, "evident results: %s does not verify, no rows written: %s\n", in, problem);
             code = EV_EXIT_FAIL;

@@ -22,13 +22,14 @@
 #include "sign/dsse.h"
 #include "sign/key.h"
 
-static const char keygen_usage[] = "usage: evident keygen --out KEY\n"
-                                   "\n"
-                                   "Writes a new Ed25519 key pair: KEY, the private key (PEM, mode 0600) and\n"
-                                   "KEY.pub, the public key (PEM); when either exists nothing is written.\n"
-                                   "Keep KEY on the host that measures; publish KEY.pub beside the bundle.\n"
-                                   "\n"
-                                   "exit status: 0 success, 2 usage error or unwritable path\n";
+static const char keygen_usage[] =
+    "usage: evident keygen --out KEY\n"
+    "\n"
+    "Writes a new Ed25519 key pair: KEY, the private key (PEM, mode 0600) and\n"
+    "KEY.pub, the public key (PEM); when either exists nothing is written.\n"
+    "Keep KEY on the host that measures; publish KEY.pub beside the bundle.\n"
+    "\n"
+    "exit status: 0 success, 2 usage error or unwritable path\n";
 
 static const char sign_usage[] =
     "usage: evident sign BUNDLE.zip --key KEY [--out FILE] [--sigstore-bundle FILE]\n"

@@ -238,9 +238,9 @@ ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *er
     }
     if (!S_ISREG(st.st_mode)) {
         rc = ev_err_set(err, EV_EIO, "%s: is a %s, not a regular file: give a file", path,
-                        S_ISFIFO(st.st_mode)  ? "FIFO"
-                        : S_ISCHR(st.st_mode) ? "character device"
-                        : S_ISBLK(st.st_mode) ? "block device"
+                        S_ISFIFO(st.st_mode)   ? "FIFO"
+                        : S_ISCHR(st.st_mode)  ? "character device"
+                        : S_ISBLK(st.st_mode)  ? "block device"
                         : S_ISSOCK(st.st_mode) ? "socket"
                                                : "special file");
         goto out;

@@ -318,7 +318,8 @@ static ev_status lex_string(lex *lx, ev_buf *decode)
         if (c == '"') {
             lx->pos++;
             if (lx->pos - start - 2 > lx->max_string)
-                return lex_fail(lx, start, "a string of %zu bytes, more than the %zu a member's string may hold",
+                return lex_fail(lx, start,
+                                "a string of %zu bytes, more than the %zu a member's string may hold",
                                 lx->pos - start - 2, lx->max_string);
             return EV_OK;
         }
@@ -620,8 +621,8 @@ ev_status ev_json_check(const char *p, size_t n, unsigned flags, ev_err *err)
     return ev_json_check_bounded(p, n, flags, &unbounded, NULL, err);
 }
 
-ev_status ev_json_check_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b, size_t *nodes,
-                                ev_err *err)
+ev_status ev_json_check_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, ev_err *err)
 {
     lex lx;
     ev_status rc;
@@ -655,8 +656,8 @@ ev_status ev_json_parse(const char *p, size_t n, unsigned flags, cJSON **out, ev
     return ev_json_parse_bounded(p, n, flags, &unbounded, NULL, out, err);
 }
 
-ev_status ev_json_parse_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b, size_t *nodes,
-                                cJSON **out, ev_err *err)
+ev_status ev_json_parse_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, cJSON **out, ev_err *err)
 {
     ev_status rc;
     char *copy = NULL;

@@ -56,10 +56,10 @@ typedef struct ev_json_bounds {
     size_t max_string; /* bytes of one string or key as written (SIZE_MAX: any) */
     int nul_after;     /* p[n] is readable and '\0': cJSON reads p itself, no copy is made */
 } ev_json_bounds;
-ev_status ev_json_check_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b, size_t *nodes,
-                                ev_err *err);
-ev_status ev_json_parse_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b, size_t *nodes,
-                                cJSON **out, ev_err *err);
+ev_status ev_json_check_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, ev_err *err);
+ev_status ev_json_parse_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, cJSON **out, ev_err *err);
 
 /* Parses the JSON file at path (ev_read_file + ev_json_parse); err is
  * prefixed with the path.  OUT: *out. */

@@ -123,10 +123,11 @@ ev_status ev_member_json(const char *name, const void *data, size_t len, unsigne
     ev_json_bounds bounds = {max_nodes, EV_MEMBER_STRING_MAX, data != NULL};
     ev_status rc = ev_json_parse_bounded(data ? data : "", len, flags, &bounds, &nodes, out, err);
     if (rc == EV_EFORMAT && by_budget && err && strstr(err->msg, "values: more than a member"))
-        ev_err_set(err, EV_EFORMAT,
-                   "more than the %zu values its bundle allows this member (its size, and what the other "
-                   "members hold: docs/bundle-format.md, \"Reading bounds\"): refused before any tree is built",
-                   *budget);
+        ev_err_set(
+            err, EV_EFORMAT,
+            "more than the %zu values its bundle allows this member (its size, and what the other "
+            "members hold: docs/bundle-format.md, \"Reading bounds\"): refused before any tree is built",
+            *budget);
     if (!rc && budget)
         *budget -= nodes;
     return rc;

@@ -31,10 +31,11 @@ ev_status ev_proof_build(const ev_proof_in *in, ev_buf *out)
     cJSON *env = NULL;
     ev_jb_str(&b, root, "format", "evident-proof-receipts/1");
     ev_jb_str(&b, root, "backend", in->backend);
-    ev_json_bounds bounds = {in->env_json ? strlen(in->env_json) / EV_MEMBER_BYTES_PER_VALUE + EV_MEMBER_VALUES_SLACK
-                                          : 0,
-                             EV_MEMBER_STRING_MAX, 1};
-    if (in->env_json && !ev_json_parse_bounded(in->env_json, strlen(in->env_json), 0, &bounds, NULL, &env, NULL)) {
+    ev_json_bounds bounds = {
+        in->env_json ? strlen(in->env_json) / EV_MEMBER_BYTES_PER_VALUE + EV_MEMBER_VALUES_SLACK : 0,
+        EV_MEMBER_STRING_MAX, 1};
+    if (in->env_json &&
+        !ev_json_parse_bounded(in->env_json, strlen(in->env_json), 0, &bounds, NULL, &env, NULL)) {
         /* A fixed projection of the environment record: each key copied
          * (numbers exact) where the runner recorded it, else null. */
         static const char *const top[] = {"compiler", "cflags",          "kernel",

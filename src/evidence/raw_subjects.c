@@ -17,9 +17,9 @@
 /* The place of each record kind in a bundle (raw_subjects.h), indexed by
  * ev_rec_type: one entry per kind of runner/record.c's table. */
 static const char *const rec_place[EV_REC_COUNT] = {
-    [EV_REC_HELLO] = "process",    /* counted in record_count */
-    [EV_REC_SKIP] = "process",     /* skipped, skip_reason */
-    [EV_REC_BINDING] = "binding",  /* */
+    [EV_REC_HELLO] = "process",   /* counted in record_count */
+    [EV_REC_SKIP] = "process",    /* skipped, skip_reason */
+    [EV_REC_BINDING] = "binding", /* */
     [EV_REC_VALIDATION] = "validations",
     [EV_REC_COLD] = "cold_timings",
     [EV_REC_FLUSH] = "flush",
@@ -58,8 +58,8 @@ int64_t ev_attempt_rows(const cJSON *attempt)
 }
 
 const char *const ev_raw_attempt_keys[] = {
-    "attempt",  "attempt_id",   "invocation_id", "started_ns",    "binding",     "warmup", "calibrations",
-    "flush",    "cold_timings", "validations",   "sample_checks", "graph_nodes", "device", NULL,
+    "attempt", "attempt_id",   "invocation_id", "started_ns",    "binding",     "warmup", "calibrations",
+    "flush",   "cold_timings", "validations",   "sample_checks", "graph_nodes", "device", NULL,
 };
 
 int ev_member_is_raw(const char *name)

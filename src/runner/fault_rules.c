@@ -37,9 +37,9 @@ const char *ev_fault_problem(const ev_protocol *proto, const char *arm, int retr
                  "fault fires)",
                  ft->name, line);
     else if (strstr(stderr_tail, line) &&
-             (ft->kind == EV_FAULT_EXIT ? !(f->has_exit && f->exit_code == ft->value)
-                                        : !((f->has_signal && f->signal == ft->value) ||
-                                            (f->has_exit && f->exit_code == 125))))
+             (ft->kind == EV_FAULT_EXIT
+                  ? !(f->has_exit && f->exit_code == ft->value)
+                  : !((f->has_signal && f->signal == ft->value) || (f->has_exit && f->exit_code == 125))))
         snprintf(why, cap, "fault arm %s: its stderr says '%s', but the process record shows %s %" PRId64,
                  ft->name, line, f->has_exit ? "exit" : "signal", f->has_exit ? f->exit_code : f->signal);
     else

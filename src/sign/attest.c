@@ -238,7 +238,8 @@ int ev_attest_rule(const char *payload, size_t n)
     if (ev_json_parse(payload, n, 0, &st, NULL))
         return 1; /* ev_attest_check says why */
     const cJSON *in = cJSON_GetObjectItemCaseSensitive(
-        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "predicate"), "buildDefinition"),
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "predicate"),
+                                         "buildDefinition"),
         "internalParameters");
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(in, "subject_rule");
     if (r)

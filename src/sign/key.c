@@ -122,7 +122,8 @@ static ev_status write_new_private(const char *path, const char *p, size_t n, mo
                                           : "");
     ev_status rc = EV_OK;
     if (fchmod(fd, mode) != 0)
-        rc = ev_err_set(err, EV_EIO, "cannot set mode %04o on '%s': %s", (unsigned)mode, path, strerror(errno));
+        rc = ev_err_set(err, EV_EIO, "cannot set mode %04o on '%s': %s", (unsigned)mode, path,
+                        strerror(errno));
     size_t off = 0;
     while (!rc && off < n) {
         ssize_t w = write(fd, p + off, n - off);
@@ -158,8 +159,9 @@ ev_status ev_key_write(const ev_key *k, const char *priv_path, const char *pub_p
         struct stat st;
         const char *taken = !lstat(priv_path, &st) ? priv_path : !lstat(pub_path, &st) ? pub_path : NULL;
         if (taken) {
-            rc = ev_err_set(err, EV_EIO,
-                            "'%s' exists (a key is never overwritten: remove it or pick another name)", taken);
+            rc =
+                ev_err_set(err, EV_EIO,
+                           "'%s' exists (a key is never overwritten: remove it or pick another name)", taken);
             goto out;
         }
     }

@@ -1511,7 +1511,8 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
     if (!s || !src_path || s->readonly || s->tx != TX_NONE)
         return ev_err_set(err, EV_EINVAL, "store: cannot merge: bad arguments or an open transaction");
     /* read-only (and immutable on read-only media), as ev_store_open reads it */
-    if ((rc = store_uri(src_path, store_needs_immutable(src_path) ? "?mode=ro&immutable=1" : "?mode=ro", &uri)))
+    if ((rc = store_uri(src_path, store_needs_immutable(src_path) ? "?mode=ro&immutable=1" : "?mode=ro",
+                        &uri)))
         return ev_err_set(err, rc, "store: out of memory");
     rc = store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, "attach a shard store", err);
     if (rc) {

@@ -32,8 +32,8 @@ static void vf_json_member(vb_bundle *b, const char *name, int canonical, cJSON 
         vr_not_run(r, VR_FORMATS, "%s is missing (check 2)", name);
         return;
     }
-    ev_status rc = ev_member_json(name, m->data, m->len, canonical ? EV_JSON_CANONICAL : 0, &b->json_budget,
-                                  slot, &err);
+    ev_status rc =
+        ev_member_json(name, m->data, m->len, canonical ? EV_JSON_CANONICAL : 0, &b->json_budget, slot, &err);
     if (rc == EV_ENOMEM) {
         r->oom = 1;
         return;

@@ -45,7 +45,8 @@ static int vp_cmp_key(const void *a, const void *b)
  * the one reader).  Returns 0 and sets *out and *stages (how many
  * validation stages it has, 0..2), or -1 when the record is malformed
  * (reason in *why). */
-static int vp_derive_attempt(const cJSON *a, ev_outcome *out, int *stages, ev_attempt_rec *rec, const char **why)
+static int vp_derive_attempt(const cJSON *a, ev_outcome *out, int *stages, ev_attempt_rec *rec,
+                             const char **why)
 {
     if (ev_attempt_read(a, rec, why))
         return -1;
@@ -125,8 +126,8 @@ static void vp_job_outcome(vb_vjob *j, const ev_protocol *proto, ev_vreport *r)
         }
         {
             char fw[400];
-            const char *bad = ev_fault_problem(proto, j->arm, j->phase && !strcmp(j->phase, "rescue"), &ar.facts,
-                                               ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
+            const char *bad = ev_fault_problem(proto, j->arm, j->phase && !strcmp(j->phase, "rescue"),
+                                               &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
             if (bad)
                 vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, bad);
         }
