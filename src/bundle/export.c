@@ -14,6 +14,7 @@
 
 #include "export_int.h"
 #include "runner/fault_rules.h"
+#include "runner/sample_rules.h"
 #include "evidence/receipts.h"
 #include "evidence/member.h"
 
@@ -323,8 +324,9 @@ static ev_status check_rows(const xload *L, const ev_protocol *proto, char *faul
             if (!why && a->facts.has_process)
                 why = ev_process_problem(a->facts.records_ok, a->protocol_error);
             if (!why && a->facts.has_process)
-                why = ev_record_count_problem(a->facts.records_ok && !a->facts.interrupted, a->facts.skipped,
-                                              a->record_count, attempt_rows(L, a->attempt_id));
+                why = ev_record_count_problem(
+                    ev_rule_all_stored(a->facts.records_ok, a->facts.interrupted, a->protocol_error),
+                    a->facts.skipped, a->record_count, attempt_rows(L, a->attempt_id));
             if (!why && a->facts.has_process)
                 why =
                     ev_fault_problem(proto, j->arm, j->has_retry, &a->facts, a->stderr_tail, fault_why, cap);

@@ -3,6 +3,7 @@
  */
 #include "evidence/attempt.h"
 #include "evidence/raw_subjects.h"
+#include "runner/sample_rules.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -88,8 +89,9 @@ int ev_attempt_read(const cJSON *a, ev_attempt_rec *out, const char **why)
         const char *bad = ev_process_problem(f->records_ok, out->protocol_error);
         int64_t count;
         if (!bad && !ev_jr_i64(p, "record_count", &count))
-            bad = ev_record_count_problem(f->records_ok && !f->interrupted, f->skipped, count,
-                                          ev_attempt_rows(a));
+            bad = ev_record_count_problem(
+                ev_rule_all_stored(f->records_ok, f->interrupted, out->protocol_error), f->skipped, count,
+                ev_attempt_rows(a));
         if (bad) {
             *why = bad;
             return -1;

@@ -519,3 +519,10 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
     }
     return 0;
 }
+
+/* See sample_rules.h. */
+int ev_rule_all_stored(int records_ok, int interrupted, const char *protocol_error)
+{
+    return !interrupted && (records_ok || (protocol_error &&
+                                           !strncmp(protocol_error, EV_RULE_PREFIX, strlen(EV_RULE_PREFIX))));
+}

@@ -116,6 +116,13 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
 int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, char *out,
                     size_t cap);
 
+/* 1 when every record of an attempt reached the store: its records are
+ * ok, or its protocol_error is a rule breach (EV_RULE_PREFIX: found once
+ * the end record was in, every record stored); and it was not
+ * interrupted.  What ev_record_count_problem (store/outcome.h) holds to
+ * the process's record_count. */
+int ev_rule_all_stored(int records_ok, int interrupted, const char *protocol_error);
+
 /*
  * Reads device record d (the worker's "device" record, docs/runner.md
  * "Worker records"; the same object as the bundle's attempt "device"

@@ -139,5 +139,6 @@ const char *ev_record_count_problem(int records_ok, int skipped, int64_t record_
 {
     if (!records_ok || record_count == 2 + (skipped ? 1 : 0) + rows)
         return NULL;
-    return "a process whose record_count is not its hello, end and skip plus one per row of the attempt";
+    return "a process whose record_count is not its hello, end and skip plus one per row of the attempt "
+           "(a record deleted, or added)";
 }

@@ -91,10 +91,10 @@ const char *ev_process_problem(int records_ok, const char *protocol_error);
  * when skipped, and one per row of its own (binding, warm-up,
  * calibrations, flush, cold timings, validations, sample checks, graph
  * nodes, device record, hot and cold samples): record_count == 2 +
- * skipped + rows.  records_ok: the process's, and not interrupted (the
- * callers' conjunction: a stopped attempt's rows are what the store kept).
- * Returns NULL when that holds (or records_ok is 0), else the rule it
- * breaks.  A row deleted (a cold timing, a sample) cannot
+ * skipped + rows.  records_ok: whether every record reached the store
+ * (runner/sample_rules.h, ev_rule_all_stored: records ok, or a rule
+ * breach found after the end record; not interrupted).  Returns NULL when
+ * that holds (or records_ok is 0), else the rule it breaks.  A row deleted (a cold timing, a sample) cannot
  * pass unseen. */
 const char *ev_record_count_problem(int records_ok, int skipped, int64_t record_count, int64_t rows);
 
