@@ -287,7 +287,7 @@ static void build_store(void)
 
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_bundle.XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/check_bundle.XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     snprintf(dbpath, sizeof dbpath, "%s/evidence.db", tmpdir);
     build_store();

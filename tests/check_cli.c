@@ -84,7 +84,7 @@ static void build_fixtures(void)
 {
     char tiny[400], store[400], bundle[400];
     memset(&g_dir, 0, sizeof g_dir);
-    snprintf(g_dir, sizeof g_dir, "/tmp/evident-cli-XXXXXX");
+    snprintf(g_dir, sizeof g_dir, "%s/evident-cli-XXXXXX", ev_test_tmp());
     if (!mkdtemp(g_dir)) {
         perror("check_cli: mkdtemp");
         exit(1);

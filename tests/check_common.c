@@ -27,7 +27,7 @@ static char tmpdir[256];
 /* Creates a fresh temp directory for the test (fixture). */
 static void setup_tmpdir(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_common.XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/check_common.XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
 }
 

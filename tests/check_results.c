@@ -241,7 +241,7 @@ static void narrowest_arm(const char *name, char arm[32])
 
 static void build_fixtures(void)
 {
-    snprintf(g_dir, sizeof g_dir, "/tmp/evident-results-XXXXXX");
+    snprintf(g_dir, sizeof g_dir, "%s/evident-results-XXXXXX", ev_test_tmp());
     if (!mkdtemp(g_dir)) {
         perror("check_results: mkdtemp");
         exit(1);

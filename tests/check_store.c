@@ -41,7 +41,7 @@ static char dbpath[300];
 /* Fixture: a fresh directory and the store path inside it. */
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_store.XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/check_store.XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     snprintf(dbpath, sizeof dbpath, "%s/evidence.db", tmpdir);
 }

@@ -92,7 +92,7 @@ static void build_fixtures(void)
     ev_err err = {{0}};
     char db[300];
     char root2[65];
-    snprintf(g_dir, sizeof g_dir, "/tmp/check_verify.XXXXXX");
+    snprintf(g_dir, sizeof g_dir, "%s/check_verify.XXXXXX", ev_test_tmp());
     if (!mkdtemp(g_dir))
         abort();
     ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0, 0};
@@ -2744,8 +2744,118 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
                       (cJSON_IsString(rwhy) && !strncmp(rwhy->valuestring, "protocol rule: ", 15)),
                   "retry: %s (%s)", cJSON_GetObjectItem(rj, "outcome")->valuestring,
                   cJSON_IsString(rwhy) ? rwhy->valuestring : "no protocol error");
+    /* Every overrun sample drifted out of the band: the worker
+     * re-calibrated after the first two (at most two, never after the
+     * last), each from a step of its own, and says so in its device
+     * record; the bundle PASSed with them (above). */
+    cJSON *rc = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "device"), "recalibrations");
+    ck_assert_int_eq(cJSON_GetArraySize(rc), 2);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 0), "after")->valuedouble, 0);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 1), "after")->valuedouble, 1);
+    ck_assert_int_lt((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 0), "first_step")->valuedouble,
+                     (int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 1), "first_step")->valuedouble);
+    /* Its rescue waited first (the attempt broke a sample rule), and the
+     * wait is its "backoff" cold timing, within the gap it stands in. */
+    cJSON *c, *backoff = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(ra, "cold_timings"))
+    {
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "backoff"))
+            backoff = c;
+    }
+    ck_assert_msg(backoff && strtoll(cJSON_GetObjectItem(backoff, "elapsed_ns")->valuestring, NULL, 10) >=
+                                 900000000LL,
+                  "the rescue of a sample-rule failure did not wait about 1 s first");
     cJSON_Delete(v);
     tm_free(&l);
+
+    /* A re-calibration claimed after a sample inside the band fails check
+     * 5: a calibration step (a copy of the chosen one, so every count
+     * still agrees) made into a re-calibration after the first in-band
+     * sample before the last of a completed attempt. */
+    tm_load(&l, zip);
+    v = tm_json(&l, "validation.json");
+    cJSON *pj = cJSON_Parse(proto);
+    double T = cJSON_GetObjectItem(pj, "target_sample_ms")->valuedouble;
+    double b = cJSON_GetObjectItem(cJSON_GetObjectItem(pj, "tolerances"), "sample_band")->valuedouble;
+    cJSON_Delete(pj);
+    cJSON *dj = job_by_key(v, "main/0/default/initial"),
+          *da = cJSON_GetArrayItem(cJSON_GetObjectItem(dj, "attempts"), 0);
+    ck_assert_str_eq(cJSON_GetObjectItem(da, "outcome")->valuestring, "completed");
+    /* the attempt's hot samples, from samples.csv: the first in the band */
+    ev_buf *csv = tm_get(&l, "samples.csv");
+    char needle[64];
+    int in_band = -1, hot = 0;
+    snprintf(needle, sizeof needle, "1,%d,1,", (int)cJSON_GetObjectItem(dj, "job_id")->valuedouble);
+    for (const char *line = csv->data; line && line < csv->data + csv->len && in_band < 0;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *nl = strchr(line, '\n');
+        char row[1024];
+        snprintf(row, sizeof row, "%.*s", (int)(nl ? nl - line : (long)strlen(line)), line);
+        if (strncmp(row, needle, strlen(needle)) || !strstr(row, ",hot,"))
+            continue; /* run 1, the job, attempt 1: its hot rows */
+        /* elapsed_ms: the 19th column */
+        char *f = row;
+        for (int k = 0; k < 18 && f; k++)
+            f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+        ck_assert_ptr_nonnull(f);
+        double ms = strtod(f, NULL);
+        if (hot < 2 && ms >= (1 - b) * T && ms <= (1 + b) * T)
+            in_band = hot;
+        hot++;
+    }
+    ck_assert_msg(in_band >= 0, "no in-band hot sample before the last in %s", "main/0/default/initial");
+    cJSON *cal = cJSON_GetObjectItem(da, "calibrations");
+    int n_steps = cJSON_GetArraySize(cal);
+    cJSON *copy = cJSON_Duplicate(cJSON_GetArrayItem(cal, n_steps - 1), 1);
+    cJSON_ReplaceItemInObject(copy, "step", cJSON_CreateNumber(n_steps));
+    cJSON_AddItemToArray(cal, copy);
+    cJSON *list = cJSON_AddArrayToObject(cJSON_GetObjectItem(da, "device"), "recalibrations");
+    cJSON *one = cJSON_CreateObject();
+    cJSON_AddNumberToObject(one, "after", in_band);
+    cJSON_AddNumberToObject(one, "first_step", n_steps);
+    cJSON_AddItemToArray(list, one);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "recal-in-band", NULL, NULL);
+    expect_fail(r, "protocol", "validation.json",
+                "a re-calibration follows only a sample that drifted out of it");
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    /* A backoff longer than the gap between the failed attempt's end and
+     * the rescue's start fails; so does one on a job that is not such a
+     * rescue. */
+    for (int k = 0; k < 2; k++) {
+        tm_load(&l, zip);
+        v = tm_json(&l, "validation.json");
+        cJSON *target =
+            k ? cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, "main/0/default/initial"), "attempts"),
+                                   0)
+              : cJSON_GetArrayItem(
+                    cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-over/retry-1"), "attempts"), 0);
+        cJSON *colds = cJSON_GetObjectItem(target, "cold_timings"), *bo = NULL;
+        cJSON_ArrayForEach(c, colds)
+        {
+            if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "backoff"))
+                bo = c;
+        }
+        if (k) {
+            bo = cJSON_CreateObject();
+            cJSON_AddStringToObject(bo, "name", "backoff");
+            cJSON_AddStringToObject(bo, "elapsed_ns", "1000");
+            cJSON_AddItemToArray(colds, bo);
+        } else {
+            cJSON_ReplaceItemInObject(bo, "elapsed_ns", cJSON_CreateString("900000000000"));
+        }
+        tm_json_put(&l, "validation.json", v);
+        tm_rereport(&l);
+        r = tamper_verify(&l, k ? "backoff-not-rescue" : "backoff-too-long", NULL, NULL);
+        expect_fail(r, "protocol", "validation.json",
+                    k ? "a backoff, but it is not the first attempt of a rescue"
+                      : "a wait longer than the gap it stands in");
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
 }
 END_TEST
 
