@@ -482,6 +482,74 @@ START_TEST(test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_
 }
 END_TEST
 
+/* Runs script with /bin/sh in the repository (the test's working
+ * directory), its stderr into err (lines kept as written).  Returns its
+ * exit status. */
+static int sh_repo(const char *script, ev_buf *err)
+{
+    char cmd[4096], path[500];
+    ev_err e;
+    snprintf(path, sizeof path, "%s/sh-stderr.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "(%s) >/dev/null 2>'%s'", script, path);
+    int st = system(cmd);
+    ev_buf_free(err);
+    ck_assert_int_eq(ev_read_file(path, err, &e), EV_OK);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/*
+ * `make check` names what it lacks before it starts (mk/deps-check.sh): a
+ * program a test runs that is not on PATH (here openssl, left out of a PATH
+ * that holds everything else), each on a line of its own with its package
+ * and the fix, on a DEPS= build the vendored fix; a build directory that
+ * cannot be written (make check itself stops there, exit 2, and builds
+ * nothing); a temporary directory short of room.  Exit 2 each time.
+ */
+START_TEST(test_make_check_names_a_missing_tool_an_unwritable_build_directory_and_short_room_in_one_line_each)
+{
+    ev_buf err = EV_BUF_INIT;
+    char script[2048], bin[500];
+    snprintf(bin, sizeof bin, "%s/bin", g_dir);
+    mkdir(bin, 0755);
+    snprintf(
+        script, sizeof script,
+        "for t in sh cc python3 git setpriv dirname; do ln -sf \"$(command -v $t)\" '%s'/$t || exit 9; done",
+        bin);
+    ck_assert_int_eq(sh_repo(script, &err), 0);
+    snprintf(script, sizeof script, "PATH='%s' sh mk/deps-check.sh tests", bin);
+    ck_assert_int_eq(sh_repo(script, &err), 2);
+    ck_assert_str_eq(err.data,
+                     "make check: openssl: not found (Debian package openssl): make deps installs it (as "
+                     "root; or: sudo apt-get install -y openssl)\n"
+                     "make check: on a host without network: 'make vendor-debs' on a connected machine, "
+                     "copy .deps/, then 'make DEPS=.deps ...'\n");
+    snprintf(script, sizeof script, "PATH='%s' DEPS=/nowhere sh mk/deps-check.sh tests", bin);
+    ck_assert_int_eq(sh_repo(script, &err), 2);
+    ck_assert_str_eq(err.data,
+                     "make check: openssl: not found (Debian package openssl): DEPS=/nowhere lacks it: "
+                     "'make vendor-debs' on a connected machine fetches it into .deps/debs; copy that "
+                     "here\n");
+    if (g_ro[0]) {
+        snprintf(script, sizeof script, "make -s BUILD='%s/build' check", g_ro);
+        ck_assert_int_eq(sh_repo(script, &err), 2);
+        ck_assert_msg(strstr(err.data, "make check: ") == err.data &&
+                          strstr(err.data, "/build (the build directory): cannot be written (") &&
+                          strstr(err.data, "): make BUILD=DIR check builds in a directory you can write\n"),
+                      "%s", err.data);
+        ck_assert_uint_eq(ev_prog_lines(&err), 2); /* the line, and make's own "Error 2" */
+        snprintf(script, sizeof script, "test ! -e '%s/build'", g_ro);
+        ck_assert_int_eq(sh_repo(script, &err), 0);
+    }
+    ck_assert_int_eq(sh_repo("ROOM_TMP_MB=1000000000 sh mk/deps-check.sh room", &err), 2);
+    ck_assert_msg(strstr(err.data,
+                         "MiB free, 1000000000 MiB needed: free some, or TMPDIR=DIR make check uses a "
+                         "larger one\n") &&
+                      ev_prog_lines(&err) == 1,
+                  "%s", err.data);
+    ev_buf_free(&err);
+}
+END_TEST
+
 /* The checkable-case rule (issue 16): evident run refuses a case whose
  * validation passes an all-zero output in one line, naming the case and
  * what to declare, before the store is touched (exit 2: bad input). */
@@ -543,6 +611,9 @@ static Suite *cli_suite(void)
     tcase_add_test(t, test_dash_is_stdout_for_export_and_report);
     tcase_add_test(t, test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_nothing);
     tcase_add_test(t, test_every_command_names_an_unknown_option_as_unknown);
+    tcase_add_test(
+        t,
+        test_make_check_names_a_missing_tool_an_unwritable_build_directory_and_short_room_in_one_line_each);
     tcase_add_test(t, test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing);
     suite_add_tcase(s, t);
     return s;
