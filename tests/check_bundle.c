@@ -1649,7 +1649,7 @@ static Suite *bundle_suite(void)
 
     TCase *e = tcase_create("export");
     tcase_add_checked_fixture(e, setup, teardown);
-    tcase_set_timeout(e, 60);
+    tcase_set_timeout(e, 240);
     tcase_add_test(e, test_every_required_member_is_present_and_nothing_else);
     tcase_add_test(e, test_samples_csv_has_the_documented_header_and_one_row_per_stored_sample);
     tcase_add_test(e, test_per_op_us_is_computed_in_double_from_the_stored_value);

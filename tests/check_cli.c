@@ -34,7 +34,8 @@ static int g_has_cuda;   /* the worker was built with the cuda backend */
 static int g_git;        /* the working directory is a git checkout */
 
 static const char tiny_protocol[] =
-    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\"],\n"
@@ -42,7 +43,8 @@ static const char tiny_protocol[] =
     "\"default_rows\": 4}]}\n";
 
 static const char faulty_protocol[] =
-    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
@@ -556,7 +558,8 @@ END_TEST
 START_TEST(test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing)
 {
     static const char blind[] =
-        "{\"seed\": 7, \"samples\": 3, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"arms\": "
+        "{\"seed\": 7, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 1, "
+        "\"target_sample_ms\": 1, \"arms\": "
         "[\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 4, \"cols\": 131072, "
         "\"dtype\": \"fp32\", \"default_rows\": 4}]}";
     char proto[400], db[400];
@@ -604,7 +607,7 @@ static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *t = tcase_create("commands");
-    tcase_set_timeout(t, 300);
+    tcase_set_timeout(t, 900);
     tcase_add_test(t, test_every_row_of_the_readme_exit_status_table_holds);
     tcase_add_test(t, test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record);
     tcase_add_test(t, test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why);

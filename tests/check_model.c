@@ -1336,7 +1336,7 @@ static Suite *model_suite(void)
     suite_add_tcase(s, seed);
 
     TCase *solve = tcase_create("solve");
-    tcase_set_timeout(solve, 30);
+    tcase_set_timeout(solve, 120);
     tcase_add_test(solve, test_each_subset_solve_matches_a_long_double_reference);
     tcase_add_test(solve, test_kkt_holds_at_the_answer_on_random_tables);
     tcase_add_test(solve, test_a_zero_column_is_left_unscaled_and_its_subsets_are_singular);
@@ -1370,7 +1370,7 @@ static Suite *model_suite(void)
     suite_add_tcase(s, bad);
 
     TCase *out = tcase_create("outputs");
-    tcase_set_timeout(out, 20);
+    tcase_set_timeout(out, 120);
     tcase_add_test(out, test_holdout_cases_get_regret_and_no_weight);
     tcase_add_test(out, test_model_json_is_the_same_bytes_whatever_the_row_order);
     tcase_add_test(out, test_model_json_doubles_read_back_to_the_same_bits);
@@ -1380,7 +1380,7 @@ static Suite *model_suite(void)
     suite_add_tcase(s, out);
 
     TCase *st = tcase_create("store");
-    tcase_set_timeout(st, 30);
+    tcase_set_timeout(st, 120);
     tcase_add_test(st, test_s_is_the_thread_count_the_usable_rounds_bound_and_two_are_refused);
     tcase_add_test(st, test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded);
     tcase_add_test(st, test_evident_fit_db_record_records_the_fit_it_writes);

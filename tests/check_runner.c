@@ -567,9 +567,14 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
 }
 END_TEST
 
+/* The fault arms' protocol.  Real-time priority (where the host grants
+ * it) and a 5 ms target keep the overrun fault detectable on a busy host:
+ * it needs a chosen count of at least 2 replays (at 1, a longer sample is
+ * no breach), which a slow replay at normal priority on a loaded 2-core
+ * host did not leave. */
 static const char faults_protocol[] =
-    "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 2, \"target_sample_ms\": 1, \"cold_samples\": 1,\n"
-    " \"job_timeout_s\": 2, \"reference_arms\": false,\n"
+    "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+    " \"job_timeout_s\": 2, \"reference_arms\": false, \"cpu_priority\": \"realtime\",\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\", \"fault-signal\", \"fault-hang\", \"fault-garbage\", "
     "\"fault-stop\",\n"
@@ -1102,7 +1107,8 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
 {
     const char *proto = write_file(
         "rounds.json",
-        "{\"seed\": 4, \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, "
+        "{\"seed\": 4, \"cpu_priority\": \"realtime\", \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": 2, "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
@@ -1156,7 +1162,8 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
 {
     const char *proto = write_file(
         "scheds.json",
-        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, "
+        "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": 2, "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
@@ -1512,6 +1519,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
     static const char proto_text[] =
         "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"job_timeout_s\": 3, \"retries\": 0, \"reference_arms\": false,\n"
+        " \"cpu_priority\": \"realtime\",\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"rows1\", \"ext-ok\", \"ext-nocompile\", \"ext-noentry\", \"ext-crash\", \"ext-hang\", "
@@ -2699,6 +2707,61 @@ START_TEST(test_the_device_records_host_facts_and_recalibrations_are_read_strict
 }
 END_TEST
 
+/*
+ * evident run says why a job broke a sample rule (docs/runner.md, "A busy
+ * host"): after its summary and its host line, each such attempt with its
+ * rule and figures (the process row's protocol error, every hot sample),
+ * and the likely cause and what to do, which is ev_rule_cause of the host
+ * facts the attempt recorded: here the overrun fault arm's main attempt
+ * (10 x the replays it records: far above the band, whatever the host).
+ */
+START_TEST(test_evident_run_names_each_broken_rule_its_samples_and_the_likely_cause)
+{
+    static const char proto[] =
+        "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"overrun\", \"factor\": 10, \"when\": "
+        "\"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+    char db[512], log[65536], rows[8192], want[9000], cause[600];
+    const char *path = write_file("over.json", proto);
+    snprintf(db, sizeof db, "%s/over.db", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
+    ck_assert_int_eq(run_prog("evident", run, log, sizeof log), 0);
+    /* the attempt's own record: its error and its host facts */
+    db_rows(
+        db,
+        "select p.protocol_error, d.json from jobs j join attempts a using (job_id) join processes p using "
+        "(attempt_id) join attempt_devices d using (attempt_id) where j.job_key = "
+        "'main/0/fault-over/initial'",
+        rows, sizeof rows);
+    char *bar = strchr(rows, '|'), *nl = strrchr(rows, '\n');
+    ck_assert_ptr_nonnull(bar);
+    *bar = '\0';
+    *nl = '\0';
+    ck_assert_msg(!strncmp(rows, "protocol rule: ", 15), "%s", rows);
+    cJSON *d = NULL;
+    ev_err e = {{0}};
+    ev_rule_attempt ra;
+    ck_assert_int_eq(ev_json_parse(bar + 1, strlen(bar + 1), 0, &d, &e), EV_OK);
+    memset(&ra, 0, sizeof ra);
+    ev_rule_device_attempt(d, &ra);
+    cJSON_Delete(d);
+    ck_assert_int_eq(ra.host.known, 1);
+    ev_rule_cause(&ra.host, cause, sizeof cause);
+    ck_assert(cause[0]);
+    snprintf(want, sizeof want, "  main/0/fault-over/initial attempt 1: %s\n    hot samples (ms): ", rows);
+    ck_assert_msg(strstr(log, want), "no line %s in:\n%s", want, log);
+    snprintf(want, sizeof want, "\n    %s\n", cause);
+    ck_assert_msg(strstr(log, want), "no cause line %s in:\n%s", want, log);
+    ck_assert_msg(strstr(log, "\nsample rules broken by ") && strstr(log, "\nhost: 0 of "), "%s", log);
+    ck_assert_msg(strstr(log, "at normal priority (" EV_RULE_NOT_DECLARED ")"), "%s", log);
+}
+END_TEST
+
 /* The likely cause of a broken sample rule (ev_rule_cause: the runner's
  * summary and the report say it with it): host load when the load average
  * seen reached the CPUs, with what to do, which depends on the priority
@@ -2861,7 +2924,8 @@ END_TEST
 /* A small protocol for the shard tests: 4 cases, 3 arms, the reference
  * arms, short samples. */
 static const char shard_protocol[] =
-    "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 11, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 1, \"job_timeout_s\": 60, \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -3153,7 +3217,7 @@ int main(void)
     int failed;
 
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300); /* real runs on a shared machine, ASan margin */
+    tcase_set_timeout(tc, 900); /* a hang guard: real runs at load 8 (4x slower), ASan margin */
     tcase_add_test(tc, test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute);
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
@@ -3174,13 +3238,13 @@ int main(void)
     tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
     tc = tcase_create("external");
     tcase_add_checked_fixture(tc, setup, teardown); /* its stores in a fresh directory, not in / */
-    tcase_set_timeout(tc, 300);
+    tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
     suite_add_tcase(s, tc);
     tc = tcase_create("shards");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
+    tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms);
     tcase_add_test(tc, test_shard_options_are_refused_in_one_line_when_malformed);
     tcase_add_test(tc, test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_verifies);
@@ -3194,7 +3258,7 @@ int main(void)
 
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_cpu_receipts_equal_the_selectors_plan_for_every_schedule);
     tcase_add_test(tc, test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedule_arm_does_not);
     tcase_add_test(tc, test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_policy_phase);
@@ -3207,6 +3271,7 @@ int main(void)
     tcase_add_test(tc, test_a_cpu_workers_device_record_says_its_priority_and_the_hosts_load);
     tcase_add_test(tc, test_the_device_records_host_facts_and_recalibrations_are_read_strictly);
     tcase_add_test(tc, test_the_likely_cause_is_host_load_only_when_the_load_reached_the_cpus);
+    tcase_add_test(tc, test_evident_run_names_each_broken_rule_its_samples_and_the_likely_cause);
     tcase_add_test(tc, test_a_recalibration_counts_only_after_a_drifted_sample_and_sets_the_count_after_it);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);

@@ -681,7 +681,7 @@ static Suite *sign_suite(void)
 {
     Suite *s = suite_create("sign");
     TCase *t = tcase_create("sign");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, 480);
     tcase_add_test(t, test_keygen_writes_a_0600_private_key_and_a_public_one_and_never_overwrites);
     tcase_add_test(t, test_a_signed_bundle_verifies_with_its_public_key);
     tcase_add_test(t, test_the_subjects_are_the_raw_members_and_records_only);
