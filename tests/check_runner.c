@@ -970,7 +970,8 @@ static int run_prog(const char *prog, const char *const *args, char *log, size_t
 }
 
 static const char disk_protocol[] =
-    "{\"seed\": 12, \"samples\": 7, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 12, \"cpu_priority\": \"realtime\", \"samples\": 7, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
