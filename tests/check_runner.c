@@ -655,7 +655,7 @@ START_TEST(test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retr
         const att_info *o = last_att(&s, "main/0/fault-overrun/initial", NULL);
         ck_assert_int_eq(hot_samples(&s, o->attempt_id), 3);
         ck_assert_msg(strstr(o->protocol_error, "protocol rule: ") == o->protocol_error &&
-                          strstr(o->protocol_error, "outside the wide band [0.25, 4] ms"),
+                          strstr(o->protocol_error, "outside the wide band [1.25, 20] ms"),
                       "%s", o->protocol_error);
     }
     ck_assert(s.has_status);
@@ -1050,12 +1050,16 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
            stopped, trials);
 
     /* The disk fills while a job measures (another process's file) and is
-     * freed again a moment later.  Asserted: the run stops (exit 1), any
-     * attempt recorded with the store's error says interrupted, and the
-     * resumed run exports and verifies (a completed attempt without its
-     * records would FAIL).  Not forced: the window in which a rolled-back
-     * batch is followed by a process row that fits; it was never hit here
-     * (docs/status.md), so this part cannot tell the fix from its absence. */
+     * freed once the run has stopped: held full until then, so that the
+     * supervisor's next commit meets it however long a busy host keeps
+     * the supervisor from running (freed after a fixed 0.6 s, a host at
+     * load 12 once let the window pass without a commit).  Asserted: the
+     * run stops (exit 1), any attempt recorded with the store's error says
+     * interrupted, and the resumed run exports and verifies (a completed
+     * attempt without its records would FAIL).  Not forced: the window in
+     * which a rolled-back batch is followed by a process row that fits; it
+     * was never hit here (docs/status.md), so this part cannot tell the fix
+     * from its absence. */
     const char *slow = write_file("slow.json", slow_protocol);
     char junk[400], chunk[65536];
     int failed_rows = 0;
@@ -1070,11 +1074,9 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
     while (write(fd, chunk, sizeof chunk) > 0)
         ;
     ck_assert_int_eq(errno, ENOSPC);
-    struct timespec ts = {0, 600 * 1000 * 1000}; /* more than two commit intervals */
-    nanosleep(&ts, NULL);
+    int rc = wait_exit(pid);
     close(fd);
     ck_assert_int_eq(unlink(junk), 0);
-    int rc = wait_exit(pid);
     ck_assert_msg(rc == 1, "the run went on through a full disk (exit %d)", rc);
     read_snap_db(&sn, db, 0);
     for (size_t i = 0; i < sn.n_atts; i++)
@@ -1090,7 +1092,8 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
     ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver2, log, sizeof log) == 0, "verify: %s", log);
     ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
-    printf("check_runner: disk full for 0.6 s mid-job: %d attempt(s) recorded interrupted with the store's "
+    printf("check_runner: disk full mid-job until the run stopped: %d attempt(s) recorded interrupted with "
+           "the store's "
            "error; resumed, exported and verified\n",
            failed_rows);
 }
