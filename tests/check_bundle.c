@@ -289,7 +289,7 @@ static void build_store(void)
 
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_bundle.XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/check_bundle.XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     snprintf(dbpath, sizeof dbpath, "%s/evidence.db", tmpdir);
     build_store();
@@ -1653,7 +1653,7 @@ static Suite *bundle_suite(void)
 
     TCase *e = tcase_create("export");
     tcase_add_checked_fixture(e, setup, teardown);
-    tcase_set_timeout(e, 60);
+    tcase_set_timeout(e, 240);
     tcase_add_test(e, test_every_required_member_is_present_and_nothing_else);
     tcase_add_test(e, test_samples_csv_has_the_documented_header_and_one_row_per_stored_sample);
     tcase_add_test(e, test_per_op_us_is_computed_in_double_from_the_stored_value);

@@ -35,7 +35,8 @@ static int g_has_cuda;   /* the worker was built with the cuda backend */
 static int g_git;        /* the working directory is a git checkout */
 
 static const char tiny_protocol[] =
-    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\"],\n"
@@ -43,7 +44,8 @@ static const char tiny_protocol[] =
     "\"default_rows\": 4}]}\n";
 
 static const char faulty_protocol[] =
-    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
@@ -85,7 +87,7 @@ static void build_fixtures(void)
 {
     char tiny[400], store[400], bundle[400];
     memset(&g_dir, 0, sizeof g_dir);
-    snprintf(g_dir, sizeof g_dir, "/tmp/evident-cli-XXXXXX");
+    snprintf(g_dir, sizeof g_dir, "%s/evident-cli-XXXXXX", ev_test_tmp());
     if (!mkdtemp(g_dir)) {
         perror("check_cli: mkdtemp");
         exit(1);
@@ -494,13 +496,82 @@ START_TEST(test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_
 }
 END_TEST
 
+/* Runs script with /bin/sh in the repository (the test's working
+ * directory), its stderr into err (lines kept as written).  Returns its
+ * exit status. */
+static int sh_repo(const char *script, ev_buf *err)
+{
+    char cmd[4096], path[500];
+    ev_err e;
+    snprintf(path, sizeof path, "%s/sh-stderr.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "(%s) >/dev/null 2>'%s'", script, path);
+    int st = system(cmd);
+    ev_buf_free(err);
+    ck_assert_int_eq(ev_read_file(path, err, &e), EV_OK);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/*
+ * `make check` names what it lacks before it starts (mk/deps-check.sh): a
+ * program a test runs that is not on PATH (here openssl, left out of a PATH
+ * that holds everything else), each on a line of its own with its package
+ * and the fix, on a DEPS= build the vendored fix; a build directory that
+ * cannot be written (make check itself stops there, exit 2, and builds
+ * nothing); a temporary directory short of room.  Exit 2 each time.
+ */
+START_TEST(test_make_check_names_a_missing_tool_an_unwritable_build_directory_and_short_room_in_one_line_each)
+{
+    ev_buf err = EV_BUF_INIT;
+    char script[2048], bin[500];
+    snprintf(bin, sizeof bin, "%s/bin", g_dir);
+    mkdir(bin, 0755);
+    snprintf(
+        script, sizeof script,
+        "for t in sh cc python3 git setpriv dirname; do ln -sf \"$(command -v $t)\" '%s'/$t || exit 9; done",
+        bin);
+    ck_assert_int_eq(sh_repo(script, &err), 0);
+    snprintf(script, sizeof script, "PATH='%s' sh mk/deps-check.sh tests", bin);
+    ck_assert_int_eq(sh_repo(script, &err), 2);
+    ck_assert_str_eq(err.data,
+                     "make check: openssl: not found (Debian package openssl): make deps installs it (as "
+                     "root; or: sudo apt-get install -y openssl)\n"
+                     "make check: on a host without network: 'make vendor-debs' on a connected machine, "
+                     "copy .deps/, then 'make DEPS=.deps ...'\n");
+    snprintf(script, sizeof script, "PATH='%s' DEPS=/nowhere sh mk/deps-check.sh tests", bin);
+    ck_assert_int_eq(sh_repo(script, &err), 2);
+    ck_assert_str_eq(err.data,
+                     "make check: openssl: not found (Debian package openssl): DEPS=/nowhere lacks it: "
+                     "'make vendor-debs' on a connected machine fetches it into .deps/debs; copy that "
+                     "here\n");
+    if (g_ro[0]) {
+        snprintf(script, sizeof script, "make -s BUILD='%s/build' check", g_ro);
+        ck_assert_int_eq(sh_repo(script, &err), 2);
+        ck_assert_msg(strstr(err.data, "make check: ") == err.data &&
+                          strstr(err.data, "/build (the build directory): cannot be written (") &&
+                          strstr(err.data, "): make BUILD=DIR check builds in a directory you can write\n"),
+                      "%s", err.data);
+        ck_assert_uint_eq(ev_prog_lines(&err), 2); /* the line, and make's own "Error 2" */
+        snprintf(script, sizeof script, "test ! -e '%s/build'", g_ro);
+        ck_assert_int_eq(sh_repo(script, &err), 0);
+    }
+    ck_assert_int_eq(sh_repo("ROOM_TMP_MB=1000000000 sh mk/deps-check.sh room", &err), 2);
+    ck_assert_msg(strstr(err.data,
+                         "MiB free, 1000000000 MiB needed: free some, or TMPDIR=DIR make check uses a "
+                         "larger one\n") &&
+                      ev_prog_lines(&err) == 1,
+                  "%s", err.data);
+    ev_buf_free(&err);
+}
+END_TEST
+
 /* The checkable-case rule (issue 16): evident run refuses a case whose
  * validation passes an all-zero output in one line, naming the case and
  * what to declare, before the store is touched (exit 2: bad input). */
 START_TEST(test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing)
 {
     static const char blind[] =
-        "{\"seed\": 7, \"samples\": 3, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"arms\": "
+        "{\"seed\": 7, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 1, "
+        "\"target_sample_ms\": 1, \"arms\": "
         "[\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 4, \"cols\": 131072, "
         "\"dtype\": \"fp32\", \"default_rows\": 4}]}";
     char proto[400], db[400];
@@ -626,13 +697,16 @@ static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *t = tcase_create("commands");
-    tcase_set_timeout(t, 300);
+    tcase_set_timeout(t, 900);
     tcase_add_test(t, test_every_row_of_the_readme_exit_status_table_holds);
     tcase_add_test(t, test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record);
     tcase_add_test(t, test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why);
     tcase_add_test(t, test_dash_is_stdout_for_export_and_report);
     tcase_add_test(t, test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_nothing);
     tcase_add_test(t, test_every_command_names_an_unknown_option_as_unknown);
+    tcase_add_test(
+        t,
+        test_make_check_names_a_missing_tool_an_unwritable_build_directory_and_short_room_in_one_line_each);
     tcase_add_test(t, test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing);
     tcase_add_test(t, test_a_store_on_read_only_media_exports_the_same_bundle);
     tcase_add_test(t, test_export_refuses_a_store_whose_index_disagrees_with_its_table);

@@ -913,7 +913,7 @@ static Suite *json_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("round_trip");
-    tcase_set_timeout(tc, 300); /* about 3 s at -O2; ASan is several times slower */
+    tcase_set_timeout(tc, 900); /* about 3 s at -O2; ASan is several times slower */
     tcase_add_test(tc, test_extreme_doubles_round_trip_bit_for_bit);
     tcase_add_test(tc, test_a_million_random_bit_patterns_round_trip);
     suite_add_tcase(s, tc);

@@ -36,7 +36,8 @@ static char g_dir[256];
 /* One round (a: the arms default, rows1, rows2 and a fault arm that
  * always exits 3), three rounds (r: default, rows1, rows2). */
 static const char one_round[] =
-    "{\"seed\": 11, \"samples\": 5, \"warmup_ms\": 10, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+    "{\"seed\": 11, \"cpu_priority\": \"realtime\", \"samples\": 5, \"warmup_ms\": 10, \"target_sample_ms\": "
+    "5, \"cold_samples\": 1,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"host_threads\": 2,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
@@ -45,7 +46,8 @@ static const char one_round[] =
     " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
     "\"default_rows\": 4}]}\n";
 static const char three_rounds[] =
-    "{\"seed\": 12, \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": 5,\n"
+    "{\"seed\": 12, \"cpu_priority\": \"realtime\", \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 10, "
+    "\"target_sample_ms\": 5,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"cold_samples\": 1, \"host_threads\": 2,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
@@ -418,7 +420,7 @@ static void make_rounds_declared(const char *in, int k, const char *out)
 
 static void build_fixtures(void)
 {
-    snprintf(g_dir, sizeof g_dir, "/tmp/evident-results-XXXXXX");
+    snprintf(g_dir, sizeof g_dir, "%s/evident-results-XXXXXX", ev_test_tmp());
     if (!mkdtemp(g_dir)) {
         perror("check_results: mkdtemp");
         exit(1);
@@ -1266,12 +1268,12 @@ static Suite *results_suite(void)
 {
     Suite *s = suite_create("results");
     TCase *t = tcase_create("results");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, 480);
     tcase_add_test(t, test_results_give_one_row_per_case_and_arm_with_gb_per_s_and_the_ceiling_pct);
     tcase_add_test(t, test_results_over_rounds_give_a_t_interval_around_the_estimate);
     suite_add_tcase(s, t);
     t = tcase_create("compare");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, 480);
     tcase_add_test(t, test_a_run_compared_with_itself_has_ratios_of_one_and_nothing_significant);
     tcase_add_test(t, test_compare_finds_an_arm_made_slower_and_fail_slower_exits_1);
     tcase_add_test(t, test_compare_over_rounds_finds_the_slowed_arm_with_a_welch_interval);
@@ -1283,12 +1285,12 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_bundles_of_earlier_formats_are_read_and_say_which_checks_did_not_apply);
     suite_add_tcase(s, t);
     t = tcase_create("views");
-    tcase_set_timeout(t, 60);
+    tcase_set_timeout(t, 240);
     tcase_add_test(t, test_the_store_views_give_validation_json_medians_to_the_bit_and_failures_with_reasons);
     tcase_add_test(t, test_one_reader_gives_an_attempts_outcome_facts_and_the_words_for_its_failure);
     suite_add_tcase(s, t);
     t = tcase_create("report");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, 480);
     tcase_add_test(t, test_the_report_leads_with_the_headline_and_an_intact_bundle_gets_its_own_page);
     tcase_add_test(t, test_a_bundle_whose_raw_samples_disagree_is_reported_with_a_red_notice);
     tcase_add_test(t, test_the_headline_colours_by_the_interval_and_counts_by_the_call);

@@ -41,7 +41,7 @@ static char dbpath[300];
 /* Fixture: a fresh directory and the store path inside it. */
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_store.XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/check_store.XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     snprintf(dbpath, sizeof dbpath, "%s/evidence.db", tmpdir);
 }
@@ -1513,7 +1513,7 @@ static Suite *store_suite(void)
     TCase *tc = tcase_create("store");
 
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_new_store_gets_the_current_schema_version_in_wal_mode);
     tcase_add_test(tc, test_embedded_schema_equals_db_schema_sql);
     tcase_add_test(tc, test_embedded_migrations_equal_db_migrate_sql);
@@ -1546,7 +1546,7 @@ static Suite *store_suite(void)
 
     tc = tcase_create("crash");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300); /* 60 trials of fsync'd commits; x5 for ASan */
+    tcase_set_timeout(tc, 900); /* 60 trials of fsync'd commits; x5 for ASan */
     tcase_add_test(tc, test_committed_samples_survive_sigkill_at_random_moments);
     suite_add_tcase(su, tc);
     return su;

@@ -92,7 +92,7 @@ static void build_fixtures(void)
     ev_err err = {{0}};
     char db[300];
     char root2[65];
-    snprintf(g_dir, sizeof g_dir, "/tmp/check_verify.XXXXXX");
+    snprintf(g_dir, sizeof g_dir, "%s/check_verify.XXXXXX", ev_test_tmp());
     if (!mkdtemp(g_dir))
         abort();
     ev_vfix_opts o = {6, 7, 2, 0, g_sources, sizeof g_sources / sizeof g_sources[0], 0, 0};
@@ -1911,17 +1911,21 @@ static cJSON *first_attempt(cJSON *v, const char *key)
 }
 
 /*
- * The first completed attempt of arm `arm` on case `ci`: of its main job,
- * else of its rescue (a loaded host can fail the main attempt's sample
- * rules, and only completed attempts are held to their graph receipts).
- * OUT: the job key in key (cap bytes) and the attempt number in *att.
+ * The first completed attempt of arm `arm` on case `ci` (-1: on any case,
+ * in case order): of its main job, else of its rescue (a loaded host can
+ * fail the main attempt's sample rules, and only completed attempts are
+ * held to their graph receipts).  OUT: the job key in key (cap bytes) and
+ * the attempt number in *att.
  */
 static cJSON *completed_attempt(cJSON *v, int ci, const char *arm, char *key, size_t cap, int *att)
 {
     static const char *phase[] = {"main/%d/%s/initial", "rescue/%d/%s/retry-1", "rescue/%d/%s/retry-2"};
     cJSON *j, *a;
-    for (size_t p = 0; p < sizeof phase / sizeof phase[0]; p++) {
-        snprintf(key, cap, phase[p], ci, arm);
+    for (size_t p = 0; p < 64 * (sizeof phase / sizeof phase[0]); p++) {
+        int c = ci >= 0 ? ci : (int)(p / (sizeof phase / sizeof phase[0]));
+        if (ci >= 0 && p >= sizeof phase / sizeof phase[0])
+            break;
+        snprintf(key, cap, phase[p % (sizeof phase / sizeof phase[0])], c, arm);
         cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
         {
             if (strcmp(cJSON_GetObjectItem(j, "job_key")->valuestring, key))
@@ -2807,7 +2811,8 @@ END_TEST
 START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
 {
     static const char proto[] =
-        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"fault-ws\"], \"allow_fault_arms\": true,\n"
@@ -2916,7 +2921,8 @@ START_TEST(test_a_bundle_without_a_declared_kernels_source_fails_plan)
         tm_load(&l, zip);
         v = tm_json(&l, "validation.json");
         nodes = cJSON_GetObjectItem(
-            completed_attempt(v, 2, which ? "rows1" : "ext-simple", key, sizeof key, &att), "graph_nodes");
+            completed_attempt(v, which ? -1 : 2, which ? "rows1" : "ext-simple", key, sizeof key, &att),
+            "graph_nodes");
         cJSON_AddItemToArray(nodes, cJSON_Duplicate(cJSON_GetArrayItem(nodes, 0), 1));
         cJSON_ReplaceItemInObject(cJSON_GetArrayItem(nodes, 1), "node_index", cJSON_CreateNumber(1));
         tm_json_put(&l, "validation.json", v);
@@ -2941,7 +2947,8 @@ END_TEST
 START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies)
 {
     static const char proto[] =
-        "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
+        "{\"seed\": 6, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 40, "
+        "\"target_sample_ms\": 20, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
@@ -2976,8 +2983,140 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
                       (cJSON_IsString(rwhy) && !strncmp(rwhy->valuestring, "protocol rule: ", 15)),
                   "retry: %s (%s)", cJSON_GetObjectItem(rj, "outcome")->valuestring,
                   cJSON_IsString(rwhy) ? rwhy->valuestring : "no protocol error");
+    /* Every overrun sample drifted out of the band: the worker
+     * re-calibrated after the first two (at most two, never after the
+     * last), each from a step of its own, and says so in its device
+     * record; the bundle PASSed with them (above). */
+    cJSON *rc = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "device"), "recalibrations");
+    ck_assert_int_eq(cJSON_GetArraySize(rc), 2);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 0), "after")->valuedouble, 0);
+    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 1), "after")->valuedouble, 1);
+    ck_assert_int_lt((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 0), "first_step")->valuedouble,
+                     (int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 1), "first_step")->valuedouble);
+    /* Its rescue waited first (the attempt broke a sample rule), and the
+     * wait is its "backoff" cold timing, within the gap it stands in. */
+    cJSON *c, *backoff = NULL;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItem(ra, "cold_timings"))
+    {
+        if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "backoff"))
+            backoff = c;
+    }
+    ck_assert_msg(backoff && strtoll(cJSON_GetObjectItem(backoff, "elapsed_ns")->valuestring, NULL, 10) >=
+                                 900000000LL,
+                  "the rescue of a sample-rule failure did not wait about 1 s first");
     cJSON_Delete(v);
     tm_free(&l);
+
+    /* A re-calibration claimed after a sample inside the band fails check
+     * 5: a calibration step (a copy of the chosen one, so every count
+     * still agrees) made into a re-calibration after the first in-band
+     * sample before the last of a completed attempt. */
+    tm_load(&l, zip);
+    v = tm_json(&l, "validation.json");
+    cJSON *pj = cJSON_Parse(proto);
+    double T = cJSON_GetObjectItem(pj, "target_sample_ms")->valuedouble;
+    double b = cJSON_GetObjectItem(cJSON_GetObjectItem(pj, "tolerances"), "sample_band")->valuedouble;
+    cJSON_Delete(pj);
+    /* the default arm's completed attempt that did not re-calibrate (so
+     * that only the rule under test can object): its main job's, else
+     * its rescue's; else one that did (its own list is replaced below) */
+    cJSON *dj = job_by_key(v, "main/0/default/initial"),
+          *da = cJSON_GetArrayItem(cJSON_GetObjectItem(dj, "attempts"), 0);
+    if (strcmp(cJSON_GetObjectItem(da, "outcome")->valuestring, "completed") ||
+        cJSON_GetObjectItem(cJSON_GetObjectItem(da, "device"), "recalibrations")) {
+        cJSON *rj2 = NULL;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItem(v, "jobs"))
+        {
+            if (!strcmp(cJSON_GetObjectItem(c, "job_key")->valuestring, "rescue/0/default/retry-1"))
+                rj2 = c;
+        }
+        cJSON *ra2 = rj2 ? cJSON_GetArrayItem(cJSON_GetObjectItem(rj2, "attempts"), 0) : NULL;
+        if (ra2 && !strcmp(cJSON_GetObjectItem(ra2, "outcome")->valuestring, "completed") &&
+            (!cJSON_GetObjectItem(cJSON_GetObjectItem(ra2, "device"), "recalibrations") ||
+             strcmp(cJSON_GetObjectItem(da, "outcome")->valuestring, "completed"))) {
+            dj = rj2;
+            da = ra2;
+        }
+    }
+    ck_assert_str_eq(cJSON_GetObjectItem(da, "outcome")->valuestring, "completed");
+    /* the attempt's hot samples, from samples.csv: the first in the band */
+    ev_buf *csv = tm_get(&l, "samples.csv");
+    char needle[64];
+    int in_band = -1, hot = 0;
+    snprintf(needle, sizeof needle, "1,%d,1,", (int)cJSON_GetObjectItem(dj, "job_id")->valuedouble);
+    for (const char *line = csv->data; line && line < csv->data + csv->len && in_band < 0;
+         line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        const char *nl = strchr(line, '\n');
+        char row[1024];
+        snprintf(row, sizeof row, "%.*s", (int)(nl ? nl - line : (long)strlen(line)), line);
+        if (strncmp(row, needle, strlen(needle)) || !strstr(row, ",hot,"))
+            continue; /* run 1, the job, attempt 1: its hot rows */
+        /* elapsed_ms: the 19th column */
+        char *f = row;
+        for (int k = 0; k < 18 && f; k++)
+            f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+        ck_assert_ptr_nonnull(f);
+        double ms = strtod(f, NULL);
+        if (hot < 2 && ms >= (1 - b) * T && ms <= (1 + b) * T)
+            in_band = hot;
+        hot++;
+    }
+    ck_assert_msg(in_band >= 0, "no in-band hot sample before the last in %s", "main/0/default/initial");
+    cJSON *cal = cJSON_GetObjectItem(da, "calibrations");
+    int n_steps = cJSON_GetArraySize(cal);
+    cJSON *copy = cJSON_Duplicate(cJSON_GetArrayItem(cal, n_steps - 1), 1);
+    cJSON_ReplaceItemInObject(copy, "step", cJSON_CreateNumber(n_steps));
+    cJSON_AddItemToArray(cal, copy);
+    /* (an attempt that did re-calibrate, on a busy host, has its own list:
+     * replaced, so that this one is the only re-calibration it claims) */
+    cJSON_DeleteItemFromObject(cJSON_GetObjectItem(da, "device"), "recalibrations");
+    cJSON *list = cJSON_AddArrayToObject(cJSON_GetObjectItem(da, "device"), "recalibrations");
+    cJSON *one = cJSON_CreateObject();
+    cJSON_AddNumberToObject(one, "after", in_band);
+    cJSON_AddNumberToObject(one, "first_step", n_steps);
+    cJSON_AddItemToArray(list, one);
+    tm_json_put(&l, "validation.json", v);
+    tm_rereport(&l);
+    ev_vreport *r = tamper_verify(&l, "recal-in-band", NULL, NULL);
+    expect_fail(r, "protocol", "validation.json",
+                "a re-calibration follows only a sample that drifted out of it");
+    ev_vreport_free(r);
+    tm_free(&l);
+
+    /* A backoff longer than the gap between the failed attempt's end and
+     * the rescue's start fails; so does one on a job that is not such a
+     * rescue. */
+    for (int k = 0; k < 2; k++) {
+        tm_load(&l, zip);
+        v = tm_json(&l, "validation.json");
+        cJSON *target =
+            k ? cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, "main/0/default/initial"), "attempts"),
+                                   0)
+              : cJSON_GetArrayItem(
+                    cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-over/retry-1"), "attempts"), 0);
+        cJSON *colds = cJSON_GetObjectItem(target, "cold_timings"), *bo = NULL;
+        cJSON_ArrayForEach(c, colds)
+        {
+            if (!strcmp(cJSON_GetObjectItem(c, "name")->valuestring, "backoff"))
+                bo = c;
+        }
+        if (k) {
+            bo = cJSON_CreateObject();
+            cJSON_AddStringToObject(bo, "name", "backoff");
+            cJSON_AddStringToObject(bo, "elapsed_ns", "1000");
+            cJSON_AddItemToArray(colds, bo);
+        } else {
+            cJSON_ReplaceItemInObject(bo, "elapsed_ns", cJSON_CreateString("900000000000"));
+        }
+        tm_json_put(&l, "validation.json", v);
+        tm_rereport(&l);
+        r = tamper_verify(&l, k ? "backoff-not-rescue" : "backoff-too-long", NULL, NULL);
+        expect_fail(r, "protocol", "validation.json",
+                    k ? "a backoff, but it is not the first attempt of a rescue"
+                      : "a wait longer than the gap it stands in");
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
 }
 END_TEST
 
@@ -3063,7 +3202,8 @@ static void set_hot_clocks(tm_list *l, const char *job_key, const long long *clo
 START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_check_5)
 {
     static const char proto[] =
-        "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        "{\"seed\": 6, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
+        "\"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-hot\"], \"allow_fault_arms\": true,\n"
@@ -3143,7 +3283,8 @@ static void set_ints(cJSON *d, const char *key, const long long *vals, int n)
 START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and_check_5_rechecks_it)
 {
     static const char proto[] =
-        "{\"seed\": 6, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        "{\"seed\": 6, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
+        "\"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\", \"fault-nodev\", \"fault-late\"], "
@@ -3303,7 +3444,8 @@ static cJSON *attempt1(cJSON *v, const char *key)
 START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_the_seed)
 {
     static const char proto[] =
-        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
+        "\"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"auto_arm\": false, \"tolerances\": "
         "{\"sample_band\": "
         "0.9},\n"
@@ -3460,7 +3602,8 @@ END_TEST
 START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothing)
 {
     static const char proto[] =
-        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 20, \"target_sample_ms\": 10, \"cold_samples\": 1,\n"
+        "{\"seed\": 9, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
+        "\"target_sample_ms\": 10, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -3531,7 +3674,8 @@ static const char *evident_log(char *buf, size_t cap)
 START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
 {
     static const char proto[] =
-        "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
@@ -3539,7 +3683,8 @@ START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
     static const char rescued[] =
-        "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
@@ -3792,7 +3937,8 @@ END_TEST
 static const char *sharded_bundle(void)
 {
     static const char proto[] =
-        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "{\"seed\": 9, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 4, "
+        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
         " \"host_threads\": 1, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -4030,7 +4176,7 @@ static Suite *verify_suite(void)
 {
     Suite *s = suite_create("verify");
     TCase *t = tcase_create("verify");
-    tcase_set_timeout(t, 60);
+    tcase_set_timeout(t, 240);
     tcase_add_test(t, test_good_bundle_passes_every_check);
     tcase_add_test(t, test_pass_without_expect_root_says_authenticity_is_not_shown);
     tcase_add_test(t, test_rescued_bundle_passes_with_its_rescue_regenerated);
@@ -4120,7 +4266,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_hostile_json_shapes_in_every_member_get_a_verdict_within_a_memory_limit);
     suite_add_tcase(s, t);
     t = tcase_create("shards");
-    tcase_set_timeout(t, 120);
+    tcase_set_timeout(t, 480);
     tcase_add_test(t, test_a_merged_bundle_of_two_shards_passes_and_lists_its_shards);
     tcase_add_test(t, test_a_job_listed_in_another_shard_than_the_partitions_fails_plan);
     tcase_add_test(t, test_an_attempt_credited_to_another_shards_invocation_fails_plan_naming_both);

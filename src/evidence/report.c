@@ -16,6 +16,7 @@
 #include "report_int.h"
 #include "evidence/attempt.h"
 #include "runner/plan.h"
+#include "runner/sample_rules.h"
 
 /* ---- reading helpers ------------------------------------------------------ */
 
@@ -441,8 +442,22 @@ const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
         snprintf(t, cap, "never started");
     else if (ev_attempt_read(last, &rec, &why))
         snprintf(t, cap, "malformed attempt record: %s", why);
-    else
+    else {
         ev_attempt_reason(&rec, ev_jr_str(j, "outcome"), t, cap);
+        /* a broken sample rule: its likely cause and what to do, from the
+         * attempt's host facts (sample_rules.h; none in older records) */
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(last, "device");
+        ev_rule_attempt ra;
+        char cause[600];
+        size_t len = strlen(t);
+        memset(&ra, 0, sizeof ra);
+        if (rec.protocol_error && !strncmp(rec.protocol_error, EV_RULE_PREFIX, strlen(EV_RULE_PREFIX)) &&
+            cJSON_IsObject(d)) {
+            ev_rule_device_attempt(d, &ra);
+            if (ev_rule_cause(&ra.host, cause, sizeof cause), cause[0])
+                snprintf(t + len, cap - len, "; %s", cause);
+        }
+    }
     return t;
 }
 

@@ -87,6 +87,7 @@ typedef struct jstate {
     int has_outcome;
     ev_outcome outcome;    /* of the last attempt */
     char skip_reason[160]; /* the last attempt's, when it was skipped */
+    int rule_failed;       /* the last attempt (of this invocation) broke a sample rule */
 } jstate;
 
 typedef struct sup {
@@ -120,7 +121,17 @@ typedef struct sup {
     ev_ext_built built[EV_EXT_MAX_KERNELS];
     size_t n_built;
     cJSON *kernel_receipts; /* the builds' receipts, for the environment record */
+    int64_t backoff_ms;     /* the next rescue of a sample-rule failure waits this long first */
 } sup;
+
+/* A rescue of a job whose attempt broke a sample rule waits before it
+ * starts, so that a burst of other work on the host can pass: first
+ * EV_BACKOFF_FIRST_MS, doubled after each such rescue that breaks a rule
+ * again, at most EV_BACKOFF_MAX_MS, back to the first after one that
+ * completes.  The wait is the rescue attempt's "backoff" cold timing
+ * (docs/runner.md, "A busy host"). */
+#define EV_BACKOFF_FIRST_MS 1000
+#define EV_BACKOFF_MAX_MS   4000
 
 /* The facts and state of one attempt while its worker runs. */
 typedef struct att {

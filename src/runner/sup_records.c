@@ -263,6 +263,7 @@ static ev_status put_device(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_er
         ev_err_set(e, EV_EFORMAT, "%s", why);
         return EV_OK;
     }
+    ev_rule_device_attempt(r, &a->rules); /* its re-calibrations and host facts */
     if (!(copy = cJSON_Duplicate(r, 1)))
         return ev_err_set(NULL, EV_ENOMEM, "out of memory");
     cJSON_DeleteItemFromObjectCaseSensitive(copy, "type");

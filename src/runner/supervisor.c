@@ -356,7 +356,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     ev_status rc;
     char hn[256] = "";
     int64_t t;
-    int resume = o->resume;
+    int resume = o->resume, raised = 0;
     int rest = o->shard_count > 0 && o->shard_phase && !strcmp(o->shard_phase, "rest");
 
     memset(&s, 0, sizeof s);
@@ -365,6 +365,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.res = res;
     s.memfd = -1;
     s.lock_fd = -1;
+    s.backoff_ms = EV_BACKOFF_FIRST_MS;
     s.t0 = mono_ns();
     res->resumed = resume;
 
@@ -467,6 +468,19 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
                                    o->backend, dir, s.built, &s.n_built, &s.kernel_receipts, err)))
             goto out;
     }
+    /* A protocol that declares real-time priority for the cpu backend's
+     * measured threads (SCHED_FIFO at EV_RULE_FIFO_PRIORITY, job.h): the
+     * supervisor takes the priority above theirs, so that it still commits
+     * their records and watches the clock while they measure (it sleeps
+     * in poll otherwise); a process it forks starts at normal priority
+     * (SCHED_RESET_ON_FORK).  Refused (no CAP_SYS_NICE), it runs at normal
+     * priority, as its workers will. */
+    if (s.proto.cpu_realtime && !strcmp(o->backend, "cpu")) {
+        struct sched_param sp = {.sched_priority = EV_RULE_FIFO_PRIORITY + 1};
+        if (sched_getscheduler(0) == SCHED_OTHER &&
+            sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+            raised = 1;
+    }
     t = mono_ns();
     rc = sup_environment(&s, err);
     res->env_s = (double)(mono_ns() - t) / 1e9;
@@ -488,6 +502,10 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     if (rc || (rc = sup_run_phase(&s, EV_PHASE_POLICY, err)) || (rc = sup_finish(&s, err)))
         goto out;
 out:
+    if (raised) { /* the caller gets its normal priority back */
+        struct sched_param sp = {.sched_priority = 0};
+        sched_setscheduler(0, SCHED_OTHER, &sp);
+    }
     res->wall_s = (double)(mono_ns() - s.t0) / 1e9;
     if (s.memfd >= 0)
         close(s.memfd);
