@@ -158,7 +158,7 @@ static void compare_one(const side *A, const side *B, const cJSON *ca, const cJS
         res.log_floor = log1p(o->fail_slower / 100.0);
         res.pct = o->fail_slower;
     }
-    w->call = rp_call_of(&x, &res);
+    w->call = rp_call_across(&x, &res);
     w->verdict = rp_call_word(w->call, 1);
     if (w->call == RP_CALL_INCONCLUSIVE && !w->has_ci) {
         snprintf(w->whybuf, sizeof w->whybuf,
@@ -294,8 +294,9 @@ static ev_status put_md_head(ev_buf *b, const side *A, const side *B, const rp_f
             "\nB / A of each estimate (us per op) from the bundles' raw samples; 95%% interval: "
             "Welch on the log scale over rounds, or from each job's bootstrap interval with one "
             "round (within-process: it does not cover run-to-run variation).  The call: with "
-            "rounds on both sides, slower / faster when the interval excludes 1, not significant "
-            "when it lies within the noise floor, inconclusive otherwise; with one round on "
+            "rounds on both sides, slower / faster when the whole interval clears the noise floor "
+            "(the rounds of a run do not sample the shift between two runs), not significant "
+            "when it lies within it, inconclusive otherwise; with one round on "
             "either side, slower / faster only beyond the noise floor, else not replicated.  "
             "Noise floor of this comparison (the larger of the two runs'): %s.\n\n",
             fl->measured ? rp_floor_text(fl, fx, sizeof fx) : "none (a run measured none)");
@@ -380,7 +381,8 @@ static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v
         "B / A of the estimates from raw samples; 95% interval exp(d -+ t se), d the difference of the "
         "log estimates, se^2 the sum of their squared standard errors, t from Welch-Satterthwaite's "
         "degrees of freedom (normal for a within-process side). Call: with rounds on both sides, slower "
-        "or faster when the interval excludes 1, not significant when it lies within the noise floor, "
+        "or faster when the whole interval clears the noise floor (the rounds of a run do not sample "
+        "the shift between two runs), not significant when it lies within it, "
         "inconclusive otherwise (too few or too noisy rounds); with one round on either side, slower or "
         "faster only beyond the noise floor (the larger of the two runs') with a within-process "
         "interval that excludes 1, else not replicated");

@@ -113,6 +113,29 @@ rp_call rp_call_of(const rp_ratio *x, const rp_floor *f)
 }
 
 /* See report_int.h. */
+rp_call rp_call_across(const rp_ratio *x, const rp_floor *f)
+{
+    if (!x->replicated)
+        return rp_call_of(x, f); /* one round: the floor already decides */
+    if (!x->has_ratio || !(x->ratio > 0) || !isfinite(x->ratio))
+        return RP_CALL_NONE;
+    if (!x->has_ci || !(x->lo > 0) || !isfinite(x->hi))
+        return RP_CALL_INCONCLUSIVE;
+    /* two runs: their rounds sample the spread within each run, not the
+     * shift between the runs (another hour, another state of the board),
+     * which the floor stands for; a difference must clear it */
+    if (!f->measured)
+        return RP_CALL_INCONCLUSIVE;
+    if (log(x->hi) < -f->log_floor)
+        return RP_CALL_BELOW;
+    if (log(x->lo) > f->log_floor)
+        return RP_CALL_ABOVE;
+    if (-log(x->lo) <= f->log_floor && log(x->hi) <= f->log_floor)
+        return RP_CALL_SAME;
+    return RP_CALL_INCONCLUSIVE;
+}
+
+/* See report_int.h. */
 const char *rp_call_word(rp_call c, int two_runs)
 {
     switch (c) {

@@ -182,6 +182,12 @@ void rp_floor_max(const rp_floor *a, const rp_floor *b, rp_floor *out);
 const char *rp_floor_text(const rp_floor *f, char *t, size_t cap);
 /* The call of ratio x against floor f. */
 rp_call rp_call_of(const rp_ratio *x, const rp_floor *f);
+/* The call on a ratio of two runs (evident compare): one round as
+ * rp_call_of; with rounds, faster or slower only when the whole interval
+ * clears +-floor (the rounds of each run do not sample the shift between
+ * runs, which the measured floor stands for), the same when it lies within
+ * it, inconclusive otherwise or without a measured floor. */
+rp_call rp_call_across(const rp_ratio *x, const rp_floor *f);
 /* The word of a call: within one run (two_runs 0: win, loss, n.s., ...)
  * or between two runs (1: faster, slower, not significant, ...). */
 const char *rp_call_word(rp_call c, int two_runs);
