@@ -259,8 +259,9 @@ int64_t ev_bundle_run_id(const ev_bundle *b)
  * EV_EFORMAT with err naming the row and the rule (nothing is exported).
  */
 /* The rows attempt id holds in L, as ev_attempt_rows counts them in a
- * bundle: binding, warm-up, calibrations, flush, cold timings,
- * validations, sample checks, graph nodes, device record, samples. */
+ * bundle: binding, warm-up, calibrations, flush, cold timings but the
+ * supervisor's own (ev_rule_cold_is_supervisors), validations, sample
+ * checks, graph nodes, device record, samples. */
 static int64_t attempt_rows(const xload *L, int64_t id)
 {
     const vec *kinds[] = {&L->bindings, &L->warmups, &L->cals,  &L->flushes, &L->colds,
@@ -270,6 +271,8 @@ static int64_t attempt_rows(const xload *L, int64_t id)
         size_t lo, hi;
         ex_attempt_range(kinds[i], id, &lo, &hi);
         rows += (int64_t)(hi - lo);
+        for (size_t c = lo; kinds[i] == &L->colds && c < hi; c++)
+            rows -= ev_rule_cold_is_supervisors(((const xcold *)ex_vec_at(&L->colds, c))->name);
     }
     return rows;
 }

@@ -10,9 +10,11 @@
 #include <string.h>
 
 #include "buf.h"
+#include "jread.h"
 #include "json.h"
 #include "evidence/member.h"
 #include "runner/record.h"
+#include "runner/sample_rules.h"
 
 /* The place of each record kind in a bundle (raw_subjects.h), indexed by
  * ev_rec_type: one entry per kind of runner/record.c's table. */
@@ -51,8 +53,10 @@ int64_t ev_attempt_rows(const cJSON *attempt)
                     (cJSON_IsNumber(c) ? (int64_t)c->valuedouble : 0);
             continue;
         }
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(attempt, place);
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(attempt, place), *e;
         rows += cJSON_IsArray(v) ? cJSON_GetArraySize(v) : cJSON_IsObject(v) ? 1 : 0;
+        if (t == EV_REC_COLD && cJSON_IsArray(v))
+            cJSON_ArrayForEach(e, v) rows -= ev_rule_cold_is_supervisors(ev_jr_str(e, "name"));
     }
     return rows;
 }

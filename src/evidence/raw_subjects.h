@@ -77,7 +77,8 @@ const char *ev_raw_record_place(int t);
 
 /* The rows an attempt object of validation.json holds, by the places of
  * ev_raw_record_place (the process record's hello, skip and end aside):
- * one for each non-null object, each element of each array, and its
+ * one for each non-null object, each element of each array (a cold
+ * timing of the supervisor's own aside: ev_rule_cold_is_supervisors), and its
  * hot_samples and cold_samples (the rows of samples.csv, which check 6
  * holds them to).  What ev_record_count_problem (store/outcome.h) counts
  * against the process's record_count. */

@@ -81,7 +81,7 @@ static ev_status host_row(const rep *r, ev_buf *b)
             {
                 const char *nm = ev_jr_str(c, "name");
                 int64_t ns;
-                if (nm && !strcmp(nm, "backoff") && !ev_jr_ns(c, "elapsed_ns", &ns)) {
+                if (nm && !strcmp(nm, EV_RULE_BACKOFF) && !ev_jr_ns(c, "elapsed_ns", &ns)) {
                     backoffs++;
                     waited += (double)ns / 1e9;
                 }

@@ -703,6 +703,12 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
 }
 
 /* See sample_rules.h. */
+int ev_rule_cold_is_supervisors(const char *name)
+{
+    return name && !strcmp(name, EV_RULE_BACKOFF);
+}
+
+/* See sample_rules.h. */
 int ev_rule_all_stored(int records_ok, int interrupted, const char *protocol_error)
 {
     return !interrupted && (records_ok || (protocol_error &&

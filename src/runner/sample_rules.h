@@ -167,6 +167,16 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
 int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, char *out,
                     size_t cap);
 
+/* The name of the cold timing the supervisor records for a rescue's
+ * backoff (docs/runner.md, "A busy host"): its own row, not a record the
+ * worker sent. */
+#define EV_RULE_BACKOFF "backoff"
+
+/* 1 when a cold timing named name is the supervisor's own (the rescue's
+ * backoff, EV_RULE_BACKOFF), not a record of the worker: record_count does
+ * not count it (ev_record_count_problem, store/outcome.h). */
+int ev_rule_cold_is_supervisors(const char *name);
+
 /* 1 when every record of an attempt reached the store: its records are
  * ok, or its protocol_error is a rule breach (EV_RULE_PREFIX: found once
  * the end record was in, every record stored); and it was not

@@ -277,7 +277,8 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     j->has_outcome = 0;
     s->res->jobs_run++;
     a.attempt_id = attempt_id;
-    if (backoff_ns >= 0 && (rc = ev_store_add_cold_timing(s->st, attempt_id, "backoff", backoff_ns, err))) {
+    if (backoff_ns >= 0 &&
+        (rc = ev_store_add_cold_timing(s->st, attempt_id, EV_RULE_BACKOFF, backoff_ns, err))) {
         sup_wproc_cancel(&proc);
         return rc;
     }

@@ -89,8 +89,10 @@ const char *ev_process_problem(int records_ok, const char *protocol_error);
  * row: an attempt whose records are all well-formed (records_ok: its end
  * record seen, every record stored) counts its hello and end, its skip
  * when skipped, and one per row of its own (binding, warm-up,
- * calibrations, flush, cold timings, validations, sample checks, graph
- * nodes, device record, hot and cold samples): record_count == 2 +
+ * calibrations, flush, cold timings but a rescue's backoff (the
+ * supervisor's own: runner/sample_rules.h, ev_rule_cold_is_supervisors),
+ * validations, sample checks, graph nodes, device record, hot and cold
+ * samples): record_count == 2 +
  * skipped + rows.  records_ok: whether every record reached the store
  * (runner/sample_rules.h, ev_rule_all_stored: records ok, or a rule
  * breach found after the end record; not interrupted).  Returns NULL when

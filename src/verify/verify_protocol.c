@@ -254,7 +254,7 @@ static void vk_backoff(const vb_bundle *b, const vb_vjob *v, ev_vreport *r)
             const char *nm = ev_jr_str(c, "name");
             int64_t ns, started, ended;
             const vb_vjob *o = NULL;
-            if (!nm || strcmp(nm, "backoff") || ev_jr_ns(c, "elapsed_ns", &ns))
+            if (!nm || strcmp(nm, EV_RULE_BACKOFF) || ev_jr_ns(c, "elapsed_ns", &ns))
                 continue;
             for (size_t i = 0; v->retry_of && i < b->n_vjobs && !o; i++)
                 if (!strcmp(b->vjobs[i].key, v->retry_of))
