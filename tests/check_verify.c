@@ -2559,7 +2559,15 @@ static const char *evident_log(char *buf, size_t cap);
 /* A real cpu run of protocol text proto (len bytes) as g_dir/<name>.json
  * into a fresh g_dir/<name>.db (the suite runs twice in one directory),
  * exported to zip (g_dir/<name>.zip).  Returns verify-bundle's exit
- * status, its last line in last. */
+ * status, its last line in last.
+ *
+ * The real runs whose point is not timing declare a target of 0.001 ms
+ * (FIXED_TARGET): one replay of 100 ops is longer on any host, so every
+ * calibration chooses one replay, a sample of one replay is exempt from
+ * the upper side of both bands (docs/verify.md, check 5) and no replay
+ * is as short as their lower sides: their timed jobs complete whatever
+ * the host's load, and the tests hold them to it. */
+#define FIXED_TARGET "0.001"
 static int real_run(const char *name, const char *proto, size_t len, char *zip, size_t zcap, char *last,
                     size_t lcap)
 {
@@ -2589,7 +2597,8 @@ static int real_run(const char *name, const char *proto, size_t len, char *zip, 
 START_TEST(test_five_store_edits_of_process_records_are_refused_by_export_or_fail_verify)
 {
     static const char proto[] =
-        "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "{\"seed\": 9, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\", \"fault-garbage\"], \"allow_fault_arms\": true,\n"
@@ -2812,7 +2821,7 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
 {
     static const char proto[] =
         "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
-        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"fault-ws\"], \"allow_fault_arms\": true,\n"
@@ -3203,8 +3212,8 @@ START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_
 {
     static const char proto[] =
         "{\"seed\": 6, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
-        "\"target_sample_ms\": 5, \"cold_samples\": 1,\n"
-        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-hot\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-hot\", \"kind\": \"throttle\", \"mhz\": 500, \"when\": "
@@ -3225,13 +3234,9 @@ START_TEST(test_a_throttled_sample_is_failed_protocol_and_a_completed_one_fails_
                          "1 hot samples at an SM clock below clock_band 0.90000000000000002 x the attempt's "
                          "highest 1000 MHz (lowest 500 MHz): the device was throttled"),
                   "%s", why);
-    cJSON *rj = job_by_key(v, "rescue/0/fault-hot/retry-1");
-    int retry_completed = !strcmp(cJSON_GetObjectItem(rj, "outcome")->valuestring, "completed");
+    ck_assert_str_eq(cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-hot/retry-1"), "outcome")->valuestring,
+                     "completed");
     cJSON_Delete(v);
-    if (!retry_completed) { /* this host's noise broke another rule in the retry: nothing to tamper */
-        tm_free(&l);
-        return;
-    }
     /* the completed retry claims clocks that show a throttle */
     static const long long clocks[] = {1980, 1980, 1500};
     set_hot_clocks(&l, "rescue/0/fault-hot/retry-1", clocks, 3);
@@ -3284,8 +3289,8 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
 {
     static const char proto[] =
         "{\"seed\": 6, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
-        "\"target_sample_ms\": 5, \"cold_samples\": 1,\n"
-        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-busy\", \"fault-hot\", \"fault-nodev\", \"fault-late\"], "
         "\"allow_fault_arms\": true,\n"
@@ -3324,13 +3329,13 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
         cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
         const char *why =
             cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error")->valuestring;
-        size_t nw = strlen(failed[k].why);
-        if (k < 3) /* a loaded host may break another rule too: " (1 more)" */
-            ck_assert_msg(!strncmp(why, failed[k].why, nw) && (!why[nw] || !strncmp(why + nw, " (", 2)), "%s",
-                          why);
+        static const char late_end[] = "over 1.5 x + 20 ms)";
+        size_t nw = strlen(why);
+        if (k < 3) /* the fault's breach alone: no other rule breaks (FIXED_TARGET) */
+            ck_assert_str_eq(why, failed[k].why);
         else /* the late one's figures are this host's */
-            ck_assert_msg(!strncmp(why, failed[k].why, strlen(failed[k].why)) &&
-                              strstr(why, "over 1.5 x + 20 ms"),
+            ck_assert_msg(!strncmp(why, failed[k].why, strlen(failed[k].why)) && nw >= sizeof late_end - 1 &&
+                              !strcmp(why + nw - (sizeof late_end - 1), late_end),
                           "%s", why);
     }
     cJSON *dj = job_by_key(v, "main/0/default/initial");
@@ -3342,14 +3347,12 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
     ck_assert_int_eq((int)cJSON_GetObjectItem(d, "input_sets")->valuedouble, 2);
     ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetObjectItem(d, "rotation"), "before")->valuedouble >= 1,
                      1);
-    int retry_completed =
-        !strcmp(cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-busy/retry-1"), "outcome")->valuestring,
-                "completed");
-    int default_completed = !strcmp(cJSON_GetObjectItem(dj, "outcome")->valuestring, "completed");
+    ck_assert_str_eq(
+        cJSON_GetObjectItem(job_by_key(v, "rescue/0/fault-busy/retry-1"), "outcome")->valuestring,
+        "completed");
+    ck_assert_str_eq(cJSON_GetObjectItem(dj, "outcome")->valuestring, "completed");
     cJSON_Delete(v);
     tm_free(&l);
-    if (!retry_completed || !default_completed) /* this host's noise broke another rule: nothing to tamper */
-        return;
 
     static const long long busy[] = {0, 1, 0}, hot[] = {0, 4, 1}, short_list[] = {-1, -1};
     for (int t = 0; t < 10; t++) {
@@ -3445,10 +3448,9 @@ START_TEST(test_output_checks_after_samples_are_kept_and_validated_again_from_th
 {
     static const char proto[] =
         "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
-        "\"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"auto_arm\": false, \"tolerances\": "
-        "{\"sample_band\": "
-        "0.9},\n"
+        "{\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
@@ -3603,8 +3605,8 @@ START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothi
 {
     static const char proto[] =
         "{\"seed\": 9, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 20, "
-        "\"target_sample_ms\": 10, \"cold_samples\": 1,\n"
-        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
@@ -3624,10 +3626,7 @@ START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothi
         "\"default_rows\": 4},\n"
         "           {\"op\": \"reduce_max\", \"rows\": 48, \"cols\": 64, \"dtype\": \"bf16\", "
         "\"default_rows\": 2}]}\n";
-    /* six calibration geometries besides the 0-row one and 10 ms samples:
-     * the fit survives cases that this host's noise fails by a sample rule
-     * (with 2 ms samples and four geometries, a loaded 2-core host once
-     * failed three of them, and with six, five) */
+    /* six calibration geometries besides the 0-row one, every job completed (FIXED_TARGET) */
     char zip[320], last[1024];
     ck_assert_msg(real_run("zero", proto, sizeof proto - 1, zip, sizeof zip, last, sizeof last) == 0, "%s",
                   last);
@@ -3642,11 +3641,9 @@ START_TEST(test_a_real_run_with_a_zero_row_case_verifies_and_auto_launches_nothi
     cJSON *j = job_by_key(v, "policy/2/auto/initial");
     cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
     const cJSON *why = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error");
-    /* completed, or failed by a sample rule (this host's noise), never a
-     * failure of the selector */
-    ck_assert_msg(!strcmp(cJSON_GetObjectItem(j, "outcome")->valuestring, "completed") ||
-                      (cJSON_IsString(why) && !strncmp(why->valuestring, "protocol rule: ", 15)),
-                  "%s", cJSON_GetObjectItem(j, "outcome")->valuestring);
+    ck_assert_msg(!strcmp(cJSON_GetObjectItem(j, "outcome")->valuestring, "completed"), "%s (%s)",
+                  cJSON_GetObjectItem(j, "outcome")->valuestring,
+                  cJSON_IsString(why) ? why->valuestring : "no protocol error");
     cJSON *node = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "graph_nodes"), 0);
     ck_assert_ptr_nonnull(node);
     ck_assert_int_eq((int)cJSON_GetArrayItem(cJSON_GetObjectItem(node, "grid"), 0)->valuedouble, 0);
@@ -3675,7 +3672,7 @@ START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
 {
     static const char proto[] =
         "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
-        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
@@ -3684,7 +3681,7 @@ START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
         "\"default_rows\": 4}]}\n";
     static const char rescued[] =
         "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
-        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
@@ -3712,38 +3709,8 @@ START_TEST(test_strict_run_exits_1_only_when_a_job_failed_after_its_rescue)
     ck_assert_int_eq(run_evident(plain), 0);
     int ok_rc = run_evident(ok);
     evident_log(log, sizeof log);
-    if (ok_rc == 1 && strstr(log, "failed-after-rescue")) {
-        /* this host's noise failed the retry by a sample rule: say so, and
-         * hold it to that (anything else is a real failure) */
-        char zip[340];
-        const char *exp[] = {"export", "--db", db3, "--out", zip, NULL};
-        snprintf(zip, sizeof zip, "%s/strict3.zip", g_dir);
-        ck_assert_int_eq(run_evident(exp), 0);
-        tm_list l;
-        tm_load(&l, zip);
-        cJSON *v = tm_json(&l, "validation.json");
-        cJSON *j;
-        int ruled = 0;
-        cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
-        {
-            if (strncmp(cJSON_GetObjectItem(j, "job_key")->valuestring, "rescue/", 7) ||
-                !strcmp(cJSON_GetObjectItem(j, "outcome")->valuestring, "completed"))
-                continue;
-            cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
-            const cJSON *why = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "process"), "protocol_error");
-            ck_assert_msg(cJSON_IsString(why) && !strncmp(why->valuestring, "protocol rule: ", 15), "%s: %s",
-                          cJSON_GetObjectItem(j, "job_key")->valuestring, log);
-            ruled++;
-        }
-        ck_assert_int_gt(ruled, 0);
-        printf("check_verify: --strict: %d retry(ies) failed a sample rule on this host; exit 1 is right\n",
-               ruled);
-        cJSON_Delete(v);
-        tm_free(&l);
-    } else {
-        ck_assert_msg(ok_rc == 0, "%s", log);
-        ck_assert_msg(strstr(log, "run 1: failed, completed-after-rescue"), "%s", log);
-    }
+    ck_assert_msg(ok_rc == 0, "%s", log); /* its retry completes (FIXED_TARGET) */
+    ck_assert_msg(strstr(log, "run 1: failed, completed-after-rescue"), "%s", log);
 }
 END_TEST
 
@@ -3938,8 +3905,8 @@ static const char *sharded_bundle(void)
 {
     static const char proto[] =
         "{\"seed\": 9, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 4, "
-        "\"target_sample_ms\": 2, \"cold_samples\": 1,\n"
-        " \"host_threads\": 1, \"tolerances\": {\"sample_band\": 0.9},\n"
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
+        " \"host_threads\": 1,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
