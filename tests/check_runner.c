@@ -567,14 +567,25 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
 }
 END_TEST
 
+/* The target of the real runs whose point is not timing: one replay of
+ * 100 ops is longer than 0.001 ms on any host, so every calibration
+ * chooses one replay, a sample of one replay is exempt from the upper
+ * side of both bands (docs/verify.md, check 5) and no replay is as short
+ * as their lower sides: their timed jobs complete whatever the host's
+ * load, and the tests hold them to it. */
+#define FIXED_TARGET "0.001"
+
 /* The fault arms' protocol.  Real-time priority (where the host grants
  * it) and a 5 ms target keep the overrun fault detectable on a busy host:
  * it needs a chosen count of at least 2 replays (at 1, a longer sample is
  * no breach), which a slow replay at normal priority on a loaded 2-core
- * host did not leave. */
+ * host did not leave.  The job timeout is the hang arm's: every other job
+ * takes well under a second idle, and 10 s is a margin for a busy host
+ * (at 2 s, a host at load 5 with three other suites' runs once timed out
+ * the auto job's process). */
 static const char faults_protocol[] =
     "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
-    " \"job_timeout_s\": 2, \"reference_arms\": false, \"cpu_priority\": \"realtime\",\n"
+    " \"job_timeout_s\": 10, \"reference_arms\": false, \"cpu_priority\": \"realtime\",\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\", \"fault-signal\", \"fault-hang\", \"fault-garbage\", "
     "\"fault-stop\",\n"
@@ -1112,9 +1123,8 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
     const char *proto = write_file(
         "rounds.json",
         "{\"seed\": 4, \"cpu_priority\": \"realtime\", \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 5, "
-        "\"target_sample_ms\": 2, "
+        "\"target_sample_ms\": " FIXED_TARGET ", "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
-        " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
@@ -1126,9 +1136,8 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
     int rc = wait_exit(start_run(proto, 0));
     snap s;
     read_snap(&s);
-    ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc); /* 1: a sample rule broken by this host's noise */
+    ck_assert_msg(rc == 0, "exit %d", rc);
     ck_assert(s.has_status);
-    int noise = 0;
     size_t rounds_seen = 0;
     for (size_t i = 0; i < s.n_jobs; i++) {
         if (strncmp(s.jobs[i].key, "rescue/", 7) && strstr(s.jobs[i].key, "/rows4/round-"))
@@ -1137,14 +1146,11 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
             continue;
         const att_info *a = last_att(&s, s.jobs[i].key, NULL);
         ck_assert_ptr_nonnull(a);
-        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED ||
-                          completed_up_to_noise(&s, s.jobs[i].key, &noise),
-                      "%s", s.jobs[i].key);
+        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED, "%s: %s (%s)", s.jobs[i].key,
+                      ev_outcome_name(att_outcome(&s, a)), a->protocol_error);
     }
     ck_assert_uint_eq(rounds_seen, 4 * 3);
-    /* a calibration job that broke a sample rule (this host's noise) takes
-     * its observations out of the fit, which may then have too few */
-    ck_assert_msg(s.fits == 1 || noise > 0, "%d fits and no noise", (int)s.fits);
+    ck_assert_int_eq((int)s.fits, 1);
     free(s.samples);
     char db[512], zip[512], log[4096];
     snprintf(db, sizeof db, "%s/evidence.db", dir);
@@ -1167,9 +1173,8 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
     const char *proto = write_file(
         "scheds.json",
         "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
-        "\"target_sample_ms\": 2, "
+        "\"target_sample_ms\": " FIXED_TARGET ", "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
-        " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
         " \"model_schedules\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
@@ -1182,9 +1187,8 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
     int rc = wait_exit(start_run(proto, 0));
     snap s;
     read_snap(&s);
-    ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc); /* 1: a sample rule broken by this host's noise */
+    ck_assert_msg(rc == 0, "exit %d", rc);
     ck_assert(s.has_status);
-    int noise = 0;
     size_t n_short = 0, n_auto = 0;
     for (size_t i = 0; i < s.n_jobs; i++) {
         if (!strncmp(s.jobs[i].key, "rescue/", 7))
@@ -1193,13 +1197,12 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
         n_auto += strstr(s.jobs[i].key, "/auto/") != NULL;
         const att_info *a = last_att(&s, s.jobs[i].key, NULL);
         ck_assert_ptr_nonnull(a);
-        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED ||
-                          completed_up_to_noise(&s, s.jobs[i].key, &noise),
-                      "%s", s.jobs[i].key);
+        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED, "%s: %s (%s)", s.jobs[i].key,
+                      ev_outcome_name(att_outcome(&s, a)), a->protocol_error);
     }
     ck_assert_uint_eq(n_short, 3); /* not on 9x512 fp32 */
     ck_assert_uint_eq(n_auto, 4);
-    ck_assert_msg(s.fits == 1 || noise > 0, "%d fits and no noise", (int)s.fits);
+    ck_assert_int_eq((int)s.fits, 1);
     free(s.samples);
     char db[512], zip[512], log[4096];
     snprintf(db, sizeof db, "%s/evidence.db", dir);
@@ -1208,9 +1211,8 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
     const char *ver[] = {zip, NULL};
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
-    if (s.fits == 1)
-        ck_assert_msg(zip_member_has(zip, "model.json", "\"model_schedules\""),
-                      "model.json of %s does not declare model_schedules", zip);
+    ck_assert_msg(zip_member_has(zip, "model.json", "\"model_schedules\""),
+                  "model.json of %s does not declare model_schedules", zip);
 }
 END_TEST
 
