@@ -275,7 +275,9 @@ static cJSON *results_json(const bundle *b)
 }
 
 /* Picks the arm of bundle name whose interval is narrowest (log scale)
- * into arm[32] ("" when none has one). */
+ * into arm[32] ("" when none has one), among the arms measured in every
+ * round of the run (not auto, which begins after the fit, in round 2: the
+ * copies made from the choice name rounds by number). */
 static void narrowest_arm(const char *name, char arm[32])
 {
     bundle b;
@@ -289,10 +291,13 @@ static void narrowest_arm(const char *name, char arm[32])
     cJSON *j = cJSON_Parse(out.data);
     FIXTURE_OK(j != NULL, "%s: results are not JSON", name);
     arm[0] = '\0';
+    const cJSON *rounds = cJSON_GetObjectItemCaseSensitive(j, "rounds");
     cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(j, "rows"))
     {
         const cJSON *ci = cJSON_GetObjectItemCaseSensitive(r, "ci_us");
-        if (!cJSON_IsArray(ci) || !(cJSON_GetArrayItem(ci, 0)->valuedouble > 0))
+        const cJSON *n = cJSON_GetObjectItemCaseSensitive(r, "n_rounds");
+        if (!cJSON_IsArray(ci) || !(cJSON_GetArrayItem(ci, 0)->valuedouble > 0) || !cJSON_IsNumber(n) ||
+            (cJSON_IsNumber(rounds) && n->valuedouble != rounds->valuedouble))
             continue;
         double w = log(cJSON_GetArrayItem(ci, 1)->valuedouble / cJSON_GetArrayItem(ci, 0)->valuedouble);
         if (!arm[0] || w < best) {
