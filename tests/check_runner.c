@@ -676,6 +676,62 @@ START_TEST(test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retr
 }
 END_TEST
 
+/* A supervisor at real-time priority sleeps while it waits for a worker it
+ * killed at its job timeout: pinned with that worker to one CPU (both
+ * inherit this test's affinity), a run whose hang arm times out ends, its
+ * rescue completed.  Before, its poll did not sleep past the deadline, and
+ * at a priority above the worker's it kept the killed worker off the CPU
+ * it needed to exit, for good.  (Where the host refuses real-time
+ * priority, both run at normal priority and the run ends all the same.)
+ * The 60 s are a hang guard for the run's 1 s job timeout. */
+START_TEST(test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_ends_the_run)
+{
+    static const char proto[] =
+        "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": " FIXED_TARGET
+        ", \"cold_samples\": 1,\n"
+        " \"job_timeout_s\": 1, \"reference_arms\": false, \"auto_arm\": false, \"cpu_priority\": "
+        "\"realtime\",\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576, \"flush_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-hang\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-hang\", \"kind\": \"hang\", \"when\": \"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 5, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": 4}]}\n";
+    cpu_set_t all, one;
+    char db[512];
+    int st = 0, ended = 0, c = 0;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+
+    ck_assert_int_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    while (!CPU_ISSET(c, &all))
+        c++;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    snprintf(db, sizeof db, "%s/pinned.db", dir);
+    const char *path = write_file("pinned.json", proto);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    pid_t pid = start_run_db(path, db, 0); /* the run, and its workers, on CPU c alone */
+    ck_assert_int_eq(sched_setaffinity(0, sizeof all, &all), 0);
+    for (int i = 0; i < 6000 && !ended; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            ended = 1;
+        else
+            nanosleep(&ts, NULL);
+    }
+    if (!ended) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    ck_assert_msg(ended, "the run pinned to CPU %d did not end within 60 s of its hang arm's 1 s job timeout",
+                  c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    snap s;
+    ck_assert_int_eq(read_snap_db(&s, db, 0), 0);
+    ck_assert_str_eq(job_outcome(&s, "main/0/fault-hang/initial"), "failed-timeout");
+    ck_assert_str_eq(job_outcome(&s, "rescue/0/fault-hang/retry-1"), "completed");
+    free(s.samples);
+}
+END_TEST
+
 /* The kill and lock tests' protocol.  Its sample_band is quick.json's 0.9:
  * on the 2-vCPU VM one process's per-replay time drifts by up to about 1.5x
  * over its 0.75 s of samples (measured 2026-12-01: a job calibrated at 45
@@ -3322,6 +3378,7 @@ int main(void)
     tcase_set_timeout(tc, 900); /* a hang guard: real runs at load 8 (4x slower), ASan margin */
     tcase_add_test(tc, test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute);
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
+    tcase_add_test(tc, test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_ends_the_run);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
     tcase_add_test(tc, test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples);
     tcase_add_test(tc, test_a_killed_supervisor_and_worker_resume_to_a_consistent_store);
