@@ -70,9 +70,9 @@ tests: $(TEST_BIN)
 # missing one is named with its package and how to install it.  Both are
 # order-only: they never make a target out of date.
 deps-check: | $(DEPS_STAMP)
-	$(Q)CC='$(CC)' CPPFLAGS='$(EV_CPPFLAGS)' DEPS='$(DEPS)' sh mk/deps-check.sh build
+	$(Q)CC='$(CC)' CPPFLAGS='$(EV_CPPFLAGS)' DEPS='$(DEPS)' BUILD='$(BUILD)' sh mk/deps-check.sh build
 deps-check-tests: | deps-check
-	$(Q)CC='$(CC)' CPPFLAGS='$(EV_CPPFLAGS)' DEPS='$(DEPS)' sh mk/deps-check.sh tests
+	$(Q)CC='$(CC)' CPPFLAGS='$(EV_CPPFLAGS)' DEPS='$(DEPS)' BUILD='$(BUILD)' sh mk/deps-check.sh tests
 
 # Test objects are not intermediates: make would delete them after every
 # link (and print the rm last), so every make check compiled them again.
@@ -97,7 +97,7 @@ $(BUILD)/evident: $(BUILD)/obj/src/cli/evident_main.o $(CLI_OBJ) $(BUILD)/libevi
 # verify-bundle stands on the recipe, not on the exporter or the store: it
 # links only what it reads a bundle with (src/common, src/evidence: the
 # shared layer, src/verify, the model without its store adapter, the
-# outcome rules, the protocol, plan, sample rules and external-kernel
+# outcome rules, the protocol, plan, sample and fault-arm rules and external-kernel
 # rules, the selector and oracle), without src/bundle/ (the exporter),
 # without store.c, the snapshot's git call or the cpu thread pool, and
 # without SQLite.  A symbol it reaches outside that list fails this link:
@@ -106,6 +106,7 @@ VERIFY_LIB_SRC := $(wildcard src/common/*.c src/evidence/*.c) \
                   $(filter-out %_main.c,$(wildcard src/verify/*.c)) \
                   src/model/model.c src/model/model_csv.c src/model/model_json.c src/model/model_obs.c \
                   src/store/outcome.c src/runner/protocol.c src/runner/plan.c src/runner/sample_rules.c \
+                  src/runner/fault_rules.c \
                   src/runner/ext_kernel.c src/runner/ext_compile.c src/runner/proc.c src/runner/validate.c kernels/binding.c kernels/dtype.c kernels/inputs.c kernels/oracle.c kernels/plants.c \
                   kernels/selector.c kernels/lanes.c
 VERIFY_LIB_OBJ := $(VERIFY_LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -125,22 +126,43 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/%.o $(TEST_SUPPORT_OBJ) $(BUILD)/libevident
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(EV_CFLAGS) $(EV_LDFLAGS) $^ $(EV_LDLIBS) $(CHECK_LIBS) -o $@
 
-# `make check` first makes sure the dependencies are there (installing them
-# on a fresh Debian machine when run as root), then builds and runs every
-# suite.  check-run does only the latter.
-check test: deps
+# `make check` first checks that the build directory and the tests'
+# temporary directory ($TMPDIR, else /tmp) can be written and have room
+# (mk/deps-check.sh room: each one short is named, exit 2, nothing
+# written), then makes sure the dependencies are there (installing them on
+# a fresh Debian machine when run as root), then builds and runs every
+# suite.  check-run does only the last.
+check test:
+	$(Q)BUILD='$(BUILD)' sh mk/deps-check.sh room
+	$(Q)$(MAKE) --no-print-directory deps
 	$(Q)$(MAKE) --no-print-directory check-run
 
 # Each suite prints a progress line at least every 10 s (tests/progress.c)
 # and its time; the verdict, naming the failed suites, is the last line.
+# With DEPS=DIR the tests find the vendored programs (DIR/bin, after the
+# host's own) and know the build is one (EV_DEPS: check_sign).  A test's
+# timeout guards against a hang, never against a slow host: each suite's
+# test cases set theirs for a host at load 8 (4x slower than idle), and a
+# case that sets none gets 60 s, not check's 4 (CK_DEFAULT_TIMEOUT).
+CHECK_ENV := EV_BUILD=$(BUILD) CK_DEFAULT_TIMEOUT=$${CK_DEFAULT_TIMEOUT:-60}
+ifneq ($(DEPS),)
+CHECK_ENV += EV_DEPS='$(DEPS)' PATH="$$PATH:$(abspath $(DEPS))/bin"
+endif
+# SUITES="check_runner check_verify" runs only those suites (a GPU host
+# whose commands are limited to 10 minutes runs them in parts:
+# tools/gpu/host-check.sh); a name that is not a suite is refused.
+SUITES ?=
+CHECK_BIN := $(if $(strip $(SUITES)),$(addprefix $(BUILD)/tests/,$(SUITES)),$(TEST_BIN))
 check-run: all $(TEST_BIN)
-	@failed=""; t0=$$(date +%s); for t in $(TEST_BIN); do \
+	@for t in $(CHECK_BIN); do case " $(TEST_BIN) " in *" $$t "*) ;; \
+	  *) echo "make check: SUITES names $${t##*/}, which is not a suite (tests/check_*.c)"; exit 2;; esac; done
+	@failed=""; t0=$$(date +%s); for t in $(CHECK_BIN); do \
 	  echo "== $$t"; s=$$(date +%s); \
-	  EV_BUILD=$(BUILD) $$t || failed="$$failed $${t##*/}"; \
+	  $(CHECK_ENV) $$t || failed="$$failed $${t##*/}"; \
 	  echo "   $${t##*/}: $$(( $$(date +%s) - s )) s"; \
 	done; \
 	if [ -n "$$failed" ]; then echo "make check: FAILED:$$failed ($$(( $$(date +%s) - t0 )) s)"; exit 1; fi; \
-	echo "make check: all $(words $(TEST_BIN)) suites passed ($$(( $$(date +%s) - t0 )) s)"
+	echo "make check: all $(words $(CHECK_BIN)) suites passed ($$(( $$(date +%s) - t0 )) s)"
 
 # ---- dependencies -------------------------------------------------------
 # Build-time packages (Debian names).  `make deps` installs the missing ones
@@ -149,11 +171,16 @@ check-run: all $(TEST_BIN)
 # files that `make vendor-debs` fetched into DIR/debs are unpacked into
 # DIR/root (never into /) and the build compiles and links against them,
 # with an rpath so the programs find the libraries at run time.
+# Every program a test or a target runs is one of them, or of Debian's
+# essential set (mk/deps-check.sh tests checks them by name): openssl and
+# python3-cryptography (check_sign's cross-checks), git (the stamp tests),
+# python3.  The vendored set adds the openssl program (DIR/bin/openssl, a
+# wrapper that finds its vendored libraries).
 APT_PKGS  := libsqlite3-dev libssl-dev libzip-dev libcjson-dev check pkg-config zlib1g-dev python3 \
-             openssl python3-cryptography
+             openssl python3-cryptography git
 VENDOR_DEBS := libsqlite3-dev libsqlite3-0 libssl-dev libssl3 libzip-dev libzip4 \
                libcjson-dev libcjson1 check libsubunit-dev libsubunit0 \
-               zlib1g-dev zlib1g libbz2-1.0
+               zlib1g-dev zlib1g libbz2-1.0 openssl
 
 ifeq ($(DEPS),)
 deps:
@@ -173,8 +200,12 @@ deps: $(DEPS_STAMP)
 $(DEPS_STAMP): $(wildcard $(DEPS)/debs/*.deb)
 	@if ! ls $(DEPS)/debs/*.deb >/dev/null 2>&1; then \
 	  echo "deps: no packages in $(DEPS)/debs: run 'make vendor-debs' on a connected machine first"; exit 1; fi
-	@mkdir -p $(DEPS_ROOT)
+	@mkdir -p $(DEPS_ROOT) $(abspath $(DEPS))/bin
 	@for f in $(DEPS)/debs/*.deb; do dpkg-deb -x $$f $(DEPS_ROOT) || exit 1; done
+	@if [ -x $(DEPS_ROOT)/usr/bin/openssl ]; then \
+	  printf '#!/bin/sh\nLD_LIBRARY_PATH=%s/usr/lib/x86_64-linux-gnu$${LD_LIBRARY_PATH:+:$$LD_LIBRARY_PATH} exec %s/usr/bin/openssl "$$@"\n' \
+	    '$(DEPS_ROOT)' '$(DEPS_ROOT)' > $(abspath $(DEPS))/bin/openssl && chmod +x $(abspath $(DEPS))/bin/openssl; \
+	fi
 	@touch $@
 	@echo "deps: unpacked $(words $(wildcard $(DEPS)/debs/*.deb)) packages into $(DEPS_ROOT)"
 endif

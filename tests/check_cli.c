@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 
 #include "buf.h"
 #include "run_prog.h"
@@ -34,7 +35,8 @@ static int g_has_cuda;   /* the worker was built with the cuda backend */
 static int g_git;        /* the working directory is a git checkout */
 
 static const char tiny_protocol[] =
-    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\"],\n"
@@ -42,7 +44,8 @@ static const char tiny_protocol[] =
     "\"default_rows\": 4}]}\n";
 
 static const char faulty_protocol[] =
-    "{\"seed\": 8, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 8, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 2, \"reference_arms\": false,\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\"], \"allow_fault_arms\": true,\n"
@@ -84,7 +87,7 @@ static void build_fixtures(void)
 {
     char tiny[400], store[400], bundle[400];
     memset(&g_dir, 0, sizeof g_dir);
-    snprintf(g_dir, sizeof g_dir, "/tmp/evident-cli-XXXXXX");
+    snprintf(g_dir, sizeof g_dir, "%s/evident-cli-XXXXXX", ev_test_tmp());
     if (!mkdtemp(g_dir)) {
         perror("check_cli: mkdtemp");
         exit(1);
@@ -94,6 +97,14 @@ static void build_fixtures(void)
     put("bad.csv",
         "op,rows,cols,dtype,default_rows,schedule,median_us\nreduce_sum,17,1024,fp16,4,rows9,1.0\n", 87);
     put("bad.zip", "this is not a zip archive\n", 26);
+    {
+        char fifo[400];
+        fixture("fifo", fifo, sizeof fifo);
+        if (mkfifo(fifo, 0644)) {
+            perror("check_cli: mkfifo");
+            exit(1);
+        }
+    }
     {
         char junk[4096];
         for (size_t i = 0; i < sizeof junk; i++)
@@ -255,6 +266,8 @@ static int expand(const row *r, char *store, size_t cap, char **argv, size_t max
             fixture("bundle.zip", val, sizeof val);
         else if (!strcmp(w, "BADZIP"))
             fixture("bad.zip", val, sizeof val);
+        else if (!strcmp(w, "FIFO"))
+            fixture("fifo", val, sizeof val);
         else if (!strcmp(w, "BADDB"))
             fixture("bad.db", val, sizeof val);
         else if (!strcmp(w, "BADCSV"))
@@ -483,13 +496,82 @@ START_TEST(test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_
 }
 END_TEST
 
+/* Runs script with /bin/sh in the repository (the test's working
+ * directory), its stderr into err (lines kept as written).  Returns its
+ * exit status. */
+static int sh_repo(const char *script, ev_buf *err)
+{
+    char cmd[4096], path[500];
+    ev_err e;
+    snprintf(path, sizeof path, "%s/sh-stderr.txt", g_dir);
+    snprintf(cmd, sizeof cmd, "(%s) >/dev/null 2>'%s'", script, path);
+    int st = system(cmd);
+    ev_buf_free(err);
+    ck_assert_int_eq(ev_read_file(path, err, &e), EV_OK);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+}
+
+/*
+ * `make check` names what it lacks before it starts (mk/deps-check.sh): a
+ * program a test runs that is not on PATH (here openssl, left out of a PATH
+ * that holds everything else), each on a line of its own with its package
+ * and the fix, on a DEPS= build the vendored fix; a build directory that
+ * cannot be written (make check itself stops there, exit 2, and builds
+ * nothing); a temporary directory short of room.  Exit 2 each time.
+ */
+START_TEST(test_make_check_names_a_missing_tool_an_unwritable_build_directory_and_short_room_in_one_line_each)
+{
+    ev_buf err = EV_BUF_INIT;
+    char script[2048], bin[500];
+    snprintf(bin, sizeof bin, "%s/bin", g_dir);
+    mkdir(bin, 0755);
+    snprintf(
+        script, sizeof script,
+        "for t in sh cc python3 git setpriv dirname; do ln -sf \"$(command -v $t)\" '%s'/$t || exit 9; done",
+        bin);
+    ck_assert_int_eq(sh_repo(script, &err), 0);
+    snprintf(script, sizeof script, "PATH='%s' sh mk/deps-check.sh tests", bin);
+    ck_assert_int_eq(sh_repo(script, &err), 2);
+    ck_assert_str_eq(err.data,
+                     "make check: openssl: not found (Debian package openssl): make deps installs it (as "
+                     "root; or: sudo apt-get install -y openssl)\n"
+                     "make check: on a host without network: 'make vendor-debs' on a connected machine, "
+                     "copy .deps/, then 'make DEPS=.deps ...'\n");
+    snprintf(script, sizeof script, "PATH='%s' DEPS=/nowhere sh mk/deps-check.sh tests", bin);
+    ck_assert_int_eq(sh_repo(script, &err), 2);
+    ck_assert_str_eq(err.data,
+                     "make check: openssl: not found (Debian package openssl): DEPS=/nowhere lacks it: "
+                     "'make vendor-debs' on a connected machine fetches it into .deps/debs; copy that "
+                     "here\n");
+    if (g_ro[0]) {
+        snprintf(script, sizeof script, "make -s BUILD='%s/build' check", g_ro);
+        ck_assert_int_eq(sh_repo(script, &err), 2);
+        ck_assert_msg(strstr(err.data, "make check: ") == err.data &&
+                          strstr(err.data, "/build (the build directory): cannot be written (") &&
+                          strstr(err.data, "): make BUILD=DIR check builds in a directory you can write\n"),
+                      "%s", err.data);
+        ck_assert_uint_eq(ev_prog_lines(&err), 2); /* the line, and make's own "Error 2" */
+        snprintf(script, sizeof script, "test ! -e '%s/build'", g_ro);
+        ck_assert_int_eq(sh_repo(script, &err), 0);
+    }
+    ck_assert_int_eq(sh_repo("ROOM_TMP_MB=1000000000 sh mk/deps-check.sh room", &err), 2);
+    ck_assert_msg(strstr(err.data,
+                         "MiB free, 1000000000 MiB needed: free some, or TMPDIR=DIR make check uses a "
+                         "larger one\n") &&
+                      ev_prog_lines(&err) == 1,
+                  "%s", err.data);
+    ev_buf_free(&err);
+}
+END_TEST
+
 /* The checkable-case rule (issue 16): evident run refuses a case whose
  * validation passes an all-zero output in one line, naming the case and
  * what to declare, before the store is touched (exit 2: bad input). */
 START_TEST(test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing)
 {
     static const char blind[] =
-        "{\"seed\": 7, \"samples\": 3, \"warmup_ms\": 1, \"target_sample_ms\": 1, \"arms\": "
+        "{\"seed\": 7, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 1, "
+        "\"target_sample_ms\": 1, \"arms\": "
         "[\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 4, \"cols\": 131072, "
         "\"dtype\": \"fp32\", \"default_rows\": 4}]}";
     char proto[400], db[400];
@@ -533,18 +615,101 @@ START_TEST(test_every_command_names_an_unknown_option_as_unknown)
 }
 END_TEST
 
+/* Mounts a tmpfs at dir (made here), copies the files src[0..n) into it
+ * and remounts it read-only: read-only media, which root cannot write
+ * either.  Returns 0, or -1 when this host cannot (not root, no mount). */
+static int ro_media(const char *dir, const char *const *src, size_t n)
+{
+    char cmd[1200];
+    if (geteuid() != 0 || mkdir(dir, 0755) || mount("tmpfs", dir, "tmpfs", 0, "size=64m"))
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s/'", src[i], dir);
+        ck_assert_int_eq(system(cmd), 0);
+    }
+    ck_assert_int_eq(mount("tmpfs", dir, "tmpfs", MS_REMOUNT | MS_RDONLY, "size=64m"), 0);
+    return 0;
+}
+
+/* A store on read-only media (no -shm can be made beside it) exports the
+ * same bundle as the writable original, read as immutable, and nothing
+ * is written there. */
+START_TEST(test_a_store_on_read_only_media_exports_the_same_bundle)
+{
+    char store[400], ro[400], rodb[500], out[400];
+    const char *src[1] = {store};
+    ev_buf want = EV_BUF_INIT, got = EV_BUF_INIT;
+    ev_err err;
+    fixture("store.db", store, sizeof store);
+    fixture("media", ro, sizeof ro);
+    if (ro_media(ro, src, 1)) {
+        fprintf(stderr, "check_cli: no read-only mount could be made here: read-only media not tested\n");
+        return;
+    }
+    snprintf(rodb, sizeof rodb, "%s/store.db", ro);
+    fixture("from-media.zip", out, sizeof out);
+    char *exp[] = {"evident", "export", "--db", rodb, "--out", out, NULL};
+    ev_ran x;
+    run_argv(exp, &x);
+    umount(ro);
+    ck_assert_msg(x.rc == 0, "export from read-only media: %d: %s", x.rc, x.err.data);
+    ev_ran_free(&x);
+    fixture("bundle.zip", store, sizeof store);
+    ck_assert_int_eq(ev_read_file(store, &want, &err), EV_OK);
+    ck_assert_int_eq(ev_read_file(out, &got, &err), EV_OK);
+    ck_assert_msg(want.len == got.len && !memcmp(want.data, got.data, got.len),
+                  "the bundle from read-only media differs");
+    ev_buf_free(&want);
+    ev_buf_free(&got);
+}
+END_TEST
+
+/* Export checks the whole file (integrity_check), not only its pages: a
+ * store whose index disagrees with its table (two writers at once did
+ * that, through a hard link) is refused, exit 1, naming the finding. */
+START_TEST(test_export_refuses_a_store_whose_index_disagrees_with_its_table)
+{
+    char copy[400], out[400];
+    ev_buf before = EV_BUF_INIT;
+    sqlite3 *db = NULL;
+    store_copy("index-copy.db", copy, sizeof copy, &before);
+    ev_buf_free(&before);
+    ck_assert_int_eq(sqlite3_open(copy, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db,
+                                  "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX "
+                                  "attempts_by_job ON attempts(started_ns)' WHERE name = 'attempts_by_job'; "
+                                  "PRAGMA writable_schema = OFF",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+    fixture("index.zip", out, sizeof out);
+    char *exp[] = {"evident", "export", "--db", copy, "--out", out, NULL};
+    ev_ran x;
+    run_argv(exp, &x);
+    ck_assert_msg(x.rc == 1 && strstr(x.err.data, "integrity_check") && strstr(x.err.data, "attempts_by_job"),
+                  "rc %d: %s", x.rc, x.err.data);
+    ck_assert_msg(access(out, F_OK) != 0, "a bundle was written from a damaged store");
+    ev_ran_free(&x);
+}
+END_TEST
+
 static Suite *cli_suite(void)
 {
     Suite *s = suite_create("cli");
     TCase *t = tcase_create("commands");
-    tcase_set_timeout(t, 300);
+    tcase_set_timeout(t, 900);
     tcase_add_test(t, test_every_row_of_the_readme_exit_status_table_holds);
     tcase_add_test(t, test_fit_prints_only_model_json_on_stdout_and_writes_the_store_only_with_record);
     tcase_add_test(t, test_fit_record_of_a_fit_that_fails_writes_nothing_and_says_why);
     tcase_add_test(t, test_dash_is_stdout_for_export_and_report);
     tcase_add_test(t, test_cuda_on_a_build_without_nvcc_is_refused_in_one_line_and_records_nothing);
     tcase_add_test(t, test_every_command_names_an_unknown_option_as_unknown);
+    tcase_add_test(
+        t,
+        test_make_check_names_a_missing_tool_an_unwritable_build_directory_and_short_room_in_one_line_each);
     tcase_add_test(t, test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing);
+    tcase_add_test(t, test_a_store_on_read_only_media_exports_the_same_bundle);
+    tcase_add_test(t, test_export_refuses_a_store_whose_index_disagrees_with_its_table);
     suite_add_tcase(s, t);
     return s;
 }

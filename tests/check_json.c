@@ -755,6 +755,108 @@ START_TEST(test_a_million_random_bit_patterns_round_trip)
 }
 END_TEST
 
+/* The values a bounded reading counts are every array, object, string,
+ * number and literal; one more than the budget is refused before cJSON
+ * builds anything, at the value that broke it; a string or key longer
+ * than max_string is refused too; within both, the tree is the unbounded
+ * parser's, read in place when a NUL follows the bytes. */
+START_TEST(test_a_bounded_reading_counts_values_and_refuses_one_past_its_budget)
+{
+    static const char doc[] = "{\"a\": [0, 1, {\"b\": null, \"c\": \"xyz\"}], \"d\": true, \"e\": [[]]}";
+    size_t n = strlen(doc), nodes = 0;
+    ev_json_bounds exact = {10, SIZE_MAX, 1}, one_less = {9, SIZE_MAX, 0}, short_str = {100, 2, 0};
+    cJSON *t = NULL;
+    ev_err err = {{0}};
+    ck_assert_int_eq(ev_json_parse_bounded(doc, n, 0, &exact, &nodes, &t, &err), EV_OK);
+    ck_assert_uint_eq(nodes, 10); /* {} a[] 0 1 {} null "xyz" true e[] [] */
+    cJSON *u = NULL;
+    ck_assert_int_eq(ev_json_parse(doc, n, 0, &u, &err), EV_OK);
+    ck_assert(cJSON_Compare(t, u, 1));
+    cJSON_Delete(t);
+    cJSON_Delete(u);
+    t = NULL;
+    ck_assert_int_eq(ev_json_parse_bounded(doc, n, 0, &one_less, &nodes, &t, &err), EV_EFORMAT);
+    ck_assert_ptr_null(t);
+    ck_assert_msg(strstr(err.msg, "more than 9 values") && strstr(err.msg, "column 57"), "%s", err.msg);
+    ck_assert_int_eq(ev_json_parse_bounded(doc, n, 0, &short_str, &nodes, &t, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "a string of 3 bytes, more than the 2"), "%s", err.msg);
+    /* a key is a string too */
+    ck_assert_int_eq(ev_json_check_bounded("{\"abc\": 1}", 10, 0, &short_str, &nodes, &err), EV_EFORMAT);
+}
+END_TEST
+
+/* A wide object's numbers made canonical in place: a million keys in time
+ * linear in them (replaced by pointer, keys moved, never looked up). */
+START_TEST(test_canonical_numbers_of_a_wide_object_take_linear_time)
+{
+    ev_buf b = EV_BUF_INIT;
+    cJSON *t = NULL;
+    ev_err err = {{0}};
+    ck_assert_int_eq(ev_buf_puts(&b, "{"), EV_OK);
+    for (int i = 0; i < 1000000; i++)
+        ck_assert_int_eq(ev_buf_printf(&b, "%s\"%x\":%d.5", i ? "," : "", i, i % 7), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&b, "}"), EV_OK);
+    ck_assert_int_eq(ev_json_parse(b.data, b.len, 0, &t, &err), EV_OK);
+    ck_assert_int_eq(ev_json_canon_numbers(t), EV_OK);
+    const cJSON *last = cJSON_GetObjectItemCaseSensitive(t, "f423f");
+    ck_assert(cJSON_IsRaw(last) && !strcmp(last->valuestring, "0.5")); /* 999999 % 7 + 0.5 */
+    cJSON_Delete(t);
+    ev_buf_free(&b);
+}
+END_TEST
+
+/* ev_json_print_equals says exactly whether text is what ev_json_print(t,
+ * 1) writes: for trees of every kind (objects in arrays in objects, empty
+ * ones, escapes, raw items, numbers that are not canonical in cJSON's own
+ * printing, non-finite ones), and at the first byte that differs. */
+START_TEST(test_print_equals_agrees_with_the_printer_byte_for_byte)
+{
+    static const char *const docs[] = {
+        "{}",
+        "[]",
+        "{\"a\": [], \"b\": {}, \"c\": [{}], \"d\": [[{\"x\": [1, {\"y\": {}}]}]]}",
+        "{\"s\": \"q\\\"b\\\\s/\\b\\f\\n\\r\\t\\u0001\\u001f\\u007f\\u00e9\\ud83d\\ude00\", \"t\": true, "
+        "\"f\": "
+        "false, \"n\": null}",
+        "[0.1, 0.30000000000000004, 1e300, -0, 5e-324, 123456789012345678, 1.5]",
+        "{\"k\": [{\"a\": 1, \"b\": [2, 3]}, {\"c\": {\"d\": [\"e\"]}}]}",
+    };
+    for (size_t i = 0; i < sizeof docs / sizeof docs[0]; i++) {
+        cJSON *t = NULL;
+        ev_buf out = EV_BUF_INIT;
+        ev_err err = {{0}};
+        size_t at = 99;
+        ck_assert_msg(ev_json_parse(docs[i], strlen(docs[i]), 0, &t, &err) == EV_OK, "%s", err.msg);
+        ck_assert_int_eq(ev_json_print(t, 1, &out), EV_OK);
+        ck_assert_msg(ev_json_print_equals(t, out.data, out.len, &at), "doc %zu differs at %zu:\n%s", i, at,
+                      out.data);
+        ck_assert_uint_eq(at, out.len);
+        /* one byte changed, one missing, one more: each found where it is */
+        for (size_t k = 0; k < out.len; k += 1 + out.len / 7) {
+            char was = out.data[k];
+            out.data[k] = was == 'Z' ? 'Y' : 'Z';
+            ck_assert(!ev_json_print_equals(t, out.data, out.len, &at));
+            ck_assert_uint_eq(at, k);
+            out.data[k] = was;
+        }
+        ck_assert(!ev_json_print_equals(t, out.data, out.len - 1, &at));
+        ck_assert_int_eq(ev_buf_append(&out, " ", 1), EV_OK);
+        ck_assert(!ev_json_print_equals(t, out.data, out.len, &at));
+        ck_assert_uint_eq(at, out.len - 1);
+        /* raw items (a built tree) and a non-finite number print as the printer prints them */
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddItemToObject(w, "t", t);
+        ck_assert_int_eq(ev_json_add_double(w, "raw", 0.1 + 0.2), EV_OK);
+        cJSON_AddNumberToObject(w, "inf", INFINITY);
+        ev_buf_reset(&out);
+        ck_assert_int_eq(ev_json_print(w, 1, &out), EV_OK);
+        ck_assert_msg(ev_json_print_equals(w, out.data, out.len, NULL), "doc %zu, wrapped:\n%s", i, out.data);
+        cJSON_Delete(w);
+        ev_buf_free(&out);
+    }
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
     Suite *s = suite_create("json");
@@ -795,6 +897,13 @@ static Suite *json_suite(void)
     tcase_add_test(tc, test_writer_output_is_exact_and_canonical);
     tcase_add_test(tc, test_a_parsed_tree_reprints_numbers_canonically);
     tcase_add_test(tc, test_adding_a_key_twice_is_refused);
+    tcase_add_test(tc, test_print_equals_agrees_with_the_printer_byte_for_byte);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("bounds");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_a_bounded_reading_counts_values_and_refuses_one_past_its_budget);
+    tcase_add_test(tc, test_canonical_numbers_of_a_wide_object_take_linear_time);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("get");
@@ -804,7 +913,7 @@ static Suite *json_suite(void)
     suite_add_tcase(s, tc);
 
     tc = tcase_create("round_trip");
-    tcase_set_timeout(tc, 300); /* about 3 s at -O2; ASan is several times slower */
+    tcase_set_timeout(tc, 900); /* about 3 s at -O2; ASan is several times slower */
     tcase_add_test(tc, test_extreme_doubles_round_trip_bit_for_bit);
     tcase_add_test(tc, test_a_million_random_bit_patterns_round_trip);
     suite_add_tcase(s, tc);

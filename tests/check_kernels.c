@@ -1723,11 +1723,11 @@ static Suite *kernels_suite(void)
     tcase_add_test(conv, test_bf16_widens_exactly_for_all_patterns);
     tcase_add_test(conv, test_every_nan_narrows_to_the_canonical_nan);
     /* each slice is 2^28 patterns: ~4-6 s on a loaded host, x10 under ASan */
-    tcase_set_timeout(sweep, 120);
+    tcase_set_timeout(sweep, 480);
     tcase_add_loop_test(sweep, test_fp32_narrows_to_fp16_like_gcc_float16_for_every_pattern, 0, SLICES);
     tcase_add_loop_test(sweep, test_fp32_narrows_to_bf16_like_an_fp64_rne_reference_for_every_pattern, 0,
                         SLICES);
-    tcase_set_timeout(red, 60);
+    tcase_set_timeout(red, 240);
     tcase_add_test(red, test_reductions_match_the_oracle_on_odd_shapes);
     tcase_add_test(red, test_a_plant_moves_its_rows_expected_output_past_twice_its_bound);
     tcase_add_test(red, test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skipped_one);

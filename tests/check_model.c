@@ -1040,7 +1040,8 @@ static int exists(const char *path)
 
 START_TEST(test_evident_fit_writes_model_json_and_exits_0)
 {
-    char dir[] = "/tmp/check_model_XXXXXX", out[600];
+    char dir[400], out[600];
+    snprintf(dir, sizeof dir, "%s/check_model_XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(out, sizeof out, "%s/model.json", dir);
     char fx[512];
@@ -1065,7 +1066,8 @@ END_TEST
 
 START_TEST(test_evident_fit_refuses_a_bad_table_with_exit_1_and_writes_nothing)
 {
-    char dir[] = "/tmp/check_model_XXXXXX", out[600], csv[600];
+    char dir[400], out[600], csv[600];
+    snprintf(dir, sizeof dir, "%s/check_model_XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(out, sizeof out, "%s/model.json", dir);
     snprintf(csv, sizeof csv, "%s/bad.csv", dir);
@@ -1088,7 +1090,8 @@ END_TEST
 
 START_TEST(test_evident_fit_usage_errors_exit_2)
 {
-    char dir[] = "/tmp/check_model_XXXXXX";
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/check_model_XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(dir));
     char fx[512];
     snprintf(fx, sizeof fx, "%s", fixture_path());
@@ -1242,7 +1245,8 @@ END_TEST
 
 START_TEST(test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded)
 {
-    char dir[] = "/tmp/check_model_XXXXXX", db[600];
+    char dir[400], db[600];
+    snprintf(dir, sizeof dir, "%s/check_model_XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(db, sizeof db, "%s/evidence.db", dir);
     int64_t run;
@@ -1288,7 +1292,8 @@ END_TEST
 
 START_TEST(test_evident_fit_db_record_records_the_fit_it_writes)
 {
-    char dir[] = "/tmp/check_model_XXXXXX", db[600], out[600];
+    char dir[400], db[600], out[600];
+    snprintf(dir, sizeof dir, "%s/check_model_XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(db, sizeof db, "%s/evidence.db", dir);
     snprintf(out, sizeof out, "%s/model.json", dir);
@@ -1331,7 +1336,7 @@ static Suite *model_suite(void)
     suite_add_tcase(s, seed);
 
     TCase *solve = tcase_create("solve");
-    tcase_set_timeout(solve, 30);
+    tcase_set_timeout(solve, 120);
     tcase_add_test(solve, test_each_subset_solve_matches_a_long_double_reference);
     tcase_add_test(solve, test_kkt_holds_at_the_answer_on_random_tables);
     tcase_add_test(solve, test_a_zero_column_is_left_unscaled_and_its_subsets_are_singular);
@@ -1365,7 +1370,7 @@ static Suite *model_suite(void)
     suite_add_tcase(s, bad);
 
     TCase *out = tcase_create("outputs");
-    tcase_set_timeout(out, 20);
+    tcase_set_timeout(out, 120);
     tcase_add_test(out, test_holdout_cases_get_regret_and_no_weight);
     tcase_add_test(out, test_model_json_is_the_same_bytes_whatever_the_row_order);
     tcase_add_test(out, test_model_json_doubles_read_back_to_the_same_bits);
@@ -1375,7 +1380,7 @@ static Suite *model_suite(void)
     suite_add_tcase(s, out);
 
     TCase *st = tcase_create("store");
-    tcase_set_timeout(st, 30);
+    tcase_set_timeout(st, 120);
     tcase_add_test(st, test_s_is_the_thread_count_the_usable_rounds_bound_and_two_are_refused);
     tcase_add_test(st, test_store_observations_are_hot_medians_of_last_attempts_with_failures_excluded);
     tcase_add_test(st, test_evident_fit_db_record_records_the_fit_it_writes);

@@ -17,6 +17,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <math.h>
+#include <sqlite3.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,6 +48,7 @@
 #include "selector.h"
 #include "sha256.h"
 #include "store/outcome.h"
+#include "zipread.h"
 #include "store/store.h"
 
 static char dir[256];
@@ -54,7 +56,7 @@ static char dir[256];
 /* A fresh temporary directory per test. */
 static void setup(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/evident-runner-XXXXXX");
+    snprintf(dir, sizeof dir, "%s/evident-runner-XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(dir));
 }
 
@@ -132,6 +134,122 @@ static int wait_exit(pid_t pid)
     while (waitpid(pid, &st, 0) < 0)
         ck_assert_int_eq(errno, EINTR);
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- raw reads of a store ---------------------------------------------
+ * The facts some tests check are read with SQLite's own library (linked
+ * already: the tests need no sqlite3 program), as an outside party would
+ * read them; writes only where a test plays a party that damages a store. */
+
+/* Every row of query sql on the store at path (read-only), each row's
+ * columns joined by '|', each row ended by '\n', into out[cap]; aborts
+ * the test on an error. */
+static void db_rows(const char *path, const char *sql, char *out, size_t cap)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    size_t len = 0;
+    int rc;
+    ck_assert_msg(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK, "open %s", path);
+    ck_assert_msg(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+    out[0] = '\0';
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int c = 0; c < sqlite3_column_count(st); c++) {
+            const unsigned char *v = sqlite3_column_text(st, c);
+            int w = snprintf(out + len, cap - len, "%s%s", c ? "|" : "", v ? (const char *)v : "");
+            ck_assert_msg(w >= 0 && (size_t)w < cap - len, "rows of %s exceed %zu bytes", sql, cap);
+            len += (size_t)w;
+        }
+        ck_assert_uint_lt(len + 1, cap);
+        out[len++] = '\n';
+        out[len] = '\0';
+    }
+    ck_assert_msg(rc == SQLITE_DONE, "%s: %s", sql, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
+/* The one integer query sql gives on the store at path. */
+static long long db_int(const char *path, const char *sql)
+{
+    char out[64];
+    db_rows(path, sql, out, sizeof out);
+    ck_assert_msg(out[0] && strchr(out, '\n') == out + strlen(out) - 1, "%s: not one row: %s", sql, out);
+    return strtoll(out, NULL, 10);
+}
+
+/* Runs sql on the store at path as a raw SQLite session would (the store's
+ * triggers apply); aborts the test when SQLite refuses it. */
+static void db_exec(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    char *msg = NULL;
+    ck_assert_msg(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK, "open %s", path);
+    ck_assert_msg(sqlite3_exec(db, sql, NULL, NULL, &msg) == SQLITE_OK, "%s: %s", sql, msg ? msg : "?");
+    sqlite3_close(db);
+}
+
+/* qsort comparator over C strings. */
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The planned (not rescue) job keys of the store at path, each without a
+ * trailing "/shard-N" (a sharded store's reference arms), sorted, each
+ * once, one a line, into out[cap]: the plan a run of the whole protocol
+ * has. */
+static void plan_keys(const char *path, char *out, size_t cap)
+{
+    static char rows[65536];
+    char *keys[1024];
+    size_t n = 0, len = 0;
+    db_rows(path, "select job_key from jobs where phase != 'rescue'", rows, sizeof rows);
+    for (char *p = rows, *nl; *p && (nl = strchr(p, '\n')); p = nl + 1) {
+        char *sh = strstr(p, "/shard-");
+        *nl = '\0';
+        if (sh && strspn(sh + 7, "0123456789") == strlen(sh + 7))
+            *sh = '\0';
+        ck_assert_uint_lt(n, 1024);
+        keys[n++] = p;
+    }
+    qsort(keys, n, sizeof *keys, cmp_str);
+    out[0] = '\0';
+    for (size_t i = 0; i < n; i++) {
+        if (i && !strcmp(keys[i], keys[i - 1]))
+            continue;
+        int w = snprintf(out + len, cap - len, "%s\n", keys[i]);
+        ck_assert(w >= 0 && (size_t)w < cap - len);
+        len += (size_t)w;
+    }
+}
+
+/* Wall-clock ns (CLOCK_REALTIME: the store's started_ns and ended_ns). */
+static long long wall_ns_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* 1 when member of the zip at path holds text (the project's own zip
+ * reader: the tests need no unzip program). */
+static int zip_member_has(const char *path, const char *member, const char *text)
+{
+    ev_buf raw = EV_BUF_INIT;
+    ev_err err = {{0}};
+    ev_zip *z = NULL;
+    ev_zip_problems *pr = NULL;
+    int hit = 0;
+    ck_assert_int_eq(ev_read_file(path, &raw, &err), EV_OK);
+    ck_assert_int_eq(ev_zip_problems_new(&pr), EV_OK);
+    ck_assert_msg(ev_zip_read_mem(raw.data, raw.len, NULL, &z, pr, &err) == EV_OK, "%s: %s", path, err.msg);
+    const ev_zip_member *m = ev_zip_find(z, member);
+    hit = m && m->data && memmem(m->data, m->size, text, strlen(text)) != NULL;
+    ev_zip_free(z);
+    ev_zip_problems_free(pr);
+    ev_buf_free(&raw);
+    return hit;
 }
 
 /* ---- collecting query rows ------------------------------------------- */
@@ -456,9 +574,25 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
 }
 END_TEST
 
+/* The target of the real runs whose point is not timing: one replay of
+ * 100 ops is longer than 0.001 ms on any host, so every calibration
+ * chooses one replay, a sample of one replay is exempt from the upper
+ * side of both bands (docs/verify.md, check 5) and no replay is as short
+ * as their lower sides: their timed jobs complete whatever the host's
+ * load, and the tests hold them to it. */
+#define FIXED_TARGET "0.001"
+
+/* The fault arms' protocol.  Real-time priority (where the host grants
+ * it) and a 5 ms target keep the overrun fault detectable on a busy host:
+ * it needs a chosen count of at least 2 replays (at 1, a longer sample is
+ * no breach), which a slow replay at normal priority on a loaded 2-core
+ * host did not leave.  The job timeout is the hang arm's: every other job
+ * takes well under a second idle, and 10 s is a margin for a busy host
+ * (at 2 s, a host at load 5 with three other suites' runs once timed out
+ * the auto job's process). */
 static const char faults_protocol[] =
-    "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 2, \"target_sample_ms\": 1, \"cold_samples\": 1,\n"
-    " \"job_timeout_s\": 2, \"reference_arms\": false,\n"
+    "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+    " \"job_timeout_s\": 10, \"reference_arms\": false, \"cpu_priority\": \"realtime\",\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"fault-exit\", \"fault-signal\", \"fault-hang\", \"fault-garbage\", "
     "\"fault-stop\",\n"
@@ -539,13 +673,71 @@ START_TEST(test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retr
     {
         const att_info *o = last_att(&s, "main/0/fault-overrun/initial", NULL);
         ck_assert_int_eq(hot_samples(&s, o->attempt_id), 3);
-        ck_assert_msg(strstr(o->protocol_error, "the op check of hot sample 0 says ") == o->protocol_error &&
-                          strstr(o->protocol_error, "replays ran, its samples' records give"),
+        ck_assert_msg((strstr(o->protocol_error, "the op check of hot sample 0 says ") == o->protocol_error &&
+                       strstr(o->protocol_error, "replays ran, its samples' records give")) ||
+                          (strstr(o->protocol_error, "protocol rule: ") == o->protocol_error &&
+                           strstr(o->protocol_error, "outside the wide band")),
                       "%s", o->protocol_error);
     }
     ck_assert(s.has_status);
     ck_assert_str_eq(s.status, "failed");
     ck_assert_str_eq(s.rescue, "failed-after-rescue");
+    free(s.samples);
+}
+END_TEST
+
+/* A supervisor at real-time priority sleeps while it waits for a worker it
+ * killed at its job timeout: pinned with that worker to one CPU (both
+ * inherit this test's affinity), a run whose hang arm times out ends, its
+ * rescue completed.  Before, its poll did not sleep past the deadline, and
+ * at a priority above the worker's it kept the killed worker off the CPU
+ * it needed to exit, for good.  (Where the host refuses real-time
+ * priority, both run at normal priority and the run ends all the same.)
+ * The 60 s are a hang guard for the run's 1 s job timeout. */
+START_TEST(test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_ends_the_run)
+{
+    static const char proto[] =
+        "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 10, \"target_sample_ms\": " FIXED_TARGET
+        ", \"cold_samples\": 1,\n"
+        " \"job_timeout_s\": 1, \"reference_arms\": false, \"auto_arm\": false, \"cpu_priority\": "
+        "\"realtime\",\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-hang\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-hang\", \"kind\": \"hang\", \"when\": \"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 5, \"cols\": 64, \"dtype\": \"fp32\", "
+        "\"default_rows\": 4}]}\n";
+    cpu_set_t all, one;
+    char db[512];
+    int st = 0, ended = 0, c = 0;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+
+    ck_assert_int_eq(sched_getaffinity(0, sizeof all, &all), 0);
+    while (!CPU_ISSET(c, &all))
+        c++;
+    CPU_ZERO(&one);
+    CPU_SET(c, &one);
+    snprintf(db, sizeof db, "%s/pinned.db", dir);
+    const char *path = write_file("pinned.json", proto);
+    ck_assert_int_eq(sched_setaffinity(0, sizeof one, &one), 0);
+    pid_t pid = start_run_db(path, db, 0); /* the run, and its workers, on CPU c alone */
+    ck_assert_int_eq(sched_setaffinity(0, sizeof all, &all), 0);
+    for (int i = 0; i < 6000 && !ended; i++) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            ended = 1;
+        else
+            nanosleep(&ts, NULL);
+    }
+    if (!ended) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    ck_assert_msg(ended, "the run pinned to CPU %d did not end within 60 s of its hang arm's 1 s job timeout",
+                  c);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
+    snap s;
+    ck_assert_int_eq(read_snap_db(&s, db, 0), 0);
+    ck_assert_str_eq(job_outcome(&s, "main/0/fault-hang/initial"), "failed-timeout");
+    ck_assert_str_eq(job_outcome(&s, "rescue/0/fault-hang/retry-1"), "completed");
     free(s.samples);
 }
 END_TEST
@@ -731,9 +923,11 @@ static void kill_and_resume(int kill_worker)
         ck_assert_int_eq(kill(-worker, SIGKILL), 0);
     ck_assert_int_eq(wait_exit(pid), 128 + SIGKILL);
     if (kill_worker) {
-        /* the worker's group is gone (no orphan keeps measuring) */
+        /* the worker's group is gone (no orphan keeps measuring; 60 s: a
+         * hang guard for the reaping of the orphan, which a busy host
+         * once delayed past 2 s) */
         struct timespec ts = {0, 10 * 1000 * 1000};
-        for (int i = 0; i < 200 && kill(worker, 0) == 0; i++)
+        for (int i = 0; i < 6000 && kill(worker, 0) == 0; i++)
             nanosleep(&ts, NULL);
         ck_assert_int_ne(kill(worker, 0), 0);
     }
@@ -804,9 +998,12 @@ START_TEST(test_a_second_writer_or_resume_during_a_live_run_is_refused_at_once_a
 
     ck_assert_msg(wait_running(1), "no running attempt with samples seen");
     for (int resume = 0; resume < 2; resume++) {
-        double t0 = now_s();
+        int st;
         ck_assert_int_eq(wait_exit(start_run(proto, resume)), 2);
-        ck_assert_msg(now_s() - t0 < 5, "the second writer took %.1f s to be refused", now_s() - t0);
+        /* at once: refused while the first run still ran (a writer that
+         * waited for the lock would have come back after it) */
+        ck_assert_msg(waitpid(pid, &st, WNOHANG) == 0,
+                      "the second writer was refused only after the run ended");
     }
     snprintf(want, sizeof want, "being written by another run (pid %ld, started ", (long)pid);
     ck_assert_msg(strstr(run_stderr(log, sizeof log), want), "%s", log);
@@ -852,7 +1049,8 @@ static int run_prog(const char *prog, const char *const *args, char *log, size_t
 }
 
 static const char disk_protocol[] =
-    "{\"seed\": 12, \"samples\": 7, \"warmup_ms\": 5, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 12, \"cpu_priority\": \"realtime\", \"samples\": 7, \"warmup_ms\": 5, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -931,12 +1129,16 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
            stopped, trials);
 
     /* The disk fills while a job measures (another process's file) and is
-     * freed again a moment later.  Asserted: the run stops (exit 1), any
-     * attempt recorded with the store's error says interrupted, and the
-     * resumed run exports and verifies (a completed attempt without its
-     * records would FAIL).  Not forced: the window in which a rolled-back
-     * batch is followed by a process row that fits; it was never hit here
-     * (docs/HACKING.md, "Timing noise"), so this part cannot tell the fix from its absence. */
+     * freed once the run has stopped: held full until then, so that the
+     * supervisor's next commit meets it however long a busy host keeps
+     * the supervisor from running (freed after a fixed 0.6 s, a host at
+     * load 12 once let the window pass without a commit).  Asserted: the
+     * run stops (exit 1), any attempt recorded with the store's error says
+     * interrupted, and the resumed run exports and verifies (a completed
+     * attempt without its records would FAIL).  Not forced: the window in
+     * which a rolled-back batch is followed by a process row that fits; it
+     * was never hit here (docs/HACKING.md, "Timing noise"), so this part cannot tell the fix
+     * from its absence. */
     const char *slow = write_file("slow.json", slow_protocol);
     char junk[400], chunk[65536];
     int failed_rows = 0;
@@ -951,11 +1153,9 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
     while (write(fd, chunk, sizeof chunk) > 0)
         ;
     ck_assert_int_eq(errno, ENOSPC);
-    struct timespec ts = {0, 600 * 1000 * 1000}; /* more than two commit intervals */
-    nanosleep(&ts, NULL);
+    int rc = wait_exit(pid);
     close(fd);
     ck_assert_int_eq(unlink(junk), 0);
-    int rc = wait_exit(pid);
     ck_assert_msg(rc == 1, "the run went on through a full disk (exit %d)", rc);
     read_snap_db(&sn, db, 0);
     for (size_t i = 0; i < sn.n_atts; i++)
@@ -971,7 +1171,8 @@ START_TEST(test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_reco
     ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver2, log, sizeof log) == 0, "verify: %s", log);
     ck_assert_int_eq(umount2(mnt, MNT_DETACH), 0);
-    printf("check_runner: disk full for 0.6 s mid-job: %d attempt(s) recorded interrupted with the store's "
+    printf("check_runner: disk full mid-job until the run stopped: %d attempt(s) recorded interrupted with "
+           "the store's "
            "error; resumed, exported and verified\n",
            failed_rows);
 }
@@ -990,9 +1191,9 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
 {
     const char *proto = write_file(
         "rounds.json",
-        "{\"seed\": 4, \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, "
+        "{\"seed\": 4, \"cpu_priority\": \"realtime\", \"rounds\": 3, \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": " FIXED_TARGET ", "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
-        " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
@@ -1004,9 +1205,8 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
     int rc = wait_exit(start_run(proto, 0));
     snap s;
     read_snap(&s);
-    ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc); /* 1: a sample rule broken by this host's noise */
+    ck_assert_msg(rc == 0, "exit %d", rc);
     ck_assert(s.has_status);
-    int noise = 0;
     size_t rounds_seen = 0;
     for (size_t i = 0; i < s.n_jobs; i++) {
         if (strncmp(s.jobs[i].key, "rescue/", 7) && strstr(s.jobs[i].key, "/rows4/round-"))
@@ -1015,14 +1215,11 @@ START_TEST(test_a_three_round_run_with_rows4_completes_exports_and_verifies)
             continue;
         const att_info *a = last_att(&s, s.jobs[i].key, NULL);
         ck_assert_ptr_nonnull(a);
-        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED ||
-                          completed_up_to_noise(&s, s.jobs[i].key, &noise),
-                      "%s", s.jobs[i].key);
+        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED, "%s: %s (%s)", s.jobs[i].key,
+                      ev_outcome_name(att_outcome(&s, a)), a->protocol_error);
     }
     ck_assert_uint_eq(rounds_seen, 4 * 3);
-    /* a calibration job that broke a sample rule (this host's noise) takes
-     * its observations out of the fit, which may then have too few */
-    ck_assert_msg(s.fits == 1 || noise > 0, "%d fits and no noise", (int)s.fits);
+    ck_assert_int_eq((int)s.fits, 1);
     free(s.samples);
     char db[512], zip[512], log[4096];
     snprintf(db, sizeof db, "%s/evidence.db", dir);
@@ -1044,9 +1241,9 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
 {
     const char *proto = write_file(
         "scheds.json",
-        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 5, \"target_sample_ms\": 2, "
+        "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 5, "
+        "\"target_sample_ms\": " FIXED_TARGET ", "
         "\"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30,\n"
-        " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
         " \"model_schedules\": [\"default\", \"rows1\", \"rows2\", \"rows4\", \"short\"],\n"
@@ -1059,9 +1256,8 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
     int rc = wait_exit(start_run(proto, 0));
     snap s;
     read_snap(&s);
-    ck_assert_msg(rc == 0 || rc == 1, "exit %d", rc); /* 1: a sample rule broken by this host's noise */
+    ck_assert_msg(rc == 0, "exit %d", rc);
     ck_assert(s.has_status);
-    int noise = 0;
     size_t n_short = 0, n_auto = 0;
     for (size_t i = 0; i < s.n_jobs; i++) {
         if (!strncmp(s.jobs[i].key, "rescue/", 7))
@@ -1070,24 +1266,22 @@ START_TEST(test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_a
         n_auto += strstr(s.jobs[i].key, "/auto/") != NULL;
         const att_info *a = last_att(&s, s.jobs[i].key, NULL);
         ck_assert_ptr_nonnull(a);
-        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED ||
-                          completed_up_to_noise(&s, s.jobs[i].key, &noise),
-                      "%s", s.jobs[i].key);
+        ck_assert_msg(att_outcome(&s, a) == EV_OUT_COMPLETED, "%s: %s (%s)", s.jobs[i].key,
+                      ev_outcome_name(att_outcome(&s, a)), a->protocol_error);
     }
     ck_assert_uint_eq(n_short, 3); /* not on 9x512 fp32 */
     ck_assert_uint_eq(n_auto, 4);
-    ck_assert_msg(s.fits == 1 || noise > 0, "%d fits and no noise", (int)s.fits);
+    ck_assert_int_eq((int)s.fits, 1);
     free(s.samples);
-    char db[512], zip[512], log[4096], model[600];
+    char db[512], zip[512], log[4096];
     snprintf(db, sizeof db, "%s/evidence.db", dir);
     snprintf(zip, sizeof zip, "%s/scheds.zip", dir);
-    snprintf(model, sizeof model, "unzip -p '%s' model.json | grep -q '\"model_schedules\"'", zip);
     const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
     const char *ver[] = {zip, NULL};
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
     ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
-    if (s.fits == 1)
-        ck_assert_msg(system(model) == 0, "model.json of %s does not declare model_schedules", zip);
+    ck_assert_msg(zip_member_has(zip, "model.json", "\"model_schedules\""),
+                  "model.json of %s does not declare model_schedules", zip);
 }
 END_TEST
 
@@ -1154,7 +1348,8 @@ START_TEST(test_compile_ahead_compiles_each_needed_case_and_survives_failures_an
     o.stop = &stop;
     t0 = now_s();
     ck_assert_int_eq(ev_compile_ahead(&o, ns, &r, &err), EV_OK);
-    ck_assert_msg(now_s() - t0 < 5.0, "%.2f s for a 1 s timeout", now_s() - t0);
+    /* the hung case was cut short: well before its own 30 s sleep ended */
+    ck_assert_msg(now_s() - t0 < 25.0, "%.2f s for a 1 s timeout", now_s() - t0);
     ck_assert_int_eq(ns[0], 1234);
     ck_assert_int_eq(ns[1], 0);
     ck_assert_int_eq(ns[2], 0);
@@ -1176,10 +1371,15 @@ END_TEST
 START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
 {
     static const char *const phases[] = {"setup", "main/", "policy/", "rescue/", "recheck/"};
+    /* no reference arms: a loaded host once ran the floor job's empty
+     * tasks at 4x an op's time, which verify-bundle rightly FAILs as an
+     * impossible op; and normal priority, so that this test, which
+     * watches the run to signal it, is not kept off the CPUs while the
+     * run measures */
     const char *proto = write_file(
         "sigterm.json",
         "{\"seed\": 9, \"samples\": 3, \"warmup_ms\": 250, \"target_sample_ms\": 5, \"cold_samples\": 1, "
-        "\"host_threads\": 2, \"job_timeout_s\": 30,\n"
+        "\"host_threads\": 2, \"job_timeout_s\": 30, \"reference_arms\": false,\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"allow_fault_arms\": true,\n"
@@ -1225,11 +1425,23 @@ START_TEST(test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run)
             }
         }
         double ts = now_s();
+        long long sig_ns = wall_ns_now();
         ck_assert_int_eq(kill(pid, SIGTERM), 0);
         int rc = wait_exit(pid);
         double took = now_s() - ts;
+        char q[200];
         ck_assert_msg(rc == 1, "%s: exit %d after SIGTERM", phases[ph], rc);
-        ck_assert_msg(took < 5.0, "%s: %.2f s from SIGTERM to exit", phases[ph], took);
+        /* honoured, whatever the host's speed: no job started after the
+         * signal but the one the supervisor may have been starting as it
+         * came, and every attempt has its process row (the one running
+         * says interrupted) */
+        snprintf(q, sizeof q, "select count(*) from attempts where started_ns > %lld", sig_ns);
+        ck_assert_msg(db_int(db, q) <= 1, "%s: %lld jobs started after SIGTERM", phases[ph], db_int(db, q));
+        ck_assert_int_eq(db_int(db,
+                                "select count(*) from attempts a left join processes p using (attempt_id) "
+                                "where p.attempt_id is null"),
+                         0);
+        ck_assert_int_le(db_int(db, "select count(*) from processes where interrupted = 1"), 1);
         FILE *f = fopen(errp, "r");
         size_t n = f ? fread(log, 1, sizeof log - 1, f) : 0;
         if (f)
@@ -1260,10 +1472,14 @@ END_TEST
 START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly)
 {
     char db[512], zip[512], log[8192];
+    /* real-time priority for the run this test only waits for (at normal
+     * priority a loaded host once ran the floor job's empty tasks at 4x an
+     * op's time, an impossible op to verify-bundle) */
     const char *proto = write_file(
         "staged.json",
-        "{\"seed\": 4, \"samples\": 3, \"warmup_ms\": 60, \"target_sample_ms\": 5, \"cold_samples\": 1, "
-        "\"host_threads\": 2, \"job_timeout_s\": 30, \"tolerances\": {\"sample_band\": 0.9},\n"
+        "{\"seed\": 4, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 60, "
+        "\"target_sample_ms\": 5, \"cold_samples\": 1, \"host_threads\": 2, \"job_timeout_s\": 30, "
+        "\"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"torch-compile\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
@@ -1290,11 +1506,14 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
     ck_assert_int_eq(run_prog("evident", bad, log, sizeof log), 2);
     ck_assert_msg(strstr(log, "--stage-ahead must be an integer from 0 to 16, not '17'"), "%s", log);
 
-    /* SIGTERM with jobs staged (longer warm-ups: a job is seen running) */
+    /* SIGTERM with jobs staged (longer warm-ups: a job is seen running; at
+     * normal priority, so that this test sees it, and without reference
+     * arms, as the SIGTERM test's protocol) */
     proto = write_file(
         "staged-slow.json",
         "{\"seed\": 4, \"samples\": 3, \"warmup_ms\": 250, \"target_sample_ms\": 5, \"cold_samples\": 1, "
-        "\"host_threads\": 2, \"job_timeout_s\": 30, \"tolerances\": {\"sample_band\": 0.9},\n"
+        "\"host_threads\": 2, \"job_timeout_s\": 30, \"reference_arms\": false, \"tolerances\": "
+        "{\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"rows1\", \"rows2\", \"torch-compile\"],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
@@ -1307,10 +1526,13 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
     g_stage = "4";
     pid_t pid = start_run_db(proto, db, 0);
     ck_assert(wait_running_db(db, 1));
-    double ts = now_s();
+    long long sig_ns = wall_ns_now();
+    char q[200];
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid), 1);
-    ck_assert_msg(now_s() - ts < 5.0, "%.2f s from SIGTERM to exit", now_s() - ts);
+    /* no job started after the signal but the one it may have met starting */
+    snprintf(q, sizeof q, "select count(*) from attempts where started_ns > %lld", sig_ns);
+    ck_assert_int_le(db_int(db, q), 1);
     {
         snap sn;
         int open_atts = 0;
@@ -1388,6 +1610,7 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
     static const char proto_text[] =
         "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"job_timeout_s\": 3, \"retries\": 0, \"reference_arms\": false,\n"
+        " \"cpu_priority\": \"realtime\",\n"
         " \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {}},\n"
         " \"arms\": [\"rows1\", \"ext-ok\", \"ext-nocompile\", \"ext-noentry\", \"ext-crash\", \"ext-hang\", "
@@ -2061,7 +2284,7 @@ START_TEST(test_what_this_host_cannot_run_is_refused_before_the_store_is_touched
     struct {
         const char *protocol, *want;
     } cases[] = {
-        {"/dev/zero", "more than the 4194304 bytes this file may hold"},
+        {"/dev/zero", "is a character device, not a regular file"},
         {pc, "is not available to this process"},
         {pb, "more than half of this host's"},
         {pf, "does not exceed that cache, so the cold samples would not be cold"},
@@ -2796,17 +3019,25 @@ END_TEST
  * release; early may be NULL without a gate), records.  Returns the
  * worker's exit code.
  */
+/* A command the next run_worker starts the worker through ({"setpriv",
+ * ..., NULL}: the worker then runs as that command execs it), or NULL. */
+static const char *const *g_worker_wrap = NULL;
+/* The protocol run_worker runs (NULL: unit_protocol). */
+static const char *g_unit = NULL;
+
 static int run_worker_gated(int64_t ci, const char *arm, const char *const extra[], int gate, size_t *early,
                             ev_buf *records)
 {
     const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
-    const char *proto = write_file("unit.json", unit_protocol);
+    const char *proto = write_file("unit.json", g_unit ? g_unit : unit_protocol);
     char prog[512], case_s[24];
-    const char *argv[40];
+    const char *argv[48];
     int ac = 0, rp[2], gp[2];
     pid_t pid;
     double t0;
 
+    for (int i = 0; g_worker_wrap && g_worker_wrap[i]; i++)
+        argv[ac++] = g_worker_wrap[i];
     snprintf(prog, sizeof prog, "%s/evident-worker", build);
     snprintf(case_s, sizeof case_s, "%lld", (long long)ci);
     const char *fixed[] = {
@@ -2833,7 +3064,7 @@ static int run_worker_gated(int64_t ci, const char *arm, const char *const extra
             (nul >= 0 && dup2(nul, 1) < 0))
             _exit(126);
         close(gp[0]);
-        execv(prog, (char *const *)argv);
+        execvp(argv[0], (char *const *)argv);
         _exit(127);
     }
     close(rp[1]);
@@ -2877,19 +3108,35 @@ START_TEST(test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its
 {
     ev_buf recs = EV_BUF_INIT;
     size_t early = 99;
-    char script[512];
+    char script[512], spawn[32];
+    struct timespec ts;
 
-    ck_assert_int_eq(run_worker_gated(1, "rows2", NULL, 1, &early, &recs), 0);
+    clock_gettime(CLOCK_REALTIME, &ts); /* before the fork: the gate is held 300 ms from after it */
+    snprintf(spawn, sizeof spawn, "%lld", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+    const char *stamp[] = {"--spawn-ns", spawn, NULL};
+    ck_assert_int_eq(run_worker_gated(1, "rows2", stamp, 1, &early, &recs), 0);
     ck_assert_uint_eq(early, 0);
     ck_assert_ptr_nonnull(strstr(rec_line(&recs, 0), "\"type\":\"hello\""));
-    ck_assert_ptr_nonnull(strstr(recs.data, "{\"type\":\"cold\",\"name\":\"gate-wait\",\"elapsed_ns\":"));
-    ck_assert_ptr_nonnull(strstr(recs.data, "{\"type\":\"cold\",\"name\":\"prep\",\"elapsed_ns\":"));
     ck_assert_ptr_nonnull(strstr(recs.data, "\"type\":\"end\""));
     {
-        /* it waited about as long as the gate was held */
-        const char *g = strstr(recs.data, "\"gate-wait\",\"elapsed_ns\":");
-        long long ns = atoll(g + strlen("\"gate-wait\",\"elapsed_ns\":"));
-        ck_assert_msg(ns > 200000000LL, "gate-wait %lld ns for a 300 ms gate", ns);
+        /* it waited at the gate until the release: its start, its
+         * preparation and its wait there account for the 300 ms the gate
+         * was held, however slowly a busy host started it (the 1 ms: the
+         * two statements between its preparation's end and its wait) */
+        static const char *const names[] = {"process-start", "prep", "gate-wait"};
+        long long sum = 0, ns[3];
+        for (int k = 0; k < 3; k++) {
+            char key[64];
+            snprintf(key, sizeof key, "{\"type\":\"cold\",\"name\":\"%s\",\"elapsed_ns\":", names[k]);
+            const char *g = strstr(recs.data, key);
+            ck_assert_msg(g != NULL, "no %s record", names[k]);
+            ns[k] = strtoll(g + strlen(key), NULL, 10);
+            ck_assert_int_ge(ns[k], 0);
+            sum += ns[k];
+        }
+        ck_assert_int_gt(ns[2], 0);
+        ck_assert_msg(sum >= 299000000LL, "start %lld + prep %lld + gate-wait %lld ns for a 300 ms gate",
+                      ns[0], ns[1], ns[2]);
     }
     ev_buf_reset(&recs);
 
@@ -2977,12 +3224,407 @@ START_TEST(test_the_worker_writes_its_device_record_and_the_secret_seed_only_aft
 }
 END_TEST
 
+/* 1 when a child of this process may take SCHED_FIFO (as the worker asks
+ * on the cpu backend) and the kernel throttles real-time threads (the
+ * worker asks only then: job.h). */
+static int may_take_fifo(void)
+{
+    ev_buf rt = EV_BUF_INIT;
+    int throttled = !ev_read_file("/proc/sys/kernel/sched_rt_runtime_us", &rt, NULL) && rt.len &&
+                    strncmp(rt.data, "-1", 2);
+    ev_buf_free(&rt);
+    if (!throttled)
+        return 0;
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct sched_param sp = {.sched_priority = EV_RULE_FIFO_PRIORITY};
+        _exit(sched_setscheduler(0, SCHED_FIFO, &sp) == 0 ? 0 : 1);
+    }
+    return wait_exit(pid) == 0;
+}
+
+/* The host facts of the device record of one cpu worker run of case 0.
+ * OUT: *h. */
+static void worker_host(ev_rule_host *h)
+{
+    ev_buf recs = EV_BUF_INIT;
+    ev_err e = {{0}};
+    cJSON *d = NULL;
+    ev_rule_sample hot[2], cold[1];
+    ev_rule_attempt ra;
+    char why[256] = "";
+
+    ck_assert_int_eq(run_worker(0, "default", NULL, &recs), 0);
+    const char *dev = strstr(recs.data, "{\"type\":\"device\"");
+    ck_assert_ptr_nonnull(dev);
+    ck_assert_int_eq(ev_json_parse(dev, strcspn(dev, "\n"), 0, &d, &e), EV_OK);
+    ck_assert_msg(ev_rule_device_read(d, hot, 2, cold, 1, why, sizeof why) == 0, "%s", why);
+    memset(&ra, 0, sizeof ra);
+    ev_rule_device_attempt(d, &ra);
+    *h = ra.host;
+    cJSON_Delete(d);
+    ev_buf_free(&recs);
+}
+
+/*
+ * A cpu job's device record says what the host was doing and what its
+ * measured threads were granted (docs/runner.md, "A busy host"): real-time
+ * priority wherever this process may take it, else normal priority and
+ * the host's own reason; the load average and the CPUs online.  With the
+ * capability taken away (setpriv, as root) the same worker runs at normal
+ * priority and says "Operation not permitted".
+ */
+START_TEST(test_a_cpu_workers_device_record_says_its_priority_and_the_hosts_load)
+{
+    ev_rule_host h;
+    int can = may_take_fifo();
+    char rt[sizeof unit_protocol + 64];
+
+    /* a protocol that does not declare it: normal priority, and why */
+    worker_host(&h);
+    ck_assert_int_eq(h.known, 1);
+    ck_assert_int_eq(h.fifo, 0);
+    ck_assert_str_eq(h.refused, EV_RULE_NOT_DECLARED);
+    /* one that does */
+    ck_assert_ptr_nonnull(strstr(unit_protocol, "{\"seed\": 5,"));
+    snprintf(rt, sizeof rt, "{\"cpu_priority\": \"realtime\", %s", unit_protocol + 1);
+    g_unit = rt;
+    worker_host(&h);
+    ck_assert_int_eq(h.known, 1);
+    ck_assert_int_eq(h.fifo, can);
+    ck_assert_int_eq(h.priority, can ? EV_RULE_FIFO_PRIORITY : 0);
+    ck_assert_msg(can ? h.refused[0] == '\0' : h.refused[0] != '\0', "refused: '%s'", h.refused);
+    ck_assert_int_eq(h.cpus, sysconf(_SC_NPROCESSORS_ONLN));
+    ck_assert(h.load_start >= 0 && h.load_end >= 0);
+    if (can && geteuid() == 0) {
+        static const char *const wrap[] = {"setpriv", "--bounding-set", "-sys_nice", NULL};
+        g_worker_wrap = wrap;
+        worker_host(&h);
+        g_worker_wrap = NULL;
+        ck_assert_int_eq(h.fifo, 0);
+        ck_assert_int_eq(h.priority, 0);
+        ck_assert_msg(!strcmp(h.refused, "sched_setscheduler(SCHED_FIFO): Operation not permitted"), "%s",
+                      h.refused);
+    }
+    g_unit = NULL;
+}
+END_TEST
+
+/* The host member of a device record is read strictly: its policy, the
+ * priority that goes with it, the reason only where refused, loads and
+ * CPUs of the documented types; nothing else.  So is the list of
+ * re-calibrations (at most EV_RULE_RECAL_MAX). */
+START_TEST(test_the_device_records_host_facts_and_recalibrations_are_read_strictly)
+{
+    static const struct {
+        const char *host, *want;
+    } t[] = {
+        {"{\"policy\": \"fifo\", \"priority\": 1, \"refused\": null, \"load_start\": 4.5, \"load_end\": 5, "
+         "\"cpus\": 2}",
+         NULL},
+        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"sched_setscheduler(SCHED_FIFO): Operation "
+         "not permitted\", \"load_start\": 0, \"load_end\": 0.25, \"cpus\": 16}",
+         NULL},
+        {"{\"policy\": \"rr\", \"priority\": 1, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
+         "\"cpus\": 2}",
+         "host.policy: must be \"fifo\" or \"other\""},
+        {"{\"policy\": \"fifo\", \"priority\": 0, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
+         "\"cpus\": 2}",
+         "host.priority"},
+        {"{\"policy\": \"fifo\", \"priority\": 1, \"refused\": \"x\", \"load_start\": 0, \"load_end\": 0, "
+         "\"cpus\": 2}",
+         "host.refused"},
+        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
+         "\"cpus\": 2}",
+         "host.refused"},
+        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": -1, \"load_end\": 0, "
+         "\"cpus\": 2}",
+         "host.load_start: must be a number >= 0"},
+        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": 0, \"load_end\": 0, "
+         "\"cpus\": 0}",
+         "host.cpus"},
+        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": 0, \"load_end\": 0, "
+         "\"cpus\": 2, \"nice\": 0}",
+         "host.nice: not a member"},
+    };
+    static const struct {
+        const char *recal, *want;
+    } u[] = {
+        {"[{\"after\": 0, \"first_step\": 3}, {\"after\": 2, \"first_step\": 5}]", NULL},
+        {"[{\"after\": 0, \"first_step\": 3}, {\"after\": 1, \"first_step\": 4}, {\"after\": 2, "
+         "\"first_step\": 5}]",
+         "recalibrations: must be an array of at most 2"},
+        {"[{\"after\": -1, \"first_step\": 3}]", "recalibrations: each must be"},
+        {"[{\"after\": 0, \"first_step\": 0}]", "recalibrations: each must be"},
+        {"[{\"after\": 0}]", "recalibrations: each must be"},
+    };
+    static const char base[] = "{\"type\": \"device\", \"rotation\": null, \"other_processes\": -1, "
+                               "\"self_seen\": false, \"throttle_reasons\": -1, \"ecc\": -1, \"mig\": -1, "
+                               "\"persistence\": -1, \"persisting_l2_bytes\": -1, \"versions\": {}, "
+                               "\"hot_other_processes\": [-1], \"hot_throttle_reasons\": [-1]";
+    char text[1024], why[256];
+    ev_rule_sample hot[1], cold[1];
+    ev_err e = {{0}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0] + sizeof u / sizeof u[0]; i++) {
+        int is_host = i < sizeof t / sizeof t[0];
+        const char *want = is_host ? t[i].want : u[i - sizeof t / sizeof t[0]].want;
+        cJSON *d = NULL;
+        snprintf(text, sizeof text, "%s, \"%s\": %s}", base, is_host ? "host" : "recalibrations",
+                 is_host ? t[i].host : u[i - sizeof t / sizeof t[0]].recal);
+        ck_assert_msg(ev_json_parse(text, strlen(text), 0, &d, &e) == EV_OK, "%s", text);
+        why[0] = '\0';
+        int rc = ev_rule_device_read(d, hot, 1, cold, 0, why, sizeof why);
+        if (!want) {
+            ck_assert_msg(rc == 0, "%s: %s", text, why);
+            ev_rule_attempt ra;
+            memset(&ra, 0, sizeof ra);
+            ev_rule_device_attempt(d, &ra);
+            if (is_host) {
+                ck_assert_int_eq(ra.host.known, 1);
+                ck_assert_int_eq(ra.host.fifo, i == 0);
+                ck_assert_int_eq(ra.host.cpus, i == 0 ? 2 : 16);
+                ck_assert(ra.host.load_end == (i == 0 ? 5.0 : 0.25));
+            } else {
+                ck_assert_uint_eq(ra.n_recal, 2);
+                ck_assert_int_eq(ra.recal_after[1], 2);
+                ck_assert_int_eq(ra.recal_first[1], 5);
+            }
+        } else {
+            ck_assert_msg(rc == -1 && strstr(why, want), "%s: '%s'", text, why);
+        }
+        cJSON_Delete(d);
+    }
+}
+END_TEST
+
+/*
+ * evident run says why a job broke a sample rule (docs/runner.md, "A busy
+ * host"): after its summary and its host line, each such attempt with its
+ * rule and figures (the process row's protocol error, every hot sample),
+ * and the likely cause and what to do, which is ev_rule_cause of the host
+ * facts the attempt recorded: here the overrun fault arm's main attempt
+ * (10 x the replays it records: far above the band, whatever the host,
+ * once its calibration chose more than one replay, which real-time
+ * priority keeps: at normal priority a busy host's calibration once chose
+ * one, where a longer sample is no breach).
+ */
+START_TEST(test_evident_run_names_each_broken_rule_its_samples_and_the_likely_cause)
+{
+    static const char proto[] =
+        "{\"seed\": 6, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 40, "
+        "\"target_sample_ms\": 20, \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
+        " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
+        " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"overrun\", \"factor\": 10, \"when\": "
+        "\"original\"}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4}]}\n";
+    char db[512], log[65536], rows[8192], want[9000], cause[600];
+    const char *path = write_file("over.json", proto);
+    snprintf(db, sizeof db, "%s/over.db", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
+    ck_assert_int_eq(run_prog("evident", run, log, sizeof log), 0);
+    /* the attempt's own record: its error and its host facts */
+    db_rows(
+        db,
+        "select p.protocol_error, d.json from jobs j join attempts a using (job_id) join processes p using "
+        "(attempt_id) join attempt_devices d using (attempt_id) where j.job_key = "
+        "'main/0/fault-over/initial'",
+        rows, sizeof rows);
+    char *bar = strchr(rows, '|'), *nl = strrchr(rows, '\n');
+    ck_assert_ptr_nonnull(bar);
+    *bar = '\0';
+    *nl = '\0';
+    ck_assert_msg(!strncmp(rows, "protocol rule: ", 15), "%s", rows);
+    cJSON *d = NULL;
+    ev_err e = {{0}};
+    ev_rule_attempt ra;
+    ck_assert_int_eq(ev_json_parse(bar + 1, strlen(bar + 1), 0, &d, &e), EV_OK);
+    memset(&ra, 0, sizeof ra);
+    ev_rule_device_attempt(d, &ra);
+    cJSON_Delete(d);
+    ck_assert_int_eq(ra.host.known, 1);
+    int fifo = ra.host.fifo;
+    char refused[EV_RULE_REFUSED_MAX + 40];
+    snprintf(refused, sizeof refused, "at normal priority (%s)", ra.host.refused);
+    ev_rule_cause(&ra.host, cause, sizeof cause);
+    ck_assert(cause[0]);
+    snprintf(want, sizeof want, "  main/0/fault-over/initial attempt 1: %s\n    hot samples (ms): ", rows);
+    ck_assert_msg(strstr(log, want), "no line %s in:\n%s", want, log);
+    snprintf(want, sizeof want, "\n    %s\n", cause);
+    ck_assert_msg(strstr(log, want), "no cause line %s in:\n%s", want, log);
+    ck_assert_msg(strstr(log, "\nsample rules broken by ") && strstr(log, "\nhost: "), "%s", log);
+    /* the host line as the attempt recorded it: real-time priority where
+     * the host granted it, else the host's refusal */
+    ck_assert_msg(fifo ? !strstr(log, "normal priority") : strstr(log, refused) != NULL, "%s", log);
+}
+END_TEST
+
+/* The likely cause of a broken sample rule (ev_rule_cause: the runner's
+ * summary and the report say it with it): host load when the load average
+ * seen reached the CPUs, with what to do, which depends on the priority
+ * the threads had; not host load below that; nothing without host facts. */
+START_TEST(test_the_likely_cause_is_host_load_only_when_the_load_reached_the_cpus)
+{
+    ev_rule_host h;
+    char t[600];
+    memset(&h, 0, sizeof h);
+    ck_assert_int_eq(ev_rule_cause(&h, t, sizeof t), 0);
+    ck_assert_str_eq(t, "");
+    h.known = 1;
+    h.cpus = 2;
+    h.load_start = 1.5;
+    h.load_end = 2.0;
+    snprintf(h.refused, sizeof h.refused, "sched_setscheduler(SCHED_FIFO): Operation not permitted");
+    ck_assert_int_eq(ev_rule_cause(&h, t, sizeof t), 1);
+    ck_assert_msg(strstr(t, "likely cause: host load (load average 2.00 on 2 CPUs") &&
+                      strstr(t, "Operation not permitted") && strstr(t, "run evident as root"),
+                  "%s", t);
+    h.fifo = 1;
+    h.priority = 1;
+    h.refused[0] = '\0';
+    ck_assert_int_eq(ev_rule_cause(&h, t, sizeof t), 1);
+    ck_assert_msg(strstr(t, "even with its threads at real-time priority") && strstr(t, "target_sample_ms"),
+                  "%s", t);
+    h.load_end = 1.99;
+    ck_assert_int_eq(ev_rule_cause(&h, t, sizeof t), 0);
+    ck_assert_msg(strstr(t, "not host load") && strstr(t, "load average 1.99 on 2 CPUs"), "%s", t);
+}
+END_TEST
+
+/* A protocol for the rules' unit tests: 5 samples of 5 ms, band 0.5
+ * ([2.5, 7.5] ms; wide [1.25, 20]). */
+static const char rules_protocol[] =
+    "{\"seed\": 1, \"samples\": 5, \"warmup_ms\": 10, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+    " \"tolerances\": {\"sample_band\": 0.5},\n"
+    " \"arms\": [\"default\"],\n"
+    " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 64, \"dtype\": \"fp32\", "
+    "\"default_rows\": 4}]}\n";
+
+/* The protocol text rule_breaches holds an attempt to (NULL:
+ * rules_protocol). */
+static const char *g_rules_text = NULL;
+
+/* The first breach of attempt a under rules_protocol, as a process row's
+ * protocol_error ("" when none), into out[cap]. */
+static void rule_breaches(const ev_rule_attempt *a, char *out, size_t cap)
+{
+    ev_protocol p;
+    ev_err e = {{0}};
+    const char *t = g_rules_text ? g_rules_text : rules_protocol;
+    ck_assert_msg(ev_protocol_parse(t, strlen(t), &p, &e) == EV_OK, "%s", e.msg);
+    ck_assert_int_ge(ev_rules_reason(&p, "cpu", a, out, cap), 0);
+    ev_protocol_free(&p);
+}
+
+/*
+ * Re-calibration (sample_rules.h): after a sample that drifted out of the
+ * band, the worker calibrates again and the samples after it are at the
+ * new count.  The rules hold it to that: the honest attempt passes; the
+ * same re-calibration after a sample inside the band, after the last
+ * sample, or with no step chosen is a breach; samples after it at the old
+ * count are; without the re-calibration the new count is (the rule that
+ * every sample is at the count chosen before it).  A sample above the
+ * band at one replay is no drift (fewer replays are impossible).
+ */
+START_TEST(test_a_recalibration_counts_only_after_a_drifted_sample_and_sets_the_count_after_it)
+{
+    ev_rule_step steps[3] = {{2, 5, 0}, {4, 5, 1}, {2, 5, 1}};
+    ev_rule_sample hot[5], cold[1] = {{0.5, 1, 1, -1, -1, -1, -1}};
+    static const double ms[5] = {5.0, 12.0, 5.0, 5.5, 4.5};
+    static const int64_t reps[5] = {4, 4, 2, 2, 2};
+    ev_rule_attempt a;
+    char why[400];
+    ev_protocol p;
+    ev_err e = {{0}};
+
+    for (int i = 0; i < 5; i++)
+        hot[i] = (ev_rule_sample){ms[i], reps[i], 100, -1, -1, -1, -1};
+    memset(&a, 0, sizeof a);
+    a.arm = "default";
+    a.completed = 1;
+    a.has_warmup = 1;
+    a.warmup_target_ms = a.warmup_elapsed_ms = 10;
+    a.steps = steps;
+    a.n_steps = 3;
+    a.hot = hot;
+    a.n_hot = 5;
+    a.cold = cold;
+    a.n_cold = 1;
+    a.has_flush = 1;
+    a.flush_bytes = a.cache_bytes = 1048576;
+    a.n_recal = 1;
+    a.recal_after[0] = 1; /* 12 ms at 4 replays: above 7.5 */
+    a.recal_first[0] = 2;
+    rule_breaches(&a, why, sizeof why);
+    ck_assert_msg(why[0] == '\0', "the honest re-calibration: %s", why);
+
+    ck_assert_int_eq(ev_protocol_parse(rules_protocol, strlen(rules_protocol), &p, &e), EV_OK);
+    ck_assert_int_eq(ev_rule_drifted(&p, 12.0, 4), 1);
+    ck_assert_int_eq(ev_rule_drifted(&p, 2.0, 4), 1);
+    ck_assert_int_eq(ev_rule_drifted(&p, 12.0, 1), 0); /* one replay: a longer sample is kept */
+    ck_assert_int_eq(ev_rule_drifted(&p, 7.5, 4), 0);
+    ev_protocol_free(&p);
+
+    a.recal_after[0] = 0; /* after 5 ms: inside the band */
+    hot[1].replays = 2;
+    rule_breaches(&a, why, sizeof why);
+    ck_assert_msg(strstr(why,
+                         "re-calibration 1 after hot sample 0, whose 5 ms at 4 replays is within the band "
+                         "[2.5, 7.5] ms: a re-calibration follows only a sample that drifted out of it"),
+                  "%s", why);
+    hot[1].replays = 4;
+
+    a.recal_after[0] = 4; /* after the last sample */
+    rule_breaches(&a, why, sizeof why);
+    ck_assert_msg(strstr(why, "re-calibration 1 after hot sample 4: not after a later sample"), "%s", why);
+    a.recal_after[0] = 1;
+
+    steps[2].chosen = 0; /* the re-calibration chose nothing */
+    rule_breaches(&a, why, sizeof why);
+    ck_assert_msg(strstr(why, "0 calibration steps chosen in re-calibration 1 (after hot sample 1)"), "%s",
+                  why);
+    steps[2].chosen = 1;
+
+    hot[3].replays = 4; /* a sample after it at the old count */
+    rule_breaches(&a, why, sizeof why);
+    ck_assert_msg(
+        strstr(why, "1 hot samples not at the replays chosen by the calibration before them (4, then 2)"),
+        "%s", why);
+    hot[3].replays = 2;
+
+    a.n_recal = 0; /* the same samples without the re-calibration: two groups' chosen steps */
+    rule_breaches(&a, why, sizeof why);
+    ck_assert_msg(strstr(why, "2 calibration steps chosen, not exactly one"), "%s", why);
+    a.n_recal = 1;
+
+    /* real-time priority only where the protocol declares it */
+    a.host.known = a.host.fifo = 1;
+    a.host.priority = EV_RULE_FIFO_PRIORITY;
+    a.host.cpus = 2;
+    rule_breaches(&a, why, sizeof why);
+    ck_assert_msg(!strcmp(why,
+                          "protocol rule: measured at real-time priority (SCHED_FIFO 1), which the protocol "
+                          "does not declare (cpu_priority is normal)"),
+                  "%s", why);
+    char rt[sizeof rules_protocol + 64];
+    snprintf(rt, sizeof rt, "{\"cpu_priority\": \"realtime\", %s", rules_protocol + 1);
+    g_rules_text = rt;
+    rule_breaches(&a, why, sizeof why);
+    g_rules_text = NULL;
+    ck_assert_msg(why[0] == '\0', "declared: %s", why);
+}
+END_TEST
+
 /* ---- shards (docs/runner.md, "Shards") ---------------------------------- */
 
 /* A small protocol for the shard tests: 4 cases, 3 arms, the reference
  * arms, short samples. */
 static const char shard_protocol[] =
-    "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+    "{\"seed\": 11, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 4, \"target_sample_ms\": "
+    "2, \"cold_samples\": 1,\n"
     " \"host_threads\": 1, \"job_timeout_s\": 60, \"tolerances\": {\"sample_band\": 0.9},\n"
     " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 4194304}},\n"
     " \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
@@ -3053,21 +3695,19 @@ START_TEST(test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_v
     ck_assert_int_eq(shard_sh(script), 0);
     /* the plan equals a one-process run's: the same job keys, the floor and
      * ceiling once per shard */
-    ck_assert_int_eq(
-        shard_sh("$E run --protocol $P --db $D/one.db >/dev/null || exit 20; "
-                 "sqlite3 $D/one.db \"select job_key from jobs where phase != 'rescue'\" | sort "
-                 ">$D/one.txt; sqlite3 $D/all.db \"select job_key from jobs where phase != 'rescue'\" "
-                 "| sed 's,/shard-[01]$,,' | sort -u >$D/all.txt; cmp $D/one.txt $D/all.txt || exit "
-                 "21; test $(sqlite3 $D/all.db \"select count(*) from jobs where arm = 'floor' and phase = "
-                 "'main'\") = 2 "
-                 "|| exit 22; test $(sqlite3 $D/all.db \"select count(distinct shard_index) from "
-                 "shards\") = 2 || exit 23"),
-        0);
+    char one_db[512], all_db[512], one[8192], all[8192];
+    snprintf(one_db, sizeof one_db, "%s/one.db", dir);
+    snprintf(all_db, sizeof all_db, "%s/all.db", dir);
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --db $D/one.db >/dev/null"), 0);
+    plan_keys(one_db, one, sizeof one);
+    plan_keys(all_db, all, sizeof all);
+    ck_assert_str_eq(all, one);
+    ck_assert_int_eq(db_int(all_db, "select count(*) from jobs where arm = 'floor' and phase = 'main'"), 2);
+    ck_assert_int_eq(db_int(all_db, "select count(distinct shard_index) from shards"), 2);
     /* every shard's invocations and environments came along */
-    ck_assert_int_eq(
-        shard_sh("test $(sqlite3 $D/all.db 'select count(*) from invocations i join environments "
-                 "e using (invocation_id) join shards s using (invocation_id)') = 4"),
-        0);
+    ck_assert_int_eq(db_int(all_db, "select count(*) from invocations i join environments e using "
+                                    "(invocation_id) join shards s using (invocation_id)"),
+                     4);
 }
 END_TEST
 
@@ -3078,11 +3718,13 @@ END_TEST
  * three cases (numbered 0-2 in the subset). */
 START_TEST(test_two_rounds_and_a_cases_subset_run_as_two_shards_merge_and_verify)
 {
-    char script[4096];
-    static const char *const variants[][3] = {
-        {"s/\"seed\": 11,/\"seed\": 11, \"rounds\": 2,/", "", "grep -q '/round-2$' $D/one.txt"},
-        {"s/x/x/", "--cases 0,2,3", "test $(grep -c '^main/[0-9]*/default/' $D/one.txt) = 3"},
+    char script[4096], one_db[512], all_db[512], one[8192], all[8192];
+    static const char *const variants[][2] = {
+        {"s/\"seed\": 11,/\"seed\": 11, \"rounds\": 2,/", ""},
+        {"s/x/x/", "--cases 0,2,3"},
     };
+    snprintf(one_db, sizeof one_db, "%s/one.db", dir);
+    snprintf(all_db, sizeof all_db, "%s/all.db", dir);
     for (size_t k = 0; k < sizeof variants / sizeof variants[0]; k++) {
         snprintf(
             script, sizeof script,
@@ -3093,14 +3735,46 @@ START_TEST(test_two_rounds_and_a_cases_subset_run_as_two_shards_merge_and_verify
             "--db $D/s$i.db || exit 12; done; "
             "$E merge $D/s0.db $D/s1.db --out $D/all.db || exit 13; "
             "$E export --db $D/all.db --out $D/all.zip || exit 14; $V $D/all.zip || exit 15; "
-            "$E run --protocol $P $C --db $D/one.db >/dev/null || exit 20; "
-            "sqlite3 $D/one.db \"select job_key from jobs where phase != 'rescue'\" | sort >$D/one.txt; "
-            "sqlite3 $D/all.db \"select job_key from jobs where phase != 'rescue'\" "
-            "| sed 's,/shard-[01]$,,' | sort -u >$D/all.txt; cmp $D/one.txt $D/all.txt || exit 21; %s || "
-            "exit 22",
-            variants[k][0], variants[k][1], variants[k][2]);
+            "$E run --protocol $P $C --db $D/one.db >/dev/null || exit 20",
+            variants[k][0], variants[k][1]);
         ck_assert_msg(shard_sh(script) == 0, "variant %zu (see %s/sh.log)", k, dir);
+        plan_keys(one_db, one, sizeof one);
+        plan_keys(all_db, all, sizeof all);
+        ck_assert_msg(!strcmp(one, all), "variant %zu: the merged plan differs:\n%s\n---\n%s", k, all, one);
+        if (k == 0) {
+            ck_assert_msg(strstr(one, "/round-2\n"), "no round-2 job: %s", one);
+        } else {
+            size_t n_default = 0;
+            for (const char *p = one; (p = strstr(p, "/default/")); p++)
+                n_default += 1;
+            /* main, policy's none (a subset without --model), recheck: 3 of main, 3 of recheck */
+            ck_assert_uint_eq(n_default, 6);
+            ck_assert_int_eq(
+                db_int(one_db, "select count(*) from jobs where phase = 'main' and arm = 'default'"), 3);
+        }
     }
+}
+END_TEST
+
+/* Merging is a function of the shards: the same shards merged twice give
+ * the same bundle, byte for byte (no clock of the merge's own in the run's
+ * status), and shards on read-only media (no -shm can be made beside them;
+ * root cannot write there either) merge to that bundle too. */
+START_TEST(test_the_same_shards_merge_to_the_same_root_from_writable_or_read_only_media)
+{
+    ck_assert_int_eq(shard_sh(shard_pipeline), 0);
+    ck_assert_int_eq(shard_sh("$E merge $D/s0.db $D/s1.db --out $D/again.db && $E export --db $D/again.db "
+                              "--out $D/again.zip && cmp $D/all.zip $D/again.zip"),
+                     0);
+    if (geteuid() != 0 || shard_sh("mkdir $D/ro && mount -t tmpfs -o size=64m none $D/ro && cp $D/s0.db "
+                                   "$D/s1.db $D/ro/ && mount -o remount,ro $D/ro")) {
+        fprintf(stderr, "check_runner: no read-only mount could be made here: read-only shards not tested\n");
+        return;
+    }
+    ck_assert_int_eq(
+        shard_sh("$E merge $D/ro/s0.db $D/ro/s1.db --out $D/ro.db; r=$?; umount $D/ro; "
+                 "test $r = 0 && $E export --db $D/ro.db --out $D/ro.zip && cmp $D/all.zip $D/ro.zip"),
+        0);
 }
 END_TEST
 
@@ -3125,11 +3799,12 @@ START_TEST(test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_an
     ck_assert_int_eq(shard_sh("$E merge $D/s0.db $D/s0.db $D/s1.db --out $D/m.db"), 2);
     ck_assert(shard_log_has("s0.db and ") && shard_log_has("s0.db are both shard 0/2"));
     /* a job of shard 1 written into shard 0's store */
-    ck_assert_int_eq(
-        shard_sh("cp $D/s0.db $D/bad.db && sqlite3 $D/bad.db \"insert into jobs (run_id, job_key, "
-                 "phase, case_index, arm, label, plan_order) values (1, 'main/1/rows1/initial', "
-                 "'main', 1, 'rows1', 'initial', 9999)\""),
-        0);
+    char s0[512], bad[512];
+    snprintf(s0, sizeof s0, "%s/s0.db", dir);
+    snprintf(bad, sizeof bad, "%s/bad.db", dir);
+    ck_assert_int_eq(shard_sh("cp $D/s0.db $D/bad.db"), 0);
+    db_exec(bad, "insert into jobs (run_id, job_key, phase, case_index, arm, label, plan_order) values (1, "
+                 "'main/1/rows1/initial', 'main', 1, 'rows1', 'initial', 9999)");
     ck_assert_int_eq(shard_sh("$E merge $D/bad.db $D/s1.db --out $D/m.db"), 2);
     ck_assert(shard_log_has("is shard 1's job: conflicting stores"));
     /* the shard's main phase not ended: its rest is refused; then the merges */
@@ -3137,11 +3812,9 @@ START_TEST(test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_an
     ck_assert_int_eq(shard_sh("$E merge $D/s0.db $D/s1.db --out $D/m.db"), 2);
     ck_assert(shard_log_has("exists: a merge never replaces a store"));
     /* a shard run again continues its store: it appends an invocation, no job twice */
-    ck_assert_int_eq(
-        shard_sh("$E run --protocol $P --shard 0/2 --phase main --db $D/s0.db >/dev/null && "
-                 "test $(sqlite3 $D/s0.db 'select count(*) from invocations') = 2 && "
-                 "test $(sqlite3 $D/s0.db \"select count(*) from shards where phase = 'main'\") = 2"),
-        0);
+    ck_assert_int_eq(shard_sh("$E run --protocol $P --shard 0/2 --phase main --db $D/s0.db >/dev/null"), 0);
+    ck_assert_int_eq(db_int(s0, "select count(*) from invocations"), 2);
+    ck_assert_int_eq(db_int(s0, "select count(*) from shards where phase = 'main'"), 2);
     /* another shard's store, or an unsharded one, is refused */
     ck_assert_int_eq(shard_sh("$E run --protocol $P --shard 1/2 --phase main --db $D/s0.db"), 2);
     ck_assert(shard_log_has("holds shard 0/2"));
@@ -3175,25 +3848,111 @@ END_TEST
  * disjoint CPUs, the merges, one bundle that verifies. */
 START_TEST(test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies)
 {
+    char g[512], rows[1024];
+    long long b[2] = {0, 0}, e[2] = {0, 0};
     if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
         return; /* two shards need two CPUs (refused on one: the next test) */
-    ck_assert_int_eq(shard_sh("$E run --protocol $P --gpus 0,1 --db $D/g.db && $E export --db $D/g.db --out "
-                              "$D/g.zip >/dev/null && $V $D/g.zip"),
+    /* 600 ms warm-ups: each shard's main phase measures for at least 8 x
+     * 0.6 s, far longer than starting a process takes on a loaded host */
+    ck_assert_int_eq(shard_sh("sed 's/\"warmup_ms\": 4,/\"warmup_ms\": 600,/' $P > $D/g.json && "
+                              "$E run --protocol $D/g.json --gpus 0,1 --db $D/g.db && $E export --db $D/g.db "
+                              "--out $D/g.zip >/dev/null && $V $D/g.zip"),
                      0);
+    snprintf(g, sizeof g, "%s/g.db", dir);
     /* each shard's attempts on its own CPUs, and none on the other's */
     ck_assert_int_eq(
-        shard_sh("test $(sqlite3 $D/g.db 'select count(distinct s.shard_index || \":\" || "
-                 "p.affinity) from processes p join attempts a using (attempt_id) join shards s on "
-                 "s.invocation_id = a.invocation_id') = 2 && test $(sqlite3 $D/g.db 'select "
-                 "count(distinct p.affinity) from processes p') = 2"),
-        0);
-    /* at once: each shard's main phase began before the other's ended */
-    ck_assert_int_eq(
-        shard_sh("sqlite3 $D/g.db \"select s.shard_index, min(a.started_ns), max(p.ended_ns) from "
-                 "attempts a join processes p using (attempt_id) join shards s on s.invocation_id = "
-                 "a.invocation_id where s.phase = 'main' group by 1\" | awk -F'|' '{b[$1]=$2; e[$1]=$3} "
-                 "END {exit !(b[0] < e[1] && b[1] < e[0])}'"),
-        0);
+        db_int(g, "select count(distinct s.shard_index || ':' || p.affinity) from processes p join "
+                  "attempts a using (attempt_id) join shards s on s.invocation_id = a.invocation_id"),
+        2);
+    ck_assert_int_eq(db_int(g, "select count(distinct p.affinity) from processes p"), 2);
+    /* at once: each shard's process started (its invocation) before the
+     * other's main phase had ended */
+    db_rows(g,
+            "select s.shard_index, i.started_ns, max(p.ended_ns) from invocations i join shards s using "
+            "(invocation_id) join attempts a on a.invocation_id = i.invocation_id join processes p using "
+            "(attempt_id) where s.phase = 'main' group by 1 order by 1",
+            rows, sizeof rows);
+    ck_assert_int_eq(sscanf(rows, "0|%lld|%lld\n1|%lld|%lld", &b[0], &e[0], &b[1], &e[1]), 4);
+    ck_assert_msg(b[0] < e[1] && b[1] < e[0], "the shards ran one after the other: %s", rows);
+}
+END_TEST
+
+/* A scheduler stops `evident run --gpus` by signalling it: its shards stop
+ * with it, SIGKILL included (PR_SET_PDEATHSIG), and SIGTERM is passed on
+ * to them; then the same command, run again, continues the shards' stores
+ * and finishes the run, whose bundle verifies.  The shards' ends are
+ * awaited on their stores' own locks (flock), never on a clock. */
+START_TEST(test_gpus_shards_die_with_their_parent_and_a_rerun_finishes_the_run)
+{
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        return; /* two shards need two CPUs */
+    /* slower jobs than the shard protocol's: a shard has work left when its parent goes */
+    write_file(
+        "slow-gpus.json",
+        "{\"seed\": 11, \"samples\": 3, \"warmup_ms\": 150, \"target_sample_ms\": 20, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 120, \"tolerances\": {\"sample_band\": 0.9},\n"
+        " \"reference_arms\": false, \"arms\": [\"default\", \"rows1\", \"rows2\"],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
+        "\"default_rows\": 4},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "           {\"op\": \"reduce_sum\", \"rows\": 130, \"cols\": 96, \"dtype\": \"fp32\", "
+        "\"default_rows\": 8},\n"
+        "           {\"op\": \"reduce_max\", \"rows\": 37, \"cols\": 257, \"dtype\": \"bf16\", "
+        "\"default_rows\": 4}]}\n");
+    for (int sig = 0; sig < 2; sig++) {
+        char script[3000];
+        const char *name = sig ? "KILL" : "TERM";
+        snprintf(
+            script, sizeof script,
+            "rm -f $D/k.db*; $E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >$D/k.out 2>&1 & "
+            "p=$!; "
+            /* both shards have begun a job (an attempt row in each store):
+             * they are measuring, each with its phase ahead of it, however
+             * unevenly a busy host shares its CPUs between them (waiting
+             * for each to end a job once let one finish its phase first) */
+            "until python3 -c 'import sqlite3, sys; sys.exit(0 if all(sqlite3.connect(\"file:\" + p + "
+            "\"?mode=ro\", uri=True).execute(\"select count(*) from attempts\").fetchone()[0] for p in "
+            "sys.argv[1:]) else 1)' $D/k.db.shard-0.db $D/k.db.shard-1.db 2>/dev/null; do kill -0 $p || "
+            "exit 20; sleep 0.1; done; "
+            "kill -%s $p; wait $p; "
+            /* each shard's store lock is free once that shard has ended */
+            "flock $D/k.db.shard-0.db true && flock $D/k.db.shard-1.db true || exit 21; "
+            /* and it stopped, its phase unfinished */
+            "for i in 0 1; do grep -q 'stopped by a signal' $D/k.db.shard-$i.log || exit 22; "
+            "! grep -q 'phase main done' $D/k.db.shard-$i.log || exit 23; done; "
+            "$E run --protocol $D/slow-gpus.json --gpus 0,1 --db $D/k.db >>$D/k.out 2>&1 || exit 24; "
+            "$E export --db $D/k.db --out $D/k.zip >/dev/null && $V $D/k.zip >/dev/null || exit 25",
+            name);
+        int rc = shard_sh(script);
+        ck_assert_msg(rc == 0, "SIG%s: step %d failed (see %s/sh.log, %s/k.out, the shard logs)", name, rc,
+                      dir, dir);
+    }
+}
+END_TEST
+
+/* The code a run measures is the code its evident was built from
+ * (runner/build_id.h): from a copy of this tree (a GPU host's copy, no
+ * .git) the build runs, a protocol of the user's own added to protocols/
+ * too; once a measured file there differs (src/runner/ edited after the
+ * build), the run is refused in one line, exit 2, before a store exists. */
+START_TEST(test_a_run_from_a_tree_other_than_the_builds_is_refused_before_the_store_is_touched)
+{
+    char script[3000];
+    snprintf(
+        script, sizeof script,
+        "rm -rf $D/copy && mkdir -p $D/copy/src $D/copy/db && cp -r kernels protocols $D/copy/ && "
+        "cp -r src/runner $D/copy/src/ && cp db/schema.sql $D/copy/db/ && case $E in /*) ;; *) E=$(pwd)/$E;; "
+        "esac && "
+        "cd $D/copy && "
+        "cp $P protocols/mine.json && "
+        "$E run --protocol protocols/mine.json --backend cpu --db $D/copy-ok.db >/dev/null || exit 10; "
+        "echo '/* edited after the build */' >> src/runner/record.c && "
+        "{ $E run --protocol protocols/mine.json --backend cpu --db $D/copy-bad.db 2>$D/bad.err; "
+        "test $? = 2 || exit 11; }; test ! -e $D/copy-bad.db || exit 12; "
+        "test $(wc -l < $D/bad.err) = 1 && grep -q 'built from other measured code' $D/bad.err || exit 13");
+    int rc = shard_sh(script);
+    ck_assert_msg(rc == 0, "step %d (see %s/sh.log, %s/bad.err)", rc, dir, dir);
 }
 END_TEST
 
@@ -3437,10 +4196,11 @@ int main(void)
     int failed;
 
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300); /* real runs on a shared machine, ASan margin */
+    tcase_set_timeout(tc, 900); /* a hang guard: real runs at load 8 (4x slower), ASan margin */
     tcase_add_test(tc, test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute);
     tcase_add_test(tc, test_every_op_of_the_vocabulary_runs_end_to_end_on_cpu_and_verifies);
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
+    tcase_add_test(tc, test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_ends_the_run);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
     tcase_add_test(tc, test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples);
     tcase_add_test(tc, test_a_killed_supervisor_and_worker_resume_to_a_consistent_store);
@@ -3459,7 +4219,7 @@ int main(void)
     tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
     tc = tcase_create("external");
     tcase_add_checked_fixture(tc, setup, teardown); /* its stores in a fresh directory, not in / */
-    tcase_set_timeout(tc, 300);
+    tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
     suite_add_tcase(s, tc);
@@ -3478,7 +4238,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("shards");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
+    tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms);
     tcase_add_test(tc, test_shard_options_are_refused_in_one_line_when_malformed);
     tcase_add_test(tc, test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_verifies);
@@ -3487,12 +4247,15 @@ int main(void)
     tcase_add_test(tc,
                    test_merge_refuses_a_missing_shard_a_shard_twice_a_conflicting_job_and_an_existing_output);
     tcase_add_test(tc, test_gpus_runs_one_shard_per_device_at_once_on_disjoint_cpus_and_the_merge_verifies);
+    tcase_add_test(tc, test_the_same_shards_merge_to_the_same_root_from_writable_or_read_only_media);
+    tcase_add_test(tc, test_gpus_shards_die_with_their_parent_and_a_rerun_finishes_the_run);
+    tcase_add_test(tc, test_a_run_from_a_tree_other_than_the_builds_is_refused_before_the_store_is_touched);
     tcase_add_test(tc, test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("worker");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_cpu_receipts_equal_the_selectors_plan_for_every_schedule);
     tcase_add_test(tc, test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedule_arm_does_not);
     tcase_add_test(tc, test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_policy_phase);
@@ -3504,6 +4267,11 @@ int main(void)
     tcase_add_test(tc, test_every_data_record_decodes_to_the_row_it_was_encoded_from);
     tcase_add_test(tc, test_the_torch_peers_library_loads_and_refuses_a_bad_plants_file);
     tcase_add_test(tc, test_the_worker_writes_its_device_record_and_the_secret_seed_only_after_the_samples);
+    tcase_add_test(tc, test_a_cpu_workers_device_record_says_its_priority_and_the_hosts_load);
+    tcase_add_test(tc, test_the_device_records_host_facts_and_recalibrations_are_read_strictly);
+    tcase_add_test(tc, test_the_likely_cause_is_host_load_only_when_the_load_reached_the_cpus);
+    tcase_add_test(tc, test_evident_run_names_each_broken_rule_its_samples_and_the_likely_cause);
+    tcase_add_test(tc, test_a_recalibration_counts_only_after_a_drifted_sample_and_sets_the_count_after_it);
     tcase_add_test(tc, test_a_staged_worker_waits_at_its_gate_and_records_nothing_before_its_release);
     tcase_add_test(tc, test_a_stamp_names_the_commit_only_of_the_files_it_was_written_for);
     tcase_add_test(tc, test_the_snapshot_takes_the_files_the_closure_list_names_in_any_folder);

@@ -43,7 +43,7 @@ static char dbpath[300];
 /* Fixture: a fresh directory and the store path inside it. */
 static void setup(void)
 {
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_store.XXXXXX");
+    snprintf(tmpdir, sizeof tmpdir, "%s/check_store.XXXXXX", ev_test_tmp());
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     snprintf(dbpath, sizeof dbpath, "%s/evidence.db", tmpdir);
 }
@@ -1591,13 +1591,100 @@ START_TEST(test_a_callback_status_stops_the_query_and_empty_store_has_no_last_ru
 }
 END_TEST
 
+/* Takes the writer lock through path, expecting it refused (EV_EUSAGE)
+ * with err naming this process (the holder) by pid. */
+static void lock_refused(const char *path, const char *how)
+{
+    ev_err e = {{0}};
+    char want[64];
+    int fd = -1;
+    ck_assert_msg(ev_store_writer_lock(path, &fd, &e) == EV_EUSAGE, "%s: a second writer was let in", how);
+    ck_assert_int_eq(fd, -1);
+    snprintf(want, sizeof want, "(pid %ld, started ", (long)getpid());
+    ck_assert_msg(strstr(e.msg, "being written by another run") && strstr(e.msg, want), "%s: %s", how, e.msg);
+}
+
+/* The lock is on the store's file itself, not on its name: a second writer
+ * through a symlink, a hard link or a new name of the same file, or after
+ * a lock file beside it was deleted, is refused while the first holds it;
+ * released, the store can be locked again. */
+START_TEST(test_the_writer_lock_holds_the_file_through_links_renames_and_deleted_lock_files)
+{
+    char sym[400], hard[400], moved[400], side[400];
+    ev_store *s = open_rw();
+    int fd = -1, fd2 = -1;
+
+    ev_store_close(s);
+    OK(ev_store_writer_lock(dbpath, &fd, &e_));
+    ck_assert_int_ge(fd, 0);
+    lock_refused(dbpath, "the same path");
+    snprintf(sym, sizeof sym, "%s/sym.db", tmpdir);
+    ck_assert_int_eq(symlink(dbpath, sym), 0);
+    lock_refused(sym, "a symlink");
+    snprintf(hard, sizeof hard, "%s/hard.db", tmpdir);
+    ck_assert_int_eq(link(dbpath, hard), 0);
+    lock_refused(hard, "a hard link");
+    snprintf(side, sizeof side, "%s.lock", dbpath);
+    unlink(side); /* a lock file beside the store, if any, is gone */
+    lock_refused(dbpath, "a deleted lock file");
+    snprintf(moved, sizeof moved, "%s/moved.db", tmpdir);
+    ck_assert_int_eq(rename(dbpath, moved), 0);
+    lock_refused(moved, "a renamed store");
+    ck_assert_int_eq(rename(moved, dbpath), 0);
+    /* the lock is the store's: the store stays readable and writable by its holder */
+    s = open_rw();
+    ev_store_close(s);
+    ev_store_writer_unlock(fd);
+    OK(ev_store_writer_lock(hard, &fd2, &e_));
+    ev_store_writer_unlock(fd2);
+    unlink(sym);
+    unlink(hard);
+}
+END_TEST
+
+/* Rewrites the definition of index attempts_by_job in the schema without
+ * rebuilding it (an outside party with writable_schema): the index then
+ * no longer holds what its table does, which quick_check does not see. */
+static void corrupt_index(void)
+{
+    sqlite3 *db = NULL;
+    ck_assert_int_eq(sqlite3_open(dbpath, &db), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(db,
+                                  "PRAGMA writable_schema = ON; UPDATE sqlite_master SET sql = 'CREATE INDEX "
+                                  "attempts_by_job ON attempts(started_ns)' WHERE name = 'attempts_by_job'; "
+                                  "PRAGMA writable_schema = OFF",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+}
+
+/* A store whose index disagrees with its table passes quick_check (every
+ * open) but not the full integrity check that export and merge ask for
+ * (EV_STORE_FULLCHECK): EV_ECORRUPT naming what is wrong, file untouched. */
+START_TEST(test_a_full_check_finds_an_index_that_quick_check_lets_through)
+{
+    int64_t run;
+    ev_store *s = NULL;
+    ev_err e = {{0}};
+
+    build_story(&run);
+    corrupt_index();
+    OK(ev_store_open(dbpath, EV_STORE_READONLY, &s, &e_));
+    ev_store_close(s);
+    s = NULL;
+    ck_assert_int_eq(ev_store_open(dbpath, EV_STORE_READONLY | EV_STORE_FULLCHECK, &s, &e), EV_ECORRUPT);
+    ck_assert_ptr_null(s);
+    ck_assert_msg(strstr(e.msg, "integrity_check") && strstr(e.msg, "attempts_by_job"), "%s", e.msg);
+}
+END_TEST
+
 static Suite *store_suite(void)
 {
     Suite *su = suite_create("store");
     TCase *tc = tcase_create("store");
 
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 60);
+    tcase_set_timeout(tc, 240);
     tcase_add_test(tc, test_new_store_gets_the_current_schema_version_in_wal_mode);
     tcase_add_test(tc, test_embedded_schema_equals_db_schema_sql);
     tcase_add_test(tc, test_embedded_migrations_equal_db_migrate_sql);
@@ -1628,11 +1715,13 @@ static Suite *store_suite(void)
     tcase_add_test(tc, test_failures_and_hot_sample_counts_views_give_the_expected_rows);
     tcase_add_test(tc, test_every_query_returns_the_documented_columns_in_order);
     tcase_add_test(tc, test_a_callback_status_stops_the_query_and_empty_store_has_no_last_run);
+    tcase_add_test(tc, test_the_writer_lock_holds_the_file_through_links_renames_and_deleted_lock_files);
+    tcase_add_test(tc, test_a_full_check_finds_an_index_that_quick_check_lets_through);
     suite_add_tcase(su, tc);
 
     tc = tcase_create("crash");
     tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300); /* 60 trials of fsync'd commits; x5 for ASan */
+    tcase_set_timeout(tc, 900); /* 60 trials of fsync'd commits; x5 for ASan */
     tcase_add_test(tc, test_committed_samples_survive_sigkill_at_random_moments);
     suite_add_tcase(su, tc);
     return su;

@@ -67,7 +67,7 @@ void ev_check_run_all(SRunner *sr)
     pid_t runner = getpid(), beat;
     struct timespec t0;
 
-    snprintf(tap, sizeof tap, "/tmp/evident-check-tap-XXXXXX");
+    snprintf(tap, sizeof tap, "%s/evident-check-tap-XXXXXX", ev_test_tmp());
     fd = mkstemp(tap);
     if (fd >= 0) {
         close(fd);
@@ -98,4 +98,10 @@ int ev_check_suite(Suite *s)
     failed = srunner_ntests_failed(sr);
     srunner_free(sr);
     return failed;
+}
+
+const char *ev_test_tmp(void)
+{
+    const char *t = getenv("TMPDIR");
+    return t && t[0] ? t : "/tmp";
 }

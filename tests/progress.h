@@ -16,4 +16,8 @@ void ev_check_run_all(SRunner *sr);
  * lines; returns how many of its tests failed. */
 int ev_check_suite(Suite *s);
 
+/* Where every suite makes its temporary directories: $TMPDIR when set
+ * and not empty, else /tmp (`make check` checks its room first). */
+const char *ev_test_tmp(void);
+
 #endif

@@ -13,6 +13,8 @@
 #include "bundle/export.h"
 
 #include "export_int.h"
+#include "runner/fault_rules.h"
+#include "runner/sample_rules.h"
 #include "evidence/receipts.h"
 #include "evidence/member.h"
 
@@ -262,7 +264,29 @@ int64_t ev_bundle_run_id(const ev_bundle *b)
  * never attempted or whose last attempt is interrupted.  Returns EV_OK, or
  * EV_EFORMAT with err naming the row and the rule (nothing is exported).
  */
-static ev_status check_invariants(const xload *L, ev_err *err)
+/* The rows attempt id holds in L, as ev_attempt_rows counts them in a
+ * bundle: binding, warm-up, calibrations, flush, cold timings but the
+ * supervisor's own (ev_rule_cold_is_supervisors), validations, sample
+ * checks, graph nodes, device record, samples. */
+static int64_t attempt_rows(const xload *L, int64_t id)
+{
+    const vec *kinds[] = {&L->bindings, &L->warmups, &L->cals,    &L->flushes, &L->colds,   &L->vals,
+                          &L->checks,   &L->nodes,   &L->devices, &L->samples, &L->opchecks, &L->opkept};
+    int64_t rows = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        size_t lo, hi;
+        ex_attempt_range(kinds[i], id, &lo, &hi);
+        rows += (int64_t)(hi - lo);
+        for (size_t c = lo; kinds[i] == &L->colds && c < hi; c++)
+            rows -= ev_rule_cold_is_supervisors(((const xcold *)ex_vec_at(&L->colds, c))->name);
+    }
+    return rows;
+}
+
+/* check_invariants' rows: L held to each rule, proto (or NULL) for the
+ * fault arms, fault_why[cap] scratch for their rule's words. */
+static ev_status check_rows(const xload *L, const ev_protocol *proto, char *fault_why, size_t cap,
+                            ev_err *err)
 {
     for (size_t i = 0; i < L->vals.n; i++) {
         const xval *v = ex_vec_at(&L->vals, i);
@@ -312,6 +336,15 @@ static ev_status check_invariants(const xload *L, ev_err *err)
             ex_attempt_range(&L->opkept, a->attempt_id, &lo, &hi);
             for (size_t c = lo; c < hi && !why; c++)
                 why = ev_check_problem(a->outcome, ((const xopkept *)ex_vec_at(&L->opkept, c))->r.passed);
+            if (!why && a->facts.has_process)
+                why = ev_process_problem(a->facts.records_ok, a->protocol_error);
+            if (!why && a->facts.has_process)
+                why = ev_record_count_problem(
+                    ev_rule_all_stored(a->facts.records_ok, a->facts.interrupted, a->protocol_error),
+                    a->facts.skipped, a->record_count, attempt_rows(L, a->attempt_id));
+            if (!why && a->facts.has_process)
+                why =
+                    ev_fault_problem(proto, j->arm, j->has_retry, &a->facts, a->stderr_tail, fault_why, cap);
             if (why)
                 return ev_err_set(err, EV_EFORMAT,
                                   "export: the store breaks an invariant: attempt %" PRId64
@@ -333,6 +366,21 @@ static ev_status check_invariants(const xload *L, ev_err *err)
         }
     }
     return EV_OK;
+}
+
+/* Holds the store's rows to the invariants (above); see check_rows. */
+static ev_status check_invariants(const xload *L, ev_err *err)
+{
+    ev_protocol proto;
+    char fault_why[400];
+    /* the run's protocol, for its fault arms (a protocol that does not
+     * parse has none to hold the attempts to: the verifier FAILs it) */
+    int proto_ok =
+        !ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &proto, NULL);
+    ev_status rc = check_rows(L, proto_ok ? &proto : NULL, fault_why, sizeof fault_why, err);
+    if (proto_ok)
+        ev_protocol_free(&proto);
+    return rc;
 }
 
 ev_status ev_export_build(ev_store *s, int64_t run_id, ev_bundle **out, ev_err *err)
@@ -373,7 +421,7 @@ ev_status ev_export_file(const char *db_path, int64_t run_id, const char *out_pa
 {
     ev_store *s = NULL;
     ev_bundle *b = NULL;
-    ev_status rc = ev_store_open(db_path, EV_STORE_READONLY, &s, err);
+    ev_status rc = ev_store_open(db_path, EV_STORE_READONLY | EV_STORE_FULLCHECK, &s, err);
     if (!rc)
         rc = ev_export_build(s, run_id, &b, err);
     if (!rc)

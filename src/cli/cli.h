@@ -154,6 +154,19 @@ typedef struct ev_cli_bundle {
  * that needs freeing on failure.
  */
 int ev_cli_read_bundle(const char *cmd, const char *path, ev_cli_bundle *b);
+
+/*
+ * Verifies the bundle file at path (verify-bundle's checks 1-6, under
+ * their bounds: docs/bundle-format.md, "Reading bounds"), as report,
+ * results and compare do before they show a figure.  Returns 0 when it
+ * passes; 1 with problem[cap] naming its first failure when it does not
+ * (or when it could not be verified: the reason); 2, with problem saying
+ * so, when its only failure is its own report.html (a page an earlier
+ * version drew: every figure's members verify, and a bundle is never
+ * refused for its age).  A bundle read from stdin ("-") is not verified
+ * here (0): the caller says so in one line.
+ */
+int ev_cli_verify_problem(const char *path, char *problem, size_t cap);
 void ev_cli_bundle_free(ev_cli_bundle *b); /* NULL-safe, leaves *b empty */
 
 /* ---- one shard per device (cmd_gpus.c) ------------------------------------ */

@@ -5,8 +5,12 @@
  * Per case and arm the ratio B / A with its 95% interval and its call,
  * from the two bundles' raw samples (src/evidence/compare.h), and a summary
  * line.  Each bundle is read with ev_cli_read_bundle (the one bundle
- * reader).  Exit 0 on success, 1 when --fail-slower is given and some
- * slow-down called exceeds it, or a file is readable but not a bundle; 2
+ * reader) and verified first (verify-bundle's checks 1-6; --no-verify
+ * skips that and says so in one line): a bundle that FAILs is no basis
+ * for a comparison (its first failure on stderr, nothing written, exit
+ * 1).  Exit 0 on success, 1 when --fail-slower is given and some
+ * slow-down called exceeds it, a file is readable but not a bundle, or a
+ * bundle does not verify; 2
  * on usage errors, unreadable or unwritable paths, and a gate over runs of
  * different setups without --allow-different; 3 when some pair's rounds
  * were too few or too noisy to call (compare_status).
@@ -36,12 +40,17 @@ static const char compare_usage[] =
     "  --fail-slower PCT  exit 1 when any slow-down called is more than PCT percent\n"
     "  --allow-different  gate even when the runs' protocols, devices, drivers or peer\n"
     "                     versions differ (the document says how they differ)\n"
+    "  --no-verify        do not verify the bundles first (stderr says so)\n"
     "  --out FILE         where to write it (temporary file, then rename); default '-': stdout\n"
     "  --help             this text\n"
     "  --version          the version\n"
     "\n"
-    "exit status: 0 success, 1 a slow-down called beyond --fail-slower or a file\n"
-    "that is not a usable bundle, 2 usage, a bundle that cannot be read, an output\n"
+    "Both bundles are verified first (verify-bundle's checks 1-6): a bundle that\n"
+    "does not verify is no basis for a comparison (nothing is written, exit 1).\n"
+    "\n"
+    "exit status: 0 success, 1 a slow-down called beyond --fail-slower, a file\n"
+    "that is not a usable bundle or a bundle that does not verify, 2 usage, a bundle that cannot be read, an "
+    "output\n"
     "that cannot be written or a gate over different setups without\n"
     "--allow-different, 3 some pair's rounds were too few or too noisy to call\n";
 
@@ -87,11 +96,12 @@ static int parse_pct(const char *s, double *pct)
 
 int ev_cmd_compare(int argc, char **argv)
 {
-    enum { OPT_MARKDOWN, OPT_JSON, OPT_FAIL, OPT_OUT, OPT_DIFFERENT };
-    static const ev_cli_opt opts[] = {
-        {"--markdown", 0}, {"--json", 0}, {"--fail-slower", 1}, {"--out", 1}, {"--allow-different", 0}};
+    enum { OPT_MARKDOWN, OPT_JSON, OPT_FAIL, OPT_OUT, OPT_DIFFERENT, OPT_NO_VERIFY };
+    static const ev_cli_opt opts[] = {{"--markdown", 0},        {"--json", 0},
+                                      {"--fail-slower", 1},     {"--out", 1},
+                                      {"--allow-different", 0}, {"--no-verify", 0}};
     const char *in[2] = {NULL, NULL}, *out = "-", *v = NULL;
-    int markdown = 0, k, code = EV_EXIT_OK;
+    int markdown = 0, k, code = EV_EXIT_OK, no_verify = 0;
     ev_compare_opts co = {0, 0, 0, 0};
     ev_compare_result res;
     ev_cli cli;
@@ -134,6 +144,9 @@ int ev_cmd_compare(int argc, char **argv)
         case OPT_DIFFERENT:
             co.allow_different = 1;
             break;
+        case OPT_NO_VERIFY:
+            no_verify = 1;
+            break;
         }
     }
     if (!in[1])
@@ -151,6 +164,21 @@ int ev_cmd_compare(int argc, char **argv)
         code = ev_cli_read_bundle(cli.cmd, in[i], &b[i]);
     if (code)
         goto out;
+    if (no_verify) {
+        fprintf(stderr, "evident compare: --no-verify: the bundles were not verified; their figures are "
+                        "unchecked\n");
+    } else {
+        for (int i = 0; i < 2 && !code; i++) {
+            char problem[1200];
+            if (ev_cli_verify_problem(in[i], problem, sizeof problem) == 1) {
+                fprintf(stderr, "evident compare: %s does not verify, nothing compared: %s\n", in[i],
+                        problem);
+                code = EV_EXIT_FAIL;
+            }
+        }
+        if (code)
+            goto out;
+    }
     rc = ev_compare_write(b[0].m, b[0].n, b[1].m, b[1].n, &co, &text, &res, &err);
     if (rc) {
         fprintf(stderr, "evident compare: %s\n", err.msg[0] ? err.msg : ev_strerror(rc));

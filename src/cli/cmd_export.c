@@ -91,7 +91,7 @@ int ev_cmd_export(int argc, char **argv)
     if ((code = ev_cli_input(cli.cmd, "--db", db)) || (code = ev_cli_output(cli.cmd, "--out", out)))
         return code;
 
-    rc = ev_store_open(db, EV_STORE_READONLY, &store, &err);
+    rc = ev_store_open(db, EV_STORE_READONLY | EV_STORE_FULLCHECK, &store, &err);
     if (rc) {
         /* Unopenable: a path problem (2); a damaged store: the work failed (1). */
         code = rc == EV_ECORRUPT ? EV_EXIT_FAIL : EV_EXIT_USAGE;

@@ -10,14 +10,20 @@
  * is <db>.shard-<I>.db, its output <db>.shard-<I>.log; run again, the
  * shards continue their stores.  On the cpu backend a "device" is only a
  * label: the shards differ in their CPUs, which is what the tests use.
+ * The shards die with this process, however it dies (PR_SET_PDEATHSIG:
+ * SIGTERM, which a shard takes as a stop), and SIGINT, SIGTERM and SIGHUP
+ * sent to it are passed on to them: a scheduler that stops the run stops
+ * every shard, and the same command run again continues.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -86,6 +92,34 @@ int ev_cli_gpus_parse(const char *cmd, const char *spec, const char *backend, in
     return 0;
 }
 
+/* The shards of the phase running now (0: none or reaped), and the first
+ * stopping signal this process got (0: none): the handler passes each such
+ * signal on to every shard, which then stops as `evident run` does. */
+static volatile pid_t gpus_pid[GPUS_MAX];
+static volatile sig_atomic_t gpus_stopped;
+
+/* SIGINT, SIGTERM, SIGHUP: forwarded to the running shards
+ * (async-signal-safe: kill only). */
+static void gpus_on_signal(int sig)
+{
+    int saved = errno;
+    if (!gpus_stopped)
+        gpus_stopped = sig;
+    for (int i = 0; i < GPUS_MAX; i++)
+        if (gpus_pid[i] > 0)
+            kill(gpus_pid[i], sig);
+    errno = saved;
+}
+
+/* The stopping signals, as a set. */
+static void stop_signals(sigset_t *set)
+{
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
 /* Monotonic seconds. */
 static double mono_s(void)
 {
@@ -134,16 +168,41 @@ static int run_phase(const char *cmd, const ev_gpus_run *g, const char *phase, c
         snprintf(db, sizeof db, "%s.shard-%d.db", g->db, i);
         snprintf(logp, sizeof logp, "%s.shard-%d.log", g->db, i);
         snprintf(devs, sizeof devs, "%d", g->dev[i]);
+        sigset_t stops, old;
+        pid_t parent = getpid();
+        stop_signals(&stops);
+        /* blocked across the fork: a stop comes either before (no shard
+         * started) or after the shard's pid is known to the handler */
+        sigprocmask(SIG_BLOCK, &stops, &old);
+        if (gpus_stopped) {
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            pid[i] = 0;
+            failed = 1;
+            continue;
+        }
         pid[i] = fork();
         if (pid[i] < 0) {
             fprintf(stderr, "%s: fork: %s\n", cmd, strerror(errno));
             pid[i] = 0;
             failed = 1;
+            sigprocmask(SIG_SETMASK, &old, NULL);
             continue;
         }
         if (pid[i] == 0) {
             const char *argv[24];
-            int a = 0, fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+            int a = 0, fd;
+            struct sigaction dfl;
+            /* the shard dies with this process, however it dies (SIGKILL
+             * included): SIGTERM, which `evident run` takes as a stop */
+            if (prctl(PR_SET_PDEATHSIG, SIGTERM) || getppid() != parent)
+                _exit(1);
+            memset(&dfl, 0, sizeof dfl);
+            dfl.sa_handler = SIG_DFL;
+            sigaction(SIGINT, &dfl, NULL);
+            sigaction(SIGTERM, &dfl, NULL);
+            sigaction(SIGHUP, &dfl, NULL);
+            sigprocmask(SIG_SETMASK, &old, NULL);
+            fd = open(logp, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
             if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
                 _exit(126);
             if (sched_setaffinity(0, sizeof slices[i], &slices[i]))
@@ -174,6 +233,8 @@ static int run_phase(const char *cmd, const ev_gpus_run *g, const char *phase, c
             execv(self, (char *const *)argv);
             _exit(127);
         }
+        gpus_pid[i] = pid[i];
+        sigprocmask(SIG_SETMASK, &old, NULL);
     }
     for (int i = 0; i < g->n; i++) {
         int st;
@@ -182,6 +243,7 @@ static int run_phase(const char *cmd, const ev_gpus_run *g, const char *phase, c
             continue;
         while (waitpid(pid[i], &st, 0) < 0 && errno == EINTR)
             ;
+        gpus_pid[i] = 0;
         snprintf(logp, sizeof logp, "%s.shard-%d.log", g->db, i);
         if (!WIFEXITED(st) || WEXITSTATUS(st)) {
             fprintf(stderr, "%s: shard %d/%d (device %d, phase %s) %s %d; its output, %s, ends:\n", cmd, i,
@@ -191,7 +253,12 @@ static int run_phase(const char *cmd, const ev_gpus_run *g, const char *phase, c
             failed = 1;
         }
     }
-    return failed ? EV_EXIT_FAIL : 0;
+    if (gpus_stopped)
+        fprintf(stderr,
+                "%s: stopped by signal %d, passed on to the shards, which stopped too; the same command run "
+                "again continues their stores\n",
+                cmd, (int)gpus_stopped);
+    return failed || gpus_stopped ? EV_EXIT_FAIL : 0;
 }
 
 /* Merges the shards' stores into out (ev_merge); prints its line. */
@@ -260,6 +327,15 @@ int ev_cli_run_gpus(const char *cmd, const ev_gpus_run *g)
     }
     printf("\n");
     fflush(stdout);
+    {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = gpus_on_signal;
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
+        sigaction(SIGHUP, &sa, NULL);
+    }
     snprintf(main_db, sizeof main_db, "%s.main.db", g->db);
     if ((code = run_phase(cmd, g, ev_phase_name(EV_PHASE_MAIN), NULL, slices)))
         return code;

@@ -43,11 +43,8 @@ static const char report_usage[] =
     "exit status: 0 success, 1 not a usable bundle, 2 usage, a bundle that cannot be\n"
     "read or an output that cannot be written\n";
 
-/* Verifies the bundle file at path (checks 1-6).  Returns 0 when it
- * passes; 1 with problem[cap] naming its first failure when it does not
- * (or when it could not be verified: the reason).  A bundle read from
- * stdin ("-") is not verified here (0). */
-static int verify_problem(const char *path, char *problem, size_t cap)
+/* See cli.h. */
+int ev_cli_verify_problem(const char *path, char *problem, size_t cap)
 {
     ev_verify_opts o = {NULL, NULL, NULL, NULL, 0};
     ev_vreport *vr = NULL;
@@ -61,21 +58,23 @@ static int verify_problem(const char *path, char *problem, size_t cap)
         bad = 1;
     } else if (!ev_vreport_passed(vr)) {
         if (ev_vreport_failures(vr) == 1 && ev_vreport_first_failure(vr, &check, &member, &reason) &&
-            !strcmp(check, "rederive") && !strcmp(member, "report.html"))
+            !strcmp(check, "rederive") && !strcmp(member, "report.html")) {
             /* an earlier bundle: its page is another version's; the rest holds */
             snprintf(
                 problem, cap,
                 "verify-bundle: FAIL rederive: report.html: its own page is not the one this version of "
                 "evident draws (an earlier version's, or edited); every other check passes, and the page "
                 "below is this version's, drawn from its other members");
-        else if (ev_vreport_first_failure(vr, &check, &member, &reason))
+            bad = 2;
+        } else if (ev_vreport_first_failure(vr, &check, &member, &reason))
             snprintf(problem, cap,
                      "verify-bundle: FAIL %s: %s: %s (%zu failure%s in all; verify-bundle says more)", check,
                      member, reason, ev_vreport_failures(vr), ev_vreport_failures(vr) == 1 ? "" : "s");
         else
             snprintf(problem, cap, "verify-bundle: FAIL (%s)",
                      ev_vreport_out_of_memory(vr) ? "out of memory" : "no failure named");
-        bad = 1;
+        if (!bad)
+            bad = 1;
     }
     ev_vreport_free(vr);
     return bad;
@@ -118,7 +117,7 @@ int ev_cmd_report(int argc, char **argv)
     if ((code = ev_cli_input(cli.cmd, "bundle", in)) || (code = ev_cli_output(cli.cmd, "--out", out)) ||
         (code = ev_cli_read_bundle(cli.cmd, in, &bun)))
         goto out;
-    bad = verify_problem(in, problem, sizeof problem);
+    bad = ev_cli_verify_problem(in, problem, sizeof problem);
     if (markdown && bad)
         rc = ev_buf_printf(&text, "**This bundle does not verify.** %s\n\n", problem);
     if (!rc)

@@ -108,6 +108,36 @@ static const char usage[] =
     "with --strict, a job failed after rescue, 2 usage, a path that cannot be\n"
     "read or written, a backend this build lacks, or what this host cannot run.\n";
 
+/* The host and the runner's adaptations to it (docs/runner.md, "A busy
+ * host"): the priority the measured threads ran at, the load averages
+ * seen, the re-calibrations and backoffs, then each attempt that broke a
+ * sample rule with the rule, its figures, the likely cause and what to
+ * do.  Nothing when no attempt recorded host facts. */
+static void print_host(const ev_run_result *r)
+{
+    if (r->host_attempts) {
+        printf("host: %zu of %zu attempts' measured threads at real-time priority (SCHED_FIFO)",
+               r->fifo_attempts, r->host_attempts);
+        if (r->fifo_attempts < r->host_attempts)
+            printf(", the others at normal priority (%s)", r->refused);
+        printf("; load average %.2f-%.2f on %lld CPUs; %zu re-calibrations after a drifted sample; %zu "
+               "rescues waited %.1f s first\n",
+               r->load_lo, r->load_hi, (long long)r->cpus, r->recalibrations, r->backoffs, r->backoff_s);
+    }
+    if (r->rule_failures) {
+        const char *p = r->rule_lines;
+        printf(
+            "sample rules broken by %zu attempts (each one's rule and figures, the likely cause and what to "
+            "do; every sample is in the store):\n",
+            r->rule_failures);
+        while (*p) {
+            size_t n = strcspn(p, "\n");
+            printf("  %.*s\n", (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+    }
+}
+
 /* Prints the run's case table (the report's markdown, from the bundle the
  * exporter builds in memory): a protocol with external kernels shows them
  * beside our arms and the peers.  A failure is a note, not the run's. */
@@ -406,6 +436,7 @@ int ev_cmd_run(int argc, char **argv)
             p += n + (p[n] == '\n');
         }
     }
+    print_host(&res);
     if (res.n_kernels && res.finished)
         print_table(db, res.run_id);
     if (strict && strcmp(res.status, "completed") && strcmp(res.rescue_status, "completed-after-rescue")) {

@@ -22,24 +22,28 @@
 #include "sign/dsse.h"
 #include "sign/key.h"
 
-static const char keygen_usage[] = "usage: evident keygen --out KEY\n"
-                                   "\n"
-                                   "Writes a new Ed25519 key pair: KEY, the private key (PEM, mode 0600; an\n"
-                                   "existing file is never overwritten) and KEY.pub, the public key (PEM).\n"
-                                   "Keep KEY on the host that measures; publish KEY.pub beside the bundle.\n"
-                                   "\n"
-                                   "exit status: 0 success, 2 usage error or unwritable path\n";
+static const char keygen_usage[] =
+    "usage: evident keygen --out KEY\n"
+    "\n"
+    "Writes a new Ed25519 key pair: KEY, the private key (PEM, mode 0600) and\n"
+    "KEY.pub, the public key (PEM); when either exists nothing is written.\n"
+    "Keep KEY on the host that measures; publish KEY.pub beside the bundle.\n"
+    "\n"
+    "exit status: 0 success, 2 usage error or unwritable path\n";
 
 static const char sign_usage[] =
     "usage: evident sign BUNDLE.zip --key KEY [--out FILE] [--sigstore-bundle FILE]\n"
     "\n"
     "Signs the raw records of a bundle (protocol.json, samples.csv, sources/,\n"
-    "outputs/, each environment and process record): an in-toto Statement v1\n"
+    "outputs/, each environment and process record, every other record of\n"
+    "every attempt): an in-toto Statement v1\n"
     "with SLSA provenance v1, in a DSSE envelope signed with Ed25519.  A\n"
     "re-export with new derivation code keeps the signature valid; a changed\n"
     "raw record breaks it.  verify-bundle BUNDLE.zip --key KEY.pub checks it.\n"
     "\n"
-    "  --key FILE              the private key 'evident keygen' wrote\n"
+    "  --key FILE              the private key 'evident keygen' wrote (mode 600:\n"
+    "                          one group or others can read is refused; an\n"
+    "                          encrypted one too, never prompted for)\n"
     "  --out FILE              the envelope (default BUNDLE.zip.intoto.json)\n"
     "  --sigstore-bundle FILE  also write the envelope as a Sigstore bundle v0.3\n"
     "                          (public-key hint, no transparency-log entry)\n"

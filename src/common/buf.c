@@ -221,7 +221,9 @@ ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *er
     int fd = -1;
     struct stat st;
 
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer (it is then
+     * refused below, as every file that is not a regular one). */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         rc = ev_err_set(err, EV_EIO, "%s: cannot open: %s", path, strerror(errno));
         goto out;
@@ -234,12 +236,21 @@ ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *er
         rc = ev_err_set(err, EV_EIO, "%s: cannot read: %s", path, strerror(EISDIR));
         goto out;
     }
-    if (S_ISREG(st.st_mode) && (uintmax_t)st.st_size > max) {
+    if (!S_ISREG(st.st_mode)) {
+        rc = ev_err_set(err, EV_EIO, "%s: is a %s, not a regular file: give a file", path,
+                        S_ISFIFO(st.st_mode)   ? "FIFO"
+                        : S_ISCHR(st.st_mode)  ? "character device"
+                        : S_ISBLK(st.st_mode)  ? "block device"
+                        : S_ISSOCK(st.st_mode) ? "socket"
+                                               : "special file");
+        goto out;
+    }
+    if ((uintmax_t)st.st_size > max) {
         rc = ev_err_set(err, EV_ERANGE, "%s: %jd bytes, more than the %zu this file may hold", path,
                         (intmax_t)st.st_size, max);
         goto out;
     }
-    if (buf_reserve(&b, S_ISREG(st.st_mode) && st.st_size > 0 ? (size_t)st.st_size : 4096)) {
+    if (buf_reserve(&b, st.st_size > 0 ? (size_t)st.st_size : 4096)) {
         rc = ev_err_set(err, EV_ENOMEM, "%s: out of memory", path);
         goto out;
     }
@@ -254,7 +265,7 @@ ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *er
         if (got == 0)
             break;
         b.len += got;
-        if (b.len > max) { /* a pipe or device (/dev/zero) without end */
+        if (b.len > max) { /* a file that grew while it was read */
             rc = ev_err_set(err, EV_ERANGE, "%s: more than the %zu bytes this file may hold", path, max);
             goto out;
         }

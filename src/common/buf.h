@@ -33,11 +33,13 @@ void ev_buf_free(ev_buf *b);
 /* Hands the storage to the caller (who frees it); b becomes empty. */
 char *ev_buf_steal(ev_buf *b, size_t *len_out);
 
-/* Reads a whole file into out, which must be empty (EV_BUF_INIT): its old
- * storage is not freed.  EV_EIO with err set on failure. */
+/* Reads a whole regular file into out, which must be empty (EV_BUF_INIT):
+ * its old storage is not freed.  EV_EIO with err set on failure; a FIFO,
+ * device or socket is refused at once (EV_EIO, "is a FIFO, not a regular
+ * file"), without waiting for a writer or reading without end. */
 ev_status ev_read_file(const char *path, ev_buf *out, ev_err *err);
-/* As ev_read_file, but a file (or stream: a pipe, /dev/zero) of more than
- * max bytes is refused with EV_ERANGE, having read at most max + a buffer. */
+/* As ev_read_file, but a file of more than max bytes is refused with
+ * EV_ERANGE, having read at most max + a buffer. */
 ev_status ev_read_file_max(const char *path, size_t max, ev_buf *out, ev_err *err);
 /* Writes bytes to path atomically (temp file + fsync + rename). */
 /* Reads up to n bytes of fd (path names it in the error), retrying a read

@@ -171,6 +171,8 @@ typedef struct keyref {
 typedef struct lex {
     const unsigned char *p;
     size_t n, pos;
+    size_t nodes, max_nodes; /* values lexed so far, and the most allowed */
+    size_t max_string;       /* the longest string or key allowed, in bytes as written */
     unsigned flags;
     ev_err *err;
     ev_buf scratch; /* decoded keys of the open objects, a stack */
@@ -315,6 +317,10 @@ static ev_status lex_string(lex *lx, ev_buf *decode)
         c = p[lx->pos];
         if (c == '"') {
             lx->pos++;
+            if (lx->pos - start - 2 > lx->max_string)
+                return lex_fail(lx, start,
+                                "a string of %zu bytes, more than the %zu a member's string may hold",
+                                lx->pos - start - 2, lx->max_string);
             return EV_OK;
         }
         if (c < 0x20)
@@ -580,6 +586,11 @@ static ev_status lex_value(lex *lx, int depth)
     lex_ws(lx);
     if (lx->pos >= lx->n)
         return lex_unexpected(lx, "a value");
+    if (++lx->nodes > lx->max_nodes)
+        return lex_fail(lx, lx->pos,
+                        "more than %zu values: more than a member of %zu bytes may hold (a tree of this "
+                        "document would cost memory out of proportion to its size)",
+                        lx->max_nodes, lx->n);
     c = lx->p[lx->pos];
     switch (c) {
     case '{':
@@ -602,7 +613,16 @@ static ev_status lex_value(lex *lx, int depth)
     }
 }
 
+/* No bounds: text evident wrote itself. */
+static const ev_json_bounds unbounded = {SIZE_MAX, SIZE_MAX, 0};
+
 ev_status ev_json_check(const char *p, size_t n, unsigned flags, ev_err *err)
+{
+    return ev_json_check_bounded(p, n, flags, &unbounded, NULL, err);
+}
+
+ev_status ev_json_check_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, ev_err *err)
 {
     lex lx;
     ev_status rc;
@@ -611,6 +631,8 @@ ev_status ev_json_check(const char *p, size_t n, unsigned flags, ev_err *err)
     memset(&lx, 0, sizeof lx);
     lx.p = (const unsigned char *)p;
     lx.n = n;
+    lx.max_nodes = b->max_nodes;
+    lx.max_string = b->max_string;
     lx.flags = flags;
     lx.err = err;
     rc = lex_value(&lx, 0);
@@ -622,6 +644,8 @@ ev_status ev_json_check(const char *p, size_t n, unsigned flags, ev_err *err)
     if (lx.pos < n)
         rc = lex_fail(&lx, lx.pos, "trailing bytes after the value (%s)", describe_byte(lx.p[lx.pos], d));
 out:
+    if (!rc && nodes)
+        *nodes = lx.nodes;
     ev_buf_free(&lx.scratch);
     free(lx.keys);
     return rc;
@@ -629,14 +653,31 @@ out:
 
 ev_status ev_json_parse(const char *p, size_t n, unsigned flags, cJSON **out, ev_err *err)
 {
+    return ev_json_parse_bounded(p, n, flags, &unbounded, NULL, out, err);
+}
+
+ev_status ev_json_parse_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, cJSON **out, ev_err *err)
+{
     ev_status rc;
     char *copy = NULL;
-    size_t size;
+    size_t size, counted = 0;
     cJSON *tree = NULL;
 
-    rc = ev_json_check(p, n, flags, err);
+    rc = ev_json_check_bounded(p, n, flags, b, &counted, err);
     if (rc)
         return rc;
+    if (nodes)
+        *nodes = counted;
+    if (b->nul_after && p[n] == '\0') {
+        /* NUL-terminated already: no copy of a member's bytes */
+        tree = cJSON_ParseWithLengthOpts(p, n + 1, NULL, 1);
+        if (!tree)
+            return ev_err_set(err, EV_ENOMEM,
+                              "out of memory while parsing JSON (cJSON could not build the tree)");
+        *out = tree;
+        return EV_OK;
+    }
     /* cJSON gets a NUL-terminated copy (the caller's bytes need not be),
      * with the NUL counted in the length so that require_null_terminated
      * means "nothing but whitespace after the value". */
@@ -841,6 +882,137 @@ out:
     return rc;
 }
 
+/* ---- comparing a tree with text, as ev_json_print(tree, 1) would print it ---- */
+
+/* The comparison's state: the text and how far it matched. */
+typedef struct pcmp {
+    const char *t;
+    size_t n, at;
+    int differs;
+} pcmp;
+
+/* Matches s[0..len) at the current position; records a difference. */
+static void pc_put(pcmp *c, const char *s, size_t len)
+{
+    if (c->differs)
+        return;
+    for (size_t i = 0; i < len; i++) {
+        if (c->at >= c->n || c->t[c->at] != s[i]) {
+            c->differs = 1;
+            return;
+        }
+        c->at++;
+    }
+}
+
+/* Matches k tab characters. */
+static void pc_tabs(pcmp *c, size_t k)
+{
+    for (size_t i = 0; i < k && !c->differs; i++)
+        pc_put(c, "\t", 1);
+}
+
+/* Matches a string as cJSON's print_string_ptr writes it: quotes, the
+ * escapes \" \\ \b \f \n \r \t, \u00XX for other controls, the rest raw. */
+static void pc_string(pcmp *c, const char *s)
+{
+    pc_put(c, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && !c->differs; p++) {
+        char e[8];
+        switch (*p) {
+        case '"':
+            pc_put(c, "\\\"", 2);
+            break;
+        case '\\':
+            pc_put(c, "\\\\", 2);
+            break;
+        case '\b':
+            pc_put(c, "\\b", 2);
+            break;
+        case '\f':
+            pc_put(c, "\\f", 2);
+            break;
+        case '\n':
+            pc_put(c, "\\n", 2);
+            break;
+        case '\r':
+            pc_put(c, "\\r", 2);
+            break;
+        case '\t':
+            pc_put(c, "\\t", 2);
+            break;
+        default:
+            if (*p < 32) {
+                snprintf(e, sizeof e, "\\u%04x", *p);
+                pc_put(c, e, 6);
+            } else {
+                pc_put(c, (const char *)p, 1);
+            }
+        }
+    }
+    pc_put(c, "\"", 1);
+}
+
+/* Matches item at depth (the objects and arrays around it), formatted. */
+static void pc_value(pcmp *c, const cJSON *it, size_t depth)
+{
+    char num[32];
+    if (c->differs)
+        return;
+    if (cJSON_IsNull(it)) {
+        pc_put(c, "null", 4);
+    } else if (cJSON_IsFalse(it)) {
+        pc_put(c, "false", 5);
+    } else if (cJSON_IsTrue(it)) {
+        pc_put(c, "true", 4);
+    } else if (cJSON_IsNumber(it)) {
+        if (ev_json_format_double(it->valuedouble, num))
+            memcpy(num, "null", 5);
+        pc_put(c, num, strlen(num));
+    } else if (cJSON_IsRaw(it)) {
+        pc_put(c, it->valuestring ? it->valuestring : "", it->valuestring ? strlen(it->valuestring) : 0);
+    } else if (cJSON_IsString(it)) {
+        pc_string(c, it->valuestring);
+    } else if (cJSON_IsArray(it)) {
+        pc_put(c, "[", 1);
+        /* cJSON counts an array as a level too (its objects indent so) */
+        for (const cJSON *e = it->child; e && !c->differs; e = e->next) {
+            pc_value(c, e, depth + 1);
+            if (e->next)
+                pc_put(c, ", ", 2);
+        }
+        pc_put(c, "]", 1);
+    } else if (cJSON_IsObject(it)) {
+        pc_put(c, "{\n", 2);
+        for (const cJSON *e = it->child; e && !c->differs; e = e->next) {
+            pc_tabs(c, depth + 1);
+            pc_string(c, e->string);
+            pc_put(c, ":\t", 2);
+            pc_value(c, e, depth + 1);
+            if (e->next)
+                pc_put(c, ",", 1);
+            pc_put(c, "\n", 1);
+        }
+        pc_tabs(c, depth);
+        pc_put(c, "}", 1);
+    } else {
+        c->differs = 1; /* no other kind is ever printed */
+    }
+}
+
+/* See json.h. */
+int ev_json_print_equals(const cJSON *tree, const char *text, size_t n, size_t *at)
+{
+    pcmp c = {text, n, 0, 0};
+    pc_value(&c, tree, 0);
+    pc_put(&c, "\n", 1);
+    if (!c.differs && c.at != n)
+        c.differs = 1;
+    if (at)
+        *at = c.at;
+    return !c.differs;
+}
+
 /* ---- reading helpers -------------------------------------------------- */
 
 /* Names the JSON type of item for messages. */
@@ -1029,12 +1201,16 @@ ev_status ev_json_canon_numbers(cJSON *tree)
             cJSON *raw = cJSON_CreateRaw(t);
             if (!raw)
                 return EV_ENOMEM;
-            /* in an object the replacement needs the key: ReplaceItemInObject
-             * sets it (keys are unique: the strict parser refused duplicates) */
-            cJSON_bool ok = cJSON_IsObject(tree)
-                                ? cJSON_ReplaceItemInObjectCaseSensitive(tree, it->string, raw)
-                                : cJSON_ReplaceItemViaPointer(tree, it, raw);
-            if (!ok) {
+            /* in an object the replacement takes over the key (replacing
+             * by pointer, not by a lookup of the key: linear in a wide
+             * object, quadratic over it) */
+            if (it->string) {
+                raw->string = it->string;
+                it->string = NULL;
+                raw->type |= it->type & cJSON_StringIsConst;
+                it->type &= ~cJSON_StringIsConst;
+            }
+            if (!cJSON_ReplaceItemViaPointer(tree, it, raw)) {
                 cJSON_Delete(raw);
                 return EV_ENOMEM;
             }

@@ -39,8 +39,27 @@ enum {
 ev_status ev_json_check(const char *p, size_t n, unsigned flags, ev_err *err);
 
 /* ev_json_check, then cJSON_ParseWithLengthOpts.  OUT: *out, a tree the
- * caller frees with cJSON_Delete; untouched on failure. */
+ * caller frees with cJSON_Delete; untouched on failure.  For text evident
+ * wrote itself: text from anyone goes through ev_json_parse_bounded. */
 ev_status ev_json_parse(const char *p, size_t n, unsigned flags, cJSON **out, ev_err *err);
+
+/* ev_json_check and ev_json_parse with bounds: a document of more than
+ * b->max_nodes values (every array, object, string, number and literal
+ * counts one), or with a string or key longer than b->max_string bytes,
+ * is refused by the lexer (EV_EFORMAT, err saying so) before any tree is
+ * built, so a tree costs at most max_nodes cJSON nodes whatever the bytes
+ * hold (a wide array of "0," would otherwise cost about 40 times its
+ * text), and its strings at most the text's bytes.  OUT: *nodes (may be
+ * NULL), the values counted, on success only. */
+typedef struct ev_json_bounds {
+    size_t max_nodes;  /* values (SIZE_MAX: any number) */
+    size_t max_string; /* bytes of one string or key as written (SIZE_MAX: any) */
+    int nul_after;     /* p[n] is readable and '\0': cJSON reads p itself, no copy is made */
+} ev_json_bounds;
+ev_status ev_json_check_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, ev_err *err);
+ev_status ev_json_parse_bounded(const char *p, size_t n, unsigned flags, const ev_json_bounds *b,
+                                size_t *nodes, cJSON **out, ev_err *err);
 
 /* Parses the JSON file at path (ev_read_file + ev_json_parse); err is
  * prefixed with the path.  OUT: *out. */
@@ -102,6 +121,14 @@ ev_status ev_json_get_array(const cJSON *obj, const char *key, const cJSON **out
  * items (a parsed tree has them) are printed as %.17g text too, non-finite
  * ones as null, so a parsed tree re-prints canonical; raw items verbatim. */
 ev_status ev_json_print(const cJSON *tree, int pretty, ev_buf *out);
+
+/* 1 when text[0..n) is exactly what ev_json_print(tree, 1, out) writes
+ * (cJSON's formatted printer, numbers as exact %.17g text, one final
+ * newline), else 0; compared as it is walked, so nothing is copied or
+ * printed (a tree as large as validation.json's is checked without a
+ * second tree or its text).  OUT: *at (may be NULL), the offset of the
+ * first byte that differs (n when text ends early or goes on). */
+int ev_json_print_equals(const cJSON *tree, const char *text, size_t n, size_t *at);
 
 /* Replaces every number item of tree, recursively, by raw text holding
  * its exact %.17g form, so a parsed tree prints canonically.  EV_EFORMAT

@@ -2,6 +2,8 @@
  * attempt.c: one attempt's record read once (attempt.h).
  */
 #include "evidence/attempt.h"
+#include "evidence/raw_subjects.h"
+#include "runner/sample_rules.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -82,6 +84,18 @@ int ev_attempt_read(const cJSON *a, ev_attempt_rec *out, const char **why)
         }
         out->skip_reason = ev_jr_str(p, "skip_reason");
         out->protocol_error = ev_jr_str(p, "protocol_error");
+        /* One reason per record problem, and every record a row
+         * (store/outcome.h, the exporter's rules too). */
+        const char *bad = ev_process_problem(f->records_ok, out->protocol_error);
+        int64_t count;
+        if (!bad && !ev_jr_i64(p, "record_count", &count))
+            bad = ev_record_count_problem(
+                ev_rule_all_stored(f->records_ok, f->interrupted, out->protocol_error), f->skipped, count,
+                ev_attempt_rows(a));
+        if (bad) {
+            *why = bad;
+            return -1;
+        }
         int64_t ns;
         if (ev_jr_ns(p, "ended_ns", &ns) || ev_jr_ns(p, "wall_ns", &ns)) {
             *why = "process record's ended_ns or wall_ns is not a decimal string";

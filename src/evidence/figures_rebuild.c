@@ -85,7 +85,7 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
     const ev_member *sm = ev_member_find(m, n, "samples.csv");
     if (!vm || !sm)
         return ev_err_set(err, EV_EFORMAT, "figures: %s: missing", vm ? "samples.csv" : "validation.json");
-    if ((rc = ev_json_parse(vm->data ? vm->data : "", vm->len, EV_JSON_CANONICAL, &val, err))) {
+    if ((rc = ev_member_json("validation.json", vm->data, vm->len, EV_JSON_CANONICAL, NULL, &val, err))) {
         ev_err_prefix(err, "figures: validation.json");
         return rc;
     }

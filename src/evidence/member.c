@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json.h"
 #include "names.h"
 #include "zipread.h"
+#include "runner/protocol.h"
 
 const char *const ev_member_required[] = {
     EV_MEMBER_MODEL,    EV_MEMBER_PROOF,  EV_MEMBER_PROTOCOL, EV_MEMBER_PROVENANCE,
@@ -84,5 +86,49 @@ out:
     ev_zip_problems_free(probs);
     ev_zip_free(zz);
     free(mm);
+    return rc;
+}
+
+/* See member.h. */
+size_t ev_bundle_json_budget(size_t archive_len)
+{
+    return archive_len > ((size_t)1 << 20) ? archive_len : (size_t)1 << 20;
+}
+
+/* See member.h. */
+ev_status ev_member_json(const char *name, const void *data, size_t len, unsigned flags, size_t *budget,
+                         cJSON **out, ev_err *err)
+{
+    uint64_t max_bytes = UINT64_MAX;
+    size_t per = EV_MEMBER_BYTES_PER_VALUE, max_nodes, nodes = 0;
+    if (!strcmp(name, EV_MEMBER_PROVENANCE) || !strcmp(name, EV_MEMBER_PROOF))
+        max_bytes = EV_MEMBER_SMALL_MAX;
+    else if (!strcmp(name, EV_MEMBER_MODEL))
+        max_bytes = EV_MEMBER_MODEL_MAX;
+    else if (!strcmp(name, EV_MEMBER_RECEIPTS))
+        max_bytes = EV_MEMBER_RECEIPTS_MAX;
+    else if (!strcmp(name, EV_MEMBER_PROTOCOL)) {
+        max_bytes = EV_PROTO_MAX_BYTES;
+        per = 2; /* human-written, possibly compact */
+    }
+    if ((uint64_t)len > max_bytes)
+        return ev_err_set(err, EV_EFORMAT,
+                          "%zu bytes, more than the %llu a %s may hold (docs/bundle-format.md, \"Reading "
+                          "bounds\")",
+                          len, (unsigned long long)max_bytes, name);
+    max_nodes = len / per + EV_MEMBER_VALUES_SLACK;
+    if (budget && *budget < max_nodes)
+        max_nodes = *budget;
+    int by_budget = budget && *budget < len / per + EV_MEMBER_VALUES_SLACK;
+    ev_json_bounds bounds = {max_nodes, EV_MEMBER_STRING_MAX, data != NULL};
+    ev_status rc = ev_json_parse_bounded(data ? data : "", len, flags, &bounds, &nodes, out, err);
+    if (rc == EV_EFORMAT && by_budget && err && strstr(err->msg, "values: more than a member"))
+        ev_err_set(
+            err, EV_EFORMAT,
+            "more than the %zu values its bundle allows this member (its size, and what the other "
+            "members hold: docs/bundle-format.md, \"Reading bounds\"): refused before any tree is built",
+            *budget);
+    if (!rc && budget)
+        *budget -= nodes;
     return rc;
 }

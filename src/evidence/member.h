@@ -10,10 +10,12 @@
 #define EV_BUNDLE_MEMBER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "status.h"
 
 struct ev_zip;
+struct cJSON;
 
 /*
  * The members' names (docs/bundle-format.md): the exporter writes them,
@@ -64,6 +66,45 @@ const ev_member *ev_member_find(const ev_member *m, size_t n, const char *name);
  */
 ev_status ev_members_read_zip(const void *p, size_t n, struct ev_zip **z, ev_member **m, size_t *count,
                               ev_err *err);
+
+/*
+ * Reading a member's JSON from a bundle, bounded (docs/bundle-format.md,
+ * "Reading bounds"): every reader of a bundle (verify-bundle, report,
+ * results, compare, sign, --model) parses a member with this, once.
+ *
+ * Each member's size class caps its bytes (EV_MEMBER_SMALL_MAX for
+ * provenance.json and proof-receipts.json, EV_MEMBER_MODEL_MAX for
+ * model.json, EV_MEMBER_RECEIPTS_MAX for receipts.json, the protocol's
+ * own cap for protocol.json; validation.json only by the archive's caps),
+ * and its values: at most one per EV_MEMBER_BYTES_PER_VALUE bytes (an
+ * exporter-written member holds one per 13 to 46 bytes: pretty printing,
+ * keys, exact number text; protocol.json, human-written, one per 2),
+ * plus EV_MEMBER_VALUES_SLACK; and each string at most
+ * EV_MEMBER_STRING_MAX bytes (an honest member's longest, an environment
+ * record, is a few KB).  data[len] must be readable (a zip member's or an
+ * ev_buf's NUL): such bytes are parsed in place.  *budget, when budget is non-NULL, is the
+ * values the whole bundle may still hold (ev_bundle_json_budget at the
+ * start): a member that would exceed it is refused, and the member's
+ * values are taken from it.  So a tree costs at most about 80 bytes per
+ * value of the budget, however the bytes are shaped.
+ *
+ * OUT: *out (cJSON_Delete).  EV_EFORMAT with err saying which bound or
+ * which rule of json.h the member breaks; EV_ENOMEM.
+ */
+#define EV_MEMBER_SMALL_MAX       (UINT64_C(1) << 20) /* 1 MiB */
+#define EV_MEMBER_MODEL_MAX       (UINT64_C(16) << 20)
+#define EV_MEMBER_RECEIPTS_MAX    (UINT64_C(32) << 20)
+#define EV_MEMBER_BYTES_PER_VALUE 4
+#define EV_MEMBER_VALUES_SLACK    1024
+#define EV_MEMBER_STRING_MAX      (UINT64_C(1) << 20) /* one string or key: 1 MiB */
+ev_status ev_member_json(const char *name, const void *data, size_t len, unsigned flags, size_t *budget,
+                         struct cJSON **out, ev_err *err);
+
+/* The values (JSON nodes) all of a bundle's JSON members may hold
+ * together: one per byte of the archive, and at least 2^20 (about 80 MiB
+ * of trees).  An honest bundle holds about one per seven to nine archive
+ * bytes (receipts/h200: 0.14; receipts/h200-gpus: 0.13). */
+size_t ev_bundle_json_budget(size_t archive_len);
 
 /* Returns 1 when name fits the member-name rule (src/common/names.h, the
  * one the verifier's zip reader and the runner's snapshot apply), else 0. */

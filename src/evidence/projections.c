@@ -3,6 +3,7 @@
  * (projections.h): the exporter's and the verifier's one writer.
  */
 #include "evidence/projections.h"
+#include "evidence/member.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,11 @@ ev_status ev_proof_build(const ev_proof_in *in, ev_buf *out)
     cJSON *env = NULL;
     ev_jb_str(&b, root, "format", "evident-proof-receipts/1");
     ev_jb_str(&b, root, "backend", in->backend);
-    if (in->env_json && !ev_json_parse(in->env_json, strlen(in->env_json), 0, &env, NULL)) {
+    ev_json_bounds bounds = {
+        in->env_json ? strlen(in->env_json) / EV_MEMBER_BYTES_PER_VALUE + EV_MEMBER_VALUES_SLACK : 0,
+        EV_MEMBER_STRING_MAX, 1};
+    if (in->env_json &&
+        !ev_json_parse_bounded(in->env_json, strlen(in->env_json), 0, &bounds, NULL, &env, NULL)) {
         /* A fixed projection of the environment record: each key copied
          * (numbers exact) where the runner recorded it, else null. */
         static const char *const top[] = {"compiler", "cflags",          "kernel",
@@ -159,7 +164,9 @@ ev_status ev_proj_environment(const char *rec, cJSON **env, char *why, size_t ca
         return EV_OK;
     }
     perr.msg[0] = '\0';
-    prc = ev_json_parse(rec, strlen(rec), 0, env, &perr);
+    ev_json_bounds bounds = {strlen(rec) / EV_MEMBER_BYTES_PER_VALUE + EV_MEMBER_VALUES_SLACK,
+                             EV_MEMBER_STRING_MAX, 1};
+    prc = ev_json_parse_bounded(rec, strlen(rec), 0, &bounds, NULL, env, &perr);
     if (!prc)
         prc = ev_json_canon_numbers(*env);
     if (!prc)

@@ -16,6 +16,7 @@
 #include "report_int.h"
 #include "evidence/attempt.h"
 #include "runner/plan.h"
+#include "runner/sample_rules.h"
 
 /* ---- reading helpers ------------------------------------------------------ */
 
@@ -65,7 +66,7 @@ static ev_status parse_member(const ev_member *m, size_t n, const char *name, in
             return ev_err_set(err, EV_EFORMAT, "report: %s: missing", name);
         return EV_OK;
     }
-    ev_status rc = ev_json_parse(x->data ? x->data : "", x->len, 0, out, err);
+    ev_status rc = ev_member_json(name, x->data, x->len, 0, NULL, out, err);
     if (rc)
         ev_err_prefix(err, "report: %s", name);
     return rc;
@@ -449,8 +450,22 @@ const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
         snprintf(t, cap, "never started");
     else if (ev_attempt_read(last, &rec, &why))
         snprintf(t, cap, "malformed attempt record: %s", why);
-    else
+    else {
         ev_attempt_reason(&rec, ev_jr_str(j, "outcome"), t, cap);
+        /* a broken sample rule: its likely cause and what to do, from the
+         * attempt's host facts (sample_rules.h; none in older records) */
+        const cJSON *d = cJSON_GetObjectItemCaseSensitive(last, "device");
+        ev_rule_attempt ra;
+        char cause[600];
+        size_t len = strlen(t);
+        memset(&ra, 0, sizeof ra);
+        if (rec.protocol_error && !strncmp(rec.protocol_error, EV_RULE_PREFIX, strlen(EV_RULE_PREFIX)) &&
+            cJSON_IsObject(d)) {
+            ev_rule_device_attempt(d, &ra);
+            if (ev_rule_cause(&ra.host, cause, sizeof cause), cause[0])
+                snprintf(t + len, cap - len, "; %s", cause);
+        }
+    }
     return t;
 }
 
@@ -459,9 +474,11 @@ const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
 /* Frees what rep holds. */
 void rp_rep_free(rep *r)
 {
-    cJSON_Delete(r->val);
-    cJSON_Delete(r->model);
-    cJSON_Delete(r->prov);
+    if (!r->borrowed) {
+        cJSON_Delete(r->val);
+        cJSON_Delete(r->model);
+        cJSON_Delete(r->prov);
+    }
     for (size_t i = 0; i < r->n_arms; i++)
         free(r->arms[i]);
     free(r->arms);
@@ -470,6 +487,8 @@ void rp_rep_free(rep *r)
     free(r->ix);
     memset(r, 0, sizeof *r);
 }
+
+static ev_status rep_index_all(rep *r, ev_err *err);
 
 /* Parses the members a report needs into r. */
 ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err)
@@ -495,6 +514,24 @@ ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r,
         else if (!cJSON_IsObject(r->val) || !cJSON_AddItemToObject(r->val, "figures", figures))
             cJSON_Delete(figures);
     }
+    return rep_index_all(r, err);
+}
+
+/* See report_int.h. */
+ev_status rp_rep_borrow(cJSON *val, cJSON *model, cJSON *prov, rep *r, ev_err *err)
+{
+    memset(r, 0, sizeof *r);
+    r->borrowed = 1;
+    r->val = val;
+    r->model = model;
+    r->prov = prov;
+    return rep_index_all(r, err);
+}
+
+/* The loads' common end: the tables' lookups over r's trees. */
+static ev_status rep_index_all(rep *r, ev_err *err)
+{
+    ev_status rc;
     r->jobs = cJSON_GetObjectItemCaseSensitive(r->val, "jobs");
     r->cases = cJSON_GetObjectItemCaseSensitive(r->val, "cases");
     if (!cJSON_IsArray(r->jobs) || !cJSON_IsArray(r->cases) ||

@@ -37,6 +37,18 @@ ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
 ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err);
 
 /*
+ * ev_report_html from the members' trees, already parsed by the caller
+ * (validation.json required, model.json and provenance.json or NULL) and
+ * the raw members m[0..n) (the protocol and the proof receipts, which the
+ * detection and defences sections read): the verifier's, which parses
+ * each member once.  The trees are read, never
+ * changed or freed.  Errors as ev_report_html.
+ */
+struct cJSON;
+ev_status ev_report_html_trees(struct cJSON *val, struct cJSON *model, struct cJSON *prov, const ev_member *m,
+                               size_t n, ev_buf *out, ev_err *err);
+
+/*
  * Appends the markdown results document to out, from the same members: a
  * header (run, protocol, status, the floor median, the ceiling median and
  * its bytes per second), the case table (one row per case: hot medians of

@@ -59,6 +59,64 @@ static void add_mode(char *t, size_t cap, const char *name, int64_t lo, int64_t 
                         : "mixed");
 }
 
+/* The host and the runner's adaptations to it (sample_rules.h; docs/
+ * runner.md, "A busy host"), from the attempts' device records and
+ * "backoff" cold timings: the priority the measured threads ran at, the
+ * load averages seen, the re-calibrations, the rescues that waited.  No
+ * row for a bundle whose records hold no host facts (older runs). */
+static ev_status host_row(const rep *r, ev_buf *b)
+{
+    const cJSON *j, *a, *c;
+    size_t n = 0, fifo = 0, recal = 0, recal_att = 0, backoffs = 0;
+    double lo = 0, hi = 0, waited = 0;
+    int64_t cpus = 0;
+    char refused[EV_RULE_REFUSED_MAX] = "", t[900];
+    cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(r->val, "jobs"))
+    {
+        cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
+        {
+            const cJSON *d = cJSON_GetObjectItemCaseSensitive(a, "device");
+            ev_rule_attempt ra;
+            memset(&ra, 0, sizeof ra);
+            cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(a, "cold_timings"))
+            {
+                const char *nm = ev_jr_str(c, "name");
+                int64_t ns;
+                if (nm && !strcmp(nm, EV_RULE_BACKOFF) && !ev_jr_ns(c, "elapsed_ns", &ns)) {
+                    backoffs++;
+                    waited += (double)ns / 1e9;
+                }
+            }
+            if (!cJSON_IsObject(d))
+                continue;
+            ev_rule_device_attempt(d, &ra);
+            recal += ra.n_recal;
+            recal_att += ra.n_recal > 0;
+            if (!ra.host.known)
+                continue;
+            double l0 = ra.host.load_start < ra.host.load_end ? ra.host.load_start : ra.host.load_end;
+            double l1 = ra.host.load_start > ra.host.load_end ? ra.host.load_start : ra.host.load_end;
+            lo = n == 0 || l0 < lo ? l0 : lo;
+            hi = n == 0 || l1 > hi ? l1 : hi;
+            n++;
+            cpus = ra.host.cpus;
+            if (ra.host.fifo)
+                fifo++;
+            else if (!refused[0])
+                snprintf(refused, sizeof refused, "%s", ra.host.refused);
+        }
+    }
+    if (!n)
+        return EV_OK;
+    snprintf(t, sizeof t,
+             "%zu attempts: %zu with the measured threads at real-time priority (SCHED_FIFO)%s%s%s; load "
+             "average %.2f - %.2f on %" PRId64 " CPUs while they ran; %zu re-calibrations after a drifted "
+             "sample (in %zu attempts); %zu rescues waited %.1f s before they started",
+             n, fifo, fifo < n ? ", the others at normal priority (" : "", fifo < n ? refused : "",
+             fifo < n ? ")" : "", lo, hi, cpus, recal, recal_att, backoffs, waited);
+    return row(b, "host load and priority", t);
+}
+
 /* The peer versions and the device's hygiene, from the attempts' device
  * records (a run stored with schema 3: validation.json's run.store_schema);
  * an older bundle says the store kept none. */
@@ -125,6 +183,8 @@ static ev_status device_rows(const rep *r, ev_buf *b)
     }
     if (!rc)
         rc = row(b, "GPU hygiene", hyg);
+    if (!rc)
+        rc = host_row(r, b);
     return rc;
 }
 

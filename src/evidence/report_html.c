@@ -815,6 +815,9 @@ static ev_status sec_drift(const rep *r, ev_buf *b)
     return rc;
 }
 
+static ev_status report_html(rep *r, const ev_member *m, size_t n, const char *problem, ev_buf *out,
+                             ev_err *err);
+
 ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
 {
     return ev_report_html_flagged(m, n, NULL, out, err);
@@ -824,11 +827,35 @@ ev_status ev_report_html(const ev_member *m, size_t n, ev_buf *out, ev_err *err)
 ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err)
 {
     rep r;
-    ev_buf b = EV_BUF_INIT;
     ev_status rc = rp_rep_open(m, n, NULL, &r, err);
-    if (rc)
-        goto out;
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r.val, "run");
+    if (!rc)
+        rc = report_html(&r, m, n, problem, out, err);
+    rp_rep_free(&r);
+    return rc;
+}
+
+/* See report.h. */
+ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_member *m, size_t n, ev_buf *out,
+                               ev_err *err)
+{
+    rep r;
+    ev_status rc = rp_rep_borrow(val, model, prov, &r, err);
+    if (!rc) {
+        rp_floor_get(&r, &r.floor); /* as rp_rep_open measures it */
+        rc = report_html(&r, m, n, NULL, out, err);
+    }
+    rp_rep_free(&r);
+    return rc;
+}
+
+/* Writes report.html of r (with problem's notice when non-NULL) to out;
+ * the detection and defences sections read the members m[0..n) (the
+ * protocol, the proof receipts). */
+static ev_status report_html(rep *r, const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_status rc = EV_OK;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r->val, "run");
     rc = ev_buf_printf(&b,
                        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                        "<title>evident report: run %" PRId64 "</title>\n<style>%s</style>\n</head>\n<body>\n"
@@ -837,33 +864,33 @@ ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *probl
                        "<code>verify-bundle</code> regenerates it byte for byte.</p>\n",
                        rp_jint(run, "run_id", -1), style, rp_jint(run, "run_id", -1));
     if (!rc)
-        rc = rp_sec_headline(&r, problem, &b);
+        rc = rp_sec_headline(r, problem, &b);
     if (!rc)
-        rc = rp_sec_matrix(&r, &b);
+        rc = rp_sec_matrix(r, &b);
     if (!rc)
-        rc = sec_run(&r, &b);
+        rc = sec_run(r, &b);
     if (!rc)
-        rc = sec_failures(&r, &b);
+        rc = sec_failures(r, &b);
     if (!rc)
-        rc = sec_cases(&r, &b);
+        rc = sec_cases(r, &b);
     if (!rc)
-        rc = sec_detection(&r, m, n, &b);
+        rc = sec_detection(r, m, n, &b);
     if (!rc)
-        rc = rp_sec_defences(&r, m, n, 0, &b);
+        rc = rp_sec_defences(r, m, n, 0, &b);
     if (!rc)
-        rc = rp_sec_case_charts(&r, &b);
+        rc = rp_sec_case_charts(r, &b);
     if (!rc)
-        rc = sec_auto_vs_peer(&r, &b);
+        rc = sec_auto_vs_peer(r, &b);
     if (!rc)
-        rc = sec_pairs(&r, &b);
+        rc = sec_pairs(r, &b);
     if (!rc)
-        rc = sec_model(&r, &b);
+        rc = sec_model(r, &b);
     if (!rc)
-        rc = sec_residuals(&r, &b);
+        rc = sec_residuals(r, &b);
     if (!rc)
-        rc = sec_drift(&r, &b);
+        rc = sec_drift(r, &b);
     if (!rc)
-        rc = sec_jobs(&r, &b);
+        rc = sec_jobs(r, &b);
     if (!rc)
         rc = ev_buf_puts(&b, "</body>\n</html>\n");
     if (rc) {
@@ -875,6 +902,5 @@ ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *probl
         ev_err_set(err, rc, "report: out of memory");
 out:
     ev_buf_free(&b);
-    rp_rep_free(&r);
     return rc;
 }

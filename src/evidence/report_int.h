@@ -66,6 +66,7 @@ typedef struct rep {
     struct kv *ix; /* lookups by key (see rep_index) */
     size_t n_ix;
     rp_floor floor; /* the run's noise floor (rp_rep_open; zero after rp_rep_load alone) */
+    int borrowed;   /* val, model and prov are the caller's (rp_rep_borrow): not freed */
 } rep;
 
 /* One index entry: a key naming what the object is, and the object. */
@@ -119,6 +120,9 @@ const cJSON *rp_case_floor(const rep *r, int64_t idx, int *used_retry);
 void rp_rep_free(rep *r);
 ev_status rp_rep_load(const ev_member *m, size_t n, rep *r, ev_err *err);
 ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r, ev_err *err);
+/* rp_rep_load over trees the caller parsed (verify-bundle's: each member
+ * parsed once) and keeps: rp_rep_free leaves them. */
+ev_status rp_rep_borrow(cJSON *val, cJSON *model, cJSON *prov, rep *r, ev_err *err);
 int64_t rp_rounds_of(const rep *r);
 
 /* report.c: the writing helpers */

@@ -12,8 +12,10 @@
 #include <sys/random.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "backend.h"
+#include "buf.h"
 #include "inputs.h"
 #include "json.h"
 #include "sha256.h"
@@ -284,4 +286,69 @@ ev_status ev_job_expect(const ev_shape *s, const void *in, ev_oracle_row **rows,
     }
     *rows = r;
     return EV_OK;
+}
+
+/* The 1-minute load average (getloadavg), or 0 when it cannot be read. */
+static double load_now(void)
+{
+    double l[1];
+    return getloadavg(l, 1) == 1 && l[0] >= 0 ? l[0] : 0;
+}
+
+void ev_job_host_open(const char *backend, int realtime, ev_rule_host *h)
+{
+    ev_buf rt = EV_BUF_INIT;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+    memset(h, 0, sizeof *h);
+    h->known = 1;
+    h->cpus = cpus > 0 ? cpus : 1;
+    h->load_start = h->load_end = load_now();
+    if (strcmp(backend, "cpu")) {
+        snprintf(h->refused, sizeof h->refused,
+                 "not asked: the %s backend times the device, not the host's CPUs", backend);
+        return;
+    }
+    if (!realtime) {
+        snprintf(h->refused, sizeof h->refused, "%s", EV_RULE_NOT_DECLARED);
+        return;
+    }
+    if (ev_read_file("/proc/sys/kernel/sched_rt_runtime_us", &rt, NULL) || !rt.len) {
+        snprintf(h->refused, sizeof h->refused,
+                 "not asked: kernel.sched_rt_runtime_us cannot be read (real-time throttling unknown)");
+    } else if (!strncmp(rt.data, "-1", 2)) {
+        snprintf(h->refused, sizeof h->refused,
+                 "not asked: kernel.sched_rt_runtime_us is -1 (no real-time throttling: a spinning kernel "
+                 "could take a CPU for good)");
+    } else {
+        struct sched_param sp = {.sched_priority = EV_RULE_FIFO_PRIORITY};
+        if (sched_setscheduler(0, SCHED_FIFO, &sp) == 0) {
+            h->fifo = 1;
+            h->priority = EV_RULE_FIFO_PRIORITY;
+        } else {
+            snprintf(h->refused, sizeof h->refused, "sched_setscheduler(SCHED_FIFO): %s", strerror(errno));
+        }
+    }
+    ev_buf_free(&rt);
+}
+
+void ev_job_host_end(ev_rule_host *h)
+{
+    h->load_end = load_now();
+}
+
+void ev_job_host_json(cJSON *r, const ev_rule_host *h)
+{
+    cJSON *o = cJSON_AddObjectToObject(r, "host");
+    if (!o)
+        return;
+    ev_json_add_str(o, "policy", h->fifo ? "fifo" : "other");
+    ev_json_add_i64(o, "priority", h->priority);
+    if (h->fifo)
+        cJSON_AddNullToObject(o, "refused");
+    else
+        ev_json_add_str(o, "refused", h->refused);
+    ev_json_add_double(o, "load_start", h->load_start);
+    ev_json_add_double(o, "load_end", h->load_end);
+    ev_json_add_i64(o, "cpus", h->cpus);
 }

@@ -19,6 +19,7 @@
 #include "plants.h"
 #include "protocol.h"
 #include "record.h"
+#include "sample_rules.h"
 #include "status.h"
 
 /* A job's arguments, whichever process runs its kernel (the worker, or
@@ -143,5 +144,29 @@ ev_status ev_job_sample_check(ev_rec_out *out, int64_t set, int64_t after, const
 
 /* The CPUs this process may run on, as "0-3,8" (sched_getaffinity). */
 void ev_job_affinity(char *buf, size_t cap);
+
+/*
+ * The host facts of a job (sample_rules.h, ev_rule_host), taken when it
+ * opens its device.  On the cpu backend, where the host's CPUs are what
+ * is measured, and when the protocol declares "cpu_priority": "realtime"
+ * (realtime), it asks for SCHED_FIFO at EV_RULE_FIFO_PRIORITY for the
+ * calling thread, which every thread it creates afterwards (the cpu
+ * pool's) inherits: the measured threads then run ahead of every
+ * ordinary process of a busy host.  It asks only where the kernel
+ * throttles real-time threads (kernel.sched_rt_runtime_us is not -1), so
+ * a kernel that spins cannot take a CPU from the host for good.  Where it
+ * is refused, or not asked (the protocol's priority is normal; cuda: the
+ * device is timed), h->refused says why, the host's own words where it
+ * refused.  OUT: *h, with load_start the 1-minute load average now and
+ * load_end the same (ev_job_host_end updates it).
+ */
+void ev_job_host_open(const char *backend, int realtime, ev_rule_host *h);
+
+/* Reads the 1-minute load average again into h->load_end (after the
+ * samples, for the device record). */
+void ev_job_host_end(ev_rule_host *h);
+
+/* Adds h as the "host" member of device record r (sample_rules.h). */
+void ev_job_host_json(cJSON *r, const ev_rule_host *h);
 
 #endif

@@ -152,7 +152,7 @@ static ev_status read_source(msrc *m, ev_err *err)
     ev_status rc;
 
     m->index = m->count = -1;
-    if ((rc = ev_store_open(m->path, EV_STORE_READONLY, &m->st, err)))
+    if ((rc = ev_store_open(m->path, EV_STORE_READONLY | EV_STORE_FULLCHECK, &m->st, err)))
         return rc;
     if ((rc = ev_store_query(m->st, EV_Q_RUNS, 0, on_runs, m, err)))
         return rc;
@@ -411,13 +411,13 @@ ev_status ev_merge(const char *const *paths, size_t n, const char *out, ev_merge
         ev_plan_run_status(&plan, o, rescue, o + plan.n, n_rescue, &status, &rstatus);
         free(o);
         {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            rc = ev_store_set_run_status(dst, 1, status, rstatus,
-                                         (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec, err);
+            /* the run finished when its last record did: no clock of the
+             * merge's own, so the same shards give the same store */
+            int64_t end_ns = 0;
+            if ((rc = ev_store_last_end_ns(dst, 1, &end_ns, err)) ||
+                (rc = ev_store_set_run_status(dst, 1, status, rstatus, end_ns, err)))
+                goto out;
         }
-        if (rc)
-            goto out;
         snprintf(res->status, sizeof res->status, "%s", status);
         snprintf(res->rescue, sizeof res->rescue, "%s", rstatus ? rstatus : "");
     }

@@ -26,7 +26,7 @@ static cJSON *member_json(const ev_zip *z, const char *name, const char **why)
         *why = "has no such member";
         return NULL;
     }
-    if (ev_json_parse((const char *)m->data, (size_t)m->size, 0, &j, &e)) {
+    if (ev_member_json(name, m->data, (size_t)m->size, 0, NULL, &j, &e)) {
         *why = "is not strict JSON";
         return NULL;
     }

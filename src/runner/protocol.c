@@ -527,6 +527,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "cold_samples",
                                        "cpu_set",
                                        "host_threads",
+                                       "cpu_priority",
                                        "job_timeout_s",
                                        "seed",
                                        "retries",
@@ -574,6 +575,13 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
 
     if (p->model_from.set && !p->auto_arm)
         return ev_err_set(err, EV_EFORMAT, "model_from: is for the auto arm, and auto_arm is false");
+    {
+        static const char *const priorities[] = {"normal", "realtime", NULL};
+        char prio[16] = "normal";
+        if ((rc = get_choice(root, "", "cpu_priority", 0, priorities, prio, sizeof prio, err)))
+            return rc;
+        p->cpu_realtime = !strcmp(prio, "realtime");
+    }
 
     it = cJSON_GetObjectItemCaseSensitive(root, "tolerances");
     if (it && ((rc = check_object(it, "tolerances", tol_keys, err)) ||

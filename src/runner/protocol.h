@@ -128,6 +128,9 @@ typedef struct ev_protocol {
     int *cpu_set;              /* CPUs workers are pinned to; NULL: inherit */
     size_t n_cpus;
     int64_t host_threads;      /* cpu backend worker threads; 0: one per CPU of the set */
+    int cpu_realtime;          /* "cpu_priority": "realtime" (1) or "normal" (0, the default): on
+                                  the cpu backend the measured threads ask for SCHED_FIFO
+                                  (docs/runner.md, "A busy host") */
     double job_timeout_s;      /* watchdog per job (600) */
     int64_t seed;              /* >= 0: plan order and input generator */
     int64_t retries;           /* 0 or 1: rescue retries per retryable failure */

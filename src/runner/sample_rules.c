@@ -26,6 +26,10 @@
  *  - last, physical plausibility: the hot and the cold median within
  *    EV_RULE_PLAUSIBLE_MARGIN x the ceiling that applies
  *    (ev_rule_plausible).
+ *  - re-calibrations (the device record's, sample_rules.h): each after a
+ *    sample that drifted out of the band (ev_rule_drifted), before the
+ *    last sample, at most EV_RULE_RECAL_MAX; each with exactly one chosen
+ *    step, and every hot sample at the count of the calibration before it.
  * An attempt that did not complete is held to the counts only (never more
  * samples than declared), the ops per graph, the single launches and the
  * flush: its outcome says why it has fewer.
@@ -71,15 +75,84 @@ static void list_index(char *list, size_t cap, size_t k, size_t i)
         snprintf(list + len, cap - len, ", ...");
 }
 
-/* The warm-up and calibration rules of a completed attempt.  OUT: *chosen,
- * the chosen replay count (0 when not exactly one step was chosen). */
-static void warmup_calibration(const ev_protocol *p, const ev_rule_attempt *a, int64_t *chosen,
+int ev_rule_drifted(const ev_protocol *p, double ms, int64_t replays)
+{
+    double T = p->target_sample_ms;
+    return ms < (1.0 - p->sample_band) * T || (ms > (1.0 + p->sample_band) * T && replays > 1);
+}
+
+/* The re-calibrations' places (a->recal_*) against the steps and the hot
+ * samples of a completed attempt: each begins after the steps before it
+ * and before the last step, after a later hot sample than the one before
+ * it and before the last sample, and follows a sample that drifted out of
+ * the band (ev_rule_drifted).  Returns 1 when the places are well formed
+ * (the steps then split into groups there), else 0. */
+static int recal_rules(const ev_protocol *p, const ev_rule_attempt *a, ev_rule_breach_fn fn, void *ctx,
+                       int *n)
+{
+    const ev_rule_member V = EV_RULE_VALIDATION_JSON;
+    double T = p->target_sample_ms, lo = (1.0 - p->sample_band) * T, hi = (1.0 + p->sample_band) * T;
+    int64_t prev_first = 0, prev_after = -1;
+    int ok = 1;
+
+    for (size_t k = 0; k < a->n_recal; k++) {
+        int64_t f = a->recal_first[k], at = a->recal_after[k];
+        if (f <= prev_first || f >= (int64_t)a->n_steps) {
+            breach(fn, ctx, n, V,
+                   "re-calibration %zu begins at calibration step %lld: not after the steps before it and "
+                   "before the last of %zu steps",
+                   k + 1, (long long)f, a->n_steps);
+            ok = 0;
+        }
+        if (at <= prev_after || at + 1 >= (int64_t)a->n_hot) {
+            breach(fn, ctx, n, V,
+                   "re-calibration %zu after hot sample %lld: not after a later sample than the one before "
+                   "and before the last of %zu hot samples",
+                   k + 1, (long long)at, a->n_hot);
+            ok = 0;
+        } else if (!ev_rule_drifted(p, a->hot[at].elapsed_ms, a->hot[at].replays)) {
+            breach(fn, ctx, n, V,
+                   "re-calibration %zu after hot sample %lld, whose %.17g ms at %lld replays is within the "
+                   "band [%.17g, %.17g] ms: a re-calibration follows only a sample that drifted out of it",
+                   k + 1, (long long)at, a->hot[at].elapsed_ms, (long long)a->hot[at].replays, lo, hi);
+        }
+        prev_first = f;
+        prev_after = at;
+    }
+    return ok;
+}
+
+/* The group of calibration step i (0: the calibration before the samples,
+ * k: the k-th re-calibration) when there are groups re-calibrations. */
+static size_t step_group(const ev_rule_attempt *a, size_t groups, size_t i)
+{
+    size_t g = 0;
+    while (g < groups && i >= (size_t)a->recal_first[g])
+        g++;
+    return g;
+}
+
+/* The group of hot sample i: the re-calibrations before it. */
+static size_t sample_group(const ev_rule_attempt *a, size_t groups, size_t i)
+{
+    size_t g = 0;
+    while (g < groups && (int64_t)i > a->recal_after[g])
+        g++;
+    return g;
+}
+
+/* The warm-up and calibration rules of a completed attempt whose steps
+ * split into 1 + groups calibrations (groups: its well-formed
+ * re-calibrations).  OUT: chosen[g], calibration g's chosen replay count
+ * (0 when not exactly one of its steps was chosen). */
+static void warmup_calibration(const ev_protocol *p, const ev_rule_attempt *a, size_t groups, int64_t *chosen,
                                ev_rule_breach_fn fn, void *ctx, int *n)
 {
     const ev_rule_member V = EV_RULE_VALIDATION_JSON;
-    int n_chosen = 0;
+    int n_chosen[EV_RULE_RECAL_MAX + 1] = {0};
 
-    *chosen = 0;
+    for (size_t g = 0; g <= groups; g++)
+        chosen[g] = 0;
     if (!a->has_warmup) {
         breach(fn, ctx, n, V, "completed without a warm-up record");
     } else {
@@ -95,17 +168,26 @@ static void warmup_calibration(const ev_protocol *p, const ev_rule_attempt *a, i
         return;
     }
     for (size_t i = 0; i < a->n_steps; i++) {
+        size_t g = step_group(a, groups, i);
         if (a->steps[i].target_ms != p->target_sample_ms)
             breach(fn, ctx, n, V, "calibration target %.17g ms, protocol declares %.17g ms",
                    a->steps[i].target_ms, p->target_sample_ms);
         if (a->steps[i].chosen) {
-            n_chosen++;
-            *chosen = a->steps[i].replays;
+            n_chosen[g]++;
+            chosen[g] = a->steps[i].replays;
         }
     }
-    if (n_chosen != 1) {
-        breach(fn, ctx, n, V, "%d calibration steps chosen, not exactly one", n_chosen);
-        *chosen = 0;
+    for (size_t g = 0; g <= groups; g++) {
+        if (n_chosen[g] == 1)
+            continue;
+        if (g == 0)
+            breach(fn, ctx, n, V, "%d calibration steps chosen, not exactly one", n_chosen[g]);
+        else
+            breach(
+                fn, ctx, n, V,
+                "%d calibration steps chosen in re-calibration %zu (after hot sample %lld), not exactly one",
+                n_chosen[g], g, (long long)a->recal_after[g - 1]);
+        chosen[g] = 0;
     }
 }
 
@@ -114,7 +196,8 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
 {
     const ev_rule_member S = EV_RULE_SAMPLES_CSV, V = EV_RULE_VALIDATION_JSON;
     ev_arm_kind kind = EV_ARM_NATIVE;
-    int64_t rows = 0, chosen = 0;
+    int64_t rows = 0, chosen[EV_RULE_RECAL_MAX + 1] = {0};
+    size_t groups = 0;
     int n = 0;
 
     if (ev_arm_classify(p, a->arm, &kind, &rows) != 0)
@@ -124,8 +207,19 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
     int64_t want_opg = kind == EV_ARM_CEILING && ref ? ref->ceiling_ops_per_graph : p->ops_per_graph;
     int completed = a->completed;
 
-    if (completed)
-        warmup_calibration(p, a, &chosen, fn, ctx, &n);
+    if (completed && a->host.known && a->host.fifo && !p->cpu_realtime)
+        breach(fn, ctx, &n, EV_RULE_VALIDATION_JSON,
+               "measured at real-time priority (SCHED_FIFO %lld), which the protocol does not declare "
+               "(cpu_priority is normal)",
+               (long long)a->host.priority);
+    if (completed) {
+        groups = a->n_recal <= EV_RULE_RECAL_MAX && recal_rules(p, a, fn, ctx, &n) ? a->n_recal : 0;
+        warmup_calibration(p, a, groups, chosen, fn, ctx, &n);
+    }
+    /* every calibration chose one replay (the band's exception below) */
+    int single = 1;
+    for (size_t g = 0; g <= groups; g++)
+        single &= chosen[g] == 1;
     if (completed ? a->n_hot != (size_t)p->samples : a->n_hot > (size_t)p->samples)
         breach(fn, ctx, &n, S, "%zu hot samples, protocol declares %lld", a->n_hot, (long long)p->samples);
     int cold_ok = completed ? (a->n_cold == (size_t)p->cold_samples || (reference && a->n_cold == 0))
@@ -141,9 +235,10 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
     size_t out_of_band = 0, bad_replays = 0, bad_opg = 0, n_el = 0;
     for (size_t i = 0; i < a->n_hot; i++) {
         const ev_rule_sample *s = &a->hot[i];
+        int64_t want = chosen[sample_group(a, groups, i)];
         if (s->ops_per_graph != want_opg)
             bad_opg++;
-        if (completed && chosen > 0 && s->replays != chosen)
+        if (completed && want > 0 && s->replays != want)
             bad_replays++;
         int long_single = s->replays == 1 && s->elapsed_ms > whi;
         if (completed && !(s->elapsed_ms >= wlo && (s->elapsed_ms <= whi || long_single)))
@@ -225,16 +320,20 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
                    "its events, over %g x + %g ms)",
                    n_late, late, worst_wall, worst_el, EV_RULE_LATE_FACTOR, EV_RULE_LATE_SLACK_MS);
     }
-    if (bad_replays)
+    if (bad_replays && groups == 0)
         breach(fn, ctx, &n, S, "%zu hot samples not at the chosen %lld replays", bad_replays,
-               (long long)chosen);
+               (long long)chosen[0]);
+    else if (bad_replays)
+        breach(fn, ctx, &n, S,
+               "%zu hot samples not at the replays chosen by the calibration before them (%lld, then %lld%s)",
+               bad_replays, (long long)chosen[0], (long long)chosen[1], groups > 1 ? ", ..." : "");
     if (out_of_band)
         breach(fn, ctx, &n, S,
                "%zu hot samples outside the wide band [%.17g, %.17g] ms (target %.17g / %g to x %g)",
                out_of_band, wlo, whi, T, EV_RULE_WIDE, EV_RULE_WIDE);
     double med;
     if (n_el && n_el == a->n_hot && ev_median(el, n_el, &med) == EV_OK &&
-        !(med >= lo && (med <= hi || (chosen == 1 && med > hi))))
+        !(med >= lo && (med <= hi || (single && med > hi))))
         breach(
             fn, ctx, &n, S,
             "median hot sample %.17g ms outside the protocol's band [%.17g, %.17g] ms (target %.17g x (1 +- "
@@ -609,6 +708,85 @@ static int dev_foreign(const cJSON *d, size_t n_hot, size_t n_cold, char *why, s
     return 0;
 }
 
+/* The host member (absent: well formed).  Returns 0, or -1 with why. */
+static int dev_host(const cJSON *h, char *why, size_t cap)
+{
+    static const char *const keys[] = {"policy", "priority", "refused", "load_start", "load_end", "cpus"};
+    const cJSON *it;
+    int64_t x;
+    if (!h)
+        return 0;
+    if (!cJSON_IsObject(h)) {
+        snprintf(why, cap, "host: must be an object");
+        return -1;
+    }
+    cJSON_ArrayForEach(it, h)
+    {
+        size_t k = 0;
+        while (k < 6 && strcmp(it->string, keys[k]))
+            k++;
+        if (k == 6) {
+            snprintf(why, cap, "host.%.32s: not a member of the host facts", it->string);
+            return -1;
+        }
+    }
+    it = cJSON_GetObjectItemCaseSensitive(h, "policy");
+    if (!cJSON_IsString(it) || (strcmp(it->valuestring, "fifo") && strcmp(it->valuestring, "other"))) {
+        snprintf(why, cap, "host.policy: must be \"fifo\" or \"other\"");
+        return -1;
+    }
+    int fifo = !strcmp(it->valuestring, "fifo");
+    if (dev_int(cJSON_GetObjectItemCaseSensitive(h, "priority"), fifo ? 1 : 0, fifo ? 99 : 0, &x)) {
+        snprintf(why, cap, "host.priority: must be 1..99 with policy fifo, else 0");
+        return -1;
+    }
+    it = cJSON_GetObjectItemCaseSensitive(h, "refused");
+    if (fifo ? !cJSON_IsNull(it)
+             : !(cJSON_IsString(it) && it->valuestring[0] && strlen(it->valuestring) < EV_RULE_REFUSED_MAX)) {
+        snprintf(why, cap, "host.refused: must be null with policy fifo, else why, a string of 1 to %d bytes",
+                 EV_RULE_REFUSED_MAX - 1);
+        return -1;
+    }
+    for (int k = 0; k < 2; k++) {
+        it = cJSON_GetObjectItemCaseSensitive(h, k ? "load_end" : "load_start");
+        if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble) || it->valuedouble < 0) {
+            snprintf(why, cap, "host.%s: must be a number >= 0", k ? "load_end" : "load_start");
+            return -1;
+        }
+    }
+    if (dev_int(cJSON_GetObjectItemCaseSensitive(h, "cpus"), 1, 1 << 20, &x)) {
+        snprintf(why, cap, "host.cpus: must be an integer >= 1");
+        return -1;
+    }
+    return 0;
+}
+
+/* The recalibrations member (absent: none).  Returns 0, or -1 with why. */
+static int dev_recal(const cJSON *r, char *why, size_t cap)
+{
+    const cJSON *e;
+    int64_t x;
+    if (!r)
+        return 0;
+    if (!cJSON_IsArray(r) || cJSON_GetArraySize(r) > EV_RULE_RECAL_MAX) {
+        snprintf(why, cap, "recalibrations: must be an array of at most %d re-calibrations",
+                 EV_RULE_RECAL_MAX);
+        return -1;
+    }
+    cJSON_ArrayForEach(e, r)
+    {
+        if (!cJSON_IsObject(e) || cJSON_GetArraySize(e) != 2 ||
+            dev_int(cJSON_GetObjectItemCaseSensitive(e, "after"), 0, INT64_C(1) << 53, &x) ||
+            dev_int(cJSON_GetObjectItemCaseSensitive(e, "first_step"), 1, INT64_C(1) << 53, &x)) {
+            snprintf(why, cap,
+                     "recalibrations: each must be {\"after\": a hot sample index, \"first_step\": a "
+                     "calibration step >= 1}");
+            return -1;
+        }
+    }
+    return 0;
+}
+
 int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_rule_sample *cold,
                         size_t n_cold, char *why, size_t cap)
 {
@@ -629,7 +807,7 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
                     !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms") ||
                     !strcmp(k, "plants") || !strcmp(k, "foreign_source") || !strcmp(k, "hot_foreign_ms") ||
-                    !strcmp(k, "cold_foreign_ms");
+                    !strcmp(k, "cold_foreign_ms") || !strcmp(k, "host") || !strcmp(k, "recalibrations");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
@@ -702,7 +880,9 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         }
         cJSON_ArrayForEach(e, it) hot[i++].wall_ms = e->valuedouble;
     }
-    if (dev_foreign(d, n_hot, n_cold, why, cap))
+    if (dev_foreign(d, n_hot, n_cold, why, cap) ||
+        dev_host(cJSON_GetObjectItemCaseSensitive(d, "host"), why, cap) ||
+        dev_recal(cJSON_GetObjectItemCaseSensitive(d, "recalibrations"), why, cap))
         return -1;
     for (int k = 0; k < 2; k++) {
         dev_sample_fill(d, arrays[k], hot, n_hot, k);
@@ -712,12 +892,109 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
 }
 
 int64_t ev_rule_replay_end(int hot, int64_t index, int64_t n_cold, int64_t warmup_replays,
-                           const int64_t *hot_replays)
+                           const int64_t *hot_replays, int64_t recal_replays)
 {
-    int64_t n = n_cold + warmup_replays;
+    int64_t n = n_cold + warmup_replays + recal_replays;
     if (!hot)
         return index + 1;
     for (int64_t i = 0; i <= index; i++)
         n += hot_replays[i];
     return n;
+}
+
+/* See sample_rules.h. */
+int64_t ev_rule_recal_replays(const ev_rule_attempt *a, int64_t hot_index)
+{
+    int64_t n = 0;
+    for (size_t k = 0; k < a->n_recal && a->recal_after[k] < hot_index; k++) {
+        int64_t to = k + 1 < a->n_recal ? a->recal_first[k + 1] : (int64_t)a->n_steps;
+        for (int64_t st = a->recal_first[k]; st >= 0 && st < to && st < (int64_t)a->n_steps; st++)
+            n += a->steps[st].replays;
+    }
+    return n;
+}
+
+/* See sample_rules.h. */
+int ev_rule_cold_is_supervisors(const char *name)
+{
+    return name && !strcmp(name, EV_RULE_BACKOFF);
+}
+
+/* See sample_rules.h. */
+int ev_rule_all_stored(int records_ok, int interrupted, const char *protocol_error)
+{
+    return !interrupted && (records_ok || (protocol_error &&
+                                           !strncmp(protocol_error, EV_RULE_PREFIX, strlen(EV_RULE_PREFIX))));
+}
+
+void ev_rule_device_attempt(const cJSON *d, ev_rule_attempt *a)
+{
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(d, "host");
+    const cJSON *rc = cJSON_GetObjectItemCaseSensitive(d, "recalibrations"), *e;
+    int64_t x = 0;
+
+    a->n_recal = 0;
+    if (!cJSON_IsArray(rc))
+        rc = NULL;
+    cJSON_ArrayForEach(e, rc)
+    {
+        if (a->n_recal == EV_RULE_RECAL_MAX)
+            break;
+        dev_int(cJSON_GetObjectItemCaseSensitive(e, "after"), 0, INT64_C(1) << 53,
+                &a->recal_after[a->n_recal]);
+        dev_int(cJSON_GetObjectItemCaseSensitive(e, "first_step"), 1, INT64_C(1) << 53,
+                &a->recal_first[a->n_recal]);
+        a->n_recal++;
+    }
+    memset(&a->host, 0, sizeof a->host);
+    if (!cJSON_IsObject(h))
+        return;
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(h, "refused");
+    a->host.known = 1;
+    a->host.fifo = !strcmp(cJSON_GetObjectItemCaseSensitive(h, "policy")->valuestring, "fifo");
+    dev_int(cJSON_GetObjectItemCaseSensitive(h, "priority"), 0, 99, &x);
+    a->host.priority = x;
+    snprintf(a->host.refused, sizeof a->host.refused, "%s", cJSON_IsString(r) ? r->valuestring : "");
+    a->host.load_start = cJSON_GetObjectItemCaseSensitive(h, "load_start")->valuedouble;
+    a->host.load_end = cJSON_GetObjectItemCaseSensitive(h, "load_end")->valuedouble;
+    dev_int(cJSON_GetObjectItemCaseSensitive(h, "cpus"), 1, 1 << 20, &a->host.cpus);
+}
+
+int ev_rule_cause(const ev_rule_host *h, char *out, size_t cap)
+{
+    double load;
+    if (cap)
+        out[0] = '\0';
+    if (!h->known)
+        return 0;
+    load = h->load_start > h->load_end ? h->load_start : h->load_end;
+    if (!(load >= (double)h->cpus)) {
+        snprintf(out, cap,
+                 "not host load, as far as its records say (load average %.2f on %lld CPUs while it ran%s): "
+                 "look at its samples in samples.csv",
+                 load, (long long)h->cpus, h->fifo ? ", its threads at real-time priority" : "");
+        return 0;
+    }
+    if (h->fifo)
+        snprintf(
+            out, cap,
+            "likely cause: host load (load average %.2f on %lld CPUs while it ran), even with its threads "
+            "at real-time priority; what to do: run when the host is quieter, or declare a longer "
+            "target_sample_ms (a sample shorter than the scheduler's time slice is the most exposed)",
+            load, (long long)h->cpus);
+    else if (!strncmp(h->refused, EV_RULE_NOT_DECLARED, strlen(EV_RULE_NOT_DECLARED)))
+        snprintf(
+            out, cap,
+            "likely cause: host load (load average %.2f on %lld CPUs while it ran), its threads at normal "
+            "priority (%s); what to do: declare \"cpu_priority\": \"realtime\" in the protocol (the "
+            "worker then asks the host for real-time priority), or run on a quieter host",
+            load, (long long)h->cpus, h->refused);
+    else
+        snprintf(
+            out, cap,
+            "likely cause: host load (load average %.2f on %lld CPUs while it ran), its threads at normal "
+            "priority (%s); what to do: run evident as root (or with CAP_SYS_NICE) so the worker's "
+            "threads take real-time priority, or on a quieter host",
+            load, (long long)h->cpus, h->refused);
+    return 1;
 }

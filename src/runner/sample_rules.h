@@ -162,6 +162,46 @@ ev_rule_ceiling ev_rule_plausible_bound(const char *backend, int hot, const ev_r
 int ev_rule_plausible(const char *backend, int hot, const ev_rule_bound *b, double median_us, char *why,
                       size_t cap);
 
+/*
+ * The host an attempt ran on, as its device record's "host" member says
+ * (absent in records written before it was kept, and in the torch
+ * peer's): whether the measured threads ran at real-time priority, the
+ * load average the worker saw, the CPUs online.  On the cpu backend the
+ * worker asks for SCHED_FIFO (EV_RULE_FIFO_PRIORITY) before it opens the
+ * backend, so its pool's threads run ahead of every ordinary process of a
+ * busy host (docs/runner.md, "A busy host"), when the protocol declares
+ * "cpu_priority": "realtime"; where the host refuses, where the protocol
+ * does not declare it, or on cuda (the device is timed, not the host's
+ * CPUs), they run at normal priority and `refused` says why, the host's
+ * own words where it refused.  An attempt at real-time priority under a
+ * protocol that does not declare it breaks a rule (ev_rules_check).
+ */
+#define EV_RULE_FIFO_PRIORITY 1
+#define EV_RULE_REFUSED_MAX   160
+/* The reason of a cpu attempt whose protocol did not ask for real-time
+ * priority (the worker writes it; ev_rule_cause reads it). */
+#define EV_RULE_NOT_DECLARED "not asked: the protocol's cpu_priority is normal"
+typedef struct ev_rule_host {
+    int known;                         /* 0: no host member (nothing below is set) */
+    int fifo;                          /* 1: SCHED_FIFO at `priority`; 0: normal priority */
+    int64_t priority;                  /* the real-time priority (fifo), else 0 */
+    char refused[EV_RULE_REFUSED_MAX]; /* why not fifo ("" when fifo) */
+    double load_start, load_end; /* 1-minute load average when the device opened, and after the samples */
+    int64_t cpus;                /* CPUs online */
+} ev_rule_host;
+
+/*
+ * Re-calibration (docs/runner.md, "A busy host"): after a hot sample that
+ * drifted out of the protocol's band (below (1 - b) x T, or above
+ * (1 + b) x T at more than one replay), the worker calibrates again and
+ * takes the remaining samples at the new count; the drifted sample stays
+ * and counts, as every sample does.  At most EV_RULE_RECAL_MAX per
+ * attempt, never after the last sample.  The device record's
+ * "recalibrations" says where each began: after which hot sample, at
+ * which calibration step (steps are numbered on across them).
+ */
+#define EV_RULE_RECAL_MAX 2
+
 /* What an attempt recorded, as far as the rules look. */
 typedef struct ev_rule_attempt {
     const char *arm;
@@ -177,7 +217,18 @@ typedef struct ev_rule_attempt {
     int64_t schema;      /* the store schema it was recorded under (rules that came later are not
                             applied to it: EV_RULE_COLD_FLUSH_SINCE) */
     ev_rule_bound bound; /* the plausibility rule's facts (zeroed: no bound) */
+    /* From the device record (ev_rule_device_attempt; zero: none): the
+     * k-th re-calibration began at step recal_first[k], after hot sample
+     * recal_after[k]; and the host. */
+    size_t n_recal;
+    int64_t recal_after[EV_RULE_RECAL_MAX], recal_first[EV_RULE_RECAL_MAX];
+    ev_rule_host host;
 } ev_rule_attempt;
+
+/* 1 when a hot sample of elapsed ms at replays replays drifted out of
+ * protocol p's band: the worker then re-calibrates, and the rules hold a
+ * re-calibration to follow only such a sample. */
+int ev_rule_drifted(const ev_protocol *p, double ms, int64_t replays);
 
 /* Which member of a bundle shows a breach. */
 typedef enum ev_rule_member { EV_RULE_VALIDATION_JSON, EV_RULE_SAMPLES_CSV } ev_rule_member;
@@ -204,6 +255,23 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
 int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, char *out,
                     size_t cap);
 
+/* The name of the cold timing the supervisor records for a rescue's
+ * backoff (docs/runner.md, "A busy host"): its own row, not a record the
+ * worker sent. */
+#define EV_RULE_BACKOFF "backoff"
+
+/* 1 when a cold timing named name is the supervisor's own (the rescue's
+ * backoff, EV_RULE_BACKOFF), not a record of the worker: record_count does
+ * not count it (ev_record_count_problem, store/outcome.h). */
+int ev_rule_cold_is_supervisors(const char *name);
+
+/* 1 when every record of an attempt reached the store: its records are
+ * ok, or its protocol_error is a rule breach (EV_RULE_PREFIX: found once
+ * the end record was in, every record stored); and it was not
+ * interrupted.  What ev_record_count_problem (store/outcome.h) holds to
+ * the process's record_count. */
+int ev_rule_all_stored(int records_ok, int interrupted, const char *protocol_error);
+
 /*
  * Reads device record d (the worker's "device" record, docs/runner.md
  * "Worker records"; the same object as the bundle's attempt "device"
@@ -220,12 +288,35 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
  * (n_hot integers >= -1 each), foreign_source, hot_foreign_ms and
  * cold_foreign_ms (foreign CPU time per sample, runner/foreign.h: a
  * source name and one number or null per sample; absent before it was
- * kept; they fail no sample); "type" ("device") is allowed, nothing else.
+ * kept; they fail no sample); host (absent before it was kept: an object
+ * of policy "fifo" or "other", priority 0..99, refused a string under
+ * EV_RULE_REFUSED_MAX bytes or null, load_start and load_end finite
+ * numbers >= 0, cpus >= 1); recalibrations (absent: none; an array of at
+ * most EV_RULE_RECAL_MAX objects of after >= 0 and first_step >= 1);
+ * "type" ("device") is allowed, nothing else.
  * OUT: the per-sample facts into hot[0 .. n_hot) and cold[0 .. n_cold).
  * Returns 0, or -1 with why[cap] naming the member (hot and cold are left as it was).
  */
 int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_rule_sample *cold,
                         size_t n_cold, char *why, size_t cap);
+
+/*
+ * Copies device record d's host facts and re-calibrations into a->host
+ * and a->n_recal, a->recal_after, a->recal_first (nothing when d has
+ * none).  d must have passed ev_rule_device_read.
+ */
+void ev_rule_device_attempt(const cJSON *d, ev_rule_attempt *a);
+
+/*
+ * The likely cause of an attempt's breach of a sample rule and what to
+ * do, in words, from its host facts h, into out[cap] ("" when h is not
+ * known: the record predates them).  Host load is named when the load
+ * average the worker saw (the higher of its two readings) was at least
+ * the CPUs online: other work was waiting for a CPU.  The runner's
+ * summary and the report both say it with this function.  Returns 1 when
+ * host load is named, else 0.
+ */
+int ev_rule_cause(const ev_rule_host *h, char *out, size_t cap);
 
 /* The member's file name ("validation.json", "samples.csv"). */
 const char *ev_rule_member_name(ev_rule_member m);
@@ -248,11 +339,19 @@ int ev_rule_impossible(double hot_us, int64_t rows, double floor_us, int floor_a
 /*
  * The replays a worker has run when it reads a sample's check tag
  * (kernels/plants.h: every cold sample is one replay of one op, each hot
- * sample its replays, and the warm-up's come between): cold sample i:
- * i + 1; hot sample i: n_cold + warmup_replays + hot_replays[0..i].  The
- * supervisor and verify-bundle hold every op check's replay_end to it.
+ * sample its replays, the warm-up's come between, and a re-calibration's
+ * steps between the hot samples it came between): cold sample i: i + 1;
+ * hot sample i: n_cold + warmup_replays + hot_replays[0..i] +
+ * recal_replays (ev_rule_recal_replays).  The supervisor and
+ * verify-bundle hold every op check's replay_end to it.
  */
 int64_t ev_rule_replay_end(int hot, int64_t index, int64_t n_cold, int64_t warmup_replays,
-                           const int64_t *hot_replays);
+                           const int64_t *hot_replays, int64_t recal_replays);
+
+/* The replays of attempt a's re-calibration steps run before its hot
+ * sample hot_index: the steps a->steps[recal_first[k] ..) of each
+ * re-calibration k after a hot sample before hot_index, up to the next
+ * re-calibration's first step (or the last step).  0 without any. */
+int64_t ev_rule_recal_replays(const ev_rule_attempt *a, int64_t hot_index);
 
 #endif

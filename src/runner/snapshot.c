@@ -3,6 +3,7 @@
  * provenance, path redaction and host hashes (snapshot.h).
  */
 #include "snapshot.h"
+#include "build_id.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -290,5 +291,47 @@ ev_status ev_host_hash(const char *id, char hex[65])
     if (!(rc = ev_buf_append(&b, salt, sizeof salt)) && !(rc = ev_buf_puts(&b, id)))
         rc = ev_sha256_hex(b.data, b.len, hex);
     ev_buf_free(&b);
+    return rc;
+}
+
+/* See build_id.h. */
+int ev_build_code_path(const char *path)
+{
+    return !strncmp(path, "kernels/", 8) || !strncmp(path, "src/runner/", 11) ||
+           !strcmp(path, "db/schema.sql");
+}
+
+/* See build_id.h. */
+ev_status ev_build_check(const char *root, ev_err *err)
+{
+    ev_snapshot snap;
+    ev_source_file *code = NULL;
+    size_t n = 0;
+    char tree[65];
+    ev_status rc = ev_snapshot_take(root, &snap, err);
+    if (rc)
+        return rc;
+    if (!(code = calloc(snap.n ? snap.n : 1, sizeof *code))) {
+        rc = ev_err_set(err, EV_ENOMEM, "build check: out of memory");
+        goto out;
+    }
+    for (size_t i = 0; i < snap.n; i++)
+        if (ev_build_code_path(snap.files[i].path))
+            code[n++] = snap.files[i];
+    if ((rc = ev_tree_hash(code, n, tree))) {
+        ev_err_set(err, rc, "build check: tree hash failed");
+        goto out;
+    }
+    if (strcmp(tree, ev_build_tree))
+        rc = ev_err_set(
+            err, EV_EUSAGE,
+            "this evident was built from other measured code (kernels/, src/runner/, "
+            "db/schema.sql: tree %.12s..., commit %.12s%s) than the tree it would measure in %s "
+            "(tree %.12s...): what ran would not be what the bundle names; run 'make' here, or run "
+            "the evident built from this tree",
+            ev_build_tree, ev_build_commit, ev_build_dirty ? ", dirty" : "", root, tree);
+out:
+    free(code);
+    ev_snapshot_free(&snap);
     return rc;
 }

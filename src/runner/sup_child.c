@@ -192,9 +192,14 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
                 ev_err_set(err, c, "store: cannot commit a record");
             }
         }
+        /* Never a poll that does not sleep: past the deadline (the worker
+         * killed, not yet reaped) it waits 5 ms a turn.  A supervisor at
+         * real-time priority that polled without sleeping kept the killed
+         * worker off the CPU it needed to exit, for minutes on a busy
+         * host and for good where the two shared one CPU. */
         timeout = (rec_open || err_open) ? 200 : 5;
         if (!exited && deadline - now < (int64_t)timeout * 1000000)
-            timeout = deadline > now ? (int)((deadline - now) / 1000000) + 1 : 0;
+            timeout = deadline > now ? (int)((deadline - now) / 1000000) + 1 : 5;
         if (poll(fds, (nfds_t)nf, timeout) < 0 && errno != EINTR) {
             rc = ev_err_set(err, EV_EPROC, "poll: %s", strerror(errno));
             kill(-pid, SIGKILL);

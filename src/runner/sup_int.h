@@ -88,6 +88,7 @@ typedef struct jstate {
     int has_outcome;
     ev_outcome outcome;    /* of the last attempt */
     char skip_reason[160]; /* the last attempt's, when it was skipped */
+    int rule_failed;       /* the last attempt (of this invocation) broke a sample rule */
 } jstate;
 
 typedef struct sup {
@@ -125,7 +126,17 @@ typedef struct sup {
      * phase's original ceiling and ceiling-l2 jobs completed
      * (sample_rules.h, physical plausibility; sup_ceilings_load). */
     double ceil_mem_bpus, ceil_l2_bpus;
+    int64_t backoff_ms;     /* the next rescue of a sample-rule failure waits this long first */
 } sup;
+
+/* A rescue of a job whose attempt broke a sample rule waits before it
+ * starts, so that a burst of other work on the host can pass: first
+ * EV_BACKOFF_FIRST_MS, doubled after each such rescue that breaks a rule
+ * again, at most EV_BACKOFF_MAX_MS, back to the first after one that
+ * completes.  The wait is the rescue attempt's "backoff" cold timing
+ * (docs/runner.md, "A busy host"). */
+#define EV_BACKOFF_FIRST_MS 1000
+#define EV_BACKOFF_MAX_MS   4000
 
 /* The facts and state of one attempt while its worker runs. */
 typedef struct att {
@@ -143,6 +154,8 @@ typedef struct att {
     int has_device;            /* its device record was stored (the per-sample facts are in hot) */
     int64_t n_opchecks;        /* op checks stored (one per cold and hot sample of a validated job) */
     int64_t warmup_replays;    /* the warm-up record's replays (an op check's replay_end counts them) */
+    size_t steps_at_warmup;    /* calibration steps recorded before the warm-up record (those after
+                                  are re-calibrations) */
     int has_kept;              /* its kept output was stored */
     int64_t in_span, out_span; /* its binding's (-1: none yet) */
     int64_t variants;          /* the input variants its device record names (ev_rule_device_variants) */

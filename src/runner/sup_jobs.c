@@ -191,8 +191,68 @@ static void left_behind(sup *s, att *a)
     ev_buf_free(&left);
 }
 
+/* Waits ms milliseconds, or less when a stop is requested (the stop pipe
+ * becomes readable).  Returns the ns it waited. */
+static int64_t wait_ms(const sup *s, int64_t ms)
+{
+    int64_t t0 = mono_ns(), left;
+    while (!stopping(s) && (left = ms - (mono_ns() - t0) / 1000000) > 0) {
+        struct pollfd pf = {s->o->stop_fd, POLLIN, 0};
+        poll(&pf, s->o->stop_fd >= 0 ? 1 : 0, (int)left);
+    }
+    return mono_ns() - t0;
+}
+
+/* Adds what attempt a and its outcome say of the host and the runner's
+ * adaptations to the run's summary (ev_run_result): its host facts, its
+ * re-calibrations, and a sample rule it broke, with the rule's likely
+ * cause and what to do (ev_rule_cause). */
+static void note_host(sup *s, const jstate *j, const att *a, int rule_failed)
+{
+    ev_run_result *r = s->res;
+    const ev_rule_host *h = &a->rules.host;
+    if (h->known) {
+        double lo = h->load_start < h->load_end ? h->load_start : h->load_end;
+        double hi = h->load_start > h->load_end ? h->load_start : h->load_end;
+        if (!r->host_attempts || lo < r->load_lo)
+            r->load_lo = lo;
+        if (!r->host_attempts || hi > r->load_hi)
+            r->load_hi = hi;
+        r->host_attempts++;
+        r->cpus = h->cpus;
+        if (h->fifo)
+            r->fifo_attempts++;
+        else if (!r->refused[0])
+            snprintf(r->refused, sizeof r->refused, "%s", h->refused);
+    }
+    r->recalibrations += a->rules.n_recal;
+    if (!rule_failed)
+        return;
+    r->rule_failures++;
+    size_t len = strlen(r->rule_lines), fl = 0;
+    char cause[600], figs[400] = "";
+    ev_rule_cause(h, cause, sizeof cause);
+    /* the figures: every hot sample, as measured, and its replays */
+    for (size_t i = 0; i < a->rules.n_hot && fl + 1 < sizeof figs; i++) {
+        int w = snprintf(figs + fl, sizeof figs - fl, "%s%.3g", i ? " " : "", a->hot[i].elapsed_ms);
+        fl += w > 0 ? (size_t)w : 0;
+    }
+    if (len + 1 < sizeof r->rule_lines) {
+        int w = snprintf(r->rule_lines + len, sizeof r->rule_lines - len,
+                         "%s attempt %lld: %s\n  hot samples (ms): %s%s\n%s%s%s", j->pj.job_key,
+                         (long long)j->last_attempt, a->protocol_error, figs[0] ? figs : "none",
+                         a->rules.n_recal ? " (re-calibrated after a drifted sample)" : "",
+                         cause[0] ? "  " : "", cause, cause[0] ? "\n" : "");
+        if (w < 0 || (size_t)w >= sizeof r->rule_lines - len)
+            r->rule_lines[len] = '\0'; /* a line that does not fit is left out whole */
+    }
+}
+
 /* Runs one new attempt of job j (js[index]).  EV_EINTR when the run was
- * stopped during it (recorded interrupted). */
+ * stopped during it (recorded interrupted).  A rescue of a job whose
+ * attempt broke a sample rule in this invocation waits s->backoff_ms
+ * first (EV_BACKOFF_FIRST_MS) and records the wait as its "backoff" cold
+ * timing. */
 static ev_status run_attempt(sup *s, size_t index, ev_err *err)
 {
     jstate *j = &s->js[index];
@@ -204,10 +264,18 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     ev_status rc;
     int64_t attempt_id, started;
 
+    int64_t backoff_ns = -1;
+
     memset(&a, 0, sizeof a);
     a.in_span = a.out_span = -1;
     a.variants = 1;
     progress(s, j, 0);
+    if (j->pj.phase == EV_PHASE_RESCUE && j->last_attempt == 0 && j->pj.retry_of >= 0 &&
+        (size_t)j->pj.retry_of < s->n_js && s->js[j->pj.retry_of].rule_failed) {
+        backoff_ns = wait_ms(s, s->backoff_ms);
+        s->res->backoffs++;
+        s->res->backoff_s += (double)backoff_ns / 1e9;
+    }
     if (st) {
         proc = *st;
         staged_drop(s, st);
@@ -227,6 +295,11 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     j->has_outcome = 0;
     s->res->jobs_run++;
     a.attempt_id = attempt_id;
+    if (backoff_ns >= 0 &&
+        (rc = ev_store_add_cold_timing(s->st, attempt_id, EV_RULE_BACKOFF, backoff_ns, err))) {
+        sup_wproc_cancel(&proc);
+        return rc;
+    }
     stage_next(s, j->pj.phase, index);
 
     rc = sup_run_child(s, &proc, &a, &ce, err);
@@ -273,8 +346,15 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     ev_process_facts f;
     ev_process_row_facts(&p, a.validation_failed, &f);
     j->outcome = ev_outcome_derive(&f);
+    j->rule_failed = j->outcome == EV_OUT_FAILED_PROTOCOL && !a.records_ok &&
+                     !strncmp(a.protocol_error, EV_RULE_PREFIX, strlen(EV_RULE_PREFIX));
+    note_host(s, j, &a, j->rule_failed);
     sup_ceiling_seen(s, j, &a);
     sup_att_free(&a);
+    if (backoff_ns >= 0) /* the next rescue of a rule failure waits longer while they keep failing */
+        s->backoff_ms = j->rule_failed
+                            ? (2 * s->backoff_ms < EV_BACKOFF_MAX_MS ? 2 * s->backoff_ms : EV_BACKOFF_MAX_MS)
+                            : EV_BACKOFF_FIRST_MS;
     snprintf(j->skip_reason, sizeof j->skip_reason, "%.159s", a.skipped ? a.skip_reason : "");
     s->done++;
     s->job_s_sum += (double)ce.wall_ns / 1e9;

@@ -256,7 +256,17 @@ static ev_status put_opcheck(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_e
             return ev_err_set(NULL, EV_ENOMEM, "out of memory");
         for (int64_t i = 0; hot && i <= o->sample_index; i++)
             reps[i] = a->hot[i].replays;
-        want = ev_rule_replay_end(hot, o->sample_index, (int64_t)a->rules.n_cold, a->warmup_replays, reps);
+        /* the re-calibrations so far: every step recorded after the warm-up
+         * (the device record that lists them comes last) */
+        ev_rule_attempt sofar;
+        memset(&sofar, 0, sizeof sofar);
+        sofar.steps = a->steps;
+        sofar.n_steps = a->rules.n_steps;
+        sofar.n_recal = a->rules.n_steps > a->steps_at_warmup;
+        sofar.recal_after[0] = -1;
+        sofar.recal_first[0] = (int64_t)a->steps_at_warmup;
+        want = ev_rule_replay_end(hot, o->sample_index, (int64_t)a->rules.n_cold, a->warmup_replays, reps,
+                                  hot ? ev_rule_recal_replays(&sofar, o->sample_index) : 0);
         free(reps);
         if (want != o->replay_end)
             sup_proto_err(
@@ -346,6 +356,7 @@ static ev_status put_warmup(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_er
     (void)r;
     a->warmup = 1;
     a->warmup_replays = w->replays;
+    a->steps_at_warmup = a->rules.n_steps;
     ev_status rc = ev_store_add_warmup(s->st, a->attempt_id, w->target_ms, w->elapsed_ms, w->replays, e);
     if (rc == EV_OK) {
         a->rules.has_warmup = 1;
@@ -401,6 +412,7 @@ static ev_status put_device(sup *s, att *a, ev_rec_row *x, const cJSON *r, ev_er
         ev_err_set(e, EV_EFORMAT, "%s", why);
         return EV_OK;
     }
+    ev_rule_device_attempt(r, &a->rules); /* its re-calibrations and host facts */
     if (!(copy = cJSON_Duplicate(r, 1)))
         return ev_err_set(NULL, EV_ENOMEM, "out of memory");
     cJSON_DeleteItemFromObjectCaseSensitive(copy, "type");

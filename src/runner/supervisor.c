@@ -9,6 +9,7 @@
  * order: sup_int.h.
  */
 #include "supervisor.h"
+#include "build_id.h"
 
 #include "plants.h"
 
@@ -412,7 +413,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     ev_status rc;
     char hn[256] = "";
     int64_t t;
-    int resume = o->resume;
+    int resume = o->resume, raised = 0;
     int rest = o->shard_count > 0 && o->shard_phase && !strcmp(o->shard_phase, "rest");
 
     memset(&s, 0, sizeof s);
@@ -423,6 +424,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.memfd = -1;
     s.lock_fd = -1;
     s.ceil_mem_bpus = s.ceil_l2_bpus = NAN; /* until the ceilings complete (sup_ceiling_seen) */
+    s.backoff_ms = EV_BACKOFF_FIRST_MS;
     s.t0 = mono_ns();
     res->resumed = resume;
 
@@ -464,7 +466,10 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.n_js = s.plan.n;
     s.total = s.plan.n;
 
-    if ((rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
+    /* the code about to be measured is the code this evident was built
+     * from (runner/build_id.h), before the store is touched */
+    if ((rc = ev_build_check(o->source_root ? o->source_root : ".", err)) ||
+        (rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
                                    s.proto.n_kernels, o->backend, err)) ||
         (rc = host_bounds(&s.proto, o->backend, err)) || (rc = checkable_cases(&s.proto, err)) ||
         (rc = backend_built(o, err)) || (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
@@ -517,6 +522,19 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     res->n_kernels = s.proto.n_kernels;
     if (s.proto.n_kernels && (rc = build_kernels(&s, err)))
         goto out;
+    /* A protocol that declares real-time priority for the cpu backend's
+     * measured threads (SCHED_FIFO at EV_RULE_FIFO_PRIORITY, job.h): the
+     * supervisor takes the priority above theirs, so that it still commits
+     * their records and watches the clock while they measure (it sleeps
+     * in poll otherwise); a process it forks starts at normal priority
+     * (SCHED_RESET_ON_FORK).  Refused (no CAP_SYS_NICE), it runs at normal
+     * priority, as its workers will. */
+    if (s.proto.cpu_realtime && !strcmp(o->backend, "cpu")) {
+        struct sched_param sp = {.sched_priority = EV_RULE_FIFO_PRIORITY + 1};
+        if (sched_getscheduler(0) == SCHED_OTHER &&
+            sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+            raised = 1;
+    }
     t = mono_ns();
     rc = sup_environment(&s, err);
     res->env_s = (double)(mono_ns() - t) / 1e9;
@@ -538,6 +556,10 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     if (rc || (rc = sup_run_phase(&s, EV_PHASE_POLICY, err)) || (rc = sup_finish(&s, err)))
         goto out;
 out:
+    if (raised) { /* the caller gets its normal priority back */
+        struct sched_param sp = {.sched_priority = 0};
+        sched_setscheduler(0, SCHED_OTHER, &sp);
+    }
     res->wall_s = (double)(mono_ns() - s.t0) / 1e9;
     if (s.memfd >= 0)
         close(s.memfd);

@@ -92,6 +92,18 @@ typedef struct ev_run_result {
     char ahead_note[256]; /* the first compile-ahead failure, "" when none */
     size_t n_kernels;     /* the protocol's external kernels (ext_kernel.h) */
     size_t shard_jobs;    /* a shard: the jobs of its partition in the phases it ran */
+    /* The host and the runner's adaptations to it, this invocation
+     * (docs/runner.md, "A busy host"; every one is in the store): */
+    size_t host_attempts;    /* attempts whose device record holds host facts */
+    size_t fifo_attempts;    /* of which the measured threads ran at real-time priority */
+    char refused[160];       /* why not, the first such attempt's own words ("" when none) */
+    double load_lo, load_hi; /* the load averages seen (valid when host_attempts) */
+    int64_t cpus;            /* CPUs online */
+    size_t recalibrations;   /* re-calibrations after a drifted sample */
+    size_t backoffs;         /* rescues of a sample-rule failure that waited first */
+    double backoff_s;        /* their waits */
+    size_t rule_failures;    /* attempts that broke a sample rule */
+    char rule_lines[4096];   /* the first of them: "job attempt N: rule\n  cause\n" each */
 } ev_run_result;
 
 /*

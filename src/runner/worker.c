@@ -309,8 +309,16 @@ static int64_t helper_ns(const ev_worker_args *a, void *impl)
     return a->ops->helper_cpu_ns && impl ? a->ops->helper_cpu_ns(impl) : -1;
 }
 
+/* An attempt's re-calibrations (sample_rules.h): the k-th after hot
+ * sample after[k], from calibration step first[k]. */
+typedef struct recal_list {
+    int64_t after[EV_RULE_RECAL_MAX], first[EV_RULE_RECAL_MAX];
+    size_t n;
+} recal_list;
+
 static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *impl, ev_arm_kind kind,
-                               const ev_job_plants *pl, const sample_facts *h, ev_err *err)
+                               const ev_job_plants *pl, const sample_facts *h, ev_rule_host *host,
+                               const recal_list *rl, ev_err *err)
 {
     cJSON *r = ev_rec_new(EV_REC_DEVICE), *v, *ho, *hr, *hw;
     ev_device_state st;
@@ -354,6 +362,21 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
     ho = cJSON_AddArrayToObject(r, "cold_foreign_ms");
     for (int64_t i = 0; i < h->n_cold && ho; i++)
         push_ms(ho, h->cold_foreign ? h->cold_foreign[i] : NAN);
+    /* the host while it ran, and where the worker re-calibrated */
+    ev_job_host_end(host);
+    ev_job_host_json(r, host);
+    if (rl->n) {
+        cJSON *arr = cJSON_AddArrayToObject(r, "recalibrations");
+        for (size_t k = 0; k < rl->n && arr; k++) {
+            cJSON *o = cJSON_CreateObject();
+            if (!o || !cJSON_AddItemToArray(arr, o)) {
+                cJSON_Delete(o);
+                break;
+            }
+            ev_json_add_i64(o, "after", rl->after[k]);
+            ev_json_add_i64(o, "first_step", rl->first[k]);
+        }
+    }
     return ev_rec_write(out, r, err);
 }
 
@@ -370,10 +393,6 @@ static int64_t reps(double x)
     return (int64_t)ceil(x);
 }
 
-/*
- * Warm-up with calibration inside it.  OUT: *chosen, the replays per
- * sample.  Records: calibration steps, then warmup.
- */
 /* k replays of the bound arm (ops->replay): *ms its events' time, *wall
  * (when non-NULL) the host's wall clock around it.  The fast fault's timer
  * runs factor x slow: both read 1/factor of what was measured. */
@@ -389,8 +408,56 @@ static ev_status replay_timed(const ev_worker_args *a, void *impl, int64_t k, do
     return rc;
 }
 
+/*
+ * Calibration steps, numbered from *step on, the first at r replays: each
+ * step replays its count and records itself, and the next count comes
+ * from the median per-replay time of this calibration's steps so far, so
+ * one step slowed by the host (a preempted thread) does not set it.  A
+ * step is chosen when it is within 25% of the target (or reached it at
+ * one replay), unless it is the first and first_may_choose is 0 (the
+ * trial before the samples); the CAL_STEPS-th is chosen whatever it
+ * measured (docs/runner.md, "Calibration").  OUT: *chosen, the chosen
+ * count; *step past the last step; *per, the median per-replay time;
+ * *elapsed and *replays grown by the steps' time and replays.
+ */
+static ev_status cal_steps(const ev_worker_args *a, void *impl, ev_rec_out *out, int64_t r,
+                           int first_may_choose, int64_t *step, double *per, double *elapsed,
+                           int64_t *replays, int64_t *chosen, ev_err *err)
+{
+    double target = a->proto->target_sample_ms, ms, pers[CAL_STEPS];
+    ev_status rc;
+
+    for (int k = 0;; k++) {
+        int done;
+        double med = 0;
+        if ((rc = replay_timed(a, impl, r, &ms, NULL, err)))
+            return rc;
+        *elapsed += ms;
+        *replays += r;
+        pers[k] = ms / (double)r;
+        done = k == CAL_STEPS - 1 || ((k > 0 || first_may_choose) &&
+                                      (fabs(ms - target) <= 0.25 * target || (r == 1 && ms >= target)));
+        if ((rc = calib(out, (*step)++, r, ms, done, target, err)))
+            return rc;
+        if (done)
+            break;
+        if (ev_median(pers, (size_t)k + 1, &med) == EV_OK && med > 0)
+            *per = med;
+        r = *per > 0 ? (int64_t)llround(target / *per) : r * 2;
+        if (r < 1)
+            r = 1;
+    }
+    *chosen = r;
+    return EV_OK;
+}
+
+/*
+ * Warm-up with calibration inside it.  OUT: *chosen, the replays per
+ * sample; *next_step, the number of calibration steps recorded.  Records:
+ * calibration steps, then warmup.
+ */
 static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_out *out, int64_t *chosen,
-                                    ev_err *err)
+                                    int64_t *next_step, ev_err *err)
 {
     const ev_protocol *p = a->proto;
     double target = p->target_sample_ms, elapsed = 0, ms, per = 0;
@@ -413,38 +480,13 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
     } while (elapsed < pre);
 
     /* Trial at a quarter of the target, then steps until one is within 25%
-     * of the target.  Each step's count comes from the median per-replay
-     * time of every step so far, so one step slowed by the host (a
-     * preempted thread) does not set the count; the last allowed step is
-     * chosen whatever it measured (docs/runner.md, "Calibration"). */
+     * of the target (cal_steps). */
     r = per > 0 ? (int64_t)floor(0.25 * target / per) : 1;
     if (r < 1)
         r = 1;
-    {
-        double pers[CAL_STEPS];
-        for (;;) {
-            int done;
-            double med = 0;
-            if ((rc = replay_timed(a, impl, r, &ms, NULL, err)))
-                return rc;
-            elapsed += ms;
-            replays += r;
-            pers[step] = ms / (double)r;
-            done = step == CAL_STEPS - 1 ||
-                   (step > 0 && (fabs(ms - target) <= 0.25 * target || (r == 1 && ms >= target)));
-            if ((rc = calib(out, step, r, ms, done, target, err)))
-                return rc;
-            if (done)
-                break;
-            if (ev_median(pers, (size_t)step + 1, &med) == EV_OK && med > 0)
-                per = med;
-            r = per > 0 ? (int64_t)llround(target / per) : r * 2;
-            if (r < 1)
-                r = 1;
-            step++;
-        }
-    }
-    *chosen = r;
+    if ((rc = cal_steps(a, impl, out, r, 0, &step, &per, &elapsed, &replays, chosen, err)))
+        return rc;
+    *next_step = step;
     while (elapsed < p->warmup_ms) {
         double left = p->warmup_ms - elapsed;
         int64_t kk = per > 0 ? reps(left / per) : 1;
@@ -477,7 +519,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     void *impl = NULL, *input = NULL;
     unsigned char *outbuf = NULL;
     size_t in_len = 0;
-    int64_t rows_pp = 0, chosen = 1, t0, hot_ops, t_ready, gate_wait = 0, t_open = 0;
+    int64_t rows_pp = 0, chosen = 1, t0, hot_ops, t_ready, gate_wait = 0, t_open = 0, step = 0;
+    ev_rule_host host;
+    recal_list rl = {{0}, {0}, 0};
     int validate, planted;
     char hash1[65] = "", hash2[65] = "";
     ev_shape shape;
@@ -528,6 +572,9 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     t_ready = real_ns();
     if ((rc = ev_worker_gate(a, &gate_wait, err)))
         goto out;
+    /* the host facts, and real-time priority for the measured threads on
+     * cpu, before the backend starts its pool (job.h) */
+    ev_job_host_open(a->ops->name, p->cpu_realtime, &host);
     t0 = now_ns();
     if ((rc = a->ops->open(&cfg, &impl, err)) || (rc = a->ops->info(impl, &dev, err)))
         goto out;
@@ -667,7 +714,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if (pl.on && (rc = op_check(a, impl, &pl, "cold", i, 1, 1, outbuf, bind.out_len, out, &stop, err)))
             goto out;
         if (stop) {
-            if ((rc = device_record(out, a, impl, kind, &pl, &hf, err)) == EV_OK)
+            if ((rc = device_record(out, a, impl, kind, &pl, &hf, &host, &rl, err)) == EV_OK)
                 rc = end(out, err);
             goto out;
         }
@@ -708,7 +755,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         }
     }
 
-    if ((rc = warm_and_calibrate(a, impl, out, &chosen, err)))
+    if ((rc = warm_and_calibrate(a, impl, out, &chosen, &step, err)))
         goto out;
     hf.other = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.other);
     hf.reasons = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.reasons);
@@ -723,6 +770,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         ev_err ignored;
         ev_device_state st;
         int have = 0;
+        double sample_ms;
         /* The overrun fault runs more replays than the sample records. */
         int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
@@ -730,6 +778,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             goto out;
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
         hf.foreign[i] = ev_foreign_ms(&m0, &m1);
+        sample_ms = ms;
         if (a->fault && a->fault->kind == EV_FAULT_LATE && i == p->samples - 1)
             hf.wall[i] = ms + (double)a->fault->value; /* the late fault: work after the events */
         have = a->ops->sm_clock(impl, &mhz, &ignored) == EV_OK;
@@ -755,15 +804,29 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             (rc = op_check(a, impl, &pl, "hot", i, chosen, hot_ops, outbuf, bind.out_len, out, &stop, err)))
             goto out;
         if (stop) {
-            if ((rc = device_record(out, a, impl, kind, &pl, &hf, err)) == EV_OK)
+            if ((rc = device_record(out, a, impl, kind, &pl, &hf, &host, &rl, err)) == EV_OK)
                 rc = end(out, err);
             goto out;
+        }
+        /* A sample that drifted out of the band (a busier or quieter host
+         * than the calibration saw): calibrate again, from its own
+         * per-replay time, for the samples still to come; it stays and
+         * counts (sample_rules.h, re-calibration). */
+        if (i + 1 < p->samples && rl.n < EV_RULE_RECAL_MAX && ev_rule_drifted(p, sample_ms, chosen)) {
+            double per = sample_ms / (double)chosen, spent = 0;
+            int64_t spent_replays = 0;
+            rl.after[rl.n] = i;
+            rl.first[rl.n] = step;
+            rl.n++;
+            if ((rc = cal_steps(a, impl, out, reps(p->target_sample_ms / per), 1, &step, &per, &spent,
+                                &spent_replays, &chosen, err)))
+                goto out;
         }
         if (a->fault && a->fault_hook)
             a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
     }
     if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
-        (rc = device_record(out, a, impl, kind, &pl, &hf, err)))
+        (rc = device_record(out, a, impl, kind, &pl, &hf, &host, &rl, err)))
         goto out;
     if (pl.on &&
         (rc = kept_check(a, impl, &pl, &shape, input, expect, outbuf, bind.out_len, out, &stop, err)))

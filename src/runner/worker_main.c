@@ -35,6 +35,7 @@
 
 #include "buf.h"
 #include "runner/backend.h"
+#include "runner/fault_rules.h"
 #include "runner/protocol.h"
 #include "runner/worker.h"
 
@@ -80,17 +81,20 @@ static int read_fd(int fd, ev_buf *b)
 /* The fault hook: ends the process as the fault arm declares. */
 static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage, int64_t n)
 {
+    char line[200];
     (void)ctx;
     switch (f->kind) {
     case EV_FAULT_EXIT:
         if (stage == EV_STAGE_VALIDATED) {
-            fprintf(stderr, "evident-worker: fault arm %s: exit %" PRId64 "\n", f->name, f->value);
+            ev_fault_line(f, line, sizeof line); /* the line ev_fault_problem reads */
+            fprintf(stderr, "%s\n", line);
             exit((int)f->value);
         }
         break;
     case EV_FAULT_SIGNAL:
         if (stage == EV_STAGE_VALIDATED) {
-            fprintf(stderr, "evident-worker: fault arm %s: signal %" PRId64 "\n", f->name, f->value);
+            ev_fault_line(f, line, sizeof line);
+            fprintf(stderr, "%s\n", line);
             signal((int)f->value, SIG_DFL);
             raise((int)f->value);
             _exit(125); /* a signal that does not kill */

@@ -42,7 +42,7 @@ static ev_status parse_member(const ev_member *m, size_t n, const char *name, cJ
     const ev_member *x = ev_member_find(m, n, name);
     if (!x)
         return ev_err_set(err, EV_EFORMAT, "the bundle has no %s: not a delivery.zip", name);
-    ev_status rc = ev_json_parse(x->data, x->len, 0, out, err);
+    ev_status rc = ev_member_json(name, x->data, x->len, 0, NULL, out, err);
     if (rc && rc != EV_ENOMEM) {
         ev_err_prefix(err, "%s", name);
         rc = EV_EFORMAT;
@@ -93,7 +93,8 @@ static ev_status provenance_predicate(const cJSON *protocol, const cJSON *prov, 
     if (ev_json_add_str(ext, "protocol_id", proto_sha))
         goto out;
     cJSON *in = cJSON_AddObjectToObject(bd, "internalParameters");
-    if (!in || ev_json_add_str(in, "backend", str_or(prov, "backend", "unknown")))
+    if (!in || ev_json_add_str(in, "backend", str_or(prov, "backend", "unknown")) ||
+        ev_json_add_str(in, "subject_rule", EV_SUBJECT_RULE_2))
         goto out;
     const cJSON *seed = cJSON_GetObjectItemCaseSensitive(prov, "seed");
     if (cJSON_IsNumber(seed) && ev_json_add_i64(in, "seed", (int64_t)seed->valuedouble))
@@ -204,7 +205,7 @@ ev_status ev_attest_statement(const ev_member *m, size_t n, ev_buf *out, ev_err 
         if (!strcmp(m[i].name, EV_MEMBER_PROTOCOL))
             proto_sha = hex[i];
     }
-    if ((rc = ev_raw_subjects(ms, n, val, &subj, err)))
+    if ((rc = ev_raw_subjects(ms, n, val, 2, &subj, err)))
         goto out;
     rc = EV_ENOMEM;
     st = cJSON_CreateObject();
@@ -227,6 +228,24 @@ out:
     free(ms);
     free(hex);
     return rc;
+}
+
+/* See attest.h. */
+int ev_attest_rule(const char *payload, size_t n)
+{
+    cJSON *st = NULL;
+    int rule = 1;
+    if (ev_json_parse(payload, n, 0, &st, NULL))
+        return 1; /* ev_attest_check says why */
+    const cJSON *in = cJSON_GetObjectItemCaseSensitive(
+        cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st, "predicate"),
+                                         "buildDefinition"),
+        "internalParameters");
+    const cJSON *r = cJSON_GetObjectItemCaseSensitive(in, "subject_rule");
+    if (r)
+        rule = cJSON_IsString(r) && !strcmp(r->valuestring, EV_SUBJECT_RULE_2) ? 2 : -1;
+    cJSON_Delete(st);
+    return rule;
 }
 
 /* Calls fail with a formatted reason and counts it in *n. */

@@ -48,6 +48,13 @@
  */
 ev_status ev_attest_statement(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
 
+/* The subject rule a Statement payload[0..n) was made under
+ * (evidence/raw_subjects.h): 2 when its predicate's
+ * buildDefinition.internalParameters.subject_rule is EV_SUBJECT_RULE_2, 1
+ * when it names none (statements made before that rule, or a payload that
+ * is not one: ev_attest_check says why), -1 when it names another. */
+int ev_attest_rule(const char *payload, size_t n);
+
 /* Called once per problem found by ev_attest_check: subject (a name, or
  * "-") and a one-line reason. */
 typedef void (*ev_attest_fail_fn)(void *ctx, const char *subject, const char *reason);

@@ -255,7 +255,15 @@ out:
 
 ev_status ev_dsse_verify(const ev_dsse *d, const ev_key *k, ev_err *err)
 {
-    if (d->keyid && d->keyid[0] && strcmp(d->keyid, ev_key_id(k)))
+    /* DSSE makes keyid optional; evident sign always writes it, and an
+     * envelope verified against a named key must name that key: one
+     * without (or with an empty one) is refused, not let through. */
+    if (!d->keyid || !d->keyid[0])
+        return ev_err_set(err, EV_EVERIFY,
+                          "the envelope's signature names no keyid: evident sign writes the key's id (hex "
+                          "SHA-256 of its public key) and verify-bundle requires it to be the given key's %s",
+                          ev_key_id(k));
+    if (strcmp(d->keyid, ev_key_id(k)))
         return ev_err_set(err, EV_EVERIFY, "the envelope's keyid %.64s is not the given key's %s", d->keyid,
                           ev_key_id(k));
     ev_buf pae = EV_BUF_INIT;

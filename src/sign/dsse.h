@@ -62,7 +62,8 @@ ev_status ev_dsse_sign(const ev_key *k, const char *type, const void *body, size
                        ev_err *err);
 
 /* Checks d's one signature over PAE(d's type, d's payload) with k.  EV_OK,
- * or EV_EVERIFY with err saying why (the keyid, when present, must be k's;
+ * or EV_EVERIFY with err saying why (the keyid must be present and be k's,
+ * although DSSE makes it optional: evident's envelopes always carry it;
  * the signature must verify); EV_ECRYPTO/EV_ENOMEM when it cannot check. */
 ev_status ev_dsse_verify(const ev_dsse *d, const ev_key *k, ev_err *err);
 

@@ -110,19 +110,20 @@ static ev_status key_pem(const ev_key *k, int priv, ev_buf *out, ev_err *err)
     return rc;
 }
 
-/* Writes p[0..n) to a new file path with mode 0600 (O_EXCL: never over an
- * existing file) and fsyncs it.  EV_EIO (err says why); a partial file is
- * removed. */
-static ev_status write_new_private(const char *path, const char *p, size_t n, ev_err *err)
+/* Writes p[0..n) to a new file path with the given mode (O_EXCL: never
+ * over an existing file) and fsyncs it.  EV_EIO (err says why); a partial
+ * file is removed. */
+static ev_status write_new_private(const char *path, const char *p, size_t n, mode_t mode, ev_err *err)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0)
         return ev_err_set(err, EV_EIO, "cannot create '%s': %s%s", path, strerror(errno),
                           errno == EEXIST ? " (a key is never overwritten: remove it or pick another name)"
                                           : "");
     ev_status rc = EV_OK;
-    if (fchmod(fd, 0600) != 0)
-        rc = ev_err_set(err, EV_EIO, "cannot set mode 0600 on '%s': %s", path, strerror(errno));
+    if (fchmod(fd, mode) != 0)
+        rc = ev_err_set(err, EV_EIO, "cannot set mode %04o on '%s': %s", (unsigned)mode, path,
+                        strerror(errno));
     size_t off = 0;
     while (!rc && off < n) {
         ssize_t w = write(fd, p + off, n - off);
@@ -152,9 +153,21 @@ ev_status ev_key_write(const ev_key *k, const char *priv_path, const char *pub_p
     }
     if ((rc = key_pem(k, 1, &priv, err)) || (rc = key_pem(k, 0, &pub, err)))
         goto out;
-    if ((rc = write_new_private(priv_path, priv.data, priv.len, err)))
+    /* Neither half is ever overwritten: both names are checked before
+     * anything is written, and each file is then created exclusively. */
+    {
+        struct stat st;
+        const char *taken = !lstat(priv_path, &st) ? priv_path : !lstat(pub_path, &st) ? pub_path : NULL;
+        if (taken) {
+            rc =
+                ev_err_set(err, EV_EIO,
+                           "'%s' exists (a key is never overwritten: remove it or pick another name)", taken);
+            goto out;
+        }
+    }
+    if ((rc = write_new_private(priv_path, priv.data, priv.len, 0600, err)))
         goto out;
-    if ((rc = ev_write_file(pub_path, pub.data, pub.len, err)))
+    if ((rc = write_new_private(pub_path, pub.data, pub.len, 0644, err)))
         unlink(priv_path);
 out:
     if (priv.data)
@@ -164,17 +177,43 @@ out:
     return rc;
 }
 
+/* The passphrase callback OpenSSL calls for an encrypted PEM key: never a
+ * prompt (OpenSSL's default reads the terminal, and waits when there is
+ * one); it notes that a passphrase was asked for and gives none. */
+static int no_passphrase(char *buf, int size, int rwflag, void *u)
+{
+    (void)buf;
+    (void)size;
+    (void)rwflag;
+    *(int *)u = 1;
+    return -1;
+}
+
+/* Reads the key file at path (a regular file of at most EV_KEY_FILE_MAX
+ * bytes) into text.  OUT: *mode, its permission bits.  EV_EIO (err says
+ * why) or EV_EFORMAT (too large to be a key). */
+static ev_status read_key_file(const char *path, ev_buf *text, mode_t *mode, ev_err *err)
+{
+    struct stat st;
+    ev_status rc = ev_read_file_max(path, EV_KEY_FILE_MAX, text, err);
+    if (rc == EV_ERANGE)
+        return ev_err_set(err, EV_EFORMAT, "key file '%s' is larger than %u bytes: not a PEM key", path,
+                          EV_KEY_FILE_MAX);
+    if (rc)
+        return EV_EIO;
+    if (stat(path, &st))
+        return ev_err_set(err, EV_EIO, "%s: cannot stat: %s", path, strerror(errno));
+    *mode = st.st_mode & 07777;
+    return EV_OK;
+}
+
 ev_status ev_key_load(const char *path, int want_private, ev_key **out, ev_err *err)
 {
     ev_buf text = EV_BUF_INIT;
     EVP_PKEY *pk = NULL;
-    int priv = 0;
-    ev_status rc = ev_read_file_max(path, EV_KEY_FILE_MAX, &text, err);
-    if (rc == EV_ERANGE)
-        rc = ev_err_set(err, EV_EFORMAT, "key file '%s' is larger than %u bytes: not a PEM key", path,
-                        EV_KEY_FILE_MAX);
-    else if (rc)
-        rc = EV_EIO;
+    mode_t mode = 0;
+    int priv = 0, asked = 0;
+    ev_status rc = read_key_file(path, &text, &mode, err);
     if (rc)
         goto out;
     BIO *bio = BIO_new_mem_buf(text.data, (int)text.len);
@@ -183,17 +222,35 @@ ev_status ev_key_load(const char *path, int want_private, ev_key **out, ev_err *
         goto out;
     }
     if (!want_private)
-        pk = PEM_read_bio_PUBKEY(bio, NULL, NULL, NULL);
+        pk = PEM_read_bio_PUBKEY(bio, NULL, no_passphrase, &asked);
     if (!pk) {
         (void)BIO_reset(bio);
-        pk = PEM_read_bio_PrivateKey(bio, NULL, NULL, NULL);
+        pk = PEM_read_bio_PrivateKey(bio, NULL, no_passphrase, &asked);
         priv = pk != NULL;
     }
     BIO_free(bio);
     ERR_clear_error();
+    if (!pk && (asked || strstr(text.data, "-----BEGIN ENCRYPTED PRIVATE KEY-----") ||
+                strstr(text.data, "Proc-Type: 4,ENCRYPTED"))) {
+        rc = ev_err_set(err, EV_EFORMAT,
+                        "'%s' is encrypted with a passphrase: evident reads unencrypted keys and never "
+                        "prompts; write a decrypted copy (openssl pkey -in %s -out KEY, then chmod 600 KEY) "
+                        "and keep it on the measuring host",
+                        path, path);
+        goto out;
+    }
     if (!pk) {
         rc = ev_err_set(err, EV_EFORMAT, "'%s' holds no PEM %s key: give the file 'evident keygen' wrote",
                         path, want_private ? "private" : "public or private");
+        goto out;
+    }
+    /* As ssh: a private key others can read (or write) is not used. */
+    if (priv && (mode & 077)) {
+        rc = ev_err_set(err, EV_EUSAGE,
+                        "'%s' is a private key readable or writable by group or others (mode %04o): it must "
+                        "be yours alone; chmod 600 %s (and ask whether it has leaked)",
+                        path, (unsigned)mode, path);
+        EVP_PKEY_free(pk);
         goto out;
     }
     if (EVP_PKEY_get_id(pk) != EVP_PKEY_ED25519) {

@@ -25,16 +25,20 @@ typedef struct ev_key ev_key; /* opaque: an Ed25519 key, private or public only 
  * (err says why) when OpenSSL cannot. */
 ev_status ev_key_generate(ev_key **out, ev_err *err);
 
-/* Writes the private half as PEM to priv_path, created with mode 0600 and
- * refused when it exists (EV_EIO: a key is never overwritten), and the public
- * half as PEM to pub_path (mode 0644, replaced atomically).  On failure the
- * private file is removed again.  EV_EINVAL when k holds no private half. */
+/* Writes the private half as PEM to priv_path (mode 0600) and the public
+ * half as PEM to pub_path (mode 0644), each created exclusively: when
+ * either name exists nothing is written (EV_EIO: a key is never
+ * overwritten, neither half).  On failure the private file is removed
+ * again.  EV_EINVAL when k holds no private half. */
 ev_status ev_key_write(const ev_key *k, const char *priv_path, const char *pub_path, ev_err *err);
 
 /* Reads a PEM key file: a public key, or a private key (whose public half is
  * then used too).  want_private: refuse a public-only file.  OUT: *out.
- * EV_EIO when the file cannot be read; EV_EFORMAT when it is no PEM key, or
- * not an Ed25519 one (err names the type found). */
+ * EV_EIO when the file cannot be read (a FIFO or device included);
+ * EV_EFORMAT when it is no PEM key, not an Ed25519 one (err names the type
+ * found), or encrypted with a passphrase (never prompted for: err says how
+ * to decrypt it); EV_EUSAGE, as ssh refuses it, for a private key whose
+ * mode lets group or others read or write it. */
 ev_status ev_key_load(const char *path, int want_private, ev_key **out, ev_err *err);
 
 /* Signs msg[0..n) (pure Ed25519, no pre-hash).  OUT: sig (64 bytes).

@@ -137,3 +137,23 @@ size_t ev_protocol_error_own_len(const char *protocol_error)
         return strlen(protocol_error);
     return at - protocol_error >= 2 ? (size_t)(at - protocol_error) - 2 : 0; /* less its "; " */
 }
+
+/* See outcome.h. */
+const char *ev_process_problem(int records_ok, const char *protocol_error)
+{
+    int has_error = protocol_error && protocol_error[0];
+    if (!records_ok && !has_error)
+        return "a process whose records are not ok without a protocol_error saying why";
+    if (records_ok && protocol_error)
+        return "a process whose records are ok with a protocol_error";
+    return NULL;
+}
+
+/* See outcome.h. */
+const char *ev_record_count_problem(int records_ok, int skipped, int64_t record_count, int64_t rows)
+{
+    if (!records_ok || record_count == 2 + (skipped ? 1 : 0) + rows)
+        return NULL;
+    return "a process whose record_count is not its hello, end and skip plus one per row of the attempt "
+           "(a record deleted, or added)";
+}

@@ -98,5 +98,25 @@ const char *ev_stages_problem(ev_outcome o, int has_case, int n_stages);
  * passed checks.  Returns NULL when that
  * holds, else the rule it breaks. */
 const char *ev_check_problem(ev_outcome o, int check_passed);
+/* A process whose records are not all well-formed says why: records_ok is
+ * 0 exactly when protocol_error is set (the supervisor writes one reason
+ * for every record problem, and none otherwise).  Returns NULL when that
+ * holds, else the rule it breaks.  An erased reason cannot hide why an
+ * attempt failed. */
+const char *ev_process_problem(int records_ok, const char *protocol_error);
+/* Every record the worker sent is counted (record_count) and kept as a
+ * row: an attempt whose records are all well-formed (records_ok: its end
+ * record seen, every record stored) counts its hello and end, its skip
+ * when skipped, and one per row of its own (binding, warm-up,
+ * calibrations, flush, cold timings but a rescue's backoff (the
+ * supervisor's own: runner/sample_rules.h, ev_rule_cold_is_supervisors),
+ * validations, sample checks, graph nodes, device record, hot and cold
+ * samples): record_count == 2 +
+ * skipped + rows.  records_ok: whether every record reached the store
+ * (runner/sample_rules.h, ev_rule_all_stored: records ok, or a rule
+ * breach found after the end record; not interrupted).  Returns NULL when
+ * that holds (or records_ok is 0), else the rule it breaks.  A row deleted (a cold timing, a sample) cannot
+ * pass unseen. */
+const char *ev_record_count_problem(int records_ok, int skipped, int64_t record_count, int64_t rows);
 
 #endif

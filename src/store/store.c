@@ -23,9 +23,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/statvfs.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "buf.h"
 #include "sha256.h"
 #include "vocab.h"
 
@@ -395,14 +399,21 @@ void ev_store_rollback(ev_store *s)
 
 /* ---- opening ----------------------------------------------------------- */
 
-/* Runs PRAGMA quick_check.  EV_OK when it says "ok"; EV_ECORRUPT with err
- * saying the file is damaged (or is no database) and what to do. */
-static ev_status store_quick_check(ev_store *s, ev_err *err)
+/* Runs PRAGMA quick_check, or with full PRAGMA integrity_check (which also
+ * holds every index to its table's rows).  EV_OK when it says "ok";
+ * EV_ECORRUPT with err saying the file is damaged (or is no database),
+ * its first finding, and what to do. */
+static ev_status store_check(ev_store *s, int full, ev_err *err)
 {
+    const char *pragma = full ? "integrity_check" : "quick_check";
+    char sql[40], what[64];
     sqlite3_stmt *st = NULL;
-    ev_status rc = store_prepare(s, "PRAGMA quick_check", &st, "check the file (quick_check)", err);
+    ev_status rc;
     int src;
 
+    snprintf(sql, sizeof sql, "PRAGMA %s", pragma);
+    snprintf(what, sizeof what, "check the file (%s)", pragma);
+    rc = store_prepare(s, sql, &st, what, err);
     if (rc)
         goto out;
     src = sqlite3_step(st);
@@ -410,20 +421,21 @@ static ev_status store_quick_check(ev_store *s, ev_err *err)
         const char *first = (const char *)sqlite3_column_text(st, 0);
         if (!first || strcmp(first, "ok") != 0)
             rc = ev_err_set(err, EV_ECORRUPT,
-                            "store %s is damaged (quick_check: %s): do not trust it; restore it from a "
+                            "store %s is damaged (%s: %s): do not trust it; restore it from a "
                             "copy (receipts/<host>/evidence.db is committed) or start a new store",
-                            s->path, first ? first : "no answer");
+                            s->path, pragma, first ? first : "no answer");
     } else {
-        rc = store_fail(s, src, "check the file (quick_check)", err);
+        rc = store_fail(s, src, what, err);
     }
 out:
     sqlite3_finalize(st);
     return rc;
 }
 
-/* Sets the per-connection pragmas every connection needs (see store.h).
- * Read-write connections must end up in WAL mode (EV_EDB otherwise). */
-static ev_status store_pragmas(ev_store *s, ev_err *err)
+/* Sets the per-connection pragmas every connection needs (see store.h)
+ * and checks the file (full: integrity_check).  Read-write connections
+ * must end up in WAL mode (EV_EDB otherwise). */
+static ev_status store_pragmas(ev_store *s, int full, ev_err *err)
 {
     sqlite3_stmt *st = NULL;
     ev_status rc;
@@ -433,7 +445,7 @@ static ev_status store_pragmas(ev_store *s, ev_err *err)
     rc = store_exec(s, "PRAGMA foreign_keys = ON; PRAGMA recursive_triggers = ON", "set pragmas", err);
     if (rc)
         goto out;
-    rc = store_quick_check(s, err);
+    rc = store_check(s, full, err);
     if (rc)
         goto out;
     rc = store_prepare(s, "PRAGMA journal_mode = WAL", &st, "set journal_mode=WAL", err);
@@ -535,6 +547,47 @@ out:
     return rc;
 }
 
+/* Appends to b the SQLite URI of path ("file:" and the path with '%', '?'
+ * and '#' escaped, and a leading "//" kept from reading as an authority),
+ * then query (e.g. "?mode=ro"), NUL-terminated.  EV_ENOMEM. */
+static ev_status store_uri(const char *path, const char *query, ev_buf *b)
+{
+    ev_status rc = ev_buf_puts(b, "file:");
+    for (size_t i = 0; path[i] && !rc; i++) {
+        char c = path[i];
+        if (c == '%' || c == '?' || c == '#' || (i == 1 && c == '/' && path[0] == '/'))
+            rc = ev_buf_printf(b, "%%%02X", (unsigned)(unsigned char)c);
+        else
+            rc = ev_buf_append(b, &c, 1);
+    }
+    return rc ? rc : ev_buf_puts(b, query);
+}
+
+/* Returns 1 when the store at path must be read as immutable: it lies on
+ * read-only media (a read-only file system, or a directory this process
+ * cannot write, where SQLite cannot make the -shm file a WAL store's
+ * readers need) and has no write-ahead log with content (which an
+ * immutable open would not read).  0 otherwise: a normal read-only open. */
+static int store_needs_immutable(const char *path)
+{
+    struct statvfs vfs;
+    struct stat wal;
+    char *dir = NULL, side[4200];
+    int ro = 0;
+
+    if (!statvfs(path, &vfs) && (vfs.f_flag & ST_RDONLY))
+        ro = 1;
+    if (!ro) {
+        const char *slash = strrchr(path, '/');
+        dir = slash ? strndup(path, slash == path ? 1 : (size_t)(slash - path)) : strdup(".");
+        ro = dir && access(dir, W_OK) != 0;
+        free(dir);
+    }
+    if ((size_t)snprintf(side, sizeof side, "%s-wal", path) >= sizeof side)
+        return 0;
+    return ro && !(stat(side, &wal) == 0 && wal.st_size > 0);
+}
+
 /* Opens the store at path (see store.h).  OUT: *out.  Failures: EV_EIO when
  * the file cannot be opened (missing without EV_STORE_CREATE), EV_ECORRUPT
  * for a damaged file or one that is not a database, EV_EUNSUPPORTED for a
@@ -542,6 +595,7 @@ out:
 ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err *err)
 {
     ev_store *s = NULL;
+    ev_buf uri = EV_BUF_INIT;
     ev_status rc = EV_OK;
     int oflags, src;
     size_t n;
@@ -560,20 +614,27 @@ ev_status ev_store_open(const char *path, unsigned flags, ev_store **out, ev_err
     }
     memcpy(s->path, path, n);
     s->readonly = (flags & EV_STORE_READONLY) != 0;
-    oflags = s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
+    oflags = (s->readonly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE) | SQLITE_OPEN_URI;
     if (flags & EV_STORE_CREATE)
         oflags |= SQLITE_OPEN_CREATE;
-    src = sqlite3_open_v2(path, &s->db, oflags, NULL);
+    /* Always a URI, so that no path is read as one by accident; a store on
+     * read-only media is opened immutable (no -shm needed, nothing written). */
+    if ((rc = store_uri(path, s->readonly && store_needs_immutable(path) ? "?immutable=1" : "", &uri))) {
+        rc = ev_err_set(err, rc, "store %s: out of memory", path);
+        goto out;
+    }
+    src = sqlite3_open_v2(uri.data, &s->db, oflags, NULL);
     if (src != SQLITE_OK) {
         rc = store_fail(s, src, "open", err);
         goto out;
     }
     sqlite3_extended_result_codes(s->db, 1);
-    rc = store_pragmas(s, err);
+    rc = store_pragmas(s, (flags & EV_STORE_FULLCHECK) != 0, err);
     if (rc)
         goto out;
     rc = store_migrate(s, err);
 out:
+    ev_buf_free(&uri);
     if (rc) {
         ev_store_close(s);
         return rc;
@@ -1584,14 +1645,23 @@ ev_status ev_store_copy_run(ev_store *s, int64_t dst_run, const char *src_path, 
 {
     sqlite3_stmt *st = NULL;
     int64_t p[5] = {src_run, dst_run, 0, 0, 0}, has_devices = 0, has_checks = 0, has_opchecks = 0;
+    ev_buf uri = EV_BUF_INIT;
     ev_status rc;
     int src, attached = 0;
 
     if (!s || !src_path || s->readonly || s->tx != TX_NONE)
         return ev_err_set(err, EV_EINVAL, "store: cannot merge: bad arguments or an open transaction");
-    if ((rc = store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, "attach a shard store", err)))
+    /* read-only (and immutable on read-only media), as ev_store_open reads it */
+    if ((rc = store_uri(src_path, store_needs_immutable(src_path) ? "?mode=ro&immutable=1" : "?mode=ro",
+                        &uri)))
+        return ev_err_set(err, rc, "store: out of memory");
+    rc = store_prepare(s, "ATTACH DATABASE ?1 AS src", &st, "attach a shard store", err);
+    if (rc) {
+        ev_buf_free(&uri);
         return rc;
-    src = sqlite3_bind_text(st, 1, src_path, -1, SQLITE_TRANSIENT);
+    }
+    src = sqlite3_bind_text(st, 1, uri.data, -1, SQLITE_TRANSIENT);
+    ev_buf_free(&uri);
     if (src == SQLITE_OK)
         src = sqlite3_step(st);
     sqlite3_finalize(st);
@@ -1758,6 +1828,28 @@ ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, 
         rc = store_fail(s, src, "run a query", err);
 out:
     sqlite3_finalize(st);
+    return rc;
+}
+
+/* The latest moment the run's records show.  OUT: *ns. */
+ev_status ev_store_last_end_ns(ev_store *s, int64_t run_id, int64_t *ns, ev_err *err)
+{
+    char sql[400];
+    int64_t v = 0;
+    ev_status rc;
+
+    if (!s || !ns)
+        return ev_err_set(err, EV_EINVAL, "store: bad arguments");
+    snprintf(sql, sizeof sql,
+             "SELECT MAX(COALESCE((SELECT MAX(p.ended_ns) FROM processes p JOIN attempts a ON a.attempt_id = "
+             "p.attempt_id JOIN jobs j ON j.job_id = a.job_id WHERE j.run_id = %lld), 0), (SELECT "
+             "COALESCE(MAX(started_ns), 0) FROM invocations WHERE run_id = %lld))",
+             (long long)run_id, (long long)run_id);
+    rc = store_int_query(s, sql, &v, "find the run's last record", err);
+    if (rc == EV_ENOTFOUND)
+        rc = EV_OK;
+    if (!rc)
+        *ns = v;
     return rc;
 }
 
@@ -2151,41 +2243,101 @@ void ev_row_outcome(const ev_row *r, ev_outcome_rec *o)
 
 /* ---- one writer ------------------------------------------------------- */
 
+/* The pid of the process holding a flock on the file (dev, ino), from
+ * /proc/locks (Linux: "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE ..."),
+ * or -1 when it is not listed there. */
+static long lock_holder(dev_t dev, ino_t ino)
+{
+    FILE *f = fopen("/proc/locks", "re");
+    char line[256];
+    long pid = -1;
+
+    if (!f)
+        return -1;
+    while (pid < 0 && fgets(line, sizeof line, f)) {
+        char kind[16], mode[16];
+        unsigned maj, mnr;
+        unsigned long long inode;
+        long p;
+        const char *rest = strchr(line, ':');
+        if (!rest)
+            continue;
+        if (sscanf(rest + 1, " %15s %*s %15s %ld %x:%x:%llu", kind, mode, &p, &maj, &mnr, &inode) == 6 &&
+            !strcmp(kind, "FLOCK") && !strcmp(mode, "WRITE") && maj == major(dev) && mnr == minor(dev) &&
+            inode == (unsigned long long)ino)
+            pid = p;
+    }
+    fclose(f);
+    return pid;
+}
+
+/* Writes "pid P, started T" for process pid into out[cap] (T its start in
+ * UTC, from /proc/P/stat and the boot time), or "holder unknown". */
+static void describe_holder(long pid, char *out, size_t cap)
+{
+    char path[64], buf[1024];
+    long long btime = -1, ticks = -1;
+    FILE *f;
+
+    snprintf(out, cap, "holder unknown");
+    if (pid < 0)
+        return;
+    snprintf(out, cap, "pid %ld", pid);
+    if ((f = fopen("/proc/stat", "re"))) {
+        while (fgets(buf, sizeof buf, f))
+            if (sscanf(buf, "btime %lld", &btime) == 1)
+                break;
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    if ((f = fopen(path, "re"))) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        buf[n] = '\0';
+        /* field 22 (starttime), counted after the ')' that ends field 2 */
+        char *p = strrchr(buf, ')');
+        for (int field = 2; p && field < 22; field++)
+            p = strchr(p + 1, ' ');
+        if (p)
+            ticks = strtoll(p + 1, NULL, 10);
+        fclose(f);
+    }
+    long hz = sysconf(_SC_CLK_TCK);
+    if (btime >= 0 && ticks >= 0 && hz > 0) {
+        time_t t = (time_t)(btime + ticks / hz);
+        struct tm tm;
+        char when[32];
+        if (gmtime_r(&t, &tm) && strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm))
+            snprintf(out, cap, "pid %ld, started %s", pid, when);
+    }
+}
+
 ev_status ev_store_writer_lock(const char *path, int *out, ev_err *err)
 {
-    char lp[PATH_MAX], held[160] = "", line[160];
-    struct timespec now;
-    struct tm tm;
-    char when[32];
-    ssize_t n;
+    char held[160];
+    struct stat sb;
     int fd;
 
-    if ((size_t)snprintf(lp, sizeof lp, "%s.lock", path) >= sizeof lp)
-        return ev_err_set(err, EV_EUSAGE, "%s: path too long", path);
-    fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* The store's own file (created empty when missing: SQLite takes an
+     * empty file as a new database), whatever name reaches it. */
+    fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NONBLOCK, 0644);
     if (fd < 0)
-        return ev_err_set(err, EV_EIO, "cannot create the store's lock file %s: %s", lp, strerror(errno));
+        return ev_err_set(err, EV_EIO, "cannot open the store %s to lock it: %s", path, strerror(errno));
+    if (fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return ev_err_set(err, EV_EUSAGE, "%s is not a regular file: a store is one", path);
+    }
     if (flock(fd, LOCK_EX | LOCK_NB)) {
         int e = errno;
-        n = pread(fd, held, sizeof held - 1, 0);
-        held[n > 0 ? n : 0] = '\0';
-        held[strcspn(held, "\n")] = '\0';
-        close(fd);
-        if (e == EWOULDBLOCK)
+        close(fd); /* no SQLite connection of ours is open on it yet */
+        if (e == EWOULDBLOCK) {
+            describe_holder(lock_holder(sb.st_dev, sb.st_ino), held, sizeof held);
             return ev_err_set(
                 err, EV_EUSAGE,
                 "%s is being written by another run (%s): one writer per store; wait for it, or "
                 "stop it (SIGINT) and then --resume",
-                path, held[0] ? held : "holder unknown");
-        return ev_err_set(err, EV_EIO, "cannot lock %s: %s", lp, strerror(e));
-    }
-    clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    n = snprintf(line, sizeof line, "pid %ld, started %s\n", (long)getpid(), when);
-    if (ftruncate(fd, 0) || pwrite(fd, line, (size_t)n, 0) != n) {
-        close(fd);
-        return ev_err_set(err, EV_EIO, "cannot write the store's lock file %s: %s", lp, strerror(errno));
+                path, held);
+        }
+        return ev_err_set(err, EV_EIO, "cannot lock %s: %s", path, strerror(e));
     }
     *out = fd;
     return EV_OK;
@@ -2194,5 +2346,5 @@ ev_status ev_store_writer_lock(const char *path, int *out, ev_err *err)
 void ev_store_writer_unlock(int fd)
 {
     if (fd >= 0)
-        close(fd); /* drops the flock */
+        close(fd); /* drops the flock (and, POSIX says, this process's fcntl locks on the file) */
 }

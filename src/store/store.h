@@ -40,7 +40,8 @@ typedef struct ev_store ev_store; /* opaque */
 
 enum {
     EV_STORE_READONLY = 1 << 0, /* open with SQLITE_OPEN_READONLY */
-    EV_STORE_CREATE = 1 << 1    /* create the file if missing */
+    EV_STORE_CREATE = 1 << 1,   /* create the file if missing */
+    EV_STORE_FULLCHECK = 1 << 2 /* PRAGMA integrity_check, not only quick_check (export, merge) */
 };
 
 /* Opens (and creates/migrates) the store at path.  OUT: *out.  A damaged
@@ -59,15 +60,20 @@ int64_t ev_store_version(const ev_store *s);
 void ev_store_close(ev_store *s); /* NULL-safe */
 
 /*
- * One writer per store: takes an exclusive lock (flock) on the file
- * path + ".lock" for as long as the returned descriptor is open, and
- * writes the holder's pid and start time into it.  The kernel drops the
- * lock when its holder dies, so a lock left by a SIGKILLed run is simply
- * taken over.  OUT: *fd (release with ev_store_writer_unlock).  A lock
- * held by a live process gives EV_EUSAGE, err naming that holder's pid
- * and start time (nothing is changed); a lock file that cannot be made
- * gives EV_EIO.  The lock file is never deleted: deleting it would let two
- * writers hold locks on two different files.
+ * One writer per store: takes an exclusive flock on the store's own file
+ * (created empty when missing), so every name that reaches it (a symlink,
+ * a hard link, a new name after a rename) meets the same lock, and no
+ * lock file can be deleted from under it.  Held for as long as the
+ * returned descriptor is open; the kernel drops it when its holder dies,
+ * so a lock left by a SIGKILLed run is simply taken over.  flock and
+ * SQLite's fcntl locks are independent (Linux, local file systems).
+ * OUT: *fd (release with ev_store_writer_unlock, only after every
+ * ev_store of this process on that file is closed: closing a descriptor
+ * of a file drops the process's fcntl locks on it, SQLite's included).
+ * A lock held by a live process gives EV_EUSAGE, err naming that holder's
+ * pid and start time when /proc/locks shows it (nothing is changed); a
+ * path that cannot be opened gives EV_EIO, one that is not a regular file
+ * EV_EUSAGE.
  */
 ev_status ev_store_writer_lock(const char *path, int *fd, ev_err *err);
 /* Releases what ev_store_writer_lock took; -1 is ignored. */
@@ -599,6 +605,12 @@ typedef struct ev_outcome_rec {
     const char *outcome;
 } ev_outcome_rec;
 void ev_row_outcome(const ev_row *r, ev_outcome_rec *out);
+
+/* The latest time (ns) the run's records show: the last process end of
+ * any of its attempts, or its last invocation's start when no process
+ * ended (0 for none).  OUT: *ns.  What a merge records as the run's
+ * finish, so that the same shards give the same store. */
+ev_status ev_store_last_end_ns(ev_store *s, int64_t run_id, int64_t *ns, ev_err *err);
 
 /* The newest run id (OUT: *run_id); EV_ENOTFOUND when the store is empty. */
 ev_status ev_store_last_run(ev_store *s, int64_t *run_id, ev_err *err);

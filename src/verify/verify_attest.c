@@ -123,7 +123,15 @@ ev_status vc_attest(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r, ev_err
         ms[i].name = b->m[i].name;
         ms[i].sha256_hex = b->m[i].sha_hex;
     }
-    if ((rc = ev_raw_subjects(ms, b->n, b->validation, &subj, &why))) {
+    int rule = ev_attest_rule(d.payload.data ? d.payload.data : "", d.payload.len);
+    if (rule < 0) {
+        vr_fail(r, VR_ATTEST, path.data,
+                "the statement names a subject rule this verifier does not know (not %s): a newer evident "
+                "signed it; verify with that one",
+                EV_SUBJECT_RULE_2);
+        goto out;
+    }
+    if ((rc = ev_raw_subjects(ms, b->n, b->validation, rule, &subj, &why))) {
         if (rc == EV_ENOMEM)
             goto out;
         vr_fail(r, VR_ATTEST, EV_MEMBER_VALIDATION,
@@ -135,6 +143,14 @@ ev_status vc_attest(vb_bundle *b, const ev_verify_opts *o, ev_vreport *r, ev_err
         r->signed_ok = 1;
         vr_note(r, VR_ATTEST, path.data, "signed by key %s; %zu raw subjects equal the bundle's",
                 ev_key_id(k), subj.n);
+        if (rule == 1)
+            vr_note(r, VR_ATTEST, path.data,
+                    "signed under subject rule 1 (a statement naming no subject_rule): its subjects are the "
+                    "raw members and the environment and process records, so each attempt's warm-up, "
+                    "calibrations, flush, binding, graph nodes, validations, sample checks, cold timings and "
+                    "device record are NOT covered by this signature and could change without breaking it; "
+                    "'evident sign' on the measuring host signs them all (rule %s)",
+                    EV_SUBJECT_RULE_2);
     }
 out:
     if (rc == EV_ENOMEM)

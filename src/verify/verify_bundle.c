@@ -110,6 +110,7 @@ ev_status vb_load(const char *path, ev_vreport *r, vb_bundle **out, ev_err *err)
     vb_stream_finish(b);
     b->raw = raw; /* for samples.csv's text, when it must be read again */
     b->raw_n = raw_n;
+    b->json_budget = ev_bundle_json_budget(raw_n);
     raw_n = 0;
     if (rc == EV_EVERIFY) {
         size_t np = ev_zip_problems_count(probs);

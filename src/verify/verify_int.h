@@ -157,6 +157,7 @@ typedef struct vb_bundle {
     int vjobs_ok;              /* index built without structural failures */
     struct ev_protocol *proto; /* parsed protocol.json (runner's parser), or NULL */
     double regen_limit;        /* input elements checks 5 and 6 may regenerate (ev_verify_opts) */
+    size_t json_budget;        /* JSON values the members may still hold (ev_bundle_json_budget) */
 } vb_bundle;
 
 /* Reads path through zipread (check 1 is recorded in r).  EV_EIO when the

@@ -20,6 +20,7 @@
 #include "evidence/attempt.h"
 #include "evidence/projections.h"
 #include "runner/plan.h"
+#include "runner/fault_rules.h"
 #include "runner/protocol.h"
 #include "sha256.h"
 #include "store/outcome.h"
@@ -45,13 +46,13 @@ static int vp_cmp_key(const void *a, const void *b)
  * the one reader).  Returns 0 and sets *out and *stages (how many
  * validation stages it has, 0..2), or -1 when the record is malformed
  * (reason in *why). */
-static int vp_derive_attempt(const cJSON *a, ev_outcome *out, int *stages, const char **why)
+static int vp_derive_attempt(const cJSON *a, ev_outcome *out, int *stages, ev_attempt_rec *rec,
+                             const char **why)
 {
-    ev_attempt_rec rec;
-    if (ev_attempt_read(a, &rec, why))
+    if (ev_attempt_read(a, rec, why))
         return -1;
-    *stages = rec.stages;
-    *out = ev_outcome_derive(&rec.facts);
+    *stages = rec->stages;
+    *out = ev_outcome_derive(&rec->facts);
     return 0;
 }
 
@@ -73,8 +74,10 @@ static int vp_redacted(const char *s)
     return ok;
 }
 
-/* Checks one job's attempts and re-derives its outcome into j->derived. */
-static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
+/* Checks one job's attempts and re-derives its outcome into j->derived;
+ * with proto (the parsed protocol.json, or NULL), holds each attempt of a
+ * fault arm to its declared end (ev_fault_problem). */
+static void vp_job_outcome(vb_vjob *j, const ev_protocol *proto, ev_vreport *r)
 {
     int64_t last = 0;
     int last_null = 0;
@@ -116,10 +119,18 @@ static void vp_job_outcome(vb_vjob *j, ev_vreport *r)
             j->derived_ok = 0;
             continue;
         }
-        if (vp_derive_attempt(a, &oc, &stages, &why)) {
+        ev_attempt_rec ar;
+        if (vp_derive_attempt(a, &oc, &stages, &ar, &why)) {
             vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, why);
             j->derived_ok = 0;
             continue;
+        }
+        {
+            char fw[400];
+            const char *bad = ev_fault_problem(proto, j->arm, j->phase && !strcmp(j->phase, "rescue"),
+                                               &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
+            if (bad)
+                vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, bad);
         }
         /* a completed attempt of a case validated its output twice: a
          * stage deleted (with the derived members recomputed) cannot turn a
@@ -199,7 +210,7 @@ static void vp_index_jobs(vb_bundle *b, ev_vreport *r)
             ok = 0;
         }
     for (size_t k = 0; k < b->n_vjobs; k++)
-        vp_job_outcome(&b->vjobs[k], r);
+        vp_job_outcome(&b->vjobs[k], b->proto, r);
     b->vjobs_ok = ok;
 }
 

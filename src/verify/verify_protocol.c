@@ -163,8 +163,8 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
  * rows and variants of its plants, and a kept output.  The samples are rows [first, first + n_cold + n_hot)
  * of samples.csv, cold first.
  */
-static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a, int completed,
-                         size_t first, size_t n_cold, size_t n_hot, ev_vreport *r)
+static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a, const ev_rule_attempt *ra,
+                         int completed, size_t first, size_t n_cold, size_t n_hot, ev_vreport *r)
 {
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(a, "op_checks"), *o;
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(a, "warmup");
@@ -214,7 +214,8 @@ static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSO
             reps[i] = b->samples.rows[first + n_cold + i].replays;
         for (size_t i = 0; i < n; i++)
             end[i] = ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold,
-                                        warm, reps);
+                                        warm, reps,
+                                        i >= n_cold ? ev_rule_recal_replays(ra, (int64_t)(i - n_cold)) : 0);
         free(reps);
     }
     cJSON_ArrayForEach(o, ops)
@@ -335,6 +336,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
             vr_fail(r, VR_PROTOCOL, VP, "job %s attempt %lld: device record: %s", v->key, (long long)att,
                     why);
         } else {
+            ev_rule_device_attempt(dev, &ra); /* its re-calibrations and host facts */
             vk_versions(sv, v, att, dev, r);
             if (cJSON_IsObject(bd) && !ev_jr_i64(bd, "rows", &rows))
                 vk_rotation(v, att, dev, p->samples, rows, r);
@@ -347,7 +349,7 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
     }
 
     if (schema >= 5 && tags)
-        vk_op_checks(b, v, att, a, oc == EV_OUT_COMPLETED, first, n_cold, n_hot, r);
+        vk_op_checks(b, v, att, a, &ra, oc == EV_OUT_COMPLETED, first, n_cold, n_hot, r);
 
     ra.completed = oc == EV_OUT_COMPLETED;
     breach_ctx bc = {r, v->key, oc_name, att};
@@ -373,6 +375,55 @@ static void vk_attempt(vb_bundle *b, const vb_vjob *v, const cJSON *a, const ev_
 out:
     free(steps);
     free(smp);
+}
+
+/*
+ * The rescue's backoff (docs/runner.md, "A busy host"): a "backoff" cold
+ * timing says the runner waited before it started a rescue, to let a
+ * burst of other work on the host pass.  It may stand only on the first
+ * attempt of a rescue job whose original's last attempt broke a sample
+ * rule (the only rescue the runner waits for), and it may not claim more
+ * than the time between that attempt's end and the rescue's start.
+ */
+static void vk_backoff(const vb_bundle *b, const vb_vjob *v, ev_vreport *r)
+{
+    const cJSON *a, *c;
+    int64_t k = 0;
+    cJSON_ArrayForEach(a, v->attempts)
+    {
+        k++;
+        cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(a, "cold_timings"))
+        {
+            const char *nm = ev_jr_str(c, "name");
+            int64_t ns, started, ended;
+            const vb_vjob *o = NULL;
+            if (!nm || strcmp(nm, EV_RULE_BACKOFF) || ev_jr_ns(c, "elapsed_ns", &ns))
+                continue;
+            for (size_t i = 0; v->retry_of && i < b->n_vjobs && !o; i++)
+                if (!strcmp(b->vjobs[i].key, v->retry_of))
+                    o = &b->vjobs[i];
+            const cJSON *last =
+                o ? cJSON_GetArrayItem(o->attempts, cJSON_GetArraySize(o->attempts) - 1) : NULL;
+            const cJSON *proc = last ? cJSON_GetObjectItemCaseSensitive(last, "process") : NULL;
+            const char *perr = ev_jr_str(proc, "protocol_error");
+            if (k != 1 || !last || !perr || strncmp(perr, EV_RULE_PREFIX, strlen(EV_RULE_PREFIX))) {
+                vr_fail(
+                    r, VR_PROTOCOL, VP,
+                    "job %s attempt %lld: a backoff, but it is not the first attempt of a rescue of a job "
+                    "whose attempt broke a sample rule (the only rescue the runner waits for)",
+                    v->key, (long long)k);
+                continue;
+            }
+            if (ev_jr_ns(a, "started_ns", &started) || ev_jr_ns(proc, "ended_ns", &ended))
+                continue; /* check 4 reports a malformed time */
+            if (started - ended < ns)
+                vr_fail(
+                    r, VR_PROTOCOL, VP,
+                    "job %s attempt %lld: a backoff of %lld ns, but it started %lld ns after %s's attempt "
+                    "ended: a wait longer than the gap it stands in",
+                    v->key, (long long)k, (long long)ns, (long long)(started - ended), o->key);
+        }
+    }
 }
 
 void vc_protocol(vb_bundle *b, ev_vreport *r)
@@ -438,6 +489,7 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
             vk_attempt(b, &b->vjobs[i], a, b->proto, backend, (int)schema, tags, &ceil, &sv, r);
             n_attempts++;
         }
+        vk_backoff(b, &b->vjobs[i], r);
     }
     for (size_t i = 0; i < sv.n; i++)
         free(sv.text[i]);

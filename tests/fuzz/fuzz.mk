@@ -52,7 +52,7 @@ $(FUZZ_BUILD)/obj/%.o: %.c | deps-check fuzz-deps-check
 	@$(if $(Q),echo "  FUZZCC  $<")
 	$(Q)$(FUZZ_CC) $(EV_CPPFLAGS) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c $< -o $@
 
-$(FUZZ_BUILD)/fuzz_samples: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_samples.o $(FUZZ_ALL_OBJ) $(SCHEMA_SQL_O)
+$(FUZZ_BUILD)/fuzz_samples: $(FUZZ_BUILD)/obj/tests/fuzz/fuzz_samples.o $(FUZZ_ALL_OBJ) $(SCHEMA_SQL_O) $(BUILD_ID_O)
 	@$(if $(Q),echo "  FUZZLD  $@")
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer $(EV_LDFLAGS) $^ $(EV_LDLIBS) -o $@
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# tools/gpu/host-check.sh OUTDIR: the README's two commands on a GPU host
+# that has no -dev packages and no network, as a person runs them there.
+#
+# Before: on a connected machine, in the checkout,
+#     make vendor-debs        # the Debian packages into .deps/debs
+#     make stamp              # .evident-stamp: the commit of the files copied
+# then copy the tree (with .deps/ and .evident-stamp) to the GPU host and run
+#     bash tools/gpu/host-check.sh OUTDIR
+# Steps, each within 10 minutes (timeout 600), in this order:
+#   1. host      the GPU, driver, python3 and torch, -dev packages (none needed)
+#   2. build     make DEPS=.deps -j$(nproc) all tests (the compile, apart)
+#   3. check     make DEPS=.deps check (the README's test command: compiles
+#                nothing more, runs every suite), in three parts so that each
+#                stays within the 10 minutes: SUITES=check_runner, then
+#                SUITES=check_verify, then every other suite (together:
+#                every tests/check_*.c)
+#   4. evidence  make DEPS=.deps evidence BACKEND=cuda FRESH=1
+#                PROTOCOL=protocols/host-check-cuda.json (4 cases, every arm
+#                kind: our schedules, cub, torch-compile; a minute or two)
+# Each step's output goes to OUTDIR/<step>.log and its time and exit status
+# to OUTDIR/summary.txt; the run's store, bundle and report are copied to
+# OUTDIR/evidence/.  Exit 0 when every step passed, else 1 naming the
+# first that failed (the later ones still run, so the logs say as much as
+# they can); 2 when OUTDIR is missing or the tree lacks .deps.
+# EV_HOST_CHECK_BACKEND=cpu runs step 4 on the cpu backend (to try the
+# script on a machine without a GPU); PROTOCOL= overrides the protocol.
+set -uo pipefail
+out=${1:-}
+if [ -z "$out" ]; then
+    echo "usage: tools/gpu/host-check.sh OUTDIR" >&2
+    exit 2
+fi
+cd "$(dirname "$0")/../.."
+if ! ls .deps/debs/*.deb >/dev/null 2>&1; then
+    echo "tools/gpu/host-check.sh: no .deps/debs/*.deb here: run 'make vendor-debs' on a connected machine and copy .deps/ with the tree" >&2
+    exit 2
+fi
+mkdir -p "$out" || exit 2
+out=$(cd "$out" && pwd)
+backend=${EV_HOST_CHECK_BACKEND:-cuda}
+protocol=${PROTOCOL:-protocols/host-check-cuda.json}
+jobs=$(nproc 2>/dev/null || echo 4)
+first_failed=""
+: >"$out/summary.txt"
+
+# step NAME CMD...: CMD within 600 s, its output to OUTDIR/NAME.log
+step() {
+    local name=$1 t0=$SECONDS rc
+    shift
+    echo "== $name: $*" | tee -a "$out/summary.txt"
+    if [ "$(type -t "$1")" = function ]; then
+        "$@" >"$out/$name.log" 2>&1 # this script's own, quick
+    else
+        timeout 600 "$@" >"$out/$name.log" 2>&1
+    fi
+    rc=$?
+    local line="   $name: exit $rc in $((SECONDS - t0)) s"
+    [ "$rc" = 124 ] && line="$line (the 10-minute limit)"
+    echo "$line" | tee -a "$out/summary.txt"
+    if [ "$rc" != 0 ]; then
+        tail -n 25 "$out/$name.log"
+        [ -n "$first_failed" ] || first_failed=$name
+    fi
+    return 0
+}
+
+host_facts() {
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv || echo "nvidia-smi: no answer"
+    echo "CPUs: $(nproc); kernel: $(uname -r)"
+    echo "python3: $(command -v python3) $(python3 --version 2>&1)"
+    python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.cuda.is_available())' 2>&1 | tail -1
+    echo "-dev packages installed (none needed with DEPS=.deps):"
+    dpkg-query -W -f='${Package} ${Status}\n' libsqlite3-dev libzip-dev libcjson-dev check libssl-dev 2>/dev/null |
+        grep 'ok installed' || echo "  none"
+    echo "tools the tests run: $(for t in python3 openssl git setpriv; do printf '%s=%s ' "$t" "$(command -v "$t" || echo MISSING)"; done)"
+    echo "stamp: $(cat .evident-stamp 2>/dev/null || echo 'none (make stamp before copying, or a .git names the commit)')"
+}
+
+step host host_facts
+step build make DEPS=.deps -j"$jobs" all tests
+others=$(for f in tests/check_*.c; do n=${f##*/}; n=${n%.c}; case $n in check_runner | check_verify) ;; *) printf '%s ' "$n" ;; esac; done)
+step check-runner make DEPS=.deps check SUITES=check_runner
+step check-verify make DEPS=.deps check SUITES=check_verify
+step check-others make DEPS=.deps check SUITES="$others"
+step evidence make DEPS=.deps evidence BACKEND="$backend" PROTOCOL="$protocol" FRESH=1
+mkdir -p "$out/evidence"
+cp build/evidence/evidence.db build/evidence/delivery.zip build/evidence/report.html build/evidence/run.txt \
+    "$out/evidence/" 2>/dev/null
+{
+    grep -hE '^make check: ' "$out"/check-*.log
+    grep -E '^run [0-9]+: |^host: |^verdict: ' "$out/evidence.log"
+    tail -n 1 "$out/evidence.log"
+} >>"$out/summary.txt" 2>/dev/null
+if [ -n "$first_failed" ]; then
+    echo "tools/gpu/host-check.sh: FAILED: $first_failed (logs and summary in $out)"
+    exit 1
+fi
+echo "tools/gpu/host-check.sh: passed: make DEPS=.deps check and a $backend make evidence (logs, bundle and summary in $out)"
