@@ -1,9 +1,9 @@
 #!/bin/sh
 # mk/build-id.sh OUT.c: the identity of the measured code this build is
 # made from, as C (src/runner/build_id.h declares it): the tree hash of the
-# measurement closure's code (kernels/, src/runner/ and db/schema.sql: the
-# closure of src/evidence/closure.c without protocols/, which are data a
-# run declares), computed as ev_tree_hash computes it (docs/runner.md,
+# measurement closure's code (the files of mk/closure.list under kernels/,
+# src/runner/ and db/schema.sql: without protocols/, which are data a run
+# declares), computed as ev_tree_hash computes it (docs/runner.md,
 # "Provenance": SHA-256 over "path\0sha256hex\n" of every regular file,
 # sorted bytewise), and the commit it was built at (git, else a stamp
 # written for these files, else "unknown").  `evident run` compares the
@@ -13,7 +13,15 @@
 set -eu
 out=$1
 export LC_ALL=C
-tree=$(find kernels src/runner db/schema.sql -type f 2>/dev/null | sort | while IFS= read -r f; do
+# The files: the measurement closure's list (mk/closure.list, what a run
+# snapshots and `evident run` hashes again: runner/snapshot.c,
+# ev_build_code_path) where the tree has one, else the folders.
+if [ -f mk/closure.list ]; then
+    files() { grep -E '^(kernels/|src/runner/|db/schema\.sql$)' mk/closure.list; }
+else
+    files() { find kernels src/runner db/schema.sql -type f 2>/dev/null; }
+fi
+tree=$(files | sort | while IFS= read -r f; do
     h=$(sha256sum < "$f" | cut -c1-64)
     printf '%s\000%s\n' "$f" "$h"
 done | sha256sum | cut -c1-64)
