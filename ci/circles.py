@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""No circle of includes or calls in src/ (issue 11).
+"""No circle of includes or calls in src/.
 
 Includes: every '#include "..."' of src/**/*.[ch] and kernels/*.[ch],
 resolved as the compiler does (the including file's directory, then

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Gate: no circle of includes or calls in src/ (issue 11; ci/circles.py).
+# Gate: no circle of includes or calls in src/ (ci/circles.py).
 # First it shows the check can fail: a tree with two headers that include
 # each other and two objects that call each other must give two circles.
 set -euo pipefail

@@ -8,7 +8,7 @@
 #     project files as the host preprocessor's view of the .cu sources,
 #     which is what a build without nvcc puts in the closure;
 #  3. in a copy of the tree, a measured file moved to a folder of its own
-#     (kernels/lanes.c to src/moved/lanes.c) stays in the closure after a
+#     (kernels/lanes.c to a new folder, src/<new>/lanes.c) stays in the closure after a
 #     build there (cpu only), and a run there would snapshot it: the old
 #     rule (kernels/, src/runner/, protocols/, db/schema.sql) dropped it.
 set -euo pipefail

@@ -2620,7 +2620,7 @@ START_TEST(test_cpu_receipts_equal_the_selectors_plan_for_every_schedule)
                                               threads, &plan, &err),
                              EV_OK);
             same_receipt(&node, &plan);
-            /* grid = tasks, block = rows per task, as DESIGN.md says */
+            /* grid = tasks, block = rows per task (docs/runner.md, "Worker records") */
             ck_assert_int_eq(node.block[0], ev_sched_rows(sched, proto.cases[ci].default_rows));
             ck_assert_int_eq(node.grid[0], (shape.rows + node.block[0] - 1) / node.block[0]);
         }
@@ -2963,7 +2963,7 @@ static const char fake_peer_device[] =
     "emit('device', **peer_torch.device_record(None, 2, 1, [0.5000000000000001, 0.75]))\n"
     "emit('end', records=5)\n";
 
-/* The torch peer's device record (issue 16): peer_torch.py writes its hot
+/* The torch peer's device record (docs/runner.md, "Worker records"): peer_torch.py writes its hot
  * samples' walls (the late-work rule's second clock) and -1 for every
  * NVML fact; the worker, which holds no context on the device, fills in
  * one reading of its backend's watch per sample it relayed (the cpu
@@ -4180,8 +4180,9 @@ START_TEST(test_ev_rules_check_holds_a_completed_attempt_to_physical_plausibilit
      * (and, below 2 x the cache, the protocol's multiple not kept) */
     a.flush_bytes = a.cache_bytes;
     ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 2);
-    ck_assert_msg(strstr(why, "does not exceed the 8388608-byte cache: the cold samples were not cold (1 more)"),
-                  "%s", why);
+    ck_assert_msg(
+        strstr(why, "does not exceed the 8388608-byte cache: the cold samples were not cold (1 more)"), "%s",
+        why);
     a.schema = EV_RULE_COLD_FLUSH_SINCE - 1; /* an older bundle: the multiple only */
     ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 1);
     ck_assert_msg(strstr(why, "is below 2 x the 8388608-byte cache"), "%s", why);

@@ -1,5 +1,5 @@
 /*
- * figures.h: the statistics of issue 7, computed from raw samples only, so
+ * figures.h: the run's statistics (intervals, ratios, pairs), computed from raw samples only, so
  * that the exporter writes them into validation.json ("figures") and the
  * verifier rebuilds them from samples.csv and compares, to the bit.
  *

@@ -1,5 +1,5 @@
 /*
- * model.c: the cost model of DESIGN.md ("Cost model"): features, the
+ * model.c: the cost model (docs/model.md): features, the
  * decision rule, NNLS by enumerating the eight active subsets of
  * {a0, aP, aD} (each solved by Householder QR of the weighted, max-abs
  * scaled system), the full fit, leave-one-geometry-out folds, the policy

@@ -1,5 +1,5 @@
 /*
- * model.h: the cost model of DESIGN.md ("Cost model").
+ * model.h: the cost model (docs/model.md).
  *
  *   q = a0 + aP * P + aD * ceil(P / S) * b * W
  *
@@ -155,7 +155,7 @@ typedef struct ev_fit ev_fit; /* opaque result: coefficients, folds, decisions .
 ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err);
 void ev_fit_free(ev_fit *f); /* NULL-safe */
 const ev_coef *ev_fit_coef(const ev_fit *f);
-/* Writes model.json (doubles exact, keys as DESIGN.md and the issue list). */
+/* Writes model.json (doubles exact, keys as docs/bundle-format.md, "model.json"). */
 ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err);
 /* Writes the model.json of a fit that failed with status rc and reason
  * (ev_model_fit's message; "" gives ev_strerror(rc)): a failed fit is

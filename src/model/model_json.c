@@ -3,8 +3,8 @@
  * (jbuild.h).  Every double goes through ev_jb_num (exact %.17g text; NaN
  * and Inf become a bare null), keys come
  * in a fixed order and arrays in the fit's sorted order, so the same fit
- * gives the same bytes.  The keys are those of DESIGN.md ("Receipts and
- * bundle": model.json) and issue 3; docs/model.md describes each.
+ * gives the same bytes.  docs/bundle-format.md ("model.json") names the
+ * keys and docs/model.md describes each.
  */
 #include "model_int.h"
 

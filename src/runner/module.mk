@@ -86,7 +86,7 @@ $(BUILD)/obj/src/runner/sup_finish.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst
 #     message says which, and that the store is kept (FRESH=1 starts anew).
 #   - SIGN_KEY=KEY (a key from `evident keygen`, KEY.pub beside it): the
 #     bundle is then signed (delivery.zip.intoto.json, src/sign/) and the
-#     signature verified, on the host that measured (issue 21, item 4).
+#     signature verified, on the host that measured (docs/threat-model.md).
 BACKEND ?=
 PROTOCOL ?=
 SIGN_KEY ?=

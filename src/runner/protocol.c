@@ -3,7 +3,7 @@
  * through the strict JSON lexer first (src/common/json.h, any finite
  * decimal accepted); then every object is walked key by key, so an unknown
  * key, a wrong type or an out-of-range value is refused with its path
- * ("cases[3].rows: must be >= 0").  Defaults are DESIGN.md's.
+ * ("cases[3].rows: must be >= 0").  Defaults are docs/runner.md's.
  */
 #include "protocol.h"
 
@@ -481,7 +481,7 @@ static ev_status get_model_schedules(const cJSON *root, ev_protocol *p, ev_err *
     return EV_OK;
 }
 
-/* Sets DESIGN.md's defaults on a zeroed protocol. */
+/* Sets the defaults of docs/runner.md ("Protocol files") on a zeroed protocol. */
 static void set_defaults(ev_protocol *p)
 {
     p->reference_arms = 1;

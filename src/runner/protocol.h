@@ -9,8 +9,7 @@
  * unknown keys, wrong types, out-of-range values, unknown arms, fault arms
  * without "allow_fault_arms": true, a "model_schedules" that is not a list
  * of distinct known schedules holding default, each one of arms.  The file format is documented field by
- * field in docs/runner.md; defaults are those of DESIGN.md ("Measurement
- * protocol").
+ * field in docs/runner.md, with its defaults.
  */
 #ifndef EV_PROTOCOL_H
 #define EV_PROTOCOL_H

@@ -269,7 +269,7 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
             "%zu hot samples at an SM clock below clock_band %.17g x the attempt's highest %lld MHz (lowest "
             "%lld MHz): the device was throttled while it was measured",
             slow, p->clock_band, (long long)top, (long long)low);
-    /* The device's hygiene (issue 16): no sample of a completed attempt
+    /* The device's hygiene (docs/defenses.md): no sample of a completed attempt
      * (hot, then cold) while another process used the GPU, or throttled
      * for power or heat. */
     if (completed) {

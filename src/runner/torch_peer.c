@@ -129,7 +129,7 @@ static ev_status read_output(const char *path, size_t want, unsigned char **byte
 }
 
 /*
- * The device's hygiene while the peer measures (issue 16): the worker
+ * The device's hygiene while the peer measures (docs/defenses.md): the worker
  * holds no context on the device, so it reads NVML through the backend's
  * watch (backend.h) as each of the peer's samples arrives, outside the
  * peer's timing, with the peer as the process whose context NVML lists;

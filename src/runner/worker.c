@@ -132,7 +132,7 @@ out:
 }
 
 /* The input the kernel was given must be unchanged after its validated
- * launch (issue 16: a kernel that writes its input, so that the reference
+ * launch (docs/defenses.md: a kernel that writes its input, so that the reference
  * agrees, fails): the pristine base against the bytes the worker
  * generated, and, with every plant restored, each variant against the
  * base (on the device).  EV_EVERIFY naming the first changed byte. */
@@ -274,7 +274,7 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
 }
 
 /*
- * The device record (issue 16; docs/runner.md "Worker records"), written
+ * The device record (docs/runner.md "Worker records"), written
  * once after the samples: the plants' secret seed and shape (only now, so
  * no kernel could have read them from the stream while it was measured), the
  * device's state read now (backend `state`: -1 unknown), the peer's

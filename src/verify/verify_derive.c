@@ -20,7 +20,7 @@
  *    outputs/ member is named by exactly one record;
  *  - the source-tree hash and the kernel source list, recomputed from the
  *    sources/ members;
- *  - validation.json's figures (issue 7) rebuilt from samples.csv with the
+ *  - validation.json's figures (src/evidence/figures.h) rebuilt from samples.csv with the
  *    exporter's recipe (src/evidence/figures.h) equal the member;
  *  - report.html regenerated from the other members equals the member.
  */
@@ -974,7 +974,7 @@ static void vd_report(vd_ctx *x)
 }
 
 /*
- * validation.json's "figures" (issue 7) rebuilt with the exporter's own
+ * validation.json's "figures" (src/evidence/figures.h) rebuilt with the exporter's own
  * ev_figures_build (src/evidence/figures.h: same recipe, same seed, same
  * bits) and compared byte for byte once both are printed canonically.  The
  * input is docs/bundle-format.md's ("figures"): per job, in job_id order,
