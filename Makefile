@@ -99,7 +99,7 @@ $(BUILD)/evident: $(BUILD)/obj/src/cli/evident_main.o $(CLI_OBJ) $(BUILD)/libevi
 # shared layer, src/verify, the model without its store adapter, the
 # outcome rules, the protocol, plan, sample and fault-arm rules and external-kernel
 # rules, the selector and oracle), without src/bundle/ (the exporter),
-# without store.c, the snapshot's git call or the cpu thread pool, and
+# without the store (src/store/store*.c), the snapshot's git call or the cpu thread pool, and
 # without SQLite.  A symbol it reaches outside that list fails this link:
 # the independence is proved by every build.
 VERIFY_LIB_SRC := $(wildcard src/common/*.c src/evidence/*.c) \
