@@ -1,27 +1,28 @@
 #!/bin/sh
 # mk/build-id.sh OUT.c: the identity of the measured code this build is
-# made from, as C (src/runner/build_id.h declares it): the tree hash of the
-# measurement closure's code (the files of mk/closure.list under kernels/,
-# src/runner/ and db/schema.sql: without protocols/, which are data a run
-# declares), computed as ev_tree_hash computes it (docs/runner.md,
-# "Provenance": SHA-256 over "path\0sha256hex\n" of every regular file,
-# sorted bytewise), and the commit it was built at (git, else a stamp
-# written for these files, else "unknown").  `evident run` compares the
-# hash with the files it is about to measure and refuses a mismatch.
+# made from, as C (src/runner/build_id.h declares it): the measurement
+# closure's code (the files of mk/closure.list under kernels/, src/runner/
+# and db/schema.sql: without protocols/, which are data a run declares),
+# their paths and their tree hash, computed as ev_tree_hash computes it
+# (docs/runner.md, "Provenance": SHA-256 over "path\0sha256hex\n" of every
+# file, sorted bytewise), and the commit it was built at (git, else a stamp
+# written for these files, else "unknown").  `evident run` hashes the same
+# paths in the tree it is about to measure and refuses a mismatch.
 # OUT is rewritten only when its text changes, so an unchanged tree
 # relinks nothing.
 set -eu
 out=$1
 export LC_ALL=C
-# The files: the measurement closure's list (mk/closure.list, what a run
-# snapshots and `evident run` hashes again: runner/snapshot.c,
-# ev_build_code_path) where the tree has one, else the folders.
+# The files: those of the measurement closure's list (mk/closure.list, the
+# build's own) under kernels/, src/runner/ and db/schema.sql, else (a tree
+# from before the list) every file of those folders.
 if [ -f mk/closure.list ]; then
     files() { grep -E '^(kernels/|src/runner/|db/schema\.sql$)' mk/closure.list; }
 else
     files() { find kernels src/runner db/schema.sql -type f 2>/dev/null; }
 fi
-tree=$(files | sort | while IFS= read -r f; do
+paths=$(files | sort)
+tree=$(printf '%s\n' "$paths" | while IFS= read -r f; do
     h=$(sha256sum < "$f" | cut -c1-64)
     printf '%s\000%s\n' "$f" "$h"
 done | sha256sum | cut -c1-64)
@@ -42,5 +43,8 @@ mkdir -p "$(dirname "$out")"
     echo "const char ev_build_tree[] = \"$tree\";"
     echo "const char ev_build_commit[] = \"$commit\";"
     echo "const int ev_build_dirty = $dirty;"
+    echo "const char *const ev_build_files[] = {"
+    printf '%s\n' "$paths" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/.*/    "&",/'
+    echo "    NULL};"
 } > "$tmp"
 if cmp -s "$tmp" "$out"; then rm -f "$tmp"; else mv "$tmp" "$out"; fi

@@ -13,24 +13,22 @@
 
 #include "status.h"
 
-/* The tree hash of kernels/, src/runner/ and db/schema.sql at build time
- * (ev_tree_hash over those files: the measurement closure without
- * protocols/), the commit built ("unknown" without git or a stamp) and
- * whether those files differed from it. */
+/* The measured code at build time: its files (the measurement closure's
+ * under kernels/, src/runner/ and db/schema.sql; sorted bytewise,
+ * NULL-terminated), their tree hash (ev_tree_hash), the commit built
+ * ("unknown" without git or a stamp) and whether those files differed
+ * from it. */
+extern const char *const ev_build_files[];
 extern const char ev_build_tree[];
 extern const char ev_build_commit[];
 extern const int ev_build_dirty;
 
-/* 1 when path (relative, '/'-separated) is measured code: under kernels/
- * or src/runner/, or db/schema.sql (the closure's roots but protocols/). */
-int ev_build_code_path(const char *path);
-
 /*
- * Compares the build's identity with the measured code under root (its
- * closure's regular files that ev_build_code_path names).  EV_OK when the
- * tree hashes are equal; EV_EUSAGE, err saying both and what to do, when
- * they differ (the run is refused before anything is written);
- * EV_EIO / EV_ENOMEM when root cannot be read.  Protocols, and external
+ * Compares the build's identity with the measured code under root: the
+ * same paths (ev_build_files) read there, hashed as the build hashed
+ * them.  EV_OK when the tree hashes are equal; EV_EUSAGE, err saying both
+ * and what to do, when they differ or a file is not there (the run is
+ * refused before anything is written); EV_ENOMEM.  Protocols, and external
  * kernels kept outside kernels/ and src/runner/, are not part of it: a
  * user's own may be added without rebuilding evident.
  */

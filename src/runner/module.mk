@@ -36,7 +36,8 @@ $(BUILD)/closure.list: $(BUILD)/evident-worker mk/closure.sh $(CLOSURE_DATA)
 .PHONY: closure
 closure: $(BUILD)/closure.list
 	@cmp -s $< $(CLOSURE_LIST) || { cp $< $(CLOSURE_LIST) && \
-	  echo "closure: $(CLOSURE_LIST) written from this build's dependency files ($$(wc -l < $<) files): commit it"; }
+	  echo "closure: $(CLOSURE_LIST) written from this build's dependency files ($$(wc -l < $<) files): commit it," \
+	    "and run make again (the build's identity, mk/build-id.sh, is read from it)"; }
 all: closure
 
 # The kernel host (src/runner/khost.h): the process an external kernel runs
