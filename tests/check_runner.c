@@ -559,8 +559,9 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
         }
     }
     /* 6 cases x (default rows1 rows2) + short on the one case it fits (130x96
-     * fp32) + floor + ceiling + 6 auto + 6 recheck; 6 x (cub torch) skipped */
-    ck_assert_uint_eq(completed, 6 * 3 + 1 + 2 + 6 + 6);
+     * fp32) + floor, ceiling and ceiling-l2 + 6 auto + 6 recheck; 6 x (cub
+     * torch) skipped */
+    ck_assert_uint_eq(completed, 6 * 3 + 1 + 3 + 6 + 6);
     ck_assert_uint_eq(skipped, 12);
     ck_assert_str_eq(s.status, noise ? "failed" : "completed");
     /* a calibration job that broke a sample rule takes its case out of the
@@ -3984,7 +3985,7 @@ START_TEST(test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms)
     ck_assert_int_eq(ev_protocol_parse(shard_protocol, strlen(shard_protocol), &p, &err), EV_OK);
     ck_assert_int_eq(ev_plan_build(&p, &one, &err), EV_OK);
     ck_assert_int_eq(ev_plan_build_sharded(&p, 3, &three, &err), EV_OK);
-    ck_assert_uint_eq(three.n, one.n + 2 * 2); /* floor and ceiling, 2 more copies each */
+    ck_assert_uint_eq(three.n, one.n + 2 * 3); /* floor, ceiling and ceiling-l2, 2 more copies each */
     for (int64_t k = 0; k < 3; k++) {
         ck_assert_int_eq(ev_plan_build_sharded(&p, 3, &part, &err), EV_OK);
         ev_plan_keep_shard(&part, k);
