@@ -233,6 +233,7 @@ lint:
 	@clang-format --dry-run -Werror $(LINT_SRC) || { echo "lint: run 'clang-format -i' on the files above"; exit 1; }
 	@python3 ci/vocab-once.py
 	@python3 ci/doc-paths.py
+	@python3 ci/fn-size.py
 	@echo "lint: ok ($(words $(LINT_SRC)) files)"
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: everything `evident run`

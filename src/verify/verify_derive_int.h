@@ -3,8 +3,8 @@
  * rederive check (the bundle, the report, the medians rebuilt from
  * samples.csv) and the helpers one file calls in the other.
  *   verify_derive.c    check 6: rows, medians, drift, summary, outputs,
- *                      projections, sources, the model refit, report.html,
- *                      the figures
+ *                      projections, sources
+ *   verify_refit.c     the model refit, report.html, the figures
  *   verify_selector.c  the graph receipts against the selector's plans
  *                      (kernels/selector.h) and the declared external entries
  *   verify_outputs.c   every stored output validated again against the oracle
@@ -46,6 +46,14 @@ typedef struct vd_ctx {
     double *hot_median, *cold_median;
 } vd_ctx;
 
+/* verify_derive.c: the attempt object numbered att in v's attempts, or NULL. */
+const cJSON *vd_attempt(const vb_vjob *v, int64_t att);
+/* verify_refit.c: the model refit against model.json. */
+void vd_model(vd_ctx *x);
+/* verify_refit.c: report.html regenerated from the other members. */
+void vd_report(vd_ctx *x);
+/* verify_refit.c: validation.json's figures rebuilt from samples.csv. */
+void vd_figures(vd_ctx *x);
 /* verify_selector.c */
 void vd_selector(vd_ctx *x);
 /* verify_outputs.c: every stored output validated again from its case's
