@@ -96,15 +96,17 @@ $(BUILD)/evident: $(BUILD)/obj/src/cli/evident_main.o $(CLI_OBJ) $(BUILD)/libevi
 
 # verify-bundle stands on the recipe, not on the exporter or the store: it
 # links only what it reads a bundle with (src/common, src/evidence: the
-# shared layer, src/verify, the model without its store adapter, the
-# outcome rules, the protocol, plan, sample and fault-arm rules and external-kernel
-# rules, the selector and oracle), without src/bundle/ (the exporter),
-# without the store (src/store/store*.c), the snapshot's git call or the cpu thread pool, and
-# without SQLite.  A symbol it reaches outside that list fails this link:
+# shared layer, src/verify, the model and the selector's decision, the
+# outcome rules, the protocol, plan, sample and fault-arm rules and
+# external-kernel rules, the launch plans and the oracle), without
+# src/bundle/ (the exporter), without the store (src/store/store*.c) or
+# the model's store adapter (src/runner/model_store.c), the snapshot's git
+# call or the cpu thread pool, and without SQLite.  A symbol it reaches outside that list fails this link:
 # the independence is proved by every build.
 VERIFY_LIB_SRC := $(wildcard src/common/*.c src/evidence/*.c) \
                   $(filter-out %_main.c,$(wildcard src/verify/*.c)) \
                   src/model/model.c src/model/model_csv.c src/model/model_json.c src/model/model_obs.c \
+                  src/model/select.c \
                   src/store/outcome.c src/runner/protocol.c src/runner/plan.c src/runner/sample_rules.c \
                   src/runner/fault_rules.c \
                   src/runner/ext_kernel.c src/runner/ext_compile.c src/runner/proc.c src/runner/validate.c kernels/binding.c kernels/dtype.c kernels/inputs.c kernels/oracle.c kernels/plants.c \

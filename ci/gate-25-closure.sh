@@ -32,10 +32,10 @@ deps() {
         grep -v '^/\|^\.' | LC_ALL=C sort -u
 }
 n_cu=0
-for c in kernels/reduce.cu kernels/peer_cub.cu kernels/backend_cuda.cu; do
+for c in kernels/reduce.cu kernels/peer_cub.cu kernels/plants_dev.cu src/runner/backend_cuda.cu; do
     d=build/cuda/$(basename "$c" .cu).d
     [ -f "$d" ] || continue
-    cc -D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -Isrc/runner -MM -MG -x c++ -D__CUDACC__ "$c" -MT x.o > "$tmp/host.d"
+    cc -D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -MM -MG -x c++ -D__CUDACC__ "$c" -MT x.o > "$tmp/host.d"
     if ! diff <(deps "$d") <(deps "$tmp/host.d") > "$tmp/diff"; then
         echo "closure: $c: nvcc's dependencies and the host preprocessor's differ (a build without nvcc would measure other files):"
         cat "$tmp/diff"

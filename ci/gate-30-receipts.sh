@@ -19,7 +19,7 @@
 # history, a dirty bundle without MEASURED_AT) fails CI.
 set -euo pipefail
 # HEAD's measurement closure, from the program that owns it
-# (src/evidence/closure.c; docs/runner.md, "Provenance")
+# (src/common/closure.c; docs/runner.md, "Provenance")
 roots=$(build/evident stamp --roots)
 mapfile -t head_closure <<< "$roots"
 n=0

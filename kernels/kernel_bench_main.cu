@@ -29,7 +29,6 @@
 
 extern "C" {
 #include "status.h"
-#include "model/model.h"
 #include "binding.h"
 #include "inputs.h"
 #include "oracle.h"

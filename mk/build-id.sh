@@ -15,9 +15,13 @@ out=$1
 export LC_ALL=C
 # The files: those of the measurement closure's list (mk/closure.list, the
 # build's own) under kernels/, src/runner/ and db/schema.sql, else (a tree
-# from before the list) every file of those folders.
+# from before the list) every file of those folders.  A file the list
+# names that is gone (a build that moves a measured file rewrites the list
+# after this runs) is left out: the next make reads the new list.
 if [ -f mk/closure.list ]; then
-    files() { grep -E '^(kernels/|src/runner/|db/schema\.sql$)' mk/closure.list; }
+    files() { grep -E '^(kernels/|src/runner/|db/schema\.sql$)' mk/closure.list | while IFS= read -r f; do
+        [ -f "$f" ] && printf '%s\n' "$f"
+    done; }
 else
     files() { find kernels src/runner db/schema.sql -type f 2>/dev/null; }
 fi

@@ -45,6 +45,7 @@
 #include "runner/job.h"
 #include "runner/validate.h"
 #include "reduce_cpu.h"
+#include "model/select.h"
 #include "selector.h"
 #include "sha256.h"
 #include "store/outcome.h"

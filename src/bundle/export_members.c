@@ -5,7 +5,7 @@
  */
 #include "export_int.h"
 #include "runner/plan.h"
-#include "evidence/member.h"
+#include "member.h"
 
 void ex_output_name(const xval *v, char *name, size_t cap)
 {

@@ -28,7 +28,7 @@
 #include <cjson/cJSON.h>
 
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 
 #define EV_FIG_RESAMPLES     2000 /* bootstrap resamples, every interval */
 #define EV_FIG_LEVEL         0.95 /* central interval: quantiles 0.025, 0.975 */

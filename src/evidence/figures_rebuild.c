@@ -16,9 +16,9 @@
 #include "csv.h"
 #include "json.h"
 #include "evidence/figures.h"
-#include "evidence/samples.h"
+#include "samples.h"
 
-/* The index of column name in samples.csv (evidence/samples.h, the one
+/* The index of column name in samples.csv (common/samples.h, the one
  * list of its columns); the name must be one of them. */
 static size_t col(const char *name)
 {

@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 
 /*
  * OUT: *out, the rebuilt object.  EV_EFORMAT with err naming the member

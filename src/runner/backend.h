@@ -38,6 +38,7 @@
 #include "model/model.h"
 #include "plants.h"
 #include "protocol.h"
+#include "model/select.h"
 #include "selector.h"
 #include "status.h"
 

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "evidence/closure.h"
+#include "closure.h"
 #include "json.h"
 #include "sha256.h"
 #include "snapshot.h"

@@ -42,8 +42,8 @@
 #include <string.h>
 
 #include "stats.h"
-#include "evidence/member.h"
-#include "evidence/samples.h"
+#include "member.h"
+#include "samples.h"
 
 #define RULE_TEXT 320
 /* samples is at most 1000 (protocol.c): the median needs no allocation. */

@@ -29,19 +29,6 @@ static int vd_same_bits(double a, double b)
     return memcmp(&a, &b, sizeof a) == 0;
 }
 
-/* See verify_derive_int.h. */
-const cJSON *vd_attempt(const vb_vjob *v, int64_t att)
-{
-    const cJSON *a;
-    cJSON_ArrayForEach(a, v->attempts)
-    {
-        int64_t n;
-        if (!ev_jr_i64(a, "attempt", &n) && n == att)
-            return a;
-    }
-    return NULL;
-}
-
 /* Rows of samples.csv against validation.json's jobs and attempts. */
 static void vd_rows(vd_ctx *x)
 {
@@ -102,7 +89,7 @@ static void vd_rows(vd_ctx *x)
         /* Attempt cells. */
         for (size_t i = sj->first; i < sj->first + sj->count;) {
             const vb_sample *s = &t->rows[i];
-            const cJSON *a = vd_attempt(v, s->attempt);
+            const cJSON *a = vb_attempt(v, s->attempt);
             int64_t aid;
             const char *aoc = ev_jr_str(a, "outcome");
             if (!a)

@@ -25,7 +25,8 @@
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
-#include "evidence/tree_hash.h"
+#include "tree_hash.h"
+#include "model/select.h"
 #include "selector.h"
 #include "sha256.h"
 #include "stats.h"
@@ -46,8 +47,6 @@ typedef struct vd_ctx {
     double *hot_median, *cold_median;
 } vd_ctx;
 
-/* verify_derive.c: the attempt object numbered att in v's attempts, or NULL. */
-const cJSON *vd_attempt(const vb_vjob *v, int64_t att);
 /* verify_refit.c: the model refit against model.json. */
 void vd_model(vd_ctx *x);
 /* verify_refit.c: report.html regenerated from the other members. */

@@ -98,7 +98,7 @@ void vd_model(vd_ctx *x)
             j.round = ev_plan_label_round(v->label);
             j.outcome = v->outcome;
             if (!ev_jr_i64_null(v->j, "last_attempt", &last, &ln) && !ln) {
-                const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding");
+                const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vb_attempt(v, last), "binding");
                 j.has_binding = cJSON_IsObject(bind);
                 if (j.has_binding && ev_jr_i64(bind, "threads", &j.threads))
                     j.threads = 0; /* malformed: the binding checks say so */
