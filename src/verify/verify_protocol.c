@@ -163,8 +163,9 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
  * rows and variants of its plants, and a kept output.  The samples are rows [first, first + n_cold + n_hot)
  * of samples.csv, cold first.
  */
-static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a, const ev_rule_attempt *ra,
-                         int completed, size_t first, size_t n_cold, size_t n_hot, ev_vreport *r)
+static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a,
+                         const ev_rule_attempt *ra, int completed, size_t first, size_t n_cold, size_t n_hot,
+                         ev_vreport *r)
 {
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(a, "op_checks"), *o;
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(a, "warmup");
@@ -213,9 +214,9 @@ static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSO
         for (size_t i = 0; i < n_hot; i++)
             reps[i] = b->samples.rows[first + n_cold + i].replays;
         for (size_t i = 0; i < n; i++)
-            end[i] = ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold,
-                                        warm, reps,
-                                        i >= n_cold ? ev_rule_recal_replays(ra, (int64_t)(i - n_cold)) : 0);
+            end[i] =
+                ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold, warm,
+                                   reps, i >= n_cold ? ev_rule_recal_replays(ra, (int64_t)(i - n_cold)) : 0);
         free(reps);
     }
     cJSON_ArrayForEach(o, ops)
