@@ -1,32 +1,29 @@
 #!/bin/sh
 # mk/build-id.sh OUT.c: the identity of the measured code this build is
-# made from, as C (src/runner/build_id.h declares it): the measurement
-# closure's code (the files of mk/closure.list under kernels/, src/runner/
-# and db/schema.sql: without protocols/, which are data a run declares),
-# their paths and their tree hash, computed as ev_tree_hash computes it
-# (docs/runner.md, "Provenance": SHA-256 over "path\0sha256hex\n" of every
-# file, sorted bytewise), and the commit it was built at (git, else a stamp
-# written for these files, else "unknown").  `evident run` hashes the same
-# paths in the tree it is about to measure and refuses a mismatch.
+# made from, as C (src/runner/build_id.h declares it): the tree hash of the
+# measurement closure's code (mk/closure.list and the files it names, the
+# closure of src/common/closure.c, without protocols/, which are data a
+# run declares; without the list, the legacy roots kernels/, src/runner/
+# and db/schema.sql), computed as ev_tree_hash computes it (docs/runner.md,
+# "Provenance": SHA-256 over "path\0sha256hex\n" of every regular file,
+# sorted bytewise), and the commit it was built at (git, else a stamp
+# written for these files, else "unknown").  `evident run` compares the
+# hash with the files it is about to measure and refuses a mismatch.
 # OUT is rewritten only when its text changes, so an unchanged tree
 # relinks nothing.
 set -eu
 out=$1
 export LC_ALL=C
-# The files: those of the measurement closure's list (mk/closure.list, the
-# build's own) under kernels/, src/runner/ and db/schema.sql, else (a tree
-# from before the list) every file of those folders.  A file the list
-# names that is gone (a build that moves a measured file rewrites the list
-# after this runs) is left out: the next make reads the new list.
-if [ -f mk/closure.list ]; then
-    files() { grep -E '^(kernels/|src/runner/|db/schema\.sql$)' mk/closure.list | while IFS= read -r f; do
-        [ -f "$f" ] && printf '%s\n' "$f"
-    done; }
+if [ -e mk/closure.list ]; then
+    files=$({ echo mk/closure.list; cat mk/closure.list; } | grep -v -e '^protocols/' -e '^$' |
+        while IFS= read -r f; do
+            if [ -d "$f" ]; then find "$f" -type f; elif [ -f "$f" ]; then echo "$f"; fi
+        done | sort -u)
 else
-    files() { find kernels src/runner db/schema.sql -type f 2>/dev/null; }
+    files=$(find kernels src/runner db/schema.sql -type f 2>/dev/null | sort)
 fi
-paths=$(files | sort)
-tree=$(printf '%s\n' "$paths" | while IFS= read -r f; do
+tree=$(printf '%s\n' "$files" | while IFS= read -r f; do
+    [ -n "$f" ] || continue
     h=$(sha256sum < "$f" | cut -c1-64)
     printf '%s\000%s\n' "$f" "$h"
 done | sha256sum | cut -c1-64)
@@ -34,7 +31,7 @@ commit=unknown
 dirty=1
 if c=$(git rev-parse HEAD 2>/dev/null) && [ ${#c} -eq 40 ]; then
     commit=$c
-    if [ -z "$(git status --porcelain -- kernels src/runner db/schema.sql 2>/dev/null)" ]; then dirty=0; fi
+    if [ -z "$(printf '%s\n' "$files" | xargs git status --porcelain -- 2>/dev/null)" ]; then dirty=0; fi
 elif [ -f .evident-stamp ]; then
     c=$(sed -n 's/.*"commit": *"\([0-9a-f]\{40\}\)".*/\1/p' .evident-stamp)
     [ -n "$c" ] && commit=$c
@@ -47,8 +44,5 @@ mkdir -p "$(dirname "$out")"
     echo "const char ev_build_tree[] = \"$tree\";"
     echo "const char ev_build_commit[] = \"$commit\";"
     echo "const int ev_build_dirty = $dirty;"
-    echo "const char *const ev_build_files[] = {"
-    printf '%s\n' "$paths" | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/.*/    "&",/'
-    echo "    NULL};"
 } > "$tmp"
 if cmp -s "$tmp" "$out"; then rm -f "$tmp"; else mv "$tmp" "$out"; fi

@@ -13,24 +13,26 @@
 
 #include "status.h"
 
-/* The measured code at build time: its files (the measurement closure's
- * under kernels/, src/runner/ and db/schema.sql; sorted bytewise,
- * NULL-terminated), their tree hash (ev_tree_hash), the commit built
- * ("unknown" without git or a stamp) and whether those files differed
- * from it. */
-extern const char *const ev_build_files[];
+/* The tree hash of the measurement closure's code at build time
+ * (ev_tree_hash over its files without protocols/: mk/closure.list and
+ * what it names, or the legacy roots), the commit built ("unknown" without git or a stamp) and
+ * whether those files differed from it. */
 extern const char ev_build_tree[];
 extern const char ev_build_commit[];
 extern const int ev_build_dirty;
 
+/* 1 when path (relative, '/'-separated), a file of the closure, is
+ * measured code: any but protocols/ (data a run declares). */
+int ev_build_code_path(const char *path);
+
 /*
- * Compares the build's identity with the measured code under root: the
- * same paths (ev_build_files) read there, hashed as the build hashed
- * them.  EV_OK when the tree hashes are equal; EV_EUSAGE, err saying both
- * and what to do, when they differ or a file is not there (the run is
- * refused before anything is written); EV_ENOMEM.  Protocols, and external
- * kernels kept outside kernels/ and src/runner/, are not part of it: a
- * user's own may be added without rebuilding evident.
+ * Compares the build's identity with the measured code under root (its
+ * closure's regular files that ev_build_code_path names).  EV_OK when the
+ * tree hashes are equal; EV_EUSAGE, err saying both and what to do, when
+ * they differ (the run is refused before anything is written);
+ * EV_EIO / EV_ENOMEM when root cannot be read.  Protocols, and external
+ * kernels outside the closure, are not part of it: a user's own may be
+ * added without rebuilding evident.
  */
 ev_status ev_build_check(const char *root, ev_err *err);
 

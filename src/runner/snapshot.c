@@ -295,57 +295,42 @@ ev_status ev_host_hash(const char *id, char hex[65])
 }
 
 /* See build_id.h. */
+int ev_build_code_path(const char *path)
+{
+    return strncmp(path, "protocols/", 10) != 0;
+}
+
+/* See build_id.h. */
 ev_status ev_build_check(const char *root, ev_err *err)
 {
+    ev_snapshot snap;
     ev_source_file *code = NULL;
-    ev_buf bytes = EV_BUF_INIT, path = EV_BUF_INIT;
-    const char *missing = NULL;
     size_t n = 0;
     char tree[65];
-    ev_status rc = EV_OK;
-
-    while (ev_build_files[n])
-        n++;
-    if (!(code = calloc(n ? n : 1, sizeof *code)))
-        return ev_err_set(err, EV_ENOMEM, "build check: out of memory");
-    for (size_t i = 0; i < n && !rc; i++) {
-        ev_buf_reset(&path);
-        ev_buf_reset(&bytes);
-        code[i].path = (char *)ev_build_files[i];
-        if ((rc = ev_buf_printf(&path, "%s/%s", root, ev_build_files[i])))
-            break;
-        if (ev_read_file(path.data, &bytes, NULL)) {
-            missing = ev_build_files[i];
-            break;
-        }
-        rc = ev_sha256_hex(bytes.data ? bytes.data : "", bytes.len, code[i].sha256);
-    }
-    if (rc) {
-        ev_err_set(err, rc, "build check: %s", ev_strerror(rc));
+    ev_status rc = ev_snapshot_take(root, &snap, err);
+    if (rc)
+        return rc;
+    if (!(code = calloc(snap.n ? snap.n : 1, sizeof *code))) {
+        rc = ev_err_set(err, EV_ENOMEM, "build check: out of memory");
         goto out;
     }
-    if (!missing && (rc = ev_tree_hash(code, n, tree))) {
+    for (size_t i = 0; i < snap.n; i++)
+        if (ev_build_code_path(snap.files[i].path))
+            code[n++] = snap.files[i];
+    if ((rc = ev_tree_hash(code, n, tree))) {
         ev_err_set(err, rc, "build check: tree hash failed");
         goto out;
     }
-    if (missing)
-        rc = ev_err_set(err, EV_EUSAGE,
-                        "this evident was built from measured code (kernels/, src/runner/, db/schema.sql: "
-                        "commit %.12s%s) that the tree it would measure in %s does not hold (%s is not "
-                        "there): what ran would not be what the bundle names; run 'make' here, or run the "
-                        "evident built from this tree",
-                        ev_build_commit, ev_build_dirty ? ", dirty" : "", root, missing);
-    else if (strcmp(tree, ev_build_tree))
+    if (strcmp(tree, ev_build_tree))
         rc = ev_err_set(
             err, EV_EUSAGE,
-            "this evident was built from other measured code (kernels/, src/runner/, "
-            "db/schema.sql: tree %.12s..., commit %.12s%s) than the tree it would measure in %s "
+            "this evident was built from other measured code (the closure's code: tree %.12s..., "
+            "commit %.12s%s) than the tree it would measure in %s "
             "(tree %.12s...): what ran would not be what the bundle names; run 'make' here, or run "
             "the evident built from this tree",
             ev_build_tree, ev_build_commit, ev_build_dirty ? ", dirty" : "", root, tree);
 out:
     free(code);
-    ev_buf_free(&bytes);
-    ev_buf_free(&path);
+    ev_snapshot_free(&snap);
     return rc;
 }

@@ -834,6 +834,10 @@ static ev_status wk_hot_sample(wjob *w, int64_t i, double *sample_ms, ev_err *er
     ev_foreign_mark_now(&w->fg, helper_ns(a, w->impl), &m0);
     if ((rc = replay_timed(a, w->impl, run, &ms, &w->hf.wall[i], err)))
         return rc;
+    if (a->fault && a->fault->kind == EV_FAULT_DRIFT) { /* the drift fault: the samples' timer alone */
+        ms *= (double)a->fault->value;
+        w->hf.wall[i] *= (double)a->fault->value;
+    }
     ev_foreign_mark_now(&w->fg, helper_ns(a, w->impl), &m1);
     w->hf.foreign[i] = ev_foreign_ms(&m0, &m1);
     *sample_ms = ms;
