@@ -1553,8 +1553,7 @@ END_TEST
 
 /*
  * Anyone's kernel, on the cpu backend: six declared kernels in one run, in
- * a directory inside the repository (a protocol that declares kernels must
- * be, so its sources can go into the bundle).  The good one completes and
+ * a directory of the build tree given by a relative path.  The good one completes and
  * is validated like ours; one that does not compile fails with the
  * compiler's message; a missing entry point, a crash, a hang and a write
  * past the output each fail their own job (failed-exit with the reason,
@@ -1679,8 +1678,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
         "\"ext-overread\", \"ext-writesinput\"] or len(ks) != 8: bad.append((\"receipts\", oks))\n"
         "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
-        "'sources/%s/crash.c'",
-        zip, zip, d);
+        "'sources/external/ext-crash/crash.c'",
+        zip, zip);
     ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");
 
     /* a source that is a symlink: refused before the store is touched */
@@ -1748,7 +1747,7 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
         "        \"ext-cheat-few-rows\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-fifteen\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-table\": [(\"failed-validation\", P)],\n"
-        "        \"ext-cheat-undeclared\": [(\"failed-exit\", \"includes tests/cheats/undeclared.h, which "
+        "        \"ext-cheat-undeclared\": [(\"failed-exit\", \"undeclared.c includes undeclared.h, which "
         "\"\n"
         "                                  \"the protocol does not declare\")],\n"
         "        \"ext-cheat-setsid\": [(\"failed-exit\", \"tried to start a process or thread: clone\")],\n"
@@ -1801,6 +1800,129 @@ static int file_holds(const char *path, const char *needle)
     ev_buf_free(&b);
     return found;
 }
+
+/*
+ * Your kernel from your own directory: a protocol outside the repository,
+ * given by an absolute path, runs the kernels beside it (their files
+ * relative to it: a translation unit and the header it includes); the
+ * bundle holds them as sources/external/<arm>/<file>, whatever directory
+ * they lay in; it verifies with no tree at all and with --kernel-tree of
+ * the directory, and a file changed there afterwards FAILs --kernel-tree
+ * naming it.  The same kernel off by one (its last column left out) fails
+ * validation, and `evident run`'s summary names the stage, the first bad
+ * row, the value, the expected value, the error, the bound and how many
+ * rows of how many; one that does not compile shows the compiler's first
+ * error line; one whose entry is missing names the entries its binary
+ * has.  A source that escapes the protocol's directory (by '..', or a
+ * directory that is a symbolic link out of it) is refused in one line
+ * naming it, and nothing is stored.
+ */
+START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong)
+{
+    char proj[400], path[600], db[512], zip[512], log[32768], cmd[2400];
+    static const char kc[] =
+        "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"acc.h\"\n"
+        "int k_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride) {\n"
+        "  const float *x = in; float *y = out;\n"
+        "  for (int64_t r = 0; r < rows; r++) { float a = ACC_ZERO;\n"
+        "    for (int64_t c = 0; c < cols; c++) a += x[r * stride + c];\n"
+        "    y[r] = a; }\n  return 0; }\n";
+    static const char kh[] = "#define ACC_ZERO 0.0f\n";
+    static const char proto_text[] =
+        "{\"seed\": 5, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 30, \"retries\": 0, \"reference_arms\": false,\n"
+        " \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9}, \"reference\": {\"cpu\": {}},\n"
+        " \"arms\": [\"ext-mine\", \"ext-off\", \"ext-broken\", \"ext-misnamed\"],\n"
+        " \"kernels\": [\n"
+        "  {\"name\": \"ext-mine\", \"sources\": {\"cpu\": [\"src/k.c\", \"src/acc.h\"]}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-off\", \"sources\": {\"cpu\": [\"off/k.c\", \"off/acc.h\"]}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-broken\", \"sources\": {\"cpu\": \"broken.c\"}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-misnamed\", \"sources\": {\"cpu\": [\"src/k.c\", \"src/acc.h\"]}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_total\"}}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\"}]}\n";
+    char off[sizeof kc + 16];
+
+    /* the user's project: a directory of the temporary one, not the repository */
+    snprintf(proj, sizeof proj, "%s/my project", dir);
+    put_in(proj, "src/k.c", kc, strlen(kc));
+    put_in(proj, "src/acc.h", kh, strlen(kh));
+    /* off by one: the loop over columns stops one short */
+    const char *at = strstr(kc, "c < cols;");
+    ck_assert_ptr_nonnull(at);
+    snprintf(off, sizeof off, "%.*sc < cols - 1;%s", (int)(at - kc), kc, at + strlen("c < cols;"));
+    put_in(proj, "off/k.c", off, strlen(off));
+    put_in(proj, "off/acc.h", kh, strlen(kh));
+    put_in(proj, "broken.c", "int k_sum(void) { return this is not C; }\n", 43);
+    put_in(proj, "protocol.json", proto_text, strlen(proto_text));
+    snprintf(path, sizeof path, "%s/protocol.json", proj);
+    ck_assert_msg(path[0] == '/', "the test's directory is not absolute: %s", path);
+    snprintf(db, sizeof db, "%s/mine.db", dir);
+    snprintf(zip, sizeof zip, "%s/mine.zip", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    /* the summary: each failed job and why */
+    ck_assert_msg(strstr(log, "main/0/ext-off/initial: failed-validation: first stage: 33 of 33 rows wrong; the "
+                              "first, row 0, is ") &&
+                      strstr(log, " is expected (error ") && strstr(log, ", bound "),
+                  "the off-by-one kernel's reason does not name its first bad row:\n%s", log);
+    ck_assert_msg(strstr(log, "main/0/ext-broken/initial: failed-exit: exit code 1: ") &&
+                      strstr(log, "external kernel ext-broken did not compile: external/ext-broken/broken.c:1:") &&
+                      strstr(log, "error: "),
+                  "the compile failure's first error line is not in the summary:\n%s", log);
+    ck_assert_msg(strstr(log, "external kernel ext-misnamed: its source defines no entry 'k_total' (the "
+                              "protocol's entry for reduce_sum/fp32); the entries its binary defines: k_sum"),
+                  "the missing entry does not name the entries there are:\n%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    snprintf(cmd, sizeof cmd,
+             "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-mine/src/acc.h' && "
+             "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-off/off/k.c' && "
+             "! python3 tests/zipcat.py -l '%s' | grep -q 'my project'",
+             zip, zip, zip);
+    ck_assert_msg(system(cmd) == 0, "the kernel files are not the members sources/external/<arm>/<file>");
+    /* from the bundle alone (check 10 rebuilds from its members), then
+     * against the user's directory */
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    ck_assert_msg(strstr(log, "kernel ext-mine: rebuilt from the bundle's 3 members"), "%s", log);
+    const char *verk[] = {zip, "--kernel-tree", proj, NULL};
+    ck_assert_msg(run_prog("verify-bundle", verk, log, sizeof log) == 0, "verify --kernel-tree: %s", log);
+    ck_assert_msg(strstr(log, "7 kernel files equal the kernel tree's, and protocol.json its protocol file"), "%s",
+                  log);
+    put_in(proj, "src/acc.h", "#define ACC_ZERO 1.0f\n", 23);
+    ck_assert_int_eq(run_prog("verify-bundle", verk, log, sizeof log), 1);
+    ck_assert_msg(strstr(log, "FAIL sources: sources/external/ext-mine/src/acc.h: differs from the kernel tree's "
+                              "src/acc.h"),
+                  "%s", log);
+
+    /* escapes: refused in one line naming the file, nothing stored */
+    static const char *const escapes[][2] = {
+        {"../k.c", "'../k.c' must be a relative path inside the protocol's directory"},
+        {"out/k.c", "source out is a symlink"},
+    };
+    snprintf(cmd, sizeof cmd, "%s/out", proj); /* a directory that leads out of the protocol's */
+    ck_assert_int_eq(symlink(dir, cmd), 0);
+    for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+        char text[600], esc_db[560];
+        snprintf(text, sizeof text,
+                 "{\"kernels\": [{\"name\": \"ext-e\", \"sources\": {\"cpu\": \"%s\"}, \"entries\": "
+                 "{\"reduce_sum/fp32\": \"k_sum\"}}], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 3, "
+                 "\"cols\": 8, \"dtype\": \"fp32\"}]}\n",
+                 escapes[i][0]);
+        put_in(proj, "escape.json", text, strlen(text));
+        snprintf(path, sizeof path, "%s/escape.json", proj);
+        snprintf(esc_db, sizeof esc_db, "%s/escape%zu.db", dir, i);
+        const char *erun[] = {"run", "--protocol", path, "--db", esc_db, NULL};
+        ck_assert_int_eq(run_prog("evident", erun, log, sizeof log), 2);
+        ck_assert_msg(strstr(log, escapes[i][1]) && strchr(log, '\n') == log + strlen(log) - 1, "%zu: %s", i,
+                      log);
+        ck_assert_int_ne(access(esc_db, F_OK), 0);
+    }
+}
+END_TEST
 
 /* The build is path-independent: the same kernel files (one of which
  * names its own path, __FILE__) laid out under the same names in two
@@ -4221,6 +4343,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown); /* its stores in a fresh directory, not in / */
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
+    tcase_add_test(tc, test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
     suite_add_tcase(s, tc);
     tc = tcase_create("ext-build");
