@@ -35,6 +35,7 @@
 #include "json.h"
 #include "runner/backend.h"
 #include "runner/compile_ahead.h"
+#include "runner/ext_binary.h"
 #include "runner/ext_compile.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
@@ -1991,6 +1992,57 @@ START_TEST(test_an_external_kernel_built_in_two_directories_has_one_sha256)
         ev_ext_toolchain_free(&t);
     }
     ev_buf_free(&abi);
+}
+END_TEST
+
+/* The entries a built kernel defines, as a job whose declared entry is
+ * missing names them: a shared object's exported functions (not its
+ * static ones, not what it imports), a cubin's kernels where nvcc answers;
+ * a file that is not an ELF object is refused, not read as one. */
+START_TEST(test_a_built_kernel_names_the_entries_it_defines)
+{
+    static const char *const src[2][2] = {
+        {"cpu", "#include <string.h>\nstatic int helper(int x) { return x + 1; }\n"
+                "int k_sum(const void *in) { return helper(in != 0); }\n"
+                "int k_max(const char *s) { return (int)strlen(s); }\n"},
+        {"cuda", "#include <stdint.h>\n__device__ float twice(float x) { return 2 * x; }\n"
+                 "extern \"C\" __global__ void k_sum(float *o) { o[0] = twice(o[0]); }\n"
+                 "extern \"C\" __global__ void k_max(float *o) { o[1] = 0; }\n"},
+    };
+    for (int be = 0; be < 2; be++) {
+        ev_ext_toolchain t;
+        ev_err err = {""};
+        char root[600], out[700], tu[32];
+        ev_ext_compiled c;
+        ev_ext_limits lim = EV_EXT_LIMITS_DEFAULT;
+        ev_strs names = EV_STRS_INIT;
+        ck_assert_int_eq(ev_ext_toolchain_of(src[be][0], &t, &err), EV_OK);
+        if (!t.version[0]) {
+            ck_assert_msg(be == 1, "no C compiler answers --version");
+            ev_ext_toolchain_free(&t);
+            continue; /* no nvcc on this host */
+        }
+        snprintf(root, sizeof root, "%s/entries-%s", dir, src[be][0]);
+        snprintf(tu, sizeof tu, "k.%s", be ? "cu" : "c");
+        put_in(root, tu, src[be][1], strlen(src[be][1]));
+        put_in(root, "kernels/evident_kernel.h", "\n", 1);
+        snprintf(out, sizeof out, "%s/k%s", root, t.suffix);
+        ck_assert_int_eq(ev_ext_compile(&t, root, tu, out, &lim, &c, &err), EV_OK);
+        ck_assert_msg(c.status == 0, "%s: %s", src[be][0], c.msg.data);
+        ev_ext_compiled_free(&c);
+        ck_assert_msg(ev_ext_binary_entries(out, &names, &err) == EV_OK, "%s", err.msg);
+        ck_assert_msg(names.n >= 2 && !strcmp(names.v[0], "k_max") && !strcmp(names.v[1], "k_sum"),
+                      "%s: %zu entries, the first %s", src[be][0], names.n, names.n ? names.v[0] : "-");
+        for (size_t i = 0; i < names.n; i++)
+            ck_assert_msg(strcmp(names.v[i], "helper") && strcmp(names.v[i], "strlen"), "%s: %s listed",
+                          src[be][0], names.v[i]);
+        ev_strs_free(&names);
+        ck_assert_int_eq(ev_ext_binary_entries(root, &names, &err) != EV_OK, 1); /* a directory */
+        snprintf(out, sizeof out, "%s/%s", root, tu);
+        ck_assert_int_eq(ev_ext_binary_entries(out, &names, &err), EV_EFORMAT);
+        ck_assert_uint_eq(names.n, 0);
+        ev_ext_toolchain_free(&t);
+    }
 }
 END_TEST
 
@@ -4350,6 +4402,7 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_an_external_kernel_built_in_two_directories_has_one_sha256);
+    tcase_add_test(tc, test_a_built_kernel_names_the_entries_it_defines);
     tcase_add_test(
         tc, test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give);
     suite_add_tcase(s, tc);

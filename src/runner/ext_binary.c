@@ -10,6 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifndef EM_CUDA
+#define EM_CUDA 190
+#endif
+/* A cubin marks a kernel's symbol as an entry in st_other (what cuobjdump
+ * and readelf show as "other: 0x10"); a __device__ function has no mark. */
+#define CUDA_STO_ENTRY 0x10
+
 /* 1 when [off, off + n) lies within a file of len bytes. */
 static int in_file(uint64_t off, uint64_t n, size_t len)
 {
@@ -56,6 +63,7 @@ ev_status ev_ext_binary_entries(const char *path, ev_strs *out, ev_err *err)
                 int bind = ELF64_ST_BIND(sym->st_info);
                 if (ELF64_ST_TYPE(sym->st_info) != STT_FUNC || sym->st_shndx == SHN_UNDEF ||
                     (bind != STB_GLOBAL && bind != STB_WEAK) || sym->st_name >= str->sh_size ||
+                    (eh->e_machine == EM_CUDA && !(sym->st_other & CUDA_STO_ENTRY)) ||
                     !memchr(name, '\0', str->sh_size - sym->st_name) || !*name)
                     continue;
                 rc = ev_strs_push(&names, name);

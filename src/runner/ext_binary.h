@@ -18,8 +18,8 @@
 /*
  * The entry points binary file path defines: the names of its global or
  * weak, defined function symbols, sorted bytewise, each once (a shared
- * object's dynamic symbols, what dlsym finds; a cubin's symbol table,
- * its kernels), so a job whose declared entry is missing can name the
+ * object's dynamic symbols, what dlsym finds; a cubin's symbols marked
+ * as entries, its kernels), so a job whose declared entry is missing can name the
  * ones there are.  Read by hand, bounded (a 64-bit little-endian ELF of
  * at most 256 MiB; every offset checked).  OUT: pushed to *out.
  * EV_EFORMAT for a file it cannot read as one; EV_EIO; EV_ENOMEM.
