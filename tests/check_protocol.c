@@ -904,8 +904,9 @@ START_TEST(test_cases_times_rounds_is_bounded_with_the_reason)
 }
 END_TEST
 
-/* A quick loop's subset: the cases and arms chosen, fault arms renumbered
- * or dropped, the original named by id; every bad spec refused with the
+/* A quick loop's subset: the cases and arms chosen (from the default
+ * profile's when the protocol names none), fault arms renumbered or
+ * dropped, the original named by id; every bad spec refused with the
  * reason; the result parses as a protocol of its own, and a subset of a
  * subset is refused. */
 START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
@@ -954,6 +955,19 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
         ck_assert_msg(ev_protocol_subset(kt, strlen(kt), NULL, "ext-k", NULL, &ko, &err) == EV_OK, "%s",
                       err.msg);
         ck_assert_msg(strstr(ko.data, "\"ext-k\""), "%s", ko.data);
+        /* a protocol of cases and kernels alone: cut from the default profile's arms */
+        snprintf(kt, sizeof kt,
+                 "{\"kernels\": [{\"name\": \"ext-k\", \"sources\": {\"cpu\": \"k.c\"}, \"entries\": "
+                 "{\"reduce_sum/fp16\": \"f\"}}], \"cases\": [%s]}",
+                 good_case);
+        ev_buf_reset(&ko);
+        ck_assert_msg(ev_protocol_subset(kt, strlen(kt), NULL, "ext-k,rows1", NULL, &ko, &err) == EV_OK, "%s",
+                      err.msg);
+        ck_assert_int_eq(ev_protocol_parse(ko.data, ko.len, &p, &err), EV_OK);
+        ck_assert_uint_eq(p.n_arms, 2);
+        ck_assert_str_eq(p.arms[0], "rows1"); /* in the protocol's order */
+        ck_assert_str_eq(p.arms[1], "ext-k");
+        ev_protocol_free(&p);
         ev_buf_free(&ko);
     }
     /* the model's declared schedules keep only the kept arms; without

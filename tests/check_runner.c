@@ -1803,6 +1803,38 @@ static int file_holds(const char *path, const char *needle)
 }
 
 /*
+ * Rewrites the environment record of store db (a copy the test owns):
+ * its first occurrence of from becomes to, and its profile id the SHA-256
+ * of the new record, as a runner that lied about it would write them (the
+ * append-only trigger dropped).
+ */
+static void rewrite_environment(const char *db, const char *from, const char *to)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    char *msg = NULL, profile[65];
+    ev_buf env = EV_BUF_INIT;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "DROP TRIGGER environments_no_update", NULL, NULL, &msg), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT json FROM environments", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    const char *old = (const char *)sqlite3_column_text(st, 0), *at = strstr(old, from);
+    ck_assert_msg(at, "%s not in %s", from, old);
+    ck_assert_int_eq(ev_buf_printf(&env, "%.*s%s%s", (int)(at - old), old, to, at + strlen(from)), EV_OK);
+    sqlite3_finalize(st);
+    ck_assert_int_eq(ev_sha256_hex(env.data, env.len, profile), EV_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "UPDATE environments SET json = ?1, profile_id = ?2", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(st, 1, env.data, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, profile, -1, SQLITE_TRANSIENT);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    ev_buf_free(&env);
+}
+
+/*
  * Your kernel from your own directory: a protocol outside the repository,
  * given by an absolute path, runs the kernels beside it (their files
  * relative to it: a translation unit and the header it includes); the
@@ -1814,9 +1846,11 @@ static int file_holds(const char *path, const char *needle)
  * row, the value, the expected value, the error, the bound and how many
  * rows of how many; one that does not compile shows the compiler's first
  * error line; one whose entry is missing names the entries its binary
- * has.  A source that escapes the protocol's directory (by '..', or a
- * directory that is a symbolic link out of it) is refused in one line
- * naming it, and nothing is stored.
+ * has.  A record of the values the run used (the defaults written out)
+ * that protocol.json does not give FAILs check 5, naming the key.  A
+ * source that escapes the protocol's directory (by '..', or a directory
+ * that is a symbolic link out of it) is refused in one line naming it, and
+ * nothing is stored.
  */
 START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong)
 {
@@ -1898,6 +1932,25 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
     ck_assert_msg(strstr(log, "FAIL sources: sources/external/ext-mine/src/acc.h: differs from the kernel tree's "
                               "src/acc.h"),
                   "%s", log);
+
+    /* the values the run used are held to protocol.json: a record that
+     * says the run took other samples (its profile id made to match, as a
+     * runner that lied would) FAILs check 5, naming the key */
+    {
+        char db2[560], zip2[560];
+        snprintf(db2, sizeof db2, "%s/lie.db", dir);
+        snprintf(zip2, sizeof zip2, "%s/lie.zip", dir);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, db2);
+        ck_assert_int_eq(system(cmd), 0);
+        rewrite_environment(db2, "\"protocol_values\":{\"seed\":5,", "\"protocol_values\":{\"seed\":6,");
+        const char *exp2[] = {"export", "--db", db2, "--out", zip2, NULL};
+        ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
+        const char *ver2[] = {zip2, NULL};
+        ck_assert_int_eq(run_prog("verify-bundle", ver2, log, sizeof log), 1);
+        ck_assert_msg(strstr(log, "FAIL protocol: validation.json: invocation 1 ran with protocol value 'seed' other "
+                                  "than protocol.json gives this verifier"),
+                      "%s", log);
+    }
 
     /* escapes: refused in one line naming the file, nothing stored */
     static const char *const escapes[][2] = {
