@@ -100,15 +100,17 @@ START_TEST(test_a_protocol_of_cases_and_kernels_alone_takes_the_default_profile)
     /* the values used: every key a protocol has, the defaults written out */
     ck_assert_int_eq(ev_protocol_values(&p, &v), EV_OK);
     ck_assert_int_eq(ev_json_print(v, 0, &a), EV_OK);
-    ck_assert_msg(strstr(a.data, "\"seed\":1,\"arms\":[\"default\",\"rows1\",\"rows2\",\"cub\",\"torch-compile\","
-                                 "\"ext-a\"],\"cases\":[{\"op\":\"reduce_sum\",\"rows\":65,\"cols\":512,"
-                                 "\"stride\":512,\"dtype\":\"fp32\",\"default_rows\":4,\"role\":\"calibration\"}]") &&
+    ck_assert_msg(strstr(a.data,
+                         "\"seed\":1,\"arms\":[\"default\",\"rows1\",\"rows2\",\"cub\",\"torch-compile\","
+                         "\"ext-a\"],\"cases\":[{\"op\":\"reduce_sum\",\"rows\":65,\"cols\":512,"
+                         "\"stride\":512,\"dtype\":\"fp32\",\"default_rows\":4,\"role\":\"calibration\"}]") &&
                       strstr(a.data, "\"samples\":7,") && strstr(a.data, "\"warmup_ms\":500,") &&
                       strstr(a.data, "\"rounds\":1,") && strstr(a.data, "\"sample_band\":0.5,"),
                   "%s", a.data);
     /* ...which, with the kernels, is a protocol: the same values again */
-    cJSON_AddItemToObject(v, "kernels", cJSON_Parse("[{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, "
-                                                    "\"entries\": {\"reduce_sum/fp32\": \"a_sum\"}}]"));
+    cJSON_AddItemToObject(v, "kernels",
+                          cJSON_Parse("[{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, "
+                                      "\"entries\": {\"reduce_sum/fp32\": \"a_sum\"}}]"));
     ck_assert_int_eq(ev_json_print(v, 0, &again), EV_OK);
     ck_assert_msg(parse(again.data, &q, &err) == EV_OK, "%s: %s", err.msg, again.data);
     ck_assert_int_eq(ev_protocol_values(&q, &w), EV_OK);

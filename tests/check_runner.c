@@ -1899,14 +1899,16 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
     const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
     ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
     /* the summary: each failed job and why */
-    ck_assert_msg(strstr(log, "main/0/ext-off/initial: failed-validation: first stage: 33 of 33 rows wrong; the "
-                              "first, row 0, is ") &&
+    ck_assert_msg(strstr(log,
+                         "main/0/ext-off/initial: failed-validation: first stage: 33 of 33 rows wrong; the "
+                         "first, row 0, is ") &&
                       strstr(log, " is expected (error ") && strstr(log, ", bound "),
                   "the off-by-one kernel's reason does not name its first bad row:\n%s", log);
-    ck_assert_msg(strstr(log, "main/0/ext-broken/initial: failed-exit: exit code 1: ") &&
-                      strstr(log, "external kernel ext-broken did not compile: external/ext-broken/broken.c:1:") &&
-                      strstr(log, "error: "),
-                  "the compile failure's first error line is not in the summary:\n%s", log);
+    ck_assert_msg(
+        strstr(log, "main/0/ext-broken/initial: failed-exit: exit code 1: ") &&
+            strstr(log, "external kernel ext-broken did not compile: external/ext-broken/broken.c:1:") &&
+            strstr(log, "error: "),
+        "the compile failure's first error line is not in the summary:\n%s", log);
     ck_assert_msg(strstr(log, "external kernel ext-misnamed: its source defines no entry 'k_total' (the "
                               "protocol's entry for reduce_sum/fp32); the entries its binary defines: k_sum"),
                   "the missing entry does not name the entries there are:\n%s", log);
@@ -1925,12 +1927,13 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
     ck_assert_msg(strstr(log, "kernel ext-mine: rebuilt from the bundle's 3 members"), "%s", log);
     const char *verk[] = {zip, "--kernel-tree", proj, NULL};
     ck_assert_msg(run_prog("verify-bundle", verk, log, sizeof log) == 0, "verify --kernel-tree: %s", log);
-    ck_assert_msg(strstr(log, "7 kernel files equal the kernel tree's, and protocol.json its protocol file"), "%s",
-                  log);
+    ck_assert_msg(strstr(log, "7 kernel files equal the kernel tree's, and protocol.json its protocol file"),
+                  "%s", log);
     put_in(proj, "src/acc.h", "#define ACC_ZERO 1.0f\n", 23);
     ck_assert_int_eq(run_prog("verify-bundle", verk, log, sizeof log), 1);
-    ck_assert_msg(strstr(log, "FAIL sources: sources/external/ext-mine/src/acc.h: differs from the kernel tree's "
-                              "src/acc.h"),
+    ck_assert_msg(strstr(log,
+                         "FAIL sources: sources/external/ext-mine/src/acc.h: differs from the kernel tree's "
+                         "src/acc.h"),
                   "%s", log);
 
     /* the values the run used are held to protocol.json: a record that
@@ -1947,9 +1950,10 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
         ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
         const char *ver2[] = {zip2, NULL};
         ck_assert_int_eq(run_prog("verify-bundle", ver2, log, sizeof log), 1);
-        ck_assert_msg(strstr(log, "FAIL protocol: validation.json: invocation 1 ran with protocol value 'seed' other "
-                                  "than protocol.json gives this verifier"),
-                      "%s", log);
+        ck_assert_msg(
+            strstr(log, "FAIL protocol: validation.json: invocation 1 ran with protocol value 'seed' other "
+                        "than protocol.json gives this verifier"),
+            "%s", log);
     }
 
     /* escapes: refused in one line naming the file, nothing stored */
@@ -4407,8 +4411,9 @@ START_TEST(test_ev_rules_check_holds_a_completed_attempt_to_physical_plausibilit
      * (and, below 2 x the cache, the protocol's multiple not kept) */
     a.flush_bytes = a.cache_bytes;
     ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 2);
-    ck_assert_msg(strstr(why, "does not exceed the 8388608-byte cache: the cold samples were not cold (1 more)"),
-                  "%s", why);
+    ck_assert_msg(
+        strstr(why, "does not exceed the 8388608-byte cache: the cold samples were not cold (1 more)"), "%s",
+        why);
     a.schema = EV_RULE_COLD_FLUSH_SINCE - 1; /* an older bundle: the multiple only */
     ck_assert_int_eq(ev_rules_reason(&p, "cuda", &a, why, sizeof why), 1);
     ck_assert_msg(strstr(why, "is below 2 x the 8388608-byte cache"), "%s", why);

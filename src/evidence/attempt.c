@@ -149,8 +149,7 @@ const char *ev_attempt_reason(const ev_attempt_rec *r, const char *outcome, char
             snprintf(t, cap, "exit code %" PRId64 ": %.*s", f->exit_code, n, w);
         else
             snprintf(t, cap, "exit code %" PRId64, f->exit_code);
-    }
-    else if (r->protocol_error)
+    } else if (r->protocol_error)
         snprintf(t, cap, "%s", r->protocol_error);
     else if (!strcmp(o, "failed-validation"))
         snprintf(t, cap, "output does not match the oracle (%" PRId64 " mismatches)", r->mismatches);

@@ -459,38 +459,39 @@ static int validation_reason(const rep *r, const cJSON *j, const cJSON *a, char 
         rows = rp_jint(c, "rows", -1);
     for (int k = 0; k < 2; k++) /* the first stage, then the final one */
         cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(a, "validations"))
-    {
-        const char *st = ev_jr_str(v, "stage"), *om = ev_jr_str(v, "output_member");
-        const ev_member *out = om && r->m ? ev_member_find(r->m, r->n_m, om) : NULL;
-        const ev_member *pm = r->m ? ev_member_find(r->m, r->n_m, "protocol.json") : NULL;
-        int passed = 1;
-        int64_t mism = 0;
-        double mae = 0, bound = 0;
-        char one[600];
-        if (!st || strcmp(st, k ? "final" : "first") || ev_jr_bool(v, "passed", &passed) || passed)
-            continue;
-        one[0] = '\0';
-        if (out && pm && ci >= 0) {
-            ev_protocol p;
-            ev_shape s;
-            ev_oracle_row *o = NULL;
-            if (!ev_protocol_parse((const char *)pm->data, pm->len, &p, NULL)) {
-                if (!ev_case_oracle_rows(&p, (size_t)ci, &s, &o, NULL))
-                    ev_validation_explain(&p, &s, o, out->data, out->len, st, one, sizeof one);
-                free(o);
-                ev_protocol_free(&p);
+        {
+            const char *st = ev_jr_str(v, "stage"), *om = ev_jr_str(v, "output_member");
+            const ev_member *out = om && r->m ? ev_member_find(r->m, r->n_m, om) : NULL;
+            const ev_member *pm = r->m ? ev_member_find(r->m, r->n_m, "protocol.json") : NULL;
+            int passed = 1;
+            int64_t mism = 0;
+            double mae = 0, bound = 0;
+            char one[600];
+            if (!st || strcmp(st, k ? "final" : "first") || ev_jr_bool(v, "passed", &passed) || passed)
+                continue;
+            one[0] = '\0';
+            if (out && pm && ci >= 0) {
+                ev_protocol p;
+                ev_shape s;
+                ev_oracle_row *o = NULL;
+                if (!ev_protocol_parse((const char *)pm->data, pm->len, &p, NULL)) {
+                    if (!ev_case_oracle_rows(&p, (size_t)ci, &s, &o, NULL))
+                        ev_validation_explain(&p, &s, o, out->data, out->len, st, one, sizeof one);
+                    free(o);
+                    ev_protocol_free(&p);
+                }
+            }
+            if (!one[0] && !ev_jr_i64(v, "mismatches", &mism)) {
+                rp_jnum(v, "max_abs_err", &mae);
+                rp_jnum(v, "bound", &bound);
+                ev_validation_numbers(st, c ? ev_jr_str(c, "op") : NULL, mism, rows, mae, bound, one,
+                                      sizeof one);
+            }
+            if (one[0] && len < cap) {
+                snprintf(t + len, cap - len, "%s%s", n++ ? "; " : "", one);
+                len += strlen(t + len);
             }
         }
-        if (!one[0] && !ev_jr_i64(v, "mismatches", &mism)) {
-            rp_jnum(v, "max_abs_err", &mae);
-            rp_jnum(v, "bound", &bound);
-            ev_validation_numbers(st, c ? ev_jr_str(c, "op") : NULL, mism, rows, mae, bound, one, sizeof one);
-        }
-        if (one[0] && len < cap) {
-            snprintf(t + len, cap - len, "%s%s", n++ ? "; " : "", one);
-            len += strlen(t + len);
-        }
-    }
     return n ? 0 : -1;
 }
 

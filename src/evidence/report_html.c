@@ -835,8 +835,8 @@ ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *probl
 }
 
 /* See report.h. */
-ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_member *m, size_t n, ev_buf *out,
-                               ev_err *err)
+ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_member *m, size_t n,
+                               ev_buf *out, ev_err *err)
 {
     rep r;
     ev_status rc = rp_rep_borrow(val, model, prov, &r, err);
@@ -853,7 +853,8 @@ ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_m
 /* Writes report.html of r (with problem's notice when non-NULL) to out;
  * the detection and defences sections read the members m[0..n) (the
  * protocol, the proof receipts). */
-static ev_status report_html(rep *r, const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err)
+static ev_status report_html(rep *r, const ev_member *m, size_t n, const char *problem, ev_buf *out,
+                             ev_err *err)
 {
     ev_buf b = EV_BUF_INIT;
     ev_status rc = EV_OK;

@@ -65,8 +65,8 @@ typedef struct rep {
     size_t n_arms;
     struct kv *ix; /* lookups by key (see rep_index) */
     size_t n_ix;
-    rp_floor floor; /* the run's noise floor (rp_rep_open; zero after rp_rep_load alone) */
-    int borrowed;   /* val, model and prov are the caller's (rp_rep_borrow): not freed */
+    rp_floor floor;     /* the run's noise floor (rp_rep_open; zero after rp_rep_load alone) */
+    int borrowed;       /* val, model and prov are the caller's (rp_rep_borrow): not freed */
     const ev_member *m; /* the members (the caller's, for the report's life): outputs and the
                            protocol a failed validation's reason is read from; NULL: none */
     size_t n_m;

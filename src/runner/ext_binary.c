@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vocab.h"
+
 #ifndef EM_CUDA
 #define EM_CUDA 190
 #endif
@@ -88,6 +90,8 @@ out:
 
 ev_status ev_ext_first_errors(const char *msg, size_t len, ev_buf *out)
 {
+    const char *pre =
+        ev_arm_kind_prefix(EV_ARM_EXTERNAL); /* the build's own lines start with the kernel's name */
     ev_status rc = EV_OK;
     for (int pass = 0; pass < 2; pass++) {
         /* pass 0: the lines that say "error"; pass 1 (none did): the first lines */
@@ -105,7 +109,7 @@ ev_status ev_ext_first_errors(const char *msg, size_t len, ev_buf *out)
                 tl = sizeof text - 1;
             memcpy(text, line + lead, tl);
             text[tl] = '\0';
-            if (!pass && !strstr(text, "error") && strncmp(text, "ext-", 4))
+            if (!pass && !strstr(text, "error") && strncmp(text, pre, strlen(pre)))
                 continue;
             rc = ev_buf_printf(out, "%s%s", kept++ ? " | " : "", text);
         }

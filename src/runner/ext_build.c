@@ -226,8 +226,8 @@ static void undeclared_includes(const ev_ext_kernel *k, const char *backend, con
             if (end && end < line + len && *inc != '/' &&
                 (size_t)snprintf(name, sizeof name, "%.*s%.*s", slash ? (int)(slash - from + 1) : 0, from,
                                  (int)(end - inc), inc) < sizeof name &&
-                !strstr(name, "..") && (size_t)snprintf(path, sizeof path, "%s/%s", proto_dir, name) <
-                                           sizeof path &&
+                !strstr(name, "..") &&
+                (size_t)snprintf(path, sizeof path, "%s/%s", proto_dir, name) < sizeof path &&
                 !lstat(path, &st) && S_ISREG(st.st_mode))
                 ev_buf_printf(why,
                               "%s: %.*s includes %s, which the protocol does not declare: list it in the "

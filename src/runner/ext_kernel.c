@@ -432,9 +432,10 @@ int ev_ext_member_path(const char *name, const char *f, char *out, size_t cap)
 int ev_ext_protocol_dir(const char *protocol_path, char *out, size_t cap)
 {
     const char *slash = strrchr(protocol_path, '/');
-    int n = !slash                   ? snprintf(out, cap, ".")
-            : slash == protocol_path ? snprintf(out, cap, "/")
-                                     : snprintf(out, cap, "%.*s", (int)(slash - protocol_path), protocol_path);
+    int n = !slash ? snprintf(out, cap, ".")
+            : slash == protocol_path
+                ? snprintf(out, cap, "/")
+                : snprintf(out, cap, "%.*s", (int)(slash - protocol_path), protocol_path);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
@@ -489,17 +490,20 @@ static ev_status check_file(const char *dir, const char *name, char *src, ev_err
             *c = '\0';
             snprintf(full, sizeof full, "%s/%s", dir, src);
             if (lstat(full, &st)) {
-                ev_err_set(err, EV_EUSAGE, "%s: source %s: %s (kernel files are relative to the protocol's "
-                           "directory, %s)", name, src, strerror(errno), dir);
+                ev_err_set(err, EV_EUSAGE,
+                           "%s: source %s: %s (kernel files are relative to the protocol's "
+                           "directory, %s)",
+                           name, src, strerror(errno), dir);
                 *c = save;
                 return EV_EUSAGE;
             }
             if (S_ISLNK(st.st_mode)) {
-                ev_err_set(err, EV_EUSAGE,
-                           "%s: source %s is a symlink; name the file itself, inside the protocol's directory "
-                           "(the bundle must hold the bytes that ran, and nothing outside the directory is "
-                           "read through a link)",
-                           name, src);
+                ev_err_set(
+                    err, EV_EUSAGE,
+                    "%s: source %s is a symlink; name the file itself, inside the protocol's directory "
+                    "(the bundle must hold the bytes that ran, and nothing outside the directory is "
+                    "read through a link)",
+                    name, src);
                 *c = save;
                 return EV_EUSAGE;
             }

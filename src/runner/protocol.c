@@ -482,7 +482,23 @@ static ev_status get_model_schedules(const cJSON *root, ev_protocol *p, ev_err *
     return EV_OK;
 }
 
-const char *const ev_proto_default_arms[] = {"default", "rows1", "rows2", "cub", "torch-compile", NULL};
+const char *ev_proto_default_arm(size_t i)
+{
+    switch (i) {
+    case 0:
+        return ev_sched_name(EV_SCHED_DEFAULT);
+    case 1:
+        return ev_sched_name(EV_SCHED_ROWS1);
+    case 2:
+        return ev_sched_name(EV_SCHED_ROWS2);
+    case 3:
+        return ev_arm_kind_name(EV_ARM_CUB);
+    case 4:
+        return ev_arm_kind_name(EV_ARM_TORCH);
+    default:
+        return NULL;
+    }
+}
 
 /* Sets DESIGN.md's defaults on a zeroed protocol (the default profile:
  * docs/runner.md). */
@@ -739,13 +755,13 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         /* the default profile: our model's schedules, the peers, and every
          * declared kernel, in declaration order */
         size_t nd = 0;
-        while (ev_proto_default_arms[nd])
+        while (ev_proto_default_arm(nd))
             nd++;
         p->arms = calloc(nd + p->n_kernels, sizeof *p->arms);
         if (!p->arms)
             return ev_err_set(err, EV_ENOMEM, "arms: out of memory");
         for (i = 0; i < nd; i++)
-            snprintf(p->arms[p->n_arms++], sizeof p->arms[0], "%s", ev_proto_default_arms[i]);
+            snprintf(p->arms[p->n_arms++], sizeof p->arms[0], "%s", ev_proto_default_arm(i));
         for (i = 0; i < p->n_kernels; i++)
             snprintf(p->arms[p->n_arms++], sizeof p->arms[0], "%s", p->kernels[i].name);
     } else if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
@@ -912,10 +928,11 @@ ev_status ev_protocol_values(const ev_protocol *p, cJSON **out)
            ev_json_add_i64(v, "ops_per_graph", p->ops_per_graph) ||
            ev_json_add_double(v, "warmup_ms", p->warmup_ms) ||
            ev_json_add_double(v, "target_sample_ms", p->target_sample_ms) ||
-           ev_json_add_i64(v, "cold_samples", p->cold_samples) || ev_json_add_i64(v, "host_threads", p->host_threads) ||
+           ev_json_add_i64(v, "cold_samples", p->cold_samples) ||
+           ev_json_add_i64(v, "host_threads", p->host_threads) ||
            ev_json_add_str(v, "cpu_priority", p->cpu_realtime ? "realtime" : "normal") ||
-           ev_json_add_double(v, "job_timeout_s", p->job_timeout_s) || ev_json_add_i64(v, "retries", p->retries) ||
-           ev_json_add_i64(v, "rounds", p->rounds) ||
+           ev_json_add_double(v, "job_timeout_s", p->job_timeout_s) ||
+           ev_json_add_i64(v, "retries", p->retries) || ev_json_add_i64(v, "rounds", p->rounds) ||
            ev_json_add_double(v, "decision_threshold", p->decision_threshold);
     bad |= bad || !(a = cJSON_AddArrayToObject(v, "cpu_set"));
     for (size_t i = 0; !bad && i < p->n_cpus; i++)
@@ -927,7 +944,8 @@ ev_status ev_protocol_values(const ev_protocol *p, cJSON **out)
     bad |= bad || !(t = cJSON_AddObjectToObject(v, "tolerances"));
     bad |= bad || ev_json_add_double(t, "sum_bound_factor", p->sum_bound_factor) ||
            (p->sum_depth && ev_json_add_i64(t, "sum_depth", p->sum_depth)) || /* absent: any order */
-           ev_json_add_double(t, "sample_band", p->sample_band) || ev_json_add_double(t, "clock_band", p->clock_band);
+           ev_json_add_double(t, "sample_band", p->sample_band) ||
+           ev_json_add_double(t, "clock_band", p->clock_band);
     bad |= bad || !(r = cJSON_AddObjectToObject(v, "reference"));
     bad |= bad || !(o = cJSON_AddObjectToObject(r, "cuda")) || values_ref(o, &p->ref_cuda, 1);
     bad |= bad || !(o = cJSON_AddObjectToObject(r, "cpu")) || values_ref(o, &p->ref_cpu, 0);

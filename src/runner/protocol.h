@@ -166,7 +166,10 @@ typedef struct ev_protocol {
  */
 #define EV_PROTO_DEFAULT_SEED 1
 #define EV_PROTO_DEFAULT_B    4
-extern const char *const ev_proto_default_arms[]; /* NULL-terminated */
+/* The default profile's arm i before the declared kernels (default,
+ * rows1, rows2, cub, torch-compile, named by the vocabulary), or NULL
+ * past the last. */
+const char *ev_proto_default_arm(size_t i);
 
 /*
  * The values a run used: every setting of p, the defaults it took

@@ -128,7 +128,7 @@ typedef struct sup {
      * phase's original ceiling and ceiling-l2 jobs completed
      * (sample_rules.h, physical plausibility; sup_ceilings_load). */
     double ceil_mem_bpus, ceil_l2_bpus;
-    int64_t backoff_ms;     /* the next rescue of a sample-rule failure waits this long first */
+    int64_t backoff_ms; /* the next rescue of a sample-rule failure waits this long first */
 } sup;
 
 /* A rescue of a job whose attempt broke a sample rule waits before it

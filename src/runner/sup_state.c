@@ -295,7 +295,8 @@ ev_status sup_create_run(sup *s, ev_err *err)
         /* evident's closure, and the protocol's kernel files under their
          * member names (ext_kernel.h), read from the protocol's directory */
         ev_strs names = EV_STRS_INIT, paths = EV_STRS_INIT;
-        rc = ev_ext_closure(s->proto.kernels, s->proto.n_kernels, s->o->backend, s->proto_dir, &names, &paths);
+        rc =
+            ev_ext_closure(s->proto.kernels, s->proto.n_kernels, s->o->backend, s->proto_dir, &names, &paths);
         if (rc)
             rc = ev_err_set(err, rc, "snapshot: out of memory");
         else

@@ -142,9 +142,11 @@ const char *ev_validation_explain(const ev_protocol *p, const ev_shape *s, const
         num(fabs(y - ref), err, sizeof err);
     else
         snprintf(err, sizeof err, "not finite");
-    snprintf(t, cap, "%s stage: %lld of %lld rows wrong; the first, row %lld, is %s where %s is expected (error %s%s)",
-             stage, (long long)v.mismatches, (long long)s->rows, (long long)r, num(y, got, sizeof got),
-             num(ref, want, sizeof want), err, bound);
+    snprintf(
+        t, cap,
+        "%s stage: %lld of %lld rows wrong; the first, row %lld, is %s where %s is expected (error %s%s)",
+        stage, (long long)v.mismatches, (long long)s->rows, (long long)r, num(y, got, sizeof got),
+        num(ref, want, sizeof want), err, bound);
     return t;
 }
 
@@ -157,8 +159,8 @@ const char *ev_validation_numbers(const char *stage, const char *op, int64_t mis
         snprintf(b, sizeof b, "; %s is bit-exact", op);
     else
         snprintf(b, sizeof b, ", bound %s", num(bound, x, sizeof x));
-    snprintf(t, cap, "%s stage: %lld of %lld rows wrong (largest finite error %s%s)", stage, (long long)mismatches,
-             (long long)rows, num(max_abs_err, e, sizeof e), b);
+    snprintf(t, cap, "%s stage: %lld of %lld rows wrong (largest finite error %s%s)", stage,
+             (long long)mismatches, (long long)rows, num(max_abs_err, e, sizeof e), b);
     return t;
 }
 

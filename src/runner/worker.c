@@ -110,10 +110,11 @@ static ev_status entry_defined(const char *lib, const char *arm, const ev_proto_
         ev_buf_printf(&list, "%s%s", i ? ", " : "", have.v[i]);
     if (have.n > 16)
         ev_buf_printf(&list, " and %zu more", have.n - 16);
-    rc = ev_err_set(err, EV_EPROC,
-                    "external kernel %s: its source defines no entry '%s' (the protocol's entry for %s/%s); the "
-                    "entries its binary defines: %s: name one of them in the kernel's entries, or define %s",
-                    arm, entry, c->op, c->dtype, have.n ? list.data : "none", entry);
+    rc = ev_err_set(
+        err, EV_EPROC,
+        "external kernel %s: its source defines no entry '%s' (the protocol's entry for %s/%s); the "
+        "entries its binary defines: %s: name one of them in the kernel's entries, or define %s",
+        arm, entry, c->op, c->dtype, have.n ? list.data : "none", entry);
 out:
     ev_strs_free(&have);
     ev_buf_free(&list);

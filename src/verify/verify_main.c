@@ -99,10 +99,13 @@ int main(int argc, char **argv)
             return EXIT_PASS;
         } else if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--source-tree") || !strcmp(a, "--expect-root") || !strcmp(a, "--kernel-tree")) {
+        } else if (!strcmp(a, "--source-tree") || !strcmp(a, "--expect-root") ||
+                   !strcmp(a, "--kernel-tree")) {
             if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
                 return usage_error("missing value after", a);
-            const char **slot = a[2] == 's' ? &opts.source_tree : a[2] == 'k' ? &opts.kernel_tree : &opts.expect_root;
+            const char **slot = a[2] == 's'   ? &opts.source_tree
+                                : a[2] == 'k' ? &opts.kernel_tree
+                                              : &opts.expect_root;
             if (*slot)
                 return usage_error("given twice:", a);
             *slot = argv[++i];
@@ -143,8 +146,7 @@ int main(int argc, char **argv)
         }
     }
     if (compare && (file || opts.source_tree || opts.kernel_tree || opts.expect_root || opts.key ||
-                    opts.attestation || vsa ||
-                    opts.regen_limit > 0))
+                    opts.attestation || vsa || opts.regen_limit > 0))
         return usage_error("--compare takes two bundles and only --json", NULL);
     if (!compare && !file)
         return usage_error("no bundle given", NULL);

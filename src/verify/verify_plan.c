@@ -127,7 +127,7 @@ static void vp_job_outcome(vb_vjob *j, const ev_protocol *proto, ev_vreport *r)
         }
         {
             char fw[400];
-            const char *bad = ev_fault_problem(proto, j->arm, j->phase && !strcmp(j->phase, "rescue"),
+            const char *bad = ev_fault_problem(proto, j->arm, ev_is_phase(j->phase, EV_PHASE_RESCUE),
                                                &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
             if (bad)
                 vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, bad);
@@ -495,9 +495,10 @@ static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
             char member[EV_EXT_MEMBER_MAX + 16];
             snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", files.v[j]);
             if (!vb_find(b, member))
-                vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL,
-                        "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
-                        b->proto->kernels[i].name, be, ev_ext_file(&b->proto->kernels[i], be, j), member);
+                vr_fail(
+                    r, VR_PLAN, EV_MEMBER_PROTOCOL,
+                    "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
+                    b->proto->kernels[i].name, be, ev_ext_file(&b->proto->kernels[i], be, j), member);
         }
         ev_strs_free(&files);
     }

@@ -164,8 +164,9 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
  * rows and variants of its plants, and a kept output.  The samples are rows [first, first + n_cold + n_hot)
  * of samples.csv, cold first.
  */
-static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a, const ev_rule_attempt *ra,
-                         int completed, size_t first, size_t n_cold, size_t n_hot, ev_vreport *r)
+static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a,
+                         const ev_rule_attempt *ra, int completed, size_t first, size_t n_cold, size_t n_hot,
+                         ev_vreport *r)
 {
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(a, "op_checks"), *o;
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(a, "warmup");
@@ -214,9 +215,9 @@ static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSO
         for (size_t i = 0; i < n_hot; i++)
             reps[i] = b->samples.rows[first + n_cold + i].replays;
         for (size_t i = 0; i < n; i++)
-            end[i] = ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold,
-                                        warm, reps,
-                                        i >= n_cold ? ev_rule_recal_replays(ra, (int64_t)(i - n_cold)) : 0);
+            end[i] =
+                ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold, warm,
+                                   reps, i >= n_cold ? ev_rule_recal_replays(ra, (int64_t)(i - n_cold)) : 0);
         free(reps);
     }
     cJSON_ArrayForEach(o, ops)
@@ -475,15 +476,18 @@ static void vk_values(const vb_bundle *b, ev_vreport *r)
             vr_fail(r, VR_PROTOCOL, VP, "invocation %lld: protocol_values is not an object", (long long)id);
             continue;
         }
-        cJSON_ArrayForEach(k, mine) if (!bad && !same_text(k, cJSON_GetObjectItemCaseSensitive(rec, k->string), r))
+        cJSON_ArrayForEach(k, mine) if (!bad &&
+                                        !same_text(k, cJSON_GetObjectItemCaseSensitive(rec, k->string), r))
             bad = k->string;
-        cJSON_ArrayForEach(k, rec) if (!bad && !cJSON_GetObjectItemCaseSensitive(mine, k->string)) bad = k->string;
+        cJSON_ArrayForEach(k, rec) if (!bad && !cJSON_GetObjectItemCaseSensitive(mine, k->string)) bad =
+            k->string;
         if (bad)
-            vr_fail(r, VR_PROTOCOL, VP,
-                    "invocation %lld ran with protocol value '%s' other than protocol.json gives this verifier "
-                    "(the defaults differ, or the record was edited): the run cannot be held to the values it "
-                    "used",
-                    (long long)id, bad);
+            vr_fail(
+                r, VR_PROTOCOL, VP,
+                "invocation %lld ran with protocol value '%s' other than protocol.json gives this verifier "
+                "(the defaults differ, or the record was edited): the run cannot be held to the values it "
+                "used",
+                (long long)id, bad);
     }
     if (held)
         vr_note(r, VR_PROTOCOL, VP,

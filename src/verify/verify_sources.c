@@ -178,8 +178,9 @@ static int vk_differs(ev_vreport *r, const vb_member *m, const char *path, const
         vr_fail(r, VR_SOURCES, m->name, "cannot read the kernel tree's %s: %s", shown, ferr.msg);
         bad = 1;
     } else if (file.len != m->len || memcmp(file.data ? file.data : "", m->data, m->len)) {
-        vr_fail(r, VR_SOURCES, m->name, "differs from the kernel tree's %s (%zu bytes there, %zu in the bundle)",
-                shown, file.len, m->len);
+        vr_fail(r, VR_SOURCES, m->name,
+                "differs from the kernel tree's %s (%zu bytes there, %zu in the bundle)", shown, file.len,
+                m->len);
         bad = 1;
     }
     ev_buf_free(&file);
@@ -256,8 +257,8 @@ ev_status vc_kernel_tree(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *e
                     "the kernel tree differs from the bundle: %zu changed files: %s", changed.n, list.data);
         ev_buf_free(&list);
     } else if (!why.msg[0]) {
-        vr_note(r, VR_SOURCES, EV_MEMBER_SOURCES "external/", "%zu kernel files equal the kernel tree's%s", equal,
-                compared ? ", and protocol.json its protocol file" : "");
+        vr_note(r, VR_SOURCES, EV_MEMBER_SOURCES "external/", "%zu kernel files equal the kernel tree's%s",
+                equal, compared ? ", and protocol.json its protocol file" : "");
     }
 out:
     ev_strs_free(&names);
