@@ -4453,8 +4453,12 @@ int main(void)
     tcase_add_checked_fixture(tc, setup, teardown); /* its stores in a fresh directory, not in / */
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
-    tcase_add_test(tc, test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("ext-yours");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong);
     suite_add_tcase(s, tc);
     tc = tcase_create("ext-build");
     tcase_add_checked_fixture(tc, setup, teardown);
