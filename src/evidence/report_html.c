@@ -137,7 +137,7 @@ static ev_status sec_failures(const rep *r, ev_buf *b)
         if (!rc)
             rc = td(b, "n", att);
         if (!rc)
-            rc = td(b, NULL, rp_failure_reason(j, reason, sizeof reason));
+            rc = td(b, NULL, rp_failure_reason(r, j, reason, sizeof reason));
         if (!rc)
             rc = td(b, NULL, retry);
         if (!rc)
@@ -841,6 +841,8 @@ ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_m
     rep r;
     ev_status rc = rp_rep_borrow(val, model, prov, &r, err);
     if (!rc) {
+        r.m = m;
+        r.n_m = n;
         rp_floor_get(&r, &r.floor); /* as rp_rep_open measures it */
         rc = report_html(&r, m, n, NULL, out, err);
     }

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ext_binary.h"
 #include "foreign.h"
 #include "inputs.h"
 #include "job.h"
@@ -83,6 +84,42 @@ static void add_device(cJSON *obj, const ev_device_info *d)
 /* The process's affinity as the worker started, before a backend's
  * thread pool pinned its threads (reduce_cpu.c): what the hello reports. */
 static char start_affinity[1024];
+
+/*
+ * The external kernel arm's entry for case c is among the entry points its
+ * binary lib defines (ext_binary.h); EV_EPROC otherwise, naming the entry
+ * and the ones the binary has, with what to do.  A binary it cannot read
+ * as ELF is left to the backend's loader, which fails naming the entry.
+ */
+static ev_status entry_defined(const char *lib, const char *arm, const ev_proto_case *c, const char *entry,
+                               ev_err *err)
+{
+    ev_strs have = EV_STRS_INIT;
+    ev_buf list = EV_BUF_INIT;
+    ev_err e = {""};
+    ev_status rc = EV_OK;
+    int found = 0;
+
+    if (ev_ext_binary_entries(lib, &have, &e))
+        goto out;
+    for (size_t i = 0; i < have.n && !found; i++)
+        found = !strcmp(have.v[i], entry);
+    if (found)
+        goto out;
+    for (size_t i = 0; i < have.n && i < 16; i++)
+        ev_buf_printf(&list, "%s%s", i ? ", " : "", have.v[i]);
+    if (have.n > 16)
+        ev_buf_printf(&list, " and %zu more", have.n - 16);
+    rc = ev_err_set(
+        err, EV_EPROC,
+        "external kernel %s: its source defines no entry '%s' (the protocol's entry for %s/%s); the "
+        "entries its binary defines: %s: name one of them in the kernel's entries, or define %s",
+        arm, entry, c->op, c->dtype, have.n ? list.data : "none", entry);
+out:
+    ev_strs_free(&have);
+    ev_buf_free(&list);
+    return rc;
+}
 
 /* Writes the hello record. */
 static ev_status hello(ev_rec_out *out, const char *job_key, const char *arm, const ev_device_info *d,
@@ -610,6 +647,9 @@ static ev_status wk_job(wjob *w, ev_err *err)
         if (k && k->grid[0] && !strcmp(a->ops->name, "cuda") && job->ext_entry && pc->rows > 0 &&
             ((rc = ev_ext_geometry(k, pc->rows, pc->cols, pc->stride, &job->ext_grid, &job->ext_block, err))))
             return rc;
+        if (job->ext_entry && job->ext_lib &&
+            (rc = entry_defined(job->ext_lib, a->arm, pc, job->ext_entry, err)))
+            return rc;
     }
     job->rows_per_program = w->rows_pp;
     job->coef = a->coef;
@@ -976,12 +1016,18 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     if (w.kind == EV_ARM_TORCH)
         return ev_worker_torch(a, out, err);
     if (ext_build_failed(a, w.kind)) {
-        ev_buf msg = EV_BUF_INIT;
-        if (!ev_read_file(a->kernel_error, &msg, NULL) && msg.len)
+        /* the build failed: this job fails with the compiler's own message,
+         * and its reason is the first error lines (ext_binary.h) */
+        ev_buf msg = EV_BUF_INIT, first = EV_BUF_INIT;
+        if (!ev_read_file(a->kernel_error, &msg, NULL) && msg.len) {
             fprintf(stderr, "%s%s", msg.data, msg.data[msg.len - 1] == '\n' ? "" : "\n");
+            ev_ext_first_errors(msg.data, msg.len, &first);
+        }
+        rc = ev_err_set(err, EV_EPROC, "external kernel %s did not compile: %s", a->arm,
+                        first.data ? first.data : "(no message; the build receipt holds what there is)");
         ev_buf_free(&msg);
-        return ev_err_set(err, EV_EPROC,
-                          "external kernel %s did not compile (the compiler's message is above)", a->arm);
+        ev_buf_free(&first);
+        return rc;
     }
     if ((rc = wk_open(&w, err)) || (rc = wk_bind(&w, err)) || w.ended)
         goto out;

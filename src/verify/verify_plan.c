@@ -480,26 +480,26 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
 
 /* Every file of every external kernel the protocol declares for the run's
  * backend (its translation unit and the files it includes) is in the
- * bundle (sources/<its repository path>, ext_kernel.h): the bundle holds
- * the bytes that ran. */
+ * bundle (sources/external/<arm>/<file>, ext_kernel.h's
+ * ev_ext_member_path): the bundle holds the bytes that ran. */
 static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *pp = ev_jr_str(run, "protocol_path"), *be = ev_jr_str(run, "backend");
-    for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels; i++) {
+    const char *be = ev_jr_str(run, "backend");
+    for (size_t i = 0; b->proto && be && i < b->proto->n_kernels; i++) {
         ev_strs files = EV_STRS_INIT;
-        if (ev_ext_closure(&b->proto->kernels[i], 1, pp, be, &files)) {
+        if (ev_ext_closure(&b->proto->kernels[i], 1, be, NULL, &files, NULL)) {
             r->oom = 1;
             return;
         }
         for (size_t j = 0; j < files.n; j++) {
-            char member[EV_EXT_REPO_MAX + 16];
+            char member[EV_EXT_MEMBER_MAX + 16];
             snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", files.v[j]);
             if (!vb_find(b, member))
                 vr_fail(
                     r, VR_PLAN, EV_MEMBER_PROTOCOL,
                     "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
-                    b->proto->kernels[i].name, be, files.v[j], member);
+                    b->proto->kernels[i].name, be, ev_ext_file(&b->proto->kernels[i], be, j), member);
         }
         ev_strs_free(&files);
     }
