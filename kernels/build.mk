@@ -33,7 +33,11 @@ CUDA_ARCH ?= sm_90
 # The CUDA objects' sources: built where nvcc is, and part of the
 # measurement closure everywhere (src/runner/module.mk, mk/closure.sh).
 # The cuda backend of the worker stands with the runner, on the kernels.
-CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/plants_dev.cu src/runner/backend_cuda.cu
+# Each schedule's entries are a unit of their own (kernels/reduce_*.cu), so
+# that they compile side by side: one unit of them all took most of a build.
+CUDA_LIB_SRC := kernels/reduce.cu kernels/reduce_default.cu kernels/reduce_rows1.cu kernels/reduce_rows2.cu \
+                kernels/reduce_rows4.cu kernels/reduce_short.cu kernels/reduce_split.cu kernels/peer_cub.cu \
+                kernels/plants_dev.cu src/runner/backend_cuda.cu
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))

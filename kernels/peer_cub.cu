@@ -19,7 +19,6 @@
 #include <thrust/iterator/transform_iterator.h>
 #include <type_traits>
 
-#define EV_DEVICE_CODE_ONLY /* our conversions and NaN rules, not our kernels */
 #include "reduce_default.cuh"
 
 extern "C" {

@@ -15,7 +15,6 @@
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#define EV_DEVICE_CODE_ONLY /* our conversions, not our kernels */
 #include "reduce_default.cuh"
 
 extern "C" {

@@ -1,7 +1,7 @@
 /*
- * reduce.cu: the CUDA reductions (default entry in reduce_default.cuh,
- * candidates in reduce_candidates.cuh), the floor and ceiling kernels, and
- * their host launchers (reduce_cuda.h).
+ * reduce.cu: the table of the CUDA reductions' entries (each schedule
+ * defined in its .cuh and compiled in a unit of its own, below), the floor
+ * and ceiling kernels, and their host launchers (reduce_cuda.h).
  *
  * Variants, one line each:
  *   reduce_<op>_<dtype>_default   b rows per program (reduce_default.cuh)
@@ -24,6 +24,14 @@ extern "C" { /* the project's C headers (status.h carries no guards) */
 #include "reduce_candidates.cuh"
 #include "reduce_short.cuh"
 #include "reduce_split.cuh"
+
+/* The entries, each schedule compiled in a unit of its own (kernels/
+ * reduce_default.cu, reduce_rows{1,2,4}.cu, reduce_short.cu,
+ * reduce_split.cu): their host stubs are what the table holds. */
+EV_OPS_BY_DTYPES(EV_DEFAULT_DECL)
+EV_OPS_BY_DTYPES(EV_ROWS_DECL)
+EV_OPS_BY_DTYPES(EV_SHORT_DECL)
+EV_OPS_BY_DTYPES(EV_SPLIT_DECL)
 
 static_assert(EV_SHORT_BLOCK == EV_SHORT_PROGRAM, "the short program's size: reduce_short.cuh and reduce_cpu.h");
 static_assert(EV_SPLIT_PROGRAMS >= 2 && EV_SPLIT_PROGRAMS <= 16 && EV_MAX_LANES % (32 * EV_SPLIT_PROGRAMS) == 0,

@@ -1298,16 +1298,18 @@ __device__ __forceinline__ void ev_rows_program(const void *in, void *out, int64
         ev_reduce_program<OP, DT>(in, out, R, N, stride, b, t);
 }
 
-/* EV_DEVICE_CODE_ONLY: the device helpers without the entries (peer_cub.cu). */
-#ifndef EV_DEVICE_CODE_ONLY
-#define EV_DEFAULT_ENTRY(OP, opname, DT, dtname)                                                       \
+/* The default entries: defined by EV_OPS_BY_DTYPES(EV_DEFAULT_ENTRY) in
+ * one unit of their own (kernels/reduce_default.cu, so that the schedules
+ * compile side by side), declared by EV_DEFAULT_DECL where the launcher's
+ * table names them (kernels/reduce.cu). */
+#define EV_DEFAULT_SIG(opname, dtname)                                                                 \
     extern "C" __global__ void __launch_bounds__(1024) opname##_##dtname##_default(                    \
-        const void *in, void *out, long long R, long long N, long long stride, int b, int t, int rt)   \
+        const void *in, void *out, long long R, long long N, long long stride, int b, int t, int rt)
+#define EV_DEFAULT_ENTRY(OP, opname, DT, dtname)                                                       \
+    EV_DEFAULT_SIG(opname, dtname)                                                                     \
     {                                                                                                  \
         ev_rows_program<EV_OP_##OP, EV_DTYPE_##DT>(in, out, R, N, stride, b, t, rt);                   \
     }
-
-EV_OPS_BY_DTYPES(EV_DEFAULT_ENTRY)
-#endif
+#define EV_DEFAULT_DECL(OP, opname, DT, dtname) EV_DEFAULT_SIG(opname, dtname);
 
 #endif

@@ -22,13 +22,16 @@
 #define EV_SHORT_BLOCK 128 /* threads a program */
 #endif
 
-#define EV_SHORT_ENTRY(OP, opname, DT, dtname)                                                         \
+/* Defined in a unit of their own (kernels/reduce_short.cu), declared where
+ * the launcher's table names them (kernels/reduce.cu). */
+#define EV_SHORT_SIG(opname, dtname)                                                                   \
     extern "C" __global__ void __launch_bounds__(EV_SHORT_BLOCK) opname##_##dtname##_short(            \
-        const void *in, void *out, long long R, long long N, long long stride, int p)                  \
+        const void *in, void *out, long long R, long long N, long long stride, int p)
+#define EV_SHORT_ENTRY(OP, opname, DT, dtname)                                                         \
+    EV_SHORT_SIG(opname, dtname)                                                                       \
     {                                                                                                  \
         ev_thin_program<EV_OP_##OP, EV_DTYPE_##DT>(in, out, R, N, stride, EV_SHORT_BLOCK / p, p);      \
     }
-
-EV_OPS_BY_DTYPES(EV_SHORT_ENTRY)
+#define EV_SHORT_DECL(OP, opname, DT, dtname) EV_SHORT_SIG(opname, dtname);
 
 #endif

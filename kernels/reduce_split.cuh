@@ -89,15 +89,18 @@ __device__ void ev_split_program(const void *in, void *out, int64_t R, int64_t N
 }
 
 /* t is the plan's lane count, 1024 wherever split applies (the launch
- * checks the plan against the binding, reduce.cu). */
-#define EV_SPLIT_ENTRY(OP, opname, DT, dtname)                                                         \
+ * checks the plan against the binding, reduce.cu).  Defined in a unit of
+ * their own (kernels/reduce_split.cu), declared where the launcher's table
+ * names them (kernels/reduce.cu). */
+#define EV_SPLIT_SIG(opname, dtname)                                                                   \
     extern "C" __global__ void __launch_bounds__(EV_SPLIT_BLOCK_MAX) opname##_##dtname##_split(        \
-        const void *in, void *out, long long R, long long N, long long stride, int t)                  \
+        const void *in, void *out, long long R, long long N, long long stride, int t)
+#define EV_SPLIT_ENTRY(OP, opname, DT, dtname)                                                         \
+    EV_SPLIT_SIG(opname, dtname)                                                                       \
     {                                                                                                  \
         (void)t;                                                                                       \
         ev_split_program<EV_OP_##OP, EV_DTYPE_##DT, EV_MAX_LANES, EV_SPLIT_PROGRAMS>(in, out, R, N, stride); \
     }
-
-EV_OPS_BY_DTYPES(EV_SPLIT_ENTRY)
+#define EV_SPLIT_DECL(OP, opname, DT, dtname) EV_SPLIT_SIG(opname, dtname);
 
 #endif

@@ -2,35 +2,41 @@
 # On the GPU host (through the device tool; .deps, .evident-stamp and
 # gpu-work/ carried): build with the vendored packages, validate the
 # kernels, then run (or --resume) protocols/hopper.json for at most SECONDS,
-# stopping cleanly with SIGINT, and bring the store back under $OUT.  When
-# the run has finished, export and verify the bundle too, then sign it with
-# a key made on the host for the run and verify the signature.  Not a CI
-# gate.
+# stopping cleanly with SIGINT, and bring the store back under $OUT
+# (evidence.db.gz: a device's returned files are bounded in size and count).
+# When the run has finished, export and verify the bundle too (it stays in
+# gpu-work/delivery.zip; export the store again to get it byte for byte),
+# then sign it with a key made on the host for the run and verify the
+# signature (ROOT, evidence-key.pub and delivery.zip.intoto.json come back).
+# The logs come back in logs.tgz.  Not a CI gate.
 #   usage: tools/gpu/evidence.sh SECONDS [PROTOCOL]
 set -uo pipefail
 secs=${1:?seconds}
 protocol=${2:-protocols/hopper.json}
 out=${OUT:-build/gpu-out}
 db=gpu-work/evidence.db
-mkdir -p "$out" gpu-work
+logs=gpu-work/logs
+mkdir -p "$out" gpu-work "$logs"
 start=$(date +%s)
-make DEPS=.deps -j16 all > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
+make DEPS=.deps -j16 all > "$logs/build.log" 2>&1 || { tail -30 "$logs/build.log"; exit 1; }
 echo "build: $(( $(date +%s) - start )) s"
-build/kernel-bench --quick > "$out/kernel-validate.txt" 2>&1
-echo "kernel-bench --quick rc=$? ($(grep -c ' ok ' "$out/kernel-validate.txt") ok)"
-# A native kernel that fails validation makes the run worthless: stop here
-# and spend no more device time (the cub peer's own failures are recorded
-# by the run itself).
-bad=$(grep -E '^reduce_' "$out/kernel-validate.txt" | grep -v ' ok ' | grep -v ' cub ')
-if [ -n "$bad" ]; then echo "native kernels failed validation:"; echo "$bad"; exit 1; fi
 resume=""
 [ -e "$db" ] && resume="--resume"
+if [ -z "$resume" ]; then
+    build/kernel-bench --quick > "$logs/kernel-validate.txt" 2>&1
+    echo "kernel-bench --quick rc=$? ($(grep -c ' ok ' "$logs/kernel-validate.txt") ok)"
+    # A native kernel that fails validation makes the run worthless: stop
+    # here and spend no more device time (the cub peer's own failures are
+    # recorded by the run itself).
+    bad=$(grep -E '^reduce_' "$logs/kernel-validate.txt" | grep -v ' ok ' | grep -v ' cub ')
+    if [ -n "$bad" ]; then echo "native kernels failed validation:"; echo "$bad"; exit 1; fi
+fi
 left=$(( secs - ($(date +%s) - start) ))
 echo "run: $protocol, $left s, $resume"
 timeout -s INT -k 20 "$left" build/evident run --protocol "$protocol" --backend cuda --db "$db" $resume \
-    > "$out/run.log" 2>&1
+    >> "$logs/run.log" 2>&1
 rc=$?
-echo "run rc=$rc"; grep -E "^run |^time:|^compile ahead" "$out/run.log"
+echo "run rc=$rc"; grep -E "^run |^time:|^compile ahead" "$logs/run.log"
 python3 tools/store-times.py "$db"
 python3 - "$db" <<'PY'
 import sqlite3, sys
@@ -40,19 +46,25 @@ print("store:", c.execute("select count(*) from samples").fetchone()[0], "sample
       c.execute("select count(*) from run_status").fetchone()[0], "run status rows")
 c.close()
 PY
-cp "$db" "$out/evidence.db"
+gzip -c "$db" > "$out/evidence.db.gz"
 if [ "$rc" = 0 ]; then
-    build/evident export --db "$db" --out "$out/delivery.zip" > "$out/ROOT" && \
-    build/verify-bundle "$out/delivery.zip" --source-tree . --expect-root "$(cat "$out/ROOT")" > "$out/verify.txt" 2>&1
-    echo "export+verify rc=$?"; tail -12 "$out/verify.txt"
+    # The bundle stays on the host (gpu-work/delivery.zip, for the A/A run);
+    # exporting evidence.db.gz's store again gives it byte for byte.
+    zip=gpu-work/delivery.zip
+    build/evident export --db "$db" --out "$zip" > "$out/ROOT" && \
+    build/verify-bundle "$zip" --source-tree . --expect-root "$(cat "$out/ROOT")" > "$logs/verify.txt" 2>&1
+    echo "export+verify rc=$?"; tail -12 "$logs/verify.txt"
     # Signed on the host that measured, with a key made here for this run
     # (docs/threat-model.md): the private half stays in gpu-work/ and goes with the
     # machine; the envelope and the public half come back under $OUT.
     key=gpu-work/evidence-key
     rm -f "$key" "$key.pub"
-    build/evident keygen --out "$key" && build/evident sign "$out/delivery.zip" --key "$key" &&
-        build/verify-bundle "$out/delivery.zip" --key "$key.pub" --expect-root "$(cat "$out/ROOT")" \
-            > "$out/verify-signed.txt" 2>&1
-    echo "sign+verify rc=$?"; tail -3 "$out/verify-signed.txt"
+    build/evident keygen --out "$key" && build/evident sign "$zip" --key "$key" &&
+        build/verify-bundle "$zip" --key "$key.pub" --expect-root "$(cat "$out/ROOT")" \
+            > "$logs/verify-signed.txt" 2>&1
+    echo "sign+verify rc=$?"; tail -3 "$logs/verify-signed.txt"
     cp "$key.pub" "$out/evidence-key.pub"
+    cp "$zip.intoto.json" "$out/delivery.zip.intoto.json"
+    ls -l "$zip"
 fi
+tar -czf "$out/logs.tgz" -C "$logs" .

@@ -1,0 +1,13 @@
+/*
+ * reduce_default.cu: the default entry of every op and dtype (reduce_default.cuh), in a unit of its
+ * own so that the schedules compile side by side; kernels/reduce.cu's
+ * table names them.
+ */
+extern "C" { /* the project's C headers (status.h carries no guards) */
+#include "status.h"
+#include "reduce_cpu.h"
+}
+
+#include "reduce_default.cuh"
+
+EV_OPS_BY_DTYPES(EV_DEFAULT_ENTRY)

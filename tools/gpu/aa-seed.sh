@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# tools/gpu/aa-seed.sh SECONDS FLAGSHIP.zip: the second run of an A/A pair
+# on the GPU host, right after the flagship (tools/gpu/evidence.sh): the
+# flagship's 16 seed cases (protocols/hopper.json --cases 0-15, the same
+# settings, rounds and arms; auto from the flagship's model, --model) into
+# a store of their own, for at most SECONDS (stopped cleanly with SIGINT;
+# run the script again to --resume).  When the run has finished: export,
+# verify against this tree, and compare with the flagship on the cases they
+# share (evident compare, and verify-bundle --compare's agreement: the
+# fraction of pairs whose estimates agree within their combined 95%
+# uncertainty, docs/intervals.md).  The two runs' protocols differ in their
+# case lists only; the comparison's header says so.  Results under $OUT:
+# aa.db.gz, aa.zip, verify-aa.txt, compare.md, compare.json, agreement.txt.
+# Run after `make DEPS=.deps -j16 all`, with .deps and .evident-stamp
+# carried.  Not a CI gate.
+set -uo pipefail
+secs=${1:?usage: tools/gpu/aa-seed.sh SECONDS FLAGSHIP.zip}
+flag=${2:?usage: tools/gpu/aa-seed.sh SECONDS FLAGSHIP.zip}
+out=${OUT:-build/gpu-out}
+db=gpu-work/aa.db
+mkdir -p "$out" gpu-work
+[ -e "$flag" ] || { echo "tools/gpu/aa-seed.sh: no flagship bundle $flag: run tools/gpu/evidence.sh first" >&2; exit 2; }
+resume=""
+[ -e "$db" ] && resume="--resume"
+t0=$(date +%s)
+timeout -s INT -k 20 "$secs" build/evident run --protocol protocols/hopper.json --cases 0-15 --model "$flag" \
+    --backend cuda --db "$db" $resume > "$out/run-aa.log" 2>&1
+rc=$?
+echo "aa run rc=$rc in $(( $(date +%s) - t0 )) s $resume"
+grep -E "^run |^time:|^compile ahead" "$out/run-aa.log"
+python3 tools/store-times.py "$db"
+python3 -c "import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" "$db"
+gzip -c "$db" > "$out/aa.db.gz"
+[ "$rc" = 0 ] || exit "$rc"
+build/evident export --db "$db" --out "$out/aa.zip" > "$out/aa.ROOT" &&
+    build/verify-bundle "$out/aa.zip" --source-tree . --expect-root "$(cat "$out/aa.ROOT")" > "$out/verify-aa.txt" 2>&1
+echo "aa export+verify rc=$?"; tail -3 "$out/verify-aa.txt"
+build/evident compare "$flag" "$out/aa.zip" --markdown --out "$out/compare.md"
+echo "compare rc=$?"
+build/evident compare "$flag" "$out/aa.zip" --json --out "$out/compare.json"
+build/verify-bundle --compare "$flag" "$out/aa.zip" > "$out/agreement.txt" 2>&1
+echo "verify-bundle --compare rc=$?"
+grep -i -E "agree|signif|not replicated|floor" "$out/agreement.txt" "$out/compare.md" | head -20
