@@ -32,7 +32,7 @@ deps() {
         grep -v '^/\|^\.' | LC_ALL=C sort -u
 }
 n_cu=0
-for c in kernels/reduce.cu kernels/peer_cub.cu kernels/plants_dev.cu src/runner/backend_cuda.cu; do
+for c in kernels/*.cu src/runner/*.cu; do # each CUDA object nvcc built here
     d=build/cuda/$(basename "$c" .cu).d
     [ -f "$d" ] || continue
     cc -D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -MM -MG -x c++ -D__CUDACC__ "$c" -MT x.o > "$tmp/host.d"
