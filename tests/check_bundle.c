@@ -871,8 +871,9 @@ START_TEST(test_report_regenerated_from_the_archived_members_equals_the_exported
     for (size_t i = 0; i < k; i++) {
         if (strcmp(others[i].name, "validation.json"))
             continue;
-        char *copy = malloc(others[i].len);
+        char *copy = malloc(others[i].len + 1); /* a member's bytes end in a NUL (member.h) */
         memcpy(copy, others[i].data, others[i].len);
+        copy[others[i].len] = '\0';
         char *p = strstr(copy, "\"failed-after-rescue\"");
         ck_assert_ptr_nonnull(p);
         memcpy(p, "\"FAILED-after-rescue\"", 21);
