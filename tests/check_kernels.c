@@ -569,7 +569,7 @@ START_TEST(test_the_layout_of_variants_and_slots_is_a_secret_of_the_seed)
     }
     ck_assert(ev_plant_poison(1, EV_DTYPE_FP32) != ev_plant_poison(2, EV_DTYPE_FP32));
     /* V: as many as half the cache holds, else the budget; 2 .. ops */
-    ck_assert_int_eq(ev_plant_variants(65536, 50 << 20, 2 << 30, 100), 100);
+    ck_assert_int_eq(ev_plant_variants(65536, 50 << 20, INT64_C(2) << 30, 100), 100);
     ck_assert_int_eq(ev_plant_variants(1 << 20, 50 << 20, INT64_C(2) << 30, 100), 25);
     ck_assert_int_eq(ev_plant_variants(20 << 20, 50 << 20, INT64_C(2) << 30, 100), 2);
     ck_assert_int_eq(ev_plant_variants(INT64_C(256) << 20, 50 << 20, INT64_C(2) << 30, 100), 8);
