@@ -13,7 +13,17 @@
 set -eu
 out=$1
 export LC_ALL=C
-tree=$(find kernels src/runner db/schema.sql -type f 2>/dev/null | sort | while IFS= read -r f; do
+# the files a run snapshots (src/evidence/closure.c): those of the
+# committed closure list under kernels/, src/runner/ and db/schema.sql
+# where the tree has the list, else every file of those folders
+if [ -f mk/closure.list ]; then
+    files=$(grep -E '^(kernels/|src/runner/|db/schema\.sql$)' mk/closure.list | while IFS= read -r f; do
+        [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"
+    done)
+else
+    files=$(find kernels src/runner db/schema.sql -type f 2>/dev/null)
+fi
+tree=$(printf '%s\n' "$files" | grep -v '^$' | sort | while IFS= read -r f; do
     h=$(sha256sum < "$f" | cut -c1-64)
     printf '%s\000%s\n' "$f" "$h"
 done | sha256sum | cut -c1-64)
