@@ -47,7 +47,7 @@ CHECK_LIBS  := -lcheck -lsubunit -lrt -lm -lpthread
 
 # Library: every .c under src/ and the cpu kernels, minus program mains and
 # the command layer (src/cli/, which prints and turns statuses into exits).
-LIB_SRC  := $(filter-out %_main.c src/cli/%,$(wildcard src/*/*.c)) $(wildcard kernels/*.c)
+LIB_SRC  := $(filter-out %_main.c src/cli/%,$(wildcard src/*/*.c)) $(filter-out kernels/ops_lib_cpu.c,$(wildcard kernels/*.c))
 CLI_SRC  := $(filter-out %_main.c,$(wildcard src/cli/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)

@@ -15,6 +15,7 @@
 #include "evidence/closure.h"
 #include "json.h"
 #include "sha256.h"
+#include "backend_python.h"
 #include "snapshot.h"
 
 /* SHA-256 hex of the file at path; "" when unreadable. */
@@ -124,6 +125,111 @@ static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext
     ev_strs_free(&seen);
 }
 
+/* Creates every directory above file path (mode 0755).  Returns 0. */
+static int make_parents(char *path)
+{
+    for (char *c = path + 1; *c; c++)
+        if (*c == '/') {
+            *c = '\0';
+            if (mkdir(path, 0755) && errno != EEXIST) {
+                *c = '/';
+                return -1;
+            }
+            *c = '/';
+        }
+    return 0;
+}
+
+/*
+ * A Python arm's "build" (ext_build.h): nothing is compiled; each of its
+ * declared files for backend is copied from root into dir/<name>/, under
+ * its path relative to the protocol's directory, when its bytes are the
+ * run's snapshot's, so the module the arm's process imports, and every
+ * file of the protocol's directory it may import, are the bytes the
+ * bundle holds (an undeclared file is not there to import).  OUT: *x
+ * (lib: the module's copy; or error: the reason in a file), its receipt
+ * appended to arr.  EV_EIO / EV_ENOMEM when the step itself cannot run.
+ */
+static ev_status build_python(const ev_ext_kernel *k, const char *protocol_path, const char *root,
+                              const char *backend, const char *dir, const ev_source_file *snap, size_t n_snap,
+                              ev_ext_built *x, cJSON *arr, ev_err *err)
+{
+    const char *f;
+    char rel0[EV_EXT_REPO_MAX] = "", sha0[65] = "";
+    ev_buf why = EV_BUF_INIT;
+    cJSON *r = cJSON_CreateObject(), *deps = cJSON_CreateArray(), *nh;
+    ev_status rc = EV_OK;
+
+    memset(x, 0, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", k->name);
+    if (!r || !deps || !cJSON_AddItemToArray(arr, r)) {
+        cJSON_Delete(r);
+        cJSON_Delete(deps);
+        return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
+    }
+    for (size_t j = 0; (f = ev_ext_file(k, backend, j)) != NULL; j++) {
+        char rel[EV_EXT_REPO_MAX], full[5000], dst[sizeof x->lib], sha[65] = "";
+        ev_buf bytes = EV_BUF_INIT;
+        const ev_source_file *sn;
+        cJSON *o;
+        if (ev_ext_repo_path(protocol_path, f, rel, sizeof rel))
+            continue; /* the parser bounds the paths */
+        snprintf(full, sizeof full, "%s/%s", root, rel);
+        if ((size_t)snprintf(dst, sizeof dst, "%s/%s/%s", dir, k->name, f) >= sizeof dst) {
+            rc = ev_err_set(err, EV_EIO, "kernels: the path of %s's copy of %s is too long", k->name, f);
+            break;
+        }
+        if (ev_read_file(full, &bytes, NULL)) {
+            ev_buf_printf(&why, "%s: cannot read %s\n", k->name, rel);
+        } else {
+            ev_sha256_hex(bytes.data ? bytes.data : "", bytes.len, sha);
+            sn = bsearch(rel, snap, n_snap, sizeof *snap, snap_cmp);
+            if (!sn || strcmp(sn->sha256, sha))
+                ev_buf_printf(
+                    &why,
+                    "%s: %s, whose bytes (sha256 %.16s...) are not the run's snapshot's: it changed "
+                    "after the run started; the bundle must hold the bytes that ran (start a new "
+                    "run)\n",
+                    k->name, rel, sha);
+            else if (make_parents(dst) || put(dst, bytes.data ? bytes.data : "", bytes.len))
+                rc = ev_err_set(err, EV_EIO, "kernels: cannot write %s", dst);
+        }
+        ev_buf_free(&bytes);
+        if (!j) {
+            snprintf(rel0, sizeof rel0, "%s", rel);
+            snprintf(sha0, sizeof sha0, "%s", sha);
+            memcpy(x->lib, dst, sizeof dst);
+        }
+        if ((o = cJSON_CreateObject()) != NULL) {
+            ev_json_add_str(o, "path", rel);
+            ev_json_add_str(o, "sha256", sha);
+            cJSON_AddItemToArray(deps, o);
+        }
+        if (rc)
+            break;
+    }
+    x->ok = !rc && !why.len;
+    if (!rc && !x->ok) {
+        snprintf(x->error, sizeof x->error, "%s/%s.build-error.txt", dir, k->name);
+        if (put(x->error, why.data, why.len))
+            rc = ev_err_set(err, EV_EIO, "kernels: cannot write %s", x->error);
+        x->lib[0] = '\0';
+    }
+    ev_json_add_str(r, "name", k->name);
+    ev_json_add_str(r, "backend", backend);
+    ev_json_add_str(r, "language", "python");
+    ev_json_add_str(r, "source", rel0);
+    ev_json_add_str(r, "source_sha256", sha0);
+    cJSON_AddBoolToObject(r, "ok", x->ok);
+    cJSON_AddItemToObject(r, "deps", deps);
+    nh = cJSON_AddArrayToObject(r, "not_held");
+    for (size_t i = 0; nh && ev_python_not_held[i]; i++)
+        cJSON_AddItemToArray(nh, cJSON_CreateString(ev_python_not_held[i]));
+    ev_json_add_str(r, "message", why.data ? why.data : "");
+    ev_buf_free(&why);
+    return rc;
+}
+
 ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, const char *root,
                            const char *backend, const char *dir, const ev_source_file *snap, size_t n_snap,
                            ev_ext_built *b, size_t *n, cJSON **receipts, ev_err *err)
@@ -142,8 +248,6 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, cons
         *receipts = arr;
         return EV_OK;
     }
-    if ((rc = ev_ext_toolchain_of(backend, &tc, err)))
-        goto fail;
     if (mkdir(dir, 0755) && errno != EEXIST) {
         rc = ev_err_set(err, EV_EIO, "kernels: cannot create %s: %s", dir, strerror(errno));
         goto fail;
@@ -151,6 +255,16 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, cons
     for (size_t i = 0; i < p->n_kernels; i++) {
         const ev_ext_kernel *k = &p->kernels[i];
         const char *src = ev_ext_source(k, backend);
+        if (k->python && src) {
+            if ((rc = build_python(k, protocol_path, root, backend, dir, snap, n_snap, &b[*n], arr, err)))
+                goto fail;
+            (*n)++;
+            continue;
+        }
+        if (k->python || !src)
+            continue;
+        if (!tc.compiler[0] && (rc = ev_ext_toolchain_of(backend, &tc, err)))
+            goto fail;
         char rel[EV_EXT_REPO_MAX], sha_src[65], sha_bin[65] = "", full[5000];
         ev_ext_built *x = &b[*n];
         ev_ext_compiled c;

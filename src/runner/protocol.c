@@ -540,6 +540,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "allow_fault_arms",
                                        "fault_arms",
                                        "kernels",
+                                       "python",
                                        "model_schedules",
                                        NULL};
     static const char *const tol_keys[] = {"sum_bound_factor", "sum_depth", "sample_band", "clock_band",
@@ -556,6 +557,17 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof p->name)
             return ev_err_set(err, EV_EFORMAT, "name: must be a string under %zu bytes", sizeof p->name);
         memcpy(p->name, it->valuestring, strlen(it->valuestring) + 1);
+    }
+    /* the interpreter of the run's python processes (ext_kernel.h) */
+    it = cJSON_GetObjectItemCaseSensitive(root, "python");
+    if (it) {
+        if (!cJSON_IsString(it) || !it->valuestring[0] || strlen(it->valuestring) >= sizeof p->python ||
+            strchr(it->valuestring, '\\'))
+            return ev_err_set(err, EV_EFORMAT,
+                              "python: must be an interpreter's name or path (relative to the protocol's "
+                              "directory), under %zu bytes",
+                              sizeof p->python);
+        memcpy(p->python, it->valuestring, strlen(it->valuestring) + 1);
     }
     if ((rc = get_bool(root, "", "reference_arms", &p->reference_arms, err)) ||
         (rc = get_bool(root, "", "auto_arm", &p->auto_arm, err)) || (rc = get_model_from(root, p, err)) ||
@@ -854,6 +866,19 @@ int ev_arm_classify(const ev_protocol *proto, const char *arm, ev_arm_kind *kind
     *kind = k;
     *rows = k == EV_ARM_NATIVE ? ev_sched_fixed_rows(s) : 0;
     return 0;
+}
+
+int ev_protocol_python(const ev_protocol *p, const char *over, const char *protocol_path, char *out,
+                       size_t cap)
+{
+    const char *py = over && over[0] ? over : p && p->python[0] ? p->python : "python3";
+    const char *slash = protocol_path ? strrchr(protocol_path, '/') : NULL;
+    int n;
+    if (py == over || py[0] == '/' || !strchr(py, '/') || !slash)
+        n = snprintf(out, cap, "%s", py);
+    else /* a relative path of the protocol's: from its directory */
+        n = snprintf(out, cap, "%.*s/%s", (int)(slash - protocol_path), protocol_path, py);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
 const ev_ext_kernel *ev_protocol_kernel(const ev_protocol *proto, const char *name)

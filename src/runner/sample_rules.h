@@ -23,6 +23,11 @@
  * EV_RULE_WIDE x T] (docs/verify.md says why 4). */
 #define EV_RULE_WIDE 4.0
 
+/* The device record's "capture" of a kernel in a process of its own
+ * that could not be captured in a CUDA graph (a Python arm on cuda): it
+ * ran in the timed loop, and is not ranked against captured arms. */
+#define EV_RULE_NOT_CAPTURED "timed loop: "
+
 /* The prefix of a process row's protocol_error when a rule was broken. */
 #define EV_RULE_PREFIX "protocol rule: "
 

@@ -126,7 +126,7 @@ typedef struct sup {
      * phase's original ceiling and ceiling-l2 jobs completed
      * (sample_rules.h, physical plausibility; sup_ceilings_load). */
     double ceil_mem_bpus, ceil_l2_bpus;
-    int64_t backoff_ms;     /* the next rescue of a sample-rule failure waits this long first */
+    int64_t backoff_ms; /* the next rescue of a sample-rule failure waits this long first */
 } sup;
 
 /* A rescue of a job whose attempt broke a sample rule waits before it
@@ -233,6 +233,12 @@ ev_status sup_run_phase(sup *s, ev_phase ph, ev_err *err);
 /* The torch peer script of the run (opts->peer_script, or the source
  * root's kernels/peer_torch.py) into out[cap]. */
 void sup_peer_script(const ev_run_opts *o, char *out, size_t cap);
+/* A Python arm's host script, kernels/python_host.py beside the peer
+ * script, into out[cap]. */
+void sup_py_host(const ev_run_opts *o, char *out, size_t cap);
+/* The run's interpreter (ev_protocol_python: --python, the protocol's
+ * "python", python3) into out[cap]. */
+void sup_python(const sup *s, char *out, size_t cap);
 
 /* sup_state.c */
 ev_status sup_add_job(sup *s, const ev_plan_job *pj, int64_t retry_of, int64_t *job_id, ev_err *err);

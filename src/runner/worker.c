@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend_python.h"
 #include "foreign.h"
 #include "inputs.h"
 #include "job.h"
@@ -340,6 +341,19 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
     v = cJSON_AddObjectToObject(r, "versions");
     if (v && kind == EV_ARM_CUB && st.cub_version[0])
         ev_json_add_str(v, "cub", st.cub_version);
+    if (a->ops->facts) {
+        /* a kernel in a process of its own: what ran it, and how its graph was made */
+        ev_backend_facts f;
+        cJSON *pv = NULL, *it;
+        a->ops->facts(impl, &f);
+        if (v && f.versions[0] && !ev_json_parse(f.versions, strlen(f.versions), 0, &pv, NULL)) {
+            cJSON_ArrayForEach(it, pv) if (cJSON_IsString(it))
+                ev_json_add_str(v, it->string, it->valuestring);
+        }
+        cJSON_Delete(pv);
+        if (f.capture[0])
+            ev_json_add_str(r, "capture", f.capture);
+    }
     ho = cJSON_AddArrayToObject(r, "hot_other_processes");
     hr = cJSON_AddArrayToObject(r, "hot_throttle_reasons");
     hw = cJSON_AddArrayToObject(r, "hot_wall_ms");
@@ -528,6 +542,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     ev_validation chk;
     ev_status rc;
     double ms;
+    char py_lib[4200];
 
     memset(&cfg, 0, sizeof cfg);
     memset(&job, 0, sizeof job);
@@ -537,6 +552,20 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     cfg.host_threads = p->host_threads;
     cfg.own_cpus = p->n_cpus >= 2;
     cfg.ref = *ev_protocol_ref(p, a->ops->name);
+    if (ev_backend_is_python(a->ops)) {
+        /* the Python host, its plants library beside this worker, and the
+         * kernel's memory allowance */
+        const ev_ext_kernel *pk = ev_protocol_kernel(p, a->arm);
+        if ((rc = ev_python_ops_lib(a->ops->name, py_lib, sizeof py_lib, err)))
+            return rc;
+        cfg.python = a->python ? a->python : "python3";
+        cfg.py_host = a->py_host;
+        cfg.py_ops_lib = py_lib;
+        cfg.py_memory_mb = pk ? pk->memory_mb : EV_EXT_PY_MEMORY_MB;
+        if (!cfg.py_host)
+            return ev_err_set(err, EV_EINVAL, "%s: the worker was given no Python host script (--py-host)",
+                              a->arm);
+    }
     if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
         return ev_worker_torch(a, out, err);
     if (kind == EV_ARM_EXTERNAL && a->kernel_error && a->case_index >= 0 &&
@@ -551,6 +580,15 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         ev_buf_free(&msg);
         return ev_err_set(err, EV_EPROC,
                           "external kernel %s did not compile (the compiler's message is above)", a->arm);
+    }
+    if (kind == EV_ARM_EXTERNAL && !ev_backend_is_python(a->ops) && ev_protocol_kernel(p, a->arm) &&
+        ev_protocol_kernel(p, a->arm)->python && ev_ext_source(ev_protocol_kernel(p, a->arm), a->ops->name)) {
+        /* a Python arm: the same protocol, through its own process's
+         * backend (backend_python.h) */
+        ev_worker_args b = *a;
+        if (!(b.ops = ev_backend_python(a->ops)))
+            return ev_err_set(err, EV_EINVAL, "%s: no Python arm on the %s backend", a->arm, a->ops->name);
+        return ev_worker_run(&b, out, err);
     }
     ev_job_affinity(start_affinity, sizeof start_affinity);
     ev_foreign_open(&fg); /* the measuring CPUs: the affinity the job started with */
@@ -746,7 +784,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
      * that launched more work than the arm declares fails here, its nodes
      * recorded (verify-bundle holds every completed attempt to the same). */
     if (validate && job.c.rows > 0) {
-        size_t want = strcmp(a->ops->name, "cuda") ? 1 : (size_t)hot_ops;
+        size_t want = a->ops->nodes_unread ? 0 : strcmp(a->ops->name, "cuda") ? 1 : (size_t)hot_ops;
         if (n_nodes != want) {
             rc = ev_err_set(err, EV_EPROC,
                             "graph: %zu kernel nodes for %lld ops, where the %s backend records %zu", n_nodes,

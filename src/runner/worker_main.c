@@ -10,14 +10,16 @@
  *                  (--probe | --case I --arm A --job-key K [--retry]
  *                   [--coef A0,AP,AD] [--python PY --peer-script FILE [--torch-cache DIR]
  *                    [--compile-ahead-ns NS]] [--kernel-lib SO | --kernel-error FILE]
- *                   [--gate-fd N] [--spawn-ns NS])
+ *                   [--py-host FILE] [--gate-fd N] [--spawn-ns NS])
  *
  * --gate-fd: a staged job prepares (input bytes; for torch-compile, python
  * with torch imported) and waits for one byte on N before it touches the
  * device.  --spawn-ns: CLOCK_REALTIME when the supervisor forked it.
  *
  * torch-compile jobs run FILE (kernels/peer_torch.py) under PY as a child
- * (src/runner/torch_peer.c).
+ * (src/runner/torch_peer.c).  A Python arm's jobs run --py-host FILE
+ * (kernels/python_host.py) under PY as a child, its module the copy that
+ * --kernel-lib names (src/runner/backend_python.h).
  *
  * Exit: 0 after the end record; 1 when the job failed (reason on stderr);
  * 2 on usage errors.
@@ -137,7 +139,8 @@ static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage,
 int main(int argc, char **argv)
 {
     const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
-               *peer_script = NULL, *torch_cache = NULL, *kernel_lib = NULL, *kernel_error = NULL;
+               *peer_script = NULL, *torch_cache = NULL, *kernel_lib = NULL, *kernel_error = NULL,
+               *py_host = NULL;
     long long proto_fd = -1, rec_fd = -1, case_index = -1, gate_fd = -1, spawn_ns = 0, ahead_ns = 0;
     struct timespec entered;
     int probe = 0, retry = 0;
@@ -187,6 +190,8 @@ int main(int argc, char **argv)
             torch_cache = v, i++;
         } else if (!strcmp(a, "--kernel-lib")) {
             kernel_lib = v, i++;
+        } else if (!strcmp(a, "--py-host")) {
+            py_host = v, i++;
         } else if (!strcmp(a, "--kernel-error")) {
             kernel_error = v, i++;
         } else if (!strcmp(a, "--protocol-fd") && !parse_int(v, &proto_fd)) {
@@ -253,6 +258,7 @@ int main(int argc, char **argv)
         wa.gate_fd = (int)gate_fd;
         wa.kernel_lib = kernel_lib;
         wa.kernel_error = kernel_error;
+        wa.py_host = py_host;
         wa.spawn_ns = spawn_ns;
         wa.entered_ns = (int64_t)entered.tv_sec * 1000000000 + entered.tv_nsec;
         wa.compile_ahead_ns = ahead_ns;
