@@ -47,18 +47,19 @@
 #define PY_STDOUT_QUOTE 160
 
 const char *const ev_python_not_held[] = {
-    "a Python arm's function is host code in a process of its own that also holds its buffers and the "
-    "plants' library: it could read the attempt's secret seed there (the plants file, the library's "
-    "state), so the planted checks hold it to every op only as far as it does not look; the worker still "
-    "draws the seed and holds every tag to it",
-    "nothing confines its process (no seccomp filter, no Landlock): it may read files, start threads and "
-    "processes and use the network; the supervisor's sweep names any process it leaves behind, and the "
-    "late-work rule's wall clock is the worker's, around each request",
-    "its input variants and output slots are its own process's memory: it can write any of them; the "
-    "input is read back after every validated launch, and on cpu its views are read-only",
-    "its timer is its own process's (perf_counter on cpu, CUDA events on cuda): the worker's wall clock "
-    "around each request bounds it only past the late-work margin (1.5 x + 20 ms)",
-    "on cuda torch names no kernel node of its graph: no entry, grid or block receipt is read back",
+    "secret seed: a Python arm's function is host code in the process that also holds its buffers and the "
+    "plants' library, so it could read the attempt's secret seed there (the plants file, the library's "
+    "state): the planted checks hold it to every op only as far as it does not look (the worker still draws "
+    "the seed and holds every tag to it)",
+    "confinement: nothing confines its process (no seccomp filter, no Landlock): it may read files, start "
+    "threads and processes and use the network; the supervisor's sweep names any process it leaves behind",
+    "its own memory: its input variants and output slots are its own process's memory, so it can write any "
+    "of them (the input is read back after every validated launch, the slots' guards at every read, and on "
+    "cpu its views are read-only)",
+    "its own timer: its samples are timed in its own process (perf_counter on cpu, CUDA events on cuda); "
+    "the worker's wall clock around each request bounds them only past the late-work margin (1.5 x + 20 ms)",
+    "node receipts: on cuda torch names no kernel node of its graph, so no entry, grid or block is read "
+    "back",
     NULL,
 };
 

@@ -52,8 +52,8 @@ ev_status ev_python_ops_lib(const char *backend, char *out, size_t cap, ev_err *
 int ev_backend_is_python(const ev_backend_ops *ops);
 
 /* The rules that cannot hold for a Python arm (host code in its own
- * process), each a sentence, NULL-terminated: the bundle's receipt of
- * every Python arm names them and the report shows them
+ * process), each "label: sentence", NULL-terminated: the bundle's receipt
+ * of every Python arm names them and the report shows their labels
  * (docs/defenses.md, "Python arms"). */
 extern const char *const ev_python_not_held[];
 
