@@ -352,6 +352,7 @@ int ev_cmd_run(int argc, char **argv)
         g.backend = o.backend;
         g.db = db;
         g.stage = stage_arg;
+        g.python = o.python;
         g.strict = strict;
         if ((code = ev_cli_gpus_parse(cli.cmd, gpus, o.backend, g.dev, &g.n)))
             return code;

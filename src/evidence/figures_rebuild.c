@@ -128,6 +128,15 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
         rj[i].job_id = (int64_t)id->valuedouble;
         rj[i].has_last = cJSON_IsNumber(la);
         rj[i].last_attempt = rj[i].has_last ? (int64_t)la->valuedouble : 0;
+        if (rj[i].has_last) { /* how the last attempt's graph was made */
+            const cJSON *a;
+            cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
+            {
+                const cJSON *no = cJSON_GetObjectItemCaseSensitive(a, "attempt");
+                if (cJSON_IsNumber(no) && (int64_t)no->valuedouble == rj[i].last_attempt)
+                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
+            }
+        }
         i++;
     }
 

@@ -24,12 +24,14 @@
  */
 #include "report_int.h"
 
+#include "evidence/figures.h"
 #include "evidence/member.h"
 #include "runner/sample_rules.h"
 
 /* Counts of an arm's completed jobs for which each defence held. */
 typedef struct arm_def {
     int64_t jobs, checks, kept, late, hygiene;
+    int64_t uncaptured;      /* jobs that ran in the timed loop, not a CUDA graph (figures.h) */
     int64_t hot[4], cold[4]; /* by ev_rule_ceiling: none, memory, l2, largest */
     int plaus;               /* some job states its plausibility */
 } arm_def;
@@ -78,6 +80,12 @@ static void gather(const rep *r, const char *arm, arm_def *d)
         d->kept += cJSON_IsObject(kept) && rp_jtrue(kept, "passed");
         d->late += all_known(cJSON_GetObjectItemCaseSensitive(dev, "hot_wall_ms"));
         d->hygiene += all_known(cJSON_GetObjectItemCaseSensitive(dev, "hot_other_processes"));
+        {
+            ev_fig_job fj;
+            memset(&fj, 0, sizeof fj);
+            ev_fig_job_capture(&fj, dev);
+            d->uncaptured += fj.uncaptured;
+        }
         if (cJSON_IsObject(pl)) {
             d->plaus = 1;
             count_ceiling(cJSON_GetObjectItemCaseSensitive(pl, "hot"), d->hot);
@@ -183,6 +191,11 @@ static ev_status arm_line(const rep *r, const cJSON *proof, const char *arm, con
          * labels of what cannot (each receipt names them in full) */
         const cJSON *nh;
         const char *sep = " ";
+        if (!rc && d->uncaptured)
+            rc = ev_buf_printf(b,
+                               "; not graph-captured in %" PRId64 " of %" PRId64
+                               " jobs (the timed loop: not ranked against captured arms)",
+                               d->uncaptured, d->jobs);
         if (!rc)
             rc = ev_buf_puts(b, "; its own Python process (memory limit, stdout, exit watched; its files "
                                 "members, nothing compiled); not held:");

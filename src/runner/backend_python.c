@@ -180,10 +180,10 @@ static int wait_readable(py_impl *c, const char *what, ev_err *err)
                 reap(c, 1, why, sizeof why);
                 ev_err_set(err, EV_EPROC,
                            "%s: killed its Python process during %s: its anonymous resident memory reached "
-                           "%" PRId64 " MiB, over its limit of %" PRId64 " MiB (the %" PRId64
-                           " MiB it held at bind and the kernel's memory_mb, %" PRId64 ")",
-                           c->arm, what, kb / 1024, c->limit_kb / 1024, c->held_kb / 1024,
-                           c->cfg.py_memory_mb);
+                           "%.1f MiB, over its limit of %.1f MiB (the %.1f MiB it held at bind and the "
+                           "kernel's memory_mb, %" PRId64 ")",
+                           c->arm, what, (double)kb / 1024, (double)c->limit_kb / 1024,
+                           (double)c->held_kb / 1024, c->cfg.py_memory_mb);
                 return -1;
             }
         }
