@@ -50,6 +50,7 @@ typedef struct ev_backend_config {
                              host's handshake may then spin: khost.h) */
     /* A Python arm's backend (backend_python.h) only: */
     const char *python;     /* the interpreter of its process */
+    const char *py_arm;     /* the arm's name, for its messages */
     const char *py_host;    /* kernels/python_host.py */
     const char *py_ops_lib; /* the plants library of the run's backend */
     int64_t py_memory_mb;   /* its process's anonymous resident memory beyond what it held at bind */

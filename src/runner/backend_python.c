@@ -522,7 +522,7 @@ static ev_status py_open_with(const ev_backend_ops *base, const ev_backend_confi
     c->cfg = *cfg;
     c->pid = -1;
     c->req = c->resp = c->out_fd = -1;
-    snprintf(c->arm, sizeof c->arm, "%s", "the Python arm");
+    snprintf(c->arm, sizeof c->arm, "%s", cfg->py_arm ? cfg->py_arm : "the Python arm");
     if (!cfg->python || !cfg->py_host || !cfg->py_ops_lib) {
         free(c);
         return ev_err_set(err, EV_EINVAL, "python arm: no interpreter, host script or plants library given");

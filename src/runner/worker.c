@@ -559,6 +559,7 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         if ((rc = ev_python_ops_lib(a->ops->name, py_lib, sizeof py_lib, err)))
             return rc;
         cfg.python = a->python ? a->python : "python3";
+        cfg.py_arm = a->arm;
         cfg.py_host = a->py_host;
         cfg.py_ops_lib = py_lib;
         cfg.py_memory_mb = pk ? pk->memory_mb : EV_EXT_PY_MEMORY_MB;
