@@ -1,9 +1,10 @@
 #!/bin/sh
 # mk/build-id.sh OUT.c: the identity of the measured code this build is
 # made from, as C (src/runner/build_id.h declares it): the tree hash of the
-# measurement closure's code (kernels/, src/runner/ and db/schema.sql: the
-# closure of src/evidence/closure.c without protocols/, which are data a
-# run declares), computed as ev_tree_hash computes it (docs/runner.md,
+# measurement closure's code (mk/closure.list and the files it names, the
+# closure of src/evidence/closure.c, without protocols/, which are data a
+# run declares; without the list, the legacy roots kernels/, src/runner/
+# and db/schema.sql), computed as ev_tree_hash computes it (docs/runner.md,
 # "Provenance": SHA-256 over "path\0sha256hex\n" of every regular file,
 # sorted bytewise), and the commit it was built at (git, else a stamp
 # written for these files, else "unknown").  `evident run` compares the
@@ -13,17 +14,16 @@
 set -eu
 out=$1
 export LC_ALL=C
-# the files a run snapshots (src/evidence/closure.c): those of the
-# committed closure list under kernels/, src/runner/ and db/schema.sql
-# where the tree has the list, else every file of those folders
-if [ -f mk/closure.list ]; then
-    files=$(grep -E '^(kernels/|src/runner/|db/schema\.sql$)' mk/closure.list | while IFS= read -r f; do
-        [ -f "$f" ] && [ ! -L "$f" ] && echo "$f"
-    done)
+if [ -e mk/closure.list ]; then
+    files=$({ echo mk/closure.list; cat mk/closure.list; } | grep -v -e '^protocols/' -e '^$' |
+        while IFS= read -r f; do
+            if [ -d "$f" ]; then find "$f" -type f; elif [ -f "$f" ]; then echo "$f"; fi
+        done | sort -u)
 else
-    files=$(find kernels src/runner db/schema.sql -type f 2>/dev/null)
+    files=$(find kernels src/runner db/schema.sql -type f 2>/dev/null | sort)
 fi
-tree=$(printf '%s\n' "$files" | grep -v '^$' | sort | while IFS= read -r f; do
+tree=$(printf '%s\n' "$files" | while IFS= read -r f; do
+    [ -n "$f" ] || continue
     h=$(sha256sum < "$f" | cut -c1-64)
     printf '%s\000%s\n' "$f" "$h"
 done | sha256sum | cut -c1-64)
@@ -31,7 +31,7 @@ commit=unknown
 dirty=1
 if c=$(git rev-parse HEAD 2>/dev/null) && [ ${#c} -eq 40 ]; then
     commit=$c
-    if [ -z "$(git status --porcelain -- kernels src/runner db/schema.sql 2>/dev/null)" ]; then dirty=0; fi
+    if [ -z "$(printf '%s\n' "$files" | xargs git status --porcelain -- 2>/dev/null)" ]; then dirty=0; fi
 elif [ -f .evident-stamp ]; then
     c=$(sed -n 's/.*"commit": *"\([0-9a-f]\{40\}\)".*/\1/p' .evident-stamp)
     [ -n "$c" ] && commit=$c

@@ -559,8 +559,8 @@ START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu_in_under_a_minute)
         }
     }
     /* 6 cases x (default rows1 rows2) + short on the one case it fits (130x96
-     * fp32) + floor + ceiling + 6 auto + 6 recheck; 6 x (cub torch) skipped */
-    ck_assert_uint_eq(completed, 6 * 3 + 1 + 2 + 6 + 6);
+     * fp32) + floor + ceiling + ceiling-l2 + 6 auto + 6 recheck; 6 x (cub torch) skipped */
+    ck_assert_uint_eq(completed, 6 * 3 + 1 + 3 + 6 + 6);
     ck_assert_uint_eq(skipped, 12);
     ck_assert_str_eq(s.status, noise ? "failed" : "completed");
     /* a calibration job that broke a sample rule takes its case out of the
@@ -3627,11 +3627,10 @@ END_TEST
  * host"): after its summary and its host line, each such attempt with its
  * rule and figures (the process row's protocol error, every hot sample),
  * and the likely cause and what to do, which is ev_rule_cause of the host
- * facts the attempt recorded: here the overrun fault arm's main attempt
- * (10 x the replays it records: far above the band, whatever the host,
- * once its calibration chose more than one replay, which real-time
- * priority keeps: at normal priority a busy host's calibration once chose
- * one, where a longer sample is no breach).
+ * facts the attempt recorded: here the late fault arm's main attempt (its
+ * last hot sample's wall clock 50 ms past its events: the late-work rule,
+ * whatever the host).  (The overrun fault, which breaks the band, is
+ * caught earlier now, by its op check's count of the replays that ran.)
  */
 START_TEST(test_evident_run_names_each_broken_rule_its_samples_and_the_likely_cause)
 {
@@ -3641,7 +3640,7 @@ START_TEST(test_evident_run_names_each_broken_rule_its_samples_and_the_likely_ca
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
         " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
-        " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"overrun\", \"factor\": 10, \"when\": "
+        " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"late\", \"ms\": 50, \"when\": "
         "\"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
@@ -3778,7 +3777,8 @@ START_TEST(test_a_recalibration_counts_only_after_a_drifted_sample_and_sets_the_
     a.cold = cold;
     a.n_cold = 1;
     a.has_flush = 1;
-    a.flush_bytes = a.cache_bytes = 1048576;
+    a.flush_bytes = 4194304; /* past 2 x the cache: the flush rule holds */
+    a.cache_bytes = 1048576;
     a.n_recal = 1;
     a.recal_after[0] = 1; /* 12 ms at 4 replays: above 7.5 */
     a.recal_first[0] = 2;
@@ -4159,22 +4159,31 @@ END_TEST
  * (runner/build_id.h): from a copy of this tree (a GPU host's copy, no
  * .git) the build runs, a protocol of the user's own added to protocols/
  * too; once a measured file there differs (src/runner/ edited after the
- * build), the run is refused in one line, exit 2, before a store exists. */
+ * build, or src/common/vocab.h: the identity is the closure's code,
+ * mk/build-id.sh), the run is refused in one line, exit 2, before a store
+ * exists. */
 START_TEST(test_a_run_from_a_tree_other_than_the_builds_is_refused_before_the_store_is_touched)
 {
     char script[3000];
     snprintf(
         script, sizeof script,
-        "rm -rf $D/copy && mkdir -p $D/copy/src $D/copy/db && cp -r kernels protocols $D/copy/ && "
-        "cp -r src/runner $D/copy/src/ && cp db/schema.sql $D/copy/db/ && case $E in /*) ;; *) E=$(pwd)/$E;; "
-        "esac && "
+        "rm -rf $D/copy && mkdir -p $D/copy && "
+        "tar cf - mk/closure.list $(cat mk/closure.list) protocols | (cd $D/copy && tar xf -) && "
+        "case $E in /*) ;; *) E=$(pwd)/$E;; esac && "
         "cd $D/copy && "
         "cp $P protocols/mine.json && "
         "$E run --protocol protocols/mine.json --backend cpu --db $D/copy-ok.db >/dev/null || exit 10; "
         "echo '/* edited after the build */' >> src/runner/record.c && "
         "{ $E run --protocol protocols/mine.json --backend cpu --db $D/copy-bad.db 2>$D/bad.err; "
         "test $? = 2 || exit 11; }; test ! -e $D/copy-bad.db || exit 12; "
-        "test $(wc -l < $D/bad.err) = 1 && grep -q 'built from other measured code' $D/bad.err || exit 13");
+        "test $(wc -l < $D/bad.err) = 1 && grep -q 'built from other measured code' $D/bad.err || exit 13; "
+        /* measured code outside src/runner/ and kernels/: the closure's
+         * list names it (the vocabulary the worker is built with) */
+        "cp $OLDPWD/src/runner/record.c src/runner/record.c && "
+        "$E run --protocol protocols/mine.json --backend cpu --db $D/copy-ok2.db >/dev/null || exit 14; "
+        "echo '/* edited after the build */' >> src/common/vocab.h && "
+        "{ $E run --protocol protocols/mine.json --backend cpu --db $D/copy-bad2.db 2>$D/bad.err; "
+        "test $? = 2 || exit 15; }; test ! -e $D/copy-bad2.db || exit 16");
     int rc = shard_sh(script);
     ck_assert_msg(rc == 0, "step %d (see %s/sh.log, %s/bad.err)", rc, dir, dir);
 }
@@ -4208,7 +4217,7 @@ START_TEST(test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms)
     ck_assert_int_eq(ev_protocol_parse(shard_protocol, strlen(shard_protocol), &p, &err), EV_OK);
     ck_assert_int_eq(ev_plan_build(&p, &one, &err), EV_OK);
     ck_assert_int_eq(ev_plan_build_sharded(&p, 3, &three, &err), EV_OK);
-    ck_assert_uint_eq(three.n, one.n + 2 * 2); /* floor and ceiling, 2 more copies each */
+    ck_assert_uint_eq(three.n, one.n + 2 * 3); /* floor, ceiling and ceiling-l2, 2 more copies each */
     for (int64_t k = 0; k < 3; k++) {
         ck_assert_int_eq(ev_plan_build_sharded(&p, 3, &part, &err), EV_OK);
         ev_plan_keep_shard(&part, k);

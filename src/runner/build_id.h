@@ -13,16 +13,16 @@
 
 #include "status.h"
 
-/* The tree hash of kernels/, src/runner/ and db/schema.sql at build time
- * (ev_tree_hash over those files: the measurement closure without
- * protocols/), the commit built ("unknown" without git or a stamp) and
+/* The tree hash of the measurement closure's code at build time
+ * (ev_tree_hash over its files without protocols/: mk/closure.list and
+ * what it names, or the legacy roots), the commit built ("unknown" without git or a stamp) and
  * whether those files differed from it. */
 extern const char ev_build_tree[];
 extern const char ev_build_commit[];
 extern const int ev_build_dirty;
 
-/* 1 when path (relative, '/'-separated) is measured code: under kernels/
- * or src/runner/, or db/schema.sql (the closure's roots but protocols/). */
+/* 1 when path (relative, '/'-separated), a file of the closure, is
+ * measured code: any but protocols/ (data a run declares). */
 int ev_build_code_path(const char *path);
 
 /*
@@ -31,8 +31,8 @@ int ev_build_code_path(const char *path);
  * tree hashes are equal; EV_EUSAGE, err saying both and what to do, when
  * they differ (the run is refused before anything is written);
  * EV_EIO / EV_ENOMEM when root cannot be read.  Protocols, and external
- * kernels kept outside kernels/ and src/runner/, are not part of it: a
- * user's own may be added without rebuilding evident.
+ * kernels outside the closure, are not part of it: a user's own may be
+ * added without rebuilding evident.
  */
 ev_status ev_build_check(const char *root, ev_err *err);
 

@@ -297,8 +297,7 @@ ev_status ev_host_hash(const char *id, char hex[65])
 /* See build_id.h. */
 int ev_build_code_path(const char *path)
 {
-    return !strncmp(path, "kernels/", 8) || !strncmp(path, "src/runner/", 11) ||
-           !strcmp(path, "db/schema.sql");
+    return strncmp(path, "protocols/", 10) != 0;
 }
 
 /* See build_id.h. */
@@ -325,8 +324,8 @@ ev_status ev_build_check(const char *root, ev_err *err)
     if (strcmp(tree, ev_build_tree))
         rc = ev_err_set(
             err, EV_EUSAGE,
-            "this evident was built from other measured code (kernels/, src/runner/, "
-            "db/schema.sql: tree %.12s..., commit %.12s%s) than the tree it would measure in %s "
+            "this evident was built from other measured code (the closure's code: tree %.12s..., "
+            "commit %.12s%s) than the tree it would measure in %s "
             "(tree %.12s...): what ran would not be what the bundle names; run 'make' here, or run "
             "the evident built from this tree",
             ev_build_tree, ev_build_commit, ev_build_dirty ? ", dirty" : "", root, tree);
