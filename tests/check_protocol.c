@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "json.h"
 #include "model/model.h"
 #include "runner/plan.h"
 #include "store/store.h"
@@ -68,6 +69,63 @@ START_TEST(test_a_minimal_protocol_gets_the_design_defaults)
 }
 END_TEST
 
+/* A protocol of cases and kernels alone is enough: every other field takes
+ * the default profile (protocol.h), the seed, the arms (ours the model
+ * fits, the peers, every kernel) and each case's default_rows among them;
+ * the values it runs with, defaults included, are one object that is a
+ * protocol itself and parses to the same values again. */
+START_TEST(test_a_protocol_of_cases_and_kernels_alone_takes_the_default_profile)
+{
+    static const char text[] =
+        "{\"kernels\": [{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"a_sum\"}}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\"}]}";
+    static const char *const arms[] = {"default", "rows1", "rows2", "cub", "torch-compile", "ext-a"};
+    ev_protocol p, q;
+    ev_err err = {""};
+    cJSON *v = NULL, *w = NULL;
+    ev_buf a = EV_BUF_INIT, b = EV_BUF_INIT, again = EV_BUF_INIT;
+
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(p.seed, EV_PROTO_DEFAULT_SEED);
+    ck_assert_uint_eq(p.n_arms, 6);
+    for (size_t i = 0; i < 6; i++)
+        ck_assert_str_eq(p.arms[i], arms[i]);
+    ck_assert_int_eq(p.cases[0].default_rows, EV_PROTO_DEFAULT_B);
+    ck_assert_int_eq(p.samples, 7);
+    ck_assert(p.warmup_ms == 500 && p.target_sample_ms == 100);
+    ck_assert_int_eq(p.rounds, 1);
+    ck_assert_int_eq(p.cold_samples, 3);
+
+    /* the values used: every key a protocol has, the defaults written out */
+    ck_assert_int_eq(ev_protocol_values(&p, &v), EV_OK);
+    ck_assert_int_eq(ev_json_print(v, 0, &a), EV_OK);
+    ck_assert_msg(strstr(a.data,
+                         "\"seed\":1,\"arms\":[\"default\",\"rows1\",\"rows2\",\"cub\",\"torch-compile\","
+                         "\"ext-a\"],\"cases\":[{\"op\":\"reduce_sum\",\"rows\":65,\"cols\":512,"
+                         "\"stride\":512,\"dtype\":\"fp32\",\"default_rows\":4,\"role\":\"calibration\"}]") &&
+                      strstr(a.data, "\"samples\":7,") && strstr(a.data, "\"warmup_ms\":500,") &&
+                      strstr(a.data, "\"rounds\":1,") && strstr(a.data, "\"sample_band\":0.5,"),
+                  "%s", a.data);
+    /* ...which, with the kernels, is a protocol: the same values again */
+    cJSON_AddItemToObject(v, "kernels",
+                          cJSON_Parse("[{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, "
+                                      "\"entries\": {\"reduce_sum/fp32\": \"a_sum\"}}]"));
+    ck_assert_int_eq(ev_json_print(v, 0, &again), EV_OK);
+    ck_assert_msg(parse(again.data, &q, &err) == EV_OK, "%s: %s", err.msg, again.data);
+    ck_assert_int_eq(ev_protocol_values(&q, &w), EV_OK);
+    ck_assert_int_eq(ev_json_print(w, 0, &b), EV_OK);
+    ck_assert_str_eq(a.data, b.data);
+    cJSON_Delete(v);
+    cJSON_Delete(w);
+    ev_buf_free(&a);
+    ev_buf_free(&b);
+    ev_buf_free(&again);
+    ev_protocol_free(&p);
+    ev_protocol_free(&q);
+}
+END_TEST
+
 /* Each malformed protocol and the text its refusal must contain. */
 static const struct {
     const char *text, *want;
@@ -95,7 +153,9 @@ static const struct {
     {"{\"seed\": 1, \"arms\": [\"default\", \"default\"], \"cases\": [CASE]}", "arms[1]: duplicate arm"},
     {"{\"seed\": 1, \"arms\": [\"auto\"], \"cases\": [CASE]}", "arms[0]: 'auto' is planned by the runner"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": []}", "cases: must be a non-empty array"},
-    {"{\"arms\": [\"default\"], \"cases\": [CASE]}", "seed: missing"},
+    {"{\"seed\": -1, \"arms\": [\"default\"], \"cases\": [CASE]}", "seed: must be >= 0"},
+    {"{\"seed\": 1, \"arms\": [], \"cases\": [CASE]}", "arms: must be a non-empty array"},
+    {"{\"arms\": [\"default\"]}", "cases: missing"},
     {"{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 2, \"cols\": 8, "
      "\"stride\": 4, \"dtype\": \"fp32\", \"default_rows\": 4}]}",
      "cases[0].stride: must be >= cols"},
@@ -846,8 +906,9 @@ START_TEST(test_cases_times_rounds_is_bounded_with_the_reason)
 }
 END_TEST
 
-/* A quick loop's subset: the cases and arms chosen, fault arms renumbered
- * or dropped, the original named by id; every bad spec refused with the
+/* A quick loop's subset: the cases and arms chosen (from the default
+ * profile's when the protocol names none), fault arms renumbered or
+ * dropped, the original named by id; every bad spec refused with the
  * reason; the result parses as a protocol of its own, and a subset of a
  * subset is refused. */
 START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
@@ -896,6 +957,19 @@ START_TEST(test_a_subset_keeps_the_cases_and_arms_chosen_and_names_its_original)
         ck_assert_msg(ev_protocol_subset(kt, strlen(kt), NULL, "ext-k", NULL, &ko, &err) == EV_OK, "%s",
                       err.msg);
         ck_assert_msg(strstr(ko.data, "\"ext-k\""), "%s", ko.data);
+        /* a protocol of cases and kernels alone: cut from the default profile's arms */
+        snprintf(kt, sizeof kt,
+                 "{\"kernels\": [{\"name\": \"ext-k\", \"sources\": {\"cpu\": \"k.c\"}, \"entries\": "
+                 "{\"reduce_sum/fp16\": \"f\"}}], \"cases\": [%s]}",
+                 good_case);
+        ev_buf_reset(&ko);
+        ck_assert_msg(ev_protocol_subset(kt, strlen(kt), NULL, "ext-k,rows1", NULL, &ko, &err) == EV_OK, "%s",
+                      err.msg);
+        ck_assert_int_eq(ev_protocol_parse(ko.data, ko.len, &p, &err), EV_OK);
+        ck_assert_uint_eq(p.n_arms, 2);
+        ck_assert_str_eq(p.arms[0], "rows1"); /* in the protocol's order */
+        ck_assert_str_eq(p.arms[1], "ext-k");
+        ev_protocol_free(&p);
         ev_buf_free(&ko);
     }
     /* the model's declared schedules keep only the kept arms; without
@@ -1060,15 +1134,20 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
     int64_t rows;
     ck_assert_int_eq(ev_arm_classify(&p, "ext-a", &kind, &rows), 0);
     ck_assert(kind == EV_ARM_EXTERNAL);
-    ev_strs cl = EV_STRS_INIT;
-    ck_assert_int_eq(ev_ext_closure(p.kernels, p.n_kernels, "examples/x/p.json", "cpu", &cl), EV_OK);
+    /* a kernel's file is named by its arm and its path in the protocol's
+     * directory, wherever that directory lies; on disk, under it */
+    ev_strs cl = EV_STRS_INIT, disk = EV_STRS_INIT;
+    ck_assert_int_eq(ev_ext_closure(p.kernels, p.n_kernels, "cpu", "/home/u/proj", &cl, &disk), EV_OK);
     ck_assert_uint_eq(cl.n, 1);
-    ck_assert_str_eq(cl.v[0], "examples/x/k/a.c");
+    ck_assert_str_eq(cl.v[0], "external/ext-a/k/a.c");
+    ck_assert_str_eq(disk.v[0], "/home/u/proj/k/a.c");
     ev_strs_free(&cl);
+    ev_strs_free(&disk);
     ev_protocol_free(&p);
 
     /* a list: the translation unit first, then the files it includes; the
-     * closure names each of them once, over every kernel */
+     * closure names each of them, per kernel (a file two kernels include is
+     * two members, one under each) */
     snprintf(text, sizeof text,
              "{\"seed\": 1, \"arms\": [\"ext-a\", \"ext-b\"], \"cases\": [%s], \"kernels\": ["
              "{\"name\": \"ext-a\", \"sources\": {\"cpu\": [\"a.c\", \"h/a.h\", \"shared.h\"]}, "
@@ -1082,13 +1161,28 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
     ck_assert_str_eq(ev_ext_file(k, "cpu", 1), "h/a.h");
     ck_assert_ptr_null(ev_ext_file(k, "cpu", 3));
     ck_assert_ptr_null(ev_ext_source(k, "cuda"));
-    ck_assert(ev_ext_declares(k, "d/p.json", "cpu", "d/h/a.h") &&
-              !ev_ext_declares(k, "d/p.json", "cpu", "d/b.c"));
-    ck_assert_int_eq(ev_ext_closure(p.kernels, p.n_kernels, "d/p.json", "cpu", &cl), EV_OK);
-    ck_assert_uint_eq(cl.n, 4);
-    ck_assert_str_eq(cl.v[2], "d/shared.h");
-    ck_assert_str_eq(cl.v[3], "d/b.c");
+    ck_assert(ev_ext_declares(k, "cpu", "external/ext-a/h/a.h") && !ev_ext_declares(k, "cpu", "h/a.h") &&
+              !ev_ext_declares(k, "cpu", "external/ext-b/b.c"));
+    ck_assert_int_eq(ev_ext_closure(p.kernels, p.n_kernels, "cpu", NULL, &cl, NULL), EV_OK);
+    ck_assert_uint_eq(cl.n, 5);
+    ck_assert_str_eq(cl.v[2], "external/ext-a/shared.h");
+    ck_assert_str_eq(cl.v[3], "external/ext-b/b.c");
+    ck_assert_str_eq(cl.v[4], "external/ext-b/shared.h");
     ev_strs_free(&cl);
+    {
+        char d[64], rec[64];
+        ck_assert_int_eq(ev_ext_protocol_dir("p.json", d, sizeof d), 0);
+        ck_assert_str_eq(d, ".");
+        ck_assert_int_eq(ev_ext_protocol_dir("../x/p.json", d, sizeof d), 0);
+        ck_assert_str_eq(d, "../x");
+        ck_assert_int_eq(ev_ext_protocol_dir("/p.json", d, sizeof d), 0);
+        ck_assert_str_eq(d, "/");
+        /* what a run records: no directory of the user's */
+        ev_ext_protocol_recorded("/home/u/proj/p.json", rec, sizeof rec);
+        ck_assert_str_eq(rec, "<path>/p.json");
+        ev_ext_protocol_recorded("../x/p.json", rec, sizeof rec);
+        ck_assert_str_eq(rec, "../x/p.json");
+    }
     ev_protocol_free(&p);
 
     static const char *const bads[][2] = {
@@ -1376,6 +1470,7 @@ int main(void)
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
     tcase_add_test(tc, test_kernel_declarations_are_parsed_and_each_bad_one_refused);
     tcase_add_test(tc, test_python_arm_declarations_are_parsed_and_each_bad_one_refused);
+    tcase_add_test(tc, test_a_protocol_of_cases_and_kernels_alone_takes_the_default_profile);
     tcase_add_test(tc, test_geometry_expressions_evaluate_exactly_and_refuse_what_cannot_launch);
     tcase_add_test(tc, test_a_geometry_that_cannot_launch_on_a_case_is_refused_before_anything_runs);
     tcase_add_test(tc, test_auto_arm_false_plans_no_auto_and_model_from_is_read_exactly);

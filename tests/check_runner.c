@@ -35,6 +35,7 @@
 #include "json.h"
 #include "runner/backend.h"
 #include "runner/compile_ahead.h"
+#include "runner/ext_binary.h"
 #include "runner/ext_compile.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
@@ -1553,8 +1554,7 @@ END_TEST
 
 /*
  * Anyone's kernel, on the cpu backend: six declared kernels in one run, in
- * a directory inside the repository (a protocol that declares kernels must
- * be, so its sources can go into the bundle).  The good one completes and
+ * a directory of the build tree given by a relative path.  The good one completes and
  * is validated like ours; one that does not compile fails with the
  * compiler's message; a missing entry point, a crash, a hang and a write
  * past the output each fail their own job (failed-exit with the reason,
@@ -1679,8 +1679,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "if oks != [\"ext-crash\", \"ext-hang\", \"ext-noentry\", \"ext-ok\", \"ext-oob\", "
         "\"ext-overread\", \"ext-writesinput\"] or len(ks) != 8: bad.append((\"receipts\", oks))\n"
         "print(bad); sys.exit(1 if bad else 0)' && python3 tests/zipcat.py -l '%s' | grep -q "
-        "'sources/%s/crash.c'",
-        zip, zip, d);
+        "'sources/external/ext-crash/crash.c'",
+        zip, zip);
     ck_assert_msg(system(cmd) == 0, "the external jobs' outcomes, reasons or receipts are not as declared");
 
     /* a source that is a symlink: refused before the store is touched */
@@ -1771,7 +1771,7 @@ START_TEST(test_a_numpy_arm_runs_under_the_protocol_and_its_bundle_verifies)
     ck_assert_msg(run_prog("evident", rp, log, sizeof log) == 0, "report: %s", log);
     snprintf(
         cmd, sizeof cmd,
-        "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/examples/numpy-sum/sum.py' && "
+        "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-numpy/sum.py' && "
         "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
         "import json, sys\n"
         "v = json.load(sys.stdin)\n"
@@ -1788,7 +1788,7 @@ START_TEST(test_a_numpy_arm_runs_under_the_protocol_and_its_bundle_verifies)
         "            bad.append((j[\"job_key\"], a[\"graph_nodes\"]))\n"
         "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"][\"kernels\"]]\n"
         "if [(k[\"name\"], k[\"language\"], k[\"ok\"], [d[\"path\"] for d in k[\"deps\"]]) for k in ks] != "
-        "[(\"ext-numpy\", \"python\", True, [\"examples/numpy-sum/sum.py\"])] or not ks[0][\"not_held\"]:\n"
+        "[(\"ext-numpy\", \"python\", True, [\"external/ext-numpy/sum.py\"])] or not ks[0][\"not_held\"]:\n"
         "    bad.append(ks)\n"
         "print(bad); sys.exit(1 if bad else 0)' && grep -q 'ext-numpy.*not held: .*secret seed' '%s'",
         zip, zip, rep);
@@ -1972,7 +1972,7 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
         "        \"ext-cheat-few-rows\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-fifteen\": [(\"failed-validation\", P)],\n"
         "        \"ext-cheat-table\": [(\"failed-validation\", P)],\n"
-        "        \"ext-cheat-undeclared\": [(\"failed-exit\", \"includes tests/cheats/undeclared.h, which "
+        "        \"ext-cheat-undeclared\": [(\"failed-exit\", \"undeclared.c includes undeclared.h, which "
         "\"\n"
         "                                  \"the protocol does not declare\")],\n"
         "        \"ext-cheat-setsid\": [(\"failed-exit\", \"tried to start a process or thread: clone\")],\n"
@@ -2025,6 +2025,186 @@ static int file_holds(const char *path, const char *needle)
     ev_buf_free(&b);
     return found;
 }
+
+/*
+ * Rewrites the environment record of store db (a copy the test owns):
+ * its first occurrence of from becomes to, and its profile id the SHA-256
+ * of the new record, as a runner that lied about it would write them (the
+ * append-only trigger dropped).
+ */
+static void rewrite_environment(const char *db, const char *from, const char *to)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    char *msg = NULL, profile[65];
+    ev_buf env = EV_BUF_INIT;
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, "DROP TRIGGER environments_no_update", NULL, NULL, &msg), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(h, "SELECT json FROM environments", -1, &st, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    const char *old = (const char *)sqlite3_column_text(st, 0), *at = strstr(old, from);
+    ck_assert_msg(at, "%s not in %s", from, old);
+    ck_assert_int_eq(ev_buf_printf(&env, "%.*s%s%s", (int)(at - old), old, to, at + strlen(from)), EV_OK);
+    sqlite3_finalize(st);
+    ck_assert_int_eq(ev_sha256_hex(env.data, env.len, profile), EV_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h, "UPDATE environments SET json = ?1, profile_id = ?2", -1, &st, NULL),
+        SQLITE_OK);
+    sqlite3_bind_text(st, 1, env.data, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(st, 2, profile, -1, SQLITE_TRANSIENT);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_DONE);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    ev_buf_free(&env);
+}
+
+/*
+ * Your kernel from your own directory: a protocol outside the repository,
+ * given by an absolute path, runs the kernels beside it (their files
+ * relative to it: a translation unit and the header it includes); the
+ * bundle holds them as sources/external/<arm>/<file>, whatever directory
+ * they lay in; it verifies with no tree at all and with --kernel-tree of
+ * the directory, and a file changed there afterwards FAILs --kernel-tree
+ * naming it.  The same kernel off by one (its last column left out) fails
+ * validation, and `evident run`'s summary names the stage, the first bad
+ * row, the value, the expected value, the error, the bound and how many
+ * rows of how many; one that does not compile shows the compiler's first
+ * error line; one whose entry is missing names the entries its binary
+ * has.  A record of the values the run used (the defaults written out)
+ * that protocol.json does not give FAILs check 5, naming the key.  A
+ * source that escapes the protocol's directory (by '..', or a directory
+ * that is a symbolic link out of it) is refused in one line naming it, and
+ * nothing is stored.
+ */
+START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong)
+{
+    char proj[400], path[600], db[512], zip[512], log[32768], cmd[2400];
+    static const char kc[] =
+        "#include <stdint.h>\n#include \"evident_kernel.h\"\n#include \"acc.h\"\n"
+        "int k_sum(const void *in, void *out, int64_t rows, int64_t cols, int64_t stride) {\n"
+        "  const float *x = in; float *y = out;\n"
+        "  for (int64_t r = 0; r < rows; r++) { float a = ACC_ZERO;\n"
+        "    for (int64_t c = 0; c < cols; c++) a += x[r * stride + c];\n"
+        "    y[r] = a; }\n  return 0; }\n";
+    static const char kh[] = "#define ACC_ZERO 0.0f\n";
+    static const char proto_text[] =
+        "{\"seed\": 5, \"samples\": 2, \"warmup_ms\": 10, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
+        " \"host_threads\": 1, \"job_timeout_s\": 30, \"retries\": 0, \"reference_arms\": false,\n"
+        " \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9}, \"reference\": {\"cpu\": {}},\n"
+        " \"arms\": [\"ext-mine\", \"ext-off\", \"ext-broken\", \"ext-misnamed\"],\n"
+        " \"kernels\": [\n"
+        "  {\"name\": \"ext-mine\", \"sources\": {\"cpu\": [\"src/k.c\", \"src/acc.h\"]}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-off\", \"sources\": {\"cpu\": [\"off/k.c\", \"off/acc.h\"]}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-broken\", \"sources\": {\"cpu\": \"broken.c\"}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_sum\"}},\n"
+        "  {\"name\": \"ext-misnamed\", \"sources\": {\"cpu\": [\"src/k.c\", \"src/acc.h\"]}, "
+        "\"entries\": {\"reduce_sum/fp32\": \"k_total\"}}],\n"
+        " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\"}]}\n";
+    char off[sizeof kc + 16];
+
+    /* the user's project: a directory of the temporary one, not the repository */
+    snprintf(proj, sizeof proj, "%s/my project", dir);
+    put_in(proj, "src/k.c", kc, strlen(kc));
+    put_in(proj, "src/acc.h", kh, strlen(kh));
+    /* off by one: the loop over columns stops one short */
+    const char *at = strstr(kc, "c < cols;");
+    ck_assert_ptr_nonnull(at);
+    snprintf(off, sizeof off, "%.*sc < cols - 1;%s", (int)(at - kc), kc, at + strlen("c < cols;"));
+    put_in(proj, "off/k.c", off, strlen(off));
+    put_in(proj, "off/acc.h", kh, strlen(kh));
+    put_in(proj, "broken.c", "int k_sum(void) { return this is not C; }\n", 43);
+    put_in(proj, "protocol.json", proto_text, strlen(proto_text));
+    snprintf(path, sizeof path, "%s/protocol.json", proj);
+    ck_assert_msg(path[0] == '/', "the test's directory is not absolute: %s", path);
+    snprintf(db, sizeof db, "%s/mine.db", dir);
+    snprintf(zip, sizeof zip, "%s/mine.zip", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    /* the summary: each failed job and why */
+    ck_assert_msg(strstr(log,
+                         "main/0/ext-off/initial: failed-validation: first stage: 33 of 33 rows wrong; the "
+                         "first, row 0, is ") &&
+                      strstr(log, " is expected (error ") && strstr(log, ", bound "),
+                  "the off-by-one kernel's reason does not name its first bad row:\n%s", log);
+    ck_assert_msg(
+        strstr(log, "main/0/ext-broken/initial: failed-exit: exit code 1: ") &&
+            strstr(log, "external kernel ext-broken did not compile: external/ext-broken/broken.c:1:") &&
+            strstr(log, "error: "),
+        "the compile failure's first error line is not in the summary:\n%s", log);
+    ck_assert_msg(strstr(log, "external kernel ext-misnamed: its source defines no entry 'k_total' (the "
+                              "protocol's entry for reduce_sum/fp32); the entries its binary defines: k_sum"),
+                  "the missing entry does not name the entries there are:\n%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    snprintf(cmd, sizeof cmd,
+             "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-mine/src/acc.h' && "
+             "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-off/off/k.c' && "
+             "! python3 tests/zipcat.py -l '%s' | grep -q 'my project'",
+             zip, zip, zip);
+    ck_assert_msg(system(cmd) == 0, "the kernel files are not the members sources/external/<arm>/<file>");
+    /* from the bundle alone (check 10 rebuilds from its members), then
+     * against the user's directory */
+    const char *ver[] = {zip, NULL};
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    ck_assert_msg(strstr(log, "kernel ext-mine: rebuilt from the bundle's 3 members"), "%s", log);
+    const char *verk[] = {zip, "--kernel-tree", proj, NULL};
+    ck_assert_msg(run_prog("verify-bundle", verk, log, sizeof log) == 0, "verify --kernel-tree: %s", log);
+    ck_assert_msg(strstr(log, "7 kernel files equal the kernel tree's, and protocol.json its protocol file"),
+                  "%s", log);
+    put_in(proj, "src/acc.h", "#define ACC_ZERO 1.0f\n", 23);
+    ck_assert_int_eq(run_prog("verify-bundle", verk, log, sizeof log), 1);
+    ck_assert_msg(strstr(log,
+                         "FAIL sources: sources/external/ext-mine/src/acc.h: differs from the kernel tree's "
+                         "src/acc.h"),
+                  "%s", log);
+
+    /* the values the run used are held to protocol.json: a record that
+     * says the run took other samples (its profile id made to match, as a
+     * runner that lied would) FAILs check 5, naming the key */
+    {
+        char db2[560], zip2[560];
+        snprintf(db2, sizeof db2, "%s/lie.db", dir);
+        snprintf(zip2, sizeof zip2, "%s/lie.zip", dir);
+        snprintf(cmd, sizeof cmd, "cp '%s' '%s'", db, db2);
+        ck_assert_int_eq(system(cmd), 0);
+        rewrite_environment(db2, "\"protocol_values\":{\"seed\":5,", "\"protocol_values\":{\"seed\":6,");
+        const char *exp2[] = {"export", "--db", db2, "--out", zip2, NULL};
+        ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
+        const char *ver2[] = {zip2, NULL};
+        ck_assert_int_eq(run_prog("verify-bundle", ver2, log, sizeof log), 1);
+        ck_assert_msg(
+            strstr(log, "FAIL protocol: validation.json: invocation 1 ran with protocol value 'seed' other "
+                        "than protocol.json gives this verifier"),
+            "%s", log);
+    }
+
+    /* escapes: refused in one line naming the file, nothing stored */
+    static const char *const escapes[][2] = {
+        {"../k.c", "'../k.c' must be a relative path inside the protocol's directory"},
+        {"out/k.c", "source out is a symlink"},
+    };
+    snprintf(cmd, sizeof cmd, "%s/out", proj); /* a directory that leads out of the protocol's */
+    ck_assert_int_eq(symlink(dir, cmd), 0);
+    for (size_t i = 0; i < sizeof escapes / sizeof escapes[0]; i++) {
+        char text[600], esc_db[560];
+        snprintf(text, sizeof text,
+                 "{\"kernels\": [{\"name\": \"ext-e\", \"sources\": {\"cpu\": \"%s\"}, \"entries\": "
+                 "{\"reduce_sum/fp32\": \"k_sum\"}}], \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 3, "
+                 "\"cols\": 8, \"dtype\": \"fp32\"}]}\n",
+                 escapes[i][0]);
+        put_in(proj, "escape.json", text, strlen(text));
+        snprintf(path, sizeof path, "%s/escape.json", proj);
+        snprintf(esc_db, sizeof esc_db, "%s/escape%zu.db", dir, i);
+        const char *erun[] = {"run", "--protocol", path, "--db", esc_db, NULL};
+        ck_assert_int_eq(run_prog("evident", erun, log, sizeof log), 2);
+        ck_assert_msg(strstr(log, escapes[i][1]) && strchr(log, '\n') == log + strlen(log) - 1, "%zu: %s", i,
+                      log);
+        ck_assert_int_ne(access(esc_db, F_OK), 0);
+    }
+}
+END_TEST
 
 /* The build is path-independent: the same kernel files (one of which
  * names its own path, __FILE__) laid out under the same names in two
@@ -2093,6 +2273,57 @@ START_TEST(test_an_external_kernel_built_in_two_directories_has_one_sha256)
         ev_ext_toolchain_free(&t);
     }
     ev_buf_free(&abi);
+}
+END_TEST
+
+/* The entries a built kernel defines, as a job whose declared entry is
+ * missing names them: a shared object's exported functions (not its
+ * static ones, not what it imports), a cubin's kernels where nvcc answers;
+ * a file that is not an ELF object is refused, not read as one. */
+START_TEST(test_a_built_kernel_names_the_entries_it_defines)
+{
+    static const char *const src[2][2] = {
+        {"cpu", "#include <string.h>\nstatic int helper(int x) { return x + 1; }\n"
+                "int k_sum(const void *in) { return helper(in != 0); }\n"
+                "int k_max(const char *s) { return (int)strlen(s); }\n"},
+        {"cuda", "#include <stdint.h>\n__device__ float twice(float x) { return 2 * x; }\n"
+                 "extern \"C\" __global__ void k_sum(float *o) { o[0] = twice(o[0]); }\n"
+                 "extern \"C\" __global__ void k_max(float *o) { o[1] = 0; }\n"},
+    };
+    for (int be = 0; be < 2; be++) {
+        ev_ext_toolchain t;
+        ev_err err = {""};
+        char root[600], out[700], tu[32];
+        ev_ext_compiled c;
+        ev_ext_limits lim = EV_EXT_LIMITS_DEFAULT;
+        ev_strs names = EV_STRS_INIT;
+        ck_assert_int_eq(ev_ext_toolchain_of(src[be][0], &t, &err), EV_OK);
+        if (!t.version[0]) {
+            ck_assert_msg(be == 1, "no C compiler answers --version");
+            ev_ext_toolchain_free(&t);
+            continue; /* no nvcc on this host */
+        }
+        snprintf(root, sizeof root, "%s/entries-%s", dir, src[be][0]);
+        snprintf(tu, sizeof tu, "k.%s", be ? "cu" : "c");
+        put_in(root, tu, src[be][1], strlen(src[be][1]));
+        put_in(root, "kernels/evident_kernel.h", "\n", 1);
+        snprintf(out, sizeof out, "%s/k%s", root, t.suffix);
+        ck_assert_int_eq(ev_ext_compile(&t, root, tu, out, &lim, &c, &err), EV_OK);
+        ck_assert_msg(c.status == 0, "%s: %s", src[be][0], c.msg.data);
+        ev_ext_compiled_free(&c);
+        ck_assert_msg(ev_ext_binary_entries(out, &names, &err) == EV_OK, "%s", err.msg);
+        ck_assert_msg(names.n >= 2 && !strcmp(names.v[0], "k_max") && !strcmp(names.v[1], "k_sum"),
+                      "%s: %zu entries, the first %s", src[be][0], names.n, names.n ? names.v[0] : "-");
+        for (size_t i = 0; i < names.n; i++)
+            ck_assert_msg(strcmp(names.v[i], "helper") && strcmp(names.v[i], "strlen"), "%s: %s listed",
+                          src[be][0], names.v[i]);
+        ev_strs_free(&names);
+        ck_assert_int_eq(ev_ext_binary_entries(root, &names, &err) != EV_OK, 1); /* a directory */
+        snprintf(out, sizeof out, "%s/%s", root, tu);
+        ck_assert_int_eq(ev_ext_binary_entries(out, &names, &err), EV_EFORMAT);
+        ck_assert_uint_eq(names.n, 0);
+        ev_ext_toolchain_free(&t);
+    }
 }
 END_TEST
 
@@ -4463,10 +4694,16 @@ int main(void)
     tcase_add_test(tc, test_a_numpy_arm_runs_under_the_protocol_and_its_bundle_verifies);
     tcase_add_test(tc, test_each_bad_python_arm_is_a_recorded_failure_with_its_reason_and_the_run_goes_on);
     suite_add_tcase(s, tc);
+    tc = tcase_create("ext-yours");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong);
+    suite_add_tcase(s, tc);
     tc = tcase_create("ext-build");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, test_an_external_kernel_built_in_two_directories_has_one_sha256);
+    tcase_add_test(tc, test_a_built_kernel_names_the_entries_it_defines);
     tcase_add_test(
         tc, test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give);
     suite_add_tcase(s, tc);

@@ -325,7 +325,7 @@ static char g_case[300];
 /* Verifies path; returns the report (caller frees). */
 static ev_vreport *verify(const char *path, const char *tree, const char *root)
 {
-    ev_verify_opts o = {tree, root, NULL, NULL, 0};
+    ev_verify_opts o = {tree, root, NULL, NULL, 0, NULL};
     ev_vreport *r = NULL;
     ev_err err = {{0}};
     ck_assert_msg(ev_verify_bundle(path, &o, &r, &err) == EV_OK, "verify: %s", err.msg);
@@ -2332,7 +2332,7 @@ END_TEST
  * elements the bundle asks for and do not regenerate them. */
 START_TEST(test_regenerating_more_inputs_than_the_limit_is_refused_with_the_count)
 {
-    ev_verify_opts o = {NULL, NULL, NULL, NULL, 1000};
+    ev_verify_opts o = {NULL, NULL, NULL, NULL, 1000, NULL};
     ev_vreport *r = NULL;
     ev_err err = {{0}};
     ck_assert_int_eq(ev_verify_bundle(g_good, &o, &r, &err), EV_OK);
@@ -2953,11 +2953,11 @@ START_TEST(test_a_bundle_without_a_declared_kernels_source_fails_plan)
     ck_assert_msg(ev_vreport_passed(r), "the honest bundle does not pass");
     ev_vreport_free(r);
     tm_load(&l, zip);
-    tm_remove(&l, "sources/examples/ext-simple/simple.c");
+    tm_remove(&l, "sources/external/ext-simple/simple.c");
     tm_rereport(&l);
     r = tamper_verify(&l, "ext-no-source", NULL, NULL);
     expect_fail(r, "plan", "protocol.json",
-                "kernel ext-simple: its cpu source examples/ext-simple/simple.c is not in the bundle");
+                "kernel ext-simple: its cpu source simple.c is not in the bundle");
     ev_vreport_free(r);
     tm_free(&l);
     /* an external job's graph receipt names another function than the
@@ -3781,7 +3781,7 @@ START_TEST(test_every_samples_check_tag_is_recomputed_from_the_seed_and_the_kept
         cJSON *a = attempt1(v, keep), *ops = cJSON_GetObjectItem(a, "op_checks");
         cJSON *o = cJSON_GetArrayItem(ops, 3), *k = cJSON_GetObjectItem(a, "op_kept");
         cJSON *pl = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "device"), "plants");
-        ev_verify_opts opts = {NULL, NULL, NULL, NULL, 0};
+        ev_verify_opts opts = {NULL, NULL, NULL, NULL, 0, NULL};
         switch (t) {
         case 0: /* a tag edited: not the seed's, yet passed */
             cJSON_ReplaceItemInObject(o, "tag", cJSON_CreateString("0123456789abcdef"));

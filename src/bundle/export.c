@@ -270,7 +270,7 @@ int64_t ev_bundle_run_id(const ev_bundle *b)
  * checks, graph nodes, device record, samples. */
 static int64_t attempt_rows(const xload *L, int64_t id)
 {
-    const vec *kinds[] = {&L->bindings, &L->warmups, &L->cals,    &L->flushes, &L->colds,   &L->vals,
+    const vec *kinds[] = {&L->bindings, &L->warmups, &L->cals,    &L->flushes, &L->colds,    &L->vals,
                           &L->checks,   &L->nodes,   &L->devices, &L->samples, &L->opchecks, &L->opkept};
     int64_t rows = 0;
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {

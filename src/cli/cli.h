@@ -209,8 +209,9 @@ typedef struct ev_cli_paths {
 
 /*
  * Finds them from this program's own location: beside it in a build tree
- * (BUILD/evident-worker; the source root is the working directory, the
- * repository root; the peer script its kernels/peer_torch.py), or, when
+ * (BUILD/evident-worker; the source root is the working directory when it
+ * is the repository root, else BUILD's parent when that is one; the peer
+ * script its kernels/peer_torch.py), or, when
  * it was installed as PREFIX/bin/evident, PREFIX/libexec/evident/ (the
  * worker and the peer script) and PREFIX/share/evident/ (the closure and
  * the protocols).  Returns 0 (OUT: *p), or prints what is missing and

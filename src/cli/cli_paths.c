@@ -3,7 +3,8 @@
  * and the measurement closure (cli.h, ev_cli_find_paths), from the
  * program's own location, never from a path fixed at build time: a build
  * tree keeps the worker beside the program (BUILD/evident-worker) and is
- * run from the repository root; an installed PREFIX/bin/evident finds
+ * run from the repository root, or from anywhere when BUILD's parent is
+ * the checkout (build/evident); an installed PREFIX/bin/evident finds
  * PREFIX/libexec/evident/ and PREFIX/share/evident/ (make install), so an
  * installed or DESTDIR-staged tree works wherever it is moved.
  */
@@ -54,14 +55,23 @@ int ev_cli_find_paths(const char *cmd, ev_cli_paths *p)
     if (join(r.worker, sizeof r.worker, dir, "evident-worker"))
         goto too_long;
     if (!access(r.worker, X_OK)) {
-        /* a build tree: run from the repository root */
+        /* a build tree: its checkout is the directory it is run from, or
+         * else the build directory's parent (build/evident run from a
+         * directory of the user's own) */
+        char up[PATH_MAX + 8], schema[PATH_MAX + 32];
         snprintf(r.source_root, sizeof r.source_root, ".");
         snprintf(r.peer_script, sizeof r.peer_script, "./kernels/peer_torch.py");
-        if (access("db/schema.sql", R_OK)) {
+        if (!access("db/schema.sql", R_OK)) {
+            *p = r;
+            return 0;
+        }
+        if (join(up, sizeof up, dir, "..") || !realpath(up, r.source_root) ||
+            join(schema, sizeof schema, r.source_root, "db/schema.sql") || access(schema, R_OK) ||
+            join(r.peer_script, sizeof r.peer_script, r.source_root, "kernels/peer_torch.py")) {
             fprintf(stderr,
-                    "%s: run it from the repository root (db/schema.sql not found here), or install it "
-                    "('make install') and run the installed program\n",
-                    cmd);
+                    "%s: run it from the repository root (db/schema.sql is neither here nor in %s/..), or "
+                    "install it ('make install') and run the installed program\n",
+                    cmd, dir);
             return EV_EXIT_USAGE;
         }
         *p = r;

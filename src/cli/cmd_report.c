@@ -46,7 +46,7 @@ static const char report_usage[] =
 /* See cli.h. */
 int ev_cli_verify_problem(const char *path, char *problem, size_t cap)
 {
-    ev_verify_opts o = {NULL, NULL, NULL, NULL, 0};
+    ev_verify_opts o = {NULL, NULL, NULL, NULL, 0, NULL};
     ev_vreport *vr = NULL;
     ev_err err = {""};
     const char *check, *member, *reason;

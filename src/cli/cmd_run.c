@@ -86,6 +86,11 @@ static const char usage[] =
     "(default build/evidence/evidence.db).  --resume continues the store's last\n"
     "run (same protocol file) without repeating completed jobs.  SIGINT/SIGTERM\n"
     "stop it cleanly; --resume finishes it later (with the same options).\n"
+    "The protocol may lie anywhere; a protocol of cases and kernels is enough\n"
+    "(the rest takes the default profile).  Its \"kernels\" (C for cpu, CUDA C\n"
+    "for cuda, their files relative to the protocol) are measured as arms beside\n"
+    "ours: running a protocol runs its kernels' code.  The summary lists each\n"
+    "failed job with its reason (docs/external-kernels.md).\n"
     "--cases 0,3,5-7 and --arms rows1,cub run a subset of the protocol as a\n"
     "protocol of its own (it names the original by id; its bundle is the\n"
     "subset's, never the whole protocol's).  A subset has too few cases to fit\n"
@@ -141,24 +146,40 @@ static void print_host(const ev_run_result *r)
     }
 }
 
-/* Prints the run's case table (the report's markdown, from the bundle the
- * exporter builds in memory): a protocol with external kernels shows them
- * beside our arms and the peers.  A failure is a note, not the run's. */
-static void print_table(const char *db, int64_t run_id)
+/* The most failed jobs the summary lists (the report lists every one). */
+#define RUN_FAILURES_SHOWN 20
+
+/* Prints, from the bundle the exporter builds in memory (the report's
+ * own reading): with failures, every failed job with its reason (the
+ * stage, row, values and bound of a wrong output; the compiler's first
+ * errors; a missing entry and the entries there are); with table, the
+ * run's case table (the report's markdown: a protocol with external
+ * kernels shows them beside our arms and the peers).  A failure to build
+ * the views is a note, not the run's. */
+static void print_views(const char *db, int64_t run_id, int failures, int table)
 {
     ev_store *st = NULL;
     ev_bundle *b = NULL;
-    ev_buf md = EV_BUF_INIT;
+    ev_buf md = EV_BUF_INIT, bad = EV_BUF_INIT;
     ev_err err = {""};
-    const ev_member *m;
-    size_t n;
+    const ev_member *m = NULL;
+    size_t n = 0;
 
     if (ev_store_open(db, EV_STORE_READONLY, &st, &err) || ev_export_build(st, run_id, &b, &err) ||
-        !(m = ev_bundle_members(b, &n)) || ev_report_markdown(m, n, &md, &err))
-        fprintf(stderr, "evident run: no case table: %s\n", err.msg);
-    else
-        fwrite(md.data, 1, md.len, stdout);
+        !(m = ev_bundle_members(b, &n)) ||
+        (failures && ev_report_failures(m, n, RUN_FAILURES_SHOWN, &bad, &err)) ||
+        (table && ev_report_markdown(m, n, &md, &err))) {
+        fprintf(stderr, "evident run: no %s: %s\n", table ? "case table" : "list of failures", err.msg);
+    } else {
+        if (bad.len)
+            printf("failed jobs (each one's reason; every attempt is in the store, and 'evident report' "
+                   "shows them all):\n%s",
+                   bad.data);
+        if (md.len)
+            fwrite(md.data, 1, md.len, stdout);
+    }
     ev_buf_free(&md);
+    ev_buf_free(&bad);
     ev_bundle_free(b);
     ev_store_close(st);
 }
@@ -446,8 +467,8 @@ int ev_cmd_run(int argc, char **argv)
         }
     }
     print_host(&res);
-    if (res.n_kernels && res.finished)
-        print_table(db, res.run_id);
+    if (res.finished && (res.failures || res.n_kernels))
+        print_views(db, res.run_id, res.failures > 0, res.n_kernels > 0);
     if (strict && strcmp(res.status, "completed") && strcmp(res.rescue_status, "completed-after-rescue")) {
         fprintf(stderr,
                 "evident run: --strict: run %lld is %s%s%s: a job failed after its rescue (every attempt and "

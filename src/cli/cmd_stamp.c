@@ -76,7 +76,7 @@ int ev_cmd_stamp(int argc, char **argv)
         char **files = NULL;
         size_t n = 0;
         int bad = 0;
-        if (ev_closure_list(".", NULL, 0, stamp_odd, &bad, &files, &n)) {
+        if (ev_closure_list(".", stamp_odd, &bad, &files, &n)) {
             fprintf(stderr, "evident stamp: out of memory\n");
             return EV_EXIT_FAIL;
         }

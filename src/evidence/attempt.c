@@ -83,6 +83,7 @@ int ev_attempt_read(const cJSON *a, ev_attempt_rec *out, const char **why)
             return -1;
         }
         out->skip_reason = ev_jr_str(p, "skip_reason");
+        out->stderr_tail = ev_jr_str(p, "stderr_tail");
         out->protocol_error = ev_jr_str(p, "protocol_error");
         /* One reason per record problem, and every record a row
          * (store/outcome.h, the exporter's rules too). */
@@ -108,6 +109,26 @@ int ev_attempt_read(const cJSON *a, ev_attempt_rec *out, const char **why)
     return 0;
 }
 
+/* The worker's own last line in stderr tail s ("evident-worker: WHY",
+ * which it writes as it exits with a failure): WHY and its length, or
+ * NULL when there is none. */
+static const char *worker_line(const char *s, int *len)
+{
+    static const char pre[] = "evident-worker: ";
+    const char *last = NULL;
+    for (const char *p = s; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        if (!strncmp(p, pre, sizeof pre - 1))
+            last = p;
+        p = nl ? nl + 1 : NULL;
+    }
+    if (!last)
+        return NULL;
+    last += sizeof pre - 1;
+    *len = (int)strcspn(last, "\n");
+    return *len ? last : NULL;
+}
+
 /* See attempt.h. */
 const char *ev_attempt_reason(const ev_attempt_rec *r, const char *outcome, char *t, size_t cap)
 {
@@ -121,9 +142,14 @@ const char *ev_attempt_reason(const ev_attempt_rec *r, const char *outcome, char
         snprintf(t, cap, "watchdog timeout");
     else if (f->has_signal)
         snprintf(t, cap, "signal %" PRId64, f->signal);
-    else if (f->has_exit && f->exit_code != 0)
-        snprintf(t, cap, "exit code %" PRId64, f->exit_code);
-    else if (r->protocol_error)
+    else if (f->has_exit && f->exit_code != 0) {
+        int n = 0;
+        const char *w = worker_line(r->stderr_tail, &n);
+        if (w)
+            snprintf(t, cap, "exit code %" PRId64 ": %.*s", f->exit_code, n, w);
+        else
+            snprintf(t, cap, "exit code %" PRId64, f->exit_code);
+    } else if (r->protocol_error)
         snprintf(t, cap, "%s", r->protocol_error);
     else if (!strcmp(o, "failed-validation"))
         snprintf(t, cap, "output does not match the oracle (%" PRId64 " mismatches)", r->mismatches);

@@ -20,6 +20,7 @@ typedef struct ev_attempt_rec {
     int stages;                               /* validation stages: 0..2 */
     int64_t mismatches;                       /* summed over the failed validations */
     const char *skip_reason, *protocol_error; /* the process record's, NULL: none (borrowed) */
+    const char *stderr_tail;                  /* the process record's, NULL: none (borrowed) */
 } ev_attempt_rec;
 
 /*
@@ -36,8 +37,11 @@ int ev_attempt_read(const cJSON *a, ev_attempt_rec *out, const char **why);
 /*
  * Why an attempt ended as it did, in words, into t[cap] (returns t), for
  * the job's recorded outcome name: "no process record", the skip reason,
- * "watchdog timeout", "signal N", "exit code N", the protocol error, the
- * oracle's mismatches, "interrupted", or "-" for a completion.
+ * "watchdog timeout", "signal N", "exit code N" (with the worker's own
+ * last line of its stderr tail, "evident-worker: WHY", when there is one:
+ * a kernel that did not compile, an entry it lacks, a fault), the
+ * protocol error, the oracle's mismatches, "interrupted", or "-" for a
+ * completion.
  */
 const char *ev_attempt_reason(const ev_attempt_rec *r, const char *outcome, char *t, size_t cap);
 

@@ -19,16 +19,6 @@ const char *const ev_closure_legacy_roots[] = {"kernels", "src/runner", "protoco
 
 #define MAX_DEPTH 32
 
-int ev_closure_in_roots(const char *rel)
-{
-    for (size_t i = 0; ev_closure_legacy_roots[i]; i++) {
-        size_t n = strlen(ev_closure_legacy_roots[i]);
-        if (!strncmp(rel, ev_closure_legacy_roots[i], n) && (rel[n] == '\0' || rel[n] == '/'))
-            return 1;
-    }
-    return 0;
-}
-
 /* Reports rel to odd with errno's text. */
 static void odd_errno(ev_closure_odd_fn odd, void *ctx, ev_closure_odd kind, const char *rel,
                       const char *what, int e)
@@ -152,8 +142,7 @@ static ev_status from_list(const char *root, ev_closure_odd_fn odd, void *ctx, e
     return rc;
 }
 
-ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_extra, ev_closure_odd_fn odd,
-                          void *ctx, char ***paths, size_t *n)
+ev_status ev_closure_list(const char *root, ev_closure_odd_fn odd, void *ctx, char ***paths, size_t *n)
 {
     ev_strs l = EV_STRS_INIT;
     ev_status rc = EV_OK;
@@ -166,14 +155,12 @@ ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_e
     else
         for (size_t i = 0; !rc && ev_closure_legacy_roots[i]; i++)
             rc = walk(root, ev_closure_legacy_roots[i], 0, odd, ctx, &l);
-    for (size_t i = 0; !rc && i < n_extra; i++)
-        rc = walk(root, extra[i], 0, odd, ctx, &l);
     if (rc) {
         ev_closure_free(l.v, l.n);
         return rc;
     }
     qsort(l.v, l.n, sizeof *l.v, ev_strs_cmp);
-    for (size_t i = 0; i < l.n; i++) { /* an extra file already under a root: once */
+    for (size_t i = 0; i < l.n; i++) { /* a file named twice (a root and a file under it): once */
         if (w && !strcmp(l.v[w - 1], l.v[i])) {
             free(l.v[i]);
             continue;

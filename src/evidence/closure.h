@@ -11,8 +11,9 @@
  * checked out at a commit from before it) is read as the closure was then
  * defined: every file under kernels/, src/runner/ and protocols/, and
  * db/schema.sql, so committed evidence still verifies against the commit
- * it measured.  Either way, plus the files a protocol adds (its external
- * kernels' sources, ext_kernel.h).
+ * it measured.  A protocol's external kernels are not evident's: the
+ * snapshot keeps them beside the closure under names of their own
+ * (runner/ext_kernel.h, ev_ext_member_path).
  */
 #ifndef EV_CLOSURE_H
 #define EV_CLOSURE_H
@@ -40,26 +41,19 @@ typedef enum ev_closure_odd {
     EV_CLOSURE_MISSING      /* named by the list, not in the tree */
 } ev_closure_odd;
 
-/* 1 when relative path rel is under one of the roots (a file of a root
- * directory, or a root file itself), else 0: evident's own files, which a
- * kernel's build may read without declaring them (runner/ext_build.h). */
-int ev_closure_in_roots(const char *rel);
-
 /* Called for each entry left out, with its relative path and the reason
  * in words (errno's text included). */
 typedef void (*ev_closure_odd_fn)(void *ctx, ev_closure_odd kind, const char *rel, const char *why);
 
 /*
  * The closure under root: every file its list names and the list (or,
- * without a list, every regular file under each legacy root), and each of
- * extra[0..n_extra) (relative paths), as relative '/'-separated paths,
- * sorted bytewise, each once.  A legacy root or extra file that does not
- * exist adds nothing; a listed file that does not is reported
+ * without a list, every regular file under each legacy root), as relative
+ * '/'-separated paths, sorted bytewise, each once.  A legacy root that
+ * does not exist adds nothing; a listed file that does not is reported
  * (EV_CLOSURE_MISSING), as is every other entry left out, to odd (when
  * not NULL).  OUT: *paths (ev_closure_free), *n.  EV_ENOMEM.
  */
-ev_status ev_closure_list(const char *root, const char *const *extra, size_t n_extra, ev_closure_odd_fn odd,
-                          void *ctx, char ***paths, size_t *n);
+ev_status ev_closure_list(const char *root, ev_closure_odd_fn odd, void *ctx, char ***paths, size_t *n);
 
 /* Frees a list from ev_closure_list; NULL-safe. */
 void ev_closure_free(char **paths, size_t n);

@@ -64,9 +64,9 @@ int64_t ev_attempt_rows(const cJSON *attempt)
 }
 
 const char *const ev_raw_attempt_keys[] = {
-    "attempt", "attempt_id",   "invocation_id", "started_ns",    "binding",     "warmup", "calibrations",
-    "flush",   "cold_timings", "validations",   "sample_checks", "graph_nodes", "device", "op_checks",
-    "op_kept", NULL,
+    "attempt",      "attempt_id", "invocation_id", "started_ns",  "binding",       "warmup",
+    "calibrations", "flush",      "cold_timings",  "validations", "sample_checks", "graph_nodes",
+    "device",       "op_checks",  "op_kept",       NULL,
 };
 
 int ev_member_is_raw(const char *name)

@@ -17,6 +17,7 @@
 #include "evidence/attempt.h"
 #include "runner/plan.h"
 #include "runner/sample_rules.h"
+#include "runner/validate.h"
 
 /* ---- reading helpers ------------------------------------------------------ */
 
@@ -438,20 +439,79 @@ const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap)
     return t;
 }
 
+/*
+ * Why attempt a of job j failed validation, into t[cap]: each stage that
+ * failed, the first from its output member (the first bad row, its value,
+ * the expected value, the error and the bound: ev_validation_explain, on
+ * the oracle of the case's input regenerated from protocol.json's seed),
+ * a stage without an output from its numbers (ev_validation_numbers).
+ * Returns 0, or -1 when no stage failed (the attempt failed a check
+ * after a timed sample) or the record is unreadable: t untouched.
+ */
+static int validation_reason(const rep *r, const cJSON *j, const cJSON *a, char *t, size_t cap)
+{
+    const cJSON *v, *c = NULL;
+    int64_t ci = rp_jint(j, "case_index", -1), rows = -1;
+    size_t len = 0;
+    int n = 0;
+    cJSON_ArrayForEach(c, r->cases) if (rp_jint(c, "case_index", -2) == ci) break;
+    if (c)
+        rows = rp_jint(c, "rows", -1);
+    for (int k = 0; k < 2; k++) /* the first stage, then the final one */
+        cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(a, "validations"))
+        {
+            const char *st = ev_jr_str(v, "stage"), *om = ev_jr_str(v, "output_member");
+            const ev_member *out = om && r->m ? ev_member_find(r->m, r->n_m, om) : NULL;
+            const ev_member *pm = r->m ? ev_member_find(r->m, r->n_m, "protocol.json") : NULL;
+            int passed = 1;
+            int64_t mism = 0;
+            double mae = 0, bound = 0;
+            char one[600];
+            if (!st || strcmp(st, k ? "final" : "first") || ev_jr_bool(v, "passed", &passed) || passed)
+                continue;
+            one[0] = '\0';
+            if (out && pm && ci >= 0) {
+                ev_protocol p;
+                ev_shape s;
+                ev_oracle_row *o = NULL;
+                if (!ev_protocol_parse((const char *)pm->data, pm->len, &p, NULL)) {
+                    if (!ev_case_oracle_rows(&p, (size_t)ci, &s, &o, NULL))
+                        ev_validation_explain(&p, &s, o, out->data, out->len, st, one, sizeof one);
+                    free(o);
+                    ev_protocol_free(&p);
+                }
+            }
+            if (!one[0] && !ev_jr_i64(v, "mismatches", &mism)) {
+                rp_jnum(v, "max_abs_err", &mae);
+                rp_jnum(v, "bound", &bound);
+                ev_validation_numbers(st, c ? ev_jr_str(c, "op") : NULL, mism, rows, mae, bound, one,
+                                      sizeof one);
+            }
+            if (one[0] && len < cap) {
+                snprintf(t + len, cap - len, "%s%s", n++ ? "; " : "", one);
+                len += strlen(t + len);
+            }
+        }
+    return n ? 0 : -1;
+}
+
 /* Writes into t why job j (not completed) failed, from its last attempt
- * (ev_attempt_read, the verifier's reader, and ev_attempt_reason). */
-const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
+ * (ev_attempt_read, the verifier's reader, and ev_attempt_reason); a failed
+ * validation says where the output is wrong (validation_reason). */
+const char *rp_failure_reason(const rep *r, const cJSON *j, char *t, size_t cap)
 {
     const cJSON *atts = cJSON_GetObjectItemCaseSensitive(j, "attempts");
     const cJSON *last = cJSON_GetArrayItem(atts, cJSON_GetArraySize(atts) - 1);
     ev_attempt_rec rec;
-    const char *why = NULL;
+    const char *why = NULL, *o = ev_jr_str(j, "outcome");
     if (!last)
         snprintf(t, cap, "never started");
     else if (ev_attempt_read(last, &rec, &why))
         snprintf(t, cap, "malformed attempt record: %s", why);
+    else if (o && !strcmp(o, "failed-validation") && !validation_reason(r, j, last, t, cap))
+        ;
     else {
-        ev_attempt_reason(&rec, ev_jr_str(j, "outcome"), t, cap);
+        ev_attempt_reason(&rec, o, t, cap);
         /* a broken sample rule: its likely cause and what to do, from the
          * attempt's host facts (sample_rules.h; none in older records) */
         const cJSON *d = cJSON_GetObjectItemCaseSensitive(last, "device");
@@ -464,6 +524,14 @@ const char *rp_failure_reason(const cJSON *j, char *t, size_t cap)
             ev_rule_device_attempt(d, &ra);
             if (ev_rule_cause(&ra.host, cause, sizeof cause), cause[0])
                 snprintf(t + len, cap - len, "; %s", cause);
+        }
+        /* an output that was wrong too (the outcome names the first
+         * failure: a rule broken, a process that died after) */
+        len = strlen(t);
+        if (rec.facts.validation_failed && len + 40 < cap) {
+            snprintf(t + len, cap - len, "; and its output was wrong: ");
+            if (validation_reason(r, j, last, t + strlen(t), cap - strlen(t)))
+                t[len] = '\0';
         }
     }
     return t;
@@ -502,6 +570,8 @@ ev_status rp_rep_load_with(const ev_member *m, size_t n, cJSON *figures, rep *r,
 {
     ev_status rc;
     memset(r, 0, sizeof *r);
+    r->m = m;
+    r->n_m = n;
     if ((rc = parse_member(m, n, "validation.json", 1, &r->val, err)) ||
         (rc = parse_member(m, n, "model.json", 0, &r->model, err)) ||
         (rc = parse_member(m, n, "provenance.json", 0, &r->prov, err))) {

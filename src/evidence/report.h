@@ -59,6 +59,18 @@ ev_status ev_report_html_trees(struct cJSON *val, struct cJSON *model, struct cJ
 ev_status ev_report_markdown(const ev_member *m, size_t n, ev_buf *out, ev_err *err);
 
 /*
+ * Appends the failed jobs of a run, one line each, for a terminal
+ * (`evident run`'s summary): "  JOB_KEY: OUTCOME: REASON", the reason the
+ * report gives (a failed validation's stage, first bad row, value,
+ * expected value, error and bound; a compile failure's first error lines;
+ * a missing entry with the entries the binary has; ...), for every job
+ * whose outcome is a failure (skips are listed apart), in plan order, at
+ * most max lines and then how many more there are.  Nothing when none
+ * failed.  Errors as ev_report_html.
+ */
+ev_status ev_report_failures(const ev_member *m, size_t n, size_t max, ev_buf *out, ev_err *err);
+
+/*
  * Appends the results as data (docs/results.md): one row per case and arm
  * that has a main or policy job (median or estimate over rounds, its 95%
  * interval and basis, bytes per op, GB/s, the percentage of the same run's

@@ -137,7 +137,7 @@ static ev_status sec_failures(const rep *r, ev_buf *b)
         if (!rc)
             rc = td(b, "n", att);
         if (!rc)
-            rc = td(b, NULL, rp_failure_reason(j, reason, sizeof reason));
+            rc = td(b, NULL, rp_failure_reason(r, j, reason, sizeof reason));
         if (!rc)
             rc = td(b, NULL, retry);
         if (!rc)
@@ -835,12 +835,14 @@ ev_status ev_report_html_flagged(const ev_member *m, size_t n, const char *probl
 }
 
 /* See report.h. */
-ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_member *m, size_t n, ev_buf *out,
-                               ev_err *err)
+ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_member *m, size_t n,
+                               ev_buf *out, ev_err *err)
 {
     rep r;
     ev_status rc = rp_rep_borrow(val, model, prov, &r, err);
     if (!rc) {
+        r.m = m;
+        r.n_m = n;
         rp_floor_get(&r, &r.floor); /* as rp_rep_open measures it */
         rc = report_html(&r, m, n, NULL, out, err);
     }
@@ -851,7 +853,8 @@ ev_status ev_report_html_trees(cJSON *val, cJSON *model, cJSON *prov, const ev_m
 /* Writes report.html of r (with problem's notice when non-NULL) to out;
  * the detection and defences sections read the members m[0..n) (the
  * protocol, the proof receipts). */
-static ev_status report_html(rep *r, const ev_member *m, size_t n, const char *problem, ev_buf *out, ev_err *err)
+static ev_status report_html(rep *r, const ev_member *m, size_t n, const char *problem, ev_buf *out,
+                             ev_err *err)
 {
     ev_buf b = EV_BUF_INIT;
     ev_status rc = EV_OK;

@@ -65,8 +65,11 @@ typedef struct rep {
     size_t n_arms;
     struct kv *ix; /* lookups by key (see rep_index) */
     size_t n_ix;
-    rp_floor floor; /* the run's noise floor (rp_rep_open; zero after rp_rep_load alone) */
-    int borrowed;   /* val, model and prov are the caller's (rp_rep_borrow): not freed */
+    rp_floor floor;     /* the run's noise floor (rp_rep_open; zero after rp_rep_load alone) */
+    int borrowed;       /* val, model and prov are the caller's (rp_rep_borrow): not freed */
+    const ev_member *m; /* the members (the caller's, for the report's life): outputs and the
+                           protocol a failed validation's reason is read from; NULL: none */
+    size_t n_m;
 } rep;
 
 /* One index entry: a key naming what the object is, and the object. */
@@ -96,7 +99,7 @@ int rp_arm_estimate(const rep *r, int64_t idx, const char *arm, const char *phas
 const char *rp_arm_phase(const char *arm);
 const char *rp_case_label(const cJSON *c, char *t, size_t cap);
 const char *rp_case_name(const rep *r, int64_t idx, char *t, size_t cap);
-const char *rp_failure_reason(const cJSON *j, char *t, size_t cap);
+const char *rp_failure_reason(const rep *r, const cJSON *j, char *t, size_t cap);
 const cJSON *rp_fig_pair(const rep *r, int64_t idx, const char *arm, const char *against);
 const cJSON *rp_find_decision(const rep *r, const cJSON *c);
 const cJSON *rp_find_job(const rep *r, int64_t idx, const char *arm, const char *phase);

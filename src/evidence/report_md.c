@@ -223,3 +223,33 @@ out:
     rp_rep_free(&r);
     return rc;
 }
+
+/* See report.h. */
+ev_status ev_report_failures(const ev_member *m, size_t n, size_t max, ev_buf *out, ev_err *err)
+{
+    rep r;
+    const cJSON *j;
+    size_t shown = 0, more = 0;
+    ev_status rc = rp_rep_load(m, n, &r, err);
+    if (rc)
+        return rc;
+    cJSON_ArrayForEach(j, r.jobs)
+    {
+        const char *o = ev_jr_str(j, "outcome"), *key = ev_jr_str(j, "job_key");
+        char reason[1200];
+        if (!o || strncmp(o, "failed", 6))
+            continue;
+        if (shown == max) {
+            more++;
+            continue;
+        }
+        shown++;
+        if ((rc = ev_buf_printf(out, "  %s: %s: %s\n", key ? key : "?", o,
+                                rp_failure_reason(&r, j, reason, sizeof reason))))
+            break;
+    }
+    if (!rc && more)
+        rc = ev_buf_printf(out, "  (%zu more: 'evident report' shows every one)\n", more);
+    rp_rep_free(&r);
+    return rc ? ev_err_set(err, rc, "report: out of memory") : EV_OK;
+}

@@ -143,7 +143,7 @@ int rp_arm_outcome(const rep *r, int64_t idx, const char *arm, const char **outc
         return 1;
     }
     *outcome = ev_jr_str(bad, "outcome") ? ev_jr_str(bad, "outcome") : "?";
-    rp_failure_reason(bad, reason, cap);
+    rp_failure_reason(r, bad, reason, cap);
     const cJSON *rj = rp_find_retry(r, ev_jr_str(bad, "job_key"));
     if (rj) {
         size_t l = strlen(reason);

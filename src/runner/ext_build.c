@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,10 +13,9 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "evidence/closure.h"
 #include "json.h"
-#include "sha256.h"
 #include "backend_python.h"
+#include "sha256.h"
 #include "snapshot.h"
 
 /* SHA-256 hex of the file at path; "" when unreadable. */
@@ -72,13 +72,13 @@ typedef struct dep_list {
  * ext_build.h and records it in *dl.  OUT: why (empty when the rule holds,
  * else one line naming the first file that breaks it).
  */
-static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext_kernel *k,
-                       const char *protocol_path, const char *tu, const ev_ext_compiled *c,
-                       const ev_source_file *snap, size_t n_snap, dep_list *dl, ev_buf *why)
+static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext_kernel *k, const char *tu,
+                       const ev_ext_compiled *c, const ev_source_file *snap, size_t n_snap, dep_list *dl,
+                       ev_buf *why)
 {
     ev_strs seen = EV_STRS_INIT;
     for (size_t i = 0; i < c->deps.n; i++) {
-        char where[4200], sha[65], full[8400], tname[4200];
+        char where[4200], sha[65], full[8600], tname[4200];
         ev_ext_dep_kind kind = ev_ext_dep_where(t, root, c->deps.v[i], where, sizeof where);
         const ev_source_file *s;
         cJSON *o;
@@ -104,12 +104,12 @@ static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext
         if (kind == EV_DEP_OUTSIDE) {
             const char *base = strrchr(where, '/');
             ev_buf_printf(why,
-                          "%s: %s includes %s (%s), outside the repository and the toolkit's directories: "
-                          "a kernel's build may read only its declared files, evident's own (kernels/) "
-                          "and the toolkit's headers\n",
+                          "%s: %s includes %s (%s), outside the kernel's files and the toolkit's "
+                          "directories: a kernel's build may read only its declared files, evident's ABI "
+                          "header (evident_kernel.h) and the toolkit's headers\n",
                           k->name, tu, base ? base + 1 : where, where);
         } else if (!(s = bsearch(where, snap, n_snap, sizeof *snap, snap_cmp)) ||
-                   !(ev_ext_declares(k, protocol_path, t->backend, where) || ev_closure_in_roots(where))) {
+                   !(ev_ext_declares(k, t->backend, where) || !strcmp(where, EV_EXT_ABI_HEADER))) {
             ev_buf_printf(why,
                           "%s: %s includes %s, which the protocol does not declare: list it in the kernel's "
                           "sources (sources.%s: [\"%s\", ...])\n",
@@ -125,37 +125,138 @@ static void check_deps(const ev_ext_toolchain *t, const char *root, const ev_ext
     ev_strs_free(&seen);
 }
 
-/* Creates every directory above file path (mode 0755).  Returns 0. */
-static int make_parents(char *path)
+/* nftw callback: removes one entry of a staging tree. */
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *f)
 {
-    for (char *c = path + 1; *c; c++)
+    (void)st;
+    (void)flag;
+    (void)f;
+    remove(path);
+    return 0;
+}
+
+/* Writes bytes[0..n) to root/rel, making its directories.  Returns 0, or
+ * -1 (errno set). */
+static int put_under(const char *root, const char *rel, const void *bytes, size_t n)
+{
+    char path[8400];
+    FILE *f;
+    int bad;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", root, rel) >= sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (char *c = path + strlen(root) + 1; *c; c++)
         if (*c == '/') {
             *c = '\0';
-            if (mkdir(path, 0755) && errno != EEXIST) {
-                *c = '/';
+            if (mkdir(path, 0755) && errno != EEXIST)
                 return -1;
-            }
             *c = '/';
         }
-    return 0;
+    if (!(f = fopen(path, "wx")))
+        return -1;
+    bad = n && fwrite(bytes, 1, n, f) != n;
+    bad |= fclose(f) != 0;
+    return bad ? -1 : 0;
+}
+
+/* Copies the file at from (a regular file of at most
+ * EV_SNAPSHOT_EXTRA_MAX bytes) to root/rel.  OUT: why (a line, when it
+ * cannot). */
+static void stage_file(const char *from, const char *root, const char *rel, ev_buf *why)
+{
+    ev_buf b = EV_BUF_INIT;
+    ev_err e = {""};
+    if (ev_read_file_max(from, EV_SNAPSHOT_EXTRA_MAX, &b, &e))
+        ev_buf_printf(why, "cannot read %s: %s\n", rel, e.msg);
+    else if (put_under(root, rel, b.data ? b.data : "", b.len))
+        ev_buf_printf(why, "cannot lay out %s for the build: %s\n", rel, strerror(errno));
+    ev_buf_free(&b);
+}
+
+/*
+ * Lays out kernel k's build tree at tree (removed first, if there): the
+ * ABI header from root, and each declared file of backend from proto_dir
+ * under its member path.  OUT: why (a line per file it could not lay out).
+ */
+static void stage(const ev_ext_kernel *k, const char *backend, const char *proto_dir, const char *root,
+                  const char *tree, ev_buf *why)
+{
+    char from[8400], rel[EV_EXT_MEMBER_MAX];
+    const char *f;
+    nftw(tree, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (mkdir(tree, 0755)) {
+        ev_buf_printf(why, "cannot create the build directory: %s\n", strerror(errno));
+        return;
+    }
+    snprintf(from, sizeof from, "%s/%s", root, EV_EXT_ABI_HEADER);
+    stage_file(from, tree, EV_EXT_ABI_HEADER, why);
+    for (size_t j = 0; (f = ev_ext_file(k, backend, j)) != NULL; j++) {
+        snprintf(from, sizeof from, "%s/%s", proto_dir, f);
+        if (ev_ext_member_path(k->name, f, rel, sizeof rel))
+            ev_buf_printf(why, "%s: its member name is too long\n", f);
+        else
+            stage_file(from, tree, rel, why);
+    }
+}
+
+/*
+ * After a failed compile of kernel k: each include the compiler could not
+ * find ("F:L:C: fatal error: NAME: No such file or directory", the form of
+ * gcc, clang and nvcc's preprocessor) that lies in the protocol's
+ * directory beside the file that includes it is one the protocol does not
+ * declare.  OUT: why (a line naming each, with what to do).
+ */
+static void undeclared_includes(const ev_ext_kernel *k, const char *backend, const char *proto_dir,
+                                const ev_buf *msg, ev_buf *why)
+{
+    char pre[EV_EXT_MEMBER_MAX];
+    size_t pl;
+    if (ev_ext_member_path(k->name, "", pre, sizeof pre) || !msg->data)
+        return;
+    pl = strlen(pre);
+    for (const char *line = msg->data; line && *line;) {
+        const char *nl = strchr(line, '\n'), *fe = strstr(line, ": fatal error: "), *colon;
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        if (fe && fe < line + len && !strncmp(line, pre, pl) && (colon = strchr(line, ':')) != NULL) {
+            const char *inc = fe + strlen(": fatal error: ");
+            const char *end = strstr(inc, ": No such file or directory");
+            const char *from = line + pl, *slash = memrchr(from, '/', (size_t)(colon - from));
+            char name[EV_EXT_PATH_MAX], path[8400];
+            struct stat st;
+            if (end && end < line + len && *inc != '/' &&
+                (size_t)snprintf(name, sizeof name, "%.*s%.*s", slash ? (int)(slash - from + 1) : 0, from,
+                                 (int)(end - inc), inc) < sizeof name &&
+                !strstr(name, "..") &&
+                (size_t)snprintf(path, sizeof path, "%s/%s", proto_dir, name) < sizeof path &&
+                !lstat(path, &st) && S_ISREG(st.st_mode))
+                ev_buf_printf(why,
+                              "%s: %.*s includes %s, which the protocol does not declare: list it in the "
+                              "kernel's sources (sources.%s: [\"%s\", \"%s\"])\n",
+                              k->name, (int)(colon - from), from, name, backend, ev_ext_source(k, backend),
+                              name);
+        }
+        line = nl ? nl + 1 : NULL;
+    }
 }
 
 /*
  * A Python arm's "build" (ext_build.h): nothing is compiled; each of its
- * declared files for backend is copied from root into dir/<name>/, under
- * its path relative to the protocol's directory, when its bytes are the
- * run's snapshot's, so the module the arm's process imports, and every
- * file of the protocol's directory it may import, are the bytes the
- * bundle holds (an undeclared file is not there to import).  OUT: *x
- * (lib: the module's copy; or error: the reason in a file), its receipt
- * appended to arr.  EV_EIO / EV_ENOMEM when the step itself cannot run.
+ * declared files for backend, read from the protocol's directory, is laid
+ * out under dir/<name>.py/ by its path from that directory when its bytes
+ * are the run's snapshot's (its member, ev_ext_member_path), so the module
+ * the arm's process imports, and every file of the protocol's directory it
+ * may import, are the bytes the bundle holds (an undeclared file is not
+ * there to import).  OUT: *x (lib: the module's copy; or error: the reason
+ * in a file), its receipt appended to arr.  EV_EIO / EV_ENOMEM when the
+ * step itself cannot run.
  */
-static ev_status build_python(const ev_ext_kernel *k, const char *protocol_path, const char *root,
-                              const char *backend, const char *dir, const ev_source_file *snap, size_t n_snap,
-                              ev_ext_built *x, cJSON *arr, ev_err *err)
+static ev_status build_python(const ev_ext_kernel *k, const char *proto_dir, const char *backend,
+                              const char *dir, const ev_source_file *snap, size_t n_snap, ev_ext_built *x,
+                              cJSON *arr, ev_err *err)
 {
     const char *f;
-    char rel0[EV_EXT_REPO_MAX] = "", sha0[65] = "";
+    char rel0[EV_EXT_MEMBER_MAX] = "", sha0[65] = "", tree[4300];
     ev_buf why = EV_BUF_INIT;
     cJSON *r = cJSON_CreateObject(), *deps = cJSON_CreateArray(), *nh;
     ev_status rc = EV_OK;
@@ -167,49 +268,50 @@ static ev_status build_python(const ev_ext_kernel *k, const char *protocol_path,
         cJSON_Delete(deps);
         return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
     }
-    for (size_t j = 0; (f = ev_ext_file(k, backend, j)) != NULL; j++) {
-        char rel[EV_EXT_REPO_MAX], full[5000], dst[sizeof x->lib], sha[65] = "";
+    snprintf(tree, sizeof tree, "%s/%s.py", dir, k->name);
+    nftw(tree, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (mkdir(tree, 0755))
+        ev_buf_printf(&why, "%s: cannot create its directory: %s\n", k->name, strerror(errno));
+    for (size_t j = 0; !why.len && (f = ev_ext_file(k, backend, j)) != NULL; j++) {
+        char rel[EV_EXT_MEMBER_MAX], from[8400], sha[65] = "";
         ev_buf bytes = EV_BUF_INIT;
+        ev_err e = {""};
         const ev_source_file *sn;
         cJSON *o;
-        if (ev_ext_repo_path(protocol_path, f, rel, sizeof rel))
-            continue; /* the parser bounds the paths */
-        snprintf(full, sizeof full, "%s/%s", root, rel);
-        if ((size_t)snprintf(dst, sizeof dst, "%s/%s/%s", dir, k->name, f) >= sizeof dst) {
-            rc = ev_err_set(err, EV_EIO, "kernels: the path of %s's copy of %s is too long", k->name, f);
+        if (ev_ext_member_path(k->name, f, rel, sizeof rel)) {
+            ev_buf_printf(&why, "%s: %s: its member name is too long\n", k->name, f);
             break;
         }
-        if (ev_read_file(full, &bytes, NULL)) {
-            ev_buf_printf(&why, "%s: cannot read %s\n", k->name, rel);
+        snprintf(from, sizeof from, "%s/%s", proto_dir, f);
+        if (ev_read_file_max(from, EV_SNAPSHOT_EXTRA_MAX, &bytes, &e)) {
+            ev_buf_printf(&why, "%s: cannot read %s: %s\n", k->name, f, e.msg);
         } else {
             ev_sha256_hex(bytes.data ? bytes.data : "", bytes.len, sha);
             sn = bsearch(rel, snap, n_snap, sizeof *snap, snap_cmp);
             if (!sn || strcmp(sn->sha256, sha))
-                ev_buf_printf(
-                    &why,
-                    "%s: %s, whose bytes (sha256 %.16s...) are not the run's snapshot's: it changed "
-                    "after the run started; the bundle must hold the bytes that ran (start a new "
-                    "run)\n",
-                    k->name, rel, sha);
-            else if (make_parents(dst) || put(dst, bytes.data ? bytes.data : "", bytes.len))
-                rc = ev_err_set(err, EV_EIO, "kernels: cannot write %s", dst);
+                ev_buf_printf(&why,
+                              "%s: %s, whose bytes (sha256 %.16s...) are not the run's snapshot's: it changed "
+                              "after the run started; the bundle must hold the bytes that ran (start a new "
+                              "run)\n",
+                              k->name, f, sha);
+            else if (put_under(tree, f, bytes.data ? bytes.data : "", bytes.len))
+                ev_buf_printf(&why, "%s: cannot lay out %s: %s\n", k->name, f, strerror(errno));
         }
         ev_buf_free(&bytes);
         if (!j) {
             snprintf(rel0, sizeof rel0, "%s", rel);
             snprintf(sha0, sizeof sha0, "%s", sha);
-            memcpy(x->lib, dst, sizeof dst);
+            if ((size_t)snprintf(x->lib, sizeof x->lib, "%s/%s", tree, f) >= sizeof x->lib)
+                ev_buf_printf(&why, "%s: the path of its module's copy is too long\n", k->name);
         }
         if ((o = cJSON_CreateObject()) != NULL) {
             ev_json_add_str(o, "path", rel);
             ev_json_add_str(o, "sha256", sha);
             cJSON_AddItemToArray(deps, o);
         }
-        if (rc)
-            break;
     }
-    x->ok = !rc && !why.len;
-    if (!rc && !x->ok) {
+    x->ok = !why.len;
+    if (!x->ok) {
         snprintf(x->error, sizeof x->error, "%s/%s.build-error.txt", dir, k->name);
         if (put(x->error, why.data, why.len))
             rc = ev_err_set(err, EV_EIO, "kernels: cannot write %s", x->error);
@@ -225,14 +327,19 @@ static ev_status build_python(const ev_ext_kernel *k, const char *protocol_path,
     nh = cJSON_AddArrayToObject(r, "not_held");
     for (size_t i = 0; nh && ev_python_not_held[i]; i++)
         cJSON_AddItemToArray(nh, cJSON_CreateString(ev_python_not_held[i]));
-    ev_json_add_str(r, "message", why.data ? why.data : "");
+    {
+        ev_buf red = EV_BUF_INIT;
+        ev_redact_paths(why.data ? why.data : "", why.len, &red);
+        ev_json_add_str(r, "message", red.data ? red.data : "");
+        ev_buf_free(&red);
+    }
     ev_buf_free(&why);
     return rc;
 }
 
-ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, const char *root,
-                           const char *backend, const char *dir, const ev_source_file *snap, size_t n_snap,
-                           ev_ext_built *b, size_t *n, cJSON **receipts, ev_err *err)
+ev_status ev_ext_build_all(const ev_protocol *p, const char *proto_dir, const char *root, const char *backend,
+                           const char *dir, const ev_source_file *snap, size_t n_snap, ev_ext_built *b,
+                           size_t *n, cJSON **receipts, ev_err *err)
 {
     cJSON *arr = cJSON_CreateArray();
     ev_ext_toolchain tc;
@@ -255,8 +362,8 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, cons
     for (size_t i = 0; i < p->n_kernels; i++) {
         const ev_ext_kernel *k = &p->kernels[i];
         const char *src = ev_ext_source(k, backend);
-        if (k->python && src) {
-            if ((rc = build_python(k, protocol_path, root, backend, dir, snap, n_snap, &b[*n], arr, err)))
+        if (k->python && src) { /* nothing to compile: its files laid out (build_python) */
+            if ((rc = build_python(k, proto_dir, backend, dir, snap, n_snap, &b[*n], arr, err)))
                 goto fail;
             (*n)++;
             continue;
@@ -265,31 +372,38 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *protocol_path, cons
             continue;
         if (!tc.compiler[0] && (rc = ev_ext_toolchain_of(backend, &tc, err)))
             goto fail;
-        char rel[EV_EXT_REPO_MAX], sha_src[65], sha_bin[65] = "", full[5000];
+        char rel[EV_EXT_MEMBER_MAX], sha_src[65] = "", sha_bin[65] = "", full[5000], tree[4300];
         ev_ext_built *x = &b[*n];
         ev_ext_compiled c;
         ev_buf why = EV_BUF_INIT, msg = EV_BUF_INIT, red = EV_BUF_INIT;
         dep_list dl = {cJSON_CreateArray(), cJSON_CreateArray()};
         cJSON *r;
 
-        if (!src || ev_ext_repo_path(protocol_path, src, rel, sizeof rel)) {
+        memset(&c, 0, sizeof c);
+        if (!src || ev_ext_member_path(k->name, src, rel, sizeof rel)) {
             cJSON_Delete(dl.root);
             cJSON_Delete(dl.toolkit);
             continue;
         }
         memset(x, 0, sizeof *x);
         snprintf(x->name, sizeof x->name, "%s", k->name);
-        snprintf(full, sizeof full, "%s/%s", root, rel);
+        snprintf(tree, sizeof tree, "%s/%s.tree", dir, k->name);
         snprintf(x->lib, sizeof x->lib, "%s/%s%s", dir, k->name, tc.suffix);
-        file_sha(full, sha_src);
-        if ((rc = ev_ext_compile(&tc, root, rel, x->lib, &lim, &c, err))) {
-            cJSON_Delete(dl.root);
-            cJSON_Delete(dl.toolkit);
-            goto fail;
+        stage(k, backend, proto_dir, root, tree, &why);
+        if (!why.len) {
+            snprintf(full, sizeof full, "%s/%s", tree, rel);
+            file_sha(full, sha_src);
+            if ((rc = ev_ext_compile(&tc, tree, rel, x->lib, &lim, &c, err))) {
+                cJSON_Delete(dl.root);
+                cJSON_Delete(dl.toolkit);
+                goto fail;
+            }
+            x->ok = c.status == 0 && !c.timed_out && access(x->lib, R_OK) == 0;
+            if (x->ok && dl.root && dl.toolkit)
+                check_deps(&tc, tree, k, rel, &c, snap, n_snap, &dl, &why);
+            else if (!x->ok)
+                undeclared_includes(k, backend, proto_dir, &c.msg, &why);
         }
-        x->ok = c.status == 0 && !c.timed_out && access(x->lib, R_OK) == 0;
-        if (x->ok && dl.root && dl.toolkit)
-            check_deps(&tc, root, k, protocol_path, rel, &c, snap, n_snap, &dl, &why);
         x->ok = x->ok && dl.root && dl.toolkit && !why.len;
         if (x->ok)
             file_sha(x->lib, sha_bin);

@@ -475,67 +475,87 @@ ev_status ev_ext_geometry(const ev_ext_kernel *k, int64_t rows, int64_t cols, in
     return EV_OK;
 }
 
-int ev_ext_repo_path(const char *protocol_path, const char *src, char *out, size_t cap)
+int ev_ext_member_path(const char *name, const char *f, char *out, size_t cap)
 {
-    const char *slash = strrchr(protocol_path, '/');
-    int n = slash ? snprintf(out, cap, "%.*s/%s", (int)(slash - protocol_path), protocol_path, src)
-                  : snprintf(out, cap, "%s", src);
+    int n = snprintf(out, cap, EV_EXT_MEMBER_DIR "/%s/%s", name, f);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
 }
 
-ev_status ev_ext_closure(const ev_ext_kernel *k, size_t n, const char *protocol_path, const char *backend,
-                         ev_strs *out)
+int ev_ext_protocol_dir(const char *protocol_path, char *out, size_t cap)
+{
+    const char *slash = strrchr(protocol_path, '/');
+    int n = !slash ? snprintf(out, cap, ".")
+            : slash == protocol_path
+                ? snprintf(out, cap, "/")
+                : snprintf(out, cap, "%.*s", (int)(slash - protocol_path), protocol_path);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+void ev_ext_protocol_recorded(const char *protocol_path, char *out, size_t cap)
+{
+    const char *slash = strrchr(protocol_path, '/');
+    if (protocol_path[0] == '/')
+        snprintf(out, cap, "<path>/%s", slash + 1);
+    else
+        snprintf(out, cap, "%s", protocol_path);
+}
+
+ev_status ev_ext_closure(const ev_ext_kernel *k, size_t n, const char *backend, const char *dir, ev_strs *out,
+                         ev_strs *disk)
 {
     for (size_t i = 0; i < n; i++) {
         const char *f;
         for (size_t j = 0; (f = ev_ext_file(&k[i], backend, j)) != NULL; j++) {
-            char rel[EV_EXT_REPO_MAX];
-            int seen = 0;
-            if (ev_ext_repo_path(protocol_path, f, rel, sizeof rel))
+            char rel[EV_EXT_MEMBER_MAX], path[EV_EXT_MEMBER_MAX + 4200];
+            if (ev_ext_member_path(k[i].name, f, rel, sizeof rel) ||
+                (disk && (size_t)snprintf(path, sizeof path, "%s/%s", dir, f) >= sizeof path))
                 continue;
-            for (size_t q = 0; q < out->n && !seen; q++)
-                seen = !strcmp(out->v[q], rel);
-            if (!seen && ev_strs_push(out, rel))
+            if (ev_strs_push(out, rel) || (disk && ev_strs_push(disk, path)))
                 return EV_ENOMEM;
         }
     }
     return EV_OK;
 }
 
-int ev_ext_declares(const ev_ext_kernel *k, const char *protocol_path, const char *backend, const char *rel)
+int ev_ext_declares(const ev_ext_kernel *k, const char *backend, const char *rel)
 {
     const char *f;
     for (size_t j = 0; (f = ev_ext_file(k, backend, j)) != NULL; j++) {
-        char r[EV_EXT_REPO_MAX];
-        if (!ev_ext_repo_path(protocol_path, f, r, sizeof r) && !strcmp(r, rel))
+        char r[EV_EXT_MEMBER_MAX];
+        if (!ev_ext_member_path(k->name, f, r, sizeof r) && !strcmp(r, rel))
             return 1;
     }
     return 0;
 }
 
-/* Kernel `name`'s file src, at repository path rel (modified in place and
- * restored): exists under root as a regular file, with no symlink on its
- * path.  EV_EUSAGE naming the kernel and the path. */
-static ev_status check_file(const char *root, const char *name, const char *src, char *rel, ev_err *err)
+/* Kernel `name`'s file src under dir (src modified in place and
+ * restored): exists as a regular file, with no symlink between dir and
+ * it.  EV_EUSAGE naming the kernel and the path. */
+static ev_status check_file(const char *dir, const char *name, char *src, ev_err *err)
 {
     char full[5000];
-    /* every component, from the root down: no symlink anywhere */
-    for (char *c = rel;; c++) {
+    /* every component, from dir down: no symlink anywhere */
+    for (char *c = src;; c++) {
         if (*c == '/' || !*c) {
             struct stat st;
             char save = *c;
             *c = '\0';
-            snprintf(full, sizeof full, "%s/%s", root, rel);
+            snprintf(full, sizeof full, "%s/%s", dir, src);
             if (lstat(full, &st)) {
-                ev_err_set(err, EV_EUSAGE, "%s: source %s: %s", name, rel, strerror(errno));
+                ev_err_set(err, EV_EUSAGE,
+                           "%s: source %s: %s (kernel files are relative to the protocol's "
+                           "directory, %s)",
+                           name, src, strerror(errno), dir);
                 *c = save;
                 return EV_EUSAGE;
             }
             if (S_ISLNK(st.st_mode)) {
-                ev_err_set(err, EV_EUSAGE,
-                           "%s: source %s: %s is a symlink; name the file itself (the bundle must hold the "
-                           "bytes that ran)",
-                           name, src, rel);
+                ev_err_set(
+                    err, EV_EUSAGE,
+                    "%s: source %s is a symlink; name the file itself, inside the protocol's directory "
+                    "(the bundle must hold the bytes that ran, and nothing outside the directory is "
+                    "read through a link)",
+                    name, src);
                 *c = save;
                 return EV_EUSAGE;
             }
@@ -543,27 +563,21 @@ static ev_status check_file(const char *root, const char *name, const char *src,
             if (!save)
                 return S_ISREG(st.st_mode)
                            ? EV_OK
-                           : ev_err_set(err, EV_EUSAGE, "%s: source %s is not a regular file", name, rel);
+                           : ev_err_set(err, EV_EUSAGE, "%s: source %s is not a regular file", name, src);
         }
     }
 }
 
-ev_status ev_ext_check_sources(const char *root, const char *protocol_path, const ev_ext_kernel *k, size_t n,
-                               const char *backend, ev_err *err)
+ev_status ev_ext_check_sources(const char *dir, const ev_ext_kernel *k, size_t n, const char *backend,
+                               ev_err *err)
 {
     for (size_t i = 0; i < n; i++) {
         const char *src;
         for (size_t j = 0; (src = ev_ext_file(&k[i], backend, j)) != NULL; j++) {
-            char rel[EV_EXT_REPO_MAX];
+            char rel[EV_EXT_PATH_MAX];
             ev_status rc;
-            if (protocol_path[0] == '/' || strstr(protocol_path, "..") ||
-                ev_ext_repo_path(protocol_path, src, rel, sizeof rel))
-                return ev_err_set(
-                    err, EV_EUSAGE,
-                    "%s: a protocol that declares kernels must be given by a path inside the repository "
-                    "(relative, no '..'), so the bundle can hold its sources",
-                    k[i].name);
-            if ((rc = check_file(root, k[i].name, src, rel, err)))
+            snprintf(rel, sizeof rel, "%s", src);
+            if ((rc = check_file(dir, k[i].name, rel, err)))
                 return rc;
         }
     }

@@ -19,11 +19,15 @@
  *    "memory_mb": 4096}   (optional: its process's memory beyond its buffers)
  *
  * and its name is an arm.  Sources are paths relative to the protocol's
- * directory, inside it: per backend one file, the translation unit the
- * compiler is given, or a list of files, that unit first and then every
- * file it includes (the build fails naming any other file it reads outside
- * the toolkit's directories and evident's own: ext_build.h).  The ABI is
- * kernels/evident_kernel.h.  This module
+ * directory, inside it, wherever on disk that directory is: per backend
+ * one file, the translation unit the compiler is given, or a list of
+ * files, that unit first and then every file it includes (the build fails
+ * naming any other file it reads outside the toolkit's directories and
+ * evident's ABI header: ext_build.h).  The ABI is kernels/evident_kernel.h.
+ * A declaration names its code by "sources" today; another form of code
+ * (a function of another language) would be one more key beside it, with
+ * its files named in the bundle by the same rule (ev_ext_member_path).
+ * This module
  * parses the declarations (protocol.c calls it), checks the source files
  * before anything runs, and evaluates geometry expressions: integers,
  * rows, cols, stride, + - * / (integer division) %, parentheses and
@@ -47,7 +51,7 @@ struct ev_strs;
 #define EV_EXT_PATH_MAX    256
 #define EV_EXT_EXPR_MAX    128
 #define EV_EXT_MAX_FILES   8   /* per backend: the translation unit and the files it includes */
-#define EV_EXT_REPO_MAX    600 /* a repository path of a kernel's file (ev_ext_repo_path) */
+#define EV_EXT_MEMBER_MAX  600 /* a member path of a kernel's file (ev_ext_member_path) */
 
 typedef struct ev_ext_entry {
     char op[EV_OP_NAME_MAX];       /* an op (src/common/vocab.h) */
@@ -112,38 +116,71 @@ ev_status ev_ext_geometry(const ev_ext_kernel *k, int64_t rows, int64_t cols, in
                           int64_t *block, ev_err *err);
 
 /*
- * The repository path of source src of a protocol at protocol_path (both
- * relative, '/'-separated): dirname(protocol_path)/src.  OUT: out[cap].
+ * Where a kernel's files live in a bundle, whatever directory they came
+ * from: file f of kernel `name` (a path relative to the protocol's
+ * directory) is the member sources/EV_EXT_MEMBER_DIR/<name>/<f>, and the
+ * build lays it out under that name (less "sources/") beside evident's ABI
+ * header (EV_EXT_ABI_HEADER), so the binary, the receipt and verify-
+ * bundle's rebuild name the same paths on every host.  The runner's
+ * snapshot, the build, the verifier's plan check, its --kernel-tree check
+ * and the rebuild all name them by ev_ext_member_path: one rule.
+ */
+#define EV_EXT_MEMBER_DIR "external"
+/* evident's ABI header (kernels/evident_kernel.h), the one file of
+ * evident's own a kernel's build may read: a member of the closure. */
+#define EV_EXT_ABI_HEADER "kernels/evident_kernel.h"
+
+/* The member path (less "sources/") of file f of kernel name:
+ * EV_EXT_MEMBER_DIR "/" name "/" f.  OUT: out[cap].  Returns -1 when it
+ * does not fit. */
+int ev_ext_member_path(const char *name, const char *f, char *out, size_t cap);
+
+/*
+ * The directory of the protocol at protocol_path (as given on the command
+ * line: relative to the working directory, or absolute): every kernel
+ * file is relative to it.  "." for a bare file name.  OUT: out[cap].
  * Returns -1 when it does not fit.
  */
-int ev_ext_repo_path(const char *protocol_path, const char *src, char *out, size_t cap);
+int ev_ext_protocol_dir(const char *protocol_path, char *out, size_t cap);
 
 /*
- * The measurement closure's share of a protocol's kernels k[0..n): every
- * declared file of every kernel for backend, as a repository path
- * (ev_ext_repo_path), each once, in declaration order.  The runner
- * snapshots them beside the closure's directories, the verifier's plan
- * check requires each as a member and its source check walks them: one
- * rule for all three.  A path that does not fit is left out (the parser
- * bounds them).  OUT: *out (pushed; the caller frees).  EV_ENOMEM.
+ * The protocol path a run records (the store's runs.protocol_path, the
+ * bundle's run.protocol_path): a relative one as given; an absolute one
+ * as "<path>/" and its file name, so no directory of the user's is
+ * recorded and verify-bundle --kernel-tree can still find the file.
+ * OUT: out[cap] (truncated to fit).
  */
-ev_status ev_ext_closure(const ev_ext_kernel *k, size_t n, const char *protocol_path, const char *backend,
-                         struct ev_strs *out);
+void ev_ext_protocol_recorded(const char *protocol_path, char *out, size_t cap);
 
 /*
- * 1 when repository path rel is one of kernel k's declared files for
- * backend (protocol at protocol_path), else 0: what its build may read
- * besides evident's own closure and the toolkit (ext_build.h).
+ * The bundle's share of a protocol's kernels k[0..n): every declared file
+ * of every kernel for backend, as a member path (ev_ext_member_path), in
+ * declaration order; with disk (non-NULL) the same files on disk, the
+ * protocol's directory dir joined to each (parallel to out).  The runner
+ * snapshots them, the verifier's plan check requires each as a member
+ * and its --kernel-tree check compares each with the file of the user's
+ * tree: one rule for all.  A path that does not fit is left out (the
+ * parser bounds them).  OUT: *out, *disk (pushed; the caller frees).
+ * EV_ENOMEM.
  */
-int ev_ext_declares(const ev_ext_kernel *k, const char *protocol_path, const char *backend, const char *rel);
+ev_status ev_ext_closure(const ev_ext_kernel *k, size_t n, const char *backend, const char *dir,
+                         struct ev_strs *out, struct ev_strs *disk);
+
+/*
+ * 1 when member path rel (less "sources/") is one of kernel k's declared
+ * files for backend, else 0: what its build may read besides the ABI
+ * header and the toolkit (ext_build.h).
+ */
+int ev_ext_declares(const ev_ext_kernel *k, const char *backend, const char *rel);
 
 /*
  * Checks, before anything runs, that every declared file of backend
- * exists under root as a regular file, not a symlink (nor under one), so
- * the bytes the bundle holds are the bytes that ran.  EV_EUSAGE naming the
- * kernel and the path.
+ * exists under dir (the protocol's directory) as a regular file, with no
+ * symbolic link between dir and it, so the bytes the bundle holds are the
+ * bytes that ran and no file outside dir is reached through a link.
+ * EV_EUSAGE naming the kernel and the path.
  */
-ev_status ev_ext_check_sources(const char *root, const char *protocol_path, const ev_ext_kernel *k, size_t n,
-                               const char *backend, ev_err *err);
+ev_status ev_ext_check_sources(const char *dir, const ev_ext_kernel *k, size_t n, const char *backend,
+                               ev_err *err);
 
 #endif

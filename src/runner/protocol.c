@@ -195,13 +195,14 @@ static ev_status parse_case(const cJSON *obj, size_t i, ev_proto_case *c, ev_err
         return rc;
     snprintf(c->role, sizeof c->role, "%s", ev_role_name(EV_ROLE_CALIBRATION)); /* when it names none */
     c->stride = -1;
+    c->default_rows = EV_PROTO_DEFAULT_B;
     if ((rc = get_word(obj, path, "op", 1, parse_op, ev_op_words(), c->op, sizeof c->op, err)) ||
         (rc = get_int(obj, path, "rows", 1, 0, INT64_C(1) << 31, &c->rows, err)) ||
         (rc = get_int(obj, path, "cols", 1, 1, INT64_C(1) << 31, &c->cols, err)) ||
         (rc = get_int(obj, path, "stride", 0, 1, INT64_C(1) << 32, &c->stride, err)) ||
         (rc = get_word(obj, path, "dtype", 1, parse_dtype, ev_dtype_words(), c->dtype, sizeof c->dtype,
                        err)) ||
-        (rc = get_int(obj, path, "default_rows", 1, 1, 1024, &c->default_rows, err)) ||
+        (rc = get_int(obj, path, "default_rows", 0, 1, 1024, &c->default_rows, err)) ||
         (rc = get_word(obj, path, "role", 0, parse_role, ev_role_words(), c->role, sizeof c->role, err)))
         return rc;
     (void)ev_dtype_parse(c->dtype, &dt);
@@ -481,9 +482,29 @@ static ev_status get_model_schedules(const cJSON *root, ev_protocol *p, ev_err *
     return EV_OK;
 }
 
-/* Sets DESIGN.md's defaults on a zeroed protocol. */
+const char *ev_proto_default_arm(size_t i)
+{
+    switch (i) {
+    case 0:
+        return ev_sched_name(EV_SCHED_DEFAULT);
+    case 1:
+        return ev_sched_name(EV_SCHED_ROWS1);
+    case 2:
+        return ev_sched_name(EV_SCHED_ROWS2);
+    case 3:
+        return ev_arm_kind_name(EV_ARM_CUB);
+    case 4:
+        return ev_arm_kind_name(EV_ARM_TORCH);
+    default:
+        return NULL;
+    }
+}
+
+/* Sets DESIGN.md's defaults on a zeroed protocol (the default profile:
+ * docs/runner.md). */
 static void set_defaults(ev_protocol *p)
 {
+    p->seed = EV_PROTO_DEFAULT_SEED;
     p->reference_arms = 1;
     p->plan_schema = EV_STORE_VERSION;
     p->auto_arm = 1;
@@ -578,7 +599,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         (rc = get_int(root, "", "cold_samples", 0, 0, 1000, &p->cold_samples, err)) ||
         (rc = get_int(root, "", "host_threads", 0, 0, 1024, &p->host_threads, err)) ||
         (rc = get_num(root, "", "job_timeout_s", 0, 1, 86400, &p->job_timeout_s, err)) ||
-        (rc = get_int(root, "", "seed", 1, 0, INT64_C(1) << 53, &p->seed, err)) ||
+        (rc = get_int(root, "", "seed", 0, 0, INT64_C(1) << 53, &p->seed, err)) ||
         (rc = get_int(root, "", "retries", 0, 0, 1, &p->retries, err)) ||
         (rc = get_rounds(root, &p->rounds, err)) ||
         (rc = get_num(root, "", "decision_threshold", 0, 0, 0.5, &p->decision_threshold, err)) ||
@@ -742,15 +763,24 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
     }
 
     arr = cJSON_GetObjectItemCaseSensitive(root, "arms");
-    if (!arr)
-        return ev_err_set(err, EV_EFORMAT, "arms: missing");
-    if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
+    if (!arr) {
+        /* the default profile: our model's schedules, the peers, and every
+         * declared kernel, in declaration order */
+        size_t nd = 0;
+        while (ev_proto_default_arm(nd))
+            nd++;
+        p->arms = calloc(nd + p->n_kernels, sizeof *p->arms);
+        if (!p->arms)
+            return ev_err_set(err, EV_ENOMEM, "arms: out of memory");
+        for (i = 0; i < nd; i++)
+            snprintf(p->arms[p->n_arms++], sizeof p->arms[0], "%s", ev_proto_default_arm(i));
+        for (i = 0; i < p->n_kernels; i++)
+            snprintf(p->arms[p->n_arms++], sizeof p->arms[0], "%s", p->kernels[i].name);
+    } else if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) < 1)
         return ev_err_set(err, EV_EFORMAT, "arms: must be a non-empty array of arm names");
-    p->n_arms = (size_t)cJSON_GetArraySize(arr);
-    if (p->n_arms > 64)
+    else if ((size_t)cJSON_GetArraySize(arr) > 64)
         return ev_err_set(err, EV_EFORMAT, "arms: at most 64 arms");
-    p->arms = calloc(p->n_arms, sizeof *p->arms);
-    if (!p->arms)
+    else if (!(p->arms = calloc((size_t)cJSON_GetArraySize(arr), sizeof *p->arms)))
         return ev_err_set(err, EV_ENOMEM, "arms: out of memory");
     i = 0;
     cJSON_ArrayForEach(it, arr)
@@ -769,7 +799,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
             if (!strcmp(p->arms[j], it->valuestring))
                 return ev_err_set(err, EV_EFORMAT, "arms[%zu]: duplicate arm '%s'", i, it->valuestring);
         memcpy(p->arms[i], it->valuestring, strlen(it->valuestring) + 1);
-        i++;
+        p->n_arms = ++i;
     }
     if ((rc = get_model_schedules(root, p, err)))
         return rc;
@@ -879,6 +909,78 @@ int ev_protocol_python(const ev_protocol *p, const char *over, const char *proto
     else /* a relative path of the protocol's: from its directory */
         n = snprintf(out, cap, "%.*s/%s", (int)(slash - protocol_path), protocol_path, py);
     return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* Adds the reference sizes r of one backend to o as their keys. */
+static int values_ref(cJSON *o, const ev_proto_ref *r, int cuda)
+{
+    int bad = 0;
+    if (cuda)
+        bad |= ev_json_add_i64(o, "ceiling_bytes", r->ceiling_bytes) != EV_OK;
+    else
+        bad |= ev_json_add_i64(o, "ceiling_cache_multiple", r->ceiling_cache_multiple) != EV_OK ||
+               ev_json_add_i64(o, "ceiling_max_bytes", r->ceiling_max_bytes) != EV_OK;
+    bad |= ev_json_add_i64(o, "ceiling_ops_per_graph", r->ceiling_ops_per_graph) != EV_OK ||
+           ev_json_add_i64(o, "flush_cache_multiple", r->flush_cache_multiple) != EV_OK ||
+           ev_json_add_i64(o, "flush_max_bytes", r->flush_max_bytes) != EV_OK ||
+           ev_json_add_i64(o, "variant_budget_bytes", r->variant_budget_bytes) != EV_OK;
+    return bad;
+}
+
+ev_status ev_protocol_values(const ev_protocol *p, cJSON **out)
+{
+    cJSON *v = cJSON_CreateObject(), *a, *c, *t, *r, *o;
+    int bad = !v;
+
+    *out = NULL;
+    if (bad)
+        return EV_ENOMEM;
+    bad |= ev_json_add_i64(v, "seed", p->seed) != EV_OK;
+    bad |= !(a = cJSON_AddArrayToObject(v, "arms"));
+    for (size_t i = 0; !bad && i < p->n_arms; i++)
+        bad |= !cJSON_AddItemToArray(a, cJSON_CreateString(p->arms[i]));
+    bad |= !(c = cJSON_AddArrayToObject(v, "cases"));
+    for (size_t i = 0; !bad && i < p->n_cases; i++) {
+        const ev_proto_case *x = &p->cases[i];
+        bad |= !(o = cJSON_CreateObject()) || !cJSON_AddItemToArray(c, o);
+        bad |= bad || ev_json_add_str(o, "op", x->op) || ev_json_add_i64(o, "rows", x->rows) ||
+               ev_json_add_i64(o, "cols", x->cols) || ev_json_add_i64(o, "stride", x->stride) ||
+               ev_json_add_str(o, "dtype", x->dtype) || ev_json_add_i64(o, "default_rows", x->default_rows) ||
+               ev_json_add_str(o, "role", x->role);
+    }
+    bad |= bad || ev_json_add_bool(v, "reference_arms", p->reference_arms) ||
+           ev_json_add_bool(v, "auto_arm", p->auto_arm) || ev_json_add_i64(v, "samples", p->samples) ||
+           ev_json_add_i64(v, "ops_per_graph", p->ops_per_graph) ||
+           ev_json_add_double(v, "warmup_ms", p->warmup_ms) ||
+           ev_json_add_double(v, "target_sample_ms", p->target_sample_ms) ||
+           ev_json_add_i64(v, "cold_samples", p->cold_samples) ||
+           ev_json_add_i64(v, "host_threads", p->host_threads) ||
+           ev_json_add_str(v, "cpu_priority", p->cpu_realtime ? "realtime" : "normal") ||
+           ev_json_add_double(v, "job_timeout_s", p->job_timeout_s) ||
+           ev_json_add_i64(v, "retries", p->retries) || ev_json_add_i64(v, "rounds", p->rounds) ||
+           ev_json_add_double(v, "decision_threshold", p->decision_threshold);
+    bad |= bad || !(a = cJSON_AddArrayToObject(v, "cpu_set"));
+    for (size_t i = 0; !bad && i < p->n_cpus; i++)
+        bad |= ev_json_push_i64(a, p->cpu_set[i]) != EV_OK;
+    bad |= bad || !(a = cJSON_AddArrayToObject(v, "model_schedules"));
+    for (int i = 0; !bad && i < EV_SCHED_COUNT; i++)
+        if (p->model_schedules & EV_SCHED_BIT(i))
+            bad |= !cJSON_AddItemToArray(a, cJSON_CreateString(ev_sched_name((ev_sched)i)));
+    bad |= bad || !(t = cJSON_AddObjectToObject(v, "tolerances"));
+    bad |= bad || ev_json_add_double(t, "sum_bound_factor", p->sum_bound_factor) ||
+           (p->sum_depth && ev_json_add_i64(t, "sum_depth", p->sum_depth)) || /* absent: any order */
+           ev_json_add_double(t, "sample_band", p->sample_band) ||
+           ev_json_add_double(t, "clock_band", p->clock_band);
+    bad |= bad || !(r = cJSON_AddObjectToObject(v, "reference"));
+    bad |= bad || !(o = cJSON_AddObjectToObject(r, "cuda")) || values_ref(o, &p->ref_cuda, 1);
+    bad |= bad || !(o = cJSON_AddObjectToObject(r, "cpu")) || values_ref(o, &p->ref_cpu, 0);
+    bad |= bad || (p->python[0] && ev_json_add_str(v, "python", p->python)); /* absent: python3 */
+    if (bad) {
+        cJSON_Delete(v);
+        return EV_ENOMEM;
+    }
+    *out = v;
+    return EV_OK;
 }
 
 const ev_ext_kernel *ev_protocol_kernel(const ev_protocol *proto, const char *name)

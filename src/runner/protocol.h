@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <cjson/cJSON.h>
+
 #include "ext_kernel.h"
 #include "status.h"
 #include "vocab.h"
@@ -164,6 +166,38 @@ typedef struct ev_protocol {
  */
 int ev_protocol_python(const ev_protocol *p, const char *over, const char *protocol_path, char *out,
                        size_t cap);
+
+/*
+ * The default profile (docs/runner.md, "Protocol files"): what a protocol
+ * of cases and kernels alone runs with.  Every field a protocol leaves
+ * out takes the default of set_defaults (DESIGN.md's: 7 samples of 100 ms
+ * after 500 ms of warm-up, 3 cold samples, 1 round, 1 rescue retry, the
+ * oracle's bounds as they are); these are the fields that were required
+ * before: the seed, the arms (ours the model fits, the peers and every
+ * declared kernel) and each case's default_rows.
+ */
+#define EV_PROTO_DEFAULT_SEED 1
+#define EV_PROTO_DEFAULT_B    4
+/* The default profile's arm i before the declared kernels (default,
+ * rows1, rows2, cub, torch-compile, named by the vocabulary), or NULL
+ * past the last. */
+const char *ev_proto_default_arm(size_t i);
+
+/*
+ * The values a run used: every setting of p, the defaults it took
+ * included (the seed, the arms, each case with its stride, default_rows
+ * and role, the samples, warm-up and timings, rounds and retries, the
+ * tolerances, both backends' reference sizes, the model's schedules), as
+ * one JSON object whose keys are the protocol's own: with the kernels and
+ * fault arms added (the protocol states them whole) it is a protocol,
+ * which parses to these values again (a sum_depth of none is left out,
+ * as a protocol says it).  The runner records it in each invocation's
+ * environment record ("protocol_values"), so the bundle says what ran,
+ * and verify-bundle holds it to its own reading of protocol.json (check
+ * 5): a default that changed, or an edited record, FAILs naming the
+ * field.  OUT: *out (cJSON_Delete).  EV_ENOMEM.
+ */
+ev_status ev_protocol_values(const ev_protocol *p, cJSON **out);
 
 /* The declared kernel named name, or NULL. */
 const ev_ext_kernel *ev_protocol_kernel(const ev_protocol *proto, const char *name);

@@ -41,21 +41,28 @@ static void on_odd(void *ctx, ev_closure_odd kind, const char *rel, const char *
 
 ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err)
 {
-    return ev_snapshot_take_with(root, NULL, 0, out, err);
+    return ev_snapshot_take_with(root, NULL, NULL, 0, out, err);
 }
 
-ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size_t n_extra, ev_snapshot *out,
-                                ev_err *err)
+/* qsort comparator: snapshot files by path, bytewise. */
+static int file_cmp(const void *a, const void *b)
+{
+    return strcmp(((const ev_source_file *)a)->path, ((const ev_source_file *)b)->path);
+}
+
+ev_status ev_snapshot_take_with(const char *root, const char *const *name, const char *const *path,
+                                size_t n_extra, ev_snapshot *out, ev_err *err)
 {
     struct {
         char **v;
         size_t n;
     } l = {NULL, 0};
     walk_error we = {0, ""};
-    ev_snapshot s = {NULL, 0, ""};
+    ev_snapshot s = {NULL, 0, "", ""};
+    size_t total;
     ev_status rc;
 
-    if ((rc = ev_closure_list(root, extra, n_extra, on_odd, &we, &l.v, &l.n)))
+    if ((rc = ev_closure_list(root, on_odd, &we, &l.v, &l.n)))
         return ev_err_set(err, rc, "snapshot: out of memory");
     if (we.seen) {
         rc = ev_err_set(err, EV_EIO, "snapshot: %s", we.text);
@@ -63,33 +70,47 @@ ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size
     }
     /* Every measured file becomes the member sources/<path>: a name the
      * bundle could not hold is refused now, before anything is measured. */
-    for (size_t i = 0; i < l.n; i++) {
+    total = l.n + n_extra;
+    for (size_t i = 0; i < total; i++) {
         char member[EV_NAME_MAX + 16], why[96];
-        const char *bad;
-        int len = snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", l.v[i]);
+        const char *bad, *rel = i < l.n ? l.v[i] : name[i - l.n];
+        int len = snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", rel);
         bad = len < 0 || (size_t)len >= sizeof member ? "name too long"
                                                       : ev_name_problem(member, (size_t)len, why, sizeof why);
         if (bad) {
             rc = ev_err_set(err, EV_EUSAGE,
                             "snapshot: '%s' cannot be a bundle member (sources/%s): %s; rename it (the "
-                            "measurement closure, " EV_CLOSURE_LIST ", names it)",
-                            l.v[i], l.v[i], bad);
+                            "measurement closure, " EV_CLOSURE_LIST ", or the protocol's kernels name it)",
+                            rel, rel, bad);
             goto out;
         }
     }
-    s.files = calloc(l.n ? l.n : 1, sizeof *s.files);
+    s.files = calloc(total ? total : 1, sizeof *s.files);
     if (!s.files) {
         rc = ev_err_set(err, EV_ENOMEM, "snapshot: out of memory");
         goto out;
     }
-    for (size_t i = 0; i < l.n; i++) {
+    for (size_t i = 0; i < total; i++) {
         char full[4096];
         ev_buf b = EV_BUF_INIT;
-        snprintf(full, sizeof full, "%s/%s", root, l.v[i]);
-        if ((rc = ev_read_file(full, &b, err)))
+        if (i < l.n) {
+            snprintf(full, sizeof full, "%s/%s", root, l.v[i]);
+            rc = ev_read_file(full, &b, err);
+        } else {
+            rc = ev_read_file_max(path[i - l.n], EV_SNAPSHOT_EXTRA_MAX, &b, err);
+            if (rc == EV_ERANGE || rc == EV_EIO)
+                rc = EV_EUSAGE; /* the user's file: err names it and why */
+        }
+        if (rc)
             goto out;
-        s.files[i].path = l.v[i];
-        l.v[i] = NULL;
+        if (i < l.n) {
+            s.files[i].path = l.v[i];
+            l.v[i] = NULL;
+        } else if (!(s.files[i].path = strdup(name[i - l.n]))) {
+            ev_buf_free(&b);
+            rc = ev_err_set(err, EV_ENOMEM, "snapshot: out of memory");
+            goto out;
+        }
         s.files[i].len = b.len;
         s.files[i].bytes = (unsigned char *)ev_buf_steal(&b, NULL);
         s.n = i + 1;
@@ -99,6 +120,18 @@ ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size
             goto out;
         }
     }
+    /* the closure's files are sorted (ev_closure_list) and come first */
+    if ((rc = ev_tree_hash(s.files, l.n, s.closure_hash))) {
+        ev_err_set(err, rc, "snapshot: tree hash failed");
+        goto out;
+    }
+    qsort(s.files, s.n, sizeof *s.files, file_cmp);
+    for (size_t i = 1; i < s.n; i++)
+        if (!strcmp(s.files[i - 1].path, s.files[i].path)) {
+            rc = ev_err_set(err, EV_EUSAGE, "snapshot: two files would be the member sources/%s",
+                            s.files[i].path);
+            goto out;
+        }
     if ((rc = ev_tree_hash(s.files, s.n, s.tree_hash))) {
         ev_err_set(err, rc, "snapshot: tree hash failed");
         goto out;

@@ -18,17 +18,27 @@
 typedef struct ev_snapshot {
     ev_source_file *files; /* sorted by path (byte order) */
     size_t n;
-    char tree_hash[65];
+    char tree_hash[65];    /* over every file */
+    char closure_hash[65]; /* over the closure's files alone (not the extra files): what a stamp names */
 } ev_snapshot;
 
 /* Walks the closure under root (regular files only; symlinks and other
  * kinds are skipped), sorted by path.  OUT: *out (ev_snapshot_free). */
 ev_status ev_snapshot_take(const char *root, ev_snapshot *out, ev_err *err);
 
-/* As ev_snapshot_take, with the files extra[0..n_extra) (relative paths:
- * a protocol's external kernel sources, ext_kernel.h) in the closure too. */
-ev_status ev_snapshot_take_with(const char *root, const char *const *extra, size_t n_extra, ev_snapshot *out,
-                                ev_err *err);
+/* The most bytes one file of a protocol's kernels may hold. */
+#define EV_SNAPSHOT_EXTRA_MAX ((size_t)16 << 20)
+
+/*
+ * As ev_snapshot_take, with files from outside root too: a protocol's
+ * external kernel files (ext_kernel.h, ev_ext_closure), file i read from
+ * path[i] (on disk, wherever it lies) and kept under name[i] (its member
+ * path, which no file of the closure has).  A name the closure already
+ * holds, or a file that is not a regular one or holds more than
+ * EV_SNAPSHOT_EXTRA_MAX bytes, is refused (EV_EUSAGE, naming it).
+ */
+ev_status ev_snapshot_take_with(const char *root, const char *const *name, const char *const *path,
+                                size_t n_extra, ev_snapshot *out, ev_err *err);
 void ev_snapshot_free(ev_snapshot *s); /* NULL-safe */
 
 /* git commit (40 hex) and dirty flag of the tree at root, from

@@ -150,6 +150,19 @@ ev_status ev_protocol_subset(const char *p, size_t n, const char *cases, const c
         memset(keep, 1, proto.n_cases);
     }
     cJSON *parr = cJSON_GetObjectItemCaseSensitive(root, "arms");
+    if (!parr) {
+        /* a protocol that names no arms runs the default profile's: the
+         * subset names them, so it cuts from the same list */
+        if (!(parr = cJSON_AddArrayToObject(root, "arms"))) {
+            rc = ev_err_set(err, EV_ENOMEM, "subset: out of memory");
+            goto out;
+        }
+        for (size_t i = 0; i < proto.n_arms; i++)
+            if (!cJSON_AddItemToArray(parr, cJSON_CreateString(proto.arms[i]))) {
+                rc = ev_err_set(err, EV_ENOMEM, "subset: out of memory");
+                goto out;
+            }
+    }
     if (arms && (rc = check_arms(arms, parr, err)))
         goto out;
 

@@ -104,6 +104,16 @@ ev_status sup_environment(sup *s, ev_err *err)
     ev_json_add_str(env, "compiler", __VERSION__);
     ev_json_add_str(env, "cflags", EV_BUILD_CFLAGS);
     ev_json_add_str(env, "affinity", a.affinity);
+    {
+        /* the values this run used, the defaults it took included
+         * (protocol.h: verify-bundle holds them to protocol.json) */
+        cJSON *pv = NULL;
+        if ((rc = ev_protocol_values(&s->proto, &pv)) || !cJSON_AddItemToObject(env, "protocol_values", pv)) {
+            cJSON_Delete(pv);
+            rc = ev_err_set(err, EV_ENOMEM, "environment: out of memory");
+            goto out;
+        }
+    }
     if (s->kernel_receipts && cJSON_GetArraySize(s->kernel_receipts)) {
         /* the external kernels built for this invocation (ext_build.h) */
         cJSON_AddItemToObject(env, "kernels", s->kernel_receipts);

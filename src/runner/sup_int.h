@@ -118,7 +118,9 @@ typedef struct sup {
     wproc staged[EV_MAX_STAGE_AHEAD + 1];
     size_t n_staged;
     int64_t *ahead_ns; /* per case: the torch-compile case's ahead-of-time compile (ns), 0: none */
-    /* External kernels built for this invocation (ext_build.h). */
+    /* External kernels built for this invocation (ext_build.h), their
+     * files relative to the protocol's directory (ev_ext_protocol_dir). */
+    char proto_dir[4096];
     ev_ext_built built[EV_EXT_MAX_KERNELS];
     size_t n_built;
     cJSON *kernel_receipts; /* the builds' receipts, for the environment record */

@@ -286,28 +286,36 @@ ev_status sup_create_run(sup *s, ev_err *err)
 {
     ev_snapshot snap;
     ev_run_row rr;
-    char commit_s[64];
+    char commit_s[64], ppath[300];
     const char *from;
     int dirty;
     ev_status rc;
 
     {
-        ev_strs extra = EV_STRS_INIT;
-        rc = ev_ext_closure(s->proto.kernels, s->proto.n_kernels, s->o->protocol_path, s->o->backend, &extra);
+        /* evident's closure, and the protocol's kernel files under their
+         * member names (ext_kernel.h), read from the protocol's directory */
+        ev_strs names = EV_STRS_INIT, paths = EV_STRS_INIT;
+        rc =
+            ev_ext_closure(s->proto.kernels, s->proto.n_kernels, s->o->backend, s->proto_dir, &names, &paths);
         if (rc)
             rc = ev_err_set(err, rc, "snapshot: out of memory");
         else
-            rc = ev_snapshot_take_with(s->o->source_root, (const char *const *)extra.v, extra.n, &snap, err);
-        ev_strs_free(&extra);
+            rc = ev_snapshot_take_with(s->o->source_root, (const char *const *)names.v,
+                                       (const char *const *)paths.v, names.n, &snap, err);
+        ev_strs_free(&names);
+        ev_strs_free(&paths);
         if (rc)
             return rc;
     }
-    ev_git_info_tree(s->o->source_root, snap.tree_hash, commit_s, &dirty, &from);
+    /* the commit and dirty flag are evident's: a stamp names its closure's
+     * files, not the protocol's kernels */
+    ev_git_info_tree(s->o->source_root, snap.closure_hash, commit_s, &dirty, &from);
     memset(&rr, 0, sizeof rr);
     rr.protocol_id = s->proto_id;
     rr.protocol_bytes = s->bytes.data;
     rr.protocol_len = s->bytes.len;
-    rr.protocol_path = s->o->protocol_path[0] == '/' ? "<path>" : s->o->protocol_path;
+    ev_ext_protocol_recorded(s->o->protocol_path, ppath, sizeof ppath);
+    rr.protocol_path = ppath;
     rr.backend = s->o->backend;
     rr.seed = s->proto.seed;
     rr.git_commit = commit_s;

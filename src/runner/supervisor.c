@@ -400,7 +400,7 @@ static ev_status build_kernels(sup *s, ev_err *err)
     snprintf(dir, sizeof dir, "%s.kernels-run%lld", s->o->db_path, (long long)s->run_id);
     rc = ev_store_query(s->st, EV_Q_SOURCES, s->run_id, on_source, &l, err);
     if (!rc)
-        rc = ev_ext_build_all(&s->proto, s->o->protocol_path, s->o->source_root ? s->o->source_root : ".",
+        rc = ev_ext_build_all(&s->proto, s->proto_dir, s->o->source_root ? s->o->source_root : ".",
                               s->o->backend, dir, l.v, l.n, s->built, &s->n_built, &s->kernel_receipts, err);
     for (size_t i = 0; i < l.n; i++)
         free(l.v[i].path);
@@ -431,6 +431,11 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 
     if ((rc = ev_read_file_max(o->protocol_path, EV_PROTO_MAX_BYTES, &s.bytes, err))) {
         rc = EV_EUSAGE;
+        goto out;
+    }
+    /* its kernels' files are relative to its directory, wherever it lies */
+    if (ev_ext_protocol_dir(o->protocol_path, s.proto_dir, sizeof s.proto_dir)) {
+        rc = ev_err_set(err, EV_EUSAGE, "--protocol %s: the path is too long", o->protocol_path);
         goto out;
     }
     if (o->cases || o->arms) {
@@ -470,8 +475,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     /* the code about to be measured is the code this evident was built
      * from (runner/build_id.h), before the store is touched */
     if ((rc = ev_build_check(o->source_root ? o->source_root : ".", err)) ||
-        (rc = ev_ext_check_sources(o->source_root ? o->source_root : ".", o->protocol_path, s.proto.kernels,
-                                   s.proto.n_kernels, o->backend, err)) ||
+        (rc = ev_ext_check_sources(s.proto_dir, s.proto.kernels, s.proto.n_kernels, o->backend, err)) ||
         (rc = host_bounds(&s.proto, o->backend, err)) || (rc = checkable_cases(&s.proto, err)) ||
         (rc = backend_built(o, err)) || (rc = ev_store_writer_lock(o->db_path, &s.lock_fd, err)) ||
         (rc = ev_store_open(o->db_path, EV_STORE_CREATE, &s.st, err)))

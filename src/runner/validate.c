@@ -96,6 +96,74 @@ ev_status ev_case_oracle_rows(const ev_protocol *p, size_t ci, ev_shape *s, ev_o
     return EV_OK;
 }
 
+/* A value as the reasons print it: %.9g (every fp32 value read back
+ * exactly), "nan", "inf", "-inf". */
+static const char *num(double v, char *t, size_t cap)
+{
+    if (isnan(v))
+        snprintf(t, cap, "nan");
+    else
+        snprintf(t, cap, "%.9g", v);
+    return t;
+}
+
+const char *ev_validation_explain(const ev_protocol *p, const ev_shape *s, const ev_oracle_row *rows,
+                                  const void *out, size_t len, const char *stage, char *t, size_t cap)
+{
+    ev_validation v, w;
+    ev_shape one = *s;
+    size_t es = ev_dtype_size(s->dtype);
+    char got[40], want[40], err[40], bound[64];
+    double y, ref;
+    int64_t r;
+
+    if (s->rows < 1 || len != (size_t)s->rows * es) {
+        snprintf(t, cap, "%s stage: an output of %zu bytes where %lld rows of %s are %zu", stage, len,
+                 (long long)s->rows, ev_dtype_name(s->dtype), (size_t)(s->rows > 0 ? s->rows : 0) * es);
+        return t;
+    }
+    ev_output_check(p, s, NULL, rows, out, &v);
+    if (v.passed || v.first_bad < 0) {
+        snprintf(t, cap, "%s stage: the output passes the oracle here", stage);
+        return t;
+    }
+    r = v.first_bad;
+    one.rows = 1;
+    ev_output_check(p, &one, NULL, &rows[r], (const unsigned char *)out + (size_t)r * es, &w);
+    y = (double)ev_dtype_load(s->dtype, out, (size_t)r);
+    ref = rows[r].ref;
+    if (ev_op_combine(s->op) != EV_COMBINE_SUM && !isnan(ref))
+        ref = (double)ev_dtype_round(s->dtype, (float)ref); /* the extreme is a stored value */
+    if (ev_op_combine(s->op) != EV_COMBINE_SUM)
+        snprintf(bound, sizeof bound, "; %s is bit-exact", ev_op_name(s->op));
+    else
+        snprintf(bound, sizeof bound, ", bound %s", num(w.bound, err, sizeof err));
+    if (isfinite(y) && isfinite(ref))
+        num(fabs(y - ref), err, sizeof err);
+    else
+        snprintf(err, sizeof err, "not finite");
+    snprintf(
+        t, cap,
+        "%s stage: %lld of %lld rows wrong; the first, row %lld, is %s where %s is expected (error %s%s)",
+        stage, (long long)v.mismatches, (long long)s->rows, (long long)r, num(y, got, sizeof got),
+        num(ref, want, sizeof want), err, bound);
+    return t;
+}
+
+const char *ev_validation_numbers(const char *stage, const char *op, int64_t mismatches, int64_t rows,
+                                  double max_abs_err, double bound, char *t, size_t cap)
+{
+    char e[40], b[64], x[40];
+    ev_op o;
+    if (op && !ev_op_parse(op, &o) && ev_op_combine(o) != EV_COMBINE_SUM)
+        snprintf(b, sizeof b, "; %s is bit-exact", op);
+    else
+        snprintf(b, sizeof b, ", bound %s", num(bound, x, sizeof x));
+    snprintf(t, cap, "%s stage: %lld of %lld rows wrong (largest finite error %s%s)", stage,
+             (long long)mismatches, (long long)rows, num(max_abs_err, e, sizeof e), b);
+    return t;
+}
+
 unsigned char ev_blind_byte(int k)
 {
     static const unsigned char b[EV_BLIND_PATTERNS] = {0x00, EV_POISON_OUT_BYTE, EV_POISON_OUT_BYTE2};

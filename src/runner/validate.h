@@ -49,6 +49,29 @@ void ev_output_check(const ev_protocol *p, const ev_shape *s, const void *in, co
 ev_status ev_case_oracle_rows(const ev_protocol *p, size_t ci, ev_shape *s, ev_oracle_row **rows,
                               ev_err *err);
 
+/*
+ * Why an output failed its validation, in words (the reason a report, a
+ * run's summary and verify-bundle's readers show: one wording).  A
+ * reduction writes one value per row, so a row names the place (an op
+ * whose output had columns would name the column too).
+ *
+ * ev_validation_explain: from the output itself, out[0..len) (R elements
+ * of s's dtype) against rows (ev_case_oracle_rows) under p's tolerances:
+ * "<stage> stage: M of R rows wrong; the first, row r, is V where E is
+ * expected (error X, bound B)" ("(error X; reduce_max is bit-exact)" for
+ * MAX and MIN), "nan" for a NaN.  An output whose length is not R elements, or that passes,
+ * says so.  OUT: t[cap] (returns t).
+ *
+ * ev_validation_numbers: from a validation record's numbers alone (the
+ * final stage keeps no output of its own) for a case of op (a name; NULL:
+ * unknown): "<stage> stage: M of R rows wrong (largest finite error X,
+ * bound B)", "(...; reduce_max is bit-exact)".  OUT: t[cap] (returns t).
+ */
+const char *ev_validation_explain(const ev_protocol *p, const ev_shape *s, const ev_oracle_row *rows,
+                                  const void *out, size_t len, const char *stage, char *t, size_t cap);
+const char *ev_validation_numbers(const char *stage, const char *op, int64_t mismatches, int64_t rows,
+                                  double max_abs_err, double bound, char *t, size_t cap);
+
 /* The outputs no case may pass, in the order they are tried. */
 #define EV_BLIND_PATTERNS 3
 /* Pattern k's byte (0x00, EV_POISON_OUT_BYTE, EV_POISON_OUT_BYTE2) and

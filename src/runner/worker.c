@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "backend_python.h"
+#include "ext_binary.h"
 #include "foreign.h"
 #include "inputs.h"
 #include "job.h"
@@ -84,6 +85,42 @@ static void add_device(cJSON *obj, const ev_device_info *d)
 /* The process's affinity as the worker started, before a backend's
  * thread pool pinned its threads (reduce_cpu.c): what the hello reports. */
 static char start_affinity[1024];
+
+/*
+ * The external kernel arm's entry for case c is among the entry points its
+ * binary lib defines (ext_binary.h); EV_EPROC otherwise, naming the entry
+ * and the ones the binary has, with what to do.  A binary it cannot read
+ * as ELF is left to the backend's loader, which fails naming the entry.
+ */
+static ev_status entry_defined(const char *lib, const char *arm, const ev_proto_case *c, const char *entry,
+                               ev_err *err)
+{
+    ev_strs have = EV_STRS_INIT;
+    ev_buf list = EV_BUF_INIT;
+    ev_err e = {""};
+    ev_status rc = EV_OK;
+    int found = 0;
+
+    if (ev_ext_binary_entries(lib, &have, &e))
+        goto out;
+    for (size_t i = 0; i < have.n && !found; i++)
+        found = !strcmp(have.v[i], entry);
+    if (found)
+        goto out;
+    for (size_t i = 0; i < have.n && i < 16; i++)
+        ev_buf_printf(&list, "%s%s", i ? ", " : "", have.v[i]);
+    if (have.n > 16)
+        ev_buf_printf(&list, " and %zu more", have.n - 16);
+    rc = ev_err_set(
+        err, EV_EPROC,
+        "external kernel %s: its source defines no entry '%s' (the protocol's entry for %s/%s); the "
+        "entries its binary defines: %s: name one of them in the kernel's entries, or define %s",
+        arm, entry, c->op, c->dtype, have.n ? list.data : "none", entry);
+out:
+    ev_strs_free(&have);
+    ev_buf_free(&list);
+    return rc;
+}
 
 /* Writes the hello record. */
 static ev_status hello(ev_rec_out *out, const char *job_key, const char *arm, const ev_device_info *d,
@@ -574,13 +611,19 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         ev_ext_entry_for(ev_protocol_kernel(p, a->arm), p->cases[a->case_index].op,
                          p->cases[a->case_index].dtype)) {
         /* (a case it declares no entry for is a skip, built or not) */
-        /* the build failed: this job fails with the compiler's own message */
-        ev_buf msg = EV_BUF_INIT;
-        if (!ev_read_file(a->kernel_error, &msg, NULL) && msg.len)
+        /* the build failed: this job fails with the compiler's own message,
+         * and its reason is the first error lines (ext_build.h) */
+        ev_buf msg = EV_BUF_INIT, first = EV_BUF_INIT;
+        if (!ev_read_file(a->kernel_error, &msg, NULL) && msg.len) {
             fprintf(stderr, "%s%s", msg.data, msg.data[msg.len - 1] == '\n' ? "" : "\n");
+            ev_ext_first_errors(msg.data, msg.len, &first);
+        }
+        rc = ev_err_set(err, EV_EPROC, "external kernel %s %s: %s", a->arm,
+                        ev_protocol_kernel(p, a->arm)->python ? "could not be laid out" : "did not compile",
+                        first.data ? first.data : "(no message; the build receipt holds what there is)");
         ev_buf_free(&msg);
-        return ev_err_set(err, EV_EPROC,
-                          "external kernel %s did not compile (the compiler's message is above)", a->arm);
+        ev_buf_free(&first);
+        return rc;
     }
     if (kind == EV_ARM_EXTERNAL && !ev_backend_is_python(a->ops) && ev_protocol_kernel(p, a->arm) &&
         ev_protocol_kernel(p, a->arm)->python && ev_ext_source(ev_protocol_kernel(p, a->arm), a->ops->name)) {
@@ -637,6 +680,8 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         job.ext_entry = k ? ev_ext_entry_for(k, pc->op, pc->dtype) : NULL;
         if (k && k->grid[0] && !strcmp(a->ops->name, "cuda") && job.ext_entry && pc->rows > 0 &&
             ((rc = ev_ext_geometry(k, pc->rows, pc->cols, pc->stride, &job.ext_grid, &job.ext_block, err))))
+            goto out;
+        if (job.ext_entry && job.ext_lib && (rc = entry_defined(job.ext_lib, a->arm, pc, job.ext_entry, err)))
             goto out;
     }
     job.rows_per_program = rows_pp;

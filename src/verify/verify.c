@@ -1,7 +1,7 @@
 /*
  * verify.c: the verifier's driver.  It loads the bundle (verify_bundle.c:
  * the file read into memory, the only file it opens besides --source-tree's
- * files, and the hardened reader, check 1), then runs checks 2 to 7 in order over
+ * and --kernel-tree's files, and the hardened reader, check 1), then runs checks 2 to 7 in order over
  * the members held in memory, each recording every failure it finds in the
  * report.  A check whose input failed an earlier check is reported NOT RUN
  * with the reason, never PASS.  --compare verifies both bundles, then
@@ -22,12 +22,13 @@
 #include "verify_int.h"
 #include "zipread.h"
 
-/* EV_EIO (err says why) unless dir is a directory we can list. */
-static ev_status vb_check_dir(const char *dir, ev_err *err)
+/* EV_EIO (err says why, naming option opt) unless dir is a directory we
+ * can list. */
+static ev_status vb_check_dir(const char *opt, const char *dir, ev_err *err)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return ev_err_set(err, EV_EIO, "--source-tree '%s': %s", dir, strerror(errno));
+        return ev_err_set(err, EV_EIO, "%s '%s': %s", opt, dir, strerror(errno));
     closedir(d);
     return EV_OK;
 }
@@ -53,12 +54,13 @@ ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vrep
     ev_status rc = EV_OK;
     ev_vreport *r = NULL;
     vb_bundle *b = NULL;
-    ev_verify_opts none = {NULL, NULL, NULL, NULL, 0};
+    ev_verify_opts none = {NULL, NULL, NULL, NULL, 0, NULL};
     if (!opts)
         opts = &none;
     if (!path)
         return ev_err_set(err, EV_EIO, "no bundle path");
-    if (opts->source_tree && (rc = vb_check_dir(opts->source_tree, err)))
+    if ((opts->source_tree && (rc = vb_check_dir("--source-tree", opts->source_tree, err))) ||
+        (opts->kernel_tree && (rc = vb_check_dir("--kernel-tree", opts->kernel_tree, err))))
         return rc;
     if ((rc = vr_new(path, &r)))
         return rc;
@@ -69,10 +71,11 @@ ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vrep
     vb_run_checks(b, opts, r);
     if (b->zip)
         vc_rebuild(b, r);
-    if (opts->source_tree) {
+    if (opts->source_tree || opts->kernel_tree) {
         if (!b->zip)
             vr_not_run(r, VR_SOURCES, "the archive was refused (check 1): no member was read");
-        else if ((rc = vc_sources(b, opts->source_tree, r, err)))
+        else if ((opts->source_tree && (rc = vc_sources(b, opts->source_tree, r, err))) ||
+                 (opts->kernel_tree && (rc = vc_kernel_tree(b, opts->kernel_tree, r, err))))
             goto out;
     } else {
         vr_not_requested(r, VR_SOURCES);
@@ -116,7 +119,7 @@ ev_status ev_verify_compare(const char *path_a, const char *path_b, ev_vreport *
     ev_status rc = EV_OK;
     ev_vreport *r = NULL, *ra = NULL, *rb = NULL;
     vb_bundle *a = NULL, *b = NULL;
-    ev_verify_opts none = {NULL, NULL, NULL, NULL, 0};
+    ev_verify_opts none = {NULL, NULL, NULL, NULL, 0, NULL};
 
     if (!path_a || !path_b)
         return ev_err_set(err, EV_EIO, "--compare needs two bundles");

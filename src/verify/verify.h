@@ -17,7 +17,9 @@
  *   5 protocol  warm-up, calibration, flush and sample counts held to the
  *               protocol
  *   6 rederive  medians, refit, selector, output hashes, report.html
- *   7 sources   --source-tree DIR: member bytes and closure completeness
+ *   7 sources   --source-tree DIR: member bytes and closure completeness;
+ *               --kernel-tree DIR: the protocol's kernel files and the
+ *               protocol against the user's directory
  *   8 compare   --compare A B
  *   9 attest    --key KEY.pub: the signed in-toto Statement (src/sign/)
  *               covers exactly the bundle's raw members and records
@@ -39,11 +41,12 @@
 #define EV_VERIFY_REGEN_LIMIT 34359738368.0
 
 typedef struct ev_verify_opts {
-    const char *source_tree; /* check 7 runs only when set */
+    const char *source_tree; /* check 7 runs only when it or kernel_tree is set */
     const char *expect_root; /* 64 hex digits: the committed ROOT */
     const char *key;         /* check 9 (attest) runs only when set: a public key PEM */
     const char *attestation; /* the DSSE envelope; NULL: <bundle>.intoto.json */
     double regen_limit;      /* input elements regenerated at most; 0: EV_VERIFY_REGEN_LIMIT */
+    const char *kernel_tree; /* the directory of the protocol's kernels (check 7); NULL: not checked */
 } ev_verify_opts;
 
 typedef enum ev_verdict {
@@ -60,7 +63,8 @@ typedef struct ev_vreport ev_vreport; /* opaque */
  * cannot be opened or read at all: the caller's exit 2.  Any readable file,
  * valid or not, gives EV_OK and a report in *out whose verdict says PASS or
  * FAIL.  EV_ENOMEM on allocation failure.  Also EV_EIO when
- * opts->source_tree is given but is not a readable directory.
+ * opts->source_tree or opts->kernel_tree is given but is not a readable
+ * directory.
  */
 ev_status ev_verify_bundle(const char *path, const ev_verify_opts *opts, ev_vreport **out, ev_err *err);
 

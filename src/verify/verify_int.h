@@ -243,6 +243,8 @@ void vc_protocol(vb_bundle *b, ev_vreport *r);
 void vc_rederive(vb_bundle *b, ev_vreport *r);
 /* EV_EIO when dir is not a readable directory (exit 2); else EV_OK. */
 ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err);
+/* Check 7 against --kernel-tree DIR (verify_sources.c). */
+ev_status vc_kernel_tree(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err);
 void vc_compare(vb_bundle *a, vb_bundle *b, ev_vreport *r);
 /* Check 9 (verify_attest.c).  EV_EIO (err says why) when the key or the
  * envelope cannot be read at all (exit 2); EV_ENOMEM; else EV_OK with

@@ -21,7 +21,8 @@
 #define EXIT_USAGE 2
 
 static const char usage[] =
-    "usage: verify-bundle FILE.zip [--source-tree DIR] [--expect-root HEX] [--regenerate-limit N] [--json]\n"
+    "usage: verify-bundle FILE.zip [--source-tree DIR] [--kernel-tree DIR] [--expect-root HEX]\n"
+    "                     [--regenerate-limit N] [--json]\n"
     "       verify-bundle FILE.zip --key KEY.pub [--attestation FILE] [--vsa OUT [--vsa-key KEY]]\n"
     "       verify-bundle --compare A.zip B.zip [--json]\n"
     "       verify-bundle --help | --version\n";
@@ -37,7 +38,9 @@ static const char help_text[] =
     "              run and rescue status re-derived from the process records\n"
     "  5 protocol  warm-up, calibration and sample counts held to the protocol; checkable cases\n"
     "  6 rederive  medians, the model refit, the selector, outputs validated again, report.html\n"
-    "  7 sources   with --source-tree DIR: sources/ equal DIR's measurement closure\n"
+    "  7 sources   with --source-tree DIR: sources/ equal DIR's measurement closure (evident's\n"
+    "              tree); with --kernel-tree DIR: the protocol's kernel files and protocol.json\n"
+    "              equal DIR's (the directory the protocol was run from)\n"
     "  8 compare   with --compare A B: plans, outcomes, receipts, outputs, timings\n"
     "  9 attest    with --key KEY.pub: the DSSE envelope (--attestation, default\n"
     "              FILE.zip.intoto.json) is signed by KEY and its in-toto subjects are\n"
@@ -81,7 +84,7 @@ static int is_hex64(const char *s)
 int main(int argc, char **argv)
 {
     const char *file = NULL, *cmp_a = NULL, *cmp_b = NULL;
-    ev_verify_opts opts = {NULL, NULL, NULL, NULL, 0};
+    ev_verify_opts opts = {NULL, NULL, NULL, NULL, 0, NULL};
     const char *vsa = NULL, *vsa_key = NULL;
     int json = 0, compare = 0;
 
@@ -96,10 +99,13 @@ int main(int argc, char **argv)
             return EXIT_PASS;
         } else if (!strcmp(a, "--json")) {
             json = 1;
-        } else if (!strcmp(a, "--source-tree") || !strcmp(a, "--expect-root")) {
+        } else if (!strcmp(a, "--source-tree") || !strcmp(a, "--expect-root") ||
+                   !strcmp(a, "--kernel-tree")) {
             if (i + 1 >= argc || !strncmp(argv[i + 1], "--", 2))
                 return usage_error("missing value after", a);
-            const char **slot = a[2] == 's' ? &opts.source_tree : &opts.expect_root;
+            const char **slot = a[2] == 's'   ? &opts.source_tree
+                                : a[2] == 'k' ? &opts.kernel_tree
+                                              : &opts.expect_root;
             if (*slot)
                 return usage_error("given twice:", a);
             *slot = argv[++i];
@@ -139,8 +145,8 @@ int main(int argc, char **argv)
             file = a;
         }
     }
-    if (compare && (file || opts.source_tree || opts.expect_root || opts.key || opts.attestation || vsa ||
-                    opts.regen_limit > 0))
+    if (compare && (file || opts.source_tree || opts.kernel_tree || opts.expect_root || opts.key ||
+                    opts.attestation || vsa || opts.regen_limit > 0))
         return usage_error("--compare takes two bundles and only --json", NULL);
     if (!compare && !file)
         return usage_error("no bundle given", NULL);

@@ -127,7 +127,7 @@ static void vp_job_outcome(vb_vjob *j, const ev_protocol *proto, ev_vreport *r)
         }
         {
             char fw[400];
-            const char *bad = ev_fault_problem(proto, j->arm, j->phase && !strcmp(j->phase, "rescue"),
+            const char *bad = ev_fault_problem(proto, j->arm, ev_is_phase(j->phase, EV_PHASE_RESCUE),
                                                &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
             if (bad)
                 vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, bad);
@@ -479,26 +479,26 @@ static void vp_device_serial(const vb_bundle *b, ev_vreport *r)
 
 /* Every file of every external kernel the protocol declares for the run's
  * backend (its translation unit and the files it includes) is in the
- * bundle (sources/<its repository path>, ext_kernel.h): the bundle holds
- * the bytes that ran. */
+ * bundle (sources/external/<arm>/<file>, ext_kernel.h's
+ * ev_ext_member_path): the bundle holds the bytes that ran. */
 static void vp_kernel_sources(const vb_bundle *b, ev_vreport *r)
 {
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *pp = ev_jr_str(run, "protocol_path"), *be = ev_jr_str(run, "backend");
-    for (size_t i = 0; b->proto && pp && be && i < b->proto->n_kernels; i++) {
+    const char *be = ev_jr_str(run, "backend");
+    for (size_t i = 0; b->proto && be && i < b->proto->n_kernels; i++) {
         ev_strs files = EV_STRS_INIT;
-        if (ev_ext_closure(&b->proto->kernels[i], 1, pp, be, &files)) {
+        if (ev_ext_closure(&b->proto->kernels[i], 1, be, NULL, &files, NULL)) {
             r->oom = 1;
             return;
         }
         for (size_t j = 0; j < files.n; j++) {
-            char member[EV_EXT_REPO_MAX + 16];
+            char member[EV_EXT_MEMBER_MAX + 16];
             snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", files.v[j]);
             if (!vb_find(b, member))
                 vr_fail(
                     r, VR_PLAN, EV_MEMBER_PROTOCOL,
                     "kernel %s: its %s source %s is not in the bundle (%s): the bytes that ran are missing",
-                    b->proto->kernels[i].name, be, files.v[j], member);
+                    b->proto->kernels[i].name, be, ev_ext_file(&b->proto->kernels[i], be, j), member);
         }
         ev_strs_free(&files);
     }

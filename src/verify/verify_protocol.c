@@ -27,6 +27,7 @@
 #include <string.h>
 
 #include "inputs.h"
+#include "json.h"
 #include "plants.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
@@ -163,8 +164,9 @@ static void vk_rotation(const vb_vjob *v, int64_t att, const cJSON *d, int64_t s
  * rows and variants of its plants, and a kept output.  The samples are rows [first, first + n_cold + n_hot)
  * of samples.csv, cold first.
  */
-static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a, const ev_rule_attempt *ra,
-                         int completed, size_t first, size_t n_cold, size_t n_hot, ev_vreport *r)
+static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSON *a,
+                         const ev_rule_attempt *ra, int completed, size_t first, size_t n_cold, size_t n_hot,
+                         ev_vreport *r)
 {
     const cJSON *ops = cJSON_GetObjectItemCaseSensitive(a, "op_checks"), *o;
     const cJSON *w = cJSON_GetObjectItemCaseSensitive(a, "warmup");
@@ -213,9 +215,9 @@ static void vk_op_checks(vb_bundle *b, const vb_vjob *v, int64_t att, const cJSO
         for (size_t i = 0; i < n_hot; i++)
             reps[i] = b->samples.rows[first + n_cold + i].replays;
         for (size_t i = 0; i < n; i++)
-            end[i] = ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold,
-                                        warm, reps,
-                                        i >= n_cold ? ev_rule_recal_replays(ra, (int64_t)(i - n_cold)) : 0);
+            end[i] =
+                ev_rule_replay_end(i >= n_cold, (int64_t)(i < n_cold ? i : i - n_cold), (int64_t)n_cold, warm,
+                                   reps, i >= n_cold ? ev_rule_recal_replays(ra, (int64_t)(i - n_cold)) : 0);
         free(reps);
     }
     cJSON_ArrayForEach(o, ops)
@@ -426,6 +428,75 @@ static void vk_backoff(const vb_bundle *b, const vb_vjob *v, ev_vreport *r)
     }
 }
 
+/* 1 when a and b print as the same text (ev_json_print: numbers as exact
+ * %.17g text, a parsed bundle's raw numbers verbatim), else 0. */
+static int same_text(const cJSON *a, const cJSON *b, ev_vreport *r)
+{
+    ev_buf x = EV_BUF_INIT, y = EV_BUF_INIT;
+    int same = 0;
+    if (!b)
+        return 0;
+    if (ev_json_print(a, 0, &x) || ev_json_print(b, 0, &y))
+        r->oom = 1;
+    else
+        same = x.len == y.len && !memcmp(x.data, y.data, x.len);
+    ev_buf_free(&x);
+    ev_buf_free(&y);
+    return same;
+}
+
+/*
+ * The values each invocation recorded that it ran with ("protocol_values"
+ * of its environment: runner/protocol.h, ev_protocol_values) are the
+ * values this verifier reads protocol.json as, key by key: the checks
+ * here and in check 6 hold the run to the values it used, and a default
+ * that changed since the run (or an edited record) FAILs naming the key.
+ * An invocation recorded before the values were is held to nothing.
+ */
+static void vk_values(const vb_bundle *b, ev_vreport *r)
+{
+    const cJSON *inv;
+    cJSON *mine = NULL;
+    size_t held = 0;
+    if (ev_protocol_values(b->proto, &mine)) {
+        r->oom = 1;
+        return;
+    }
+    cJSON_ArrayForEach(inv, cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"))
+    {
+        const cJSON *env = cJSON_GetObjectItemCaseSensitive(inv, "environment");
+        const cJSON *rec = cJSON_GetObjectItemCaseSensitive(env, "protocol_values"), *k;
+        int64_t id = -1;
+        const char *bad = NULL;
+        if (!rec)
+            continue;
+        ev_jr_i64(inv, "invocation_id", &id);
+        held++;
+        if (!cJSON_IsObject(rec)) {
+            vr_fail(r, VR_PROTOCOL, VP, "invocation %lld: protocol_values is not an object", (long long)id);
+            continue;
+        }
+        cJSON_ArrayForEach(k, mine) if (!bad &&
+                                        !same_text(k, cJSON_GetObjectItemCaseSensitive(rec, k->string), r))
+            bad = k->string;
+        cJSON_ArrayForEach(k, rec) if (!bad && !cJSON_GetObjectItemCaseSensitive(mine, k->string)) bad =
+            k->string;
+        if (bad)
+            vr_fail(
+                r, VR_PROTOCOL, VP,
+                "invocation %lld ran with protocol value '%s' other than protocol.json gives this verifier "
+                "(the defaults differ, or the record was edited): the run cannot be held to the values it "
+                "used",
+                (long long)id, bad);
+    }
+    if (held)
+        vr_note(r, VR_PROTOCOL, VP,
+                "%zu invocations recorded the protocol values they ran with (the defaults included): each "
+                "equals protocol.json as this verifier reads it",
+                held);
+    cJSON_Delete(mine);
+}
+
 void vc_protocol(vb_bundle *b, ev_vreport *r)
 {
     vr_use(r, VR_PROTOCOL);
@@ -447,6 +518,7 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
         vr_fail(r, VR_PROTOCOL, VP, "run.backend is neither cpu nor cuda");
         backend = "cpu";
     }
+    vk_values(b, r);
     size_t n_attempts = 0;
     int64_t schema = 0;
     seen_versions sv;

@@ -1,9 +1,11 @@
 /*
- * verify_sources.c: check 7, "sources" (--source-tree DIR).  Each sources/
- * member must equal the file of the same path in DIR byte for byte, and
- * every file of DIR's measurement closure must be in the bundle: evidence
- * measured with other kernel or runner bytes is stale, and the failure
- * lists the changed files.
+ * verify_sources.c: check 7, "sources", against the trees a caller names.
+ *
+ * --source-tree DIR (evident's tree): each sources/ member that is not a
+ * protocol's kernel file must equal the file of the same path in DIR byte
+ * for byte, and every file of DIR's measurement closure must be in the
+ * bundle: evidence measured with other kernel or runner bytes is stale,
+ * and the failure lists the changed files.
  *
  * The measurement closure (src/evidence/closure.h, ev_closure_list: the
  * runner's own reading): the files DIR's mk/closure.list names and the
@@ -11,11 +13,16 @@
  * are built from; DIR needs no build: the list is a member, so a list
  * that differs from the bundle's is a changed file), or, in a tree without
  * the list (a commit from before it), every regular file under kernels/,
- * src/runner/ and protocols/ and db/schema.sql; and the protocol's
- * external kernel sources.  A listed file DIR lacks, symbolic links and
- * other kinds (not followed; the runner skips them, so they are not part
- * of the evidence) and unreadable directories FAIL here.  Paths are
- * '/'-separated, relative to DIR, compared bytewise.
+ * src/runner/ and protocols/ and db/schema.sql.  A listed file DIR lacks,
+ * symbolic links and other kinds (not followed; the runner skips them, so
+ * they are not part of the evidence) and unreadable directories FAIL here.
+ * Paths are '/'-separated, relative to DIR, compared bytewise.
+ *
+ * --kernel-tree DIR (the user's, the protocol's directory): each file the
+ * protocol's kernels declare for the run's backend (the members
+ * sources/external/<arm>/<file>, runner/ext_kernel.h) must equal DIR/<file>
+ * byte for byte, reached without a symbolic link as the runner reads it,
+ * and protocol.json the protocol file of the name the run recorded.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -51,21 +58,19 @@ static void on_odd(void *ctx, ev_closure_odd kind, const char *rel, const char *
 ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
 {
     ev_status rc = EV_OK;
-    ev_strs tree = EV_STRS_INIT, changed = EV_STRS_INIT, why = EV_STRS_INIT;
+    ev_strs tree = EV_STRS_INIT, changed = EV_STRS_INIT, why = EV_STRS_INIT, ext = EV_STRS_INIT;
     (void)err;
     vr_use(r, VR_SOURCES);
 
     {
-        /* the closure's roots, and the protocol's external kernel sources
-         * (ext_kernel.h's closure rule): one walk, the runner's */
+        /* DIR's closure (the runner's reading), and the protocol's kernel
+         * files (ext_kernel.h), which are the user's, not DIR's */
         const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-        const char *pp = ev_jr_str(run, "protocol_path"), *be = ev_jr_str(run, "backend");
-        ev_strs ex = EV_STRS_INIT;
-        if (b->proto && pp && be)
-            rc = ev_ext_closure(b->proto->kernels, b->proto->n_kernels, pp, be, &ex);
+        const char *be = ev_jr_str(run, "backend");
+        if (b->proto && be)
+            rc = ev_ext_closure(b->proto->kernels, b->proto->n_kernels, be, NULL, &ext, NULL);
         if (!rc)
-            rc = ev_closure_list(dir, (const char *const *)ex.v, ex.n, on_odd, r, &tree.v, &tree.n);
-        ev_strs_free(&ex);
+            rc = ev_closure_list(dir, on_odd, r, &tree.v, &tree.n);
         if (rc)
             goto out;
         tree.cap = tree.n;
@@ -79,9 +84,14 @@ ev_status vc_sources(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
         const vb_member *m = &b->m[i];
         if (!ev_member_is_source(m->name))
             continue;
-        n_sources++;
         const char *rel = m->name + 8;
         const char *key = rel;
+        int kernel = 0;
+        for (size_t k = 0; k < ext.n && !kernel; k++)
+            kernel = !strcmp(ext.v[k], rel);
+        if (kernel)
+            continue; /* the user's file: --kernel-tree's */
+        n_sources++;
         if (!bsearch(&key, tree.v, tree.n, sizeof *tree.v, ev_strs_cmp)) {
             if ((rc = ev_strs_push(&changed, rel)) ||
                 (rc = ev_strs_push(
@@ -149,5 +159,110 @@ out:
     ev_strs_free(&tree);
     ev_strs_free(&changed);
     ev_strs_free(&why);
+    ev_strs_free(&ext);
+    return rc;
+}
+
+/* Member m against the file at path (the user's), under check 7: a
+ * failure naming what differs.  Returns 1 when they differ or the file
+ * cannot be read, 0 when equal; -1 out of memory. */
+static int vk_differs(ev_vreport *r, const vb_member *m, const char *path, const char *shown)
+{
+    ev_buf file = EV_BUF_INIT;
+    ev_err ferr = {{0}};
+    ev_status frc = ev_read_file(path, &file, &ferr);
+    int bad = 0;
+    if (frc == EV_ENOMEM)
+        bad = -1;
+    else if (frc) {
+        vr_fail(r, VR_SOURCES, m->name, "cannot read the kernel tree's %s: %s", shown, ferr.msg);
+        bad = 1;
+    } else if (file.len != m->len || memcmp(file.data ? file.data : "", m->data, m->len)) {
+        vr_fail(r, VR_SOURCES, m->name,
+                "differs from the kernel tree's %s (%zu bytes there, %zu in the bundle)", shown, file.len,
+                m->len);
+        bad = 1;
+    }
+    ev_buf_free(&file);
+    return bad;
+}
+
+ev_status vc_kernel_tree(vb_bundle *b, const char *dir, ev_vreport *r, ev_err *err)
+{
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const char *be = ev_jr_str(run, "backend"), *pp = ev_jr_str(run, "protocol_path");
+    ev_strs names = EV_STRS_INIT, paths = EV_STRS_INIT, changed = EV_STRS_INIT;
+    ev_status rc = EV_OK;
+    ev_err why = {""};
+    size_t equal = 0;
+    int compared = 0;
+    (void)err;
+    vr_use(r, VR_SOURCES);
+
+    if (!b->proto || !be) {
+        vr_not_run(r, VR_SOURCES, "--kernel-tree: protocol.json or the run's backend could not be read");
+        return EV_OK;
+    }
+    if (!b->proto->n_kernels) {
+        vr_note(r, VR_SOURCES, EV_MEMBER_PROTOCOL, "--kernel-tree: the protocol declares no kernels");
+        return EV_OK;
+    }
+    if ((rc = ev_ext_closure(b->proto->kernels, b->proto->n_kernels, be, dir, &names, &paths)))
+        goto out;
+    /* the runner's refusals: a file missing, not regular, or reached through a link */
+    if (ev_ext_check_sources(dir, b->proto->kernels, b->proto->n_kernels, be, &why))
+        vr_fail(r, VR_SOURCES, EV_MEMBER_PROTOCOL, "--kernel-tree %s: %s", dir, why.msg);
+    for (size_t i = 0; i < names.n && !why.msg[0]; i++) {
+        char member[EV_EXT_MEMBER_MAX + 16];
+        const vb_member *m;
+        int d;
+        snprintf(member, sizeof member, EV_MEMBER_SOURCES "%s", names.v[i]);
+        if (!(m = vb_find(b, member)))
+            continue; /* check 4 names it */
+        if ((d = vk_differs(r, m, paths.v[i], paths.v[i] + strlen(dir) + 1)) < 0) {
+            rc = EV_ENOMEM;
+            goto out;
+        }
+        if (d && (rc = ev_strs_push(&changed, paths.v[i] + strlen(dir) + 1)))
+            goto out;
+        equal += !d;
+    }
+    /* the protocol file, by the name the run recorded (relative as given,
+     * or "<path>/NAME") */
+    {
+        const char *base = pp ? strrchr(pp, '/') : NULL;
+        const vb_member *m = vb_find(b, EV_MEMBER_PROTOCOL);
+        char path[4400];
+        base = base ? base + 1 : pp;
+        if (!base || !*base || !strcmp(base, "<path>"))
+            vr_note(r, VR_SOURCES, EV_MEMBER_PROTOCOL,
+                    "--kernel-tree: protocol.json not compared: the run recorded no file name for it");
+        else if (m && (size_t)snprintf(path, sizeof path, "%s/%s", dir, base) < sizeof path) {
+            int d = vk_differs(r, m, path, base);
+            if (d < 0) {
+                rc = EV_ENOMEM;
+                goto out;
+            }
+            if (d && (rc = ev_strs_push(&changed, base)))
+                goto out;
+            compared = !d;
+        }
+    }
+    if (changed.n) {
+        ev_buf list = EV_BUF_INIT;
+        for (size_t i = 0; i < changed.n && !rc; i++)
+            rc = ev_buf_printf(&list, "%s%s", i ? ", " : "", changed.v[i]);
+        if (!rc)
+            vr_fail(r, VR_SOURCES, EV_MEMBER_SOURCES "external/",
+                    "the kernel tree differs from the bundle: %zu changed files: %s", changed.n, list.data);
+        ev_buf_free(&list);
+    } else if (!why.msg[0]) {
+        vr_note(r, VR_SOURCES, EV_MEMBER_SOURCES "external/", "%zu kernel files equal the kernel tree's%s",
+                equal, compared ? ", and protocol.json its protocol file" : "");
+    }
+out:
+    ev_strs_free(&names);
+    ev_strs_free(&paths);
+    ev_strs_free(&changed);
     return rc;
 }

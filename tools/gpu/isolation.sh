@@ -4,7 +4,8 @@
 # Each step writes its log under OUT and prints one summary line; each is
 # well under 10 minutes.
 #   1. the cuda gallery (tests/cheats/cheats.json): ext-cheat-undeclared
-#      must end failed-exit naming tests/cheats/undeclared.cuh; the three
+#      must end failed-exit naming undeclared.cuh ("undeclared.cu includes
+#      undeclared.cuh, which the protocol does not declare"); the three
 #      host-code cheats (setsid, peek, fs) have no cuda source and are
 #      skips; the bundle verifies, and check 10 rebuilds each cubin with
 #      this host's nvcc ("rebuilt from the bundle's N members").
