@@ -289,11 +289,12 @@ static ev_status build_python(const ev_ext_kernel *k, const char *proto_dir, con
             ev_sha256_hex(bytes.data ? bytes.data : "", bytes.len, sha);
             sn = bsearch(rel, snap, n_snap, sizeof *snap, snap_cmp);
             if (!sn || strcmp(sn->sha256, sha))
-                ev_buf_printf(&why,
-                              "%s: %s, whose bytes (sha256 %.16s...) are not the run's snapshot's: it changed "
-                              "after the run started; the bundle must hold the bytes that ran (start a new "
-                              "run)\n",
-                              k->name, f, sha);
+                ev_buf_printf(
+                    &why,
+                    "%s: %s, whose bytes (sha256 %.16s...) are not the run's snapshot's: it changed "
+                    "after the run started; the bundle must hold the bytes that ran (start a new "
+                    "run)\n",
+                    k->name, f, sha);
             else if (put_under(tree, f, bytes.data ? bytes.data : "", bytes.len))
                 ev_buf_printf(&why, "%s: cannot lay out %s: %s\n", k->name, f, strerror(errno));
         }
