@@ -1811,7 +1811,7 @@ END_TEST
  */
 START_TEST(test_each_bad_python_arm_is_a_recorded_failure_with_its_reason_and_the_run_goes_on)
 {
-    char d[300], path[400], db[512], zip[512], log[16384], cmd[8192];
+    char d[300], path[400], db[512], zip[512], log[65536], cmd[8192];
     const char *py = numpy_python();
     if (!py)
         return;
@@ -1877,6 +1877,11 @@ START_TEST(test_each_bad_python_arm_is_a_recorded_failure_with_its_reason_and_th
     snprintf(zip, sizeof zip, "%s/py.zip", dir);
     const char *run[] = {"run", "--protocol", path, "--db", db, "--python", py, NULL};
     ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    /* the run's summary names the off-by-one's first bad row, its value and what was expected */
+    ck_assert_msg(strstr(log,
+                         "main/0/ext-offbyone/initial: failed-validation: first stage: 1 of 33 rows wrong; "
+                         "the first, row 32, is nan where "),
+                  "%s", log);
     const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
     const char *ver[] = {zip, "--source-tree", ".", NULL};
     ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
