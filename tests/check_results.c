@@ -509,7 +509,7 @@ START_TEST(test_results_give_one_row_per_case_and_arm_with_gb_per_s_and_the_ceil
         if (!strcmp(cJSON_GetObjectItemCaseSensitive(r, "arm")->valuestring, "fault-exit")) {
             ck_assert_str_eq(oc, "failed-exit");
             ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(r, "reason")->valuestring,
-                             "exit code 3 (retry-1: failed-exit)");
+                             "exit code 3: fault arm fault-exit: exit 3 (retry-1: failed-exit)");
             ck_assert(cJSON_IsNull(med));
             continue;
         }

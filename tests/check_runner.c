@@ -2031,6 +2031,14 @@ static int file_holds(const char *path, const char *needle)
     return found;
 }
 
+/* The last 3000 bytes of a program's output: what a failed assertion
+ * shows (check refuses a longer message). */
+static const char *log_tail(const char *log)
+{
+    size_t n = strlen(log);
+    return n > 3000 ? log + n - 3000 : log;
+}
+
 /*
  * Rewrites the environment record of store db (a copy the test owns):
  * its first occurrence of from becomes to, and its profile id the SHA-256
@@ -2126,23 +2134,23 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
     snprintf(db, sizeof db, "%s/mine.db", dir);
     snprintf(zip, sizeof zip, "%s/mine.zip", dir);
     const char *run[] = {"run", "--protocol", path, "--db", db, NULL};
-    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log_tail(log));
     /* the summary: each failed job and why */
     ck_assert_msg(strstr(log,
                          "main/0/ext-off/initial: failed-validation: first stage: 33 of 33 rows wrong; the "
                          "first, row 0, is ") &&
                       strstr(log, " is expected (error ") && strstr(log, ", bound "),
-                  "the off-by-one kernel's reason does not name its first bad row:\n%s", log);
+                  "the off-by-one kernel's reason does not name its first bad row:\n%s", log_tail(log));
     ck_assert_msg(
         strstr(log, "main/0/ext-broken/initial: failed-exit: exit code 1: ") &&
             strstr(log, "external kernel ext-broken did not compile: external/ext-broken/broken.c:1:") &&
             strstr(log, "error: "),
-        "the compile failure's first error line is not in the summary:\n%s", log);
+        "the compile failure's first error line is not in the summary:\n%s", log_tail(log));
     ck_assert_msg(strstr(log, "external kernel ext-misnamed: its source defines no entry 'k_total' (the "
                               "protocol's entry for reduce_sum/fp32); the entries its binary defines: k_sum"),
-                  "the missing entry does not name the entries there are:\n%s", log);
+                  "the missing entry does not name the entries there are:\n%s", log_tail(log));
     const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
-    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log_tail(log));
     snprintf(cmd, sizeof cmd,
              "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-mine/src/acc.h' && "
              "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-off/off/k.c' && "
@@ -2152,18 +2160,19 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
     /* from the bundle alone (check 10 rebuilds from its members), then
      * against the user's directory */
     const char *ver[] = {zip, NULL};
-    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
-    ck_assert_msg(strstr(log, "kernel ext-mine: rebuilt from the bundle's 3 members"), "%s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log_tail(log));
+    ck_assert_msg(strstr(log, "kernel ext-mine: rebuilt from the bundle's 3 members"), "%s", log_tail(log));
     const char *verk[] = {zip, "--kernel-tree", proj, NULL};
-    ck_assert_msg(run_prog("verify-bundle", verk, log, sizeof log) == 0, "verify --kernel-tree: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", verk, log, sizeof log) == 0, "verify --kernel-tree: %s",
+                  log_tail(log));
     ck_assert_msg(strstr(log, "7 kernel files equal the kernel tree's, and protocol.json its protocol file"),
-                  "%s", log);
+                  "%s", log_tail(log));
     put_in(proj, "src/acc.h", "#define ACC_ZERO 1.0f\n", 23);
     ck_assert_int_eq(run_prog("verify-bundle", verk, log, sizeof log), 1);
     ck_assert_msg(strstr(log,
                          "FAIL sources: sources/external/ext-mine/src/acc.h: differs from the kernel tree's "
                          "src/acc.h"),
-                  "%s", log);
+                  "%s", log_tail(log));
 
     /* the values the run used are held to protocol.json: a record that
      * says the run took other samples (its profile id made to match, as a
@@ -2176,13 +2185,13 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
         ck_assert_int_eq(system(cmd), 0);
         rewrite_environment(db2, "\"protocol_values\":{\"seed\":5,", "\"protocol_values\":{\"seed\":6,");
         const char *exp2[] = {"export", "--db", db2, "--out", zip2, NULL};
-        ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log);
+        ck_assert_msg(run_prog("evident", exp2, log, sizeof log) == 0, "export: %s", log_tail(log));
         const char *ver2[] = {zip2, NULL};
         ck_assert_int_eq(run_prog("verify-bundle", ver2, log, sizeof log), 1);
         ck_assert_msg(
             strstr(log, "FAIL protocol: validation.json: invocation 1 ran with protocol value 'seed' other "
                         "than protocol.json gives this verifier"),
-            "%s", log);
+            "%s", log_tail(log));
     }
 
     /* escapes: refused in one line naming the file, nothing stored */
@@ -2205,7 +2214,7 @@ START_TEST(test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what
         const char *erun[] = {"run", "--protocol", path, "--db", esc_db, NULL};
         ck_assert_int_eq(run_prog("evident", erun, log, sizeof log), 2);
         ck_assert_msg(strstr(log, escapes[i][1]) && strchr(log, '\n') == log + strlen(log) - 1, "%zu: %s", i,
-                      log);
+                      log_tail(log));
         ck_assert_int_ne(access(esc_db, F_OK), 0);
     }
 }
