@@ -3789,31 +3789,36 @@ START_TEST(test_the_device_records_host_facts_and_recalibrations_are_read_strict
     static const struct {
         const char *host, *want;
     } t[] = {
-        {"{\"policy\": \"fifo\", \"priority\": 1, \"refused\": null, \"load_start\": 4.5, \"load_end\": 5, "
+        {"{\"scheduler\": \"fifo\", \"priority\": 1, \"refused\": null, \"load_start\": 4.5, \"load_end\": "
+         "5, "
          "\"cpus\": 2}",
          NULL},
-        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"sched_setscheduler(SCHED_FIFO): Operation "
+        {"{\"scheduler\": \"other\", \"priority\": 0, \"refused\": \"sched_setscheduler(SCHED_FIFO): "
+         "Operation "
          "not permitted\", \"load_start\": 0, \"load_end\": 0.25, \"cpus\": 16}",
          NULL},
-        {"{\"policy\": \"rr\", \"priority\": 1, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
+        {"{\"scheduler\": \"rr\", \"priority\": 1, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
          "\"cpus\": 2}",
-         "host.policy: must be \"fifo\" or \"other\""},
-        {"{\"policy\": \"fifo\", \"priority\": 0, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
+         "host.scheduler: must be \"fifo\" or \"other\""},
+        {"{\"scheduler\": \"fifo\", \"priority\": 0, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
          "\"cpus\": 2}",
          "host.priority"},
-        {"{\"policy\": \"fifo\", \"priority\": 1, \"refused\": \"x\", \"load_start\": 0, \"load_end\": 0, "
+        {"{\"scheduler\": \"fifo\", \"priority\": 1, \"refused\": \"x\", \"load_start\": 0, \"load_end\": 0, "
          "\"cpus\": 2}",
          "host.refused"},
-        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
+        {"{\"scheduler\": \"other\", \"priority\": 0, \"refused\": null, \"load_start\": 0, \"load_end\": 0, "
          "\"cpus\": 2}",
          "host.refused"},
-        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": -1, \"load_end\": 0, "
+        {"{\"scheduler\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": -1, \"load_end\": "
+         "0, "
          "\"cpus\": 2}",
          "host.load_start: must be a number >= 0"},
-        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": 0, \"load_end\": 0, "
+        {"{\"scheduler\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": 0, \"load_end\": "
+         "0, "
          "\"cpus\": 0}",
          "host.cpus"},
-        {"{\"policy\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": 0, \"load_end\": 0, "
+        {"{\"scheduler\": \"other\", \"priority\": 0, \"refused\": \"x\", \"load_start\": 0, \"load_end\": "
+         "0, "
          "\"cpus\": 2, \"nice\": 0}",
          "host.nice: not a member"},
     };

@@ -867,7 +867,8 @@ static void change_leaf(cJSON *l)
  * are taken from the codec table's count, so a kind added later is edited
  * here too, once it has a place) has a place among the signed subjects
  * (ev_raw_record_place), and one record of that kind changed in a bundle of
- * a real run, the envelope left as it was, FAILs check 9 naming the
+ * a real run (every kind a run of this build writes: not the schema-4
+ * sample check), the envelope left as it was, FAILs check 9 naming the
  * subject that holds it. */
 START_TEST(test_every_record_kind_is_signed_and_an_edit_of_any_one_fails_the_signature)
 {
@@ -890,6 +891,8 @@ START_TEST(test_every_record_kind_is_signed_and_an_edit_of_any_one_fails_the_sig
         char name[64], subject[300], want[400];
         ev_buf edited = EV_BUF_INIT;
         ck_assert_msg(place, "record kind %s has no place among the signed subjects", kind);
+        if (t == EV_REC_CHECK)
+            continue; /* written by store-schema-4 workers only: no run of this build makes one */
         snprintf(name, sizeof name, "edit-%s.zip", kind);
         if (!strcmp(place, "samples.csv")) {
             /* a digit of the last sample row's elapsed_ms changed */

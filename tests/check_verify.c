@@ -3034,8 +3034,10 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
         "\"target_sample_ms\": 20, \"cold_samples\": 1,\n"
         " \"host_threads\": 2, \"reference_arms\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 1048576}},\n"
-        " \"arms\": [\"default\", \"fault-over\"], \"allow_fault_arms\": true,\n"
+        " \"arms\": [\"default\", \"fault-over\", \"fault-drift\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"throttle\", \"mhz\": 500, \"when\": "
+        "\"original\"},\n"
+        "                {\"name\": \"fault-drift\", \"kind\": \"drift\", \"factor\": 4, \"when\": "
         "\"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
@@ -3062,11 +3064,18 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
                       (cJSON_IsString(rwhy) && !strncmp(rwhy->valuestring, "protocol rule: ", 15)),
                   "retry: %s (%s)", cJSON_GetObjectItem(rj, "outcome")->valuestring,
                   cJSON_IsString(rwhy) ? rwhy->valuestring : "no protocol error");
-    /* Every overrun sample drifted out of the band: the worker
+    /* Every drift sample drifted out of the band: the worker
      * re-calibrated after the first two (at most two, never after the
      * last), each from a step of its own, and says so in its device
-     * record; the bundle PASSed with them (above). */
-    cJSON *rc = cJSON_GetObjectItem(cJSON_GetObjectItem(a, "device"), "recalibrations");
+     * record; the band broke, and the bundle PASSed with them (above: the
+     * op checks' replay counts hold the re-calibrations' steps). */
+    cJSON *dj0 = job_by_key(v, "main/0/fault-drift/initial");
+    ck_assert_str_eq(cJSON_GetObjectItem(dj0, "outcome")->valuestring, "failed-protocol");
+    cJSON *drift_a = cJSON_GetArrayItem(cJSON_GetObjectItem(dj0, "attempts"), 0);
+    const char *dwhy =
+        cJSON_GetObjectItem(cJSON_GetObjectItem(drift_a, "process"), "protocol_error")->valuestring;
+    ck_assert_msg(strstr(dwhy, "protocol rule: ") == dwhy && strstr(dwhy, "band"), "%s", dwhy);
+    cJSON *rc = cJSON_GetObjectItem(cJSON_GetObjectItem(drift_a, "device"), "recalibrations");
     ck_assert_int_eq(cJSON_GetArraySize(rc), 2);
     ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 0), "after")->valuedouble, 0);
     ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 1), "after")->valuedouble, 1);
@@ -3212,8 +3221,9 @@ END_TEST
 START_TEST(test_a_job_faster_than_the_runs_ceilings_fails_in_the_runner_and_its_bundle_verifies)
 {
     static const char proto[] =
-        "{\"seed\": 5, \"samples\": 3, \"warmup_ms\": 2, \"target_sample_ms\": 2, \"cold_samples\": 1,\n"
-        " \"host_threads\": 2, \"auto_arm\": false, \"tolerances\": {\"sample_band\": 0.9},\n"
+        "{\"seed\": 5, \"cpu_priority\": \"realtime\", \"samples\": 3, \"warmup_ms\": 2, "
+        "\"target_sample_ms\": " FIXED_TARGET ", \"cold_samples\": 1,\n"
+        " \"host_threads\": 2, \"auto_arm\": false,\n"
         " \"reference\": {\"cpu\": {\"ceiling_max_bytes\": 16777216}},\n"
         " \"arms\": [\"rows1\", \"fault-fast\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-fast\", \"kind\": \"fast\", \"factor\": 200}],\n"
@@ -3525,7 +3535,7 @@ START_TEST(test_a_sample_taken_on_a_busy_or_throttled_gpu_is_failed_protocol_and
             cJSON_ReplaceItemInObjectCaseSensitive(
                 cJSON_GetArrayItem(cJSON_GetObjectItem(job_by_key(v, key), "attempts"), 0), "device",
                 cJSON_CreateNull());
-            want = "attempt 1 (completed): no device record, in a run stored with schema 5";
+            want = "attempt 1 (completed): no device record, in a run stored with schema 6";
             break;
         case 3: /* planted rows per op other than its seed and case make */
             rot = cJSON_GetObjectItem(d, "plants");

@@ -371,7 +371,7 @@ void ev_job_host_json(cJSON *r, const ev_rule_host *h)
     cJSON *o = cJSON_AddObjectToObject(r, "host");
     if (!o)
         return;
-    ev_json_add_str(o, "policy", h->fifo ? "fifo" : "other");
+    ev_json_add_str(o, "scheduler", h->fifo ? "fifo" : "other");
     ev_json_add_i64(o, "priority", h->priority);
     if (h->fifo)
         cJSON_AddNullToObject(o, "refused");

@@ -269,10 +269,10 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
 {
     static const char *const keys[] = {"name", "kind",  "code",      "signal",  "samples", "factor", "mhz",
                                        "when", "cases", "processes", "reasons", "ms",      NULL};
-    static const char *const kinds[] = {"exit",       "signal",       "hang",           "garbage",
-                                        "stop-after", "wrong-output", "wrong-schedule", "overrun",
-                                        "throttle",   "contended",    "throttled",      "no-device",
-                                        "late",       "orphan",       "fast",           NULL};
+    static const char *const kinds[] = {
+        "exit",           "signal",  "hang",     "garbage",   "stop-after", "wrong-output",
+        "wrong-schedule", "overrun", "throttle", "contended", "throttled",  "no-device",
+        "late",           "orphan",  "fast",     "drift",     NULL};
     static const char *const whens[] = {"always", "original", NULL};
     const cJSON *name, *cases, *it;
     char path[32], kind[16] = "", when[16] = "always";
@@ -351,6 +351,11 @@ static ev_status parse_fault(const cJSON *obj, size_t i, size_t n_cases, ev_prot
             return rc;
     } else if (!strcmp(kind, "fast")) {
         f->kind = EV_FAULT_FAST;
+        need = "factor";
+        if ((rc = get_int(obj, path, "factor", 1, 2, 1000, &f->value, err)))
+            return rc;
+    } else if (!strcmp(kind, "drift")) {
+        f->kind = EV_FAULT_DRIFT;
         need = "factor";
         if ((rc = get_int(obj, path, "factor", 1, 2, 1000, &f->value, err)))
             return rc;

@@ -73,10 +73,14 @@ typedef enum ev_fault_kind {
     EV_FAULT_ORPHAN,         /* after the first validation, leaves a process of its own (a child
                                 that starts a session and a grandchild that sleeps) running after
                                 the job ends: the supervisor's leftover sweep must name it */
-    EV_FAULT_FAST            /* a timer that runs `value` x slow: every replay and cold launch
+    EV_FAULT_FAST,           /* a timer that runs `value` x slow: every replay and cold launch
                                 (warm-up, calibration, samples, their wall clocks) reports 1/value
                                 of its time, so its calibration and samples agree with each other
                                 and only the physical plausibility rule can tell (sample_rules.h) */
+    EV_FAULT_DRIFT           /* each hot sample's timer (and wall clock) reads `value` x its time,
+                                the warm-up and calibration untouched: every hot sample drifts out
+                                of the band, the worker re-calibrates (its steps choose the count
+                                again) and the median breaks the band (sample_rules.h) */
 } ev_fault_kind;
 
 typedef struct ev_proto_fault {

@@ -711,7 +711,7 @@ static int dev_foreign(const cJSON *d, size_t n_hot, size_t n_cold, char *why, s
 /* The host member (absent: well formed).  Returns 0, or -1 with why. */
 static int dev_host(const cJSON *h, char *why, size_t cap)
 {
-    static const char *const keys[] = {"policy", "priority", "refused", "load_start", "load_end", "cpus"};
+    static const char *const keys[] = {"scheduler", "priority", "refused", "load_start", "load_end", "cpus"};
     const cJSON *it;
     int64_t x;
     if (!h)
@@ -730,20 +730,21 @@ static int dev_host(const cJSON *h, char *why, size_t cap)
             return -1;
         }
     }
-    it = cJSON_GetObjectItemCaseSensitive(h, "policy");
+    it = cJSON_GetObjectItemCaseSensitive(h, "scheduler");
     if (!cJSON_IsString(it) || (strcmp(it->valuestring, "fifo") && strcmp(it->valuestring, "other"))) {
-        snprintf(why, cap, "host.policy: must be \"fifo\" or \"other\"");
+        snprintf(why, cap, "host.scheduler: must be \"fifo\" or \"other\"");
         return -1;
     }
     int fifo = !strcmp(it->valuestring, "fifo");
     if (dev_int(cJSON_GetObjectItemCaseSensitive(h, "priority"), fifo ? 1 : 0, fifo ? 99 : 0, &x)) {
-        snprintf(why, cap, "host.priority: must be 1..99 with policy fifo, else 0");
+        snprintf(why, cap, "host.priority: must be 1..99 with scheduler fifo, else 0");
         return -1;
     }
     it = cJSON_GetObjectItemCaseSensitive(h, "refused");
     if (fifo ? !cJSON_IsNull(it)
              : !(cJSON_IsString(it) && it->valuestring[0] && strlen(it->valuestring) < EV_RULE_REFUSED_MAX)) {
-        snprintf(why, cap, "host.refused: must be null with policy fifo, else why, a string of 1 to %d bytes",
+        snprintf(why, cap,
+                 "host.refused: must be null with scheduler fifo, else why, a string of 1 to %d bytes",
                  EV_RULE_REFUSED_MAX - 1);
         return -1;
     }
@@ -967,7 +968,7 @@ void ev_rule_device_attempt(const cJSON *d, ev_rule_attempt *a)
         return;
     const cJSON *r = cJSON_GetObjectItemCaseSensitive(h, "refused");
     a->host.known = 1;
-    a->host.fifo = !strcmp(cJSON_GetObjectItemCaseSensitive(h, "policy")->valuestring, "fifo");
+    a->host.fifo = !strcmp(cJSON_GetObjectItemCaseSensitive(h, "scheduler")->valuestring, "fifo");
     dev_int(cJSON_GetObjectItemCaseSensitive(h, "priority"), 0, 99, &x);
     a->host.priority = x;
     snprintf(a->host.refused, sizeof a->host.refused, "%s", cJSON_IsString(r) ? r->valuestring : "");

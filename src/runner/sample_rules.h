@@ -294,7 +294,7 @@ int ev_rule_all_stored(int records_ok, int interrupted, const char *protocol_err
  * cold_foreign_ms (foreign CPU time per sample, runner/foreign.h: a
  * source name and one number or null per sample; absent before it was
  * kept; they fail no sample); host (absent before it was kept: an object
- * of policy "fifo" or "other", priority 0..99, refused a string under
+ * of scheduler "fifo" or "other", priority 0..99, refused a string under
  * EV_RULE_REFUSED_MAX bytes or null, load_start and load_end finite
  * numbers >= 0, cpus >= 1); recalibrations (absent: none; an array of at
  * most EV_RULE_RECAL_MAX objects of after >= 0 and first_step >= 1);

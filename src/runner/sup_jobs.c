@@ -259,7 +259,14 @@ static void note_host(sup *s, const jstate *j, const att *a, int rule_failed)
     r->rule_failures++;
     size_t len = strlen(r->rule_lines), fl = 0;
     char cause[600], figs[400] = "";
-    ev_rule_cause(h, cause, sizeof cause);
+    if (!strncmp(a->protocol_error, EV_RULE_PREFIX EV_RULE_PLAUSIBLE_NAME,
+                 strlen(EV_RULE_PREFIX EV_RULE_PLAUSIBLE_NAME)))
+        snprintf(
+            cause, sizeof cause,
+            "likely cause: not host load (a busy host makes samples slower, never faster): the kernel "
+            "skipped work or its timer is wrong; what to do: look at what it computes and how it is timed");
+    else
+        ev_rule_cause(h, cause, sizeof cause);
     /* the figures: every hot sample, as measured, and its replays */
     for (size_t i = 0; i < a->rules.n_hot && fl + 1 < sizeof figs; i++) {
         int w = snprintf(figs + fl, sizeof figs - fl, "%s%.3g", i ? " " : "", a->hot[i].elapsed_ms);

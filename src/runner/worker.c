@@ -860,6 +860,10 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
         if ((rc = replay_timed(a, impl, run, &ms, &hf.wall[i], err)))
             goto out;
+        if (a->fault && a->fault->kind == EV_FAULT_DRIFT) { /* the drift fault: the samples' timer alone */
+            ms *= (double)a->fault->value;
+            hf.wall[i] *= (double)a->fault->value;
+        }
         ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
         hf.foreign[i] = ev_foreign_ms(&m0, &m1);
         sample_ms = ms;

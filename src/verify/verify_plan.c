@@ -25,6 +25,7 @@
 #include "sha256.h"
 #include "store/outcome.h"
 #include "verify_int.h"
+#include "vocab.h"
 #include "strs.h"
 
 #define VP EV_MEMBER_VALIDATION
