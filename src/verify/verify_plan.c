@@ -128,8 +128,9 @@ static void vp_job_outcome(vb_vjob *j, const ev_protocol *proto, ev_vreport *r)
         }
         {
             char fw[400];
-            const char *bad = ev_fault_problem(proto, j->arm, ev_is_phase(j->phase, EV_PHASE_RESCUE),
-                                               &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
+            const char *bad =
+                ev_fault_problem(proto, j->arm, j->phase && !strcmp(j->phase, ev_phase_name(EV_PHASE_RESCUE)),
+                                 &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
             if (bad)
                 vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, bad);
         }
