@@ -96,15 +96,17 @@ $(BUILD)/evident: $(BUILD)/obj/src/cli/evident_main.o $(CLI_OBJ) $(BUILD)/libevi
 
 # verify-bundle stands on the recipe, not on the exporter or the store: it
 # links only what it reads a bundle with (src/common, src/evidence: the
-# shared layer, src/verify, the model without its store adapter, the
-# outcome rules, the protocol, plan, sample and fault-arm rules and external-kernel
-# rules, the selector and oracle), without src/bundle/ (the exporter),
-# without store.c, the snapshot's git call or the cpu thread pool, and
-# without SQLite.  A symbol it reaches outside that list fails this link:
-# the independence is proved by every build (issue 11).
+# shared layer, src/verify, the model and the selector's decision, the
+# outcome rules, the protocol, plan, sample and fault-arm rules and
+# external-kernel rules, the launch plans and the oracle), without
+# src/bundle/ (the exporter), without the store (src/store/store*.c) or
+# the model's store adapter (src/runner/model_store.c), the snapshot's git
+# call or the cpu thread pool, and without SQLite.  A symbol it reaches outside that list fails this link:
+# the independence is proved by every build.
 VERIFY_LIB_SRC := $(wildcard src/common/*.c src/evidence/*.c) \
                   $(filter-out %_main.c,$(wildcard src/verify/*.c)) \
                   src/model/model.c src/model/model_csv.c src/model/model_json.c src/model/model_obs.c \
+                  src/model/select.c \
                   src/store/outcome.c src/runner/protocol.c src/runner/plan.c src/runner/sample_rules.c \
                   src/runner/fault_rules.c \
                   src/runner/ext_kernel.c src/runner/ext_compile.c src/runner/proc.c src/runner/validate.c kernels/binding.c kernels/dtype.c kernels/inputs.c kernels/oracle.c kernels/plants.c \
@@ -230,9 +232,11 @@ BANNED := sprintf|strcpy|strcat|atoi|atof|strtok|gets
 lint:
 	$(Q)sh mk/deps-check.sh lint
 	@bad=$$(grep -nE '(^|[^_[:alnum:]])($(BANNED))[[:space:]]*\(' $(LINT_SRC) kernels/*.cu 2>/dev/null | grep -v snprintf); \
-	if [ -n "$$bad" ]; then echo "lint: banned functions (STYLE.md):"; echo "$$bad"; exit 1; fi
+	if [ -n "$$bad" ]; then echo "lint: banned functions (docs/HACKING.md, \"How the code reads\"):"; echo "$$bad"; exit 1; fi
 	@clang-format --dry-run -Werror $(LINT_SRC) || { echo "lint: run 'clang-format -i' on the files above"; exit 1; }
 	@python3 ci/vocab-once.py
+	@python3 ci/doc-paths.py
+	@python3 ci/fn-size.py
 	@echo "lint: ok ($(words $(LINT_SRC)) files)"
 
 # make install [PREFIX=/usr/local] [DESTDIR=]: everything `evident run`

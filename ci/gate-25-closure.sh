@@ -8,7 +8,7 @@
 #     project files as the host preprocessor's view of the .cu sources,
 #     which is what a build without nvcc puts in the closure;
 #  3. in a copy of the tree, a measured file moved to a folder of its own
-#     (kernels/lanes.c to src/moved/lanes.c) stays in the closure after a
+#     (kernels/lanes.c to a new folder, src/<new>/lanes.c) stays in the closure after a
 #     build there (cpu only), and a run there would snapshot it: the old
 #     rule (kernels/, src/runner/, protocols/, db/schema.sql) dropped it.
 set -euo pipefail
@@ -32,10 +32,10 @@ deps() {
         grep -v '^/\|^\.' | LC_ALL=C sort -u
 }
 n_cu=0
-for c in kernels/reduce.cu kernels/peer_cub.cu kernels/backend_cuda.cu; do
+for c in kernels/reduce.cu kernels/peer_cub.cu kernels/plants_dev.cu src/runner/backend_cuda.cu; do
     d=build/cuda/$(basename "$c" .cu).d
     [ -f "$d" ] || continue
-    cc -D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -Isrc/runner -MM -MG -x c++ -D__CUDACC__ "$c" -MT x.o > "$tmp/host.d"
+    cc -D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -MM -MG -x c++ -D__CUDACC__ "$c" -MT x.o > "$tmp/host.d"
     if ! diff <(deps "$d") <(deps "$tmp/host.d") > "$tmp/diff"; then
         echo "closure: $c: nvcc's dependencies and the host preprocessor's differ (a build without nvcc would measure other files):"
         cat "$tmp/diff"

@@ -19,7 +19,7 @@
 # history, a dirty bundle without MEASURED_AT) fails CI.
 set -euo pipefail
 # HEAD's measurement closure, from the program that owns it
-# (src/evidence/closure.c; docs/runner.md, "Provenance")
+# (src/common/closure.c; docs/runner.md, "Provenance")
 roots=$(build/evident stamp --roots)
 mapfile -t head_closure <<< "$roots"
 n=0
@@ -64,13 +64,13 @@ EOF
     git archive "$measured" -- . ':(exclude)receipts' | tar -x -C "$tmp/tree"
     echo "receipts: $dir: verifying against the measured files of commit $measured (bundle records $recorded, $dirty)"
     build/verify-bundle "$dir/delivery.zip" --source-tree "$tmp/tree" --expect-root "$(cat "$dir/ROOT")"
-    # 4. signed evidence (issue 21): the envelope made on the host that
+    # 4. signed evidence (docs/threat-model.md): the envelope made on the host that
     #    measured verifies with the public key committed beside it, with the
     #    root; one without the other is an error.
     env_file=$dir/delivery.zip.intoto.json pub=$dir/evidence-key.pub
     if [ -e "$env_file" ] || [ -e "$pub" ]; then
         if [ ! -e "$env_file" ] || [ ! -e "$pub" ]; then
-            echo "receipts: $dir: a signature needs both $env_file and $pub: commit both (ci/gpu-evidence.sh brings them back) or neither"
+            echo "receipts: $dir: a signature needs both $env_file and $pub: commit both (tools/gpu/evidence.sh brings them back) or neither"
             exit 1
         fi
         build/verify-bundle "$dir/delivery.zip" --key "$pub" --attestation "$env_file" --expect-root "$(cat "$dir/ROOT")" >/dev/null ||

@@ -25,8 +25,6 @@ ALLOWED = {
     ("src/runner/worker.c", "cub"): "a library's name in the device record's versions",
     ("src/runner/sample_rules.c", "cub"): "a library's name in the device record's versions",
     ("src/sign/attest.c", "policy"): "the in-toto verification summary's policy member",
-    ("src/runner/job.c", "policy"): "the host facts' scheduling policy member (fifo or other)",
-    ("src/runner/sample_rules.c", "policy"): "the host facts' scheduling policy member (fifo or other)",
 }
 
 

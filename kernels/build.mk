@@ -48,7 +48,8 @@ NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc
 CUDA_ARCH ?= sm_90
 # The CUDA objects' sources: built where nvcc is, and part of the
 # measurement closure everywhere (src/runner/module.mk, mk/closure.sh).
-CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/plants_dev.cu kernels/backend_cuda.cu
+# The cuda backend of the worker stands with the runner, on the kernels.
+CUDA_LIB_SRC := kernels/reduce.cu kernels/peer_cub.cu kernels/plants_dev.cu src/runner/backend_cuda.cu
 
 ifneq ($(NVCC),)
 CUDA_HOME ?= $(patsubst %/bin/nvcc,%,$(NVCC))
@@ -56,12 +57,18 @@ KERNEL_PTXAS ?=
 KERNEL_DEFS ?=
 NVCC_FLAGS := -std=c++17 -O3 -arch=$(CUDA_ARCH) -fmad=false -lineinfo $(KERNEL_DEFS) \
               -Xcompiler -Wall,-Wextra,-ffp-contract=off $(if $(KERNEL_PTXAS),-Xptxas $(KERNEL_PTXAS))
-NVCC_CPPFLAGS := $(EV_CPPFLAGS) -Isrc/runner
+NVCC_CPPFLAGS := $(EV_CPPFLAGS)
 CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib \
                -lcudart_static -ldl -lrt -lpthread -lstdc++
-CUDA_LIB_OBJ := $(CUDA_LIB_SRC:kernels/%.cu=$(BUILD)/cuda/%.o)
+CUDA_LIB_OBJ := $(addprefix $(BUILD)/cuda/,$(notdir $(CUDA_LIB_SRC:.cu=.o)))
 
+# (an object is named by its source's name alone: an archive member's
+# name, which mk/closure.sh matches)
 $(BUILD)/cuda/%.o: kernels/%.cu
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  NVCC    $<")
+	$(Q)$(NVCC) $(NVCC_CPPFLAGS) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+$(BUILD)/cuda/%.o: src/runner/%.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCC_CPPFLAGS) $(NVCC_FLAGS) -MMD -MP -c $< -o $@

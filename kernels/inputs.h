@@ -73,7 +73,7 @@ void ev_inputs_rewrite_row(const ev_shape *s, uint64_t seed, int64_t r, void *bu
 void ev_inputs_new_row(const ev_shape *s, uint64_t seed, int64_t r, void *row);
 
 /*
- * Makes the second input set of an attempt (issue 16: two input sets, with
+ * Makes the second input set of an attempt (docs/defenses.md: two input sets, with
  * their own contents and addresses, alternate through the ops of one
  * graph) from buf, a copy of its first: every row is rewritten as
  * ev_inputs_rewrite_row does, from the streams of the attempt's secret

@@ -29,7 +29,6 @@
 
 extern "C" {
 #include "status.h"
-#include "model/model.h"
 #include "binding.h"
 #include "inputs.h"
 #include "oracle.h"
@@ -229,7 +228,7 @@ static void kb_enqueue(const kb_arm *a, cudaStream_t s)
  * bit 1 resets the persisting lines before every timed sample (what the
  * worker's cuda backend did from d1ef4a8 to the ninth run), bit 2 resets
  * them once at start, after the limit (what it does since); unset or 0:
- * none of it (kernel-bench before issue 16).
+ * none of it (kernel-bench before the device record existed).
  */
 static int kb_l2 = 0;
 

@@ -29,7 +29,7 @@ ev_status ev_cub_peer_launch_on(ev_cub_peer *p, const ev_binding *b, void *strea
 /* Frees the temp storage; NULL-safe. */
 void ev_cub_peer_free(ev_cub_peer *p);
 /* The CUB this peer was compiled with: CUB_VERSION as
- * "major.minor.subminor" (a static string; issue 19: the store keeps it). */
+ * "major.minor.subminor" (a static string; the store keeps it). */
 const char *ev_cub_peer_version(void);
 
 #ifdef __cplusplus

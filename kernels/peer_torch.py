@@ -602,7 +602,7 @@ def main():
             stop_here(walls, a.cold_samples)
     # the device record (docs/runner.md "Worker records"), after the samples:
     # the versions of torch and triton that compiled and ran the reduction
-    # (issue 19) and the hot samples' walls; the worker adds the plants' seed
+    # (the peers' versions) and the hot samples' walls; the worker adds the plants' seed
     # and shape, and the NVML facts, unknown (-1) here, which it read as each
     # sample arrived (src/runner/torch_peer.c)
     rec.emit("device", **device_record(torch, a.samples, a.cold_samples, walls))

@@ -15,9 +15,8 @@
 #include <stdio.h>
 #include <string.h>
 
-extern "C" { /* the project's C headers (status.h, model.h carry no guards) */
+extern "C" { /* the project's C headers (status.h carries no guards) */
 #include "status.h"
-#include "model/model.h"
 #include "reduce_cpu.h"
 #include "reduce_cuda.h"
 }

@@ -73,7 +73,7 @@ int64_t ev_split_programs(int64_t cols, ev_dtype d);
 #ifndef EV_PROGRAM_THREADS
 #define EV_PROGRAM_THREADS 256
 #endif
-/* The threads a row of a default or rowsK program on cuda (issue 18, v8,
+/* The threads a row of a default or rowsK program on cuda (docs/perf-notes.md, v8,
  * the thin program of kernels/reduce_default.cuh): a row of at most 32
  * chunks is read by p = ev_short_threads(cols, d) threads, as in the short
  * program, so a program of b rows has b p threads, rounded up to whole
@@ -98,7 +98,7 @@ int64_t ev_thin_threads(int64_t cols, ev_dtype d);
  * and 1.05 at b p = 4.  kernels/selector.c plans b times this (whole
  * warps), the launcher passes it to the entry. */
 int64_t ev_row_threads(int64_t cols, int64_t stride, ev_dtype d, int64_t b);
-/* EV_THIN_RULE (issue 18, v9; 2 is the default): 1 keeps v8's rule (the
+/* EV_THIN_RULE (docs/perf-notes.md, v9; 2 is the default): 1 keeps v8's rule (the
  * thin program only where b p >= 32), for measuring side by side. */
 #ifndef EV_THIN_RULE
 #define EV_THIN_RULE 2

@@ -109,7 +109,7 @@ __device__ __forceinline__ uint32_t ev_d_f32_to_bf16(float f)
     return (x + 0x7fffu + ((x >> 16) & 1u)) >> 16;
 }
 
-/* EV_STORE_CVT (issue 18, v7; 1 is the default): fp16 outputs rounded by
+/* EV_STORE_CVT (docs/perf-notes.md, v7; 1 is the default): fp16 outputs rounded by
  * the hardware's cvt.rn.f16.f32 instead of ev_d_f32_to_fp16's integer
  * code (the same bits: kernel-bench checks every output against its twin).
  * 0: v6's software rounding. */
@@ -476,7 +476,7 @@ template <int OP> __device__ __forceinline__ float ev_finished(float v, int64_t 
 /* ---- loads ---------------------------------------------------------------- */
 
 /*
- * EV_LOAD_MODE (issue 18; docs/perf-notes.md, v3): how a step's loads
+ * EV_LOAD_MODE (docs/perf-notes.md, v3): how a step's loads
  * are issued.  0 (v2): __ldg (ld.global.nc), and ptxas interleaved the
  * first chunk's adds with the later chunks' loads (so a step cost two L2
  * round trips); 1: plain loads; 2: __ldg, then a warp barrier of the lanes
@@ -526,7 +526,7 @@ __device__ __forceinline__ void ev_loads_issued(int fence)
 /* ---- v5: every chunk from aligned 16-byte blocks ------------------------- */
 
 /*
- * EV_CHUNK_LOADS (issue 18, v5; 1 is the default): in the straight-line
+ * EV_CHUNK_LOADS (docs/perf-notes.md, v5; 1 is the default): in the straight-line
  * step (a lane of at most four chunks, the partial last chunk counted) and
  * in the short schedule, a row that does not start on 16 bytes and the
  * partial last chunk are read as aligned 16-byte blocks too, where v4 read
@@ -739,7 +739,7 @@ __device__ __forceinline__ void ev_lane_fold(ev_acc<OP, DT> &acc, const unsigned
 }
 
 /*
- * EV_LEAN (issue 18, v7; 1 is the default): a program whose every row
+ * EV_LEAN (docs/perf-notes.md, v7; 1 is the default): a program whose every row
  * starts on 16 bytes and holds whole chunks only (the input's start and
  * the row stride in bytes multiples of 16, N a multiple of V) and whose
  * lanes hold at most four chunks each (N / V <= 4 t) loads each row by
@@ -773,7 +773,7 @@ __device__ __forceinline__ void ev_lean_load(uint4 *v, const unsigned char *row,
 }
 
 /*
- * EV_LEAN_U (issue 18, v8; 1 is the default): the lean step for the other
+ * EV_LEAN_U (docs/perf-notes.md, v8; 1 is the default): the lean step for the other
  * rows of at most four chunks a lane, the partial last chunk counted:
  * rows that do not start on 16 bytes, or end in a partial chunk.  v5's
  * loads (ev_chunk_blocks, ev_chunk_join: aligned blocks, shifted, the
@@ -951,7 +951,7 @@ __device__ void ev_reduce_program_t(const void *in, void *out, int64_t R, int64_
 }
 
 /*
- * EV_SPECIALIZE (issue 18, v4; 1 is the default): the program is compiled
+ * EV_SPECIALIZE (docs/perf-notes.md, v4; 1 is the default): the program is compiled
  * once per lane count t (32 .. 1024) and once generic; the entry branches
  * to the copy of its t, whose loops and index arithmetic have t as a
  * constant and whose lanes of at most four chunks take one straight-line
@@ -1188,7 +1188,7 @@ __device__ void ev_thin_program(const void *in, void *out, int64_t R, int64_t N,
 /* ---- paired lanes: a row of t = 64 lanes by one warp ---------------------- */
 
 /*
- * EV_PAIR (issue 18, v8; 1 is the default): a row of t = 64 lanes (a
+ * EV_PAIR (docs/perf-notes.md, v8; 1 is the default): a row of t = 64 lanes (a
  * padded row of 4096 bytes: at most four chunks a lane) is executed by one
  * warp, thread k holding lanes k and k + 32 (ev_row_threads gives 32
  * threads a row).  How the order is kept: lane k's accumulator is warp 0's

@@ -1,5 +1,5 @@
 /*
- * reduce_short.cuh: the schedule for many short rows (issue 18), built on
+ * reduce_short.cuh: the schedule for many short rows (docs/perf-notes.md), built on
  * the default entry's device code so its outputs are the same bits.
  *
  * Variants, one line each:

@@ -1,5 +1,5 @@
 /*
- * reduce_split.cuh: the split schedule (issue 18): one long row spread over
+ * reduce_split.cuh: the split schedule (docs/perf-notes.md): one long row spread over
  * a thread block cluster, so that few long rows use many SMs.  A selector
  * schedule (EV_SCHED_SPLIT) for rows whose padded width holds more than
  * 64 KiB (ev_split_programs, kernels/reduce_cpu.h): there the row has t =

@@ -1,5 +1,6 @@
 /*
- * selector.c: launch plans and model-driven selection (see selector.h).
+ * selector.c: the schedules' geometry and the launch plan of a schedule
+ * (see selector.h).  The model's choice among them is src/model/select.c.
  */
 #include "selector.h"
 
@@ -7,6 +8,31 @@
 #include <string.h>
 
 #include "reduce_cpu.h"
+
+/* See selector.h. */
+int64_t ev_sched_rows(ev_sched s, int64_t default_rows)
+{
+    return s == EV_SCHED_DEFAULT ? default_rows : ev_sched_fixed_rows(s);
+}
+
+/* See selector.h. */
+int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt)
+{
+    int64_t p;
+    if (s == EV_SCHED_SPLIT)
+        return ev_split_programs(N, dt) > 0 ? 1 : 0;
+    if (s != EV_SCHED_SHORT)
+        return ev_sched_rows(s, B);
+    if (ev_dtype_size(dt) == 0 || (p = ev_short_threads(N, dt)) < 1)
+        return 0;
+    return EV_SHORT_PROGRAM / p;
+}
+
+/* See selector.h. */
+int64_t ev_sched_split_of(ev_sched s, int64_t N, ev_dtype dt)
+{
+    return s == EV_SCHED_SPLIT ? ev_split_programs(N, dt) : 1;
+}
 
 ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B, int64_t threads,
                            ev_launch_plan *out, ev_err *err)
@@ -67,34 +93,5 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
         p.block[0] = b;
     }
     *out = p;
-    return EV_OK;
-}
-
-ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, const ev_coef *coef, int64_t S,
-                             double threshold, unsigned scheds, ev_launch_plan *out, ev_decision *dec,
-                             ev_err *err)
-{
-    ev_decision d;
-    ev_status rc;
-
-    memset(&d, 0, sizeof d);
-    d.selected = EV_SCHED_DEFAULT;
-    d.rows_per_program = B;
-    /* R = 0 launches nothing, whatever the schedule: there is nothing for
-     * the model to decide (it has no features for R = 0), so the choice is
-     * the default and the plan an empty grid. */
-    if (coef != NULL && s->rows > 0) {
-        if (S < 1)
-            return ev_err_set(err, EV_EINVAL, "selector: S = %lld", (long long)S);
-        rc = ev_model_decide(coef, s->rows, s->cols, s->dtype, B, S, threshold, scheds, &d);
-        if (rc)
-            return ev_err_set(err, rc, "selector: the model could not decide R=%lld N=%lld B=%lld S=%lld",
-                              (long long)s->rows, (long long)s->cols, (long long)B, (long long)S);
-    }
-    rc = ev_selector_plan(be, s, d.selected, B, S, out, err);
-    if (rc)
-        return rc;
-    if (dec != NULL)
-        *dec = d;
     return EV_OK;
 }

@@ -24,9 +24,9 @@
  * The cpu backend's receipt: the same entry name, grid = (tasks, 1, 1) and
  * block = (rows per task, 1, 1); split runs a row a task there (G = 1: a
  * host thread has no cluster to spread a row over).
- * The decision is the cost model's (ev_model_decide) for any binding,
- * among the protocol's declared schedules; without coefficients the
- * default is kept.
+ * The decision among the schedules is the cost model's (model/select.h,
+ * ev_selector_select), for any binding, among the protocol's declared
+ * schedules; without coefficients the default is kept.
  */
 #ifndef EV_SELECTOR_H
 #define EV_SELECTOR_H
@@ -34,12 +34,34 @@
 #include <stdint.h>
 
 #include "binding.h"
-#include "model/model.h"
+#include "dtype.h"
 #include "status.h"
+#include "vocab.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* Rows per program of s for a case whose default is B (0 for short and
+ * an unknown schedule). */
+int64_t ev_sched_rows(ev_sched s, int64_t default_rows);
+/*
+ * Rows per program b of s on a case of default rows B and N columns of
+ * dtype dt: the one definition the fit's features, the decision and the
+ * selector's plan use.  B for default, K for rowsK, and for short
+ * EV_SHORT_PROGRAM / ev_short_threads(N, dt) (kernels/reduce_cpu.h), 1
+ * for split (a program holds one G-th of one row).  0 where s does not
+ * apply (short on rows of more than 32 chunks of 16 bytes, split on rows
+ * of at most 64 KiB padded: ev_split_programs) or is unknown.
+ */
+int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt);
+/*
+ * Programs a row of s takes, G: ev_split_programs(N, dt) for split (0
+ * where it does not apply), 1 for every other schedule.  With b =
+ * ev_sched_rows_of, a binding of R rows has P = ceil(R / b) * G programs
+ * of b rows of W / G padded columns (docs/model.md).
+ */
+int64_t ev_sched_split_of(ev_sched s, int64_t N, ev_dtype dt);
 
 typedef struct ev_launch_plan {
     char entry[64];
@@ -62,18 +84,6 @@ typedef enum ev_sel_backend { EV_SEL_CUDA = 0, EV_SEL_CPU = 1 } ev_sel_backend;
  */
 ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B, int64_t threads,
                            ev_launch_plan *out, ev_err *err);
-
-/*
- * Decides with the model (coef NULL: default) for shape s, default rows B,
- * S = SMs (cuda) or worker threads (cpu), among the declared schedules
- * scheds (a protocol's model_schedules, EV_SCHED_BIT mask), and plans the
- * selected schedule.  R = 0 is the default without asking the model
- * (nothing is launched).  OUT: *out, and *dec when dec is non-NULL
- * (predictions of every schedule).  EV_EINVAL as ev_model_decide.
- */
-ev_status ev_selector_select(ev_sel_backend be, const ev_shape *s, int64_t B, const ev_coef *coef, int64_t S,
-                             double threshold, unsigned scheds, ev_launch_plan *out, ev_decision *dec,
-                             ev_err *err);
 
 #ifdef __cplusplus
 }

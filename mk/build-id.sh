@@ -2,7 +2,7 @@
 # mk/build-id.sh OUT.c: the identity of the measured code this build is
 # made from, as C (src/runner/build_id.h declares it): the tree hash of the
 # measurement closure's code (mk/closure.list and the files it names, the
-# closure of src/evidence/closure.c, without protocols/, which are data a
+# closure of src/common/closure.c, without protocols/, which are data a
 # run declares; without the list, the legacy roots kernels/, src/runner/
 # and db/schema.sql), computed as ev_tree_hash computes it (docs/runner.md,
 # "Provenance": SHA-256 over "path\0sha256hex\n" of every regular file,

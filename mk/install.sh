@@ -117,7 +117,7 @@ put "$BUILD/libevident.a" lib/libevident.a 0644
 # the measurement closure, exactly as a run in this checkout snapshots it
 # (regular files; symlinks are skipped there too): its tree hash is then
 # this checkout's, and the stamp below names it; its files come from the
-# program that owns the rule (src/evidence/closure.c: mk/closure.list)
+# program that owns the rule (src/common/closure.c: mk/closure.list)
 roots=$("$BUILD/evident" stamp --roots)
 for f in $(find $roots -type f | LC_ALL=C sort); do
     case $f in *[!A-Za-z0-9._/+-]*) echo "make install: odd file name '$f' in the closure" >&2; exit 1 ;; esac

@@ -30,7 +30,7 @@
 #include <zip.h>
 
 #include "names.h"
-#include "evidence/samples.h"
+#include "samples.h"
 #include "buf.h"
 #include "csv.h"
 #include "json.h"
@@ -40,7 +40,7 @@
 #include "evidence/figures.h"
 #include "figures_rebuild.h"
 #include "run_prog.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "evidence/report.h"
 #include "bundle/zipwrite.h"
 #include "store/store.h"

@@ -2,7 +2,7 @@
  * check_cli.c: the command line's conventions, with the built programs
  * run as real processes on fixtures made here (a small cpu protocol run
  * into a store, its bundle, files of other kinds, a directory that cannot
- * be written).  The README's exit-status table is read and every row run:
+ * be written).  docs/cli.md's exit-status table is read and every row run:
  * its exit status, a refusal in one line on stderr, and the words that
  * line must say.  Then what the table cannot say: fit's stdout is only
  * model.json and the store is written only with --record; `-` is stdout
@@ -160,13 +160,13 @@ static void remove_fixtures(void)
         fprintf(stderr, "check_cli: could not remove %s\n", g_dir);
 }
 
-/* ---- the README's table ----------------------------------------------------------- */
+/* ---- docs/cli.md's table ---------------------------------------------------------- */
 
 /* One row of the table. */
 typedef struct row {
     char command[64], when[256], example[512], says[128];
     int exit;
-    int line; /* in README.md */
+    int line; /* in docs/cli.md */
 } row;
 
 /* Trims spaces around s in place; returns s. */
@@ -191,15 +191,15 @@ static void unquote(const char *s, char *out, size_t cap)
         snprintf(out, cap, "%s", s);
 }
 
-/* Reads README.md's exit-status table (after its marker) into *rows. */
+/* Reads docs/cli.md's exit-status table (after its marker) into *rows. */
 static size_t read_table(row **rows)
 {
-    FILE *f = fopen("README.md", "r");
+    FILE *f = fopen("docs/cli.md", "r");
     char line[2048];
     int at = 0, in = 0;
     size_t n = 0;
 
-    ck_assert_msg(f != NULL, "README.md not found (run from the repository root)");
+    ck_assert_msg(f != NULL, "docs/cli.md not found (run from the repository root)");
     *rows = calloc(200, sizeof **rows);
     ck_assert_ptr_nonnull(*rows);
     while (fgets(line, sizeof line, f)) {
@@ -224,7 +224,7 @@ static size_t read_table(row **rows)
             cells[k++] = trim(p);
             p = bar ? bar + 2 : NULL;
         }
-        ck_assert_msg(k >= 5, "README.md:%d: a row of the exit-status table needs 5 cells", at);
+        ck_assert_msg(k >= 5, "docs/cli.md:%d: a row of the exit-status table needs 5 cells", at);
         ck_assert_uint_lt(n, 200);
         row *r = &(*rows)[n++];
         r->line = at;
@@ -234,7 +234,7 @@ static size_t read_table(row **rows)
             long e = strtol(cells[1], &end, 10);
             /* 3: evident compare's inconclusive pairs, its one use */
             ck_assert_msg(*cells[1] && !*end && e >= 0 && (e <= 2 || (e == 3 && strstr(cells[0], "compare"))),
-                          "README.md:%d: exit '%s' is not 0, 1 or 2 (3 for evident compare)", at, cells[1]);
+                          "docs/cli.md:%d: exit '%s' is not 0, 1 or 2 (3 for evident compare)", at, cells[1]);
             r->exit = (int)e;
         }
         snprintf(r->when, sizeof r->when, "%s", cells[2]);
@@ -321,49 +321,49 @@ START_TEST(test_every_row_of_the_readme_exit_status_table_holds)
     size_t n = read_table(&rows), run = 0, by_test = 0;
     int seen[3] = {0, 0, 0};
 
-    ck_assert_msg(n >= 40, "README.md's exit-status table has %zu rows", n);
+    ck_assert_msg(n >= 40, "docs/cli.md's exit-status table has %zu rows", n);
     for (size_t i = 0; i < n; i++) {
         const row *r = &rows[i];
         char store[4096], *argv[32];
         ev_ran x;
         seen[r->exit] = 1;
         if (!strncmp(r->example, "tests/", 6)) {
-            ck_assert_msg(test_exists(r->example), "README.md:%d: no such test: %s", r->line, r->example);
+            ck_assert_msg(test_exists(r->example), "docs/cli.md:%d: no such test: %s", r->line, r->example);
             by_test++;
             continue;
         }
         /* what this build or checkout cannot show */
         if (strstr(r->when, "without nvcc") && g_has_cuda) {
-            fprintf(stderr, "check_cli: README.md:%d not run: this build has the cuda backend\n", r->line);
+            fprintf(stderr, "check_cli: docs/cli.md:%d not run: this build has the cuda backend\n", r->line);
             continue;
         }
         if (strstr(r->when, "git checkout") && !g_git) {
-            fprintf(stderr, "check_cli: README.md:%d not run: not a git checkout\n", r->line);
+            fprintf(stderr, "check_cli: docs/cli.md:%d not run: not a git checkout\n", r->line);
             continue;
         }
         if (expand(r, store, sizeof store, argv, 32)) {
-            fprintf(stderr, "check_cli: README.md:%d not run: no unwritable directory could be made\n",
+            fprintf(stderr, "check_cli: docs/cli.md:%d not run: no unwritable directory could be made\n",
                     r->line);
             continue;
         }
         ck_assert_msg(!strcmp(argv[0], "evident") || !strcmp(argv[0], "verify-bundle"),
-                      "README.md:%d: the example runs neither evident nor verify-bundle", r->line);
+                      "docs/cli.md:%d: the example runs neither evident nor verify-bundle", r->line);
         run_argv(argv, &x);
-        ck_assert_msg(x.rc == r->exit, "README.md:%d: `%s` exited %d, the table says %d; stderr: %s", r->line,
-                      r->example, x.rc, r->exit, x.err.data);
+        ck_assert_msg(x.rc == r->exit, "docs/cli.md:%d: `%s` exited %d, the table says %d; stderr: %s",
+                      r->line, r->example, x.rc, r->exit, x.err.data);
         if (r->exit == 2)
             ck_assert_msg(ev_prog_lines(&x.err) == 1,
-                          "README.md:%d: `%s`: the refusal is %zu lines, not one: %s", r->line, r->example,
+                          "docs/cli.md:%d: `%s`: the refusal is %zu lines, not one: %s", r->line, r->example,
                           ev_prog_lines(&x.err), x.err.data);
         if (r->says[0])
-            ck_assert_msg(strstr(x.err.data, r->says), "README.md:%d: `%s`: stderr does not say '%s': %s",
+            ck_assert_msg(strstr(x.err.data, r->says), "docs/cli.md:%d: `%s`: stderr does not say '%s': %s",
                           r->line, r->example, r->says, x.err.data);
         ev_ran_free(&x);
         run++;
     }
     ck_assert_msg(seen[0] && seen[1] && seen[2], "the table lacks an exit status");
     fprintf(stderr,
-            "check_cli: %zu rows of README.md's exit-status table run here, %zu by the tests they name\n",
+            "check_cli: %zu rows of docs/cli.md's exit-status table run here, %zu by the tests they name\n",
             run, by_test);
     free(rows);
 }
@@ -564,7 +564,7 @@ START_TEST(test_make_check_names_a_missing_tool_an_unwritable_build_directory_an
 }
 END_TEST
 
-/* The checkable-case rule (issue 16): evident run refuses a case whose
+/* The checkable-case rule (runner/validate.h): evident run refuses a case whose
  * validation passes an all-zero output in one line, naming the case and
  * what to declare, before the store is touched (exit 2: bad input). */
 START_TEST(test_run_refuses_a_case_validation_cannot_tell_from_zeros_and_records_nothing)

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "names.h"
 #include "sha256.h"
 #include "status.h"

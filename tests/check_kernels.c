@@ -27,6 +27,7 @@
 #include "oracle.h"
 #include "plants.h"
 #include "reduce_cpu.h"
+#include "model/select.h"
 #include "selector.h"
 
 #define SLICES 16

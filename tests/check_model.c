@@ -27,6 +27,7 @@
 
 #include "json.h"
 #include "model/model.h"
+#include "runner/model_store.h"
 #include "reduce_cpu.h"
 #include "store/store.h"
 

@@ -1,8 +1,8 @@
 /*
  * check_protocol.c: the protocol parser refuses malformed protocols with
- * the field named, fills DESIGN.md's defaults, parses the shipped
+ * the field named, fills docs/runner.md's defaults, parses the shipped
  * protocols; the plan is deterministic and complete; rescue retries
- * exactly the retryable outcomes; the run status follows DESIGN.md.
+ * exactly the retryable outcomes; the run status follows docs/runner.md.
  */
 #include <check.h>
 
@@ -339,7 +339,7 @@ START_TEST(test_model_schedules_are_read_as_a_set_and_default_to_the_seeds_three
 }
 END_TEST
 
-/* The checkable-case rule (issue 16, runner/validate.h): a case whose
+/* The checkable-case rule (runner/validate.h): a case whose
  * validation passes an all-zero output is refused, naming the case and
  * what to declare; sum_depth makes it checkable; R = 0 is exempt; MAX
  * cases of the same shape pass. */

@@ -26,7 +26,7 @@
 #include "bundle/zipwrite.h"
 #include "evidence/attempt.h"
 #include "evidence/compare.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "evidence/receipts.h"
 #include "evidence/report.h"
 #include "zipread.h"

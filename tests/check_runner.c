@@ -46,6 +46,7 @@
 #include "runner/job.h"
 #include "runner/validate.h"
 #include "reduce_cpu.h"
+#include "model/select.h"
 #include "selector.h"
 #include "sha256.h"
 #include "store/outcome.h"
@@ -3089,7 +3090,7 @@ START_TEST(test_cpu_receipts_equal_the_selectors_plan_for_every_schedule)
                                               threads, &plan, &err),
                              EV_OK);
             same_receipt(&node, &plan);
-            /* grid = tasks, block = rows per task, as DESIGN.md says */
+            /* grid = tasks, block = rows per task (docs/runner.md, "Worker records") */
             ck_assert_int_eq(node.block[0], ev_sched_rows(sched, proto.cases[ci].default_rows));
             ck_assert_int_eq(node.grid[0], (shape.rows + node.block[0] - 1) / node.block[0]);
         }
@@ -3432,7 +3433,7 @@ static const char fake_peer_device[] =
     "emit('device', **peer_torch.device_record(None, 2, 1, [0.5000000000000001, 0.75]))\n"
     "emit('end', records=5)\n";
 
-/* The torch peer's device record (issue 16): peer_torch.py writes its hot
+/* The torch peer's device record (docs/runner.md, "Worker records"): peer_torch.py writes its hot
  * samples' walls (the late-work rule's second clock) and -1 for every
  * NVML fact; the worker, which holds no context on the device, fills in
  * one reading of its backend's watch per sample it relayed (the cpu

@@ -3,8 +3,9 @@
  * the real binaries: keygen, sign, verify --key, --vsa, the Sigstore bundle,
  * interoperability with implementations written elsewhere (the openssl
  * command line and Debian's python3-cryptography, each verifying over the
- * PAE bytes the test computes from the envelope), and the bad inputs of
- * issue 21, each with its exit code and reason.
+ * PAE bytes the test computes from the envelope), and the bad inputs a
+ * signer or a verifier of signatures meets, each with its exit code and
+ * reason (docs/threat-model.md).
  *
  * A good bundle is built once: a synthetic store through the store API
  * (src/verify/fixture/vfixture.h) exported by the real exporter.  Tampered

@@ -2863,7 +2863,7 @@ START_TEST(test_real_run_with_the_wrong_schedule_fault_arm_fails_rederive)
 }
 END_TEST
 
-/* Impossible timings (issue 16): an otherwise honest bundle whose job runs
+/* Impossible timings (sample_rules.h): an otherwise honest bundle whose job runs
  * an op in a tenth of the run's floor FAILs rederive naming the job and
  * the rule; one that reads its input cold at 100 x the run's streaming
  * ceiling FAILs protocol (check 5 holds every attempt to the physical
@@ -3360,7 +3360,7 @@ static void set_hot_clocks(tm_list *l, const char *job_key, const long long *clo
     ev_buf_free(&out);
 }
 
-/* The SM clock rule (sample_rules.h; issue 16, GPU hygiene): a real cpu
+/* The SM clock rule (sample_rules.h, GPU hygiene): a real cpu
  * run with the throttle fault arm (its last hot sample reports 500 MHz,
  * the others 1000, in the original job only): the supervisor records the
  * attempt failed-protocol, the clock in its reason, and rescues it; the
@@ -3428,7 +3428,7 @@ static void set_ints(cJSON *d, const char *key, const long long *vals, int n)
     cJSON_ReplaceItemInObjectCaseSensitive(d, key, a);
 }
 
-/* GPU hygiene (issue 16; sample_rules.h): a real cpu run with the
+/* GPU hygiene (sample_rules.h): a real cpu run with the
  * contended fault arm (its last hot sample reports 2 other compute
  * processes) and the throttled fault arm (NVML reasons 0x48: HwSlowdown |
  * HwThermalSlowdown), the late fault arm (its last hot sample's wall

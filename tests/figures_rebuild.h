@@ -11,7 +11,7 @@
 
 #include "status.h"
 #include "evidence/figures_rebuild.h"
-#include "evidence/member.h"
+#include "member.h"
 
 /*
  * EV_OK when equal; EV_EVERIFY with err naming the first differing line

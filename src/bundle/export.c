@@ -16,7 +16,7 @@
 #include "runner/fault_rules.h"
 #include "runner/sample_rules.h"
 #include "evidence/receipts.h"
-#include "evidence/member.h"
+#include "member.h"
 
 /* ---- packaging ----------------------------------------------------------- */
 

@@ -15,7 +15,7 @@
 
 #include "buf.h"
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "store/store.h"
 
 typedef struct ev_bundle ev_bundle; /* opaque: the members of one export */

@@ -13,7 +13,7 @@
 #define EV_EXPORT_INT_H
 
 #include "bundle/export.h"
-#include "evidence/samples.h"
+#include "samples.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -5,7 +5,7 @@
  */
 #include "export_int.h"
 #include "runner/plan.h"
-#include "evidence/member.h"
+#include "member.h"
 
 void ex_output_name(const xval *v, char *name, size_t cap)
 {
@@ -117,16 +117,9 @@ static void json_plausibility(ev_jb *b, cJSON *o, const xjob *j)
     }
 }
 
-/* Adds one attempt's object (with every receipt) to the array arr. */
-static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr)
+/* Adds an attempt's "process": its process record, or null (none yet). */
+static void json_process(ev_jb *b, const xattempt *a, cJSON *o)
 {
-    cJSON *o = ev_jb_obj(b, arr, NULL);
-    size_t lo, hi;
-    ev_jb_i64(b, o, "attempt", a->attempt);
-    ev_jb_i64(b, o, "attempt_id", a->attempt_id);
-    ev_jb_i64(b, o, "invocation_id", a->invocation_id);
-    ev_jb_ns(b, o, "started_ns", a->started_ns);
-    ev_jb_str(b, o, "outcome", ev_outcome_name(a->outcome));
     if (a->facts.has_process) {
         cJSON *p = ev_jb_obj(b, o, "process");
         ev_jb_i64n(b, p, "pid", a->has_pid, a->pid);
@@ -146,6 +139,13 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
     } else {
         ev_jb_null(b, o, "process");
     }
+}
+
+/* Adds an attempt's receipts: its binding, warm-up, calibration steps,
+ * flush and cold timings (null or empty where it has none). */
+static void json_receipts(ev_jb *b, const xload *L, const xattempt *a, cJSON *o)
+{
+    size_t lo, hi;
 
     ex_attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
     if (lo < hi) {
@@ -206,6 +206,14 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
         ev_jb_str(b, p, "name", x->name);
         ev_jb_ns(b, p, "elapsed_ns", x->elapsed_ns);
     }
+}
+
+/* Adds an attempt's checks: its validations, and where the store can hold
+ * them the output checks after timed samples (schema 4), every sample's
+ * check tags and the kept output (schema 5). */
+static void json_checks(ev_jb *b, const xload *L, const xattempt *a, cJSON *o)
+{
+    size_t lo, hi;
 
     cJSON *vals = ev_jb_arr(b, o, "validations");
     ex_attempt_range(&L->vals, a->attempt_id, &lo, &hi);
@@ -273,6 +281,21 @@ static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr
             ev_jb_null(b, o, "op_kept");
         }
     }
+}
+
+/* Adds one attempt's object (with every receipt) to the array arr. */
+static void json_attempt(ev_jb *b, const xload *L, const xattempt *a, cJSON *arr)
+{
+    cJSON *o = ev_jb_obj(b, arr, NULL);
+    size_t lo, hi;
+    ev_jb_i64(b, o, "attempt", a->attempt);
+    ev_jb_i64(b, o, "attempt_id", a->attempt_id);
+    ev_jb_i64(b, o, "invocation_id", a->invocation_id);
+    ev_jb_ns(b, o, "started_ns", a->started_ns);
+    ev_jb_str(b, o, "outcome", ev_outcome_name(a->outcome));
+    json_process(b, a, o);
+    json_receipts(b, L, a, o);
+    json_checks(b, L, a, o);
 
     cJSON *nodes = ev_jb_arr(b, o, "graph_nodes");
     ex_attempt_range(&L->nodes, a->attempt_id, &lo, &hi);
@@ -439,6 +462,105 @@ out:
     free(vals);
 }
 
+/* Adds "run": the run's identity, status and rescue status (null with a
+ * reason while it is not finished). */
+static void json_run(ev_jb *b, const xload *L, cJSON *root)
+{
+    cJSON *run = ev_jb_obj(b, root, "run");
+    ev_jb_i64(b, run, "run_id", L->run.run_id);
+    ev_jb_str(b, run, "protocol_id", L->run.protocol_id);
+    ev_jb_str(b, run, "protocol_path", L->run.protocol_path);
+    ev_jb_str(b, run, "backend", L->run.backend);
+    ev_jb_i64(b, run, "seed", L->run.seed);
+    ev_jb_ns(b, run, "created_ns", L->run.created_ns);
+    if (L->store_version >= 3 && L->devices.n > 0) /* a run stored with device records: every completed
+                                                      attempt has one (older bundles keep their bytes) */
+        ev_jb_i64(b, run, "store_schema", L->store_version);
+    if (L->status.have) {
+        ev_jb_str(b, run, "status", L->status.status);
+    } else {
+        ev_jb_null(b, run, "status");
+        ev_jb_str(b, run, "status_reason", "run not finished");
+    }
+    ev_jb_str(b, run, "rescue_status", L->status.have ? L->status.rescue_status : NULL);
+    if (L->status.have)
+        ev_jb_ns(b, run, "finished_ns", L->status.finished_ns);
+    else
+        ev_jb_null(b, run, "finished_ns");
+}
+
+/* Adds "invocations", each with its environment (projected) and shard,
+ * and for a sharded run "shards": each shard's invocations. */
+static void json_invocations(ev_jb *b, const xload *L, cJSON *root)
+{
+    cJSON *invs = ev_jb_arr(b, root, "invocations");
+    for (size_t i = 0; i < L->invs.n; i++) {
+        const xinv *x = ex_vec_at(&L->invs, i);
+        cJSON *o = ev_jb_obj(b, invs, NULL);
+        ev_jb_i64(b, o, "invocation_id", x->invocation_id);
+        ev_jb_ns(b, o, "started_ns", x->started_ns);
+        ev_jb_bool(b, o, "resumed", x->resumed);
+        ev_jb_str(b, o, "host_hash", x->host_hash);
+        ev_jb_str(b, o, "profile_id", x->profile_id);
+        ev_jb_str(b, o, "environment_record", x->env_json);
+        cJSON *env = NULL;
+        char why[sizeof((ev_err *)0)->msg];
+        if (ev_proj_environment(x->env_json, &env, why, sizeof why) && !b->rc)
+            b->rc = EV_ENOMEM;
+        if (env) {
+            ev_jb_put(b, o, "environment", env);
+        } else {
+            ev_jb_null(b, o, "environment");
+            ev_jb_str(b, o, "environment_reason", why);
+        }
+        if (x->has_shard) {
+            /* the shard this invocation ran (its environment is the shard's identity) */
+            cJSON *sh = ev_jb_obj(b, o, "shard");
+            ev_jb_i64(b, sh, "index", x->shard_index);
+            ev_jb_i64(b, sh, "count", x->shard_count);
+            ev_jb_str(b, sh, "phase", x->shard_phase);
+        }
+    }
+    if (L->shard_count > 0) {
+        /* the bundle's shards: only a sharded run has the member (old bundles keep their bytes) */
+        cJSON *shs = ev_jb_obj(b, root, "shards");
+        ev_jb_i64(b, shs, "count", L->shard_count);
+        ev_jb_str(b, shs, "partition",
+                  "case: shard = case_index mod count; floor and ceiling in every shard");
+        cJSON *list = ev_jb_arr(b, shs, "list");
+        for (int64_t k = 0; k < L->shard_count; k++) {
+            cJSON *one = ev_jb_obj(b, list, NULL);
+            ev_jb_i64(b, one, "index", k);
+            cJSON *ids = ev_jb_arr(b, one, "invocations");
+            for (size_t i = 0; i < L->invs.n; i++) {
+                const xinv *x = ex_vec_at(&L->invs, i);
+                if (x->has_shard && x->shard_index == k)
+                    ev_jb_i64(b, ids, NULL, x->invocation_id);
+            }
+        }
+    }
+}
+
+/* Adds "store_fit": the store's last fit, and whether it equals the
+ * bundle's model.json byte for byte. */
+static void json_store_fit(ev_jb *b, const xload *L, const ev_buf *model_json, cJSON *root)
+{
+    cJSON *sf = ev_jb_obj(b, root, "store_fit");
+    ev_jb_i64(b, sf, "fits", (int64_t)L->fits.n);
+    if (L->fits.n) {
+        const xfit *f = ex_vec_at(&L->fits, L->fits.n - 1);
+        size_t flen = strlen(f->model_json);
+        ev_jb_i64(b, sf, "fit_id", f->fit_id);
+        ev_jb_str(b, sf, "sha256", f->sha256);
+        ev_jb_bool(b, sf, "equals_model_json",
+                   flen == model_json->len && !memcmp(f->model_json, model_json->data, flen));
+    } else {
+        ev_jb_null(b, sf, "fit_id");
+        ev_jb_null(b, sf, "sha256");
+        ev_jb_null(b, sf, "equals_model_json");
+    }
+}
+
 /* Writes validation.json into out; model_json is the bundle's model.json
  * (for store_fit.equals_model_json). */
 ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err)
@@ -449,74 +571,9 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
         return EV_ENOMEM;
     ev_jb_str(&b, root, "format", "evident-validation/1");
 
-    cJSON *run = ev_jb_obj(&b, root, "run");
-    ev_jb_i64(&b, run, "run_id", L->run.run_id);
-    ev_jb_str(&b, run, "protocol_id", L->run.protocol_id);
-    ev_jb_str(&b, run, "protocol_path", L->run.protocol_path);
-    ev_jb_str(&b, run, "backend", L->run.backend);
-    ev_jb_i64(&b, run, "seed", L->run.seed);
-    ev_jb_ns(&b, run, "created_ns", L->run.created_ns);
-    if (L->store_version >= 3 && L->devices.n > 0) /* a run stored with device records: every completed
-                                                      attempt has one (older bundles keep their bytes) */
-        ev_jb_i64(&b, run, "store_schema", L->store_version);
-    if (L->status.have) {
-        ev_jb_str(&b, run, "status", L->status.status);
-    } else {
-        ev_jb_null(&b, run, "status");
-        ev_jb_str(&b, run, "status_reason", "run not finished");
-    }
-    ev_jb_str(&b, run, "rescue_status", L->status.have ? L->status.rescue_status : NULL);
-    if (L->status.have)
-        ev_jb_ns(&b, run, "finished_ns", L->status.finished_ns);
-    else
-        ev_jb_null(&b, run, "finished_ns");
+    json_run(&b, L, root);
 
-    cJSON *invs = ev_jb_arr(&b, root, "invocations");
-    for (size_t i = 0; i < L->invs.n; i++) {
-        const xinv *x = ex_vec_at(&L->invs, i);
-        cJSON *o = ev_jb_obj(&b, invs, NULL);
-        ev_jb_i64(&b, o, "invocation_id", x->invocation_id);
-        ev_jb_ns(&b, o, "started_ns", x->started_ns);
-        ev_jb_bool(&b, o, "resumed", x->resumed);
-        ev_jb_str(&b, o, "host_hash", x->host_hash);
-        ev_jb_str(&b, o, "profile_id", x->profile_id);
-        ev_jb_str(&b, o, "environment_record", x->env_json);
-        cJSON *env = NULL;
-        char why[sizeof((ev_err *)0)->msg];
-        if (ev_proj_environment(x->env_json, &env, why, sizeof why) && !b.rc)
-            b.rc = EV_ENOMEM;
-        if (env) {
-            ev_jb_put(&b, o, "environment", env);
-        } else {
-            ev_jb_null(&b, o, "environment");
-            ev_jb_str(&b, o, "environment_reason", why);
-        }
-        if (x->has_shard) {
-            /* the shard this invocation ran (its environment is the shard's identity) */
-            cJSON *sh = ev_jb_obj(&b, o, "shard");
-            ev_jb_i64(&b, sh, "index", x->shard_index);
-            ev_jb_i64(&b, sh, "count", x->shard_count);
-            ev_jb_str(&b, sh, "phase", x->shard_phase);
-        }
-    }
-    if (L->shard_count > 0) {
-        /* the bundle's shards: only a sharded run has the member (old bundles keep their bytes) */
-        cJSON *shs = ev_jb_obj(&b, root, "shards");
-        ev_jb_i64(&b, shs, "count", L->shard_count);
-        ev_jb_str(&b, shs, "partition",
-                  "case: shard = case_index mod count; floor and ceiling in every shard");
-        cJSON *list = ev_jb_arr(&b, shs, "list");
-        for (int64_t k = 0; k < L->shard_count; k++) {
-            cJSON *one = ev_jb_obj(&b, list, NULL);
-            ev_jb_i64(&b, one, "index", k);
-            cJSON *ids = ev_jb_arr(&b, one, "invocations");
-            for (size_t i = 0; i < L->invs.n; i++) {
-                const xinv *x = ex_vec_at(&L->invs, i);
-                if (x->has_shard && x->shard_index == k)
-                    ev_jb_i64(&b, ids, NULL, x->invocation_id);
-            }
-        }
-    }
+    json_invocations(&b, L, root);
 
     cJSON *cases = ev_jb_arr(&b, root, "cases");
     for (size_t i = 0; i < L->cases.n; i++) {
@@ -579,20 +636,7 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
 
     json_drift(&b, L, root);
 
-    cJSON *sf = ev_jb_obj(&b, root, "store_fit");
-    ev_jb_i64(&b, sf, "fits", (int64_t)L->fits.n);
-    if (L->fits.n) {
-        const xfit *f = ex_vec_at(&L->fits, L->fits.n - 1);
-        size_t flen = strlen(f->model_json);
-        ev_jb_i64(&b, sf, "fit_id", f->fit_id);
-        ev_jb_str(&b, sf, "sha256", f->sha256);
-        ev_jb_bool(&b, sf, "equals_model_json",
-                   flen == model_json->len && !memcmp(f->model_json, model_json->data, flen));
-    } else {
-        ev_jb_null(&b, sf, "fit_id");
-        ev_jb_null(&b, sf, "sha256");
-        ev_jb_null(&b, sf, "equals_model_json");
-    }
+    json_store_fit(&b, L, model_json, root);
 
     cJSON *sum = ev_jb_obj(&b, root, "summary");
     ev_jb_i64(&b, sum, "planned_jobs", (int64_t)L->jobs.n);

@@ -16,7 +16,7 @@
 
 #include "buf.h"
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 
 #define EV_ZIP_LEVEL    6        /* deflate level of every member */
 #define EV_ZIP_DOS_TIME 0x0000u  /* 00:00:00 */

@@ -2,7 +2,7 @@
  * cli.h: the command layer of build/evident.  Each subcommand lives in its
  * own src/cli/cmd_<name>.c, parses its own arguments with the parser
  * below, prints its own results (data on stdout, messages on stderr) and
- * returns the process exit code of the README's exit-status table:
+ * returns the process exit code of docs/cli.md's exit-status table:
  * 0 success, 1 the work itself failed, 2 usage error or a path that cannot
  * be read or written.
  *

@@ -14,7 +14,7 @@
 
 #include "buf.h"
 #include "cli.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "zipread.h"
 
 void ev_cli_init(ev_cli *p, const char *cmd, const ev_cli_opt *opts, size_t n_opts, int argc, char **argv)

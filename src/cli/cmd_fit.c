@@ -16,6 +16,7 @@
 
 #include "cli.h"
 #include "model/model.h"
+#include "runner/model_store.h"
 #include "store/store.h"
 
 static const char fit_usage[] =

@@ -229,6 +229,144 @@ static int parse_shard(const char *cmd, const char *v, int64_t *index, int64_t *
     return 0;
 }
 
+/* The combinations of run's options that make no run, each refused in one
+ * line.  Returns 0, or the usage exit code after the reason. */
+static int check_options(const char *cmd, const ev_run_opts *o)
+{
+    if (o->model_bundle && !o->cases && !o->arms)
+        return ev_cli_usage(cmd, "--model is for a subset's auto arm: give --cases or --arms too");
+    if (o->shard_count && !o->shard_phase)
+        return ev_cli_usage(cmd,
+                            "--shard needs --phase main or --phase rest (a shard runs one phase at a time)");
+    if (o->shard_phase && !o->shard_count)
+        return ev_cli_usage(cmd, "--phase is for a shard: give --shard I/N too");
+    if (o->shard_phase && !ev_is_phase(o->shard_phase, EV_PHASE_MAIN) && strcmp(o->shard_phase, "rest"))
+        return ev_cli_usage(cmd, "--phase must be main or rest, not '%s'", o->shard_phase);
+    if (o->shard_phase && !strcmp(o->shard_phase, "rest") && !o->main_db)
+        return ev_cli_usage(
+            cmd, "--phase rest needs --main MERGED.db (evident merge of every shard's main phase)");
+    if (o->main_db && !(o->shard_phase && !strcmp(o->shard_phase, "rest")))
+        return ev_cli_usage(cmd, "--main is for --phase rest");
+    if (strcmp(o->backend, "cpu") && strcmp(o->backend, "cuda"))
+        return ev_cli_usage(cmd, "--backend must be cuda or cpu, not '%s'", o->backend);
+    return 0;
+}
+
+/* --gpus: one shard per device at once (ev_cli_run_gpus), with the
+ * options that apply to it.  Returns the exit code. */
+static int run_gpus(const char *cmd, const ev_run_opts *o, const char *db, const char *gpus,
+                    const char *stage_arg, int strict)
+{
+    int code;
+    ev_gpus_run g;
+    if (o->shard_count || o->resume || o->cases || o->arms)
+        return ev_cli_usage(cmd,
+                            "--gpus makes its own shards: not with --shard, --resume, --cases or --arms");
+    if ((code = ev_cli_output(cmd, "--db", db)))
+        return code;
+    memset(&g, 0, sizeof g);
+    g.protocol = o->protocol_path;
+    g.backend = o->backend;
+    g.db = db;
+    g.stage = stage_arg;
+    g.python = o->python;
+    g.strict = strict;
+    if ((code = ev_cli_gpus_parse(cmd, gpus, o->backend, g.dev, &g.n)))
+        return code;
+    return ev_cli_run_gpus(cmd, &g);
+}
+
+/* Prints the run's summary line, where its wall went, the subset note and
+ * every skip with its reason. */
+static void print_summary(const ev_run_opts *o, const ev_run_result *res)
+{
+    printf(
+        "run %lld: %s%s%s (%zu jobs this invocation, %zu failed, %zu skipped; wall %.2f s, demanded %.2f s, "
+        "ratio %.3f)\n",
+        (long long)res->run_id, res->status, res->rescue_status[0] ? ", " : "", res->rescue_status,
+        res->jobs_run, res->failures, res->skipped, res->wall_s, res->demanded_s,
+        res->demanded_s > 0 ? res->wall_s / res->demanded_s : 0.0);
+    {
+        /* where the wall went (docs/runner.md, "Where a run's time goes") */
+        double beyond = res->jobs_s - res->demanded_s;
+        double sup = res->wall_s - res->jobs_s - res->ahead_s - res->env_s - res->fit_s;
+        printf("time: protocol %.2f s; job processes %.2f s (%.2f s beyond the protocol: device open %.2f s, "
+               "compile %.2f s, the rest %.2f s); ",
+               res->demanded_s, res->jobs_s, beyond, res->open_s, res->compile_s,
+               beyond - res->open_s - res->compile_s);
+        if (res->ahead_cases)
+            printf("compile ahead %.2f s (%zu cases, %zu failed); ", res->ahead_s, res->ahead_cases,
+                   res->ahead_failed);
+        printf("environment %.2f s; fit %.2f s; supervisor %.2f s\n", res->env_s, res->fit_s, sup);
+        if (res->ahead_failed)
+            printf("compile ahead: %s (that case's torch jobs compile cold and record it)\n",
+                   res->ahead_note);
+    }
+    if ((o->cases || o->arms) && !o->model_bundle)
+        printf(
+            "subset: auto is not planned (a subset has too few cases for a fit of its own); --model BUNDLE "
+            "(an earlier run's delivery.zip of the whole protocol) measures it with that bundle's model\n");
+    if (res->skipped) {
+        /* A skip is not a failure, and it is never silent. */
+        const char *p = res->skips;
+        printf("skipped (cannot run on this host; not failures; every reason is in the store and "
+               "validation.json):\n");
+        while (*p) {
+            size_t n = strcspn(p, "\n");
+            printf("  %.*s\n", (int)n, p);
+            p += n + (p[n] == '\n');
+        }
+    }
+}
+
+/* What run says when ev_run returned rc with res: a stop, a refusal or a
+ * failure in one line on stderr, else the summary (a shard's phase in
+ * one line), the host, the case table of a run with external kernels, and
+ * with --strict a job failed after its rescue.  Returns the exit code. */
+static int report_run(const ev_run_opts *o, ev_status rc, const ev_run_result *res, const ev_err *err,
+                      const char *db, int strict, const prog_ctx *pc)
+{
+    if (pc->tty && pc->last_len)
+        fputc('\n', stderr);
+    if (res->fit_note[0])
+        fprintf(stderr, "evident run: %s\n", res->fit_note);
+    if (rc == EV_EINTR) {
+        fprintf(stderr,
+                "evident run: stopped by a signal; run %lld is incomplete (%zu jobs this time); "
+                "'evident run --resume' finishes it\n",
+                (long long)res->run_id, res->jobs_run);
+        return EV_EXIT_FAIL;
+    }
+    if (rc == EV_EUNSUPPORTED) {
+        fprintf(stderr, "evident run: %s\n", err->msg);
+        return EV_EXIT_USAGE;
+    }
+    if (rc) {
+        fprintf(stderr, "evident run: %s: %s\n", ev_strerror(rc), err->msg);
+        return rc == EV_EUSAGE || rc == EV_EFORMAT || rc == EV_EUNSUPPORTED ? EV_EXIT_USAGE : EV_EXIT_FAIL;
+    }
+    if (o->shard_count && !res->finished) {
+        printf("run %lld: shard %lld/%lld, phase %s done (%zu jobs of its partition so far, %zu this "
+               "invocation, "
+               "%zu failed; wall %.2f s, demanded %.2f s)\n",
+               (long long)res->run_id, (long long)o->shard_index, (long long)o->shard_count, o->shard_phase,
+               res->shard_jobs, res->jobs_run, res->failures, res->wall_s, res->demanded_s);
+        return EV_EXIT_OK;
+    }
+    print_summary(o, res);
+    print_host(res);
+    if (res->finished && (res->failures || res->n_kernels))
+        print_views(db, res->run_id, res->failures > 0, res->n_kernels > 0);
+    if (strict && strcmp(res->status, "completed") && strcmp(res->rescue_status, "completed-after-rescue")) {
+        fprintf(stderr,
+                "evident run: --strict: run %lld is %s%s%s: a job failed after its rescue (every attempt and "
+                "its reason is in the store)\n",
+                (long long)res->run_id, res->status, res->rescue_status[0] ? ", " : "", res->rescue_status);
+        return EV_EXIT_FAIL;
+    }
+    return EV_EXIT_OK;
+}
+
 int ev_cmd_run(int argc, char **argv)
 {
     ev_run_opts o;
@@ -332,22 +470,8 @@ int ev_cmd_run(int argc, char **argv)
     }
     if (!o.protocol_path)
         return ev_cli_usage(cli.cmd, "--protocol FILE is required");
-    if (o.model_bundle && !o.cases && !o.arms)
-        return ev_cli_usage(cli.cmd, "--model is for a subset's auto arm: give --cases or --arms too");
-    if (o.shard_count && !o.shard_phase)
-        return ev_cli_usage(cli.cmd,
-                            "--shard needs --phase main or --phase rest (a shard runs one phase at a time)");
-    if (o.shard_phase && !o.shard_count)
-        return ev_cli_usage(cli.cmd, "--phase is for a shard: give --shard I/N too");
-    if (o.shard_phase && !ev_is_phase(o.shard_phase, EV_PHASE_MAIN) && strcmp(o.shard_phase, "rest"))
-        return ev_cli_usage(cli.cmd, "--phase must be main or rest, not '%s'", o.shard_phase);
-    if (o.shard_phase && !strcmp(o.shard_phase, "rest") && !o.main_db)
-        return ev_cli_usage(
-            cli.cmd, "--phase rest needs --main MERGED.db (evident merge of every shard's main phase)");
-    if (o.main_db && !(o.shard_phase && !strcmp(o.shard_phase, "rest")))
-        return ev_cli_usage(cli.cmd, "--main is for --phase rest");
-    if (strcmp(o.backend, "cpu") && strcmp(o.backend, "cuda"))
-        return ev_cli_usage(cli.cmd, "--backend must be cuda or cpu, not '%s'", o.backend);
+    if ((code = check_options(cli.cmd, &o)))
+        return code;
     if (ev_cli_is_std(o.protocol_path) || (o.model_bundle && ev_cli_is_std(o.model_bundle)) ||
         (o.main_db && ev_cli_is_std(o.main_db)) || ev_cli_is_std(db))
         return ev_cli_usage(cli.cmd, "'-' is not a file here: the protocol, --model and --db are files");
@@ -361,24 +485,8 @@ int ev_cmd_run(int argc, char **argv)
         mkdir("build", 0777);
         mkdir("build/evidence", 0777);
     }
-    if (gpus) {
-        ev_gpus_run g;
-        if (o.shard_count || o.resume || o.cases || o.arms)
-            return ev_cli_usage(cli.cmd,
-                                "--gpus makes its own shards: not with --shard, --resume, --cases or --arms");
-        if ((code = ev_cli_output(cli.cmd, "--db", db)))
-            return code;
-        memset(&g, 0, sizeof g);
-        g.protocol = o.protocol_path;
-        g.backend = o.backend;
-        g.db = db;
-        g.stage = stage_arg;
-        g.python = o.python;
-        g.strict = strict;
-        if ((code = ev_cli_gpus_parse(cli.cmd, gpus, o.backend, g.dev, &g.n)))
-            return code;
-        return ev_cli_run_gpus(cli.cmd, &g);
-    }
+    if (gpus)
+        return run_gpus(cli.cmd, &o, db, gpus, stage_arg, strict);
     if ((code = ev_cli_store_rw(cli.cmd, "--db", db)))
         return code;
     if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK)) {
@@ -403,78 +511,5 @@ int ev_cmd_run(int argc, char **argv)
     o.progress_ctx = &pc;
     o.stage_ahead = stage >= 0 ? (int)stage : ev_run_stage_default(o.backend);
     rc = ev_run(&o, &res, &err);
-    if (pc.tty && pc.last_len)
-        fputc('\n', stderr);
-    if (res.fit_note[0])
-        fprintf(stderr, "evident run: %s\n", res.fit_note);
-    if (rc == EV_EINTR) {
-        fprintf(stderr,
-                "evident run: stopped by a signal; run %lld is incomplete (%zu jobs this time); "
-                "'evident run --resume' finishes it\n",
-                (long long)res.run_id, res.jobs_run);
-        return EV_EXIT_FAIL;
-    }
-    if (rc == EV_EUNSUPPORTED) {
-        fprintf(stderr, "evident run: %s\n", err.msg);
-        return EV_EXIT_USAGE;
-    }
-    if (rc) {
-        fprintf(stderr, "evident run: %s: %s\n", ev_strerror(rc), err.msg);
-        return rc == EV_EUSAGE || rc == EV_EFORMAT || rc == EV_EUNSUPPORTED ? EV_EXIT_USAGE : EV_EXIT_FAIL;
-    }
-    if (o.shard_count && !res.finished) {
-        printf("run %lld: shard %lld/%lld, phase %s done (%zu jobs of its partition so far, %zu this "
-               "invocation, "
-               "%zu failed; wall %.2f s, demanded %.2f s)\n",
-               (long long)res.run_id, (long long)o.shard_index, (long long)o.shard_count, o.shard_phase,
-               res.shard_jobs, res.jobs_run, res.failures, res.wall_s, res.demanded_s);
-        return EV_EXIT_OK;
-    }
-    printf(
-        "run %lld: %s%s%s (%zu jobs this invocation, %zu failed, %zu skipped; wall %.2f s, demanded %.2f s, "
-        "ratio %.3f)\n",
-        (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status, res.jobs_run,
-        res.failures, res.skipped, res.wall_s, res.demanded_s,
-        res.demanded_s > 0 ? res.wall_s / res.demanded_s : 0.0);
-    {
-        /* where the wall went (docs/runner.md, "Where a run's time goes") */
-        double beyond = res.jobs_s - res.demanded_s;
-        double sup = res.wall_s - res.jobs_s - res.ahead_s - res.env_s - res.fit_s;
-        printf("time: protocol %.2f s; job processes %.2f s (%.2f s beyond the protocol: device open %.2f s, "
-               "compile %.2f s, the rest %.2f s); ",
-               res.demanded_s, res.jobs_s, beyond, res.open_s, res.compile_s,
-               beyond - res.open_s - res.compile_s);
-        if (res.ahead_cases)
-            printf("compile ahead %.2f s (%zu cases, %zu failed); ", res.ahead_s, res.ahead_cases,
-                   res.ahead_failed);
-        printf("environment %.2f s; fit %.2f s; supervisor %.2f s\n", res.env_s, res.fit_s, sup);
-        if (res.ahead_failed)
-            printf("compile ahead: %s (that case's torch jobs compile cold and record it)\n", res.ahead_note);
-    }
-    if ((o.cases || o.arms) && !o.model_bundle)
-        printf(
-            "subset: auto is not planned (a subset has too few cases for a fit of its own); --model BUNDLE "
-            "(an earlier run's delivery.zip of the whole protocol) measures it with that bundle's model\n");
-    if (res.skipped) {
-        /* A skip is not a failure, and it is never silent. */
-        const char *p = res.skips;
-        printf("skipped (cannot run on this host; not failures; every reason is in the store and "
-               "validation.json):\n");
-        while (*p) {
-            size_t n = strcspn(p, "\n");
-            printf("  %.*s\n", (int)n, p);
-            p += n + (p[n] == '\n');
-        }
-    }
-    print_host(&res);
-    if (res.finished && (res.failures || res.n_kernels))
-        print_views(db, res.run_id, res.failures > 0, res.n_kernels > 0);
-    if (strict && strcmp(res.status, "completed") && strcmp(res.rescue_status, "completed-after-rescue")) {
-        fprintf(stderr,
-                "evident run: --strict: run %lld is %s%s%s: a job failed after its rescue (every attempt and "
-                "its reason is in the store)\n",
-                (long long)res.run_id, res.status, res.rescue_status[0] ? ", " : "", res.rescue_status);
-        return EV_EXIT_FAIL;
-    }
-    return EV_EXIT_OK;
+    return report_run(&o, rc, &res, &err, db, strict, &pc);
 }

@@ -8,7 +8,7 @@
  * '-' on stdout.  The line written is printed on stdout.  Exit 0, 1 when
  * the stamp cannot be made, 2 usage, not a git checkout, or an output
  * that cannot be written.  `evident stamp --roots` prints the measurement
- * closure's files in the working directory's tree (src/evidence/closure.h:
+ * closure's files in the working directory's tree (src/common/closure.h:
  * mk/closure.list's files and the list; a tree without the list, its
  * legacy roots), one a line, and writes nothing: scripts that need the
  * closure (make install, ci/gate-30-receipts.sh) ask for it instead of
@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "evidence/closure.h"
+#include "closure.h"
 #include "runner/snapshot.h"
 
 static const char stamp_usage[] =

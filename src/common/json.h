@@ -16,6 +16,9 @@
 #ifndef EV_JSON_H
 #define EV_JSON_H
 
+/* 2^53: the largest magnitude below which every integer is a double. */
+#define EV_JSON_INT_MAX 9007199254740992LL
+
 #include <stddef.h>
 #include <stdint.h>
 

@@ -2,7 +2,7 @@
  * zipread.h: hardened reading of a whole zip archive held in memory
  * (verify-bundle check 1, "archive").  It lives in src/common because every
  * reader of a bundle uses it: the verifier, the report and the signer
- * (evidence/member.h ev_members_read_zip), the runner's --model-from
+ * (common/member.h ev_members_read_zip), the runner's --model-from
  * (runner/model_from.c) and the command layer's path checks.
  *
  * The reader never touches the file system and never follows a member name.

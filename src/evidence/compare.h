@@ -27,7 +27,7 @@
 
 #include "buf.h"
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 
 #define EV_COMPARE_FORMAT "evident-compare/2"
 

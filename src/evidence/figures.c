@@ -550,6 +550,140 @@ static void add_arms(ev_jb *b, const findex *ix, const double *jmed, cJSON *root
     }
 }
 
+/* Holds every job's samples to what the statistics can take: none NaN,
+ * fewer than 2^32 hot samples.  OUT: *max_hot, the most hot samples of a
+ * job (at least 1).  EV_EINVAL or EV_ERANGE naming the job. */
+static ev_status check_samples(const ev_fig_input *in, size_t *max_hot, ev_err *err)
+{
+    *max_hot = 1;
+    for (size_t i = 0; i < in->n_jobs; i++) {
+        const ev_fig_job *j = &in->jobs[i];
+        for (size_t q = 0; q < j->n_hot; q++)
+            if (isnan(j->hot[q]))
+                return ev_err_set(err, EV_EINVAL, "figures: %s: a hot sample is NaN", j->job_key);
+        for (size_t q = 0; q < j->n_cold; q++)
+            if (isnan(j->cold[q]))
+                return ev_err_set(err, EV_EINVAL, "figures: %s: a cold sample is NaN", j->job_key);
+        if (j->n_hot > *max_hot)
+            *max_hot = j->n_hot;
+    }
+    if (*max_hot >= UINT32_MAX)
+        return ev_err_set(err, EV_ERANGE, "figures: a job has 2^32 or more hot samples");
+    return EV_OK;
+}
+
+/* Every usable job's sorted samples (fs[i]), median and P95 (jmed, jp95),
+ * and for n_hot up to EV_FIG_EXACT_MAX the rank table of its median (one
+ * per distinct n_hot, in mts[0..*n_mts)).  EV_ENOMEM. */
+static ev_status job_stats(const ev_fig_input *in, fsamp *fs, mtab *mts, size_t *n_mts, double *jmed,
+                           double *jp95)
+{
+    ev_status rc = EV_OK;
+    for (size_t i = 0; i < in->n_jobs && !rc; i++) {
+        if (!usable(&in->jobs[i]))
+            continue;
+        rc = fg_fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
+        if (!rc)
+            rc = fg_job_stats(in->jobs[i].hot, &fs[i], &jmed[i], &jp95[i]);
+    }
+    for (size_t i = 0; i < in->n_jobs && !rc; i++) {
+        size_t n = in->jobs[i].n_hot, t = 0;
+        if (!usable(&in->jobs[i]) || !n || n > EV_FIG_EXACT_MAX)
+            continue;
+        while (t < *n_mts && mts[t].n != n)
+            t++;
+        if (t == *n_mts && !(rc = fg_mtab_init(n, &mts[t])))
+            (*n_mts)++;
+        fs[i].mt = &mts[t];
+    }
+    return rc;
+}
+
+/* The bootstrap tasks of the jobs: one per usable job (its median),
+ * seeded by its key, appended to tasks[*n_tasks...]; jt[i] is job i's. */
+static void job_tasks(const ev_fig_input *in, fsamp *fs, btask *tasks, size_t *n_tasks, btask **jt)
+{
+    for (size_t i = 0; i < in->n_jobs; i++) {
+        if (!usable(&in->jobs[i]))
+            continue;
+        char label[160];
+        snprintf(label, sizeof label, "job:%s", in->jobs[i].job_key);
+        tasks[*n_tasks] = (btask){&fs[i], NULL, (uint64_t)in->seed ^ fg_fnv1a64(label), 0, 0, 0};
+        jt[i] = &tasks[(*n_tasks)++];
+    }
+}
+
+/* The rounds paired, per pair and case (rps[p * n_cases + c]); the first
+ * paired round's bootstrap interval is a task, appended to
+ * tasks[*n_tasks...] and pointed at by pt[p * n_cases + c]. */
+static void pair_tasks(const ev_fig_input *in, const findex *ix, const int64_t *cases, size_t n_cases,
+                       const pair *pl, size_t n_pl, const double *jmed, fsamp *fs, rpair *rps, btask *tasks,
+                       size_t *n_tasks, btask **pt)
+{
+    for (size_t p = 0; p < n_pl; p++)
+        for (size_t c = 0; c < n_cases; c++) {
+            size_t nx, ny;
+            const ev_fig_job *const *X = find_rounds(ix, cases[c], pl[p].arm, &nx);
+            const ev_fig_job *const *Y = find_rounds(ix, cases[c], pl[p].against, &ny);
+            rpair *rp = &rps[p * n_cases + c];
+            if (!nx || !ny)
+                continue;
+            pair_rounds(in, jmed, X, nx, Y, ny, rp);
+            if (!rp->n)
+                continue;
+            char label[160];
+            snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", cases[c], pl[p].arm, pl[p].against);
+            tasks[*n_tasks] = (btask){&fs[rp->x1 - in->jobs],
+                                      &fs[rp->y1 - in->jobs],
+                                      (uint64_t)in->seed ^ fg_fnv1a64(label),
+                                      0,
+                                      0,
+                                      0};
+            pt[p * n_cases + c] = &tasks[(*n_tasks)++];
+        }
+}
+
+/* Adds "method": how every figure below is computed, in words, with the
+ * resamples, the level, the seed and alpha. */
+static void add_method(ev_jb *b, cJSON *root, int64_t seed)
+{
+    cJSON *m = ev_jb_obj(b, root, "method");
+    ev_jb_str(b, m, "bootstrap",
+              "percentile interval of the ratio of medians over samples resampled with replacement "
+              "(each arm on its own); across cases, cases resampled with replacement (paired: both arms of a "
+              "case move together)");
+    ev_jb_i64(b, m, "resamples", EV_FIG_RESAMPLES);
+    ev_jb_dbl(b, m, "level", 1, EV_FIG_LEVEL, NULL);
+    ev_jb_i64(b, m, "seed", seed);
+    ev_jb_str(b, m, "rng",
+              "splitmix64; state = seed XOR fnv1a64(label); index = ((next >> 32) * n) >> 32; "
+              "uniform = (next >> 11) * 2^-53");
+    ev_jb_str(b, m, "resampled_median",
+              "for n <= 4096 samples, the ranks of a resample's median are drawn from their exact law (one "
+              "uniform by inverse CDF for the lower middle rank, a second for the upper when n is even), "
+              "the same distribution as n draws with replacement; above, n draws with replacement");
+    ev_jb_str(b, m, "quantile", "type 7 (linear), as src/common/stats.h");
+    ev_jb_str(b, m, "mann_whitney",
+              "exact two-sided p = min(1, 2 min(P(U <= u), P(U >= u))) under no ties; U counts pairs with "
+              "arm < against (ties one half)");
+    ev_jb_dbl(b, m, "alpha", 1, EV_FIG_ALPHA, NULL);
+    ev_jb_str(
+        b, m, "rounds",
+        "a pair's ratio, interval and verdict: with k > 1 rounds, over the n rounds in which both arms' jobs "
+        "completed (paired by round): ratio = exp(mean of log(median arm / median against)), interval = "
+        "exp(mean -+ t(0.975, n - 1) sd / sqrt(n)) (Student t over rounds as independent replicates; none "
+        "when n < 2); with one round (basis within-process) the ratio of medians and its bootstrap "
+        "interval, which describe the two processes only. verdict: win when the interval lies below 1, "
+        "loss when above, not significant otherwise. 'within' holds the first paired round's "
+        "within-process figures");
+    ev_jb_str(b, m, "estimate",
+              "per case and arm over rounds: the hot median of its one usable round, else the geometric mean "
+              "of its usable rounds' hot medians (src/common/stats.h, ev_round_estimate)");
+    ev_jb_str(b, m, "tails",
+              "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
+              "descriptive quantiles, not tail guarantees");
+}
+
 /* ---- entry points -------------------------------------------------------------- */
 
 /* See figures.h. */
@@ -574,19 +708,8 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     pair *pl = NULL;
     size_t n_pl = 0;
 
-    for (size_t i = 0; i < in->n_jobs; i++) {
-        const ev_fig_job *j = &in->jobs[i];
-        for (size_t q = 0; q < j->n_hot; q++)
-            if (isnan(j->hot[q]))
-                return ev_err_set(err, EV_EINVAL, "figures: %s: a hot sample is NaN", j->job_key);
-        for (size_t q = 0; q < j->n_cold; q++)
-            if (isnan(j->cold[q]))
-                return ev_err_set(err, EV_EINVAL, "figures: %s: a cold sample is NaN", j->job_key);
-        if (j->n_hot > max_hot)
-            max_hot = j->n_hot;
-    }
-    if (max_hot >= UINT32_MAX)
-        return ev_err_set(err, EV_ERANGE, "figures: a job has 2^32 or more hot samples");
+    if ((b.rc = check_samples(in, &max_hot, err)))
+        return b.rc;
     if ((b.rc = index_build(in, &ix)) || (b.rc = case_list(&ix, &cases, &n_cases)) ||
         (b.rc = pair_list(in, &pl, &n_pl)))
         goto out;
@@ -598,23 +721,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         b.rc = EV_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < in->n_jobs && !b.rc; i++) {
-        if (!usable(&in->jobs[i]))
-            continue;
-        b.rc = fg_fsamp_init(in->jobs[i].hot, in->jobs[i].n_hot, &fs[i]);
-        if (!b.rc)
-            b.rc = fg_job_stats(in->jobs[i].hot, &fs[i], &jmed[i], &jp95[i]);
-    }
-    for (size_t i = 0; i < in->n_jobs && !b.rc; i++) {
-        size_t n = in->jobs[i].n_hot, t = 0;
-        if (!usable(&in->jobs[i]) || !n || n > EV_FIG_EXACT_MAX)
-            continue;
-        while (t < n_mts && mts[t].n != n)
-            t++;
-        if (t == n_mts && !(b.rc = fg_mtab_init(n, &mts[t])))
-            n_mts++;
-        fs[i].mt = &mts[t];
-    }
+    b.rc = job_stats(in, fs, mts, &n_mts, jmed, jp95);
     if (b.rc)
         goto out;
     /* Every bootstrap interval first (boot_all), then the document. */
@@ -625,14 +732,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         b.rc = EV_ENOMEM;
         goto out;
     }
-    for (size_t i = 0; i < in->n_jobs; i++) {
-        if (!usable(&in->jobs[i]))
-            continue;
-        char label[160];
-        snprintf(label, sizeof label, "job:%s", in->jobs[i].job_key);
-        tasks[n_tasks] = (btask){&fs[i], NULL, (uint64_t)in->seed ^ fg_fnv1a64(label), 0, 0, 0};
-        jt[i] = &tasks[n_tasks++];
-    }
+    job_tasks(in, fs, tasks, &n_tasks, jt);
     /* the rounds paired, per pair and case; the first paired round's
      * bootstrap interval is a task */
     rps = calloc(n_pl * n_cases + 1, sizeof *rps);
@@ -643,27 +743,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
     for (size_t i = 0; i < ix.n; i++)
         if (job_round(ix.v[i]) > k)
             k = job_round(ix.v[i]);
-    for (size_t p = 0; p < n_pl; p++)
-        for (size_t c = 0; c < n_cases; c++) {
-            size_t nx, ny;
-            const ev_fig_job *const *X = find_rounds(&ix, cases[c], pl[p].arm, &nx);
-            const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pl[p].against, &ny);
-            rpair *rp = &rps[p * n_cases + c];
-            if (!nx || !ny)
-                continue;
-            pair_rounds(in, jmed, X, nx, Y, ny, rp);
-            if (!rp->n)
-                continue;
-            char label[160];
-            snprintf(label, sizeof label, "pair:%" PRId64 ":%s:%s", cases[c], pl[p].arm, pl[p].against);
-            tasks[n_tasks] = (btask){&fs[rp->x1 - in->jobs],
-                                     &fs[rp->y1 - in->jobs],
-                                     (uint64_t)in->seed ^ fg_fnv1a64(label),
-                                     0,
-                                     0,
-                                     0};
-            pt[p * n_cases + c] = &tasks[n_tasks++];
-        }
+    pair_tasks(in, &ix, cases, n_cases, pl, n_pl, jmed, fs, rps, tasks, &n_tasks, pt);
     if ((b.rc = fg_boot_all(tasks, n_tasks, max_hot)))
         goto out;
     mx = calloc(n_cases + 1, sizeof *mx);
@@ -677,41 +757,7 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         goto out;
     }
 
-    cJSON *m = ev_jb_obj(&b, root, "method");
-    ev_jb_str(&b, m, "bootstrap",
-              "percentile interval of the ratio of medians over samples resampled with replacement "
-              "(each arm on its own); across cases, cases resampled with replacement (paired: both arms of a "
-              "case move together)");
-    ev_jb_i64(&b, m, "resamples", EV_FIG_RESAMPLES);
-    ev_jb_dbl(&b, m, "level", 1, EV_FIG_LEVEL, NULL);
-    ev_jb_i64(&b, m, "seed", in->seed);
-    ev_jb_str(&b, m, "rng",
-              "splitmix64; state = seed XOR fnv1a64(label); index = ((next >> 32) * n) >> 32; "
-              "uniform = (next >> 11) * 2^-53");
-    ev_jb_str(&b, m, "resampled_median",
-              "for n <= 4096 samples, the ranks of a resample's median are drawn from their exact law (one "
-              "uniform by inverse CDF for the lower middle rank, a second for the upper when n is even), "
-              "the same distribution as n draws with replacement; above, n draws with replacement");
-    ev_jb_str(&b, m, "quantile", "type 7 (linear), as src/common/stats.h");
-    ev_jb_str(&b, m, "mann_whitney",
-              "exact two-sided p = min(1, 2 min(P(U <= u), P(U >= u))) under no ties; U counts pairs with "
-              "arm < against (ties one half)");
-    ev_jb_dbl(&b, m, "alpha", 1, EV_FIG_ALPHA, NULL);
-    ev_jb_str(
-        &b, m, "rounds",
-        "a pair's ratio, interval and verdict: with k > 1 rounds, over the n rounds in which both arms' jobs "
-        "completed (paired by round): ratio = exp(mean of log(median arm / median against)), interval = "
-        "exp(mean -+ t(0.975, n - 1) sd / sqrt(n)) (Student t over rounds as independent replicates; none "
-        "when n < 2); with one round (basis within-process) the ratio of medians and its bootstrap "
-        "interval, which describe the two processes only. verdict: win when the interval lies below 1, "
-        "loss when above, not significant otherwise. 'within' holds the first paired round's "
-        "within-process figures");
-    ev_jb_str(&b, m, "estimate",
-              "per case and arm over rounds: the hot median of its one usable round, else the geometric mean "
-              "of its usable rounds' hot medians (src/common/stats.h, ev_round_estimate)");
-    ev_jb_str(&b, m, "tails",
-              "P95 is the empirical type-7 quantile of the hot samples; seven samples support only "
-              "descriptive quantiles, not tail guarantees");
+    add_method(&b, root, in->seed);
 
     add_jobs(&b, in, (const btask *const *)jt, jmed, jp95, root);
 

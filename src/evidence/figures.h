@@ -1,5 +1,5 @@
 /*
- * figures.h: the statistics of issue 7, computed from raw samples only, so
+ * figures.h: the run's statistics (intervals, ratios, pairs), computed from raw samples only, so
  * that the exporter writes them into validation.json ("figures") and the
  * verifier rebuilds them from samples.csv and compares, to the bit.
  *
@@ -28,7 +28,7 @@
 #include <cjson/cJSON.h>
 
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 
 #define EV_FIG_RESAMPLES     2000 /* bootstrap resamples, every interval */
 #define EV_FIG_LEVEL         0.95 /* central interval: quantiles 0.025, 0.975 */

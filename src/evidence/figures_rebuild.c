@@ -16,9 +16,9 @@
 #include "csv.h"
 #include "json.h"
 #include "evidence/figures.h"
-#include "evidence/samples.h"
+#include "samples.h"
 
-/* The index of column name in samples.csv (evidence/samples.h, the one
+/* The index of column name in samples.csv (common/samples.h, the one
  * list of its columns); the name must be one of them. */
 static size_t col(const char *name)
 {
@@ -72,6 +72,51 @@ static ptrdiff_t find_job(const rjob *js, size_t n, int64_t id)
     return lo < n && js[lo].job_id == id ? (ptrdiff_t)lo : -1;
 }
 
+/* Reads validation.json's jobs (sorted by job_id) into rj[] (the job's id
+ * and last attempt) and fj[] (its key, phase, arm, outcome, case, retry,
+ * and how its last attempt's graph was made), both as long as jobs.  The strings point into jobs.  EV_EFORMAT naming
+ * the first job malformed or out of order. */
+static ev_status read_jobs(const cJSON *jobs, rjob *rj, ev_fig_job *fj, ev_err *err)
+{
+    size_t i = 0;
+    const cJSON *j;
+    cJSON_ArrayForEach(j, jobs)
+    {
+        const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "job_id");
+        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "case_index");
+        const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "last_attempt");
+        const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "retry_of");
+        ev_fig_job *f = &fj[i];
+        f->job_key = str_at(j, "job_key");
+        f->phase = str_at(j, "phase");
+        f->arm = str_at(j, "arm");
+        f->outcome = str_at(j, "outcome");
+        if (!cJSON_IsNumber(id) || !f->job_key || !f->phase || !f->arm || !f->outcome ||
+            !(cJSON_IsNumber(ci) || cJSON_IsNull(ci)) || !(cJSON_IsNumber(la) || cJSON_IsNull(la)) ||
+            !(cJSON_IsString(ro) || cJSON_IsNull(ro)) ||
+            (i && (int64_t)id->valuedouble <= rj[i - 1].job_id)) {
+            return ev_err_set(err, EV_EFORMAT,
+                              "figures: validation.json: jobs[%zu] malformed or out of order", i);
+        }
+        f->case_index = cJSON_IsNumber(ci) ? (int64_t)ci->valuedouble : -1;
+        f->retry = cJSON_IsString(ro);
+        rj[i].job_id = (int64_t)id->valuedouble;
+        rj[i].has_last = cJSON_IsNumber(la);
+        rj[i].last_attempt = rj[i].has_last ? (int64_t)la->valuedouble : 0;
+        if (rj[i].has_last) { /* how the last attempt's graph was made */
+            const cJSON *a;
+            cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
+            {
+                const cJSON *no = cJSON_GetObjectItemCaseSensitive(a, "attempt");
+                if (cJSON_IsNumber(no) && (int64_t)no->valuedouble == rj[i].last_attempt)
+                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
+            }
+        }
+        i++;
+    }
+    return EV_OK;
+}
+
 /* See figures_rebuild.h. */
 ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *err)
 {
@@ -96,49 +141,15 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
         rc = ev_err_set(err, EV_EFORMAT, "figures: validation.json: jobs or run.seed missing");
         goto out;
     }
-    size_t nj = (size_t)cJSON_GetArraySize(jobs), i = 0;
+    size_t nj = (size_t)cJSON_GetArraySize(jobs);
     rj = calloc(nj + 1, sizeof *rj);
     fj = calloc(nj + 1, sizeof *fj);
     if (!rj || !fj) {
         rc = ev_err_set(err, EV_ENOMEM, "figures: out of memory");
         goto out;
     }
-    const cJSON *j;
-    cJSON_ArrayForEach(j, jobs)
-    {
-        const cJSON *id = cJSON_GetObjectItemCaseSensitive(j, "job_id");
-        const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "case_index");
-        const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "last_attempt");
-        const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "retry_of");
-        ev_fig_job *f = &fj[i];
-        f->job_key = str_at(j, "job_key");
-        f->phase = str_at(j, "phase");
-        f->arm = str_at(j, "arm");
-        f->outcome = str_at(j, "outcome");
-        if (!cJSON_IsNumber(id) || !f->job_key || !f->phase || !f->arm || !f->outcome ||
-            !(cJSON_IsNumber(ci) || cJSON_IsNull(ci)) || !(cJSON_IsNumber(la) || cJSON_IsNull(la)) ||
-            !(cJSON_IsString(ro) || cJSON_IsNull(ro)) ||
-            (i && (int64_t)id->valuedouble <= rj[i - 1].job_id)) {
-            rc = ev_err_set(err, EV_EFORMAT, "figures: validation.json: jobs[%zu] malformed or out of order",
-                            i);
-            goto out;
-        }
-        f->case_index = cJSON_IsNumber(ci) ? (int64_t)ci->valuedouble : -1;
-        f->retry = cJSON_IsString(ro);
-        rj[i].job_id = (int64_t)id->valuedouble;
-        rj[i].has_last = cJSON_IsNumber(la);
-        rj[i].last_attempt = rj[i].has_last ? (int64_t)la->valuedouble : 0;
-        if (rj[i].has_last) { /* how the last attempt's graph was made */
-            const cJSON *a;
-            cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
-            {
-                const cJSON *no = cJSON_GetObjectItemCaseSensitive(a, "attempt");
-                if (cJSON_IsNumber(no) && (int64_t)no->valuedouble == rj[i].last_attempt)
-                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
-            }
-        }
-        i++;
-    }
+    if ((rc = read_jobs(jobs, rj, fj, err)))
+        goto out;
 
     if ((rc = ev_csv_open(sm->data ? sm->data : "", sm->len, ev_samples_columns, ev_samples_ncols, NULL, &csv,
                           err))) {

@@ -6,7 +6,7 @@
  * stands on it (a comparison that an edited validation.json cannot move),
  * and the tests hold the exporter to the recipe with it
  * (tests/figures_rebuild.h).  The verifier's own check is vd_figures
- * (src/verify/verify_derive.c), over the rows it has already parsed.
+ * (src/verify/verify_refit.c), over the rows it has already parsed.
  */
 #ifndef EV_EVIDENCE_FIGURES_REBUILD_H
 #define EV_EVIDENCE_FIGURES_REBUILD_H
@@ -16,7 +16,7 @@
 #include <cjson/cJSON.h>
 
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 
 /*
  * OUT: *out, the rebuilt object.  EV_EFORMAT with err naming the member

@@ -3,7 +3,7 @@
  * (projections.h): the exporter's and the verifier's one writer.
  */
 #include "evidence/projections.h"
-#include "evidence/member.h"
+#include "member.h"
 
 #include <stdio.h>
 #include <stdlib.h>

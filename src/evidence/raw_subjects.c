@@ -12,7 +12,7 @@
 #include "buf.h"
 #include "jread.h"
 #include "json.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "runner/record.h"
 #include "runner/sample_rules.h"
 

@@ -16,7 +16,7 @@
 
 #include "buf.h"
 #include "status.h"
-#include "evidence/member.h"
+#include "member.h"
 
 /*
  * Appends report.html to out from members m[0..n) (any order; report.html

@@ -25,7 +25,7 @@
 #include "report_int.h"
 
 #include "evidence/figures.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "runner/sample_rules.h"
 
 /* Counts of an arm's completed jobs for which each defence held. */

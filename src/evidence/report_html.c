@@ -6,7 +6,7 @@
  */
 #include "report_int.h"
 
-#include "evidence/member.h"
+#include "member.h"
 #include "runner/protocol.h"
 #include "runner/validate.h"
 

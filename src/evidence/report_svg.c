@@ -4,7 +4,7 @@
  */
 #include "report_int.h"
 
-/* ---- figures (issue 7): the charts --------------------------------------------- */
+/* ---- figures (figures.h): the charts --------------------------------------------- */
 
 /* The figures' per-job object of job_key, or NULL. */
 static const cJSON *fig_job(const rep *r, const char *job_key)

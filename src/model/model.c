@@ -1,5 +1,5 @@
 /*
- * model.c: the cost model of DESIGN.md ("Cost model"): features, the
+ * model.c: the cost model (docs/model.md): features, the
  * decision rule, NNLS by enumerating the eight active subsets of
  * {a0, aP, aD} (each solved by Householder QR of the weighted, max-abs
  * scaled system), the full fit, leave-one-geometry-out folds, the policy
@@ -20,32 +20,6 @@
 #include "reduce_cpu.h"
 
 const char *const ev_coef_names[3] = {"a0", "aP", "aD"};
-
-/* Rows per program of s for default B (the vocabulary's fixed rows of
- * the others); 0 for short, split and an unknown schedule. */
-int64_t ev_sched_rows(ev_sched s, int64_t default_rows)
-{
-    return s == EV_SCHED_DEFAULT ? default_rows : ev_sched_fixed_rows(s);
-}
-
-/* See model.h. */
-int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt)
-{
-    int64_t p;
-    if (s == EV_SCHED_SPLIT)
-        return ev_split_programs(N, dt) > 0 ? 1 : 0;
-    if (s != EV_SCHED_SHORT)
-        return ev_sched_rows(s, B);
-    if (ev_dtype_size(dt) == 0 || (p = ev_short_threads(N, dt)) < 1)
-        return 0;
-    return EV_SHORT_PROGRAM / p;
-}
-
-/* See model.h. */
-int64_t ev_sched_split_of(ev_sched s, int64_t N, ev_dtype dt)
-{
-    return s == EV_SCHED_SPLIT ? ev_split_programs(N, dt) : 1;
-}
 
 /* See model.h. */
 int ev_scheds_valid(unsigned scheds)

@@ -1,5 +1,5 @@
 /*
- * model.h: the cost model of DESIGN.md ("Cost model").
+ * model.h: the cost model (docs/model.md).
  *
  *   q = a0 + aP * P + aD * ceil(P / S) * b * W
  *
@@ -18,6 +18,7 @@
 
 #include "buf.h"
 #include "dtype.h"
+#include "selector.h" /* the schedules' geometry: ev_sched_rows_of, ev_sched_split_of */
 #include "status.h"
 
 /*
@@ -43,27 +44,6 @@
 /* 1 when scheds is a set a fit or a decision accepts: it holds default
  * and no bit beyond EV_SCHED_COUNT. */
 int ev_scheds_valid(unsigned scheds);
-
-/* Rows per program of s for a case whose default is B (0 for short and
- * an unknown schedule). */
-int64_t ev_sched_rows(ev_sched s, int64_t default_rows);
-/*
- * Rows per program b of s on a case of default rows B and N columns of
- * dtype dt: the one definition the fit's features, the decision and the
- * selector's plan use.  B for default, K for rowsK, and for short
- * EV_SHORT_PROGRAM / ev_short_threads(N, dt) (kernels/reduce_cpu.h), 1
- * for split (a program holds one G-th of one row).  0 where s does not
- * apply (short on rows of more than 32 chunks of 16 bytes, split on rows
- * of at most 64 KiB padded: ev_split_programs) or is unknown.
- */
-int64_t ev_sched_rows_of(ev_sched s, int64_t B, int64_t N, ev_dtype dt);
-/*
- * Programs a row of s takes, G: ev_split_programs(N, dt) for split (0
- * where it does not apply), 1 for every other schedule.  With b =
- * ev_sched_rows_of, a binding of R rows has P = ceil(R / b) * G programs
- * of b rows of W / G padded columns (docs/model.md).
- */
-int64_t ev_sched_split_of(ev_sched s, int64_t N, ev_dtype dt);
 
 typedef struct ev_coef {
     double a0, aP, aD;
@@ -155,7 +135,7 @@ typedef struct ev_fit ev_fit; /* opaque result: coefficients, folds, decisions .
 ev_status ev_model_fit(const ev_fit_input *in, ev_fit **out, ev_err *err);
 void ev_fit_free(ev_fit *f); /* NULL-safe */
 const ev_coef *ev_fit_coef(const ev_fit *f);
-/* Writes model.json (doubles exact, keys as DESIGN.md and the issue list). */
+/* Writes model.json (doubles exact, keys as docs/bundle-format.md, "model.json"). */
 ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err);
 /* Writes the model.json of a fit that failed with status rc and reason
  * (ev_model_fit's message; "" gives ev_strerror(rc)): a failed fit is
@@ -256,9 +236,8 @@ void ev_fit_holdout_regret(const ev_fit *f, double *geomean, double *max, size_t
 /* Observed selected (full fit) / min observed of c->scheds (those observed). */
 double ev_model_holdout_ratio(const ev_fit_case *c);
 
-/* ---- reading observations from the store -------------------------------- */
+/* ---- choosing the observations (the store's loader: runner/model_store.h) ---- */
 
-struct ev_store;
 /* What the observation rule needs of one main-phase job of a case: one of
  * its schedules (index = ev_sched), in one round. */
 typedef struct ev_obs_job {
@@ -326,27 +305,6 @@ typedef struct ev_obs_case {
  */
 void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[EV_SCHED_COUNT], unsigned scheds,
                    ev_obs *obs, size_t *n_obs, ev_excluded *ex, size_t *n_ex, ev_obs_sms *sms);
-
-/*
- * The fit's observations for run_id: main-phase hot medians (median of
- * per_op_us = elapsed_ms * 1000 / (replays * ops_per_graph), in double,
- * over the hot samples of the job's last attempt) of the declared
- * schedules scheds (ev_obs_select's rule) of every case whose jobs
- * completed; holdout
- * cases with role holdout.  A case with a missing or failed job (or R or N
- * below 1) is listed in *excl with the reason, in the exporter's words
- * ("rows2: failed-exit"; several joined by "; ").  *sms is the bindings'
- * thread count (S, ev_obs_sms); EV_EFIT when no usable round bound one.
- * OUT: *obs, *n, *excl, *n_excl (malloc'd; *excl NULL when empty), *sms.
- */
-ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds, ev_obs **obs, size_t *n,
-                            ev_excluded **excl, size_t *n_excl, int64_t *sms, ev_err *err);
-
-/* The declared schedules of run_id: its stored protocol's
- * "model_schedules" (runner/protocol.h; EV_SCHEDS_DEFAULT when the bytes
- * do not parse, as the exporter reads them).  EV_ENOTFOUND for no such
- * run.  OUT: *scheds. */
-ev_status ev_obs_run_scheds(struct ev_store *s, int64_t run_id, unsigned *scheds, ev_err *err);
 
 /*
  * Reads observations from CSV text with header

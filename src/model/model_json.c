@@ -3,8 +3,8 @@
  * (jbuild.h).  Every double goes through ev_jb_num (exact %.17g text; NaN
  * and Inf become a bare null), keys come
  * in a fixed order and arrays in the fit's sorted order, so the same fit
- * gives the same bytes.  The keys are those of DESIGN.md ("Receipts and
- * bundle": model.json) and issue 3; docs/model.md describes each.
+ * gives the same bytes.  docs/bundle-format.md ("model.json") names the
+ * keys and docs/model.md describes each.
  */
 #include "model_int.h"
 
@@ -116,45 +116,10 @@ static void put_maxres(ev_jb *b, cJSON *o, const char *k, const ev_fit *f, doubl
     ev_jb_str(b, x, "schedule", ev_sched_name(s));
 }
 
-/* See model.h.  Appends model.json (pretty, LF, ending in a newline). */
-ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
+/* Adds "folds": per calibration geometry left out, its fit and the
+ * decisions of its cases. */
+static void put_folds(ev_jb *b, cJSON *root, const ev_fit *f)
 {
-    ev_jb jb = {EV_OK}, *b = &jb;
-    cJSON *root = cJSON_CreateObject();
-    if (!root)
-        jb.rc = EV_ENOMEM;
-    ev_jb_str(b, root, "model", "q = a0 + aP*P + aD*ceil(P/S)*b*W");
-    ev_jb_str(b, root, "solver",
-              "nnls: all 8 active subsets of {a0,aP,aD}, each by Householder QR of the "
-              "weighted max-abs-scaled system; smallest feasible objective, ties to fewer "
-              "coefficients then lower subset mask");
-    ev_jb_num(b, root, "rank_tolerance", EV_NNLS_RANK_TOL);
-    ev_jb_i64(b, root, "sms", f->sms);
-    ev_jb_num(b, root, "threshold", f->threshold);
-    if (f->scheds != EV_SCHEDS_DEFAULT)
-        put_scheds(b, root, "model_schedules", f->scheds);
-    ev_jb_i64(b, root, "n_observations", (int64_t)f->n_obs);
-    put_coef(b, root, "coefficients", &f->full.coef);
-    put_mask(b, root, "active_subset", f->full.best);
-    cJSON *sc = ev_jb_obj(b, root, "scales");
-    ev_jb_num(b, sc, "one", f->full.scale[0]);
-    ev_jb_num(b, sc, "P", f->full.scale[1]);
-    ev_jb_num(b, sc, "D", f->full.scale[2]);
-    cJSON *wts = ev_jb_arr(b, root, "weights");
-    for (size_t g = 0; g < f->n_geoms; g++) {
-        if (!f->geoms[g].calibration)
-            continue;
-        cJSON *x = ev_jb_obj(b, wts, NULL);
-        put_geom(b, x, &f->geoms[g]);
-        ev_jb_i64(b, x, "observations", (int64_t)f->geoms[g].n_fit);
-        ev_jb_num(b, x, "weight_each", f->geom_weight[g]);
-    }
-    cJSON *full = ev_jb_obj(b, root, "fit");
-    put_nnls(b, full, &f->full);
-    /* the issue lists subsets at the top level too */
-    if (!b->rc)
-        ev_jb_put(b, root, "subsets", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(full, "subsets"), 1));
-
     cJSON *folds = ev_jb_arr(b, root, "folds");
     for (size_t i = 0; i < f->n_cal_geoms; i++) {
         const ev_fold *fd = &f->folds[i];
@@ -173,39 +138,12 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
             ev_jb_str(b, d, "selected", ev_sched_name(c->pub.logo.selected));
         }
     }
+}
 
-    cJSON *decs = ev_jb_arr(b, root, "decisions");
-    for (size_t k = 0; k < f->n_cases; k++) {
-        const ev_fit_case *c = &f->cases[k].pub;
-        cJSON *d = ev_jb_obj(b, decs, NULL);
-        put_case_id(b, d, c);
-        ev_jb_str(b, d, "role", ev_role_name(c->role));
-        put_per_sched(b, d, "predicted", c->full.predicted, f->scheds);
-        if (c->has_logo)
-            put_per_sched(b, d, "predicted_logo", c->logo.predicted, f->scheds);
-        else
-            ev_jb_null(b, d, "predicted_logo");
-        put_per_sched(b, d, "observed", c->observed, f->scheds);
-        ev_jb_str(b, d, "selected", ev_sched_name(c->full.selected));
-        ev_jb_i64(b, d, "selected_rows_per_program", c->full.rows_per_program);
-        ev_jb_str(b, d, "logo_selected", c->has_logo ? ev_sched_name(c->logo.selected) : NULL);
-    }
-
-    cJSON *ex = ev_jb_arr(b, root, "excluded");
-    for (size_t i = 0; i < f->n_excluded; i++) {
-        const ev_excluded *e = &f->excluded[i];
-        cJSON *x = ev_jb_obj(b, ex, NULL);
-        ev_jb_str(b, x, "op", e->op);
-        ev_jb_i64(b, x, "rows", e->rows);
-        ev_jb_i64(b, x, "cols", e->cols);
-        ev_jb_str(b, x, "dtype", e->dtype);
-        ev_jb_i64(b, x, "default_rows", e->default_rows);
-        ev_jb_str(b, x, "reason", e->reason);
-    }
-
-    ev_jb_num(b, root, "policy_geomean", f->policy_geomean);
-    ev_jb_num(b, root, "policy_geomean_logo", f->policy_geomean_logo);
-
+/* Adds "holdout_regret": its definition over the model's schedules, each
+ * holdout case's regret, their geometric mean and maximum. */
+static void put_holdout_regret(ev_jb *b, cJSON *root, const ev_fit *f)
+{
     cJSON *hr = ev_jb_obj(b, root, "holdout_regret");
     {
         /* "default, rows1, rows2" for the default set: today's bytes */
@@ -236,7 +174,12 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
     ev_jb_num(b, hr, "max", f->regret_max);
     if (f->n_holdout == 0)
         ev_jb_str(b, hr, "reason", "no holdout cases");
+}
 
+/* Adds "residuals": per observation, full fit and leave-one-geometry-out,
+ * and their signed maxima. */
+static void put_residuals(ev_jb *b, cJSON *root, const ev_fit *f)
+{
     cJSON *res = ev_jb_obj(b, root, "residuals");
     ev_jb_str(b, res, "definition",
               "relative = (predicted - observed) / observed, absolute = predicted - "
@@ -272,6 +215,84 @@ ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
                f->maxres_logo.rel_sched);
     put_maxres(b, res, "max_absolute_logo", f, f->maxres_logo.abs, f->maxres_logo.abs_case,
                f->maxres_logo.abs_sched);
+}
+
+/* See model.h.  Appends model.json (pretty, LF, ending in a newline). */
+ev_status ev_fit_to_json(const ev_fit *f, ev_buf *out, ev_err *err)
+{
+    ev_jb jb = {EV_OK}, *b = &jb;
+    cJSON *root = cJSON_CreateObject();
+    if (!root)
+        jb.rc = EV_ENOMEM;
+    ev_jb_str(b, root, "model", "q = a0 + aP*P + aD*ceil(P/S)*b*W");
+    ev_jb_str(b, root, "solver",
+              "nnls: all 8 active subsets of {a0,aP,aD}, each by Householder QR of the "
+              "weighted max-abs-scaled system; smallest feasible objective, ties to fewer "
+              "coefficients then lower subset mask");
+    ev_jb_num(b, root, "rank_tolerance", EV_NNLS_RANK_TOL);
+    ev_jb_i64(b, root, "sms", f->sms);
+    ev_jb_num(b, root, "threshold", f->threshold);
+    if (f->scheds != EV_SCHEDS_DEFAULT)
+        put_scheds(b, root, "model_schedules", f->scheds);
+    ev_jb_i64(b, root, "n_observations", (int64_t)f->n_obs);
+    put_coef(b, root, "coefficients", &f->full.coef);
+    put_mask(b, root, "active_subset", f->full.best);
+    cJSON *sc = ev_jb_obj(b, root, "scales");
+    ev_jb_num(b, sc, "one", f->full.scale[0]);
+    ev_jb_num(b, sc, "P", f->full.scale[1]);
+    ev_jb_num(b, sc, "D", f->full.scale[2]);
+    cJSON *wts = ev_jb_arr(b, root, "weights");
+    for (size_t g = 0; g < f->n_geoms; g++) {
+        if (!f->geoms[g].calibration)
+            continue;
+        cJSON *x = ev_jb_obj(b, wts, NULL);
+        put_geom(b, x, &f->geoms[g]);
+        ev_jb_i64(b, x, "observations", (int64_t)f->geoms[g].n_fit);
+        ev_jb_num(b, x, "weight_each", f->geom_weight[g]);
+    }
+    cJSON *full = ev_jb_obj(b, root, "fit");
+    put_nnls(b, full, &f->full);
+    /* the subsets at the top level too (docs/bundle-format.md, "model.json") */
+    if (!b->rc)
+        ev_jb_put(b, root, "subsets", cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(full, "subsets"), 1));
+
+    put_folds(b, root, f);
+
+    cJSON *decs = ev_jb_arr(b, root, "decisions");
+    for (size_t k = 0; k < f->n_cases; k++) {
+        const ev_fit_case *c = &f->cases[k].pub;
+        cJSON *d = ev_jb_obj(b, decs, NULL);
+        put_case_id(b, d, c);
+        ev_jb_str(b, d, "role", ev_role_name(c->role));
+        put_per_sched(b, d, "predicted", c->full.predicted, f->scheds);
+        if (c->has_logo)
+            put_per_sched(b, d, "predicted_logo", c->logo.predicted, f->scheds);
+        else
+            ev_jb_null(b, d, "predicted_logo");
+        put_per_sched(b, d, "observed", c->observed, f->scheds);
+        ev_jb_str(b, d, "selected", ev_sched_name(c->full.selected));
+        ev_jb_i64(b, d, "selected_rows_per_program", c->full.rows_per_program);
+        ev_jb_str(b, d, "logo_selected", c->has_logo ? ev_sched_name(c->logo.selected) : NULL);
+    }
+
+    cJSON *ex = ev_jb_arr(b, root, "excluded");
+    for (size_t i = 0; i < f->n_excluded; i++) {
+        const ev_excluded *e = &f->excluded[i];
+        cJSON *x = ev_jb_obj(b, ex, NULL);
+        ev_jb_str(b, x, "op", e->op);
+        ev_jb_i64(b, x, "rows", e->rows);
+        ev_jb_i64(b, x, "cols", e->cols);
+        ev_jb_str(b, x, "dtype", e->dtype);
+        ev_jb_i64(b, x, "default_rows", e->default_rows);
+        ev_jb_str(b, x, "reason", e->reason);
+    }
+
+    ev_jb_num(b, root, "policy_geomean", f->policy_geomean);
+    ev_jb_num(b, root, "policy_geomean_logo", f->policy_geomean_logo);
+
+    put_holdout_regret(b, root, f);
+
+    put_residuals(b, root, f);
 
     ev_status rc = ev_jb_finish(b, root, out);
     if (rc)

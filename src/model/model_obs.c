@@ -2,7 +2,7 @@
  * model_obs.c: the one rule that chooses the fit's observations from a
  * run's main-phase jobs (model.h, ev_obs_select).  The store loader
  * (model_store.c), the exporter (bundle/export_members.c) and the
- * verifier (verify/verify_derive.c) each read their own records into
+ * verifier (verify/verify_refit.c) each read their own records into
  * ev_obs_sched per schedule and call it with the protocol's declared
  * schedules, so none can fit another model than the others.
  */

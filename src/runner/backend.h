@@ -38,6 +38,7 @@
 #include "model/model.h"
 #include "plants.h"
 #include "protocol.h"
+#include "model/select.h"
 #include "selector.h"
 #include "status.h"
 
@@ -123,7 +124,7 @@ typedef struct ev_node_receipt {
     int64_t grid[3], block[3];
 } ev_node_receipt;
 
-/* What the device's state was, as the backend can read it (issue 16, GPU
+/* What the device's state was, as the backend can read it (docs/defenses.md, GPU
  * hygiene).  -1 where unknown: no NVML, the call absent from this NVML or
  * failed, or a backend that cannot say (the cpu backend knows none of it:
  * it shares the host with whatever runs there, and says so by -1).

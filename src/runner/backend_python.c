@@ -940,6 +940,23 @@ ev_status ev_python_ops_lib(const char *backend, char *out, size_t cap, ev_err *
     return EV_OK;
 }
 
+ev_status ev_python_config(ev_backend_config *cfg, const char *backend, const char *arm,
+                           const ev_ext_kernel *k, const char *python, const char *py_host, char *lib,
+                           size_t cap, ev_err *err)
+{
+    ev_status rc;
+    if (!py_host)
+        return ev_err_set(err, EV_EINVAL, "%s: the worker was given no Python host script (--py-host)", arm);
+    if ((rc = ev_python_ops_lib(backend, lib, cap, err)))
+        return rc;
+    cfg->python = python ? python : "python3";
+    cfg->py_arm = arm;
+    cfg->py_host = py_host;
+    cfg->py_ops_lib = lib;
+    cfg->py_memory_mb = k ? k->memory_mb : EV_EXT_PY_MEMORY_MB;
+    return EV_OK;
+}
+
 int ev_backend_is_python(const ev_backend_ops *ops)
 {
     return ops == &py_cpu || ops == &py_cuda;

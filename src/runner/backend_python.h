@@ -48,6 +48,16 @@ const ev_backend_ops *ev_backend_python(const ev_backend_ops *base);
  * not there. */
 ev_status ev_python_ops_lib(const char *backend, char *out, size_t cap, ev_err *err);
 
+/* A Python arm job's part of the backend configuration cfg (backend.h):
+ * the interpreter python (NULL: python3), the arm's name, the host script
+ * py_host, the plants library of backend (ev_python_ops_lib, written into
+ * lib[cap], which cfg then points into) and the kernel k's memory
+ * allowance (k NULL: EV_EXT_PY_MEMORY_MB).  EV_EINVAL
+ * without a host script; ev_python_ops_lib's failures. */
+ev_status ev_python_config(ev_backend_config *cfg, const char *backend, const char *arm,
+                           const ev_ext_kernel *k, const char *python, const char *py_host, char *lib,
+                           size_t cap, ev_err *err);
+
 /* 1 when ops is a Python arm's backend. */
 int ev_backend_is_python(const ev_backend_ops *ops);
 

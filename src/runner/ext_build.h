@@ -34,7 +34,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "evidence/tree_hash.h"
+#include "tree_hash.h"
 #include "ext_compile.h"
 #include "protocol.h"
 #include "status.h"

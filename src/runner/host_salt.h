@@ -1,5 +1,5 @@
 /*
- * host_salt.h: the salt of a store's host identity hashes (issue 21).
+ * host_salt.h: the salt of a store's host identity hashes (docs/threat-model.md).
  *
  * Host names, the machine id and GPU UUIDs are stored only as salted
  * SHA-256 hashes (ev_host_hash_salted).  Stores written before the salt

@@ -298,6 +298,82 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* The stores src[0..n) must be shards of one run: the same protocol,
+ * backend, commit and tree, shard count and phase.  EV_EUSAGE naming the
+ * first two that differ, and in what. */
+static ev_status same_run(const msrc *src, size_t n, ev_err *err)
+{
+    for (size_t i = 1; i < n; i++) {
+        const msrc *a = &src[0], *b = &src[i];
+        const char *what = strcmp(a->protocol_id, b->protocol_id)                 ? "protocol"
+                           : strcmp(a->backend, b->backend)                       ? "backend"
+                           : strcmp(a->commit, b->commit) || a->dirty != b->dirty ? "git commit"
+                           : strcmp(a->tree, b->tree)                             ? "source tree"
+                           : b->count != a->count                                 ? "shard count"
+                           : b->rest != a->rest                                   ? "phase"
+                                                                                  : NULL;
+        if (what)
+            return ev_err_set(err, EV_EUSAGE, "%s and %s differ in their %s: they are not shards of one run",
+                              a->path, b->path, what);
+    }
+    return EV_OK;
+}
+
+/* Each of the N shards once among src[0..n).  OUT: *by_shard (N entries,
+ * the caller frees), also on failure.  EV_EUSAGE naming a shard given
+ * twice or missing. */
+static ev_status index_shards(msrc *src, size_t n, int64_t N, msrc ***by_shard, ev_err *err)
+{
+    msrc **bs;
+
+    if (!(bs = *by_shard = calloc((size_t)N, sizeof *bs)))
+        return ev_err_set(err, EV_ENOMEM, "merge: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        if (bs[src[i].index])
+            return ev_err_set(err, EV_EUSAGE, "%s and %s are both shard %lld/%lld: give each shard once",
+                              bs[src[i].index]->path, src[i].path, (long long)src[i].index, (long long)N);
+        bs[src[i].index] = &src[i];
+    }
+    for (int64_t k = 0; k < N; k++)
+        if (!bs[k])
+            return ev_err_set(err, EV_EUSAGE,
+                              "shard %lld/%lld is missing: its jobs have no store among the %zu given",
+                              (long long)k, (long long)N, n);
+    return EV_OK;
+}
+
+/* After the rest phase the merge is the whole run: its status and the
+ * rescue's from every planned and rescue job's outcome, finished when its
+ * last record did (no clock of the merge's own, so the same shards give
+ * the same store), recorded in dst and in res. */
+static ev_status rest_status(ev_store *dst, const ev_plan *plan, const mfound *found,
+                             const ev_plan_job *rescue, const mfound *found_r, size_t n_rescue,
+                             ev_merge_result *res, ev_err *err)
+{
+    ev_status rc;
+    ev_outcome *o = calloc(plan->n + n_rescue + 1, sizeof *o);
+    const char *status, *rstatus;
+    if (!o)
+        return ev_err_set(err, EV_ENOMEM, "merge: out of memory");
+    for (size_t k = 0; k < plan->n; k++)
+        o[k] = found[k].outcome;
+    for (size_t r = 0; r < n_rescue; r++)
+        o[plan->n + r] = found_r[r].outcome;
+    ev_plan_run_status(plan, o, rescue, o + plan->n, n_rescue, &status, &rstatus);
+    free(o);
+    {
+        /* the run finished when its last record did: no clock of the
+         * merge's own, so the same shards give the same store */
+        int64_t end_ns = 0;
+        if ((rc = ev_store_last_end_ns(dst, 1, &end_ns, err)) ||
+            (rc = ev_store_set_run_status(dst, 1, status, rstatus, end_ns, err)))
+            return rc;
+    }
+    snprintf(res->status, sizeof res->status, "%s", status);
+    snprintf(res->rescue, sizeof res->rescue, "%s", rstatus ? rstatus : "");
+    return EV_OK;
+}
+
 ev_status ev_merge(const char *const *paths, size_t n, const char *out, ev_merge_result *res, ev_err *err)
 {
     msrc *src = NULL;
@@ -332,40 +408,10 @@ ev_status ev_merge(const char *const *paths, size_t n, const char *out, ev_merge
     }
     N = src[0].count;
     rest = src[0].rest;
-    for (size_t i = 1; i < n; i++) {
-        const msrc *a = &src[0], *b = &src[i];
-        const char *what = strcmp(a->protocol_id, b->protocol_id)                 ? "protocol"
-                           : strcmp(a->backend, b->backend)                       ? "backend"
-                           : strcmp(a->commit, b->commit) || a->dirty != b->dirty ? "git commit"
-                           : strcmp(a->tree, b->tree)                             ? "source tree"
-                           : b->count != N                                        ? "shard count"
-                           : b->rest != rest                                      ? "phase"
-                                                                                  : NULL;
-        if (what) {
-            rc = ev_err_set(err, EV_EUSAGE, "%s and %s differ in their %s: they are not shards of one run",
-                            a->path, b->path, what);
-            goto out;
-        }
-    }
-    if (!(by_shard = calloc((size_t)N, sizeof *by_shard))) {
-        rc = ev_err_set(err, EV_ENOMEM, "merge: out of memory");
+    if ((rc = same_run(src, n, err)))
         goto out;
-    }
-    for (size_t i = 0; i < n; i++) {
-        if (by_shard[src[i].index]) {
-            rc = ev_err_set(err, EV_EUSAGE, "%s and %s are both shard %lld/%lld: give each shard once",
-                            by_shard[src[i].index]->path, src[i].path, (long long)src[i].index, (long long)N);
-            goto out;
-        }
-        by_shard[src[i].index] = &src[i];
-    }
-    for (int64_t k = 0; k < N; k++)
-        if (!by_shard[k]) {
-            rc = ev_err_set(err, EV_EUSAGE,
-                            "shard %lld/%lld is missing: its jobs have no store among the %zu given",
-                            (long long)k, (long long)N, n);
-            goto out;
-        }
+    if ((rc = index_shards(src, n, N, &by_shard, err)))
+        goto out;
     if ((rc = ev_protocol_parse(src[0].bytes.data ? src[0].bytes.data : "", src[0].bytes.len, &proto, err)) ||
         (rc = ev_plan_build_sharded(&proto, N, &plan, err)))
         goto out;
@@ -397,30 +443,8 @@ ev_status ev_merge(const char *const *paths, size_t n, const char *out, ev_merge
             goto out;
     if (rest && src[0].fit && (rc = ev_store_add_fit(dst, 1, src[0].fit_ns, src[0].fit, NULL, err)))
         goto out;
-    if (rest) {
-        ev_outcome *o = calloc(plan.n + n_rescue + 1, sizeof *o);
-        const char *status, *rstatus;
-        if (!o) {
-            rc = ev_err_set(err, EV_ENOMEM, "merge: out of memory");
-            goto out;
-        }
-        for (size_t k = 0; k < plan.n; k++)
-            o[k] = found[k].outcome;
-        for (size_t r = 0; r < n_rescue; r++)
-            o[plan.n + r] = found_r[r].outcome;
-        ev_plan_run_status(&plan, o, rescue, o + plan.n, n_rescue, &status, &rstatus);
-        free(o);
-        {
-            /* the run finished when its last record did: no clock of the
-             * merge's own, so the same shards give the same store */
-            int64_t end_ns = 0;
-            if ((rc = ev_store_last_end_ns(dst, 1, &end_ns, err)) ||
-                (rc = ev_store_set_run_status(dst, 1, status, rstatus, end_ns, err)))
-                goto out;
-        }
-        snprintf(res->status, sizeof res->status, "%s", status);
-        snprintf(res->rescue, sizeof res->rescue, "%s", rstatus ? rstatus : "");
-    }
+    if (rest && (rc = rest_status(dst, &plan, found, rescue, found_r, n_rescue, res, err)))
+        goto out;
     ev_store_close(dst);
     dst = NULL;
     if (rename(tmp.data, out)) {

@@ -13,7 +13,7 @@
 #include "json.h"
 #include "sha256.h"
 #include "zipread.h"
-#include "evidence/member.h"
+#include "member.h"
 
 /* A member of z parsed as strict JSON, or NULL with *why set. */
 static cJSON *member_json(const ev_zip *z, const char *name, const char **why)

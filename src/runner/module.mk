@@ -24,19 +24,20 @@ $(BUILD)/evident-worker: $(WORKER_OBJ) $(WORKER_CUDA_OBJ) $(BUILD)/libevident.a
 # reads that no compiler sees.  Every build writes it to
 # $(BUILD)/closure.list and, when it differs, to mk/closure.list, the
 # committed list every run snapshots and verify-bundle --source-tree and
-# make install read (src/evidence/closure.c): a file moved to another
+# make install read (src/common/closure.c): a file moved to another
 # folder stays in it, and a list left uncommitted makes the tree dirty.
 CLOSURE_LIST := mk/closure.list
 CLOSURE_DATA := kernels/build.mk kernels/peer_torch.py kernels/python_host.py kernels/ops_lib_cpu.c db/schema.sql $(wildcard protocols/*.json)
 $(BUILD)/closure.list: $(BUILD)/evident-worker mk/closure.sh $(CLOSURE_DATA)
 	$(Q)BUILD='$(BUILD)' MAP='$(BUILD)/evident-worker.map' DIRECT='$(WORKER_OBJ) $(WORKER_CUDA_OBJ)' \
 	  OBJS='$(LIB_OBJ) $(CUDA_LIB_OBJ)' CUDA_SRC='$(CUDA_LIB_SRC)' CC='$(CC)' \
-	  CPPFLAGS='-D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -Isrc/runner $(DEP_CPPFLAGS)' DATA='$(CLOSURE_DATA)' \
+	  CPPFLAGS='-D_GNU_SOURCE -Isrc -Isrc/common -Ikernels $(DEP_CPPFLAGS)' DATA='$(CLOSURE_DATA)' \
 	  sh mk/closure.sh > $@.tmp && mv $@.tmp $@
 .PHONY: closure
 closure: $(BUILD)/closure.list
 	@cmp -s $< $(CLOSURE_LIST) || { cp $< $(CLOSURE_LIST) && \
-	  echo "closure: $(CLOSURE_LIST) written from this build's dependency files ($$(wc -l < $<) files): commit it"; }
+	  echo "closure: $(CLOSURE_LIST) written from this build's dependency files ($$(wc -l < $<) files): commit it," \
+	    "and run make again (the build's identity, mk/build-id.sh, is read from it)"; }
 all: closure
 
 # The kernel host (src/runner/khost.h): the process an external kernel runs
@@ -86,7 +87,7 @@ $(BUILD)/obj/src/runner/sup_finish.o: EV_CPPFLAGS += -DEV_BUILD_CFLAGS='"$(subst
 #     message says which, and that the store is kept (FRESH=1 starts anew).
 #   - SIGN_KEY=KEY (a key from `evident keygen`, KEY.pub beside it): the
 #     bundle is then signed (delivery.zip.intoto.json, src/sign/) and the
-#     signature verified, on the host that measured (issue 21, item 4).
+#     signature verified, on the host that measured (docs/threat-model.md).
 BACKEND ?=
 PROTOCOL ?=
 SIGN_KEY ?=

@@ -147,7 +147,7 @@ ev_status ev_plan_rescue(const ev_protocol *proto, const ev_plan *plan, const ev
                          ev_plan_job **out, size_t *n_out, ev_err *err);
 
 /*
- * Run status (DESIGN.md "Run status"), from the final outcomes of the
+ * Run status (docs/runner.md, "Plan"), from the final outcomes of the
  * planned main and policy jobs (outcomes, parallel to plan->jobs) and of
  * the rescue jobs (rescue_outcomes, parallel to rescue).  A skipped job (a
  * peer that cannot run on this host, with its reason) counts as neither a

@@ -3,7 +3,7 @@
  * through the strict JSON lexer first (src/common/json.h, any finite
  * decimal accepted); then every object is walked key by key, so an unknown
  * key, a wrong type or an out-of-range value is refused with its path
- * ("cases[3].rows: must be >= 0").  Defaults are DESIGN.md's.
+ * ("cases[3].rows: must be >= 0").  Defaults are docs/runner.md's.
  */
 #include "protocol.h"
 
@@ -505,8 +505,8 @@ const char *ev_proto_default_arm(size_t i)
     }
 }
 
-/* Sets DESIGN.md's defaults on a zeroed protocol (the default profile:
- * docs/runner.md). */
+/* Sets the defaults of docs/runner.md ("Protocol files") on a zeroed protocol (the default
+ * profile). */
 static void set_defaults(ev_protocol *p)
 {
     p->seed = EV_PROTO_DEFAULT_SEED;
@@ -537,47 +537,16 @@ static void set_defaults(ev_protocol *p)
     p->ref_cpu.variant_budget_bytes = INT64_C(256) << 20;
 }
 
-/* Parses the top-level object into *p (defaults set, zeroed lists). */
-static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
+/* The top level's scalars: name, python, the booleans and numbers with their
+ * bounds, cpu_priority, tolerances and the reference sizes. */
+static ev_status parse_scalars(const cJSON *root, ev_protocol *p, ev_err *err)
 {
-    static const char *const keys[] = {"name",
-                                       "cases",
-                                       "arms",
-                                       "reference_arms",
-                                       "auto_arm",
-                                       "model_from",
-                                       "samples",
-                                       "ops_per_graph",
-                                       "warmup_ms",
-                                       "target_sample_ms",
-                                       "cold_samples",
-                                       "cpu_set",
-                                       "host_threads",
-                                       "cpu_priority",
-                                       "job_timeout_s",
-                                       "seed",
-                                       "retries",
-                                       "rounds",
-                                       "subset_of",
-                                       "subset_cases",
-                                       "decision_threshold",
-                                       "tolerances",
-                                       "reference",
-                                       "allow_fault_arms",
-                                       "fault_arms",
-                                       "kernels",
-                                       "python",
-                                       "model_schedules",
-                                       NULL};
     static const char *const tol_keys[] = {"sum_bound_factor", "sum_depth", "sample_band", "clock_band",
                                            NULL};
     static const char *const ref_keys[] = {"cuda", "cpu", NULL};
     const cJSON *it, *arr;
     ev_status rc;
-    size_t i;
 
-    if ((rc = check_object(root, "", keys, err)))
-        return rc;
     it = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (it) {
         if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof p->name)
@@ -639,6 +608,14 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         if (arr && (rc = parse_ref(arr, "cpu", &p->ref_cpu, err)))
             return rc;
     }
+    return EV_OK;
+}
+
+/* cpu_set: distinct CPU numbers in [0, 1023]. */
+static ev_status parse_cpu_set(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    const cJSON *it, *arr;
+    size_t i;
 
     arr = cJSON_GetObjectItemCaseSensitive(root, "cpu_set");
     if (arr) {
@@ -662,6 +639,16 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
             p->cpu_set[i++] = (int)v;
         }
     }
+    return EV_OK;
+}
+
+/* cases: a non-empty list within the bounds on cases and case-rounds;
+ * a declared sum_depth no case's shallowest summation goes below. */
+static ev_status parse_cases(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    const cJSON *it, *arr;
+    ev_status rc;
+    size_t i;
 
     arr = cJSON_GetObjectItemCaseSensitive(root, "cases");
     if (!arr)
@@ -705,6 +692,15 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                               "shallowest summation of cases[%zu]'s rows: no order could meet the bound",
                               (long long)p->sum_depth, (long long)p->cases[i].cols, (long long)need, i);
     }
+    return EV_OK;
+}
+
+/* A subset (runner/subset.h): the original's id and each case's index
+ * there, both or neither. */
+static ev_status parse_subset(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    const cJSON *it, *arr;
+    size_t i;
 
     /* A subset (runner/subset.h): the original's id and each case's index there. */
     it = cJSON_GetObjectItemCaseSensitive(root, "subset_of");
@@ -730,6 +726,16 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
             i++;
         }
     }
+    return EV_OK;
+}
+
+/* External kernels, then fault arms (refused unless allowed): both
+ * before arms, so arms can name them. */
+static ev_status parse_kernels_faults(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    const cJSON *it, *arr;
+    ev_status rc;
+    size_t i;
 
     /* External kernels before arms, so arms can name them. */
     arr = cJSON_GetObjectItemCaseSensitive(root, "kernels");
@@ -766,6 +772,15 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
             i++;
         }
     }
+    return EV_OK;
+}
+
+/* arms: a list of at most 64 distinct arm names, none that the runner
+ * plans itself. */
+static ev_status parse_arms(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    const cJSON *it, *arr;
+    size_t i;
 
     arr = cJSON_GetObjectItemCaseSensitive(root, "arms");
     if (!arr) {
@@ -806,8 +821,17 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
         memcpy(p->arms[i], it->valuestring, strlen(it->valuestring) + 1);
         p->n_arms = ++i;
     }
-    if ((rc = get_model_schedules(root, p, err)))
-        return rc;
+    return EV_OK;
+}
+
+/* What the fields say together: a timeout that holds the warm-up and
+ * samples twice, host_threads within 4 x cpu_set, every declared kernel
+ * an arm with a geometry for its cases, a wrong-schedule fault arm only
+ * beside auto. */
+static ev_status check_whole(ev_protocol *p, ev_err *err)
+{
+    ev_status rc;
+
     /* A job must be able to take its warm-up and samples inside its timeout,
      * with as much again for start, calibration, cold samples and checks. */
     if (p->warmup_ms + (double)p->samples * p->target_sample_ms > p->job_timeout_s * 1000.0 / 2)
@@ -842,6 +866,48 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                               "fault_arms: %s runs beside auto in the policy phase, and auto_arm is false",
                               p->faults[f].name);
     return EV_OK;
+}
+
+/* Parses the top-level object into *p (defaults set, zeroed lists). */
+static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
+{
+    static const char *const keys[] = {"name",
+                                       "cases",
+                                       "arms",
+                                       "reference_arms",
+                                       "auto_arm",
+                                       "model_from",
+                                       "samples",
+                                       "ops_per_graph",
+                                       "warmup_ms",
+                                       "target_sample_ms",
+                                       "cold_samples",
+                                       "cpu_set",
+                                       "host_threads",
+                                       "cpu_priority",
+                                       "job_timeout_s",
+                                       "seed",
+                                       "retries",
+                                       "rounds",
+                                       "subset_of",
+                                       "subset_cases",
+                                       "decision_threshold",
+                                       "tolerances",
+                                       "reference",
+                                       "allow_fault_arms",
+                                       "fault_arms",
+                                       "kernels",
+                                       "python",
+                                       "model_schedules",
+                                       NULL};
+    ev_status rc;
+
+    if ((rc = check_object(root, "", keys, err)) || (rc = parse_scalars(root, p, err)) ||
+        (rc = parse_cpu_set(root, p, err)) || (rc = parse_cases(root, p, err)) ||
+        (rc = parse_subset(root, p, err)) || (rc = parse_kernels_faults(root, p, err)) ||
+        (rc = parse_arms(root, p, err)) || (rc = get_model_schedules(root, p, err)))
+        return rc;
+    return check_whole(p, err);
 }
 
 ev_status ev_protocol_parse(const char *p, size_t n, ev_protocol *out, ev_err *err)

@@ -9,8 +9,7 @@
  * unknown keys, wrong types, out-of-range values, unknown arms, fault arms
  * without "allow_fault_arms": true, a "model_schedules" that is not a list
  * of distinct known schedules holding default, each one of arms.  The file format is documented field by
- * field in docs/runner.md; defaults are those of DESIGN.md ("Measurement
- * protocol").
+ * field in docs/runner.md, with its defaults.
  */
 #ifndef EV_PROTOCOL_H
 #define EV_PROTOCOL_H
@@ -21,13 +20,13 @@
 #include <cjson/cJSON.h>
 
 #include "ext_kernel.h"
+#include "member.h" /* EV_PROTO_MAX_BYTES: the cap on a protocol file */
 #include "status.h"
 #include "vocab.h"
 
 #define EV_PROTO_NAME_MAX        32                /* arm and fault names, incl. NUL */
 #define EV_PROTO_MAX_CASES       4096              /* cases in one protocol */
 #define EV_PROTO_MAX_CASE_BYTES  ((size_t)1 << 36) /* one case's input span: 64 GiB */
-#define EV_PROTO_MAX_BYTES       ((size_t)4 << 20) /* a protocol file */
 #define EV_PROTO_MAX_ROUNDS      64                /* rounds per (case, arm) */
 #define EV_PROTO_MAX_CASE_ROUNDS 16384             /* cases x rounds */
 

@@ -42,8 +42,8 @@
 #include <string.h>
 
 #include "stats.h"
-#include "evidence/member.h"
-#include "evidence/samples.h"
+#include "member.h"
+#include "samples.h"
 
 #define RULE_TEXT 320
 /* samples is at most 1000 (protocol.c): the median needs no allocation. */
@@ -191,10 +191,148 @@ static void warmup_calibration(const ev_protocol *p, const ev_rule_attempt *a, s
     }
 }
 
+/* The clock: no hot sample of a completed attempt below clock_band x the
+ * attempt's highest SM clock (a device throttled for power or heat while
+ * it was measured; docs/verify.md, check 5). */
+static void clock_rule(const ev_protocol *p, const ev_rule_attempt *a, ev_rule_breach_fn fn, void *ctx,
+                       int *n)
+{
+    const ev_rule_member S = EV_RULE_SAMPLES_CSV;
+    int64_t top = -1, low = -1;
+    size_t slow = 0;
+    for (size_t i = 0; i < a->n_hot; i++)
+        if (a->hot[i].sm_clock_mhz > top)
+            top = a->hot[i].sm_clock_mhz;
+    for (size_t i = 0; top > 0 && p->clock_band > 0 && i < a->n_hot; i++) {
+        int64_t c = a->hot[i].sm_clock_mhz;
+        if (c >= 0 && (double)c < p->clock_band * (double)top) {
+            slow++;
+            low = low < 0 || c < low ? c : low;
+        }
+    }
+    if (slow)
+        breach(
+            fn, ctx, n, S,
+            "%zu hot samples at an SM clock below clock_band %.17g x the attempt's highest %lld MHz (lowest "
+            "%lld MHz): the device was throttled while it was measured",
+            slow, p->clock_band, (long long)top, (long long)low);
+}
+
+/* The device's hygiene (docs/defenses.md): no sample of a completed
+ * attempt (hot, then cold) while another process used the GPU, or
+ * throttled for power or heat; no hot sample whose device work outlasted
+ * its timed events (late work: the worst sample's figures in the reason). */
+static void hygiene_rules(const ev_rule_attempt *a, ev_rule_breach_fn fn, void *ctx, int *n)
+{
+    const ev_rule_member V = EV_RULE_VALIDATION_JSON;
+    for (int c = 0; c < 2; c++) {
+        const ev_rule_sample *smp = c ? a->cold : a->hot;
+        size_t ns = c ? a->n_cold : a->n_hot;
+        const char *which = c ? "cold" : "hot";
+        char busy[96] = "", hot[96] = "";
+        size_t n_busy = 0, n_throttled = 0;
+        long long bits = 0;
+        for (size_t i = 0; i < ns; i++) {
+            if (smp[i].other_processes > 0)
+                list_index(busy, sizeof busy, n_busy++, i);
+            if (smp[i].throttle_reasons > 0 && (smp[i].throttle_reasons & EV_RULE_THROTTLE_MASK)) {
+                list_index(hot, sizeof hot, n_throttled++, i);
+                bits |= smp[i].throttle_reasons & EV_RULE_THROTTLE_MASK;
+            }
+        }
+        if (n_busy)
+            breach(fn, ctx, n, V,
+                   "%zu %s samples taken while another compute process used the GPU (%s samples %s)", n_busy,
+                   which, which, busy);
+        if (n_throttled)
+            breach(fn, ctx, n, V,
+                   "%zu %s samples taken while the GPU was throttled for power or heat (%s samples %s; NVML "
+                   "reasons 0x%llx)",
+                   n_throttled, which, which, hot, bits);
+    }
+    /* late device work: the worst sample's figures in the reason */
+    char late[96] = "";
+    size_t n_late = 0;
+    double worst_wall = 0, worst_el = 0;
+    for (size_t i = 0; i < a->n_hot; i++) {
+        const ev_rule_sample *s = &a->hot[i];
+        if (s->wall_ms >= 0 && s->wall_ms > EV_RULE_LATE_FACTOR * s->elapsed_ms + EV_RULE_LATE_SLACK_MS) {
+            list_index(late, sizeof late, n_late++, i);
+            if (s->wall_ms - s->elapsed_ms > worst_wall - worst_el) {
+                worst_wall = s->wall_ms;
+                worst_el = s->elapsed_ms;
+            }
+        }
+    }
+    if (n_late)
+        breach(fn, ctx, n, V,
+               "%zu hot samples whose device work outlasted their timed events (hot samples %s; worst: "
+               "%.3f ms on the host's wall clock around the synchronised replay against %.3f ms between "
+               "its events, over %g x + %g ms)",
+               n_late, late, worst_wall, worst_el, EV_RULE_LATE_FACTOR, EV_RULE_LATE_SLACK_MS);
+}
+
+/* The cold samples: single launches, after a flush record whose flush
+ * exceeded the cache and met the protocol's multiple of it (or its cap). */
+static void cold_rules(const ev_rule_attempt *a, const ev_proto_ref *ref, ev_rule_breach_fn fn, void *ctx,
+                       int *n)
+{
+    const ev_rule_member S = EV_RULE_SAMPLES_CSV, V = EV_RULE_VALIDATION_JSON;
+    size_t bad_cold = 0;
+    for (size_t i = 0; i < a->n_cold; i++)
+        if (a->cold[i].replays != 1 || a->cold[i].ops_per_graph != 1)
+            bad_cold++;
+    if (bad_cold)
+        breach(fn, ctx, n, S, "%zu cold samples are not single launches", bad_cold);
+
+    if (a->n_cold > 0 && ref) {
+        if (!a->has_flush) {
+            breach(fn, ctx, n, V, "cold samples without a flush record");
+        } else {
+            /* A cold sample is cold only when the flush exceeded the cache
+             * (a cap may not bring it below: the runner refuses such a
+             * protocol on cpu before it runs). */
+            if (a->schema >= EV_RULE_COLD_FLUSH_SINCE && a->flush_bytes <= a->cache_bytes)
+                breach(fn, ctx, n, V,
+                       "flush of %lld bytes does not exceed the %lld-byte cache: the cold samples were not "
+                       "cold",
+                       (long long)a->flush_bytes, (long long)a->cache_bytes);
+            /* Required: k x cache, or the declared cap when that is smaller. */
+            double need = (double)ref->flush_cache_multiple * (double)a->cache_bytes;
+            if (ref->flush_max_bytes > 0 && need > (double)ref->flush_max_bytes)
+                need = (double)ref->flush_max_bytes;
+            if ((double)a->flush_bytes < need)
+                breach(fn, ctx, n, V, "flush of %lld bytes is below %lld x the %lld-byte cache (cap %lld)",
+                       (long long)a->flush_bytes, (long long)ref->flush_cache_multiple,
+                       (long long)a->cache_bytes, (long long)ref->flush_max_bytes);
+        }
+    }
+}
+
+/* Physical plausibility of a completed attempt's medians, hot then cold
+ * (ev_rule_plausible). */
+static void plausible_rule(const char *backend, const ev_rule_attempt *a, ev_rule_breach_fn fn, void *ctx,
+                           int *n)
+{
+    const ev_rule_member S = EV_RULE_SAMPLES_CSV;
+    char why[RULE_TEXT];
+    for (int hot = 1; hot >= 0; hot--) {
+        const ev_rule_sample *smp = hot ? a->hot : a->cold;
+        size_t ns = hot ? a->n_hot : a->n_cold, m = 0;
+        double v[RULE_MAX_HOT], mid;
+        for (size_t i = 0; i < ns && m < RULE_MAX_HOT; i++)
+            if (ev_per_op_us(smp[i].elapsed_ms, smp[i].replays, smp[i].ops_per_graph, &v[m]) == EV_OK)
+                m++;
+        if (m == ns && m && ev_median(v, m, &mid) == EV_OK &&
+            ev_rule_plausible(backend, hot, &a->bound, mid, why, sizeof why))
+            breach(fn, ctx, n, S, "%s", why);
+    }
+}
+
 int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_attempt *a, ev_rule_breach_fn fn,
                    void *ctx)
 {
-    const ev_rule_member S = EV_RULE_SAMPLES_CSV, V = EV_RULE_VALIDATION_JSON;
+    const ev_rule_member S = EV_RULE_SAMPLES_CSV;
     ev_arm_kind kind = EV_ARM_NATIVE;
     int64_t rows = 0, chosen[EV_RULE_RECAL_MAX + 1] = {0};
     size_t groups = 0;
@@ -248,78 +386,10 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
     }
     if (bad_opg)
         breach(fn, ctx, &n, S, "%zu hot samples not at %lld ops per graph", bad_opg, (long long)want_opg);
-    /* The clock: no hot sample of a completed attempt below clock_band x the
-     * attempt's highest SM clock (a device throttled for power or heat
-     * while it was measured; docs/verify.md, check 5). */
-    int64_t top = -1, low = -1;
-    size_t slow = 0;
-    for (size_t i = 0; i < a->n_hot; i++)
-        if (a->hot[i].sm_clock_mhz > top)
-            top = a->hot[i].sm_clock_mhz;
-    for (size_t i = 0; completed && top > 0 && p->clock_band > 0 && i < a->n_hot; i++) {
-        int64_t c = a->hot[i].sm_clock_mhz;
-        if (c >= 0 && (double)c < p->clock_band * (double)top) {
-            slow++;
-            low = low < 0 || c < low ? c : low;
-        }
-    }
-    if (slow)
-        breach(
-            fn, ctx, &n, S,
-            "%zu hot samples at an SM clock below clock_band %.17g x the attempt's highest %lld MHz (lowest "
-            "%lld MHz): the device was throttled while it was measured",
-            slow, p->clock_band, (long long)top, (long long)low);
-    /* The device's hygiene (issue 16): no sample of a completed attempt
-     * (hot, then cold) while another process used the GPU, or throttled
-     * for power or heat. */
-    if (completed) {
-        for (int c = 0; c < 2; c++) {
-            const ev_rule_sample *smp = c ? a->cold : a->hot;
-            size_t ns = c ? a->n_cold : a->n_hot;
-            const char *which = c ? "cold" : "hot";
-            char busy[96] = "", hot[96] = "";
-            size_t n_busy = 0, n_throttled = 0;
-            long long bits = 0;
-            for (size_t i = 0; i < ns; i++) {
-                if (smp[i].other_processes > 0)
-                    list_index(busy, sizeof busy, n_busy++, i);
-                if (smp[i].throttle_reasons > 0 && (smp[i].throttle_reasons & EV_RULE_THROTTLE_MASK)) {
-                    list_index(hot, sizeof hot, n_throttled++, i);
-                    bits |= smp[i].throttle_reasons & EV_RULE_THROTTLE_MASK;
-                }
-            }
-            if (n_busy)
-                breach(fn, ctx, &n, V,
-                       "%zu %s samples taken while another compute process used the GPU (%s samples %s)",
-                       n_busy, which, which, busy);
-            if (n_throttled)
-                breach(
-                    fn, ctx, &n, V,
-                    "%zu %s samples taken while the GPU was throttled for power or heat (%s samples %s; NVML "
-                    "reasons 0x%llx)",
-                    n_throttled, which, which, hot, bits);
-        }
-        /* late device work: the worst sample's figures in the reason */
-        char late[96] = "";
-        size_t n_late = 0;
-        double worst_wall = 0, worst_el = 0;
-        for (size_t i = 0; i < a->n_hot; i++) {
-            const ev_rule_sample *s = &a->hot[i];
-            if (s->wall_ms >= 0 && s->wall_ms > EV_RULE_LATE_FACTOR * s->elapsed_ms + EV_RULE_LATE_SLACK_MS) {
-                list_index(late, sizeof late, n_late++, i);
-                if (s->wall_ms - s->elapsed_ms > worst_wall - worst_el) {
-                    worst_wall = s->wall_ms;
-                    worst_el = s->elapsed_ms;
-                }
-            }
-        }
-        if (n_late)
-            breach(fn, ctx, &n, V,
-                   "%zu hot samples whose device work outlasted their timed events (hot samples %s; worst: "
-                   "%.3f ms on the host's wall clock around the synchronised replay against %.3f ms between "
-                   "its events, over %g x + %g ms)",
-                   n_late, late, worst_wall, worst_el, EV_RULE_LATE_FACTOR, EV_RULE_LATE_SLACK_MS);
-    }
+    if (completed)
+        clock_rule(p, a, fn, ctx, &n);
+    if (completed)
+        hygiene_rules(a, fn, ctx, &n);
     if (bad_replays && groups == 0)
         breach(fn, ctx, &n, S, "%zu hot samples not at the chosen %lld replays", bad_replays,
                (long long)chosen[0]);
@@ -340,51 +410,10 @@ int ev_rules_check(const ev_protocol *p, const char *backend, const ev_rule_atte
             "sample_band %.17g)): the calibration did not hold its target",
             med, lo, hi, T, p->sample_band);
 
-    size_t bad_cold = 0;
-    for (size_t i = 0; i < a->n_cold; i++)
-        if (a->cold[i].replays != 1 || a->cold[i].ops_per_graph != 1)
-            bad_cold++;
-    if (bad_cold)
-        breach(fn, ctx, &n, S, "%zu cold samples are not single launches", bad_cold);
+    cold_rules(a, ref, fn, ctx, &n);
 
-    if (a->n_cold > 0 && ref) {
-        if (!a->has_flush) {
-            breach(fn, ctx, &n, V, "cold samples without a flush record");
-        } else {
-            /* A cold sample is cold only when the flush exceeded the cache
-             * (a cap may not bring it below: the runner refuses such a
-             * protocol on cpu before it runs). */
-            if (a->schema >= EV_RULE_COLD_FLUSH_SINCE && a->flush_bytes <= a->cache_bytes)
-                breach(fn, ctx, &n, V,
-                       "flush of %lld bytes does not exceed the %lld-byte cache: the cold samples were not "
-                       "cold",
-                       (long long)a->flush_bytes, (long long)a->cache_bytes);
-            /* Required: k x cache, or the declared cap when that is smaller. */
-            double need = (double)ref->flush_cache_multiple * (double)a->cache_bytes;
-            if (ref->flush_max_bytes > 0 && need > (double)ref->flush_max_bytes)
-                need = (double)ref->flush_max_bytes;
-            if ((double)a->flush_bytes < need)
-                breach(fn, ctx, &n, V, "flush of %lld bytes is below %lld x the %lld-byte cache (cap %lld)",
-                       (long long)a->flush_bytes, (long long)ref->flush_cache_multiple,
-                       (long long)a->cache_bytes, (long long)ref->flush_max_bytes);
-        }
-    }
-
-    /* Physical plausibility of a completed attempt's medians. */
-    if (completed && a->bound.bytes > 0) {
-        char why[RULE_TEXT];
-        for (int hot = 1; hot >= 0; hot--) {
-            const ev_rule_sample *smp = hot ? a->hot : a->cold;
-            size_t ns = hot ? a->n_hot : a->n_cold, m = 0;
-            double v[RULE_MAX_HOT], mid;
-            for (size_t i = 0; i < ns && m < RULE_MAX_HOT; i++)
-                if (ev_per_op_us(smp[i].elapsed_ms, smp[i].replays, smp[i].ops_per_graph, &v[m]) == EV_OK)
-                    m++;
-            if (m == ns && m && ev_median(v, m, &mid) == EV_OK &&
-                ev_rule_plausible(backend, hot, &a->bound, mid, why, sizeof why))
-                breach(fn, ctx, &n, S, "%s", why);
-        }
-    }
+    if (completed && a->bound.bytes > 0)
+        plausible_rule(backend, a, fn, ctx, &n);
     return n;
 }
 

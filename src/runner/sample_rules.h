@@ -46,7 +46,7 @@ typedef struct ev_rule_sample {
 } ev_rule_sample;
 
 /*
- * Late device work (issue 16): work the timed events did not hold, such as
+ * Late device work (docs/defenses.md): work the timed events did not hold, such as
  * work on a side stream the timer misses.  The backend measures each hot
  * sample twice: between its events (elapsed_ms) and on the host's wall
  * clock from before its first event to when the whole device is idle
@@ -327,7 +327,7 @@ int ev_rule_cause(const ev_rule_host *h, char *out, size_t cap);
 const char *ev_rule_member_name(ev_rule_member m);
 
 /*
- * Impossible timings (issue 16): a completed job of a case with rows whose
+ * Impossible timings (docs/defenses.md): a completed job of a case with rows whose
  * hot median (us per op) is below the run's floor arm's (an empty kernel
  * node, or the cpu pool's empty tasks) divided by EV_RULE_FLOOR_MARGIN: no
  * op runs faster than an empty one; the margin allows run-to-run noise.

@@ -17,12 +17,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "evidence/closure.h"
+#include "closure.h"
 #include "json.h"
 #include "names.h"
 #include "proc.h"
 #include "sha256.h"
-#include "evidence/member.h"
+#include "member.h"
 
 /* The first entry the closure walk could not read (its odd callback). */
 typedef struct walk_error {

@@ -1,7 +1,7 @@
 /*
  * snapshot.h: what a run records about its own sources and host before the
  * first measurement: the measurement closure's bytes (mk/closure.list's
- * files and the list: evidence/closure.h), the source-tree hash, the git commit and
+ * files and the list: common/closure.h), the source-tree hash, the git commit and
  * dirty flag (or the .evident-stamp of a copied tree), and the redacted
  * environment receipt.  Also the stderr redaction of absolute paths.
  */
@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #include "buf.h"
-#include "evidence/tree_hash.h"
+#include "tree_hash.h"
 #include "status.h"
 
 typedef struct ev_snapshot {

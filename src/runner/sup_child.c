@@ -105,6 +105,93 @@ void sup_wproc_cancel(wproc *w)
     w->pid = -1;
 }
 
+/* What watching a worker has read and still holds. */
+typedef struct cwatch {
+    ev_buf line, tail;      /* records not yet committed; stderr's last bytes */
+    int rec_open, err_open; /* the record and stderr pipes still open */
+    int64_t quiet_since;    /* after the worker's exit: when its pipes last gave bytes */
+    int64_t pending_since;  /* arrival of the oldest uncommitted bytes; 0: none */
+    ev_status fatal;        /* a store or memory failure: the worker is ended */
+} cwatch;
+
+/* Ends a running worker (its group first) when it must: past its deadline
+ * (timed out: SIGKILL), asked to stop (interrupted: SIGTERM, SIGKILL
+ * 2 s later at *kill_at), or after a fatal failure of the supervisor's
+ * own (SIGKILL).  Notes which in *ce. */
+static void signal_child(sup *s, pid_t pid, child_end *ce, int64_t now, int64_t deadline, ev_status fatal,
+                         int64_t *kill_at)
+{
+    if (!ce->timed_out && !ce->interrupted && now >= deadline) {
+        ce->timed_out = 1;
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+    }
+    if (!ce->interrupted && !ce->timed_out && stopping(s)) {
+        ce->interrupted = 1;
+        kill(-pid, SIGTERM);
+        kill(pid, SIGTERM);
+        *kill_at = now + 2000000000;
+    }
+    if (fatal && !ce->interrupted && !ce->timed_out) {
+        ce->interrupted = 1;
+        kill(-pid, SIGKILL);
+    }
+    if (*kill_at && now >= *kill_at) {
+        kill(-pid, SIGKILL);
+        kill(pid, SIGKILL);
+        *kill_at = 0;
+    }
+}
+
+/* Reads what the ready pipes among fds[0..nf) give: records into
+ * cw->line (a line longer than MAX_LINE is a protocol error, dropped),
+ * stderr into cw->tail (its last STDERR_TAIL bytes kept); a pipe that
+ * gives nothing more is closed for the watch. */
+static void read_ready(att *a, const struct pollfd *fds, int nf, int rec_fd, int stop_fd, cwatch *cw,
+                       ev_err *err)
+{
+    for (int i = 0; i < nf; i++) {
+        char chunk[65536];
+        ssize_t n;
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        if (fds[i].fd == stop_fd)
+            continue; /* the flag is checked above */
+        n = read(fds[i].fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n > 0)
+            cw->quiet_since = mono_ns();
+        if (fds[i].fd == rec_fd) {
+            if (n <= 0) {
+                cw->rec_open = 0;
+                continue;
+            }
+            if (ev_buf_append(&cw->line, chunk, (size_t)n)) {
+                cw->fatal = ev_err_set(err, EV_ENOMEM, "record buffer: out of memory");
+                continue;
+            }
+            if (!cw->pending_since)
+                cw->pending_since = mono_ns();
+            if (cw->line.len > MAX_LINE) {
+                sup_proto_err(a, "record %lld: longer than %zu bytes", (long long)a->count + 1, MAX_LINE);
+                ev_buf_reset(&cw->line);
+            }
+        } else {
+            if (n <= 0) {
+                cw->err_open = 0;
+                continue;
+            }
+            ev_buf_append(&cw->tail, chunk, (size_t)n);
+            if (cw->tail.len > 4 * STDERR_TAIL) {
+                memmove(cw->tail.data, cw->tail.data + cw->tail.len - STDERR_TAIL, STDERR_TAIL);
+                cw->tail.len = STDERR_TAIL;
+                cw->tail.data[cw->tail.len] = '\0';
+            }
+        }
+    }
+}
+
 /*
  * Watches the started worker w: releases its gate when it has one,
  * streams its records into a, watches the deadline (from now) and the
@@ -113,13 +200,11 @@ void sup_wproc_cancel(wproc *w)
  */
 ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
 {
-    ev_buf line = EV_BUF_INIT, tail = EV_BUF_INIT;
+    cwatch cw = {EV_BUF_INIT, EV_BUF_INIT, 1, 1, 0, 0, EV_OK};
     int64_t start = mono_ns();
     int64_t deadline = start + (int64_t)(s->proto.job_timeout_s * 1e9), kill_at = 0;
-    int rec_open = 1, err_open = 1, exited = 0, status = 0;
-    int64_t quiet_since = 0;   /* after the worker's exit: when its pipes last gave bytes */
-    int64_t pending_since = 0; /* arrival of the oldest uncommitted bytes; 0: none */
-    ev_status rc = EV_OK, fatal = EV_OK;
+    int exited = 0, status = 0;
+    ev_status rc = EV_OK;
     pid_t pid = w->pid;
     int rp[2] = {w->rp, -1}, ep[2] = {w->ep, -1};
 
@@ -133,7 +218,7 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
         close(w->gate);
         w->gate = -1;
     }
-    while (rec_open || err_open || !exited) {
+    while (cw.rec_open || cw.err_open || !exited) {
         struct pollfd fds[3];
         int nf = 0, timeout;
         int64_t now = mono_ns();
@@ -142,40 +227,22 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
             pid_t got = waitpid(pid, &status, WNOHANG);
             if (got == pid) {
                 exited = 1;
-                quiet_since = now;
+                cw.quiet_since = now;
             }
         }
-        if (exited && !rec_open && !err_open)
+        if (exited && !cw.rec_open && !cw.err_open)
             break;
-        if (!ce->timed_out && !ce->interrupted && now >= deadline && !exited) {
-            ce->timed_out = 1;
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-        }
-        if (!ce->interrupted && !ce->timed_out && stopping(s) && !exited) {
-            ce->interrupted = 1;
-            kill(-pid, SIGTERM);
-            kill(pid, SIGTERM);
-            kill_at = now + 2000000000;
-        }
-        if (fatal && !exited && !ce->interrupted && !ce->timed_out) {
-            ce->interrupted = 1;
-            kill(-pid, SIGKILL);
-        }
-        if (kill_at && now >= kill_at && !exited) {
-            kill(-pid, SIGKILL);
-            kill(pid, SIGKILL);
-            kill_at = 0;
-        }
-        if (exited && (rec_open || err_open) &&
-            (now > deadline + 2000000000 || now - quiet_since > (int64_t)LEFT_QUIET_MS * 1000000)) {
+        if (!exited)
+            signal_child(s, pid, ce, now, deadline, cw.fatal, &kill_at);
+        if (exited && (cw.rec_open || cw.err_open) &&
+            (now > deadline + 2000000000 || now - cw.quiet_since > (int64_t)LEFT_QUIET_MS * 1000000)) {
             break; /* a process the worker left holds the pipes: give up on them (sup_reap.c names it) */
         }
-        if (rec_open) {
+        if (cw.rec_open) {
             fds[nf].fd = rp[0];
             fds[nf++].events = POLLIN;
         }
-        if (err_open) {
+        if (cw.err_open) {
             fds[nf].fd = ep[0];
             fds[nf++].events = POLLIN;
         }
@@ -183,12 +250,13 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
             fds[nf].fd = s->o->stop_fd;
             fds[nf++].events = POLLIN;
         }
-        if (pending_since && !fatal &&
-            (!rec_open || now - pending_since >= (int64_t)COMMIT_MS * 1000000 || line.len >= COMMIT_BYTES)) {
-            ev_status c = sup_on_lines(s, a, &line);
-            pending_since = line.len ? now : 0;
+        if (cw.pending_since && !cw.fatal &&
+            (!cw.rec_open || now - cw.pending_since >= (int64_t)COMMIT_MS * 1000000 ||
+             cw.line.len >= COMMIT_BYTES)) {
+            ev_status c = sup_on_lines(s, a, &cw.line);
+            cw.pending_since = cw.line.len ? now : 0;
             if (c) {
-                fatal = c;
+                cw.fatal = c;
                 ev_err_set(err, c, "store: cannot commit a record");
             }
         }
@@ -197,67 +265,28 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
          * real-time priority that polled without sleeping kept the killed
          * worker off the CPU it needed to exit, for minutes on a busy
          * host and for good where the two shared one CPU. */
-        timeout = (rec_open || err_open) ? 200 : 5;
+        timeout = (cw.rec_open || cw.err_open) ? 200 : 5;
         if (!exited && deadline - now < (int64_t)timeout * 1000000)
             timeout = deadline > now ? (int)((deadline - now) / 1000000) + 1 : 5;
         if (poll(fds, (nfds_t)nf, timeout) < 0 && errno != EINTR) {
             rc = ev_err_set(err, EV_EPROC, "poll: %s", strerror(errno));
             kill(-pid, SIGKILL);
         }
-        for (int i = 0; i < nf; i++) {
-            char chunk[65536];
-            ssize_t n;
-            if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR)))
-                continue;
-            if (fds[i].fd == s->o->stop_fd)
-                continue; /* the flag is checked above */
-            n = read(fds[i].fd, chunk, sizeof chunk);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n > 0)
-                quiet_since = mono_ns();
-            if (fds[i].fd == rp[0]) {
-                if (n <= 0) {
-                    rec_open = 0;
-                    continue;
-                }
-                if (ev_buf_append(&line, chunk, (size_t)n)) {
-                    fatal = ev_err_set(err, EV_ENOMEM, "record buffer: out of memory");
-                    continue;
-                }
-                if (!pending_since)
-                    pending_since = mono_ns();
-                if (line.len > MAX_LINE) {
-                    sup_proto_err(a, "record %lld: longer than %zu bytes", (long long)a->count + 1, MAX_LINE);
-                    ev_buf_reset(&line);
-                }
-            } else {
-                if (n <= 0) {
-                    err_open = 0;
-                    continue;
-                }
-                ev_buf_append(&tail, chunk, (size_t)n);
-                if (tail.len > 4 * STDERR_TAIL) {
-                    memmove(tail.data, tail.data + tail.len - STDERR_TAIL, STDERR_TAIL);
-                    tail.len = STDERR_TAIL;
-                    tail.data[tail.len] = '\0';
-                }
-            }
-        }
+        read_ready(a, fds, nf, rp[0], s->o->stop_fd, &cw, err);
     }
     if (!exited) {
         kill(-pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
             ;
     }
-    if (line.len && !fatal) {
-        ev_status c = sup_on_lines(s, a, &line); /* what is left when the loop gave up on the pipes */
+    if (cw.line.len && !cw.fatal) {
+        ev_status c = sup_on_lines(s, a, &cw.line); /* what is left when the loop gave up on the pipes */
         if (c) {
-            fatal = c;
+            cw.fatal = c;
             ev_err_set(err, c, "store: cannot commit a record");
         }
     }
-    if (line.len)
+    if (cw.line.len)
         sup_proto_err(a, "record %lld: no newline at the end of the stream", (long long)a->count + 1);
     if (WIFEXITED(status)) {
         ce->has_exit = 1;
@@ -269,12 +298,12 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
     if (!a->end)
         sup_proto_err(a, "no end record (%lld records)", (long long)a->count);
     {
-        size_t from = tail.len > STDERR_TAIL ? tail.len - STDERR_TAIL : 0;
-        ev_redact_paths(tail.data ? tail.data + from : "", tail.len - from, &ce->err_tail);
+        size_t from = cw.tail.len > STDERR_TAIL ? cw.tail.len - STDERR_TAIL : 0;
+        ev_redact_paths(cw.tail.data ? cw.tail.data + from : "", cw.tail.len - from, &ce->err_tail);
     }
     ce->wall_ns = mono_ns() - start;
-    if (fatal && !rc)
-        rc = fatal;
+    if (cw.fatal && !rc)
+        rc = cw.fatal;
     for (int i = 0; i < 2; i++) {
         if (rp[i] >= 0)
             close(rp[i]);
@@ -283,7 +312,7 @@ ev_status sup_run_child(sup *s, wproc *w, att *a, child_end *ce, ev_err *err)
     }
     w->rp = w->ep = -1;
     w->pid = -1;
-    ev_buf_free(&line);
-    ev_buf_free(&tail);
+    ev_buf_free(&cw.line);
+    ev_buf_free(&cw.tail);
     return rc;
 }

@@ -39,6 +39,7 @@
 #include "buf.h"
 #include "json.h"
 #include "model/model.h"
+#include "model_store.h"
 #include "plan.h"
 #include "runner/host_salt.h"
 #include "proc.h"

@@ -5,7 +5,7 @@
 #include "sup_int.h"
 
 #include "dtype.h"
-#include "evidence/samples.h"
+#include "samples.h"
 #include "stats.h"
 
 /* Puts back the state *saved held before a batch whose rows were rolled

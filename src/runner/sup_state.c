@@ -4,7 +4,7 @@
  */
 #include "sup_int.h"
 
-#include "evidence/samples.h"
+#include "samples.h"
 #include "stats.h"
 #include "strs.h"
 

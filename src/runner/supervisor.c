@@ -408,6 +408,96 @@ static ev_status build_kernels(sup *s, ev_err *err)
     return rc;
 }
 
+/* The run's protocol: the file's bytes (a subset of them for --cases or
+ * --arms: the subset is the run's protocol, its bytes what the store and
+ * the bundle hold), parsed, its id, and its plan (one shard's part of it
+ * for --shard), with a job state per planned job.  EV_EUSAGE for a file
+ * that cannot be read. */
+static ev_status load_protocol(sup *s, ev_err *err)
+{
+    ev_status rc;
+
+    if ((rc = ev_read_file_max(s->o->protocol_path, EV_PROTO_MAX_BYTES, &s->bytes, err)))
+        return EV_EUSAGE;
+    /* its kernels' files are relative to its directory, wherever it lies */
+    if (ev_ext_protocol_dir(s->o->protocol_path, s->proto_dir, sizeof s->proto_dir))
+        return ev_err_set(err, EV_EUSAGE, "--protocol %s: the path is too long", s->o->protocol_path);
+    if (s->o->cases || s->o->arms) {
+        /* a quick loop: the subset is the run's protocol, its bytes what
+         * the store and the bundle hold */
+        ev_buf sub = EV_BUF_INIT;
+        ev_proto_model model;
+        char whole[65];
+        if (s->o->model_bundle &&
+            ((rc = ev_protocol_id(s->bytes.data ? s->bytes.data : "", s->bytes.len, whole)) ||
+             (rc = ev_model_from_bundle(s->o->model_bundle, whole, s->o->backend, &model, err))))
+            return rc;
+        rc = ev_protocol_subset(s->bytes.data ? s->bytes.data : "", s->bytes.len, s->o->cases, s->o->arms,
+                                s->o->model_bundle ? &model : NULL, &sub, err);
+        if (rc) {
+            ev_buf_free(&sub);
+            return rc;
+        }
+        ev_buf_free(&s->bytes);
+        s->bytes = sub;
+    }
+    if ((rc = ev_protocol_parse(s->bytes.data ? s->bytes.data : "", s->bytes.len, &s->proto, err)) ||
+        (rc = ev_protocol_id(s->bytes.data ? s->bytes.data : "", s->bytes.len, s->proto_id)) ||
+        (rc = ev_plan_build_sharded(&s->proto, s->o->shard_count > 0 ? s->o->shard_count : 1, &s->plan, err)))
+        return rc;
+    if (s->o->shard_count > 0)
+        ev_plan_keep_shard(&s->plan, s->o->shard_index);
+    s->js = calloc(s->plan.n + 1, sizeof *s->js);
+    if (!s->js)
+        return ev_err_set(err, EV_ENOMEM, "out of memory");
+    for (size_t i = 0; i < s->plan.n; i++)
+        s->js[i].pj = s->plan.jobs[i];
+    s->n_js = s->plan.n;
+    s->total = s->plan.n;
+    return EV_OK;
+}
+
+/* --resume: the store's last run, which must have this protocol and
+ * backend; its status so far into the result.  EV_EUSAGE otherwise. */
+static ev_status resume_run(sup *s, ev_err *err)
+{
+    ev_status rc;
+    run_ctx rcx;
+
+    memset(&rcx, 0, sizeof rcx);
+    if (ev_store_last_run(s->st, &s->run_id, err))
+        return ev_err_set(err, EV_EUSAGE, "--resume: the store has no run to resume");
+    if ((rc = ev_store_query(s->st, EV_Q_RUN, s->run_id, sup_on_run, &rcx, err)) ||
+        (rc = ev_store_query(s->st, EV_Q_RUN_STATUS, s->run_id, sup_on_status, s->res, err)))
+        return rc;
+    if (strcmp(rcx.protocol_id, s->proto_id))
+        return ev_err_set(err, EV_EUSAGE,
+                          "--resume: run %lld was started with protocol %.12s..., this file is %.12s...",
+                          (long long)s->run_id, rcx.protocol_id, s->proto_id);
+    if (strcmp(rcx.backend, s->o->backend))
+        return ev_err_set(err, EV_EUSAGE, "--resume: run %lld uses backend %s, not %s", (long long)s->run_id,
+                          rcx.backend, s->o->backend);
+    return EV_OK;
+}
+
+/* A protocol that declares real-time priority for the cpu backend's
+ * measured threads (SCHED_FIFO at EV_RULE_FIFO_PRIORITY, job.h): the
+ * supervisor takes the priority above theirs, so that it still commits
+ * their records and watches the clock while they measure (it sleeps
+ * in poll otherwise); a process it forks starts at normal priority
+ * (SCHED_RESET_ON_FORK).  Refused (no CAP_SYS_NICE), it runs at normal
+ * priority, as its workers will. */
+static int raise_priority(const sup *s)
+{
+    if (s->proto.cpu_realtime && !strcmp(s->o->backend, "cpu")) {
+        struct sched_param sp = {.sched_priority = EV_RULE_FIFO_PRIORITY + 1};
+        if (sched_getscheduler(0) == SCHED_OTHER &&
+            sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
+            return 1;
+    }
+    return 0;
+}
+
 ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 {
     sup s;
@@ -429,48 +519,8 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.t0 = mono_ns();
     res->resumed = resume;
 
-    if ((rc = ev_read_file_max(o->protocol_path, EV_PROTO_MAX_BYTES, &s.bytes, err))) {
-        rc = EV_EUSAGE;
+    if ((rc = load_protocol(&s, err)))
         goto out;
-    }
-    /* its kernels' files are relative to its directory, wherever it lies */
-    if (ev_ext_protocol_dir(o->protocol_path, s.proto_dir, sizeof s.proto_dir)) {
-        rc = ev_err_set(err, EV_EUSAGE, "--protocol %s: the path is too long", o->protocol_path);
-        goto out;
-    }
-    if (o->cases || o->arms) {
-        /* a quick loop: the subset is the run's protocol, its bytes what
-         * the store and the bundle hold */
-        ev_buf sub = EV_BUF_INIT;
-        ev_proto_model model;
-        char whole[65];
-        if (o->model_bundle && ((rc = ev_protocol_id(s.bytes.data ? s.bytes.data : "", s.bytes.len, whole)) ||
-                                (rc = ev_model_from_bundle(o->model_bundle, whole, o->backend, &model, err))))
-            goto out;
-        rc = ev_protocol_subset(s.bytes.data ? s.bytes.data : "", s.bytes.len, o->cases, o->arms,
-                                o->model_bundle ? &model : NULL, &sub, err);
-        if (rc) {
-            ev_buf_free(&sub);
-            goto out;
-        }
-        ev_buf_free(&s.bytes);
-        s.bytes = sub;
-    }
-    if ((rc = ev_protocol_parse(s.bytes.data ? s.bytes.data : "", s.bytes.len, &s.proto, err)) ||
-        (rc = ev_protocol_id(s.bytes.data ? s.bytes.data : "", s.bytes.len, s.proto_id)) ||
-        (rc = ev_plan_build_sharded(&s.proto, o->shard_count > 0 ? o->shard_count : 1, &s.plan, err)))
-        goto out;
-    if (o->shard_count > 0)
-        ev_plan_keep_shard(&s.plan, o->shard_index);
-    s.js = calloc(s.plan.n + 1, sizeof *s.js);
-    if (!s.js) {
-        rc = ev_err_set(err, EV_ENOMEM, "out of memory");
-        goto out;
-    }
-    for (size_t i = 0; i < s.plan.n; i++)
-        s.js[i].pj = s.plan.jobs[i];
-    s.n_js = s.plan.n;
-    s.total = s.plan.n;
 
     /* the code about to be measured is the code this evident was built
      * from (runner/build_id.h), before the store is touched */
@@ -483,26 +533,8 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     if (o->shard_count > 0 && (rc = shard_store(&s, &resume, err)))
         goto out;
     if (resume) {
-        run_ctx rcx;
-        memset(&rcx, 0, sizeof rcx);
-        if (ev_store_last_run(s.st, &s.run_id, err)) {
-            rc = ev_err_set(err, EV_EUSAGE, "--resume: the store has no run to resume");
+        if ((rc = resume_run(&s, err)))
             goto out;
-        }
-        if ((rc = ev_store_query(s.st, EV_Q_RUN, s.run_id, sup_on_run, &rcx, err)) ||
-            (rc = ev_store_query(s.st, EV_Q_RUN_STATUS, s.run_id, sup_on_status, res, err)))
-            goto out;
-        if (strcmp(rcx.protocol_id, s.proto_id)) {
-            rc = ev_err_set(err, EV_EUSAGE,
-                            "--resume: run %lld was started with protocol %.12s..., this file is %.12s...",
-                            (long long)s.run_id, rcx.protocol_id, s.proto_id);
-            goto out;
-        }
-        if (strcmp(rcx.backend, o->backend)) {
-            rc = ev_err_set(err, EV_EUSAGE, "--resume: run %lld uses backend %s, not %s", (long long)s.run_id,
-                            rcx.backend, o->backend);
-            goto out;
-        }
         res->run_id = s.run_id;
         if (res->finished)
             goto out; /* nothing left to do */
@@ -527,19 +559,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     res->n_kernels = s.proto.n_kernels;
     if (s.proto.n_kernels && (rc = build_kernels(&s, err)))
         goto out;
-    /* A protocol that declares real-time priority for the cpu backend's
-     * measured threads (SCHED_FIFO at EV_RULE_FIFO_PRIORITY, job.h): the
-     * supervisor takes the priority above theirs, so that it still commits
-     * their records and watches the clock while they measure (it sleeps
-     * in poll otherwise); a process it forks starts at normal priority
-     * (SCHED_RESET_ON_FORK).  Refused (no CAP_SYS_NICE), it runs at normal
-     * priority, as its workers will. */
-    if (s.proto.cpu_realtime && !strcmp(o->backend, "cpu")) {
-        struct sched_param sp = {.sched_priority = EV_RULE_FIFO_PRIORITY + 1};
-        if (sched_getscheduler(0) == SCHED_OTHER &&
-            sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &sp) == 0)
-            raised = 1;
-    }
+    raised = raise_priority(&s);
     t = mono_ns();
     rc = sup_environment(&s, err);
     res->env_s = (double)(mono_ns() - t) / 1e9;

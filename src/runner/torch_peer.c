@@ -129,7 +129,7 @@ static ev_status read_output(const char *path, size_t want, unsigned char **byte
 }
 
 /*
- * The device's hygiene while the peer measures (issue 16): the worker
+ * The device's hygiene while the peer measures (docs/defenses.md): the worker
  * holds no context on the device, so it reads NVML through the backend's
  * watch (backend.h) as each of the peer's samples arrives, outside the
  * peer's timing, with the peer as the process whose context NVML lists;
@@ -388,138 +388,151 @@ static ev_status ops_lib(char *path, size_t cap, const char *backend, ev_err *er
     return EV_OK;
 }
 
-ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
+/* The files a torch job shares with its peer, in a directory of its own
+ * under $TMPDIR (else /tmp): the input, the plants, and the outputs the
+ * peer writes (the first launch's, the final one's, the kept op's). */
+typedef struct peer_files {
+    char dir[512], in[600], first[600], final[600], plants[600], kept[600];
+    int made; /* dir exists: remove it and its files */
+} peer_files;
+
+/* Makes the job's directory and names its files.  EV_EIO. */
+static ev_status peer_files_make(peer_files *f, ev_err *err)
+{
+    const char *tmp = getenv("TMPDIR");
+
+    snprintf(f->dir, sizeof f->dir, "%s/evident-torch-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(f->dir))
+        return ev_err_set(err, EV_EIO, "torch peer: mkdtemp: %s", strerror(errno));
+    f->made = 1;
+    snprintf(f->in, sizeof f->in, "%s/input.bin", f->dir);
+    snprintf(f->first, sizeof f->first, "%s/out-first.bin", f->dir);
+    snprintf(f->final, sizeof f->final, "%s/out-final.bin", f->dir);
+    snprintf(f->plants, sizeof f->plants, "%s/plants.bin", f->dir);
+    snprintf(f->kept, sizeof f->kept, "%s/out-kept.bin", f->dir);
+    return EV_OK;
+}
+
+/* Removes the job's files and directory, where made. */
+static void peer_files_remove(const peer_files *f)
+{
+    if (!f->made)
+        return;
+    unlink(f->in);
+    unlink(f->first);
+    unlink(f->final);
+    unlink(f->plants);
+    unlink(f->kept);
+    rmdir(f->dir);
+}
+
+/* The peer's command line (kernels/peer_torch.py's options), its strings
+ * kept here, and when it was spawned. */
+typedef struct peer_cmd {
+    char lib[4096];
+    char rows[24], cols[24], stride[24], ops[24], samples[24], cold[24], warm[40], target[40], flush[24],
+        fd[8], spawn[32], gate[8], ahead[24];
+    char *argv[48];
+    struct timespec t_spawn; /* CLOCK_REALTIME */
+} peer_cmd;
+
+/* Fills c->argv for the job a on shape s with the files f (c->lib already
+ * holds the ops library's path), and notes the spawn time it passes. */
+static void peer_argv(peer_cmd *c, const ev_worker_args *a, const ev_shape *s, const peer_files *f)
 {
     const ev_protocol *p = a->proto;
-    const char *tmp = getenv("TMPDIR");
-    char dir[512], in_path[600], first_path[600], final_path[600], plants_path[600], kept_path[600],
-        lib_path[4096];
-    char rows_s[24], cols_s[24], stride_s[24], ops_s[24], samples_s[24], cold_s[24], warm_s[40], target_s[40],
-        flush_s[24], fd_s[8], spawn_s[32], gate_s[8], ahead_s[24];
-    char *argv[48];
-    int ac = 0, rp[2] = {-1, -1}, xp[2] = {-1, -1}, status = 0, ended = 0, skipped = 0, have_dir = 0;
-    int exec_errno = 0;
-    ev_shape shape;
-    void *input = NULL;
-    unsigned char *o1 = NULL, *o2 = NULL;
-    ev_oracle_row *expect = NULL;
-    unsigned char *o3 = NULL;
-    size_t in_len = 0, out_len;
-    pid_t pid = -1, parent;
-    peer_watch pw;
-    ev_job_plants pl;
-    peer_plants pp;
-    ev_status rc;
+    char **v = c->argv;
+    int ac = 0;
 
-    memset(&pw, 0, sizeof pw);
-    memset(&pl, 0, sizeof pl);
-    memset(&pp, 0, sizeof pp);
-
-    if ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
-        return rc;
-    out_len = (size_t)shape.rows * ev_dtype_size(shape.dtype);
-    /* the oracle and the plants (CPU only, before the gate): the peer
-     * runs under the plants and checks every arm runs under */
-    if ((rc = ev_job_expect(&shape, input, &expect, err)) ||
-        (rc = ev_job_plants_prepare(&pl, p, &shape, expect, err)))
-        goto out;
-    pl.on = 1;
-    pp.pl = &pl;
-    pp.p = p;
-    pp.s = &shape;
-    pp.in_len = in_len;
-    snprintf(dir, sizeof dir, "%s/evident-torch-XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-    if (!mkdtemp(dir)) {
-        rc = ev_err_set(err, EV_EIO, "torch peer: mkdtemp: %s", strerror(errno));
-        goto out;
-    }
-    have_dir = 1;
-    snprintf(in_path, sizeof in_path, "%s/input.bin", dir);
-    snprintf(first_path, sizeof first_path, "%s/out-first.bin", dir);
-    snprintf(final_path, sizeof final_path, "%s/out-final.bin", dir);
-    snprintf(plants_path, sizeof plants_path, "%s/plants.bin", dir);
-    snprintf(kept_path, sizeof kept_path, "%s/out-kept.bin", dir);
-    if ((rc = write_file(in_path, input, in_len, err)) ||
-        (rc = ev_job_plants_file(plants_path, &pl, &shape, p->ops_per_graph, p->ref_cuda.variant_budget_bytes,
-                                 err)))
-        goto out;
-    if ((rc = ops_lib(lib_path, sizeof lib_path, a->ops->name, err)))
-        goto out;
-
-    snprintf(rows_s, sizeof rows_s, "%lld", (long long)shape.rows);
-    snprintf(cols_s, sizeof cols_s, "%lld", (long long)shape.cols);
-    snprintf(stride_s, sizeof stride_s, "%lld", (long long)shape.stride);
-    snprintf(ops_s, sizeof ops_s, "%lld", (long long)p->ops_per_graph);
-    snprintf(samples_s, sizeof samples_s, "%lld", (long long)p->samples);
-    snprintf(cold_s, sizeof cold_s, "%lld", (long long)p->cold_samples);
-    snprintf(warm_s, sizeof warm_s, "%.17g", p->warmup_ms);
-    snprintf(target_s, sizeof target_s, "%.17g", p->target_sample_ms);
-    snprintf(flush_s, sizeof flush_s, "%lld", (long long)p->ref_cuda.flush_cache_multiple);
-    snprintf(fd_s, sizeof fd_s, "%d", PEER_RECORD_FD);
-    argv[ac++] = (char *)(a->python ? a->python : "python3");
-    argv[ac++] = (char *)a->peer_script;
-    argv[ac++] = "--backend";
-    argv[ac++] = (char *)a->ops->name;
-    argv[ac++] = "--input";
-    argv[ac++] = in_path;
-    argv[ac++] = "--op";
-    argv[ac++] = (char *)ev_op_name(shape.op);
-    argv[ac++] = "--dtype";
-    argv[ac++] = (char *)ev_dtype_name(shape.dtype);
-    argv[ac++] = "--rows";
-    argv[ac++] = rows_s;
-    argv[ac++] = "--cols";
-    argv[ac++] = cols_s;
-    argv[ac++] = "--stride";
-    argv[ac++] = stride_s;
-    argv[ac++] = "--job-key";
-    argv[ac++] = (char *)a->job_key;
-    argv[ac++] = "--record-fd";
-    argv[ac++] = fd_s;
-    argv[ac++] = "--out-first";
-    argv[ac++] = first_path;
-    argv[ac++] = "--out-final";
-    argv[ac++] = final_path;
-    argv[ac++] = "--ops";
-    argv[ac++] = ops_s;
-    argv[ac++] = "--samples";
-    argv[ac++] = samples_s;
-    argv[ac++] = "--cold-samples";
-    argv[ac++] = cold_s;
-    argv[ac++] = "--warmup-ms";
-    argv[ac++] = warm_s;
-    argv[ac++] = "--target-ms";
-    argv[ac++] = target_s;
-    argv[ac++] = "--flush-multiple";
-    argv[ac++] = flush_s;
-    argv[ac++] = "--plants";
-    argv[ac++] = plants_path;
-    argv[ac++] = "--ops-lib";
-    argv[ac++] = lib_path;
-    argv[ac++] = "--out-kept";
-    argv[ac++] = kept_path;
+    snprintf(c->rows, sizeof c->rows, "%lld", (long long)s->rows);
+    snprintf(c->cols, sizeof c->cols, "%lld", (long long)s->cols);
+    snprintf(c->stride, sizeof c->stride, "%lld", (long long)s->stride);
+    snprintf(c->ops, sizeof c->ops, "%lld", (long long)p->ops_per_graph);
+    snprintf(c->samples, sizeof c->samples, "%lld", (long long)p->samples);
+    snprintf(c->cold, sizeof c->cold, "%lld", (long long)p->cold_samples);
+    snprintf(c->warm, sizeof c->warm, "%.17g", p->warmup_ms);
+    snprintf(c->target, sizeof c->target, "%.17g", p->target_sample_ms);
+    snprintf(c->flush, sizeof c->flush, "%lld", (long long)p->ref_cuda.flush_cache_multiple);
+    snprintf(c->fd, sizeof c->fd, "%d", PEER_RECORD_FD);
+    v[ac++] = (char *)(a->python ? a->python : "python3");
+    v[ac++] = (char *)a->peer_script;
+    v[ac++] = "--backend";
+    v[ac++] = (char *)a->ops->name;
+    v[ac++] = "--input";
+    v[ac++] = (char *)f->in;
+    v[ac++] = "--op";
+    v[ac++] = (char *)ev_op_name(s->op);
+    v[ac++] = "--dtype";
+    v[ac++] = (char *)ev_dtype_name(s->dtype);
+    v[ac++] = "--rows";
+    v[ac++] = c->rows;
+    v[ac++] = "--cols";
+    v[ac++] = c->cols;
+    v[ac++] = "--stride";
+    v[ac++] = c->stride;
+    v[ac++] = "--job-key";
+    v[ac++] = (char *)a->job_key;
+    v[ac++] = "--record-fd";
+    v[ac++] = c->fd;
+    v[ac++] = "--out-first";
+    v[ac++] = (char *)f->first;
+    v[ac++] = "--out-final";
+    v[ac++] = (char *)f->final;
+    v[ac++] = "--ops";
+    v[ac++] = c->ops;
+    v[ac++] = "--samples";
+    v[ac++] = c->samples;
+    v[ac++] = "--cold-samples";
+    v[ac++] = c->cold;
+    v[ac++] = "--warmup-ms";
+    v[ac++] = c->warm;
+    v[ac++] = "--target-ms";
+    v[ac++] = c->target;
+    v[ac++] = "--flush-multiple";
+    v[ac++] = c->flush;
+    v[ac++] = "--plants";
+    v[ac++] = (char *)f->plants;
+    v[ac++] = "--ops-lib";
+    v[ac++] = c->lib;
+    v[ac++] = "--out-kept";
+    v[ac++] = (char *)f->kept;
     if (a->gate_fd >= 0) {
-        snprintf(gate_s, sizeof gate_s, "%d", PEER_GATE_FD);
-        argv[ac++] = "--gate-fd";
-        argv[ac++] = gate_s;
+        snprintf(c->gate, sizeof c->gate, "%d", PEER_GATE_FD);
+        v[ac++] = "--gate-fd";
+        v[ac++] = c->gate;
     }
     if (a->compile_ahead_ns > 0) {
-        snprintf(ahead_s, sizeof ahead_s, "%lld", (long long)a->compile_ahead_ns);
-        argv[ac++] = "--compile-ahead-ns";
-        argv[ac++] = ahead_s;
+        snprintf(c->ahead, sizeof c->ahead, "%lld", (long long)a->compile_ahead_ns);
+        v[ac++] = "--compile-ahead-ns";
+        v[ac++] = c->ahead;
     }
-    struct timespec t_spawn;
-    clock_gettime(CLOCK_REALTIME, &t_spawn);
-    snprintf(spawn_s, sizeof spawn_s, "%lld", (long long)t_spawn.tv_sec * 1000000000LL + t_spawn.tv_nsec);
-    argv[ac++] = "--spawn-ns";
-    argv[ac++] = spawn_s;
-    argv[ac] = NULL;
-    if (!a->peer_script) {
-        char why[160];
-        snprintf(why, sizeof why, "%s: no peer script given to the worker", a->arm);
-        rc = skip_job(a, out, why, err);
-        goto out;
-    }
+    clock_gettime(CLOCK_REALTIME, &c->t_spawn);
+    snprintf(c->spawn, sizeof c->spawn, "%lld",
+             (long long)c->t_spawn.tv_sec * 1000000000LL + c->t_spawn.tv_nsec);
+    v[ac++] = "--spawn-ns";
+    v[ac++] = c->spawn;
+    v[ac] = NULL;
+}
+
+/* What running the peer gave. */
+typedef struct peer_ran {
+    int status;            /* as waitpid gives it */
+    int exec_errno;        /* the exec's failure, 0 when it ran */
+    int ended, skipped;    /* relay's */
+    struct timespec t_end; /* CLOCK_MONOTONIC: its stream's end */
+} peer_ran;
+
+/* Spawns the peer (c->argv): it never outlives this worker, writes its
+ * records only to its own pipe and holds the gate; relays its records
+ * (relay) until its stream ends, then reaps it.  OUT: *r.  EV_EPROC for a
+ * pipe or fork that failed; relay's failures. */
+static ev_status peer_run(const ev_worker_args *a, ev_rec_out *out, peer_cmd *c, peer_watch *pw,
+                          peer_plants *pp, peer_ran *r, ev_err *err)
+{
+    int rp[2] = {-1, -1}, xp[2] = {-1, -1};
+    pid_t pid, parent;
+    ev_status rc = EV_OK;
+
     if (pipe2(rp, O_CLOEXEC) || pipe2(xp, O_CLOEXEC)) {
         rc = ev_err_set(err, EV_EPROC, "torch peer: pipe: %s", strerror(errno));
         goto out;
@@ -543,7 +556,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             _exit(127);
         if (ev_torch_env(a->torch_cache, a->ops->name))
             _exit(127);
-        execvp(argv[0], argv);
+        execvp(c->argv[0], c->argv);
         e = errno;
         if (write(xp[1], &e, sizeof e) < 0)
             _exit(127);
@@ -554,89 +567,164 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     rp[1] = xp[1] = -1;
     if (a->gate_fd >= 0)
         close(a->gate_fd); /* the peer holds the gate now */
-    if (read(xp[0], &exec_errno, sizeof exec_errno) != (ssize_t)sizeof exec_errno)
-        exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
-    if (!exec_errno) {
-        pw.ops = a->ops;
-        pw.pid = (int64_t)pid;
-        rc = relay(rp[0], &pw, &pp, out, &ended, &skipped, err);
+    if (read(xp[0], &r->exec_errno, sizeof r->exec_errno) != (ssize_t)sizeof r->exec_errno)
+        r->exec_errno = 0; /* the exec succeeded (the pipe closed on exec) */
+    if (!r->exec_errno) {
+        pw->ops = a->ops;
+        pw->pid = (int64_t)pid;
+        rc = relay(rp[0], pw, pp, out, &r->ended, &r->skipped, err);
     }
-    struct timespec t_end, t_exit;
-    clock_gettime(CLOCK_MONOTONIC, &t_end);
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    clock_gettime(CLOCK_MONOTONIC, &r->t_end);
+    while (waitpid(pid, &r->status, 0) < 0 && errno == EINTR)
         ;
-    if (rc)
+out:
+    for (int i = 0; i < 2; i++) {
+        if (rp[i] >= 0)
+            close(rp[i]);
+        if (xp[i] >= 0)
+            close(xp[i]);
+    }
+    return rc;
+}
+
+/* How the peer ended: its teardown time in the job's stderr tail (where a
+ * torch job's time goes, docs/runner.md), then EV_EPROC unless it exited 0
+ * after an end record with the right count. */
+static ev_status peer_exit(const peer_cmd *c, const peer_ran *r, ev_err *err)
+{
+    struct timespec t_exit, rt;
+
+    clock_gettime(CLOCK_MONOTONIC, &t_exit);
+    clock_gettime(CLOCK_REALTIME, &rt);
+    fprintf(stderr,
+            "evident-worker: the torch peer was started at %s ns and exited at %lld ns, %.3f s after its "
+            "last "
+            "record\n",
+            c->spawn, (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec,
+            (double)(t_exit.tv_sec - r->t_end.tv_sec) + (double)(t_exit.tv_nsec - r->t_end.tv_nsec) / 1e9);
+    if (WIFSIGNALED(r->status))
+        return ev_err_set(err, EV_EPROC, "torch peer killed by signal %d", WTERMSIG(r->status));
+    if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) != 0)
+        return ev_err_set(err, EV_EPROC, "torch peer exited with status %d", WEXITSTATUS(r->status));
+    if (!r->ended)
+        return ev_err_set(err, EV_EPROC,
+                          "torch peer: its record stream did not end with a correct end record");
+    return EV_OK;
+}
+
+/* The peer's outputs validated as every arm's are: its first launch's,
+ * then (unless an op check failed: the job fails there) its kept op's on
+ * the planted input, then its final launch's, whose hash must equal the
+ * first's (replay determinism). */
+static ev_status peer_outputs(const ev_worker_args *a, ev_rec_out *out, const peer_files *f,
+                              const ev_shape *shape, const void *input, const ev_oracle_row *expect,
+                              ev_job_plants *pl, const peer_plants *pp, size_t out_len, ev_err *err)
+{
+    const ev_protocol *p = a->proto;
+    unsigned char *o1 = NULL, *o2 = NULL, *o3 = NULL;
+    ev_validation v1, v2;
+    char h1[65], h2[65];
+    int stop = pp->failed;
+    ev_status rc;
+
+    if ((rc = read_output(f->first, out_len, &o1, err)))
         goto out;
-    if (exec_errno) {
-        char why[512];
-        snprintf(why, sizeof why, "%s: cannot run %s: %s", a->arm, argv[0], strerror(exec_errno));
+    ev_output_check(p, shape, input, expect, o1, &v1);
+    if ((rc = ev_job_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
+        goto out;
+    if (stop) { /* an op check failed (the peer said what on stderr): the job fails there */
+        ev_validation bad = {0, 0.0, 0.0, 1, 0};
+        if ((rc = ev_job_validation(out, "final", &bad, o1, out_len, 0, h2, err)))
+            goto out;
+    } else if ((rc = read_output(f->kept, out_len, &o3, err)) ||
+               (rc = ev_job_kept(out, p, a->arm, pl, shape, input, expect, o3, out_len, pp->last_hot, &stop,
+                                 err))) {
+        goto out;
+    }
+    if (!stop) {
+        if ((rc = read_output(f->final, out_len, &o2, err)))
+            goto out;
+        ev_output_check(p, shape, input, expect, o2, &v2);
+        if ((rc = ev_sha256_hex(o2, out_len, h2)))
+            goto out;
+        if (strcmp(h1, h2))
+            v2.passed = 0; /* replay determinism broken */
+        rc = ev_job_validation(out, "final", &v2, o2, out_len, 0, h2, err);
+    }
+out:
+    free(o1);
+    free(o2);
+    free(o3);
+    return rc;
+}
+
+/* A torch-compile job (torch_peer.h): the input, the oracle and the
+ * plants prepared here (CPU only, before the gate: the peer runs under the
+ * plants and checks every arm runs under), the peer run and its records
+ * relayed, then its exit, the worker's own share of the job's time, and
+ * its outputs validated. */
+ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
+{
+    const ev_protocol *p = a->proto;
+    peer_files f;
+    peer_cmd c;
+    peer_ran r;
+    ev_shape shape;
+    void *input = NULL;
+    ev_oracle_row *expect = NULL;
+    size_t in_len = 0, out_len;
+    peer_watch pw;
+    ev_job_plants pl;
+    peer_plants pp;
+    ev_status rc;
+
+    memset(&f, 0, sizeof f);
+    memset(&r, 0, sizeof r);
+    memset(&pw, 0, sizeof pw);
+    memset(&pl, 0, sizeof pl);
+    memset(&pp, 0, sizeof pp);
+    if ((rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
+        return rc;
+    out_len = (size_t)shape.rows * ev_dtype_size(shape.dtype);
+    if ((rc = ev_job_expect(&shape, input, &expect, err)) ||
+        (rc = ev_job_plants_prepare(&pl, p, &shape, expect, err)))
+        goto out;
+    pl.on = 1;
+    pp.pl = &pl;
+    pp.p = p;
+    pp.s = &shape;
+    pp.in_len = in_len;
+    if ((rc = peer_files_make(&f, err)) || (rc = write_file(f.in, input, in_len, err)) ||
+        (rc = ev_job_plants_file(f.plants, &pl, &shape, p->ops_per_graph, p->ref_cuda.variant_budget_bytes,
+                                 err)) ||
+        (rc = ops_lib(c.lib, sizeof c.lib, a->ops->name, err)))
+        goto out;
+    peer_argv(&c, a, &shape, &f);
+    if (!a->peer_script) {
+        char why[160];
+        snprintf(why, sizeof why, "%s: no peer script given to the worker", a->arm);
         rc = skip_job(a, out, why, err);
         goto out;
     }
-    clock_gettime(CLOCK_MONOTONIC, &t_exit);
-    /* where a torch job's time goes (docs/runner.md): the peer's teardown,
-     * from its last record to its exit, in the job's stderr tail */
-    {
-        struct timespec rt;
-        clock_gettime(CLOCK_REALTIME, &rt);
-        fprintf(stderr,
-                "evident-worker: the torch peer was started at %s ns and exited at %lld ns, %.3f s after its "
-                "last "
-                "record\n",
-                spawn_s, (long long)rt.tv_sec * 1000000000LL + rt.tv_nsec,
-                (double)(t_exit.tv_sec - t_end.tv_sec) + (double)(t_exit.tv_nsec - t_end.tv_nsec) / 1e9);
-    }
-    if (WIFSIGNALED(status)) {
-        rc = ev_err_set(err, EV_EPROC, "torch peer killed by signal %d", WTERMSIG(status));
+    if ((rc = peer_run(a, out, &c, &pw, &pp, &r, err)))
+        goto out;
+    if (r.exec_errno) {
+        char why[512];
+        snprintf(why, sizeof why, "%s: cannot run %s: %s", a->arm, c.argv[0], strerror(r.exec_errno));
+        rc = skip_job(a, out, why, err);
         goto out;
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        rc = ev_err_set(err, EV_EPROC, "torch peer exited with status %d", WEXITSTATUS(status));
+    if ((rc = peer_exit(&c, &r, err)))
         goto out;
-    }
-    if (!ended) {
-        rc = ev_err_set(err, EV_EPROC, "torch peer: its record stream did not end with a correct end record");
-        goto out;
-    }
-    /* the worker's own share before the peer started (process start,
-     * the input bytes and their file) */
-    if (!skipped) {
-        int64_t spawned = (int64_t)t_spawn.tv_sec * 1000000000LL + t_spawn.tv_nsec;
+    if (!r.skipped) {
+        /* the worker's own share before the peer started (process start,
+         * the input bytes and their file) */
+        int64_t spawned = (int64_t)c.t_spawn.tv_sec * 1000000000LL + c.t_spawn.tv_nsec;
         if ((a->spawn_ns > 0 && a->entered_ns >= a->spawn_ns &&
              (rc = ev_job_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
-            (a->entered_ns > 0 && (rc = ev_job_cold(out, "prep", spawned - a->entered_ns, err))))
+            (a->entered_ns > 0 && (rc = ev_job_cold(out, "prep", spawned - a->entered_ns, err))) ||
+            (rc = peer_outputs(a, out, &f, &shape, input, expect, &pl, &pp, out_len, err)))
             goto out;
-    }
-    if (!skipped) {
-        ev_validation v1, v2;
-        char h1[65], h2[65];
-        int stop = pp.failed;
-        if ((rc = read_output(first_path, out_len, &o1, err)))
-            goto out;
-        ev_output_check(p, &shape, input, expect, o1, &v1);
-        if ((rc = ev_job_validation(out, "first", &v1, o1, out_len, 1, h1, err)))
-            goto out;
-        if (stop) { /* an op check failed (the peer said what on stderr): the job fails there */
-            ev_validation bad = {0, 0.0, 0.0, 1, 0};
-            if ((rc = ev_job_validation(out, "final", &bad, o1, out_len, 0, h2, err)))
-                goto out;
-        } else {
-            if ((rc = read_output(kept_path, out_len, &o3, err)) ||
-                (rc = ev_job_kept(out, p, a->arm, &pl, &shape, input, expect, o3, out_len, pp.last_hot, &stop,
-                                  err)))
-                goto out;
-        }
-        if (!stop) {
-            if ((rc = read_output(final_path, out_len, &o2, err)))
-                goto out;
-            ev_output_check(p, &shape, input, expect, o2, &v2);
-            if ((rc = ev_sha256_hex(o2, out_len, h2)))
-                goto out;
-            if (strcmp(h1, h2))
-                v2.passed = 0; /* replay determinism broken */
-            if ((rc = ev_job_validation(out, "final", &v2, o2, out_len, 0, h2, err)))
-                goto out;
-        }
     }
     {
         cJSON *e = ev_rec_new(EV_REC_END);
@@ -645,20 +733,7 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
         rc = ev_rec_write(out, e, err);
     }
 out:
-    for (int i = 0; i < 2; i++) {
-        if (rp[i] >= 0)
-            close(rp[i]);
-        if (xp[i] >= 0)
-            close(xp[i]);
-    }
-    if (have_dir) {
-        unlink(in_path);
-        unlink(first_path);
-        unlink(final_path);
-        unlink(plants_path);
-        unlink(kept_path);
-        rmdir(dir);
-    }
+    peer_files_remove(&f);
     if (pw.ops && pw.ops->watch_close)
         pw.ops->watch_close(pw.w);
     for (int k = 0; k < 2; k++) {
@@ -667,9 +742,6 @@ out:
     }
     free(input);
     free(expect);
-    free(o1);
-    free(o2);
-    free(o3);
     free(pl.rows);
     return rc;
 }

@@ -170,7 +170,7 @@ out:
 }
 
 /* The input the kernel was given must be unchanged after its validated
- * launch (issue 16: a kernel that writes its input, so that the reference
+ * launch (docs/defenses.md: a kernel that writes its input, so that the reference
  * agrees, fails): the pristine base against the bytes the worker
  * generated, and, with every plant restored, each variant against the
  * base (on the device).  EV_EVERIFY naming the first changed byte. */
@@ -312,7 +312,7 @@ static ev_status calib(ev_rec_out *out, int64_t step, int64_t replays, double ms
 }
 
 /*
- * The device record (issue 16; docs/runner.md "Worker records"), written
+ * The device record (docs/runner.md "Worker records"), written
  * once after the samples: the plants' secret seed and shape (only now, so
  * no kernel could have read them from the stream while it was measured), the
  * device's state read now (backend `state`: -1 unknown), the peer's
@@ -550,83 +550,509 @@ static ev_status warm_and_calibrate(const ev_worker_args *a, void *impl, ev_rec_
     return ev_rec_write(out, ev_rec_encode(EV_REC_WARMUP, &x), err);
 }
 
-ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
-{
-    const ev_protocol *p = a->proto;
+/* One measured job, from open to end: the state ev_worker_run's steps
+ * share.  ended is set once a step has written the end record (a skip, a
+ * failed op check): the steps after it do not run. */
+typedef struct wjob {
+    const ev_worker_args *a;
+    const ev_protocol *p;
+    ev_rec_out *out;
+    ev_arm_kind kind;
+    int64_t rows_pp;
+    int validate, planted; /* oracle rows and validations; plants and checks */
+    int stop, ended;
     ev_backend_config cfg;
+    char py_lib[4200]; /* a Python arm: its plants library (cfg.py_ops_lib) */
     ev_backend_job job;
     ev_backend_binding bind;
     ev_device_info dev;
-    ev_arm_kind kind;
-    ev_node_receipt *nodes = NULL;
+    void *impl;
     ev_job_plants pl;
-    sample_facts hf = {NULL, NULL, NULL, NULL, 0,
-                       NULL, NULL, NULL, 0,    NULL}; /* per sample (the device record) */
+    sample_facts hf; /* per sample (the device record) */
     ev_foreign fg;
-    ev_foreign_mark m0, m1;
-    int stop = 0;
-    ev_oracle_row *expect = NULL; /* the oracle's rows, computed before the gate */
-    size_t n_nodes = 0;
-    void *impl = NULL, *input = NULL;
-    unsigned char *outbuf = NULL;
-    size_t in_len = 0;
-    int64_t rows_pp = 0, chosen = 1, t0, hot_ops, t_ready, gate_wait = 0, t_open = 0, step = 0;
     ev_rule_host host;
-    recal_list rl = {{0}, {0}, 0};
-    int validate, planted;
-    char hash1[65] = "", hash2[65] = "";
+    recal_list rl;
     ev_shape shape;
+    void *input; /* the case's input bytes (in_len of them) */
+    size_t in_len;
+    ev_oracle_row *expect; /* the oracle's rows, computed before the gate */
+    unsigned char *outbuf; /* bind.out_len bytes: the output read back */
+    ev_node_receipt *nodes;
+    size_t n_nodes;
+    int64_t chosen, step, hot_ops, t_ready, gate_wait, t_open;
+    char hash1[65];
     ev_validation chk;
+} wjob;
+
+/* Writes the device record, then the end record; the job has ended. */
+static ev_status wk_stop(wjob *w, ev_err *err)
+{
+    ev_status rc = device_record(w->out, w->a, w->impl, w->kind, &w->pl, &w->hf, &w->host, &w->rl, err);
+    w->ended = 1;
+    return rc ? rc : end(w->out, err);
+}
+
+/* Step 1, open: the CPU-only preparation first (the input bytes, the
+ * oracle, the plants), then the gate, then the device (docs/runner.md,
+ * "Staged processes"), and the hello record.  The floor runs the same
+ * plants and checks on a nominal case of its own (ev_job_floor_input); the
+ * ceilings none. */
+static ev_status wk_open(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    const ev_protocol *p = w->p;
+    ev_status rc;
+    int64_t t0;
+
+    w->cfg.host_threads = p->host_threads;
+    w->cfg.own_cpus = p->n_cpus >= 2;
+    w->cfg.ref = *ev_protocol_ref(p, a->ops->name);
+    /* a Python arm: its host, plants library and memory allowance */
+    if (ev_backend_is_python(a->ops) &&
+        (rc = ev_python_config(&w->cfg, a->ops->name, a->arm, ev_protocol_kernel(p, a->arm), a->python,
+                               a->py_host, w->py_lib, sizeof w->py_lib, err)))
+        return rc;
+    ev_job_affinity(start_affinity, sizeof start_affinity);
+    ev_foreign_open(&w->fg); /* the measuring CPUs: the affinity the job started with */
+    w->hf.foreign_source = w->fg.source;
+    w->validate = w->kind != EV_ARM_FLOOR && w->kind != EV_ARM_CEILING && w->kind != EV_ARM_CEILING_L2;
+    w->planted = w->kind != EV_ARM_CEILING && w->kind != EV_ARM_CEILING_L2;
+    if (w->validate && (rc = ev_job_input(p, a->case_index, &w->shape, &w->input, &w->in_len, err)))
+        return rc;
+    if (w->kind == EV_ARM_FLOOR && (rc = ev_job_floor_input(p, &w->shape, &w->input, &w->in_len, err)))
+        return rc;
+    if (w->planted && ((rc = ev_job_expect(&w->shape, w->input, &w->expect, err)) ||
+                       (rc = ev_job_plants_prepare(&w->pl, p, &w->shape, w->expect, err))))
+        return rc;
+    w->pl.on = w->validate;
+    w->t_ready = real_ns();
+    if ((rc = ev_worker_gate(a, &w->gate_wait, err)))
+        return rc;
+    /* the host facts, and real-time priority for the measured threads on
+     * cpu, before the backend starts its pool (job.h) */
+    ev_job_host_open(a->ops->name, p->cpu_realtime, &w->host);
+    t0 = now_ns();
+    if ((rc = a->ops->open(&w->cfg, &w->impl, err)) || (rc = a->ops->info(w->impl, &w->dev, err)))
+        return rc;
+    w->t_open = now_ns() - t0;
+    if ((rc = hello(w->out, a->job_key, a->arm, &w->dev, err)))
+        return rc;
+    if (a->fault && a->fault->kind == EV_FAULT_GARBAGE &&
+        (rc = ev_rec_write_raw(w->out, "this line is not a record {\n", err)))
+        return rc;
+    return EV_OK;
+}
+
+/* The backend job of an arm: what it launches (kind, schedule, external
+ * entry and geometry, the selector's model), the ceiling's bytes, and the
+ * plants' variants. */
+static ev_status wk_job(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    const ev_protocol *p = w->p;
+    ev_backend_job *job = &w->job;
+    ev_status rc;
+
+    job->kind = w->kind == EV_ARM_FAULT ? EV_ARM_NATIVE : w->kind;
+    if (a->fault && a->fault->kind == EV_FAULT_WRONG_SCHEDULE) {
+        job->kind = EV_ARM_AUTO; /* the selector decides; the backend launches another schedule */
+        job->wrong_schedule = 1;
+    }
+    job->arm = a->arm;
+    if (w->kind == EV_ARM_EXTERNAL && w->validate) {
+        const ev_ext_kernel *k = ev_protocol_kernel(p, a->arm);
+        job->ext_lib = a->kernel_lib;
+        const ev_proto_case *pc = &p->cases[a->case_index];
+        job->ext_entry = k ? ev_ext_entry_for(k, pc->op, pc->dtype) : NULL;
+        if (k && k->grid[0] && !strcmp(a->ops->name, "cuda") && job->ext_entry && pc->rows > 0 &&
+            ((rc = ev_ext_geometry(k, pc->rows, pc->cols, pc->stride, &job->ext_grid, &job->ext_block, err))))
+            return rc;
+        if (job->ext_entry && job->ext_lib &&
+            (rc = entry_defined(job->ext_lib, a->arm, pc, job->ext_entry, err)))
+            return rc;
+    }
+    job->rows_per_program = w->rows_pp;
+    job->coef = a->coef;
+    job->threshold = p->decision_threshold;
+    job->scheds = p->model_schedules;
+    w->hot_ops = w->kind == EV_ARM_CEILING ? w->cfg.ref.ceiling_ops_per_graph : p->ops_per_graph;
+    if (w->kind == EV_ARM_CEILING) {
+        const ev_proto_ref *ref = &w->cfg.ref;
+        int64_t bytes =
+            ref->ceiling_bytes ? ref->ceiling_bytes : ref->ceiling_cache_multiple * w->dev.cache_bytes;
+        if (ref->ceiling_max_bytes && bytes > ref->ceiling_max_bytes)
+            bytes = ref->ceiling_max_bytes;
+        job->ceiling_bytes = bytes;
+    }
+    if (w->planted) {
+        /* V variants: as many as half the cache holds, or the budget
+         * (ev_plant_variants); the floor as many as its ops */
+        int64_t v = w->kind == EV_ARM_FLOOR ? w->hot_ops
+                                            : ev_plant_variants((int64_t)w->in_len, w->dev.cache_bytes,
+                                                                w->cfg.ref.variant_budget_bytes, w->hot_ops);
+        ev_plant_config(&w->pl.cfg, w->pl.seed, &w->shape, v, w->hot_ops);
+        job->c = w->validate ? p->cases[a->case_index] : ev_job_floor_case();
+        job->input = w->input;
+        job->input_len = w->in_len;
+        job->plants = &w->pl.cfg;
+        job->plant_rows = w->pl.rows;
+    }
+    return EV_OK;
+}
+
+/* Step 2, bind: the backend job bound to the device and the binding
+ * record, or a skip record and the end (a backend that cannot run the
+ * arm); then where the job's time went before its first launch
+ * (docs/runner.md, "Where a job's time goes"). */
+static ev_status wk_bind(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    const ev_backend_job *job = &w->job;
+    const ev_backend_binding *b = &w->bind;
+    ev_status rc;
+
+    if ((rc = wk_job(w, err)))
+        return rc;
+    rc = a->ops->bind(w->impl, job, &w->bind, err);
+    if (rc == EV_EUNSUPPORTED) {
+        cJSON *s = ev_rec_new(EV_REC_SKIP);
+        if (s)
+            ev_json_add_str(s, "reason", err->msg);
+        w->ended = 1;
+        return (rc = ev_rec_write(w->out, s, err)) ? rc : end(w->out, err);
+    }
+    if (rc)
+        return rc;
+    ev_rec_row x = {.binding = {w->validate ? job->c.op : a->arm, w->validate ? job->c.dtype : "-",
+                                w->validate ? job->c.rows : 0, w->validate ? job->c.cols : 0,
+                                w->validate ? job->c.stride : 0, b->in_span, b->out_span, b->in_align,
+                                b->out_align, b->threads}};
+    if ((rc = ev_rec_write(w->out, ev_rec_encode(EV_REC_BINDING, &x), err)))
+        return rc;
+    if ((a->spawn_ns > 0 && a->entered_ns >= a->spawn_ns &&
+         (rc = ev_job_cold(w->out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
+        (a->entered_ns > 0 && (rc = ev_job_cold(w->out, "prep", w->t_ready - a->entered_ns, err))) ||
+        (a->gate_fd >= 0 && (rc = ev_job_cold(w->out, "gate-wait", w->gate_wait, err))) ||
+        (rc = ev_job_cold(w->out, "device-open", w->t_open, err)))
+        return rc;
+    return EV_OK;
+}
+
+/* Step 3, validate: poison, the first launch (process-cold, host clock),
+ * the output validated against the oracle and the input left intact. */
+static ev_status wk_validate(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    size_t len = w->bind.out_len;
+    ev_status rc;
+    int64_t t0;
+
+    w->outbuf = malloc(len ? len : 1);
+    if (!w->outbuf)
+        return ev_err_set(err, EV_ENOMEM, "output: out of memory");
+    if ((rc = a->ops->poison(w->impl, EV_POISON_OUT_BYTE, err)))
+        return rc;
+    t0 = now_ns();
+    if ((rc = a->ops->launch(w->impl, err)) || (rc = ev_job_cold(w->out, "first-launch", now_ns() - t0, err)))
+        return rc;
+    if (w->validate &&
+        ((rc = stage_check(a, w->impl, &w->shape, w->input, w->expect, w->outbuf, len, &w->chk, err)) ||
+         (rc = ev_job_validation(w->out, "first", &w->chk, w->outbuf, len, 1, w->hash1, err)) ||
+         (rc = input_intact(a, w->impl, w->input, w->in_len, err))))
+        return rc;
+    if (a->fault && a->fault_hook)
+        a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_VALIDATED, 0);
+    return EV_OK;
+}
+
+/* Step 4, cold samples: after a cache flush each, planted before it and
+ * checked after it (untimed), with the device's hygiene after each; a
+ * failed op check ends the job there. */
+static ev_status wk_cold_samples(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    const ev_protocol *p = w->p;
+    size_t n = (size_t)(p->cold_samples > 0 ? p->cold_samples : 1);
+    ev_foreign_mark m0, m1;
     ev_status rc;
     double ms;
-    char py_lib[4200];
 
-    memset(&cfg, 0, sizeof cfg);
-    memset(&job, 0, sizeof job);
-    memset(&pl, 0, sizeof pl);
-    if (ev_arm_classify(p, a->arm, &kind, &rows_pp))
-        return ev_err_set(err, EV_EINVAL, "unknown arm '%s'", a->arm);
-    cfg.host_threads = p->host_threads;
-    cfg.own_cpus = p->n_cpus >= 2;
-    cfg.ref = *ev_protocol_ref(p, a->ops->name);
-    if (ev_backend_is_python(a->ops)) {
-        /* the Python host, its plants library beside this worker, and the
-         * kernel's memory allowance */
-        const ev_ext_kernel *pk = ev_protocol_kernel(p, a->arm);
-        if ((rc = ev_python_ops_lib(a->ops->name, py_lib, sizeof py_lib, err)))
+    ev_rec_row x = {.flush = {w->dev.flush_bytes, w->dev.cache_bytes}};
+    if ((rc = ev_rec_write(w->out, ev_rec_encode(EV_REC_FLUSH, &x), err)))
+        return rc;
+    w->hf.cold_other = malloc(n * sizeof *w->hf.cold_other);
+    w->hf.cold_reasons = malloc(n * sizeof *w->hf.cold_reasons);
+    w->hf.cold_foreign = malloc(n * sizeof *w->hf.cold_foreign);
+    if (!w->hf.cold_other || !w->hf.cold_reasons || !w->hf.cold_foreign)
+        return ev_err_set(err, EV_ENOMEM, "device state: out of memory");
+    for (int64_t i = 0; i < p->cold_samples; i++) {
+        ev_device_state st;
+        ev_err ignored;
+        ev_foreign_mark_now(&w->fg, helper_ns(a, w->impl), &m0);
+        if ((rc = a->ops->cold_launch(w->impl, &ms, err)))
             return rc;
-        cfg.python = a->python ? a->python : "python3";
-        cfg.py_arm = a->arm;
-        cfg.py_host = a->py_host;
-        cfg.py_ops_lib = py_lib;
-        cfg.py_memory_mb = pk ? pk->memory_mb : EV_EXT_PY_MEMORY_MB;
-        if (!cfg.py_host)
-            return ev_err_set(err, EV_EINVAL, "%s: the worker was given no Python host script (--py-host)",
-                              a->arm);
+        if (a->fault && a->fault->kind == EV_FAULT_FAST)
+            ms /= (double)a->fault->value;
+        ev_foreign_mark_now(&w->fg, helper_ns(a, w->impl), &m1);
+        w->hf.cold_foreign[i] = ev_foreign_ms(&m0, &m1);
+        if ((rc = sample(w->out, "cold", i, 1, 1, ms, 0, 0, err)))
+            return rc;
+        /* the device's hygiene after the cold sample, outside its timing */
+        if (!a->ops->state || a->ops->state(w->impl, &st, &ignored) != EV_OK)
+            ev_device_state_unknown(&st);
+        w->hf.cold_other[i] = st.other_processes;
+        w->hf.cold_reasons[i] = st.throttle_reasons;
+        w->hf.n_cold = i + 1;
+        if (w->pl.on && (rc = op_check(a, w->impl, &w->pl, "cold", i, 1, 1, w->outbuf, w->bind.out_len,
+                                       w->out, &w->stop, err)))
+            return rc;
+        if (w->stop)
+            return wk_stop(w, err);
     }
-    if (kind == EV_ARM_TORCH) /* its own python3 process: torch_peer.c */
+    if (w->planted && (rc = a->ops->unplant(w->impl, err)))
+        return rc;
+    return EV_OK;
+}
+
+/* Step 5, capture: the hot ops captured and each kernel node read back
+ * from the graph (a node record each).  One kernel node per op on cuda,
+ * one receipt per batch on cpu: a kernel that launched more work than the
+ * arm declares fails here, its nodes recorded (verify-bundle holds every
+ * completed attempt to the same). */
+static ev_status wk_capture(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    ev_status rc;
+
+    if ((rc = a->ops->capture(w->impl, w->hot_ops, &w->nodes, &w->n_nodes, err)))
+        return rc;
+    for (size_t i = 0; i < w->n_nodes; i++) {
+        ev_rec_row x = {.node = {(int64_t)i, w->nodes[i].function, {0}, {0}}};
+        cJSON *nd = ev_rec_encode(EV_REC_NODE, &x), *g, *bl;
+        if (!nd)
+            return ev_err_set(err, EV_ENOMEM, "node: out of memory");
+        /* grid and block, arrays of three, go beside the codec's fields */
+        g = cJSON_AddArrayToObject(nd, "grid");
+        bl = cJSON_AddArrayToObject(nd, "block");
+        for (int d = 0; d < 3 && g && bl; d++) {
+            ev_json_push_i64(g, w->nodes[i].grid[d]);
+            ev_json_push_i64(bl, w->nodes[i].block[d]);
+        }
+        if ((rc = ev_rec_write(w->out, nd, err)))
+            return rc;
+    }
+    if (w->validate && w->job.c.rows > 0) {
+        size_t want = a->ops->nodes_unread ? 0 : strcmp(a->ops->name, "cuda") ? 1 : (size_t)w->hot_ops;
+        if (w->n_nodes != want)
+            return ev_err_set(err, EV_EPROC,
+                              "graph: %zu kernel nodes for %lld ops, where the %s backend records %zu",
+                              w->n_nodes, (long long)w->hot_ops, a->ops->name, want);
+    }
+    return EV_OK;
+}
+
+/* Injects the device faults of the last hot sample i (the late work after
+ * the events, the throttled clock, another process, throttle reasons):
+ * what a test's fault arm asks for. */
+static void wk_sample_faults(wjob *w, int64_t i, double ms, int64_t *mhz, int *have)
+{
+    const ev_proto_fault *f = w->a->fault;
+    sample_facts *hf = &w->hf;
+    int last = i == w->p->samples - 1;
+
+    if (!f)
+        return;
+    if (f->kind == EV_FAULT_LATE && last)
+        hf->wall[i] = ms + (double)f->value; /* the late fault: work after the events */
+    if (f->kind == EV_FAULT_THROTTLE) {
+        /* the throttle fault: the last sample at the fault's clock (simulated where none is read) */
+        *mhz = last ? f->value : *have ? *mhz : 1000;
+        *have = 1;
+    }
+    if (f->kind == EV_FAULT_CONTENDED && last)
+        hf->other[i] = f->value;
+    if (f->kind == EV_FAULT_THROTTLED && last)
+        hf->reasons[i] = f->value;
+}
+
+/* One hot sample i: the timed replays, the SM clock, the device's hygiene
+ * after it (outside its timing), its record and its op check.  OUT:
+ * *sample_ms, the sample's time as measured. */
+static ev_status wk_hot_sample(wjob *w, int64_t i, double *sample_ms, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    int64_t mhz = 0;
+    ev_err ignored;
+    ev_device_state st;
+    ev_foreign_mark m0, m1;
+    int have;
+    double ms;
+    ev_status rc;
+    /* The overrun fault runs more replays than the sample records. */
+    int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? w->chosen * a->fault->value : w->chosen;
+
+    ev_foreign_mark_now(&w->fg, helper_ns(a, w->impl), &m0);
+    if ((rc = replay_timed(a, w->impl, run, &ms, &w->hf.wall[i], err)))
+        return rc;
+    if (a->fault && a->fault->kind == EV_FAULT_DRIFT) { /* the drift fault: the samples' timer alone */
+        ms *= (double)a->fault->value;
+        w->hf.wall[i] *= (double)a->fault->value;
+    }
+    ev_foreign_mark_now(&w->fg, helper_ns(a, w->impl), &m1);
+    w->hf.foreign[i] = ev_foreign_ms(&m0, &m1);
+    *sample_ms = ms;
+    have = a->ops->sm_clock(w->impl, &mhz, &ignored) == EV_OK;
+    if (!a->ops->state || a->ops->state(w->impl, &st, &ignored) != EV_OK)
+        ev_device_state_unknown(&st);
+    w->hf.other[i] = st.other_processes;
+    w->hf.reasons[i] = st.throttle_reasons;
+    wk_sample_faults(w, i, ms, &mhz, &have);
+    w->hf.n = i + 1;
+    if ((rc = sample(w->out, "hot", i, w->chosen, w->hot_ops, ms, have, mhz, err)))
+        return rc;
+    if (w->pl.on && (rc = op_check(a, w->impl, &w->pl, "hot", i, w->chosen, w->hot_ops, w->outbuf,
+                                   w->bind.out_len, w->out, &w->stop, err)))
+        return rc;
+    return EV_OK;
+}
+
+/* Step 7, hot samples: each a timed replay of the captured ops (see
+ * wk_hot_sample); a failed op check ends the job there.  A sample that
+ * drifted out of the band (a busier or quieter host than the calibration
+ * saw) calibrates again, from its own per-replay time, for the samples
+ * still to come; it stays and counts (sample_rules.h, re-calibration). */
+static ev_status wk_hot_samples(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    const ev_protocol *p = w->p;
+    size_t n = (size_t)(p->samples > 0 ? p->samples : 1);
+    ev_status rc;
+
+    w->hf.other = malloc(n * sizeof *w->hf.other);
+    w->hf.reasons = malloc(n * sizeof *w->hf.reasons);
+    w->hf.wall = malloc(n * sizeof *w->hf.wall);
+    w->hf.foreign = malloc(n * sizeof *w->hf.foreign);
+    if (!w->hf.other || !w->hf.reasons || !w->hf.wall || !w->hf.foreign)
+        return ev_err_set(err, EV_ENOMEM, "device state: out of memory");
+    for (int64_t i = 0; i < p->samples; i++) {
+        double sample_ms;
+        if ((rc = wk_hot_sample(w, i, &sample_ms, err)))
+            return rc;
+        if (w->stop)
+            return wk_stop(w, err);
+        if (i + 1 < p->samples && w->rl.n < EV_RULE_RECAL_MAX && ev_rule_drifted(p, sample_ms, w->chosen)) {
+            double per = sample_ms / (double)w->chosen, spent = 0;
+            int64_t spent_replays = 0;
+            w->rl.after[w->rl.n] = i;
+            w->rl.first[w->rl.n] = w->step;
+            w->rl.n++;
+            if ((rc = cal_steps(a, w->impl, w->out, reps(p->target_sample_ms / per), 1, &w->step, &per,
+                                &spent, &spent_replays, &w->chosen, err)))
+                return rc;
+        }
+        if (a->fault && a->fault_hook)
+            a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
+    }
+    return EV_OK;
+}
+
+/* Steps 8 and 9, the device record and the kept check: the kept output of
+ * the last hot sample held to its planted input; a failed check ends the
+ * job there. */
+static ev_status wk_device_and_kept(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    ev_status rc;
+
+    if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
+        (rc = device_record(w->out, a, w->impl, w->kind, &w->pl, &w->hf, &w->host, &w->rl, err)))
+        return rc;
+    if (w->pl.on && (rc = kept_check(a, w->impl, &w->pl, &w->shape, w->input, w->expect, w->outbuf,
+                                     w->bind.out_len, w->out, &w->stop, err)))
+        return rc;
+    if (w->stop) {
+        w->ended = 1;
+        return end(w->out, err);
+    }
+    return EV_OK;
+}
+
+/* Step 10, the final validation: every plant restored, the input intact,
+ * one launch of op 0 on the case's own input, its output validated and
+ * hashed (a hash other than the first launch's breaks replay determinism). */
+static ev_status wk_final(wjob *w, ev_err *err)
+{
+    const ev_worker_args *a = w->a;
+    size_t len = w->bind.out_len;
+    char hash2[65] = "";
+    ev_status rc;
+
+    if (w->planted && (rc = a->ops->unplant(w->impl, err)))
+        return rc;
+    if (!w->validate)
+        return EV_OK;
+    if ((rc = input_intact(a, w->impl, w->input, w->in_len, err)) || (rc = a->ops->launch(w->impl, err)) ||
+        (rc = stage_check(a, w->impl, &w->shape, w->input, w->expect, w->outbuf, len, &w->chk, err)))
+        return rc;
+    if ((rc = ev_sha256_hex(w->outbuf, len, hash2)))
+        return ev_err_set(err, rc, "sha256 failed");
+    if (strcmp(w->hash1, hash2))
+        w->chk.passed = 0; /* replay determinism broken */
+    if ((rc = ev_job_validation(w->out, "final", &w->chk, w->outbuf, len, 0, hash2, err)) ||
+        (rc = input_intact(a, w->impl, w->input, w->in_len, err)))
+        return rc;
+    return EV_OK;
+}
+
+/* A job of an external kernel whose build failed, where the kernel
+ * declares an entry for the case (a case it declares none for is a skip,
+ * built or not): 1 when so. */
+static int ext_build_failed(const ev_worker_args *a, ev_arm_kind kind)
+{
+    const ev_protocol *p = a->proto;
+    return kind == EV_ARM_EXTERNAL && a->kernel_error && a->case_index >= 0 &&
+           (size_t)a->case_index < p->n_cases && ev_protocol_kernel(p, a->arm) &&
+           ev_ext_entry_for(ev_protocol_kernel(p, a->arm), p->cases[a->case_index].op,
+                            p->cases[a->case_index].dtype);
+}
+
+/* The protocol of one job, step by step (worker.h): open, bind, validate,
+ * cold samples, capture, warm up and calibrate, hot samples, the device
+ * record and the kept check, the final validation, end.  torch-compile
+ * runs in its own python3 process (torch_peer.c); a Python arm through
+ * its own process's backend (backend_python.h); an external kernel whose
+ * build failed fails with the compiler's own message. */
+ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
+{
+    wjob w;
+    ev_status rc;
+
+    memset(&w, 0, sizeof w);
+    w.a = a;
+    w.p = a->proto;
+    w.out = out;
+    w.chosen = 1;
+    if (ev_arm_classify(w.p, a->arm, &w.kind, &w.rows_pp))
+        return ev_err_set(err, EV_EINVAL, "unknown arm '%s'", a->arm);
+    if (w.kind == EV_ARM_TORCH)
         return ev_worker_torch(a, out, err);
-    if (kind == EV_ARM_EXTERNAL && a->kernel_error && a->case_index >= 0 &&
-        (size_t)a->case_index < p->n_cases && ev_protocol_kernel(p, a->arm) &&
-        ev_ext_entry_for(ev_protocol_kernel(p, a->arm), p->cases[a->case_index].op,
-                         p->cases[a->case_index].dtype)) {
-        /* (a case it declares no entry for is a skip, built or not) */
+    if (ext_build_failed(a, w.kind)) {
         /* the build failed: this job fails with the compiler's own message,
-         * and its reason is the first error lines (ext_build.h) */
+         * and its reason is the first error lines (ext_binary.h) */
         ev_buf msg = EV_BUF_INIT, first = EV_BUF_INIT;
         if (!ev_read_file(a->kernel_error, &msg, NULL) && msg.len) {
             fprintf(stderr, "%s%s", msg.data, msg.data[msg.len - 1] == '\n' ? "" : "\n");
             ev_ext_first_errors(msg.data, msg.len, &first);
         }
         rc = ev_err_set(err, EV_EPROC, "external kernel %s %s: %s", a->arm,
-                        ev_protocol_kernel(p, a->arm)->python ? "could not be laid out" : "did not compile",
+                        ev_protocol_kernel(w.p, a->arm)->python ? "could not be laid out" : "did not compile",
                         first.data ? first.data : "(no message; the build receipt holds what there is)");
         ev_buf_free(&msg);
         ev_buf_free(&first);
         return rc;
     }
-    if (kind == EV_ARM_EXTERNAL && !ev_backend_is_python(a->ops) && ev_protocol_kernel(p, a->arm) &&
-        ev_protocol_kernel(p, a->arm)->python && ev_ext_source(ev_protocol_kernel(p, a->arm), a->ops->name)) {
+    const ev_ext_kernel *k = w.kind == EV_ARM_EXTERNAL ? ev_protocol_kernel(w.p, a->arm) : NULL;
+    if (k && k->python && !ev_backend_is_python(a->ops) && ev_ext_source(k, a->ops->name)) {
         /* a Python arm: the same protocol, through its own process's
          * backend (backend_python.h) */
         ev_worker_args b = *a;
@@ -634,328 +1060,32 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             return ev_err_set(err, EV_EINVAL, "%s: no Python arm on the %s backend", a->arm, a->ops->name);
         return ev_worker_run(&b, out, err);
     }
-    ev_job_affinity(start_affinity, sizeof start_affinity);
-    ev_foreign_open(&fg); /* the measuring CPUs: the affinity the job started with */
-    hf.foreign_source = fg.source;
-    /* CPU-only preparation first (the input bytes, the oracle, the
-     * plants); then the gate; only then the device (docs/runner.md,
-     * "Staged processes").  The floor runs the same plants and checks on
-     * a nominal case of its own (ev_job_floor_input); the ceilings none. */
-    validate = kind != EV_ARM_FLOOR && kind != EV_ARM_CEILING && kind != EV_ARM_CEILING_L2;
-    planted = kind != EV_ARM_CEILING && kind != EV_ARM_CEILING_L2;
-    if (validate && (rc = ev_job_input(p, a->case_index, &shape, &input, &in_len, err)))
+    if ((rc = wk_open(&w, err)) || (rc = wk_bind(&w, err)) || w.ended)
         goto out;
-    if (kind == EV_ARM_FLOOR && (rc = ev_job_floor_input(p, &shape, &input, &in_len, err)))
+    if ((rc = wk_validate(&w, err)) || (rc = wk_cold_samples(&w, err)) || w.ended)
         goto out;
-    if (planted && ((rc = ev_job_expect(&shape, input, &expect, err)) ||
-                    (rc = ev_job_plants_prepare(&pl, p, &shape, expect, err))))
+    if ((rc = wk_capture(&w, err)) || (rc = warm_and_calibrate(a, w.impl, out, &w.chosen, &w.step, err)))
         goto out;
-    pl.on = validate;
-    t_ready = real_ns();
-    if ((rc = ev_worker_gate(a, &gate_wait, err)))
+    if ((rc = wk_hot_samples(&w, err)) || w.ended)
         goto out;
-    /* the host facts, and real-time priority for the measured threads on
-     * cpu, before the backend starts its pool (job.h) */
-    ev_job_host_open(a->ops->name, p->cpu_realtime, &host);
-    t0 = now_ns();
-    if ((rc = a->ops->open(&cfg, &impl, err)) || (rc = a->ops->info(impl, &dev, err)))
+    if ((rc = wk_device_and_kept(&w, err)) || w.ended)
         goto out;
-    t_open = now_ns() - t0;
-    if ((rc = hello(out, a->job_key, a->arm, &dev, err)))
+    if ((rc = wk_final(&w, err)))
         goto out;
-    if (a->fault && a->fault->kind == EV_FAULT_GARBAGE &&
-        (rc = ev_rec_write_raw(out, "this line is not a record {\n", err)))
-        goto out;
-
-    job.kind = kind == EV_ARM_FAULT ? EV_ARM_NATIVE : kind;
-    if (a->fault && a->fault->kind == EV_FAULT_WRONG_SCHEDULE) {
-        job.kind = EV_ARM_AUTO; /* the selector decides; the backend launches another schedule */
-        job.wrong_schedule = 1;
-    }
-    job.arm = a->arm;
-    if (kind == EV_ARM_EXTERNAL && validate) {
-        const ev_ext_kernel *k = ev_protocol_kernel(p, a->arm);
-        job.ext_lib = a->kernel_lib;
-        const ev_proto_case *pc = &p->cases[a->case_index];
-        job.ext_entry = k ? ev_ext_entry_for(k, pc->op, pc->dtype) : NULL;
-        if (k && k->grid[0] && !strcmp(a->ops->name, "cuda") && job.ext_entry && pc->rows > 0 &&
-            ((rc = ev_ext_geometry(k, pc->rows, pc->cols, pc->stride, &job.ext_grid, &job.ext_block, err))))
-            goto out;
-        if (job.ext_entry && job.ext_lib && (rc = entry_defined(job.ext_lib, a->arm, pc, job.ext_entry, err)))
-            goto out;
-    }
-    job.rows_per_program = rows_pp;
-    job.coef = a->coef;
-    job.threshold = p->decision_threshold;
-    job.scheds = p->model_schedules;
-    hot_ops = kind == EV_ARM_CEILING ? cfg.ref.ceiling_ops_per_graph : p->ops_per_graph;
-    if (kind == EV_ARM_CEILING) {
-        const ev_proto_ref *ref = &cfg.ref;
-        int64_t bytes =
-            ref->ceiling_bytes ? ref->ceiling_bytes : ref->ceiling_cache_multiple * dev.cache_bytes;
-        if (ref->ceiling_max_bytes && bytes > ref->ceiling_max_bytes)
-            bytes = ref->ceiling_max_bytes;
-        job.ceiling_bytes = bytes;
-    }
-    if (planted) {
-        /* V variants: as many as half the cache holds, or the budget
-         * (ev_plant_variants); the floor as many as its ops */
-        int64_t v = kind == EV_ARM_FLOOR ? hot_ops
-                                         : ev_plant_variants((int64_t)in_len, dev.cache_bytes,
-                                                             cfg.ref.variant_budget_bytes, hot_ops);
-        ev_plant_config(&pl.cfg, pl.seed, &shape, v, hot_ops);
-        job.c = validate ? p->cases[a->case_index] : ev_job_floor_case();
-        job.input = input;
-        job.input_len = in_len;
-        job.plants = &pl.cfg;
-        job.plant_rows = pl.rows;
-    }
-    rc = a->ops->bind(impl, &job, &bind, err);
-    if (rc == EV_EUNSUPPORTED) {
-        cJSON *s = ev_rec_new(EV_REC_SKIP);
-        if (s)
-            ev_json_add_str(s, "reason", err->msg);
-        if ((rc = ev_rec_write(out, s, err)))
-            goto out;
-        rc = end(out, err);
-        goto out;
-    }
-    if (rc)
-        goto out;
-    {
-        ev_rec_row x = {.binding = {validate ? job.c.op : a->arm, validate ? job.c.dtype : "-",
-                                    validate ? job.c.rows : 0, validate ? job.c.cols : 0,
-                                    validate ? job.c.stride : 0, bind.in_span, bind.out_span, bind.in_align,
-                                    bind.out_align, bind.threads}};
-        if ((rc = ev_rec_write(out, ev_rec_encode(EV_REC_BINDING, &x), err)))
-            goto out;
-    }
-
-    /* Where the job's time went before its first launch (docs/runner.md,
-     * "Where a job's time goes"). */
-    if ((a->spawn_ns > 0 && a->entered_ns >= a->spawn_ns &&
-         (rc = ev_job_cold(out, "process-start", a->entered_ns - a->spawn_ns, err))) ||
-        (a->entered_ns > 0 && (rc = ev_job_cold(out, "prep", t_ready - a->entered_ns, err))) ||
-        (a->gate_fd >= 0 && (rc = ev_job_cold(out, "gate-wait", gate_wait, err))) ||
-        (rc = ev_job_cold(out, "device-open", t_open, err)))
-        goto out;
-
-    /* Poison, first launch (process-cold, host clock), validate. */
-    outbuf = malloc(bind.out_len ? bind.out_len : 1);
-    if (!outbuf) {
-        rc = ev_err_set(err, EV_ENOMEM, "output: out of memory");
-        goto out;
-    }
-    if ((rc = a->ops->poison(impl, EV_POISON_OUT_BYTE, err)))
-        goto out;
-    t0 = now_ns();
-    if ((rc = a->ops->launch(impl, err)))
-        goto out;
-    if ((rc = ev_job_cold(out, "first-launch", now_ns() - t0, err)))
-        goto out;
-    if (validate) {
-        if ((rc = stage_check(a, impl, &shape, input, expect, outbuf, bind.out_len, &chk, err)))
-            goto out;
-        if ((rc = ev_job_validation(out, "first", &chk, outbuf, bind.out_len, 1, hash1, err)) ||
-            (rc = input_intact(a, impl, input, in_len, err)))
-            goto out;
-    }
-    if (a->fault && a->fault_hook)
-        a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_VALIDATED, 0);
-
-    /* Cold samples after a cache flush, each planted before it and
-     * checked after it (untimed). */
-    {
-        ev_rec_row x = {.flush = {dev.flush_bytes, dev.cache_bytes}};
-        if ((rc = ev_rec_write(out, ev_rec_encode(EV_REC_FLUSH, &x), err)))
-            goto out;
-    }
-    hf.cold_other = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_other);
-    hf.cold_reasons = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_reasons);
-    hf.cold_foreign = malloc((size_t)(p->cold_samples > 0 ? p->cold_samples : 1) * sizeof *hf.cold_foreign);
-    if (!hf.cold_other || !hf.cold_reasons || !hf.cold_foreign) {
-        rc = ev_err_set(err, EV_ENOMEM, "device state: out of memory");
-        goto out;
-    }
-    for (int64_t i = 0; i < p->cold_samples; i++) {
-        ev_device_state st;
-        ev_err ignored;
-        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
-        if ((rc = a->ops->cold_launch(impl, &ms, err)))
-            goto out;
-        if (a->fault && a->fault->kind == EV_FAULT_FAST)
-            ms /= (double)a->fault->value;
-        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
-        hf.cold_foreign[i] = ev_foreign_ms(&m0, &m1);
-        if ((rc = sample(out, "cold", i, 1, 1, ms, 0, 0, err)))
-            goto out;
-        /* the device's hygiene after the cold sample, outside its timing */
-        if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
-            ev_device_state_unknown(&st);
-        hf.cold_other[i] = st.other_processes;
-        hf.cold_reasons[i] = st.throttle_reasons;
-        hf.n_cold = i + 1;
-        if (pl.on && (rc = op_check(a, impl, &pl, "cold", i, 1, 1, outbuf, bind.out_len, out, &stop, err)))
-            goto out;
-        if (stop) {
-            if ((rc = device_record(out, a, impl, kind, &pl, &hf, &host, &rl, err)) == EV_OK)
-                rc = end(out, err);
-            goto out;
-        }
-    }
-    if (planted && (rc = a->ops->unplant(impl, err)))
-        goto out;
-
-    /* Capture, read back the nodes. */
-    if ((rc = a->ops->capture(impl, hot_ops, &nodes, &n_nodes, err)))
-        goto out;
-    for (size_t i = 0; i < n_nodes; i++) {
-        ev_rec_row x = {.node = {(int64_t)i, nodes[i].function, {0}, {0}}};
-        cJSON *nd = ev_rec_encode(EV_REC_NODE, &x), *g, *bl;
-        if (!nd) {
-            rc = ev_err_set(err, EV_ENOMEM, "node: out of memory");
-            goto out;
-        }
-        /* grid and block, arrays of three, go beside the codec's fields */
-        g = cJSON_AddArrayToObject(nd, "grid");
-        bl = cJSON_AddArrayToObject(nd, "block");
-        for (int d = 0; d < 3 && g && bl; d++) {
-            ev_json_push_i64(g, nodes[i].grid[d]);
-            ev_json_push_i64(bl, nodes[i].block[d]);
-        }
-        if ((rc = ev_rec_write(out, nd, err)))
-            goto out;
-    }
-    /* One kernel node per op on cuda, one receipt per batch on cpu: a kernel
-     * that launched more work than the arm declares fails here, its nodes
-     * recorded (verify-bundle holds every completed attempt to the same). */
-    if (validate && job.c.rows > 0) {
-        size_t want = a->ops->nodes_unread ? 0 : strcmp(a->ops->name, "cuda") ? 1 : (size_t)hot_ops;
-        if (n_nodes != want) {
-            rc = ev_err_set(err, EV_EPROC,
-                            "graph: %zu kernel nodes for %lld ops, where the %s backend records %zu", n_nodes,
-                            (long long)hot_ops, a->ops->name, want);
-            goto out;
-        }
-    }
-
-    if ((rc = warm_and_calibrate(a, impl, out, &chosen, &step, err)))
-        goto out;
-    hf.other = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.other);
-    hf.reasons = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.reasons);
-    hf.wall = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.wall);
-    hf.foreign = malloc((size_t)(p->samples > 0 ? p->samples : 1) * sizeof *hf.foreign);
-    if (!hf.other || !hf.reasons || !hf.wall || !hf.foreign) {
-        rc = ev_err_set(err, EV_ENOMEM, "device state: out of memory");
-        goto out;
-    }
-    for (int64_t i = 0; i < p->samples; i++) {
-        int64_t mhz = 0;
-        ev_err ignored;
-        ev_device_state st;
-        int have = 0;
-        double sample_ms;
-        /* The overrun fault runs more replays than the sample records. */
-        int64_t run = a->fault && a->fault->kind == EV_FAULT_OVERRUN ? chosen * a->fault->value : chosen;
-        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m0);
-        if ((rc = replay_timed(a, impl, run, &ms, &hf.wall[i], err)))
-            goto out;
-        if (a->fault && a->fault->kind == EV_FAULT_DRIFT) { /* the drift fault: the samples' timer alone */
-            ms *= (double)a->fault->value;
-            hf.wall[i] *= (double)a->fault->value;
-        }
-        ev_foreign_mark_now(&fg, helper_ns(a, impl), &m1);
-        hf.foreign[i] = ev_foreign_ms(&m0, &m1);
-        sample_ms = ms;
-        if (a->fault && a->fault->kind == EV_FAULT_LATE && i == p->samples - 1)
-            hf.wall[i] = ms + (double)a->fault->value; /* the late fault: work after the events */
-        have = a->ops->sm_clock(impl, &mhz, &ignored) == EV_OK;
-        if (a->fault && a->fault->kind == EV_FAULT_THROTTLE) {
-            /* the throttle fault: the last sample at the fault's clock (simulated where none is read) */
-            mhz = i == p->samples - 1 ? a->fault->value : have ? mhz : 1000;
-            have = 1;
-        }
-        /* the device's hygiene after the sample, outside its timing (the
-         * contended and throttled faults: the last sample's, injected) */
-        if (!a->ops->state || a->ops->state(impl, &st, &ignored) != EV_OK)
-            ev_device_state_unknown(&st);
-        hf.other[i] = st.other_processes;
-        hf.reasons[i] = st.throttle_reasons;
-        if (a->fault && a->fault->kind == EV_FAULT_CONTENDED && i == p->samples - 1)
-            hf.other[i] = a->fault->value;
-        if (a->fault && a->fault->kind == EV_FAULT_THROTTLED && i == p->samples - 1)
-            hf.reasons[i] = a->fault->value;
-        hf.n = i + 1;
-        if ((rc = sample(out, "hot", i, chosen, hot_ops, ms, have, mhz, err)))
-            goto out;
-        if (pl.on &&
-            (rc = op_check(a, impl, &pl, "hot", i, chosen, hot_ops, outbuf, bind.out_len, out, &stop, err)))
-            goto out;
-        if (stop) {
-            if ((rc = device_record(out, a, impl, kind, &pl, &hf, &host, &rl, err)) == EV_OK)
-                rc = end(out, err);
-            goto out;
-        }
-        /* A sample that drifted out of the band (a busier or quieter host
-         * than the calibration saw): calibrate again, from its own
-         * per-replay time, for the samples still to come; it stays and
-         * counts (sample_rules.h, re-calibration). */
-        if (i + 1 < p->samples && rl.n < EV_RULE_RECAL_MAX && ev_rule_drifted(p, sample_ms, chosen)) {
-            double per = sample_ms / (double)chosen, spent = 0;
-            int64_t spent_replays = 0;
-            rl.after[rl.n] = i;
-            rl.first[rl.n] = step;
-            rl.n++;
-            if ((rc = cal_steps(a, impl, out, reps(p->target_sample_ms / per), 1, &step, &per, &spent,
-                                &spent_replays, &chosen, err)))
-                goto out;
-        }
-        if (a->fault && a->fault_hook)
-            a->fault_hook(a->fault_ctx, a->fault, EV_STAGE_SAMPLE, i + 1);
-    }
-    if (!(a->fault && a->fault->kind == EV_FAULT_NO_DEVICE) &&
-        (rc = device_record(out, a, impl, kind, &pl, &hf, &host, &rl, err)))
-        goto out;
-    if (pl.on &&
-        (rc = kept_check(a, impl, &pl, &shape, input, expect, outbuf, bind.out_len, out, &stop, err)))
-        goto out;
-    if (stop) {
-        rc = end(out, err);
-        goto out;
-    }
-    /* The final stage: every plant restored, the input intact, one launch
-     * of op 0 on the case's own input. */
-    if (planted && (rc = a->ops->unplant(impl, err)))
-        goto out;
-    if (validate) {
-        if ((rc = input_intact(a, impl, input, in_len, err)) || (rc = a->ops->launch(impl, err)) ||
-            (rc = stage_check(a, impl, &shape, input, expect, outbuf, bind.out_len, &chk, err)))
-            goto out;
-        if ((rc = ev_sha256_hex(outbuf, bind.out_len, hash2))) {
-            ev_err_set(err, rc, "sha256 failed");
-            goto out;
-        }
-        if (strcmp(hash1, hash2)) {
-            chk.passed = 0; /* replay determinism broken */
-        }
-        if ((rc = ev_job_validation(out, "final", &chk, outbuf, bind.out_len, 0, hash2, err)) ||
-            (rc = input_intact(a, impl, input, in_len, err)))
-            goto out;
-    }
     rc = end(out, err);
 out:
-    free(pl.rows);
-    free(hf.other);
-    free(hf.reasons);
-    free(hf.wall);
-    free(hf.foreign);
-    free(hf.cold_other);
-    free(hf.cold_reasons);
-    free(hf.cold_foreign);
-    free(nodes);
-    free(outbuf);
-    free(input);
-    free(expect);
-    a->ops->close(impl);
+    free(w.pl.rows);
+    free(w.hf.other);
+    free(w.hf.reasons);
+    free(w.hf.wall);
+    free(w.hf.foreign);
+    free(w.hf.cold_other);
+    free(w.hf.cold_reasons);
+    free(w.hf.cold_foreign);
+    free(w.nodes);
+    free(w.outbuf);
+    free(w.input);
+    free(w.expect);
+    a->ops->close(w.impl);
     return rc;
 }

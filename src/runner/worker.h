@@ -1,6 +1,6 @@
 /*
- * worker.h: the per-job measurement protocol (DESIGN.md "Measurement
- * protocol"), run inside build/evident-worker on one backend, streaming
+ * worker.h: the per-job measurement protocol (docs/runner.md, "Worker
+ * records"), run inside build/evident-worker on one backend, streaming
  * records (record.h) to a file descriptor.  It never opens the database.
  * Fault injection that must end the process (exit, signal, hang, stop
  * after k samples) is the caller's hook: library code never exits.

@@ -136,6 +136,39 @@ static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage,
     }
 }
 
+/* The backend named (built into this worker) and the protocol read from
+ * fd and parsed.  OUT: *ops, *proto (the caller frees it).  Returns 0, or
+ * 2 after saying on stderr what was wrong (nothing to free). */
+static int open_job(const char *backend, int fd, const ev_backend_ops **ops, ev_protocol *proto)
+{
+    ev_buf bytes = EV_BUF_INIT;
+    ev_err err = {""};
+    ev_status rc;
+
+    *ops = NULL;
+    if (!strcmp(backend, "cpu"))
+        *ops = &ev_backend_cpu_ops;
+#ifdef EV_HAVE_CUDA
+    else if (!strcmp(backend, "cuda"))
+        *ops = &ev_backend_cuda_ops;
+#endif
+    if (!*ops) {
+        fprintf(stderr, "evident-worker: backend '%s' is not built into this worker\n", backend);
+        return 2;
+    }
+    if (read_fd(fd, &bytes)) {
+        fprintf(stderr, "evident-worker: cannot read the protocol: %s\n", strerror(errno));
+        return 2;
+    }
+    rc = ev_protocol_parse(bytes.data ? bytes.data : "", bytes.len, proto, &err);
+    ev_buf_free(&bytes);
+    if (rc) {
+        fprintf(stderr, "evident-worker: %s\n", err.msg);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
@@ -144,7 +177,6 @@ int main(int argc, char **argv)
     long long proto_fd = -1, rec_fd = -1, case_index = -1, gate_fd = -1, spawn_ns = 0, ahead_ns = 0;
     struct timespec entered;
     int probe = 0, retry = 0;
-    ev_buf bytes = EV_BUF_INIT;
     ev_protocol proto;
     ev_worker_args wa;
     ev_rec_out out;
@@ -217,29 +249,12 @@ int main(int argc, char **argv)
             "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
             "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
             "                [--python PY --peer-script FILE [--torch-cache DIR] [--compile-ahead-ns NS]]\n"
-            "                [--gate-fd N] [--spawn-ns NS])\n");
+            "                [--kernel-lib SO | --kernel-error FILE] [--py-host FILE] [--gate-fd N] "
+            "[--spawn-ns NS])\n");
         return 2;
     }
-    if (!strcmp(backend, "cpu"))
-        ops = &ev_backend_cpu_ops;
-#ifdef EV_HAVE_CUDA
-    else if (!strcmp(backend, "cuda"))
-        ops = &ev_backend_cuda_ops;
-#endif
-    if (!ops) {
-        fprintf(stderr, "evident-worker: backend '%s' is not built into this worker\n", backend);
+    if (open_job(backend, (int)proto_fd, &ops, &proto))
         return 2;
-    }
-    if (read_fd((int)proto_fd, &bytes)) {
-        fprintf(stderr, "evident-worker: cannot read the protocol: %s\n", strerror(errno));
-        return 2;
-    }
-    rc = ev_protocol_parse(bytes.data ? bytes.data : "", bytes.len, &proto, &err);
-    ev_buf_free(&bytes);
-    if (rc) {
-        fprintf(stderr, "evident-worker: %s\n", err.msg);
-        return 2;
-    }
     out.fd = (int)rec_fd;
     out.count = 0;
     signal(SIGPIPE, SIG_IGN);

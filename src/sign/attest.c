@@ -15,7 +15,7 @@
 #include "json.h"
 #include "sign/dsse.h"
 #include "zipread.h"
-#include "evidence/member.h"
+#include "member.h"
 
 ev_status ev_attest_rfc3339(int64_t t_ns, char buf[40])
 {

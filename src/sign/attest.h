@@ -24,7 +24,7 @@
 #include <cjson/cJSON.h>
 
 #include "buf.h"
-#include "evidence/member.h"
+#include "member.h"
 #include "evidence/raw_subjects.h"
 #include "sign/key.h"
 #include "status.h"

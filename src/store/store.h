@@ -403,9 +403,9 @@ ev_status ev_store_query(ev_store *s, ev_query q, int64_t run_id, ev_row_fn fn, 
 
 /* ---- typed rows ----------------------------------------------------------
  *
- * A named query's row as a struct, filled by store.c, the one place that
- * knows each query's columns (the readers stand beside the SQL), so no
- * reader outside store.c names a column by its number.  Text and blob
+ * A named query's row as a struct, filled by store_read.c, the one place
+ * that knows each query's columns (the readers stand beside the SQL), so
+ * no reader outside it names a column by its number.  Text and blob
  * pointers point into the row: valid only during the callback (copy what
  * is kept); SQL NULL text is NULL.  A nullable integer has a has_* flag
  * and reads 0 when NULL; a nullable double has a *_null flag and reads

@@ -1,6 +1,6 @@
 /*
  * verify.h: verify-bundle as a library.  ev_verify_bundle runs every check
- * of DESIGN.md ("verify-bundle") over one delivery.zip and returns a report
+ * of docs/verify.md over one delivery.zip and returns a report
  * holding each check's verdict and every failure found (not only the
  * first); ev_verify_compare runs check 8 over two bundles.  The library
  * never prints, never writes a file and never extracts to disk: the caller

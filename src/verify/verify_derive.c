@@ -9,10 +9,8 @@
  *  - every job's hot and cold median from samples.csv (ev_median) equals
  *    validation.json to the bit; a job that did not complete claims none;
  *  - the summary counts and the drift table, recomputed;
- *  - the model refit: observations rebuilt from the recomputed medians as
- *    docs/bundle-format.md ("model.json") says, ev_model_fit, and
- *    ev_fit_to_json's bytes equal model.json (or, failing that, every
- *    double within 1e-12 relative and everything else equal);
+ *  - the model refit, validation.json's figures and report.html, each
+ *    recomputed by its one recipe (verify_refit.c);
  *  - the selector (kernels/selector.h): each auto attempt's plan recomputed
  *    from model.json's coefficients and its recorded binding, and each
  *    native-schedule attempt's plan, equal its graph receipts;
@@ -20,9 +18,6 @@
  *    outputs/ member is named by exactly one record;
  *  - the source-tree hash and the kernel source list, recomputed from the
  *    sources/ members;
- *  - validation.json's figures (issue 7) rebuilt from samples.csv with the
- *    exporter's recipe (src/evidence/figures.h) equal the member;
- *  - report.html regenerated from the other members equals the member.
  */
 #include "verify_derive_int.h"
 
@@ -32,19 +27,6 @@
 static int vd_same_bits(double a, double b)
 {
     return memcmp(&a, &b, sizeof a) == 0;
-}
-
-/* The attempt object numbered att in v's attempts, or NULL. */
-static const cJSON *vd_attempt(const vb_vjob *v, int64_t att)
-{
-    const cJSON *a;
-    cJSON_ArrayForEach(a, v->attempts)
-    {
-        int64_t n;
-        if (!ev_jr_i64(a, "attempt", &n) && n == att)
-            return a;
-    }
-    return NULL;
 }
 
 /* Rows of samples.csv against validation.json's jobs and attempts. */
@@ -107,7 +89,7 @@ static void vd_rows(vd_ctx *x)
         /* Attempt cells. */
         for (size_t i = sj->first; i < sj->first + sj->count;) {
             const vb_sample *s = &t->rows[i];
-            const cJSON *a = vd_attempt(v, s->attempt);
+            const cJSON *a = vb_attempt(v, s->attempt);
             int64_t aid;
             const char *aoc = ev_jr_str(a, "outcome");
             if (!a)
@@ -791,309 +773,6 @@ static void vd_sources(vd_ctx *x)
         vd_projections(x, hex);
 out:
     free(files);
-}
-
-/* Compares two parsed trees; doubles within rel (relative), all else
- * equal.  Writes the first differing path into path.  Returns 1 equal. */
-static int vd_tree_equal(const cJSON *a, const cJSON *b, double rel, char *path, size_t cap)
-{
-    if ((a->type & 0xff) != (b->type & 0xff)) {
-        snprintf(path, cap, "%s (type)", a->string ? a->string : "[]");
-        return 0;
-    }
-    if (cJSON_IsNumber(a)) {
-        double x = a->valuedouble, y = b->valuedouble;
-        if (x == y || fabs(x - y) <= rel * fmax(fabs(x), fabs(y)))
-            return 1;
-        snprintf(path, cap, "%s: %.17g vs %.17g", a->string ? a->string : "[]", x, y);
-        return 0;
-    }
-    if (cJSON_IsString(a)) {
-        if (!strcmp(a->valuestring, b->valuestring))
-            return 1;
-        snprintf(path, cap, "%s: \"%s\" vs \"%s\"", a->string ? a->string : "[]", a->valuestring,
-                 b->valuestring);
-        return 0;
-    }
-    if (cJSON_IsArray(a) || cJSON_IsObject(a)) {
-        const cJSON *x = a->child, *y = b->child;
-        for (; x && y; x = x->next, y = y->next) {
-            if (cJSON_IsObject(a) && strcmp(x->string, y->string)) {
-                snprintf(path, cap, "key %s vs %s", x->string, y->string);
-                return 0;
-            }
-            if (!vd_tree_equal(x, y, rel, path, cap))
-                return 0;
-        }
-        if (x || y) {
-            snprintf(path, cap, "%s: different lengths", a->string ? a->string : "[]");
-            return 0;
-        }
-    }
-    return 1;
-}
-
-/* The refit: observations from the recomputed medians, fit, compare. */
-static void vd_model(vd_ctx *x)
-{
-    vb_bundle *b = x->b;
-    const vb_member *mm = vb_find(b, EV_MEMBER_MODEL);
-    ev_obs *obs = NULL;
-    ev_excluded *ex = NULL;
-    size_t n_obs = 0, n_ex = 0;
-    ev_fit *fit = NULL;
-    ev_buf out = EV_BUF_INIT;
-    ev_err err = {{0}};
-    cJSON *mine = NULL;
-    if (!mm || !b->model) {
-        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
-                "cannot be compared: missing or not strict JSON (checks 2, 3)");
-        return;
-    }
-    size_t n_cases = b->proto->n_cases;
-    obs = calloc(n_cases * EV_SCHED_COUNT + 1, sizeof *obs);
-    ex = calloc(n_cases + 1, sizeof *ex);
-    if (!obs || !ex) {
-        x->r->oom = 1;
-        goto out;
-    }
-    unsigned scheds = b->proto->model_schedules;
-    ev_obs_sms acc = {0, 0};
-    for (size_t ci = 0; ci < n_cases; ci++) {
-        const ev_proto_case *c = &b->proto->cases[ci];
-        ev_obs_case oc = {c->op,   c->dtype,        c->rows,
-                          c->cols, c->default_rows, ev_is_role(c->role, EV_ROLE_HOLDOUT)};
-        ev_obs_sched sched[EV_SCHED_COUNT];
-        memset(sched, 0, sizeof sched);
-        for (size_t k = 0; k < b->n_vjobs; k++) {
-            const vb_vjob *v = &b->vjobs[k];
-            ev_sched s;
-            if (v->case_index != (int64_t)ci || v->retry_of || !ev_is_phase(v->phase, EV_PHASE_MAIN))
-                continue;
-            if (ev_sched_parse(v->arm, &s) || !(scheds & EV_SCHED_BIT(s)))
-                continue; /* not a declared schedule's job */
-            ev_obs_job j;
-            int64_t last;
-            int ln = 1;
-            memset(&j, 0, sizeof j);
-            j.round = ev_plan_label_round(v->label);
-            j.outcome = v->outcome;
-            if (!ev_jr_i64_null(v->j, "last_attempt", &last, &ln) && !ln) {
-                const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vd_attempt(v, last), "binding");
-                j.has_binding = cJSON_IsObject(bind);
-                if (j.has_binding && ev_jr_i64(bind, "threads", &j.threads))
-                    j.threads = 0; /* malformed: the binding checks say so */
-            }
-            j.has_median = !isnan(x->hot_median[k]);
-            j.median_us = x->hot_median[k];
-            ev_obs_add(&sched[s], &j);
-        }
-        ev_obs_select(&oc, sched, scheds, obs, &n_obs, ex, &n_ex, &acc);
-    }
-    int64_t sms = 1;
-    ev_status rc = ev_obs_sms_get(&acc, &sms, &err);
-    ev_fit_input in = {obs, n_obs, ex, n_ex, sms, b->proto->decision_threshold, scheds};
-    if (!rc)
-        rc = ev_model_fit(&in, &fit, &err);
-    if (rc == EV_ENOMEM) {
-        x->r->oom = 1;
-        goto out;
-    }
-    if (rc) {
-        /* A failed fit is evidence too: model.json must say so exactly. */
-        if (ev_fit_failed_json(rc, err.msg, &out)) {
-            x->r->oom = 1;
-            goto out;
-        }
-    } else if ((rc = ev_fit_to_json(fit, &out, &err))) {
-        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL, "the refit cannot be written: %s", err.msg);
-        goto out;
-    }
-    if (out.len == mm->len && !memcmp(out.data, mm->data, mm->len)) {
-        vr_note(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
-                "refit from samples.csv (%zu observations, %zu excluded cases, S = %lld) "
-                "equals the member byte for byte",
-                n_obs, n_ex, (long long)sms);
-        goto out;
-    }
-    char path[256] = "";
-    if (ev_json_parse(out.data, out.len, 0, &mine, &err) == EV_OK &&
-        vd_tree_equal(mine, b->model, 1e-12, path, sizeof path))
-        vr_note(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
-                "refit equals the member with doubles within 1e-12 relative (bytes differ)");
-    else
-        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_MODEL, "the refit from samples.csv differs (%s)",
-                path[0] ? path : "not comparable");
-out:
-    cJSON_Delete(mine);
-    ev_buf_free(&out);
-    ev_fit_free(fit);
-    free(obs);
-    free(ex);
-}
-
-/* report.html regenerated from the other members: from the trees check 3
- * parsed (each member is parsed once), a member that did not parse
- * standing absent. */
-static void vd_report(vd_ctx *x)
-{
-    const vb_member *h = vb_find(x->b, EV_MEMBER_REPORT);
-    if (!h)
-        return; /* check 2 reported it */
-    vb_bundle *b = x->b;
-    ev_member *ms = calloc(b->n ? b->n : 1, sizeof *ms);
-    ev_buf out = EV_BUF_INIT;
-    ev_err err = {{0}};
-    size_t n = 0;
-    if (!ms) {
-        x->r->oom = 1;
-        return;
-    }
-    for (size_t i = 0; i < b->n; i++) {
-        ms[n].name = b->m[i].name;
-        ms[n].data = b->m[i].data;
-        ms[n].len = b->m[i].len;
-        n++;
-    }
-    ev_status rc = ev_report_html_trees(b->validation, b->model, b->provenance, ms, n, &out, &err);
-    if (rc == EV_ENOMEM)
-        x->r->oom = 1;
-    else if (rc)
-        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_REPORT, "cannot be regenerated: %s", err.msg);
-    else if (out.len != h->len || memcmp(out.data, h->data, h->len)) {
-        size_t i = 0;
-        while (i < out.len && i < h->len && out.data[i] == (char)h->data[i])
-            i++;
-        vr_fail(x->r, VR_REDERIVE, EV_MEMBER_REPORT,
-                "differs from the report regenerated from the other members "
-                "(first difference at byte %zu)",
-                i);
-    }
-    ev_buf_free(&out);
-    free(ms);
-}
-
-/*
- * validation.json's "figures" (issue 7) rebuilt with the exporter's own
- * ev_figures_build (src/evidence/figures.h: same recipe, same seed, same
- * bits) and compared byte for byte once both are printed canonically.  The
- * input is docs/bundle-format.md's ("figures"): per job, in job_id order,
- * the per_op_us of its last attempt's hot and cold rows in samples.csv
- * order, taken from the rows this verifier already parsed strictly (check
- * 3), so samples.csv is read once; the tests' ev_figures_verify (test
- * support, tests/figures_rebuild.c) does the same from the raw members.
- */
-static void vd_figures(vd_ctx *x)
-{
-    vb_bundle *b = x->b;
-    ev_fig_job *fj = calloc(b->n_vjobs + 1, sizeof *fj);
-    double *hot = malloc((b->samples.n + 1) * sizeof *hot), *cold = malloc((b->samples.n + 1) * sizeof *cold);
-    size_t nh = 0, nc = 0;
-    int64_t seed = 0;
-    cJSON *rebuilt = NULL;
-    ev_buf pb = EV_BUF_INIT;
-    ev_err err = {{0}};
-    if (!fj || !hot || !cold) {
-        x->r->oom = 1;
-        goto out;
-    }
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(b->validation, "jobs"), *jo;
-    if (ev_jr_i64(run, "seed", &seed)) {
-        vr_fail(x->r, VR_REDERIVE, VV, "figures: run.seed is not an integer");
-        goto out;
-    }
-    size_t k = 0;
-    cJSON_ArrayForEach(jo, jobs)
-    {
-        int64_t id;
-        if (k >= b->n_vjobs || ev_jr_i64(jo, "job_id", &id) || id != b->vjobs[k].job_id) {
-            vr_fail(x->r, VR_REDERIVE, VV, "figures: jobs are not in job_id order");
-            goto out;
-        }
-        k++;
-    }
-    for (k = 0; k < b->n_vjobs; k++) {
-        const vb_vjob *v = &b->vjobs[k];
-        ev_fig_job *f = &fj[k];
-        int64_t last = 0;
-        int last_null = 1;
-        size_t first = 0, n_cold = 0, n_hot = 0;
-        f->job_key = v->key;
-        f->phase = v->phase;
-        f->arm = v->arm;
-        f->case_index = v->case_index;
-        f->retry = v->retry_of != NULL;
-        f->outcome = v->outcome;
-        if (!ev_jr_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null) {
-            const cJSON *a;
-            vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
-            cJSON_ArrayForEach(a, v->attempts)
-            {
-                int64_t n;
-                if (!ev_jr_i64(a, "attempt", &n) && n == last)
-                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
-            }
-        }
-        f->cold = cold + nc;
-        f->n_cold = n_cold;
-        for (size_t i = first; i < first + n_cold; i++)
-            cold[nc++] = b->samples.rows[i].per_op_us;
-        f->hot = hot + nh;
-        f->n_hot = n_hot;
-        for (size_t i = first + n_cold; i < first + n_cold + n_hot; i++) {
-            const vb_sample *s = &b->samples.rows[i];
-            hot[nh++] = s->per_op_us;
-            if (s->sm_clock != INT64_MIN)
-                ev_fig_job_clock(f, s->sm_clock);
-        }
-    }
-    ev_fig_input in = {fj, b->n_vjobs, seed};
-    ev_status rc = ev_figures_build(&in, &rebuilt, &err);
-    if (rc == EV_ENOMEM) {
-        x->r->oom = 1;
-        goto out;
-    }
-    if (rc) {
-        vr_fail(x->r, VR_REDERIVE, VV, "figures cannot be rebuilt: %s", err.msg);
-        goto out;
-    }
-    const cJSON *held_tree = cJSON_GetObjectItemCaseSensitive(b->validation, "figures");
-    if (!cJSON_IsObject(held_tree)) {
-        vr_fail(x->r, VR_REDERIVE, VV, "no \"figures\" object");
-        goto out;
-    }
-    if (ev_json_print(rebuilt, 1, &pb)) {
-        x->r->oom = 1;
-        goto out;
-    }
-    /* the member's figures compared as they would print (canonical
-     * numbers) with the rebuild's text: no copy of the member's tree */
-    size_t at = 0;
-    if (!ev_json_print_equals(held_tree, pb.data, pb.len, &at)) {
-        size_t line = 1, i = 0;
-        for (; i < at && i < pb.len; i++)
-            line += pb.data[i] == '\n';
-        size_t e = i, s0 = i;
-        while (e < pb.len && pb.data[e] != '\n' && e - i < 120)
-            e++;
-        while (s0 > 0 && pb.data[s0 - 1] != '\n' && i - s0 < 120)
-            s0--;
-        vr_fail(x->r, VR_REDERIVE, VV,
-                "figures differ from their rebuild from samples.csv at line %zu of the object: the rebuild "
-                "reads '%.*s'",
-                line, (int)(e - s0), pb.data + s0);
-    } else {
-        vr_note(x->r, VR_REDERIVE, VV,
-                "figures (bootstrap intervals, Mann-Whitney p-values, tails, across-case summaries) rebuilt "
-                "from samples.csv equal the member");
-    }
-out:
-    ev_buf_free(&pb);
-    cJSON_Delete(rebuilt);
-    free(fj);
-    free(hot);
-    free(cold);
 }
 
 void vc_rederive(vb_bundle *b, ev_vreport *r)

@@ -3,8 +3,8 @@
  * rederive check (the bundle, the report, the medians rebuilt from
  * samples.csv) and the helpers one file calls in the other.
  *   verify_derive.c    check 6: rows, medians, drift, summary, outputs,
- *                      projections, sources, the model refit, report.html,
- *                      the figures
+ *                      projections, sources
+ *   verify_refit.c     the model refit, report.html, the figures
  *   verify_selector.c  the graph receipts against the selector's plans
  *                      (kernels/selector.h) and the declared external entries
  *   verify_outputs.c   every stored output validated again against the oracle
@@ -25,7 +25,8 @@
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
-#include "evidence/tree_hash.h"
+#include "tree_hash.h"
+#include "model/select.h"
 #include "selector.h"
 #include "sha256.h"
 #include "stats.h"
@@ -46,6 +47,12 @@ typedef struct vd_ctx {
     double *hot_median, *cold_median;
 } vd_ctx;
 
+/* verify_refit.c: the model refit against model.json. */
+void vd_model(vd_ctx *x);
+/* verify_refit.c: report.html regenerated from the other members. */
+void vd_report(vd_ctx *x);
+/* verify_refit.c: validation.json's figures rebuilt from samples.csv. */
+void vd_figures(vd_ctx *x);
 /* verify_selector.c */
 void vd_selector(vd_ctx *x);
 /* verify_outputs.c: every stored output validated again from its case's

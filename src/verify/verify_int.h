@@ -18,8 +18,8 @@
 #include "jread.h"
 #include "status.h"
 #include "verify.h"
-#include "evidence/member.h"
-#include "evidence/samples.h"
+#include "member.h"
+#include "samples.h"
 
 /* ---- report ------------------------------------------------------------ */
 
@@ -170,6 +170,9 @@ const vb_member *vb_find(const vb_bundle *b, const char *name);
 /* verify_lookup.c: the case object of validation.json with index ci, or
  * NULL. */
 const cJSON *vb_case(const vb_bundle *b, int64_t ci);
+/* verify_lookup.c: the attempt object numbered att in v's attempts, or
+ * NULL. */
+const cJSON *vb_attempt(const vb_vjob *v, int64_t att);
 
 /* verify_plants.c: attempt a's plants (store schema 5), from its device
  * record's seed, the protocol and its flush record's cache size, into

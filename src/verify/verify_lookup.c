@@ -34,3 +34,16 @@ const cJSON *vb_case(const vb_bundle *b, int64_t ci)
         return NULL;
     return cJSON_GetArrayItem(cases, (int)ci);
 }
+
+/* See verify_int.h. */
+const cJSON *vb_attempt(const vb_vjob *v, int64_t att)
+{
+    const cJSON *a;
+    cJSON_ArrayForEach(a, v->attempts)
+    {
+        int64_t n;
+        if (!ev_jr_i64(a, "attempt", &n) && n == att)
+            return a;
+    }
+    return NULL;
+}

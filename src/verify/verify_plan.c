@@ -128,9 +128,8 @@ static void vp_job_outcome(vb_vjob *j, const ev_protocol *proto, ev_vreport *r)
         }
         {
             char fw[400];
-            const char *bad =
-                ev_fault_problem(proto, j->arm, j->phase && !strcmp(j->phase, ev_phase_name(EV_PHASE_RESCUE)),
-                                 &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
+            const char *bad = ev_fault_problem(proto, j->arm, ev_is_phase(j->phase, EV_PHASE_RESCUE),
+                                               &ar.facts, ev_jr_str(proc, "stderr_tail"), fw, sizeof fw);
             if (bad)
                 vr_fail(r, VR_PLAN, VP, "job %s attempt %zu: %s", j->key, k, bad);
         }
@@ -660,9 +659,71 @@ static void vp_job_shard(const vp_shards *sh, const vb_vjob *v, const ev_plan_jo
     }
 }
 
+/* protocol.json parsed into b->proto, where it and validation.json are
+ * there to read.  Returns 1 (check 4 not run, or failed, or out of
+ * memory: said in r) when the plan cannot be regenerated, else 0. */
+static int vp_protocol(vb_bundle *b, ev_vreport *r)
+{
+    const vb_member *pm = vb_find(b, EV_MEMBER_PROTOCOL);
+    if (!pm || !b->protocol) {
+        vr_not_run(r, VR_PLAN, "protocol.json is missing or not strict JSON (checks 2, 3)");
+        return 1;
+    }
+    b->proto = calloc(1, sizeof *b->proto);
+    if (!b->proto) {
+        r->oom = 1;
+        return 1;
+    }
+    ev_err err = {{0}};
+    ev_status rc = ev_protocol_parse((const char *)pm->data, pm->len, b->proto, &err);
+    if (rc) {
+        free(b->proto);
+        b->proto = NULL;
+        if (rc == EV_ENOMEM)
+            r->oom = 1;
+        else
+            vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL, "refused by the protocol parser: %s", err.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* The run and rescue status validation.json states, against those the
+ * outcomes give (ev_plan_run_status); a finished run has no job left
+ * missing or interrupted. */
+static void vp_run_status(vb_bundle *b, ev_vreport *r, const ev_plan *plan, const ev_outcome *outcomes,
+                          const ev_plan_job *rescue, const ev_outcome *rescue_oc, size_t n_rescue)
+{
+    /* Run and rescue status from the outcomes. */
+    const char *st = NULL, *rst = NULL;
+    ev_plan_run_status(plan, outcomes, rescue, rescue_oc, n_rescue, &st, &rst);
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
+    const char *have = ev_jr_str(run, "status");
+    const cJSON *hr = cJSON_GetObjectItemCaseSensitive(run, "rescue_status");
+    if (!have)
+        vr_fail(r, VR_PLAN, VP, "run.status is null: the run did not finish (resume it, then export again)");
+    else if (strcmp(have, st))
+        vr_fail(r, VR_PLAN, VP, "run.status %s, but the outcomes give %s", have, st);
+    /* A finished run ran every missing or interrupted attempt again
+     * (store/outcome.h, ev_outcome_final): none is left. */
+    for (size_t i = 0; have && i < b->n_vjobs; i++) {
+        const vb_vjob *j = &b->vjobs[i];
+        if (j->derived_ok && !ev_outcome_final((ev_outcome)j->derived))
+            vr_fail(r, VR_PLAN, VP, "job %s: run.status %s is set, but the job %s", j->key, have,
+                    cJSON_GetArraySize(j->attempts) ? "ends in an interrupted attempt"
+                                                    : "was never attempted");
+    }
+    if (rst ? !(cJSON_IsString(hr) && !strcmp(hr->valuestring, rst)) : !cJSON_IsNull(hr))
+        vr_fail(r, VR_PLAN, VP, "run.rescue_status %s, but the outcomes give %s",
+                cJSON_IsString(hr) ? hr->valuestring : "null", rst ? rst : "null");
+    vr_note(r, VR_PLAN, VP, "%zu planned jobs and %zu rescue jobs regenerated; run status %s%s%s", plan->n,
+            n_rescue, st, rst ? ", " : "", rst ? rst : "");
+}
+
 void vc_plan(vb_bundle *b, ev_vreport *r)
 {
     ev_err err = {{0}};
+    ev_status rc;
     ev_plan plan;
     ev_plan_job *rescue = NULL;
     size_t n_rescue = 0;
@@ -674,26 +735,8 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
     memset(&sh, 0, sizeof sh);
     vr_use(r, VR_PLAN);
 
-    const vb_member *pm = vb_find(b, EV_MEMBER_PROTOCOL);
-    if (!pm || !b->protocol) {
-        vr_not_run(r, VR_PLAN, "protocol.json is missing or not strict JSON (checks 2, 3)");
+    if (vp_protocol(b, r))
         return;
-    }
-    b->proto = calloc(1, sizeof *b->proto);
-    if (!b->proto) {
-        r->oom = 1;
-        return;
-    }
-    ev_status rc = ev_protocol_parse((const char *)pm->data, pm->len, b->proto, &err);
-    if (rc) {
-        free(b->proto);
-        b->proto = NULL;
-        if (rc == EV_ENOMEM)
-            r->oom = 1;
-        else
-            vr_fail(r, VR_PLAN, EV_MEMBER_PROTOCOL, "refused by the protocol parser: %s", err.msg);
-        return;
-    }
     if (!b->validation) {
         vr_not_run(r, VR_PLAN, "validation.json is missing or not strict JSON (checks 2, 3)");
         return;
@@ -801,30 +844,7 @@ void vc_plan(vb_bundle *b, ev_vreport *r)
                     "job %s (job_id %lld) is not in the plan regenerated from protocol.json (added)",
                     b->vjobs[i].key, (long long)b->vjobs[i].job_id);
 
-    /* Run and rescue status from the outcomes. */
-    const char *st = NULL, *rst = NULL;
-    ev_plan_run_status(&plan, outcomes, rescue, rescue_oc, n_rescue, &st, &rst);
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
-    const char *have = ev_jr_str(run, "status");
-    const cJSON *hr = cJSON_GetObjectItemCaseSensitive(run, "rescue_status");
-    if (!have)
-        vr_fail(r, VR_PLAN, VP, "run.status is null: the run did not finish (resume it, then export again)");
-    else if (strcmp(have, st))
-        vr_fail(r, VR_PLAN, VP, "run.status %s, but the outcomes give %s", have, st);
-    /* A finished run ran every missing or interrupted attempt again
-     * (store/outcome.h, ev_outcome_final): none is left. */
-    for (size_t i = 0; have && i < b->n_vjobs; i++) {
-        const vb_vjob *j = &b->vjobs[i];
-        if (j->derived_ok && !ev_outcome_final((ev_outcome)j->derived))
-            vr_fail(r, VR_PLAN, VP, "job %s: run.status %s is set, but the job %s", j->key, have,
-                    cJSON_GetArraySize(j->attempts) ? "ends in an interrupted attempt"
-                                                    : "was never attempted");
-    }
-    if (rst ? !(cJSON_IsString(hr) && !strcmp(hr->valuestring, rst)) : !cJSON_IsNull(hr))
-        vr_fail(r, VR_PLAN, VP, "run.rescue_status %s, but the outcomes give %s",
-                cJSON_IsString(hr) ? hr->valuestring : "null", rst ? rst : "null");
-    vr_note(r, VR_PLAN, VP, "%zu planned jobs and %zu rescue jobs regenerated; run status %s%s%s", plan.n,
-            n_rescue, st, rst ? ", " : "", rst ? rst : "");
+    vp_run_status(b, r, &plan, outcomes, rescue, rescue_oc, n_rescue);
     if (sh.count > 1)
         vr_note(r, VR_PLAN, VP,
                 "%lld shards, partitioned by case (ev_plan_shard_of), each with its invocations",

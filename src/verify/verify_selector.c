@@ -94,6 +94,106 @@ static int vd_node_count(vd_ctx *x, const vb_vjob *v, const cJSON *a, const cJSO
     return 1;
 }
 
+/* An external arm's attempts: each graph node must launch the entry its
+ * protocol declares for the case, with the declared geometry evaluated
+ * for the case on cuda (one call per op on cpu: grid and block 1). */
+static void vd_external(vd_ctx *x, const vb_vjob *v, const ev_ext_kernel *ek, ev_sel_backend be)
+{
+    vb_bundle *b = x->b;
+    /* an external arm launches the entry its protocol declares, with
+     * the declared geometry evaluated for the case on cuda (one call
+     * per op on cpu: grid and block 1) */
+    const cJSON *c = vb_case(b, v->case_index), *a;
+    const char *cop = ev_jr_str(c, "op"), *cdt = ev_jr_str(c, "dtype");
+    const char *want = cop && cdt ? ev_ext_entry_for(ek, cop, cdt) : NULL;
+    int64_t wg[3] = {1, 1, 1}, wb[3] = {1, 1, 1}, crows = 0, ccols = 0, cstride = 0;
+    ev_err gerr = {{0}};
+    /* as the worker: a kernel that declares no geometry (no cuda
+     * source: its jobs are skips) has none to evaluate */
+    if (be == EV_SEL_CUDA && want && ek->grid[0] && !ev_jr_i64(c, "rows", &crows) &&
+        !ev_jr_i64(c, "cols", &ccols) && !ev_jr_i64(c, "stride", &cstride) && crows > 0 &&
+        ev_ext_geometry(ek, crows, ccols, cstride, &wg[0], &wb[0], &gerr)) {
+        vr_fail(x->r, VR_REDERIVE, VV, "job %s: %s", v->key, gerr.msg);
+        return;
+    }
+    cJSON_ArrayForEach(a, v->attempts)
+    {
+        const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
+        int64_t att = 0, i = 0;
+        ev_jr_i64(a, "attempt", &att);
+        if (vd_node_count(x, v, a, nodes, be == EV_SEL_CUDA))
+            continue;
+        cJSON_ArrayForEach(nd, nodes)
+        {
+            const char *fn = ev_jr_str(nd, "function");
+            int64_t g[3], bl[3];
+            char have[160], wtxt[160];
+            if (fn && vd_triple(nd, "grid", g) == 0 && vd_triple(nd, "block", bl) == 0 && want &&
+                !strcmp(fn, want) && !memcmp(g, wg, sizeof g) && !memcmp(bl, wb, sizeof bl)) {
+                i++;
+                continue;
+            }
+            if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
+                vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed", v->key,
+                        (long long)att, (long long)i);
+                break;
+            }
+            vd_launch_text(have, sizeof have, fn, g, bl);
+            vd_launch_text(wtxt, sizeof wtxt, want ? want : "no entry", wg, wb);
+            vr_fail(x->r, VR_REDERIVE, VV,
+                    "job %s attempt %lld: graph node %lld launches %s, but the protocol declares %s for "
+                    "%s/%s",
+                    v->key, (long long)att, (long long)i, have, wtxt, cop ? cop : "?", cdt ? cdt : "?");
+            break; /* one per attempt: the rest of its nodes say the same */
+        }
+    }
+}
+
+/* An attempt's graph nodes against the selector's plan: each must launch
+ * plan's entry, grid and block; the first that does not fails, with the
+ * model's predictions when modelled (an auto arm with a fit; is_auto
+ * without one: the default kept).  Counts the nodes read in *n_nodes.
+ * Returns 1 when a node failed, else 0. */
+static int vd_nodes_planned(vd_ctx *x, const vb_vjob *v, int64_t att, const cJSON *nodes,
+                            const ev_launch_plan *plan, int modelled, int is_auto, const ev_decision *dec,
+                            int64_t th, double thr, size_t *n_nodes)
+{
+    const cJSON *nd;
+    cJSON_ArrayForEach(nd, nodes)
+    {
+        int64_t g[3], bl[3], idx = -1;
+        const char *fn = ev_jr_str(nd, "function");
+        (*n_nodes)++;
+        ev_jr_i64(nd, "node_index", &idx);
+        if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
+            vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed", v->key,
+                    (long long)att, (long long)idx);
+            return 0;
+        }
+        if (!strcmp(fn, plan->entry) && !memcmp(g, plan->grid, sizeof g) &&
+            !memcmp(bl, plan->block, sizeof bl))
+            continue;
+        char have[160], want[160], why[224] = "";
+        vd_launch_text(have, sizeof have, fn, g, bl);
+        vd_launch_text(want, sizeof want, plan->entry, plan->grid, plan->block);
+        if (modelled)
+            snprintf(why, sizeof why,
+                     " (the model selects %s: predicted default %.6g, rows1 %.6g, rows2 %.6g, rows4 "
+                     "%.6g, short %.6g, split %.6g us; S = %lld, threshold %g)",
+                     ev_sched_name(dec->selected), dec->predicted[EV_SCHED_DEFAULT],
+                     dec->predicted[EV_SCHED_ROWS1], dec->predicted[EV_SCHED_ROWS2],
+                     dec->predicted[EV_SCHED_ROWS4], dec->predicted[EV_SCHED_SHORT],
+                     dec->predicted[EV_SCHED_SPLIT], (long long)th, thr);
+        else if (is_auto)
+            snprintf(why, sizeof why, " (model.json has no fit: the default is kept)");
+        vr_fail(x->r, VR_REDERIVE, VV,
+                "job %s attempt %lld: graph node %lld launches %s, but the selector plans %s%s", v->key,
+                (long long)att, (long long)idx, have, want, why);
+        return 1; /* one per attempt: the rest of its nodes say the same */
+    }
+    return 0;
+}
+
 /*
  * The selector (kernels/selector.h) against every graph receipt: for each
  * attempt of an auto job (and of every other policy-phase job), the plan
@@ -137,54 +237,7 @@ void vd_selector(vd_ctx *x)
         ev_sched sched = EV_SCHED_DEFAULT;
         const ev_ext_kernel *ek = b->proto ? ev_protocol_kernel(b->proto, v->arm) : NULL;
         if (ek) {
-            /* an external arm launches the entry its protocol declares, with
-             * the declared geometry evaluated for the case on cuda (one call
-             * per op on cpu: grid and block 1) */
-            const cJSON *c = vb_case(b, v->case_index), *a;
-            const char *cop = ev_jr_str(c, "op"), *cdt = ev_jr_str(c, "dtype");
-            const char *want = cop && cdt ? ev_ext_entry_for(ek, cop, cdt) : NULL;
-            int64_t wg[3] = {1, 1, 1}, wb[3] = {1, 1, 1}, crows = 0, ccols = 0, cstride = 0;
-            ev_err gerr = {{0}};
-            /* as the worker: a kernel that declares no geometry (no cuda
-             * source: its jobs are skips) has none to evaluate */
-            if (be == EV_SEL_CUDA && want && ek->grid[0] && !ev_jr_i64(c, "rows", &crows) &&
-                !ev_jr_i64(c, "cols", &ccols) && !ev_jr_i64(c, "stride", &cstride) && crows > 0 &&
-                ev_ext_geometry(ek, crows, ccols, cstride, &wg[0], &wb[0], &gerr)) {
-                vr_fail(x->r, VR_REDERIVE, VV, "job %s: %s", v->key, gerr.msg);
-                continue;
-            }
-            cJSON_ArrayForEach(a, v->attempts)
-            {
-                const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
-                int64_t att = 0, i = 0;
-                ev_jr_i64(a, "attempt", &att);
-                if (vd_node_count(x, v, a, nodes, be == EV_SEL_CUDA))
-                    continue;
-                cJSON_ArrayForEach(nd, nodes)
-                {
-                    const char *fn = ev_jr_str(nd, "function");
-                    int64_t g[3], bl[3];
-                    char have[160], wtxt[160];
-                    if (fn && vd_triple(nd, "grid", g) == 0 && vd_triple(nd, "block", bl) == 0 && want &&
-                        !strcmp(fn, want) && !memcmp(g, wg, sizeof g) && !memcmp(bl, wb, sizeof bl)) {
-                        i++;
-                        continue;
-                    }
-                    if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
-                        vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed",
-                                v->key, (long long)att, (long long)i);
-                        break;
-                    }
-                    vd_launch_text(have, sizeof have, fn, g, bl);
-                    vd_launch_text(wtxt, sizeof wtxt, want ? want : "no entry", wg, wb);
-                    vr_fail(
-                        x->r, VR_REDERIVE, VV,
-                        "job %s attempt %lld: graph node %lld launches %s, but the protocol declares %s for "
-                        "%s/%s",
-                        v->key, (long long)att, (long long)i, have, wtxt, cop ? cop : "?", cdt ? cdt : "?");
-                    break; /* one per attempt: the rest of its nodes say the same */
-                }
-            }
+            vd_external(x, v, ek, be);
             continue;
         }
         if (!is_auto && ev_sched_parse(v->arm, &sched))
@@ -199,7 +252,7 @@ void vd_selector(vd_ctx *x)
         cJSON_ArrayForEach(a, v->attempts)
         {
             const cJSON *bind = cJSON_GetObjectItemCaseSensitive(a, "binding");
-            const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes"), *nd;
+            const cJSON *nodes = cJSON_GetObjectItemCaseSensitive(a, "graph_nodes");
             const char *aoc = ev_jr_str(a, "outcome"), *bop = ev_jr_str(bind, "op"),
                        *bdt = ev_jr_str(bind, "dtype");
             const char *cop = ev_jr_str(c, "op"), *cdt = ev_jr_str(c, "dtype");
@@ -259,39 +312,8 @@ void vd_selector(vd_ctx *x)
                         (long long)att);
             if (vd_node_count(x, v, a, nodes, be == EV_SEL_CUDA))
                 continue;
-            cJSON_ArrayForEach(nd, nodes)
-            {
-                int64_t g[3], bl[3], idx = -1;
-                const char *fn = ev_jr_str(nd, "function");
-                n_nodes++;
-                ev_jr_i64(nd, "node_index", &idx);
-                if (!fn || vd_triple(nd, "grid", g) || vd_triple(nd, "block", bl)) {
-                    vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: graph node %lld is malformed",
-                            v->key, (long long)att, (long long)idx);
-                    break;
-                }
-                if (!strcmp(fn, plan.entry) && !memcmp(g, plan.grid, sizeof g) &&
-                    !memcmp(bl, plan.block, sizeof bl))
-                    continue;
-                char have[160], want[160], why[224] = "";
-                vd_launch_text(have, sizeof have, fn, g, bl);
-                vd_launch_text(want, sizeof want, plan.entry, plan.grid, plan.block);
-                if (is_auto && have_coef)
-                    snprintf(why, sizeof why,
-                             " (the model selects %s: predicted default %.6g, rows1 %.6g, rows2 %.6g, rows4 "
-                             "%.6g, short %.6g, split %.6g us; S = %lld, threshold %g)",
-                             ev_sched_name(dec.selected), dec.predicted[EV_SCHED_DEFAULT],
-                             dec.predicted[EV_SCHED_ROWS1], dec.predicted[EV_SCHED_ROWS2],
-                             dec.predicted[EV_SCHED_ROWS4], dec.predicted[EV_SCHED_SHORT],
-                             dec.predicted[EV_SCHED_SPLIT], (long long)th, thr);
-                else if (is_auto)
-                    snprintf(why, sizeof why, " (model.json has no fit: the default is kept)");
-                vr_fail(x->r, VR_REDERIVE, VV,
-                        "job %s attempt %lld: graph node %lld launches %s, but the selector plans %s%s",
-                        v->key, (long long)att, (long long)idx, have, want, why);
-                n_bad++;
-                break; /* one per attempt: the rest of its nodes say the same */
-            }
+            n_bad += vd_nodes_planned(x, v, att, nodes, &plan, is_auto && have_coef, is_auto, &dec, th, thr,
+                                      &n_nodes);
         }
     }
     if (!n_bad)

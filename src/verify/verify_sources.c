@@ -7,7 +7,7 @@
  * bundle: evidence measured with other kernel or runner bytes is stale,
  * and the failure lists the changed files.
  *
- * The measurement closure (src/evidence/closure.h, ev_closure_list: the
+ * The measurement closure (src/common/closure.h, ev_closure_list: the
  * runner's own reading): the files DIR's mk/closure.list names and the
  * list itself (the build writes it from what the worker and the kernels
  * are built from; DIR needs no build: the list is a member, so a list
@@ -30,7 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "evidence/closure.h"
+#include "closure.h"
 #include "strs.h"
 #include "runner/protocol.h"
 #include "verify_int.h"

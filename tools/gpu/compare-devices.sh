@@ -2,7 +2,7 @@
 # A real difference is still called between devices (docs/intervals.md,
 # "Calling a difference"): the committed H200 bundle of commit 6065926
 # (receipts/h200, read from git) against an H100 run of the same protocol
-# (protocols/h200.json as 6065926 held it, so the two protocol ids match).
+# (h200.json as 6065926 held it, so the two protocol ids match).
 # `evident compare` names the device difference in its header, refuses a
 # gate over it without --allow-different, and with it calls the
 # bandwidth-bound cases different (8192x8192 fp32 was 1.42x H100 / H200).

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU host (issue 18): one case's kernel of ours next to
+# On the GPU host (docs/perf-notes.md): one case's kernel of ours next to
 # torch.compile's, to read where the time goes.  torch's Triton source and
-# graph time (ci/gpu-torch-kernels.py), both kernels' SASS, and ncu's
+# graph time (tools/gpu/torch-kernels.py), both kernels' SASS, and ncu's
 # instruction, warp-state and source-counter sections of one launch each.
 # Not a CI gate.
-#   usage: ci/gpu-vs-torch.sh OP:DTYPE:ROWS:COLS:STRIDE KB_CASE OUR_ENTRY
-#   e.g.   ci/gpu-vs-torch.sh reduce_sum:fp16:1024:512:512 8 reduce_sum_fp16_rows1
+#   usage: tools/gpu/vs-torch.sh OP:DTYPE:ROWS:COLS:STRIDE KB_CASE OUR_ENTRY
+#   e.g.   tools/gpu/vs-torch.sh reduce_sum:fp16:1024:512:512 8 reduce_sum_fp16_rows1
 set -uo pipefail
 out=${OUT:-build/gpu-out}
 spec=${1:?OP:DTYPE:ROWS:COLS:STRIDE} case=${2:?KB_CASE} entry=${3:?OUR_ENTRY}
@@ -14,7 +14,7 @@ make DEPS=.deps -j16 build/kernel-bench > "$out/build.log" 2>&1 || { tail -30 "$
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 sections="--section LaunchStats --section Occupancy --section InstructionStats --section WarpStateStats --section SourceCounters --section SpeedOfLight"
-python3 ci/gpu-torch-kernels.py "$out/tk" "$spec" > "$out/torch-source.txt" 2>&1
+python3 tools/gpu/torch-kernels.py "$out/tk" "$spec" > "$out/torch-source.txt" 2>&1
 grep "^== " "$out/torch-source.txt"
 for c in $(find "$out/tk/triton" -name '*.cubin'); do
     $CUOBJ -sass "$c" > "$out/sass-torch-$(basename "$c" .cubin).txt" 2>&1

@@ -4,7 +4,7 @@
 # kernel of the user's beside ours) and the cheat gallery
 # (tests/cheats/cheats.json, cuda variants), exports and verifies both, and
 # prints each job's outcome with the reason of a failure.  Not a CI gate.
-#   usage: ci/gpu-ext.sh
+#   usage: tools/gpu/ext.sh
 set -uo pipefail
 out=${OUT:-build/gpu-out}
 mkdir -p "$out" gpu-work

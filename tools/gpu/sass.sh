@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
-# On the GPU host (issue 18): two builds of the kernels side by side
-# (ci/gpu-ab.sh) on a few cases, and the SASS and resource usage of some
+# On the GPU host (docs/perf-notes.md): two builds of the kernels side by side
+# (tools/gpu/ab.sh) on a few cases, and the SASS and resource usage of some
 # entries of each build under $OUT, to read what the compiler made of a
 # change.  Not a CI gate.
-#   usage: ci/gpu-sass.sh "NAME=DEFS NAME=DEFS" KB_CASES ENTRY...
+#   usage: tools/gpu/sass.sh "NAME=DEFS NAME=DEFS" KB_CASES ENTRY...
 set -uo pipefail
 out=${OUT:-build/gpu-out}
-variants=${1:?usage: ci/gpu-sass.sh \"NAME=DEFS ...\" KB_CASES ENTRY...}
+variants=${1:?usage: tools/gpu/sass.sh \"NAME=DEFS ...\" KB_CASES ENTRY...}
 cases=${2:?KB_CASES}
 shift 2
-bash ci/gpu-ab.sh "$variants" "$cases"
+bash tools/gpu/ab.sh "$variants" "$cases"
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 for v in $variants; do
     n=${v%%=*}

@@ -24,7 +24,7 @@
  * throttle reasons, ECC, MIG and persistence mode) come from NVML, loaded
  * with dlopen where it exists; each NVML function is looked up by name and
  * a missing one reads as unknown.  The persisting-L2 limit is set to 0 and
- * the persisting lines are reset once, at open (issue 16: a persisting
+ * the persisting lines are reset once, at open (docs/defenses.md: a persisting
  * window survives the flush); the limit is read back with the device's
  * state after every hot sample.  Not a reset before every sample: on the
  * H200 that reset made every op of the sample after it 0.175 us slower
@@ -227,7 +227,7 @@ static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *er
     CU(cudaEventCreate(&c->e0), "cudaEventCreate");
     CU(cudaEventCreate(&c->e1), "cudaEventCreate");
     c->flush_bytes = ev_sized(cfg->ref.flush_cache_multiple, c->prop.l2CacheSize, cfg->ref.flush_max_bytes);
-    /* No persisting-L2 window (issue 16): where the device has one
+    /* No persisting-L2 window (docs/defenses.md): where the device has one
      * (persistingL2CacheMaxSize > 0) its limit is 0 and its lines are reset
      * here, before any kernel of the job; where it has none, nothing is set
      * and the state reads -1. */

@@ -5,18 +5,18 @@
 # worker through the backend's watch (src/runner/torch_peer.c); were the
 # worker ever listed as a compute process, every torch sample would read
 # one other process and every torch job would fail-protocol, and the
-# evidence run would be worth nothing.  So: ci/gpu-hygiene-check.sh (the
+# evidence run would be worth nothing.  So: tools/gpu/hygiene-check.sh (the
 # small gpus-h200 protocol with torch-compile, --gpus all), a check that
 # every torch-compile attempt completed with no other process on any
-# sample, then ci/gpu-evidence.sh with the seconds left.  Not a CI gate.
-#   usage: ci/gpu-hygiene-then-evidence.sh SECONDS [PROTOCOL]
+# sample, then tools/gpu/evidence.sh with the seconds left.  Not a CI gate.
+#   usage: tools/gpu/hygiene-then-evidence.sh SECONDS [PROTOCOL]
 set -uo pipefail
 secs=${1:?seconds}
 protocol=${2:-protocols/hopper.json}
 out=${OUT:-build/gpu-out}
 mkdir -p "$out"
 start=$(date +%s)
-OUT=/tmp/hygiene-out bash ci/gpu-hygiene-check.sh > "$out/hygiene.log" 2>&1
+OUT=/tmp/hygiene-out bash tools/gpu/hygiene-check.sh > "$out/hygiene.log" 2>&1
 echo "hygiene rc=$? ($(($(date +%s) - start)) s)"
 grep -E "gpus run rc|export\+verify rc|kernel-bench" "$out/hygiene.log"
 python3 - build/gpus-proof.db <<'PY' || { echo "torch hygiene not sane: no evidence run"; exit 1; }
@@ -41,4 +41,4 @@ sys.exit(1 if bad or rows == 0 else 0)
 PY
 left=$((secs - ($(date +%s) - start)))
 echo "evidence: $left s left"
-bash ci/gpu-evidence.sh "$left" "$protocol"
+bash tools/gpu/evidence.sh "$left" "$protocol"

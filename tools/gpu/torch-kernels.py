@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""On the GPU host (issue 18): what torch.compile generates for a few cases
-of protocols/h200.json, as the torch-compile peer compiles them
+"""On the GPU host (docs/perf-notes.md): what torch.compile generates for a few cases
+of the flagship protocol (protocols/hopper.json), as the torch-compile peer compiles them
 (kernels/peer_torch.py: t.sum(1) / t.amax(1), dynamic=False): the Triton
 source and launch configuration inductor wrote (its output code, found in
 the inductor cache), and the kernel's time per op in a 100-op CUDA graph,
 so that our kernels can be compared with what they race.  Not a CI gate.
-  usage: ci/gpu-torch-kernels.py OUTDIR [op:dtype:rows:cols:stride ...]"""
+  usage: tools/gpu/torch-kernels.py OUTDIR [op:dtype:rows:cols:stride ...]"""
 import glob
 import os
 import sys

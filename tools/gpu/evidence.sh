@@ -6,7 +6,7 @@
 # the run has finished, export and verify the bundle too, then sign it with
 # a key made on the host for the run and verify the signature.  Not a CI
 # gate.
-#   usage: ci/gpu-evidence.sh SECONDS [PROTOCOL]
+#   usage: tools/gpu/evidence.sh SECONDS [PROTOCOL]
 set -uo pipefail
 secs=${1:?seconds}
 protocol=${2:-protocols/hopper.json}
@@ -31,7 +31,7 @@ timeout -s INT -k 20 "$left" build/evident run --protocol "$protocol" --backend 
     > "$out/run.log" 2>&1
 rc=$?
 echo "run rc=$rc"; grep -E "^run |^time:|^compile ahead" "$out/run.log"
-python3 ci/store-times.py "$db"
+python3 tools/store-times.py "$db"
 python3 - "$db" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
@@ -46,7 +46,7 @@ if [ "$rc" = 0 ]; then
     build/verify-bundle "$out/delivery.zip" --source-tree . --expect-root "$(cat "$out/ROOT")" > "$out/verify.txt" 2>&1
     echo "export+verify rc=$?"; tail -12 "$out/verify.txt"
     # Signed on the host that measured, with a key made here for this run
-    # (issue 21): the private half stays in gpu-work/ and goes with the
+    # (docs/threat-model.md): the private half stays in gpu-work/ and goes with the
     # machine; the envelope and the public half come back under $OUT.
     key=gpu-work/evidence-key
     rm -f "$key" "$key.pub"

@@ -1,7 +1,7 @@
 /*
  * member.c: lookup and the name rule for in-memory bundle members.
  */
-#include "evidence/member.h"
+#include "member.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +9,6 @@
 #include "json.h"
 #include "names.h"
 #include "zipread.h"
-#include "runner/protocol.h"
 
 const char *const ev_member_required[] = {
     EV_MEMBER_MODEL,    EV_MEMBER_PROOF,  EV_MEMBER_PROTOCOL, EV_MEMBER_PROVENANCE,

@@ -74,8 +74,9 @@ ev_status ev_members_read_zip(const void *p, size_t n, struct ev_zip **z, ev_mem
  *
  * Each member's size class caps its bytes (EV_MEMBER_SMALL_MAX for
  * provenance.json and proof-receipts.json, EV_MEMBER_MODEL_MAX for
- * model.json, EV_MEMBER_RECEIPTS_MAX for receipts.json, the protocol's
- * own cap for protocol.json; validation.json only by the archive's caps),
+ * model.json, EV_MEMBER_RECEIPTS_MAX for receipts.json, EV_PROTO_MAX_BYTES,
+ * a protocol file's cap, for protocol.json; validation.json only by the
+ * archive's caps),
  * and its values: at most one per EV_MEMBER_BYTES_PER_VALUE bytes (an
  * exporter-written member holds one per 13 to 46 bytes: pretty printing,
  * keys, exact number text; protocol.json, human-written, one per 2),
@@ -94,6 +95,7 @@ ev_status ev_members_read_zip(const void *p, size_t n, struct ev_zip **z, ev_mem
 #define EV_MEMBER_SMALL_MAX       (UINT64_C(1) << 20) /* 1 MiB */
 #define EV_MEMBER_MODEL_MAX       (UINT64_C(16) << 20)
 #define EV_MEMBER_RECEIPTS_MAX    (UINT64_C(32) << 20)
+#define EV_PROTO_MAX_BYTES        ((size_t)4 << 20) /* a protocol file, wherever it is read */
 #define EV_MEMBER_BYTES_PER_VALUE 4
 #define EV_MEMBER_VALUES_SLACK    1024
 #define EV_MEMBER_STRING_MAX      (UINT64_C(1) << 20) /* one string or key: 1 MiB */

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# On the GPU host (issue 16): does the device record and its hygiene rule
+# On the GPU host (docs/defenses.md): does the device record and its hygiene rule
 # pass honest jobs?  Builds, validates the kernels, runs the small
 # gpus-h200 protocol with the torch-compile peer added (--gpus all),
 # exports and verifies it, and prints each attempt's process outcome and
 # device record summary (other processes, throttle reasons, L2 limit,
 # versions).  Not a CI gate.
-#   usage: ci/gpu-hygiene-check.sh   (with .deps and .evident-stamp carried)
+#   usage: tools/gpu/hygiene-check.sh   (with .deps and .evident-stamp carried)
 set -uo pipefail
 out=${OUT:-build/gpu-out}
 mkdir -p "$out"
@@ -16,7 +16,7 @@ build/kernel-bench --quick > "$out/kernel-validate.txt" 2>&1
 echo "kernel-bench --quick rc=$? ($(grep -c ' ok ' "$out/kernel-validate.txt") ok)"
 grep -E '^reduce_' "$out/kernel-validate.txt" | grep -v ' ok ' | head -5
 sed 's/"cub"\]/"cub", "torch-compile"]/' protocols/gpus-h200.json > build/hygiene.json
-OUT=$out bash ci/gpu-gpus-proof.sh build/hygiene.json
+OUT=$out bash tools/gpu/gpus-proof.sh build/hygiene.json
 python3 - build/gpus-proof.db <<'PY'
 import json, sqlite3, sys
 c = sqlite3.connect(sys.argv[1])

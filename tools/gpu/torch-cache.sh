@@ -4,7 +4,7 @@
 # store, each torch-compile job's wall time and its cold timings (import,
 # compile-first-call) by round: round 1 compiles into the run's cache,
 # later rounds load from it.  Not a CI gate.
-#   usage: ci/gpu-torch-cache.sh [PROTOCOL] [SECONDS]
+#   usage: tools/gpu/torch-cache.sh [PROTOCOL] [SECONDS]
 set -uo pipefail
 protocol=${1:-protocols/torch-cache-h200.json}
 secs=${2:-500}

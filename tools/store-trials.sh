@@ -2,7 +2,7 @@
 # Store trials for the one-writer and full-disk rules (docs/runner.md, "One
 # writer, a full disk, and what a host cannot run").  A benchmark script,
 # not a test; needs root (it mounts tmpfs filesystems).
-#   usage: ci/store-trials.sh [FULL_TRIALS] [WRITER_TRIALS]
+#   usage: tools/store-trials.sh [FULL_TRIALS] [WRITER_TRIALS]
 #  - full disk: the store on a tmpfs of a size that runs out mid-run (sizes
 #    spread over the run's growth), then the tmpfs grows, --resume finishes
 #    the run, export and verify-bundle must pass: counts the runs left

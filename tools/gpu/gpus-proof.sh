@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# On the GPU host (issue 22): `evident run --gpus all` with a small cuda
+# On the GPU host (docs/runner.md, "Shards"): `evident run --gpus all` with a small cuda
 # protocol, then export and verify the merged store's bundle.  On a host
 # of one GPU this proves the path (one shard, its merges) on real
 # hardware; on several it runs one shard per device at once.
-#   usage: ci/gpu-gpus-proof.sh [PROTOCOL]   (after make DEPS=.deps)
+#   usage: tools/gpu/gpus-proof.sh [PROTOCOL]   (after make DEPS=.deps)
 set -uo pipefail
 out=${OUT:-build/gpu-out}
 protocol=${1:-protocols/gpus-h200.json}

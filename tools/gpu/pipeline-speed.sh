@@ -4,7 +4,7 @@
 # run summary (wall / demanded and the time breakdown), then from the store
 # each arm's mean job wall and the mean of each cold timing by arm.  Not a
 # CI gate.
-#   usage: [SECS=590] ci/gpu-pipeline-speed.sh PROTOCOL DB [evident run options...]
+#   usage: [SECS=590] tools/gpu/pipeline-speed.sh PROTOCOL DB [evident run options...]
 # (SECS: the run is stopped cleanly with SIGINT after that many seconds)
 set -uo pipefail
 protocol=$1
@@ -21,4 +21,4 @@ rc=$?
 t1=$(date +%s.%N)
 echo "evident run rc=$rc, $(python3 -c "print('%.1f' % ($t1 - $t0))") s (process wall)"
 grep -E "^run |^time:|^compile ahead" "$out/run-$(basename "$db").log"
-python3 ci/store-times.py "$db"
+python3 tools/store-times.py "$db"

@@ -4,7 +4,7 @@
 # as it is (LOAD=0) or beside LOAD busy loops; for each, the run status, the
 # verdict of verify-bundle on its bundle, and the failed-protocol attempts
 # and rescue jobs it carried.  A benchmark script, not a test.
-#   usage: ci/honest-runs.sh N [LOAD] [OUTDIR]
+#   usage: tools/honest-runs.sh N [LOAD] [OUTDIR]
 # Prints one line per run and a summary; exits 1 when any bundle FAILs.
 set -uo pipefail
 n=${1:?runs}

@@ -15,16 +15,16 @@
  * does not declare is not read: it carries no weight and the bundle's
  * refit does not read it either.
  */
-#include "model.h"
+#include "model_store.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "evidence/samples.h"
-#include "runner/plan.h"
-#include "runner/protocol.h"
+#include "samples.h"
+#include "plan.h"
+#include "protocol.h"
 #include "stats.h"
 #include "store/outcome.h"
 #include "store/store.h"

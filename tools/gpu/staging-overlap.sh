@@ -7,7 +7,7 @@
 # per (case, arm) whether the two runs' estimates over rounds agree within
 # their combined 95% uncertainty (Welch t on the log round medians), and
 # verify-bundle --compare's agreement of the pair ratios.  Not a CI gate.
-#   usage: ci/staging-overlap.sh [PROTOCOL]
+#   usage: tools/gpu/staging-overlap.sh [PROTOCOL]
 set -uo pipefail
 protocol=${1:-protocols/staging-h200.json}
 out=${OUT:-build/gpu-out}

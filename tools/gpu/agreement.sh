@@ -5,7 +5,7 @@
 # whether the two runs' ratios agree within their combined 95% uncertainty,
 # docs/intervals.md).  Brings the bundles and the comparison back under
 # $OUT.  Not a CI gate.
-#   usage: ci/gpu-agreement.sh [PROTOCOL] [SECONDS_PER_RUN]
+#   usage: tools/gpu/agreement.sh [PROTOCOL] [SECONDS_PER_RUN]
 set -uo pipefail
 protocol=${1:-protocols/intervals-h200.json}
 secs=${2:-250}

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# On the GPU host: where a small case's time goes (issue 18).  Kernel
+# On the GPU host: where a small case's time goes (docs/perf-notes.md).  Kernel
 # durations under ncu (each launch alone, no graph) of our schedules and of
 # torch.compile's kernel on the same shapes, and the SASS of rows1.
-#   usage: ci/gpu-probe-small.sh
+#   usage: tools/gpu/probe-small.sh
 set -uo pipefail
 out=${OUT:-build/gpu-out}
 mkdir -p "$out"

@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# On the GPU host (issue 18): kernel-bench of several builds of the kernels
+# On the GPU host (docs/perf-notes.md): kernel-bench of several builds of the kernels
 # side by side, each built with its own KERNEL_DEFS in its own BUILD
 # directory, with each build's SASS size of a few entries and, for the
 # first timed case, ncu's warp-state statistics of rows1.
-#   usage: ci/gpu-ab.sh "NAME=DEFS NAME=DEFS ..." [KB_CASES]
-#   e.g.   ci/gpu-ab.sh "v3=-DEV_SPECIALIZE=0 v4=-DEV_SPECIALIZE=1" 0,1,2
+#   usage: tools/gpu/ab.sh "NAME=DEFS NAME=DEFS ..." [KB_CASES]
+#   e.g.   tools/gpu/ab.sh "v3=-DEV_SPECIALIZE=0 v4=-DEV_SPECIALIZE=1" 0,1,2
 # DEFS use commas for spaces (-DA=1,-DB=2) and reach the C twins too (OPT),
 # so a define of the order (EV_LANE_BYTES) changes both.  Ratios are to
 # the first build.
 set -uo pipefail
 out=${OUT:-build/gpu-out}
-variants=${1:?usage: ci/gpu-ab.sh "NAME=DEFS ..." [KB_CASES]}
+variants=${1:?usage: tools/gpu/ab.sh "NAME=DEFS ..." [KB_CASES]}
 export KB_CASES=${2:-0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15}
 mkdir -p "$out"
 names=()

@@ -6,7 +6,7 @@
 # about 95% of the time.  With ONE_ROUND=1 it also runs the protocol as one
 # round of rounds x samples hot samples (the within-process intervals of
 # old) for contrast.  A benchmark script, not a test.
-#   usage: ci/interval-agreement.sh [PROTOCOL] [OUTDIR] [REPEATS]
+#   usage: tools/interval-agreement.sh [PROTOCOL] [OUTDIR] [REPEATS]
 # REPEATS pairs of runs (default 1); prints each pair's agreement line and
 # the pooled fraction.
 set -uo pipefail
