@@ -1322,7 +1322,7 @@ int main(void)
         char keep[16] = "", from[32] = "r.zip", to[32];
         rounds_usable("r.zip", g_armr, usable);
         for (int k = 0; k < 3; k++) {
-            char lab[16];
+            char lab[24];
             snprintf(lab, sizeof lab, "round-%d", k + 1);
             if (usable[k] && !keep[0]) {
                 snprintf(keep, sizeof keep, "%s", lab);

@@ -4041,6 +4041,7 @@ START_TEST(test_out_of_memory_is_a_resource_error_never_a_fail)
 }
 END_TEST
 
+#if !defined(__SANITIZE_ADDRESS__)
 /* Appends to b about n bytes of JSON of shape k, each made to cost a
  * parser far more than its bytes (0: a wide array of 0s; 1: arrays nested
  * 60 deep, repeated; 2: a wide object; 3: one long string; 4: an array of
@@ -4074,6 +4075,7 @@ static void hostile_json(ev_buf *b, int k, size_t n)
 #undef HJ_DIGIT
     ck_assert_int_eq(ev_buf_puts(b, k == 2 ? "}\n" : k == 3 ? "\"}\n" : "]}\n"), EV_OK);
 }
+#endif
 
 /* Every JSON member of a bundle, replaced in turn by each hostile shape of
  * 12 MB (a tree of it would take 40 times that without bounds), is
