@@ -1319,7 +1319,7 @@ int main(void)
         make_scaled("r.zip", g_armr, "round-2", 465.0, "r-wild.zip");
         /* thin: only the arm's first usable round keeps its samples */
         int usable[3];
-        char keep[16] = "", from[32] = "r.zip", to[32];
+        char keep[24] = "", from[32] = "r.zip", to[32];
         rounds_usable("r.zip", g_armr, usable);
         for (int k = 0; k < 3; k++) {
             char lab[24];
