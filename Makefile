@@ -47,7 +47,7 @@ CHECK_LIBS  := -lcheck -lsubunit -lrt -lm -lpthread
 
 # Library: every .c under src/ and the cpu kernels, minus program mains and
 # the command layer (src/cli/, which prints and turns statuses into exits).
-LIB_SRC  := $(filter-out %_main.c src/cli/%,$(wildcard src/*/*.c)) $(wildcard kernels/*.c)
+LIB_SRC  := $(filter-out %_main.c src/cli/%,$(wildcard src/*/*.c)) $(filter-out kernels/ops_lib_cpu.c,$(wildcard kernels/*.c))
 CLI_SRC  := $(filter-out %_main.c,$(wildcard src/cli/*.c))
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o)
@@ -175,11 +175,12 @@ check-run: all $(TEST_BIN)
 # with an rpath so the programs find the libraries at run time.
 # Every program a test or a target runs is one of them, or of Debian's
 # essential set (mk/deps-check.sh tests checks them by name): openssl and
-# python3-cryptography (check_sign's cross-checks), git (the stamp tests),
-# python3.  The vendored set adds the openssl program (DIR/bin/openssl, a
-# wrapper that finds its vendored libraries).
+# python3-cryptography (check_sign's cross-checks), python3-numpy (a Python
+# arm on cpu: check_runner's numpy arms), git (the stamp tests), python3.
+# The vendored set adds the openssl program (DIR/bin/openssl, a wrapper
+# that finds its vendored libraries).
 APT_PKGS  := libsqlite3-dev libssl-dev libzip-dev libcjson-dev check pkg-config zlib1g-dev python3 \
-             openssl python3-cryptography git
+             openssl python3-cryptography python3-numpy git
 VENDOR_DEBS := libsqlite3-dev libsqlite3-0 libssl-dev libssl3 libzip-dev libzip4 \
                libcjson-dev libcjson1 check libsubunit-dev libsubunit0 \
                zlib1g-dev zlib1g libbz2-1.0 openssl

@@ -26,6 +26,22 @@ $(BENCH_CPU): $(BUILD)/obj/kernels/bench_cpu_main.o $(BUILD)/libevident.a
 bench-kernels: $(BENCH_CPU)
 	$(BENCH_CPU) $(BENCH_THREADS)
 
+# build/libevident_ops_cpu.so: the plants and checks over host memory for a
+# Python arm on the cpu backend (kernels/ops_lib_cpu.c, the C ABI of
+# libevident_ops.so below; kernels/python_host.py loads it with ctypes).
+# Its own flags, whatever OPT says: the python that loads it has no
+# sanitizer runtime.
+OPS_LIB_CPU := $(BUILD)/libevident_ops_cpu.so
+OPS_LIB_CPU_SRC := kernels/ops_lib_cpu.c kernels/plants.c kernels/dtype.c kernels/oracle.c src/common/status.c \
+                   src/common/vocab.c
+$(OPS_LIB_CPU): $(OPS_LIB_CPU_SRC) kernels/plants.h kernels/oracle.h kernels/hd.h kernels/dtype.h \
+                src/common/vocab.h kernels/build.mk | $(DEPS_STAMP)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $@")
+	$(Q)$(CC) $(EV_CPPFLAGS) -std=c11 $(WARN) -ffp-contract=off -fno-fast-math -O2 -g -fPIC -shared \
+	    $(OPS_LIB_CPU_SRC) -lm -o $@
+all: $(OPS_LIB_CPU)
+
 # ---- CUDA ------------------------------------------------------------------
 
 NVCC ?= $(firstword $(wildcard /usr/local/cuda/bin/nvcc) $(shell command -v nvcc 2>/dev/null))

@@ -8,7 +8,8 @@
 #           a build directory ($BUILD) that can be written
 #   tests   check's header (the test suites) and every program a test runs
 #           beyond Debian's essential set: python3 (tests/zipcat.py, the
-#           torch peer's skip), openssl (check_sign's cross-check), git (the
+#           torch peer's skip) and its numpy (a Python arm on cpu),
+#           openssl (check_sign's cross-check), git (the
 #           stamp and snapshot tests), setpriv (util-linux: a worker without
 #           the capability for real-time priority)
 #   room    $BUILD and the tests' temporary directory ($TMPDIR, else /tmp):
@@ -93,6 +94,13 @@ build)
 tests)
     header check.h check
     tool python3 python3
+    # a Python arm on cpu runs on numpy (check_runner): python3 on PATH or
+    # Debian's own must import it; a DEPS= build may lack it (the tests
+    # then say they left those arms out)
+    if [ -z "$DEPS" ] && ! python3 -c 'import numpy' >/dev/null 2>&1 &&
+        ! /usr/bin/python3 -c 'import numpy' >/dev/null 2>&1; then
+        say "numpy: neither python3 nor /usr/bin/python3 imports it (Debian package python3-numpy): $(fix python3-numpy)"
+    fi
     tool openssl openssl
     tool git git
     tool setpriv util-linux

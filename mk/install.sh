@@ -6,9 +6,11 @@
 #   bin/evident, bin/verify-bundle
 #   libexec/evident/evident-worker, libexec/evident/evident-kernel-host
 #     (beside the worker: an external kernel's own process on cpu),
-#     libexec/evident/peer_torch.py, and libexec/evident/libevident_ops.so
-#     where the build has it (nvcc: the torch peer's plants and checks,
-#     beside the worker that finds it)
+#     libexec/evident/peer_torch.py, libexec/evident/python_host.py (a
+#     Python arm's own process) and libexec/evident/libevident_ops_cpu.so
+#     (its plants and checks on cpu), and libexec/evident/libevident_ops.so
+#     where the build has it (nvcc: the torch peer's and a Python arm's
+#     plants and checks on cuda, beside the worker that finds it)
 #   share/evident/: the measurement closure a run snapshots (the files of
 #     mk/closure.list and the list: docs/runner.md, "Provenance"), its
 #     .evident-stamp (the commit and dirty flag of this
@@ -105,6 +107,8 @@ put "$BUILD/verify-bundle" bin/verify-bundle 0755
 put "$BUILD/evident-worker" libexec/evident/evident-worker 0755
 put "$BUILD/evident-kernel-host" libexec/evident/evident-kernel-host 0755
 put kernels/peer_torch.py libexec/evident/peer_torch.py 0644
+put kernels/python_host.py libexec/evident/python_host.py 0644
+put "$BUILD/libevident_ops_cpu.so" libexec/evident/libevident_ops_cpu.so 0755
 if [ -f "$BUILD/libevident_ops.so" ]; then
     put "$BUILD/libevident_ops.so" libexec/evident/libevident_ops.so 0755
 fi

@@ -1295,7 +1295,7 @@ START_TEST(test_figures_over_rounds_pair_by_round_and_call_an_interval_holding_o
                 int bad = c == 1 && a == 1 && r > 0;
                 jobs[n] = (ev_fig_job){keys[n], "main", arms[a], c, 0, bad ? "failed-exit" : "completed",
                                        v[a][r], 7,      NULL,    0, 0, 0,
-                                       0};
+                                       0,       0};
                 n++;
             }
     ev_fig_input in = {jobs, n, 5};
@@ -1381,12 +1381,64 @@ START_TEST(test_figures_over_rounds_pair_by_round_and_call_an_interval_holding_o
 }
 END_TEST
 
+/* A job whose last attempt ran in the timed loop (its device record's
+ * capture: a Python arm that torch.cuda.graph could not capture) is never
+ * ranked against a captured one: the pair has no ratio and says why; two
+ * such arms are ranked against each other; the device record read is the
+ * last attempt's, by the one rule every reader calls. */
+START_TEST(test_an_arm_not_graph_captured_is_never_ranked_against_a_captured_one)
+{
+    const double d[7] = {10, 10, 10, 10, 10, 10, 11}, e[7] = {5, 5, 5, 5, 5, 5, 6},
+                 g[7] = {4, 4, 4, 4, 4, 4, 5};
+    ev_fig_job jobs[3] = {
+        {"main/0/default/initial", "main", "default", 0, 0, "completed", d, 7, NULL, 0, 0, 0, 0, 0},
+        {"main/0/ext-a/initial", "main", "ext-a", 0, 0, "completed", e, 7, NULL, 0, 0, 0, 0, 0},
+        {"main/0/ext-b/initial", "main", "ext-b", 0, 0, "completed", g, 7, NULL, 0, 0, 0, 0, 0},
+    };
+    cJSON *dev =
+        cJSON_Parse("{\"capture\": \"timed loop: torch.cuda.graph could not capture it: RuntimeError\"}");
+    cJSON *graph = cJSON_Parse("{\"capture\": \"graph\"}");
+    ev_fig_job_capture(&jobs[1], graph);
+    ck_assert_int_eq(jobs[1].uncaptured, 0);
+    ev_fig_job_capture(&jobs[1], dev);
+    ck_assert_int_eq(jobs[1].uncaptured, 1);
+    ev_fig_job_capture(&jobs[0], NULL);
+    ck_assert_int_eq(jobs[0].uncaptured, 0);
+    ev_fig_input in = {jobs, 3, 7};
+    ev_err err = {{0}};
+    cJSON *f = NULL;
+    CHK(ev_figures_build(&in, &f, &err));
+    const cJSON *p = fig_pair_of(f, 0, "ext-a", "default");
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "verdict")->valuestring, "no ratio");
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(p, "ratio")));
+    const char *why = cJSON_GetObjectItemCaseSensitive(p, "ratio_reason")->valuestring;
+    ck_assert_msg(strstr(why,
+                         "ext-a not graph-captured (it ran in the timed loop): not ranked against a captured "
+                         "arm"),
+                  "%s", why);
+    p = fig_pair_of(f, 0, "ext-b", "ext-a"); /* a captured external arm beside it: not ranked either */
+    ck_assert_ptr_nonnull(p);
+    ck_assert_str_eq(cJSON_GetObjectItemCaseSensitive(p, "verdict")->valuestring, "no ratio");
+    p = fig_pair_of(f, 0, "ext-b", "default");
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(p, "ratio")) > 0);
+    cJSON_Delete(f);
+    ev_fig_job_capture(&jobs[2], dev); /* both in the timed loop: ranked against each other */
+    CHK(ev_figures_build(&in, &f, &err));
+    p = fig_pair_of(f, 0, "ext-b", "ext-a");
+    ck_assert(num(cJSON_GetObjectItemCaseSensitive(p, "ratio")) > 0);
+    cJSON_Delete(f);
+    cJSON_Delete(dev);
+    cJSON_Delete(graph);
+}
+END_TEST
+
 START_TEST(test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible)
 {
     const double d[7] = {10, 10, 10, 10, 10, 10, 11}, r1[7] = {5, 5, 5, 5, 5, 5, 50};
     ev_fig_job jobs[2] = {
-        {"main/0/default/initial", "main", "default", 0, 0, "completed", d, 7, NULL, 0, 0, 0, 0},
-        {"main/0/rows1/initial", "main", "rows1", 0, 0, "completed", r1, 7, NULL, 0, 1, 1700, 1755},
+        {"main/0/default/initial", "main", "default", 0, 0, "completed", d, 7, NULL, 0, 0, 0, 0, 0},
+        {"main/0/rows1/initial", "main", "rows1", 0, 0, "completed", r1, 7, NULL, 0, 1, 1700, 1755, 0},
     };
     ev_fig_input in = {jobs, 2, 7};
     ev_err err = {{0}};
@@ -1647,6 +1699,7 @@ static Suite *bundle_suite(void)
     tcase_add_test(z, test_bootstrap_median_rank_law_equals_enumeration_of_every_resample);
     tcase_add_test(z, test_bootstrap_median_rank_law_agrees_with_plain_resampling);
     tcase_add_test(z, test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible);
+    tcase_add_test(z, test_an_arm_not_graph_captured_is_never_ranked_against_a_captured_one);
     tcase_add_test(z,
                    test_figures_over_rounds_pair_by_round_and_call_an_interval_holding_one_not_significant);
     tcase_add_test(z, test_markdown_names_the_best_peer_and_counts_auto_wins_and_losses_against_it);

@@ -1264,6 +1264,81 @@ START_TEST(test_kernel_declarations_are_parsed_and_each_bad_one_refused)
 }
 END_TEST
 
+/* A Python arm's declaration: its module (for both backends, or per
+ * backend, a list: the module first, then the files it imports), its
+ * functions as entries, its memory allowance; each refusal names the
+ * field; the run's interpreter comes from --python, else the protocol's
+ * "python" (a relative path from the protocol's directory), else python3. */
+START_TEST(test_python_arm_declarations_are_parsed_and_each_bad_one_refused)
+{
+    char text[2048], py[300];
+    ev_protocol p;
+    ev_err err = {""};
+    snprintf(
+        text, sizeof text,
+        "{\"seed\": 1, \"arms\": [\"ext-a\", \"ext-b\"], \"cases\": [%s], \"python\": \"venv/bin/python\", "
+        "\"kernels\": [{\"name\": \"ext-a\", \"python\": \"k/a.py\", \"entries\": {\"reduce_sum/fp32\": "
+        "\"a_sum\"}}, {\"name\": \"ext-b\", \"python\": {\"cuda\": [\"b.py\", \"util.py\"]}, \"entries\": "
+        "{\"reduce_sum/fp32\": \"b_sum\"}, \"memory_mb\": 512}]}",
+        good_case);
+    ck_assert_msg(parse(text, &p, &err) == EV_OK, "%s", err.msg);
+    const ev_ext_kernel *a = ev_protocol_kernel(&p, "ext-a"), *b = ev_protocol_kernel(&p, "ext-b");
+    ck_assert(a && a->python && b && b->python);
+    ck_assert_str_eq(ev_ext_source(a, "cpu"), "k/a.py");
+    ck_assert_str_eq(ev_ext_source(a, "cuda"), "k/a.py");
+    ck_assert_ptr_null(ev_ext_source(b, "cpu"));
+    ck_assert_str_eq(ev_ext_file(b, "cuda", 1), "util.py");
+    ck_assert_int_eq(a->memory_mb, EV_EXT_PY_MEMORY_MB);
+    ck_assert_int_eq(b->memory_mb, 512);
+    ck_assert_str_eq(ev_ext_entry_for(a, "reduce_sum", "fp32"), "a_sum");
+    ck_assert_int_eq(ev_protocol_python(&p, NULL, "examples/x/p.json", py, sizeof py), 0);
+    ck_assert_str_eq(py, "examples/x/venv/bin/python");
+    ck_assert_int_eq(ev_protocol_python(&p, "/opt/py/bin/python3", "examples/x/p.json", py, sizeof py), 0);
+    ck_assert_str_eq(py, "/opt/py/bin/python3");
+    ev_protocol_free(&p);
+    ck_assert_int_eq(ev_protocol_python(NULL, NULL, "p.json", py, sizeof py), 0);
+    ck_assert_str_eq(py, "python3");
+
+    static const char *const bads[][2] = {
+        {"{\"name\": \"ext-a\", \"python\": \"a.py\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": "
+         "{\"reduce_sum/fp32\": \"f\"}}",
+         "declares both sources (a C or CUDA C kernel) and python"},
+        {"{\"name\": \"ext-a\", \"python\": \"a.c\", \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "python.cpu: must be a .py file"},
+        {"{\"name\": \"ext-a\", \"python\": \"../a.py\", \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "must be a relative path inside the protocol's directory"},
+        {"{\"name\": \"ext-a\", \"python\": {}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "python: must name a module for cpu and/or cuda"},
+        {"{\"name\": \"ext-a\", \"python\": {\"rocm\": \"a.py\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}}",
+         "unknown field 'rocm'"},
+        {"{\"name\": \"ext-a\", \"python\": \"a.py\", \"entries\": {\"reduce_sum/fp32\": \"a-sum\"}}",
+         "must be a Python identifier"},
+        {"{\"name\": \"ext-a\", \"python\": \"a.py\", \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+         "\"geometry\": "
+         "{\"grid\": \"1\", \"block\": \"1\"}}",
+         "a Python arm launches its own work"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+         "\"memory_mb\": 64}",
+         "memory_mb: only a Python arm"},
+        {"{\"name\": \"ext-a\", \"python\": \"a.py\", \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
+         "\"memory_mb\": "
+         "8}",
+         "memory_mb: must be an integer from 16"},
+    };
+    for (size_t i = 0; i < sizeof bads / sizeof bads[0]; i++) {
+        snprintf(text, sizeof text,
+                 "{\"seed\": 1, \"arms\": [\"ext-a\"], \"cases\": [%s], \"kernels\": [%s]}", good_case,
+                 bads[i][0]);
+        ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+        ck_assert_msg(strstr(err.msg, bads[i][1]), "%zu: %s", i, err.msg);
+    }
+    snprintf(text, sizeof text, "{\"seed\": 1, \"arms\": [\"default\"], \"cases\": [%s], \"python\": \"\"}",
+             good_case);
+    ck_assert_int_eq(parse(text, &p, &err), EV_EFORMAT);
+    ck_assert_msg(strstr(err.msg, "python: must be an interpreter's name or path"), "%s", err.msg);
+}
+END_TEST
+
 /* Geometry expressions: the grammar, integer arithmetic, cdiv, and each
  * refusal (malformed, zero, negative, overflow, division by zero). */
 START_TEST(test_geometry_expressions_evaluate_exactly_and_refuse_what_cannot_launch)
@@ -1394,6 +1469,7 @@ int main(void)
     tcase_add_test(tc, test_rescue_retries_exactly_the_retryable_outcomes);
     tcase_add_test(tc, test_a_fault_arm_runs_only_on_its_cases);
     tcase_add_test(tc, test_kernel_declarations_are_parsed_and_each_bad_one_refused);
+    tcase_add_test(tc, test_python_arm_declarations_are_parsed_and_each_bad_one_refused);
     tcase_add_test(tc, test_a_protocol_of_cases_and_kernels_alone_takes_the_default_profile);
     tcase_add_test(tc, test_geometry_expressions_evaluate_exactly_and_refuse_what_cannot_launch);
     tcase_add_test(tc, test_a_geometry_that_cannot_launch_on_a_case_is_refused_before_anything_runs);

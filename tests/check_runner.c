@@ -1709,6 +1709,235 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
 }
 END_TEST
 
+/* The first interpreter that imports numpy (python3 on PATH, then
+ * Debian's own, where `make deps` installs python3-numpy), or NULL: a
+ * Python arm's tests on cpu need one.  Where none does, they may be left
+ * out only on a DEPS= build (a host without a package manager's network),
+ * and say so; anywhere else the absence fails them.  Static buffer. */
+static const char *numpy_python(void)
+{
+    static const char *const pys[] = {"python3", "/usr/bin/python3"};
+    char cmd[200];
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(cmd, sizeof cmd, "%s -c 'import numpy' >/dev/null 2>&1", pys[i]);
+        if (system(cmd) == 0)
+            return pys[i];
+    }
+    const char *deps = getenv("EV_DEPS");
+    ck_assert_msg(deps && *deps,
+                  "python3-numpy: neither python3 nor /usr/bin/python3 imports numpy: make deps installs it "
+                  "(a Python arm on cpu runs on numpy)");
+    printf(
+        "check_runner: the Python arm's tests left out: neither python3 nor /usr/bin/python3 imports numpy, "
+        "and this build uses DEPS=%s (no package manager here)\n",
+        deps);
+    return NULL;
+}
+
+/*
+ * A Python arm on cpu: examples/numpy-sum (a numpy function per op and
+ * dtype) runs under the protocol beside our arms, in its own process,
+ * through the worker's own protocol: every job completes (a sample rule
+ * broken by the host's noise is rescued), its device record names the
+ * versions that ran it and how its ops were batched, its module is a
+ * bundle member its receipt names, and the bundle verifies against the
+ * tree.  The report names the defences a Python arm is not held to.
+ */
+START_TEST(test_a_numpy_arm_runs_under_the_protocol_and_its_bundle_verifies)
+{
+    static snap sn;
+    char db[512], zip[512], log[16384], cmd[4096], rep[512];
+    const char *py = numpy_python();
+    if (!py)
+        return;
+    snprintf(db, sizeof db, "%s/np.db", dir);
+    snprintf(zip, sizeof zip, "%s/np.zip", dir);
+    snprintf(rep, sizeof rep, "%s/np.md", dir);
+    const char *run[] = {"run", "--protocol", "examples/numpy-sum/protocol.json", "--db", db, "--python",
+                         py,    NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    read_snap_db(&sn, db, 0);
+    for (int c = 0; c < 5; c++) {
+        char key[64];
+        snprintf(key, sizeof key, "main/%d/ext-numpy/initial", c);
+        ck_assert_msg(completed_up_to_noise(&sn, key, NULL), "%s: %s\n%s", key, job_outcome(&sn, key), log);
+    }
+    free(sn.samples);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, "--source-tree", ".", NULL};
+    const char *rp[] = {"report", zip, "--markdown", "--out", rep, NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    ck_assert_msg(strstr(log, "kernel ext-numpy: a Python arm, nothing compiled"), "%s", log);
+    ck_assert_msg(run_prog("evident", rp, log, sizeof log) == 0, "report: %s", log);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py -l '%s' | grep -qx 'sources/external/ext-numpy/sum.py' && "
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "bad = []\n"
+        "for j in v[\"jobs\"]:\n"
+        "    for a in j[\"attempts\"]:\n"
+        "        if j[\"arm\"] != \"ext-numpy\" or a[\"outcome\"] != \"completed\": continue\n"
+        "        d = a[\"device\"]\n"
+        "        if sorted(d[\"versions\"]) != [\"numpy\", \"python\"] or d[\"capture\"] != \"batch\":\n"
+        "            bad.append((j[\"job_key\"], d[\"versions\"], d.get(\"capture\")))\n"
+        "        c = v[\"cases\"][j[\"case_index\"]]\n"
+        "        if [n[\"function\"] for n in a[\"graph_nodes\"]] != [\"%%s_%%s\" %% (c[\"op\"], "
+        "c[\"dtype\"])]:\n"
+        "            bad.append((j[\"job_key\"], a[\"graph_nodes\"]))\n"
+        "ks = [k for i in v[\"invocations\"] for k in i[\"environment\"][\"kernels\"]]\n"
+        "if [(k[\"name\"], k[\"language\"], k[\"ok\"], [d[\"path\"] for d in k[\"deps\"]]) for k in ks] != "
+        "[(\"ext-numpy\", \"python\", True, [\"external/ext-numpy/sum.py\"])] or not ks[0][\"not_held\"]:\n"
+        "    bad.append(ks)\n"
+        "print(bad); sys.exit(1 if bad else 0)' && grep -q 'ext-numpy.*not held: .*secret seed' '%s'",
+        zip, zip, rep);
+    ck_assert_msg(system(cmd) == 0,
+                  "the numpy arm's member, receipts, device records or report are not as run");
+}
+END_TEST
+
+/*
+ * Every bad Python arm is a recorded failure with its reason, and the run
+ * goes on (our arm and an honest Python arm beside them complete): a
+ * function that raises (the traceback's last line), hangs (the watchdog),
+ * allocates without bound (killed at its memory limit, saying so), prints
+ * to stdout (the records are the worker's; what it printed is named),
+ * returns an array or changes its output's shape, writes its input (its
+ * view is read-only), names a function its module lacks (the module's
+ * functions named) or imports a file of the protocol's directory it does
+ * not declare; an off-by-one that leaves the last row unwritten fails
+ * validation naming that row.
+ */
+START_TEST(test_each_bad_python_arm_is_a_recorded_failure_with_its_reason_and_the_run_goes_on)
+{
+    char d[300], path[400], db[512], zip[512], log[65536], cmd[8192];
+    const char *py = numpy_python();
+    if (!py)
+        return;
+    static const char module[] =
+        "import numpy as np\n\n\n"
+        "def ok(x, out):\n    np.sum(x, axis=1, dtype=np.float32, out=out)\n\n\n"
+        "def offbyone(x, out):\n    for r in range(x.shape[0] - 1):\n"
+        "        out[r] = np.sum(x[r], dtype=np.float32)\n\n\n"
+        "def raises(x, out):\n    return 1 / 0\n\n\n"
+        "def hangs(x, out):\n    while True:\n        pass\n\n\n"
+        "keep = []\n\n\n"
+        "def leaks(x, out):\n    while True:\n        keep.append(np.ones(1 << 21))\n\n\n"
+        "def prints(x, out):\n    print('the sum is coming')\n    np.sum(x, axis=1, dtype=np.float32, "
+        "out=out)\n\n\n"
+        "def returns(x, out):\n    return np.sum(x, axis=1)[:-1]\n\n\n"
+        "def reshapes(x, out):\n    out.shape = (1, out.shape[0])\n\n\n"
+        "def writesinput(x, out):\n    x[0, 0] = 0\n";
+    snprintf(d, sizeof d, "build/py-test-%d", (int)getpid());
+    mkdir("build", 0755);
+    ck_assert_int_eq(mkdir(d, 0755), 0);
+    snprintf(path, sizeof path, "%s/k.py", d);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(module, f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/imp.py", d);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fputs("import helper\n\n\ndef ok(x, out):\n    out[:] = 0\n", f);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/helper.py", d);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fputs("X = 1\n", f);
+    fclose(f);
+    static const char *const arms[] = {"ok",      "offbyone", "raises",      "hangs",  "leaks", "prints",
+                                       "returns", "reshapes", "writesinput", "nofunc", NULL};
+    char kernels[4096] = "", arm_list[1024] = "\"rows1\", \"ext-imp\"";
+    for (size_t i = 0; arms[i]; i++) {
+        size_t n = strlen(kernels);
+        snprintf(
+            kernels + n, sizeof kernels - n,
+            "  {\"name\": \"ext-%s\", \"python\": \"k.py\", \"entries\": {\"reduce_sum/fp32\": \"%s\"}%s},\n",
+            arms[i], strcmp(arms[i], "nofunc") ? arms[i] : "no_such_function",
+            strcmp(arms[i], "leaks") ? "" : ", \"memory_mb\": 64");
+        n = strlen(arm_list);
+        snprintf(arm_list + n, sizeof arm_list - n, ", \"ext-%s\"", arms[i]);
+    }
+    snprintf(path, sizeof path, "%s/protocol.json", d);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fprintf(f,
+            "{\"seed\": 3, \"samples\": 3, \"warmup_ms\": 40, \"target_sample_ms\": 5, \"cold_samples\": 1,\n"
+            " \"host_threads\": 2, \"job_timeout_s\": 10, \"retries\": 0, \"reference_arms\": false,\n"
+            " \"tolerances\": {\"sample_band\": 0.9}, \"reference\": {\"cpu\": {}},\n"
+            " \"arms\": [%s],\n"
+            " \"kernels\": [\n%s  {\"name\": \"ext-imp\", \"python\": \"imp.py\", \"entries\": "
+            "{\"reduce_sum/fp32\": \"ok\"}}],\n"
+            " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 33, \"cols\": 128, \"dtype\": \"fp32\", "
+            "\"default_rows\": 8},\n"
+            "  {\"op\": \"reduce_max\", \"rows\": 17, \"cols\": 256, \"dtype\": \"fp32\", \"default_rows\": "
+            "4}]}\n",
+            arm_list, kernels);
+    fclose(f);
+    snprintf(db, sizeof db, "%s/py.db", dir);
+    snprintf(zip, sizeof zip, "%s/py.zip", dir);
+    const char *run[] = {"run", "--protocol", path, "--db", db, "--python", py, NULL};
+    ck_assert_msg(run_prog("evident", run, log, sizeof log) == 0, "%s", log);
+    /* the run's summary names the off-by-one's first bad row, its value and what was expected */
+    ck_assert_msg(strstr(log,
+                         "main/0/ext-offbyone/initial: failed-validation: first stage: 1 of 33 rows wrong; "
+                         "the first, row 32, is nan where "),
+                  "%s", log);
+    const char *exp[] = {"export", "--db", db, "--out", zip, NULL};
+    const char *ver[] = {zip, "--source-tree", ".", NULL};
+    ck_assert_msg(run_prog("evident", exp, log, sizeof log) == 0, "export: %s", log);
+    ck_assert_msg(run_prog("verify-bundle", ver, log, sizeof log) == 0, "verify: %s", log);
+    snprintf(
+        cmd, sizeof cmd,
+        "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
+        "import json, sys\n"
+        "v = json.load(sys.stdin)\n"
+        "want = {\"rows1\": (\"completed\", \"\"), \"ext-ok\": (\"completed\", \"\"),\n"
+        "  \"ext-offbyone\": (\"failed-validation\", \"row 32 holds nan\"),\n"
+        "  \"ext-raises\": (\"failed-exit\", \"ext-raises: raises raised ZeroDivisionError: division by zero "
+        "during its launch\"),\n"
+        "  \"ext-hangs\": (\"failed-timeout\", \"\"),\n"
+        "  \"ext-leaks\": (\"failed-exit\", \"ext-leaks: killed its Python process during its launch: its "
+        "anonymous resident memory reached\"),\n"
+        "  \"ext-prints\": (\"failed-exit\", \"wrote 18 bytes to stdout by the end of its launch (\\\"the "
+        "sum is "
+        "coming \\\"): a measured function must not print\"),\n"
+        "  \"ext-returns\": (\"failed-exit\", \"returns(x, out) returned a ndarray of shape (32,), dtype "
+        "float32 "
+        "in its launch\"),\n"
+        "  \"ext-reshapes\": (\"failed-exit\", \"reshapes changed its output in its launch: out is now shape "
+        "(1, "
+        "33)\"),\n"
+        "  \"ext-writesinput\": (\"failed-exit\", \"writesinput raised ValueError: assignment destination is "
+        "read-only\"),\n"
+        "  \"ext-nofunc\": (\"failed-exit\", \"k.py defines no function \\x27no_such_function\\x27: it "
+        "defines "
+        "hangs, leaks, offbyone, ok, prints, raises, reshapes, returns, writesinput\"),\n"
+        "  \"ext-imp\": (\"failed-exit\", \"importing imp.py raised ModuleNotFoundError: No module named "
+        "\\x27helper\\x27 (a module of the protocol\\x27s directory is importable only when the kernel\\x27s "
+        "python list names it\")}\n"
+        "bad = []\n"
+        "seen = set()\n"
+        "for j in v[\"jobs\"]:\n"
+        "    if j[\"phase\"] != \"main\" or j[\"arm\"] not in want: continue\n"
+        "    oc, text = want[j[\"arm\"]] if j[\"case_index\"] == 0 or j[\"arm\"] == \"rows1\" else "
+        "(\"skipped\", \"declares no entry for reduce_max/fp32\")\n"
+        "    p = j[\"attempts\"][-1][\"process\"]\n"
+        "    tail = p[\"stderr_tail\"] + (p[\"skip_reason\"] or \"\")\n"
+        "    seen.add(j[\"arm\"])\n"
+        "    noise = j[\"arm\"] in (\"rows1\", \"ext-ok\") and j[\"outcome\"] == \"failed-protocol\" and "
+        "p[\"protocol_error\"].startswith(\"protocol rule: \")\n"
+        "    if j[\"outcome\"] != oc and not noise or text not in tail:\n"
+        "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"
+        "if seen != set(want): bad.append((\"arms\", sorted(set(want) - seen)))\n"
+        "print(bad); sys.exit(1 if bad else 0)'",
+        zip);
+    ck_assert_msg(system(cmd) == 0, "a bad Python arm's outcome or reason is not as it did");
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 /* The cheat gallery (tests/cheats/cheats.json): every cheating kernel ends
  * as a recorded failure with its symptom in the reason, never a completed
  * job (one caught by the planted checks has a failed op check in its
@@ -4478,6 +4707,12 @@ int main(void)
     tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("python");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, test_a_numpy_arm_runs_under_the_protocol_and_its_bundle_verifies);
+    tcase_add_test(tc, test_each_bad_python_arm_is_a_recorded_failure_with_its_reason_and_the_run_goes_on);
     suite_add_tcase(s, tc);
     tc = tcase_create("ext-yours");
     tcase_add_checked_fixture(tc, setup, teardown);

@@ -421,6 +421,12 @@ static void json_figures(ev_jb *b, const xload *L, cJSON *root, ev_err *err)
             continue;
         const xattempt *a = ex_vec_at(&L->atts, j->att0 + j->n_att - 1);
         size_t lo, hi;
+        if (L->store_version >= 3 && L->devices.n > 0) { /* how its graph was made */
+            ex_attempt_range(&L->devices, a->attempt_id, &lo, &hi);
+            cJSON *d = lo < hi ? cJSON_Parse(((const xdevice *)ex_vec_at(&L->devices, lo))->json) : NULL;
+            ev_fig_job_capture(f, d);
+            cJSON_Delete(d);
+        }
         ex_attempt_range(&L->samples, a->attempt_id, &lo, &hi);
         for (int hot = 0; hot < 2; hot++) {
             double *start = vals + used;

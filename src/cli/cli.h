@@ -174,7 +174,8 @@ void ev_cli_bundle_free(ev_cli_bundle *b); /* NULL-safe, leaves *b empty */
 /* What `evident run --gpus` runs. */
 typedef struct ev_gpus_run {
     const char *protocol, *backend, *db;
-    const char *stage; /* --stage-ahead as given, or NULL */
+    const char *stage;  /* --stage-ahead as given, or NULL */
+    const char *python; /* --python as given, or NULL */
     int strict;
     int dev[64]; /* the devices, one shard each */
     int n;

@@ -229,6 +229,10 @@ static int run_phase(const char *cmd, const ev_gpus_run *g, const char *phase, c
                 argv[a++] = "--stage-ahead";
                 argv[a++] = g->stage;
             }
+            if (g->python) {
+                argv[a++] = "--python";
+                argv[a++] = g->python;
+            }
             argv[a] = NULL;
             execv(self, (char *const *)argv);
             _exit(127);

@@ -79,6 +79,7 @@ static const char usage[] =
     "usage: evident run --protocol FILE [--backend cuda|cpu] [--db FILE] [--resume]\n"
     "                   [--strict] [--cases SPEC] [--arms LIST [--model BUNDLE]] [--stage-ahead K]\n"
     "                   [--shard I/N --phase main|rest [--main MERGED.db]] [--gpus all|LIST]\n"
+    "                   [--python PY]\n"
     "\n"
     "Runs every phase of a declared protocol (main, fit, policy, rescue, recheck),\n"
     "one worker process per job, and records everything in the store\n"
@@ -107,6 +108,8 @@ static const char usage[] =
     "--gpus all|0,1,... runs one shard per device of this host at once (each\n"
     "sees its device alone, on CPUs disjoint from the others'), then the merges,\n"
     "into --db (a new store; the shards' are <db>.shard-<I>.db).\n"
+    "--python PY starts the run's python processes (Python arms, the torch-compile\n"
+    "peer) with PY instead of the protocol's \"python\" (else python3 on PATH).\n"
     "exit: 0 the run finished (its status says whether every job completed;\n"
     "with --strict: and every main and policy job completed, at once or after\n"
     "its rescue), 1 it could not finish (stopped, store or process failure) or,\n"
@@ -266,6 +269,7 @@ static int run_gpus(const char *cmd, const ev_run_opts *o, const char *db, const
     g.backend = o->backend;
     g.db = db;
     g.stage = stage_arg;
+    g.python = o->python;
     g.strict = strict;
     if ((code = ev_cli_gpus_parse(cmd, gpus, o->backend, g.dev, &g.n)))
         return code;
@@ -383,12 +387,13 @@ int ev_cmd_run(int argc, char **argv)
         OPT_SHARD,
         OPT_PHASE,
         OPT_MAIN,
-        OPT_GPUS
+        OPT_GPUS,
+        OPT_PYTHON
     };
     static const ev_cli_opt opts[] = {{"--protocol", 1},    {"--backend", 1}, {"--db", 1},    {"--resume", 0},
                                       {"--strict", 0},      {"--cases", 1},   {"--arms", 1},  {"--model", 1},
                                       {"--stage-ahead", 1}, {"--shard", 1},   {"--phase", 1}, {"--main", 1},
-                                      {"--gpus", 1}};
+                                      {"--gpus", 1},        {"--python", 1}};
     ev_cli cli;
     ev_cli_paths paths;
     const char *v = NULL;
@@ -446,6 +451,11 @@ int ev_cmd_run(int argc, char **argv)
         case OPT_GPUS:
             gpus = v;
             break;
+        case OPT_PYTHON:
+            if (!v[0])
+                return ev_cli_usage(cli.cmd, "--python needs an interpreter's name or path");
+            o.python = v;
+            break;
         case OPT_STAGE: {
             char *end;
             stage_arg = v;
@@ -495,7 +505,6 @@ int ev_cmd_run(int argc, char **argv)
     o.worker_path = paths.worker;
     o.source_root = paths.source_root;
     o.peer_script = paths.peer_script;
-    o.python = "python3";
     o.stop = &stop_flag;
     o.stop_fd = stop_pipe[0];
     o.progress = on_progress;

@@ -13,6 +13,7 @@
 #include "evidence/figures.h"
 
 #include "figures_int.h"
+#include "runner/sample_rules.h"
 
 /* ---- building blocks ----------------------------------------------------------- */
 
@@ -91,6 +92,20 @@ static const ev_fig_job *const *find_rounds(const findex *ix, int64_t idx, const
 static int usable(const ev_fig_job *j)
 {
     return j && j->n_hot > 0 && !strcmp(j->outcome, "completed");
+}
+
+void ev_fig_job_capture(ev_fig_job *f, const cJSON *d)
+{
+    const cJSON *c = cJSON_IsObject(d) ? cJSON_GetObjectItemCaseSensitive(d, "capture") : NULL;
+    f->uncaptured =
+        cJSON_IsString(c) && !strncmp(c->valuestring, EV_RULE_NOT_CAPTURED, strlen(EV_RULE_NOT_CAPTURED));
+}
+
+/* 1 when x and y can be ranked against each other: both captured in a
+ * CUDA graph (as every arm of ours is), or both not. */
+static int rankable(const ev_fig_job *x, const ev_fig_job *y)
+{
+    return x->uncaptured == y->uncaptured;
 }
 
 /* ---- per job ---------------------------------------------------------------- */
@@ -259,7 +274,7 @@ static void pair_rounds(const ev_fig_input *in, const double *jmed, const ev_fig
                 j++;
                 continue;
             }
-            if (usable(X[i]) && usable(Y[j])) {
+            if (usable(X[i]) && usable(Y[j]) && rankable(X[i], Y[j])) {
                 double l = log(jmed[X[i] - in->jobs]) - log(jmed[Y[j] - in->jobs]);
                 if (!n && !pass) {
                     rp->x1 = X[i];
@@ -328,6 +343,10 @@ static void add_pair(ev_jb *b, int64_t idx, const pair *pr, int64_t k, const rpa
         if (bad)
             snprintf(why, sizeof why, "%s %s", bad->arm,
                      strcmp(bad->outcome, "completed") ? bad->outcome : "no hot samples");
+        else if (!rankable(rp->x1, rp->y1))
+            snprintf(why, sizeof why,
+                     "%s not graph-captured (it ran in the timed loop): not ranked against a captured arm",
+                     rp->x1->uncaptured ? rp->x1->arm : rp->y1->arm);
         else
             snprintf(why, sizeof why, "no round in which both arms completed");
         ev_jb_dbl(b, o, "ratio", 0, 0, why);

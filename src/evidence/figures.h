@@ -51,7 +51,19 @@ typedef struct ev_fig_job {
     size_t n_cold;
     int has_clock; /* any hot sample of the last attempt has an SM clock */
     int64_t clock_min, clock_max;
+    int uncaptured; /* 1: its last attempt ran in the timed loop, not in a CUDA graph (ev_fig_job_capture) */
 } ev_fig_job;
+
+/*
+ * Sets f->uncaptured from its last attempt's device record d (validation.json's
+ * attempt "device"; NULL or null: none): 1 when its "capture" says the arm
+ * could not be captured in a CUDA graph and ran in the timed loop
+ * (runner/sample_rules.h, EV_RULE_NOT_CAPTURED).  Such a job is never ranked
+ * against a captured one: their pair gets no ratio, its reason "not
+ * graph-captured".  Each reader (the exporter, the verifier, the rebuild)
+ * calls it.
+ */
+void ev_fig_job_capture(ev_fig_job *f, const cJSON *d);
 
 /* Widens f's SM clock range by one hot sample's clock (MHz): the range is
  * over the last attempt's hot samples that recorded one.  Each reader of

@@ -73,8 +73,8 @@ static ptrdiff_t find_job(const rjob *js, size_t n, int64_t id)
 }
 
 /* Reads validation.json's jobs (sorted by job_id) into rj[] (the job's id
- * and last attempt) and fj[] (its key, phase, arm, outcome, case, retry),
- * both as long as jobs.  The strings point into jobs.  EV_EFORMAT naming
+ * and last attempt) and fj[] (its key, phase, arm, outcome, case, retry,
+ * and how its last attempt's graph was made), both as long as jobs.  The strings point into jobs.  EV_EFORMAT naming
  * the first job malformed or out of order. */
 static ev_status read_jobs(const cJSON *jobs, rjob *rj, ev_fig_job *fj, ev_err *err)
 {
@@ -103,6 +103,15 @@ static ev_status read_jobs(const cJSON *jobs, rjob *rj, ev_fig_job *fj, ev_err *
         rj[i].job_id = (int64_t)id->valuedouble;
         rj[i].has_last = cJSON_IsNumber(la);
         rj[i].last_attempt = rj[i].has_last ? (int64_t)la->valuedouble : 0;
+        if (rj[i].has_last) { /* how the last attempt's graph was made */
+            const cJSON *a;
+            cJSON_ArrayForEach(a, cJSON_GetObjectItemCaseSensitive(j, "attempts"))
+            {
+                const cJSON *no = cJSON_GetObjectItemCaseSensitive(a, "attempt");
+                if (cJSON_IsNumber(no) && (int64_t)no->valuedouble == rj[i].last_attempt)
+                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
+            }
+        }
         i++;
     }
     return EV_OK;

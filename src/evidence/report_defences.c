@@ -24,12 +24,14 @@
  */
 #include "report_int.h"
 
+#include "evidence/figures.h"
 #include "member.h"
 #include "runner/sample_rules.h"
 
 /* Counts of an arm's completed jobs for which each defence held. */
 typedef struct arm_def {
     int64_t jobs, checks, kept, late, hygiene;
+    int64_t uncaptured;      /* jobs that ran in the timed loop, not a CUDA graph (figures.h) */
     int64_t hot[4], cold[4]; /* by ev_rule_ceiling: none, memory, l2, largest */
     int plaus;               /* some job states its plausibility */
 } arm_def;
@@ -78,6 +80,12 @@ static void gather(const rep *r, const char *arm, arm_def *d)
         d->kept += cJSON_IsObject(kept) && rp_jtrue(kept, "passed");
         d->late += all_known(cJSON_GetObjectItemCaseSensitive(dev, "hot_wall_ms"));
         d->hygiene += all_known(cJSON_GetObjectItemCaseSensitive(dev, "hot_other_processes"));
+        {
+            ev_fig_job fj;
+            memset(&fj, 0, sizeof fj);
+            ev_fig_job_capture(&fj, dev);
+            d->uncaptured += fj.uncaptured;
+        }
         if (cJSON_IsObject(pl)) {
             d->plaus = 1;
             count_ceiling(cJSON_GetObjectItemCaseSensitive(pl, "hot"), d->hot);
@@ -131,6 +139,23 @@ static int rebuildable(const cJSON *proof, const char *arm)
     return 0;
 }
 
+/* The receipt of arm in proof when it is a Python arm's (language
+ * "python": runner/backend_python.h), else NULL. */
+static const cJSON *python_receipt(const cJSON *proof, const char *arm)
+{
+    const cJSON *inv, *k;
+    cJSON_ArrayForEach(inv, cJSON_GetObjectItemCaseSensitive(proof, "external_kernels"))
+    {
+        cJSON_ArrayForEach(k, cJSON_GetObjectItemCaseSensitive(inv, "builds"))
+        {
+            const char *name = ev_jr_str(k, "name"), *lang = ev_jr_str(k, "language");
+            if (name && lang && !strcmp(name, arm) && !strcmp(lang, "python"))
+                return k;
+        }
+    }
+    return NULL;
+}
+
 /* Writes arm's line of defences into b (its text, to be escaped by the
  * caller's format). */
 static ev_status arm_line(const rep *r, const cJSON *proof, const char *arm, const arm_def *d, ev_buf *b)
@@ -139,6 +164,7 @@ static ev_status arm_line(const rep *r, const cJSON *proof, const char *arm, con
     ev_sched sch;
     const char *backend = ev_jr_str(cJSON_GetObjectItemCaseSensitive(r->val, "run"), "backend");
     int ext = !ev_arm_builtin(arm, &kind, &sch) && kind == EV_ARM_EXTERNAL;
+    const cJSON *py = ext ? python_receipt(proof, arm) : NULL;
     if (!d->jobs)
         return ev_buf_puts(b, "no completed job (its failures are listed above)");
     ev_status rc = ev_buf_printf(b, "op checks %" PRId64 "/%" PRId64 "; kept output %" PRId64 "/%" PRId64,
@@ -160,6 +186,28 @@ static ev_status arm_line(const rep *r, const cJSON *proof, const char *arm, con
         rc = ev_buf_printf(b, "; GPU hygiene %" PRId64 "/%" PRId64, d->hygiene, d->jobs);
     if (!rc && !ev_is_arm(arm, EV_ARM_TORCH))
         rc = ev_buf_puts(b, "; slot guards, input read back");
+    if (py) {
+        /* a Python arm: what holds it from outside its process, and the
+         * labels of what cannot (each receipt names them in full) */
+        const cJSON *nh;
+        const char *sep = " ";
+        if (!rc && d->uncaptured)
+            rc = ev_buf_printf(b,
+                               "; not graph-captured in %" PRId64 " of %" PRId64
+                               " jobs (the timed loop: not ranked against captured arms)",
+                               d->uncaptured, d->jobs);
+        if (!rc)
+            rc = ev_buf_puts(b, "; its own Python process (memory limit, stdout, exit watched; its files "
+                                "members, nothing compiled); not held:");
+        cJSON_ArrayForEach(nh, cJSON_GetObjectItemCaseSensitive(py, "not_held"))
+        {
+            const char *t = cJSON_IsString(nh) ? nh->valuestring : "?", *colon = strchr(t, ':');
+            if (!rc)
+                rc = ev_buf_printf(b, "%s%.*s", sep, (int)(colon ? colon - t : (ptrdiff_t)strlen(t)), t);
+            sep = ", ";
+        }
+        return rc;
+    }
     if (!rc && ext && backend && !strcmp(backend, "cpu") && kernel_host(r))
         rc = ev_buf_puts(b, "; kernel host (its own process, seccomp)");
     if (!rc && ext)

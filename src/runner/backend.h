@@ -49,7 +49,22 @@ typedef struct ev_backend_config {
     int64_t device_index; /* cuda: device ordinal (0) */
     int own_cpus;         /* cpu: the protocol pins jobs to a cpu_set of 2 or more CPUs (the kernel
                              host's handshake may then spin: khost.h) */
+    /* A Python arm's backend (backend_python.h) only: */
+    const char *python;     /* the interpreter of its process */
+    const char *py_arm;     /* the arm's name, for its messages */
+    const char *py_host;    /* kernels/python_host.py */
+    const char *py_ops_lib; /* the plants library of the run's backend */
+    int64_t py_memory_mb;   /* its process's anonymous resident memory beyond what it held at bind */
 } ev_backend_config;
+
+/* What a backend whose kernel runs in a process of its own says of it
+ * for the device record (a Python arm, backend_python.h): "" when none. */
+typedef struct ev_backend_facts {
+    char versions[512]; /* a JSON object: {"python": "3.11.2", "numpy": ...}, the versions of what
+                           ran the kernel */
+    char capture[256];  /* "graph" (captured as ours are), "batch" (cpu: calls as ours are) or
+                           "timed loop: WHY" (cuda: it could not be captured) */
+} ev_backend_facts;
 
 /* What the device is.  Strings are NUL-terminated, "" when unknown.
  * Raw identifiers (uuid) are redacted by the supervisor, never stored. */
@@ -206,6 +221,13 @@ typedef struct ev_backend_ops {
      * none or cannot say; NULL: none (cuda).  The worker counts it as the
      * job's own, not foreign, CPU time (foreign.h). */
     int64_t (*helper_cpu_ns)(void *impl);
+    /* The kernel's own process's facts (ev_backend_facts), for the device
+     * record; NULL: none (ours run in the worker). */
+    void (*facts)(void *impl, ev_backend_facts *out);
+    /* 1: capture cannot read the arm's kernel nodes back and returns none
+     * (a Python arm on cuda: torch's graph names no node); the worker holds
+     * such a graph to none. */
+    int nodes_unread;
 } ev_backend_ops;
 
 /*

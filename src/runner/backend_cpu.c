@@ -781,4 +781,6 @@ const ev_backend_ops ev_backend_cpu_ops = {
     NULL,
     NULL, /* no watch: a job's other process has no device to read */
     cpu_helper_cpu_ns,
+    NULL, /* facts: ours run here, and an external kernel's host is ours */
+    0,
 };

@@ -1093,4 +1093,6 @@ extern "C" const ev_backend_ops ev_backend_cuda_ops = {
     cuda_read_input,  cuda_tag,         cuda_read_kept,  cuda_unplant,    cuda_intact,   cuda_state,
     cuda_watch_open,  cuda_watch_state, cuda_watch_close,
     NULL, /* helper_cpu_ns: no helper process, the kernel is device code evident launches */
+    NULL, /* facts: none of a process of its own */
+    0,    /* every node read back */
 };

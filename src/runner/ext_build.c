@@ -14,6 +14,7 @@
 
 #include "buf.h"
 #include "json.h"
+#include "backend_python.h"
 #include "sha256.h"
 #include "snapshot.h"
 
@@ -239,6 +240,104 @@ static void undeclared_includes(const ev_ext_kernel *k, const char *backend, con
     }
 }
 
+/*
+ * A Python arm's "build" (ext_build.h): nothing is compiled; each of its
+ * declared files for backend, read from the protocol's directory, is laid
+ * out under dir/<name>.py/ by its path from that directory when its bytes
+ * are the run's snapshot's (its member, ev_ext_member_path), so the module
+ * the arm's process imports, and every file of the protocol's directory it
+ * may import, are the bytes the bundle holds (an undeclared file is not
+ * there to import).  OUT: *x (lib: the module's copy; or error: the reason
+ * in a file), its receipt appended to arr.  EV_EIO / EV_ENOMEM when the
+ * step itself cannot run.
+ */
+static ev_status build_python(const ev_ext_kernel *k, const char *proto_dir, const char *backend,
+                              const char *dir, const ev_source_file *snap, size_t n_snap, ev_ext_built *x,
+                              cJSON *arr, ev_err *err)
+{
+    const char *f;
+    char rel0[EV_EXT_MEMBER_MAX] = "", sha0[65] = "", tree[4300];
+    ev_buf why = EV_BUF_INIT;
+    cJSON *r = cJSON_CreateObject(), *deps = cJSON_CreateArray(), *nh;
+    ev_status rc = EV_OK;
+
+    memset(x, 0, sizeof *x);
+    snprintf(x->name, sizeof x->name, "%s", k->name);
+    if (!r || !deps || !cJSON_AddItemToArray(arr, r)) {
+        cJSON_Delete(r);
+        cJSON_Delete(deps);
+        return ev_err_set(err, EV_ENOMEM, "kernels: out of memory");
+    }
+    snprintf(tree, sizeof tree, "%s/%s.py", dir, k->name);
+    nftw(tree, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    if (mkdir(tree, 0755))
+        ev_buf_printf(&why, "%s: cannot create its directory: %s\n", k->name, strerror(errno));
+    for (size_t j = 0; !why.len && (f = ev_ext_file(k, backend, j)) != NULL; j++) {
+        char rel[EV_EXT_MEMBER_MAX], from[8400], sha[65] = "";
+        ev_buf bytes = EV_BUF_INIT;
+        ev_err e = {""};
+        const ev_source_file *sn;
+        cJSON *o;
+        if (ev_ext_member_path(k->name, f, rel, sizeof rel)) {
+            ev_buf_printf(&why, "%s: %s: its member name is too long\n", k->name, f);
+            break;
+        }
+        snprintf(from, sizeof from, "%s/%s", proto_dir, f);
+        if (ev_read_file_max(from, EV_SNAPSHOT_EXTRA_MAX, &bytes, &e)) {
+            ev_buf_printf(&why, "%s: cannot read %s: %s\n", k->name, f, e.msg);
+        } else {
+            ev_sha256_hex(bytes.data ? bytes.data : "", bytes.len, sha);
+            sn = bsearch(rel, snap, n_snap, sizeof *snap, snap_cmp);
+            if (!sn || strcmp(sn->sha256, sha))
+                ev_buf_printf(
+                    &why,
+                    "%s: %s, whose bytes (sha256 %.16s...) are not the run's snapshot's: it changed "
+                    "after the run started; the bundle must hold the bytes that ran (start a new "
+                    "run)\n",
+                    k->name, f, sha);
+            else if (put_under(tree, f, bytes.data ? bytes.data : "", bytes.len))
+                ev_buf_printf(&why, "%s: cannot lay out %s: %s\n", k->name, f, strerror(errno));
+        }
+        ev_buf_free(&bytes);
+        if (!j) {
+            snprintf(rel0, sizeof rel0, "%s", rel);
+            snprintf(sha0, sizeof sha0, "%s", sha);
+            if ((size_t)snprintf(x->lib, sizeof x->lib, "%s/%s", tree, f) >= sizeof x->lib)
+                ev_buf_printf(&why, "%s: the path of its module's copy is too long\n", k->name);
+        }
+        if ((o = cJSON_CreateObject()) != NULL) {
+            ev_json_add_str(o, "path", rel);
+            ev_json_add_str(o, "sha256", sha);
+            cJSON_AddItemToArray(deps, o);
+        }
+    }
+    x->ok = !why.len;
+    if (!x->ok) {
+        snprintf(x->error, sizeof x->error, "%s/%s.build-error.txt", dir, k->name);
+        if (put(x->error, why.data, why.len))
+            rc = ev_err_set(err, EV_EIO, "kernels: cannot write %s", x->error);
+        x->lib[0] = '\0';
+    }
+    ev_json_add_str(r, "name", k->name);
+    ev_json_add_str(r, "backend", backend);
+    ev_json_add_str(r, "language", "python");
+    ev_json_add_str(r, "source", rel0);
+    ev_json_add_str(r, "source_sha256", sha0);
+    cJSON_AddBoolToObject(r, "ok", x->ok);
+    cJSON_AddItemToObject(r, "deps", deps);
+    nh = cJSON_AddArrayToObject(r, "not_held");
+    for (size_t i = 0; nh && ev_python_not_held[i]; i++)
+        cJSON_AddItemToArray(nh, cJSON_CreateString(ev_python_not_held[i]));
+    {
+        ev_buf red = EV_BUF_INIT;
+        ev_redact_paths(why.data ? why.data : "", why.len, &red);
+        ev_json_add_str(r, "message", red.data ? red.data : "");
+        ev_buf_free(&red);
+    }
+    ev_buf_free(&why);
+    return rc;
+}
+
 ev_status ev_ext_build_all(const ev_protocol *p, const char *proto_dir, const char *root, const char *backend,
                            const char *dir, const ev_source_file *snap, size_t n_snap, ev_ext_built *b,
                            size_t *n, cJSON **receipts, ev_err *err)
@@ -257,8 +356,6 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *proto_dir, const ch
         *receipts = arr;
         return EV_OK;
     }
-    if ((rc = ev_ext_toolchain_of(backend, &tc, err)))
-        goto fail;
     if (mkdir(dir, 0755) && errno != EEXIST) {
         rc = ev_err_set(err, EV_EIO, "kernels: cannot create %s: %s", dir, strerror(errno));
         goto fail;
@@ -266,6 +363,16 @@ ev_status ev_ext_build_all(const ev_protocol *p, const char *proto_dir, const ch
     for (size_t i = 0; i < p->n_kernels; i++) {
         const ev_ext_kernel *k = &p->kernels[i];
         const char *src = ev_ext_source(k, backend);
+        if (k->python && src) { /* nothing to compile: its files laid out (build_python) */
+            if ((rc = build_python(k, proto_dir, backend, dir, snap, n_snap, &b[*n], arr, err)))
+                goto fail;
+            (*n)++;
+            continue;
+        }
+        if (k->python || !src)
+            continue;
+        if (!tc.compiler[0] && (rc = ev_ext_toolchain_of(backend, &tc, err)))
+            goto fail;
         char rel[EV_EXT_MEMBER_MAX], sha_src[65] = "", sha_bin[65] = "", full[5000], tree[4300];
         ev_ext_built *x = &b[*n];
         ev_ext_compiled c;

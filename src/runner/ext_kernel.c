@@ -69,37 +69,40 @@ static ev_status only(const cJSON *o, const char *path, const char *const *keys,
  * string (the translation unit) or an array of strings, that unit first
  * and then the files it includes (at most EV_EXT_MAX_FILES).  Each is a
  * relative path inside the protocol's directory; the first ends in .c
- * (cpu) or .cu (cuda); none is named twice.  Absent (v NULL): no file.
+ * (cpu) or .cu (cuda), for a Python arm (k->python) in .py, the module;
+ * none is named twice.  Absent (v NULL): no file.
  */
 static ev_status parse_files(const cJSON *v, const char *path, int b, ev_ext_kernel *k, ev_err *err)
 {
-    const char *be = b ? "cuda" : "cpu", *ext = b ? ".cu" : ".c";
+    const char *be = b ? "cuda" : "cpu", *ext = k->python ? ".py" : b ? ".cu" : ".c";
+    const char *key = k->python ? "python" : "sources";
     const cJSON *it;
     size_t n = 0;
 
     if (!v)
         return EV_OK;
     if (!cJSON_IsString(v) && !(cJSON_IsArray(v) && v->child))
-        return ev_err_set(err, EV_EFORMAT,
-                          "%s.sources.%s: must be a file name, or a list of file names (the translation unit "
-                          "first, then the files it includes)",
-                          path, be);
+        return ev_err_set(
+            err, EV_EFORMAT,
+            "%s.%s.%s: must be a file name, or a list of file names (%s first, then the files it "
+            "%s)",
+            path, key, be, k->python ? "the module" : "the translation unit",
+            k->python ? "imports" : "includes");
     for (it = cJSON_IsArray(v) ? v->child : v; it; it = cJSON_IsArray(v) ? it->next : NULL) {
         const char *s = cJSON_IsString(it) ? it->valuestring : NULL;
         size_t len = s ? strlen(s) : 0, e = strlen(ext);
         if (n == EV_EXT_MAX_FILES)
-            return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: at most %d files", path, be, EV_EXT_MAX_FILES);
+            return ev_err_set(err, EV_EFORMAT, "%s.%s.%s: at most %d files", path, key, be, EV_EXT_MAX_FILES);
         if (!s || !inside(s))
-            return ev_err_set(
-                err, EV_EFORMAT,
-                "%s.sources.%s: '%.60s' must be a relative path inside the protocol's directory "
-                "(no '..', no absolute path)",
-                path, be, s ? s : "(not a string)");
+            return ev_err_set(err, EV_EFORMAT,
+                              "%s.%s.%s: '%.60s' must be a relative path inside the protocol's directory "
+                              "(no '..', no absolute path)",
+                              path, key, be, s ? s : "(not a string)");
         if (!n && (len <= e || strcmp(s + len - e, ext)))
-            return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: must be a %s file", path, be, ext);
+            return ev_err_set(err, EV_EFORMAT, "%s.%s.%s: must be a %s file", path, key, be, ext);
         for (size_t q = 0; q < n; q++)
             if (!strcmp(k->files[b][q], s))
-                return ev_err_set(err, EV_EFORMAT, "%s.sources.%s: '%.60s' twice", path, be, s);
+                return ev_err_set(err, EV_EFORMAT, "%s.%s.%s: '%.60s' twice", path, key, be, s);
         memcpy(k->files[b][n++], s, len + 1);
     }
     k->n_files[b] = n;
@@ -109,11 +112,11 @@ static ev_status parse_files(const cJSON *v, const char *path, int b, ev_ext_ker
 /* Parses declaration o (index i) into *k. */
 static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *err)
 {
-    static const char *const keys[] = {"name", "sources", "entries", "geometry", NULL};
+    static const char *const keys[] = {"name", "sources", "python", "entries", "geometry", "memory_mb", NULL};
     static const char *const src_keys[] = {"cpu", "cuda", NULL};
     static const char *const geo_keys[] = {"grid", "block", NULL};
     char path[48];
-    const cJSON *src, *ent, *geo, *it;
+    const cJSON *src, *py, *mem, *ent, *geo, *it;
     const char *pre;
     ev_status rc;
 
@@ -131,13 +134,56 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
         if (!(isalnum((unsigned char)*c) || *c == '-' || *c == '_'))
             return ev_err_set(err, EV_EFORMAT, "%s.name: letters, digits, '-' and '_' only", path);
     src = cJSON_GetObjectItemCaseSensitive(o, "sources");
-    if (!cJSON_IsObject(src) || !src->child)
-        return ev_err_set(err, EV_EFORMAT, "%s.sources: must name a cpu and/or a cuda source file", path);
-    if ((rc = only(src, "sources", src_keys, err)))
-        return rc;
-    for (int b = 0; b < 2; b++)
-        if ((rc = parse_files(cJSON_GetObjectItemCaseSensitive(src, b ? "cuda" : "cpu"), path, b, k, err)))
+    py = cJSON_GetObjectItemCaseSensitive(o, "python");
+    if (src && py)
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s: declares both sources (a C or CUDA C kernel) and python (a Python arm): one "
+                          "kernel is one or the other",
+                          path);
+    if (py) {
+        /* a Python arm: one module for both backends, or one per backend */
+        k->python = 1;
+        if (!cJSON_IsObject(py)) {
+            for (int b = 0; b < 2; b++)
+                if ((rc = parse_files(py, path, b, k, err)))
+                    return rc;
+        } else if (!py->child) {
+            return ev_err_set(err, EV_EFORMAT, "%s.python: must name a module for cpu and/or cuda", path);
+        } else if ((rc = only(py, "python", src_keys, err))) {
             return rc;
+        } else {
+            for (int b = 0; b < 2; b++)
+                if ((rc = parse_files(cJSON_GetObjectItemCaseSensitive(py, b ? "cuda" : "cpu"), path, b, k,
+                                      err)))
+                    return rc;
+        }
+    } else {
+        if (!cJSON_IsObject(src) || !src->child)
+            return ev_err_set(err, EV_EFORMAT,
+                              "%s.sources: must name a cpu and/or a cuda source file (or python: a Python "
+                              "module)",
+                              path);
+        if ((rc = only(src, "sources", src_keys, err)))
+            return rc;
+        for (int b = 0; b < 2; b++)
+            if ((rc =
+                     parse_files(cJSON_GetObjectItemCaseSensitive(src, b ? "cuda" : "cpu"), path, b, k, err)))
+                return rc;
+    }
+    mem = cJSON_GetObjectItemCaseSensitive(o, "memory_mb");
+    k->memory_mb = EV_EXT_PY_MEMORY_MB;
+    if (mem && !k->python)
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s.memory_mb: only a Python arm (python) has a process of its own "
+                          "to bound",
+                          path);
+    if (mem) {
+        if (!cJSON_IsNumber(mem) || mem->valuedouble != (double)(int64_t)mem->valuedouble ||
+            mem->valuedouble < 16 || mem->valuedouble > 1048576)
+            return ev_err_set(err, EV_EFORMAT, "%s.memory_mb: must be an integer from 16 to 1048576 (MiB)",
+                              path);
+        k->memory_mb = (int64_t)mem->valuedouble;
+    }
     ent = cJSON_GetObjectItemCaseSensitive(o, "entries");
     if (!cJSON_IsObject(ent) || !ent->child)
         return ev_err_set(err, EV_EFORMAT,
@@ -164,8 +210,9 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
                               "%s.entries: '%.40s' is not op/dtype (op one of %s; dtype one of %s)", path,
                               it->string, ev_op_words(), ev_dtype_words());
         if (!cJSON_IsString(it) || !identifier(it->valuestring, sizeof x->entry))
-            return ev_err_set(err, EV_EFORMAT, "%s.entries.%s: must be a C identifier (the entry point)",
-                              path, it->string);
+            return ev_err_set(err, EV_EFORMAT, "%s.entries.%s: must be %s", path, it->string,
+                              k->python ? "a Python identifier (a function of the module)"
+                                        : "a C identifier (the entry point)");
         for (size_t q = 0; q < k->n_entries; q++)
             if (!strcmp(k->entries[q].op, x->op) && !strcmp(k->entries[q].dtype, x->dtype))
                 return ev_err_set(err, EV_EFORMAT, "%s.entries: '%s' twice", path, it->string);
@@ -173,7 +220,12 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
         k->n_entries++;
     }
     geo = cJSON_GetObjectItemCaseSensitive(o, "geometry");
-    if (k->n_files[1] && !geo)
+    if (k->python && geo)
+        return ev_err_set(err, EV_EFORMAT,
+                          "%s.geometry: a Python arm launches its own work (its function is called with the "
+                          "input and the output): no geometry",
+                          path);
+    if (k->n_files[1] && !k->python && !geo)
         return ev_err_set(err, EV_EFORMAT,
                           "%s.geometry: a cuda source needs {\"grid\": EXPR, \"block\": EXPR}", path);
     if (geo) {

@@ -7,6 +7,17 @@
  *    "entries": {"reduce_sum/fp32": "mine_sum_f32", ...},
  *    "geometry": {"grid": "cdiv(rows, 4)", "block": "128"}}  (cuda)
  *
+ * or, for a Python arm, its module instead of sources (a function of it
+ * per entry, taking the input view and the output; src/runner/
+ * backend_python.h):
+ *
+ *   {"name": "ext-mine",
+ *    "python": "mine.py"  (both backends; or {"cpu": ..., "cuda": ...},
+ *                          each a file or a list: the module first, then
+ *                          every file of the protocol's directory it imports),
+ *    "entries": {"reduce_sum/fp16": "reduce_sum_fp16", ...},
+ *    "memory_mb": 4096}   (optional: its process's memory beyond its buffers)
+ *
  * and its name is an arm.  Sources are paths relative to the protocol's
  * directory, inside it, wherever on disk that directory is: per backend
  * one file, the translation unit the compiler is given, or a list of
@@ -57,7 +68,13 @@ typedef struct ev_ext_kernel {
     ev_ext_entry entries[EV_EXT_MAX_ENTRIES];
     size_t n_entries;
     char grid[EV_EXT_EXPR_MAX], block[EV_EXT_EXPR_MAX]; /* cuda geometry; "" without a cuda source */
+    int python;        /* 1: a Python arm: files are its module (then what it imports), entries its
+                          functions; nothing is compiled (ext_build.h) */
+    int64_t memory_mb; /* python: its process's resident memory beyond its buffers, at most (MiB) */
 } ev_ext_kernel;
+
+/* A Python arm's memory_mb when the declaration names none. */
+#define EV_EXT_PY_MEMORY_MB 4096
 
 /* Parses the "kernels" array arr into k[0..*n) (at most
  * EV_EXT_MAX_KERNELS).  EV_EFORMAT naming the field and the rule. */

@@ -207,6 +207,35 @@ ev_status ev_job_kept(ev_rec_out *out, const ev_protocol *p, const char *arm, co
  * 64 fp32, its input from the protocol's seed under this case key. */
 #define FLOOR_CASE_KEY 0xf1002ee5u
 
+ev_status ev_job_plants_file(const char *path, const ev_job_plants *pl, const ev_shape *s, int64_t ops,
+                             int64_t budget, ev_err *err)
+{
+    struct {
+        char magic[8];
+        uint64_t seed;
+        int64_t op, dtype, rows, cols, stride, ops, budget;
+    } h;
+    const char *name = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+    FILE *f = fopen(path, "wb");
+    int bad;
+    if (!f)
+        return ev_err_set(err, EV_EIO, "cannot create the plants file %s: %s", name, strerror(errno));
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, "EVPLANT1", 8);
+    h.seed = pl->seed;
+    h.op = (int64_t)s->op;
+    h.dtype = (int64_t)s->dtype;
+    h.rows = s->rows;
+    h.cols = s->cols;
+    h.stride = s->stride;
+    h.ops = ops;
+    h.budget = budget;
+    bad = fwrite(&h, sizeof h, 1, f) != 1;
+    bad |= s->rows > 0 && fwrite(pl->rows, sizeof *pl->rows, (size_t)s->rows, f) != (size_t)s->rows;
+    bad |= fclose(f) != 0;
+    return bad ? ev_err_set(err, EV_EIO, "cannot write the plants file %s", name) : EV_OK;
+}
+
 ev_proto_case ev_job_floor_case(void)
 {
     ev_proto_case c;

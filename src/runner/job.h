@@ -54,7 +54,8 @@ typedef struct ev_worker_args {
     int64_t compile_ahead_ns; /* torch-compile: the case's ahead-of-time compile, 0: none */
     const char *kernel_lib;   /* external arm: the built kernel, or NULL */
     const char
-        *kernel_error; /* external arm: a file holding the compiler's message (the build failed), or NULL */
+        *kernel_error;   /* external arm: a file holding the compiler's message (the build failed), or NULL */
+    const char *py_host; /* a Python arm: kernels/python_host.py (its interpreter: python) */
 } ev_worker_args;
 
 /* Writes a cold record (name, elapsed_ns) when elapsed_ns >= 0. */
@@ -94,6 +95,18 @@ uint64_t ev_job_plants_want(ev_job_plants *pl, uint64_t n);
 /* Adds the device record's "plants" member to d: {seed, variants, rows,
  * epochs, kept_op} when pl->on, else null. */
 void ev_job_plants_json(cJSON *d, const ev_job_plants *pl);
+
+/*
+ * Writes the plants file a kernel's own python process reads (the torch
+ * peer's and a Python arm's plants libraries, kernels/ops_lib.cu and
+ * kernels/ops_lib_cpu.c): "EVPLANT1", pl's seed, shape s, the ops per
+ * graph and the variant budget (the backend's
+ * reference.variant_budget_bytes) as int64, then the R rows' figures.
+ * The library makes V from them and its cache size as the worker does
+ * (ev_plant_variants).  EV_EIO naming the path's last component.
+ */
+ev_status ev_job_plants_file(const char *path, const ev_job_plants *pl, const ev_shape *s, int64_t ops,
+                             int64_t budget, ev_err *err);
 
 /*
  * The kept output (bytes[len]: op kept_op's output in replay `replay`, the

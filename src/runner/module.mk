@@ -27,7 +27,7 @@ $(BUILD)/evident-worker: $(WORKER_OBJ) $(WORKER_CUDA_OBJ) $(BUILD)/libevident.a
 # make install read (src/common/closure.c): a file moved to another
 # folder stays in it, and a list left uncommitted makes the tree dirty.
 CLOSURE_LIST := mk/closure.list
-CLOSURE_DATA := kernels/build.mk kernels/peer_torch.py db/schema.sql $(wildcard protocols/*.json)
+CLOSURE_DATA := kernels/build.mk kernels/peer_torch.py kernels/python_host.py kernels/ops_lib_cpu.c db/schema.sql $(wildcard protocols/*.json)
 $(BUILD)/closure.list: $(BUILD)/evident-worker mk/closure.sh $(CLOSURE_DATA)
 	$(Q)BUILD='$(BUILD)' MAP='$(BUILD)/evident-worker.map' DIRECT='$(WORKER_OBJ) $(WORKER_CUDA_OBJ)' \
 	  OBJS='$(LIB_OBJ) $(CUDA_LIB_OBJ)' CUDA_SRC='$(CUDA_LIB_SRC)' CC='$(CC)' \

@@ -537,7 +537,7 @@ static void set_defaults(ev_protocol *p)
     p->ref_cpu.variant_budget_bytes = INT64_C(256) << 20;
 }
 
-/* The top level's scalars: name, the booleans and numbers with their
+/* The top level's scalars: name, python, the booleans and numbers with their
  * bounds, cpu_priority, tolerances and the reference sizes. */
 static ev_status parse_scalars(const cJSON *root, ev_protocol *p, ev_err *err)
 {
@@ -552,6 +552,17 @@ static ev_status parse_scalars(const cJSON *root, ev_protocol *p, ev_err *err)
         if (!cJSON_IsString(it) || strlen(it->valuestring) >= sizeof p->name)
             return ev_err_set(err, EV_EFORMAT, "name: must be a string under %zu bytes", sizeof p->name);
         memcpy(p->name, it->valuestring, strlen(it->valuestring) + 1);
+    }
+    /* the interpreter of the run's python processes (ext_kernel.h) */
+    it = cJSON_GetObjectItemCaseSensitive(root, "python");
+    if (it) {
+        if (!cJSON_IsString(it) || !it->valuestring[0] || strlen(it->valuestring) >= sizeof p->python ||
+            strchr(it->valuestring, '\\'))
+            return ev_err_set(err, EV_EFORMAT,
+                              "python: must be an interpreter's name or path (relative to the protocol's "
+                              "directory), under %zu bytes",
+                              sizeof p->python);
+        memcpy(p->python, it->valuestring, strlen(it->valuestring) + 1);
     }
     if ((rc = get_bool(root, "", "reference_arms", &p->reference_arms, err)) ||
         (rc = get_bool(root, "", "auto_arm", &p->auto_arm, err)) || (rc = get_model_from(root, p, err)) ||
@@ -886,6 +897,7 @@ static ev_status parse_top(const cJSON *root, ev_protocol *p, ev_err *err)
                                        "allow_fault_arms",
                                        "fault_arms",
                                        "kernels",
+                                       "python",
                                        "model_schedules",
                                        NULL};
     ev_status rc;
@@ -957,6 +969,19 @@ int ev_arm_classify(const ev_protocol *proto, const char *arm, ev_arm_kind *kind
     return 0;
 }
 
+int ev_protocol_python(const ev_protocol *p, const char *over, const char *protocol_path, char *out,
+                       size_t cap)
+{
+    const char *py = over && over[0] ? over : p && p->python[0] ? p->python : "python3";
+    const char *slash = protocol_path ? strrchr(protocol_path, '/') : NULL;
+    int n;
+    if (py == over || py[0] == '/' || !strchr(py, '/') || !slash)
+        n = snprintf(out, cap, "%s", py);
+    else /* a relative path of the protocol's: from its directory */
+        n = snprintf(out, cap, "%.*s/%s", (int)(slash - protocol_path), protocol_path, py);
+    return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
 /* Adds the reference sizes r of one backend to o as their keys. */
 static int values_ref(cJSON *o, const ev_proto_ref *r, int cuda)
 {
@@ -1020,6 +1045,7 @@ ev_status ev_protocol_values(const ev_protocol *p, cJSON **out)
     bad |= bad || !(r = cJSON_AddObjectToObject(v, "reference"));
     bad |= bad || !(o = cJSON_AddObjectToObject(r, "cuda")) || values_ref(o, &p->ref_cuda, 1);
     bad |= bad || !(o = cJSON_AddObjectToObject(r, "cpu")) || values_ref(o, &p->ref_cpu, 0);
+    bad |= bad || (p->python[0] && ev_json_add_str(v, "python", p->python)); /* absent: python3 */
     if (bad) {
         cJSON_Delete(v);
         return EV_ENOMEM;

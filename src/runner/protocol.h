@@ -156,7 +156,19 @@ typedef struct ev_protocol {
     size_t n_faults;
     ev_ext_kernel *kernels; /* "kernels": external kernels, each one of arms */
     size_t n_kernels;
+    char python[256]; /* "python": the interpreter of the run's python processes (Python arms, the
+                         torch-compile peer); "": python3 on PATH (ev_protocol_python) */
 } ev_protocol;
+
+/*
+ * The interpreter a run's python processes start with: over (`evident run
+ * --python`) when given, else the protocol's "python", else "python3" (on
+ * PATH).  A protocol's relative path that names a directory ("venv/bin/
+ * python") is taken from the protocol's directory (protocol_path's).
+ * OUT: out[cap].  Returns -1 when it does not fit.
+ */
+int ev_protocol_python(const ev_protocol *p, const char *over, const char *protocol_path, char *out,
+                       size_t cap);
 
 /*
  * The default profile (docs/runner.md, "Protocol files"): what a protocol

@@ -837,7 +837,8 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         int known = !strcmp(k, "type") || !strcmp(k, "rotation") || !strcmp(k, "self_seen") ||
                     !strcmp(k, "versions") || !strcmp(k, "input_sets") || !strcmp(k, "hot_wall_ms") ||
                     !strcmp(k, "plants") || !strcmp(k, "foreign_source") || !strcmp(k, "hot_foreign_ms") ||
-                    !strcmp(k, "cold_foreign_ms") || !strcmp(k, "host") || !strcmp(k, "recalibrations");
+                    !strcmp(k, "cold_foreign_ms") || !strcmp(k, "host") || !strcmp(k, "recalibrations") ||
+                    !strcmp(k, "capture");
         for (size_t i = 0; i < 6; i++)
             known |= !strcmp(k, ints[i]);
         for (size_t i = 0; i < 2; i++)
@@ -879,8 +880,13 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
         const cJSON *v;
         cJSON_ArrayForEach(v, it)
         {
-            if (strcmp(v->string, "cub") && strcmp(v->string, "torch") && strcmp(v->string, "triton")) {
-                snprintf(why, cap, "versions.%.32s: not cub, torch or triton", v->string);
+            static const char *const known[] = {"cub", "torch", "triton", "python", "numpy", "cupy", NULL};
+            int ok = 0;
+            for (size_t i = 0; known[i]; i++)
+                ok |= !strcmp(v->string, known[i]);
+            if (!ok) {
+                snprintf(why, cap, "versions.%.32s: not cub, torch, triton, python, numpy or cupy",
+                         v->string);
                 return -1;
             }
             if (!cJSON_IsString(v) || strlen(v->valuestring) >= 64) {
@@ -909,6 +915,16 @@ int ev_rule_device_read(const cJSON *d, ev_rule_sample *hot, size_t n_hot, ev_ru
             return -1;
         }
         cJSON_ArrayForEach(e, it) hot[i++].wall_ms = e->valuedouble;
+    }
+    /* capture: a kernel in a process of its own says how its graph was
+     * made (ev_backend_facts); absent: ours, always captured */
+    it = cJSON_GetObjectItemCaseSensitive(d, "capture");
+    if (it && !(cJSON_IsString(it) &&
+                (!strcmp(it->valuestring, "graph") || !strcmp(it->valuestring, "batch") ||
+                 !strncmp(it->valuestring, EV_RULE_NOT_CAPTURED, strlen(EV_RULE_NOT_CAPTURED))) &&
+                strlen(it->valuestring) < 256)) {
+        snprintf(why, cap, "capture: must be \"graph\", \"batch\" or \"%s...\"", EV_RULE_NOT_CAPTURED);
+        return -1;
     }
     if (dev_foreign(d, n_hot, n_cold, why, cap) ||
         dev_host(cJSON_GetObjectItemCaseSensitive(d, "host"), why, cap) ||

@@ -23,6 +23,11 @@
  * EV_RULE_WIDE x T] (docs/verify.md says why 4). */
 #define EV_RULE_WIDE 4.0
 
+/* The device record's "capture" of a kernel in a process of its own
+ * that could not be captured in a CUDA graph (a Python arm on cuda): it
+ * ran in the timed loop, and is not ranked against captured arms. */
+#define EV_RULE_NOT_CAPTURED "timed loop: "
+
 /* The prefix of a process row's protocol_error when a rule was broken. */
 #define EV_RULE_PREFIX "protocol rule: "
 
@@ -323,9 +328,11 @@ const char *ev_rule_member_name(ev_rule_member m);
 
 /*
  * Impossible timings (docs/defenses.md): a completed job of a case with rows whose
- * hot median (us per op) is below the run's floor arm's (an empty kernel
- * node, or the cpu pool's empty tasks) divided by EV_RULE_FLOOR_MARGIN: no
- * op runs faster than an empty one; the margin allows run-to-run noise.
+ * hot median (us per op) is below the run's floor floor_us (the floor
+ * arm's fastest hot sample, an empty kernel node or the cpu pool's empty
+ * tasks: preemption only lengthens a sample, so its median on a busy host
+ * can be many empty launches) divided by EV_RULE_FLOOR_MARGIN: no op runs
+ * faster than an empty one; the margin allows run-to-run noise.
  * floor_applies is 0 where the arm does not launch through what the floor
  * measures (an external kernel on the cpu backend is a direct call).
  * floor_us NaN (the arm did not complete) skips it.  (Its other half, a

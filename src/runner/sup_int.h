@@ -236,6 +236,12 @@ ev_status sup_run_phase(sup *s, ev_phase ph, ev_err *err);
 /* The torch peer script of the run (opts->peer_script, or the source
  * root's kernels/peer_torch.py) into out[cap]. */
 void sup_peer_script(const ev_run_opts *o, char *out, size_t cap);
+/* A Python arm's host script, kernels/python_host.py beside the peer
+ * script, into out[cap]. */
+void sup_py_host(const ev_run_opts *o, char *out, size_t cap);
+/* The run's interpreter (ev_protocol_python: --python, the protocol's
+ * "python", python3) into out[cap]. */
+void sup_python(const sup *s, char *out, size_t cap);
 
 /* sup_state.c */
 ev_status sup_add_job(sup *s, const ev_plan_job *pj, int64_t retry_of, int64_t *job_id, ev_err *err);

@@ -32,10 +32,29 @@ void sup_peer_script(const ev_run_opts *o, char *out, size_t cap)
         snprintf(out, cap, "%s/kernels/peer_torch.py", o->source_root ? o->source_root : ".");
 }
 
+/* See sup_int.h. */
+void sup_py_host(const ev_run_opts *o, char *out, size_t cap)
+{
+    char *slash;
+    sup_peer_script(o, out, cap);
+    slash = strrchr(out, '/');
+    if (slash && (size_t)(slash + 1 - out) + sizeof "python_host.py" <= cap)
+        memcpy(slash + 1, "python_host.py", sizeof "python_host.py");
+    else
+        snprintf(out, cap, "python_host.py");
+}
+
+/* See sup_int.h. */
+void sup_python(const sup *s, char *out, size_t cap)
+{
+    if (ev_protocol_python(&s->proto, s->o->python, s->o->protocol_path, out, cap))
+        snprintf(out, cap, "python3");
+}
+
 /* The argument strings of one worker command line. */
 typedef struct wargs {
-    char *argv[40];
-    char case_s[24], coef_s[100], script[4096], cache[4096], spawn_s[24], ahead_s[24];
+    char *argv[44];
+    char case_s[24], coef_s[100], script[4096], cache[4096], spawn_s[24], ahead_s[24], python[4096];
 } wargs;
 
 /* Fills w->argv for job j (gated: with --gate-fd 5). */
@@ -70,10 +89,11 @@ static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
     }
     if (j->pj.phase == EV_PHASE_RESCUE)
         argv[ac++] = "--retry";
+    sup_python(s, w->python, sizeof w->python);
     if (ev_is_arm(j->pj.arm, EV_ARM_TORCH)) {
         sup_peer_script(s->o, w->script, sizeof w->script);
         argv[ac++] = "--python";
-        argv[ac++] = (char *)(s->o->python ? s->o->python : "python3");
+        argv[ac++] = w->python;
         argv[ac++] = "--peer-script";
         argv[ac++] = w->script;
         /* one compile cache per store: a case compiled once per run, its
@@ -89,6 +109,14 @@ static void job_argv(const sup *s, const jstate *j, int gated, wargs *w)
     }
     if (ev_protocol_kernel(&s->proto, j->pj.arm)) {
         const ev_ext_built *k = ev_ext_built_of(s->built, s->n_built, j->pj.arm);
+        if (ev_protocol_kernel(&s->proto, j->pj.arm)->python) {
+            /* a Python arm: its interpreter and its host (backend_python.h) */
+            sup_py_host(s->o, w->script, sizeof w->script);
+            argv[ac++] = "--python";
+            argv[ac++] = w->python;
+            argv[ac++] = "--py-host";
+            argv[ac++] = w->script;
+        }
         if (k && k->ok) {
             argv[ac++] = "--kernel-lib";
             argv[ac++] = (char *)k->lib;

@@ -24,7 +24,7 @@ static ev_status compile_ahead(sup *s, ev_err *err)
 {
     ev_ahead_opts o;
     ev_ahead_result r;
-    char script[4096], cache[4096];
+    char script[4096], cache[4096], python[4096];
     int *need;
     size_t n_need = 0;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -55,7 +55,8 @@ static ev_status compile_ahead(sup *s, ev_err *err)
     memset(&o, 0, sizeof o);
     o.proto = &s->proto;
     o.need = need;
-    o.python = s->o->python ? s->o->python : "python3";
+    sup_python(s, python, sizeof python);
+    o.python = python;
     o.script = script;
     o.cache = cache;
     /* one compile thread each; half the host's CPUs, at most 16 */

@@ -35,7 +35,8 @@ typedef struct ev_run_opts {
     int resume;
     const char *worker_path;     /* build/evident-worker */
     const char *source_root;     /* the repository root (snapshot, git) */
-    const char *python;          /* python3 for torch-compile (unused on cpu) */
+    const char *python;          /* --python: the interpreter of the run's python processes; NULL: the
+                                    protocol's "python", else python3 (ev_protocol_python) */
     const char *peer_script;     /* peer_torch.py; NULL: source_root/kernels/peer_torch.py */
     volatile sig_atomic_t *stop; /* set by SIGINT/SIGTERM handlers; may be NULL */
     int stop_fd;                 /* readable when stop is set (self-pipe); -1: none */

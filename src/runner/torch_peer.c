@@ -361,36 +361,6 @@ out:
     return rc;
 }
 
-/* The plants file the peer's library reads (kernels/ops_lib.cu,
- * ev_ops_file): "EVPLANT1", the seed, the shape, the ops per graph and
- * the variant budget as int64, then the R rows' figures.  EV_EIO. */
-static ev_status write_plants(const char *path, const ev_job_plants *pl, const ev_protocol *p,
-                              const ev_shape *s, ev_err *err)
-{
-    struct {
-        char magic[8];
-        uint64_t seed;
-        int64_t op, dtype, rows, cols, stride, ops, budget;
-    } h;
-    FILE *f = fopen(path, "wb");
-    int bad;
-    if (!f)
-        return ev_err_set(err, EV_EIO, "torch peer: cannot create the plants file: %s", strerror(errno));
-    memcpy(h.magic, "EVPLANT1", 8);
-    h.seed = pl->seed;
-    h.op = (int64_t)s->op;
-    h.dtype = (int64_t)s->dtype;
-    h.rows = s->rows;
-    h.cols = s->cols;
-    h.stride = s->stride;
-    h.ops = p->ops_per_graph;
-    h.budget = p->ref_cuda.variant_budget_bytes;
-    bad = fwrite(&h, sizeof h, 1, f) != 1;
-    bad |= s->rows > 0 && fwrite(pl->rows, sizeof *pl->rows, (size_t)s->rows, f) != (size_t)s->rows;
-    bad |= fclose(f) != 0;
-    return bad ? ev_err_set(err, EV_EIO, "torch peer: cannot write the plants file") : EV_OK;
-}
-
 /* The peer's library of plants and checks, build/libevident_ops.so,
  * beside this worker's executable (make builds it with the cuda backend;
  * make install puts it beside the installed worker).  OUT: path[cap].  On
@@ -725,7 +695,8 @@ ev_status ev_worker_torch(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
     pp.s = &shape;
     pp.in_len = in_len;
     if ((rc = peer_files_make(&f, err)) || (rc = write_file(f.in, input, in_len, err)) ||
-        (rc = write_plants(f.plants, &pl, p, &shape, err)) ||
+        (rc = ev_job_plants_file(f.plants, &pl, &shape, p->ops_per_graph, p->ref_cuda.variant_budget_bytes,
+                                 err)) ||
         (rc = ops_lib(c.lib, sizeof c.lib, a->ops->name, err)))
         goto out;
     peer_argv(&c, a, &shape, &f);

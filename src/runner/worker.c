@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend_python.h"
 #include "ext_binary.h"
 #include "foreign.h"
 #include "inputs.h"
@@ -377,6 +378,19 @@ static ev_status device_record(ev_rec_out *out, const ev_worker_args *a, void *i
     v = cJSON_AddObjectToObject(r, "versions");
     if (v && kind == EV_ARM_CUB && st.cub_version[0])
         ev_json_add_str(v, "cub", st.cub_version);
+    if (a->ops->facts) {
+        /* a kernel in a process of its own: what ran it, and how its graph was made */
+        ev_backend_facts f;
+        cJSON *pv = NULL, *it;
+        a->ops->facts(impl, &f);
+        if (v && f.versions[0] && !ev_json_parse(f.versions, strlen(f.versions), 0, &pv, NULL)) {
+            cJSON_ArrayForEach(it, pv) if (cJSON_IsString(it))
+                ev_json_add_str(v, it->string, it->valuestring);
+        }
+        cJSON_Delete(pv);
+        if (f.capture[0])
+            ev_json_add_str(r, "capture", f.capture);
+    }
     ho = cJSON_AddArrayToObject(r, "hot_other_processes");
     hr = cJSON_AddArrayToObject(r, "hot_throttle_reasons");
     hw = cJSON_AddArrayToObject(r, "hot_wall_ms");
@@ -548,6 +562,7 @@ typedef struct wjob {
     int validate, planted; /* oracle rows and validations; plants and checks */
     int stop, ended;
     ev_backend_config cfg;
+    char py_lib[4200]; /* a Python arm: its plants library (cfg.py_ops_lib) */
     ev_backend_job job;
     ev_backend_binding bind;
     ev_device_info dev;
@@ -592,6 +607,11 @@ static ev_status wk_open(wjob *w, ev_err *err)
     w->cfg.host_threads = p->host_threads;
     w->cfg.own_cpus = p->n_cpus >= 2;
     w->cfg.ref = *ev_protocol_ref(p, a->ops->name);
+    /* a Python arm: its host, plants library and memory allowance */
+    if (ev_backend_is_python(a->ops) &&
+        (rc = ev_python_config(&w->cfg, a->ops->name, a->arm, ev_protocol_kernel(p, a->arm), a->python,
+                               a->py_host, w->py_lib, sizeof w->py_lib, err)))
+        return rc;
     ev_job_affinity(start_affinity, sizeof start_affinity);
     ev_foreign_open(&w->fg); /* the measuring CPUs: the affinity the job started with */
     w->hf.foreign_source = w->fg.source;
@@ -822,7 +842,7 @@ static ev_status wk_capture(wjob *w, ev_err *err)
             return rc;
     }
     if (w->validate && w->job.c.rows > 0) {
-        size_t want = strcmp(a->ops->name, "cuda") ? 1 : (size_t)w->hot_ops;
+        size_t want = a->ops->nodes_unread ? 0 : strcmp(a->ops->name, "cuda") ? 1 : (size_t)w->hot_ops;
         if (w->n_nodes != want)
             return ev_err_set(err, EV_EPROC,
                               "graph: %zu kernel nodes for %lld ops, where the %s backend records %zu",
@@ -999,7 +1019,8 @@ static int ext_build_failed(const ev_worker_args *a, ev_arm_kind kind)
 /* The protocol of one job, step by step (worker.h): open, bind, validate,
  * cold samples, capture, warm up and calibrate, hot samples, the device
  * record and the kept check, the final validation, end.  torch-compile
- * runs in its own python3 process (torch_peer.c); an external kernel whose
+ * runs in its own python3 process (torch_peer.c); a Python arm through
+ * its own process's backend (backend_python.h); an external kernel whose
  * build failed fails with the compiler's own message. */
 ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
 {
@@ -1023,11 +1044,21 @@ ev_status ev_worker_run(const ev_worker_args *a, ev_rec_out *out, ev_err *err)
             fprintf(stderr, "%s%s", msg.data, msg.data[msg.len - 1] == '\n' ? "" : "\n");
             ev_ext_first_errors(msg.data, msg.len, &first);
         }
-        rc = ev_err_set(err, EV_EPROC, "external kernel %s did not compile: %s", a->arm,
+        rc = ev_err_set(err, EV_EPROC, "external kernel %s %s: %s", a->arm,
+                        ev_protocol_kernel(w.p, a->arm)->python ? "could not be laid out" : "did not compile",
                         first.data ? first.data : "(no message; the build receipt holds what there is)");
         ev_buf_free(&msg);
         ev_buf_free(&first);
         return rc;
+    }
+    const ev_ext_kernel *k = w.kind == EV_ARM_EXTERNAL ? ev_protocol_kernel(w.p, a->arm) : NULL;
+    if (k && k->python && !ev_backend_is_python(a->ops) && ev_ext_source(k, a->ops->name)) {
+        /* a Python arm: the same protocol, through its own process's
+         * backend (backend_python.h) */
+        ev_worker_args b = *a;
+        if (!(b.ops = ev_backend_python(a->ops)))
+            return ev_err_set(err, EV_EINVAL, "%s: no Python arm on the %s backend", a->arm, a->ops->name);
+        return ev_worker_run(&b, out, err);
     }
     if ((rc = wk_open(&w, err)) || (rc = wk_bind(&w, err)) || w.ended)
         goto out;

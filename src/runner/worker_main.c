@@ -10,14 +10,16 @@
  *                  (--probe | --case I --arm A --job-key K [--retry]
  *                   [--coef A0,AP,AD] [--python PY --peer-script FILE [--torch-cache DIR]
  *                    [--compile-ahead-ns NS]] [--kernel-lib SO | --kernel-error FILE]
- *                   [--gate-fd N] [--spawn-ns NS])
+ *                   [--py-host FILE] [--gate-fd N] [--spawn-ns NS])
  *
  * --gate-fd: a staged job prepares (input bytes; for torch-compile, python
  * with torch imported) and waits for one byte on N before it touches the
  * device.  --spawn-ns: CLOCK_REALTIME when the supervisor forked it.
  *
  * torch-compile jobs run FILE (kernels/peer_torch.py) under PY as a child
- * (src/runner/torch_peer.c).
+ * (src/runner/torch_peer.c).  A Python arm's jobs run --py-host FILE
+ * (kernels/python_host.py) under PY as a child, its module the copy that
+ * --kernel-lib names (src/runner/backend_python.h).
  *
  * Exit: 0 after the end record; 1 when the job failed (reason on stderr);
  * 2 on usage errors.
@@ -134,14 +136,47 @@ static void fault_hook(void *ctx, const ev_proto_fault *f, ev_fault_stage stage,
     }
 }
 
+/* The backend named (built into this worker) and the protocol read from
+ * fd and parsed.  OUT: *ops, *proto (the caller frees it).  Returns 0, or
+ * 2 after saying on stderr what was wrong (nothing to free). */
+static int open_job(const char *backend, int fd, const ev_backend_ops **ops, ev_protocol *proto)
+{
+    ev_buf bytes = EV_BUF_INIT;
+    ev_err err = {""};
+    ev_status rc;
+
+    *ops = NULL;
+    if (!strcmp(backend, "cpu"))
+        *ops = &ev_backend_cpu_ops;
+#ifdef EV_HAVE_CUDA
+    else if (!strcmp(backend, "cuda"))
+        *ops = &ev_backend_cuda_ops;
+#endif
+    if (!*ops) {
+        fprintf(stderr, "evident-worker: backend '%s' is not built into this worker\n", backend);
+        return 2;
+    }
+    if (read_fd(fd, &bytes)) {
+        fprintf(stderr, "evident-worker: cannot read the protocol: %s\n", strerror(errno));
+        return 2;
+    }
+    rc = ev_protocol_parse(bytes.data ? bytes.data : "", bytes.len, proto, &err);
+    ev_buf_free(&bytes);
+    if (rc) {
+        fprintf(stderr, "evident-worker: %s\n", err.msg);
+        return 2;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *backend = NULL, *arm = NULL, *job_key = "-", *coef_s = NULL, *python = "python3",
-               *peer_script = NULL, *torch_cache = NULL, *kernel_lib = NULL, *kernel_error = NULL;
+               *peer_script = NULL, *torch_cache = NULL, *kernel_lib = NULL, *kernel_error = NULL,
+               *py_host = NULL;
     long long proto_fd = -1, rec_fd = -1, case_index = -1, gate_fd = -1, spawn_ns = 0, ahead_ns = 0;
     struct timespec entered;
     int probe = 0, retry = 0;
-    ev_buf bytes = EV_BUF_INIT;
     ev_protocol proto;
     ev_worker_args wa;
     ev_rec_out out;
@@ -187,6 +222,8 @@ int main(int argc, char **argv)
             torch_cache = v, i++;
         } else if (!strcmp(a, "--kernel-lib")) {
             kernel_lib = v, i++;
+        } else if (!strcmp(a, "--py-host")) {
+            py_host = v, i++;
         } else if (!strcmp(a, "--kernel-error")) {
             kernel_error = v, i++;
         } else if (!strcmp(a, "--protocol-fd") && !parse_int(v, &proto_fd)) {
@@ -212,29 +249,12 @@ int main(int argc, char **argv)
             "usage: evident-worker --backend cpu|cuda --protocol-fd N --record-fd N "
             "(--probe | --case I --arm A --job-key K [--retry] [--coef A0,AP,AD]\n"
             "                [--python PY --peer-script FILE [--torch-cache DIR] [--compile-ahead-ns NS]]\n"
-            "                [--gate-fd N] [--spawn-ns NS])\n");
+            "                [--kernel-lib SO | --kernel-error FILE] [--py-host FILE] [--gate-fd N] "
+            "[--spawn-ns NS])\n");
         return 2;
     }
-    if (!strcmp(backend, "cpu"))
-        ops = &ev_backend_cpu_ops;
-#ifdef EV_HAVE_CUDA
-    else if (!strcmp(backend, "cuda"))
-        ops = &ev_backend_cuda_ops;
-#endif
-    if (!ops) {
-        fprintf(stderr, "evident-worker: backend '%s' is not built into this worker\n", backend);
+    if (open_job(backend, (int)proto_fd, &ops, &proto))
         return 2;
-    }
-    if (read_fd((int)proto_fd, &bytes)) {
-        fprintf(stderr, "evident-worker: cannot read the protocol: %s\n", strerror(errno));
-        return 2;
-    }
-    rc = ev_protocol_parse(bytes.data ? bytes.data : "", bytes.len, &proto, &err);
-    ev_buf_free(&bytes);
-    if (rc) {
-        fprintf(stderr, "evident-worker: %s\n", err.msg);
-        return 2;
-    }
     out.fd = (int)rec_fd;
     out.count = 0;
     signal(SIGPIPE, SIG_IGN);
@@ -253,6 +273,7 @@ int main(int argc, char **argv)
         wa.gate_fd = (int)gate_fd;
         wa.kernel_lib = kernel_lib;
         wa.kernel_error = kernel_error;
+        wa.py_host = py_host;
         wa.spawn_ns = spawn_ns;
         wa.entered_ns = (int64_t)entered.tv_sec * 1000000000 + entered.tv_nsec;
         wa.compile_ahead_ns = ahead_ns;

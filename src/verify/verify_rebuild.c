@@ -19,6 +19,11 @@
  *   - otherwise a note says why it was not rebuilt ("not rebuilt: compiler
  *     X absent"), which is not a failure.
  *
+ * A Python arm's receipt ("language": "python") names the files its
+ * process ran from (the module and what the kernel declares beside it,
+ * copied by the run from its snapshot): each must be a member with its
+ * SHA-256; there is nothing to rebuild.
+ *
  * This is the verifier's one write to disk: the members a build read, in
  * a directory of its own under $TMPDIR (else /tmp), removed afterwards.
  */
@@ -263,8 +268,30 @@ void vc_rebuild(vb_bundle *b, ev_vreport *r)
             char key[200], why[600];
             int seen = 0;
             long n;
+            const char *lang = ev_jr_str(k, "language");
             if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(k, "ok")))
                 continue; /* it did not build: its jobs failed with the reason */
+            if (lang && !strcmp(lang, "python")) {
+                /* a Python arm: nothing compiled; the files its process
+                 * could import from the protocol's directory (the run
+                 * copied only these) must be members as they ran */
+                if (!x.name || !x.source || !cJSON_IsArray(x.deps)) {
+                    vr_fail(r, VR_REBUILD, EV_MEMBER_PROOF,
+                            "a Python arm's receipt lacks its name, source or files (deps)");
+                    continue;
+                }
+                if (deps_held(b, r, &x) >= 0)
+                    vr_note(r, VR_REBUILD, EV_MEMBER_PROOF,
+                            "kernel %s: a Python arm, nothing compiled: the files it ran from are members "
+                            "with the SHA-256 its receipt records",
+                            x.name);
+                continue;
+            }
+            if (lang) {
+                vr_fail(r, VR_REBUILD, EV_MEMBER_PROOF, "kernel %s: a receipt of language '%.20s'",
+                        x.name ? x.name : "?", lang);
+                continue;
+            }
             if (!x.name || !x.source || !x.compiler || !x.flags || !x.binary) {
                 vr_fail(r, VR_REBUILD, EV_MEMBER_PROOF,
                         "a build receipt lacks its name, source, compiler, flags or binary_sha256");

@@ -244,8 +244,16 @@ void vd_figures(vd_ctx *x)
         f->case_index = v->case_index;
         f->retry = v->retry_of != NULL;
         f->outcome = v->outcome;
-        if (!ev_jr_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null)
+        if (!ev_jr_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null) {
+            const cJSON *a;
             vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
+            cJSON_ArrayForEach(a, v->attempts)
+            {
+                int64_t n;
+                if (!ev_jr_i64(a, "attempt", &n) && n == last)
+                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
+            }
+        }
         f->cold = cold + nc;
         f->n_cold = n_cold;
         for (size_t i = first; i < first + n_cold; i++)
