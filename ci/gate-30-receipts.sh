@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Gate: committed evidence.  For every receipts/<host>/:
-#  1. re-exporting evidence.db with the current code gives delivery.zip
+#  1. re-exporting evidence.db (or evidence.db.xz, mk/receipt-store.sh)
+#     with the current code gives delivery.zip
 #     byte for byte (receipt equality) and its root equals ROOT;
 #  2. the bundle verifies, with that root, against the measured files of the
 #     commit it was measured at (a `git archive` of that commit's tree, whose
@@ -25,11 +26,11 @@ mapfile -t head_closure <<< "$roots"
 n=0
 stale=0
 signed=0
-for db in receipts/*/evidence.db; do
-    [ -e "$db" ] || continue
-    dir=$(dirname "$db")
+for dir in $(ls -d receipts/*/evidence.db receipts/*/evidence.db.xz 2>/dev/null | xargs -r -n1 dirname | sort -u); do
     tmp=$(mktemp -d)
     trap 'rm -rf "$tmp"' EXIT
+    # the store, committed as is or compressed (evidence.db.xz)
+    db=$(sh mk/receipt-store.sh "$dir" "$tmp/store.db")
     root=$(build/evident export --db "$db" --out "$tmp/re.zip")
     if ! cmp -s "$tmp/re.zip" "$dir/delivery.zip"; then
         echo "receipts: $dir: re-exporting evidence.db does not give delivery.zip byte for byte: run 'make receipts' and commit"

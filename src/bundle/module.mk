@@ -1,6 +1,7 @@
 # src/bundle/module.mk: the bundle module's own targets.
 #
 #   make receipts   re-exports every committed receipts/<host>/evidence.db
+#                   (or evidence.db.xz, its store compressed: mk/receipt-store.sh)
 #                   with the current code (no GPU): receipts/<host>/delivery.zip
 #                   and receipts/<host>/ROOT (the root digest, one line) are
 #                   rewritten.  The ROOT is written only when the export
@@ -8,13 +9,15 @@
 #                   leaves the old files in place and make stops.
 
 .PHONY: receipts
-RECEIPT_DBS := $(wildcard receipts/*/evidence.db)
+RECEIPT_DBS := $(sort $(dir $(wildcard receipts/*/evidence.db receipts/*/evidence.db.xz)))
 
 receipts: $(BUILD)/evident
-	$(Q)set -e; for db in $(RECEIPT_DBS); do \
-	  dir=$$(dirname $$db); \
+	$(Q)set -e; for d in $(RECEIPT_DBS); do \
+	  dir=$${d%/}; \
+	  db=$$(sh mk/receipt-store.sh $$dir $(BUILD)/receipt-store.db); \
 	  $(BUILD)/evident export --db $$db --out $$dir/delivery.zip > $$dir/ROOT.tmp || { rm -f $$dir/ROOT.tmp; exit 1; }; \
 	  mv $$dir/ROOT.tmp $$dir/ROOT; \
+	  rm -f $(BUILD)/receipt-store.db*; \
 	  echo "  RECEIPT $$dir: $$(cat $$dir/ROOT)"; \
 	done; \
 	if [ -z "$(RECEIPT_DBS)" ]; then echo "  RECEIPT no receipts/*/evidence.db"; fi
