@@ -2912,19 +2912,14 @@ START_TEST(test_a_floor_with_preempted_samples_does_not_make_honest_jobs_impossi
         " \"arms\": [\"default\", \"rows1\"],\n"
         " \"cases\": [{\"op\": \"reduce_max\", \"rows\": 65, \"cols\": 512, \"dtype\": \"fp32\", "
         "\"default_rows\": 8}]}\n";
-#define FLOOR_OF(key)                                                                                        \
-    "(SELECT a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '" key "')"
-    static const char
-        edit
-            [] =
-                "DROP TRIGGER samples_no_update;"
-                "UPDATE samples SET elapsed_ms = CASE WHEN sample_index = 0 AND attempt_id = " FLOOR_OF(
-                    "policy/-/floor/round-2") " THEN 0.001 ELSE 100 END WHERE timing = 'hot' AND (attempt_id "
-                                              "= " FLOOR_OF("main/-/floor/round-1") " OR attempt_id "
-                                                                                    "= " FLOOR_OF("policy/-/"
-                                                                                                  "floor/"
-                                                                                                  "round-2") ");";
-#undef FLOOR_OF
+    static const char edit[] =
+        "DROP TRIGGER samples_no_update;"
+        "CREATE TEMP TABLE fl AS SELECT j.job_key AS k, a.attempt_id AS id FROM attempts a JOIN jobs j "
+        "USING (job_id) WHERE j.job_key IN ('main/-/floor/round-1', 'policy/-/floor/round-2');"
+        "UPDATE samples SET elapsed_ms = CASE WHEN sample_index = 0 AND attempt_id = (SELECT id FROM fl "
+        "WHERE "
+        "k = 'policy/-/floor/round-2') THEN 0.001 ELSE 100 END WHERE timing = 'hot' AND attempt_id IN "
+        "(SELECT id FROM fl);";
     char zip[320], last[512], db[320], zip2[320], root[65], reason[600] = "";
     const char *c, *m, *why;
     sqlite3 *h = NULL;
