@@ -328,9 +328,9 @@ const char *ev_rule_member_name(ev_rule_member m);
 
 /*
  * Impossible timings (docs/defenses.md): a completed job of a case with rows whose
- * hot median (us per op) is below the run's floor floor_us (the floor
- * arm's fastest hot sample, an empty kernel node or the cpu pool's empty
- * tasks: preemption only lengthens a sample, so its median on a busy host
+ * hot median (us per op) is below the run's floor floor_us (the fastest
+ * hot sample of its floor jobs, an empty kernel node or the cpu pool's
+ * empty tasks: preemption only lengthens a sample, so its median on a busy host
  * can be many empty launches) divided by EV_RULE_FLOOR_MARGIN: no op runs
  * faster than an empty one; the margin allows run-to-run noise.
  * floor_applies is 0 where the arm does not launch through what the floor

@@ -232,8 +232,8 @@ static double vd_fastest_hot(const vb_bundle *b, const vb_vjob *v)
 }
 
 /* Impossible timings (runner/sample_rules.h, ev_rule_impossible): no
- * completed job runs an op in under half the run's floor (the floor
- * arm's fastest hot sample: vd_fastest_hot).  (A median
+ * completed job runs an op in under half the run's floor (the fastest
+ * hot sample of its completed floor jobs, vd_fastest_hot).  (A median
  * faster than the run's ceilings allow is the plausibility rule: check 5
  * holds every attempt to it, and vd_plausibility checks each job's
  * statement of it.) */
@@ -258,10 +258,14 @@ static void vd_impossible(vd_ctx *x)
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
         int64_t s = n > 1 ? ev_plan_job_shard(v->key, -1, n) : 0;
-        if (v->case_index >= 0 || !ev_is_phase(v->phase, EV_PHASE_MAIN) || v->retry_of || s < 0)
+        double f;
+        if (v->case_index >= 0 || s < 0 || !ev_is_arm(v->arm, EV_ARM_FLOOR) || !isfinite(x->hot_median[k]))
             continue;
-        if (ev_is_arm(v->arm, EV_ARM_FLOOR) && isfinite(x->hot_median[k]))
-            floor_us[s] = vd_fastest_hot(b, v);
+        /* every completed floor job of the shard, in every phase and round:
+         * a stall on a busy host can span one job's samples */
+        f = vd_fastest_hot(b, v);
+        if (isfinite(f) && (isnan(floor_us[s]) || f < floor_us[s]))
+            floor_us[s] = f;
     }
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
