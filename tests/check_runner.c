@@ -695,6 +695,7 @@ END_TEST
  * at a priority above the worker's it kept the killed worker off the CPU
  * it needed to exit, for good.  (Where the host refuses real-time
  * priority, both run at normal priority and the run ends all the same.)
+ * Its rescue ends too, completed or, on a slow host, timed out again.
  * The 60 s are a hang guard for the run's 1 s job timeout. */
 START_TEST(test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_ends_the_run)
 {
@@ -739,7 +740,12 @@ START_TEST(test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_end
     snap s;
     ck_assert_int_eq(read_snap_db(&s, db, 0), 0);
     ck_assert_str_eq(job_outcome(&s, "main/0/fault-hang/initial"), "failed-timeout");
-    ck_assert_str_eq(job_outcome(&s, "rescue/0/fault-hang/retry-1"), "completed");
+    /* its rescue ran and ended; whether it finished within the 1 s job
+     * timeout depends on how busy the CPU is (an ASan build on a loaded
+     * host takes longer), so either ending holds */
+    const char *rescue = job_outcome(&s, "rescue/0/fault-hang/retry-1");
+    ck_assert_msg(!strcmp(rescue, "completed") || !strcmp(rescue, "failed-timeout"), "the rescue: %s",
+                  rescue);
     free(s.samples);
 }
 END_TEST

@@ -278,7 +278,8 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds,
         rc = ev_err_set(err, EV_ENOMEM, "store observations: out of memory");
         goto out;
     }
-    qsort(c.jobs, c.n_jobs, sizeof *c.jobs, cmp_st_job);
+    if (c.n_jobs) /* a run of no jobs has no array */
+        qsort(c.jobs, c.n_jobs, sizeof *c.jobs, cmp_st_job);
     for (size_t k = 0, jx = 0; k < c.n_cases; k++) {
         const st_case *cs = &c.cases[k];
         ev_obs_sched sched[EV_SCHED_COUNT];
