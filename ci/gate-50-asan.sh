@@ -21,6 +21,9 @@ ra=0 rb=0
 wait "$a" || ra=$?
 wait "$b" || rb=$?
 cat "$log/runner" "$log/rest"
+# CI keeps only part of a long log: the failures again, last
+grep -hE ':[FE]:|runtime error|ERROR: (Address|Leak)Sanitizer|SUMMARY: |make check: FAILED' \
+    "$log/runner" "$log/rest" | cut -c1-600 | sed 's/^/asan: /' || true
 [ "$ra" = 0 ] || echo "asan: check_runner failed under the sanitizers (above)"
 [ "$rb" = 0 ] || echo "asan: a suite of $rest failed under the sanitizers (above)"
 [ "$ra" = 0 ] && [ "$rb" = 0 ]
