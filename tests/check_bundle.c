@@ -1269,6 +1269,35 @@ static const cJSON *fig_pair_of(const cJSON *f, int64_t idx, const char *arm, co
     return NULL;
 }
 
+/* A main-phase job of the figures' view: its key, arm, case, round,
+ * outcome and hot samples (no cold ones, no clock, captured). */
+static ev_view_job fig_job(const char *key, const char *arm, int64_t case_index, int64_t round,
+                           const char *outcome, const double *hot, size_t n_hot)
+{
+    ev_view_job j;
+    memset(&j, 0, sizeof j);
+    j.job_key = key;
+    j.phase = "main";
+    j.arm = arm;
+    j.round = round;
+    j.case_index = case_index;
+    j.outcome = outcome;
+    j.hot = hot;
+    j.n_hot = n_hot;
+    return j;
+}
+
+/* The view of jobs[0 .. n) under seed (the figures read no cases). */
+static ev_run_view fig_view(const ev_view_job *jobs, size_t n, int64_t seed)
+{
+    ev_run_view v;
+    memset(&v, 0, sizeof v);
+    v.jobs = jobs;
+    v.n_jobs = n;
+    v.seed = seed;
+    return v;
+}
+
 /* Three rounds: the ratio is exp of the mean log ratio over the rounds
  * paired, the interval the t interval over them (t(0.975, n - 1) from the
  * table, computed here from the definition), the verdict read from it; a
@@ -1285,7 +1314,7 @@ START_TEST(test_figures_over_rounds_pair_by_round_and_call_an_interval_holding_o
                 v[a][r][i] = med[a][r];
     static const char *const arms[3] = {"default", "rows1", "rows2"};
     char keys[18][64];
-    ev_fig_job jobs[18];
+    ev_view_job jobs[18];
     size_t n = 0;
     for (int c = 0; c < 2; c++)
         for (int a = 0; a < 3; a++)
@@ -1293,12 +1322,10 @@ START_TEST(test_figures_over_rounds_pair_by_round_and_call_an_interval_holding_o
                 snprintf(keys[n], sizeof keys[n], "main/%d/%s/round-%d", c, arms[a], r + 1);
                 /* case 1: rows1 fails in rounds 2 and 3 */
                 int bad = c == 1 && a == 1 && r > 0;
-                jobs[n] = (ev_fig_job){keys[n], "main", arms[a], c, 0, bad ? "failed-exit" : "completed",
-                                       v[a][r], 7,      NULL,    0, 0, 0,
-                                       0,       0};
+                jobs[n] = fig_job(keys[n], arms[a], c, r + 1, bad ? "failed-exit" : "completed", v[a][r], 7);
                 n++;
             }
-    ev_fig_input in = {jobs, n, 5};
+    ev_run_view in = fig_view(jobs, n, 5);
     ev_err err = {{0}};
     cJSON *f = NULL;
     CHK(ev_figures_build(&in, &f, &err));
@@ -1390,21 +1417,21 @@ START_TEST(test_an_arm_not_graph_captured_is_never_ranked_against_a_captured_one
 {
     const double d[7] = {10, 10, 10, 10, 10, 10, 11}, e[7] = {5, 5, 5, 5, 5, 5, 6},
                  g[7] = {4, 4, 4, 4, 4, 4, 5};
-    ev_fig_job jobs[3] = {
-        {"main/0/default/initial", "main", "default", 0, 0, "completed", d, 7, NULL, 0, 0, 0, 0, 0},
-        {"main/0/ext-a/initial", "main", "ext-a", 0, 0, "completed", e, 7, NULL, 0, 0, 0, 0, 0},
-        {"main/0/ext-b/initial", "main", "ext-b", 0, 0, "completed", g, 7, NULL, 0, 0, 0, 0, 0},
+    ev_view_job jobs[3] = {
+        fig_job("main/0/default/initial", "default", 0, 1, "completed", d, 7),
+        fig_job("main/0/ext-a/initial", "ext-a", 0, 1, "completed", e, 7),
+        fig_job("main/0/ext-b/initial", "ext-b", 0, 1, "completed", g, 7),
     };
     cJSON *dev =
         cJSON_Parse("{\"capture\": \"timed loop: torch.cuda.graph could not capture it: RuntimeError\"}");
     cJSON *graph = cJSON_Parse("{\"capture\": \"graph\"}");
-    ev_fig_job_capture(&jobs[1], graph);
+    ev_view_capture(&jobs[1], graph);
     ck_assert_int_eq(jobs[1].uncaptured, 0);
-    ev_fig_job_capture(&jobs[1], dev);
+    ev_view_capture(&jobs[1], dev);
     ck_assert_int_eq(jobs[1].uncaptured, 1);
-    ev_fig_job_capture(&jobs[0], NULL);
+    ev_view_capture(&jobs[0], NULL);
     ck_assert_int_eq(jobs[0].uncaptured, 0);
-    ev_fig_input in = {jobs, 3, 7};
+    ev_run_view in = fig_view(jobs, 3, 7);
     ev_err err = {{0}};
     cJSON *f = NULL;
     CHK(ev_figures_build(&in, &f, &err));
@@ -1423,7 +1450,7 @@ START_TEST(test_an_arm_not_graph_captured_is_never_ranked_against_a_captured_one
     p = fig_pair_of(f, 0, "ext-b", "default");
     ck_assert(num(cJSON_GetObjectItemCaseSensitive(p, "ratio")) > 0);
     cJSON_Delete(f);
-    ev_fig_job_capture(&jobs[2], dev); /* both in the timed loop: ranked against each other */
+    ev_view_capture(&jobs[2], dev); /* both in the timed loop: ranked against each other */
     CHK(ev_figures_build(&in, &f, &err));
     p = fig_pair_of(f, 0, "ext-b", "ext-a");
     ck_assert(num(cJSON_GetObjectItemCaseSensitive(p, "ratio")) > 0);
@@ -1436,11 +1463,13 @@ END_TEST
 START_TEST(test_a_median_win_with_a_p95_loss_is_disclosed_and_figures_are_reproducible)
 {
     const double d[7] = {10, 10, 10, 10, 10, 10, 11}, r1[7] = {5, 5, 5, 5, 5, 5, 50};
-    ev_fig_job jobs[2] = {
-        {"main/0/default/initial", "main", "default", 0, 0, "completed", d, 7, NULL, 0, 0, 0, 0, 0},
-        {"main/0/rows1/initial", "main", "rows1", 0, 0, "completed", r1, 7, NULL, 0, 1, 1700, 1755, 0},
+    ev_view_job jobs[2] = {
+        fig_job("main/0/default/initial", "default", 0, 1, "completed", d, 7),
+        fig_job("main/0/rows1/initial", "rows1", 0, 1, "completed", r1, 7),
     };
-    ev_fig_input in = {jobs, 2, 7};
+    ev_view_clock(&jobs[1], 1755);
+    ev_view_clock(&jobs[1], 1700);
+    ev_run_view in = fig_view(jobs, 2, 7);
     ev_err err = {{0}};
     cJSON *f1 = NULL, *f2 = NULL, *f3 = NULL;
     CHK(ev_figures_build(&in, &f1, &err));

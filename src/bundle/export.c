@@ -127,6 +127,7 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
 {
     ev_status rc = EV_OK;
     ev_buf buf = EV_BUF_INIT, model = EV_BUF_INIT;
+    ex_view xv = {0};
     const char **paths = NULL, **shas = NULL;
     char tree[EV_SHA256_HEX_LEN + 1];
     char name[600];
@@ -135,13 +136,14 @@ static ev_status build_members(const xload *L, ev_bundle_t *B, ev_err *err)
         goto oom;
     if ((rc = ex_write_samples_csv(L, &buf)) || (rc = bundle_add_buf(B, EV_MEMBER_SAMPLES, &buf)))
         goto oom;
-    if ((rc = ex_write_model(L, &model, err)))
+    if ((rc = ex_view_build(L, &xv, err)) || (rc = ex_write_model(&xv, &model, err)))
         goto out;
-    if ((rc = ex_write_validation(L, &model, &buf, err)) ||
+    if ((rc = ex_write_validation(L, &xv, &model, &buf, err)) ||
         (rc = bundle_add_buf(B, EV_MEMBER_VALIDATION, &buf)))
         goto oom;
     if ((rc = bundle_add_buf(B, EV_MEMBER_MODEL, &model)))
         goto oom;
+    ex_view_free(&xv); /* what follows does not read it */
 
     if (L->sources.n) {
         paths = calloc(L->sources.n, sizeof *paths);
@@ -215,6 +217,7 @@ oom:
         ev_err_set(err, rc, "export: building the members failed: %s", ev_strerror(rc));
     }
 out:
+    ex_view_free(&xv);
     free(paths);
     free(shas);
     ev_buf_free(&buf);

@@ -95,7 +95,7 @@ static ev_status build_main_index(xload *L)
 
 /* The main-phase, non-retry jobs of case idx and arm, one per round, in
  * job_id order: *n of them from the returned slot of the main index. */
-const xjob *const *ex_main_jobs(const xload *L, int64_t idx, const char *arm, size_t *n)
+static const xjob *const *ex_main_jobs(const xload *L, int64_t idx, const char *arm, size_t *n)
 {
     size_t lo = 0, hi = L->n_main_ix, k = 0;
     while (lo < hi) {

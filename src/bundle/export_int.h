@@ -34,6 +34,7 @@
 #include "evidence/report.h"
 #include "bundle/zipwrite.h"
 #include "model/model.h"
+#include "model/run_view.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
@@ -189,16 +190,28 @@ void ex_xload_free(xload *L);
 /* export_derive.c */
 ev_status ex_derive(xload *L, ev_err *err);
 const xjob *ex_main_job(const xload *L, int64_t idx, const char *arm);
-const xjob *const *ex_main_jobs(const xload *L, int64_t idx, const char *arm, size_t *n);
 
 /* export_members.c */
 void ex_output_name(const xval *v, char *name, size_t cap);
 void ex_check_name(const xcheck *c, char *name, size_t cap);
 void ex_kept_name(const xopkept *k, char *name, size_t cap);
-ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err);
+/* The exporter's view of the run (export_view.c): the view and what it
+ * borrows that the exporter made for it. */
+typedef struct ex_view {
+    ev_run_view v;
+    ev_view_case *cases;
+    ev_view_job *jobs;
+    double *vals; /* every job's last-attempt sample values */
+} ex_view;
+/* Fills *xv from L (after ex_derive).  EV_ENOMEM. */
+ev_status ex_view_build(const xload *L, ex_view *xv, ev_err *err);
+void ex_view_free(ex_view *xv);
+
+ev_status ex_write_model(const ex_view *xv, ev_buf *out, ev_err *err);
 ev_status ex_write_proof(const xload *L, const char *tree_hash, ev_buf *out);
 ev_status ex_write_provenance(const xload *L, const char *tree_hash, ev_buf *out);
 ev_status ex_write_samples_csv(const xload *L, ev_buf *out);
-ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err);
+ev_status ex_write_validation(const xload *L, const ex_view *xv, const ev_buf *model_json, ev_buf *out,
+                              ev_err *err);
 
 #endif

@@ -395,71 +395,19 @@ static void json_drift(ev_jb *b, const xload *L, cJSON *root)
     ev_jb_dbl(b, d, "max", have, mx, "no drift values");
 }
 
-/* Adds "figures" (src/evidence/figures.h) to root: every job's last-attempt
- * hot and cold per_op_us, in samples.csv order. */
-static void json_figures(ev_jb *b, const xload *L, cJSON *root, ev_err *err)
+/* Adds "figures" (src/evidence/figures.h) to root: the figures of the
+ * run's view (every job's last-attempt hot and cold per_op_us, in
+ * samples.csv order). */
+static void json_figures(ev_jb *b, const ex_view *xv, cJSON *root, ev_err *err)
 {
-    ev_fig_job *fj = calloc(L->jobs.n + 1, sizeof *fj);
-    double *vals = calloc(L->samples.n + 1, sizeof *vals);
-    size_t used = 0;
     cJSON *fig = NULL;
-    if (!fj || !vals) {
-        if (!b->rc)
-            b->rc = EV_ENOMEM;
-        goto out;
-    }
-    for (size_t i = 0; i < L->jobs.n; i++) {
-        const xjob *j = ex_vec_at(&L->jobs, i);
-        ev_fig_job *f = &fj[i];
-        f->job_key = j->job_key;
-        f->phase = j->phase;
-        f->arm = j->arm;
-        f->case_index = j->has_case ? j->case_index : -1;
-        f->retry = j->has_retry;
-        f->outcome = ev_outcome_name(j->outcome);
-        if (!j->n_att)
-            continue;
-        const xattempt *a = ex_vec_at(&L->atts, j->att0 + j->n_att - 1);
-        size_t lo, hi;
-        if (L->store_version >= 3 && L->devices.n > 0) { /* how its graph was made */
-            ex_attempt_range(&L->devices, a->attempt_id, &lo, &hi);
-            cJSON *d = lo < hi ? cJSON_Parse(((const xdevice *)ex_vec_at(&L->devices, lo))->json) : NULL;
-            ev_fig_job_capture(f, d);
-            cJSON_Delete(d);
-        }
-        ex_attempt_range(&L->samples, a->attempt_id, &lo, &hi);
-        for (int hot = 0; hot < 2; hot++) {
-            double *start = vals + used;
-            size_t n = 0;
-            for (size_t k = lo; k < hi; k++) {
-                const xsample *x = ex_vec_at(&L->samples, k);
-                if (x->hot != hot)
-                    continue;
-                vals[used++] = x->per_op_us;
-                n++;
-                if (hot && x->has_clock)
-                    ev_fig_job_clock(f, x->sm_clock_mhz);
-            }
-            if (hot) {
-                f->hot = start;
-                f->n_hot = n;
-            } else {
-                f->cold = start;
-                f->n_cold = n;
-            }
-        }
-    }
-    ev_fig_input in = {fj, L->jobs.n, L->run.seed};
-    if (!b->rc) {
-        ev_status rc = ev_figures_build(&in, &fig, err);
-        if (rc)
-            b->rc = rc;
-        else
-            ev_jb_put(b, root, "figures", fig);
-    }
-out:
-    free(fj);
-    free(vals);
+    if (b->rc)
+        return;
+    ev_status rc = ev_figures_build(&xv->v, &fig, err);
+    if (rc)
+        b->rc = rc;
+    else
+        ev_jb_put(b, root, "figures", fig);
 }
 
 /* Adds "run": the run's identity, status and rescue status (null with a
@@ -563,7 +511,8 @@ static void json_store_fit(ev_jb *b, const xload *L, const ev_buf *model_json, c
 
 /* Writes validation.json into out; model_json is the bundle's model.json
  * (for store_fit.equals_model_json). */
-ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *out, ev_err *err)
+ev_status ex_write_validation(const xload *L, const ex_view *xv, const ev_buf *model_json, ev_buf *out,
+                              ev_err *err)
 {
     ev_jb b = {EV_OK};
     cJSON *root = cJSON_CreateObject();
@@ -648,116 +597,26 @@ ev_status ex_write_validation(const xload *L, const ev_buf *model_json, ev_buf *
     ev_jb_i64(&b, sum, "hot_samples", n_hot);
     ev_jb_i64(&b, sum, "cold_samples", n_cold);
     ev_jb_i64(&b, sum, "outputs", n_outputs);
-    json_figures(&b, L, root, err);
+    json_figures(&b, xv, root, err);
     return ev_jb_finish(&b, root, out);
 }
 
 /* ---- the model ------------------------------------------------------------- */
 
-/* The protocol's decision threshold, `decision_threshold`, exactly as the
- * runner's ex_own parser reads it (its default 0.05 included), so the
- * exporter, the runner's policy phase and the verifier's refit use one
- * value.  A protocol the parser refuses (it could not have been run)
- * falls back to the top-level number, else 0.05. */
-static double protocol_threshold(const xload *L)
-{
-    double t = 0.05;
-    ev_protocol p;
-    memset(&p, 0, sizeof p);
-    if (!ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &p, NULL)) {
-        t = p.decision_threshold;
-        ev_protocol_free(&p);
-        return t;
-    }
-    ev_protocol_free(&p);
-    cJSON *tree = NULL;
-    if (!ev_json_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, 0, &tree, NULL)) {
-        const cJSON *v = cJSON_GetObjectItemCaseSensitive(tree, "decision_threshold");
-        if (cJSON_IsNumber(v) && isfinite(v->valuedouble))
-            t = v->valuedouble;
-    }
-    cJSON_Delete(tree);
-    return t;
-}
-
-/* The run's declared schedules (its protocol's model_schedules;
- * EV_SCHEDS_DEFAULT when the protocol does not parse). */
-static unsigned protocol_scheds(const xload *L)
-{
-    unsigned m = EV_SCHEDS_DEFAULT;
-    ev_protocol p;
-    memset(&p, 0, sizeof p);
-    if (!ev_protocol_parse(L->run.protocol ? L->run.protocol : "", L->run.protocol_len, &p, NULL))
-        m = p.model_schedules;
-    ev_protocol_free(&p);
-    return m;
-}
-
-/* Builds model.json into out: observations from the medians, fit, print. */
-ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
+/* Builds model.json into out: the view's observations (ev_view_observe),
+ * fit, print. */
+ev_status ex_write_model(const ex_view *xv, ev_buf *out, ev_err *err)
 {
     ev_status rc = EV_OK;
-    unsigned scheds = protocol_scheds(L);
-    ev_obs *obs = NULL;
-    ev_excluded *exc = NULL;
-    size_t n_obs = 0, n_exc = 0;
+    ev_view_obs o;
     ev_fit *fit = NULL;
-    ev_obs_sms acc = {0, 0};
-
-    if (L->cases.n) {
-        obs = calloc(L->cases.n * EV_SCHED_COUNT, sizeof *obs);
-        exc = calloc(L->cases.n, sizeof *exc);
-        if (!obs || !exc) {
-            rc = ev_err_set(err, EV_ENOMEM, "export: out of memory building the observations");
-            goto out;
-        }
-    }
-    for (size_t i = 0; i < L->cases.n; i++) {
-        const xcase *c = ex_vec_at(&L->cases, i);
-        ev_obs_case oc = {c->op,   c->dtype,        c->rows,
-                          c->cols, c->default_rows, ev_is_role(c->role, EV_ROLE_HOLDOUT)};
-        ev_obs_sched sched[EV_SCHED_COUNT];
-        memset(sched, 0, sizeof sched);
-        for (int k = 0; k < EV_SCHED_COUNT; k++) {
-            size_t nr;
-            if (!(scheds & EV_SCHED_BIT(k)))
-                continue; /* not declared: not read */
-            const xjob *const *jr = ex_main_jobs(L, c->case_index, ev_sched_name((ev_sched)k), &nr);
-            for (size_t q = 0; q < nr; q++) {
-                const xjob *js = jr[q];
-                ev_obs_job j;
-                memset(&j, 0, sizeof j);
-                j.round = ev_plan_label_round(js->label);
-                j.outcome = ev_outcome_name(js->outcome);
-                if (js->n_att) {
-                    size_t lo, hi;
-                    const xattempt *a = ex_vec_at(&L->atts, js->att0 + js->n_att - 1);
-                    ex_attempt_range(&L->bindings, a->attempt_id, &lo, &hi);
-                    j.has_binding = lo < hi;
-                    if (j.has_binding)
-                        j.threads = ((const xbinding *)ex_vec_at(&L->bindings, lo))->threads;
-                }
-                j.has_median = js->has_median;
-                j.median_us = js->median_us;
-                ev_obs_add(&sched[k], &j);
-            }
-        }
-        ev_obs_select(&oc, sched, scheds, obs, &n_obs, exc, &n_exc, &acc);
-    }
-
-    ev_fit_input in;
-    memset(&in, 0, sizeof in);
-    in.obs = obs;
-    in.n_obs = n_obs;
-    in.excluded = exc;
-    in.n_excluded = n_exc;
-    in.threshold = protocol_threshold(L);
-    in.scheds = scheds;
     ev_err ferr;
     ferr.msg[0] = '\0';
-    ev_status frc = ev_obs_sms_get(&acc, &in.sms, &ferr);
-    if (!frc)
+    ev_status frc = ev_view_observe(&xv->v, &o, &ferr);
+    if (!frc) {
+        ev_fit_input in = ev_view_fit_input(&xv->v, &o);
         frc = ev_model_fit(&in, &fit, &ferr);
+    }
     if (frc == EV_ENOMEM) {
         rc = ev_err_set(err, frc, "export: out of memory fitting the model");
         goto out;
@@ -772,8 +631,7 @@ ev_status ex_write_model(const xload *L, ev_buf *out, ev_err *err)
         ev_err_set(err, rc, "export: writing model.json failed");
 out:
     ev_fit_free(fit);
-    free(obs);
-    free(exc);
+    ev_view_obs_free(&o);
     return rc;
 }
 

@@ -20,36 +20,27 @@
 /* The jobs a case's arm is read from, sorted by (case_index, arm, round,
  * job order): phase main or policy, no retry, case_index >= 0. */
 typedef struct findex {
-    const ev_fig_job **v;
+    const ev_view_job **v;
     size_t n;
-    const ev_fig_job *base; /* the input's jobs, for indexes into per-job arrays */
+    const ev_view_job *base; /* the input's jobs, for indexes into per-job arrays */
 } findex;
-
-/* The round of a job: from the label, the last part of its key
- * (ev_plan_label_round: "initial" 1, "round-<r>" r). */
-static int64_t job_round(const ev_fig_job *j)
-{
-    const char *slash = strrchr(j->job_key, '/');
-    return ev_plan_label_round(slash ? slash + 1 : j->job_key);
-}
 
 /* Orders index entries by case, arm, round, then input order (pointer order). */
 static int cmp_entry(const void *pa, const void *pb)
 {
-    const ev_fig_job *a = *(const ev_fig_job *const *)pa, *b = *(const ev_fig_job *const *)pb;
+    const ev_view_job *a = *(const ev_view_job *const *)pa, *b = *(const ev_view_job *const *)pb;
     if (a->case_index != b->case_index)
         return a->case_index < b->case_index ? -1 : 1;
     int c = strcmp(a->arm, b->arm);
     if (c)
         return c;
-    int64_t ra = job_round(a), rb = job_round(b);
-    if (ra != rb)
-        return ra < rb ? -1 : 1;
+    if (a->round != b->round)
+        return a->round < b->round ? -1 : 1;
     return a < b ? -1 : a > b;
 }
 
 /* Builds the index of in's eligible jobs.  EV_ENOMEM. */
-static ev_status index_build(const ev_fig_input *in, findex *ix)
+static ev_status index_build(const ev_run_view *in, findex *ix)
 {
     ix->v = calloc(in->n_jobs + 1, sizeof *ix->v);
     ix->n = 0;
@@ -57,7 +48,7 @@ static ev_status index_build(const ev_fig_input *in, findex *ix)
     if (!ix->v)
         return EV_ENOMEM;
     for (size_t i = 0; i < in->n_jobs; i++) {
-        const ev_fig_job *j = &in->jobs[i];
+        const ev_view_job *j = &in->jobs[i];
         /* main (round 1) and policy (auto; with rounds, rounds 2..k of
          * every arm) */
         if (j->case_index >= 0 && !j->retry &&
@@ -70,12 +61,12 @@ static ev_status index_build(const ev_fig_input *in, findex *ix)
 
 /* The jobs of case idx and arm, one per round in round order: *n of them
  * from the returned slot (*n is 0 when there is none). */
-static const ev_fig_job *const *find_rounds(const findex *ix, int64_t idx, const char *arm, size_t *n)
+static const ev_view_job *const *find_rounds(const findex *ix, int64_t idx, const char *arm, size_t *n)
 {
     size_t lo = 0, hi = ix->n, k = 0;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        const ev_fig_job *j = ix->v[mid];
+        const ev_view_job *j = ix->v[mid];
         int c = j->case_index != idx ? (j->case_index < idx ? -1 : 1) : strcmp(j->arm, arm);
         if (c < 0)
             lo = mid + 1;
@@ -89,12 +80,12 @@ static const ev_fig_job *const *find_rounds(const findex *ix, int64_t idx, const
 }
 
 /* Returns 1 when j is completed with hot samples. */
-static int usable(const ev_fig_job *j)
+static int usable(const ev_view_job *j)
 {
     return j && j->n_hot > 0 && !strcmp(j->outcome, "completed");
 }
 
-void ev_fig_job_capture(ev_fig_job *f, const cJSON *d)
+void ev_view_capture(ev_view_job *f, const cJSON *d)
 {
     const cJSON *c = cJSON_IsObject(d) ? cJSON_GetObjectItemCaseSensitive(d, "capture") : NULL;
     f->uncaptured =
@@ -103,7 +94,7 @@ void ev_fig_job_capture(ev_fig_job *f, const cJSON *d)
 
 /* 1 when x and y can be ranked against each other: both captured in a
  * CUDA graph (as every arm of ours is), or both not. */
-static int rankable(const ev_fig_job *x, const ev_fig_job *y)
+static int rankable(const ev_view_job *x, const ev_view_job *y)
 {
     return x->uncaptured == y->uncaptured;
 }
@@ -111,12 +102,12 @@ static int rankable(const ev_fig_job *x, const ev_fig_job *y)
 /* ---- per job ---------------------------------------------------------------- */
 
 /* Adds the per-job figures (median, P95, cold/hot, clock range). */
-static void add_jobs(ev_jb *b, const ev_fig_input *in, const btask *const *jt, const double *jmed,
+static void add_jobs(ev_jb *b, const ev_run_view *in, const btask *const *jt, const double *jmed,
                      const double *jp95, cJSON *root)
 {
     cJSON *arr = ev_jb_arr(b, root, "jobs");
     for (size_t i = 0; i < in->n_jobs && !b->rc; i++) {
-        const ev_fig_job *j = &in->jobs[i];
+        const ev_view_job *j = &in->jobs[i];
         cJSON *o = ev_jb_obj(b, arr, NULL);
         double med = 0, p95 = 0, cmed = 0;
         int ok = usable(j);
@@ -185,7 +176,7 @@ static int cmp_str(const void *a, const void *b)
  * peer of one arm, and against every external arm before it in name order
  * (two kernels of one's own, measured in the same rounds, are compared
  * with each other).  OUT: *out (malloc'd), *n. */
-static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
+static ev_status pair_list(const ev_run_view *in, pair **out, size_t *n)
 {
     const char **ext = malloc((in->n_jobs + 1) * sizeof *ext);
     const char *dflt = ev_sched_name(EV_SCHED_DEFAULT), *aut = ev_arm_kind_name(EV_ARM_AUTO);
@@ -242,18 +233,18 @@ static ev_status pair_list(const ev_fig_input *in, pair **out, size_t *n)
 /* A case's arm pair over its rounds: the rounds in which both arms'
  * jobs are usable, paired by round number. */
 typedef struct rpair {
-    size_t n;                  /* paired rounds */
-    const ev_fig_job *x1, *y1; /* the first paired round's jobs; with n = 0
+    size_t n;                   /* paired rounds */
+    const ev_view_job *x1, *y1; /* the first paired round's jobs; with n = 0
                                    the first jobs, x1 the unusable one if any */
-    double mean, sd;           /* of log(median x / median y) over them; sd when n >= 2 */
-    double ratio, lo, hi;      /* the headline ratio and its interval */
+    double mean, sd;            /* of log(median x / median y) over them; sd when n >= 2 */
+    double ratio, lo, hi;       /* the headline ratio and its interval */
     int has_ci;
     const char *verdict; /* "win", "loss", "not significant" */
 } rpair;
 
 /* Pairs the rounds X[0..nx) and Y[0..ny) (each in round order) of a case. */
-static void pair_rounds(const ev_fig_input *in, const double *jmed, const ev_fig_job *const *X, size_t nx,
-                        const ev_fig_job *const *Y, size_t ny, rpair *rp)
+static void pair_rounds(const ev_run_view *in, const double *jmed, const ev_view_job *const *X, size_t nx,
+                        const ev_view_job *const *Y, size_t ny, rpair *rp)
 {
     double sum = 0, ss = 0;
     size_t i = 0, j = 0;
@@ -265,7 +256,7 @@ static void pair_rounds(const ev_fig_input *in, const double *jmed, const ev_fig
     for (int pass = 0; pass < 2; pass++) {
         size_t n = 0;
         for (i = 0, j = 0; i < nx && j < ny;) {
-            int64_t ri = job_round(X[i]), rj = job_round(Y[j]);
+            int64_t ri = X[i]->round, rj = Y[j]->round;
             if (ri < rj) {
                 i++;
                 continue;
@@ -301,7 +292,7 @@ static void pair_rounds(const ev_fig_input *in, const double *jmed, const ev_fig
 /* Sets rp's headline: over rounds (k > 1: exp of the mean log ratio, a
  * t interval on it) or within the one round's processes (k = 1: the ratio
  * of medians and its bootstrap interval bt); then the verdict. */
-static void pair_headline(rpair *rp, int64_t k, const double *jmed, const ev_fig_input *in, const btask *bt)
+static void pair_headline(rpair *rp, int64_t k, const double *jmed, const ev_run_view *in, const btask *bt)
 {
     double t;
     if (!rp->n)
@@ -327,7 +318,7 @@ static void pair_headline(rpair *rp, int64_t k, const double *jmed, const ev_fig
 
 /* Adds one pair object for case idx to arr (and a tail disclosure to tails). */
 static void add_pair(ev_jb *b, int64_t idx, const pair *pr, int64_t k, const rpair *rp, const btask *bt,
-                     const ev_fig_input *in, const double *jmed, const double *jp95, cJSON *arr, cJSON *tails)
+                     const ev_run_view *in, const double *jmed, const double *jp95, cJSON *arr, cJSON *tails)
 {
     cJSON *o = ev_jb_obj(b, arr, NULL);
     char why[160];
@@ -339,7 +330,7 @@ static void add_pair(ev_jb *b, int64_t idx, const pair *pr, int64_t k, const rpa
     ev_jb_str(b, o, "arm_job", rp->x1->job_key);
     ev_jb_str(b, o, "against_job", rp->y1->job_key);
     if (!rp->n) {
-        const ev_fig_job *bad = !usable(rp->x1) ? rp->x1 : !usable(rp->y1) ? rp->y1 : NULL;
+        const ev_view_job *bad = !usable(rp->x1) ? rp->x1 : !usable(rp->y1) ? rp->y1 : NULL;
         if (bad)
             snprintf(why, sizeof why, "%s %s", bad->arm,
                      strcmp(bad->outcome, "completed") ? bad->outcome : "no hot samples");
@@ -369,7 +360,7 @@ static void add_pair(ev_jb *b, int64_t idx, const pair *pr, int64_t k, const rpa
     ev_jb_dbl(b, o, "log_ratio_sd", rp->n >= 2, rp->sd, "one paired round");
 
     /* within the first paired round's two processes */
-    const ev_fig_job *x = rp->x1, *y = rp->y1;
+    const ev_view_job *x = rp->x1, *y = rp->y1;
     size_t xi = (size_t)(x - in->jobs), yi = (size_t)(y - in->jobs);
     double ratio = jmed[xi] / jmed[yi], p95r = jp95[xi] / jp95[yi];
     double lo = bt ? bt->lo : 0, hi = bt ? bt->hi : 0, u = 0, p = 0;
@@ -378,7 +369,7 @@ static void add_pair(ev_jb *b, int64_t idx, const pair *pr, int64_t k, const rpa
     if (mrc == EV_ENOMEM && !b->rc)
         b->rc = mrc;
     cJSON *w = ev_jb_obj(b, o, "within");
-    ev_jb_i64(b, w, "round", job_round(x));
+    ev_jb_i64(b, w, "round", x->round);
     ev_jb_i64(b, w, "n_arm", (int64_t)x->n_hot);
     ev_jb_i64(b, w, "n_against", (int64_t)y->n_hot);
     ev_jb_dbl(b, w, "ratio_of_medians", 1, ratio, NULL);
@@ -418,7 +409,7 @@ static ev_status case_list(const findex *ix, int64_t **out, size_t *n)
 
 /* Adds the across-case summary of pair pr: per case its arms' estimates
  * mx[i], my[i] (over rounds), its headline ratio hr[i] and verdict vd[i]. */
-static void add_across(ev_jb *b, const ev_fig_input *in, const pair *pr, const int64_t *idx, const double *mx,
+static void add_across(ev_jb *b, const ev_run_view *in, const pair *pr, const int64_t *idx, const double *mx,
                        const double *my, const double *hr, const char *const *vd, size_t n, cJSON *arr)
 {
     cJSON *o = ev_jb_obj(b, arr, NULL);
@@ -510,7 +501,7 @@ out:
 
 /* The estimate over rounds (ev_round_estimate) of the usable jobs among
  * X[0..n).  EV_EINVAL when none is usable. */
-static ev_status estimate(const ev_fig_job *const *X, size_t n, const ev_fig_input *in, const double *jmed,
+static ev_status estimate(const ev_view_job *const *X, size_t n, const ev_run_view *in, const double *jmed,
                           double *out)
 {
     double v[EV_FIG_MAX_ROUNDS];
@@ -528,7 +519,7 @@ static void add_arms(ev_jb *b, const findex *ix, const double *jmed, cJSON *root
     cJSON *arr = ev_jb_arr(b, root, "arms");
     for (size_t i = 0; i < ix->n && !b->rc;) {
         size_t n;
-        const ev_fig_job *const *X = find_rounds(ix, ix->v[i]->case_index, ix->v[i]->arm, &n);
+        const ev_view_job *const *X = find_rounds(ix, ix->v[i]->case_index, ix->v[i]->arm, &n);
         cJSON *o = ev_jb_obj(b, arr, NULL);
         ev_jb_i64(b, o, "case_index", X[0]->case_index);
         ev_jb_str(b, o, "arm", X[0]->arm);
@@ -553,11 +544,11 @@ static void add_arms(ev_jb *b, const findex *ix, const double *jmed, cJSON *root
 /* Holds every job's samples to what the statistics can take: none NaN,
  * fewer than 2^32 hot samples.  OUT: *max_hot, the most hot samples of a
  * job (at least 1).  EV_EINVAL or EV_ERANGE naming the job. */
-static ev_status check_samples(const ev_fig_input *in, size_t *max_hot, ev_err *err)
+static ev_status check_samples(const ev_run_view *in, size_t *max_hot, ev_err *err)
 {
     *max_hot = 1;
     for (size_t i = 0; i < in->n_jobs; i++) {
-        const ev_fig_job *j = &in->jobs[i];
+        const ev_view_job *j = &in->jobs[i];
         for (size_t q = 0; q < j->n_hot; q++)
             if (isnan(j->hot[q]))
                 return ev_err_set(err, EV_EINVAL, "figures: %s: a hot sample is NaN", j->job_key);
@@ -575,7 +566,7 @@ static ev_status check_samples(const ev_fig_input *in, size_t *max_hot, ev_err *
 /* Every usable job's sorted samples (fs[i]), median and P95 (jmed, jp95),
  * and for n_hot up to EV_FIG_EXACT_MAX the rank table of its median (one
  * per distinct n_hot, in mts[0..*n_mts)).  EV_ENOMEM. */
-static ev_status job_stats(const ev_fig_input *in, fsamp *fs, mtab *mts, size_t *n_mts, double *jmed,
+static ev_status job_stats(const ev_run_view *in, fsamp *fs, mtab *mts, size_t *n_mts, double *jmed,
                            double *jp95)
 {
     ev_status rc = EV_OK;
@@ -601,7 +592,7 @@ static ev_status job_stats(const ev_fig_input *in, fsamp *fs, mtab *mts, size_t 
 
 /* The bootstrap tasks of the jobs: one per usable job (its median),
  * seeded by its key, appended to tasks[*n_tasks...]; jt[i] is job i's. */
-static void job_tasks(const ev_fig_input *in, fsamp *fs, btask *tasks, size_t *n_tasks, btask **jt)
+static void job_tasks(const ev_run_view *in, fsamp *fs, btask *tasks, size_t *n_tasks, btask **jt)
 {
     for (size_t i = 0; i < in->n_jobs; i++) {
         if (!usable(&in->jobs[i]))
@@ -616,15 +607,15 @@ static void job_tasks(const ev_fig_input *in, fsamp *fs, btask *tasks, size_t *n
 /* The rounds paired, per pair and case (rps[p * n_cases + c]); the first
  * paired round's bootstrap interval is a task, appended to
  * tasks[*n_tasks...] and pointed at by pt[p * n_cases + c]. */
-static void pair_tasks(const ev_fig_input *in, const findex *ix, const int64_t *cases, size_t n_cases,
+static void pair_tasks(const ev_run_view *in, const findex *ix, const int64_t *cases, size_t n_cases,
                        const pair *pl, size_t n_pl, const double *jmed, fsamp *fs, rpair *rps, btask *tasks,
                        size_t *n_tasks, btask **pt)
 {
     for (size_t p = 0; p < n_pl; p++)
         for (size_t c = 0; c < n_cases; c++) {
             size_t nx, ny;
-            const ev_fig_job *const *X = find_rounds(ix, cases[c], pl[p].arm, &nx);
-            const ev_fig_job *const *Y = find_rounds(ix, cases[c], pl[p].against, &ny);
+            const ev_view_job *const *X = find_rounds(ix, cases[c], pl[p].arm, &nx);
+            const ev_view_job *const *Y = find_rounds(ix, cases[c], pl[p].against, &ny);
             rpair *rp = &rps[p * n_cases + c];
             if (!nx || !ny)
                 continue;
@@ -687,7 +678,7 @@ static void add_method(ev_jb *b, cJSON *root, int64_t seed)
 /* ---- entry points -------------------------------------------------------------- */
 
 /* See figures.h. */
-ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
+ev_status ev_figures_build(const ev_run_view *in, cJSON **out, ev_err *err)
 {
     ev_jb b = {EV_OK};
     int64_t *cases = NULL;
@@ -741,8 +732,8 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
         goto out;
     }
     for (size_t i = 0; i < ix.n; i++)
-        if (job_round(ix.v[i]) > k)
-            k = job_round(ix.v[i]);
+        if (ix.v[i]->round > k)
+            k = ix.v[i]->round;
     pair_tasks(in, &ix, cases, n_cases, pl, n_pl, jmed, fs, rps, tasks, &n_tasks, pt);
     if ((b.rc = fg_boot_all(tasks, n_tasks, max_hot)))
         goto out;
@@ -778,8 +769,8 @@ ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err)
             add_pair(&b, cases[c], &pl[p], k, rp, pt[p * n_cases + c], in, jmed, jp95, parr, tails);
             if (rp->n && !b.rc) {
                 size_t nx, ny;
-                const ev_fig_job *const *X = find_rounds(&ix, cases[c], pl[p].arm, &nx);
-                const ev_fig_job *const *Y = find_rounds(&ix, cases[c], pl[p].against, &ny);
+                const ev_view_job *const *X = find_rounds(&ix, cases[c], pl[p].arm, &nx);
+                const ev_view_job *const *Y = find_rounds(&ix, cases[c], pl[p].against, &ny);
                 if (estimate(X, nx, in, jmed, &mx[n_used]) || estimate(Y, ny, in, jmed, &my[n_used]))
                     continue; /* cannot happen: a paired round is usable */
                 hr[n_used] = rp->ratio;
@@ -818,16 +809,6 @@ out:
     }
     *out = root;
     return EV_OK;
-}
-
-/* See figures.h. */
-void ev_fig_job_clock(ev_fig_job *f, int64_t mhz)
-{
-    if (!f->has_clock || mhz < f->clock_min)
-        f->clock_min = mhz;
-    if (!f->has_clock || mhz > f->clock_max)
-        f->clock_max = mhz;
-    f->has_clock = 1;
 }
 
 /* See figures.h. */

@@ -4,7 +4,8 @@
  * verifier rebuilds them from samples.csv and compares, to the bit.
  *
  * Every figure is a pure function of the per-job sample lists (per_op_us of
- * the job's last attempt, in samples.csv order) and the protocol seed: no
+ * the job's last attempt, in samples.csv order: the run's view,
+ * model/run_view.h) and the protocol seed: no
  * clock, no host, no FP contraction.  docs/bundle-format.md ("figures")
  * states each definition; this header is the one implementation.
  *
@@ -29,6 +30,7 @@
 
 #include "status.h"
 #include "member.h"
+#include "model/run_view.h"
 
 #define EV_FIG_RESAMPLES     2000 /* bootstrap resamples, every interval */
 #define EV_FIG_LEVEL         0.95 /* central interval: quantiles 0.025, 0.975 */
@@ -39,21 +41,6 @@
     4096 /* bootstrap medians drawn from the exact
                                      rank distribution for n <= this */
 
-/* One job as the figures see it. */
-typedef struct ev_fig_job {
-    const char *job_key, *phase, *arm;
-    int64_t case_index;  /* -1: no case (reference arms) */
-    int retry;           /* 1: a rescue job (retry_of set) */
-    const char *outcome; /* ev_outcome_name of the job's outcome */
-    const double *hot;   /* per_op_us of the last attempt's hot samples, */
-    size_t n_hot;        /* in samples.csv order (sample_index ascending) */
-    const double *cold;  /* the same for cold samples */
-    size_t n_cold;
-    int has_clock; /* any hot sample of the last attempt has an SM clock */
-    int64_t clock_min, clock_max;
-    int uncaptured; /* 1: its last attempt ran in the timed loop, not in a CUDA graph (ev_fig_job_capture) */
-} ev_fig_job;
-
 /*
  * Sets f->uncaptured from its last attempt's device record d (validation.json's
  * attempt "device"; NULL or null: none): 1 when its "capture" says the arm
@@ -63,27 +50,15 @@ typedef struct ev_fig_job {
  * graph-captured".  Each reader (the exporter, the verifier, the rebuild)
  * calls it.
  */
-void ev_fig_job_capture(ev_fig_job *f, const cJSON *d);
-
-/* Widens f's SM clock range by one hot sample's clock (MHz): the range is
- * over the last attempt's hot samples that recorded one.  Each reader of
- * the samples (the exporter, the verifier, the rebuild) calls it per such
- * sample. */
-void ev_fig_job_clock(ev_fig_job *f, int64_t mhz);
-
-typedef struct ev_fig_input {
-    const ev_fig_job *jobs; /* in job_id order */
-    size_t n_jobs;
-    int64_t seed; /* the run's (protocol's) seed */
-} ev_fig_input;
+void ev_view_capture(ev_view_job *f, const cJSON *d);
 
 /*
- * Builds the "figures" object.  Numbers are raw exact text (cJSON raw
+ * Builds the "figures" object of view v (its jobs and seed).  Numbers are raw exact text (cJSON raw
  * nodes), so ev_json_print gives the bytes the bundle holds.  OUT: *out
  * (caller frees with cJSON_Delete).  EV_ENOMEM, or EV_EINVAL for a NaN
  * sample (err names the job).
  */
-ev_status ev_figures_build(const ev_fig_input *in, cJSON **out, ev_err *err);
+ev_status ev_figures_build(const ev_run_view *v, cJSON **out, ev_err *err);
 
 /* Re-writes every number node of tree as its exact %.17g raw text, so a
  * parsed "figures" object prints to the same bytes as a built one. */

@@ -16,6 +16,7 @@
 #include "csv.h"
 #include "json.h"
 #include "evidence/figures.h"
+#include "runner/plan.h"
 #include "samples.h"
 
 /* The index of column name in samples.csv (common/samples.h, the one
@@ -73,10 +74,10 @@ static ptrdiff_t find_job(const rjob *js, size_t n, int64_t id)
 }
 
 /* Reads validation.json's jobs (sorted by job_id) into rj[] (the job's id
- * and last attempt) and fj[] (its key, phase, arm, outcome, case, retry,
+ * and last attempt) and fj[] (its key, phase, arm, round, outcome, case, retry,
  * and how its last attempt's graph was made), both as long as jobs.  The strings point into jobs.  EV_EFORMAT naming
  * the first job malformed or out of order. */
-static ev_status read_jobs(const cJSON *jobs, rjob *rj, ev_fig_job *fj, ev_err *err)
+static ev_status read_jobs(const cJSON *jobs, rjob *rj, ev_view_job *fj, ev_err *err)
 {
     size_t i = 0;
     const cJSON *j;
@@ -86,18 +87,20 @@ static ev_status read_jobs(const cJSON *jobs, rjob *rj, ev_fig_job *fj, ev_err *
         const cJSON *ci = cJSON_GetObjectItemCaseSensitive(j, "case_index");
         const cJSON *la = cJSON_GetObjectItemCaseSensitive(j, "last_attempt");
         const cJSON *ro = cJSON_GetObjectItemCaseSensitive(j, "retry_of");
-        ev_fig_job *f = &fj[i];
+        ev_view_job *f = &fj[i];
         f->job_key = str_at(j, "job_key");
         f->phase = str_at(j, "phase");
         f->arm = str_at(j, "arm");
         f->outcome = str_at(j, "outcome");
-        if (!cJSON_IsNumber(id) || !f->job_key || !f->phase || !f->arm || !f->outcome ||
+        const char *label = str_at(j, "label");
+        if (!cJSON_IsNumber(id) || !f->job_key || !f->phase || !f->arm || !f->outcome || !label ||
             !(cJSON_IsNumber(ci) || cJSON_IsNull(ci)) || !(cJSON_IsNumber(la) || cJSON_IsNull(la)) ||
             !(cJSON_IsString(ro) || cJSON_IsNull(ro)) ||
             (i && (int64_t)id->valuedouble <= rj[i - 1].job_id)) {
             return ev_err_set(err, EV_EFORMAT,
                               "figures: validation.json: jobs[%zu] malformed or out of order", i);
         }
+        f->round = ev_plan_label_round(label);
         f->case_index = cJSON_IsNumber(ci) ? (int64_t)ci->valuedouble : -1;
         f->retry = cJSON_IsString(ro);
         rj[i].job_id = (int64_t)id->valuedouble;
@@ -109,7 +112,7 @@ static ev_status read_jobs(const cJSON *jobs, rjob *rj, ev_fig_job *fj, ev_err *
             {
                 const cJSON *no = cJSON_GetObjectItemCaseSensitive(a, "attempt");
                 if (cJSON_IsNumber(no) && (int64_t)no->valuedouble == rj[i].last_attempt)
-                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
+                    ev_view_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
             }
         }
         i++;
@@ -124,7 +127,7 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
     cJSON *val = NULL;
     ev_csv *csv = NULL;
     rjob *rj = NULL;
-    ev_fig_job *fj = NULL;
+    ev_view_job *fj = NULL;
     dvec hot = {NULL, 0, 0}, cold = {NULL, 0, 0};
     const ev_member *vm = ev_member_find(m, n, "validation.json");
     const ev_member *sm = ev_member_find(m, n, "samples.csv");
@@ -188,7 +191,7 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
         }
         if (!rj[k].has_last || attempt != rj[k].last_attempt)
             continue;
-        ev_fig_job *f = &fj[k];
+        ev_view_job *f = &fj[k];
         int is_hot = !strcmp(ev_csv_field(csv, c_timing), "hot");
         if (is_hot) {
             if (!rj[k].seen_hot) {
@@ -206,7 +209,7 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
                 int64_t clk;
                 if ((rc = ev_csv_get_i64(csv, c_clock, &clk, err)))
                     break;
-                ev_fig_job_clock(f, clk);
+                ev_view_clock(f, clk);
             }
         } else {
             if (!rj[k].seen_cold) {
@@ -233,8 +236,12 @@ ev_status ev_figures_rebuild(const ev_member *m, size_t n, cJSON **out, ev_err *
         fj[k].hot = hot.v ? hot.v + rj[k].hot0 : NULL;
         fj[k].cold = cold.v ? cold.v + rj[k].cold0 : NULL;
     }
-    ev_fig_input in = {fj, nj, (int64_t)seed->valuedouble};
-    rc = ev_figures_build(&in, out, err);
+    ev_run_view view;
+    memset(&view, 0, sizeof view);
+    view.jobs = fj;
+    view.n_jobs = nj;
+    view.seed = (int64_t)seed->valuedouble;
+    rc = ev_figures_build(&view, out, err);
 out:
     ev_csv_close(csv);
     free(rj);

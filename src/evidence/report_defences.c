@@ -81,9 +81,9 @@ static void gather(const rep *r, const char *arm, arm_def *d)
         d->late += all_known(cJSON_GetObjectItemCaseSensitive(dev, "hot_wall_ms"));
         d->hygiene += all_known(cJSON_GetObjectItemCaseSensitive(dev, "hot_other_processes"));
         {
-            ev_fig_job fj;
+            ev_view_job fj;
             memset(&fj, 0, sizeof fj);
-            ev_fig_job_capture(&fj, dev);
+            ev_view_capture(&fj, dev);
             d->uncaptured += fj.uncaptured;
         }
         if (cJSON_IsObject(pl)) {

@@ -284,9 +284,10 @@ typedef struct ev_obs_case {
 } ev_obs_case;
 
 /*
- * The one rule choosing the fit's observations (the store loader, the
- * exporter and the verifier each call it through a small adapter, so the
- * model they fit is the same), over the declared schedules scheds
+ * The one rule choosing the fit's observations (ev_view_observe calls it
+ * case by case over the run's view that the store loader, the exporter
+ * and the verifier each fill, so the model they fit is the same), over
+ * the declared schedules scheds
  * (EV_SCHED_BIT mask, EV_SCHEDS_DEFAULT for a protocol without
  * "model_schedules"; sched[] indexed by ev_sched, the others ignored): a
  * case with R or N below 1 is excluded as "no-op case (R = r, N = n)";

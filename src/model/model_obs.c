@@ -1,16 +1,21 @@
 /*
  * model_obs.c: the one rule that chooses the fit's observations from a
- * run's main-phase jobs (model.h, ev_obs_select).  The store loader
- * (model_store.c), the exporter (bundle/export_members.c) and the
- * verifier (verify/verify_refit.c) each read their own records into
- * ev_obs_sched per schedule and call it with the protocol's declared
- * schedules, so none can fit another model than the others.
+ * run's main-phase jobs (model.h, ev_obs_select), and the observations of
+ * a run's view (run_view.h, ev_view_observe): the store loader
+ * (runner/model_store.c), the exporter (bundle/export_members.c) and the
+ * verifier (verify/verify_refit.c) each fill a view from their own
+ * records and observe it here, so none can fit another model than the
+ * others.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "model.h"
+#include "run_view.h"
 #include "stats.h"
+#include "vocab.h"
 
 /* Copies src into dst[cap] (truncated, NUL-terminated). */
 static void copy_name(char *dst, size_t cap, const char *src)
@@ -145,4 +150,131 @@ void ev_obs_select(const ev_obs_case *c, const ev_obs_sched sched[EV_SCHED_COUNT
         o->median_us = est[q];
         o->role = c->holdout ? EV_ROLE_HOLDOUT : EV_ROLE_CALIBRATION;
     }
+}
+
+/* ---- the observations of a run's view (run_view.h) ---- */
+
+void ev_view_clock(ev_view_job *j, int64_t mhz)
+{
+    if (!j->has_clock || mhz < j->clock_min)
+        j->clock_min = mhz;
+    if (!j->has_clock || mhz > j->clock_max)
+        j->clock_max = mhz;
+    j->has_clock = 1;
+}
+
+ev_status ev_view_hot_median(const ev_view_job *j, int *has, double *out)
+{
+    *has = 0;
+    *out = 0;
+    if (!j->outcome || strcmp(j->outcome, "completed") || !j->n_hot)
+        return EV_OK;
+    ev_status rc = ev_median(j->hot, j->n_hot, out);
+    if (rc == EV_ENOMEM)
+        return rc;
+    *has = rc == EV_OK;
+    return EV_OK;
+}
+
+/* A job's place: its case, then its index in the view (job_id order). */
+typedef struct job_at {
+    int64_t case_index;
+    size_t i;
+} job_at;
+
+static int cmp_job_at(const void *a, const void *b)
+{
+    const job_at *x = a, *y = b;
+    if (x->case_index != y->case_index)
+        return x->case_index < y->case_index ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Adds job j of the view to its schedule's rounds in sched[], when it is
+ * a main-phase original job of a declared schedule.  EV_ENOMEM. */
+static ev_status observe_job(const ev_view_job *j, unsigned scheds, ev_obs_sched sched[EV_SCHED_COUNT])
+{
+    ev_sched s;
+    ev_obs_job o;
+    if (j->retry || !j->phase || !ev_is_phase(j->phase, EV_PHASE_MAIN) || !j->arm ||
+        ev_sched_parse(j->arm, &s) || !(scheds & EV_SCHED_BIT(s)))
+        return EV_OK;
+    memset(&o, 0, sizeof o);
+    o.round = j->round;
+    o.outcome = j->outcome;
+    o.has_binding = j->has_binding;
+    o.threads = j->has_binding ? j->threads : 0;
+    ev_status rc = ev_view_hot_median(j, &o.has_median, &o.median_us);
+    if (!rc)
+        ev_obs_add(&sched[s], &o);
+    return rc;
+}
+
+ev_status ev_view_observe(const ev_run_view *v, ev_view_obs *o, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    ev_obs_sms acc = {0, 0};
+    job_at *order = NULL;
+    size_t bytes;
+    memset(o, 0, sizeof o[0]);
+    o->sms = 1;
+    if (ev_size_mul(v->n_cases + 1, EV_SCHED_COUNT * sizeof *o->obs, &bytes) ||
+        !(o->obs = calloc(1, bytes)) || !(o->excluded = calloc(v->n_cases + 1, sizeof *o->excluded)) ||
+        !(order = calloc(v->n_jobs + 1, sizeof *order))) {
+        rc = ev_err_set(err, EV_ENOMEM, "observations: out of memory");
+        goto out;
+    }
+    /* each case's jobs in job order, found in one pass over the sorted order */
+    for (size_t i = 0; i < v->n_jobs; i++)
+        order[i] = (job_at){v->jobs[i].case_index, i};
+    if (v->n_jobs)
+        qsort(order, v->n_jobs, sizeof *order, cmp_job_at);
+    for (size_t k = 0, jx = 0; k < v->n_cases; k++) {
+        const ev_view_case *c = &v->cases[k];
+        ev_obs_case oc = {c->op, c->dtype, c->rows, c->cols, c->default_rows, c->holdout};
+        ev_obs_sched sched[EV_SCHED_COUNT];
+        memset(sched, 0, sizeof sched);
+        while (jx < v->n_jobs && order[jx].case_index < c->case_index)
+            jx++;
+        for (; jx < v->n_jobs && order[jx].case_index == c->case_index; jx++)
+            if ((rc = observe_job(&v->jobs[order[jx].i], v->scheds, sched))) {
+                ev_err_set(err, rc, "observations: out of memory");
+                goto out;
+            }
+        ev_obs_select(&oc, sched, v->scheds, o->obs, &o->n_obs, o->excluded, &o->n_excluded, &acc);
+    }
+    o->bound = acc.S != 0;
+    if ((rc = ev_obs_sms_get(&acc, &o->sms, err)))
+        goto out;
+    if (!o->n_excluded) {
+        free(o->excluded);
+        o->excluded = NULL;
+    }
+out:
+    free(order);
+    if (rc)
+        ev_view_obs_free(o);
+    return rc;
+}
+
+ev_fit_input ev_view_fit_input(const ev_run_view *v, const ev_view_obs *o)
+{
+    ev_fit_input in;
+    memset(&in, 0, sizeof in);
+    in.obs = o->obs;
+    in.n_obs = o->n_obs;
+    in.excluded = o->excluded;
+    in.n_excluded = o->n_excluded;
+    in.sms = o->sms;
+    in.threshold = v->threshold;
+    in.scheds = v->scheds;
+    return in;
+}
+
+void ev_view_obs_free(ev_view_obs *o)
+{
+    free(o->obs);
+    free(o->excluded);
+    memset(o, 0, sizeof *o);
+    o->sms = 1;
 }

@@ -4,14 +4,10 @@
  * queries only (no SQL here): the run's cases, its main-phase schedule jobs
  * (the arms of the declared schedules), the last attempt of each job, that
  * attempt's outcome (ev_outcome_derive over its process record and
- * validations), its hot samples and its binding's thread count (S).
- *
- * Which cases are observed is ev_obs_select's rule (model_obs.c) over the
- * protocol's declared schedules; an observation per schedule is the median
- * (ev_median) of per_op_us = elapsed_ms * 1000 / (replays *
- * ops_per_graph) over the hot samples of the job's last attempt.  Other
- * cases are excluded with every failing arm's reason, in the words of the
- * exporter's refit (src/bundle/export_members.c).  A schedule the protocol
+ * validations), its hot samples (per_op_us = elapsed_ms * 1000 / (replays
+ * * ops_per_graph)) and its binding's thread count (S), filled into the
+ * run's view (model/run_view.h) and observed there (ev_view_observe), as
+ * the exporter and the verifier observe theirs.  A schedule the protocol
  * does not declare is not read: it carries no weight and the bundle's
  * refit does not read it either.
  */
@@ -28,6 +24,7 @@
 #include "stats.h"
 #include "store/outcome.h"
 #include "store/store.h"
+#include "model/run_view.h"
 
 typedef struct st_case {
     int64_t case_index;
@@ -40,6 +37,7 @@ typedef struct st_case {
 typedef struct st_job {
     int64_t case_index, job_id, round;
     ev_sched sched;
+    size_t last; /* its last attempt's index in att[], or SIZE_MAX: none */
 } st_job;
 
 typedef struct st_attempt {
@@ -50,6 +48,7 @@ typedef struct st_attempt {
 
 typedef struct st_sample {
     int64_t attempt_id;
+    size_t order; /* its place in the query's order (attempt, sample_index) */
     double per_op_us;
 } st_sample;
 
@@ -57,10 +56,11 @@ typedef struct st_ctx {
     int64_t run_id;
     st_case *cases;
     size_t n_cases, cap_cases;
-    st_job *jobs; /* sorted by (case_index, job_id) before use */
+    st_job *jobs; /* in job_id order (the query's) */
     size_t n_jobs, cap_jobs;
-    st_attempt *att;
+    st_attempt *att; /* in (job_id, attempt) order (the query's) */
     size_t n_att, cap_att;
+    struct st_id *by_id; /* the attempts in attempt_id order, for find_attempt */
     st_sample *smp;
     size_t n_smp, cap_smp;
     unsigned scheds; /* the declared schedules: only their jobs are read */
@@ -129,17 +129,8 @@ static ev_status on_job(void *vctx, const ev_row *r)
                           (long long)g.job_id, (long long)g.case_index);
     if (ev_grow((void **)&c->jobs, &c->cap_jobs, c->n_jobs, sizeof *c->jobs))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
-    c->jobs[c->n_jobs++] = (st_job){k->case_index, g.job_id, ev_plan_label_round(g.label), s};
+    c->jobs[c->n_jobs++] = (st_job){k->case_index, g.job_id, ev_plan_label_round(g.label), s, SIZE_MAX};
     return EV_OK;
-}
-
-/* Orders st_job by (case_index, job_id). */
-static int cmp_st_job(const void *pa, const void *pb)
-{
-    const st_job *a = pa, *b = pb;
-    if (a->case_index != b->case_index)
-        return a->case_index < b->case_index ? -1 : 1;
-    return (a->job_id > b->job_id) - (a->job_id < b->job_id);
 }
 
 /* EV_Q_ATTEMPTS row (ev_attempt_rec: the process facts as the store
@@ -161,14 +152,51 @@ static ev_status on_attempt(void *vctx, const ev_row *r)
     return EV_OK;
 }
 
-/* Finds the attempt with attempt_id id, or NULL (linear in the rare case
- * ids are not ordered; attempts come ordered by job, then attempt). */
+/* An attempt's place in att[], keyed by its attempt_id. */
+typedef struct st_id {
+    int64_t attempt_id;
+    size_t i;
+} st_id;
+
+static int cmp_by_id(const void *pa, const void *pb)
+{
+    int64_t a = ((const st_id *)pa)->attempt_id, b = ((const st_id *)pb)->attempt_id;
+    return (a > b) - (a < b);
+}
+
+/* Finds the attempt with attempt_id id (binary search of by_id), or NULL. */
 static st_attempt *find_attempt(st_ctx *c, int64_t id)
 {
+    size_t lo = 0, hi = c->n_att;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->by_id[mid].attempt_id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < c->n_att && c->by_id[lo].attempt_id == id ? &c->att[c->by_id[lo].i] : NULL;
+}
+
+/* Indexes the attempts by attempt_id and gives each job its last attempt
+ * (jobs and attempts both come in job_id order).  EV_ENOMEM. */
+static ev_status index_attempts(st_ctx *c)
+{
+    if (!(c->by_id = calloc(c->n_att + 1, sizeof *c->by_id)))
+        return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
     for (size_t i = 0; i < c->n_att; i++)
-        if (c->att[i].attempt_id == id)
-            return &c->att[i];
-    return NULL;
+        c->by_id[i] = (st_id){c->att[i].attempt_id, i};
+    if (c->n_att)
+        qsort(c->by_id, c->n_att, sizeof *c->by_id, cmp_by_id);
+    for (size_t i = 0, k = 0; i < c->n_jobs; i++) {
+        st_job *j = &c->jobs[i];
+        while (k < c->n_att && c->att[k].job_id < j->job_id)
+            k++;
+        for (; k < c->n_att && c->att[k].job_id == j->job_id; k++)
+            if (j->last == SIZE_MAX || c->att[k].attempt > c->att[j->last].attempt)
+                j->last = k;
+    }
+    return EV_OK;
 }
 
 /* EV_Q_VALIDATIONS row (ev_validation_rec). */
@@ -205,46 +233,81 @@ static ev_status on_sample(void *vctx, const ev_row *r)
         return EV_OK;
     if (ev_grow((void **)&c->smp, &c->cap_smp, c->n_smp, sizeof *c->smp))
         return ev_err_set(c->err, EV_ENOMEM, "store observations: out of memory");
-    st_sample *s = &c->smp[c->n_smp++];
+    st_sample *s = &c->smp[c->n_smp];
     s->attempt_id = g.attempt_id;
+    s->order = c->n_smp++;
     if (ev_per_op_us(g.elapsed_ms, g.replays, g.ops_per_graph, &s->per_op_us))
         s->per_op_us = NAN; /* a row no sample rule would pass: no observation */
     return EV_OK;
 }
 
-/* The last attempt of job_id (highest attempt number), or NULL. */
-static const st_attempt *last_attempt(const st_ctx *c, int64_t job_id)
+/* Orders samples by attempt, then by the query's order. */
+static int cmp_sample(const void *pa, const void *pb)
 {
-    const st_attempt *best = NULL;
-    for (size_t i = 0; i < c->n_att; i++)
-        if (c->att[i].job_id == job_id && (!best || c->att[i].attempt > best->attempt))
-            best = &c->att[i];
-    return best;
+    const st_sample *a = pa, *b = pb;
+    if (a->attempt_id != b->attempt_id)
+        return a->attempt_id < b->attempt_id ? -1 : 1;
+    return (a->order > b->order) - (a->order < b->order);
 }
 
-/*
- * The hot median of attempt a into *out, or a reason in why[cap] (return
- * 1).  Samples come ordered by attempt_id; scratch holds n_smp doubles.
- */
-static int hot_median(const st_ctx *c, const st_attempt *a, double *scratch, double *out, char *why,
-                      size_t cap)
+/* The run's view (model/run_view.h) of c: its cases, its main-phase
+ * schedule jobs with their last attempts' outcomes, bindings and hot
+ * samples (values into vals, in c->smp's order once sorted by attempt).
+ * The jobs' arms are the schedules' names; phase main; no retries. */
+static ev_status fill_view(st_ctx *c, ev_run_view *v, ev_view_case *vc, ev_view_job *vj, double *vals)
 {
-    size_t m = 0;
+    if (c->n_smp)
+        qsort(c->smp, c->n_smp, sizeof *c->smp, cmp_sample);
     for (size_t i = 0; i < c->n_smp; i++)
-        if (c->smp[i].attempt_id == a->attempt_id)
-            scratch[m++] = c->smp[i].per_op_us;
-    if (m == 0) {
-        snprintf(why, cap, "no hot samples");
-        return 1;
+        vals[i] = c->smp[i].per_op_us;
+    for (size_t k = 0; k < c->n_cases; k++) {
+        const st_case *cs = &c->cases[k];
+        vc[k] = (ev_view_case){cs->case_index,
+                               cs->op,
+                               cs->dtype,
+                               cs->rows,
+                               cs->cols,
+                               cs->default_rows,
+                               cs->role == EV_ROLE_HOLDOUT};
     }
-    if (ev_median(scratch, m, out) || !(*out > 0.0) || !isfinite(*out)) {
-        snprintf(why, cap, "hot median is not a positive number");
-        return 1;
+    for (size_t i = 0, sx = 0; i < c->n_jobs; i++) {
+        const st_job *sj = &c->jobs[i];
+        const st_attempt *a = sj->last == SIZE_MAX ? NULL : &c->att[sj->last];
+        ev_view_job *j = &vj[i];
+        memset(j, 0, sizeof *j);
+        j->job_key = "";
+        j->phase = ev_phase_name(EV_PHASE_MAIN);
+        j->arm = ev_sched_name(sj->sched);
+        j->round = sj->round;
+        j->case_index = sj->case_index;
+        /* a job without an attempt is interrupted, as the exporter says */
+        j->outcome = a ? ev_outcome_name(ev_outcome_derive(&a->facts)) : "interrupted";
+        if (!a)
+            continue;
+        j->has_binding = a->threads >= 0;
+        j->threads = j->has_binding ? a->threads : 0;
+        size_t lo = 0, hi = c->n_smp;
+        while (lo < hi) { /* the attempt's first sample */
+            size_t mid = lo + (hi - lo) / 2;
+            if (c->smp[mid].attempt_id < a->attempt_id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (sx = lo; sx < c->n_smp && c->smp[sx].attempt_id == a->attempt_id; sx++)
+            ;
+        j->hot = vals + lo;
+        j->n_hot = sx - lo;
     }
-    return 0;
+    v->cases = vc;
+    v->n_cases = c->n_cases;
+    v->jobs = vj;
+    v->n_jobs = c->n_jobs;
+    v->scheds = c->scheds;
+    return EV_OK;
 }
 
-/* See model.h. */
+/* See model_store.h. */
 ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds, ev_obs **obs, size_t *n,
                             ev_excluded **excl, size_t *n_excl, int64_t *sms, ev_err *err)
 {
@@ -254,15 +317,17 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds,
     c.run_id = run_id;
     c.scheds = scheds;
     c.err = err;
-    ev_obs *ov = NULL;
-    ev_excluded *ev = NULL;
-    double *scratch = NULL;
-    size_t no = 0, ne = 0;
-    ev_obs_sms acc = {0, 0};
+    ev_run_view v;
+    ev_view_case *vc = NULL;
+    ev_view_job *vj = NULL;
+    double *vals = NULL;
+    ev_view_obs o;
+    memset(&v, 0, sizeof v);
+    memset(&o, 0, sizeof o);
 
     if ((rc = ev_store_query(s, EV_Q_CASES, run_id, on_case, &c, err)) ||
         (rc = ev_store_query(s, EV_Q_JOBS, run_id, on_job, &c, err)) ||
-        (rc = ev_store_query(s, EV_Q_ATTEMPTS, run_id, on_attempt, &c, err)) ||
+        (rc = ev_store_query(s, EV_Q_ATTEMPTS, run_id, on_attempt, &c, err)) || (rc = index_attempts(&c)) ||
         (rc = ev_store_query(s, EV_Q_VALIDATIONS, run_id, on_validation, &c, err)) ||
         (rc = ev_store_query(s, EV_Q_BINDINGS, run_id, on_binding, &c, err)) ||
         (rc = ev_store_query(s, EV_Q_SAMPLES, run_id, on_sample, &c, err)))
@@ -271,63 +336,33 @@ ev_status ev_obs_from_store(struct ev_store *s, int64_t run_id, unsigned scheds,
         rc = ev_err_set(err, EV_ENOTFOUND, "run %lld has no cases", (long long)run_id);
         goto out;
     }
-    size_t bytes;
-    if (ev_size_mul(c.n_cases, EV_SCHED_COUNT * sizeof *ov, &bytes) || !(ov = calloc(1, bytes)) ||
-        !(ev = calloc(c.n_cases, sizeof *ev)) ||
-        !(scratch = calloc(c.n_smp ? c.n_smp : 1, sizeof *scratch))) {
+    if (!(vc = calloc(c.n_cases, sizeof *vc)) || !(vj = calloc(c.n_jobs + 1, sizeof *vj)) ||
+        !(vals = calloc(c.n_smp + 1, sizeof *vals))) {
         rc = ev_err_set(err, EV_ENOMEM, "store observations: out of memory");
         goto out;
     }
-    if (c.n_jobs) /* a run of no jobs has no array */
-        qsort(c.jobs, c.n_jobs, sizeof *c.jobs, cmp_st_job);
-    for (size_t k = 0, jx = 0; k < c.n_cases; k++) {
-        const st_case *cs = &c.cases[k];
-        ev_obs_sched sched[EV_SCHED_COUNT];
-        ev_obs_case oc = {cs->op,   cs->dtype,        cs->rows,
-                          cs->cols, cs->default_rows, cs->role == EV_ROLE_HOLDOUT};
-        memset(sched, 0, sizeof sched);
-        while (jx < c.n_jobs && c.jobs[jx].case_index < cs->case_index)
-            jx++;
-        for (; jx < c.n_jobs && c.jobs[jx].case_index == cs->case_index; jx++) {
-            const st_job *sj = &c.jobs[jx];
-            const st_attempt *a = last_attempt(&c, sj->job_id);
-            ev_obs_job j;
-            char rb[80];
-            memset(&j, 0, sizeof j);
-            j.round = sj->round;
-            /* a job without an attempt is interrupted, as the exporter says */
-            j.outcome = a ? ev_outcome_name(ev_outcome_derive(&a->facts)) : "interrupted";
-            j.has_binding = a && a->threads >= 1;
-            j.has_median = a && !hot_median(&c, a, scratch, &j.median_us, rb, sizeof rb);
-            j.threads = j.has_binding ? a->threads : 0;
-            ev_obs_add(&sched[sj->sched], &j);
-        }
-        ev_obs_select(&oc, sched, scheds, ov, &no, ev, &ne, &acc);
-    }
-    if (!acc.S) {
+    if ((rc = fill_view(&c, &v, vc, vj, vals)) || (rc = ev_view_observe(&v, &o, err)))
+        goto out;
+    if (!o.bound) {
         rc = ev_err_set(err, EV_EFIT, "run %lld: no case has completed default, rows1 and rows2 jobs",
                         (long long)run_id);
         goto out;
     }
-    if ((rc = ev_obs_sms_get(&acc, sms, err)))
-        goto out;
-    *obs = ov;
-    *n = no;
-    if (ne == 0) {
-        free(ev);
-        ev = NULL;
-    }
-    *excl = ev;
-    *n_excl = ne;
-    ov = NULL;
-    ev = NULL;
+    *obs = o.obs;
+    *n = o.n_obs;
+    *excl = o.excluded;
+    *n_excl = o.n_excluded;
+    *sms = o.sms;
+    memset(&o, 0, sizeof o);
 out:
-    free(ov);
-    free(ev);
-    free(scratch);
+    ev_view_obs_free(&o);
+    free(vc);
+    free(vj);
+    free(vals);
     free(c.cases);
     free(c.jobs);
     free(c.att);
+    free(c.by_id);
     free(c.smp);
     return rc;
 }

@@ -1,9 +1,9 @@
 /*
  * model_store.h: the fit's observations read from an evidence store: the
- * store's adapter of the one observation rule (model/model.h,
- * ev_obs_select), which the exporter and the verifier call through their
- * own.  It reads the run's protocol and plan labels, so it stands with the
- * runner: `evident run`'s fit phase and `evident fit --db` call it.
+ * run's view (model/run_view.h) filled from the store and observed by the
+ * one rule (ev_view_observe), as the exporter and the verifier observe
+ * theirs.  It reads the run's protocol and plan labels, so it stands with
+ * the runner: `evident run`'s fit phase and `evident fit --db` call it.
  */
 #ifndef EV_MODEL_STORE_H
 #define EV_MODEL_STORE_H

@@ -802,7 +802,10 @@ out:
 
 void vc_rederive(vb_bundle *b, ev_vreport *r)
 {
-    vd_ctx x = {b, r, NULL, NULL};
+    vd_ctx x;
+    memset(&x, 0, sizeof x);
+    x.b = b;
+    x.r = r;
     vr_use(r, VR_REDERIVE);
     vd_report(&x);
     if (!b->validation || !b->vjobs_ok) {
@@ -814,7 +817,7 @@ void vc_rederive(vb_bundle *b, ev_vreport *r)
         return;
     }
     vd_rows(&x);
-    if (vd_medians(&x)) {
+    if (vd_medians(&x) || vd_view(&x)) {
         r->oom = 1;
         goto out;
     }
@@ -833,6 +836,7 @@ void vc_rederive(vb_bundle *b, ev_vreport *r)
     vd_selector(&x);
     vd_figures(&x);
 out:
+    vd_view_free(&x);
     free(x.hot_median);
     free(x.cold_median);
 }

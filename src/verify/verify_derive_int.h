@@ -22,6 +22,7 @@
 
 #include "json.h"
 #include "model/model.h"
+#include "model/run_view.h"
 #include "runner/plan.h"
 #include "runner/protocol.h"
 #include "runner/sample_rules.h"
@@ -45,7 +46,19 @@ typedef struct vd_ctx {
     vb_bundle *b;
     ev_vreport *r;
     double *hot_median, *cold_median;
+    /* the run's view (model/run_view.h), from validation.json's jobs,
+     * samples.csv's rows and the protocol (vd_view): the refit's
+     * observations and the figures are computed from it */
+    ev_run_view view;
+    ev_view_job *vjobs;
+    ev_view_case *vcases;
+    double *vals;
 } vd_ctx;
+
+/* verify_refit.c: fills x->view.  Returns -1 on allocation failure. */
+int vd_view(vd_ctx *x);
+/* verify_refit.c: frees what vd_view allocated. */
+void vd_view_free(vd_ctx *x);
 
 /* verify_refit.c: the model refit against model.json. */
 void vd_model(vd_ctx *x);

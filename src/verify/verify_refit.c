@@ -1,8 +1,10 @@
 /*
  * verify_refit.c: check 6's numbers that have one recipe each, recomputed
- * by that recipe from the bundle's raw members and compared:
+ * by that recipe from the bundle's raw members and compared.  The members
+ * fill the run's view once (vd_view, model/run_view.h), as the exporter
+ * fills its own from the store:
  *
- *  - the model refit: observations rebuilt from the recomputed medians as
+ *  - the model refit: observations of the view (ev_view_observe) as
  *    docs/bundle-format.md ("model.json") says, ev_model_fit, and
  *    ev_fit_to_json's bytes equal model.json (or, failing that, every
  *    double within 1e-12 relative and everything else equal);
@@ -57,9 +59,7 @@ void vd_model(vd_ctx *x)
 {
     vb_bundle *b = x->b;
     const vb_member *mm = vb_find(b, EV_MEMBER_MODEL);
-    ev_obs *obs = NULL;
-    ev_excluded *ex = NULL;
-    size_t n_obs = 0, n_ex = 0;
+    ev_view_obs o;
     ev_fit *fit = NULL;
     ev_buf out = EV_BUF_INIT;
     ev_err err = {{0}};
@@ -69,51 +69,11 @@ void vd_model(vd_ctx *x)
                 "cannot be compared: missing or not strict JSON (checks 2, 3)");
         return;
     }
-    size_t n_cases = b->proto->n_cases;
-    obs = calloc(n_cases * EV_SCHED_COUNT + 1, sizeof *obs);
-    ex = calloc(n_cases + 1, sizeof *ex);
-    if (!obs || !ex) {
-        x->r->oom = 1;
-        goto out;
-    }
-    unsigned scheds = b->proto->model_schedules;
-    ev_obs_sms acc = {0, 0};
-    for (size_t ci = 0; ci < n_cases; ci++) {
-        const ev_proto_case *c = &b->proto->cases[ci];
-        ev_obs_case oc = {c->op,   c->dtype,        c->rows,
-                          c->cols, c->default_rows, ev_is_role(c->role, EV_ROLE_HOLDOUT)};
-        ev_obs_sched sched[EV_SCHED_COUNT];
-        memset(sched, 0, sizeof sched);
-        for (size_t k = 0; k < b->n_vjobs; k++) {
-            const vb_vjob *v = &b->vjobs[k];
-            ev_sched s;
-            if (v->case_index != (int64_t)ci || v->retry_of || !ev_is_phase(v->phase, EV_PHASE_MAIN))
-                continue;
-            if (ev_sched_parse(v->arm, &s) || !(scheds & EV_SCHED_BIT(s)))
-                continue; /* not a declared schedule's job */
-            ev_obs_job j;
-            int64_t last;
-            int ln = 1;
-            memset(&j, 0, sizeof j);
-            j.round = ev_plan_label_round(v->label);
-            j.outcome = v->outcome;
-            if (!ev_jr_i64_null(v->j, "last_attempt", &last, &ln) && !ln) {
-                const cJSON *bind = cJSON_GetObjectItemCaseSensitive(vb_attempt(v, last), "binding");
-                j.has_binding = cJSON_IsObject(bind);
-                if (j.has_binding && ev_jr_i64(bind, "threads", &j.threads))
-                    j.threads = 0; /* malformed: the binding checks say so */
-            }
-            j.has_median = !isnan(x->hot_median[k]);
-            j.median_us = x->hot_median[k];
-            ev_obs_add(&sched[s], &j);
-        }
-        ev_obs_select(&oc, sched, scheds, obs, &n_obs, ex, &n_ex, &acc);
-    }
-    int64_t sms = 1;
-    ev_status rc = ev_obs_sms_get(&acc, &sms, &err);
-    ev_fit_input in = {obs, n_obs, ex, n_ex, sms, b->proto->decision_threshold, scheds};
-    if (!rc)
+    ev_status rc = ev_view_observe(&x->view, &o, &err);
+    if (!rc) {
+        ev_fit_input in = ev_view_fit_input(&x->view, &o);
         rc = ev_model_fit(&in, &fit, &err);
+    }
     if (rc == EV_ENOMEM) {
         x->r->oom = 1;
         goto out;
@@ -132,7 +92,7 @@ void vd_model(vd_ctx *x)
         vr_note(x->r, VR_REDERIVE, EV_MEMBER_MODEL,
                 "refit from samples.csv (%zu observations, %zu excluded cases, S = %lld) "
                 "equals the member byte for byte",
-                n_obs, n_ex, (long long)sms);
+                o.n_obs, o.n_excluded, (long long)o.sms);
         goto out;
     }
     char path[256] = "";
@@ -147,8 +107,7 @@ out:
     cJSON_Delete(mine);
     ev_buf_free(&out);
     ev_fit_free(fit);
-    free(obs);
-    free(ex);
+    ev_view_obs_free(&o);
 }
 
 /* report.html regenerated from the other members: from the trees check 3
@@ -196,26 +155,18 @@ void vd_report(vd_ctx *x)
  * validation.json's "figures" (src/evidence/figures.h) rebuilt with the exporter's own
  * ev_figures_build (src/evidence/figures.h: same recipe, same seed, same
  * bits) and compared byte for byte once both are printed canonically.  The
- * input is docs/bundle-format.md's ("figures"): per job, in job_id order,
- * the per_op_us of its last attempt's hot and cold rows in samples.csv
- * order, taken from the rows this verifier already parsed strictly (check
- * 3), so samples.csv is read once; the tests' ev_figures_verify (test
- * support, tests/figures_rebuild.c) does the same from the raw members.
+ * input is the run's view (vd_view, docs/bundle-format.md "figures"): per
+ * job, in job_id order, the per_op_us of its last attempt's hot and cold
+ * rows in samples.csv order, taken from the rows this verifier already
+ * parsed strictly (check 3), so samples.csv is read once.
  */
 void vd_figures(vd_ctx *x)
 {
     vb_bundle *b = x->b;
-    ev_fig_job *fj = calloc(b->n_vjobs + 1, sizeof *fj);
-    double *hot = malloc((b->samples.n + 1) * sizeof *hot), *cold = malloc((b->samples.n + 1) * sizeof *cold);
-    size_t nh = 0, nc = 0;
     int64_t seed = 0;
     cJSON *rebuilt = NULL;
     ev_buf pb = EV_BUF_INIT;
     ev_err err = {{0}};
-    if (!fj || !hot || !cold) {
-        x->r->oom = 1;
-        goto out;
-    }
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
     const cJSON *jobs = cJSON_GetObjectItemCaseSensitive(b->validation, "jobs"), *jo;
     if (ev_jr_i64(run, "seed", &seed)) {
@@ -232,43 +183,7 @@ void vd_figures(vd_ctx *x)
         }
         k++;
     }
-    for (k = 0; k < b->n_vjobs; k++) {
-        const vb_vjob *v = &b->vjobs[k];
-        ev_fig_job *f = &fj[k];
-        int64_t last = 0;
-        int last_null = 1;
-        size_t first = 0, n_cold = 0, n_hot = 0;
-        f->job_key = v->key;
-        f->phase = v->phase;
-        f->arm = v->arm;
-        f->case_index = v->case_index;
-        f->retry = v->retry_of != NULL;
-        f->outcome = v->outcome;
-        if (!ev_jr_i64_null(v->j, "last_attempt", &last, &last_null) && !last_null) {
-            const cJSON *a;
-            vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
-            cJSON_ArrayForEach(a, v->attempts)
-            {
-                int64_t n;
-                if (!ev_jr_i64(a, "attempt", &n) && n == last)
-                    ev_fig_job_capture(f, cJSON_GetObjectItemCaseSensitive(a, "device"));
-            }
-        }
-        f->cold = cold + nc;
-        f->n_cold = n_cold;
-        for (size_t i = first; i < first + n_cold; i++)
-            cold[nc++] = b->samples.rows[i].per_op_us;
-        f->hot = hot + nh;
-        f->n_hot = n_hot;
-        for (size_t i = first + n_cold; i < first + n_cold + n_hot; i++) {
-            const vb_sample *s = &b->samples.rows[i];
-            hot[nh++] = s->per_op_us;
-            if (s->sm_clock != INT64_MIN)
-                ev_fig_job_clock(f, s->sm_clock);
-        }
-    }
-    ev_fig_input in = {fj, b->n_vjobs, seed};
-    ev_status rc = ev_figures_build(&in, &rebuilt, &err);
+    ev_status rc = ev_figures_build(&x->view, &rebuilt, &err);
     if (rc == EV_ENOMEM) {
         x->r->oom = 1;
         goto out;
@@ -310,7 +225,93 @@ void vd_figures(vd_ctx *x)
 out:
     ev_buf_free(&pb);
     cJSON_Delete(rebuilt);
-    free(fj);
-    free(hot);
-    free(cold);
+}
+
+/* Fills view job j from job v's last attempt: its binding, how its graph
+ * was made, its rows' values (appended to x->vals at *used) and clocks. */
+static void view_attempt(vd_ctx *x, const vb_vjob *v, ev_view_job *j, size_t *used)
+{
+    const vb_bundle *b = x->b;
+    int64_t last = 0;
+    int last_null = 1;
+    size_t first = 0, n_cold = 0, n_hot = 0;
+    if (ev_jr_i64_null(v->j, "last_attempt", &last, &last_null) || last_null)
+        return;
+    const cJSON *a = vb_attempt(v, last);
+    const cJSON *bind = cJSON_GetObjectItemCaseSensitive(a, "binding");
+    j->has_binding = cJSON_IsObject(bind);
+    if (j->has_binding && ev_jr_i64(bind, "threads", &j->threads))
+        j->threads = 0; /* malformed: the binding checks say so */
+    ev_view_capture(j, cJSON_GetObjectItemCaseSensitive(a, "device"));
+    vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
+    j->cold = x->vals + *used;
+    j->n_cold = n_cold;
+    for (size_t i = first; i < first + n_cold; i++)
+        x->vals[(*used)++] = b->samples.rows[i].per_op_us;
+    j->hot = x->vals + *used;
+    j->n_hot = n_hot;
+    for (size_t i = first + n_cold; i < first + n_cold + n_hot; i++) {
+        const vb_sample *s = &b->samples.rows[i];
+        x->vals[(*used)++] = s->per_op_us;
+        if (s->sm_clock != INT64_MIN)
+            ev_view_clock(j, s->sm_clock);
+    }
+}
+
+/* The run's view from the members check 3 parsed: validation.json's jobs
+ * (their last attempts' samples.csv rows: samples.csv is read once), the
+ * protocol's cases, schedules and threshold, run.seed (0 when it is not
+ * an integer: vd_figures says so). */
+int vd_view(vd_ctx *x)
+{
+    const vb_bundle *b = x->b;
+    const ev_protocol *p = b->proto;
+    size_t n_cases = p ? p->n_cases : 0, used = 0;
+    x->vjobs = calloc(b->n_vjobs + 1, sizeof *x->vjobs);
+    x->vcases = calloc(n_cases + 1, sizeof *x->vcases);
+    x->vals = calloc(b->samples.n + 1, sizeof *x->vals);
+    if (!x->vjobs || !x->vcases || !x->vals)
+        return -1;
+    for (size_t i = 0; i < n_cases; i++) {
+        const ev_proto_case *c = &p->cases[i];
+        x->vcases[i] = (ev_view_case){(int64_t)i,
+                                      c->op,
+                                      c->dtype,
+                                      c->rows,
+                                      c->cols,
+                                      c->default_rows,
+                                      ev_is_role(c->role, EV_ROLE_HOLDOUT)};
+    }
+    for (size_t k = 0; k < b->n_vjobs; k++) {
+        const vb_vjob *v = &b->vjobs[k];
+        ev_view_job *j = &x->vjobs[k];
+        j->job_key = v->key;
+        j->phase = v->phase;
+        j->arm = v->arm;
+        j->round = ev_plan_label_round(v->label);
+        j->case_index = v->case_index;
+        j->retry = v->retry_of != NULL;
+        j->outcome = v->outcome;
+        view_attempt(x, v, j, &used);
+    }
+    x->view.cases = x->vcases;
+    x->view.n_cases = n_cases;
+    x->view.jobs = x->vjobs;
+    x->view.n_jobs = b->n_vjobs;
+    if (ev_jr_i64(cJSON_GetObjectItemCaseSensitive(b->validation, "run"), "seed", &x->view.seed))
+        x->view.seed = 0;
+    x->view.scheds = p ? p->model_schedules : EV_SCHEDS_DEFAULT;
+    x->view.threshold = p ? p->decision_threshold : 0.05;
+    return 0;
+}
+
+void vd_view_free(vd_ctx *x)
+{
+    free(x->vjobs);
+    free(x->vcases);
+    free(x->vals);
+    x->vjobs = NULL;
+    x->vcases = NULL;
+    x->vals = NULL;
+    memset(&x->view, 0, sizeof x->view);
 }
