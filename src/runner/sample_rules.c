@@ -543,6 +543,11 @@ const char *ev_rule_member_name(ev_rule_member m)
     return m == EV_RULE_SAMPLES_CSV ? EV_MEMBER_SAMPLES : EV_MEMBER_VALIDATION;
 }
 
+int ev_rule_floor_applies(const char *backend)
+{
+    return !(backend && !strcmp(backend, "cpu"));
+}
+
 int ev_rule_impossible(double hot_us, int64_t rows, double floor_us, int floor_applies, char *why, size_t cap)
 {
     if (rows <= 0)

@@ -329,19 +329,34 @@ const char *ev_rule_member_name(ev_rule_member m);
 /*
  * Impossible timings (docs/defenses.md): a completed job of a case with rows whose
  * hot median (us per op) is below the run's floor floor_us (the fastest
- * hot sample of its floor jobs, an empty kernel node or the cpu pool's
- * empty tasks: preemption only lengthens a sample, so its median on a busy host
- * can be many empty launches) divided by EV_RULE_FLOOR_MARGIN: no op runs
- * faster than an empty one; the margin allows run-to-run noise.
- * floor_applies is 0 where the arm does not launch through what the floor
- * measures (an external kernel on the cpu backend is a direct call).
- * floor_us NaN (the arm did not complete) skips it.  (Its other half, a
- * cold median faster than the ceiling, is the plausibility rule above.)
+ * hot sample of its floor jobs, an empty kernel node: preemption only
+ * lengthens a sample, so its median on a busy host can be many empty
+ * launches) divided by EV_RULE_FLOOR_MARGIN: no op runs faster than an
+ * empty one; the margin allows run-to-run noise.  floor_applies is
+ * ev_rule_floor_applies of the run's backend.  floor_us NaN (the arm did
+ * not complete) skips it.  (Its other half, a cold median faster than the
+ * ceiling, is the plausibility rule above.)
  * Returns 0, or 1 with why[cap] saying what and by how much.
  */
 #define EV_RULE_FLOOR_MARGIN 2.0
 int ev_rule_impossible(double hot_us, int64_t rows, double floor_us, int floor_applies, char *why,
                        size_t cap);
+
+/*
+ * 1 when the floor bounds a run of backend from below: its floor is an
+ * empty launch timed on the device (cuda: CUDA events around a graph of
+ * empty nodes), which the host's load does not reach.  0 on the cpu
+ * backend: every time there is the host's, an empty task's time grows
+ * with every preemption (a stall can span all of a run's floor samples,
+ * and a loaded host had honest jobs "faster than an empty launch"), and
+ * an external kernel there is a direct call, not a task of the pool the
+ * floor measures.  The verifier notes the rule not applied in these
+ * words, EV_RULE_FLOOR_NOT_APPLIED.
+ */
+int ev_rule_floor_applies(const char *backend);
+#define EV_RULE_FLOOR_NOT_APPLIED                                                                            \
+    "impossible timings: not applied on the cpu backend (the floor is the host's time of an empty task, "    \
+    "which preemption lengthens: it bounds nothing below)"
 
 /*
  * The replays a worker has run when it reads a sample's check tag

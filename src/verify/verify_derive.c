@@ -243,7 +243,12 @@ static void vd_impossible(vd_ctx *x)
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(b->validation, "run");
     const cJSON *shards = cJSON_GetObjectItemCaseSensitive(b->validation, "shards");
     const char *be = ev_jr_str(run, "backend");
+    int floor_applies = ev_rule_floor_applies(be);
     int64_t n = 1;
+    if (!floor_applies) {
+        vr_note(x->r, VR_REDERIVE, VV, "%s", EV_RULE_FLOOR_NOT_APPLIED);
+        return;
+    }
     /* per shard (docs/runner.md, "Shards"): a case is held to the floor of
      * the device it ran on; an unsharded run has one */
     if (shards && (ev_jr_i64(shards, "count", &n) || n < 1 || n > EV_PLAN_MAX_SHARDS))
@@ -274,11 +279,6 @@ static void vd_impossible(vd_ctx *x)
         char why[400];
         if (v->case_index < 0 || !c || ev_jr_i64(c, "rows", &rows) || !isfinite(x->hot_median[k]))
             continue;
-        /* an external kernel on cpu is a direct call, not a launch through the pool the floor measures */
-        ev_arm_kind kind;
-        ev_sched sch;
-        int floor_applies =
-            !(be && !strcmp(be, "cpu") && !ev_arm_builtin(v->arm, &kind, &sch) && kind == EV_ARM_EXTERNAL);
         if (ev_rule_impossible(x->hot_median[k], rows, floor_us[s], floor_applies, why, sizeof why)) {
             char note[64] = "";
             if (n > 1)
