@@ -244,6 +244,8 @@ static void view_attempt(vd_ctx *x, const vb_vjob *v, ev_view_job *j, size_t *us
         j->threads = 0; /* malformed: the binding checks say so */
     ev_view_capture(j, cJSON_GetObjectItemCaseSensitive(a, "device"));
     vb_rows_of(b, v->job_id, last, &first, &n_cold, &n_hot);
+    if (n_cold + n_hot > b->samples.n - *used)
+        return; /* rows claimed twice: check 4 refused the jobs (unique job_ids), never reached */
     j->cold = x->vals + *used;
     j->n_cold = n_cold;
     for (size_t i = first; i < first + n_cold; i++)
