@@ -3116,7 +3116,7 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
         " \"arms\": [\"default\", \"fault-over\", \"fault-drift\"], \"allow_fault_arms\": true,\n"
         " \"fault_arms\": [{\"name\": \"fault-over\", \"kind\": \"throttle\", \"mhz\": 500, \"when\": "
         "\"original\"},\n"
-        "                {\"name\": \"fault-drift\", \"kind\": \"drift\", \"factor\": 4, \"when\": "
+        "                {\"name\": \"fault-drift\", \"kind\": \"drift\", \"factor\": 16, \"when\": "
         "\"original\"}],\n"
         " \"cases\": [{\"op\": \"reduce_sum\", \"rows\": 17, \"cols\": 1024, \"dtype\": \"fp16\", "
         "\"default_rows\": 4}]}\n";
@@ -3143,11 +3143,15 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
                       (cJSON_IsString(rwhy) && !strncmp(rwhy->valuestring, "protocol rule: ", 15)),
                   "retry: %s (%s)", cJSON_GetObjectItem(rj, "outcome")->valuestring,
                   cJSON_IsString(rwhy) ? rwhy->valuestring : "no protocol error");
-    /* Every drift sample drifted out of the band: the worker
-     * re-calibrated after the first two (at most two, never after the
-     * last), each from a step of its own, and says so in its device
-     * record; the band broke, and the bundle PASSed with them (above: the
-     * op checks' replay counts hold the re-calibrations' steps). */
+    /* Every drift sample reads 16 x its time: each that left the band
+     * made the worker re-calibrate (at most two, never after the last),
+     * each from a step of its own, and say so in its device record; the
+     * band broke, and the bundle PASSed with them (above: the op checks'
+     * replay counts hold the re-calibrations' steps).  Which samples left
+     * it is the host's: a calibration a loaded host slowed can put a
+     * drifted sample back in the band (seen under ASan beside another
+     * suite: one re-calibration), so the test holds the rule, not the
+     * count. */
     cJSON *dj0 = job_by_key(v, "main/0/fault-drift/initial");
     ck_assert_str_eq(cJSON_GetObjectItem(dj0, "outcome")->valuestring, "failed-protocol");
     cJSON *drift_a = cJSON_GetArrayItem(cJSON_GetObjectItem(dj0, "attempts"), 0);
@@ -3155,11 +3159,19 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
         cJSON_GetObjectItem(cJSON_GetObjectItem(drift_a, "process"), "protocol_error")->valuestring;
     ck_assert_msg(strstr(dwhy, "protocol rule: ") == dwhy && strstr(dwhy, "band"), "%s", dwhy);
     cJSON *rc = cJSON_GetObjectItem(cJSON_GetObjectItem(drift_a, "device"), "recalibrations");
-    ck_assert_int_eq(cJSON_GetArraySize(rc), 2);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 0), "after")->valuedouble, 0);
-    ck_assert_int_eq((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 1), "after")->valuedouble, 1);
-    ck_assert_int_lt((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 0), "first_step")->valuedouble,
-                     (int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, 1), "first_step")->valuedouble);
+    int n_rc = cJSON_GetArraySize(rc);
+    ck_assert_msg(n_rc >= 1 && n_rc <= 2, "%d re-calibrations", n_rc);
+    for (int k = 0; k < n_rc; k++) {
+        int after = (int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, k), "after")->valuedouble;
+        ck_assert_msg(after >= 0 && after <= 1, "a re-calibration after hot sample %d of 3", after);
+        if (k) {
+            ck_assert_int_lt((int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, k - 1), "after")->valuedouble,
+                             after);
+            ck_assert_int_lt(
+                (int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, k - 1), "first_step")->valuedouble,
+                (int)cJSON_GetObjectItem(cJSON_GetArrayItem(rc, k), "first_step")->valuedouble);
+        }
+    }
     /* Its rescue waited first (the attempt broke a sample rule), and the
      * wait is its "backoff" cold timing, within the gap it stands in. */
     cJSON *c, *backoff = NULL;
