@@ -553,7 +553,7 @@ static const char *torch_reason(void)
 
 /* quick.json end to end on cpu: every timed job completes or is rescued
  * (below).  Its wall time is the host's (under ASan beside another suite
- * it took 67 s, idle about 10 s): printed, never judged; what a run
+ * it took 67 s, 13 s in a lighter run here): printed, never judged; what a run
  * demands and where its wall went are the run's own summary's and
  * docs/runner.md's ("Where a job's time goes, and a run's"). */
 START_TEST(test_the_quick_protocol_runs_end_to_end_on_cpu)
