@@ -10,7 +10,7 @@
 # fraction of pairs whose estimates agree within their combined 95%
 # uncertainty, docs/intervals.md).  The two runs' protocols differ in their
 # case lists only; the comparison's header says so.  Results under $OUT:
-# aa.db.gz, aa.zip, verify-aa.txt, compare.md, compare.json, agreement.txt.
+# aa.db.xz, aa.zip, verify-aa.txt, compare.md, compare.json, agreement.txt.
 # Run after `make DEPS=.deps -j16 all`, with .deps and .evident-stamp
 # carried.  Not a CI gate.
 set -uo pipefail
@@ -29,8 +29,7 @@ rc=$?
 echo "aa run rc=$rc in $(( $(date +%s) - t0 )) s $resume"
 grep -E "^run |^time:|^compile ahead" "$out/run-aa.log"
 python3 tools/store-times.py "$db"
-python3 -c "import sqlite3,sys; sqlite3.connect(sys.argv[1]).execute('PRAGMA wal_checkpoint(TRUNCATE)')" "$db"
-gzip -c "$db" > "$out/aa.db.gz"
+python3 tools/gpu/pack-store.py "$db" "$out/aa.db.xz"
 [ "$rc" = 0 ] || exit "$rc"
 build/evident export --db "$db" --out "$out/aa.zip" > "$out/aa.ROOT" &&
     build/verify-bundle "$out/aa.zip" --source-tree . --expect-root "$(cat "$out/aa.ROOT")" > "$out/verify-aa.txt" 2>&1

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# tools/gpu/session.sh SECONDS [STEP...]: the GPU procedures of docs/NEXT.md in order,
+# as much of them as fits in SECONDS, resumable: run it again on the same
+# machine (its gpu-work/ kept between calls) and it goes on where it
+# stopped, so that every call of a session is the same command.  Run from
+# the repository root with .deps and .evident-stamp carried (make
+# vendor-debs, make stamp); give the call 40 s more than SECONDS.
+#
+# Steps (STEP... names some of them; default all), in this order; each is done once its marker
+# gpu-work/session/STEP.done exists, and starts only when its minimum fits
+# in the time left:
+#   flagship   tools/gpu/evidence.sh (protocols/hopper.json: build,
+#              kernel-bench --quick, the run, resumed until it finishes;
+#              then export, verify --source-tree ., sign)   min 150 s
+#   aa         tools/gpu/aa-seed.sh: the A/A pair's second run (the
+#              flagship's 16 seed cases, same settings), resumed until it
+#              finishes; then export, verify, compare        min 150 s
+#   offbyone   tools/gpu/python-arms.sh install, then offbyone   min 200 s
+#   hostcheck  tools/gpu/host-check.sh (make DEPS=.deps check and a short
+#              cuda make evidence)                           min 560 s
+# The flagship's run and the A/A run are stopped cleanly (SIGINT) before
+# the time is up; the others are bounded by their own scripts.
+#
+# What comes back (a device returns at most 8 files): OUT/summary.txt (what
+# each step did, this call and before), and OUT/STEP.tgz for each step that
+# ran in this call: its folder gpu-work/session/STEP (logs, ROOT, the
+# store xz-compressed, the bundle where small), stores (*.db) left out.
+set -uo pipefail
+secs=${1:?usage: tools/gpu/session.sh SECONDS [flagship|aa|offbyone|hostcheck ...]}
+shift
+steps=" ${*:-flagship aa offbyone hostcheck} "
+for s in $steps; do
+    case $s in
+    flagship | aa | offbyone | hostcheck) ;;
+    *) echo "tools/gpu/session.sh: unknown step '$s' (flagship, aa, offbyone, hostcheck)" >&2; exit 2 ;;
+    esac
+done
+t_end=$((SECONDS + secs))
+out=${OUT:-build/gpu-out}
+state=gpu-work/session
+mkdir -p "$out" "$state"
+# The copy's .git (when it came with the tree) is not the commit's: the
+# build reads the commit from .evident-stamp instead.
+[ -d .git ] && [ -f .evident-stamp ] && mv .git .git-stale
+{
+    echo "== call at $(date -u +%FT%TZ), $secs s, stamp $(cat .evident-stamp 2>/dev/null)"
+    nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader 2>&1 | sed 's/GPU-[0-9a-f-]*/GPU-(uuid)/'
+} >>"$state/summary.txt"
+
+left() { echo $((t_end - SECONDS)); }
+
+# pack STEP: its folder into OUT/STEP.tgz (stores left out) and the summary
+pack() {
+    tar -czf "$out/$1.tgz" --exclude='*.db' --exclude='*.db-*' -C "$state" "$1" 2>/dev/null
+    cp "$state/summary.txt" "$out/summary.txt"
+}
+
+# run STEP MIN CMD...: CMD in $state/STEP (OUT set there), when MIN s fit
+run_step() {
+    local name=$1 min=$2 t0=$SECONDS rc
+    shift 2
+    [ -e "$state/$name.done" ] && return 0
+    case $steps in *" $name "*) ;; *) return 1 ;; esac
+    if [ "$(left)" -lt "$min" ]; then
+        echo "$name: not started ($(left) s left, it needs $min)" | tee -a "$state/summary.txt"
+        return 1
+    fi
+    mkdir -p "$state/$name"
+    OUT=$state/$name "$@" >>"$state/$name/out.log" 2>&1
+    rc=$?
+    echo "$name: exit $rc in $((SECONDS - t0)) s" | tee -a "$state/summary.txt"
+    pack "$name"
+    return "$rc"
+}
+
+flagship() {
+    bash tools/gpu/evidence.sh $(($(left) - 100)) || return
+    [ -s "$state/flagship/delivery.zip.intoto.json" ] && touch "$state/flagship.done"
+    grep -E "^run 1: |export\+verify|sign\+verify|^store:" "$state/flagship/out.log" | tail -5
+    [ -e "$state/flagship.done" ]
+}
+aa() {
+    [ -e gpu-work/delivery.zip ] || { echo "aa: no flagship bundle yet"; return 1; }
+    bash tools/gpu/aa-seed.sh $(($(left) - 70)) gpu-work/delivery.zip || return
+    [ -s "$state/aa/agreement.txt" ] && touch "$state/aa.done"
+}
+offbyone() {
+    bash tools/gpu/python-arms.sh "$state/offbyone" install && bash tools/gpu/python-arms.sh "$state/offbyone" offbyone &&
+        touch "$state/offbyone.done"
+    rm -rf "$state/offbyone/prefix"
+    [ -e "$state/offbyone.done" ]
+}
+hostcheck() {
+    bash tools/gpu/host-check.sh "$state/hostcheck" && touch "$state/hostcheck.done"
+}
+
+run_step flagship 150 flagship &&
+    run_step aa 150 aa
+run_step offbyone 200 offbyone
+run_step hostcheck 560 hostcheck
+echo "== end: $(left) s left; done: $(cd "$state" && ls *.done 2>/dev/null | tr '\n' ' ')" | tee -a "$state/summary.txt"
+cp "$state/summary.txt" "$out/summary.txt"
