@@ -919,6 +919,48 @@ START_TEST(test_sigint_stops_the_run_cleanly_and_resume_finishes_it)
 }
 END_TEST
 
+/*
+ * A run stopped on one host is not resumed on another: its rounds and arms
+ * are compared as measured on one host and device.  The slow protocol is
+ * stopped by SIGINT; `--resume` in a UTS namespace whose host name differs
+ * (unshare, as root) exits 2 naming both host hashes and what to do, and
+ * writes nothing (no invocation, attempt or sample); the same resume on
+ * this host finishes the run.
+ */
+START_TEST(test_a_run_is_resumed_only_on_the_host_that_began_it)
+{
+    const char *proto = write_file("slow.json", slow_protocol);
+    const char *build = getenv("EV_BUILD") ? getenv("EV_BUILD") : "build";
+    char db[512], cmd[2048], said[4096];
+    const char *count =
+        "SELECT (SELECT COUNT(*) FROM invocations) * 1000000000 + (SELECT COUNT(*) FROM attempts) "
+        "* 100000 + (SELECT COUNT(*) FROM samples)";
+    pid_t pid;
+
+    if (geteuid() != 0 || system("unshare --uts true 2>/dev/null") != 0) {
+        fprintf(stderr, "check_runner: no UTS namespace can be made here (not root, or no unshare): "
+                        "another host's resume not tested\n");
+        return;
+    }
+    snprintf(db, sizeof db, "%s/evidence.db", dir);
+    pid = start_run(proto, 0);
+    ck_assert_msg(wait_running(1), "no running attempt seen");
+    ck_assert_int_eq(kill(pid, SIGINT), 0);
+    ck_assert_int_eq(wait_exit(pid), 1);
+    long long before = db_int(db, count);
+    snprintf(cmd, sizeof cmd,
+             "unshare --uts sh -c 'hostname evident-elsewhere && exec %s/evident run --protocol %s --db %s "
+             "--resume --stage-ahead 0'",
+             build, proto, db);
+    ck_assert_int_eq(sh_said(cmd, said, sizeof said), 2);
+    ck_assert_msg(strstr(said, "--resume: run 1 began on another host"), "%s", said);
+    ck_assert_msg(strstr(said, "finish it on that host, or start a new run in another store"), "%s", said);
+    ck_assert_int_eq(db_int(db, count), before);
+    ck_assert_int_eq(wait_exit(start_run(proto, 1)), 0);
+    ck_assert_int_gt(db_int(db, count), before);
+}
+END_TEST
+
 /* The pid of pid's only child (the running worker), or -1. */
 static pid_t child_of(pid_t pid)
 {
@@ -4729,6 +4771,7 @@ int main(void)
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
     tcase_add_test(tc, test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_ends_the_run);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
+    tcase_add_test(tc, test_a_run_is_resumed_only_on_the_host_that_began_it);
     tcase_add_test(tc, test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples);
     tcase_add_test(tc, test_a_killed_supervisor_and_worker_resume_to_a_consistent_store);
     tcase_add_test(tc,

@@ -480,6 +480,38 @@ static ev_status resume_run(sup *s, ev_err *err)
     return EV_OK;
 }
 
+/* EV_Q_INVOCATIONS callback: the first invocation's host hash. */
+static ev_status on_first_host(void *ctx, const ev_row *row)
+{
+    char *first = ctx;
+    ev_invocation_rec inv;
+    ev_row_invocation(row, &inv);
+    if (!first[0] && inv.host_hash)
+        snprintf(first, 65, "%s", inv.host_hash);
+    return EV_OK;
+}
+
+/* --resume continues a run on the host that began it, and nowhere else: a
+ * run's rounds and arms are compared as measured on one host and device
+ * (a store carried to another machine would mix two boards in one run).
+ * Checked before anything is written (the new invocation's host hash
+ * against the run's first one, under the run's salt).  A sharded run's
+ * shards may run on hosts of their own (a cluster's nodes): each shard's
+ * store is its own run, and the merge says which host ran which. */
+static ev_status resume_here(sup *s, ev_err *err)
+{
+    char first[65] = "";
+    ev_status rc = ev_store_query(s->st, EV_Q_INVOCATIONS, s->run_id, on_first_host, first, err);
+    if (rc || !first[0] || !strcmp(first, s->host_hash))
+        return rc;
+    return ev_err_set(
+        err, EV_EUSAGE,
+        "--resume: run %lld began on another host (host hash %.12s..., this host %.12s...): its "
+        "rounds compare only as measured on one host and device; finish it on that host, or start "
+        "a new run in another store (--db)",
+        (long long)s->run_id, first, s->host_hash);
+}
+
 /* A protocol that declares real-time priority for the cpu backend's
  * measured threads (SCHED_FIFO at EV_RULE_FIFO_PRIORITY, job.h): the
  * supervisor takes the priority above theirs, so that it still commits
@@ -547,7 +579,8 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     if ((rc = ev_host_salt_for(s.st, s.run_id, s.host_salt, err)))
         goto out;
     ev_host_hash_salted(s.host_salt, hn, s.host_hash);
-    if ((rc = ev_store_add_invocation(s.st, s.run_id, wall_ns(), resume, s.host_hash, &s.inv_id, err)) ||
+    if ((resume && o->shard_count == 0 && (rc = resume_here(&s, err))) ||
+        (rc = ev_store_add_invocation(s.st, s.run_id, wall_ns(), resume, s.host_hash, &s.inv_id, err)) ||
         (o->shard_count > 0 &&
          (rc = ev_store_add_shard(s.st, s.inv_id, o->shard_index, o->shard_count, o->shard_phase, err))))
         goto out;
