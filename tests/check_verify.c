@@ -2895,6 +2895,35 @@ START_TEST(test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive
 }
 END_TEST
 
+/* receipts/h200's store (a real cuda run) copied to g_dir/NAME.db with
+ * job_key's hot samples made ten times faster (each hot sample's replays
+ * and its chosen calibration step's x 10: elapsed times, bands and
+ * calibration still agree), re-exported by the exporter to g_dir/NAME.zip,
+ * and verified.  Its report (the caller frees it). */
+static ev_vreport *h200_job_ten_times_faster(const char *name, const char *job_key)
+{
+    char db[320], zip[320], cmd[800], edit[1200], root[65];
+    sqlite3 *h = NULL;
+    ev_err err = {{0}};
+    snprintf(edit, sizeof edit,
+             "DROP TRIGGER samples_no_update; DROP TRIGGER calibrations_no_update;"
+             "UPDATE samples SET replays = replays * 10 WHERE timing = 'hot' AND attempt_id = (SELECT "
+             "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '%s');"
+             "UPDATE calibrations SET replays = replays * 10 WHERE chosen = 1 AND attempt_id = (SELECT "
+             "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '%s');",
+             job_key, job_key);
+    snprintf(db, sizeof db, "%s/%s.db", g_dir, name);
+    snprintf(zip, sizeof zip, "%s/%s.zip", g_dir, name);
+    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, edit, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_changes(h), 1); /* the one chosen calibration step */
+    sqlite3_close(h);
+    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
+    return verify(zip, NULL, NULL);
+}
+
 /* The floor rule where the floor is timed on the device: receipts/h200's
  * store (cuda; its floor's hot median 0.51 us per op) with one job's hot
  * samples made 10 x faster (replays x 10, as the plausibility test below
@@ -2902,24 +2931,7 @@ END_TEST
  * rederive naming the job and the rule. */
 START_TEST(test_a_gpu_job_faster_than_half_the_floor_fails_rederive)
 {
-    static const char edit[] =
-        "DROP TRIGGER samples_no_update; DROP TRIGGER calibrations_no_update;"
-        "UPDATE samples SET replays = replays * 10 WHERE timing = 'hot' AND attempt_id = (SELECT "
-        "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = 'main/1/rows1/initial');"
-        "UPDATE calibrations SET replays = replays * 10 WHERE chosen = 1 AND attempt_id = (SELECT "
-        "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = 'main/1/rows1/initial');";
-    char db[320], zip[320], cmd[800], root[65];
-    sqlite3 *h = NULL;
-    ev_err err = {{0}};
-    snprintf(db, sizeof db, "%s/h200-floor.db", g_dir);
-    snprintf(zip, sizeof zip, "%s/h200-floor.zip", g_dir);
-    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, edit, NULL, NULL, NULL), SQLITE_OK);
-    sqlite3_close(h);
-    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
-    ev_vreport *r = verify(zip, NULL, NULL);
+    ev_vreport *r = h200_job_ten_times_faster("h200-floor", "main/1/rows1/initial");
     expect_fail(r, "rederive", "validation.json", "job main/1/rows1/initial");
     expect_fail(r, "rederive", "validation.json", "below 1/2 of the run's floor");
     ev_vreport_free(r);
@@ -2982,30 +2994,12 @@ END_TEST
  * the job and the rule. */
 START_TEST(test_a_gpu_bundle_made_ten_times_faster_and_re_exported_fails_physical_plausibility)
 {
-    static const char edit[] =
-        "DROP TRIGGER samples_no_update; DROP TRIGGER calibrations_no_update;"
-        "UPDATE samples SET replays = replays * 10 WHERE timing = 'hot' AND attempt_id = (SELECT "
-        "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = 'main/16/rows1/initial');"
-        "UPDATE calibrations SET replays = replays * 10 WHERE chosen = 1 AND attempt_id = (SELECT "
-        "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = 'main/16/rows1/initial');";
-    char db[320], zip[320], cmd[800], root[65];
-    sqlite3 *h = NULL;
-    ev_err err = {{0}};
     ev_vreport *r = verify("receipts/h200/delivery.zip", NULL, NULL);
     ck_assert_int_eq(vr_fail_count(r, VR_PLAN), 0);
     ck_assert_int_eq(vr_fail_count(r, VR_PROTOCOL), 0);
     ev_vreport_free(r);
 
-    snprintf(db, sizeof db, "%s/h200-fast.db", g_dir);
-    snprintf(zip, sizeof zip, "%s/h200-fast.zip", g_dir);
-    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(h, edit, NULL, NULL, NULL), SQLITE_OK);
-    ck_assert_int_eq(sqlite3_changes(h), 1);
-    sqlite3_close(h);
-    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
-    r = verify(zip, NULL, NULL);
+    r = h200_job_ten_times_faster("h200-fast", "main/16/rows1/initial");
     expect_fail(r, "protocol", "samples.csv",
                 "job main/16/rows1/initial attempt 1 (completed): " EV_RULE_PLAUSIBLE_NAME ": hot median");
     expect_fail(r, "protocol", "samples.csv", "over 2 x the run's memory ceiling");

@@ -480,13 +480,17 @@ static ev_status resume_run(sup *s, ev_err *err)
     return EV_OK;
 }
 
-/* EV_Q_INVOCATIONS callback: the first invocation's host hash. */
+/* EV_Q_INVOCATIONS callback: the host hash of the first invocation with
+ * an environment record.  Only from that record on is the run's salt
+ * fixed (host_salt.h): an invocation stopped before it hashed its host
+ * under a salt no later one uses; and it measured nothing (every attempt
+ * comes after the environment). */
 static ev_status on_first_host(void *ctx, const ev_row *row)
 {
     char *first = ctx;
     ev_invocation_rec inv;
     ev_row_invocation(row, &inv);
-    if (!first[0] && inv.host_hash)
+    if (!first[0] && inv.env_json && inv.host_hash)
         snprintf(first, 65, "%s", inv.host_hash);
     return EV_OK;
 }
