@@ -4,8 +4,9 @@
 # kernels, then run (or --resume) protocols/hopper.json for at most SECONDS,
 # stopping cleanly with SIGINT, and bring the store back under $OUT
 # (evidence.db.xz: a device's returned files are bounded in size, 16 MB
-# each, and count; a five-round store is about 38 MB, 17 MB gzipped, and
-# xz keeps about a twentieth of it).
+# each, and count; a 678-job store of the flagship was 25.4 MB, 11.4 MB
+# gzipped, 1.3 MB xz-compressed, so the whole run's would be about 17 MB
+# gzipped).
 # When the run has finished, export and verify the bundle too (it stays in
 # gpu-work/delivery.zip; export the store again to get it byte for byte),
 # then sign it with a key made on the host for the run and verify the

@@ -94,8 +94,6 @@ flagship() {
     [ "$(run_need gpu-work/evidence.db)" -lt $(($(left) - 140)) ] && keep=110
     bash tools/gpu/evidence.sh $(($(left) - keep)) || return
     [ -s "$state/flagship/delivery.zip.intoto.json" ] && touch "$state/flagship.done"
-    grep -E "^run 1: |export\+verify|sign\+verify|^store:" "$state/flagship/out.log" | tail -5
-    [ -e "$state/flagship.done" ]
 }
 aa() {
     [ -e gpu-work/delivery.zip ] || { echo "aa: no flagship bundle yet"; return 1; }
@@ -107,8 +105,9 @@ aa() {
 offbyone() {
     bash tools/gpu/python-arms.sh "$state/offbyone" install && bash tools/gpu/python-arms.sh "$state/offbyone" offbyone &&
         touch "$state/offbyone.done"
-    rm -rf "$state/offbyone/prefix"
-    [ -e "$state/offbyone.done" ]
+    local rc=$?
+    rm -rf "$state/offbyone/prefix" # the installed programs: rebuilt in a second, megabytes to bring back
+    return "$rc"
 }
 hostcheck() {
     bash tools/gpu/host-check.sh "$state/hostcheck" && touch "$state/hostcheck.done"
