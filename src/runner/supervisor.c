@@ -487,11 +487,11 @@ static ev_status resume_run(sup *s, ev_err *err)
  * comes after the environment). */
 static ev_status on_first_host(void *ctx, const ev_row *row)
 {
-    char *first = ctx;
+    char(*first)[65] = ctx;
     ev_invocation_rec inv;
     ev_row_invocation(row, &inv);
-    if (!first[0] && inv.env_json && inv.host_hash)
-        snprintf(first, 65, "%s", inv.host_hash);
+    if (!(*first)[0] && inv.env_json && inv.host_hash)
+        snprintf(*first, sizeof *first, "%s", inv.host_hash);
     return EV_OK;
 }
 
@@ -505,7 +505,7 @@ static ev_status on_first_host(void *ctx, const ev_row *row)
 static ev_status resume_here(sup *s, ev_err *err)
 {
     char first[65] = "";
-    ev_status rc = ev_store_query(s->st, EV_Q_INVOCATIONS, s->run_id, on_first_host, first, err);
+    ev_status rc = ev_store_query(s->st, EV_Q_INVOCATIONS, s->run_id, on_first_host, &first, err);
     if (rc || !first[0] || !strcmp(first, s->host_hash))
         return rc;
     return ev_err_set(
