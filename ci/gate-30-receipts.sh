@@ -15,7 +15,9 @@
 #     evidence is stale and which files changed, without failing: a fix in
 #     the runner lands on its own, and a kernel's claims need a new run.
 #  4. where receipts/<host>/delivery.zip.intoto.json is committed, it
-#     verifies with receipts/<host>/evidence-key.pub and the root.
+#     verifies with receipts/<host>/evidence-key.pub and the root;
+#  5. its model.json refitted from its own observations as a CSV table
+#     (evident fit --schedules) gives the same coefficients and choices.
 # Stale, tampered or unverifiable evidence (a commit missing from the
 # history, a dirty bundle without MEASURED_AT) fails CI.
 set -euo pipefail
@@ -80,6 +82,11 @@ EOF
         echo "receipts: $dir: signed: the envelope verifies with $pub"
         signed=$((signed + 1))
     fi
+    # 5. the model refitted from the bundle's own observations as a table
+    #    (evident fit --observations --schedules) gives its coefficients and
+    #    choices: the two ways into the fit agree (tools/model-regret.py)
+    python3 tools/model-regret.py "$dir/delivery.zip" | sed 's/^/receipts: /' ||
+        { echo "receipts: $dir: its model refitted from its observations differs from model.json"; exit 1; }
     # stale: a file of HEAD's closure or of the bundle's changed since
     mapfile -t bundle_sources < <(python3 -c 'import sys, zipfile
 for n in zipfile.ZipFile(sys.argv[1]).namelist():

@@ -1089,6 +1089,117 @@ START_TEST(test_evident_fit_refuses_a_bad_table_with_exit_1_and_writes_nothing)
 }
 END_TEST
 
+/* --schedules declares a table's schedule set, as a run's protocol does
+ * with model_schedules: the seed table with rows4 rows (0.9 of the
+ * default where B != 4) is fitted with rows4 under --schedules
+ * default,rows1,rows2,rows4, to the bytes the library writes for that
+ * set, and without --schedules to the default set's (rows4 predicted, not
+ * fitted: no model_schedules key). */
+START_TEST(test_evident_fit_schedules_declares_the_tables_set)
+{
+    char dir[400], out[600], csv[600];
+    snprintf(dir, sizeof dir, "%s/check_model_XXXXXX", ev_test_tmp());
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/model.json", dir);
+    snprintf(csv, sizeof csv, "%s/with4.csv", dir);
+    size_t n, m = 0;
+    ev_obs *seed = load_seed(&n);
+    ev_obs *obs = calloc(2 * n, sizeof *obs);
+    ck_assert_ptr_nonnull(obs);
+    FILE *fp = fopen(csv, "w");
+    ck_assert_ptr_nonnull(fp);
+    fputs(seed_head, fp);
+    for (size_t i = 0; i < n; i++) {
+        obs[m++] = seed[i];
+        if (seed[i].sched == EV_SCHED_DEFAULT && seed[i].default_rows != 4) {
+            obs[m] = seed[i];
+            obs[m].sched = EV_SCHED_ROWS4;
+            obs[m++].median_us = seed[i].median_us * 0.9;
+        }
+    }
+    for (size_t i = 0; i < m; i++)
+        fprintf(fp, "%s,%lld,%lld,%s,%lld,%s,%.17g\n", obs[i].op, (long long)obs[i].rows,
+                (long long)obs[i].cols, obs[i].dtype, (long long)obs[i].default_rows,
+                ev_sched_name(obs[i].sched), obs[i].median_us);
+    ck_assert_int_eq(fclose(fp), 0);
+    ev_err err = {{0}};
+    ev_buf file = EV_BUF_INIT, lib = EV_BUF_INIT, table = EV_BUF_INIT;
+    ev_obs *back = NULL;
+    size_t n_back = 0;
+    ck_assert(ev_read_file(csv, &table, &err) == EV_OK);
+    ck_assert_msg(ev_obs_from_csv(table.data, table.len, &back, &n_back, &err) == EV_OK, "%s", err.msg);
+    const unsigned sets[2] = {EV_SCHEDS_DEFAULT | EV_SCHED_BIT(EV_SCHED_ROWS4), EV_SCHEDS_DEFAULT};
+    for (int k = 0; k < 2; k++) {
+        char *with[] = {"evident",
+                        "fit",
+                        "--observations",
+                        csv,
+                        "--sms",
+                        "24",
+                        "--schedules",
+                        "default,rows1,rows2,rows4",
+                        "--out",
+                        out,
+                        NULL};
+        char *without[] = {"evident", "fit", "--observations", csv, "--sms", "24", "--out", out, NULL};
+        ck_assert_int_eq(run_evident(dir, k == 0 ? with : without), 0);
+        ev_fit *f = NULL;
+        ev_fit_input in = {back, n_back, NULL, 0, 24, 0.05, sets[k]};
+        ck_assert_msg(ev_model_fit(&in, &f, &err) == EV_OK, "%s", err.msg);
+        ck_assert(ev_fit_to_json(f, &lib, &err) == EV_OK);
+        ck_assert(ev_read_file(out, &file, &err) == EV_OK);
+        ck_assert_uint_eq(file.len, lib.len);
+        ck_assert(memcmp(file.data, lib.data, lib.len) == 0);
+        ck_assert_uint_eq(ev_fit_nnls(f)->n_rows, k == 0 ? m : n);
+        ck_assert((strstr(file.data, "\"model_schedules\"") != NULL) == (k == 0));
+        ev_fit_free(f);
+        ev_buf_free(&file);
+        ev_buf_free(&lib);
+    }
+    ev_buf_free(&table);
+    free(back);
+    free(obs);
+    free(seed);
+}
+END_TEST
+
+/* A bad --schedules is a usage error naming the entry: an unknown name, a
+ * name twice, a set without default, and any --schedules with --db (the
+ * run's protocol declares its set). */
+START_TEST(test_evident_fit_refuses_a_bad_schedules_list)
+{
+    static const struct {
+        const char *list, *why;
+    } bad[] = {{"default,rows9", "unknown schedule 'rows9'"},
+               {"default,rows1,rows1", "'rows1' twice"},
+               {"rows1,rows2", "must hold default"},
+               {"", "unknown schedule ''"},
+               {"default,,rows1", "unknown schedule ''"}};
+    char dir[400], fx[512], errp[700];
+    snprintf(dir, sizeof dir, "%s/check_model_XXXXXX", ev_test_tmp());
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(fx, sizeof fx, "%s", fixture_path());
+    snprintf(errp, sizeof errp, "%s/stderr", dir);
+    for (size_t i = 0; i <= sizeof bad / sizeof bad[0]; i++) {
+        int db = i == sizeof bad / sizeof bad[0];
+        char *argv[] = {"evident", "fit",         db ? "--db" : "--observations",         fx,  "--sms",
+                        "24",      "--schedules", (char *)(db ? "default" : bad[i].list), NULL};
+        if (db) { /* --db takes no --sms either: only --schedules is left to refuse */
+            argv[4] = "--schedules";
+            argv[5] = "default";
+            argv[6] = NULL;
+        }
+        ck_assert_int_eq(run_evident(dir, argv), 2);
+        ev_buf e = EV_BUF_INIT;
+        ev_err err;
+        ck_assert(ev_read_file(errp, &e, &err) == EV_OK);
+        const char *why = db ? "--db takes the schedules of the run's protocol" : bad[i].why;
+        ck_assert_msg(e.data && strstr(e.data, why), "%s: %s", why, e.data ? e.data : "");
+        ev_buf_free(&e);
+    }
+}
+END_TEST
+
 START_TEST(test_evident_fit_usage_errors_exit_2)
 {
     char dir[400];
@@ -1378,6 +1489,8 @@ static Suite *model_suite(void)
     tcase_add_test(out, test_evident_fit_writes_model_json_and_exits_0);
     tcase_add_test(out, test_evident_fit_refuses_a_bad_table_with_exit_1_and_writes_nothing);
     tcase_add_test(out, test_evident_fit_usage_errors_exit_2);
+    tcase_add_test(out, test_evident_fit_schedules_declares_the_tables_set);
+    tcase_add_test(out, test_evident_fit_refuses_a_bad_schedules_list);
     suite_add_tcase(s, out);
 
     TCase *st = tcase_create("store");

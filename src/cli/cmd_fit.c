@@ -20,7 +20,8 @@
 #include "store/store.h"
 
 static const char fit_usage[] =
-    "usage: evident fit (--db FILE [--run ID] [--record] | --observations FILE.csv --sms N)\n"
+    "usage: evident fit (--db FILE [--run ID] [--record] |\n"
+    "                    --observations FILE.csv --sms N [--schedules LIST])\n"
     "                   [--threshold 0.05] [--out FILE]\n"
     "\n"
     "Fits q = a0 + aP*P + aD*ceil(P/S)*b*W by NNLS (all eight active subsets),\n"
@@ -29,6 +30,9 @@ static const char fit_usage[] =
     "  --observations FILE  CSV: op,rows,cols,dtype,default_rows,schedule,median_us[,role]\n"
     "  --sms N              S: SM count (cuda) or worker threads (cpu); with --observations\n"
     "  --observations -     reads the CSV from stdin\n"
+    "  --schedules LIST     with --observations: the schedules the model fits and chooses\n"
+    "                       from, comma-separated, default among them (a run's protocol\n"
+    "                       declares them as model_schedules; default: default,rows1,rows2)\n"
     "  --db FILE            the store: main-phase hot medians of the run (opened read-only)\n"
     "  --record             with --db: also record the fit in the store (a new fits row)\n"
     "  --run ID             the run in the store (default: the newest)\n"
@@ -38,6 +42,39 @@ static const char fit_usage[] =
     "model.json is the only thing on stdout; what the fit found goes to stderr.\n"
     "\n"
     "exit status: 0 fitted, 1 the fit failed, 2 usage or unreadable path\n";
+
+/* Parses --schedules: distinct schedule names separated by commas,
+ * default among them, into the mask *out.  Returns 0, or -1 with why[]
+ * saying what is wrong. */
+static int parse_schedules(const char *s, unsigned *out, char *why, size_t cap)
+{
+    unsigned mask = 0;
+    for (const char *p = s;; p++) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char name[32];
+        ev_sched sc;
+        snprintf(name, sizeof name, "%.*s", (int)(len < sizeof name ? len : sizeof name - 1), p);
+        if (len >= sizeof name || ev_sched_parse(name, &sc)) {
+            snprintf(why, cap, "unknown schedule '%.*s'", (int)(len < 40 ? len : 40), p);
+            return -1;
+        }
+        if (mask & EV_SCHED_BIT(sc)) {
+            snprintf(why, cap, "'%s' twice", name);
+            return -1;
+        }
+        mask |= EV_SCHED_BIT(sc);
+        if (!end)
+            break;
+        p = end;
+    }
+    if (!(mask & EV_SCHED_BIT(EV_SCHED_DEFAULT))) {
+        snprintf(why, cap, "the set must hold default");
+        return -1;
+    }
+    *out = mask;
+    return 0;
+}
 
 /* Parses a whole decimal integer >= lo.  Returns 0 and sets *out, or -1. */
 static int parse_i64(const char *s, int64_t lo, int64_t *out)
@@ -122,9 +159,10 @@ int ev_cmd_fit(int argc, char **argv)
 {
     const char *obs_path = NULL, *db_path = NULL, *out_path = NULL;
     int64_t sms = 0, run_id = 0;
-    int have_sms = 0, have_run = 0;
+    int have_sms = 0, have_run = 0, have_scheds = 0;
     double threshold = 0.05;
-    unsigned scheds = EV_SCHEDS_DEFAULT; /* --db: the run protocol's model_schedules */
+    unsigned scheds = EV_SCHEDS_DEFAULT; /* --schedules, or --db: the run protocol's model_schedules */
+    char why[80];
     int code = EV_EXIT_OK;
     ev_status rc = EV_OK;
     ev_err err = {{0}};
@@ -134,9 +172,10 @@ int ev_cmd_fit(int argc, char **argv)
     size_t n_obs = 0, n_excl = 0;
     ev_store *store = NULL;
     ev_fit *fit = NULL;
-    enum { OPT_OBS, OPT_SMS, OPT_DB, OPT_RUN, OPT_THRESHOLD, OPT_OUT, OPT_RECORD };
-    static const ev_cli_opt opts[] = {{"--observations", 1}, {"--sms", 1}, {"--db", 1},    {"--run", 1},
-                                      {"--threshold", 1},    {"--out", 1}, {"--record", 0}};
+    enum { OPT_OBS, OPT_SMS, OPT_DB, OPT_RUN, OPT_THRESHOLD, OPT_OUT, OPT_RECORD, OPT_SCHEDS };
+    static const ev_cli_opt opts[] = {{"--observations", 1}, {"--sms", 1},       {"--db", 1},
+                                      {"--run", 1},          {"--threshold", 1}, {"--out", 1},
+                                      {"--record", 0},       {"--schedules", 1}};
     const char *v = NULL;
     int k, record = 0;
     ev_cli cli;
@@ -174,6 +213,11 @@ int ev_cmd_fit(int argc, char **argv)
             if (parse_threshold(v, &threshold))
                 return ev_cli_usage(cli.cmd, "--threshold '%s' is not a number in [0, 1)", v);
             break;
+        case OPT_SCHEDS:
+            if (parse_schedules(v, &scheds, why, sizeof why))
+                return ev_cli_usage(cli.cmd, "--schedules '%.60s': %s", v, why);
+            have_scheds = 1;
+            break;
         }
     }
     if (!!obs_path == !!db_path)
@@ -182,6 +226,9 @@ int ev_cmd_fit(int argc, char **argv)
         return ev_cli_usage(cli.cmd, "--observations needs --sms N (and takes no --run or --record)");
     if (db_path && have_sms)
         return ev_cli_usage(cli.cmd, "--db takes S from the run's bindings, not --sms");
+    if (db_path && have_scheds)
+        return ev_cli_usage(cli.cmd, "--db takes the schedules of the run's protocol (model_schedules), "
+                                     "not --schedules");
     if (db_path && ev_cli_is_std(db_path))
         return ev_cli_usage(cli.cmd, "--db -: the store is a file, not stdin");
     if ((obs_path && (code = ev_cli_input(cli.cmd, "--observations", obs_path))) ||
