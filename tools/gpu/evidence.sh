@@ -34,12 +34,42 @@ if [ -z "$resume" ]; then
     bad=$(grep -E '^reduce_' "$logs/kernel-validate.txt" | grep -v ' ok ' | grep -v ' cub ')
     if [ -n "$bad" ]; then echo "native kernels failed validation:"; echo "$bad"; exit 1; fi
 fi
+# The run records the carried stamp's commit only when the stamp was
+# written for exactly these measured files (src/runner/snapshot.c,
+# ev_git_info_tree); otherwise it would name the device copy's own .git:
+# refuse before spending the device's time on evidence naming the wrong
+# commit.
+if ! build/evident stamp --out gpu-work/here-stamp.json > /dev/null 2>&1 ||
+    ! python3 - <<'PY'
+import json, sys
+here, carried = (json.load(open(p)) for p in ("gpu-work/here-stamp.json", ".evident-stamp"))
+ok = here["tree"] == carried["tree"] and not carried["dirty"]
+print(f"stamp: commit {carried['commit']}, tree {carried['tree'][:12]}...; these files' tree {here['tree'][:12]}...:",
+      "the run records the stamp's commit" if ok else "MISMATCH (or a dirty stamp): make stamp on a clean tree, carry it")
+sys.exit(0 if ok else 1)
+PY
+then
+    echo "evidence: the carried .evident-stamp does not name these files: not run"
+    exit 1
+fi
 left=$(( secs - ($(date +%s) - start) ))
 echo "run: $protocol, $left s, $resume"
 timeout -s INT -k 20 "$left" build/evident run --protocol "$protocol" --backend cuda --db "$db" $resume \
     >> "$logs/run.log" 2>&1
 rc=$?
 echo "run rc=$rc"; grep -E "^run |^time:|^compile ahead" "$logs/run.log"
+# the commit the run records: the stamp's (make stamp, carried), or the
+# evidence names the wrong one
+python3 - "$db" <<'PY'
+import json, sqlite3, sys
+c, d = sqlite3.connect(sys.argv[1]).execute("select git_commit, git_dirty from runs order by run_id limit 1").fetchone()
+try:
+    s = json.load(open(".evident-stamp"))["commit"]
+except (OSError, ValueError, KeyError):
+    s = None
+print(f"provenance: commit {c}{' (dirty)' if d else ''}; the stamp's {s}:",
+      "the same" if c == s else "DIFFERENT: make stamp on a clean tree and carry .evident-stamp")
+PY
 python3 tools/store-times.py "$db"
 python3 tools/gpu/pack-store.py "$db" "$out/evidence.db.xz"
 if [ "$rc" = 0 ]; then

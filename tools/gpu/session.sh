@@ -39,9 +39,14 @@ t_end=$((SECONDS + secs))
 out=${OUT:-build/gpu-out}
 state=gpu-work/session
 mkdir -p "$out" "$state"
-# The copy's .git (when it came with the tree) is not the commit's: the
-# build reads the commit from .evident-stamp instead.
-[ -d .git ] && [ -f .evident-stamp ] && mv .git .git-stale
+# The copy's .git is the device's own (not the commit's) and stays where
+# it is: the run takes the commit from .evident-stamp, written for exactly
+# these measured files (src/runner/snapshot.c, ev_git_info_tree), and
+# the device re-sends the tree through that .git at the next call.  Three
+# sessions that moved it away (2026-12-06 twice, 2026-12-07) lost their
+# next call with "the call failed on the device machine"; the flagship
+# that left it (2026-12-06, 1010 jobs over several calls) did not.
+[ -d .git-stale ] && [ ! -e .git ] && mv .git-stale .git
 {
     echo "== call at $(date -u +%FT%TZ), $secs s, stamp $(cat .evident-stamp 2>/dev/null)"
     nvidia-smi --query-gpu=name,driver_version,uuid --format=csv,noheader 2>&1 | sed 's/GPU-[0-9a-f-]*/GPU-(uuid)/'
