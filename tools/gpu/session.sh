@@ -6,7 +6,7 @@
 # the repository root with .deps and .evident-stamp carried (make
 # vendor-debs, make stamp); give the call 40 s more than SECONDS.
 #
-# Steps (STEP... names some of them; default all), in this order; each is done once its marker
+# Steps (STEP... names some of them; default all but offbyone), in this order; each is done once its marker
 # gpu-work/session/STEP.done exists, and starts only when its minimum fits
 # in the time left:
 #   flagship   tools/gpu/evidence.sh (protocols/hopper.json: build,
@@ -28,7 +28,7 @@
 set -uo pipefail
 secs=${1:?usage: tools/gpu/session.sh SECONDS [flagship|aa|offbyone|hostcheck ...]}
 shift
-steps=" ${*:-flagship aa offbyone hostcheck} "
+steps=" ${*:-flagship aa hostcheck} " # offbyone on demand (run 2026-12-07, docs/experiments/your-kernel-h100)
 for s in $steps; do
     case $s in
     flagship | aa | offbyone | hostcheck) ;;
