@@ -41,11 +41,11 @@ state=gpu-work/session
 mkdir -p "$out" "$state"
 # The copy's .git is the device's own (not the commit's) and stays where
 # it is: the run takes the commit from .evident-stamp, written for exactly
-# these measured files (src/runner/snapshot.c, ev_git_info_tree), and
-# the device re-sends the tree through that .git at the next call.  Three
+# these measured files (src/runner/snapshot.c, ev_git_info_tree).  Three
 # sessions that moved it away (2026-12-06 twice, 2026-12-07) lost their
 # next call with "the call failed on the device machine"; the flagship
-# that left it (2026-12-06, 1010 jobs over several calls) did not.
+# that left it (2026-12-06, 1010 jobs over several calls) did not: the
+# likely cause is that the device re-sends the tree through that .git.
 [ -d .git-stale ] && [ ! -e .git ] && mv .git-stale .git
 {
     echo "== call at $(date -u +%FT%TZ), $secs s, stamp $(cat .evident-stamp 2>/dev/null)"
