@@ -28,8 +28,9 @@
 # OUTDIR/evidence/.  Exit 0 when every step passed, else 1 naming the
 # first that failed (the later ones still run, so the logs say as much as
 # they can); 2 when OUTDIR is missing or the tree lacks .deps.
-# EV_HOST_CHECK_BACKEND=cpu runs step 4 on the cpu backend (to try the
-# script on a machine without a GPU); PROTOCOL= overrides the protocol.
+# EV_HOST_CHECK_BACKEND=cpu runs step 4 on the cpu backend with
+# protocols/quick.json (to try the script on a machine without a GPU);
+# PROTOCOL= overrides the protocol.
 set -uo pipefail
 out=${1:-}
 if [ -z "$out" ]; then
@@ -45,6 +46,7 @@ mkdir -p "$out" || exit 2
 out=$(cd "$out" && pwd)
 backend=${EV_HOST_CHECK_BACKEND:-cuda}
 protocol=${PROTOCOL:-protocols/host-check-cuda.json}
+[ "$backend" = cpu ] && protocol=${PROTOCOL:-protocols/quick.json} # the cuda protocol's cold flush is for a GPU's L2
 jobs=$(nproc 2>/dev/null || echo 4)
 first_failed=""
 : >"$out/summary.txt"
