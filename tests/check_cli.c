@@ -530,7 +530,9 @@ START_TEST(test_make_check_names_a_missing_tool_an_unwritable_build_directory_an
         "for t in sh cc python3 git setpriv dirname; do ln -sf \"$(command -v $t)\" '%s'/$t || exit 9; done",
         bin);
     ck_assert_int_eq(sh_repo(script, &err), 0);
-    snprintf(script, sizeof script, "PATH='%s' sh mk/deps-check.sh tests", bin);
+    /* DEPS empty: on a DEPS= build (the GPU host's `make DEPS=.deps
+     * check`) make hands DEPS to the tests, and $DEPS/bin holds openssl */
+    snprintf(script, sizeof script, "PATH='%s' DEPS= sh mk/deps-check.sh tests", bin);
     ck_assert_int_eq(sh_repo(script, &err), 2);
     ck_assert_str_eq(err.data,
                      "make check: openssl: not found (Debian package openssl): make deps installs it (as "
