@@ -273,7 +273,9 @@ static const struct {
 };
 
 /* 100,000 cases: refused at once, with the limit and the reason, before
- * anything is allocated for them. */
+ * anything is allocated for them.  "At once" is the parse's own CPU time
+ * (0.28 s idle on a 2-core VM), not the wall clock, which a busy host
+ * stretches (10.5 s with 23 suites' processes on 2 CPUs). */
 START_TEST(test_a_protocol_of_100000_cases_is_refused_at_once)
 {
     ev_buf b = EV_BUF_INIT;
@@ -285,13 +287,13 @@ START_TEST(test_a_protocol_of_100000_cases_is_refused_at_once)
     for (int i = 0; i < 100000; i++)
         ck_assert_int_eq(ev_buf_printf(&b, "%s%s", i ? "," : "", good_case), EV_OK);
     ck_assert_int_eq(ev_buf_printf(&b, "]}"), EV_OK);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
     ck_assert_int_eq(ev_protocol_parse(b.data, b.len, &p, &err), EV_EFORMAT);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t1);
     ck_assert_msg(strstr(err.msg, "cases: 100000 cases, at most 4096"), "%s", err.msg);
     double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    printf("check_protocol: 100000 cases (%zu bytes) refused in %.3f s\n", b.len, s);
-    ck_assert_msg(s < 10, "took %.1f s", s);
+    printf("check_protocol: 100000 cases (%zu bytes) refused in %.3f s of CPU\n", b.len, s);
+    ck_assert_msg(s < 10, "took %.1f s of CPU", s);
     ev_buf_free(&b);
 }
 END_TEST
