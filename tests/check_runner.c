@@ -4766,12 +4766,20 @@ int main(void)
     TCase *tc = tcase_create("end-to-end");
     int failed;
 
+    /* three test cases of whole runs (tools/gpu/host-check.sh runs each
+     * test case as a process of its own, within its 10 minutes) */
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_set_timeout(tc, 900); /* a hang guard: real runs at load 8 (4x slower), ASan margin */
     tcase_add_test(tc, test_the_quick_protocol_runs_end_to_end_on_cpu);
     tcase_add_test(tc, test_every_op_of_the_vocabulary_runs_end_to_end_on_cpu_and_verifies);
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
     tcase_add_test(tc, test_a_realtime_supervisor_pinned_to_one_cpu_with_a_killed_worker_ends_the_run);
+    tcase_add_test(tc, test_what_this_host_cannot_run_is_refused_before_the_store_is_touched);
+    tcase_add_test(tc, test_a_snapshot_file_the_bundle_could_not_name_is_refused_before_measuring);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("stop-and-resume");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
     tcase_add_test(tc, test_a_run_is_resumed_only_on_the_host_that_began_it);
     tcase_add_test(tc, test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples);
@@ -4779,16 +4787,18 @@ int main(void)
     tcase_add_test(tc,
                    test_a_second_writer_or_resume_during_a_live_run_is_refused_at_once_and_disturbs_nothing);
     tcase_add_test(tc, test_a_full_disk_mid_run_leaves_no_attempt_completed_without_its_records);
-    tcase_add_test(tc, test_what_this_host_cannot_run_is_refused_before_the_store_is_touched);
-    tcase_add_test(tc, test_a_snapshot_file_the_bundle_could_not_name_is_refused_before_measuring);
     tcase_add_test(tc, test_resume_refuses_a_different_protocol);
+    tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
     suite_add_tcase(s, tc);
+    tc = tcase_create("rounds-and-subsets");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 900);
     tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
     tcase_add_test(tc, test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_and_verifies);
-    tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
     tcase_add_test(tc, test_a_subset_run_is_its_own_protocol_and_verifies);
     tcase_add_test(tc, test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused);
     tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
+    suite_add_tcase(s, tc);
     tc = tcase_create("external");
     tcase_add_checked_fixture(tc, setup, teardown); /* its stores in a fresh directory, not in / */
     tcase_set_timeout(tc, 900);
