@@ -652,30 +652,39 @@ START_TEST(test_short_does_not_apply_to_long_rows_and_a_bad_set_is_refused)
 }
 END_TEST
 
+/* The seed table with a rows4 row (0.9 of the default) after each default
+ * row whose B is not 4: malloc'd, its length in *m, the rows4 rows' count
+ * in *n4. */
+static ev_obs *seed_with_rows4(const ev_obs *seed, size_t n, size_t *m, size_t *n4)
+{
+    ev_obs *obs = calloc(2 * n, sizeof *obs);
+    ck_assert_ptr_nonnull(obs);
+    *m = *n4 = 0;
+    for (size_t i = 0; i < n; i++) {
+        obs[(*m)++] = seed[i];
+        if (seed[i].sched == EV_SCHED_DEFAULT && seed[i].default_rows != 4) {
+            obs[*m] = seed[i];
+            obs[*m].sched = EV_SCHED_ROWS4;
+            obs[(*m)++].median_us = seed[i].median_us * 0.9;
+            (*n4)++;
+        }
+    }
+    return obs;
+}
+
 /* A declared rows4 is fitted on calibration cases (and implied by the
  * default where B = 4), written in model.json with the declared list; a
  * declared schedule missing from a case, or short under a set without it,
  * is refused; the default set keeps model.json free of both keys. */
 START_TEST(test_a_declared_schedule_is_fitted_and_required)
 {
-    size_t n;
+    size_t n, m, n4;
     ev_obs *seed = load_seed(&n);
-    ev_obs *obs = calloc(2 * n, sizeof *obs);
+    ev_obs *obs = seed_with_rows4(seed, n, &m, &n4);
     ev_err err = {{0}};
     ev_fit *f = NULL;
     ev_buf js = EV_BUF_INIT;
-    size_t m = 0, n4 = 0;
     const unsigned with4 = EV_SCHEDS_DEFAULT | EV_SCHED_BIT(EV_SCHED_ROWS4);
-    ck_assert_ptr_nonnull(obs);
-    for (size_t i = 0; i < n; i++) {
-        obs[m++] = seed[i];
-        if (seed[i].sched == EV_SCHED_DEFAULT && seed[i].default_rows != 4) {
-            obs[m] = seed[i];
-            obs[m].sched = EV_SCHED_ROWS4;
-            obs[m++].median_us = seed[i].median_us * 0.9;
-            n4++;
-        }
-    }
     ck_assert_uint_eq(n4, 8);
     ev_fit_input in = {seed, n, NULL, 0, 24, 0.05, with4};
     ck_assert_int_eq(ev_model_fit(&in, &f, &err), EV_EFORMAT); /* the seed table has no rows4 */
@@ -1102,21 +1111,12 @@ START_TEST(test_evident_fit_schedules_declares_the_tables_set)
     ck_assert_ptr_nonnull(mkdtemp(dir));
     snprintf(out, sizeof out, "%s/model.json", dir);
     snprintf(csv, sizeof csv, "%s/with4.csv", dir);
-    size_t n, m = 0;
+    size_t n, m, n4;
     ev_obs *seed = load_seed(&n);
-    ev_obs *obs = calloc(2 * n, sizeof *obs);
-    ck_assert_ptr_nonnull(obs);
+    ev_obs *obs = seed_with_rows4(seed, n, &m, &n4);
     FILE *fp = fopen(csv, "w");
     ck_assert_ptr_nonnull(fp);
     fputs(seed_head, fp);
-    for (size_t i = 0; i < n; i++) {
-        obs[m++] = seed[i];
-        if (seed[i].sched == EV_SCHED_DEFAULT && seed[i].default_rows != 4) {
-            obs[m] = seed[i];
-            obs[m].sched = EV_SCHED_ROWS4;
-            obs[m++].median_us = seed[i].median_us * 0.9;
-        }
-    }
     for (size_t i = 0; i < m; i++)
         fprintf(fp, "%s,%lld,%lld,%s,%lld,%s,%.17g\n", obs[i].op, (long long)obs[i].rows,
                 (long long)obs[i].cols, obs[i].dtype, (long long)obs[i].default_rows,

@@ -69,13 +69,15 @@ def one(evident, path):
     m = json.loads(zipfile.ZipFile(path).read("model.json"))
     scheds = m.get("model_schedules", ["default", "rows1", "rows2"])
     print(f"{path}: {len(m['decisions'])} cases, schedules {','.join(scheds)}, threshold {m['threshold']}")
-    own = refit(evident, m, scheds, repr(m["threshold"]))
+    wanted = {float(t): t for t in (repr(m["threshold"]),) + THRESHOLDS}  # one refit a threshold
+    fits = {v: refit(evident, m, scheds, t) for v, t in wanted.items()}
+    own = fits[float(m["threshold"])]
     if own["coefficients"] != m["coefficients"] or [d["selected"] for d in own["decisions"]] != [
             d["selected"] for d in m["decisions"]]:
         print("  the refit of its own observations differs from the bundle's model: not this run's table")
         return 1
     for thr in THRESHOLDS:
-        cal, hold = regrets(refit(evident, m, scheds, thr), scheds)
+        cal, hold = regrets(fits[float(thr)], scheds)
         line = f"  threshold {thr}:"
         for name, x in (("calibration (LOGO)", cal), ("holdout", hold), ("all", cal + hold)):
             if x:
