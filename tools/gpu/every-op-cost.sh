@@ -8,7 +8,11 @@
 # arm (tools/every-op-compare.py).  Run from the repository root with
 # .deps carried; every step is well under 10 minutes, so run them one by
 # one where a command's time is bounded:
-#   tools/gpu/every-op-cost.sh OUT build      both builds (OUT/before is a git worktree of BEFORE)
+#   tools/gpu/every-op-cost.sh OUT build      both builds (OUT/before is a git worktree of BEFORE,
+#                                             or BEFORE's files where BEFORE names a tar file:
+#                                             the device's copy may hold no history, so make it
+#                                             here with `git archive -o gpu-work/before.tar
+#                                             6065926` and carry gpu-work/before.tar)
 #   tools/gpu/every-op-cost.sh OUT before-1   one run of seed16.json by BEFORE   (about 4 min)
 #   tools/gpu/every-op-cost.sh OUT after-1    one run by this tree               (about 4 min)
 #   tools/gpu/every-op-cost.sh OUT before-2   ...and again, in turns
@@ -28,7 +32,10 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
 build() {
-    if [ ! -d "$out/before" ]; then
+    if [ ! -d "$out/before" ] && [ -f "$before" ]; then
+        mkdir -p "$out/before" && tar -xf "$before" -C "$out/before" || return 1
+        [ -d .deps ] && ln -s "$(pwd)/.deps" "$out/before/.deps"
+    elif [ ! -d "$out/before" ]; then
         git worktree add --detach "$out/before" "$before" > "$out/worktree.log" 2>&1 || {
             cat "$out/worktree.log"
             return 1
@@ -43,7 +50,7 @@ build() {
         tail -20 "$out/build-after.log"
         return 1
     }
-    echo "built: before $(cd "$out/before" && git rev-parse --short HEAD), after $(git rev-parse --short HEAD)"
+    echo "built: before $( (cd "$out/before" && git rev-parse --short HEAD 2>/dev/null) || echo "$before"), after $(git rev-parse --short HEAD)"
 }
 
 # run WHICH N: one run of the protocol by that build into OUT/WHICH-N.db,
