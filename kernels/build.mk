@@ -52,7 +52,7 @@ CUDA_ARCH ?= sm_90
 # Each schedule's entries are a unit of their own (kernels/reduce_*.cu), so
 # that they compile side by side: one unit of them all took most of a build.
 CUDA_LIB_SRC := kernels/reduce.cu kernels/reduce_default.cu kernels/reduce_rows1.cu kernels/reduce_rows2.cu \
-                kernels/reduce_rows4.cu kernels/reduce_short.cu kernels/reduce_split.cu kernels/peer_cub.cu \
+                kernels/reduce_rows4.cu kernels/reduce_short.cu kernels/reduce_split.cu kernels/reduce_pack.cu kernels/peer_cub.cu \
                 kernels/plants_dev.cu src/runner/backend_cuda.cu
 
 ifneq ($(NVCC),)

@@ -8,6 +8,7 @@
  *   reduce_<op>_<dtype>_rows{1,2,4}  (reduce_candidates.cuh)
  *   reduce_<op>_<dtype>_short     several short rows a warp (reduce_short.cuh)
  *   reduce_<op>_<dtype>_split     one long row over a cluster (reduce_split.cuh)
+ *   reduce_<op>_<dtype>_pack      two lean rows a warp (reduce_pack.cuh; EV_AB_PACK=1 only)
  *   ev_floor                      empty kernel: the per-op launch floor
  *   ev_ceiling                    streaming 16-byte reads: the read ceiling
  */
@@ -24,6 +25,7 @@ extern "C" { /* the project's C headers (status.h carries no guards) */
 #include "reduce_candidates.cuh"
 #include "reduce_short.cuh"
 #include "reduce_split.cuh"
+#include "reduce_pack.cuh"
 
 /* The entries, each schedule compiled in a unit of its own (kernels/
  * reduce_default.cu, reduce_rows{1,2,4}.cu, reduce_short.cu,
@@ -32,6 +34,9 @@ EV_OPS_BY_DTYPES(EV_DEFAULT_DECL)
 EV_OPS_BY_DTYPES(EV_ROWS_DECL)
 EV_OPS_BY_DTYPES(EV_SHORT_DECL)
 EV_OPS_BY_DTYPES(EV_SPLIT_DECL)
+#if EV_AB_PACK
+EV_OPS_BY_DTYPES(EV_PACK_DECL)
+#endif
 
 static_assert(EV_SHORT_BLOCK == EV_SHORT_PROGRAM, "the short program's size: reduce_short.cuh and reduce_cpu.h");
 static_assert(EV_SPLIT_PROGRAMS >= 2 && EV_SPLIT_PROGRAMS <= 16 && EV_MAX_LANES % (32 * EV_SPLIT_PROGRAMS) == 0,
@@ -100,11 +105,46 @@ static const ev_entry *ev_entry_find(const char *name)
     return NULL;
 }
 
+#if EV_AB_PACK
+typedef void (*ev_pack_fn)(const void *, void *, long long, long long, long long, int);
+/* The packed entry of a default or rowsK entry (reduce_pack.cuh), by the
+ * name's op and dtype. */
+typedef struct ev_pack_entry {
+    const char *prefix, *name; /* <op>_<dtype>_, <op>_<dtype>_pack */
+    const void *func;
+} ev_pack_entry;
+#define EV_PK(OP, op, DT, dt) {#op "_" #dt "_", #op "_" #dt "_pack", (const void *)op##_##dt##_pack},
+static const ev_pack_entry ev_pack_entries[] = {EV_OPS_BY_DTYPES(EV_PK)};
+
+/* The packed entry for plan p's program (tp threads a row) where it runs
+ * it with the same bits and was measured faster (docs/perf-notes.md, v11
+ * experiment): b >= 2 rows of t = 32 lanes a row (not thin, not paired),
+ * every row on 16 bytes and of whole chunks, at most two chunks a lane;
+ * NULL otherwise. */
+static const void *ev_pack_for(const ev_launch_plan *p, const ev_shape *sh, const void *in, int64_t tp)
+{
+    int64_t esize = (int64_t)ev_dtype_size(sh->dtype), V = 16 / esize;
+    if (p->rows_per_program < 2 || p->lanes != 32 || tp != 32 || p->block[0] < 64 || p->block[0] % 64 != 0 ||
+        ((uintptr_t)in & 15u) != 0 || (sh->stride * esize) % 16 != 0 || sh->cols % V != 0 ||
+        sh->cols / V > 2 * 32)
+        return NULL;
+    for (size_t i = 0; i < sizeof ev_pack_entries / sizeof ev_pack_entries[0]; i++)
+        if (strncmp(p->entry, ev_pack_entries[i].prefix, strlen(ev_pack_entries[i].prefix)) == 0)
+            return ev_pack_entries[i].func;
+    return NULL;
+}
+#endif
+
 extern "C" const char *ev_cuda_kernel_name(const void *func)
 {
     for (size_t i = 0; i < sizeof ev_entries / sizeof ev_entries[0]; i++)
         if (ev_entries[i].func == func)
             return ev_entries[i].name;
+#if EV_AB_PACK /* a graph node names what it launched (the plan names the schedule's entry) */
+    for (size_t i = 0; i < sizeof ev_pack_entries / sizeof ev_pack_entries[0]; i++)
+        if (ev_pack_entries[i].func == func)
+            return ev_pack_entries[i].name;
+#endif
     return NULL;
 }
 
@@ -170,7 +210,15 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
                                             (long long)sh->cols, (long long)sh->stride, (int)p->lanes);
         if (ce != cudaSuccess)
             return ev_err_set(err, EV_ECUDA, "%s: launch: %s", p->entry, cudaGetErrorString(ce));
-    } else if (e->rows == -2)
+    }
+#if EV_AB_PACK
+    else if (const void *pk = e->rows >= 0 ? ev_pack_for(p, sh, b->in, tp) : NULL) {
+        dim3 half((unsigned)p->block[0] / 2);
+        ((ev_pack_fn)pk)<<<grid, half, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
+                                                (int)p->rows_per_program);
+    }
+#endif
+    else if (e->rows == -2)
         ((ev_short_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride, (int)sp);
     else if (e->rows == 0)
         ((ev_default_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
