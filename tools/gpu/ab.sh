@@ -23,9 +23,16 @@ done
 wait
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+# unit BUILD ENTRY: the object that holds ENTRY (each schedule's entries
+# are a unit of their own, kernels/build.mk: reduce_<schedule>.o)
+unit() {
+    local o=$1/cuda/reduce_${2##*_}.o
+    [ -f "$o" ] || o=$1/cuda/reduce.o
+    echo "$o"
+}
 for n in "${names[@]}"; do
-    for f in reduce_sum_fp16_rows1 reduce_max_fp16_default reduce_sum_fp32_rows1; do
-        echo "== $n: $f: $($CUOBJ -sass -fun $f build-$n/cuda/reduce.o | grep -c '/\*[0-9a-f]\{4\}\*/') SASS instructions"
+    for f in reduce_sum_fp16_rows1 reduce_max_fp16_default reduce_sum_fp32_rows1 reduce_sum_fp16_pack; do
+        echo "== $n: $f: $($CUOBJ -sass -fun $f "$(unit build-$n $f)" 2>/dev/null | grep -c '/\*[0-9a-f]\{4\}\*/') SASS instructions"
     done
 done
 for n in "${names[@]}"; do

@@ -13,9 +13,11 @@ bash tools/gpu/ab.sh "$variants" "$cases"
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 for v in $variants; do
     n=${v%%=*}
-    $CUOBJ -res-usage build-$n/cuda/reduce.o > "$out/res-$n.txt" 2>&1
+    for o in build-$n/cuda/reduce*.o; do $CUOBJ -res-usage "$o"; done > "$out/res-$n.txt" 2>&1
     for f in "$@"; do
-        $CUOBJ -sass -fun "$f" build-$n/cuda/reduce.o > "$out/sass-$n-$f.txt" 2>&1
+        o=build-$n/cuda/reduce_${f##*_}.o # each schedule's entries: a unit of their own
+        [ -f "$o" ] || o=build-$n/cuda/reduce.o
+        $CUOBJ -sass -fun "$f" "$o" > "$out/sass-$n-$f.txt" 2>&1
         echo "== $n $f: $(grep -c '/\*[0-9a-f]*\*/' "$out/sass-$n-$f.txt") SASS lines, $(grep -c 'STL\|LDL' "$out/sass-$n-$f.txt") local-memory ops"
     done
 done
