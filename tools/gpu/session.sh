@@ -6,7 +6,7 @@
 # the repository root with .deps and .evident-stamp carried (make
 # vendor-debs, make stamp); give the call 40 s more than SECONDS.
 #
-# Steps (STEP... names some of them; default all but offbyone), in this order; each is done once its marker
+# Steps (STEP... names some of them; default all but offbyone and ab), in this order; each is done once its marker
 # gpu-work/session/STEP.done exists, and starts only when its minimum fits
 # in the time left:
 #   flagship   tools/gpu/evidence.sh (protocols/hopper.json: build,
@@ -16,6 +16,11 @@
 #              flagship's 16 seed cases, same settings), resumed until it
 #              finishes; then export, verify, compare        min 150 s
 #   offbyone   tools/gpu/python-arms.sh install, then offbyone   min 200 s
+#   ab         a kernel A/B (tools/gpu/ab.sh: AB_VARIANTS on AB_CASES,
+#              default the v11 experiment, docs/perf-notes.md, with
+#              17x1024 fp16 as the control), then the two builds'
+#              kernel-bench again in turns (AB_CASES): a second pair of
+#              runs in the same call                           min 240 s
 #   hostcheck  tools/gpu/host-check.sh (make DEPS=.deps check and a short
 #              cuda make evidence)                           min 560 s
 # The flagship's run and the A/A run are stopped cleanly (SIGINT) before
@@ -26,13 +31,13 @@
 # ran in this call: its folder gpu-work/session/STEP (logs, ROOT, the
 # store xz-compressed, the bundle where small), stores (*.db) left out.
 set -uo pipefail
-secs=${1:?usage: tools/gpu/session.sh SECONDS [flagship|aa|offbyone|hostcheck ...]}
+secs=${1:?usage: tools/gpu/session.sh SECONDS [flagship|aa|offbyone|ab|hostcheck ...]}
 shift
 steps=" ${*:-flagship aa hostcheck} " # offbyone on demand (run 2026-12-07, docs/experiments/your-kernel-h100)
 for s in $steps; do
     case $s in
-    flagship | aa | offbyone | hostcheck) ;;
-    *) echo "tools/gpu/session.sh: unknown step '$s' (flagship, aa, offbyone, hostcheck)" >&2; exit 2 ;;
+    flagship | aa | offbyone | ab | hostcheck) ;;
+    *) echo "tools/gpu/session.sh: unknown step '$s' (flagship, aa, offbyone, ab, hostcheck)" >&2; exit 2 ;;
     esac
 done
 t_end=$((SECONDS + secs))
@@ -114,6 +119,15 @@ offbyone() {
     rm -rf "$state/offbyone/prefix" # the installed programs: rebuilt in a second, megabytes to bring back
     return "$rc"
 }
+ab() {
+    local v=${AB_VARIANTS:-base= pack=-DEV_AB_PACK=1} c=${AB_CASES:-0,1,8,9,14,15,34,49} n
+    OUT=$state/ab bash tools/gpu/ab.sh "$v" "$c" || return
+    for n in $v; do
+        n=${n%%=*}
+        KB_CASES=$c build-$n/kernel-bench >"$state/ab/bench2-$n.txt" 2>&1 || return
+    done
+    touch "$state/ab.done"
+}
 hostcheck() {
     bash tools/gpu/host-check.sh "$state/hostcheck" && touch "$state/hostcheck.done"
 }
@@ -121,6 +135,7 @@ hostcheck() {
 run_step flagship 150 flagship &&
     run_step aa 150 aa
 run_step offbyone 200 offbyone
+run_step ab 240 ab
 run_step hostcheck 560 hostcheck
 echo "== end: $(left) s left; done: $(cd "$state" && ls *.done 2>/dev/null | tr '\n' ' ')" | tee -a "$state/summary.txt"
 cp "$state/summary.txt" "$out/summary.txt"
