@@ -78,7 +78,8 @@ typedef void (*ev_split_fn)(const void *, void *, long long, long long, long lon
 typedef struct ev_entry {
     const char *name;
     const void *func;
-    int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (b from the row); -3 split */
+    int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (b from the row); -3 split;
+               * -4 packed (EV_AB_PACK: the launcher's choice, never a plan's entry) */
 } ev_entry;
 
 /* Every op x dtype of the vocabulary (src/common/vocab.h), each schedule. */
@@ -89,9 +90,15 @@ typedef struct ev_entry {
         {#op "_" #dt "_rows4", (const void *)op##_##dt##_rows4, 4},                                    \
         {#op "_" #dt "_short", (const void *)op##_##dt##_short, -2},                                   \
         {#op "_" #dt "_split", (const void *)op##_##dt##_split, -3},
+#if EV_AB_PACK
+#define EV_EP(OP, op, DT, dt) {#op "_" #dt "_pack", (const void *)op##_##dt##_pack, -4},
+#else
+#define EV_EP(OP, op, DT, dt)
+#endif
 
 static const ev_entry ev_entries[] = {
     EV_OPS_BY_DTYPES(EV_E)
+    EV_OPS_BY_DTYPES(EV_EP)
     {"ev_floor", (const void *)ev_floor, -1},
     {"ev_ceiling", (const void *)ev_ceiling, -1},
 };
@@ -107,44 +114,32 @@ static const ev_entry *ev_entry_find(const char *name)
 
 #if EV_AB_PACK
 typedef void (*ev_pack_fn)(const void *, void *, long long, long long, long long, int);
-/* The packed entry of a default or rowsK entry (reduce_pack.cuh), by the
- * name's op and dtype. */
-typedef struct ev_pack_entry {
-    const char *prefix, *name; /* <op>_<dtype>_, <op>_<dtype>_pack */
-    const void *func;
-} ev_pack_entry;
-#define EV_PK(OP, op, DT, dt) {#op "_" #dt "_", #op "_" #dt "_pack", (const void *)op##_##dt##_pack},
-static const ev_pack_entry ev_pack_entries[] = {EV_OPS_BY_DTYPES(EV_PK)};
-
-/* The packed entry for plan p's program (tp threads a row) where it runs
- * it with the same bits and was measured faster (docs/perf-notes.md, v11
- * experiment): b >= 2 rows of t = 32 lanes a row (not thin, not paired),
- * every row on 16 bytes and of whole chunks, at most two chunks a lane;
- * NULL otherwise. */
-static const void *ev_pack_for(const ev_launch_plan *p, const ev_shape *sh, const void *in, int64_t tp)
+/* The packed entry (reduce_pack.cuh) for plan p's program (tp threads a
+ * row) where it runs it with the same bits and was measured faster
+ * (docs/perf-notes.md, v11 experiment): b >= 2 rows of t = 32 lanes a row
+ * (not thin, not paired), every row on 16 bytes and of whole chunks, at
+ * most two chunks a lane; NULL otherwise.  Its name is the plan's entry's
+ * with _pack for the schedule. */
+static const ev_entry *ev_pack_for(const ev_launch_plan *p, const ev_shape *sh, const void *in, int64_t tp)
 {
     int64_t esize = (int64_t)ev_dtype_size(sh->dtype), V = 16 / esize;
+    const char *u = strrchr(p->entry, '_');
+    char name[96];
     if (p->rows_per_program < 2 || p->lanes != 32 || tp != 32 || p->block[0] < 64 || p->block[0] % 64 != 0 ||
         ((uintptr_t)in & 15u) != 0 || (sh->stride * esize) % 16 != 0 || sh->cols % V != 0 ||
-        sh->cols / V > 2 * 32)
+        sh->cols / V > 2 * 32 || !u)
         return NULL;
-    for (size_t i = 0; i < sizeof ev_pack_entries / sizeof ev_pack_entries[0]; i++)
-        if (strncmp(p->entry, ev_pack_entries[i].prefix, strlen(ev_pack_entries[i].prefix)) == 0)
-            return ev_pack_entries[i].func;
-    return NULL;
+    snprintf(name, sizeof name, "%.*s_pack", (int)(u - p->entry), p->entry);
+    return ev_entry_find(name);
 }
 #endif
+
 
 extern "C" const char *ev_cuda_kernel_name(const void *func)
 {
     for (size_t i = 0; i < sizeof ev_entries / sizeof ev_entries[0]; i++)
         if (ev_entries[i].func == func)
             return ev_entries[i].name;
-#if EV_AB_PACK /* a graph node names what it launched (the plan names the schedule's entry) */
-    for (size_t i = 0; i < sizeof ev_pack_entries / sizeof ev_pack_entries[0]; i++)
-        if (ev_pack_entries[i].func == func)
-            return ev_pack_entries[i].name;
-#endif
     return NULL;
 }
 
@@ -165,7 +160,7 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
     const ev_shape *sh = &b->shape;
     dim3 grid((unsigned)p->grid[0]), block((unsigned)p->block[0]);
 
-    if (e == NULL || e->rows == -1)
+    if (e == NULL || e->rows == -1 || e->rows == -4)
         return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
     int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
     int64_t g = e->rows == -3 ? ev_split_programs(sh->cols, sh->dtype) : 1; /* programs a row */
@@ -212,10 +207,10 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
             return ev_err_set(err, EV_ECUDA, "%s: launch: %s", p->entry, cudaGetErrorString(ce));
     }
 #if EV_AB_PACK
-    else if (const void *pk = e->rows >= 0 ? ev_pack_for(p, sh, b->in, tp) : NULL) {
+    else if (const ev_entry *pk = e->rows >= 0 ? ev_pack_for(p, sh, b->in, tp) : NULL) {
         dim3 half((unsigned)p->block[0] / 2);
-        ((ev_pack_fn)pk)<<<grid, half, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
-                                                (int)p->rows_per_program);
+        ((ev_pack_fn)pk->func)<<<grid, half, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
+                                                      (int)p->rows_per_program);
     }
 #endif
     else if (e->rows == -2)

@@ -4760,16 +4760,25 @@ START_TEST(test_ev_rules_check_holds_a_completed_attempt_to_physical_plausibilit
 }
 END_TEST
 
+/* A test case whose tests each run in a fresh directory (setup,
+ * teardown), with a hang guard of timeout_s seconds. */
+static TCase *runs_case(const char *name, int timeout_s)
+{
+    TCase *tc = tcase_create(name);
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, timeout_s);
+    return tc;
+}
+
 int main(void)
 {
     Suite *s = suite_create("runner");
-    TCase *tc = tcase_create("end-to-end");
+    /* three test cases of whole runs (tools/gpu/host-check.sh runs each
+     * test case as a process of its own, within its 10 minutes); 900 s, a
+     * hang guard: real runs at load 8 (4x slower), ASan margin */
+    TCase *tc = runs_case("end-to-end", 900);
     int failed;
 
-    /* three test cases of whole runs (tools/gpu/host-check.sh runs each
-     * test case as a process of its own, within its 10 minutes) */
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 900); /* a hang guard: real runs at load 8 (4x slower), ASan margin */
     tcase_add_test(tc, test_the_quick_protocol_runs_end_to_end_on_cpu);
     tcase_add_test(tc, test_every_op_of_the_vocabulary_runs_end_to_end_on_cpu_and_verifies);
     tcase_add_test(tc, test_every_outcome_class_is_recorded_and_rescue_retries_only_the_retryable);
@@ -4777,9 +4786,7 @@ int main(void)
     tcase_add_test(tc, test_what_this_host_cannot_run_is_refused_before_the_store_is_touched);
     tcase_add_test(tc, test_a_snapshot_file_the_bundle_could_not_name_is_refused_before_measuring);
     suite_add_tcase(s, tc);
-    tc = tcase_create("stop-and-resume");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 900);
+    tc = runs_case("stop-and-resume", 900);
     tcase_add_test(tc, test_sigint_stops_the_run_cleanly_and_resume_finishes_it);
     tcase_add_test(tc, test_a_run_is_resumed_only_on_the_host_that_began_it);
     tcase_add_test(tc, test_a_killed_supervisor_resumes_without_losing_or_duplicating_samples);
@@ -4790,49 +4797,35 @@ int main(void)
     tcase_add_test(tc, test_resume_refuses_a_different_protocol);
     tcase_add_test(tc, test_sigterm_is_honoured_in_every_phase_and_resume_finishes_the_run);
     suite_add_tcase(s, tc);
-    tc = tcase_create("rounds-and-subsets");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 900);
+    tc = runs_case("rounds-and-subsets", 900);
     tcase_add_test(tc, test_a_three_round_run_with_rows4_completes_exports_and_verifies);
     tcase_add_test(tc, test_a_run_declaring_rows4_and_short_to_the_model_completes_exports_and_verifies);
     tcase_add_test(tc, test_a_subset_run_is_its_own_protocol_and_verifies);
     tcase_add_test(tc, test_auto_in_a_subset_uses_the_named_bundles_model_or_is_refused);
     tcase_add_test(tc, test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_cleanly);
     suite_add_tcase(s, tc);
-    tc = tcase_create("external");
-    tcase_add_checked_fixture(tc, setup, teardown); /* its stores in a fresh directory, not in / */
-    tcase_set_timeout(tc, 900);
+    tc = runs_case("external", 900); /* its stores in a fresh directory, not in / */
     tcase_add_test(tc, test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_its_jobs);
     tcase_add_test(tc, test_every_cheat_of_the_gallery_ends_as_a_recorded_failure);
     suite_add_tcase(s, tc);
-    tc = tcase_create("python");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 600);
+    tc = runs_case("python", 600);
     tcase_add_test(tc, test_a_numpy_arm_runs_under_the_protocol_and_its_bundle_verifies);
     tcase_add_test(tc, test_each_bad_python_arm_is_a_recorded_failure_with_its_reason_and_the_run_goes_on);
     suite_add_tcase(s, tc);
-    tc = tcase_create("ext-yours");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 600);
+    tc = runs_case("ext-yours", 600);
     tcase_add_test(tc, test_a_protocol_outside_the_repository_runs_its_kernels_and_says_what_is_wrong);
     suite_add_tcase(s, tc);
-    tc = tcase_create("ext-build");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
+    tc = runs_case("ext-build", 300);
     tcase_add_test(tc, test_an_external_kernel_built_in_two_directories_has_one_sha256);
     tcase_add_test(tc, test_a_built_kernel_names_the_entries_it_defines);
     tcase_add_test(
         tc, test_verify_bundle_rebuilds_an_external_kernel_and_fails_a_receipt_its_members_do_not_give);
     suite_add_tcase(s, tc);
-    tc = tcase_create("isolation");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 300);
+    tc = runs_case("isolation", 300);
     tcase_add_test(tc, test_a_job_that_leaves_a_process_running_fails_naming_it_and_nothing_survives);
     tcase_add_test(tc, test_foreign_cpu_time_on_the_measuring_cpu_is_recorded_per_sample_and_reported);
     suite_add_tcase(s, tc);
-    tc = tcase_create("shards");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 900);
+    tc = runs_case("shards", 900);
     tcase_add_test(tc, test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms);
     tcase_add_test(tc, test_shard_options_are_refused_in_one_line_when_malformed);
     tcase_add_test(tc, test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_verifies);
@@ -4847,9 +4840,7 @@ int main(void)
     tcase_add_test(tc, test_gpus_refuses_a_bad_list_too_few_cpus_and_shard_options_in_one_line);
     suite_add_tcase(s, tc);
 
-    tc = tcase_create("worker");
-    tcase_add_checked_fixture(tc, setup, teardown);
-    tcase_set_timeout(tc, 240);
+    tc = runs_case("worker", 240);
     tcase_add_test(tc, test_cpu_receipts_equal_the_selectors_plan_for_every_schedule);
     tcase_add_test(tc, test_the_auto_arm_launches_the_selectors_choice_and_the_wrong_schedule_arm_does_not);
     tcase_add_test(tc, test_the_wrong_schedule_fault_arm_is_planned_beside_auto_in_the_policy_phase);

@@ -89,7 +89,7 @@ step build make DEPS=.deps -j"$jobs" all tests
 # every suite but check_csv at once, each within the 10 minutes; the
 # suites that failed are named last.  check_runner, about half of the
 # suites' time alone (556 s of 948 on an idle 2-core VM), runs as one
-# process a test case (CK_RUN_CASE: its tcase_create names), and its
+# process a test case (CK_RUN_CASE: the names its runs_case and tcase_create give), and its
 # parts must add up to every test it has.
 every_suite() {
     local n c failed="" ran want
@@ -98,7 +98,7 @@ every_suite() {
         n=${n%.c}
         [ "$n" = check_csv ] && continue
         if [ "$n" = check_runner ]; then
-            for c in $(grep -o 'tcase_create("[^"]*")' "$f" | sed 's/tcase_create("\(.*\)")/\1/'); do
+            for c in $(grep -oE '(tcase_create|runs_case)\("[^"]*"' "$f" | sed 's/.*("\(.*\)"/\1/'); do
                 (CK_RUN_CASE=$c timeout 600 make DEPS=.deps check-run SUITES="$n" >"$out/check-$n-$c.log" 2>&1 ||
                     echo "$n ($c) exit $?" >>"$out/check-failed.txt") &
             done
