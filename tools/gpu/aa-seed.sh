@@ -11,8 +11,8 @@
 # uncertainty, docs/intervals.md).  The two runs' protocols differ in their
 # case lists only; the comparison's header says so.  Results under $OUT:
 # aa.db.xz, aa.zip, verify-aa.txt, compare.md, compare.json, agreement.txt.
-# Run after `make DEPS=.deps -j16 all`, with .deps and .evident-stamp
-# carried.  Not a CI gate.
+# Run with .deps and .evident-stamp carried (it makes the build itself).
+# Not a CI gate.
 set -uo pipefail
 secs=${1:?usage: tools/gpu/aa-seed.sh SECONDS FLAGSHIP.zip}
 flag=${2:?usage: tools/gpu/aa-seed.sh SECONDS FLAGSHIP.zip}
@@ -20,6 +20,9 @@ out=${OUT:-build/gpu-out}
 db=gpu-work/aa.db
 mkdir -p "$out" gpu-work
 [ -e "$flag" ] || { echo "tools/gpu/aa-seed.sh: no flagship bundle $flag: run tools/gpu/evidence.sh first" >&2; exit 2; }
+# the build again: a call carries .deps anew, without the libraries an
+# earlier call's build unpacked from it (a no-op otherwise)
+make DEPS=.deps -j16 all > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 resume=""
 [ -e "$db" ] && resume="--resume"
 t0=$(date +%s)

@@ -15,6 +15,10 @@ import sys
 if len(sys.argv) != 3:
     sys.exit("usage: tools/gpu/pack-store.py DB OUT.xz")
 db, out = sys.argv[1], sys.argv[2]
+if not os.path.isfile(db):
+    # sqlite3.connect would create an empty store, which the next call's
+    # run would then try to --resume
+    sys.exit("tools/gpu/pack-store.py: no store %s (the run did not start: its log says why)" % db)
 c = sqlite3.connect(db)
 c.execute("PRAGMA wal_checkpoint(TRUNCATE)")
 n_samples = c.execute("select count(*) from samples").fetchone()[0]
