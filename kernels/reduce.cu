@@ -8,7 +8,7 @@
  *   reduce_<op>_<dtype>_rows{1,2,4}  (reduce_candidates.cuh)
  *   reduce_<op>_<dtype>_short     several short rows a warp (reduce_short.cuh)
  *   reduce_<op>_<dtype>_split     one long row over a cluster (reduce_split.cuh)
- *   reduce_<op>_<dtype>_pack      two lean rows a warp (reduce_pack.cuh; EV_AB_PACK=1 only)
+ *   reduce_<op>_<dtype>_pack      two lean rows a warp (reduce_pack.cuh; launch rule 2)
  *   ev_floor                      empty kernel: the per-op launch floor
  *   ev_ceiling                    streaming 16-byte reads: the read ceiling
  */
@@ -34,9 +34,7 @@ EV_OPS_BY_DTYPES(EV_DEFAULT_DECL)
 EV_OPS_BY_DTYPES(EV_ROWS_DECL)
 EV_OPS_BY_DTYPES(EV_SHORT_DECL)
 EV_OPS_BY_DTYPES(EV_SPLIT_DECL)
-#if EV_AB_PACK
 EV_OPS_BY_DTYPES(EV_PACK_DECL)
-#endif
 
 static_assert(EV_SHORT_BLOCK == EV_SHORT_PROGRAM, "the short program's size: reduce_short.cuh and reduce_cpu.h");
 static_assert(EV_SPLIT_PROGRAMS >= 2 && EV_SPLIT_PROGRAMS <= 16 && EV_MAX_LANES % (32 * EV_SPLIT_PROGRAMS) == 0,
@@ -74,12 +72,13 @@ typedef void (*ev_default_fn)(const void *, void *, long long, long long, long l
 typedef void (*ev_rows_fn)(const void *, void *, long long, long long, long long, int, int);
 typedef void (*ev_short_fn)(const void *, void *, long long, long long, long long, int);
 typedef void (*ev_split_fn)(const void *, void *, long long, long long, long long, int);
+typedef void (*ev_pack_fn)(const void *, void *, long long, long long, long long, int);
 
 typedef struct ev_entry {
     const char *name;
     const void *func;
     int rows; /* 0: default entry (runtime b); -1 floor, ceiling; -2 short (b from the row); -3 split;
-               * -4 packed (EV_AB_PACK: the launcher's choice, never a plan's entry) */
+               * -4 packed (a default or rowsK program's b rows, two a warp) */
 } ev_entry;
 
 /* Every op x dtype of the vocabulary (src/common/vocab.h), each schedule. */
@@ -89,16 +88,11 @@ typedef struct ev_entry {
         {#op "_" #dt "_rows2", (const void *)op##_##dt##_rows2, 2},                                    \
         {#op "_" #dt "_rows4", (const void *)op##_##dt##_rows4, 4},                                    \
         {#op "_" #dt "_short", (const void *)op##_##dt##_short, -2},                                   \
-        {#op "_" #dt "_split", (const void *)op##_##dt##_split, -3},
-#if EV_AB_PACK
-#define EV_EP(OP, op, DT, dt) {#op "_" #dt "_pack", (const void *)op##_##dt##_pack, -4},
-#else
-#define EV_EP(OP, op, DT, dt)
-#endif
+        {#op "_" #dt "_split", (const void *)op##_##dt##_split, -3},                                   \
+        {#op "_" #dt "_pack", (const void *)op##_##dt##_pack, -4},
 
 static const ev_entry ev_entries[] = {
     EV_OPS_BY_DTYPES(EV_E)
-    EV_OPS_BY_DTYPES(EV_EP)
     {"ev_floor", (const void *)ev_floor, -1},
     {"ev_ceiling", (const void *)ev_ceiling, -1},
 };
@@ -112,27 +106,20 @@ static const ev_entry *ev_entry_find(const char *name)
     return NULL;
 }
 
-#if EV_AB_PACK
-typedef void (*ev_pack_fn)(const void *, void *, long long, long long, long long, int);
-/* The packed entry (reduce_pack.cuh) for plan p's program (tp threads a
- * row) where it runs it with the same bits and was measured faster
- * (docs/perf-notes.md, v11 experiment): b >= 2 rows of t = 32 lanes a row
- * (not thin, not paired), every row on 16 bytes and of whole chunks, at
- * most two chunks a lane; NULL otherwise.  Its name is the plan's entry's
- * with _pack for the schedule. */
-static const ev_entry *ev_pack_for(const ev_launch_plan *p, const ev_shape *sh, const void *in, int64_t tp)
+/* Returns 0 where plan p's packed program (launch rule 2, kernels/
+ * selector.h) fits binding sh with input in: b >= 2 rows of t = 32 lanes,
+ * a row's threads tp = 32 (not thin, not paired), every row on 16 bytes
+ * and of whole chunks, at most two chunks a lane, half a block of whole
+ * pairs of warps, and an input on 16 bytes (its vector loads); else -1. */
+static int ev_pack_fits(const ev_launch_plan *p, const ev_shape *sh, const void *in, int64_t tp)
 {
     int64_t esize = (int64_t)ev_dtype_size(sh->dtype), V = 16 / esize;
-    const char *u = strrchr(p->entry, '_');
-    char name[96];
-    if (p->rows_per_program < 2 || p->lanes != 32 || tp != 32 || p->block[0] < 64 || p->block[0] % 64 != 0 ||
-        ((uintptr_t)in & 15u) != 0 || (sh->stride * esize) % 16 != 0 || sh->cols % V != 0 ||
-        sh->cols / V > 2 * 32 || !u)
-        return NULL;
-    snprintf(name, sizeof name, "%.*s_pack", (int)(u - p->entry), p->entry);
-    return ev_entry_find(name);
+    return p->rows_per_program >= 2 && p->lanes == 32 && tp == 32 && p->block[0] >= 32 &&
+                   p->block[0] % 32 == 0 && ((uintptr_t)in & 15u) == 0 && (sh->stride * esize) % 16 == 0 &&
+                   sh->cols % V == 0 && sh->cols / V <= 2 * 32
+               ? 0
+               : -1;
 }
-#endif
 
 
 extern "C" const char *ev_cuda_kernel_name(const void *func)
@@ -160,11 +147,18 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
     const ev_shape *sh = &b->shape;
     dim3 grid((unsigned)p->grid[0]), block((unsigned)p->block[0]);
 
-    if (e == NULL || e->rows == -1 || e->rows == -4)
+    if (e == NULL || e->rows == -1)
         return ev_err_set(err, EV_EINVAL, "cuda launch: unknown entry %s", p->entry);
     int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
     int64_t g = e->rows == -3 ? ev_split_programs(sh->cols, sh->dtype) : 1; /* programs a row */
-    int64_t tp = e->rows >= 0 ? ev_row_threads(sh->cols, sh->stride, sh->dtype, p->rows_per_program) : 0; /* a row's threads */
+    int64_t tp = e->rows >= 0 || e->rows == -4
+                     ? ev_row_threads(sh->cols, sh->stride, sh->dtype, p->rows_per_program)
+                     : 0; /* a row's threads */
+    if (e->rows == -4 && ev_pack_fits(p, sh, b->in, tp))
+        return ev_err_set(err, EV_EINVAL,
+                          "cuda launch: plan %s: the packed program needs b >= 2 lean rows of 32 lanes, at "
+                          "most two 16-byte chunks a lane, and an input on 16 bytes",
+                          p->entry);
     if ((e->rows == -2 && (sp < 1 || p->rows_per_program != EV_SHORT_PROGRAM / sp ||
                            p->block[0] != EV_SHORT_PROGRAM)) ||
         (e->rows == -3 && (g < 1 || p->rows_per_program != 1 || p->block[0] != p->lanes / g)) ||
@@ -172,7 +166,7 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         p->lanes != ev_reduce_lanes(sh->cols, sh->dtype) ||
         p->grid[0] != (sh->rows / p->rows_per_program + (sh->rows % p->rows_per_program != 0)) * g ||
         p->grid[0] > 0x7fffffff || p->block[0] < 32 || p->block[0] > 1024 ||
-        p->block[0] % (tp > 0 ? (tp < 32 ? 32 : tp) : p->lanes / g) != 0)
+        p->block[0] % (e->rows == -4 ? 32 : tp > 0 ? (tp < 32 ? 32 : tp) : p->lanes / g) != 0)
         return ev_err_set(err, EV_EINVAL, "cuda launch: plan %s does not match the binding", p->entry);
     if (sh->rows == 0)
         return EV_OK;
@@ -206,13 +200,9 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
         if (ce != cudaSuccess)
             return ev_err_set(err, EV_ECUDA, "%s: launch: %s", p->entry, cudaGetErrorString(ce));
     }
-#if EV_AB_PACK
-    else if (const ev_entry *pk = e->rows >= 0 ? ev_pack_for(p, sh, b->in, tp) : NULL) {
-        dim3 half((unsigned)p->block[0] / 2);
-        ((ev_pack_fn)pk->func)<<<grid, half, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
-                                                      (int)p->rows_per_program);
-    }
-#endif
+    else if (e->rows == -4)
+        ((ev_pack_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride,
+                                                     (int)p->rows_per_program);
     else if (e->rows == -2)
         ((ev_short_fn)e->func)<<<grid, block, 0, s>>>(b->in, b->out, sh->rows, sh->cols, sh->stride, (int)sp);
     else if (e->rows == 0)

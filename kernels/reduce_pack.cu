@@ -1,6 +1,6 @@
 /*
- * reduce_pack.cu: the packed program's entries (reduce_pack.cuh), built
- * only for the experiment (EV_AB_PACK=1), in a unit of their own.
+ * reduce_pack.cu: the packed program's entries (reduce_pack.cuh), in a
+ * unit of their own.
  */
 extern "C" { /* the project's C headers (status.h carries no guards) */
 #include "status.h"
@@ -9,6 +9,4 @@ extern "C" { /* the project's C headers (status.h carries no guards) */
 
 #include "reduce_pack.cuh"
 
-#if EV_AB_PACK
 EV_OPS_BY_DTYPES(EV_PACK_ENTRY)
-#endif

@@ -1,28 +1,21 @@
 /*
- * reduce_pack.cuh: the packed program, an experiment (EV_AB_PACK=1, off by
- * default; docs/perf-notes.md, "v11 experiment"): a default or rowsK program
- * of b >= 2 lean rows of t = 32 lanes and at most two chunks a lane (rows
- * of 64 chunks or fewer that the thin program does not take) by half its
- * threads, one warp two adjacent rows.  Thread k executes lane k of both
- * rows, each as in the t-lane lean program (the same chunks into the same
- * lane's slots, the slot tree, the lane butterfly): the same bits.  What
- * changes is the launch: half the warps, two rows' loads in flight a
- * thread, as torch.compile's kernel on 1024x512 fp16 (docs/perf-notes.md,
- * "After v10").  Its own entry, chosen by the launcher (kernels/reduce.cu),
- * so that no other program's code moves (v10: code added to the shared
- * entry moved the time of paths that did not change).  Not the selector's
- * plan yet: the plan (and the verifier, which checks every graph node
- * against it) names the schedule's entry and b t threads; landing it means
- * a plan rule that bundles measured before it are still checked by.
+ * reduce_pack.cuh: the packed program (kernels v11, launch rule 2 of
+ * kernels/selector.h; docs/perf-notes.md, "v11"): a default or rowsK
+ * program of b >= 2 lean rows of t = 32 lanes and at most two chunks a
+ * lane (rows of 64 chunks or fewer that the thin program does not take) by
+ * half its threads, one warp two adjacent rows.  Thread k executes lane k
+ * of both rows, each as in the t-lane lean program (the same chunks into
+ * the same lane's slots, the slot tree, the lane butterfly): the same
+ * bits.  What changes is the launch: half the warps, two rows' loads in
+ * flight a thread, as torch.compile's kernel on 1024x512 fp16
+ * (docs/perf-notes.md, "After v10").  Its own entry, which the selector's
+ * plan names (so that no other program's code moves: v10's code added to
+ * the shared entry moved the time of paths that did not change).
  */
 #ifndef EV_REDUCE_PACK_CUH
 #define EV_REDUCE_PACK_CUH
 
 #include "reduce_default.cuh"
-
-#ifndef EV_AB_PACK
-#define EV_AB_PACK 0
-#endif
 
 /*
  * Rows [blockIdx.x * b, + b) of in, two a warp, 2 blockDim.x / 32 rows a

@@ -34,13 +34,71 @@ int64_t ev_sched_split_of(ev_sched s, int64_t N, ev_dtype dt)
     return s == EV_SCHED_SPLIT ? ev_split_programs(N, dt) : 1;
 }
 
+/* See selector.h. */
+int ev_launch_rule_declared(const char *text, size_t n)
+{
+    static const char key[] = "#define EV_LAUNCH_RULE";
+    const size_t k = sizeof key - 1;
+    int rule = 1, seen = 0;
+    for (size_t i = 0; i + k <= n; i++) {
+        size_t j = i + k;
+        long v = 0;
+        if ((i > 0 && text[i - 1] != '\n') || memcmp(text + i, key, k) || j >= n ||
+            (text[j] != ' ' && text[j] != '\t'))
+            continue;
+        while (j < n && (text[j] == ' ' || text[j] == '\t'))
+            j++;
+        if (j >= n || text[j] < '1' || text[j] > '9' || seen++)
+            return -1;
+        while (j < n && text[j] >= '0' && text[j] <= '9' && v < 1000000)
+            v = v * 10 + (text[j++] - '0');
+        if (j < n && text[j] != ' ' && text[j] != '\t' && text[j] != '\n' && text[j] != '/')
+            return -1;
+        rule = (int)v;
+    }
+    return rule;
+}
+
+/* The packed program's plan (launch rule 2, selector.h) in place of p, a
+ * cuda default or rowsK plan of s with rt threads a row and n programs on
+ * S SMs, where it was measured faster (docs/perf-notes.md, v11): a SUM of
+ * b >= 4 lean rows of t = rt = 32 lanes, whole chunks on 16 bytes, at
+ * most two chunks a lane, on a grid of at least one program an SM (n >= S
+ * > 0).  Returns 0 where it applies (p changed), else -1 (p as it was). */
+static int sel_pack(ev_launch_plan *p, const ev_shape *s, int64_t rt, int64_t n, int64_t S)
+{
+    int64_t es = (int64_t)ev_dtype_size(s->dtype), V = 16 / es;
+    char name[sizeof p->entry] = {0};
+    int len;
+    if (s->op != EV_OP_SUM || p->rows_per_program < 4 || S < 1 || n < S || p->lanes != 32 || rt != 32 ||
+        p->block[0] % 64 != 0 || (s->stride * es) % 16 != 0 || s->cols % V != 0 || s->cols / V > 2 * 32)
+        return -1;
+    len = snprintf(name, sizeof name, "%s_%s_pack", ev_op_name(s->op), ev_dtype_name(s->dtype));
+    if (len < 0 || (size_t)len >= sizeof name)
+        return -1;
+    memcpy(p->entry, name, sizeof name);
+    p->block[0] /= 2;
+    return 0;
+}
+
+/* See selector.h. */
 ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B, int64_t threads,
                            ev_launch_plan *out, ev_err *err)
+{
+    return ev_selector_plan_rule(EV_LAUNCH_RULE, be, s, sched, B, threads, out, err);
+}
+
+/* See selector.h. */
+ev_status ev_selector_plan_rule(int rule, ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B,
+                                int64_t threads, ev_launch_plan *out, ev_err *err)
 {
     ev_launch_plan p;
     int64_t b, t, n;
     int len;
 
+    if (rule < 1 || rule > EV_LAUNCH_RULE)
+        return ev_err_set(err, EV_EINVAL, "selector: launch rule %d (this code knows 1 to %d)", rule,
+                          EV_LAUNCH_RULE);
     if ((unsigned)s->op >= EV_OP_COUNT || ev_dtype_size(s->dtype) == 0 || s->rows < 0 || s->cols < 1 ||
         s->stride < s->cols)
         return ev_err_set(err, EV_EINVAL, "selector: bad shape");
@@ -89,6 +147,8 @@ ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched,
             threads > 0 && n >= 2 * threads ? (rt > EV_PROGRAM_THREADS ? rt : EV_PROGRAM_THREADS) : 1024;
         int64_t th = b > cap / rt ? cap : b * rt;
         p.block[0] = (th + 31) / 32 * 32;
+        if (rule >= 2)
+            (void)sel_pack(&p, s, rt, n, threads);
     } else {
         p.block[0] = b;
     }

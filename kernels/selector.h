@@ -24,6 +24,13 @@
  * The cpu backend's receipt: the same entry name, grid = (tasks, 1, 1) and
  * block = (rows per task, 1, 1); split runs a row a task there (G = 1: a
  * host thread has no cluster to spread a row over).
+ * Launch rule 2 (EV_LAUNCH_RULE; docs/perf-notes.md, v11): on cuda a
+ * default or rowsK program of a SUM of b >= 4 lean rows (rt = t = 32
+ * lanes, whole chunks on 16 bytes, at most two chunks a lane), on a grid
+ * of at least one program an SM (ceil(R / b) >= S), runs as
+ * "<op>_<dtype>_pack" (reduce_pack.cuh) with half the block: two rows a
+ * warp, the same bits.  Rule 1 is the plan without it; the verifier plans
+ * a bundle by the rule its bundled code declares.
  * The decision among the schedules is the cost model's (model/select.h,
  * ev_selector_select), for any binding, among the protocol's declared
  * schedules; without coefficients the default is kept.
@@ -31,6 +38,7 @@
 #ifndef EV_SELECTOR_H
 #define EV_SELECTOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "binding.h"
@@ -41,6 +49,27 @@
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/*
+ * The launch rule this code plans by.  Its value is read back from the
+ * bytes of this file as a bundle carries them (sources/, EV_LAUNCH_RULE_
+ * SOURCE) by ev_launch_rule_declared: keep the line as it is, one
+ * #define with a number; raise it with every change to a plan, so that the
+ * verifier checks earlier bundles by their own rule.  1: before the packed
+ * program (bundles whose code has no such line); 2: the packed program.
+ */
+#ifndef EV_LAUNCH_RULE /* -DEV_LAUNCH_RULE=1: an A/B build (tools/gpu/ab.sh), never a run's */
+#define EV_LAUNCH_RULE 2
+#endif
+#define EV_LAUNCH_RULE_SOURCE "kernels/selector.h"
+
+/*
+ * The launch rule declared by text[0, n), the bytes of an EV_LAUNCH_RULE_
+ * SOURCE: the number of its one line "#define EV_LAUNCH_RULE <n>", 1 where
+ * it has none, -1 where that line is not a positive number or is there
+ * twice.
+ */
+int ev_launch_rule_declared(const char *text, size_t n);
 
 /* Rows per program of s for a case whose default is B (0 for short and
  * an unknown schedule). */
@@ -84,6 +113,10 @@ typedef enum ev_sel_backend { EV_SEL_CUDA = 0, EV_SEL_CPU = 1 } ev_sel_backend;
  */
 ev_status ev_selector_plan(ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B, int64_t threads,
                            ev_launch_plan *out, ev_err *err);
+/* The same under launch rule `rule` (1..EV_LAUNCH_RULE; EV_EINVAL
+ * otherwise): ev_selector_plan is this at EV_LAUNCH_RULE. */
+ev_status ev_selector_plan_rule(int rule, ev_sel_backend be, const ev_shape *s, ev_sched sched, int64_t B,
+                                int64_t threads, ev_launch_plan *out, ev_err *err);
 
 #ifdef __cplusplus
 }

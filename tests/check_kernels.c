@@ -1573,6 +1573,113 @@ START_TEST(test_selector_caps_a_full_grid_s_programs_at_fewer_threads)
 }
 END_TEST
 
+/*
+ * Launch rule 2 (kernels/selector.h, docs/perf-notes.md v11): a default or
+ * rowsK program of a SUM of b >= 4 lean rows of t = 32 lanes and at most
+ * two chunks a lane, every row on 16 bytes and of whole chunks, on a grid
+ * of at least S programs, runs as the packed entry with half the threads
+ * (two rows a warp); everything else plans as under rule 1, which the
+ * verifier still applies to bundles whose code declares no rule.  Each
+ * condition's boundary is a measured loss (b = 2, MAX, a grid under S).
+ * An unknown rule is refused.
+ */
+START_TEST(test_selector_plans_the_packed_program_under_launch_rule_2_only)
+{
+    ev_shape a = {EV_OP_SUM, EV_DTYPE_FP16, 1024, 512, 512};  /* 64 chunks: t = 32, two a lane */
+    ev_shape x = {EV_OP_MAX, EV_DTYPE_FP16, 1024, 512, 512};  /* the same rows, MAX */
+    ev_shape f = {EV_OP_SUM, EV_DTYPE_FP16, 17, 1024, 1024};  /* 128 chunks: four a lane */
+    ev_shape u = {EV_OP_SUM, EV_DTYPE_FP16, 100, 1000, 1003}; /* rows not on 16 bytes */
+    ev_shape q = {EV_OP_SUM, EV_DTYPE_FP32, 37, 257, 257};    /* a partial chunk */
+    ev_shape g = {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 128};   /* 16 chunks, lean at b = 4: 64 programs */
+    ev_launch_plan p, p1;
+    ev_err err;
+    ck_assert_int_eq(EV_LAUNCH_RULE, 2);
+    ck_assert_int_eq(ev_reduce_lanes(512, EV_DTYPE_FP16), 32);
+    /* default (b = 4, 256 programs on 132 SMs): 128 threads become 64 */
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_pack");
+    ck_assert_int_eq(p.sched, EV_SCHED_DEFAULT);
+    ck_assert_int_eq(p.block[0], 64);
+    ck_assert_int_eq(p.grid[0], 256);
+    ck_assert_int_eq(p.rows_per_program, 4);
+    ck_assert_int_eq(p.lanes, 32);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p1, &err), EV_OK);
+    ck_assert(!memcmp(&p, &p1, sizeof p)); /* the current rule is 2 */
+    ck_assert_int_eq(ev_selector_plan_rule(1, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
+    ck_assert_int_eq(p.block[0], 128);
+    /* rows4: packed; rows2 (one warp a block packed: slower) and rows1 not */
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &a, EV_SCHED_ROWS4, 4, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_pack");
+    ck_assert_int_eq(p.block[0], 64);
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &a, EV_SCHED_ROWS2, 4, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_rows2");
+    ck_assert_int_eq(p.block[0], 64);
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &a, EV_SCHED_ROWS1, 4, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_rows1");
+    /* a grid of fewer programs than SMs, or S unknown: not packed */
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 257, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 0, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &g, EV_SCHED_ROWS4, 8, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_bf16_rows4");
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &g, EV_SCHED_ROWS4, 8, 64, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_bf16_pack");
+    ck_assert_int_eq(p.block[0], 64);
+    /* MAX, four chunks a lane, rows off 16 bytes, a partial chunk: as rule 1 */
+    const ev_shape *keep[] = {&x, &f, &u, &q};
+    for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
+        ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, keep[i], EV_SCHED_DEFAULT, 4, 2, &p, &err),
+                         EV_OK);
+        ck_assert_int_eq(ev_selector_plan_rule(1, EV_SEL_CUDA, keep[i], EV_SCHED_DEFAULT, 4, 2, &p1, &err),
+                         EV_OK);
+        ck_assert_msg(!memcmp(&p, &p1, sizeof p), "shape %zu: %s under rule 2, %s under rule 1", i, p.entry,
+                      p1.entry);
+        ck_assert_ptr_null(strstr(p.entry, "_pack"));
+    }
+    /* the cpu receipt is the same under both rules */
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CPU, &a, EV_SCHED_DEFAULT, 4, 2, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
+    ck_assert_int_eq(p.block[0], 4);
+    /* rules this code does not know */
+    ck_assert_int_eq(ev_selector_plan_rule(0, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err),
+                     EV_EINVAL);
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err),
+                     EV_EINVAL);
+}
+END_TEST
+
+/* The rule a selector.h declares (what the verifier reads from a bundle's
+ * sources/): its #define EV_LAUNCH_RULE, 1 where it declares none (code
+ * measured before the rule had a number), -1 where the line is malformed. */
+START_TEST(test_the_launch_rule_is_read_from_the_declaring_source)
+{
+    static const char two[] = "/* x */\n#ifndef X\n#define EV_LAUNCH_RULE 2 /* packed */\n#endif\n";
+    static const char none[] = "#define EV_LAUNCH_RULES 7\n/* #define EV_LAUNCH_RULE 9 */\nint x;\n";
+    static const char bad[] = "#define EV_LAUNCH_RULE two\n";
+    static const char twice[] = "#define EV_LAUNCH_RULE 2\n#define EV_LAUNCH_RULE 3\n";
+    ck_assert_int_eq(ev_launch_rule_declared(two, sizeof two - 1), 2);
+    ck_assert_int_eq(ev_launch_rule_declared(none, sizeof none - 1), 1);
+    ck_assert_int_eq(ev_launch_rule_declared("", 0), 1);
+    ck_assert_int_eq(ev_launch_rule_declared(bad, sizeof bad - 1), -1);
+    ck_assert_int_eq(ev_launch_rule_declared(twice, sizeof twice - 1), -1);
+    /* not NUL-terminated: only n bytes are read */
+    ck_assert_int_eq(ev_launch_rule_declared(two, 20), 1);
+    /* this tree's code declares the rule it plans by, where the verifier reads it */
+    {
+        FILE *f = fopen(EV_LAUNCH_RULE_SOURCE, "rb");
+        char text[16384];
+        size_t n;
+        ck_assert_msg(f != NULL, "%s: not found (run from the repository root)", EV_LAUNCH_RULE_SOURCE);
+        n = fread(text, 1, sizeof text, f);
+        fclose(f);
+        ck_assert_int_lt(n, sizeof text);
+        ck_assert_int_eq(ev_launch_rule_declared(text, n), EV_LAUNCH_RULE);
+    }
+}
+END_TEST
+
 /* v8, the thin program (kernels/reduce_default.cuh): on cuda a default or
  * rowsK program of rows of at most 32 chunks has p = ev_short_threads
  * threads a row, b p rounded up to whole warps and at most 1024; longer
@@ -1758,6 +1865,8 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_selector_reproduces_the_seed_decisions_and_launch_shapes);
     tcase_add_test(misc, test_selector_plans_short_only_for_rows_of_at_most_32_chunks);
     tcase_add_test(misc, test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks);
+    tcase_add_test(misc, test_selector_plans_the_packed_program_under_launch_rule_2_only);
+    tcase_add_test(misc, test_the_launch_rule_is_read_from_the_declaring_source);
     tcase_add_test(misc, test_selector_plans_one_warp_a_row_of_64_lanes);
     tcase_add_test(misc, test_selector_caps_a_full_grid_s_programs_at_fewer_threads);
     tcase_add_test(misc, test_selector_plans_split_as_a_cluster_of_8_blocks_a_long_row);

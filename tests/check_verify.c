@@ -2924,6 +2924,67 @@ static ev_vreport *h200_job_ten_times_faster(const char *name, const char *job_k
     return verify(zip, NULL, NULL);
 }
 
+/* receipts/h200's store (a real cuda run whose code declares no launch
+ * rule: rule 1) copied to g_dir/NAME.db with its kernels/selector.h
+ * source made to declare `#define EV_LAUNCH_RULE <rule>`, re-exported and
+ * verified.  Its report (the caller frees it). */
+static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule)
+{
+    char db[320], zip[320], cmd[800], edit[800], root[65];
+    sqlite3 *h = NULL;
+    ev_err err = {{0}};
+    snprintf(edit, sizeof edit,
+             "DROP TRIGGER sources_no_update;"
+             "UPDATE sources SET bytes = CAST(CAST(bytes AS TEXT) || '#define EV_LAUNCH_RULE %s' || char(10) "
+             "AS BLOB) WHERE path = '" EV_LAUNCH_RULE_SOURCE "';",
+             rule);
+    snprintf(db, sizeof db, "%s/%s.db", g_dir, name);
+    snprintf(zip, sizeof zip, "%s/%s.zip", g_dir, name);
+    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(h, edit, NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_changes(h), 1);
+    /* the row's sha256 to match (the exporter checks it) */
+    sqlite3_stmt *st = NULL;
+    char hex[EV_SHA256_HEX_LEN + 1], set[200];
+    ck_assert_int_eq(sqlite3_prepare_v2(h,
+                                        "SELECT bytes FROM sources WHERE path = '" EV_LAUNCH_RULE_SOURCE "'",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_eq(ev_sha256_hex(sqlite3_column_blob(st, 0), (size_t)sqlite3_column_bytes(st, 0), hex),
+                     EV_OK);
+    sqlite3_finalize(st);
+    snprintf(set, sizeof set, "UPDATE sources SET sha256 = '%s' WHERE path = '" EV_LAUNCH_RULE_SOURCE "';",
+             hex);
+    ck_assert_int_eq(sqlite3_exec(h, set, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
+    return verify(zip, NULL, NULL);
+}
+
+/* The verifier plans every graph node by the launch rule the bundle's own
+ * code declares (kernels/selector.h, EV_LAUNCH_RULE; none: rule 1).  The
+ * committed H200 run (rule 1: its 1024x512 fp16 default program launched
+ * reduce_sum_fp16_default with 128 threads) passes as measured (the
+ * receipts tests); the same run with its code made to declare rule 2
+ * FAILs rederive where rule 2 plans the packed program it did not launch,
+ * and a rule this verifier does not know is named as such. */
+START_TEST(test_graph_nodes_are_planned_by_the_launch_rule_the_bundled_code_declares)
+{
+    ev_vreport *r = h200_declaring_launch_rule("h200-rule2", "2");
+    expect_fail(r, "rederive", "validation.json", "job main/8/default/initial");
+    expect_fail(r, "rederive", "validation.json",
+                "launches reduce_sum_fp16_default grid [256, 1, 1] block [128, 1, 1], but the selector plans "
+                "reduce_sum_fp16_pack grid [256, 1, 1] block [64, 1, 1]");
+    ev_vreport_free(r);
+    r = h200_declaring_launch_rule("h200-rule9", "9");
+    expect_fail(r, "rederive", "sources/" EV_LAUNCH_RULE_SOURCE, "declares launch rule 9");
+    ev_vreport_free(r);
+}
+END_TEST
+
 /* The floor rule where the floor is timed on the device: receipts/h200's
  * store (cuda; its floor's hot median 0.51 us per op) with one job's hot
  * samples made 10 x faster (replays x 10, as the plausibility test below
@@ -4593,6 +4654,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive);
     tcase_add_test(t, test_a_floor_with_preempted_samples_does_not_make_honest_jobs_impossible);
     tcase_add_test(t, test_a_gpu_job_faster_than_half_the_floor_fails_rederive);
+    tcase_add_test(t, test_graph_nodes_are_planned_by_the_launch_rule_the_bundled_code_declares);
     tcase_add_test(t, test_a_gpu_bundle_made_ten_times_faster_and_re_exported_fails_physical_plausibility);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_a_job_faster_than_the_runs_ceilings_fails_in_the_runner_and_its_bundle_verifies);

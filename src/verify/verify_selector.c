@@ -194,6 +194,26 @@ static int vd_nodes_planned(vd_ctx *x, const vb_vjob *v, int64_t att, const cJSO
     return 0;
 }
 
+/* The launch rule the bundle's code plans by: the one its sources/ copy of
+ * EV_LAUNCH_RULE_SOURCE declares (ev_launch_rule_declared), 1 for a
+ * bundle without that member.  Returns -1 (a failure recorded) where the
+ * line is malformed or names a rule this verifier does not know. */
+static int vd_launch_rule(vd_ctx *x)
+{
+    const vb_member *m = vb_find(x->b, "sources/" EV_LAUNCH_RULE_SOURCE);
+    int rule = m ? ev_launch_rule_declared((const char *)m->data, m->len) : 1;
+    if (rule < 1)
+        vr_fail(x->r, VR_REDERIVE, "sources/" EV_LAUNCH_RULE_SOURCE,
+                "its EV_LAUNCH_RULE line is not one #define of a positive number: no selector check");
+    else if (rule > EV_LAUNCH_RULE)
+        vr_fail(
+            x->r, VR_REDERIVE, "sources/" EV_LAUNCH_RULE_SOURCE,
+            "the bundle's code declares launch rule %d; this verifier knows rules 1 to %d: verify it with "
+            "the verify-bundle of that code (or newer)",
+            rule, EV_LAUNCH_RULE);
+    return rule < 1 || rule > EV_LAUNCH_RULE ? -1 : rule;
+}
+
 /*
  * The selector (kernels/selector.h) against every graph receipt: for each
  * attempt of an auto job (and of every other policy-phase job), the plan
@@ -202,7 +222,8 @@ static int vd_nodes_planned(vd_ctx *x, const vb_vjob *v, int64_t att, const cJSO
  * threads: worker threads on cpu, SMs on cuda); for each attempt of a
  * native-schedule job (default, rows1, rows2, rows4), ev_selector_plan of
  * that schedule.  Every graph node must launch exactly the planned entry,
- * grid and block; a completed attempt of a case with R > 0 must have at
+ * grid and block, planned by the launch rule the bundle's code declares
+ * (vd_launch_rule); a completed attempt of a case with R > 0 must have at
  * least one node; the binding's shape must be the case's.
  */
 void vd_selector(vd_ctx *x)
@@ -223,7 +244,8 @@ void vd_selector(vd_ctx *x)
         vr_fail(x->r, VR_REDERIVE, VV, "run.backend is neither cpu nor cuda: no selector check");
         return;
     }
-    if (vd_model_coef(x, &have_coef, &coef, &thr))
+    int rule = vd_launch_rule(x);
+    if (rule < 0 || vd_model_coef(x, &have_coef, &coef, &thr))
         return;
     for (size_t k = 0; k < b->n_vjobs; k++) {
         const vb_vjob *v = &b->vjobs[k];
@@ -297,10 +319,13 @@ void vd_selector(vd_ctx *x)
                 continue;
             }
             memset(&dec, 0, sizeof dec);
+            /* the decision (rule-free), then its plan by the bundle's rule */
             rc = is_auto ? ev_selector_select(be, &sh, B, have_coef ? &coef : NULL, th, thr,
                                               b->proto ? b->proto->model_schedules : EV_SCHEDS_DEFAULT, &plan,
                                               &dec, &err)
-                         : ev_selector_plan(be, &sh, sched, B, th, &plan, &err);
+                         : EV_OK;
+            if (!rc)
+                rc = ev_selector_plan_rule(rule, be, &sh, is_auto ? dec.selected : sched, B, th, &plan, &err);
             if (rc) {
                 vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: the selector cannot plan it: %s", v->key,
                         (long long)att, err.msg);
@@ -318,8 +343,7 @@ void vd_selector(vd_ctx *x)
     }
     if (!n_bad)
         vr_note(x->r, VR_REDERIVE, VV,
-                "selector: %zu attempts (%zu auto jobs) planned by kernels/selector.h on %s equal their %zu "
-                "graph "
-                "receipts",
-                n_checked, n_auto, backend, n_nodes);
+                "selector: %zu attempts (%zu auto jobs) planned by kernels/selector.h (launch rule %d) on %s "
+                "equal their %zu graph receipts",
+                n_checked, n_auto, rule, backend, n_nodes);
 }

@@ -17,7 +17,7 @@
 #              finishes; then export, verify, compare        min 150 s
 #   offbyone   tools/gpu/python-arms.sh install, then offbyone   min 200 s
 #   ab         a kernel A/B (tools/gpu/ab.sh: AB_VARIANTS on AB_CASES,
-#              default the v11 experiment, docs/perf-notes.md, with
+#              default launch rule 1 against 2 (v11, docs/perf-notes.md), with
 #              17x1024 fp16 as the control), then the two builds'
 #              kernel-bench again in turns (AB_CASES): a second pair of
 #              runs in the same call                           min 240 s
@@ -120,7 +120,7 @@ offbyone() {
     return "$rc"
 }
 ab() {
-    local v=${AB_VARIANTS:-base= pack=-DEV_AB_PACK=1} c=${AB_CASES:-0,1,8,9,14,15,34,49} n
+    local v=${AB_VARIANTS:-base=-DEV_LAUNCH_RULE=1 pack=} c=${AB_CASES:-0,1,8,9,14,15,34,49} n
     OUT=$state/ab bash tools/gpu/ab.sh "$v" "$c" || return
     for n in $v; do
         n=${n%%=*}
