@@ -1588,9 +1588,9 @@ START_TEST(test_a_staged_run_releases_one_job_at_a_time_verifies_and_stops_clean
              "test $(python3 tests/zipcat.py '%s' validation.json | grep -o '\"gate-wait\"' | wc -l) -ge 12",
              zip);
     ck_assert_msg(system(cmd) == 0, "fewer than 12 staged jobs recorded their gate-wait");
-    const char *bad[] = {"run", "--protocol", proto, "--db", db, "--stage-ahead", "17", NULL};
+    const char *bad[] = {"run", "--protocol", proto, "--db", db, "--stage-ahead", "33", NULL};
     ck_assert_int_eq(run_prog("evident", bad, log, sizeof log), 2);
-    ck_assert_msg(strstr(log, "--stage-ahead must be an integer from 0 to 16, not '17'"), "%s", log);
+    ck_assert_msg(strstr(log, "--stage-ahead must be an integer from 0 to 32, not '33'"), "%s", log);
 
     /* SIGTERM with jobs staged (longer warm-ups: a job is seen running; at
      * normal priority, so that this test sees it, and without reference
