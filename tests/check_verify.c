@@ -2928,7 +2928,61 @@ static ev_vreport *h200_job_ten_times_faster(const char *name, const char *job_k
  * rule: rule 1) copied to g_dir/NAME.db with its kernels/selector.h
  * source made to declare `#define EV_LAUNCH_RULE <rule>`, re-exported and
  * verified.  Its report (the caller frees it). */
-static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule)
+/* In the store h: every graph node of an attempt whose rule-1 plan rule 2
+ * plans otherwise (its schedule read from the node's entry name, its shape
+ * and S from its binding) made to launch rule 2's plan, as a run of code
+ * declaring rule 2 would have.  Returns the attempts changed. */
+static int h200_nodes_as_rule_2(sqlite3 *h)
+{
+    sqlite3_stmt *q = NULL;
+    int n = 0;
+    ck_assert_int_eq(sqlite3_exec(h, "DROP TRIGGER graph_nodes_no_update;", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_prepare_v2(h,
+                           "SELECT DISTINCT g.attempt_id, g.function, b.op, b.dtype, b.rows, b.cols, "
+                           "b.stride, b.threads, c.default_rows, g.block_x FROM graph_nodes g JOIN "
+                           "bindings b USING (attempt_id) JOIN attempts a USING (attempt_id) JOIN "
+                           "jobs j USING (job_id) JOIN cases c ON c.run_id = j.run_id AND "
+                           "c.case_index = j.case_index",
+                           -1, &q, NULL),
+        SQLITE_OK);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *fn = (const char *)sqlite3_column_text(q, 1), *u = strrchr(fn, '_');
+        ev_shape sh = {0};
+        ev_sched sc;
+        ev_launch_plan p1, p2;
+        ev_err e;
+        char set[300];
+        if (!u || ev_sched_parse(u + 1, &sc) ||
+            ev_op_parse((const char *)sqlite3_column_text(q, 2), &sh.op) ||
+            ev_dtype_parse((const char *)sqlite3_column_text(q, 3), &sh.dtype))
+            continue; /* cub's and the reference kernels' nodes */
+        sh.rows = sqlite3_column_int64(q, 4);
+        sh.cols = sqlite3_column_int64(q, 5);
+        sh.stride = sqlite3_column_int64(q, 6);
+        ck_assert_int_eq(ev_selector_plan_rule(1, EV_SEL_CUDA, &sh, sc, sqlite3_column_int64(q, 8),
+                                               sqlite3_column_int64(q, 7), &p1, &e),
+                         EV_OK);
+        ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &sh, sc, sqlite3_column_int64(q, 8),
+                                               sqlite3_column_int64(q, 7), &p2, &e),
+                         EV_OK);
+        ck_assert_str_eq(p1.entry, fn); /* as measured */
+        ck_assert_int_eq(p1.block[0], sqlite3_column_int64(q, 9));
+        if (!strcmp(p1.entry, p2.entry) && p1.block[0] == p2.block[0])
+            continue;
+        snprintf(set, sizeof set,
+                 "UPDATE graph_nodes SET function = '%s', block_x = %lld WHERE attempt_id = %lld;", p2.entry,
+                 (long long)p2.block[0], (long long)sqlite3_column_int64(q, 0));
+        ck_assert_int_eq(sqlite3_exec(h, set, NULL, NULL, NULL), SQLITE_OK);
+        n++;
+    }
+    sqlite3_finalize(q);
+    return n;
+}
+
+static int g_rule2_attempts; /* what h200_nodes_as_rule_2 changed in the last store */
+
+static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule, int nodes_as_rule_2)
 {
     char db[320], zip[320], cmd[800], edit[800], root[65];
     sqlite3 *h = NULL;
@@ -2959,6 +3013,7 @@ static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule
     snprintf(set, sizeof set, "UPDATE sources SET sha256 = '%s' WHERE path = '" EV_LAUNCH_RULE_SOURCE "';",
              hex);
     ck_assert_int_eq(sqlite3_exec(h, set, NULL, NULL, NULL), SQLITE_OK);
+    g_rule2_attempts = nodes_as_rule_2 ? h200_nodes_as_rule_2(h) : 0;
     sqlite3_close(h);
     ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
     return verify(zip, NULL, NULL);
@@ -2973,14 +3028,23 @@ static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule
  * and a rule this verifier does not know is named as such. */
 START_TEST(test_graph_nodes_are_planned_by_the_launch_rule_the_bundled_code_declares)
 {
-    ev_vreport *r = h200_declaring_launch_rule("h200-rule2", "2");
+    ev_vreport *r = h200_declaring_launch_rule("h200-rule2", "2", 0);
     expect_fail(r, "rederive", "validation.json", "job main/8/default/initial");
     expect_fail(r, "rederive", "validation.json",
                 "launches reduce_sum_fp16_default grid [256, 1, 1] block [128, 1, 1], but the selector plans "
                 "reduce_sum_fp16_pack grid [256, 1, 1] block [64, 1, 1]");
     ev_vreport_free(r);
-    r = h200_declaring_launch_rule("h200-rule9", "9");
+    r = h200_declaring_launch_rule("h200-rule9", "9", 0);
     expect_fail(r, "rederive", "sources/" EV_LAUNCH_RULE_SOURCE, "declares launch rule 9");
+    ev_vreport_free(r);
+    /* the run as code of rule 2 would have launched it (the packed entry,
+     * half the threads, where rule 2 plans it: auto's nodes included):
+     * no node fails the selector, and its note names the rule */
+    r = h200_declaring_launch_rule("h200-rule2-packed", "2", 1);
+    ck_assert_int_ge(g_rule2_attempts, 10);
+    ck_assert_msg(!has_failure(r, "rederive", NULL, "the selector plans"), "%s", report_text(r));
+    ck_assert_msg(!has_failure(r, "rederive", NULL, "graph node"), "%s", report_text(r));
+    ck_assert_msg(strstr(report_text(r), "(launch rule 2) on cuda equal their"), "%s", report_text(r));
     ev_vreport_free(r);
 }
 END_TEST
