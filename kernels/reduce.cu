@@ -106,22 +106,6 @@ static const ev_entry *ev_entry_find(const char *name)
     return NULL;
 }
 
-/* Returns 0 where plan p's packed program (launch rule 2, kernels/
- * selector.h) fits binding sh with input in: b >= 2 rows of t = 32 lanes,
- * a row's threads tp = 32 (not thin, not paired), every row on 16 bytes
- * and of whole chunks, at most two chunks a lane, half a block of whole
- * pairs of warps, and an input on 16 bytes (its vector loads); else -1. */
-static int ev_pack_fits(const ev_launch_plan *p, const ev_shape *sh, const void *in, int64_t tp)
-{
-    int64_t esize = (int64_t)ev_dtype_size(sh->dtype), V = 16 / esize;
-    return p->rows_per_program >= 2 && p->lanes == 32 && tp == 32 && p->block[0] >= 32 &&
-                   p->block[0] % 32 == 0 && ((uintptr_t)in & 15u) == 0 && (sh->stride * esize) % 16 == 0 &&
-                   sh->cols % V == 0 && sh->cols / V <= 2 * 32
-               ? 0
-               : -1;
-}
-
-
 extern "C" const char *ev_cuda_kernel_name(const void *func)
 {
     for (size_t i = 0; i < sizeof ev_entries / sizeof ev_entries[0]; i++)
@@ -154,10 +138,11 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
     int64_t tp = e->rows >= 0 || e->rows == -4
                      ? ev_row_threads(sh->cols, sh->stride, sh->dtype, p->rows_per_program)
                      : 0; /* a row's threads */
-    if (e->rows == -4 && ev_pack_fits(p, sh, b->in, tp))
+    if (e->rows == -4 && (!ev_pack_takes(sh, p->rows_per_program, tp) || ((uintptr_t)b->in & 15u) != 0))
         return ev_err_set(err, EV_EINVAL,
                           "cuda launch: plan %s: the packed program needs b >= 2 lean rows of 32 lanes, at "
-                          "most two 16-byte chunks a lane, and an input on 16 bytes",
+                          "most two 16-byte chunks a lane (kernels/selector.h, ev_pack_takes), and an input "
+                          "on 16 bytes",
                           p->entry);
     if ((e->rows == -2 && (sp < 1 || p->rows_per_program != EV_SHORT_PROGRAM / sp ||
                            p->block[0] != EV_SHORT_PROGRAM)) ||

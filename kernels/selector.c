@@ -59,19 +59,26 @@ int ev_launch_rule_declared(const char *text, size_t n)
     return rule;
 }
 
+/* See selector.h. */
+int ev_pack_takes(const ev_shape *s, int64_t b, int64_t rt)
+{
+    int64_t es = (int64_t)ev_dtype_size(s->dtype), V = es > 0 ? 16 / es : 0;
+    return V > 0 && b >= 2 && rt == 32 && ev_reduce_lanes(s->cols, s->dtype) == 32 &&
+           (s->stride * es) % 16 == 0 && s->cols % V == 0 && s->cols / V <= 2 * 32;
+}
+
 /* The packed program's plan (launch rule 2, selector.h) in place of p, a
  * cuda default or rowsK plan of s with rt threads a row and n programs on
  * S SMs, where it was measured faster (docs/perf-notes.md, v11): a SUM of
- * b >= 4 lean rows of t = rt = 32 lanes, whole chunks on 16 bytes, at
- * most two chunks a lane, on a grid of at least one program an SM (n >= S
- * > 0).  Returns 0 where it applies (p changed), else -1 (p as it was). */
+ * b >= 4 rows the packed entry takes (ev_pack_takes), on a grid of at
+ * least one program an SM (n >= S > 0), its block whole pairs of warps.
+ * Returns 0 where it applies (p changed), else -1 (p as it was). */
 static int sel_pack(ev_launch_plan *p, const ev_shape *s, int64_t rt, int64_t n, int64_t S)
 {
-    int64_t es = (int64_t)ev_dtype_size(s->dtype), V = 16 / es;
     char name[sizeof p->entry] = {0};
     int len;
-    if (s->op != EV_OP_SUM || p->rows_per_program < 4 || S < 1 || n < S || p->lanes != 32 || rt != 32 ||
-        p->block[0] % 64 != 0 || (s->stride * es) % 16 != 0 || s->cols % V != 0 || s->cols / V > 2 * 32)
+    if (s->op != EV_OP_SUM || p->rows_per_program < 4 || S < 1 || n < S || p->block[0] % 64 != 0 ||
+        !ev_pack_takes(s, p->rows_per_program, rt))
         return -1;
     len = snprintf(name, sizeof name, "%s_%s_pack", ev_op_name(s->op), ev_dtype_name(s->dtype));
     if (len < 0 || (size_t)len >= sizeof name)

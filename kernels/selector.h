@@ -71,6 +71,15 @@ extern "C" {
  */
 int ev_launch_rule_declared(const char *text, size_t n);
 
+/*
+ * 1 where the packed entry (kernels/reduce_pack.cuh) computes a program of
+ * b rows of s with rt threads a row (ev_row_threads) bit for bit as the
+ * lean program does: b >= 2 rows of t = rt = 32 lanes (not thin, not
+ * paired), every row on 16 bytes and of whole chunks, at most two chunks
+ * a lane; else 0.  The plan (launch rule 2) and the launcher ask it.
+ */
+int ev_pack_takes(const ev_shape *s, int64_t b, int64_t rt);
+
 /* Rows per program of s for a case whose default is B (0 for short and
  * an unknown schedule). */
 int64_t ev_sched_rows(ev_sched s, int64_t default_rows);

@@ -2895,16 +2895,38 @@ START_TEST(test_a_job_faster_than_the_floor_or_the_ceiling_allows_fails_rederive
 }
 END_TEST
 
-/* receipts/h200's store (a real cuda run) copied to g_dir/NAME.db with
+/* receipts/h200's store (a real cuda run) copied to g_dir/NAME.db and
+ * opened: *h; its path in db. */
+static void h200_store_open(const char *name, char db[320], sqlite3 **h)
+{
+    char cmd[800];
+    snprintf(db, 320, "%s/%s.db", g_dir, name);
+    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(sqlite3_open(db, h), SQLITE_OK);
+}
+
+/* Closes h, the edited store at db, re-exports it by the exporter to
+ * g_dir/NAME.zip and verifies that.  Its report (the caller frees it). */
+static ev_vreport *h200_store_reexport(const char *name, const char *db, sqlite3 *h)
+{
+    char zip[320], root[65];
+    ev_err err = {{0}};
+    sqlite3_close(h);
+    snprintf(zip, sizeof zip, "%s/%s.zip", g_dir, name);
+    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
+    return verify(zip, NULL, NULL);
+}
+
+/* receipts/h200's store (h200_store_open) with
  * job_key's hot samples made ten times faster (each hot sample's replays
  * and its chosen calibration step's x 10: elapsed times, bands and
- * calibration still agree), re-exported by the exporter to g_dir/NAME.zip,
- * and verified.  Its report (the caller frees it). */
+ * calibration still agree), re-exported and verified
+ * (h200_store_reexport). */
 static ev_vreport *h200_job_ten_times_faster(const char *name, const char *job_key)
 {
-    char db[320], zip[320], cmd[800], edit[1200], root[65];
+    char db[320], edit[1200];
     sqlite3 *h = NULL;
-    ev_err err = {{0}};
     snprintf(edit, sizeof edit,
              "DROP TRIGGER samples_no_update; DROP TRIGGER calibrations_no_update;"
              "UPDATE samples SET replays = replays * 10 WHERE timing = 'hot' AND attempt_id = (SELECT "
@@ -2912,22 +2934,12 @@ static ev_vreport *h200_job_ten_times_faster(const char *name, const char *job_k
              "UPDATE calibrations SET replays = replays * 10 WHERE chosen = 1 AND attempt_id = (SELECT "
              "a.attempt_id FROM attempts a JOIN jobs j USING (job_id) WHERE j.job_key = '%s');",
              job_key, job_key);
-    snprintf(db, sizeof db, "%s/%s.db", g_dir, name);
-    snprintf(zip, sizeof zip, "%s/%s.zip", g_dir, name);
-    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    h200_store_open(name, db, &h);
     ck_assert_int_eq(sqlite3_exec(h, edit, NULL, NULL, NULL), SQLITE_OK);
     ck_assert_int_eq(sqlite3_changes(h), 1); /* the one chosen calibration step */
-    sqlite3_close(h);
-    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
-    return verify(zip, NULL, NULL);
+    return h200_store_reexport(name, db, h);
 }
 
-/* receipts/h200's store (a real cuda run whose code declares no launch
- * rule: rule 1) copied to g_dir/NAME.db with its kernels/selector.h
- * source made to declare `#define EV_LAUNCH_RULE <rule>`, re-exported and
- * verified.  Its report (the caller frees it). */
 /* In the store h: every graph node of an attempt whose rule-1 plan rule 2
  * plans otherwise (its schedule read from the node's entry name, its shape
  * and S from its binding) made to launch rule 2's plan, as a run of code
@@ -2982,26 +2994,25 @@ static int h200_nodes_as_rule_2(sqlite3 *h)
 
 static int g_rule2_attempts; /* what h200_nodes_as_rule_2 changed in the last store */
 
+/* receipts/h200's store (h200_store_open; a real cuda run whose code
+ * declares no launch rule: rule 1) with its kernels/selector.h source made
+ * to declare `#define EV_LAUNCH_RULE <rule>` (and, with nodes_as_rule_2,
+ * its graph nodes as h200_nodes_as_rule_2 makes them), re-exported and
+ * verified (h200_store_reexport). */
 static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule, int nodes_as_rule_2)
 {
-    char db[320], zip[320], cmd[800], edit[800], root[65];
+    char db[320], edit[800], hex[EV_SHA256_HEX_LEN + 1], set[200];
     sqlite3 *h = NULL;
-    ev_err err = {{0}};
+    sqlite3_stmt *st = NULL;
     snprintf(edit, sizeof edit,
              "DROP TRIGGER sources_no_update;"
              "UPDATE sources SET bytes = CAST(CAST(bytes AS TEXT) || '#define EV_LAUNCH_RULE %s' || char(10) "
              "AS BLOB) WHERE path = '" EV_LAUNCH_RULE_SOURCE "';",
              rule);
-    snprintf(db, sizeof db, "%s/%s.db", g_dir, name);
-    snprintf(zip, sizeof zip, "%s/%s.zip", g_dir, name);
-    snprintf(cmd, sizeof cmd, "cp receipts/h200/evidence.db '%s'", db);
-    ck_assert_int_eq(system(cmd), 0);
-    ck_assert_int_eq(sqlite3_open(db, &h), SQLITE_OK);
+    h200_store_open(name, db, &h);
     ck_assert_int_eq(sqlite3_exec(h, edit, NULL, NULL, NULL), SQLITE_OK);
     ck_assert_int_eq(sqlite3_changes(h), 1);
     /* the row's sha256 to match (the exporter checks it) */
-    sqlite3_stmt *st = NULL;
-    char hex[EV_SHA256_HEX_LEN + 1], set[200];
     ck_assert_int_eq(sqlite3_prepare_v2(h,
                                         "SELECT bytes FROM sources WHERE path = '" EV_LAUNCH_RULE_SOURCE "'",
                                         -1, &st, NULL),
@@ -3014,9 +3025,7 @@ static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule
              hex);
     ck_assert_int_eq(sqlite3_exec(h, set, NULL, NULL, NULL), SQLITE_OK);
     g_rule2_attempts = nodes_as_rule_2 ? h200_nodes_as_rule_2(h) : 0;
-    sqlite3_close(h);
-    ck_assert_msg(!ev_export_file(db, 0, zip, root, &err), "%s", err.msg);
-    return verify(zip, NULL, NULL);
+    return h200_store_reexport(name, db, h);
 }
 
 /* The verifier plans every graph node by the launch rule the bundle's own

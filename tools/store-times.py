@@ -17,9 +17,11 @@ rows = c.execute("""select j.arm, p.wall_ns, a.attempt_id from jobs j join attem
                     join processes p using(attempt_id)""").fetchall()
 by = defaultdict(list)
 cold = defaultdict(lambda: defaultdict(list))
+cold_of = {}  # attempt -> {name: ns}, read once
 for arm, wall, aid in rows:
     by[arm].append(wall / 1e9)
-    for name, ns in c.execute("select name, elapsed_ns from cold_timings where attempt_id = ?", (aid,)):
+    cold_of[aid] = dict(c.execute("select name, elapsed_ns from cold_timings where attempt_id = ?", (aid,)))
+    for name, ns in cold_of[aid].items():
         cold[arm][name].append(ns / 1e9)
 for arm in sorted(by):
     w = by[arm]
@@ -32,7 +34,7 @@ for aid, tail, wall, ended in c.execute("""select a.attempt_id, p.stderr_tail, p
         from jobs j join attempts a using(job_id) join processes p using(attempt_id)
         where j.arm = 'torch-compile'"""):
     m = re.search(r"started at (\d+) ns", tail or "")
-    cold = dict(c.execute("select name, elapsed_ns from cold_timings where attempt_id = ?", (aid,)).fetchall())
+    cold = cold_of.get(aid, {})
     if not m or "import" not in cold or "import-compiler" not in cold:
         continue  # skipped, or stopped before its imports ended
     done = int(m.group(1)) + cold.get("python-start", 0) + cold["import"] + cold["import-compiler"]
