@@ -32,6 +32,9 @@ int64_t ev_reduce_vec(ev_dtype d)
     return 16 / (int64_t)ev_dtype_size(d);
 }
 
+_Static_assert(EV_SHORT_CHUNKS == 1 || EV_SHORT_CHUNKS == 2 || EV_SHORT_CHUNKS == 4,
+               "EV_SHORT_CHUNKS: 1, 2 or 4 chunks a thread (reduce_cpu.h)");
+
 int64_t ev_short_threads(int64_t cols, ev_dtype d)
 {
     int64_t v = ev_reduce_vec(d), chunks, p;
@@ -40,7 +43,7 @@ int64_t ev_short_threads(int64_t cols, ev_dtype d)
     chunks = cols / v + (cols % v != 0);
     if (chunks > 32 || ev_reduce_lanes(cols, d) != 32)
         return 0;
-    p = ev_pow2ceil(chunks) / 4;
+    p = ev_pow2ceil(chunks) / EV_SHORT_CHUNKS;
     return p < 1 ? 1 : p > 8 ? 8 : p;
 }
 

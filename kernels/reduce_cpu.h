@@ -45,12 +45,20 @@ int64_t ev_reduce_lanes(int64_t cols, ev_dtype d);
 /* Elements per 16-byte vector V for dtype d (4 or 8). */
 int64_t ev_reduce_vec(ev_dtype d);
 /* The short schedule's threads a row (kernels/reduce_short.cuh): for rows
- * of at most 32 chunks (ceil(cols / V) <= 32), clamp(pow2ceil(chunks) / 4,
- * 1, 8), so that a thread reads at most four chunks; 0 for longer rows.
- * A short program has EV_SHORT_PROGRAM threads (EV_SHORT_BLOCK in the
- * .cuh; reduce.cu checks they agree), so EV_SHORT_PROGRAM / p rows. */
+ * of at most 32 chunks (ceil(cols / V) <= 32), clamp(pow2ceil(chunks) /
+ * EV_SHORT_CHUNKS, 1, 8), so that a thread reads at most four chunks; 0
+ * for longer rows.  A short program has EV_SHORT_PROGRAM threads
+ * (EV_SHORT_BLOCK in the .cuh; reduce.cu checks they agree), so
+ * EV_SHORT_PROGRAM / p rows. */
 int64_t ev_short_threads(int64_t cols, ev_dtype d);
 #define EV_SHORT_PROGRAM 128
+/* Chunks a thread of a short or thin row reads where the cap of 8 threads
+ * allows (1, 2 or 4): 4 since short v1; an A/B build may try fewer
+ * (-DEV_SHORT_CHUNKS=1: more threads a row, more programs; the same bits,
+ * reduce_default.cuh, "the thin program"). */
+#ifndef EV_SHORT_CHUNKS
+#define EV_SHORT_CHUNKS 4
+#endif
 /* The split schedule's programs a row G (kernels/reduce_split.cuh): for
  * rows whose padded width W holds more than 64 KiB (t = EV_MAX_LANES
  * lanes, each folding several 64-byte blocks), EV_SPLIT_PROGRAMS blocks
