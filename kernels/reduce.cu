@@ -136,7 +136,7 @@ extern "C" ev_status ev_cuda_reduce_launch(const ev_launch_plan *p, const ev_bin
     int64_t sp = ev_short_threads(sh->cols, sh->dtype); /* the short entry's threads a row */
     int64_t g = e->rows == -3 ? ev_split_programs(sh->cols, sh->dtype) : 1; /* programs a row */
     int64_t tp = e->rows >= 0 || e->rows == -4
-                     ? ev_row_threads(sh->cols, sh->stride, sh->dtype, p->rows_per_program)
+                     ? ev_row_threads_rule(EV_LAUNCH_RULE, sh, p->rows_per_program)
                      : 0; /* a row's threads */
     if (e->rows == -4 && (!ev_pack_takes(sh, p->rows_per_program, tp) || ((uintptr_t)b->in & 15u) != 0))
         return ev_err_set(err, EV_EINVAL,

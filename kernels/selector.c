@@ -67,6 +67,19 @@ int ev_pack_takes(const ev_shape *s, int64_t b, int64_t rt)
            (s->stride * es) % 16 == 0 && s->cols % V == 0 && s->cols / V <= 2 * 32;
 }
 
+/* See selector.h. */
+int64_t ev_row_threads_rule(int rule, const ev_shape *s, int64_t b)
+{
+    int64_t rt = ev_row_threads(s->cols, s->stride, s->dtype, b), v = ev_reduce_vec(s->dtype), chunks, q = 1;
+    if (rule < 3 || ev_thin_threads(s->cols, s->dtype) < 1 || rt != ev_reduce_lanes(s->cols, s->dtype) ||
+        v < 1)
+        return rt;
+    chunks = s->cols / v + (s->cols % v != 0);
+    while (q < chunks && q < 8)
+        q *= 2;
+    return b >= 32 / q ? q : rt;
+}
+
 /* The packed program's plan (launch rule 2, selector.h) in place of p, a
  * cuda default or rowsK plan of s with rt threads a row and n programs on
  * S SMs, where it was measured faster (docs/perf-notes.md, v11): a SUM of
@@ -149,7 +162,7 @@ ev_status ev_selector_plan_rule(int rule, ev_sel_backend be, const ev_shape *s, 
          * fewer threads holding them: the thin program, paired lanes),
          * whole warps; a grid that fills the device runs its rows as
          * passes of fewer threads (EV_PROGRAM_THREADS); threads is S here */
-        int64_t rt = ev_row_threads(s->cols, s->stride, s->dtype, b);
+        int64_t rt = ev_row_threads_rule(rule, s, b);
         int64_t cap =
             threads > 0 && n >= 2 * threads ? (rt > EV_PROGRAM_THREADS ? rt : EV_PROGRAM_THREADS) : 1024;
         int64_t th = b > cap / rt ? cap : b * rt;

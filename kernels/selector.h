@@ -31,6 +31,12 @@
  * "<op>_<dtype>_pack" (reduce_pack.cuh) with half the block: two rows a
  * warp, the same bits.  Rule 1 is the plan without it; the verifier plans
  * a bundle by the rule its bundled code declares.
+ * Launch rule 3 (docs/perf-notes.md, v12 experiment): on cuda a default or
+ * rowsK program of b rows of at most 32 chunks that the thin program does
+ * not take (ev_row_threads gives t lanes) runs thin at one chunk a thread,
+ * q = min(8, pow2ceil(chunks)) threads a row, where b q >= 32: b q
+ * threads (ev_row_threads_rule), the same bits; the packed program of
+ * rule 2 then does not apply (it takes rows of 32 threads).
  * The decision among the schedules is the cost model's (model/select.h,
  * ev_selector_select), for any binding, among the protocol's declared
  * schedules; without coefficients the default is kept.
@@ -56,10 +62,11 @@ extern "C" {
  * SOURCE) by ev_launch_rule_declared: keep the line as it is, one
  * #define with a number; raise it with every change to a plan, so that the
  * verifier checks earlier bundles by their own rule.  1: before the packed
- * program (bundles whose code has no such line); 2: the packed program.
+ * program (bundles whose code has no such line); 2: the packed program; 3:
+ * the thin program at one chunk a thread (ev_row_threads_rule).
  */
 #ifndef EV_LAUNCH_RULE /* -DEV_LAUNCH_RULE=1: an A/B build (tools/gpu/ab.sh), never a run's */
-#define EV_LAUNCH_RULE 2
+#define EV_LAUNCH_RULE 3
 #endif
 #define EV_LAUNCH_RULE_SOURCE "kernels/selector.h"
 
@@ -79,6 +86,15 @@ int ev_launch_rule_declared(const char *text, size_t n);
  * a lane; else 0.  The plan (launch rule 2) and the launcher ask it.
  */
 int ev_pack_takes(const ev_shape *s, int64_t b, int64_t rt);
+
+/*
+ * The threads a row of a default or rowsK program of b rows of s on cuda
+ * under launch rule `rule`: ev_row_threads (kernels/reduce_cpu.h) under
+ * rules 1 and 2; from rule 3, where that gives t lanes to rows of at most
+ * 32 chunks, q = min(8, pow2ceil(chunks)) where b q >= 32.  The plan and
+ * the launcher (at EV_LAUNCH_RULE) ask it.
+ */
+int64_t ev_row_threads_rule(int rule, const ev_shape *s, int64_t b);
 
 /* Rows per program of s for a case whose default is B (0 for short and
  * an unknown schedule). */

@@ -537,8 +537,8 @@ START_TEST(test_make_check_names_a_missing_tool_an_unwritable_build_directory_an
     const char *deps = getenv("EV_DEPS");
     char cpp[1200] = "";
     if (deps && *deps)
-        snprintf(cpp, sizeof cpp, "CPPFLAGS='-I%s/root/usr/include -I%s/root/usr/include/x86_64-linux-gnu' ", deps,
-                 deps);
+        snprintf(cpp, sizeof cpp, "CPPFLAGS='-I%s/root/usr/include -I%s/root/usr/include/x86_64-linux-gnu' ",
+                 deps, deps);
     /* DEPS empty: on a DEPS= build make hands DEPS to the tests, and
      * $DEPS/bin holds openssl */
     snprintf(script, sizeof script, "%sPATH='%s' DEPS= sh mk/deps-check.sh tests", cpp, bin);

@@ -1593,7 +1593,7 @@ START_TEST(test_selector_plans_the_packed_program_under_launch_rule_2_only)
     ev_shape g = {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 128};   /* 16 chunks, lean at b = 4: 64 programs */
     ev_launch_plan p, p1;
     ev_err err;
-    ck_assert_int_eq(EV_LAUNCH_RULE, 2);
+    ck_assert_int_ge(EV_LAUNCH_RULE, 2);
     ck_assert_int_eq(ev_reduce_lanes(512, EV_DTYPE_FP16), 32);
     /* default (b = 4, 256 programs on 132 SMs): 128 threads become 64 */
     ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err), EV_OK);
@@ -1604,7 +1604,7 @@ START_TEST(test_selector_plans_the_packed_program_under_launch_rule_2_only)
     ck_assert_int_eq(p.rows_per_program, 4);
     ck_assert_int_eq(p.lanes, 32);
     ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p1, &err), EV_OK);
-    ck_assert(!memcmp(&p, &p1, sizeof p)); /* the current rule is 2 */
+    ck_assert(!memcmp(&p, &p1, sizeof p)); /* the current rule packs these rows too */
     ck_assert_int_eq(ev_selector_plan_rule(1, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err), EV_OK);
     ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
     ck_assert_int_eq(p.block[0], 128);
@@ -1645,8 +1645,87 @@ START_TEST(test_selector_plans_the_packed_program_under_launch_rule_2_only)
     /* rules this code does not know */
     ck_assert_int_eq(ev_selector_plan_rule(0, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err),
                      EV_EINVAL);
-    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err),
-                     EV_EINVAL);
+    ck_assert_int_eq(
+        ev_selector_plan_rule(EV_LAUNCH_RULE + 1, EV_SEL_CUDA, &a, EV_SCHED_DEFAULT, 4, 132, &p, &err),
+        EV_EINVAL);
+}
+END_TEST
+
+/*
+ * Launch rule 3 (kernels/selector.h, docs/perf-notes.md "v12
+ * experiment"): a default or rowsK program of b rows of at most 32 chunks
+ * that the thin program does not take at four chunks a thread runs thin
+ * at one chunk a thread, q = min(8, pow2ceil(chunks)) threads a row,
+ * where b q >= 32 (a warp of whole rows); the programs the thin rule
+ * takes already keep their threads, and fewer rows (b q < 32) keep t
+ * lanes (a row alone at 8 threads lost).  Where it applies it comes
+ * before rule 2's packed program, which takes rows of 32 threads only
+ * (measured 0.84-0.90 of the packed one on 2048x64 fp16).
+ */
+START_TEST(test_selector_plans_thin_programs_at_one_chunk_a_thread_under_launch_rule_3)
+{
+    ev_shape n = {EV_OP_SUM, EV_DTYPE_FP16, 2048, 64, 64};   /* 8 chunks: q = 8, p = 2 */
+    ev_shape x = {EV_OP_MAX, EV_DTYPE_FP16, 2048, 64, 64};   /* the same rows, MAX (never packed) */
+    ev_shape g = {EV_OP_SUM, EV_DTYPE_BF16, 256, 128, 128};  /* 16 chunks: q = 8, p = 4 */
+    ev_shape h = {EV_OP_MAX, EV_DTYPE_FP16, 1000, 100, 100}; /* 13 chunks, a partial one: q = 8, p = 4 */
+    ev_shape w = {EV_OP_SUM, EV_DTYPE_FP16, 1024, 512, 512}; /* 64 chunks: not thin */
+    ev_launch_plan p, p1;
+    ev_err err;
+    if (!EV_THIN)
+        return;
+    ck_assert_int_eq(EV_LAUNCH_RULE, 3);
+    /* 2048x64 fp16 default (b = 8): rule 2 packs it (8 rows of 32 lanes
+     * in 128 threads), rule 3 runs it thin, 8 threads a row */
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &n, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_pack");
+    ck_assert_int_eq(p.block[0], 128);
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &n, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_default");
+    ck_assert_int_eq(p.block[0], 64);
+    ck_assert_int_eq(p.grid[0], 256);
+    ck_assert_int_eq(p.rows_per_program, 8);
+    ck_assert_int_eq(p.lanes, 32);
+    ck_assert_int_eq(ev_selector_plan(EV_SEL_CUDA, &n, EV_SCHED_DEFAULT, 8, 132, &p1, &err), EV_OK);
+    ck_assert(!memcmp(&p, &p1, sizeof p)); /* the current rule */
+    ck_assert_int_eq(ev_row_threads_rule(3, &n, 8), 8);
+    ck_assert_int_eq(ev_row_threads_rule(2, &n, 8), 32);
+    ck_assert_int_eq(ev_row_threads_rule(1, &n, 8), 32);
+    ck_assert_int_eq(ev_row_threads_rule(EV_LAUNCH_RULE, &n, 8), 8);
+    /* rows4 (b q = 32): thin; rows2 (16) and rows1 (8): t lanes */
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &n, EV_SCHED_ROWS4, 8, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_fp16_rows4");
+    ck_assert_int_eq(p.block[0], 32);
+    ck_assert_int_eq(ev_row_threads_rule(3, &n, 2), 32);
+    ck_assert_int_eq(ev_row_threads_rule(3, &n, 1), 32);
+    /* MAX alike (rule 2 never packs it) */
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &x, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_max_fp16_default");
+    ck_assert_int_eq(p.block[0], 64);
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &x, EV_SCHED_DEFAULT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 256);
+    /* 256x128 bf16: rows4 (b q = 32) thin at 8 threads; the default (b =
+     * 8, b p = 32) is thin already and keeps its 4 threads a row */
+    ck_assert_int_eq(ev_row_threads_rule(3, &g, 4), 8);
+    ck_assert_int_eq(ev_row_threads_rule(2, &g, 4), 32);
+    ck_assert_int_eq(ev_row_threads_rule(3, &g, 8), 4);
+    ck_assert_int_eq(ev_row_threads_rule(2, &g, 8), 4);
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &g, EV_SCHED_ROWS4, 8, 64, &p, &err), EV_OK);
+    ck_assert_str_eq(p.entry, "reduce_sum_bf16_rows4"); /* rule 2 packs it on 64 SMs */
+    ck_assert_int_eq(p.block[0], 32);
+    /* 1000x100 fp16, a partial chunk: rows1 (b q = 8) keeps t lanes, the
+     * default (b = 4: b p = 16 >= 8 on such rows, EV_THIN_RULE 2) its p */
+    ck_assert_int_eq(ev_row_threads_rule(3, &h, 1), 32);
+    ck_assert_int_eq(ev_row_threads_rule(3, &h, 4), ev_row_threads_rule(2, &h, 4));
+    /* rows of more than 32 chunks, and the cpu receipt: as rule 2 */
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &w, EV_SCHED_DEFAULT, 4, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &w, EV_SCHED_DEFAULT, 4, 132, &p1, &err), EV_OK);
+    ck_assert(!memcmp(&p, &p1, sizeof p));
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CPU, &n, EV_SCHED_DEFAULT, 8, 2, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], 8);
+    /* short keeps its own program */
+    ck_assert_int_eq(ev_selector_plan_rule(3, EV_SEL_CUDA, &n, EV_SCHED_SHORT, 8, 132, &p, &err), EV_OK);
+    ck_assert_int_eq(p.block[0], EV_SHORT_PROGRAM);
+    ck_assert_int_eq(p.rows_per_program, 64);
 }
 END_TEST
 
@@ -1707,7 +1786,7 @@ START_TEST(test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks)
     /* b p = 16 on lean rows (whole chunks on 16 bytes): t lanes under
      * either rule; on rows of a partial chunk (or not on 16 bytes) the
      * thin program from b p = 8 under EV_THIN_RULE 2 */
-    ck_assert_int_eq(ev_row_threads(64, 64, EV_DTYPE_FP16, 8), 32);
+    ck_assert_int_eq(ev_row_threads(64, 64, EV_DTYPE_FP16, 8), 32); /* launch rule 3 reaches further */
     ck_assert_int_eq(ev_row_threads(100, 100, EV_DTYPE_FP16, 4), EV_THIN_RULE == 2 ? 4 : 32);
     ck_assert_int_eq(ev_row_threads(100, 100, EV_DTYPE_FP16, 2), EV_THIN_RULE == 2 ? 4 : 32); /* b p = 8 */
     ck_assert_int_eq(ev_row_threads(100, 100, EV_DTYPE_FP16, 1), 32); /* b p = 4: t lanes */
@@ -1866,6 +1945,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(misc, test_selector_plans_short_only_for_rows_of_at_most_32_chunks);
     tcase_add_test(misc, test_selector_plans_thin_programs_for_rows_of_at_most_32_chunks);
     tcase_add_test(misc, test_selector_plans_the_packed_program_under_launch_rule_2_only);
+    tcase_add_test(misc, test_selector_plans_thin_programs_at_one_chunk_a_thread_under_launch_rule_3);
     tcase_add_test(misc, test_the_launch_rule_is_read_from_the_declaring_source);
     tcase_add_test(misc, test_selector_plans_one_warp_a_row_of_64_lanes);
     tcase_add_test(misc, test_selector_caps_a_full_grid_s_programs_at_fewer_threads);

@@ -2940,11 +2940,12 @@ static ev_vreport *h200_job_ten_times_faster(const char *name, const char *job_k
     return h200_store_reexport(name, db, h);
 }
 
-/* In the store h: every graph node of an attempt whose rule-1 plan rule 2
- * plans otherwise (its schedule read from the node's entry name, its shape
- * and S from its binding) made to launch rule 2's plan, as a run of code
- * declaring rule 2 would have.  Returns the attempts changed. */
-static int h200_nodes_as_rule_2(sqlite3 *h)
+/* In the store h: every graph node of an attempt whose rule-1 plan launch
+ * rule `rule` plans otherwise (its schedule read from the node's entry
+ * name, its shape and S from its binding) made to launch that rule's
+ * plan, as a run of code declaring it would have.  Returns the attempts
+ * changed. */
+static int h200_nodes_as_rule(sqlite3 *h, int rule)
 {
     sqlite3_stmt *q = NULL;
     int n = 0;
@@ -2975,12 +2976,15 @@ static int h200_nodes_as_rule_2(sqlite3 *h)
         ck_assert_int_eq(ev_selector_plan_rule(1, EV_SEL_CUDA, &sh, sc, sqlite3_column_int64(q, 8),
                                                sqlite3_column_int64(q, 7), &p1, &e),
                          EV_OK);
-        ck_assert_int_eq(ev_selector_plan_rule(2, EV_SEL_CUDA, &sh, sc, sqlite3_column_int64(q, 8),
+        ck_assert_int_eq(ev_selector_plan_rule(rule, EV_SEL_CUDA, &sh, sc, sqlite3_column_int64(q, 8),
                                                sqlite3_column_int64(q, 7), &p2, &e),
                          EV_OK);
+        int same = !strcmp(p1.entry, p2.entry) && p1.block[0] == p2.block[0];
+        if (!same && !strcmp(p2.entry, fn) && p2.block[0] == sqlite3_column_int64(q, 9))
+            continue;                   /* an attempt this loop rewrote: the query sees its own updates */
         ck_assert_str_eq(p1.entry, fn); /* as measured */
         ck_assert_int_eq(p1.block[0], sqlite3_column_int64(q, 9));
-        if (!strcmp(p1.entry, p2.entry) && p1.block[0] == p2.block[0])
+        if (same)
             continue;
         snprintf(set, sizeof set,
                  "UPDATE graph_nodes SET function = '%s', block_x = %lld WHERE attempt_id = %lld;", p2.entry,
@@ -2992,14 +2996,14 @@ static int h200_nodes_as_rule_2(sqlite3 *h)
     return n;
 }
 
-static int g_rule2_attempts; /* what h200_nodes_as_rule_2 changed in the last store */
+static int g_rule_attempts; /* what h200_nodes_as_rule changed in the last store */
 
 /* receipts/h200's store (h200_store_open; a real cuda run whose code
  * declares no launch rule: rule 1) with its kernels/selector.h source made
- * to declare `#define EV_LAUNCH_RULE <rule>` (and, with nodes_as_rule_2,
- * its graph nodes as h200_nodes_as_rule_2 makes them), re-exported and
- * verified (h200_store_reexport). */
-static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule, int nodes_as_rule_2)
+ * to declare `#define EV_LAUNCH_RULE <rule>` (and, with nodes_as > 0, its
+ * graph nodes as h200_nodes_as_rule makes them for that rule),
+ * re-exported and verified (h200_store_reexport). */
+static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule, int nodes_as)
 {
     char db[320], edit[800], hex[EV_SHA256_HEX_LEN + 1], set[200];
     sqlite3 *h = NULL;
@@ -3024,7 +3028,7 @@ static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule
     snprintf(set, sizeof set, "UPDATE sources SET sha256 = '%s' WHERE path = '" EV_LAUNCH_RULE_SOURCE "';",
              hex);
     ck_assert_int_eq(sqlite3_exec(h, set, NULL, NULL, NULL), SQLITE_OK);
-    g_rule2_attempts = nodes_as_rule_2 ? h200_nodes_as_rule_2(h) : 0;
+    g_rule_attempts = nodes_as > 0 ? h200_nodes_as_rule(h, nodes_as) : 0;
     return h200_store_reexport(name, db, h);
 }
 
@@ -3049,11 +3053,40 @@ START_TEST(test_graph_nodes_are_planned_by_the_launch_rule_the_bundled_code_decl
     /* the run as code of rule 2 would have launched it (the packed entry,
      * half the threads, where rule 2 plans it: auto's nodes included):
      * no node fails the selector, and its note names the rule */
-    r = h200_declaring_launch_rule("h200-rule2-packed", "2", 1);
-    ck_assert_int_ge(g_rule2_attempts, 10);
+    r = h200_declaring_launch_rule("h200-rule2-packed", "2", 2);
+    ck_assert_int_ge(g_rule_attempts, 10);
     ck_assert_msg(!has_failure(r, "rederive", NULL, "the selector plans"), "%s", report_text(r));
     ck_assert_msg(!has_failure(r, "rederive", NULL, "graph node"), "%s", report_text(r));
     ck_assert_msg(strstr(report_text(r), "(launch rule 2) on cuda equal their"), "%s", report_text(r));
+    ev_vreport_free(r);
+}
+END_TEST
+
+/* Launch rule 3 (kernels/selector.h): the committed H200 run's code made
+ * to declare it FAILs rederive where rule 3 plans the thin program at one
+ * chunk a thread and the run launched 32 lanes a row (2048x64 fp16, case
+ * 23: 8 rows in 256 threads, where rule 3 plans 64); the run as code of
+ * rule 3 would have launched it (rule 2's packed programs too) passes. */
+START_TEST(test_graph_nodes_are_planned_by_launch_rule_3_where_the_code_declares_it)
+{
+    ev_vreport *r = h200_declaring_launch_rule("h200-rule3", "3", 0);
+    expect_fail(r, "rederive", "validation.json", "job main/23/default/initial");
+    expect_fail(r, "rederive", "validation.json",
+                "launches reduce_sum_fp16_default grid [256, 1, 1] block [256, 1, 1], but the selector plans "
+                "reduce_sum_fp16_default grid [256, 1, 1] block [64, 1, 1]");
+    expect_fail(r, "rederive", "validation.json", "job main/23/rows4/initial");
+    ev_vreport_free(r);
+    /* as code of rule 2 launched it: rule 3's thin programs are missing */
+    r = h200_declaring_launch_rule("h200-rule3-as-2", "3", 2);
+    expect_fail(r, "rederive", "validation.json",
+                "launches reduce_sum_fp16_pack grid [256, 1, 1] block [128, 1, 1], but the selector plans "
+                "reduce_sum_fp16_default grid [256, 1, 1] block [64, 1, 1]");
+    ev_vreport_free(r);
+    r = h200_declaring_launch_rule("h200-rule3-thin", "3", 3);
+    ck_assert_int_ge(g_rule_attempts, 12);
+    ck_assert_msg(!has_failure(r, "rederive", NULL, "the selector plans"), "%s", report_text(r));
+    ck_assert_msg(!has_failure(r, "rederive", NULL, "graph node"), "%s", report_text(r));
+    ck_assert_msg(strstr(report_text(r), "(launch rule 3) on cuda equal their"), "%s", report_text(r));
     ev_vreport_free(r);
 }
 END_TEST
@@ -4728,6 +4761,7 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_a_floor_with_preempted_samples_does_not_make_honest_jobs_impossible);
     tcase_add_test(t, test_a_gpu_job_faster_than_half_the_floor_fails_rederive);
     tcase_add_test(t, test_graph_nodes_are_planned_by_the_launch_rule_the_bundled_code_declares);
+    tcase_add_test(t, test_graph_nodes_are_planned_by_launch_rule_3_where_the_code_declares_it);
     tcase_add_test(t, test_a_gpu_bundle_made_ten_times_faster_and_re_exported_fails_physical_plausibility);
     tcase_add_test(t, test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_and_verifies);
     tcase_add_test(t, test_a_job_faster_than_the_runs_ceilings_fails_in_the_runner_and_its_bundle_verifies);

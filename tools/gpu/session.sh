@@ -17,8 +17,8 @@
 #              finishes; then export, verify, compare        min 150 s
 #   offbyone   tools/gpu/python-arms.sh install, then offbyone   min 200 s
 #   ab         a kernel A/B (tools/gpu/ab.sh: AB_VARIANTS on AB_CASES,
-#              default launch rule 1 against 2 (v11, docs/perf-notes.md), with
-#              17x1024 fp16 as the control), then the two builds'
+#              default launch rules 1, 2 and 3 (v11, v12: docs/perf-notes.md),
+#              with 17x1024 fp16 as the control), then the builds'
 #              kernel-bench again in turns (AB_CASES): a second pair of
 #              runs in the same call                           min 240 s
 #   hostcheck  tools/gpu/host-check.sh (make DEPS=.deps check and a short
@@ -120,7 +120,7 @@ offbyone() {
     return "$rc"
 }
 ab() {
-    local v=${AB_VARIANTS:-base=-DEV_LAUNCH_RULE=1 pack=} c=${AB_CASES:-0,1,8,9,14,15,34,49} n
+    local v=${AB_VARIANTS:-r1=-DEV_LAUNCH_RULE=1 r2=-DEV_LAUNCH_RULE=2 r3=} c=${AB_CASES:-0,1,8,9,14,15,34,54} n
     OUT=$state/ab bash tools/gpu/ab.sh "$v" "$c" || return
     for n in $v; do
         n=${n%%=*}
