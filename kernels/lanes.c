@@ -35,13 +35,21 @@ int64_t ev_reduce_vec(ev_dtype d)
 _Static_assert(EV_SHORT_CHUNKS == 1 || EV_SHORT_CHUNKS == 2 || EV_SHORT_CHUNKS == 4,
                "EV_SHORT_CHUNKS: 1, 2 or 4 chunks a thread (reduce_cpu.h)");
 
-int64_t ev_short_threads(int64_t cols, ev_dtype d)
+/* The 16-byte chunks of a row of at most 32 of them (t = 32 lanes, one
+ * chunk a lane at most), else 0. */
+static int64_t short_chunks(int64_t cols, ev_dtype d)
 {
-    int64_t v = ev_reduce_vec(d), chunks, p;
+    int64_t v = ev_reduce_vec(d), chunks;
     if (cols < 1 || v < 1)
         return 0;
     chunks = cols / v + (cols % v != 0);
-    if (chunks > 32 || ev_reduce_lanes(cols, d) != 32)
+    return chunks > 32 || ev_reduce_lanes(cols, d) != 32 ? 0 : chunks;
+}
+
+int64_t ev_short_threads(int64_t cols, ev_dtype d)
+{
+    int64_t chunks = short_chunks(cols, d), p;
+    if (chunks < 1)
         return 0;
     p = ev_pow2ceil(chunks) / EV_SHORT_CHUNKS;
     return p < 1 ? 1 : p > 8 ? 8 : p;
@@ -50,6 +58,15 @@ int64_t ev_short_threads(int64_t cols, ev_dtype d)
 int64_t ev_thin_threads(int64_t cols, ev_dtype d)
 {
     return EV_THIN ? ev_short_threads(cols, d) : 0;
+}
+
+int64_t ev_thin_one_chunk_threads(int64_t cols, ev_dtype d)
+{
+    int64_t chunks = EV_THIN ? short_chunks(cols, d) : 0, q;
+    if (chunks < 1)
+        return 0;
+    q = ev_pow2ceil(chunks);
+    return q > 8 ? 8 : q;
 }
 
 /* 1 when the lean program (v7, kernels/reduce_default.cuh) takes every

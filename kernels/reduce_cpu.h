@@ -89,6 +89,10 @@ int64_t ev_split_programs(int64_t cols, ev_dtype d);
  * programs keep t lanes a row.  EV_THIN 0: always 0 (v7's programs, for
  * measuring side by side). */
 int64_t ev_thin_threads(int64_t cols, ev_dtype d);
+/* The thin program's threads a row at one chunk a thread where ev_thin_
+ * threads applies: min(8, pow2ceil(chunks)); 0 where it does not (launch
+ * rule 3, kernels/selector.h: ev_row_threads_rule). */
+int64_t ev_thin_one_chunk_threads(int64_t cols, ev_dtype d);
 #ifndef EV_THIN
 #define EV_THIN 1
 #endif

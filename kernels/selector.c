@@ -70,13 +70,10 @@ int ev_pack_takes(const ev_shape *s, int64_t b, int64_t rt)
 /* See selector.h. */
 int64_t ev_row_threads_rule(int rule, const ev_shape *s, int64_t b)
 {
-    int64_t rt = ev_row_threads(s->cols, s->stride, s->dtype, b), v = ev_reduce_vec(s->dtype), chunks, q = 1;
-    if (rule < 3 || ev_thin_threads(s->cols, s->dtype) < 1 || rt != ev_reduce_lanes(s->cols, s->dtype) ||
-        v < 1)
+    int64_t rt = ev_row_threads(s->cols, s->stride, s->dtype, b), q;
+    if (rule < 3 || rt != ev_reduce_lanes(s->cols, s->dtype) ||
+        (q = ev_thin_one_chunk_threads(s->cols, s->dtype)) < 1)
         return rt;
-    chunks = s->cols / v + (s->cols % v != 0);
-    while (q < chunks && q < 8)
-        q *= 2;
     return b >= 32 / q ? q : rt;
 }
 

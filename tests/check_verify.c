@@ -3032,6 +3032,17 @@ static ev_vreport *h200_declaring_launch_rule(const char *name, const char *rule
     return h200_store_reexport(name, db, h);
 }
 
+/* r, a run whose nodes were made as code of launch rule `rule` launches
+ * them: no node fails the selector, and its note names the rule. */
+static void expect_nodes_planned_by(ev_vreport *r, int rule)
+{
+    char note[80];
+    snprintf(note, sizeof note, "(launch rule %d) on cuda equal their", rule);
+    ck_assert_msg(!has_failure(r, "rederive", NULL, "the selector plans"), "%s", report_text(r));
+    ck_assert_msg(!has_failure(r, "rederive", NULL, "graph node"), "%s", report_text(r));
+    ck_assert_msg(strstr(report_text(r), note), "%s", report_text(r));
+}
+
 /* The verifier plans every graph node by the launch rule the bundle's own
  * code declares (kernels/selector.h, EV_LAUNCH_RULE; none: rule 1).  The
  * committed H200 run (rule 1: its 1024x512 fp16 default program launched
@@ -3055,9 +3066,7 @@ START_TEST(test_graph_nodes_are_planned_by_the_launch_rule_the_bundled_code_decl
      * no node fails the selector, and its note names the rule */
     r = h200_declaring_launch_rule("h200-rule2-packed", "2", 2);
     ck_assert_int_ge(g_rule_attempts, 10);
-    ck_assert_msg(!has_failure(r, "rederive", NULL, "the selector plans"), "%s", report_text(r));
-    ck_assert_msg(!has_failure(r, "rederive", NULL, "graph node"), "%s", report_text(r));
-    ck_assert_msg(strstr(report_text(r), "(launch rule 2) on cuda equal their"), "%s", report_text(r));
+    expect_nodes_planned_by(r, 2);
     ev_vreport_free(r);
 }
 END_TEST
@@ -3084,9 +3093,7 @@ START_TEST(test_graph_nodes_are_planned_by_launch_rule_3_where_the_code_declares
     ev_vreport_free(r);
     r = h200_declaring_launch_rule("h200-rule3-thin", "3", 3);
     ck_assert_int_ge(g_rule_attempts, 12);
-    ck_assert_msg(!has_failure(r, "rederive", NULL, "the selector plans"), "%s", report_text(r));
-    ck_assert_msg(!has_failure(r, "rederive", NULL, "graph node"), "%s", report_text(r));
-    ck_assert_msg(strstr(report_text(r), "(launch rule 3) on cuda equal their"), "%s", report_text(r));
+    expect_nodes_planned_by(r, 3);
     ev_vreport_free(r);
 }
 END_TEST
