@@ -15,6 +15,11 @@
 #   aa         tools/gpu/aa-seed.sh: the A/A pair's second run (the
 #              flagship's 16 seed cases, same settings), resumed until it
 #              finishes; then export, verify, compare        min 150 s
+#   aapair     an A/A pair without a flagship: tools/gpu/aa-seed.sh twice,
+#              runs aa1 then aa2 of the 16 seed cases on this board, auto
+#              from AA_MODEL's model (default receipts/h100/delivery.zip,
+#              committed), then aa1 against aa2 (about 1000 s on an H100
+#              against 1550 for flagship and aa)              min 150 s
 #   offbyone   tools/gpu/python-arms.sh install, then offbyone   min 200 s
 #   ab         a kernel A/B (tools/gpu/ab.sh: AB_VARIANTS on AB_CASES,
 #              default launch rules 1, 2 and 3 (v11, v12: docs/perf-notes.md),
@@ -31,13 +36,13 @@
 # ran in this call: its folder gpu-work/session/STEP (logs, ROOT, the
 # store xz-compressed, the bundle where small), stores (*.db) left out.
 set -uo pipefail
-secs=${1:?usage: tools/gpu/session.sh SECONDS [flagship|aa|offbyone|ab|hostcheck ...]}
+secs=${1:?usage: tools/gpu/session.sh SECONDS [flagship|aa|aapair|offbyone|ab|hostcheck ...]}
 shift
-steps=" ${*:-flagship aa hostcheck} " # offbyone on demand (run 2026-12-07, docs/experiments/your-kernel-h100)
+steps=" ${*:-flagship aa hostcheck} " # offbyone, aapair and ab on demand (run 2026-12-07, docs/experiments/your-kernel-h100)
 for s in $steps; do
     case $s in
-    flagship | aa | offbyone | ab | hostcheck) ;;
-    *) echo "tools/gpu/session.sh: unknown step '$s' (flagship, aa, offbyone, ab, hostcheck)" >&2; exit 2 ;;
+    flagship | aa | aapair | offbyone | ab | hostcheck) ;;
+    *) echo "tools/gpu/session.sh: unknown step '$s' (flagship, aa, aapair, offbyone, ab, hostcheck)" >&2; exit 2 ;;
     esac
 done
 t_end=$((SECONDS + secs))
@@ -109,8 +114,21 @@ aa() {
     [ -e gpu-work/delivery.zip ] || { echo "aa: no flagship bundle yet"; return 1; }
     local keep=30
     [ "$(run_need gpu-work/aa.db)" -lt $(($(left) - 100)) ] && keep=70
-    bash tools/gpu/aa-seed.sh $(($(left) - keep)) gpu-work/delivery.zip || return
+    bash tools/gpu/aa-seed.sh $(($(left) - keep)) gpu-work/delivery.zip aa gpu-work/delivery.zip || return
     [ -s "$state/aa/agreement.txt" ] && touch "$state/aa.done"
+}
+# aapair: aa1 to its end (export and verify kept 70 s where it can finish),
+# then aa2 and the comparison
+aapair() {
+    local model=${AA_MODEL:-receipts/h100/delivery.zip} n against="" keep
+    for n in aa1 aa2; do
+        keep=30
+        [ "$(run_need gpu-work/$n.db)" -lt $(($(left) - 100)) ] && keep=70
+        [ "$n" = aa2 ] && against=gpu-work/aa1.zip
+        [ "$(left)" -gt $((keep + 60)) ] || return 1
+        bash tools/gpu/aa-seed.sh $(($(left) - keep)) "$model" $n $against || return
+    done
+    [ -s "$state/aapair/agreement.txt" ] && touch "$state/aapair.done"
 }
 offbyone() {
     bash tools/gpu/python-arms.sh "$state/offbyone" install && bash tools/gpu/python-arms.sh "$state/offbyone" offbyone &&
@@ -134,6 +152,7 @@ hostcheck() {
 
 run_step flagship 150 flagship &&
     run_step aa 150 aa
+run_step aapair 150 aapair
 run_step offbyone 200 offbyone
 run_step ab 240 ab
 run_step hostcheck 540 hostcheck
