@@ -4,7 +4,7 @@
 # (protocols/hopper.json --cases 0-15, the same settings, rounds and arms;
 # auto from MODEL.zip's model, --model) into the store gpu-work/NAME.db,
 # for at most SECONDS (stopped cleanly with SIGINT; run the script again to
-# --resume).  When the run has finished: export (gpu-work/NAME.zip) and
+# --resume; the build counts).  When the run has finished: export (gpu-work/NAME.zip) and
 # verify against this tree; with AGAINST.zip, compare it with NAME.zip on
 # the cases they share (evident compare, and verify-bundle --compare's
 # agreement: the fraction of pairs whose estimates agree within their
@@ -30,12 +30,15 @@ mkdir -p "$out" gpu-work
 [ -z "$against" ] || [ -e "$against" ] || { echo "tools/gpu/aa-seed.sh: no bundle $against to compare with" >&2; exit 2; }
 # the build again: a call carries .deps anew, without the libraries an
 # earlier call's build unpacked from it (a no-op otherwise)
+t_end=$(($(date +%s) + secs))
 make DEPS=.deps -j16 all > "$out/build.log" 2>&1 || { tail -30 "$out/build.log"; exit 1; }
 if [ ! -e "$out/$name.ROOT" ]; then
     resume=""
     [ -e "$db" ] && resume="--resume"
     t0=$(date +%s)
-    timeout -s INT -k 20 "$secs" build/evident run --protocol protocols/hopper.json --cases 0-15 --model "$model" \
+    # SECONDS from the start, the build's included (a fresh host's is 82 s)
+    [ $((t_end - t0)) -ge 30 ] || { echo "$name: $((t_end - t0)) s left after the build: the run waits for the next call"; exit 124; }
+    timeout -s INT -k 20 $((t_end - t0)) build/evident run --protocol protocols/hopper.json --cases 0-15 --model "$model" \
         --backend cuda --db "$db" $resume >> "$out/run-$name.log" 2>&1
     rc=$?
     echo "$name run rc=$rc in $(( $(date +%s) - t0 )) s $resume"

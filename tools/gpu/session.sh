@@ -88,10 +88,11 @@ run_step() {
     return "$rc"
 }
 
-# The seconds a run still needs at 0.9 s a job (H100: 0.75), from its
-# store's jobs without a finished attempt; 900 without a store.
+# run_need DB [JOBS]: the seconds a run still needs at 0.9 s a job (H100:
+# 0.83), from its store's jobs without a finished attempt; without a
+# store, JOBS (default the flagship's 1015) and a build's 90 s.
 run_need() {
-    [ -e "$1" ] || { echo 900; return; }
+    [ -e "$1" ] || { echo $(( ${2:-1015} * 9 / 10 + 110 )); return; }
     python3 - "$1" <<'PY'
 import sqlite3, sys
 c = sqlite3.connect(sys.argv[1])
@@ -113,7 +114,7 @@ flagship() {
 aa() {
     [ -e gpu-work/delivery.zip ] || { echo "aa: no flagship bundle yet"; return 1; }
     local keep=30
-    [ "$(run_need gpu-work/aa.db)" -lt $(($(left) - 100)) ] && keep=70
+    [ "$(run_need gpu-work/aa.db 545)" -lt $(($(left) - 100)) ] && keep=70
     bash tools/gpu/aa-seed.sh $(($(left) - keep)) gpu-work/delivery.zip aa gpu-work/delivery.zip || return
     [ -s "$state/aa/agreement.txt" ] && touch "$state/aa.done"
 }
@@ -123,7 +124,7 @@ aapair() {
     local model=${AA_MODEL:-receipts/h100/delivery.zip} n against="" keep
     for n in aa1 aa2; do
         keep=30
-        [ "$(run_need gpu-work/$n.db)" -lt $(($(left) - 100)) ] && keep=70
+        [ "$(run_need gpu-work/$n.db 545)" -lt $(($(left) - 100)) ] && keep=70
         [ "$n" = aa2 ] && against=gpu-work/aa1.zip
         [ "$(left)" -gt $((keep + 60)) ] || return 1
         bash tools/gpu/aa-seed.sh $(($(left) - keep)) "$model" $n $against || return
