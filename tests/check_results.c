@@ -842,6 +842,105 @@ START_TEST(test_compare_of_different_setups_says_so_and_refuses_a_gate_unless_al
 }
 END_TEST
 
+/* Compares members x[0..nx) against y[0..ny) as JSON (asserts). */
+static cJSON *compare_members_json(const ev_member *x, size_t nx, const ev_member *y, size_t ny)
+{
+    ev_buf out = EV_BUF_INIT;
+    ev_err err = {""};
+    ev_compare_opts o = {1, 0, 0, 0};
+    ev_compare_result res;
+    ck_assert_msg(ev_compare_write(x, nx, y, ny, &o, &out, &res, &err) == EV_OK, "%s", err.msg);
+    ck_assert_int_eq(ev_buf_puts(&out, ""), EV_OK);
+    cJSON *j = cJSON_Parse(out.data);
+    ck_assert_msg(j != NULL, "not JSON: %.200s", out.data);
+    ev_buf_free(&out);
+    return j;
+}
+
+/* The measured sources of A and B (their sources/ members) decide what a
+ * ratio can mean: the same files byte for byte make an A/A comparison,
+ * and the document says so; a file that differs or is on one side only is
+ * named, and where the setups are the same the peers' own B / A (their
+ * versions the same in both) is given beside the calls: the shift between
+ * the two runs that a change's ratio must be read against (on two H100
+ * hosts, programs with identical code moved up to 31%:
+ * docs/experiments/hopper-h100/compare-496db61-dc37ae8.md).  A real GPU
+ * bundle, receipts/h100, against itself and against a copy of its members
+ * with one source edited and one left out. */
+START_TEST(test_compare_names_the_measured_sources_that_differ_and_the_peers_shift_beside_them)
+{
+    ev_buf zip = EV_BUF_INIT;
+    ev_zip *z = NULL;
+    ev_member *m = NULL, *e = NULL;
+    size_t n = 0, ne = 0, files = 0;
+    ev_err err = {""};
+    ck_assert_msg(ev_read_file("receipts/h100/delivery.zip", &zip, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_members_read_zip(zip.data, zip.len, &z, &m, &n, &err) == EV_OK, "%s", err.msg);
+    for (size_t i = 0; i < n; i++)
+        files += !strncmp(m[i].name, "sources/", 8);
+    ck_assert_uint_gt(files, 50);
+
+    cJSON *j = compare_members_json(m, n, m, n);
+    const cJSON *src = cJSON_GetObjectItemCaseSensitive(j, "sources");
+    ck_assert(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(src, "same")));
+    ck_assert_int_eq((int)cJSON_GetObjectItemCaseSensitive(src, "files_a")->valuedouble, (int)files);
+    ck_assert_int_eq(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(src, "differ")), 0);
+    ck_assert(cJSON_IsNull(cJSON_GetObjectItemCaseSensitive(j, "peers_shift"))); /* A/A: no controls needed */
+    cJSON_Delete(j);
+
+    /* B: lanes.c edited, selector.h left out */
+    ck_assert_ptr_nonnull(e = calloc(n, sizeof *e));
+    for (size_t i = 0; i < n; i++) {
+        if (!strcmp(m[i].name, "sources/kernels/selector.h"))
+            continue;
+        e[ne] = m[i];
+        if (!strcmp(m[i].name, "sources/kernels/lanes.c")) {
+            e[ne].data = "/* edited */\n";
+            e[ne].len = strlen("/* edited */\n");
+        }
+        ne++;
+    }
+    ck_assert_uint_eq(ne, n - 1);
+    j = compare_members_json(m, n, e, ne);
+    src = cJSON_GetObjectItemCaseSensitive(j, "sources");
+    ck_assert(cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(src, "same")));
+    ck_assert_int_eq((int)cJSON_GetObjectItemCaseSensitive(src, "files_b")->valuedouble, (int)files - 1);
+    const cJSON *d = cJSON_GetObjectItemCaseSensitive(src, "differ");
+    ck_assert_int_eq(cJSON_GetArraySize(d), 2);
+    ck_assert_str_eq(cJSON_GetArrayItem(d, 0)->valuestring, "kernels/lanes.c");
+    ck_assert_str_eq(cJSON_GetArrayItem(d, 1)->valuestring, "kernels/selector.h (only in A)");
+    /* the peers: cub and torch-compile on 30 cases, B / A exactly 1 (the same samples), none called */
+    const cJSON *ps = cJSON_GetObjectItemCaseSensitive(j, "peers_shift");
+    ck_assert_int_eq((int)cJSON_GetObjectItemCaseSensitive(ps, "pairs")->valuedouble, 60);
+    ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(ps, "min")->valuedouble, 1.0);
+    ck_assert_double_eq(cJSON_GetObjectItemCaseSensitive(ps, "max")->valuedouble, 1.0);
+    ck_assert_int_eq((int)cJSON_GetObjectItemCaseSensitive(ps, "called")->valuedouble, 0);
+    cJSON_Delete(j);
+
+    /* markdown: the same words */
+    ev_buf out = EV_BUF_INIT;
+    ev_compare_opts o = {0, 0, 0, 0};
+    ev_compare_result res;
+    ck_assert_int_eq(ev_compare_write(m, n, e, ne, &o, &out, &res, &err), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&out, ""), EV_OK);
+    ck_assert_msg(strstr(out.data, "Measured sources: 2 files differ (kernels/lanes.c, kernels/selector.h "
+                                   "(only in A))"),
+                  "%.2000s", out.data);
+    ck_assert_msg(strstr(out.data, "The peers (cub, torch-compile: the same versions in A and B) moved B / A "
+                                   "from 1.000 to 1.000 (60 pairs, 0 called)"),
+                  "%.2000s", out.data);
+    ev_buf_free(&out);
+    ck_assert_int_eq(ev_compare_write(m, n, m, n, &o, &out, &res, &err), EV_OK);
+    ck_assert_int_eq(ev_buf_puts(&out, ""), EV_OK);
+    ck_assert_msg(strstr(out.data, "Measured sources: the same in A and B"), "%.2000s", out.data);
+    ev_buf_free(&out);
+    free(e);
+    free(m);
+    ev_zip_free(z);
+    ev_buf_free(&zip);
+}
+END_TEST
+
 /* results --json and compare --json name the device (driver and runtime
  * included), the host and the peer versions at their top level (compare:
  * of each run), with each run's noise floor. */
@@ -1291,6 +1390,7 @@ static Suite *results_suite(void)
     tcase_add_test(t, test_one_round_a_slow_down_within_the_measured_floor_is_not_replicated_and_not_gated);
     tcase_add_test(t, test_rounds_too_noisy_to_call_are_inconclusive_and_exit_3);
     tcase_add_test(t, test_compare_of_different_setups_says_so_and_refuses_a_gate_unless_allowed);
+    tcase_add_test(t, test_compare_names_the_measured_sources_that_differ_and_the_peers_shift_beside_them);
     tcase_add_test(t, test_results_and_compare_json_carry_device_driver_host_and_peer_versions_at_the_top);
     tcase_add_test(t, test_bundles_of_earlier_formats_are_read_and_say_which_checks_did_not_apply);
     suite_add_tcase(s, t);

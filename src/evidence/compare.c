@@ -42,6 +42,150 @@ typedef struct crow {
     char whybuf[300];
 } crow;
 
+/* What the two runs measured (their sources/ members) and, where that
+ * differs, how far the code both share moved: the peers' own B / A. */
+typedef struct code_view {
+    size_t files_a, files_b;
+    size_t n;          /* files that differ or are on one side only */
+    const char **path; /* [n], after "sources/" */
+    char *only;        /* [n]: 0 in both (other bytes), 'A' or 'B' on that side only */
+    int shift_shown;   /* the setups are the same and the sources differ: the peers' shift applies */
+    size_t pairs, called;
+    double lo, hi; /* the peers' smallest and largest B / A */
+    char arms[64]; /* the peers that had a ratio, ", " between */
+} code_view;
+
+#define SRC_PREFIX "sources/"
+
+/* Fills the sources part of *cv from A's members a[0..na) and B's b[0..nb):
+ * every measured file, by name and bytes.  EV_ENOMEM. */
+static ev_status code_sources(const ev_member *a, size_t na, const ev_member *b, size_t nb, code_view *cv)
+{
+    const size_t pl = strlen(SRC_PREFIX);
+    memset(cv, 0, sizeof *cv);
+    cv->path = calloc(na + nb + 1, sizeof *cv->path);
+    cv->only = calloc(na + nb + 1, 1);
+    if (!cv->path || !cv->only)
+        return EV_ENOMEM;
+    for (size_t i = 0; i < na; i++) {
+        if (strncmp(a[i].name, SRC_PREFIX, pl))
+            continue;
+        cv->files_a++;
+        const ev_member *o = ev_member_find(b, nb, a[i].name);
+        if (o && o->len == a[i].len && (!a[i].len || !memcmp(o->data, a[i].data, a[i].len)))
+            continue;
+        cv->path[cv->n] = a[i].name + pl;
+        cv->only[cv->n++] = o ? 0 : 'A';
+    }
+    for (size_t i = 0; i < nb; i++) {
+        if (strncmp(b[i].name, SRC_PREFIX, pl))
+            continue;
+        cv->files_b++;
+        if (!ev_member_find(a, na, b[i].name)) {
+            cv->path[cv->n] = b[i].name + pl;
+            cv->only[cv->n++] = 'B';
+        }
+    }
+    return EV_OK;
+}
+
+/* 1 when A and B measured the same files, byte for byte (an A/A pair). */
+static int code_same(const code_view *cv)
+{
+    return cv->files_a > 0 && cv->n == 0;
+}
+
+/* The peers' shift over rows v[0..n) (cub and torch-compile: their code is
+ * their version, which the setup compares), shown where the setups are the
+ * same and the measured sources are not. */
+static void code_peers(const crow *v, size_t n, int same_setup, code_view *cv)
+{
+    cv->shift_shown = same_setup && !code_same(cv) && cv->files_a > 0;
+    for (size_t i = 0; i < n && cv->shift_shown; i++) {
+        if (!v[i].has_ratio || !(ev_is_arm(v[i].arm, EV_ARM_CUB) || ev_is_arm(v[i].arm, EV_ARM_TORCH)))
+            continue;
+        if (!strstr(cv->arms, v[i].arm)) {
+            size_t l = strlen(cv->arms);
+            snprintf(cv->arms + l, sizeof cv->arms - l, "%s%s", l ? ", " : "", v[i].arm);
+        }
+        cv->lo = cv->pairs ? fmin(cv->lo, v[i].ratio) : v[i].ratio;
+        cv->hi = cv->pairs ? fmax(cv->hi, v[i].ratio) : v[i].ratio;
+        cv->pairs++;
+        cv->called += v[i].call == RP_CALL_ABOVE || v[i].call == RP_CALL_BELOW;
+    }
+}
+
+static void code_free(code_view *cv)
+{
+    free(cv->path);
+    free(cv->only);
+}
+
+/* The measured-sources paragraph of the markdown (a leading blank line). */
+static ev_status put_md_code(ev_buf *b, const code_view *cv)
+{
+    char t[48], u[48];
+    ev_status rc;
+    if (code_same(cv))
+        return ev_buf_printf(b,
+                             "\nMeasured sources: the same in A and B (%zu files, byte for byte): an A/A "
+                             "comparison, so a difference called is between the two runs, not in the code.\n",
+                             cv->files_a);
+    if (!cv->files_a && !cv->files_b)
+        return ev_buf_puts(b, "\nMeasured sources: neither bundle carries them (sources/).\n");
+    rc = ev_buf_printf(b, "\nMeasured sources: %zu file%s differ (", cv->n, cv->n == 1 ? "" : "s");
+    for (size_t i = 0; i < cv->n && i < 12 && !rc; i++) {
+        rc = ev_buf_puts(b, i ? ", " : "");
+        if (!rc)
+            rc = rp_put_md(b, cv->path[i]);
+        if (!rc && cv->only[i])
+            rc = ev_buf_printf(b, " (only in %c)", cv->only[i]);
+    }
+    if (!rc && cv->n > 12)
+        rc = ev_buf_printf(b, ", and %zu more", cv->n - 12);
+    if (!rc)
+        rc = ev_buf_puts(b, "): a ratio holds the change and the shift between the two runs.");
+    if (!rc && cv->shift_shown && cv->pairs)
+        rc = ev_buf_printf(
+            b,
+            " The peers (%s: the same versions in A and B) moved B / A from %s to %s (%zu pairs, "
+            "%zu called): read a change's ratio against that.",
+            cv->arms, rp_fmt(t, cv->lo, 3), rp_fmt(u, cv->hi, 3), cv->pairs, cv->called);
+    else if (!rc && cv->shift_shown)
+        rc = ev_buf_puts(b, " No peer has a ratio here, so that shift is not bounded.");
+    if (!rc)
+        rc = ev_buf_puts(b, "\n");
+    return rc;
+}
+
+/* The measured sources and the peers' shift into JSON object root. */
+static void put_json_code(ev_jb *jb, cJSON *root, const code_view *cv)
+{
+    cJSON *x = ev_jb_obj(jb, root, "sources");
+    ev_jb_bool(jb, x, "same", code_same(cv));
+    ev_jb_i64(jb, x, "files_a", (int64_t)cv->files_a);
+    ev_jb_i64(jb, x, "files_b", (int64_t)cv->files_b);
+    cJSON *d = ev_jb_arr(jb, x, "differ");
+    for (size_t i = 0; i < cv->n && !jb->rc; i++) {
+        char t[600];
+        if (cv->only[i])
+            snprintf(t, sizeof t, "%s (only in %c)", cv->path[i], cv->only[i]);
+        else
+            snprintf(t, sizeof t, "%s", cv->path[i]);
+        ev_jb_str(jb, d, NULL, t);
+    }
+    if (!cv->shift_shown || !cv->pairs) {
+        ev_jb_null(jb, root, "peers_shift");
+        return;
+    }
+    cJSON *p = ev_jb_obj(jb, root, "peers_shift");
+    ev_jb_str(jb, p, "arms", cv->arms);
+    ev_jb_i64(jb, p, "pairs", (int64_t)cv->pairs);
+    ev_jb_dbl(jb, p, "min", 1, cv->lo, NULL);
+    ev_jb_dbl(jb, p, "max", 1, cv->hi, NULL);
+    ev_jb_i64(jb, p, "called", (int64_t)cv->called);
+}
+
 /* Loads members m[0..n) into s with the figures rebuilt from samples.csv
  * (printed and parsed back, so every number is a plain number node).
  * EV_EFORMAT / EV_ENOMEM with err set. */
@@ -234,7 +378,7 @@ static ev_status put_summary(ev_buf *b, const csum *s, const ev_compare_opts *o,
 /* The lines before the table: each run, how their setups differ, the
  * notes on what each bundle's format kept from the checks, and the floor. */
 static ev_status put_md_head(ev_buf *b, const side *A, const side *B, const rp_floor *fl,
-                             const ev_compare_result *res)
+                             const ev_compare_result *res, const code_view *cv)
 {
     static const char *const who[2] = {"A", "B"};
     const side *sd[2] = {A, B};
@@ -289,6 +433,8 @@ static ev_status put_md_head(ev_buf *b, const side *A, const side *B, const rp_f
                             "versions (where both stores kept them).\n");
     }
     if (!rc)
+        rc = put_md_code(b, cv);
+    if (!rc)
         rc = ev_buf_printf(
             b,
             "\nB / A of each estimate (us per op) from the bundles' raw samples; 95%% interval: "
@@ -305,10 +451,11 @@ static ev_status put_md_head(ev_buf *b, const side *A, const side *B, const rp_f
 
 /* Markdown: the two runs, the table, the summary. */
 static ev_status put_markdown(ev_buf *b, const side *A, const side *B, const crow *v, size_t n, const csum *s,
-                              const ev_compare_opts *o, const rp_floor *fl, const ev_compare_result *res)
+                              const ev_compare_opts *o, const rp_floor *fl, const ev_compare_result *res,
+                              const code_view *cv)
 {
     char t[48], u[48], w[48], lab[160];
-    ev_status rc = put_md_head(b, A, B, fl, res);
+    ev_status rc = put_md_head(b, A, B, fl, res, cv);
     if (!rc)
         rc = ev_buf_puts(b, "| case | arm | A us | B us | B / A | 95% interval | basis | call |\n"
                             "|---|---|---:|---:|---:|---:|---|---|\n");
@@ -349,7 +496,8 @@ static ev_status put_markdown(ev_buf *b, const side *A, const side *B, const cro
 /* JSON: the two runs (their device, host, peer versions, floor and
  * format notes), how they differ, the method, the rows, the summary. */
 static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v, size_t n, const csum *s,
-                          const ev_compare_opts *o, const rp_floor *fl, const ev_compare_result *res)
+                          const ev_compare_opts *o, const rp_floor *fl, const ev_compare_result *res,
+                          const code_view *cv)
 {
     ev_jb jb = {EV_OK};
     ev_buf line = EV_BUF_INIT;
@@ -375,6 +523,7 @@ static ev_status put_json(ev_buf *b, const side *A, const side *B, const crow *v
     }
     ev_jb_bool(&jb, root, "same_setup", !res->different);
     ev_jb_str(&jb, root, "differences", res->different ? res->differences : NULL);
+    put_json_code(&jb, root, cv);
     rp_floor_json(&jb, root, fl);
     ev_jb_str(
         &jb, root, "method",
@@ -438,8 +587,10 @@ ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, si
     crow *rows = NULL;
     size_t n = 0, cap;
     csum s;
+    code_view cv;
     ev_buf t = EV_BUF_INIT;
     ev_status rc;
+    memset(&cv, 0, sizeof cv);
     memset(&A, 0, sizeof A);
     memset(&B, 0, sizeof B);
     memset(&got, 0, sizeof got);
@@ -449,6 +600,10 @@ ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, si
     }
     if ((rc = side_load(b, nb, &B, err))) {
         ev_err_prefix(err, "B");
+        goto out;
+    }
+    if ((rc = code_sources(a, na, b, nb, &cv))) {
+        ev_err_set(err, rc, "compare: out of memory");
         goto out;
     }
     setup_differences(&A, &B, got.differences, sizeof got.differences);
@@ -477,9 +632,10 @@ ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, si
                 compare_one(&A, &B, ca, cb, A.r.arms[i], &o, &fl, &rows[n++]);
         }
     }
+    code_peers(rows, n, !got.different, &cv);
     if ((rc = summarise(rows, n, &s)) ||
-        (rc = o.json ? put_json(&t, &A, &B, rows, n, &s, opts, &fl, &got)
-                     : put_markdown(&t, &A, &B, rows, n, &s, opts, &fl, &got)) ||
+        (rc = o.json ? put_json(&t, &A, &B, rows, n, &s, opts, &fl, &got, &cv)
+                     : put_markdown(&t, &A, &B, rows, n, &s, opts, &fl, &got, &cv)) ||
         (rc = ev_buf_append(out, t.data ? t.data : "", t.len))) {
         ev_err_set(err, rc, "compare: out of memory");
         goto out;
@@ -489,6 +645,7 @@ ev_status ev_compare_write(const ev_member *a, size_t na, const ev_member *b, si
     *res = got;
 out:
     free(rows);
+    code_free(&cv);
     ev_buf_free(&t);
     if (A.loaded)
         rp_rep_free(&A.r);

@@ -19,6 +19,10 @@
  * Two runs of other protocols, backends, devices, drivers or peer
  * versions are compared all the same, and the document says how they
  * differ first; a gate over them is refused unless allow_different.
+ * It says too whether the runs measured the same sources (their sources/
+ * members, byte for byte: an A/A comparison) or which files differ, and
+ * then, with the same setup, how far the peers moved (the shift between
+ * the runs on code neither changed).
  */
 #ifndef EV_COMPARE_H
 #define EV_COMPARE_H
