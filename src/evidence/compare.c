@@ -133,7 +133,8 @@ static ev_status put_md_code(ev_buf *b, const code_view *cv)
                              cv->files_a);
     if (!cv->files_a && !cv->files_b)
         return ev_buf_puts(b, "\nMeasured sources: neither bundle carries them (sources/).\n");
-    rc = ev_buf_printf(b, "\nMeasured sources: %zu file%s differ (", cv->n, cv->n == 1 ? "" : "s");
+    rc =
+        ev_buf_printf(b, "\nMeasured sources: %zu %s (", cv->n, cv->n == 1 ? "file differs" : "files differ");
     for (size_t i = 0; i < cv->n && i < 12 && !rc; i++) {
         rc = ev_buf_puts(b, i ? ", " : "");
         if (!rc)
