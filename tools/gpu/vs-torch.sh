@@ -19,7 +19,11 @@ grep "^== " "$out/torch-source.txt"
 for c in $(find "$out/tk/triton" -name '*.cubin'); do
     $CUOBJ -sass "$c" > "$out/sass-torch-$(basename "$c" .cubin).txt" 2>&1
 done
-$CUOBJ -sass -fun "$entry" build/cuda/reduce.o > "$out/sass-ours-$entry.txt" 2>&1
+# the entry's unit: each schedule's entries are a unit of their own
+# (kernels/build.mk: reduce_<schedule>.o)
+unit=build/cuda/reduce_${entry##*_}.o
+[ -f "$unit" ] || unit=build/cuda/reduce.o
+$CUOBJ -sass -fun "$entry" "$unit" > "$out/sass-ours-$entry.txt" 2>&1
 cat > "$out/tc.py" <<PY
 import torch
 op, dt, r, c, st = "$spec".split(":")
