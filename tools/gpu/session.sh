@@ -18,7 +18,7 @@
 #   aapair     an A/A pair without a flagship: tools/gpu/aa-seed.sh twice,
 #              runs aa1 then aa2 of the 16 seed cases on this board, auto
 #              from AA_MODEL's model (default receipts/h100/delivery.zip,
-#              committed), then aa1 against aa2 (about 1000 s on an H100
+#              committed), then aa1 against aa2 (about 1050-1250 s on an H100
 #              against 1550 for flagship and aa)              min 150 s
 #   offbyone   tools/gpu/python-arms.sh install, then offbyone   min 200 s
 #   ab         a kernel A/B (tools/gpu/ab.sh: AB_VARIANTS on AB_CASES,
