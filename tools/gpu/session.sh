@@ -6,7 +6,7 @@
 # the repository root with .deps and .evident-stamp carried (make
 # vendor-debs, make stamp); give the call 40 s more than SECONDS.
 #
-# Steps (STEP... names some of them; default all but offbyone and ab), in this order; each is done once its marker
+# Steps (STEP... names some of them; default all but aapair, offbyone and ab), in this order; each is done once its marker
 # gpu-work/session/STEP.done exists, and starts only when its minimum fits
 # in the time left:
 #   flagship   tools/gpu/evidence.sh (protocols/hopper.json: build,
@@ -90,16 +90,19 @@ run_step() {
 
 # run_need DB [JOBS]: the seconds a run still needs at 0.9 s a job (H100:
 # 0.83), from its store's jobs without a finished attempt; without a
-# store, JOBS (default the flagship's 1015) and a build's 90 s.
+# store, JOBS (default the flagship's 1015) and 110 s for a fresh build.
 run_need() {
     [ -e "$1" ] || { echo $(( ${2:-1015} * 9 / 10 + 110 )); return; }
-    python3 - "$1" <<'PY'
+    python3 - "$1" "$(( ${2:-1015} * 9 / 10 + 110 ))" <<'PY'
 import sqlite3, sys
-c = sqlite3.connect(sys.argv[1])
-jobs = c.execute("select count(*) from jobs").fetchone()[0]
-done = c.execute("select count(distinct a.job_id) from attempts a join processes p using (attempt_id) "
-                 "where p.interrupted = 0").fetchone()[0]
-print(int((jobs - done) * 0.9) + 20)
+try:
+    c = sqlite3.connect(sys.argv[1])
+    jobs = c.execute("select count(*) from jobs").fetchone()[0]
+    done = c.execute("select count(distinct a.job_id) from attempts a join processes p using (attempt_id) "
+                     "where p.interrupted = 0").fetchone()[0]
+    print(int((jobs - done) * 0.9) + 20)
+except sqlite3.Error:  # a store without a run: as none
+    print(sys.argv[2])
 PY
 }
 
@@ -111,12 +114,17 @@ flagship() {
     bash tools/gpu/evidence.sh $(($(left) - keep)) || return
     [ -s "$state/flagship/delivery.zip.intoto.json" ] && touch "$state/flagship.done"
 }
+# A step's comparison is done when verify-bundle --compare gave its
+# agreement line (compare itself exits 3 on inconclusive pairs: no gate).
+agreed() { grep -q "pairs agree within" "$1" 2>/dev/null; }
 aa() {
     [ -e gpu-work/delivery.zip ] || { echo "aa: no flagship bundle yet"; return 1; }
     local keep=30
-    [ "$(run_need gpu-work/aa.db 545)" -lt $(($(left) - 100)) ] && keep=70
+    # the comparisons against the flagship read its whole bundle three
+    # times (about 30 s each on one core)
+    [ "$(run_need gpu-work/aa.db 545)" -lt $(($(left) - 160)) ] && keep=130
     bash tools/gpu/aa-seed.sh $(($(left) - keep)) gpu-work/delivery.zip aa gpu-work/delivery.zip || return
-    [ -s "$state/aa/agreement.txt" ] && touch "$state/aa.done"
+    agreed "$state/aa/agreement.txt" && touch "$state/aa.done"
 }
 # aapair: aa1 to its end (export and verify kept 70 s where it can finish),
 # then aa2 and the comparison
@@ -126,10 +134,11 @@ aapair() {
         keep=30
         [ "$(run_need gpu-work/$n.db 545)" -lt $(($(left) - 100)) ] && keep=70
         [ "$n" = aa2 ] && against=gpu-work/aa1.zip
-        [ "$(left)" -gt $((keep + 60)) ] || return 1
+        # a run's start (environment, compile ahead) takes about a minute
+        [ -e "$state/aapair/$n.ROOT" ] || [ "$(left)" -gt $((keep + 150)) ] || return 1
         bash tools/gpu/aa-seed.sh $(($(left) - keep)) "$model" $n $against || return
     done
-    [ -s "$state/aapair/agreement.txt" ] && touch "$state/aapair.done"
+    agreed "$state/aapair/agreement.txt" && touch "$state/aapair.done"
 }
 offbyone() {
     bash tools/gpu/python-arms.sh "$state/offbyone" install && bash tools/gpu/python-arms.sh "$state/offbyone" offbyone &&
