@@ -115,6 +115,16 @@ static void code_peers(const crow *v, size_t n, int same_setup, code_view *cv)
     }
 }
 
+/* The name of differing file i as the document gives it, into t[cap]. */
+static const char *code_path_text(const code_view *cv, size_t i, char *t, size_t cap)
+{
+    if (cv->only[i])
+        snprintf(t, cap, "%s (only in %c)", cv->path[i], cv->only[i]);
+    else
+        snprintf(t, cap, "%s", cv->path[i]);
+    return t;
+}
+
 static void code_free(code_view *cv)
 {
     free(cv->path);
@@ -136,11 +146,10 @@ static ev_status put_md_code(ev_buf *b, const code_view *cv)
     rc =
         ev_buf_printf(b, "\nMeasured sources: %zu %s (", cv->n, cv->n == 1 ? "file differs" : "files differ");
     for (size_t i = 0; i < cv->n && i < 12 && !rc; i++) {
+        char name[600];
         rc = ev_buf_puts(b, i ? ", " : "");
         if (!rc)
-            rc = rp_put_md(b, cv->path[i]);
-        if (!rc && cv->only[i])
-            rc = ev_buf_printf(b, " (only in %c)", cv->only[i]);
+            rc = rp_put_md(b, code_path_text(cv, i, name, sizeof name));
     }
     if (!rc && cv->n > 12)
         rc = ev_buf_printf(b, ", and %zu more", cv->n - 12);
@@ -169,11 +178,7 @@ static void put_json_code(ev_jb *jb, cJSON *root, const code_view *cv)
     cJSON *d = ev_jb_arr(jb, x, "differ");
     for (size_t i = 0; i < cv->n && !jb->rc; i++) {
         char t[600];
-        if (cv->only[i])
-            snprintf(t, sizeof t, "%s (only in %c)", cv->path[i], cv->only[i]);
-        else
-            snprintf(t, sizeof t, "%s", cv->path[i]);
-        ev_jb_str(jb, d, NULL, t);
+        ev_jb_str(jb, d, NULL, code_path_text(cv, i, t, sizeof t));
     }
     if (!cv->shift_shown || !cv->pairs) {
         ev_jb_null(jb, root, "peers_shift");

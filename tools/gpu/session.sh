@@ -92,8 +92,9 @@ run_step() {
 # 0.83), from its store's jobs without a finished attempt; without a
 # store, JOBS (default the flagship's 1015) and 110 s for a fresh build.
 run_need() {
-    [ -e "$1" ] || { echo $(( ${2:-1015} * 9 / 10 + 110 )); return; }
-    python3 - "$1" "$(( ${2:-1015} * 9 / 10 + 110 ))" <<'PY'
+    local none=$(( ${2:-1015} * 9 / 10 + 110 ))
+    [ -e "$1" ] || { echo "$none"; return; }
+    python3 - "$1" "$none" <<'PY'
 import sqlite3, sys
 try:
     c = sqlite3.connect(sys.argv[1])
@@ -134,7 +135,8 @@ aapair() {
         keep=30
         [ "$(run_need gpu-work/$n.db 545)" -lt $(($(left) - 100)) ] && keep=70
         [ "$n" = aa2 ] && against=gpu-work/aa1.zip
-        # a run's start (environment, compile ahead) takes about a minute
+        # a run's start (environment, torch's compile ahead: 18 s of the
+        # flagship's at dc37ae8) and its first jobs before a stop is worth it
         [ -e "$state/aapair/$n.ROOT" ] || [ "$(left)" -gt $((keep + 150)) ] || return 1
         bash tools/gpu/aa-seed.sh $(($(left) - keep)) "$model" $n $against || return
     done
