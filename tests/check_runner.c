@@ -1754,8 +1754,8 @@ START_TEST(test_external_kernels_run_like_our_arms_and_each_bad_one_fails_only_i
         "    alts = want[j[\"arm\"]] if isinstance(want[j[\"arm\"]], list) else [want[j[\"arm\"]]]\n"
         "    if j[\"case_index\"] == 1:\n"
         "        alts = [(\"skipped\", \"\")]\n"
-        "    tail = j[\"attempts\"][-1][\"process\"][\"stderr_tail\"] + "
-        "(j[\"attempts\"][-1][\"process\"][\"skip_reason\"] or \"\")\n"
+        "    p = j[\"attempts\"][-1][\"process\"]\n"
+        "    tail = p[\"stderr_tail\"] + (p[\"skip_reason\"] or \"\") + (p[\"protocol_error\"] or \"\")\n"
 
         "    if not any(j[\"outcome\"] == oc and text in tail for oc, text in alts):\n"
         "        bad.append((j[\"job_key\"], j[\"outcome\"], tail[-300:]))\n"

@@ -1942,7 +1942,28 @@ static cJSON *completed_attempt(cJSON *v, int ci, const char *arm, char *key, si
             }
         }
     }
-    ck_abort_msg("no completed attempt of %s on case %d", arm, ci);
+    /* none: what each attempt of the arm was, and the rule it broke */
+    char why[2048] = "";
+    size_t n = 0;
+    cJSON_ArrayForEach(j, cJSON_GetObjectItem(v, "jobs"))
+    {
+        if (strcmp(cJSON_GetObjectItem(j, "arm")->valuestring, arm))
+            continue;
+        cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
+        {
+            cJSON *pr = cJSON_GetObjectItem(a, "process");
+            cJSON *pe = cJSON_GetObjectItem(pr, "protocol_error"), *se = cJSON_GetObjectItem(pr, "stderr_tail");
+            const char *s = cJSON_IsString(pe) && *pe->valuestring ? pe->valuestring
+                            : cJSON_IsString(se)                   ? se->valuestring
+                                                                   : "";
+            size_t l = strlen(s);
+            if (n < sizeof why)
+                n += (size_t)snprintf(why + n, sizeof why - n, "; %s: %s: %s",
+                                      cJSON_GetObjectItem(j, "job_key")->valuestring,
+                                      cJSON_GetObjectItem(a, "outcome")->valuestring, l > 200 ? s + l - 200 : s);
+        }
+    }
+    ck_abort_msg("no completed attempt of %s on case %d%s", arm, ci, why);
     return NULL;
 }
 

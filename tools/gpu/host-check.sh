@@ -49,14 +49,20 @@ protocol=${PROTOCOL:-protocols/host-check-cuda.json}
 [ "$backend" = cpu ] && protocol=${PROTOCOL:-protocols/quick.json} # the cuda protocol's cold flush is for a GPU's L2
 jobs=$(nproc 2>/dev/null || echo 4)
 # Suites at once in step 3: every one at once (2026-12-07, 16 CPUs, about
-# 30 parts), two fixture runs of external kernels did not complete (the
-# likely cause: their sample rules; the stores did not come back) and one
-# test's own expectation failed (check_cli, fixed): each part's runs
-# measure at real-time priority on 2 host threads, and that many such
-# runs on 16 CPUs take turns on them.  `make check` itself runs the suites
-# one after another; this split only fits the 10 minutes, and keeps the
-# measuring runs fewer than the CPUs (HOST_CHECK_PARALLEL overrides).
-parallel=${HOST_CHECK_PARALLEL:-$((jobs / 3 > 2 ? jobs / 3 : 2))}
+# 30 parts), two fixture runs of external kernels did not complete; a third
+# of the CPUs' count at once (5), one did not (check_runner's ext-ok,
+# failed-protocol).  The likely cause: each part's runs measure at
+# real-time priority on 2 host threads, and the worker pins thread k to
+# the k-th CPU of its affinity (kernels/reduce_cpu.c, the pool): every
+# part's threads on CPUs 0 and 1, where SCHED_FIFO threads of equal
+# priority wait for each other's whole samples.  So each part runs on a
+# slice of its own, WIDTH CPUs (taskset; HOST_CHECK_WIDTH, default 2: a
+# 2-core machine is what CI runs `make check` on), as many parts at once
+# as there are slices.  `make check` itself runs the suites one after
+# another; this split only fits the 10 minutes.
+width=${HOST_CHECK_WIDTH:-2}
+parallel=$((jobs / width > 1 ? jobs / width : 1))
+command -v taskset >/dev/null || { parallel=1; echo "tools/gpu/host-check.sh: taskset not found: the suites run one at a time"; }
 first_failed=""
 : >"$out/summary.txt"
 
@@ -120,16 +126,26 @@ every_suite() {
         awk '{ k = 9 } /stop-and-resume/ { k = 0 } /^check_verify/ { k = 1 } /end-to-end/ { k = 2 }
              /rounds-and-subsets/ { k = 3 } /python/ { k = 4 } /external/ { k = 5 } /^check_kernels/ { k = 6 }
              { print k "\t" $0 }' | sort -s -n -k1,1 | cut -f2-)
+    local slot=() k pin
     for part in "${parts[@]}"; do
-        while [ "$(jobs -rp | wc -l)" -ge "$parallel" ]; do wait -n; done
+        # a free slice: its last part's process has ended
+        while :; do
+            for ((k = 0; k < parallel; k++)); do
+                [ -z "${slot[k]:-}" ] || ! kill -0 "${slot[k]}" 2>/dev/null && break 2
+            done
+            wait -n
+        done
+        pin=()
+        [ "$parallel" -gt 1 ] && pin=(taskset -c "$((k * width))-$((k * width + width - 1))")
         n=${part%% *} c=${part#* }
         if [ "$n" != "$c" ]; then
-            (CK_RUN_CASE=$c timeout 600 make DEPS=.deps check-run SUITES="$n" >"$out/check-$n-$c.log" 2>&1 ||
+            (CK_RUN_CASE=$c timeout 600 "${pin[@]}" make DEPS=.deps check-run SUITES="$n" >"$out/check-$n-$c.log" 2>&1 ||
                 echo "$n ($c) exit $?" >>"$out/check-failed.txt") &
         else
-            (timeout 600 make DEPS=.deps check-run SUITES="$n" >"$out/check-$n.log" 2>&1 ||
+            (timeout 600 "${pin[@]}" make DEPS=.deps check-run SUITES="$n" >"$out/check-$n.log" 2>&1 ||
                 echo "$n exit $?" >>"$out/check-failed.txt") &
         fi
+        slot[k]=$!
     done
     wait
     ran=$(cat "$out"/check-check_runner-*.log | sed -n 's/^[0-9]*%: Checks: \([0-9]*\),.*/\1/p' | awk '{ s += $1 } END { print s + 0 }')
