@@ -32,9 +32,10 @@ deps() {
         grep -v '^/\|^\.' | LC_ALL=C sort -u
 }
 n_cu=0
-for c in kernels/*.cu src/runner/*.cu; do # each CUDA object nvcc built here
-    d=build/cuda/$(basename "$c" .cu).d
+for d in build/cuda/*.d; do # each CUDA object nvcc built here (a source may be one a dtype)
     [ -f "$d" ] || continue
+    c=$(deps "$d" | grep '\.cu$') # its source
+    [ "$(echo "$c" | wc -l)" = 1 ] && [ -f "$c" ] || { echo "closure: $d names no one .cu source ($c)"; exit 1; }
     cc -D_GNU_SOURCE -Isrc -Isrc/common -Ikernels -MM -MG -x c++ -D__CUDACC__ "$c" -MT x.o > "$tmp/host.d"
     if ! diff <(deps "$d") <(deps "$tmp/host.d") > "$tmp/diff"; then
         echo "closure: $c: nvcc's dependencies and the host preprocessor's differ (a build without nvcc would measure other files):"
@@ -43,7 +44,7 @@ for c in kernels/*.cu src/runner/*.cu; do # each CUDA object nvcc built here
     fi
     n_cu=$((n_cu + 1))
 done
-echo "closure: nvcc and the host preprocessor name the same files for $n_cu CUDA sources"
+echo "closure: nvcc and the host preprocessor name the same files for $n_cu CUDA objects"
 
 mkdir "$tmp/tree"
 git ls-files -z | grep -zv '^receipts/' | tar --null -T - -cf - | tar -x -C "$tmp/tree"

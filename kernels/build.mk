@@ -51,6 +51,11 @@ CUDA_ARCH ?= sm_90
 # The cuda backend of the worker stands with the runner, on the kernels.
 # Each schedule's entries are a unit of their own (kernels/reduce_*.cu), so
 # that they compile side by side: one unit of them all took most of a build.
+# The four rows schedules' units are compiled once a dtype
+# (reduce_<schedule>_<dtype>.o, CUDA_DTYPE_UNITS): reduce_default.cu took
+# 43.7 s on one core here with its three dtypes, 15.3, 19.7 and 17.7 s
+# with one (fp32, fp16, bf16), and the longest unit is the build's
+# critical path wherever there are cores for every unit.
 CUDA_LIB_SRC := kernels/reduce.cu kernels/reduce_default.cu kernels/reduce_rows1.cu kernels/reduce_rows2.cu \
                 kernels/reduce_rows4.cu kernels/reduce_short.cu kernels/reduce_split.cu kernels/reduce_pack.cu kernels/peer_cub.cu \
                 kernels/plants_dev.cu src/runner/backend_cuda.cu
@@ -64,7 +69,12 @@ NVCC_FLAGS := -std=c++17 -O3 -arch=$(CUDA_ARCH) -fmad=false -lineinfo $(KERNEL_D
 NVCC_CPPFLAGS := $(EV_CPPFLAGS)
 CUDA_LDLIBS := -L$(CUDA_HOME)/lib64 -L$(CUDA_HOME)/targets/x86_64-linux/lib \
                -lcudart_static -ldl -lrt -lpthread -lstdc++
-CUDA_LIB_OBJ := $(addprefix $(BUILD)/cuda/,$(notdir $(CUDA_LIB_SRC:.cu=.o)))
+CUDA_DTYPE_UNITS := reduce_default reduce_rows1 reduce_rows2 reduce_rows4
+CUDA_DTYPES := FP32:fp32 FP16:fp16 BF16:bf16
+# a source's objects: one a dtype for CUDA_DTYPE_UNITS, else one
+ev_cuda_objs = $(if $(filter $(1),$(CUDA_DTYPE_UNITS)),$(foreach d,$(CUDA_DTYPES),$(BUILD)/cuda/$(1)_$(lastword \
+                   $(subst :, ,$(d))).o),$(BUILD)/cuda/$(1).o)
+CUDA_LIB_OBJ := $(foreach s,$(CUDA_LIB_SRC),$(call ev_cuda_objs,$(notdir $(s:.cu=))))
 
 # (an object is named by its source's name alone: an archive member's
 # name, which mk/closure.sh matches)
@@ -72,6 +82,14 @@ $(BUILD)/cuda/%.o: kernels/%.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")
 	$(Q)$(NVCC) $(NVCC_CPPFLAGS) $(NVCC_FLAGS) -MMD -MP -c $< -o $@
+# a unit of one dtype: $(1) its id, $(2) its name (CUDA_DTYPES)
+define ev_cuda_dtype_rule
+$(BUILD)/cuda/%_$(2).o: kernels/%.cu
+	@mkdir -p $$(dir $$@)
+	@$$(if $$(Q),echo "  NVCC    $$< ($(2))")
+	$$(Q)$$(NVCC) $$(NVCC_CPPFLAGS) $$(NVCC_FLAGS) -DEV_UNIT_DTYPE=$(1) -DEV_UNIT_DTNAME=$(2) -MMD -MP -c $$< -o $$@
+endef
+$(foreach d,$(CUDA_DTYPES),$(eval $(call ev_cuda_dtype_rule,$(firstword $(subst :, ,$(d))),$(lastword $(subst :, ,$(d))))))
 $(BUILD)/cuda/%.o: src/runner/%.cu
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  NVCC    $<")

@@ -63,10 +63,11 @@ for o in $(cat "$tmp.objs"); do
     [ -f "$d" ] || { echo "mk/closure.sh: $d is missing (built without -MMD?): rebuild" >&2; exit 1; }
     deps "$d" >> "$tmp"
 done
-# the CUDA objects' sources where nvcc did not build them (no map member)
+# the CUDA objects' sources where nvcc did not build them (no dependency
+# file of a pulled object names the source: a source may be several
+# objects, one a dtype, kernels/build.mk)
 for c in $CUDA_SRC; do
-    b=$(basename "$c" .cu).o
-    grep -qx "$b" "$tmp.members" && continue
+    grep -qxF "$c" "$tmp" && continue
     # shellcheck disable=SC2086
     ${CC:-cc} $CPPFLAGS -MM -MG -x c++ -D__CUDACC__ "$c" -MT x.o > "$tmp.d"
     deps "$tmp.d" >> "$tmp"

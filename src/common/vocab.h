@@ -97,6 +97,14 @@ extern "C" {
 #define EV_OBD_CALL_(...) EV_OBD_CALL2_(__VA_ARGS__)
 #define EV_OBD_CALL2_(X, id, name, dt, dtn) X(id, name, dt, dtn)
 
+/* X(OP, op_name, DT, dt_name) for every op of the one dtype DT (its id
+ * and name, as EV_DTYPES lists them): a unit of one dtype's entries. */
+#define EV_OPS_OF_DTYPE(X, DT, dtn) EV_OPS(EV_OOD_OP_, (X, DT, dtn))
+#define EV_OOD_OP_(id, name, comb, fin, t) EV_OOD_CALL_(EV_OOD_UNPACK_ t, id, name)
+#define EV_OOD_UNPACK_(X, dt, dtn) X, dt, dtn
+#define EV_OOD_CALL_(...) EV_OOD_CALL2_(__VA_ARGS__)
+#define EV_OOD_CALL2_(X, dt, dtn, id, name) X(id, name, dt, dtn)
+
 /* clang-format on */
 
 /* How an op combines a row's elements: SUM in FP32 in the documented order

@@ -23,10 +23,13 @@ done
 wait
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-# unit BUILD ENTRY: the object that holds ENTRY (each schedule's entries
-# are a unit of their own, kernels/build.mk: reduce_<schedule>.o)
+# unit BUILD ENTRY: the object that holds ENTRY (kernels/build.mk: each
+# schedule's entries a unit, reduce_<schedule>.o, or one a dtype,
+# reduce_<schedule>_<dtype>.o)
 unit() {
-    local o=$1/cuda/reduce_${2##*_}.o
+    local s=${2##*_} x=${2%_*} o
+    o=$1/cuda/reduce_${s}_${x##*_}.o
+    [ -f "$o" ] || o=$1/cuda/reduce_$s.o
     [ -f "$o" ] || o=$1/cuda/reduce.o
     echo "$o"
 }

@@ -10,7 +10,7 @@ make DEPS=.deps -j16 all > "$out/build.log" 2>&1 || { tail -30 "$out/build.log";
 CUOBJ=$(command -v cuobjdump || echo /usr/local/cuda/bin/cuobjdump)
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 echo "ncu: $NCU"
-$CUOBJ -sass -fun reduce_sum_fp16_rows1 build/cuda/reduce_rows1.o > "$out/sass-rows1.txt" 2>&1
+$CUOBJ -sass -fun reduce_sum_fp16_rows1 build/cuda/reduce_rows1_fp16.o > "$out/sass-rows1.txt" 2>&1
 echo "rows1 fp16 sum SASS lines: $(grep -c '/\*[0-9a-f]*\*/' "$out/sass-rows1.txt")"
 grep -E "LDG|SHFL|BAR|BRA|EXIT|STG|I2F|F2F|HADD2|IMAD.WIDE|ISETP" "$out/sass-rows1.txt" | awk '{print $2}' | sort | uniq -c | sort -rn | head -20
 $NCU --clock-control none --metrics gpu__time_duration.sum,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active \

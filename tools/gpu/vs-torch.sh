@@ -19,9 +19,11 @@ grep "^== " "$out/torch-source.txt"
 for c in $(find "$out/tk/triton" -name '*.cubin'); do
     $CUOBJ -sass "$c" > "$out/sass-torch-$(basename "$c" .cubin).txt" 2>&1
 done
-# the entry's unit: each schedule's entries are a unit of their own
-# (kernels/build.mk: reduce_<schedule>.o)
-unit=build/cuda/reduce_${entry##*_}.o
+# the entry's unit (kernels/build.mk: each schedule's entries a unit,
+# reduce_<schedule>.o, or one a dtype, reduce_<schedule>_<dtype>.o)
+sched=${entry##*_} rest=${entry%_*}
+unit=build/cuda/reduce_${sched}_${rest##*_}.o
+[ -f "$unit" ] || unit=build/cuda/reduce_$sched.o
 [ -f "$unit" ] || unit=build/cuda/reduce.o
 $CUOBJ -sass -fun "$entry" "$unit" > "$out/sass-ours-$entry.txt" 2>&1
 cat > "$out/tc.py" <<PY
