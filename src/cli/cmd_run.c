@@ -98,7 +98,7 @@ static const char usage[] =
     "run's delivery.zip of the whole protocol) uses that bundle's coefficients.\n"
     "--stage-ahead K starts the next job and the torch-compile jobs among the\n"
     "next K (0..32) before their turn; each waits, CPU work only, until the\n"
-    "device is free (default 24 on cuda, 0 on cpu, where the CPU is measured).\n"
+    "device is free (default 32 on cuda, 0 on cpu, where the CPU is measured).\n"
     "--shard I/N runs shard I of N (the cases c with c mod N = I, and the floor\n"
     "and ceiling in every shard) into a store of its own, one phase at a time:\n"
     "--phase main, then, after 'evident merge' of every shard's main phase,\n"

@@ -638,5 +638,5 @@ out:
 
 int ev_run_stage_default(const char *backend)
 {
-    return backend && !strcmp(backend, "cuda") ? 24 : 0;
+    return backend && !strcmp(backend, "cuda") ? 32 : 0;
 }

@@ -61,11 +61,12 @@ typedef struct ev_run_opts {
 /* The most jobs staged at once, and the most stage_ahead accepts. */
 #define EV_MAX_STAGE_AHEAD 32
 
-/* The default stage_ahead of a backend: 24 on cuda (CPU work of other
- * processes may overlap a GPU job's timed windows; a torch-compile job's
- * imports take about 11 s on the H100 host, and 12 jobs ahead released
- * half of them before their imports were done: docs/runner.md, "Staged
- * processes"); 0 on cpu (it may not: there the CPU is what is measured). */
+/* The default stage_ahead of a backend: 32 on cuda, the most (CPU work of
+ * other processes may overlap a GPU job's timed windows; a torch-compile
+ * job's imports take about 11 s on the H100 host: 12 jobs ahead released
+ * half of them before their imports were done, 24 ahead 20 of 150:
+ * docs/runner.md, "Staged processes"); 0 on cpu (it may not: there the
+ * CPU is what is measured). */
 int ev_run_stage_default(const char *backend);
 
 typedef struct ev_run_result {
