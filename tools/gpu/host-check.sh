@@ -23,11 +23,18 @@
 #   4. evidence  make DEPS=.deps evidence BACKEND=cuda FRESH=1
 #                PROTOCOL=protocols/host-check-cuda.json (4 cases, every arm
 #                kind: our schedules, cub, torch-compile; a minute or two)
-# Each step's output goes to OUTDIR/<step>.log and its time and exit status
-# to OUTDIR/summary.txt; the run's store, bundle and report are copied to
-# OUTDIR/evidence/.  Exit 0 when every step passed, else 1 naming the
-# first that failed (the later ones still run, so the logs say as much as
-# they can); 2 when OUTDIR is missing or the tree lacks .deps.
+# Each step's output goes to OUTDIR/<step>.log, its exit status to
+# OUTDIR/<step>.rc and its time and status to OUTDIR/summary.txt; the
+# run's store, bundle and report are copied to OUTDIR/evidence/.
+# `host-check.sh OUTDIR STEPS` runs only the steps named (host build
+# check-first check evidence), and a step that has its .rc already is not
+# run again: the script goes on in a second call where one call of 10
+# minutes does not hold them all.  HOST_CHECK_SECONDS (default 600): the
+# time this call may take; step 3's parts are stopped at it.
+# Exit 0 when every step ran and passed, 1 when one failed (naming the
+# first; the later ones still run, so the logs say as much as they can),
+# 3 when steps are left for another call; 2 when OUTDIR is missing or the
+# tree lacks .deps.
 # EV_HOST_CHECK_BACKEND=cpu runs step 4 on the cpu backend with
 # protocols/quick.json (to try the script on a machine without a GPU);
 # PROTOCOL= overrides the protocol.
@@ -63,20 +70,35 @@ jobs=$(nproc 2>/dev/null || echo 4)
 width=${HOST_CHECK_WIDTH:-2}
 parallel=$((jobs / width > 1 ? jobs / width : 1))
 command -v taskset >/dev/null || { parallel=1; echo "tools/gpu/host-check.sh: taskset not found: the suites run one at a time"; }
+all_steps="host build check-first check evidence"
+only=" ${2:-$all_steps} "
+for s in $only; do
+    case " $all_steps " in *" $s "*) ;; *) echo "tools/gpu/host-check.sh: unknown step '$s' ($all_steps)" >&2; exit 2 ;; esac
+done
+t_end=$((SECONDS + ${HOST_CHECK_SECONDS:-600}))
 first_failed=""
-: >"$out/summary.txt"
+ls "$out"/*.rc >/dev/null 2>&1 || : >"$out/summary.txt"
 
-# step NAME CMD...: CMD within 600 s, its output to OUTDIR/NAME.log
+# step NAME CMD...: CMD within 600 s (and the call's time), its output to
+# OUTDIR/NAME.log, its status to OUTDIR/NAME.rc; a step not named in
+# STEPS, or run before, is not run
 step() {
     local name=$1 t0=$SECONDS rc
     shift
+    case $only in *" $name "*) ;; *) return 0 ;; esac
+    if [ -e "$out/$name.rc" ]; then
+        rc=$(cat "$out/$name.rc")
+        [ "$rc" = 0 ] || [ -n "$first_failed" ] || first_failed=$name
+        return 0
+    fi
     echo "== $name: $*" | tee -a "$out/summary.txt"
     if [ "$(type -t "$1")" = function ]; then
-        "$@" >"$out/$name.log" 2>&1 # this script's own, quick
+        "$@" >"$out/$name.log" 2>&1 # this script's own, quick or bounded
     else
         timeout 600 "$@" >"$out/$name.log" 2>&1
     fi
     rc=$?
+    echo "$rc" >"$out/$name.rc"
     local line="   $name: exit $rc in $((SECONDS - t0)) s"
     [ "$rc" = 124 ] && line="$line (the 10-minute limit)"
     echo "$line" | tee -a "$out/summary.txt"
@@ -108,6 +130,7 @@ step build make DEPS=.deps -j"$jobs" all tests
 # parts must add up to every test it has.
 every_suite() {
     local n c failed="" ran want parts=() part
+    rm -f "$out/check-failed.txt"
     for f in tests/check_*.c; do
         n=${f##*/}
         n=${n%.c}
@@ -126,7 +149,7 @@ every_suite() {
         awk '{ k = 9 } /stop-and-resume/ { k = 0 } /^check_verify/ { k = 1 } /end-to-end/ { k = 2 }
              /rounds-and-subsets/ { k = 3 } /python/ { k = 4 } /external/ { k = 5 } /^check_kernels/ { k = 6 }
              { print k "\t" $0 }' | sort -s -n -k1,1 | cut -f2-)
-    local slot=() k pin
+    local slot=() k pin lim
     for part in "${parts[@]}"; do
         # a free slice: its last part's process has ended
         while :; do
@@ -137,12 +160,14 @@ every_suite() {
         done
         pin=()
         [ "$parallel" -gt 1 ] && pin=(taskset -c "$((k * width))-$((k * width + width - 1))")
+        lim=$((t_end - SECONDS < 600 ? t_end - SECONDS : 600))
+        [ "$lim" -gt 0 ] || { echo "$part: not started: the call's time (HOST_CHECK_SECONDS) is spent" >>"$out/check-failed.txt"; continue; }
         n=${part%% *} c=${part#* }
         if [ "$n" != "$c" ]; then
-            (CK_RUN_CASE=$c timeout 600 "${pin[@]}" make DEPS=.deps check-run SUITES="$n" >"$out/check-$n-$c.log" 2>&1 ||
+            (CK_RUN_CASE=$c timeout "$lim" "${pin[@]}" make DEPS=.deps check-run SUITES="$n" >"$out/check-$n-$c.log" 2>&1 ||
                 echo "$n ($c) exit $?" >>"$out/check-failed.txt") &
         else
-            (timeout 600 "${pin[@]}" make DEPS=.deps check-run SUITES="$n" >"$out/check-$n.log" 2>&1 ||
+            (timeout "$lim" "${pin[@]}" make DEPS=.deps check-run SUITES="$n" >"$out/check-$n.log" 2>&1 ||
                 echo "$n exit $?" >>"$out/check-failed.txt") &
         fi
         slot[k]=$!
@@ -159,20 +184,27 @@ every_suite() {
     fi
     echo "make check: every suite passed"
 }
-rm -f "$out/check-failed.txt"
 step check-first make DEPS=.deps check SUITES=check_csv
 step check every_suite
+had_evidence=$([ -e "$out/evidence.rc" ] && echo 1)
 step evidence make DEPS=.deps evidence BACKEND="$backend" PROTOCOL="$protocol" FRESH=1
-mkdir -p "$out/evidence"
-cp build/evidence/evidence.db build/evidence/delivery.zip build/evidence/report.html build/evidence/run.txt \
-    "$out/evidence/" 2>/dev/null
-{
-    grep -hE '^make check: ' "$out"/check-first.log "$out"/check.log
-    grep -E '^run [0-9]+: |^host: |^verdict: ' "$out/evidence.log"
-    tail -n 1 "$out/evidence.log"
-} >>"$out/summary.txt" 2>/dev/null
+if [ -z "$had_evidence" ] && [ -e "$out/evidence.rc" ]; then
+    mkdir -p "$out/evidence"
+    cp build/evidence/evidence.db build/evidence/delivery.zip build/evidence/report.html build/evidence/run.txt \
+        "$out/evidence/" 2>/dev/null
+    {
+        grep -hE '^make check: ' "$out"/check-first.log "$out"/check.log
+        grep -E '^run [0-9]+: |^host: |^verdict: ' "$out/evidence.log"
+        tail -n 1 "$out/evidence.log"
+    } >>"$out/summary.txt" 2>/dev/null
+fi
 if [ -n "$first_failed" ]; then
     echo "tools/gpu/host-check.sh: FAILED: $first_failed (logs and summary in $out)"
     exit 1
+fi
+left_steps=$(for s in $all_steps; do [ -e "$out/$s.rc" ] || printf '%s ' "$s"; done)
+if [ -n "$left_steps" ]; then
+    echo "tools/gpu/host-check.sh: passed so far; left for another call: $left_steps(logs and summary in $out)"
+    exit 3
 fi
 echo "tools/gpu/host-check.sh: passed: make DEPS=.deps check and a $backend make evidence (logs, bundle and summary in $out)"
