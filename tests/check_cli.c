@@ -530,10 +530,11 @@ START_TEST(test_make_check_names_a_missing_tool_an_unwritable_build_directory_an
      * pyvenv.cfg beside the link, finds none and runs as the base python
      * without the environment's packages (the GPU host's torch python:
      * numpy seen missing) */
-    snprintf(script, sizeof script,
-             "for t in sh cc python3 git setpriv dirname; do p=$(command -v $t) || exit 9; "
-             "printf '#!/bin/sh\\nexec \"%%s\" \"$@\"\\n' \"$p\" > '%s'/$t && chmod +x '%s'/$t || exit 9; done",
-             bin, bin);
+    snprintf(
+        script, sizeof script,
+        "for t in sh cc python3 git setpriv dirname; do p=$(command -v $t) || exit 9; "
+        "printf '#!/bin/sh\\nexec \"%%s\" \"$@\"\\n' \"$p\" > '%s'/$t && chmod +x '%s'/$t || exit 9; done",
+        bin, bin);
     ck_assert_int_eq(sh_repo(script, &err), 0);
     /* On a DEPS= build (the GPU host's `make DEPS=.deps check`, EV_DEPS)
      * check.h is only in the vendored tree: the compiler is shown it, as

@@ -4404,6 +4404,55 @@ START_TEST(test_shard_options_are_refused_in_one_line_when_malformed)
 }
 END_TEST
 
+/* Reads the [attempt start, process end] windows of the store at path
+ * into w (pairs), at most cap pairs.  Returns the count. */
+static size_t attempt_windows(const char *path, long long *w, size_t cap)
+{
+    char rows[65536];
+    size_t n = 0;
+    db_rows(path, "select a.started_ns, p.ended_ns from attempts a join processes p using (attempt_id)", rows,
+            sizeof rows);
+    for (char *r = rows; *r && n < cap; n++) {
+        ck_assert_int_eq(sscanf(r, "%lld|%lld", &w[2 * n], &w[2 * n + 1]), 2);
+        r = strchr(r, '\n');
+        ck_assert_ptr_nonnull(r);
+        r++;
+    }
+    return n;
+}
+
+/* Two runs at once on one host's CPUs (neither declares a cpu_set, so
+ * both measure on the same ones): they take turns (docs/runner.md, "Two
+ * runs on one host"): both complete and verify, no attempt of one ran
+ * while an attempt of the other did, and the waits are in the stores as
+ * "cpu-lock" cold timings. */
+START_TEST(test_two_runs_at_once_on_one_hosts_cpus_take_turns_and_keep_their_waits)
+{
+    char d1[512], d2[512];
+    long long w1[2 * 200], w2[2 * 200];
+    size_t n1, n2, both = 0;
+    ck_assert_int_eq(
+        shard_sh("$E run --protocol $P --db $D/t1.db >$D/t1.out 2>&1 & p=$!; "
+                 "$E run --protocol $P --db $D/t2.db >$D/t2.out 2>&1; r=$?; wait $p && [ $r = 0 ] && "
+                 "for i in 1 2; do $E export --db $D/t$i.db --out $D/t$i.zip >/dev/null && $V $D/t$i.zip "
+                 ">/dev/null || exit 1; done"),
+        0);
+    snprintf(d1, sizeof d1, "%s/t1.db", dir);
+    snprintf(d2, sizeof d2, "%s/t2.db", dir);
+    n1 = attempt_windows(d1, w1, 200);
+    n2 = attempt_windows(d2, w2, 200);
+    ck_assert(n1 > 10 && n2 > 10);
+    for (size_t i = 0; i < n1; i++)
+        for (size_t k = 0; k < n2; k++)
+            both += w1[2 * i] < w2[2 * k + 1] && w2[2 * k] < w1[2 * i + 1];
+    ck_assert_msg(both == 0, "%zu pairs of attempts of the two runs measured at the same time", both);
+    ck_assert_int_ge(
+        db_int(d1, "select count(*) from cold_timings where name = 'cpu-lock' and elapsed_ns > 0") +
+            db_int(d2, "select count(*) from cold_timings where name = 'cpu-lock' and elapsed_ns > 0"),
+        1);
+}
+END_TEST
+
 /* --gpus on the cpu backend: the devices are labels, and what is tested is
  * the orchestration a GPU host runs too: one shard per device at once, on
  * disjoint CPUs, the merges, one bundle that verifies. */
@@ -4827,6 +4876,7 @@ int main(void)
     suite_add_tcase(s, tc);
     tc = runs_case("shards", 900);
     tcase_add_test(tc, test_the_sharded_plan_partitions_cases_and_copies_the_reference_arms);
+    tcase_add_test(tc, test_two_runs_at_once_on_one_hosts_cpus_take_turns_and_keep_their_waits);
     tcase_add_test(tc, test_shard_options_are_refused_in_one_line_when_malformed);
     tcase_add_test(tc, test_a_protocol_run_as_two_shards_merges_to_the_plan_of_one_run_and_verifies);
     tcase_add_test(tc, test_two_rounds_and_a_cases_subset_run_as_two_shards_merge_and_verify);

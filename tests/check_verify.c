@@ -1952,15 +1952,16 @@ static cJSON *completed_attempt(cJSON *v, int ci, const char *arm, char *key, si
         cJSON_ArrayForEach(a, cJSON_GetObjectItem(j, "attempts"))
         {
             cJSON *pr = cJSON_GetObjectItem(a, "process");
-            cJSON *pe = cJSON_GetObjectItem(pr, "protocol_error"), *se = cJSON_GetObjectItem(pr, "stderr_tail");
+            cJSON *pe = cJSON_GetObjectItem(pr, "protocol_error"),
+                  *se = cJSON_GetObjectItem(pr, "stderr_tail");
             const char *s = cJSON_IsString(pe) && *pe->valuestring ? pe->valuestring
                             : cJSON_IsString(se)                   ? se->valuestring
                                                                    : "";
             size_t l = strlen(s);
             if (n < sizeof why)
-                n += (size_t)snprintf(why + n, sizeof why - n, "; %s: %s: %s",
-                                      cJSON_GetObjectItem(j, "job_key")->valuestring,
-                                      cJSON_GetObjectItem(a, "outcome")->valuestring, l > 200 ? s + l - 200 : s);
+                n += (size_t)snprintf(
+                    why + n, sizeof why - n, "; %s: %s: %s", cJSON_GetObjectItem(j, "job_key")->valuestring,
+                    cJSON_GetObjectItem(a, "outcome")->valuestring, l > 200 ? s + l - 200 : s);
         }
     }
     ck_abort_msg("no completed attempt of %s on case %d%s", arm, ci, why);
@@ -3488,6 +3489,39 @@ START_TEST(test_real_run_whose_attempt_broke_a_sample_rule_is_failed_protocol_an
 }
 END_TEST
 
+/* A "cpu-lock" cold timing (the supervisor's wait for another run to
+ * leave the attempt's CPUs: runner/cpulock.h; a real one is in
+ * check_runner's two runs at once, whose bundles PASS) stands only in a
+ * cpu run, and claims no more than the gap it was waited in: from the end
+ * of the invocation's attempt before it (or the invocation's start) to
+ * the attempt's start.  One of 900 s fails; one of 1 us in a run that
+ * says it measured on cuda fails (whatever else that run then breaks). */
+START_TEST(test_a_cpu_lock_wait_stands_only_in_a_cpu_run_and_within_its_gap)
+{
+    for (int k = 0; k < 2; k++) {
+        tm_list l;
+        tm_load(&l, g_good);
+        cJSON *v = tm_json(&l, "validation.json");
+        if (k)
+            cJSON_ReplaceItemInObject(cJSON_GetObjectItem(v, "run"), "backend", cJSON_CreateString("cuda"));
+        cJSON *j = cJSON_GetArrayItem(cJSON_GetObjectItem(v, "jobs"), 1);
+        cJSON *a = cJSON_GetArrayItem(cJSON_GetObjectItem(j, "attempts"), 0);
+        cJSON *w = cJSON_CreateObject();
+        cJSON_AddStringToObject(w, "name", "cpu-lock");
+        cJSON_AddStringToObject(w, "elapsed_ns", k ? "1000" : "900000000000");
+        cJSON_AddItemToArray(cJSON_GetObjectItem(a, "cold_timings"), w);
+        tm_json_put(&l, "validation.json", v);
+        tm_rereport(&l);
+        ev_vreport *r = tamper_verify(&l, k ? "cpu-lock-cuda" : "cpu-lock-too-long", NULL, NULL);
+        expect_fail(r, "protocol", "validation.json",
+                    k ? "a cpu-lock wait, but the run measured on cuda"
+                      : "a cpu-lock wait longer than the gap");
+        ev_vreport_free(r);
+        tm_free(&l);
+    }
+}
+END_TEST
+
 /* Physical plausibility in the runner, on a real cpu run: the reference
  * arms run first (floor, ceiling, ceiling-l2: plan_order 0, 1, 2), so when
  * the fast fault arm ends (a timer 200 x slow: its calibration, samples and
@@ -4803,6 +4837,10 @@ static Suite *verify_suite(void)
     tcase_add_test(t, test_binary_exit_codes);
     tcase_add_test(t, test_binary_pass_and_json);
     tcase_add_test(t, test_binary_compare_exit_codes);
+    suite_add_tcase(s, t);
+    t = tcase_create("waits");
+    tcase_set_timeout(t, 240);
+    tcase_add_test(t, test_a_cpu_lock_wait_stands_only_in_a_cpu_run_and_within_its_gap);
     suite_add_tcase(s, t);
     t = tcase_create("columns");
     tcase_set_timeout(t, 900); /* one export and one verification per column */

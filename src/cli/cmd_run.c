@@ -129,9 +129,14 @@ static void print_host(const ev_run_result *r)
         if (r->fifo_attempts < r->host_attempts)
             printf(", the others at normal priority (%s)", r->refused);
         printf("; load average %.2f-%.2f on %lld CPUs; %zu re-calibrations after a drifted sample; %zu "
-               "rescues waited %.1f s first\n",
-               r->load_lo, r->load_hi, (long long)r->cpus, r->recalibrations, r->backoffs, r->backoff_s);
+               "rescues waited %.1f s first; %zu attempts waited %.1f s for another run on their CPUs\n",
+               r->load_lo, r->load_hi, (long long)r->cpus, r->recalibrations, r->backoffs, r->backoff_s,
+               r->cpulock_waits, r->cpulock_s);
     }
+    if (r->cpulock_why[0])
+        printf("host: measured without the CPUs' locks (%s): another run on this host's CPUs may have "
+               "measured at the same time (docs/runner.md, \"Two runs on one host\")\n",
+               r->cpulock_why);
     if (r->rule_failures) {
         const char *p = r->rule_lines;
         printf(

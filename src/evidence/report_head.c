@@ -67,8 +67,8 @@ static void add_mode(char *t, size_t cap, const char *name, int64_t lo, int64_t 
 static ev_status host_row(const rep *r, ev_buf *b)
 {
     const cJSON *j, *a, *c;
-    size_t n = 0, fifo = 0, recal = 0, recal_att = 0, backoffs = 0;
-    double lo = 0, hi = 0, waited = 0;
+    size_t n = 0, fifo = 0, recal = 0, recal_att = 0, backoffs = 0, locks = 0;
+    double lo = 0, hi = 0, waited = 0, locked = 0;
     int64_t cpus = 0;
     char refused[EV_RULE_REFUSED_MAX] = "", t[900];
     cJSON_ArrayForEach(j, cJSON_GetObjectItemCaseSensitive(r->val, "jobs"))
@@ -85,6 +85,10 @@ static ev_status host_row(const rep *r, ev_buf *b)
                 if (nm && !strcmp(nm, EV_RULE_BACKOFF) && !ev_jr_ns(c, "elapsed_ns", &ns)) {
                     backoffs++;
                     waited += (double)ns / 1e9;
+                }
+                if (nm && !strcmp(nm, EV_RULE_CPULOCK) && !ev_jr_ns(c, "elapsed_ns", &ns)) {
+                    locks++;
+                    locked += (double)ns / 1e9;
                 }
             }
             if (!cJSON_IsObject(d))
@@ -114,6 +118,12 @@ static ev_status host_row(const rep *r, ev_buf *b)
              "sample (in %zu attempts); %zu rescues waited %.1f s before they started",
              n, fifo, fifo < n ? ", the others at normal priority (" : "", fifo < n ? refused : "",
              fifo < n ? ")" : "", lo, hi, cpus, recal, recal_att, backoffs, waited);
+    if (locks) /* said only where it happened: a bundle without such waits reads as before */
+        snprintf(
+            t + strlen(t), sizeof t - strlen(t),
+            "; %zu attempts waited %.1f s for another run to leave their CPUs (docs/runner.md, \"Two runs "
+            "on one host\")",
+            locks, locked);
     return row(b, "host load and priority", t);
 }
 

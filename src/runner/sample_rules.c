@@ -968,7 +968,7 @@ int64_t ev_rule_recal_replays(const ev_rule_attempt *a, int64_t hot_index)
 /* See sample_rules.h. */
 int ev_rule_cold_is_supervisors(const char *name)
 {
-    return name && !strcmp(name, EV_RULE_BACKOFF);
+    return name && (!strcmp(name, EV_RULE_BACKOFF) || !strcmp(name, EV_RULE_CPULOCK));
 }
 
 /* See sample_rules.h. */

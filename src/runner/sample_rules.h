@@ -265,9 +265,15 @@ int ev_rules_reason(const ev_protocol *p, const char *backend, const ev_rule_att
  * worker sent. */
 #define EV_RULE_BACKOFF "backoff"
 
+/* The name of the cold timing the supervisor records for an attempt that
+ * waited for another run to leave its measuring CPUs (cpu backend:
+ * runner/cpulock.h; docs/runner.md, "Two runs on one host"). */
+#define EV_RULE_CPULOCK "cpu-lock"
+
 /* 1 when a cold timing named name is the supervisor's own (the rescue's
- * backoff, EV_RULE_BACKOFF), not a record of the worker: record_count does
- * not count it (ev_record_count_problem, store/outcome.h). */
+ * backoff, EV_RULE_BACKOFF; the wait for the CPUs, EV_RULE_CPULOCK), not
+ * a record of the worker: record_count does not count it
+ * (ev_record_count_problem, store/outcome.h). */
 int ev_rule_cold_is_supervisors(const char *name);
 
 /* 1 when every record of an attempt reached the store: its records are

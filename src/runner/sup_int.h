@@ -16,6 +16,7 @@
 #ifndef EV_SUP_INT_H
 #define EV_SUP_INT_H
 
+#include "cpulock.h"
 #include "supervisor.h"
 
 #include <errno.h>
@@ -130,6 +131,7 @@ typedef struct sup {
      * (sample_rules.h, physical plausibility; sup_ceilings_load). */
     double ceil_mem_bpus, ceil_l2_bpus;
     int64_t backoff_ms; /* the next rescue of a sample-rule failure waits this long first */
+    ev_cpulock cpulock; /* the measuring CPUs' locks (cpu backend; cpulock.h), taken an attempt at a time */
 } sup;
 
 /* A rescue of a job whose attempt broke a sample rule waits before it

@@ -283,12 +283,11 @@ static void note_host(sup *s, const jstate *j, const att *a, int rule_failed)
     }
 }
 
-/* Runs one new attempt of job j (js[index]).  EV_EINTR when the run was
- * stopped during it (recorded interrupted).  A rescue of a job whose
- * attempt broke a sample rule in this invocation waits s->backoff_ms
- * first (EV_BACKOFF_FIRST_MS) and records the wait as its "backoff" cold
- * timing. */
-static ev_status run_attempt(sup *s, size_t index, ev_err *err)
+/* Runs one new attempt of job j (js[index]), the run's measuring CPUs
+ * held (run_attempt): backoff_ns (-1: none) its rescue's backoff, lock_ns
+ * the wait for the CPUs (0: none), recorded as its cold timings.  EV_EINTR
+ * when the run was stopped during it (recorded interrupted). */
+static ev_status run_held(sup *s, size_t index, int64_t backoff_ns, int64_t lock_ns, ev_err *err)
 {
     jstate *j = &s->js[index];
     wproc proc, *st = staged_of(s, j);
@@ -299,18 +298,9 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     ev_status rc;
     int64_t attempt_id, started;
 
-    int64_t backoff_ns = -1;
-
     memset(&a, 0, sizeof a);
     a.in_span = a.out_span = -1;
     a.variants = 1;
-    progress(s, j, 0);
-    if (j->pj.phase == EV_PHASE_RESCUE && j->last_attempt == 0 && j->pj.retry_of >= 0 &&
-        (size_t)j->pj.retry_of < s->n_js && s->js[j->pj.retry_of].rule_failed) {
-        backoff_ns = wait_ms(s, s->backoff_ms);
-        s->res->backoffs++;
-        s->res->backoff_s += (double)backoff_ns / 1e9;
-    }
     if (st) {
         proc = *st;
         staged_drop(s, st);
@@ -330,8 +320,9 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     j->has_outcome = 0;
     s->res->jobs_run++;
     a.attempt_id = attempt_id;
-    if (backoff_ns >= 0 &&
-        (rc = ev_store_add_cold_timing(s->st, attempt_id, EV_RULE_BACKOFF, backoff_ns, err))) {
+    if ((backoff_ns >= 0 &&
+         (rc = ev_store_add_cold_timing(s->st, attempt_id, EV_RULE_BACKOFF, backoff_ns, err))) ||
+        (lock_ns > 0 && (rc = ev_store_add_cold_timing(s->st, attempt_id, EV_RULE_CPULOCK, lock_ns, err)))) {
         sup_wproc_cancel(&proc);
         return rc;
     }
@@ -406,6 +397,42 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     if (ce.interrupted && !ce.timed_out && stopping(s))
         return ev_err_set(err, EV_EINTR, "stopped by a signal");
     return EV_OK;
+}
+
+static int stop_asked(void *ctx)
+{
+    return stopping(ctx);
+}
+
+/* Runs one new attempt of job j (js[index]).  A rescue of a job whose
+ * attempt broke a sample rule in this invocation waits s->backoff_ms
+ * first (EV_BACKOFF_FIRST_MS); then the attempt takes the run's measuring
+ * CPUs (cpulock.h; none on cuda), waiting while another run measures on
+ * them, and gives them back once it was reaped.  Both waits are its cold
+ * timings ("backoff", "cpu-lock").  EV_EINTR when the run was stopped. */
+static ev_status run_attempt(sup *s, size_t index, ev_err *err)
+{
+    jstate *j = &s->js[index];
+    int64_t backoff_ns = -1, lock_ns;
+    ev_status rc;
+
+    progress(s, j, 0);
+    if (j->pj.phase == EV_PHASE_RESCUE && j->last_attempt == 0 && j->pj.retry_of >= 0 &&
+        (size_t)j->pj.retry_of < s->n_js && s->js[j->pj.retry_of].rule_failed) {
+        backoff_ns = wait_ms(s, s->backoff_ms);
+        s->res->backoffs++;
+        s->res->backoff_s += (double)backoff_ns / 1e9;
+    }
+    lock_ns = ev_cpulock_take(&s->cpulock, stop_asked, s);
+    if (lock_ns < 0)
+        return ev_err_set(err, EV_EINTR, "stopped by a signal");
+    if (lock_ns > 0) {
+        s->res->cpulock_waits++;
+        s->res->cpulock_s += (double)lock_ns / 1e9;
+    }
+    rc = run_held(s, index, backoff_ns, lock_ns, err);
+    ev_cpulock_give(&s->cpulock);
+    return rc;
 }
 
 /* Runs every job of a phase whose last attempt is missing or interrupted. */

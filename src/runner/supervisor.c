@@ -534,6 +534,27 @@ static int raise_priority(const sup *s)
     return 0;
 }
 
+/* The run's measuring CPUs' locks (cpulock.h): on the cpu backend, the
+ * CPUs a worker runs on (the protocol's cpu_set, else this process's
+ * affinity, which the worker inherits); none on cuda. */
+static ev_status measuring_cpus(sup *s, ev_err *err)
+{
+    cpu_set_t set;
+    ev_status rc;
+    if (strcmp(s->o->backend, "cpu"))
+        return EV_OK;
+    CPU_ZERO(&set);
+    if (s->proto.n_cpus)
+        for (size_t i = 0; i < s->proto.n_cpus; i++)
+            CPU_SET(s->proto.cpu_set[i], &set);
+    else if (sched_getaffinity(0, sizeof set, &set))
+        CPU_ZERO(&set);
+    if ((rc = ev_cpulock_open(&s->cpulock, &set, EV_CPULOCK_DIR, err)))
+        return rc;
+    snprintf(s->res->cpulock_why, sizeof s->res->cpulock_why, "%s", s->cpulock.why);
+    return EV_OK;
+}
+
 ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
 {
     sup s;
@@ -596,6 +617,8 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     res->n_kernels = s.proto.n_kernels;
     if (s.proto.n_kernels && (rc = build_kernels(&s, err)))
         goto out;
+    if ((rc = measuring_cpus(&s, err)))
+        goto out;
     raised = raise_priority(&s);
     t = mono_ns();
     rc = sup_environment(&s, err);
@@ -625,6 +648,7 @@ out:
     res->wall_s = (double)(mono_ns() - s.t0) / 1e9;
     if (s.memfd >= 0)
         close(s.memfd);
+    ev_cpulock_close(&s.cpulock);
     ev_store_close(s.st);
     ev_store_writer_unlock(s.lock_fd);
     ev_plan_free(&s.plan);

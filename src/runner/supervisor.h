@@ -106,6 +106,9 @@ typedef struct ev_run_result {
     size_t recalibrations;   /* re-calibrations after a drifted sample */
     size_t backoffs;         /* rescues of a sample-rule failure that waited first */
     double backoff_s;        /* their waits */
+    size_t cpulock_waits;    /* attempts that waited for another run to leave their CPUs (cpulock.h) */
+    double cpulock_s;        /* their waits */
+    char cpulock_why[256];   /* "" or why the run measured without the CPU locks */
     size_t rule_failures;    /* attempts that broke a sample rule */
     char rule_lines[4096];   /* the first of them: "job attempt N: rule\n  cause\n" each */
 } ev_run_result;

@@ -497,6 +497,82 @@ static void vk_values(const vb_bundle *b, ev_vreport *r)
     cJSON_Delete(mine);
 }
 
+/* The named cold timing of attempt a, in ns; 0 when it has none. */
+static int64_t cold_ns(const cJSON *a, const char *name)
+{
+    const cJSON *c;
+    int64_t ns;
+    cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(a, "cold_timings"))
+    {
+        const char *nm = ev_jr_str(c, "name");
+        if (nm && !strcmp(nm, name) && !ev_jr_ns(c, "elapsed_ns", &ns))
+            return ns;
+    }
+    return 0;
+}
+
+/*
+ * The wait for the measuring CPUs (runner/cpulock.h; docs/runner.md, "Two
+ * runs on one host"): a "cpu-lock" cold timing says the supervisor waited
+ * for another run to leave the attempt's CPUs before it started it.  It
+ * stands only in a cpu run (the cuda backend takes no lock), and it may not
+ * claim more than the gap it was waited in, with the attempt's backoff
+ * (waited first, in the same gap): from the end of the latest attempt of
+ * the same invocation that started before it, or the invocation's start,
+ * to its own start.
+ */
+static void vk_cpulock(const vb_bundle *b, const char *backend, ev_vreport *r)
+{
+    for (size_t i = 0; i < b->n_vjobs; i++) {
+        const cJSON *a;
+        int64_t k = 0;
+        cJSON_ArrayForEach(a, b->vjobs[i].attempts)
+        {
+            int64_t ns = cold_ns(a, EV_RULE_CPULOCK), inv, started, from = INT64_MIN;
+            const cJSON *o, *x;
+            k++;
+            if (!ns)
+                continue;
+            if (strcmp(backend, "cpu")) {
+                vr_fail(r, VR_PROTOCOL, VP,
+                        "job %s attempt %lld: a cpu-lock wait, but the run measured on %s (only the cpu "
+                        "backend takes its CPUs' locks)",
+                        b->vjobs[i].key, (long long)k, backend);
+                continue;
+            }
+            if (ev_jr_i64(a, "invocation_id", &inv) || ev_jr_ns(a, "started_ns", &started))
+                continue; /* check 4 reports a malformed attempt */
+            cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"))
+            {
+                int64_t id, s0;
+                if (!ev_jr_i64(o, "invocation_id", &id) && id == inv && !ev_jr_ns(o, "started_ns", &s0))
+                    from = s0;
+            }
+            for (size_t m = 0; m < b->n_vjobs; m++)
+                cJSON_ArrayForEach(x, b->vjobs[m].attempts)
+                {
+                    int64_t xi, xs, xe;
+                    if (x == a || ev_jr_i64(x, "invocation_id", &xi) || xi != inv ||
+                        ev_jr_ns(x, "started_ns", &xs) || xs >= started ||
+                        ev_jr_ns(cJSON_GetObjectItemCaseSensitive(x, "process"), "ended_ns", &xe))
+                        continue;
+                    if (xe > from)
+                        from = xe;
+                }
+            if (from == INT64_MIN)
+                continue; /* no invocation to hold it to: check 4's */
+            int64_t claimed = ns + cold_ns(a, EV_RULE_BACKOFF);
+            if (started - from < claimed)
+                vr_fail(
+                    r, VR_PROTOCOL, VP,
+                    "job %s attempt %lld: a cpu-lock wait longer than the gap it stands in: %lld ns "
+                    "claimed (with its backoff), %lld ns between the end of the invocation's attempt before "
+                    "it (or its start) and its start",
+                    b->vjobs[i].key, (long long)k, (long long)claimed, (long long)(started - from));
+        }
+    }
+}
+
 void vc_protocol(vb_bundle *b, ev_vreport *r)
 {
     vr_use(r, VR_PROTOCOL);
@@ -563,6 +639,7 @@ void vc_protocol(vb_bundle *b, ev_vreport *r)
         }
         vk_backoff(b, &b->vjobs[i], r);
     }
+    vk_cpulock(b, backend, r);
     for (size_t i = 0; i < sv.n; i++)
         free(sv.text[i]);
     vb_ceilings_free(&ceil);
