@@ -112,6 +112,12 @@ void ev_inputs_stream_row(const ev_shape *s, ev_inputs_stream *z, void *row)
     ev_fill_row(s, z->st, row);
 }
 
+void ev_inputs_stream_skip_row(const ev_shape *s, ev_inputs_stream *z)
+{
+    for (int64_t c = 0; c < s->cols; c++) /* one draw an element, as ev_fill_row */
+        (void)ev_xoshiro(z->st);
+}
+
 ev_status ev_inputs_fill(const ev_shape *s, uint64_t seed, uint64_t case_key, void *buf, size_t span,
                          ev_err *err)
 {

@@ -60,6 +60,9 @@ typedef struct ev_inputs_stream {
 } ev_inputs_stream;
 void ev_inputs_stream_init(ev_inputs_stream *z, uint64_t seed, uint64_t case_key);
 void ev_inputs_stream_row(const ev_shape *s, ev_inputs_stream *z, void *row);
+/* Moves z past one row as ev_inputs_stream_row does, writing nothing (a
+ * reader that needs a few rows: it keeps each row's start). */
+void ev_inputs_stream_skip_row(const ev_shape *s, ev_inputs_stream *z);
 
 /*
  * Rewrites the valid elements of row r (0 <= r < rows) of an input of shape

@@ -31,9 +31,11 @@
 #include "plants.h"
 #include "runner/validate.h"
 
-/* The oracle's rows of each case, made when first needed. */
+/* The oracle's rows of each case, and its input stream at each row's
+ * start, made when first needed. */
 typedef struct vo_cases {
-    ev_oracle_row **rows; /* per case, NULL until made */
+    ev_oracle_row **rows;      /* per case, NULL until made */
+    ev_inputs_stream **starts; /* per case, NULL until made (vo_starts) */
     ev_shape *shape;
     int *bad; /* 1: the case could not be made (reported once) */
     size_t n;
@@ -61,6 +63,31 @@ static const ev_oracle_row *vo_rows(vo_cases *c, const ev_protocol *p, size_t ci
     }
     c->made++;
     return c->rows[ci];
+}
+
+/* The input stream of case ci (shape s) at the start of each of its rows:
+ * the stream draws a row's cols elements row after row (kernels/inputs.h),
+ * so row k alone is regenerated from starts[k].  Made once a case, so
+ * that a kept output's planted rows are regenerated alone (vo_kept), not
+ * the whole input once an attempt (nine tenths of the H100 flagship's
+ * verification, 33 s of it on one core).  NULL when out of memory (r->oom). */
+static const ev_inputs_stream *vo_starts(vo_cases *c, const ev_protocol *p, size_t ci, const ev_shape *s,
+                                         ev_vreport *r)
+{
+    ev_inputs_stream *st, z;
+    if (c->starts[ci])
+        return c->starts[ci];
+    st = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *st);
+    if (!st) {
+        r->oom = 1;
+        return NULL;
+    }
+    ev_inputs_stream_init(&z, (uint64_t)p->seed, (uint64_t)ci);
+    for (int64_t k = 0; k < s->rows; k++) {
+        st[k] = z;
+        ev_inputs_stream_skip_row(s, &z);
+    }
+    return c->starts[ci] = st;
 }
 
 /* The record's numbers against v, validated again; one failure naming
@@ -311,7 +338,7 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
  * rule), must give the record's numbers.  Counts it in *n_kept.
  */
 static void vo_kept(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, const ev_shape *s,
-                    const ev_oracle_row *case_rows, size_t *n_kept)
+                    const ev_oracle_row *case_rows, const ev_inputs_stream *starts, size_t *n_kept)
 {
     vb_bundle *b = x->b;
     const ev_protocol *p = b->proto;
@@ -365,14 +392,19 @@ static void vo_kept(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, co
         memcpy(rows, case_rows, (size_t)s->rows * sizeof *rows);
     e = op / c.variants;
     jv = op % c.variants;
-    {
+    /* a row holds a plant only where it is its stratum's site
+     * (kernels/plants.h): each plant's row alone, regenerated from its
+     * start, planted and reduced again (a row visited twice gives the same) */
+    for (int64_t pk = 0; pk < c.m; pk++) {
+        int64_t r, col;
         ev_inputs_stream z;
-        ev_inputs_stream_init(&z, (uint64_t)p->seed, (uint64_t)j->case_index);
-        for (int64_t r = 0; r < s->rows; r++) {
-            ev_inputs_stream_row(s, &z, row);
-            if (ev_plant_in_row(&c, prow, (uint64_t)replay, e, jv, r, row))
-                ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &rows[r]);
-        }
+        (void)ev_plant_site(&c, (uint64_t)replay, e, jv, pk, &r, &col);
+        if (r < 0 || r >= s->rows)
+            continue;
+        z = starts[r];
+        ev_inputs_stream_row(s, &z, row);
+        if (ev_plant_in_row(&c, prow, (uint64_t)replay, e, jv, r, row))
+            ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &rows[r]);
     }
     {
         char what[96];
@@ -459,9 +491,10 @@ void vd_revalidate(vd_ctx *x)
     memset(&c, 0, sizeof c);
     c.n = p->n_cases;
     c.rows = calloc(c.n ? c.n : 1, sizeof *c.rows);
+    c.starts = calloc(c.n ? c.n : 1, sizeof *c.starts);
     c.shape = calloc(c.n ? c.n : 1, sizeof *c.shape);
     c.bad = calloc(c.n ? c.n : 1, sizeof *c.bad);
-    if (!c.rows || !c.shape || !c.bad) {
+    if (!c.rows || !c.starts || !c.shape || !c.bad) {
         x->r->oom = 1;
         goto out;
     }
@@ -484,8 +517,12 @@ void vd_revalidate(vd_ctx *x)
             s = &c.shape[j->case_index];
             if (schema >= 4)
                 vo_checks(x, j, att, a, s, rows, &n_after, &n_unseeded);
-            if (schema >= 5)
-                vo_kept(x, j, att, a, s, rows, &n_kept);
+            if (schema >= 5) {
+                const ev_inputs_stream *starts = vo_starts(&c, p, (size_t)j->case_index, s, x->r);
+                if (!starts)
+                    break;
+                vo_kept(x, j, att, a, s, rows, starts, &n_kept);
+            }
             cJSON_ArrayForEach(val, vals)
             {
                 const char *st = ev_jr_str(val, "stage");
@@ -533,7 +570,10 @@ void vd_revalidate(vd_ctx *x)
 out:
     for (size_t i = 0; c.rows && i < c.n; i++)
         free(c.rows[i]);
+    for (size_t i = 0; c.starts && i < c.n; i++)
+        free(c.starts[i]);
     free(c.rows);
+    free(c.starts);
     free(c.shape);
     free(c.bad);
 }
