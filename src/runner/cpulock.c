@@ -23,6 +23,12 @@ static int64_t mono(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+void ev_cpulock_init(ev_cpulock *l)
+{
+    memset(l, 0, sizeof *l);
+    l->wfd = -1;
+}
+
 /* Opens dir/name as a lock file (l->why says why not).  Returns the fd or -1. */
 static int lock_file(ev_cpulock *l, const char *dir, const char *name)
 {
@@ -32,8 +38,15 @@ static int lock_file(ev_cpulock *l, const char *dir, const char *name)
     snprintf(path, sizeof path, "%s/%s", dir, name);
     /* O_NOFOLLOW: a link another user put there is not followed;
      * read-only: flock needs no more, so a file another user made is
-     * still taken */
-    fd = open(path, O_RDONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+     * still taken; opened as it is first, created only where missing (a
+     * sticky /tmp with fs.protected_regular refuses O_CREAT on another
+     * user's file) */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0 && errno == ENOENT) {
+        fd = open(path, O_RDONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0 && errno == EEXIST) /* another run made it meanwhile */
+            fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    }
     if (fd < 0 || fstat(fd, &sb) || !S_ISREG(sb.st_mode)) {
         snprintf(l->why, sizeof l->why, "%.120s: %.120s", path,
                  fd < 0 ? strerror(errno) : "not a regular file");
@@ -48,8 +61,7 @@ static int lock_file(ev_cpulock *l, const char *dir, const char *name)
 
 ev_status ev_cpulock_open(ev_cpulock *l, const cpu_set_t *cpus, const char *dir, ev_err *err)
 {
-    memset(l, 0, sizeof *l);
-    l->wfd = -1;
+    ev_cpulock_init(l);
     int want = CPU_COUNT(cpus);
     if (want <= 0)
         return EV_OK;
@@ -79,8 +91,12 @@ int64_t ev_cpulock_take(ev_cpulock *l, int (*stop)(void *ctx), void *ctx)
     int waited = 0, marked = 0;
     for (size_t i = 0; i < l->n; i++) {
         while (flock(l->fd[i], LOCK_EX | LOCK_NB)) {
-            if (errno != EWOULDBLOCK && errno != EINTR)
-                break;   /* a lock the kernel refuses: not another run's, so not waited for */
+            if (errno != EWOULDBLOCK && errno != EINTR) {
+                /* a lock the kernel refuses: not another run's, so not
+                 * waited for; the run says it measured without it */
+                snprintf(l->why, sizeof l->why, "flock: %s", strerror(errno));
+                break;
+            }
             if (!marked) /* a holder giving back sees a waiter (until a holder's look lets it in) */
                 marked = !flock(l->wfd, LOCK_SH | LOCK_NB);
             waited = 1;

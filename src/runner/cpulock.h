@@ -40,6 +40,10 @@ typedef struct ev_cpulock {
     char why[256]; /* "" or why the run measures without the locks (a file that cannot be opened) */
 } ev_cpulock;
 
+/* An ev_cpulock that holds nothing (no files: take, give and close do
+ * nothing), before ev_cpulock_open or where no lock is taken (cuda). */
+void ev_cpulock_init(ev_cpulock *l);
+
 /* Opens the lock files of the CPUs in cpus under dir (EV_CPULOCK_DIR).  A
  * file that cannot be opened leaves l without locks (l->n 0) and says why
  * in l->why: the run goes on unlocked, and says so.  Returns EV_OK, or

@@ -547,8 +547,10 @@ static ev_status measuring_cpus(sup *s, ev_err *err)
     if (s->proto.n_cpus)
         for (size_t i = 0; i < s->proto.n_cpus; i++)
             CPU_SET(s->proto.cpu_set[i], &set);
-    else if (sched_getaffinity(0, sizeof set, &set))
-        CPU_ZERO(&set);
+    else if (sched_getaffinity(0, sizeof set, &set)) {
+        snprintf(s->res->cpulock_why, sizeof s->res->cpulock_why, "sched_getaffinity: %s", strerror(errno));
+        return EV_OK;
+    }
     if ((rc = ev_cpulock_open(&s->cpulock, &set, EV_CPULOCK_DIR, err)))
         return rc;
     snprintf(s->res->cpulock_why, sizeof s->res->cpulock_why, "%s", s->cpulock.why);
@@ -571,6 +573,7 @@ ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
     s.res = res;
     s.memfd = -1;
     s.lock_fd = -1;
+    ev_cpulock_init(&s.cpulock);            /* none held until measuring_cpus opens them (cpu) */
     s.ceil_mem_bpus = s.ceil_l2_bpus = NAN; /* until the ceilings complete (sup_ceiling_seen) */
     s.backoff_ms = EV_BACKOFF_FIRST_MS;
     s.t0 = mono_ns();
