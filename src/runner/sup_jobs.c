@@ -426,8 +426,6 @@ static ev_status run_attempt(sup *s, size_t index, ev_err *err)
     lock_ns = ev_cpulock_take(&s->cpulock, stop_asked, s);
     if (lock_ns < 0)
         return ev_err_set(err, EV_EINTR, "stopped by a signal");
-    if (s->cpulock.why[0] && !s->res->cpulock_why[0]) /* a lock the kernel refused: said at the end */
-        snprintf(s->res->cpulock_why, sizeof s->res->cpulock_why, "%s", s->cpulock.why);
     if (lock_ns > 0) {
         s->res->cpulock_waits++;
         s->res->cpulock_s += (double)lock_ns / 1e9;

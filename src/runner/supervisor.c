@@ -540,7 +540,6 @@ static int raise_priority(const sup *s)
 static ev_status measuring_cpus(sup *s, ev_err *err)
 {
     cpu_set_t set;
-    ev_status rc;
     if (strcmp(s->o->backend, "cpu"))
         return EV_OK;
     CPU_ZERO(&set);
@@ -548,13 +547,10 @@ static ev_status measuring_cpus(sup *s, ev_err *err)
         for (size_t i = 0; i < s->proto.n_cpus; i++)
             CPU_SET(s->proto.cpu_set[i], &set);
     else if (sched_getaffinity(0, sizeof set, &set)) {
-        snprintf(s->res->cpulock_why, sizeof s->res->cpulock_why, "sched_getaffinity: %s", strerror(errno));
+        snprintf(s->cpulock.why, sizeof s->cpulock.why, "sched_getaffinity: %s", strerror(errno));
         return EV_OK;
     }
-    if ((rc = ev_cpulock_open(&s->cpulock, &set, EV_CPULOCK_DIR, err)))
-        return rc;
-    snprintf(s->res->cpulock_why, sizeof s->res->cpulock_why, "%s", s->cpulock.why);
-    return EV_OK;
+    return ev_cpulock_open(&s->cpulock, &set, EV_CPULOCK_DIR, err);
 }
 
 ev_status ev_run(const ev_run_opts *o, ev_run_result *res, ev_err *err)
@@ -651,6 +647,9 @@ out:
     res->wall_s = (double)(mono_ns() - s.t0) / 1e9;
     if (s.memfd >= 0)
         close(s.memfd);
+    /* why the run measured without the CPUs' locks, if it did (a file,
+     * the affinity or a lock the kernel refused): its host line says it */
+    snprintf(res->cpulock_why, sizeof res->cpulock_why, "%s", s.cpulock.why);
     ev_cpulock_close(&s.cpulock);
     ev_store_close(s.st);
     ev_store_writer_unlock(s.lock_fd);

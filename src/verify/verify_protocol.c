@@ -511,6 +511,22 @@ static int64_t cold_ns(const cJSON *a, const char *name)
     return 0;
 }
 
+/* An attempt's place in its invocation, for vk_cpulock. */
+typedef struct vk_span {
+    int64_t inv, started, ended; /* ended: INT64_MIN when unknown */
+    const cJSON *a;
+    const char *key;
+    int64_t k; /* its attempt number */
+} vk_span;
+
+static int vk_span_cmp(const void *x, const void *y)
+{
+    const vk_span *p = x, *q = y;
+    if (p->inv != q->inv)
+        return p->inv < q->inv ? -1 : 1;
+    return p->started < q->started ? -1 : p->started > q->started;
+}
+
 /*
  * The wait for the measuring CPUs (runner/cpulock.h; docs/runner.md, "Two
  * runs on one host"): a "cpu-lock" cold timing says the supervisor waited
@@ -523,54 +539,68 @@ static int64_t cold_ns(const cJSON *a, const char *name)
  */
 static void vk_cpulock(const vb_bundle *b, const char *backend, ev_vreport *r)
 {
+    size_t n = 0, cap = 0;
+    vk_span *v = NULL;
     for (size_t i = 0; i < b->n_vjobs; i++) {
         const cJSON *a;
         int64_t k = 0;
         cJSON_ArrayForEach(a, b->vjobs[i].attempts)
         {
-            int64_t ns = cold_ns(a, EV_RULE_CPULOCK), inv, started, from = INT64_MIN;
-            const cJSON *o, *x;
-            k++;
-            if (!ns)
-                continue;
-            if (strcmp(backend, "cpu")) {
+            vk_span x = {0, 0, INT64_MIN, a, b->vjobs[i].key, ++k};
+            if (cold_ns(a, EV_RULE_CPULOCK) && strcmp(backend, "cpu"))
                 vr_fail(r, VR_PROTOCOL, VP,
                         "job %s attempt %lld: a cpu-lock wait, but the run measured on %s (only the cpu "
                         "backend takes its CPUs' locks)",
-                        b->vjobs[i].key, (long long)k, backend);
-                continue;
-            }
-            if (ev_jr_i64(a, "invocation_id", &inv) || ev_jr_ns(a, "started_ns", &started))
+                        x.key, (long long)k, backend);
+            if (ev_jr_i64(a, "invocation_id", &x.inv) || ev_jr_ns(a, "started_ns", &x.started))
                 continue; /* check 4 reports a malformed attempt */
+            if (ev_jr_ns(cJSON_GetObjectItemCaseSensitive(a, "process"), "ended_ns", &x.ended))
+                x.ended = INT64_MIN;
+            if (n == cap) {
+                vk_span *w = realloc(v, (cap = cap ? 2 * cap : 256) * sizeof *v);
+                if (!w) {
+                    free(v);
+                    r->oom = 1;
+                    return;
+                }
+                v = w;
+            }
+            v[n++] = x;
+        }
+    }
+    if (strcmp(backend, "cpu")) {
+        free(v);
+        return;
+    }
+    /* each invocation's attempts by start: an attempt's gap begins at the
+     * latest end of those before it, or at the invocation's start */
+    qsort(v, n, sizeof *v, vk_span_cmp);
+    int64_t from = INT64_MIN;
+    for (size_t i = 0; i < n; i++) {
+        const cJSON *o;
+        int64_t ns = cold_ns(v[i].a, EV_RULE_CPULOCK);
+        if (i == 0 || v[i - 1].inv != v[i].inv) {
+            from = INT64_MIN;
             cJSON_ArrayForEach(o, cJSON_GetObjectItemCaseSensitive(b->validation, "invocations"))
             {
                 int64_t id, s0;
-                if (!ev_jr_i64(o, "invocation_id", &id) && id == inv && !ev_jr_ns(o, "started_ns", &s0))
+                if (!ev_jr_i64(o, "invocation_id", &id) && id == v[i].inv && !ev_jr_ns(o, "started_ns", &s0))
                     from = s0;
             }
-            for (size_t m = 0; m < b->n_vjobs; m++)
-                cJSON_ArrayForEach(x, b->vjobs[m].attempts)
-                {
-                    int64_t xi, xs, xe;
-                    if (x == a || ev_jr_i64(x, "invocation_id", &xi) || xi != inv ||
-                        ev_jr_ns(x, "started_ns", &xs) || xs >= started ||
-                        ev_jr_ns(cJSON_GetObjectItemCaseSensitive(x, "process"), "ended_ns", &xe))
-                        continue;
-                    if (xe > from)
-                        from = xe;
-                }
-            if (from == INT64_MIN)
-                continue; /* no invocation to hold it to: check 4's */
-            int64_t claimed = ns + cold_ns(a, EV_RULE_BACKOFF);
-            if (started - from < claimed)
-                vr_fail(
-                    r, VR_PROTOCOL, VP,
-                    "job %s attempt %lld: a cpu-lock wait longer than the gap it stands in: %lld ns "
-                    "claimed (with its backoff), %lld ns between the end of the invocation's attempt before "
-                    "it (or its start) and its start",
-                    b->vjobs[i].key, (long long)k, (long long)claimed, (long long)(started - from));
         }
+        /* from == INT64_MIN: no invocation to hold it to (check 4's) */
+        if (ns && from != INT64_MIN && v[i].started - from < ns + cold_ns(v[i].a, EV_RULE_BACKOFF))
+            vr_fail(
+                r, VR_PROTOCOL, VP,
+                "job %s attempt %lld: a cpu-lock wait longer than the gap it stands in: %lld ns claimed "
+                "(with its backoff), %lld ns between the end of the invocation's attempt before it (or its "
+                "start) and its start",
+                v[i].key, (long long)v[i].k, (long long)(ns + cold_ns(v[i].a, EV_RULE_BACKOFF)),
+                (long long)(v[i].started - from));
+        if (v[i].ended > from)
+            from = v[i].ended;
     }
+    free(v);
 }
 
 void vc_protocol(vb_bundle *b, ev_vreport *r)

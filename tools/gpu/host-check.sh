@@ -186,9 +186,12 @@ every_suite() {
 }
 step check-first make DEPS=.deps check SUITES=check_csv
 step check every_suite
-had_evidence=$([ -e "$out/evidence.rc" ] && echo 1)
-step evidence make DEPS=.deps evidence BACKEND="$backend" PROTOCOL="$protocol" FRESH=1
-if [ -z "$had_evidence" ] && [ -e "$out/evidence.rc" ]; then
+# the cuda make evidence, its store, bundle and report kept, and the
+# checks' and the run's lines in the summary
+evidence() {
+    local rc
+    timeout 600 make DEPS=.deps evidence BACKEND="$backend" PROTOCOL="$protocol" FRESH=1 # into evidence.log (step)
+    rc=$?
     mkdir -p "$out/evidence"
     cp build/evidence/evidence.db build/evidence/delivery.zip build/evidence/report.html build/evidence/run.txt \
         "$out/evidence/" 2>/dev/null
@@ -197,7 +200,9 @@ if [ -z "$had_evidence" ] && [ -e "$out/evidence.rc" ]; then
         grep -E '^run [0-9]+: |^host: |^verdict: ' "$out/evidence.log"
         tail -n 1 "$out/evidence.log"
     } >>"$out/summary.txt" 2>/dev/null
-fi
+    return "$rc"
+}
+step evidence evidence
 if [ -n "$first_failed" ]; then
     echo "tools/gpu/host-check.sh: FAILED: $first_failed (logs and summary in $out)"
     exit 1
