@@ -574,7 +574,8 @@ static void vk_cpulock(const vb_bundle *b, const char *backend, ev_vreport *r)
     }
     /* each invocation's attempts by start: an attempt's gap begins at the
      * latest end of those before it, or at the invocation's start */
-    qsort(v, n, sizeof *v, vk_span_cmp);
+    if (n > 1) /* qsort's pointer may not be NULL, even for none */
+        qsort(v, n, sizeof *v, vk_span_cmp);
     int64_t from = INT64_MIN;
     for (size_t i = 0; i < n; i++) {
         const cJSON *o;
