@@ -144,7 +144,8 @@ typedef struct ev_device_state {
 
 typedef struct ev_backend_ops {
     const char *name; /* "cpu" | "cuda" */
-    /* OUT: *impl, the backend's state. */
+    /* IN: *impl, preopen's state (NULL: none); OUT: *impl, the backend's
+     * state (NULL on failure: open has closed what it was given). */
     ev_status (*open)(const ev_backend_config *cfg, void **impl, ev_err *err);
     void (*close)(void *impl); /* NULL-safe */
     ev_status (*info)(void *impl, ev_device_info *out, ev_err *err);
@@ -228,6 +229,14 @@ typedef struct ev_backend_ops {
      * (a Python arm on cuda: torch's graph names no node); the worker holds
      * such a graph to none. */
     int nodes_unread;
+    /* The part of open that creates no context, allocates no device
+     * memory and launches nothing (cuda: the driver's init, the device's
+     * PCI bus id, NVML), which a staged process runs before its gate
+     * (docs/runner.md, "Staged processes"), so that its turn on the device
+     * does not wait for it; open completes *impl.  OUT: *impl (close it
+     * where open is never called).  NULL: open does it all (cpu, and a
+     * Python arm). */
+    ev_status (*preopen)(const ev_backend_config *cfg, void **impl, ev_err *err);
 } ev_backend_ops;
 
 /*

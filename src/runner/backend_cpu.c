@@ -783,4 +783,5 @@ const ev_backend_ops ev_backend_cpu_ops = {
     cpu_helper_cpu_ns,
     NULL, /* facts: ours run here, and an external kernel's host is ours */
     0,
+    NULL, /* preopen: nothing of open can come before the gate (the pool is the measuring CPUs') */
 };

@@ -153,6 +153,8 @@ typedef struct cuda_impl {
     cudaStream_t stream;
     cudaEvent_t e0, e1;
     ev_nvml nvml;
+    void *driver; /* libcuda, loaded by cuda_preopen and held until close */
+    int opened;   /* 1: cuda_open created the context (0: cuda_preopen's part alone) */
     int64_t flush_bytes;
     void *flush;
     int flush_value;
@@ -169,8 +171,8 @@ typedef struct cuda_impl {
     ev_plant_state *d_st;
     unsigned char *d_in_arena, *d_out_arena;
     size_t in_arena_len, out_arena_len, in_len, out_len, item;
-    size_t *slot_off;     /* host: each slot's offset in d_out_arena */
-    int64_t *slot_order;  /* host: the slots in address order */
+    size_t *slot_off;    /* host: each slot's offset in d_out_arena */
+    int64_t *slot_order; /* host: the slots in address order */
     void *d_base;
     void **h_var, **d_var;   /* V variants: host and device arrays of device pointers */
     void **h_slot, **d_slot; /* ops slots, likewise */
@@ -210,16 +212,52 @@ static int64_t ev_sized(int64_t k, int64_t cache, int64_t max)
 
 static void cuda_close(void *impl);
 
-static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *err)
+static int ev_cu_pci(int64_t index, char *pci, int cap, void **keep);
+static void ev_nvml_others(const ev_nvml *n, unsigned me, int64_t *others, int *self);
+
+/* See backend.h: the driver's init, the device's PCI bus id and NVML,
+ * none of which creates a context (the watch's way: ev_cu_pci).  Where
+ * NVML can say, it must not list this process among the device's compute
+ * processes afterwards: a staged process may hold no context before its
+ * gate (docs/runner.md, "Staged processes"). */
+static ev_status cuda_preopen(const ev_backend_config *cfg, void **impl, ev_err *err)
 {
-    ev_status rc = EV_OK;
     cuda_impl *c = (cuda_impl *)calloc(1, sizeof *c);
     char pci[32];
+    int64_t others = -1;
+    int self = 0;
 
+    *impl = NULL;
     if (c == NULL)
         return ev_err_set(err, EV_ENOMEM, "cuda backend: out of memory");
     c->cfg = *cfg;
     c->dev = (int)cfg->device_index;
+    if (ev_cu_pci(cfg->device_index, pci, (int)sizeof pci, &c->driver) == 0)
+        ev_nvml_open(&c->nvml, pci);
+    ev_nvml_others(&c->nvml, (unsigned)getpid(), &others, &self);
+    if (self) {
+        cuda_close(c);
+        return ev_err_set(
+            err, EV_ECUDA,
+            "cuda backend: NVML lists this process (pid %ld) among the device's compute processes "
+            "after the driver's init alone, before its gate: a staged process may hold no context "
+            "(docs/runner.md, \"Staged processes\"); this driver creates one at cuInit",
+            (long)getpid());
+    }
+    *impl = c;
+    return EV_OK;
+}
+
+/* See backend.h: completes cuda_preopen's *impl (or does it all). */
+static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *err)
+{
+    ev_status rc = EV_OK;
+    cuda_impl *c = (cuda_impl *)*impl;
+
+    *impl = NULL; /* c is this function's until it succeeds */
+    if (c == NULL && (rc = cuda_preopen(cfg, (void **)&c, err)))
+        return rc;
+    c->opened = 1;
     CU(cudaSetDevice(c->dev), "cudaSetDevice");
     CU(cudaGetDeviceProperties(&c->prop, c->dev), "cudaGetDeviceProperties");
     CU(cudaFree(0), "context creation");
@@ -237,8 +275,6 @@ static ev_status cuda_open(const ev_backend_config *cfg, void **impl, ev_err *er
         CU(cudaCtxResetPersistingL2Cache(), "cudaCtxResetPersistingL2Cache");
         c->l2_persisting = 1;
     }
-    if (cudaDeviceGetPCIBusId(pci, sizeof pci, c->dev) == cudaSuccess)
-        ev_nvml_open(&c->nvml, pci);
 out:
     if (rc) {
         cuda_close(c);
@@ -253,6 +289,13 @@ static void cuda_close(void *impl)
     cuda_impl *c = (cuda_impl *)impl;
     if (c == NULL)
         return;
+    if (!c->opened) { /* cuda_preopen's part alone: no runtime call (cudaFree(NULL) would make a context) */
+        ev_nvml_close(&c->nvml);
+        if (c->driver)
+            dlclose(c->driver);
+        free(c);
+        return;
+    }
     if (c->exec)
         (void)cudaGraphExecDestroy(c->exec);
     if (c->graph)
@@ -283,6 +326,8 @@ static void cuda_close(void *impl)
     if (c->stream)
         (void)cudaStreamDestroy(c->stream);
     ev_nvml_close(&c->nvml);
+    if (c->driver)
+        dlclose(c->driver);
     free(c);
 }
 
@@ -349,7 +394,7 @@ static ev_status ext_load(cuda_impl *c, const ev_backend_job *job, ev_err *err)
     if (job->ext_lib == NULL) /* (a build that failed ended the job before bind: worker.c) */
         return ev_err_set(err, EV_EUNSUPPORTED, "%s declares no cuda source", job->arm);
     if (c->shape.rows > 0 && (job->ext_block < 1 || job->ext_block > c->prop.maxThreadsPerBlock ||
-                                job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
+                              job->ext_grid < 1 || job->ext_grid > c->prop.maxGridSize[0]))
         return ev_err_set(err, EV_EINVAL,
                           "external kernel %s: grid %lld x block %lld is outside this device's limits (grid "
                           "1..%d, block 1..%d)",
@@ -442,7 +487,8 @@ static ev_status bind_plants(cuda_impl *c, const ev_backend_job *job, ev_err *er
     for (size_t j = 0; j < V; j++) {
         c->h_var[j] = c->d_in_arena + in_off[j];
         if (job->input_len)
-            CU(cudaMemcpy(c->h_var[j], c->d_base, job->input_len, cudaMemcpyDeviceToDevice), "input variants");
+            CU(cudaMemcpy(c->h_var[j], c->d_base, job->input_len, cudaMemcpyDeviceToDevice),
+               "input variants");
     }
     for (size_t i = 0; i < ops; i++)
         c->h_slot[i] = c->d_out_arena + c->slot_off[i];
@@ -453,7 +499,8 @@ static ev_status bind_plants(cuda_impl *c, const ev_backend_job *job, ev_err *er
     CU(cudaMalloc(&c->d_kept, c->out_len ? c->out_len : 16), "kept output");
     CU(cudaMalloc((void **)&c->d_rows, (R ? R : 1) * sizeof *c->d_rows), "plant rows");
     if (R)
-        CU(cudaMemcpy(c->d_rows, job->plant_rows, R * sizeof *c->d_rows, cudaMemcpyHostToDevice), "plant rows");
+        CU(cudaMemcpy(c->d_rows, job->plant_rows, R * sizeof *c->d_rows, cudaMemcpyHostToDevice),
+           "plant rows");
     memset(&st, 0, sizeof st);
     st.r_next = 1;
     st.tag = ev_plant_tag0(pc->seed);
@@ -504,7 +551,8 @@ static ev_status cuda_bind(void *impl, const ev_backend_job *job, ev_backend_bin
     if ((rc = ev_job_shape(job, &c->shape, err)))
         goto out;
     c->out_len = c->shape.rows > 0 ? (size_t)c->shape.rows * ev_dtype_size(c->shape.dtype) : 0;
-    if (!job->plants || job->plants->ops < 1 || job->plants->variants < 1 || job->plants->rows != c->shape.rows)
+    if (!job->plants || job->plants->ops < 1 || job->plants->variants < 1 ||
+        job->plants->rows != c->shape.rows)
         return ev_err_set(err, EV_EINVAL, "binding refused: a job of %s binds with plants", job->arm);
     if (job->kind == EV_ARM_EXTERNAL && (rc = ext_load(c, job, err)))
         goto out;
@@ -625,8 +673,8 @@ static ev_status cuda_cold_launch(void *impl, double *ms, ev_err *err)
     if ((rc = ev_enqueue(c, 0, err)))
         goto out;
     CU(cudaEventRecord(c->e1, c->stream), "cudaEventRecord");
-    if (c->planted &&
-        (rc = ev_cuda_check_launch(&c->pc, c->d_rows, 1, c->d_base, c->d_slot, c->d_kept, c->d_st, c->stream, err)))
+    if (c->planted && (rc = ev_cuda_check_launch(&c->pc, c->d_rows, 1, c->d_base, c->d_slot, c->d_kept,
+                                                 c->d_st, c->stream, err)))
         goto out;
     CU(cudaStreamSynchronize(c->stream), "cold sync");
     CU(cudaEventElapsedTime(&f, c->e0, c->e1), "cudaEventElapsedTime");
@@ -748,8 +796,8 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
                 if ((rc = ev_enqueue(c, i, err)))
                     goto out;
         }
-        if ((rc = ev_cuda_check_launch(&c->pc, c->d_rows, ops, c->d_base, c->d_slot, c->d_kept, c->d_st, c->stream,
-                                       err)))
+        if ((rc = ev_cuda_check_launch(&c->pc, c->d_rows, ops, c->d_base, c->d_slot, c->d_kept, c->d_st,
+                                       c->stream, err)))
             goto out;
     }
     capturing = 0;
@@ -808,7 +856,8 @@ static ev_status cuda_capture(void *impl, int64_t ops, ev_node_receipt **nodes, 
         k++;
     }
     if (c->planted && (plant_nodes != c->pc.epochs || check_nodes != 1)) {
-        rc = ev_err_set(err, EV_EPROC, "graph: %lld plant nodes and %lld check nodes, where %lld and 1 were captured",
+        rc = ev_err_set(err, EV_EPROC,
+                        "graph: %lld plant nodes and %lld check nodes, where %lld and 1 were captured",
                         (long long)plant_nodes, (long long)check_nodes, (long long)c->pc.epochs);
         goto out;
     }
@@ -884,7 +933,8 @@ static ev_status cuda_read_input(void *impl, int64_t which, void *dst, size_t le
     if (len > c->in_len)
         return ev_err_set(err, EV_EINVAL, "read_input: %zu bytes asked, %zu bound", len, c->in_len);
     if (len)
-        CU(cudaMemcpy(dst, which < 0 ? c->d_base : c->h_var[which], len, cudaMemcpyDeviceToHost), "read input");
+        CU(cudaMemcpy(dst, which < 0 ? c->d_base : c->h_var[which], len, cudaMemcpyDeviceToHost),
+           "read input");
 out:
     return rc;
 }
@@ -919,8 +969,8 @@ static ev_status cuda_unplant(void *impl, ev_err *err)
     cuda_impl *c = (cuda_impl *)impl;
     if (!c->planted)
         return EV_OK;
-    if ((rc = ev_cuda_plant_launch(&c->pc, c->d_rows, 0, 1, c->last_pe, 0, c->d_base, c->d_var, c->d_st, c->stream,
-                                   err)))
+    if ((rc = ev_cuda_plant_launch(&c->pc, c->d_rows, 0, 1, c->last_pe, 0, c->d_base, c->d_var, c->d_st,
+                                   c->stream, err)))
         goto out;
     CU(cudaStreamSynchronize(c->stream), "unplant sync");
 out:
@@ -1034,16 +1084,20 @@ static ev_status cuda_state(void *impl, ev_device_state *out, ev_err *err)
 
 /* The PCI bus id of CUDA device index through the driver API, dlopen'd:
  * cuInit and cuDeviceGetPCIBusId create no context, so a watching process
- * is not one of NVML's compute processes.  Returns 0, or -1 (pci left
- * empty). */
+ * is not one of NVML's compute processes.  keep: NULL, the driver is
+ * unloaded again; else *keep holds it (dlclose it; NULL where it could
+ * not be loaded), so that the runtime finds it initialised.  Returns 0,
+ * or -1 (pci left empty). */
 typedef int (*cu_init_fn)(unsigned);
 typedef int (*cu_device_get_fn)(int *, int);
 typedef int (*cu_pci_fn)(char *, int, int);
-static int ev_cu_pci(int64_t index, char *pci, int cap)
+static int ev_cu_pci(int64_t index, char *pci, int cap, void **keep)
 {
     void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     int dev = 0, rc = -1;
     pci[0] = '\0';
+    if (keep)
+        *keep = lib;
     if (lib == NULL)
         return -1;
     cu_init_fn init = (cu_init_fn)dlsym(lib, "cuInit");
@@ -1054,7 +1108,8 @@ static int ev_cu_pci(int64_t index, char *pci, int cap)
         rc = 0;
     else
         pci[0] = '\0';
-    dlclose(lib);
+    if (!keep)
+        dlclose(lib);
     return rc;
 }
 
@@ -1066,7 +1121,7 @@ static ev_status cuda_watch_open(int64_t index, void **w, ev_err *err)
     *w = NULL;
     if (n == NULL)
         return ev_err_set(err, EV_ENOMEM, "cuda watch: out of memory");
-    if (ev_cu_pci(index, pci, (int)sizeof pci) == 0)
+    if (ev_cu_pci(index, pci, (int)sizeof pci, NULL) == 0)
         ev_nvml_open(n, pci);
     *w = n;
     return EV_OK;
@@ -1088,11 +1143,29 @@ static void cuda_watch_close(void *w)
 }
 
 extern "C" const ev_backend_ops ev_backend_cuda_ops = {
-    "cuda",           cuda_open,        cuda_close,      cuda_info,       cuda_bind,     cuda_poison,
-    cuda_launch,      cuda_read_output, cuda_cold_launch, cuda_capture,   cuda_replay,   cuda_sm_clock,
-    cuda_read_input,  cuda_tag,         cuda_read_kept,  cuda_unplant,    cuda_intact,   cuda_state,
-    cuda_watch_open,  cuda_watch_state, cuda_watch_close,
+    "cuda",
+    cuda_open,
+    cuda_close,
+    cuda_info,
+    cuda_bind,
+    cuda_poison,
+    cuda_launch,
+    cuda_read_output,
+    cuda_cold_launch,
+    cuda_capture,
+    cuda_replay,
+    cuda_sm_clock,
+    cuda_read_input,
+    cuda_tag,
+    cuda_read_kept,
+    cuda_unplant,
+    cuda_intact,
+    cuda_state,
+    cuda_watch_open,
+    cuda_watch_state,
+    cuda_watch_close,
     NULL, /* helper_cpu_ns: no helper process, the kernel is device code evident launches */
     NULL, /* facts: none of a process of its own */
     0,    /* every node read back */
+    cuda_preopen,
 };

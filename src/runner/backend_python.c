@@ -902,7 +902,7 @@ static void py_facts(void *impl, ev_backend_facts *out)
     {                                                                                                        \
         name, open_fn, py_close, py_info, py_bind, py_poison, py_launch, py_read_output, py_cold_launch,     \
             py_capture, py_replay, py_sm_clock, py_read_input, py_tag, py_read_kept, py_unplant, py_intact,  \
-            py_state, NULL, NULL, NULL, py_helper_cpu_ns, py_facts, unread                                   \
+            py_state, NULL, NULL, NULL, py_helper_cpu_ns, py_facts, unread, NULL                             \
     }
 
 static const ev_backend_ops py_cpu = PY_OPS("cpu", py_open_cpu, 0);

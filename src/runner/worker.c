@@ -593,7 +593,7 @@ static ev_status wk_stop(wjob *w, ev_err *err)
 }
 
 /* Step 1, open: the CPU-only preparation first (the input bytes, the
- * oracle, the plants), then the gate, then the device (docs/runner.md,
+ * oracle, the plants, the backend's preopen), then the gate, then the device (docs/runner.md,
  * "Staged processes"), and the hello record.  The floor runs the same
  * plants and checks on a nominal case of its own (ev_job_floor_input); the
  * ceilings none. */
@@ -625,6 +625,10 @@ static ev_status wk_open(wjob *w, ev_err *err)
                        (rc = ev_job_plants_prepare(&w->pl, p, &w->shape, w->expect, err))))
         return rc;
     w->pl.on = w->validate;
+    /* the backend's part that touches no device (cuda: the driver's and
+     * NVML's init), so that the turn does not wait for it; open completes it */
+    if (a->ops->preopen && (rc = a->ops->preopen(&w->cfg, &w->impl, err)))
+        return rc;
     w->t_ready = real_ns();
     if ((rc = ev_worker_gate(a, &w->gate_wait, err)))
         return rc;
