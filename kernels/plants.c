@@ -30,10 +30,11 @@ static double row_bound(const ev_shape *s, int64_t depth, double f, double ref, 
 }
 
 /* One row's SUM or MEAN plant figures: the exponent e of its plants (q 2^e,
- * q in [64, 128)) and B_hi, or ok 0.  A MEAN plant moves the expected
- * output by (v - x)/N, so its v is N times a SUM plant's.  See plants.h
- * for the rule. */
-static void sum_row(const ev_shape *s, int64_t depth, double f, const ev_oracle_row *o, ev_plant_row *out)
+ * q in [64, 128)) and B_hi over up to K sites in the row, or ok 0.  A MEAN
+ * plant moves the expected output by (v - x)/N, so its v is N times a SUM
+ * plant's.  See plants.h for the rule. */
+static void sum_row(const ev_shape *s, int64_t depth, double f, int64_t K, const ev_oracle_row *o,
+                    ev_plant_row *out)
 {
     int32_t emin = s->dtype == EV_DTYPE_FP16 ? -24 : -120, emax = s->dtype == EV_DTYPE_FP16 ? 8 : 120;
     double n = s->op == EV_OP_MEAN ? (double)s->cols : 1.0;
@@ -50,9 +51,9 @@ static void sum_row(const ev_shape *s, int64_t depth, double f, const ev_oracle_
             ex = emin;
         if (ex > emax)
             return;
-        wmax = ldexp(128.0, ex);
-        hi = row_bound(s, depth, f, fabs(o->ref) + (1.0 + wmax) / n, o->abs_sum + wmax);
-        if (!isfinite(hi) || fabs(o->ref) + (1.0 + wmax) / n + hi >= finite_max(s->dtype))
+        wmax = ldexp(128.0, ex) * (double)K; /* K sites' worth (K = 1: the figures of schema 6 and before) */
+        hi = row_bound(s, depth, f, fabs(o->ref) + ((double)K + wmax) / n, o->abs_sum + wmax);
+        if (!isfinite(hi) || fabs(o->ref) + ((double)K + wmax) / n + hi >= finite_max(s->dtype))
             return;
         if ((ldexp(64.0, ex) - 1.0) / n > 2.0 * hi) {
             out->bound = hi;
@@ -64,15 +65,17 @@ static void sum_row(const ev_shape *s, int64_t depth, double f, const ev_oracle_
     }
 }
 
-ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const ev_oracle_row *o,
-                        ev_plant_row *out, ev_err *err)
+ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, int64_t sites,
+                        const ev_oracle_row *o, ev_plant_row *out, ev_err *err)
 {
     double f = factor > 1 ? factor : 1;
+    int64_t K = sites < 1 ? 1 : sites > EV_PLANT_SITES ? EV_PLANT_SITES : sites;
     if (s->op != EV_OP_SUM && s->op != EV_OP_MAX && s->op != EV_OP_MIN && s->op != EV_OP_MEAN)
-        return ev_err_set(err, EV_EINVAL,
-                          "op %d has no plant rule: add its case to ev_plant_rows, ev_plant_value and "
-                          "ev_plant_ok (kernels/plants.h) beside its oracle",
-                          (int)s->op);
+        return ev_err_set(
+            err, EV_EINVAL,
+            "op %d has no plant rule: add its case to ev_plant_rows, ev_plant_site_value, ev_plant_make and "
+            "ev_plant_ok (kernels/plants.h) beside its oracle",
+            (int)s->op);
     for (int64_t r = 0; r < s->rows; r++) {
         ev_plant_row *p = &out[r];
         switch (s->op) {
@@ -93,7 +96,7 @@ ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const e
             break;
         }
         default: /* EV_OP_SUM, EV_OP_MEAN */
-            sum_row(s, depth, f, &o[r], p);
+            sum_row(s, depth, f, K, &o[r], p);
             break;
         }
         if (!p->ok)
@@ -133,6 +136,7 @@ void ev_plant_config(ev_plant_cfg *c, uint64_t seed, const ev_shape *s, int64_t 
     c->epochs = variants > 0 ? (ops + variants - 1) / variants : 0;
     c->kept_op = ev_plant_kept_op(seed, ops);
     c->poison = ev_plant_poison(seed, c->dtype);
+    c->sites = EV_PLANT_SITES;
 }
 
 uint64_t ev_plant_tag_after(uint64_t seed, uint64_t n)
@@ -198,20 +202,20 @@ void ev_plant_host(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, 
     for (int64_t j = 0; j < c->variants; j++) {
         unsigned char *v = var[j];
         for (int64_t k = 0; pr >= 1 && k < c->m; k++) {
-            int64_t row, col;
-            size_t at;
-            (void)ev_plant_site(c, pr, pe, j, k, &row, &col);
-            at = ((size_t)row * (size_t)c->stride + (size_t)col) * es;
-            memcpy(v + at, (const unsigned char *)base + at, es);
+            int64_t row[EV_PLANT_SITES], col[EV_PLANT_SITES];
+            int32_t own[EV_PLANT_SITES], n = ev_plant_sites(c, pr, pe, j, k, row, col, own, NULL);
+            for (int32_t i = 0; i < n; i++) {
+                size_t at = ((size_t)row[i] * (size_t)c->stride + (size_t)col[i]) * es;
+                memcpy(v + at, (const unsigned char *)base + at, es);
+            }
         }
         for (int64_t k = 0; plant && k < c->m; k++) {
             ev_plant p;
-            int64_t row, col;
-            size_t i;
-            (void)ev_plant_site(c, r, e, j, k, &row, &col);
-            i = (size_t)row * (size_t)c->stride + (size_t)col;
-            if (ev_plant_value(c, &rows[row], r, e, j, k, ev_dtype_load((ev_dtype)c->dtype, base, i), &p))
-                put_bits(c->dtype, v, i, p.bits);
+            if (ev_plant_make(c, rows, r, e, j, k, NULL, &p))
+                for (int32_t i = 0; i < p.n; i++)
+                    if (p.own[i] >= 0)
+                        put_bits(c->dtype, v, (size_t)p.row[i] * (size_t)c->stride + (size_t)p.col[i],
+                                 p.bits[i]);
         }
     }
 }
@@ -232,6 +236,34 @@ static void first_miss(ev_plant_state *st, uint64_t r, int64_t op, int64_t row, 
     st->first.bound = bound;
 }
 
+/* Checks slot's rows of plant p (op `op` of replay r; made with the base,
+ * ev_plant_make's 1, or not: ok 0), copying none, poisoning each row it
+ * checked.  Returns the mismatches. */
+static uint64_t check_plant(const ev_plant_cfg *c, const ev_plant *p, uint64_t r, int64_t op, void *slot,
+                            ev_plant_state *st)
+{
+    uint64_t mism = 0;
+    if (!p->ok) {
+        first_miss(st, r, op, p->row[0], 1, NAN, NAN, NAN);
+        for (int32_t i = 0; i < p->n; i++)
+            if (p->own[i] == 1)
+                put_bits(c->dtype, slot, (size_t)p->row[i], c->poison);
+        return 1;
+    }
+    for (int32_t i = 0; i < p->n; i++) {
+        if (p->own[i] != 1)
+            continue;
+        uint32_t b = raw_bits(c->dtype, slot, (size_t)p->row[i]);
+        double y = ev_dtype_load((ev_dtype)c->dtype, slot, (size_t)p->row[i]);
+        if (!ev_plant_ok(c, p, i, b, y)) {
+            mism++;
+            first_miss(st, r, op, p->row[i], 0, y, p->expect[i], p->bound[i]);
+        }
+        put_bits(c->dtype, slot, (size_t)p->row[i], c->poison);
+    }
+    return mism;
+}
+
 void ev_check_host(const ev_plant_cfg *c, const ev_plant_row *rows, int64_t n_ops, const void *base,
                    void *const *slot, void *kept, ev_plant_state *st)
 {
@@ -243,21 +275,8 @@ void ev_check_host(const ev_plant_cfg *c, const ev_plant_row *rows, int64_t n_op
         int64_t e = i / c->variants, j = i % c->variants;
         for (int64_t k = 0; k < c->m; k++) {
             ev_plant p;
-            int64_t row, col;
-            (void)ev_plant_site(c, r, e, j, k, &row, &col);
-            size_t at = (size_t)row * (size_t)c->stride + (size_t)col;
-            if (!ev_plant_value(c, &rows[row], r, e, j, k, ev_dtype_load((ev_dtype)c->dtype, base, at), &p)) {
-                mism++;
-                first_miss(st, r, i, row, 1, NAN, NAN, NAN);
-            } else {
-                uint32_t b = raw_bits(c->dtype, slot[i], (size_t)row);
-                double y = ev_dtype_load((ev_dtype)c->dtype, slot[i], (size_t)row);
-                if (!ev_plant_ok(c, &p, b, y)) {
-                    mism++;
-                    first_miss(st, r, i, row, 0, y, p.expect, p.bound);
-                }
-            }
-            put_bits(c->dtype, slot[i], (size_t)row, c->poison);
+            (void)ev_plant_make(c, rows, r, e, j, k, base, &p);
+            mism += check_plant(c, &p, r, i, slot[i], st);
         }
     }
     st->tag = ev_plant_tag_step(st->tag, c->seed, r, mism);
@@ -267,12 +286,17 @@ void ev_check_host(const ev_plant_cfg *c, const ev_plant_row *rows, int64_t n_op
 int ev_plant_in_row(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, int64_t e, int64_t j,
                     int64_t row, void *rowbuf)
 {
-    int64_t k, col;
+    int64_t k;
+    int hit = 0;
     ev_plant p;
-    if (!ev_plant_planted(c, r, e, j, row, &k, &col) || !ev_plant_value(c, &rows[row], r, e, j, k, 0.0, &p))
+    if (!ev_plant_planted(c, r, e, j, row, &k) || !ev_plant_make(c, rows, r, e, j, k, NULL, &p))
         return 0;
-    put_bits(c->dtype, rowbuf, (size_t)col, p.bits);
-    return 1;
+    for (int32_t i = 0; i < p.n; i++)
+        if (p.row[i] == row && p.own[i] >= 0) {
+            put_bits(c->dtype, rowbuf, (size_t)p.col[i], p.bits[i]);
+            hit = 1;
+        }
+    return hit;
 }
 
 void ev_plant_oracle_rows(const ev_plant_cfg *c, const ev_plant_row *prow, uint64_t r, const ev_shape *s,
@@ -284,11 +308,15 @@ void ev_plant_oracle_rows(const ev_plant_cfg *c, const ev_plant_row *prow, uint6
     if (!buf)
         return;
     for (int64_t k = 0; k < c->m; k++) {
-        int64_t row, col;
-        (void)ev_plant_site(c, r, e, j, k, &row, &col);
-        memcpy(buf, (const unsigned char *)input + (size_t)row * (size_t)s->stride * es, rb);
-        if (ev_plant_in_row(c, prow, r, e, j, row, buf))
-            ev_oracle_reduce_row(s->op, s->dtype, buf, s->cols, &rows[row]);
+        int64_t row[EV_PLANT_SITES], col[EV_PLANT_SITES];
+        int32_t own[EV_PLANT_SITES], n = ev_plant_sites(c, r, e, j, k, row, col, own, NULL);
+        for (int32_t i = 0; i < n; i++) {
+            if (own[i] != 1)
+                continue; /* each planted row once */
+            memcpy(buf, (const unsigned char *)input + (size_t)row[i] * (size_t)s->stride * es, rb);
+            if (ev_plant_in_row(c, prow, r, e, j, row[i], buf))
+                ev_oracle_reduce_row(s->op, s->dtype, buf, s->cols, &rows[row[i]]);
+        }
     }
     free(buf);
 }
@@ -298,14 +326,8 @@ void ev_plant_table(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r,
 {
     for (int64_t e = 0; e < c->epochs; e++)
         for (int64_t j = 0; j < c->variants; j++)
-            for (int64_t k = 0; k < c->m; k++) {
-                ev_plant *p = &tab[(e * c->variants + j) * c->m + k];
-                int64_t row, col;
-                (void)ev_plant_site(c, r, e, j, k, &row, &col);
-                (void)ev_plant_value(c, &rows[row], r, e, j, k,
-                                     ev_dtype_load((ev_dtype)c->dtype, base, (size_t)(row * c->stride + col)),
-                                     p);
-            }
+            for (int64_t k = 0; k < c->m; k++)
+                (void)ev_plant_make(c, rows, r, e, j, k, base, &tab[(e * c->variants + j) * c->m + k]);
 }
 
 void ev_plant_apply(const ev_plant_cfg *c, const ev_plant *tab, int64_t e, int plant, const void *base,
@@ -315,11 +337,13 @@ void ev_plant_apply(const ev_plant_cfg *c, const ev_plant *tab, int64_t e, int p
     for (int64_t j = 0; j < c->variants; j++)
         for (int64_t k = 0; k < c->m; k++) {
             const ev_plant *p = &tab[(e * c->variants + j) * c->m + k];
-            size_t i = (size_t)p->row * (size_t)c->stride + (size_t)p->col;
-            if (!plant)
-                memcpy((unsigned char *)var[j] + i * es, (const unsigned char *)base + i * es, es);
-            else if (p->ok)
-                put_bits(c->dtype, var[j], i, p->bits);
+            for (int32_t s = 0; s < p->n; s++) {
+                size_t i = (size_t)p->row[s] * (size_t)c->stride + (size_t)p->col[s];
+                if (!plant)
+                    memcpy((unsigned char *)var[j] + i * es, (const unsigned char *)base + i * es, es);
+                else if (p->ok && p->own[s] >= 0)
+                    put_bits(c->dtype, var[j], i, p->bits[s]);
+            }
         }
 }
 
@@ -332,20 +356,8 @@ void ev_check_table(const ev_plant_cfg *c, const ev_plant *tab, int64_t n_ops, v
         memcpy(kept, slot[c->kept_op], (size_t)c->rows * es);
     for (int64_t i = 0; i < n_ops; i++) {
         const ev_plant *p = &tab[i * c->m]; /* op i: epoch i / V, variant i mod V: entry (e V + j) m */
-        for (int64_t k = 0; k < c->m; k++, p++) {
-            if (!p->ok) {
-                mism++;
-                first_miss(st, r, i, p->row, 1, NAN, NAN, NAN);
-            } else {
-                uint32_t b = raw_bits(c->dtype, slot[i], (size_t)p->row);
-                double y = ev_dtype_load((ev_dtype)c->dtype, slot[i], (size_t)p->row);
-                if (!ev_plant_ok(c, p, b, y)) {
-                    mism++;
-                    first_miss(st, r, i, p->row, 0, y, p->expect, p->bound);
-                }
-            }
-            put_bits(c->dtype, slot[i], (size_t)p->row, c->poison);
-        }
+        for (int64_t k = 0; k < c->m; k++, p++)
+            mism += check_plant(c, p, r, i, slot[i], st);
     }
     st->tag = ev_plant_tag_step(st->tag, c->seed, r, mism);
     st->r_next = r + 1;

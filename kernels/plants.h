@@ -10,31 +10,48 @@
  * copies of the case's base input, at secret offsets) and writes output
  * slot i.  Epoch e of a replay is ops eV .. eV+V-1: before it a plant
  * node restores the previous epoch's planted elements from the pristine
- * base and plants, in each variant j, m = min(R, EV_PLANT_ROWS) secret
- * rows (one per stratum of R/m rows) at a secret column with a secret
- * value; after the replay a check node compares every op's planted rows
- * with their expected output, poisons them, and folds the count of
- * mismatches into a tag chain.  Replays are counted from 1 (cold samples
+ * base and plants, in each variant j, one plant in each of m = min(R,
+ * EV_PLANT_ROWS) strata of R/m rows: a secret count of elements (its
+ * sites, 1 + the successes of up to EV_PLANT_SITES - 1 secret draws of
+ * chance 1/4 in a row), each in a secret row of the stratum at a secret
+ * column with a secret value; after the replay a check node compares
+ * every op's planted rows with their expected output, poisons them, and
+ * folds the count of mismatches into a tag chain.  Replays are counted from 1 (cold samples
  * and graph replays alike) by the device's own counter; the seed lives
  * only in our nodes' parameters.
+ *
+ * Why a secret count (store schema 7; one site a plant before, which
+ * ev_plant_sites_at keeps for the bundles stored so): where every
+ * stratum held exactly one planted element, a kernel could read each row
+ * only up to it (a plant is larger than the data), answer the rest from
+ * the row's output kept from an unplanted call, and pass every check
+ * reading about half the input (tests/cheats/plantstop.c).  Now no
+ * kernel knows that it has seen every planted element of a row or of a
+ * stratum before it has read all of them: after any number of plants
+ * found, another follows with a chance of 1/4 (up to EV_PLANT_SITES), and
+ * every site moves its row's output past twice the bound, all of a
+ * plant's the same way (no two cancel).
  *
  * Values.  A planted value moves its row's expected output by more than
  * twice the row's validation bound, as stored (the planted value is
  * exactly representable in every dtype: no rounding):
- *   reduce_sum: v = +-q 2^e, q in [64, 128), e per row (ev_plant_rows):
+ *   reduce_sum: v = +-q 2^e, q in [64, 128), e per row (ev_plant_rows),
+ *     the sign one for all sites of a plant:
  *     |v - x| >= 64 2^e - 1 > 2 B_hi, where B_hi bounds the check's bound of
  *     every planted version of the row (factor x ev_oracle_sum_bound of
- *     |ref| + 1 + 128 2^e and abs_sum + 128 2^e): the check uses B_hi;
- *   reduce_max: v = q 2^-6, q = floor(64 max) + 1 + t, t in [32, 96): a new
- *     row maximum, compared bit for bit;
+ *     |ref| + K (1 + 128 2^e) and abs_sum + K 128 2^e, K the most sites):
+ *     the check uses B_hi;
+ *   reduce_max: v = q 2^-6, q = floor(64 max) + 1 + t, t in [32, 96) for
+ *     each site: a new row maximum, compared bit for bit (the largest of
+ *     the row's sites);
  *   reduce_min: v = q 2^-6, q = ceil(64 min) - 1 - t, t in [32, 96): a new
  *     row minimum, compared bit for bit;
  *   reduce_mean: v = +-q 2^e as for the sum, the expected mean moving by
  *     (v - x)/N: |v - x| / N > 2 B_hi, B_hi the mean's bound (factor x
  *     ev_oracle_mean_bound) of every planted version of the row.
- * A new op adds its case to the switches of ev_plant_rows, ev_plant_value
- * and ev_plant_ok (one rule per op, beside its oracle); ev_plant_rows
- * refuses an op without one, so no case of it is checkable.
+ * A new op adds its case to the switches of ev_plant_rows, ev_plant_site_value,
+ * ev_plant_make and ev_plant_ok (one rule per op, beside its oracle);
+ * ev_plant_rows refuses an op without one, so no case of it is checkable.
  */
 #ifndef EV_PLANTS_H
 #define EV_PLANTS_H
@@ -53,8 +70,12 @@
 extern "C" {
 #endif
 
-/* m, the planted rows per variant and epoch: min(R, EV_PLANT_ROWS). */
+/* m, the plants (strata) per variant and epoch: min(R, EV_PLANT_ROWS). */
 #define EV_PLANT_ROWS 256
+/* The most sites (planted elements) of one plant, and the store schema
+ * from which a plant has a secret count of them (1 before). */
+#define EV_PLANT_SITES       4
+#define EV_PLANT_SITES_SINCE 7
 
 /* What every plant and check node of a job is given (kernel parameters:
  * the seed is in no buffer a kernel under test could read). */
@@ -66,6 +87,7 @@ typedef struct ev_plant_cfg {
     int64_t variants, ops, epochs; /* V, ops, E = ceil(ops / V) */
     int64_t kept_op;               /* the op whose output the check keeps (ev_plant_kept_op) */
     uint32_t poison;               /* the attempt's output poison bits (ev_plant_poison) */
+    int64_t sites;                 /* the most sites of a plant (ev_plant_sites_at) */
 } ev_plant_cfg;
 
 /* A row's figures for its plants (ev_plant_rows, once per job). */
@@ -76,15 +98,21 @@ typedef struct ev_plant_row {
     int32_t ok;   /* 1: plantable; 0: no plant moves the row far enough (ev_plant_rows says why) */
 } ev_plant_row;
 
-/* One plant: the element written and what the row's output must then be. */
+/* One plant (ev_plant_make): its n sites, the elements written, and what
+ * each row it touches must then output.  A row is checked once, at its
+ * first site (own 1); a later site of the same row has own 0, and a site
+ * that repeats an earlier site's element own -1 (not planted). */
 typedef struct ev_plant {
-    int64_t row, col;
-    uint32_t bits;     /* the planted element's storage bits */
-    double value;      /* its value */
-    double expect;     /* the row's expected output (SUM: within bound of it; MAX: exactly it) */
-    double bound;      /* SUM: the check's bound; MAX: 0 */
-    uint32_t out_bits; /* MAX: the expected output's bits */
-    int32_t ok;        /* 1: planted; 0: the row is not plantable (ev_plant_value returned 0) */
+    int32_t n;                     /* its sites: 1 .. cfg sites */
+    int32_t ok;                    /* 1: planted; 0: a row it touches is not plantable */
+    int64_t row[EV_PLANT_SITES];   /* site i's row (of the plant's stratum) */
+    int64_t col[EV_PLANT_SITES];   /* and column */
+    uint32_t bits[EV_PLANT_SITES]; /* the planted element's storage bits */
+    int32_t own[EV_PLANT_SITES];   /* 1, 0 or -1, above */
+    double value[EV_PLANT_SITES];  /* the planted element's value */
+    double expect[EV_PLANT_SITES]; /* own 1: the row's expected output (SUM: within bound of it; MAX: it) */
+    double bound[EV_PLANT_SITES];  /* own 1: SUM the check's bound; MAX 0 */
+    uint32_t out_bits[EV_PLANT_SITES]; /* own 1: MAX the expected output's bits */
 } ev_plant;
 
 /* The first mismatch a check saw in an attempt (advisory: the tag is the
@@ -133,6 +161,7 @@ EV_HD static inline uint64_t ev_ph(uint64_t seed, uint64_t domain, uint64_t a, u
 #define EV_PH_KEPT   4u
 #define EV_PH_POISON 5u
 #define EV_PH_LAYOUT 6u
+#define EV_PH_SITES  7u
 
 /* ---- the attempt's secrets ----------------------------------------------- */
 
@@ -190,9 +219,15 @@ EV_HD static inline uint32_t ev_plant_bits(int32_t d, int neg, uint32_t a, int32
     return s << 15 | a << (e + 24); /* fp16 subnormal: a 2^(e + 24) ulps of 2^-24 */
 }
 
-/* Where plant k (0 <= k < m) of variant j in epoch e of replay r goes: a
- * row of stratum k (rows [kR/m, (k+1)R/m)) and a column, from the seed.
- * OUT: *row, *col; the hash the plant's value is drawn from. */
+/* The most sites of a plant in a run of store schema `schema`. */
+EV_HD static inline int64_t ev_plant_sites_at(int64_t schema)
+{
+    return schema >= EV_PLANT_SITES_SINCE ? EV_PLANT_SITES : 1;
+}
+
+/* Where site 0 of plant k (0 <= k < m) of variant j in epoch e of replay r
+ * goes: a row of stratum k (rows [kR/m, (k+1)R/m)) and a column, from the
+ * seed.  OUT: *row, *col; the hash the site's value is drawn from. */
 EV_HD static inline uint64_t ev_plant_site(const ev_plant_cfg *c, uint64_t r, int64_t e, int64_t j, int64_t k,
                                            int64_t *row, int64_t *col)
 {
@@ -201,6 +236,57 @@ EV_HD static inline uint64_t ev_plant_site(const ev_plant_cfg *c, uint64_t r, in
     *row = lo + (int64_t)(h % (uint64_t)(hi - lo));
     *col = (int64_t)(ev_ph_mix(h ^ 0x5851f42d4c957f2dull) % (uint64_t)c->cols);
     return ev_ph_mix(h ^ 0x14057b7ef767814full);
+}
+
+/* Site i of the plant (site 0: ev_plant_site; each other from its own
+ * hash, anywhere in the stratum).  OUT: *row, *col; its value's hash. */
+EV_HD static inline uint64_t ev_plant_site_i(const ev_plant_cfg *c, uint64_t r, int64_t e, int64_t j,
+                                             int64_t k, int64_t i, int64_t *row, int64_t *col)
+{
+    if (i == 0)
+        return ev_plant_site(c, r, e, j, k, row, col);
+    uint64_t h =
+        ev_ph(c->seed, EV_PH_SITES, r, (uint64_t)e << 32 ^ (uint64_t)j, (uint64_t)k << 8 ^ (uint64_t)i);
+    int64_t lo = k * c->rows / c->m, hi = (k + 1) * c->rows / c->m;
+    *row = lo + (int64_t)(h % (uint64_t)(hi - lo));
+    *col = (int64_t)(ev_ph_mix(h ^ 0x5851f42d4c957f2dull) % (uint64_t)c->cols);
+    return ev_ph_mix(h ^ 0x14057b7ef767814full);
+}
+
+/* The plant's count of sites: 1, then one more for each of up to
+ * c->sites - 1 draws in a row of chance 1/4 (two bits of a hash of its
+ * own: 0 is a success). */
+EV_HD static inline int32_t ev_plant_count(const ev_plant_cfg *c, uint64_t r, int64_t e, int64_t j, int64_t k)
+{
+    uint64_t h = ev_ph(c->seed, EV_PH_SITES, r, (uint64_t)e << 32 ^ (uint64_t)j, (uint64_t)k << 8);
+    int32_t n = 1;
+    while (n < c->sites && n < EV_PLANT_SITES && ((h >> (2 * (n - 1))) & 3u) == 0)
+        n++;
+    return n;
+}
+
+/* The plant's sites alone: OUT row[n], col[n], own[n] (ev_plant's) and,
+ * where hv is not NULL, hv[n] (each site's value hash); returns n.  What a
+ * restore needs, without the values. */
+EV_HD static inline int32_t ev_plant_sites(const ev_plant_cfg *c, uint64_t r, int64_t e, int64_t j, int64_t k,
+                                           int64_t *row, int64_t *col, int32_t *own, uint64_t *hv)
+{
+    int32_t n = ev_plant_count(c, r, e, j, k);
+    for (int32_t i = 0; i < n; i++) {
+        int dup = 0, later = 0;
+        uint64_t h = ev_plant_site_i(c, r, e, j, k, i, &row[i], &col[i]);
+        if (hv)
+            hv[i] = h;
+        for (int32_t q = 0; q < i; q++)
+            if (row[q] == row[i] && own[q] >= 0) {
+                if (col[q] == col[i])
+                    dup = 1;
+                else
+                    later = 1;
+            }
+        own[i] = dup ? -1 : later ? 0 : 1;
+    }
+    return n;
 }
 
 /* The stratum of row `row` (0 <= row < R): the k with kR/m <= row < (k+1)R/m. */
@@ -214,78 +300,138 @@ EV_HD static inline int64_t ev_plant_stratum(const ev_plant_cfg *c, int64_t row)
     return k;
 }
 
-/* Whether row `row` holds its stratum's plant of variant j in epoch e of
- * replay r.  OUT: *k, the plant; *col, its column (when it does). */
+/* Whether row `row` holds a site of its stratum's plant of variant j in
+ * epoch e of replay r.  OUT: *k, the plant. */
 EV_HD static inline int ev_plant_planted(const ev_plant_cfg *c, uint64_t r, int64_t e, int64_t j, int64_t row,
-                                         int64_t *k, int64_t *col)
+                                         int64_t *k)
 {
-    int64_t prow;
+    int64_t rows[EV_PLANT_SITES], cols[EV_PLANT_SITES];
+    int32_t own[EV_PLANT_SITES], n;
     if (c->m < 1 || row < 0 || row >= c->rows)
         return 0;
     *k = ev_plant_stratum(c, row);
-    (void)ev_plant_site(c, r, e, j, *k, &prow, col);
-    return prow == row;
+    n = ev_plant_sites(c, r, e, j, *k, rows, cols, own, NULL);
+    for (int32_t i = 0; i < n; i++)
+        if (rows[i] == row && own[i] >= 0)
+            return 1;
+    return 0;
+}
+
+/* Element i of dtype d at p as its raw bits, and bits b widened (exact). */
+EV_HD static inline uint32_t ev_plant_elem(int32_t d, const void *p, int64_t i)
+{
+    if (d == EV_DTYPE_FP32)
+        return ((const uint32_t *)p)[i];
+    return ((const uint16_t *)p)[i];
+}
+EV_HD static inline double ev_plant_widen(int32_t d, uint32_t b)
+{
+    if (d == EV_DTYPE_FP16) {
+        uint32_t ex = (b >> 10) & 31u, man = b & 1023u;
+        double v;
+        if (ex == 31u) { /* the double of the same class and payload */
+            uint64_t q = (uint64_t)(b >> 15 & 1u) << 63 | 0x7ff0000000000000ull | (uint64_t)man << 42;
+            memcpy(&v, &q, sizeof v);
+            return v;
+        }
+        v = ex == 0 ? ldexp((double)man, -24) : ldexp((double)(man | 1024u), (int)ex - 25);
+        return (b >> 15) & 1u ? -v : v;
+    }
+    {
+        uint32_t u = d == EV_DTYPE_FP32 ? b : b << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return (double)f;
+    }
+}
+
+/* Site i's planted value for row figures pr (hv: the site's hash; neg:
+ * the plant's sign, SUM and MEAN).  OUT: *bits.  The op's rule above. */
+EV_HD static inline double ev_plant_site_value(const ev_plant_cfg *c, const ev_plant_row *pr, uint64_t hv,
+                                               int neg, uint32_t *bits)
+{
+    switch (c->op) {
+    case EV_OP_MAX:
+    case EV_OP_MIN: {
+        int32_t q = c->op == EV_OP_MAX ? pr->k + 32 + (int32_t)(hv & 63u) : pr->k - 32 - (int32_t)(hv & 63u);
+        *bits = ev_plant_bits(c->dtype, q < 0, (uint32_t)(q < 0 ? -q : q), -6);
+        return ldexp((double)q, -6);
+    }
+    default: { /* EV_OP_SUM, EV_OP_MEAN */
+        uint32_t q = 64u + (uint32_t)(hv & 63u);
+        *bits = ev_plant_bits(c->dtype, neg, q, pr->k);
+        return ldexp(neg ? -(double)q : (double)q, pr->k);
+    }
+    }
 }
 
 /*
- * Plant k of variant j in epoch e of replay r, for row figures pr and the
- * base element x at its site (as the caller's dtype loader widened it).
- * OUT: *p.  Returns 1, or 0 when the row is not plantable (pr->ok 0).
+ * Plant k of variant j in epoch e of replay r, for row figures rows[R]:
+ * its sites, their values, and each row's expected output with the base
+ * elements at its sites (base: the pristine input; NULL reads them as 0,
+ * for what needs only the sites and bits).  OUT: *p.  Returns 1, or 0
+ * when a row it touches is not plantable (p->ok 0), or the op has no rule.
  */
-EV_HD static inline int ev_plant_value(const ev_plant_cfg *c, const ev_plant_row *pr, uint64_t r, int64_t e,
-                                       int64_t j, int64_t k, double x, ev_plant *p)
+EV_HD static inline int ev_plant_make(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, int64_t e,
+                                      int64_t j, int64_t k, const void *base, ev_plant *p)
 {
-    uint64_t h = ev_plant_site(c, r, e, j, k, &p->row, &p->col);
-    p->ok = pr->ok;
-    if (!pr->ok)
+    uint64_t hv[EV_PLANT_SITES];
+    int neg;
+    p->n = ev_plant_sites(c, r, e, j, k, p->row, p->col, p->own, hv);
+    p->ok = c->op == EV_OP_SUM || c->op == EV_OP_MEAN || c->op == EV_OP_MAX || c->op == EV_OP_MIN;
+    for (int32_t i = 0; i < p->n; i++)
+        p->ok = p->ok && rows[p->row[i]].ok;
+    if (!p->ok)
         return 0;
-    switch (c->op) {
-    case EV_OP_MAX: {
-        int32_t q = pr->k + 32 + (int32_t)(h & 63u);
-        p->value = ldexp((double)q, -6);
-        p->bits = ev_plant_bits(c->dtype, q < 0, (uint32_t)(q < 0 ? -q : q), -6);
-        p->expect = p->value;
-        p->bound = 0;
-        p->out_bits = p->bits;
-        return 1;
+    neg = (int)((hv[0] >> 6) & 1u);
+    for (int32_t i = 0; i < p->n; i++)
+        p->value[i] = ev_plant_site_value(c, &rows[p->row[i]], hv[i], neg, &p->bits[i]);
+    for (int32_t i = 0; i < p->n; i++) {
+        const ev_plant_row *pr = &rows[p->row[i]];
+        double ex = pr->ref;
+        int32_t best = i;
+        if (p->own[i] != 1)
+            continue;
+        for (int32_t q = i; q < p->n; q++) { /* the row's sites, in order */
+            double x;
+            if (p->row[q] != p->row[i] || p->own[q] < 0)
+                continue;
+            x = base ? ev_plant_widen(c->dtype,
+                                      ev_plant_elem(c->dtype, base, p->row[q] * c->stride + p->col[q]))
+                     : 0.0;
+            if (c->op == EV_OP_MEAN)
+                ex = ex + (p->value[q] - x) / (double)c->cols;
+            else if (c->op == EV_OP_SUM)
+                ex = ex - x + p->value[q];
+            else if (c->op == EV_OP_MAX ? p->value[q] > p->value[best] : p->value[q] < p->value[best])
+                best = q;
+        }
+        if (c->op == EV_OP_SUM || c->op == EV_OP_MEAN) {
+            p->expect[i] = ex;
+            p->bound[i] = pr->bound;
+            p->out_bits[i] = 0;
+        } else {
+            p->expect[i] = p->value[best];
+            p->bound[i] = 0;
+            p->out_bits[i] = p->bits[best];
+        }
     }
-    case EV_OP_MIN: {
-        int32_t q = pr->k - 32 - (int32_t)(h & 63u);
-        p->value = ldexp((double)q, -6);
-        p->bits = ev_plant_bits(c->dtype, q < 0, (uint32_t)(q < 0 ? -q : q), -6);
-        p->expect = p->value;
-        p->bound = 0;
-        p->out_bits = p->bits;
-        return 1;
-    }
-    case EV_OP_SUM:
-    case EV_OP_MEAN: {
-        uint32_t q = 64u + (uint32_t)(h & 63u);
-        int neg = (int)((h >> 6) & 1u);
-        p->value = ldexp(neg ? -(double)q : (double)q, pr->k);
-        p->bits = ev_plant_bits(c->dtype, neg, q, pr->k);
-        p->expect = c->op == EV_OP_MEAN ? pr->ref + (p->value - x) / (double)c->cols : pr->ref - x + p->value;
-        p->bound = pr->bound;
-        p->out_bits = 0;
-        return 1;
-    }
-    default: /* no rule (ev_plant_rows refuses the op first) */
-        p->ok = 0;
-        return 0;
-    }
+    return 1;
 }
 
 /* Whether an output element (its raw bits, and its value y as the
- * caller's dtype loader widened it) is plant p's row's right answer. */
-EV_HD static inline int ev_plant_ok(const ev_plant_cfg *c, const ev_plant *p, uint32_t bits, double y)
+ * caller's dtype loader widened it) is the right answer of the row of
+ * plant p's site i (own 1). */
+EV_HD static inline int ev_plant_ok(const ev_plant_cfg *c, const ev_plant *p, int32_t i, uint32_t bits,
+                                    double y)
 {
     switch (c->op) {
     case EV_OP_MAX:
     case EV_OP_MIN:
-        return bits == p->out_bits;
+        return bits == p->out_bits[i];
     case EV_OP_SUM:
     case EV_OP_MEAN:
-        return !isnan(y) && !isinf(y) && fabs(y - p->expect) <= p->bound;
+        return !isnan(y) && !isinf(y) && fabs(y - p->expect[i]) <= p->bound[i];
     default:
         return 0;
     }
@@ -296,12 +442,13 @@ EV_HD static inline int ev_plant_ok(const ev_plant_cfg *c, const ev_plant *p, ui
 /*
  * The figures of every row's plants (ev_plant_row) from the oracle's rows
  * o[R] of a case of shape s, under the protocol's sum_depth and
- * sum_bound_factor (below 1 counts as 1).  EV_EINVAL naming the first row
+ * sum_bound_factor (below 1 counts as 1), for plants of at most `sites`
+ * sites (ev_plant_sites_at).  EV_EINVAL naming the first row
  * that cannot be planted (its bound too wide for a plant to move it by
  * twice the bound within the dtype's range) in err; OUT: out[R].
  */
-ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const ev_oracle_row *o,
-                        ev_plant_row *out, ev_err *err);
+ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, int64_t sites,
+                        const ev_oracle_row *o, ev_plant_row *out, ev_err *err);
 
 /*
  * V, the variants of a job's input of input_bytes (docs/defenses.md): as
@@ -315,7 +462,8 @@ ev_status ev_plant_rows(const ev_shape *s, int64_t depth, double factor, const e
 int64_t ev_plant_variants(int64_t input_bytes, int64_t cache_bytes, int64_t budget, int64_t ops);
 
 /* The plant configuration of an attempt (seed, shape, V variants of
- * `ops` ops). */
+ * `ops` ops), with this build's sites (EV_PLANT_SITES; a reader of an
+ * older bundle sets sites by ev_plant_sites_at). */
 void ev_plant_config(ev_plant_cfg *c, uint64_t seed, const ev_shape *s, int64_t variants, int64_t ops);
 
 /* T(n): the tag after n replays of no mismatch. */
@@ -344,7 +492,7 @@ void ev_plant_host(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, 
 /*
  * The host's check node: for ops 0 .. n_ops-1 of replay st->r_next (op i
  * of epoch i / V, variant i mod V), every planted row of slot[i] against
- * its plant (ev_plant_ok), copying slot[kept_op] to kept (R elements)
+ * its plant (ev_plant_ok, at the row's first site), copying slot[kept_op] to kept (R elements)
  * first when kept_op < n_ops; then poisons the rows it checked, folds the
  * mismatches into st->tag and advances st->r_next.  The first mismatch of
  * the attempt goes to st->first.
@@ -372,11 +520,11 @@ void ev_check_table(const ev_plant_cfg *c, const ev_plant *tab, int64_t n_ops, v
                     ev_plant_state *st);
 
 /*
- * Whether row `row` of a variant holds a plant of epoch e of replay r of
- * variant j (its stratum's plant landed on it), and if so writes the
- * planted bits into rowbuf (the row's cols elements of dtype, as read):
- * how the worker and verify-bundle rebuild the input an op read.
- * Returns 1 when it did.
+ * Whether row `row` of a variant holds a site of a plant of epoch e of
+ * replay r of variant j (its stratum's plant has a site in it), and if so
+ * writes the planted bits of every such site into rowbuf (the row's cols
+ * elements of dtype, as read): how the worker and verify-bundle rebuild
+ * the input an op read.  Returns 1 when it did.
  */
 int ev_plant_in_row(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, int64_t e, int64_t j,
                     int64_t row, void *rowbuf);

@@ -4,8 +4,8 @@
  * verifier's).
  *
  * Variants, one line each:
- *   ev_plant_node   one block per variant, a thread per plant: restore, then plant
- *   ev_check_node   one block per op (a thread per planted row: check, keep, poison)
+ *   ev_plant_node   one block per variant, a thread per plant: restore, then plant its sites
+ *   ev_check_node   one block per op (a thread per plant: its rows' check, keep, poison)
  *                   and copy blocks (the kept op's other rows); its last block
  *                   folds the mismatches into the tag
  *   ev_intact_node  variants against the base, 16 bytes a thread
@@ -28,20 +28,14 @@ static unsigned ev_plant_threads(int64_t m)
     return t ? t : 32;
 }
 
-/* Element i of dtype d at p: its raw bits, and its value widened. */
+/* Element i of dtype d at p: its raw bits, and its value widened (plants.h's). */
 __device__ __forceinline__ uint32_t ev_p_bits(int32_t d, const void *p, int64_t i)
 {
-    if (d == EV_DTYPE_FP32)
-        return ((const uint32_t *)p)[i];
-    return ((const uint16_t *)p)[i];
+    return ev_plant_elem(d, p, i);
 }
 __device__ __forceinline__ double ev_p_value(int32_t d, uint32_t b)
 {
-    if (d == EV_DTYPE_FP32)
-        return (double)__uint_as_float(b);
-    if (d == EV_DTYPE_BF16)
-        return (double)__uint_as_float(b << 16);
-    return (double)ev_d_fp16_to_f32(b);
+    return ev_plant_widen(d, b);
 }
 __device__ __forceinline__ void ev_p_put(int32_t d, void *p, int64_t i, uint32_t b)
 {
@@ -51,30 +45,34 @@ __device__ __forceinline__ void ev_p_put(int32_t d, void *p, int64_t i, uint32_t
         ((uint16_t *)p)[i] = (uint16_t)b;
 }
 
-__global__ void ev_plant_node(ev_plant_cfg c, const ev_plant_row *rows, int64_t e, int prev_back, int64_t prev_e,
-                              int plant, const void *base, void *const *var, const ev_plant_state *st)
+__global__ void ev_plant_node(ev_plant_cfg c, const ev_plant_row *rows, int64_t e, int prev_back,
+                              int64_t prev_e, int plant, const void *base, void *const *var,
+                              const ev_plant_state *st)
 {
-    int64_t j = blockIdx.x, k = threadIdx.x, row, col;
+    int64_t j = blockIdx.x, k = threadIdx.x;
     uint64_t r = *(volatile const uint64_t *)&st->r_next, pr = r - (uint64_t)prev_back;
     void *v = var[j];
     if (k < c.m && pr >= 1) {
-        (void)ev_plant_site(&c, pr, prev_e, j, k, &row, &col);
-        int64_t i = row * c.stride + col;
-        ev_p_put(c.dtype, v, i, ev_p_bits(c.dtype, base, i));
+        int64_t row[EV_PLANT_SITES], col[EV_PLANT_SITES];
+        int32_t own[EV_PLANT_SITES], n = ev_plant_sites(&c, pr, prev_e, j, k, row, col, own, NULL);
+        for (int32_t s = 0; s < n; s++) {
+            int64_t i = row[s] * c.stride + col[s];
+            ev_p_put(c.dtype, v, i, ev_p_bits(c.dtype, base, i));
+        }
     }
     __syncthreads(); /* every restore of the variant before any plant (sites may meet) */
     if (k < c.m && plant) {
         ev_plant p;
-        (void)ev_plant_site(&c, r, e, j, k, &row, &col);
-        int64_t i = row * c.stride + col;
-        if (ev_plant_value(&c, &rows[row], r, e, j, k, ev_p_value(c.dtype, ev_p_bits(c.dtype, base, i)), &p))
-            ev_p_put(c.dtype, v, i, p.bits);
+        if (ev_plant_make(&c, rows, r, e, j, k, NULL, &p))
+            for (int32_t s = 0; s < p.n; s++)
+                if (p.own[s] >= 0)
+                    ev_p_put(c.dtype, v, p.row[s] * c.stride + p.col[s], p.bits[s]);
     }
 }
 
 /* Records the attempt's first mismatch (one writer: the first to claim). */
-__device__ void ev_first_miss(ev_plant_state *st, uint64_t r, int64_t op, int64_t row, int64_t kind, double value,
-                              double expect, double bound)
+__device__ void ev_first_miss(ev_plant_state *st, uint64_t r, int64_t op, int64_t row, int64_t kind,
+                              double value, double expect, double bound)
 {
     if (atomicCAS(&st->first_set, 0u, 1u) != 0u)
         return;
@@ -98,32 +96,36 @@ __global__ void ev_check_node(ev_plant_cfg c, const ev_plant_row *rows, int64_t 
         miss = 0;
     __syncthreads();
     if (b < n_ops) {
-        int64_t e = b / c.variants, j = b % c.variants, row, col;
+        int64_t e = b / c.variants, j = b % c.variants;
         if (k < c.m) {
             ev_plant p;
-            (void)ev_plant_site(&c, r, e, j, k, &row, &col);
-            int64_t i = row * c.stride + col;
-            if (!ev_plant_value(&c, &rows[row], r, e, j, k, ev_p_value(c.dtype, ev_p_bits(c.dtype, base, i)),
-                                &p)) {
+            int ok = ev_plant_make(&c, rows, r, e, j, k, base, &p);
+            if (!ok) {
                 atomicAdd(&miss, 1u);
-                ev_first_miss(st, r, b, row, 1, 0.0, 0.0, 0.0);
-            } else {
-                uint32_t y = ev_p_bits(c.dtype, slot[b], row);
-                if (b == c.kept_op && kept)
-                    ev_p_put(c.dtype, kept, row, y); /* as found, before the poison */
-                if (!ev_plant_ok(&c, &p, y, ev_p_value(c.dtype, y))) {
-                    atomicAdd(&miss, 1u);
-                    ev_first_miss(st, r, b, row, 0, ev_p_value(c.dtype, y), p.expect, p.bound);
-                }
+                ev_first_miss(st, r, b, p.row[0], 1, 0.0, 0.0, 0.0);
             }
-            ev_p_put(c.dtype, slot[b], row, c.poison);
+            for (int32_t s = 0; s < p.n; s++) { /* each planted row once, at its first site */
+                int64_t row = p.row[s];
+                if (p.own[s] != 1)
+                    continue;
+                if (ok) {
+                    uint32_t y = ev_p_bits(c.dtype, slot[b], row);
+                    if (b == c.kept_op && kept)
+                        ev_p_put(c.dtype, kept, row, y); /* as found, before the poison */
+                    if (!ev_plant_ok(&c, &p, s, y, ev_p_value(c.dtype, y))) {
+                        atomicAdd(&miss, 1u);
+                        ev_first_miss(st, r, b, row, 0, ev_p_value(c.dtype, y), p.expect[s], p.bound[s]);
+                    }
+                }
+                ev_p_put(c.dtype, slot[b], row, c.poison);
+            }
         }
     } else if (kept && c.kept_op < n_ops) {
         /* the kept op's rows that hold no plant (the check block keeps those) */
-        int64_t ke = c.kept_op / c.variants, kj = c.kept_op % c.variants, kk, kcol;
+        int64_t ke = c.kept_op / c.variants, kj = c.kept_op % c.variants, kk;
         int64_t stride = (int64_t)(gridDim.x - n_ops) * blockDim.x;
         for (int64_t row = (b - n_ops) * blockDim.x + k; row < c.rows; row += stride)
-            if (!ev_plant_planted(&c, r, ke, kj, row, &kk, &kcol))
+            if (!ev_plant_planted(&c, r, ke, kj, row, &kk))
                 ev_p_put(c.dtype, kept, row, ev_p_bits(c.dtype, slot[c.kept_op], row));
     }
     __syncthreads();
@@ -148,7 +150,8 @@ __global__ void ev_intact_node(const void *base, void *const *var, int64_t varia
                                unsigned long long *first)
 {
     size_t n = (size_t)variants * chunks;
-    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < n; t += (size_t)gridDim.x * blockDim.x) {
+    for (size_t t = (size_t)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+         t += (size_t)gridDim.x * blockDim.x) {
         size_t j = t / chunks, c = t % chunks;
         uint4 a = ((const uint4 *)base)[c], v = ((const uint4 *)var[j])[c];
         if (a.x != v.x || a.y != v.y || a.z != v.z || a.w != v.w)
@@ -160,12 +163,13 @@ __global__ void ev_intact_node(const void *base, void *const *var, int64_t varia
 static ev_status ev_launched(const char *what, ev_err *err)
 {
     cudaError_t e = cudaGetLastError();
-    return e == cudaSuccess ? EV_OK : ev_err_set(err, EV_ECUDA, "%s: launch: %s", what, cudaGetErrorString(e));
+    return e == cudaSuccess ? EV_OK
+                            : ev_err_set(err, EV_ECUDA, "%s: launch: %s", what, cudaGetErrorString(e));
 }
 
-extern "C" ev_status ev_cuda_plant_launch(const ev_plant_cfg *c, const ev_plant_row *rows, int64_t e, int prev_back,
-                                          int64_t prev_e, int plant, const void *base, void *const *var,
-                                          ev_plant_state *st, void *stream, ev_err *err)
+extern "C" ev_status ev_cuda_plant_launch(const ev_plant_cfg *c, const ev_plant_row *rows, int64_t e,
+                                          int prev_back, int64_t prev_e, int plant, const void *base,
+                                          void *const *var, ev_plant_state *st, void *stream, ev_err *err)
 {
     if (c->variants < 1)
         return EV_OK;
@@ -182,7 +186,8 @@ extern "C" ev_status ev_cuda_check_launch(const ev_plant_cfg *c, const ev_plant_
     int64_t copy = kept && c->kept_op < n_ops ? (c->rows + t - 1) / t : 0;
     if (copy > 64)
         copy = 64;
-    ev_check_node<<<(unsigned)(n_ops + copy), t, 0, (cudaStream_t)stream>>>(*c, rows, n_ops, base, slot, kept, st);
+    ev_check_node<<<(unsigned)(n_ops + copy), t, 0, (cudaStream_t)stream>>>(*c, rows, n_ops, base, slot, kept,
+                                                                            st);
     return ev_launched("check node", err);
 }
 

@@ -245,7 +245,8 @@ static void plant_fix_make(plant_fix *f, ev_op op, ev_dtype d, int64_t rows, int
     ck_assert(f->in && f->o && f->pr);
     ck_assert_int_eq(ev_inputs_fill(&f->s, 11, (uint64_t)cols, f->in, f->len, &err), EV_OK);
     ck_assert_int_eq(ev_oracle_rows(&f->s, f->in, f->o, &err), EV_OK);
-    ck_assert_msg(ev_plant_rows(&f->s, depth, factor, f->o, f->pr, &err) == EV_OK, "%s", err.msg);
+    ck_assert_msg(ev_plant_rows(&f->s, depth, factor, EV_PLANT_SITES, f->o, f->pr, &err) == EV_OK, "%s",
+                  err.msg);
 }
 
 static void plant_fix_free(plant_fix *f)
@@ -288,37 +289,54 @@ START_TEST(test_a_plant_moves_its_rows_expected_output_past_twice_its_bound)
                         for (int64_t j = 0; j < c.variants; j++)
                             for (int64_t q = 0; q < c.m; q++) {
                                 ev_plant p;
-                                int64_t at, kk, col;
-                                ev_oracle_row o;
-                                (void)ev_plant_site(&c, r, e, j, q, &p.row, &p.col);
-                                ck_assert(p.row >= q * c.rows / c.m && p.row < (q + 1) * c.rows / c.m);
-                                at = p.row * f.s.stride + p.col;
-                                double x = ev_dtype_load((ev_dtype)d, f.in, (size_t)at);
-                                ck_assert(ev_plant_value(&c, &f.pr[p.row], r, e, j, q, x, &p));
-                                ck_assert(ev_plant_planted(&c, r, e, j, p.row, &kk, &col) && kk == q &&
-                                          col == p.col);
-                                memcpy(row, f.in + (size_t)p.row * (size_t)f.s.stride * es, rb);
-                                ck_assert(ev_plant_in_row(&c, f.pr, r, e, j, p.row, row));
-                                ck_assert(ev_dtype_load((ev_dtype)d, row, (size_t)p.col) == p.value);
-                                ev_oracle_reduce_row(f.s.op, f.s.dtype, row, f.s.cols, &o);
-                                if (op == EV_OP_MAX || op == EV_OP_MIN) {
-                                    ck_assert(op == EV_OP_MAX ? p.value > f.o[p.row].ref
-                                                              : p.value < f.o[p.row].ref);
-                                    ck_assert(o.ref == p.value);
-                                    ck_assert_uint_eq(p.out_bits, p.bits);
-                                } else {
-                                    double f1 = shapes[k].factor, n = op == EV_OP_MEAN ? (double)f.s.cols : 1;
-                                    double b =
-                                        f1 * (op == EV_OP_MEAN
-                                                  ? ev_oracle_mean_bound(f.s.dtype, f.s.cols, shapes[k].depth,
-                                                                         o.ref, o.abs_sum)
-                                                  : ev_oracle_sum_bound(f.s.dtype, f.s.cols, shapes[k].depth,
-                                                                        o.ref, o.abs_sum));
-                                    ck_assert(fabs(p.value - x) / n > 2.0 * p.bound);
-                                    ck_assert(p.bound >= b);
-                                    ck_assert(fabs(p.expect - o.ref) <= 1e-9 * (fabs(o.ref) + 1.0));
+                                ck_assert(ev_plant_make(&c, f.pr, r, e, j, q, f.in, &p));
+                                ck_assert(p.n >= 1 && p.n <= EV_PLANT_SITES);
+                                for (int32_t i = 0; i < p.n; i++) {
+                                    int64_t kk, at = p.row[i] * f.s.stride + p.col[i];
+                                    double x = ev_dtype_load((ev_dtype)d, f.in, (size_t)at);
+                                    ev_oracle_row o;
+                                    ck_assert(p.row[i] >= q * c.rows / c.m &&
+                                              p.row[i] < (q + 1) * c.rows / c.m);
+                                    ck_assert(ev_dtype_load((ev_dtype)d, &p.bits[i], 0) == p.value[i]);
+                                    if (p.own[i] < 0)
+                                        continue; /* a repeat of an earlier site: not planted */
+                                    if (op == EV_OP_SUM || op == EV_OP_MEAN) {
+                                        double n = op == EV_OP_MEAN ? (double)f.s.cols : 1;
+                                        /* every site alone moves its row past twice the bound, all one way */
+                                        ck_assert(fabs(p.value[i] - x) / n > 2.0 * f.pr[p.row[i]].bound);
+                                        ck_assert((p.value[i] < 0) == (p.value[0] < 0));
+                                    } else {
+                                        ck_assert(op == EV_OP_MAX ? p.value[i] > f.o[p.row[i]].ref
+                                                                  : p.value[i] < f.o[p.row[i]].ref);
+                                    }
+                                    if (p.own[i] != 1)
+                                        continue; /* its row is checked at an earlier site */
+                                    ck_assert(ev_plant_planted(&c, r, e, j, p.row[i], &kk) && kk == q);
+                                    memcpy(row, f.in + (size_t)p.row[i] * (size_t)f.s.stride * es, rb);
+                                    ck_assert(ev_plant_in_row(&c, f.pr, r, e, j, p.row[i], row));
+                                    for (int32_t t = i; t < p.n; t++)
+                                        if (p.row[t] == p.row[i] && p.own[t] >= 0)
+                                            ck_assert(ev_dtype_load((ev_dtype)d, row, (size_t)p.col[t]) ==
+                                                      p.value[t]);
+                                    ev_oracle_reduce_row(f.s.op, f.s.dtype, row, f.s.cols, &o);
+                                    if (op == EV_OP_MAX || op == EV_OP_MIN) {
+                                        ck_assert(o.ref == p.expect[i]);
+                                        ck_assert(ev_dtype_load((ev_dtype)d, &p.out_bits[i], 0) ==
+                                                  p.expect[i]);
+                                    } else {
+                                        double f1 = shapes[k].factor;
+                                        double b =
+                                            f1 *
+                                            (op == EV_OP_MEAN
+                                                 ? ev_oracle_mean_bound(f.s.dtype, f.s.cols, shapes[k].depth,
+                                                                        o.ref, o.abs_sum)
+                                                 : ev_oracle_sum_bound(f.s.dtype, f.s.cols, shapes[k].depth,
+                                                                       o.ref, o.abs_sum));
+                                        ck_assert(p.bound[i] >= b);
+                                        ck_assert(fabs(p.expect[i] - o.ref) <= 1e-9 * (fabs(o.ref) + 1.0));
+                                    }
+                                    seen_site++;
                                 }
-                                seen_site++;
                             }
                 ck_assert_int_gt(seen_site, 0);
                 free(row);
@@ -415,13 +433,10 @@ START_TEST(test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skippe
             /* the base's own output is not the planted row's */
             {
                 ev_plant p;
-                double y, x;
-                int64_t row, col;
-                (void)ev_plant_site(&c, 9, 0, 0, 0, &row, &col);
-                x = ev_dtype_load((ev_dtype)d, f.in, (size_t)(row * f.s.stride + col));
-                ck_assert(ev_plant_value(&c, &f.pr[row], 9, 0, 0, 0, x, &p));
-                uint32_t b = honest_bits(&f, f.in, row, &y);
-                ck_assert(!ev_plant_ok(&c, &p, b, y));
+                double y;
+                ck_assert(ev_plant_make(&c, f.pr, 9, 0, 0, 0, f.in, &p));
+                uint32_t b = honest_bits(&f, f.in, p.row[0], &y);
+                ck_assert(p.own[0] == 1 && !ev_plant_ok(&c, &p, 0, b, y));
             }
             for (int j = 0; j < V; j++)
                 free(var[j]);
@@ -433,10 +448,125 @@ START_TEST(test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skippe
 }
 END_TEST
 
+/* Op i's output as a kernel that stops early makes it: each row from the
+ * base input (kept from an unplanted call) where it sees no change; stop
+ * 0 reads a row only up to its first changed element (the rest from the
+ * base); stop 1 reads a stratum's rows in order and only up to its first
+ * changed row, whole (the stratum's other rows from the base). */
+static void early_stop_op(const plant_fix *f, const ev_plant_cfg *c, const unsigned char *var, int stop,
+                          unsigned char *slot)
+{
+    size_t es = ev_dtype_size(f->s.dtype), rb = (size_t)f->s.cols * es;
+    unsigned char *buf = malloc(rb);
+    plant_fix one = *f;
+    ck_assert_ptr_nonnull(buf);
+    one.s.rows = 1;
+    for (int64_t k = 0; k < c->m; k++) {
+        int64_t lo = k * c->rows / c->m, hi = (k + 1) * c->rows / c->m, found = 0;
+        for (int64_t r = lo; r < hi; r++) {
+            const unsigned char *b = f->in + (size_t)r * (size_t)f->s.stride * es, *v = var + (b - f->in);
+            double y;
+            uint32_t bits;
+            memcpy(buf, b, rb);
+            if (stop == 0) {
+                for (size_t at = 0; at < rb; at += es)
+                    if (memcmp(b + at, v + at, es)) {
+                        memcpy(buf + at, v + at, es);
+                        break;
+                    }
+            } else if (!found && memcmp(b, v, rb)) {
+                memcpy(buf, v, rb);
+                found = 1;
+            }
+            bits = honest_bits(&one, buf, 0, &y);
+            memcpy(slot + (size_t)r * es, &bits, es);
+        }
+    }
+    free(buf);
+}
+
+/*
+ * No kernel knows that it has seen every planted element before it has
+ * read them all (kernels/plants.h, "Why a secret count"): a kernel that
+ * reads each row only up to its first changed element, or each stratum
+ * only up to its first changed row, and answers the rest from the base
+ * it kept, fails the host's check within a few replays, for every op and
+ * dtype, where strata are one row and where they are several.  With one
+ * site a plant (store schema 6: c.sites 1) the first of them passed every
+ * check: the hole this rule closes.  A plant's count of sites is 1 with a
+ * chance of 3/4 and at most EV_PLANT_SITES.
+ */
+START_TEST(test_a_kernel_that_stops_at_the_first_plant_it_finds_fails_the_check)
+{
+    static const int64_t shapes[][2] = {{33, 128}, {700, 64}};
+    enum { V = 3, OPS = 9 };
+    int64_t n_count[EV_PLANT_SITES + 1] = {0}, plants = 0;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+        for (int op = 0; op < EV_OP_COUNT; op++)
+            for (int d = 0; d < EV_DTYPE_COUNT; d++)
+                for (int stop = 0; stop < 2; stop++)
+                    for (int64_t sites = 1; sites <= EV_PLANT_SITES; sites += EV_PLANT_SITES - 1) {
+                        plant_fix f;
+                        ev_plant_cfg c;
+                        ev_plant_state st;
+                        void *var[V], *slot[OPS];
+                        size_t es = ev_dtype_size((ev_dtype)d);
+                        int caught = 0;
+                        plant_fix_make(&f, (ev_op)op, (ev_dtype)d, shapes[k][0], shapes[k][1], 0, 1);
+                        ev_plant_config(&c, 4000 + (uint64_t)(op * 8 + d), &f.s, V, OPS);
+                        ck_assert_int_eq(c.sites, EV_PLANT_SITES);
+                        c.sites = sites;
+                        for (int j = 0; j < V; j++) {
+                            var[j] = malloc(f.len);
+                            memcpy(var[j], f.in, f.len);
+                        }
+                        for (int i = 0; i < OPS; i++)
+                            slot[i] = calloc((size_t)f.s.rows, es);
+                        memset(&st, 0, sizeof st);
+                        st.r_next = 1;
+                        st.tag = ev_plant_tag0(c.seed);
+                        for (uint64_t r = 1; r <= 3 && !caught; r++) {
+                            for (int64_t e = 0; e < c.epochs; e++) {
+                                ev_plant_host(&c, f.pr, r, e, e ? r : r - 1, e ? e - 1 : c.epochs - 1, 1,
+                                              f.in, var);
+                                for (int64_t i = e * V; i < (e + 1) * V && i < OPS; i++)
+                                    early_stop_op(&f, &c, var[i % V], stop, slot[i]);
+                                for (int64_t j = 0; j < V && sites > 1; j++)
+                                    for (int64_t q = 0; q < c.m; q++) {
+                                        ev_plant p;
+                                        ck_assert(ev_plant_make(&c, f.pr, r, e, j, q, NULL, &p));
+                                        n_count[p.n]++;
+                                        plants++;
+                                    }
+                            }
+                            ev_check_host(&c, f.pr, OPS, f.in, slot, NULL, &st);
+                            caught = st.first_set;
+                        }
+                        /* (a stratum of one row read whole to its first change is honest) */
+                        if (sites > 1 && (stop == 0 || f.s.rows > EV_PLANT_ROWS))
+                            ck_assert_msg(caught, "%s %s %lldx%lld: a kernel stopping at its first %s passed",
+                                          ev_op_name((ev_op)op), ev_dtype_name((ev_dtype)d),
+                                          (long long)shapes[k][0], (long long)shapes[k][1],
+                                          stop ? "changed row of a stratum" : "changed element of a row");
+                        else if (stop == 0 || f.s.rows > EV_PLANT_ROWS)
+                            ck_assert_msg(!caught, "one site a plant: the early stop should have passed");
+                        for (int j = 0; j < V; j++)
+                            free(var[j]);
+                        for (int i = 0; i < OPS; i++)
+                            free(slot[i]);
+                        plant_fix_free(&f);
+                    }
+    ck_assert_int_eq(n_count[0], 0);
+    ck_assert_msg(n_count[1] > 0.70 * (double)plants && n_count[1] < 0.80 * (double)plants,
+                  "%lld of %lld plants have one site", (long long)n_count[1], (long long)plants);
+    ck_assert_int_gt(n_count[EV_PLANT_SITES], 0);
+}
+END_TEST
+
 /* An op without a plant rule (one an op vocabulary gains before its rule
  * in kernels/plants.h) is refused by name, never planted and checked as
  * if it were another op: ev_plant_rows fails naming the op and where its
- * rule goes, ev_plant_value plants nothing and ev_plant_ok accepts
+ * rule goes, ev_plant_make plants nothing and ev_plant_ok accepts
  * nothing. */
 START_TEST(test_an_op_without_a_plant_rule_is_refused_not_planted_as_another)
 {
@@ -449,16 +579,16 @@ START_TEST(test_an_op_without_a_plant_rule_is_refused_not_planted_as_another)
     char want[64];
     o[0].ref = o[1].ref = 1.0;
     o[0].abs_sum = o[1].abs_sum = 8.0;
-    ck_assert_int_eq(ev_plant_rows(&s, 0, 1, o, pr, &err), EV_EINVAL);
+    ck_assert_int_eq(ev_plant_rows(&s, 0, 1, EV_PLANT_SITES, o, pr, &err), EV_EINVAL);
     snprintf(want, sizeof want, "op %d has no plant rule", (int)EV_OP_COUNT);
     ck_assert_msg(strstr(err.msg, want) && strstr(err.msg, "kernels/plants.h"), "%s", err.msg);
     ev_plant_config(&c, 99, &s, 2, 100);
-    pr[0] = (ev_plant_row){1.0, 0.5, 0, 1};
-    ck_assert_int_eq(ev_plant_value(&c, &pr[0], 1, 0, 0, 0, 0.25, &p), 0);
+    pr[0] = pr[1] = (ev_plant_row){1.0, 0.5, 0, 1};
+    ck_assert_int_eq(ev_plant_make(&c, pr, 1, 0, 0, 0, NULL, &p), 0);
     ck_assert_int_eq(p.ok, 0);
-    p.expect = 1.0;
-    p.bound = 1.0;
-    ck_assert_int_eq(ev_plant_ok(&c, &p, 0x3f800000u, 1.0), 0);
+    p.expect[0] = 1.0;
+    p.bound[0] = 1.0;
+    ck_assert_int_eq(ev_plant_ok(&c, &p, 0, 0x3f800000u, 1.0), 0);
 }
 END_TEST
 
@@ -1920,6 +2050,7 @@ static Suite *kernels_suite(void)
     tcase_add_test(red, test_the_host_plant_and_check_nodes_pass_honest_ops_and_name_a_skipped_one);
     tcase_add_test(red, test_the_cpu_backends_table_of_plants_is_the_same_plants_and_checks);
     tcase_add_test(red, test_an_op_without_a_plant_rule_is_refused_not_planted_as_another);
+    tcase_add_test(red, test_a_kernel_that_stops_at_the_first_plant_it_finds_fails_the_check);
     tcase_add_test(misc, test_the_layout_of_variants_and_slots_is_a_secret_of_the_seed);
     tcase_add_test(red, test_zero_rows_writes_nothing);
     tcase_add_test(red, test_nan_signed_zero_and_infinities_reduce_as_torch_does);

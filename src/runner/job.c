@@ -129,7 +129,7 @@ ev_status ev_job_plants_prepare(ev_job_plants *pl, const ev_protocol *p, const e
     pl->want_tag = ev_plant_tag0(pl->seed);
     if (!(pl->rows = malloc((s->rows > 0 ? (size_t)s->rows : 1) * sizeof *pl->rows)))
         return ev_err_set(err, EV_ENOMEM, "plants: out of memory");
-    return ev_plant_rows(s, p->sum_depth, p->sum_bound_factor, expect, pl->rows, err);
+    return ev_plant_rows(s, p->sum_depth, p->sum_bound_factor, EV_PLANT_SITES, expect, pl->rows, err);
 }
 
 uint64_t ev_job_plants_want(ev_job_plants *pl, uint64_t n)

@@ -159,7 +159,8 @@ typedef struct cond {
     uint32_t mask, value;
 } cond;
 
-/* A system call allowed, when every one of its conditions holds. */
+/* A system call allowed, when every one of its conditions holds (n of
+ * them); n = -1: refused with EPERM, not trapped (REFUSE). */
 typedef struct rule {
     long nr;
     int n;
@@ -202,6 +203,11 @@ static int compile(const rule *rules, size_t n, prog *p)
 #endif
     for (size_t i = 0; i < n; i++) {
         const rule *r = &rules[i];
+        if (r->n < 0) {
+            emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, (uint32_t)r->nr);
+            emit(p, BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA));
+            continue;
+        }
         if (!r->n) {
             emit(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, (uint32_t)r->nr);
             emit(p, BPF_RET | BPF_K, 0, 0, SECCOMP_RET_ALLOW);
@@ -256,6 +262,16 @@ static int install(const struct sock_fprog *fp)
             }                                                                                                \
         }                                                                                                    \
     }
+/* A call that fails with EPERM: its callers have a way without it. */
+#define REFUSE(nr)                                                                                           \
+    {                                                                                                        \
+        (nr), -1,                                                                                            \
+        {                                                                                                    \
+            {                                                                                                \
+                0, 0, 0, 0, 0                                                                                \
+            }                                                                                                \
+        }                                                                                                    \
+    }
 /* A condition on an argument's low 32 bits: equal, or not equal (NE). */
 #define C(arg, mask, value)                                                                                  \
     {                                                                                                        \
@@ -271,17 +287,23 @@ static int install(const struct sock_fprog *fp)
  * handlers but for the three the host keeps (SIGSYS, SIGSEGV, SIGBUS),
  * unblocking signals but not blocking them (a blocked SIGSYS would turn
  * the filter's trap into a death without a record: pthread_create blocks
- * every signal before its clone3, and is stopped here instead), the clock, yielding and sleeping, its stderr, exit.  mremap only of an
- * existing mapping (old size 0 would make a second, writable view of the
- * shared inputs).  The inputs and the call list are mapped from a
- * read-only descriptor: no mprotect makes them writable. */
+ * every signal before its clone3, and is stopped here instead), the clock,
+ * yielding and sleeping, its stderr, exit.  The inputs and the call list
+ * are mapped from a read-only descriptor: no mprotect makes them
+ * writable.  mremap fails (EPERM) whatever it is asked: growing a
+ * read-write mapping of the shared memory (the control block's, an
+ * output's) with MREMAP_MAYMOVE maps the file's later offsets, the inputs
+ * among them, read-write at a new address, and old size 0 makes a second
+ * view; glibc's realloc of a large block, mremap's one use a kernel
+ * needs, falls back to malloc, copy and free when it fails
+ * (tests/cheats/remap.c). */
 static const rule steady[] = {
     ALLOW(SYS_futex),
     ALLOW(SYS_brk),
     {SYS_mmap, 2, {C(3, MAP_ANONYMOUS, MAP_ANONYMOUS), C(2, PROT_EXEC, 0)}},
     {SYS_mprotect, 1, {C(2, PROT_EXEC, 0)}},
     ALLOW(SYS_munmap),
-    {SYS_mremap, 1, {NE(1, 0)}},
+    REFUSE(SYS_mremap),
     ALLOW(SYS_madvise),
     ALLOW(SYS_getrandom),
     {SYS_rt_sigaction, 3, {NE(0, SIGSYS), NE(0, SIGSEGV), NE(0, SIGBUS)}},

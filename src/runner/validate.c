@@ -236,7 +236,8 @@ static ev_status detection_data(const ev_protocol *p, size_t ci, const ev_shape 
             k++; /* r's stratum */
         ev_inputs_stream_row(s, &z, row);
         ev_oracle_reduce_row(s->op, s->dtype, row, N, &o);
-        if ((rc = ev_plant_rows(&one, p->sum_depth, p->sum_bound_factor, &o, &pr, err))) {
+        if ((rc = ev_plant_rows(&one, p->sum_depth, p->sum_bound_factor, ev_plant_sites_at(p->plan_schema),
+                                &o, &pr, err))) {
             ev_err_prefix(err, "cases[%zu]: row %lld", ci, (long long)r);
             goto out;
         }

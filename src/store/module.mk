@@ -1,6 +1,6 @@
 # src/store/module.mk: embeds db/schema.sql and its migrations (db/migrate-*.sql:
 # the only places DDL lives) into libevident.a as the C arrays ev_schema_sql,
-# ev_migrate2_sql .. ev_migrate6_sql, so the store can create a new
+# ev_migrate2_sql .. ev_migrate7_sql, so the store can create a new
 # database without reading the tree at run time.
 #
 # The generator uses only od and sed (present on a fresh Debian; xxd may
@@ -14,7 +14,7 @@
 SCHEMA_SQL_C := $(BUILD)/gen/schema_sql.c
 SCHEMA_SQL_O := $(BUILD)/obj/gen/schema_sql.o
 
-$(SCHEMA_SQL_C): db/schema.sql db/migrate-2.sql db/migrate-3.sql db/migrate-4.sql db/migrate-5.sql db/migrate-6.sql src/store/module.mk
+$(SCHEMA_SQL_C): db/schema.sql db/migrate-2.sql db/migrate-3.sql db/migrate-4.sql db/migrate-5.sql db/migrate-6.sql db/migrate-7.sql src/store/module.mk
 	@mkdir -p $(dir $@)
 	@$(if $(Q),echo "  GEN     $@")
 	$(Q){ echo '/* Generated from db/schema.sql and db/migrate-*.sql by src/store/module.mk: do not edit. */'; \
@@ -55,6 +55,12 @@ $(SCHEMA_SQL_C): db/schema.sql db/migrate-2.sql db/migrate-3.sql db/migrate-4.sq
 	  od -An -v -tx1 db/migrate-6.sql | sed -e 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
 	  echo '0x00};'; \
 	  echo 'const size_t ev_migrate6_sql_len = sizeof ev_migrate6_sql - 1;'; \
+	  echo 'extern const char ev_migrate7_sql[];'; \
+	  echo 'extern const size_t ev_migrate7_sql_len;'; \
+	  echo 'const char ev_migrate7_sql[] = {'; \
+	  od -An -v -tx1 db/migrate-7.sql | sed -e 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; \
+	  echo '0x00};'; \
+	  echo 'const size_t ev_migrate7_sql_len = sizeof ev_migrate7_sql - 1;'; \
 	} > $@.tmp && mv $@.tmp $@
 
 $(SCHEMA_SQL_O): $(SCHEMA_SQL_C) | $(DEPS_STAMP)

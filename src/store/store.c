@@ -56,6 +56,11 @@ extern const size_t ev_migrate5_sql_len;
 extern const char ev_migrate6_sql[];
 extern const size_t ev_migrate6_sql_len;
 
+/* db/migrate-7.sql (version 6 -> 7: no table; a plant's secret count of
+ * sites, kernels/plants.h), likewise. */
+extern const char ev_migrate7_sql[];
+extern const size_t ev_migrate7_sql_len;
+
 /* Milliseconds a connection waits for another writer's lock. */
 #define STORE_BUSY_TIMEOUT_MS 30000
 
@@ -67,8 +72,8 @@ typedef struct store_migration {
 } store_migration;
 
 static const store_migration store_migrations[] = {
-    {1, ev_schema_sql},   {2, ev_migrate2_sql}, {3, ev_migrate3_sql},
-    {4, ev_migrate4_sql}, {5, ev_migrate5_sql}, {6, ev_migrate6_sql},
+    {1, ev_schema_sql},   {2, ev_migrate2_sql}, {3, ev_migrate3_sql}, {4, ev_migrate4_sql},
+    {5, ev_migrate5_sql}, {6, ev_migrate6_sql}, {7, ev_migrate7_sql},
 };
 
 /* ---- status translation ------------------------------------------------ */

@@ -34,7 +34,7 @@
 #include "status.h"
 #include "store/outcome.h"
 
-#define EV_STORE_VERSION 6
+#define EV_STORE_VERSION 7
 
 typedef struct ev_store ev_store; /* opaque */
 

@@ -383,7 +383,7 @@ static void vo_kept(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, co
         x->r->oom = 1;
         goto out;
     }
-    if (ev_plant_rows(s, p->sum_depth, p->sum_bound_factor, case_rows, prow, &err)) {
+    if (ev_plant_rows(s, p->sum_depth, p->sum_bound_factor, c.sites, case_rows, prow, &err)) {
         vr_fail(x->r, VR_REDERIVE, VV, "job %s attempt %lld: its case cannot be planted: %s", j->key,
                 (long long)att, err.msg);
         goto out;
@@ -392,19 +392,22 @@ static void vo_kept(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, co
         memcpy(rows, case_rows, (size_t)s->rows * sizeof *rows);
     e = op / c.variants;
     jv = op % c.variants;
-    /* a row holds a plant only where it is its stratum's site
-     * (kernels/plants.h): each plant's row alone, regenerated from its
+    /* a row holds a plant only where one of its stratum's plant's sites
+     * is (kernels/plants.h): each planted row alone, regenerated from its
      * start, planted and reduced again (a row visited twice gives the same) */
     for (int64_t pk = 0; pk < c.m; pk++) {
-        int64_t r, col;
-        ev_inputs_stream z;
-        (void)ev_plant_site(&c, (uint64_t)replay, e, jv, pk, &r, &col);
-        if (r < 0 || r >= s->rows)
-            continue;
-        z = starts[r];
-        ev_inputs_stream_row(s, &z, row);
-        if (ev_plant_in_row(&c, prow, (uint64_t)replay, e, jv, r, row))
-            ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &rows[r]);
+        int64_t pr[EV_PLANT_SITES], pc[EV_PLANT_SITES];
+        int32_t own[EV_PLANT_SITES], n = ev_plant_sites(&c, (uint64_t)replay, e, jv, pk, pr, pc, own, NULL);
+        for (int32_t i = 0; i < n; i++) {
+            ev_inputs_stream z;
+            int64_t r = pr[i];
+            if (own[i] != 1 || r < 0 || r >= s->rows)
+                continue;
+            z = starts[r];
+            ev_inputs_stream_row(s, &z, row);
+            if (ev_plant_in_row(&c, prow, (uint64_t)replay, e, jv, r, row))
+                ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &rows[r]);
+        }
     }
     {
         char what[96];

@@ -54,6 +54,7 @@ int vp_config(const vb_bundle *b, const vb_vjob *v, const cJSON *a, ev_plant_cfg
     ev_plant_config(c, strtoull(hex, NULL, 16), &s,
                     ev_plant_variants((int64_t)in_bytes, cache, ref->variant_budget_bytes, p->ops_per_graph),
                     p->ops_per_graph);
+    c->sites = ev_plant_sites_at(p->plan_schema); /* the bundle's store schema (verify_plan.c) */
     if (variants != c->variants || rows != c->m || epochs != c->epochs || kept != c->kept_op) {
         snprintf(
             why, cap,

@@ -1,0 +1,17 @@
+-- evident store schema, version 7: migration from version 6
+-- (PRAGMA user_version = 7).  Applied after db/schema.sql and
+-- db/migrate-2.sql .. db/migrate-6.sql on a new file, or alone to a
+-- version-6 store opened writable (src/store/store.c).
+--
+-- No table changes: version 7 names the plants its attempts were checked
+-- with (kernels/plants.h; docs/defenses.md, "Every op earns its time").
+-- A plant of a version-7 run has a secret count of sites (planted
+-- elements, 1 to EV_PLANT_SITES, each one more with a chance of 1/4), each
+-- in a secret row of its stratum, where a plant of version 6 and before
+-- had one: a kernel that stopped reading a row at its plant, or a
+-- stratum at its planted row, and answered the rest from outputs it kept,
+-- passed every check of those.  verify-bundle plants a bundle's kept
+-- output again by the plants of the bundle's own store schema
+-- (ev_plant_sites_at).  A store migrated from version 6 with a run in it
+-- keeps that run's plan: `evident run --resume` refuses to go on with it.
+SELECT 1;
