@@ -33,6 +33,30 @@ if [ -z "$resume" ]; then
     # recorded by the run itself).
     bad=$(grep -E '^reduce_' "$logs/kernel-validate.txt" | grep -v ' ok ' | grep -v ' cub ')
     if [ -n "$bad" ]; then echo "native kernels failed validation:"; echo "$bad"; exit 1; fi
+    # A short run of every kind of arm first (ours, cub, torch-compile on
+    # four cases, about 35 s): the worker's open, the plant and check
+    # nodes and the torch peer's library change without a GPU to run them
+    # on (ef96584's preopen, 10716fa's plants of several sites); a flagship
+    # whose jobs all fail would spend the session's device time for nothing
+    # (a sample rule broken on a short run, failed-protocol, does not stop it).
+    s0=$(date +%s)
+    rm -f gpu-work/smoke.db
+    timeout -s INT -k 10 150 build/evident run --protocol protocols/host-check-cuda.json --backend cuda \
+        --db gpu-work/smoke.db > "$logs/smoke.log" 2>&1
+    echo "smoke: rc=$? in $(( $(date +%s) - s0 )) s"
+    smoke_bad=$(python3 - <<'PY'
+import sqlite3
+c = sqlite3.connect("gpu-work/smoke.db")
+print("\n".join(f"{k}: {o}" for k, o in c.execute(
+    "select j.job_key, coalesce(o.outcome, 'not run') from jobs j left join job_outcomes o using (job_id) "
+    "where j.phase = 'main' and coalesce(o.outcome, '') not in ('completed', 'failed-protocol')")))
+PY
+)
+    if [ -n "$smoke_bad" ]; then
+        echo "smoke: jobs that did not complete (the flagship is not started):"; echo "$smoke_bad"
+        grep -E "failed|error" "$logs/smoke.log" | head -20
+        exit 1
+    fi
 fi
 # The run records the carried stamp's commit only when the stamp was
 # written for exactly these measured files (src/runner/snapshot.c,
