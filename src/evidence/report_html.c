@@ -8,6 +8,7 @@
 
 #include "member.h"
 #include "runner/protocol.h"
+#include "plants.h" /* ev_plant_sites_at */
 #include "runner/validate.h"
 
 /* ---- writing helpers ------------------------------------------------------- */
@@ -246,18 +247,23 @@ static ev_status sec_detection(const rep *r, const ev_member *m, size_t n, ev_bu
     if (rp_jint(run, "store_schema", 0) < 5 || !pm ||
         ev_protocol_parse((const char *)pm->data, pm->len, &p, &err) != EV_OK)
         return EV_OK;
+    p.plan_schema = rp_jint(run, "store_schema", 0); /* its plants' bounds (kernels/plants.h) */
     rc =
         ev_buf_printf(b,
                       "<h2>Detection resolution per case</h2>\n<p>Every op of every replay is checked on "
-                      "input it cannot predict (secret plants in m rows of its input, one per stratum of "
-                      "rows, each moving its row past twice its bound). An output that leaves out n of a "
-                      "row's N elements, at places fixed before the input is seen, passes one op's check "
+                      "input it cannot predict (%s, each moving its row past twice its bound). An output "
+                      "that leaves out n of a row's N elements, at places fixed before the input is seen, "
+                      "passes one op's check "
                       "with a chance of at most (1 - c n/N)^m (c = 1/2 for reduce_sum, 1 for reduce_max), "
                       "and a hot sample of %" PRId64 " ops that to the power %" PRId64
                       "; for a small reduce_sum case the case's own input refines the bound (docs/runner.md, "
                       "&ldquo;Checkable cases&rdquo;).</p>\n<table>\n<tr><th>#</th><th>case</th><th>rows "
                       "planted per op</th><th>resolution (omitted elements caught at 0.999)</th><th>1/16 "
                       "omitted: a hot sample passes with a chance of at most</th></tr>\n",
+                      ev_plant_sites_at(p.plan_schema) > 1
+                          ? "a secret plant in each of m strata of rows of its input, of a secret count of "
+                            "elements in secret rows of the stratum"
+                          : "secret plants in m rows of its input, one per stratum of rows",
                       p.ops_per_graph, p.ops_per_graph);
     for (size_t ci = 0; ci < p.n_cases && !rc; ci++) {
         const ev_proto_case *c = &p.cases[ci];
