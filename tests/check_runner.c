@@ -2030,7 +2030,9 @@ END_TEST
  * record, and names the op, the row and its expected value); the honest
  * arm beside them does not fail validation, nor does ext-cheat-remap,
  * which answers wrong only where the kernel host let it remap its shared
- * memory; the bundle records them all and verifies. */
+ * memory; ext-cheat-cold-shift never answers a cold op it summed before
+ * the op's request (the host is held stopped between requests); the
+ * bundle records them all and verifies. */
 START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
 {
     char db[512], zip[512], log[16384], cmd[8192];
@@ -2045,7 +2047,7 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
     snprintf(
         cmd, sizeof cmd,
         "python3 tests/zipcat.py '%s' validation.json | python3 -c '\n"
-        "import json, sys\n"
+        "import json, re, sys\n"
         "v = json.load(sys.stdin)\n"
         "P = \"wrong on a row planted from a secret seed\"\n"
         "T = \"tried to block its signals (as pthread_create does to start a thread\"\n"
@@ -2086,6 +2088,10 @@ START_TEST(test_every_cheat_of_the_gallery_ends_as_a_recorded_failure)
         "            bad.append((j[\"job_key\"], \"no failed op check recorded\"))\n"
         "    elif j[\"phase\"] == \"main\" and j[\"outcome\"] not in (\"completed\", \"failed-protocol\"):\n"
         "        bad.append((j[\"job_key\"], \"an honest arm\", j[\"outcome\"]))\n"
+        "    if j[\"arm\"] == \"ext-cheat-cold-shift\":\n"
+        "        tail = \"\".join(a[\"process\"][\"stderr_tail\"] for a in j[\"attempts\"])\n"
+        "        if \"cheat-cold-shift: ahead \" not in tail or re.search(\"ahead [1-9]\", tail):\n"
+        "            bad.append((j[\"job_key\"], \"answered a cold op before its request\", tail[-200:]))\n"
         "print(bad); sys.exit(1 if bad or seen != set(want) else 0)'",
         zip);
     ck_assert_msg(sh_said(cmd, log, sizeof log) == 0, "a cheat was not caught as its class says: %s", log);

@@ -537,7 +537,11 @@ static ev_status call_once(cpu_impl *c, int64_t i, ev_err *err)
 
 static ev_status cpu_launch(void *impl, ev_err *err)
 {
-    return call_once(impl, 0, err);
+    cpu_impl *c = impl;
+    ev_status rc = call_once(c, 0, err);
+    if (c->host) /* held until its next request (khost.h, ev_khost_hold) */
+        ev_khost_hold(c->host);
+    return rc;
 }
 
 static ev_status cpu_read_output(void *impl, int64_t slot, void *dst, size_t len, ev_err *err)
@@ -570,6 +574,8 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
         if (!c->flush)
             return ev_err_set(err, EV_ENOMEM, "flush buffer: cannot allocate %zu bytes", n);
     }
+    if (c->host) /* stopped until the timed op's request: nothing of it before its timer */
+        ev_khost_hold(c->host);
     if (c->planted) { /* what the last plant planted, restored; epoch 0 of this replay planted */
         ev_plant_host(&c->pc, c->prow, c->st.r_next, 0, c->st.r_next - 1, c->last_pe, 1, c->base, c->var);
         c->last_pe = 0;
@@ -583,6 +589,8 @@ static ev_status cpu_cold_launch(void *impl, double *ms, ev_err *err)
     if ((rc = call_once(c, 0, err)))
         return rc;
     *ms = (double)(now_ns() - t0) / 1e6;
+    if (c->host)
+        ev_khost_hold(c->host);
     if (c->planted) {
         ev_check_host(&c->pc, c->prow, 1, c->base, c->slot, c->kept, &c->st);
         c->launched++;
@@ -668,6 +676,8 @@ static ev_status cpu_replay(void *impl, int64_t k, double *ms, double *wall_ms, 
         nanosleep(&us50, NULL);
     }
     t2 = now_ns();
+    if (c->host) /* held until its next request: the worker's untimed work is next */
+        ev_khost_hold(c->host);
     *ms = (double)(t1 - t0) / 1e6;
     if (wall_ms)
         *wall_ms = (double)(t2 - t0) / 1e6;

@@ -47,6 +47,7 @@ struct ev_khost {
     size_t n_regions;
     pid_t pid;
     int reaped, status;
+    int held; /* 1: stopped by ev_khost_hold, continued by the next request */
     clockid_t cpu_clock;
     int have_clock;
     char name[40]; /* the arm, for messages */
@@ -519,6 +520,10 @@ ev_status ev_khost_run(ev_khost *h, uint64_t first, uint64_t count, ev_err *err)
     __atomic_store_n(&c->req, seq, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&c->host_asleep, __ATOMIC_SEQ_CST))
         syscall(SYS_futex, &c->req, FUTEX_WAKE, 1, NULL, NULL, 0);
+    if (h->held) { /* it resumes with the request there: nothing of it ran before */
+        kill(h->pid, SIGCONT);
+        h->held = 0;
+    }
     /* spin first: a batch of quick calls ends within microseconds (khost.h) */
     if (c->spin_ns > 0) {
         int64_t until = mono_ns() + c->spin_ns;
@@ -544,21 +549,39 @@ ev_status ev_khost_run(ev_khost *h, uint64_t first, uint64_t count, ev_err *err)
     return EV_OK;
 }
 
-int ev_khost_idle(ev_khost *h)
+/* The host's scheduler state (R, S, T, ...) from /proc, 0 unknown. */
+static char proc_state(const ev_khost *h)
 {
     char path[64], buf[512], *p;
     FILE *f;
     size_t n;
     snprintf(path, sizeof path, "/proc/%d/stat", (int)h->pid);
     if (!(f = fopen(path, "r")))
-        return -1;
+        return 0;
     n = fread(buf, 1, sizeof buf - 1, f);
     fclose(f);
     buf[n] = '\0';
     /* "pid (comm) S ...": the state follows the last ')' */
     if (!(p = strrchr(buf, ')')) || p[1] != ' ')
-        return -1;
-    return p[2] == 'S' ? 1 : 0;
+        return 0;
+    return p[2];
+}
+
+int ev_khost_idle(ev_khost *h)
+{
+    char s = proc_state(h);
+    return !s ? -1 : s == 'S' || s == 'T';
+}
+
+void ev_khost_hold(ev_khost *h)
+{
+    if (!h || h->held || h->pid <= 0 || h->reaped || ended(h) || kill(h->pid, SIGSTOP))
+        return;
+    h->held = 1;
+    for (int i = 0; i < 20000 && proc_state(h) != 'T' && !ended(h); i++) {
+        struct timespec us50 = {0, 50000};
+        nanosleep(&us50, NULL);
+    }
 }
 
 int64_t ev_khost_cpu_ns(ev_khost *h)

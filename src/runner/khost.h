@@ -152,13 +152,28 @@ void ev_khost_calls(ev_khost *h, size_t at, const ev_khost_call *calls, size_t n
  * "... made a system call its process may not make: openat(\"/proc/1/mem\")"),
  * when it faulted (naming the region: "... wrote to input set 0 (byte N),
  * which its process maps read-only: it wrote its own input"), or when the
- * host died (its signal or status).
+ * host died (its signal or status).  A held host (ev_khost_hold) is continued
+ * once the request is written.
  */
 ev_status ev_khost_run(ev_khost *h, uint64_t first, uint64_t count, ev_err *err);
 
-/* 1 when the host is idle: asleep waiting for its next request (its
- * scheduler state S in /proc), 0 while it runs (late work), -1 unknown. */
+/* 1 when the host is idle: asleep waiting for its next request, or held
+ * (its scheduler state S or T in /proc), 0 while it runs (late work), -1
+ * unknown. */
 int ev_khost_idle(ev_khost *h);
+
+/*
+ * Holds the host's process stopped (SIGSTOP) until the next request, and
+ * waits until it is (at most 1 s): between requests the worker does the
+ * untimed work of the next timed op (a cold sample's plants, then its
+ * flush), and a host left running could do that op's work then, before
+ * its timer (tests/cheats/coldshift.c).  ev_khost_run continues it
+ * (SIGCONT) after its request is written, so it resumes with the request
+ * already there.  Called where the worker's untimed work begins (after a
+ * validation's call, a cold op, a hot sample's late-work wait); a no-op
+ * when held already or ended.
+ */
+void ev_khost_hold(ev_khost *h);
 
 /* The host's CPU time so far in ns (its CPU clock), -1 when unknown. */
 int64_t ev_khost_cpu_ns(ev_khost *h);

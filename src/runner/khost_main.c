@@ -288,7 +288,8 @@ static int install(const struct sock_fprog *fp)
  * unblocking signals but not blocking them (a blocked SIGSYS would turn
  * the filter's trap into a death without a record: pthread_create blocks
  * every signal before its clone3, and is stopped here instead), the clock,
- * yielding and sleeping, its stderr, exit.  The inputs and the call list
+ * yielding and sleeping (and resuming a sleep stopped between requests:
+ * restart_syscall, ev_khost_hold), its stderr, exit.  The inputs and the call list
  * are mapped from a read-only descriptor: no mprotect makes them
  * writable.  mremap fails (EPERM) whatever it is asked: growing a
  * read-write mapping of the shared memory (the control block's, an
@@ -312,6 +313,8 @@ static const rule steady[] = {
     ALLOW(SYS_clock_gettime),
     ALLOW(SYS_clock_nanosleep),
     ALLOW(SYS_nanosleep),
+    ALLOW(
+        SYS_restart_syscall), /* a sleep with a timeout, resumed after the worker held the process stopped */
     ALLOW(SYS_gettimeofday),
     ALLOW(SYS_getpid),
     ALLOW(SYS_getppid),
