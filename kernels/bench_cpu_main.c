@@ -100,7 +100,8 @@ static double plants_per_op(const ev_binding *b, size_t llc)
     memset(var, 0, sizeof var);
     memset(slot, 0, sizeof slot);
     if (!o || !pr || !kept || ev_oracle_rows(s, b->in, o, &err) ||
-        ev_plant_rows(s, 0, 1, EV_PLANT_SITES, o, pr, &err))
+        /* sum_depth 8192, as protocols/hopper.json declares: 8x1048576 at full depth is too wide to plant */
+        ev_plant_rows(s, 8192, 1, EV_PLANT_SITES, o, pr, &err))
         goto out;
     V = ev_plant_variants((int64_t)len, (int64_t)llc, INT64_C(256) << 20, OPS);
     ev_plant_config(&c, 7, s, V, OPS);

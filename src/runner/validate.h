@@ -108,7 +108,9 @@ typedef struct ev_detection {
     int data;         /* 1: refined with the case's own input */
 } ev_detection;
 /* The largest factor x slack a case's plants can be made under (a plant
- * must move a row's output past twice a bound that grows with it). */
+ * must move a row's output past twice a bound that grows with it: with
+ * up to EV_PLANT_SITES = 4 sites of at most 128 2^e in a row, each at
+ * least 64 2^e, that holds for a slack below 1/16, and 0.05 leaves room). */
 #define EV_PLANT_SLACK 0.05
 ev_status ev_case_detection(const ev_protocol *p, size_t ci, ev_detection *d, ev_err *err);
 
