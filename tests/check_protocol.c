@@ -1319,9 +1319,10 @@ START_TEST(test_python_arm_declarations_are_parsed_and_each_bad_one_refused)
          "\"geometry\": "
          "{\"grid\": \"1\", \"block\": \"1\"}}",
          "a Python arm launches its own work"},
-        {"{\"name\": \"ext-a\", \"sources\": {\"cpu\": \"a.c\"}, \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
-         "\"memory_mb\": 64}",
-         "memory_mb: only a Python arm"},
+        {"{\"name\": \"ext-a\", \"sources\": {\"cuda\": \"a.cu\"}, \"entries\": {\"reduce_sum/fp32\": "
+         "\"f\"}, "
+         "\"geometry\": {\"grid\": \"rows\", \"block\": \"32\"}, \"memory_mb\": 64}",
+         "memory_mb: only a kernel with a process of its own"},
         {"{\"name\": \"ext-a\", \"python\": \"a.py\", \"entries\": {\"reduce_sum/fp32\": \"f\"}, "
          "\"memory_mb\": "
          "8}",

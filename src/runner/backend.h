@@ -105,6 +105,8 @@ typedef struct ev_backend_job {
     const ev_plant_row *plant_rows; /* with plants: R rows' plant figures (ev_plant_rows) */
     const char *ext_lib;            /* EXTERNAL: the built kernel (cpu: a shared object; cuda: a cubin) */
     const char *ext_entry;          /* EXTERNAL: its entry for the case's op and dtype */
+    int64_t ext_memory_mb;          /* EXTERNAL, cpu: the kernel host's address space beyond the shared memory
+                                       (the kernel's memory_mb; 0: no limit) */
     int64_t ext_grid;               /* EXTERNAL, cuda: the declared grid and block evaluated for */
     int64_t ext_block;              /*   the case (ext_kernel.h; >= 1; the backend checks its limits) */
 } ev_backend_job;

@@ -334,7 +334,7 @@ static ev_status ext_host_start(cpu_impl *c, const ev_backend_job *job, ev_err *
     r[3] = (ev_khost_region){out_at, out_len, PROT_READ | PROT_WRITE, "the output slots and their guards"};
     r[4] = (ev_khost_region){end, PAGE, PROT_NONE, "the guard page after the outputs"};
     if ((rc = ev_khost_start(job->arm, job->ext_lib, job->ext_entry, (size_t)c->pc.ops, end + PAGE, r, 5,
-                             (int)c->cfg.own_cpus, &c->host, err)))
+                             (int)c->cfg.own_cpus, job->ext_memory_mb, &c->host, err)))
         return rc;
     c->in_arena = ev_khost_data(c->host) + in_at;
     c->out_arena = ev_khost_data(c->host) + out_at;

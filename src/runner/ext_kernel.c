@@ -172,10 +172,10 @@ static ev_status parse_one(const cJSON *o, size_t i, ev_ext_kernel *k, ev_err *e
     }
     mem = cJSON_GetObjectItemCaseSensitive(o, "memory_mb");
     k->memory_mb = EV_EXT_PY_MEMORY_MB;
-    if (mem && !k->python)
+    if (mem && !k->python && k->n_files[0] == 0)
         return ev_err_set(err, EV_EFORMAT,
-                          "%s.memory_mb: only a Python arm (python) has a process of its own "
-                          "to bound",
+                          "%s.memory_mb: only a kernel with a process of its own to bound has one (a Python "
+                          "arm, or a cpu source: the kernel host); device code has none",
                           path);
     if (mem) {
         if (!cJSON_IsNumber(mem) || mem->valuedouble != (double)(int64_t)mem->valuedouble ||

@@ -70,10 +70,12 @@ typedef struct ev_ext_kernel {
     char grid[EV_EXT_EXPR_MAX], block[EV_EXT_EXPR_MAX]; /* cuda geometry; "" without a cuda source */
     int python;        /* 1: a Python arm: files are its module (then what it imports), entries its
                           functions; nothing is compiled (ext_build.h) */
-    int64_t memory_mb; /* python: its process's resident memory beyond its buffers, at most (MiB) */
+    int64_t memory_mb; /* its process's memory beyond its buffers, at most (MiB): python, its anonymous
+                          resident memory; cpu, the kernel host's address space beyond the shared memory */
 } ev_ext_kernel;
 
-/* A Python arm's memory_mb when the declaration names none. */
+/* A kernel's memory_mb when the declaration names none (a Python arm's, and
+ * a cpu kernel host's). */
 #define EV_EXT_PY_MEMORY_MB 4096
 
 /* Parses the "kernels" array arr into k[0..*n) (at most

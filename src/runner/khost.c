@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -53,6 +54,20 @@ struct ev_khost {
     char name[40]; /* the arm, for messages */
     char entry[64];
 };
+
+/* 1 in a build under AddressSanitizer (make asan), whose host reserves
+ * terabytes of shadow address space at start: there the host's address
+ * space is not limited (ev_khost_start). */
+#if defined(__SANITIZE_ADDRESS__)
+#define EV_KHOST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define EV_KHOST_SANITIZED 1
+#endif
+#endif
+#ifndef EV_KHOST_SANITIZED
+#define EV_KHOST_SANITIZED 0
+#endif
 
 /* Rounds n up to whole pages. */
 static size_t pages(size_t n)
@@ -357,7 +372,7 @@ static int host_path(char *out, size_t cap)
 
 ev_status ev_khost_start(const char *name, const char *lib, const char *entry, size_t calls_cap,
                          size_t data_bytes, const ev_khost_region *regions, size_t n_regions, int own_cpus,
-                         ev_khost **out, ev_err *err)
+                         int64_t memory_mb, ev_khost **out, ev_err *err)
 {
     ev_khost *h = calloc(1, sizeof *h);
     char prog[PATH_MAX + 32], abs_lib[PATH_MAX];
@@ -457,6 +472,12 @@ ev_status ev_khost_start(const char *name, const char *lib, const char *entry, s
             dup2(rw_hi, 3) < 0 || dup2(ro_hi, 4) < 0 || (nul >= 0 && dup2(nul, 0) < 0) || dup2(2, 1) < 0)
             _exit(126);
         signal(SIGPIPE, SIG_DFL);
+        if (memory_mb > 0 && !EV_KHOST_SANITIZED) { /* the shared memory, the program's own, the kernel's */
+            rlim_t as = (rlim_t)h->len + ((rlim_t)EV_KHOST_BASE_MB + (rlim_t)memory_mb) * 1048576u;
+            struct rlimit lim = {as, as};
+            if (setrlimit(RLIMIT_AS, &lim))
+                _exit(126);
+        }
         execv(prog, argv);
         _exit(127);
     }

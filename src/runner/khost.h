@@ -52,6 +52,9 @@
 #define EV_KHOST_MAGIC   0x484b5645u /* "EVKH" */
 #define EV_KHOST_VERSION 1u
 #define EV_KHOST_PROGRAM "evident-kernel-host"
+/* The kernel host's address space for its program, its libraries, stack
+ * and loader, beyond the shared memory and the kernel's memory_mb. */
+#define EV_KHOST_BASE_MB 512
 
 /* The host's state (ev_khost_ctl.state, a futex word). */
 enum {
@@ -125,13 +128,18 @@ typedef struct ev_khost ev_khost;
  * on fd 3, in this process's group, killed when this process dies; waits
  * until it is ready.  The worker makes itself non-dumpable first (no
  * process without CAP_SYS_PTRACE may read its memory through /proc).
+ * memory_mb > 0: the host's address space is limited (RLIMIT_AS, which
+ * it cannot raise) to the shared memory, EV_KHOST_BASE_MB for its program
+ * and libraries, and memory_mb: an allocation past it fails (the kernel's
+ * entry sees NULL or MAP_FAILED) instead of taking the host's memory from
+ * the worker, the supervisor and the jobs after it.
  * OUT: *out (ev_khost_stop).  EV_EINVAL naming what the host said (the
  * object cannot be loaded, the entry is missing); EV_EPROC when it cannot
  * be started or died.
  */
 ev_status ev_khost_start(const char *name, const char *lib, const char *entry, size_t calls_cap,
                          size_t data_bytes, const ev_khost_region *regions, size_t n_regions, int own_cpus,
-                         ev_khost **out, ev_err *err);
+                         int64_t memory_mb, ev_khost **out, ev_err *err);
 
 /* 1 when the handshake spins (own_cpus, and two CPUs or more), else 0. */
 int ev_khost_spins(const ev_khost *h);

@@ -85,7 +85,7 @@ static int measure(const char *label, const char *lib, const char *entry, const 
         return -1;
     *(void **)&fn = dlsym(so, entry);
     if (!fn || ev_khost_start(label, lib, entry, (size_t)ops, data, reg, 2, getenv("KHOST_OWN_CPUS") != NULL,
-                              &h, &e)) {
+                              0, &h, &e)) {
         fprintf(stderr, "%s: %s\n", label, fn ? e.msg : "no entry");
         return -1;
     }

@@ -668,6 +668,7 @@ static ev_status wk_job(wjob *w, ev_err *err)
         job->ext_lib = a->kernel_lib;
         const ev_proto_case *pc = &p->cases[a->case_index];
         job->ext_entry = k ? ev_ext_entry_for(k, pc->op, pc->dtype) : NULL;
+        job->ext_memory_mb = k ? k->memory_mb : EV_EXT_PY_MEMORY_MB;
         if (k && k->grid[0] && !strcmp(a->ops->name, "cuda") && job->ext_entry && pc->rows > 0 &&
             ((rc = ev_ext_geometry(k, pc->rows, pc->cols, pc->stride, &job->ext_grid, &job->ext_block, err))))
             return rc;
