@@ -541,10 +541,7 @@ ev_status ev_khost_run(ev_khost *h, uint64_t first, uint64_t count, ev_err *err)
     __atomic_store_n(&c->req, seq, __ATOMIC_SEQ_CST);
     if (__atomic_load_n(&c->host_asleep, __ATOMIC_SEQ_CST))
         syscall(SYS_futex, &c->req, FUTEX_WAKE, 1, NULL, NULL, 0);
-    if (h->held) { /* it resumes with the request there: nothing of it ran before */
-        kill(h->pid, SIGCONT);
-        h->held = 0;
-    }
+    ev_khost_release(h); /* where held, it resumes with the request there: nothing of it ran before */
     /* spin first: a batch of quick calls ends within microseconds (khost.h) */
     if (c->spin_ns > 0) {
         int64_t until = mono_ns() + c->spin_ns;
@@ -592,6 +589,14 @@ int ev_khost_idle(ev_khost *h)
 {
     char s = proc_state(h);
     return !s ? -1 : s == 'S' || s == 'T';
+}
+
+void ev_khost_release(ev_khost *h)
+{
+    if (h && h->held) {
+        kill(h->pid, SIGCONT);
+        h->held = 0;
+    }
 }
 
 void ev_khost_hold(ev_khost *h)

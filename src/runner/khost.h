@@ -183,6 +183,13 @@ int ev_khost_idle(ev_khost *h);
  */
 void ev_khost_hold(ev_khost *h);
 
+/* Continues a held host (SIGCONT) now, before a timed request whose input
+ * it cannot know yet (a hot sample: its plants are written inside the
+ * timer), so that the timer does not hold its wake from the stop; a no-op
+ * when not held.  A cold op leaves it to ev_khost_run: its input is
+ * planted before its timer. */
+void ev_khost_release(ev_khost *h);
+
 /* The host's CPU time so far in ns (its CPU clock), -1 when unknown. */
 int64_t ev_khost_cpu_ns(ev_khost *h);
 
