@@ -283,20 +283,24 @@ void ev_check_host(const ev_plant_cfg *c, const ev_plant_row *rows, int64_t n_op
     st->r_next = r + 1;
 }
 
+int ev_plant_put_row(const ev_plant_cfg *c, const ev_plant *p, int64_t row, void *rowbuf)
+{
+    int hit = 0;
+    for (int32_t i = 0; p->ok && i < p->n; i++)
+        if (p->row[i] == row && p->own[i] >= 0) {
+            put_bits(c->dtype, rowbuf, (size_t)p->col[i], p->bits[i]);
+            hit = 1;
+        }
+    return hit;
+}
+
 int ev_plant_in_row(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, int64_t e, int64_t j,
                     int64_t row, void *rowbuf)
 {
     int64_t k;
-    int hit = 0;
     ev_plant p;
-    if (!ev_plant_planted(c, r, e, j, row, &k) || !ev_plant_make(c, rows, r, e, j, k, NULL, &p))
-        return 0;
-    for (int32_t i = 0; i < p.n; i++)
-        if (p.row[i] == row && p.own[i] >= 0) {
-            put_bits(c->dtype, rowbuf, (size_t)p.col[i], p.bits[i]);
-            hit = 1;
-        }
-    return hit;
+    return ev_plant_planted(c, r, e, j, row, &k) && ev_plant_make(c, rows, r, e, j, k, NULL, &p) &&
+           ev_plant_put_row(c, &p, row, rowbuf);
 }
 
 void ev_plant_oracle_rows(const ev_plant_cfg *c, const ev_plant_row *prow, uint64_t r, const ev_shape *s,
@@ -308,14 +312,15 @@ void ev_plant_oracle_rows(const ev_plant_cfg *c, const ev_plant_row *prow, uint6
     if (!buf)
         return;
     for (int64_t k = 0; k < c->m; k++) {
-        int64_t row[EV_PLANT_SITES], col[EV_PLANT_SITES];
-        int32_t own[EV_PLANT_SITES], n = ev_plant_sites(c, r, e, j, k, row, col, own, NULL);
-        for (int32_t i = 0; i < n; i++) {
-            if (own[i] != 1)
+        ev_plant p;
+        if (!ev_plant_make(c, prow, r, e, j, k, NULL, &p))
+            continue;
+        for (int32_t i = 0; i < p.n; i++) {
+            if (p.own[i] != 1)
                 continue; /* each planted row once */
-            memcpy(buf, (const unsigned char *)input + (size_t)row[i] * (size_t)s->stride * es, rb);
-            if (ev_plant_in_row(c, prow, r, e, j, row[i], buf))
-                ev_oracle_reduce_row(s->op, s->dtype, buf, s->cols, &rows[row[i]]);
+            memcpy(buf, (const unsigned char *)input + (size_t)p.row[i] * (size_t)s->stride * es, rb);
+            if (ev_plant_put_row(c, &p, p.row[i], buf))
+                ev_oracle_reduce_row(s->op, s->dtype, buf, s->cols, &rows[p.row[i]]);
         }
     }
     free(buf);

@@ -225,28 +225,17 @@ EV_HD static inline int64_t ev_plant_sites_at(int64_t schema)
     return schema >= EV_PLANT_SITES_SINCE ? EV_PLANT_SITES : 1;
 }
 
-/* Where site 0 of plant k (0 <= k < m) of variant j in epoch e of replay r
- * goes: a row of stratum k (rows [kR/m, (k+1)R/m)) and a column, from the
- * seed.  OUT: *row, *col; the hash the site's value is drawn from. */
-EV_HD static inline uint64_t ev_plant_site(const ev_plant_cfg *c, uint64_t r, int64_t e, int64_t j, int64_t k,
-                                           int64_t *row, int64_t *col)
-{
-    uint64_t h = ev_ph(c->seed, EV_PH_SITE, r, (uint64_t)e << 32 ^ (uint64_t)j, (uint64_t)k);
-    int64_t lo = k * c->rows / c->m, hi = (k + 1) * c->rows / c->m;
-    *row = lo + (int64_t)(h % (uint64_t)(hi - lo));
-    *col = (int64_t)(ev_ph_mix(h ^ 0x5851f42d4c957f2dull) % (uint64_t)c->cols);
-    return ev_ph_mix(h ^ 0x14057b7ef767814full);
-}
-
-/* Site i of the plant (site 0: ev_plant_site; each other from its own
- * hash, anywhere in the stratum).  OUT: *row, *col; its value's hash. */
+/* Site i of plant k (0 <= k < m) of variant j in epoch e of replay r: a
+ * row of stratum k (rows [kR/m, (k+1)R/m)) and a column, from a hash of
+ * the seed (site 0's of EV_PH_SITE, as every plant's before schema 7; each
+ * other's of EV_PH_SITES).  OUT: *row, *col; the hash the site's value is
+ * drawn from. */
 EV_HD static inline uint64_t ev_plant_site_i(const ev_plant_cfg *c, uint64_t r, int64_t e, int64_t j,
                                              int64_t k, int64_t i, int64_t *row, int64_t *col)
 {
-    if (i == 0)
-        return ev_plant_site(c, r, e, j, k, row, col);
-    uint64_t h =
-        ev_ph(c->seed, EV_PH_SITES, r, (uint64_t)e << 32 ^ (uint64_t)j, (uint64_t)k << 8 ^ (uint64_t)i);
+    uint64_t h = i == 0 ? ev_ph(c->seed, EV_PH_SITE, r, (uint64_t)e << 32 ^ (uint64_t)j, (uint64_t)k)
+                        : ev_ph(c->seed, EV_PH_SITES, r, (uint64_t)e << 32 ^ (uint64_t)j,
+                                (uint64_t)k << 8 ^ (uint64_t)i);
     int64_t lo = k * c->rows / c->m, hi = (k + 1) * c->rows / c->m;
     *row = lo + (int64_t)(h % (uint64_t)(hi - lo));
     *col = (int64_t)(ev_ph_mix(h ^ 0x5851f42d4c957f2dull) % (uint64_t)c->cols);
@@ -528,6 +517,12 @@ void ev_check_table(const ev_plant_cfg *c, const ev_plant *tab, int64_t n_ops, v
  */
 int ev_plant_in_row(const ev_plant_cfg *c, const ev_plant_row *rows, uint64_t r, int64_t e, int64_t j,
                     int64_t row, void *rowbuf);
+
+/* Writes the planted bits of plant p's sites in row `row` into rowbuf (the
+ * row's cols elements of dtype, as read): ev_plant_in_row's part for a
+ * caller that made the plant once for all its rows.  Returns 1 when any
+ * site is there. */
+int ev_plant_put_row(const ev_plant_cfg *c, const ev_plant *p, int64_t row, void *rowbuf);
 
 /*
  * The oracle's rows of the input the kept op (c->kept_op) read in replay

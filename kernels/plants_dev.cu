@@ -28,15 +28,6 @@ static unsigned ev_plant_threads(int64_t m)
     return t ? t : 32;
 }
 
-/* Element i of dtype d at p: its raw bits, and its value widened (plants.h's). */
-__device__ __forceinline__ uint32_t ev_p_bits(int32_t d, const void *p, int64_t i)
-{
-    return ev_plant_elem(d, p, i);
-}
-__device__ __forceinline__ double ev_p_value(int32_t d, uint32_t b)
-{
-    return ev_plant_widen(d, b);
-}
 __device__ __forceinline__ void ev_p_put(int32_t d, void *p, int64_t i, uint32_t b)
 {
     if (d == EV_DTYPE_FP32)
@@ -57,7 +48,7 @@ __global__ void ev_plant_node(ev_plant_cfg c, const ev_plant_row *rows, int64_t 
         int32_t own[EV_PLANT_SITES], n = ev_plant_sites(&c, pr, prev_e, j, k, row, col, own, NULL);
         for (int32_t s = 0; s < n; s++) {
             int64_t i = row[s] * c.stride + col[s];
-            ev_p_put(c.dtype, v, i, ev_p_bits(c.dtype, base, i));
+            ev_p_put(c.dtype, v, i, ev_plant_elem(c.dtype, base, i));
         }
     }
     __syncthreads(); /* every restore of the variant before any plant (sites may meet) */
@@ -109,12 +100,12 @@ __global__ void ev_check_node(ev_plant_cfg c, const ev_plant_row *rows, int64_t 
                 if (p.own[s] != 1)
                     continue;
                 if (ok) {
-                    uint32_t y = ev_p_bits(c.dtype, slot[b], row);
+                    uint32_t y = ev_plant_elem(c.dtype, slot[b], row);
                     if (b == c.kept_op && kept)
                         ev_p_put(c.dtype, kept, row, y); /* as found, before the poison */
-                    if (!ev_plant_ok(&c, &p, s, y, ev_p_value(c.dtype, y))) {
+                    if (!ev_plant_ok(&c, &p, s, y, ev_plant_widen(c.dtype, y))) {
                         atomicAdd(&miss, 1u);
-                        ev_first_miss(st, r, b, row, 0, ev_p_value(c.dtype, y), p.expect[s], p.bound[s]);
+                        ev_first_miss(st, r, b, row, 0, ev_plant_widen(c.dtype, y), p.expect[s], p.bound[s]);
                     }
                 }
                 ev_p_put(c.dtype, slot[b], row, c.poison);
@@ -126,7 +117,7 @@ __global__ void ev_check_node(ev_plant_cfg c, const ev_plant_row *rows, int64_t 
         int64_t stride = (int64_t)(gridDim.x - n_ops) * blockDim.x;
         for (int64_t row = (b - n_ops) * blockDim.x + k; row < c.rows; row += stride)
             if (!ev_plant_planted(&c, r, ke, kj, row, &kk))
-                ev_p_put(c.dtype, kept, row, ev_p_bits(c.dtype, slot[c.kept_op], row));
+                ev_p_put(c.dtype, kept, row, ev_plant_elem(c.dtype, slot[c.kept_op], row));
     }
     __syncthreads();
     if (k == 0) {

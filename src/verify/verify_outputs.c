@@ -334,7 +334,7 @@ static void vo_checks(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, 
  * keeps and its replay the last hot sample's last; its bytes, validated
  * again against the oracle of the input that op read in that replay (the
  * case's input regenerated row by row, each row its variant held planted
- * in that epoch reduced with its plant: ev_plant_in_row, the worker's own
+ * in that epoch reduced with its plant: ev_plant_put_row, the worker's own
  * rule), must give the record's numbers.  Counts it in *n_kept.
  */
 static void vo_kept(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, const ev_shape *s,
@@ -396,16 +396,17 @@ static void vo_kept(vd_ctx *x, const vb_vjob *j, int64_t att, const cJSON *a, co
      * is (kernels/plants.h): each planted row alone, regenerated from its
      * start, planted and reduced again (a row visited twice gives the same) */
     for (int64_t pk = 0; pk < c.m; pk++) {
-        int64_t pr[EV_PLANT_SITES], pc[EV_PLANT_SITES];
-        int32_t own[EV_PLANT_SITES], n = ev_plant_sites(&c, (uint64_t)replay, e, jv, pk, pr, pc, own, NULL);
-        for (int32_t i = 0; i < n; i++) {
+        ev_plant pl;
+        if (!ev_plant_make(&c, prow, (uint64_t)replay, e, jv, pk, NULL, &pl))
+            continue;
+        for (int32_t i = 0; i < pl.n; i++) {
             ev_inputs_stream z;
-            int64_t r = pr[i];
-            if (own[i] != 1 || r < 0 || r >= s->rows)
+            int64_t r = pl.row[i];
+            if (pl.own[i] != 1 || r < 0 || r >= s->rows)
                 continue;
             z = starts[r];
             ev_inputs_stream_row(s, &z, row);
-            if (ev_plant_in_row(&c, prow, (uint64_t)replay, e, jv, r, row))
+            if (ev_plant_put_row(&c, &pl, r, row))
                 ev_oracle_reduce_row(s->op, s->dtype, row, s->cols, &rows[r]);
         }
     }

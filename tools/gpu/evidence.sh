@@ -34,7 +34,8 @@ if [ -z "$resume" ]; then
     bad=$(grep -E '^reduce_' "$logs/kernel-validate.txt" | grep -v ' ok ' | grep -v ' cub ')
     if [ -n "$bad" ]; then echo "native kernels failed validation:"; echo "$bad"; exit 1; fi
     # A short run of every kind of arm first (ours, cub, torch-compile on
-    # four cases, about 35 s): the worker's open, the plant and check
+    # four cases; not yet timed: the host check's whole cuda make evidence of
+    # them took 42 s with its export and verify): the worker's open, the plant and check
     # nodes and the torch peer's library change without a GPU to run them
     # on (ef96584's preopen, 10716fa's plants of several sites); a flagship
     # whose jobs all fail would spend the session's device time for nothing
